@@ -1,0 +1,115 @@
+# qkv: plain Makefile. `make` builds the library and the command, `make test` runs the
+# Check suites, `make asan` runs them under AddressSanitizer + UBSan. Missing Debian
+# packages are installed by scripts/install-deps.sh (see README).
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BUILD   ?= build
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+Q ?= @
+VERSION := 0.1.0
+
+# --- dependencies: checked (and installed when root) before anything is built -------------
+NODEPS_GOALS := clean help
+ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
+DEPS_OK := $(shell QKV_EXTRA_PKGS="$(EXTRA_PKGS)" scripts/install-deps.sh >&2 && echo ok)
+ifneq ($(DEPS_OK),ok)
+$(error qkv: build dependencies are missing (see the message above))
+endif
+PKG_CFLAGS := $(shell pkg-config --cflags openblas libcjson)
+PKG_LIBS   := $(shell pkg-config --libs openblas libcjson) -lm
+CHECK_CFLAGS := $(shell pkg-config --cflags check)
+CHECK_LIBS   := $(shell pkg-config --libs check)
+endif
+
+# -ffp-contract=off: no fused multiply-add contraction, so results do not depend on
+# whether the compiler found an FMA (determinism across builds of the same code).
+OPT      ?= -O2
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
+CFLAGS_Q := -std=c11 $(OPT) -g -fPIC -ffp-contract=off -D_POSIX_C_SOURCE=200809L \
+            $(WARN) -Isrc $(PKG_CFLAGS) -DQKV_VERSION='"$(VERSION)"' $(SAN_FLAGS) $(CFLAGS)
+LDFLAGS_Q := $(SAN_FLAGS) $(LDFLAGS)
+
+LIB_SRCS    := $(filter-out src/tensor/k_%.c src/cli/%.c,$(wildcard src/*/*.c))
+KERNEL_SRCS := $(wildcard src/tensor/k_*.c)
+CLI_SRCS    := $(wildcard src/cli/*.c)
+TEST_SRCS   := $(wildcard tests/*.c)
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) \
+            $(KERNEL_SRCS:%.c=$(BUILD)/obj/f32/%.o) $(KERNEL_SRCS:%.c=$(BUILD)/obj/f64/%.o)
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
+TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
+HEADERS   := $(wildcard src/*.h src/*/*.h)
+
+.PHONY: all test asan install uninstall clean help
+all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
+
+$(BUILD)/obj/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS_Q) -c $< -o $@
+
+# typed kernels: the same source compiled for float and for double
+$(BUILD)/obj/f32/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  CC f32  $<"
+	$(Q)$(CC) $(CFLAGS_Q) -DQKV_KERNEL_F64=0 -c $< -o $@
+$(BUILD)/obj/f64/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  CC f64  $<"
+	$(Q)$(CC) $(CFLAGS_Q) -DQKV_KERNEL_F64=1 -c $< -o $@
+
+$(BUILD)/obj/tests/%.o: tests/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS_Q) $(CHECK_CFLAGS) -Wno-missing-prototypes -c $< -o $@
+
+$(BUILD)/libqkv.a: $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libqkv.so: $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libqkv.so.0 $(LDFLAGS_Q) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/qkv: $(CLI_OBJS) $(BUILD)/libqkv.a
+	$(CC) $(LDFLAGS_Q) -o $@ $(CLI_OBJS) $(BUILD)/libqkv.a $(PKG_LIBS)
+
+$(BUILD)/run_tests: $(TEST_OBJS) $(BUILD)/libqkv.a
+	$(CC) $(LDFLAGS_Q) -o $@ $(TEST_OBJS) $(BUILD)/libqkv.a $(PKG_LIBS) $(CHECK_LIBS)
+
+# One BLAS thread in tests: results must not depend on the machine's core count.
+test: all $(BUILD)/run_tests
+	cd tests && OPENBLAS_NUM_THREADS=1 ../$(BUILD)/run_tests
+
+asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 \
+	    SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	    CK_TIMEOUT_MULTIPLIER=10 test
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(BUILD)/libqkv.a $(DESTDIR)$(PREFIX)/lib/libqkv.a
+	install -m 755 $(BUILD)/libqkv.so $(DESTDIR)$(PREFIX)/lib/libqkv.so.$(VERSION)
+	ln -sf libqkv.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libqkv.so.0
+	ln -sf libqkv.so.0 $(DESTDIR)$(PREFIX)/lib/libqkv.so
+	install -m 755 $(BUILD)/qkv $(DESTDIR)$(PREFIX)/bin/qkv
+	for h in $(filter-out src/tensor/kernel_prelude.h src/autograd/tape.h,$(HEADERS)); do \
+	    d=$(DESTDIR)$(PREFIX)/include/qkv/$$(dirname $${h#src/}); install -d $$d; \
+	    install -m 644 $$h $$d/; done
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' qkv.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qkv.pc
+
+uninstall:
+	rm -rf $(DESTDIR)$(PREFIX)/include/qkv $(DESTDIR)$(PREFIX)/lib/libqkv.* \
+	    $(DESTDIR)$(PREFIX)/lib/pkgconfig/qkv.pc $(DESTDIR)$(PREFIX)/bin/qkv
+
+clean:
+	rm -rf build build-asan
+
+help:
+	@echo "make            build build/libqkv.a, build/libqkv.so, build/qkv"
+	@echo "make test       run the test suites"
+	@echo "make asan       run the test suites under ASan + UBSan"
+	@echo "make install    install (PREFIX=$(PREFIX), DESTDIR=)"

@@ -1,0 +1,38 @@
+/* Per-step bump allocator for activations, their gradients and tape records.
+ *
+ * Memory comes in chunks that are kept for the arena's life: a reset only rewinds
+ * (O(1) per chunk), so after the first step a training loop allocates nothing, and a
+ * pointer into a released step stays readable (which lets backward detect it). */
+#ifndef QKV_ARENA_H
+#define QKV_ARENA_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct qkv_arena_chunk qkv_arena_chunk;
+
+typedef struct qkv_arena {
+    qkv_arena_chunk *first, *cur;
+    size_t used;       /* bytes handed out since the last reset */
+    size_t peak;       /* largest `used` seen */
+    size_t capacity;   /* bytes held in all chunks */
+    uint64_t mallocs;  /* chunks ever allocated (stays flat in a steady state) */
+} qkv_arena;
+
+/* an empty arena (no memory until the first allocation) */
+void qkv_arena_init(qkv_arena *a);
+/* 64-byte aligned block of `bytes`, or NULL when out of memory */
+void *qkv_arena_alloc(qkv_arena *a, size_t bytes);
+/* the same, zero-filled */
+void *qkv_arena_calloc(qkv_arena *a, size_t bytes);
+/* forget every allocation; memory is kept for reuse */
+void qkv_arena_reset(qkv_arena *a);
+/* true when p points into memory the arena handed out since the last reset */
+bool qkv_arena_owns_live(const qkv_arena *a, const void *p);
+/* true when p points anywhere inside the arena's chunks */
+bool qkv_arena_owns(const qkv_arena *a, const void *p);
+/* give all memory back */
+void qkv_arena_free(qkv_arena *a);
+
+#endif

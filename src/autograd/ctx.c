@@ -1,0 +1,115 @@
+/* Context lifecycle, errors and arena tensors. */
+#include "autograd/tape.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+qkv_ctx *qkv_ctx_new(void) {
+    qkv_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return NULL;
+    qkv_arena_init(&ctx->arena);
+    ctx->gen = 1; /* 0 marks tensors that do not live in an arena */
+    ctx->grad_enabled = true;
+    return ctx;
+}
+
+void qkv_ctx_free(qkv_ctx *ctx) {
+    if (!ctx) return;
+    qkv_arena_free(&ctx->arena);
+    free(ctx);
+}
+
+void qkv_ctx_reset(qkv_ctx *ctx) {
+    qkv_arena_reset(&ctx->arena);
+    ctx->tape = NULL;
+    ctx->tape_len = 0;
+    ctx->backward_done = false;
+    ctx->gen = ctx->gen == UINT32_MAX ? 1 : ctx->gen + 1;
+    ctx->err[0] = 0;
+}
+
+bool qkv_ctx_set_grad_enabled(qkv_ctx *ctx, bool enabled) {
+    bool old = ctx->grad_enabled;
+    ctx->grad_enabled = enabled;
+    return old;
+}
+
+bool qkv_ctx_grad_enabled(const qkv_ctx *ctx) { return ctx->grad_enabled; }
+bool qkv_ctx_ok(const qkv_ctx *ctx) { return ctx->err[0] == 0; }
+const char *qkv_ctx_error(const qkv_ctx *ctx) { return ctx->err; }
+void qkv_ctx_clear_error(qkv_ctx *ctx) { ctx->err[0] = 0; }
+
+void *qkv_ctx_fail(qkv_ctx *ctx, const char *fmt, ...) {
+    if (ctx->err[0]) return NULL; /* keep the first, root-cause message */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+    va_end(ap);
+    return NULL;
+}
+
+void *qkv_ctx_alloc(qkv_ctx *ctx, size_t bytes) {
+    void *p = qkv_arena_alloc(&ctx->arena, bytes);
+    if (!p) qkv_ctx_fail(ctx, "out of memory: the step needs %zu more bytes of activations", bytes);
+    return p;
+}
+
+qkv_tensor *qkv__out(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape) {
+    qkv_tensor h;
+    if (qkv_shape_init(&h, dt, ndim, shape)) {
+        char b[96];
+        return qkv_ctx_fail(ctx, "invalid tensor shape %s", qkv_shape_str(ndim, shape, b, sizeof b));
+    }
+    qkv_tensor *t = qkv_ctx_alloc(ctx, sizeof *t);
+    void *data = t ? qkv_ctx_alloc(ctx, (size_t)h.numel * qkv_dtype_size(dt)) : NULL;
+    if (!data) return NULL;
+    memset(data, 0, (size_t)h.numel * qkv_dtype_size(dt));
+    *t = h;
+    t->data = data;
+    t->gen = ctx->gen;
+    return t;
+}
+
+qkv_tensor *qkv_ctx_tensor(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape) {
+    return qkv__out(ctx, dt, ndim, shape);
+}
+
+qkv_tensor *qkv_ctx_tensor_from(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape,
+                                const void *buf) {
+    qkv_tensor *t = qkv__out(ctx, dt, ndim, shape);
+    if (t) memcpy(t->data, buf, (size_t)t->numel * qkv_dtype_size(dt));
+    return t;
+}
+
+int qkv_ctx_tape_len(const qkv_ctx *ctx) { return ctx->tape_len; }
+size_t qkv_ctx_arena_used(const qkv_ctx *ctx) { return ctx->arena.used; }
+size_t qkv_ctx_arena_peak(const qkv_ctx *ctx) { return ctx->arena.peak; }
+unsigned long long qkv_ctx_arena_mallocs(const qkv_ctx *ctx) { return ctx->arena.mallocs; }
+
+void qkv_ctx_override_backward(qkv_ctx *ctx, qkv_op op, qkv_backward_fn fn) {
+    if ((unsigned)op < QKV_OP_COUNT) ctx->override[op] = fn;
+}
+
+bool qkv__check_float(qkv_ctx *ctx, const char *what, const qkv_tensor *t) {
+    if (qkv_dtype_is_float(t->dtype)) return true;
+    qkv_ctx_fail(ctx, "%s: expected a float tensor, got %s %s", what, qkv_dtype_name(t->dtype),
+                 qkv__shp(t));
+    return false;
+}
+
+bool qkv__check_pair(qkv_ctx *ctx, const char *what, const qkv_tensor *a, const qkv_tensor *b) {
+    if (!qkv__check_float(ctx, what, a) || !qkv__check_float(ctx, what, b)) return false;
+    if (a->dtype == b->dtype) return true;
+    qkv_ctx_fail(ctx, "%s: dtypes differ: %s %s and %s %s", what, qkv_dtype_name(a->dtype),
+                 qkv__shp(a), qkv_dtype_name(b->dtype), qkv__shp(b));
+    return false;
+}
+
+const char *qkv__shp(const qkv_tensor *t) {
+    static _Thread_local char bufs[4][96];
+    static _Thread_local int slot;
+    char *b = bufs[slot++ & 3];
+    return qkv_shape_str(t->ndim, t->shape, b, 96);
+}

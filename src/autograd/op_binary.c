@@ -1,0 +1,61 @@
+/* add, sub, mul, div with broadcasting; scale and add-scalar (affine). */
+#include "autograd/ops.h"
+#include "autograd/tape.h"
+
+static const char *const BIN_NAMES[] = {"add", "sub", "mul", "div"};
+
+static qkv_tensor *binary(qkv_ctx *ctx, qkv_binop op, qkv_tensor *a, qkv_tensor *b) {
+    const char *name = BIN_NAMES[op];
+    if (!a || !b || !qkv__check_pair(ctx, name, a, b)) return NULL;
+    qkv_bcast bc;
+    int nd;
+    int64_t shape[QKV_MAX_DIMS];
+    if (qkv_bcast_init(&bc, a->ndim, a->shape, b->ndim, b->shape, &nd, shape))
+        return qkv_ctx_fail(ctx, "%s: shapes %s and %s do not broadcast", name, qkv__shp(a),
+                            qkv__shp(b));
+    qkv_tensor *y = qkv__out(ctx, a->dtype, nd, shape);
+    if (!y) return NULL;
+    QKV_KCALL(a->dtype, binary, op, &bc, a->data, b->data, y->data);
+    qkv_tensor *in[2] = {a, b};
+    qkv_record *r = qkv__record(ctx, (qkv_op)(QKV_OP_ADD + op), y, 2, in);
+    if (r) {
+        r->bc = bc;
+        r->iv[0] = op;
+    }
+    return y;
+}
+
+qkv_tensor *qkv_add(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b) { return binary(ctx, QKV_BIN_ADD, a, b); }
+qkv_tensor *qkv_sub(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b) { return binary(ctx, QKV_BIN_SUB, a, b); }
+qkv_tensor *qkv_mul(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b) { return binary(ctx, QKV_BIN_MUL, a, b); }
+qkv_tensor *qkv_div(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b) { return binary(ctx, QKV_BIN_DIV, a, b); }
+
+int qkv__binary_backward(qkv_ctx *ctx, const qkv_record *r) {
+    qkv_tensor *a = r->in[0], *b = r->in[1];
+    void *da = qkv__grad(ctx, a), *db = qkv__grad(ctx, b);
+    if (!qkv_ctx_ok(ctx)) return -1;
+    QKV_KCALL(a->dtype, binary_backward, (qkv_binop)r->iv[0], &r->bc, a->data, b->data,
+              r->out->grad, da, db);
+    return 0;
+}
+
+static qkv_tensor *affine(qkv_ctx *ctx, const char *name, qkv_tensor *x, double alpha, double beta) {
+    if (!x || !qkv__check_float(ctx, name, x)) return NULL;
+    qkv_tensor *y = qkv__out(ctx, x->dtype, x->ndim, x->shape);
+    if (!y) return NULL;
+    QKV_KCALL(x->dtype, affine, x->numel, x->data, alpha, beta, y->data);
+    qkv_record *r = qkv__record(ctx, QKV_OP_AFFINE, y, 1, &x);
+    if (r) r->dv[0] = alpha;
+    return y;
+}
+
+qkv_tensor *qkv_scale(qkv_ctx *ctx, qkv_tensor *x, double s) { return affine(ctx, "scale", x, s, 0); }
+qkv_tensor *qkv_add_scalar(qkv_ctx *ctx, qkv_tensor *x, double c) { return affine(ctx, "add_scalar", x, 1, c); }
+
+int qkv__affine_backward(qkv_ctx *ctx, const qkv_record *r) {
+    qkv_tensor *x = r->in[0];
+    void *dx = qkv__grad(ctx, x);
+    if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
+    QKV_KCALL(x->dtype, axpy, x->numel, r->dv[0], r->out->grad, dx);
+    return 0;
+}

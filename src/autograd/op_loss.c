@@ -1,0 +1,49 @@
+/* cross_entropy over logits with an ignore index (mean over the counted targets). */
+#include "autograd/ops.h"
+#include "autograd/tape.h"
+
+/* record: aux targets; iv 0 rows, 1 V, 2 ignore, 3 count; saved 0 lse (rows) */
+
+qkv_tensor *qkv_cross_entropy(qkv_ctx *ctx, qkv_tensor *logits, const qkv_tensor *targets,
+                              int ignore_index) {
+    if (!logits || !targets || !qkv__check_float(ctx, "cross_entropy", logits)) return NULL;
+    if (targets->dtype != QKV_I32)
+        return qkv_ctx_fail(ctx, "cross_entropy: targets must be I32, got %s",
+                            qkv_dtype_name(targets->dtype));
+    if (logits->ndim < 1 || logits->numel / logits->shape[logits->ndim - 1] != targets->numel)
+        return qkv_ctx_fail(ctx, "cross_entropy: logits %s need one target per row (%lld), got "
+                            "targets %s", qkv__shp(logits),
+                            (long long)(logits->ndim ? logits->numel / logits->shape[logits->ndim - 1] : 0),
+                            qkv__shp(targets));
+    int64_t V = logits->shape[logits->ndim - 1], rows = targets->numel;
+    const int32_t *t = targets->data;
+    for (int64_t i = 0; i < rows; i++)
+        if (t[i] != ignore_index && (t[i] < 0 || t[i] >= V))
+            return qkv_ctx_fail(ctx, "cross_entropy: target %d at position %lld is out of range "
+                                "for %lld classes", t[i], (long long)i, (long long)V);
+    qkv_tensor *y = qkv__out(ctx, logits->dtype, 0, NULL);
+    void *lse = y ? qkv_ctx_alloc(ctx, (size_t)rows * qkv_dtype_size(logits->dtype)) : NULL;
+    if (!lse) return NULL;
+    int64_t count = 0;
+    double loss = QKV_KCALL(logits->dtype, cross_entropy, rows, V, logits->data, t, ignore_index,
+                            lse, &count);
+    qkv_tensor_set(y, 0, loss);
+    qkv_record *r = qkv__record(ctx, QKV_OP_CROSS_ENTROPY, y, 1, &logits);
+    if (r) {
+        r->aux = targets;
+        r->iv[0] = rows; r->iv[1] = V; r->iv[2] = ignore_index; r->iv[3] = count;
+        r->saved[0] = lse;
+    }
+    return y;
+}
+
+int qkv__cross_entropy_backward(qkv_ctx *ctx, const qkv_record *r) {
+    qkv_tensor *x = r->in[0];
+    void *dx = qkv__grad(ctx, x);
+    if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
+    if (r->iv[3] == 0) return 0; /* every target ignored: the loss is the constant 0 */
+    double g = qkv_tensor_grad_get(r->out, 0) / (double)r->iv[3];
+    QKV_KCALL(x->dtype, cross_entropy_backward, r->iv[0], r->iv[1], x->data, r->aux->data,
+              (int32_t)r->iv[2], r->saved[0], g, dx);
+    return 0;
+}

@@ -1,0 +1,30 @@
+/* masked_fill: constant where a broadcast I32 mask is non-zero. */
+#include "autograd/ops.h"
+#include "autograd/tape.h"
+
+qkv_tensor *qkv_masked_fill(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *mask, double value) {
+    if (!x || !mask || !qkv__check_float(ctx, "masked_fill", x)) return NULL;
+    if (mask->dtype != QKV_I32)
+        return qkv_ctx_fail(ctx, "masked_fill: the mask must be I32, got %s", qkv_dtype_name(mask->dtype));
+    qkv_bcast bc;
+    int nd;
+    int64_t shape[QKV_MAX_DIMS];
+    if (qkv_bcast_init(&bc, x->ndim, x->shape, mask->ndim, mask->shape, &nd, shape) ||
+        nd != x->ndim || qkv_shape_numel(nd, shape) != x->numel)
+        return qkv_ctx_fail(ctx, "masked_fill: mask %s does not broadcast over input %s",
+                            qkv__shp(mask), qkv__shp(x));
+    qkv_tensor *y = qkv__out(ctx, x->dtype, x->ndim, x->shape);
+    if (!y) return NULL;
+    QKV_KCALL(x->dtype, masked_fill, &bc, x->data, mask->data, value, y->data);
+    qkv_record *r = qkv__record(ctx, QKV_OP_MASKED_FILL, y, 1, &x);
+    if (r) { r->aux = mask; r->bc = bc; }
+    return y;
+}
+
+int qkv__masked_fill_backward(qkv_ctx *ctx, const qkv_record *r) {
+    qkv_tensor *x = r->in[0];
+    void *dx = qkv__grad(ctx, x);
+    if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
+    QKV_KCALL(x->dtype, masked_fill_backward, &r->bc, r->aux->data, r->out->grad, dx);
+    return 0;
+}

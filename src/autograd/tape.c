@@ -1,0 +1,81 @@
+/* Recording and the backward walk. */
+#include "autograd/tape.h"
+
+#include <string.h>
+
+qkv_record *qkv__record(qkv_ctx *ctx, qkv_op op, qkv_tensor *out, int n_in, qkv_tensor *const *in) {
+    if (!ctx->grad_enabled) return NULL;
+    bool any = false;
+    for (int i = 0; i < n_in; i++) any |= in[i]->requires_grad;
+    if (!any) return NULL;
+    qkv_record *r = qkv_ctx_alloc(ctx, sizeof *r);
+    qkv_tensor **ins = r ? qkv_ctx_alloc(ctx, (size_t)n_in * sizeof *ins) : NULL;
+    if (!ins) return NULL;
+    memset(r, 0, sizeof *r);
+    memcpy(ins, in, (size_t)n_in * sizeof *ins);
+    r->op = op;
+    r->n_in = n_in;
+    r->in = ins;
+    r->out = out;
+    r->prev = ctx->tape;
+    ctx->tape = r;
+    ctx->tape_len++;
+    out->requires_grad = true;
+    return r;
+}
+
+void *qkv__grad(qkv_ctx *ctx, qkv_tensor *t) {
+    if (!t->requires_grad) return NULL;
+    if (!t->grad) {
+        size_t bytes = (size_t)t->numel * qkv_dtype_size(t->dtype);
+        t->grad = qkv_ctx_alloc(ctx, bytes);
+        if (t->grad) memset(t->grad, 0, bytes);
+    }
+    return t->grad;
+}
+
+/* Is `t` a tensor made in this step? Only pointers into the arena are dereferenced
+ * before the check, so a tensor from a released step is reported, not read blindly. */
+static bool from_this_step(const qkv_ctx *ctx, const qkv_tensor *t) {
+    return qkv_arena_owns_live(&ctx->arena, t) && t->gen == ctx->gen;
+}
+
+int qkv_backward(qkv_ctx *ctx, qkv_tensor *loss) {
+    if (!loss) {
+        qkv_ctx_fail(ctx, "backward: no loss tensor (an earlier op failed)");
+        return -1;
+    }
+    if (qkv_arena_owns(&ctx->arena, loss) && !from_this_step(ctx, loss)) {
+        qkv_ctx_fail(ctx, "backward: the tape holding this tensor was released by qkv_ctx_reset");
+        return -1;
+    }
+    if (!qkv_ctx_ok(ctx)) return -1;
+    if (loss->numel != 1) {
+        qkv_ctx_fail(ctx, "backward: the loss must be a scalar, got shape %s", qkv__shp(loss));
+        return -1;
+    }
+    if (!loss->requires_grad || loss->gen == 0) {
+        qkv_ctx_fail(ctx, "backward: the loss %s was not computed from any tensor that requires grad",
+                     qkv__shp(loss));
+        return -1;
+    }
+    if (!qkv_dtype_is_float(loss->dtype)) {
+        qkv_ctx_fail(ctx, "backward: the loss must be a float tensor");
+        return -1;
+    }
+    if (ctx->backward_done) {
+        qkv_ctx_fail(ctx, "backward: already ran on this tape; call qkv_ctx_reset before the next step");
+        return -1;
+    }
+    ctx->backward_done = true;
+    void *g = qkv__grad(ctx, loss);
+    if (!g) return -1;
+    if (loss->dtype == QKV_F64) *(double *)g += 1.0; else *(float *)g += 1.0f;
+
+    for (qkv_record *r = ctx->tape; r; r = r->prev) {
+        if (!r->out->grad) continue; /* nothing flowed into this op */
+        qkv_backward_fn fn = ctx->override[r->op] ? ctx->override[r->op] : qkv_op_backward(r->op);
+        if (fn(ctx, r) || !qkv_ctx_ok(ctx)) return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,75 @@
+/* Internal: tape records and helpers shared by the op implementations (op_*.c).
+ * Builders check shapes, compute through the kernels and record; the backward
+ * rule of each op reads its record and accumulates into the inputs' gradients. */
+#ifndef QKV_TAPE_H
+#define QKV_TAPE_H
+
+#include "autograd/ctx.h"
+#include "autograd/arena.h"
+#include "tensor/kernels.h"
+
+#define QKV_REC_MAX_IN 3
+
+typedef struct qkv_record {
+    qkv_op op;
+    int n_in;
+    qkv_tensor **in;          /* n_in inputs (arena array) */
+    qkv_tensor *out;
+    const qkv_tensor *aux;    /* non-differentiable input: indices, targets, mask */
+    void *saved[2];           /* per-op buffers kept for backward (arena) */
+    int64_t iv[8];            /* per-op integers (dims, flags) */
+    double dv[2];             /* per-op scalars */
+    qkv_bcast bc;             /* broadcast plan, for elementwise ops */
+    void (*fnp)(void);        /* custom ops: the backward callback (cast back on use) */
+    void *user;               /* custom ops: the caller's data */
+    struct qkv_record *prev;
+} qkv_record;
+
+struct qkv_ctx {
+    qkv_arena arena;
+    qkv_record *tape;         /* last record; walk ->prev */
+    int tape_len;
+    uint32_t gen;             /* bumped by every reset; arena tensors carry it */
+    bool grad_enabled;
+    bool backward_done;       /* backward ran on this tape: a second run would double-count */
+    char err[512];
+    qkv_backward_fn override[QKV_OP_COUNT];
+};
+
+/* a zero-filled output tensor in the arena (NULL + error when out of memory) */
+qkv_tensor *qkv__out(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape);
+/* fails unless t is a float tensor; `what` names the op */
+bool qkv__check_float(qkv_ctx *ctx, const char *what, const qkv_tensor *t);
+/* fails unless a and b are float tensors of the same dtype */
+bool qkv__check_pair(qkv_ctx *ctx, const char *what, const qkv_tensor *a, const qkv_tensor *b);
+/* Append a record for `out` when grad mode is on and an input requires grad (marks out
+ * as requiring grad); otherwise NULL, which is not an error: check qkv_ctx_ok. */
+qkv_record *qkv__record(qkv_ctx *ctx, qkv_op op, qkv_tensor *out, int n_in, qkv_tensor *const *in);
+/* the gradient buffer of t (zeroed in the arena on first use), or NULL when t needs none */
+void *qkv__grad(qkv_ctx *ctx, qkv_tensor *t);
+/* "(2,3,4)" for messages; uses a small rotating static buffer (4 slots) */
+const char *qkv__shp(const qkv_tensor *t);
+
+/* dispatch a typed kernel on a float dtype */
+#define QKV_KCALL(dtype, name, ...) \
+    ((dtype) == QKV_F64 ? qkv_k_##name##_f64(__VA_ARGS__) : qkv_k_##name##_f32(__VA_ARGS__))
+
+/* backward rules, one per op file */
+int qkv__matmul_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__binary_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__affine_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__reduce_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__unary_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__softmax_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__log_softmax_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__layernorm_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__embedding_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__cross_entropy_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__masked_fill_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__reshape_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__transpose_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__slice_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__concat_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__custom_backward(qkv_ctx *ctx, const qkv_record *r);
+
+#endif

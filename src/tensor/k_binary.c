@@ -1,0 +1,74 @@
+/* Elementwise add, sub, mul, div with broadcasting, and scalar affine maps. */
+#include "tensor/kernel_prelude.h"
+
+static inline real apply(qkv_binop op, real a, real b) {
+    switch (op) {
+    case QKV_BIN_ADD: return a + b;
+    case QKV_BIN_SUB: return a - b;
+    case QKV_BIN_MUL: return a * b;
+    default: return a / b;
+    }
+}
+
+void K(binary)(qkv_binop op, const qkv_bcast *bc, const real *a, const real *b, real *y) {
+    const int64_t *n = bc->n, *sa = bc->sa, *sb = bc->sb;
+    for (int64_t i0 = 0; i0 < n[0]; i0++)
+        for (int64_t i1 = 0; i1 < n[1]; i1++)
+            for (int64_t i2 = 0; i2 < n[2]; i2++) {
+                const real *pa = a + i0 * sa[0] + i1 * sa[1] + i2 * sa[2];
+                const real *pb = b + i0 * sb[0] + i1 * sb[1] + i2 * sb[2];
+                int64_t s3a = sa[3], s3b = sb[3];
+                if (s3a == 1 && s3b == 1) /* the common same-shape row: vectorisable */
+                    for (int64_t j = 0; j < n[3]; j++) y[j] = apply(op, pa[j], pb[j]);
+                else
+                    for (int64_t j = 0; j < n[3]; j++) y[j] = apply(op, pa[j * s3a], pb[j * s3b]);
+                y += n[3];
+            }
+}
+
+void K(binary_backward)(qkv_binop op, const qkv_bcast *bc, const real *a, const real *b,
+                        const real *dy, real *da, real *db) {
+    const int64_t *n = bc->n, *sa = bc->sa, *sb = bc->sb;
+    for (int64_t i0 = 0; i0 < n[0]; i0++)
+        for (int64_t i1 = 0; i1 < n[1]; i1++)
+            for (int64_t i2 = 0; i2 < n[2]; i2++) {
+                int64_t oa = i0 * sa[0] + i1 * sa[1] + i2 * sa[2];
+                int64_t ob = i0 * sb[0] + i1 * sb[1] + i2 * sb[2];
+                for (int64_t j = 0; j < n[3]; j++) {
+                    int64_t ia = oa + j * sa[3], ib = ob + j * sb[3];
+                    real g = dy[j];
+                    switch (op) {
+                    case QKV_BIN_ADD:
+                        if (da) da[ia] += g;
+                        if (db) db[ib] += g;
+                        break;
+                    case QKV_BIN_SUB:
+                        if (da) da[ia] += g;
+                        if (db) db[ib] -= g;
+                        break;
+                    case QKV_BIN_MUL:
+                        if (da) da[ia] += g * b[ib];
+                        if (db) db[ib] += g * a[ia];
+                        break;
+                    case QKV_BIN_DIV: /* y = a / b: dy/da = 1/b, dy/db = -a/b^2 */
+                        if (da) da[ia] += g / b[ib];
+                        if (db) db[ib] -= g * a[ia] / (b[ib] * b[ib]);
+                        break;
+                    }
+                }
+                dy += n[3];
+            }
+}
+
+void K(affine)(int64_t n, const real *x, double alpha, double beta, real *y) {
+    real a = (real)alpha, b = (real)beta;
+    for (int64_t i = 0; i < n; i++) y[i] = a * x[i] + b;
+}
+
+void K(axpy)(int64_t n, double alpha, const real *x, real *y) {
+    real a = (real)alpha;
+    if (a == 1)
+        for (int64_t i = 0; i < n; i++) y[i] += x[i];
+    else
+        for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
+}

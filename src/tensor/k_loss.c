@@ -1,0 +1,34 @@
+/* Cross-entropy over logits with an ignore index, mean over the counted rows. */
+#include "tensor/kernel_prelude.h"
+
+double K(cross_entropy)(int64_t rows, int64_t V, const real *logits, const int32_t *targets,
+                        int32_t ignore, real *lse, int64_t *count) {
+    double total = 0; /* accumulate in double: rows can be many */
+    int64_t c = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        const real *x = logits + r * V;
+        real m = x[0];
+        for (int64_t j = 1; j < V; j++) m = x[j] > m ? x[j] : m;
+        real s = 0;
+        for (int64_t j = 0; j < V; j++) s += exp(x[j] - m);
+        lse[r] = m + log(s);
+        if (targets[r] == ignore) continue;
+        total += (double)(lse[r] - x[targets[r]]);
+        c++;
+    }
+    *count = c;
+    return c ? total / (double)c : 0.0;
+}
+
+void K(cross_entropy_backward)(int64_t rows, int64_t V, const real *logits,
+                               const int32_t *targets, int32_t ignore, const real *lse,
+                               double g_over_count, real *dlogits) {
+    real g = (real)g_over_count;
+    for (int64_t r = 0; r < rows; r++) {
+        if (targets[r] == ignore) continue;
+        const real *x = logits + r * V;
+        real *d = dlogits + r * V;
+        for (int64_t j = 0; j < V; j++) d[j] += g * exp(x[j] - lse[r]);
+        d[targets[r]] -= g;
+    }
+}

@@ -1,0 +1,62 @@
+/* Elementwise exp, log, tanh, sqrt, ReLU, GELU (erf and tanh forms), sigmoid. */
+#include "tensor/kernel_prelude.h"
+
+#define SQRT_2_OVER_PI 0.7978845608028654
+#define INV_SQRT_2 0.7071067811865476
+#define INV_SQRT_2PI 0.3989422804014327
+#define GELU_C 0.044715
+
+void K(unary)(qkv_unop op, int64_t n, const real *x, real *y) {
+    switch (op) {
+    case QKV_UN_EXP: for (int64_t i = 0; i < n; i++) y[i] = exp(x[i]); break;
+    case QKV_UN_LOG: for (int64_t i = 0; i < n; i++) y[i] = log(x[i]); break;
+    case QKV_UN_TANH: for (int64_t i = 0; i < n; i++) y[i] = tanh(x[i]); break;
+    case QKV_UN_SQRT: for (int64_t i = 0; i < n; i++) y[i] = sqrt(x[i]); break;
+    case QKV_UN_RELU: for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0; break;
+    case QKV_UN_GELU: /* x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2 */
+        for (int64_t i = 0; i < n; i++)
+            y[i] = (real)0.5 * x[i] * (1 + erf(x[i] * (real)INV_SQRT_2));
+        break;
+    case QKV_UN_GELU_TANH: /* x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2 */
+        for (int64_t i = 0; i < n; i++) {
+            real u = (real)SQRT_2_OVER_PI * (x[i] + (real)GELU_C * x[i] * x[i] * x[i]);
+            y[i] = (real)0.5 * x[i] * (1 + tanh(u));
+        }
+        break;
+    case QKV_UN_SIGMOID: /* 1 / (1 + exp(-x)), split by sign so exp never overflows */
+        for (int64_t i = 0; i < n; i++) {
+            real e = exp(-fabs(x[i]));
+            y[i] = x[i] >= 0 ? 1 / (1 + e) : e / (1 + e);
+        }
+        break;
+    default: break;
+    }
+}
+
+void K(unary_backward)(qkv_unop op, int64_t n, const real *x, const real *y, const real *dy,
+                       real *dx) {
+    switch (op) {
+    case QKV_UN_EXP: for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * y[i]; break;
+    case QKV_UN_LOG: for (int64_t i = 0; i < n; i++) dx[i] += dy[i] / x[i]; break;
+    case QKV_UN_TANH: for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * (1 - y[i] * y[i]); break;
+    case QKV_UN_SQRT: for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * (real)0.5 / y[i]; break;
+    case QKV_UN_RELU: for (int64_t i = 0; i < n; i++) dx[i] += x[i] > 0 ? dy[i] : 0; break;
+    case QKV_UN_GELU: /* Phi(x) + x phi(x) */
+        for (int64_t i = 0; i < n; i++) {
+            real cdf = (real)0.5 * (1 + erf(x[i] * (real)INV_SQRT_2));
+            real pdf = (real)INV_SQRT_2PI * exp((real)-0.5 * x[i] * x[i]);
+            dx[i] += dy[i] * (cdf + x[i] * pdf);
+        }
+        break;
+    case QKV_UN_GELU_TANH:
+        for (int64_t i = 0; i < n; i++) {
+            real x2 = x[i] * x[i];
+            real t = tanh((real)SQRT_2_OVER_PI * (x[i] + (real)GELU_C * x2 * x[i]));
+            real du = (real)SQRT_2_OVER_PI * (1 + 3 * (real)GELU_C * x2);
+            dx[i] += dy[i] * ((real)0.5 * (1 + t) + (real)0.5 * x[i] * (1 - t * t) * du);
+        }
+        break;
+    case QKV_UN_SIGMOID: for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * y[i] * (1 - y[i]); break;
+    default: break;
+    }
+}

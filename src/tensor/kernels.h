@@ -1,0 +1,40 @@
+/* qkv kernels: plain loops over raw arrays, one forward/backward pair per op.
+ *
+ * Every kernel exists twice, for float (qkv_k_NAME_f32) and double (qkv_k_NAME_f64):
+ * the same source (src/tensor/k_*.c) is compiled once per scalar type. Training runs
+ * in float; gradient checks run the very same code in double (see README, design notes).
+ * Backward kernels ACCUMULATE into their gradient outputs (+=). */
+#ifndef QKV_KERNELS_H
+#define QKV_KERNELS_H
+
+#include <stdint.h>
+#include "tensor/tensor.h"
+
+/* Elementwise binary ops with broadcasting */
+typedef enum { QKV_BIN_ADD, QKV_BIN_SUB, QKV_BIN_MUL, QKV_BIN_DIV } qkv_binop;
+/* Elementwise unary ops */
+typedef enum {
+    QKV_UN_EXP, QKV_UN_LOG, QKV_UN_TANH, QKV_UN_SQRT, QKV_UN_RELU,
+    QKV_UN_GELU, QKV_UN_GELU_TANH, QKV_UN_SIGMOID, QKV_UN_COUNT
+} qkv_unop;
+
+/* Broadcast plan: output dims n (padded to 4 with leading 1s) and the element
+ * strides of a and b along each output dim (0 where that operand is broadcast). */
+typedef struct qkv_bcast { int64_t n[4], sa[4], sb[4]; } qkv_bcast;
+
+/* Trailing-aligned (NumPy/PyTorch) broadcast of shapes a and b into out; -1 if incompatible. */
+int qkv_bcast_init(qkv_bcast *bc, int nda, const int64_t *a, int ndb, const int64_t *b,
+                   int *out_ndim, int64_t *out_shape);
+
+#define QKV_KREAL float
+#define QKV_K(name) qkv_k_##name##_f32
+#include "tensor/kernels_decl.h"
+#undef QKV_KREAL
+#undef QKV_K
+#define QKV_KREAL double
+#define QKV_K(name) qkv_k_##name##_f64
+#include "tensor/kernels_decl.h"
+#undef QKV_KREAL
+#undef QKV_K
+
+#endif

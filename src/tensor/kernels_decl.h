@@ -1,0 +1,90 @@
+/* Kernel prototypes for one scalar type; included twice by kernels.h (no include guard).
+ * QKV_KREAL is the scalar type, QKV_K(name) the suffixed function name. */
+
+/* C (M,N) = op(A) op(B) + beta C;  op(A): (M,K) [A stored (K,M) if ta], op(B): (K,N) [B stored (N,K) if tb] */
+void QKV_K(gemm)(int ta, int tb, int64_t M, int64_t N, int64_t K, const QKV_KREAL *A,
+                 const QKV_KREAL *B, QKV_KREAL beta, QKV_KREAL *C);
+/* the same over `batch` matrices; sa/sb/sc are element strides between them (0 = broadcast) */
+void QKV_K(gemm_batched)(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                         const QKV_KREAL *A, int64_t sa, const QKV_KREAL *B, int64_t sb,
+                         QKV_KREAL beta, QKV_KREAL *C, int64_t sc);
+
+/* y = a (op) b, broadcast by bc */
+void QKV_K(binary)(qkv_binop op, const qkv_bcast *bc, const QKV_KREAL *a, const QKV_KREAL *b,
+                   QKV_KREAL *y);
+/* da += dy * dy/da, db += dy * dy/db, summed over broadcast dims; da or db may be NULL */
+void QKV_K(binary_backward)(qkv_binop op, const qkv_bcast *bc, const QKV_KREAL *a,
+                            const QKV_KREAL *b, const QKV_KREAL *dy, QKV_KREAL *da, QKV_KREAL *db);
+
+/* y = alpha x + beta  (n elements) */
+void QKV_K(affine)(int64_t n, const QKV_KREAL *x, double alpha, double beta, QKV_KREAL *y);
+/* y += alpha x  (n elements) */
+void QKV_K(axpy)(int64_t n, double alpha, const QKV_KREAL *x, QKV_KREAL *y);
+
+/* y = f(x) elementwise for f in qkv_unop */
+void QKV_K(unary)(qkv_unop op, int64_t n, const QKV_KREAL *x, QKV_KREAL *y);
+/* dx += dy f'(x); uses x or y = f(x), whichever is cheaper */
+void QKV_K(unary_backward)(qkv_unop op, int64_t n, const QKV_KREAL *x, const QKV_KREAL *y,
+                           const QKV_KREAL *dy, QKV_KREAL *dx);
+
+/* x viewed as (outer, n, inner): y[o,j] = scale * sum_i x[o,i,j] */
+void QKV_K(sum_axis)(int64_t outer, int64_t n, int64_t inner, const QKV_KREAL *x, double scale,
+                     QKV_KREAL *y);
+/* dx[o,i,j] += scale * dy[o,j] */
+void QKV_K(sum_axis_backward)(int64_t outer, int64_t n, int64_t inner, const QKV_KREAL *dy,
+                              double scale, QKV_KREAL *dx);
+
+/* x, y: (rows, n): y = exp(x - max) / sum exp(x - max); a row of all -inf gives zeros */
+void QKV_K(softmax)(int64_t rows, int64_t n, const QKV_KREAL *x, QKV_KREAL *y);
+/* dx += y * (dy - sum(dy * y)) */
+void QKV_K(softmax_backward)(int64_t rows, int64_t n, const QKV_KREAL *y, const QKV_KREAL *dy,
+                             QKV_KREAL *dx);
+/* y = x - max - log sum exp(x - max) */
+void QKV_K(log_softmax)(int64_t rows, int64_t n, const QKV_KREAL *x, QKV_KREAL *y);
+/* dx += dy - exp(y) * sum(dy) */
+void QKV_K(log_softmax_backward)(int64_t rows, int64_t n, const QKV_KREAL *y,
+                                 const QKV_KREAL *dy, QKV_KREAL *dx);
+
+/* x, y: (rows, n); w, b: (n) or NULL: y = (x - mean) * rstd * w + b, rstd = 1/sqrt(var + eps),
+ * biased variance; mean, rstd: (rows) saved for backward */
+void QKV_K(layernorm)(int64_t rows, int64_t n, const QKV_KREAL *x, const QKV_KREAL *w,
+                      const QKV_KREAL *b, double eps, QKV_KREAL *y, QKV_KREAL *mean,
+                      QKV_KREAL *rstd);
+/* dx += rstd (dxh - mean(dxh) - xh mean(dxh xh)), dxh = dy w; dw += sum dy xh; db += sum dy
+ * (dx, dw, db may each be NULL) */
+void QKV_K(layernorm_backward)(int64_t rows, int64_t n, const QKV_KREAL *x, const QKV_KREAL *w,
+                               const QKV_KREAL *mean, const QKV_KREAL *rstd, const QKV_KREAL *dy,
+                               QKV_KREAL *dx, QKV_KREAL *dw, QKV_KREAL *db);
+
+/* table: (V, dim), idx: (n) in [0, V) -> y: (n, dim), y[i] = table[idx[i]] */
+void QKV_K(embedding)(int64_t n, int64_t dim, const QKV_KREAL *table, const int32_t *idx,
+                      QKV_KREAL *y);
+/* dtable[idx[i]] += dy[i] */
+void QKV_K(embedding_backward)(int64_t n, int64_t dim, const int32_t *idx, const QKV_KREAL *dy,
+                               QKV_KREAL *dtable);
+
+/* logits: (rows, V), targets: (rows) -> mean over rows with target != ignore of
+ * lse(row) - logits[target]; lse: (rows) saved; *count = rows that counted (loss 0 if none) */
+double QKV_K(cross_entropy)(int64_t rows, int64_t V, const QKV_KREAL *logits,
+                            const int32_t *targets, int32_t ignore, QKV_KREAL *lse,
+                            int64_t *count);
+/* dlogits[r] += g/count (softmax(logits[r]) - onehot(target[r])) for counted rows */
+void QKV_K(cross_entropy_backward)(int64_t rows, int64_t V, const QKV_KREAL *logits,
+                                   const int32_t *targets, int32_t ignore, const QKV_KREAL *lse,
+                                   double g_over_count, QKV_KREAL *dlogits);
+
+/* y = mask != 0 ? value : x, mask (int32) broadcast over x by bc (a = x, b = mask) */
+void QKV_K(masked_fill)(const qkv_bcast *bc, const QKV_KREAL *x, const int32_t *mask,
+                        double value, QKV_KREAL *y);
+/* dx += mask != 0 ? 0 : dy */
+void QKV_K(masked_fill_backward)(const qkv_bcast *bc, const int32_t *mask, const QKV_KREAL *dy,
+                                 QKV_KREAL *dx);
+
+/* x: shape (4 dims) -> y: x with axes a1 and a2 swapped; accumulate: y += instead of y = */
+void QKV_K(transpose)(const int64_t shape[4], int a1, int a2, const QKV_KREAL *x, QKV_KREAL *y,
+                      int accumulate);
+/* views (outer, *, inner): dst[o, dst_at + i, j] (+)= src[o, src_at + i, j] for i < len;
+ * src_n, dst_n are the middle dims. Slice, concat and their backwards. */
+void QKV_K(copy_block)(int64_t outer, int64_t len, int64_t inner, const QKV_KREAL *src,
+                       int64_t src_n, int64_t src_at, QKV_KREAL *dst, int64_t dst_n,
+                       int64_t dst_at, int accumulate);

@@ -1,0 +1,9 @@
+/* Every Check suite, one per tests/test_*.c file. */
+#ifndef QKV_TEST_SUITES_H
+#define QKV_TEST_SUITES_H
+#include <check.h>
+Suite *tensor_suite(void);
+Suite *tape_suite(void);
+Suite *grad_ops_suite(void);
+Suite *safetensors_suite(void);
+#endif
