@@ -1,0 +1,365 @@
+/* Every differentiable op against central finite differences in double precision
+ * (PyTorch gradcheck's bar), its float32 results against the double ones, and proof
+ * that the harness fails on a deliberately wrong backward rule. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/gradcheck.h"
+#include "autograd/ops.h"
+#include "autograd/tape.h"
+#include "tensor/rng.h"
+#include "suites.h"
+
+/* ---- the functions under test ------------------------------------------------------ */
+
+typedef struct { int ta, tb; } mm_flags;
+typedef struct { int axis; bool keepdim; } axis_arg;
+typedef struct { int a1, a2; } axes_arg;
+typedef struct { int axis; int64_t start, len; } slice_arg;
+
+static qkv_tensor *f_matmul(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n;
+    mm_flags *f = u;
+    return qkv_matmul(c, x[0], x[1], f->ta, f->tb);
+}
+static qkv_tensor *f_add(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_add(c, x[0], x[1]); }
+static qkv_tensor *f_sub(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_sub(c, x[0], x[1]); }
+static qkv_tensor *f_mul(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_mul(c, x[0], x[1]); }
+static qkv_tensor *f_div(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_div(c, x[0], x[1]); }
+static qkv_tensor *f_scale(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_scale(c, x[0], -1.7); }
+static qkv_tensor *f_add_scalar(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_add_scalar(c, x[0], 0.3); }
+static qkv_tensor *f_sum(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n;
+    axis_arg *a = u;
+    return qkv_sum(c, x[0], a->axis, a->keepdim);
+}
+static qkv_tensor *f_mean(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n;
+    axis_arg *a = u;
+    return qkv_mean(c, x[0], a->axis, a->keepdim);
+}
+static qkv_tensor *f_exp(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_exp(c, x[0]); }
+static qkv_tensor *f_log(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_log(c, x[0]); }
+static qkv_tensor *f_tanh(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_tanh(c, x[0]); }
+static qkv_tensor *f_sqrt(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_sqrt(c, x[0]); }
+static qkv_tensor *f_relu(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_relu(c, x[0]); }
+static qkv_tensor *f_gelu(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_gelu(c, x[0]); }
+static qkv_tensor *f_gelu_tanh(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_gelu_tanh(c, x[0]); }
+static qkv_tensor *f_sigmoid(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_sigmoid(c, x[0]); }
+static qkv_tensor *f_softmax(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_softmax(c, x[0]); }
+static qkv_tensor *f_log_softmax(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_log_softmax(c, x[0]); }
+static qkv_tensor *f_layernorm(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)u;
+    return qkv_layernorm(c, x[0], n > 1 ? x[1] : NULL, n > 2 ? x[2] : NULL, 1e-5);
+}
+static qkv_tensor *f_embedding(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; return qkv_embedding(c, x[0], u); }
+static qkv_tensor *f_cross_entropy(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n;
+    return qkv_cross_entropy(c, x[0], u, -100);
+}
+static qkv_tensor *f_masked_fill(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n;
+    return qkv_masked_fill(c, x[0], u, -3.0);
+}
+static qkv_tensor *f_reshape(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n; (void)u;
+    int64_t s[3] = {2, -1, 3};
+    return qkv_reshape(c, x[0], 3, s);
+}
+static qkv_tensor *f_transpose(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n;
+    axes_arg *a = u;
+    return qkv_transpose(c, x[0], a->a1, a->a2);
+}
+static qkv_tensor *f_slice(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n;
+    slice_arg *a = u;
+    return qkv_slice(c, x[0], a->axis, a->start, a->len);
+}
+static qkv_tensor *f_concat(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { return qkv_concat(c, x, n, *(int *)u); }
+
+/* the diamond: one tensor used as Q, K and V: softmax(X X^T / sqrt d) X */
+static qkv_tensor *f_qkv_diamond(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n; (void)u;
+    qkv_tensor *s = qkv_scale(c, qkv_matmul(c, x[0], x[0], false, true), 1 / sqrt(4.0));
+    return qkv_matmul(c, qkv_softmax(c, s), x[0], false, false);
+}
+/* a chain of several ops, as a module builds them */
+static qkv_tensor *f_chain(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n; (void)u;
+    qkv_tensor *h = qkv_layernorm(c, x[0], x[2], NULL, 1e-5);
+    h = qkv_gelu(c, qkv_matmul(c, h, x[1], false, true));
+    return qkv_mean(c, qkv_mul(c, h, h), -1, false);
+}
+
+/* ---- the case table ---------------------------------------------------------------- */
+
+enum { DOM_NORMAL, DOM_POSITIVE, DOM_AWAY0 };
+
+typedef struct {
+    const char *name;
+    qkv_gradcheck_fn fn;
+    void *user;
+    int n;
+    int dom;                     /* input domain */
+    int nd[3];
+    int64_t shape[3][4];
+    int no_grad[3];              /* 1: that input does not require grad */
+} gcase;
+
+static mm_flags MM00 = {0, 0}, MM01 = {0, 1}, MM10 = {1, 0}, MM11 = {1, 1};
+static axis_arg AX0 = {0, false}, AX1K = {1, true}, AXM1 = {-1, false}, AX2 = {2, false};
+static axes_arg HEADS = {1, 2}, LAST2 = {-1, -2}, AX03 = {0, 3};
+static slice_arg SL0 = {0, 1, 2}, SL1 = {1, 0, 3}, SLM1 = {-1, 2, 2};
+static int CAT0 = 0, CAT1 = 1, CATM1 = -1;
+static int32_t IDX_DATA[6] = {0, 4, 2, 4, 1, 0};
+static int32_t TGT_DATA[6] = {1, 0, -100, 4, 2, 3};
+static int32_t MASK_DATA[9] = {0, 1, 1, 0, 0, 1, 0, 0, 0}; /* causal (T,T), 1 = blocked */
+static qkv_tensor IDX, TGT, MASK;
+
+static const gcase CASES[] = {
+    {"matmul", f_matmul, &MM00, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {4, 5}}, {0}},
+    {"matmul_tb", f_matmul, &MM01, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {5, 4}}, {0}},
+    {"matmul_ta", f_matmul, &MM10, 2, DOM_NORMAL, {2, 2}, {{4, 3}, {4, 5}}, {0}},
+    {"matmul_ta_tb", f_matmul, &MM11, 2, DOM_NORMAL, {2, 2}, {{4, 3}, {5, 4}}, {0}},
+    {"matmul_batched_bhtd", f_matmul, &MM01, 2, DOM_NORMAL, {4, 4}, {{2, 2, 3, 4}, {2, 2, 5, 4}}, {0}},
+    {"matmul_batched_ta", f_matmul, &MM10, 2, DOM_NORMAL, {3, 3}, {{2, 4, 3}, {2, 4, 2}}, {0}},
+    {"matmul_shared_weight", f_matmul, &MM01, 2, DOM_NORMAL, {3, 2}, {{2, 3, 4}, {5, 4}}, {0}},
+    {"matmul_shared_weight_ta", f_matmul, &MM10, 2, DOM_NORMAL, {3, 2}, {{2, 4, 3}, {4, 2}}, {0}},
+    {"matmul_shared_left", f_matmul, &MM00, 2, DOM_NORMAL, {2, 3}, {{3, 4}, {2, 4, 2}}, {0}},
+    {"matmul_const_b", f_matmul, &MM00, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {4, 2}}, {0, 1}},
+    {"add", f_add, NULL, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {3, 4}}, {0}},
+    {"add_bias", f_add, NULL, 2, DOM_NORMAL, {3, 1}, {{2, 3, 4}, {4}}, {0}},
+    {"add_mask_over_bhtt", f_add, NULL, 2, DOM_NORMAL, {4, 2}, {{2, 2, 3, 3}, {3, 3}}, {0}},
+    {"add_col", f_add, NULL, 2, DOM_NORMAL, {2, 2}, {{3, 1}, {1, 4}}, {0}},
+    {"sub_bias", f_sub, NULL, 2, DOM_NORMAL, {2, 1}, {{3, 4}, {4}}, {0}},
+    {"sub_left_bcast", f_sub, NULL, 2, DOM_NORMAL, {2, 3}, {{3, 1}, {2, 3, 4}}, {0}},
+    {"mul", f_mul, NULL, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {3, 4}}, {0}},
+    {"mul_bcast", f_mul, NULL, 2, DOM_NORMAL, {4, 3}, {{2, 2, 3, 4}, {2, 1, 4}}, {0}},
+    {"div", f_div, NULL, 2, DOM_AWAY0, {2, 2}, {{3, 4}, {3, 4}}, {0}},
+    {"div_bcast", f_div, NULL, 2, DOM_AWAY0, {3, 2}, {{2, 3, 4}, {3, 1}}, {0}},
+    {"scale", f_scale, NULL, 1, DOM_NORMAL, {3}, {{2, 3, 4}}, {0}},
+    {"add_scalar", f_add_scalar, NULL, 1, DOM_NORMAL, {2}, {{3, 4}}, {0}},
+    {"sum_axis0", f_sum, &AX0, 1, DOM_NORMAL, {3}, {{2, 3, 4}}, {0}},
+    {"sum_axis1_keepdim", f_sum, &AX1K, 1, DOM_NORMAL, {3}, {{2, 3, 4}}, {0}},
+    {"sum_last", f_sum, &AXM1, 1, DOM_NORMAL, {2}, {{3, 5}}, {0}},
+    {"mean_axis2", f_mean, &AX2, 1, DOM_NORMAL, {4}, {{2, 2, 3, 2}}, {0}},
+    {"mean_axis0", f_mean, &AX0, 1, DOM_NORMAL, {2}, {{4, 3}}, {0}},
+    {"exp", f_exp, NULL, 1, DOM_NORMAL, {2}, {{3, 4}}, {0}},
+    {"log", f_log, NULL, 1, DOM_POSITIVE, {2}, {{3, 4}}, {0}},
+    {"tanh", f_tanh, NULL, 1, DOM_NORMAL, {2}, {{3, 4}}, {0}},
+    {"sqrt", f_sqrt, NULL, 1, DOM_POSITIVE, {2}, {{3, 4}}, {0}},
+    {"relu", f_relu, NULL, 1, DOM_AWAY0, {2}, {{3, 4}}, {0}},
+    {"gelu", f_gelu, NULL, 1, DOM_NORMAL, {3}, {{2, 3, 4}}, {0}},
+    {"gelu_tanh", f_gelu_tanh, NULL, 1, DOM_NORMAL, {3}, {{2, 3, 4}}, {0}},
+    {"sigmoid", f_sigmoid, NULL, 1, DOM_NORMAL, {2}, {{3, 4}}, {0}},
+    {"softmax", f_softmax, NULL, 1, DOM_NORMAL, {2}, {{3, 5}}, {0}},
+    {"softmax_4d", f_softmax, NULL, 1, DOM_NORMAL, {4}, {{2, 2, 3, 3}}, {0}},
+    {"log_softmax", f_log_softmax, NULL, 1, DOM_NORMAL, {3}, {{2, 3, 4}}, {0}},
+    {"layernorm_affine", f_layernorm, NULL, 3, DOM_NORMAL, {3, 1, 1}, {{2, 3, 5}, {5}, {5}}, {0}},
+    {"layernorm_weight_only", f_layernorm, NULL, 2, DOM_NORMAL, {2, 1}, {{4, 6}, {6}}, {0}},
+    {"layernorm_plain", f_layernorm, NULL, 1, DOM_NORMAL, {2}, {{3, 4}}, {0}},
+    {"embedding", f_embedding, &IDX, 1, DOM_NORMAL, {2}, {{5, 3}}, {0}},
+    {"cross_entropy", f_cross_entropy, &TGT, 1, DOM_NORMAL, {3}, {{2, 3, 5}}, {0}},
+    {"masked_fill", f_masked_fill, &MASK, 1, DOM_NORMAL, {4}, {{2, 2, 3, 3}}, {0}},
+    {"reshape", f_reshape, NULL, 1, DOM_NORMAL, {2}, {{4, 3}}, {0}},
+    {"transpose_heads", f_transpose, &HEADS, 1, DOM_NORMAL, {4}, {{2, 3, 2, 4}}, {0}},
+    {"transpose_last2", f_transpose, &LAST2, 1, DOM_NORMAL, {3}, {{2, 3, 4}}, {0}},
+    {"transpose_0_3", f_transpose, &AX03, 1, DOM_NORMAL, {4}, {{2, 1, 3, 4}}, {0}},
+    {"slice_axis0", f_slice, &SL0, 1, DOM_NORMAL, {2}, {{4, 3}}, {0}},
+    {"slice_axis1", f_slice, &SL1, 1, DOM_NORMAL, {3}, {{2, 4, 3}}, {0}},
+    {"slice_last", f_slice, &SLM1, 1, DOM_NORMAL, {3}, {{2, 3, 5}}, {0}},
+    {"concat_axis0", f_concat, &CAT0, 2, DOM_NORMAL, {2, 2}, {{2, 3}, {1, 3}}, {0}},
+    {"concat_axis1", f_concat, &CAT1, 3, DOM_NORMAL, {3, 3, 3}, {{2, 1, 3}, {2, 2, 3}, {2, 3, 3}}, {0}},
+    {"concat_last", f_concat, &CATM1, 2, DOM_NORMAL, {2, 2}, {{3, 2}, {3, 4}}, {0, 1}},
+    {"diamond_q_eq_k_eq_v", f_qkv_diamond, NULL, 1, DOM_NORMAL, {2}, {{5, 4}}, {0}},
+    {"chain_ln_linear_gelu", f_chain, NULL, 3, DOM_NORMAL, {3, 2, 1}, {{2, 3, 4}, {5, 4}, {4}}, {0}},
+};
+#define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
+
+static void init_aux(void) {
+    int64_t s6 = 6, s33[2] = {3, 3}, s23[2] = {2, 3};
+    qkv_shape_init(&IDX, QKV_I32, 1, &s6);
+    IDX.data = IDX_DATA;
+    qkv_shape_init(&TGT, QKV_I32, 2, s23);
+    TGT.data = TGT_DATA;
+    qkv_shape_init(&MASK, QKV_I32, 2, s33);
+    MASK.data = MASK_DATA;
+}
+
+/* random F64 inputs for a case, seeded by its index */
+static int make_inputs(const gcase *gc, int seed, qkv_tensor **in) {
+    qkv_rng r;
+    qkv_rng_seed(&r, 1000 + (uint64_t)seed);
+    for (int i = 0; i < gc->n; i++) {
+        in[i] = qkv_tensor_zeros(QKV_F64, gc->nd[i], gc->shape[i]);
+        if (!in[i]) return -1;
+        double *d = in[i]->data;
+        for (int64_t j = 0; j < in[i]->numel; j++) {
+            double v = qkv_rng_normal(&r);
+            if (gc->dom == DOM_POSITIVE) v = 0.5 + fabs(v);
+            if (gc->dom == DOM_AWAY0) v = (v < 0 ? -0.3 : 0.3) + v; /* |v| >= 0.3: no kink or pole */
+            d[j] = v;
+        }
+        if (!gc->no_grad[i] && qkv_tensor_require_grad(in[i])) return -1;
+    }
+    return 0;
+}
+
+
+START_TEST(test_op_gradcheck) {
+    init_aux();
+    const gcase *gc = &CASES[_i];
+    qkv_tensor *in[3] = {0};
+    ck_assert_int_eq(make_inputs(gc, _i, in), 0);
+    qkv_ctx *ctx = qkv_ctx_new();
+    qkv_gradcheck_result res;
+    int rc = qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res);
+    ck_assert_msg(rc != -1, "%s: %s", gc->name, res.error);
+    ck_assert_msg(rc == 0 && res.failed == 0,
+                  "%s: %lld of %lld elements fail; worst input %d [%lld]: analytic %.10g numeric %.10g",
+                  gc->name, (long long)res.failed, (long long)res.checked, res.worst_input,
+                  (long long)res.worst_index, res.worst_analytic, res.worst_numeric);
+    int64_t expect = 0;
+    for (int i = 0; i < gc->n; i++) expect += gc->no_grad[i] ? 0 : in[i]->numel;
+    ck_assert_int_eq(res.checked, expect); /* every element was checked */
+    if (getenv("QKV_TEST_VERBOSE")) /* `QKV_TEST_VERBOSE=1 make test` lists the errors */
+        fprintf(stderr, "gradcheck %-26s %4lld elements, max |analytic-numeric| %.3g, max excess %.3g\n",
+                gc->name, (long long)res.checked, res.max_abs_err, res.max_excess);
+
+    /* float32 agrees with float64 to float precision */
+    double out_rel, grad_rel;
+    char err[256];
+    ck_assert_int_eq(qkv_gradcheck_f32_vs_f64(ctx, gc->fn, in, gc->n, gc->user, 0, &out_rel,
+                                              &grad_rel, err, sizeof err), 0);
+    ck_assert_msg(out_rel < 1e-5 && grad_rel < 1e-4, "%s: f32 vs f64: output %.3g, grads %.3g",
+                  gc->name, out_rel, grad_rel);
+    for (int i = 0; i < gc->n; i++) qkv_tensor_free(in[i]);
+    qkv_ctx_free(ctx);
+}
+END_TEST
+
+/* every op in the enum has at least one case above (custom is covered in test_tape.c) */
+START_TEST(test_every_op_covered) {
+    init_aux();
+    bool seen[QKV_OP_COUNT] = {0};
+    qkv_ctx *ctx = qkv_ctx_new();
+    for (int i = 0; i < NCASES; i++) {
+        qkv_tensor *in[3] = {0};
+        ck_assert_int_eq(make_inputs(&CASES[i], i, in), 0);
+        qkv_ctx_reset(ctx);
+        ck_assert_ptr_nonnull(CASES[i].fn(ctx, in, CASES[i].n, CASES[i].user));
+        for (const qkv_record *r = ((struct qkv_ctx *)ctx)->tape; r; r = r->prev) seen[r->op] = true;
+        for (int j = 0; j < CASES[i].n; j++) qkv_tensor_free(in[j]);
+    }
+    qkv_ctx_free(ctx);
+    for (int op = 0; op < QKV_OP_COUNT; op++)
+        if (op != QKV_OP_CUSTOM) ck_assert_msg(seen[op], "op %s has no gradient check", qkv_op_name(op));
+}
+END_TEST
+
+/* ---- the harness must fail on wrong rules -------------------------------------------- */
+
+/* softmax without the "- sum(dy*y)" term: a classic mistake */
+static int wrong_softmax(qkv_ctx *ctx, const qkv_record *r) {
+    double *dx = qkv__grad(ctx, r->in[0]);
+    const double *y = r->out->data, *dy = r->out->grad;
+    for (int64_t i = 0; i < r->out->numel; i++) dx[i] += y[i] * dy[i];
+    return 0;
+}
+/* the tanh-approximation derivative for the exact (erf) GELU: off by at most ~1e-3 */
+static int wrong_gelu(qkv_ctx *ctx, const qkv_record *r) {
+    double *dx = qkv__grad(ctx, r->in[0]);
+    qkv_k_unary_backward_f64(QKV_UN_GELU_TANH, r->in[0]->numel, r->in[0]->data, r->out->data,
+                             r->out->grad, dx);
+    return 0;
+}
+/* the right rule, then one element's gradient off by 0.5% */
+static int slightly_wrong_matmul(qkv_ctx *ctx, const qkv_record *r) {
+    int rc = qkv__matmul_backward(ctx, r);
+    double *da = r->in[0]->grad;
+    da[1] *= 1.005;
+    return rc;
+}
+/* layernorm without the mean(dxhat) term */
+static int wrong_layernorm(qkv_ctx *ctx, const qkv_record *r) {
+    qkv_tensor *x = r->in[0];
+    double *dx = qkv__grad(ctx, x);
+    const double *xd = x->data, *mean = r->saved[0], *rstd = r->saved[1], *dy = r->out->grad;
+    int64_t rows = r->iv[0], n = r->iv[1];
+    for (int64_t i = 0; i < rows; i++) {
+        double s = 0;
+        for (int64_t j = 0; j < n; j++) s += dy[i * n + j] * (xd[i * n + j] - mean[i]) * rstd[i];
+        for (int64_t j = 0; j < n; j++) {
+            double h = (xd[i * n + j] - mean[i]) * rstd[i];
+            dx[i * n + j] += rstd[i] * (dy[i * n + j] - h * s / (double)n);
+        }
+    }
+    return 0;
+}
+
+typedef struct { qkv_op op; qkv_backward_fn wrong; int case_index; } broken;
+
+static int find_case(const char *name) {
+    for (int i = 0; i < NCASES; i++)
+        if (!strcmp(CASES[i].name, name)) return i;
+    return -1;
+}
+
+START_TEST(test_harness_catches_wrong_rules) {
+    init_aux();
+    broken b[] = {
+        {QKV_OP_SOFTMAX, wrong_softmax, find_case("softmax")},
+        {QKV_OP_GELU, wrong_gelu, find_case("gelu")},
+        {QKV_OP_MATMUL, slightly_wrong_matmul, find_case("matmul")},
+        {QKV_OP_LAYERNORM, wrong_layernorm, find_case("layernorm_plain")},
+        {QKV_OP_SOFTMAX, wrong_softmax, find_case("diamond_q_eq_k_eq_v")},
+    };
+    for (size_t k = 0; k < sizeof b / sizeof b[0]; k++) {
+        const gcase *gc = &CASES[b[k].case_index];
+        qkv_tensor *in[3] = {0};
+        ck_assert_int_eq(make_inputs(gc, b[k].case_index, in), 0);
+        qkv_ctx *ctx = qkv_ctx_new();
+        qkv_gradcheck_result res;
+        ck_assert_int_eq(qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res), 0);
+        qkv_ctx_override_backward(ctx, b[k].op, b[k].wrong);
+        int rc = qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res);
+        ck_assert_msg(rc == 1 && res.failed > 0, "wrong %s rule on case %s was not caught",
+                      qkv_op_name(b[k].op), gc->name);
+        qkv_ctx_override_backward(ctx, b[k].op, NULL); /* restoring makes it pass again */
+        ck_assert_int_eq(qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res), 0);
+        for (int i = 0; i < gc->n; i++) qkv_tensor_free(in[i]);
+        qkv_ctx_free(ctx);
+    }
+}
+END_TEST
+
+START_TEST(test_sampled_check_counts) {
+    init_aux();
+    const gcase *gc = &CASES[find_case("matmul_batched_bhtd")];
+    qkv_tensor *in[3] = {0};
+    ck_assert_int_eq(make_inputs(gc, 0, in), 0);
+    qkv_ctx *ctx = qkv_ctx_new();
+    qkv_gradcheck_opts o = {.max_checks = 5, .seed = 3};
+    qkv_gradcheck_result res;
+    ck_assert_int_eq(qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, &o, &res), 0);
+    ck_assert_int_eq(res.checked, 10);
+    for (int i = 0; i < gc->n; i++) qkv_tensor_free(in[i]);
+    qkv_ctx_free(ctx);
+}
+END_TEST
+
+Suite *grad_ops_suite(void) {
+    Suite *s = suite_create("grad_ops");
+    TCase *tc = tcase_create("gradcheck");
+    tcase_set_timeout(tc, 20);
+    tcase_add_loop_test(tc, test_op_gradcheck, 0, NCASES);
+    tcase_add_test(tc, test_every_op_covered);
+    tcase_add_test(tc, test_harness_catches_wrong_rules);
+    tcase_add_test(tc, test_sampled_check_counts);
+    suite_add_tcase(s, tc);
+    return s;
+}
