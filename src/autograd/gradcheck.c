@@ -69,8 +69,11 @@ int qkv_gradcheck(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const *in, int n
     qkv_rng_seed_stream(&pick, d.seed, 11);
     for (int i = 0; i < n; i++) {
         qkv_tensor *x = in[i];
+        qkv_gradcheck_stat *st = d.stats ? &d.stats[i] : NULL;
+        if (st) memset(st, 0, sizeof *st);
         if (!x->requires_grad) continue;
-        int64_t m = d.max_checks > 0 && d.max_checks < x->numel ? d.max_checks : x->numel;
+        int64_t m = d.max_checks > 0 && d.max_checks < x->numel && x->numel >= d.check_all_below
+                        ? d.max_checks : x->numel;
         double *xd = x->data, *gd = x->grad;
         for (int64_t k = 0; k < m; k++) {
             int64_t j = m == x->numel ? k : (int64_t)qkv_rng_below(&pick, (uint64_t)x->numel);
@@ -85,6 +88,12 @@ int qkv_gradcheck(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const *in, int n
             double err = fabs(ana - num), excess = err / (atol + rtol * fabs(num));
             res->checked++;
             if (!(excess <= 1)) res->failed++; /* NaN fails too */
+            if (st) {
+                st->checked++;
+                st->failed += !(excess <= 1);
+                if (err > st->max_abs_err || isnan(err)) st->max_abs_err = err;
+                if (excess > st->max_excess || isnan(excess)) st->max_excess = excess;
+            }
             if (err > res->max_abs_err || isnan(err)) res->max_abs_err = err;
             if (excess > res->max_excess || isnan(excess)) {
                 res->max_excess = excess;

@@ -12,10 +12,18 @@
  * output element takes part. */
 typedef qkv_tensor *(*qkv_gradcheck_fn)(qkv_ctx *ctx, qkv_tensor *const *inputs, int n, void *user);
 
+/* per-input statistics, when the caller asks for them */
+typedef struct qkv_gradcheck_stat {
+    int64_t checked, failed;
+    double max_abs_err, max_excess;
+} qkv_gradcheck_stat;
+
 typedef struct qkv_gradcheck_opts {
     double eps, atol, rtol;   /* 1e-6, 1e-5, 1e-3 when zero */
     int64_t max_checks;       /* per input: check at most this many elements, a seeded sample (0 = all) */
+    int64_t check_all_below;  /* with max_checks: inputs smaller than this are checked whole */
     uint64_t seed;            /* for the sample and the output weights */
+    qkv_gradcheck_stat *stats; /* NULL, or n entries filled per input */
 } qkv_gradcheck_opts;
 
 typedef struct qkv_gradcheck_result {

@@ -1,0 +1,127 @@
+#include "nn/attention.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int lin(qkv_linear *l, qkv_params *p, const char *prefix, const char *leaf, int in,
+               int out, bool bias) {
+    char name[96];
+    snprintf(name, sizeof name, "%s.%s", prefix, leaf);
+    return qkv_linear_init(l, p, name, in, out, bias);
+}
+
+int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int d, int heads,
+                       const qkv_attn_config *cfg, char *err, int errlen) {
+    memset(a, 0, sizeof *a);
+    if (heads < 1 || d % heads) {
+        snprintf(err, (size_t)errlen, "%s: heads %d does not divide d_model %d", prefix, heads, d);
+        return -1;
+    }
+    a->cfg = *cfg;
+    a->d = d;
+    a->heads = heads;
+    a->hd = d / heads;
+    int rc = 0;
+    switch (cfg->qkv) { /* Q/K/V projections have no bias, as in the question's module */
+    case QKV_ATTN_FULL:
+        rc |= lin(&a->wq, p, prefix, "wq", d, d, false);
+        rc |= lin(&a->wk, p, prefix, "wk", d, d, false);
+        rc |= lin(&a->wv, p, prefix, "wv", d, d, false);
+        break;
+    case QKV_ATTN_SHARED: rc |= lin(&a->wq, p, prefix, "w", d, d, false); break;
+    case QKV_ATTN_IDENTITY: break;
+    case QKV_ATTN_QK_TIED:
+        rc |= lin(&a->wq, p, prefix, "wqk", d, d, false);
+        rc |= lin(&a->wv, p, prefix, "wv", d, d, false);
+        break;
+    case QKV_ATTN_KV_TIED:
+        rc |= lin(&a->wq, p, prefix, "wq", d, d, false);
+        rc |= lin(&a->wk, p, prefix, "wkv", d, d, false);
+        break;
+    case QKV_ATTN_HEAD_SHARED: /* one (hd,hd) map per role, applied to every head's slice */
+        rc |= lin(&a->wv, p, prefix, "values", a->hd, a->hd, false);
+        rc |= lin(&a->wk, p, prefix, "keys", a->hd, a->hd, false);
+        rc |= lin(&a->wq, p, prefix, "queries", a->hd, a->hd, false);
+        break;
+    default:
+        snprintf(err, (size_t)errlen, "%s: unknown qkv variant %d", prefix, (int)cfg->qkv);
+        return -1;
+    }
+    if (cfg->gate != QKV_GATE_NONE) rc |= lin(&a->wg, p, prefix, "wg", d, d, true);
+    if (cfg->rel_pos_bias) {
+        char name[96];
+        int64_t s[2] = {2 * (int64_t)cfg->rel_pos_max + 1, heads};
+        snprintf(name, sizeof name, "%s.rel_pos.weight", prefix);
+        a->rel = qkv_params_add(p, name, 2, s, QKV_INIT_ZEROS, 0);
+        rc |= !a->rel;
+    }
+    rc |= lin(&a->wo, p, prefix, cfg->qkv == QKV_ATTN_HEAD_SHARED ? "fc_out" : "wo", d, d, true);
+    if (rc) snprintf(err, (size_t)errlen, "%s: out of memory declaring parameters", prefix);
+    return rc ? -1 : 0;
+}
+
+/* (B,T,d) -> (B,H,T,hd) */
+static qkv_tensor *split_heads(qkv_ctx *ctx, const qkv_attention *a, qkv_tensor *x) {
+    if (!x) return NULL;
+    int64_t s[4] = {x->shape[0], x->shape[1], a->heads, a->hd};
+    return qkv_transpose(ctx, qkv_reshape(ctx, x, 4, s), 1, 2);
+}
+
+/* (B,T,d) -> (B,T,d) through a projection, or unchanged when the variant has none */
+static qkv_tensor *project(qkv_ctx *ctx, const qkv_linear *l, qkv_tensor *x) {
+    return l->w ? qkv_linear_forward(ctx, l, x) : x;
+}
+
+qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
+                                  const qkv_attn_masks *m) {
+    if (!x) return NULL;
+    if (x->ndim != 3 || x->shape[2] != a->d)
+        return qkv_ctx_fail(ctx, "attention: expected input (B,T,%d), got %s", a->d,
+                            qkv_shape_str(x->ndim, x->shape, (char[96]){0}, 96));
+    int64_t B = x->shape[0], T = x->shape[1];
+    qkv_tensor *gate = a->wg.w ? qkv_sigmoid(ctx, qkv_linear_forward(ctx, &a->wg, x)) : NULL;
+    qkv_tensor *q, *k, *v;
+    if (a->cfg.qkv == QKV_ATTN_HEAD_SHARED) {
+        /* the question's module: split X into heads first, then the shared (hd,hd) maps */
+        int64_t s[4] = {B, T, a->heads, a->hd};
+        qkv_tensor *xv = x;
+        if (gate && a->cfg.gate == QKV_GATE_VALUE) xv = qkv_mul(ctx, x, gate);
+        qkv_tensor *xh = qkv_reshape(ctx, x, 4, s), *xvh = qkv_reshape(ctx, xv, 4, s);
+        q = qkv_transpose(ctx, qkv_linear_forward(ctx, &a->wq, xh), 1, 2);
+        k = qkv_transpose(ctx, qkv_linear_forward(ctx, &a->wk, xh), 1, 2);
+        v = qkv_transpose(ctx, qkv_linear_forward(ctx, &a->wv, xvh), 1, 2);
+    } else {
+        /* a projection shared by two roles is computed once and used twice (tied) */
+        qkv_tensor *pq = project(ctx, &a->wq, x);
+        qkv_tensor *pk = a->cfg.qkv == QKV_ATTN_FULL || a->cfg.qkv == QKV_ATTN_KV_TIED
+                             ? project(ctx, &a->wk, x) : pq;
+        qkv_tensor *pv;
+        switch (a->cfg.qkv) {
+        case QKV_ATTN_FULL: case QKV_ATTN_QK_TIED: pv = project(ctx, &a->wv, x); break;
+        case QKV_ATTN_KV_TIED: pv = pk; break;
+        default: pv = pq; break; /* shared, identity */
+        }
+        if (gate && a->cfg.gate == QKV_GATE_VALUE) pv = qkv_mul(ctx, pv, gate);
+        q = split_heads(ctx, a, pq);
+        k = pk == pq ? q : split_heads(ctx, a, pk);
+        v = pv == pq ? q : pv == pk ? k : split_heads(ctx, a, pv);
+    }
+    double scale = 1.0 / sqrt(a->cfg.scale == QKV_SCALE_EMBED ? (double)a->d : (double)a->hd);
+    qkv_tensor *s = qkv_scale(ctx, qkv_matmul(ctx, q, k, false, true), scale); /* (B,H,T,T) */
+    if (a->rel && m->rel_index) { /* bias[h][i][j] = rel[clip(j-i)+R][h] */
+        qkv_tensor *bias = qkv_transpose(ctx, qkv_embedding(ctx, a->rel, m->rel_index), 0, 2);
+        s = qkv_add(ctx, s, bias);
+    }
+    bool quirk = a->cfg.qkv == QKV_ATTN_HEAD_SHARED;
+    if (m->blocked) s = qkv_masked_fill(ctx, s, m->blocked, quirk ? -1e20 : -INFINITY);
+    qkv_tensor *att = qkv_softmax(ctx, s);
+    /* with a finite fill a fully blocked row would average every key: zero it, as with -inf */
+    if (quirk && m->row_alive) att = qkv_mul(ctx, att, m->row_alive);
+    a->last_att = att;
+    qkv_tensor *y = qkv_matmul(ctx, att, v, false, false); /* (B,H,T,hd) */
+    int64_t s3[3] = {B, T, a->d};
+    y = qkv_reshape(ctx, qkv_transpose(ctx, y, 1, 2), 3, s3);
+    if (gate && a->cfg.gate == QKV_GATE_OUTPUT) y = qkv_mul(ctx, y, gate);
+    return qkv_linear_forward(ctx, &a->wo, y);
+}

@@ -1,0 +1,33 @@
+/* Multi-head self-attention with every Q/K/V variant of model_config.h.
+ *
+ *   Q, K, V from X per the variant; S = Q K^T * scale (+ relative position bias);
+ *   S[blocked] = -inf (-1e20 in head_shared, as the question's module writes it);
+ *   A = softmax(S) (a fully blocked row gives A = 0); Y = A V (gated if asked); out = Y Wo^T + bo */
+#ifndef QKV_ATTENTION_H
+#define QKV_ATTENTION_H
+
+#include "nn/layers.h"
+
+/* Per-forward constants shared by every layer (built once per batch by the model). */
+typedef struct qkv_attn_masks {
+    const qkv_tensor *blocked;   /* I32 (T,T) or (B,1,T,T); 1 = may not attend; NULL = none */
+    qkv_tensor *row_alive;       /* float (T,1) or (B,1,T,1): 0 for a fully blocked query row; NULL if none is */
+    const qkv_tensor *rel_index; /* I32 (T,T): [j][i] = clip(j - i) + rel_pos_max; NULL without rel_pos_bias */
+} qkv_attn_masks;
+
+typedef struct qkv_attention {
+    qkv_attn_config cfg;
+    int d, heads, hd;
+    qkv_linear wq, wk, wv, wo, wg; /* which exist depends on the variant (w == NULL otherwise) */
+    qkv_tensor *rel;               /* (2 rel_pos_max + 1, heads) or NULL */
+    qkv_tensor *last_att;          /* (B,H,T,T) of the last forward; valid until qkv_ctx_reset */
+} qkv_attention;
+
+/* declare the variant's parameters under PREFIX (e.g. "blocks.0.attn"); -1 with err set on a bad config */
+int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int d, int heads,
+                       const qkv_attn_config *cfg, char *err, int errlen);
+/* x: (B,T,d) -> (B,T,d) */
+qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
+                                  const qkv_attn_masks *m);
+
+#endif

@@ -1,0 +1,25 @@
+#include "nn/block.h"
+
+#include <stdio.h>
+
+int qkv_block_init(qkv_block *b, qkv_params *p, const char *prefix, const qkv_model_config *c,
+                   char *err, int errlen) {
+    char name[96];
+    snprintf(name, sizeof name, "%s.ln1", prefix);
+    if (qkv_lnorm_init(&b->ln1, p, name, c->d_model)) goto oom;
+    snprintf(name, sizeof name, "%s.attn", prefix);
+    if (qkv_attention_init(&b->attn, p, name, c->d_model, c->heads, &c->attn, err, errlen)) return -1;
+    snprintf(name, sizeof name, "%s.ln2", prefix);
+    if (qkv_lnorm_init(&b->ln2, p, name, c->d_model)) goto oom;
+    snprintf(name, sizeof name, "%s.ff", prefix);
+    if (qkv_ffn_init(&b->ff, p, name, c->d_model, c->d_ff, c->activation)) goto oom;
+    return 0;
+oom:
+    snprintf(err, (size_t)errlen, "%s: out of memory declaring parameters", prefix);
+    return -1;
+}
+
+qkv_tensor *qkv_block_forward(qkv_ctx *ctx, qkv_block *b, qkv_tensor *x, const qkv_attn_masks *m) {
+    qkv_tensor *h = qkv_add(ctx, x, qkv_attention_forward(ctx, &b->attn, qkv_lnorm_forward(ctx, &b->ln1, x), m));
+    return qkv_add(ctx, h, qkv_ffn_forward(ctx, &b->ff, qkv_lnorm_forward(ctx, &b->ln2, h)));
+}

@@ -1,0 +1,19 @@
+/* A pre-LN transformer block: x + attn(ln1(x)), then x + ff(ln2(x)). */
+#ifndef QKV_BLOCK_H
+#define QKV_BLOCK_H
+
+#include "nn/attention.h"
+
+typedef struct qkv_block {
+    qkv_lnorm ln1, ln2;
+    qkv_attention attn;
+    qkv_ffn ff;
+} qkv_block;
+
+/* declare PREFIX.ln1, PREFIX.attn, PREFIX.ln2, PREFIX.ff; -1 with err set on failure */
+int qkv_block_init(qkv_block *b, qkv_params *p, const char *prefix, const qkv_model_config *c,
+                   char *err, int errlen);
+/* x: (B,T,d) -> (B,T,d);  h = x + attn(ln1(x)); y = h + ff(ln2(h)) */
+qkv_tensor *qkv_block_forward(qkv_ctx *ctx, qkv_block *b, qkv_tensor *x, const qkv_attn_masks *m);
+
+#endif

@@ -1,0 +1,125 @@
+#include "nn/model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, char *err, int errlen) {
+    if (qkv_model_config_check(cfg, err, errlen)) return NULL;
+    qkv_model *m = calloc(1, sizeof *m);
+    if (!m || !(m->blocks = calloc((size_t)cfg->layers, sizeof *m->blocks))) {
+        free(m);
+        snprintf(err, (size_t)errlen, "out of memory building the model");
+        return NULL;
+    }
+    m->cfg = *cfg;
+    qkv_params_init(&m->params, dt);
+    int rc = qkv_embed_init(&m->tok, &m->params, "tok_emb", cfg->vocab, cfg->d_model);
+    rc |= qkv_embed_init(&m->pos, &m->params, "pos_emb", cfg->seq_len, cfg->d_model);
+    if (rc) snprintf(err, (size_t)errlen, "out of memory building the model");
+    for (int i = 0; !rc && i < cfg->layers; i++) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "blocks.%d", i);
+        rc = qkv_block_init(&m->blocks[i], &m->params, prefix, cfg, err, errlen);
+    }
+    if (!rc && (qkv_lnorm_init(&m->ln_f, &m->params, "ln_f", cfg->d_model) ||
+                qkv_linear_init(&m->head, &m->params, "lm_head", cfg->d_model, cfg->vocab, true))) {
+        snprintf(err, (size_t)errlen, "out of memory building the model");
+        rc = -1;
+    }
+    if (!rc && qkv_params_finalize(&m->params)) {
+        snprintf(err, (size_t)errlen, "out of memory: %lld parameters", (long long)m->params.numel);
+        rc = -1;
+    }
+    if (rc) {
+        qkv_model_free(m);
+        return NULL;
+    }
+    qkv_params_init_values(&m->params, seed);
+    return m;
+}
+
+void qkv_model_free(qkv_model *m) {
+    if (!m) return;
+    qkv_params_free(&m->params);
+    free(m->blocks);
+    free(m);
+}
+
+/* The masks every layer shares, built once per forward in the arena. */
+static int build_masks(qkv_ctx *ctx, const qkv_model *m, int64_t B, int64_t T,
+                       const qkv_tensor *pad, qkv_attn_masks *out) {
+    const qkv_attn_config *a = &m->cfg.attn;
+    memset(out, 0, sizeof *out);
+    if (a->rel_pos_bias) {
+        int64_t s[2] = {T, T};
+        qkv_tensor *idx = qkv_ctx_tensor(ctx, QKV_I32, 2, s);
+        if (!idx) return -1;
+        int32_t *d = idx->data, R = a->rel_pos_max;
+        for (int64_t j = 0; j < T; j++)
+            for (int64_t i = 0; i < T; i++) {
+                int64_t off = j - i;
+                off = off < -R ? -R : off > R ? R : off;
+                d[j * T + i] = (int32_t)(off + R);
+            }
+        out->rel_index = idx;
+    }
+    if (!a->causal && !a->self_mask && !pad) return 0;
+    int64_t nb = pad ? B : 1;
+    int64_t ms[4] = {nb, 1, T, T}, rs[4] = {nb, 1, T, 1};
+    qkv_tensor *blk = qkv_ctx_tensor(ctx, QKV_I32, pad ? 4 : 2, pad ? ms : ms + 2);
+    qkv_tensor *alive = qkv_ctx_tensor(ctx, m->params.dtype, pad ? 4 : 2, pad ? rs : rs + 2);
+    if (!blk || !alive) return -1;
+    int32_t *bd = blk->data;
+    const int32_t *pd = pad ? pad->data : NULL;
+    bool any_dead = false;
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t i = 0; i < T; i++) {
+            bool alive_row = false;
+            for (int64_t j = 0; j < T; j++) {
+                bool blocked = (a->causal && j > i) || (a->self_mask && j == i) ||
+                               (pd && pd[b * T + j] == 0);
+                bd[(b * T + i) * T + j] = blocked;
+                alive_row |= !blocked;
+            }
+            qkv_tensor_set(alive, b * T + i, alive_row ? 1.0 : 0.0);
+            any_dead |= !alive_row;
+        }
+    out->blocked = blk;
+    out->row_alive = any_dead ? alive : NULL;
+    return 0;
+}
+
+qkv_tensor *qkv_model_forward(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *tokens, const qkv_tensor *pad) {
+    if (!tokens) return NULL;
+    if (tokens->dtype != QKV_I32 || tokens->ndim != 2)
+        return qkv_ctx_fail(ctx, "model: tokens must be I32 (B,T)");
+    int64_t B = tokens->shape[0], T = tokens->shape[1];
+    if (T > m->cfg.seq_len)
+        return qkv_ctx_fail(ctx, "model: sequence length %lld exceeds model.seq_len %d",
+                            (long long)T, m->cfg.seq_len);
+    if (pad && (pad->dtype != QKV_I32 || !qkv_same_shape(pad, tokens)))
+        return qkv_ctx_fail(ctx, "model: the padding mask must be I32 with the tokens' shape (B,T)");
+    qkv_attn_masks masks;
+    if (build_masks(ctx, m, B, T, pad, &masks)) return NULL;
+    qkv_tensor *x = qkv_add(ctx, qkv_embed_forward(ctx, &m->tok, tokens),
+                            qkv_slice(ctx, m->pos.w, 0, 0, T));
+    for (int i = 0; i < m->cfg.layers; i++) x = qkv_block_forward(ctx, &m->blocks[i], x, &masks);
+    return qkv_linear_forward(ctx, &m->head, qkv_lnorm_forward(ctx, &m->ln_f, x));
+}
+
+qkv_tensor *qkv_model_loss(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *tokens,
+                           const qkv_tensor *targets, const qkv_tensor *pad) {
+    return qkv_cross_entropy(ctx, qkv_model_forward(ctx, m, tokens, pad), targets, -100);
+}
+
+const qkv_tensor *qkv_model_attention(const qkv_model *m, int layer) {
+    return layer >= 0 && layer < m->cfg.layers ? m->blocks[layer].attn.last_att : NULL;
+}
+
+int64_t qkv_model_attention_params(const qkv_model *m) {
+    int64_t n = 0;
+    for (int i = 0; i < m->params.n; i++)
+        if (strstr(m->params.items[i]->name, ".attn.")) n += m->params.items[i]->t.numel;
+    return n;
+}

@@ -1,0 +1,36 @@
+/* The transformer language model:
+ *   x = tok_emb[tokens] + pos_emb[0:T]; x = block_i(x) for each layer;
+ *   logits = lm_head(ln_f(x)) : (B,T,vocab)
+ * Parameters (checkpoint keys): tok_emb.weight, pos_emb.weight, blocks.N.{ln1,attn,ln2,ff}.*,
+ * ln_f.{weight,bias}, lm_head.{weight,bias}. */
+#ifndef QKV_MODEL_H
+#define QKV_MODEL_H
+
+#include "nn/block.h"
+
+typedef struct qkv_model {
+    qkv_model_config cfg;
+    qkv_params params;
+    qkv_embed tok, pos;
+    qkv_block *blocks;
+    qkv_lnorm ln_f;
+    qkv_linear head;
+} qkv_model;
+
+/* build and initialise (seeded) a model in dtype dt; NULL with one line in err on a bad config or OOM */
+qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, char *err, int errlen);
+void qkv_model_free(qkv_model *m);
+
+/* tokens: I32 (B,T), T <= seq_len; pad: I32 (B,T), 1 = real token, 0 = padding (keys that
+ * are padding are not attended to), or NULL  ->  logits (B,T,vocab) */
+qkv_tensor *qkv_model_forward(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *tokens, const qkv_tensor *pad);
+/* mean cross-entropy of the logits against targets I32 (B,T) (-100 = no loss at that position) */
+qkv_tensor *qkv_model_loss(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *tokens,
+                           const qkv_tensor *targets, const qkv_tensor *pad);
+/* attention weights (B,H,T,T) of `layer` from the last forward; valid until qkv_ctx_reset */
+const qkv_tensor *qkv_model_attention(const qkv_model *m, int layer);
+
+/* parameters of the attention modules only (all layers) */
+int64_t qkv_model_attention_params(const qkv_model *m);
+
+#endif

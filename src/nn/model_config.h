@@ -1,0 +1,53 @@
+/* Hyper-parameters of the transformer and of its attention, as plain C values.
+ * (The JSON layer in src/config fills these from a config file.) */
+#ifndef QKV_MODEL_CONFIG_H
+#define QKV_MODEL_CONFIG_H
+
+#include <stdbool.h>
+
+/* How queries, keys and values are made from the attention input X (B,T,d). */
+typedef enum {
+    QKV_ATTN_FULL,        /* Q = X Wq^T, K = X Wk^T, V = X Wv^T: separate d x d projections */
+    QKV_ATTN_SHARED,      /* Q = K = V = X W^T: one d x d projection */
+    QKV_ATTN_IDENTITY,    /* Q = K = V = X: no projection (heads are slices of X) */
+    QKV_ATTN_QK_TIED,     /* Q = K = X Wqk^T, V = X Wv^T */
+    QKV_ATTN_KV_TIED,     /* Q = X Wq^T, K = V = X Wkv^T (a control) */
+    QKV_ATTN_HEAD_SHARED, /* the seed question's module: X split into heads, then one
+                             head_dim x head_dim projection per role shared by all heads */
+    QKV_ATTN_QKV_COUNT
+} qkv_attn_qkv;
+
+typedef enum { QKV_SCALE_HEAD_DIM, QKV_SCALE_EMBED, QKV_SCALE_COUNT } qkv_attn_scale;
+typedef enum { QKV_GATE_NONE, QKV_GATE_OUTPUT, QKV_GATE_VALUE, QKV_GATE_COUNT } qkv_attn_gate;
+typedef enum { QKV_ACT_GELU, QKV_ACT_GELU_TANH, QKV_ACT_RELU, QKV_ACT_COUNT } qkv_activation;
+
+typedef struct qkv_attn_config {
+    qkv_attn_qkv qkv;
+    qkv_attn_scale scale;  /* 1/sqrt(head_dim) (standard) or 1/sqrt(d_model) (the question's) */
+    bool causal;
+    bool rel_pos_bias;     /* learned scalar per head per clipped relative offset */
+    int rel_pos_max;       /* offsets are clipped to [-rel_pos_max, rel_pos_max] */
+    qkv_attn_gate gate;
+    bool self_mask;        /* a token may not attend to itself */
+} qkv_attn_config;
+
+typedef struct qkv_model_config {
+    int vocab;             /* token ids are in [0, vocab) */
+    int seq_len;           /* longest sequence (size of the position table) */
+    int d_model, heads, layers, d_ff;
+    qkv_activation activation;
+    qkv_attn_config attn;
+} qkv_model_config;
+
+/* names used in configs: "full", "shared", ... (index = enum value) */
+extern const char *const QKV_ATTN_QKV_NAMES[QKV_ATTN_QKV_COUNT];
+extern const char *const QKV_ATTN_SCALE_NAMES[QKV_SCALE_COUNT];
+extern const char *const QKV_ATTN_GATE_NAMES[QKV_GATE_COUNT];
+extern const char *const QKV_ACTIVATION_NAMES[QKV_ACT_COUNT];
+
+/* the defaults of docs/config.md (vocab and seq_len 0: taken from the task) */
+qkv_model_config qkv_model_config_default(void);
+/* checks sizes and their relations (heads divides d_model, ...); 0, or -1 with one line in err */
+int qkv_model_config_check(const qkv_model_config *c, char *err, int errlen);
+
+#endif

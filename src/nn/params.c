@@ -1,0 +1,79 @@
+#include "nn/params.h"
+#include "tensor/rng.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void qkv_params_init(qkv_params *p, qkv_dtype dt) {
+    memset(p, 0, sizeof *p);
+    p->dtype = dt;
+}
+
+qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int64_t *shape,
+                           qkv_init_kind init, double scale) {
+    if (p->n == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 32;
+        qkv_param **items = realloc(p->items, (size_t)cap * sizeof *items);
+        if (!items) return NULL;
+        p->items = items;
+        p->cap = cap;
+    }
+    qkv_param *q = calloc(1, sizeof *q); /* one allocation each: pointers stay valid */
+    if (!q) return NULL;
+    if (qkv_shape_init(&q->t, p->dtype, ndim, shape)) { free(q); return NULL; }
+    snprintf(q->name, sizeof q->name, "%s", name);
+    q->t.name = q->name;
+    q->t.requires_grad = true;
+    q->init = init;
+    q->scale = scale;
+    q->offset = p->numel;
+    p->numel += q->t.numel;
+    p->items[p->n++] = q;
+    return &q->t;
+}
+
+int qkv_params_finalize(qkv_params *p) {
+    size_t es = qkv_dtype_size(p->dtype), n = (size_t)(p->numel ? p->numel : 1);
+    p->data = calloc(n, es);
+    p->grad = calloc(n, es);
+    if (!p->data || !p->grad) return -1;
+    for (int i = 0; i < p->n; i++) {
+        qkv_param *q = p->items[i];
+        q->t.data = (char *)p->data + (size_t)q->offset * es;
+        q->t.grad = (char *)p->grad + (size_t)q->offset * es;
+    }
+    return 0;
+}
+
+void qkv_params_init_values(qkv_params *p, uint64_t seed) {
+    qkv_rng r;
+    qkv_rng_seed_stream(&r, seed, 1);
+    for (int i = 0; i < p->n; i++) {
+        qkv_param *q = p->items[i];
+        switch (q->init) {
+        case QKV_INIT_ZEROS: qkv_tensor_fill_uniform(&q->t, &r, 0, 0); break;
+        case QKV_INIT_ONES: qkv_tensor_fill_uniform(&q->t, &r, 1, 1); break;
+        case QKV_INIT_UNIFORM: qkv_tensor_fill_uniform(&q->t, &r, -q->scale, q->scale); break;
+        case QKV_INIT_NORMAL: qkv_tensor_fill_normal(&q->t, &r, 0, q->scale); break;
+        }
+    }
+}
+
+void qkv_params_zero_grad(qkv_params *p) {
+    if (p->grad) memset(p->grad, 0, (size_t)p->numel * qkv_dtype_size(p->dtype));
+}
+
+qkv_param *qkv_params_find(const qkv_params *p, const char *name) {
+    for (int i = 0; i < p->n; i++)
+        if (!strcmp(p->items[i]->name, name)) return p->items[i];
+    return NULL;
+}
+
+void qkv_params_free(qkv_params *p) {
+    for (int i = 0; i < p->n; i++) free(p->items[i]);
+    free(p->items);
+    free(p->data);
+    free(p->grad);
+    memset(p, 0, sizeof *p);
+}

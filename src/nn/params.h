@@ -1,0 +1,45 @@
+/* Named parameters in flat buffers.
+ *
+ * Modules declare their parameters (name, shape, initialiser) while the model is built;
+ * qkv_params_finalize then places every parameter in one data buffer and one gradient
+ * buffer, so zeroing gradients, clipping, optimizers and checkpoints each see a single
+ * contiguous array. Names are PyTorch-style checkpoint keys: "blocks.0.attn.wq.weight". */
+#ifndef QKV_PARAMS_H
+#define QKV_PARAMS_H
+
+#include "tensor/tensor.h"
+
+typedef enum { QKV_INIT_ZEROS, QKV_INIT_ONES, QKV_INIT_UNIFORM, QKV_INIT_NORMAL } qkv_init_kind;
+
+typedef struct qkv_param {
+    char name[96];
+    qkv_tensor t;          /* data and grad point into the flat buffers after finalize */
+    qkv_init_kind init;
+    double scale;          /* U(-scale, scale) or N(0, scale^2) */
+    int64_t offset;        /* element offset in the flat buffers */
+} qkv_param;
+
+typedef struct qkv_params {
+    qkv_dtype dtype;
+    int n, cap;
+    qkv_param **items;     /* declaration order (also initialisation and checkpoint order) */
+    int64_t numel;         /* total elements */
+    void *data, *grad;     /* flat buffers, numel elements each */
+} qkv_params;
+
+/* an empty store for dtype (F32 to train, F64 for gradient checks) */
+void qkv_params_init(qkv_params *p, qkv_dtype dt);
+/* declare a parameter; returns its tensor (data NULL until finalize), NULL on OOM/bad shape */
+qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int64_t *shape,
+                           qkv_init_kind init, double scale);
+/* allocate the flat buffers and point every parameter into them; 0 or -1 (OOM) */
+int qkv_params_finalize(qkv_params *p);
+/* draw every parameter's initial values, in declaration order, from one seeded stream */
+void qkv_params_init_values(qkv_params *p, uint64_t seed);
+/* grad = 0 for every parameter (one memset) */
+void qkv_params_zero_grad(qkv_params *p);
+/* the parameter called name, or NULL */
+qkv_param *qkv_params_find(const qkv_params *p, const char *name);
+void qkv_params_free(qkv_params *p);
+
+#endif

@@ -1,0 +1,23 @@
+/* Optimizer and learning-rate schedule settings. */
+#ifndef QKV_OPTIM_CONFIG_H
+#define QKV_OPTIM_CONFIG_H
+
+typedef enum { QKV_OPT_SGD, QKV_OPT_ADAM, QKV_OPT_ADAMW, QKV_OPT_COUNT } qkv_optim_kind;
+typedef enum { QKV_SCHED_CONSTANT, QKV_SCHED_COSINE, QKV_SCHED_LINEAR, QKV_SCHED_COUNT } qkv_schedule_kind;
+
+typedef struct qkv_optim_config {
+    qkv_optim_kind name;
+    double lr;
+    double momentum;        /* SGD only */
+    double beta1, beta2, eps; /* Adam, AdamW */
+    double weight_decay;    /* SGD/Adam: L2 added to the gradient; AdamW: decoupled */
+    double clip;            /* max global gradient norm; 0 = no clipping */
+    qkv_schedule_kind schedule; /* after warmup: constant, cosine or linear decay to min_lr */
+    int warmup;             /* linear warmup steps from 0 to lr */
+    double min_lr;          /* the decay's final learning rate */
+} qkv_optim_config;
+
+extern const char *const QKV_OPTIM_NAMES[QKV_OPT_COUNT];
+extern const char *const QKV_SCHEDULE_NAMES[QKV_SCHED_COUNT];
+
+#endif
