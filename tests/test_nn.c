@@ -1,0 +1,346 @@
+/* Modules: gradient checks of each module and of the whole model in every attention
+ * variant and option, plus the properties the variants promise. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/gradcheck.h"
+#include "nn/model.h"
+#include "nn/model_check.h"
+#include "tensor/rng.h"
+#include "suites.h"
+
+static qkv_model_config tiny(void) {
+    qkv_model_config c = qkv_model_config_default();
+    c.vocab = 7;
+    c.seq_len = 5;
+    c.d_model = 8;
+    c.heads = 2;
+    c.layers = 2;
+    c.d_ff = 12;
+    c.attn.rel_pos_max = 3;
+    return c;
+}
+
+/* ---- single modules ------------------------------------------------------------------ */
+
+typedef struct { int kind; qkv_linear lin; qkv_lnorm ln; qkv_ffn ff; qkv_attention at;
+                 qkv_attn_masks masks; } module_ref;
+
+static qkv_tensor *module_fn(qkv_ctx *ctx, qkv_tensor *const *in, int n, void *u) {
+    (void)n;
+    module_ref *m = u;
+    switch (m->kind) {
+    case 0: return qkv_linear_forward(ctx, &m->lin, in[0]);
+    case 1: return qkv_lnorm_forward(ctx, &m->ln, in[0]);
+    case 2: return qkv_ffn_forward(ctx, &m->ff, in[0]);
+    default: return qkv_attention_forward(ctx, &m->at, in[0], &m->masks);
+    }
+}
+
+/* check d out / d (x and every parameter) for module kind k */
+static void check_module(int k, qkv_attn_qkv variant) {
+    qkv_params p;
+    qkv_params_init(&p, QKV_F64);
+    module_ref m = {.kind = k};
+    char err[256];
+    qkv_attn_config ac = qkv_model_config_default().attn;
+    ac.qkv = variant;
+    ac.causal = false;
+    switch (k) {
+    case 0: ck_assert_int_eq(qkv_linear_init(&m.lin, &p, "lin", 6, 4, true), 0); break;
+    case 1: ck_assert_int_eq(qkv_lnorm_init(&m.ln, &p, "ln", 6), 0); break;
+    case 2: ck_assert_int_eq(qkv_ffn_init(&m.ff, &p, "ff", 6, 10, QKV_ACT_GELU), 0); break;
+    default: ck_assert_int_eq(qkv_attention_init(&m.at, &p, "attn", 6, 2, &ac, err, sizeof err), 0);
+    }
+    ck_assert_int_eq(qkv_params_finalize(&p), 0);
+    qkv_params_init_values(&p, 5);
+    /* layernorm starts at w=1, b=0: move them off the trivial point */
+    for (int i = 0; i < p.n; i++)
+        for (int64_t j = 0; j < p.items[i]->t.numel; j++)
+            qkv_tensor_set(&p.items[i]->t, j, qkv_tensor_get(&p.items[i]->t, j) + 0.1 * (double)(j % 3));
+    int64_t xs[3] = {2, 3, 6};
+    qkv_tensor *x = qkv_tensor_zeros(QKV_F64, 3, xs);
+    qkv_rng r;
+    qkv_rng_seed(&r, 9);
+    qkv_tensor_fill_normal(x, &r, 0, 1);
+    qkv_tensor_require_grad(x);
+    qkv_tensor *in[16] = {x};
+    for (int i = 0; i < p.n; i++) in[1 + i] = &p.items[i]->t;
+    qkv_ctx *ctx = qkv_ctx_new();
+    qkv_gradcheck_result res;
+    int rc = qkv_gradcheck(ctx, module_fn, in, 1 + p.n, &m, NULL, &res);
+    ck_assert_msg(rc == 0, "module %d variant %s: rc %d, %lld failed, worst input %d: %g vs %g (%s)",
+                  k, QKV_ATTN_QKV_NAMES[variant], rc, (long long)res.failed, res.worst_input,
+                  res.worst_analytic, res.worst_numeric, res.error);
+    qkv_ctx_free(ctx);
+    qkv_tensor_free(x);
+    qkv_params_free(&p);
+}
+
+START_TEST(test_linear_grad) { check_module(0, QKV_ATTN_FULL); }
+END_TEST
+START_TEST(test_layernorm_grad) { check_module(1, QKV_ATTN_FULL); }
+END_TEST
+START_TEST(test_feedforward_grad) { check_module(2, QKV_ATTN_FULL); }
+END_TEST
+START_TEST(test_attention_module_grad) { check_module(3, (qkv_attn_qkv)_i); }
+END_TEST
+
+/* ---- the whole model in every variant and option ------------------------------------- */
+
+typedef struct { const char *name; qkv_model_config cfg; bool pad; } variant_case;
+
+static int variant_cases(variant_case *v) {
+    int n = 0;
+    for (int q = 0; q < QKV_ATTN_QKV_COUNT; q++) {
+        v[n] = (variant_case){QKV_ATTN_QKV_NAMES[q], tiny(), false};
+        v[n].cfg.attn.qkv = (qkv_attn_qkv)q;
+        if (q == QKV_ATTN_HEAD_SHARED) v[n].cfg.attn.scale = QKV_SCALE_EMBED; /* as the question */
+        n++;
+    }
+    qkv_model_config c;
+    c = tiny(); c.attn.qkv = QKV_ATTN_HEAD_SHARED; v[n++] = (variant_case){"head_shared+head_dim", c, false};
+    c = tiny(); c.attn.scale = QKV_SCALE_EMBED; v[n++] = (variant_case){"full+scale_embed", c, false};
+    c = tiny(); c.attn.rel_pos_bias = true; v[n++] = (variant_case){"full+rel_pos_bias", c, false};
+    c = tiny(); c.attn.rel_pos_bias = true; c.attn.rel_pos_max = 1; v[n++] = (variant_case){"rel_pos_bias_clipped", c, false};
+    c = tiny(); c.attn.gate = QKV_GATE_OUTPUT; v[n++] = (variant_case){"full+gate_output", c, false};
+    c = tiny(); c.attn.gate = QKV_GATE_VALUE; v[n++] = (variant_case){"full+gate_value", c, false};
+    c = tiny(); c.attn.qkv = QKV_ATTN_HEAD_SHARED; c.attn.gate = QKV_GATE_VALUE; v[n++] = (variant_case){"head_shared+gate_value", c, false};
+    c = tiny(); c.attn.qkv = QKV_ATTN_IDENTITY; c.attn.gate = QKV_GATE_OUTPUT; v[n++] = (variant_case){"identity+gate_output", c, false};
+    c = tiny(); c.attn.qkv = QKV_ATTN_QK_TIED; c.attn.self_mask = true; v[n++] = (variant_case){"qk_tied+self_mask", c, false};
+    c = tiny(); c.attn.qkv = QKV_ATTN_HEAD_SHARED; c.attn.self_mask = true; v[n++] = (variant_case){"head_shared+self_mask", c, false};
+    c = tiny(); c.attn.causal = false; v[n++] = (variant_case){"full_bidirectional", c, false};
+    c = tiny(); c.attn.causal = false; c.attn.self_mask = true; v[n++] = (variant_case){"bidirectional+self_mask", c, false};
+    c = tiny(); v[n++] = (variant_case){"full+padding", c, true};
+    c = tiny(); c.attn.causal = false; c.attn.qkv = QKV_ATTN_HEAD_SHARED; v[n++] = (variant_case){"head_shared+padding", c, true};
+    c = tiny(); c.activation = QKV_ACT_RELU; v[n++] = (variant_case){"relu", c, false};
+    c = tiny(); c.activation = QKV_ACT_GELU_TANH; v[n++] = (variant_case){"gelu_tanh", c, false};
+    c = tiny(); c.heads = 1; v[n++] = (variant_case){"one_head", c, false};
+    c = tiny(); c.heads = 8; v[n++] = (variant_case){"head_dim_1", c, false};
+    return n;
+}
+#define NVARIANTS 24
+
+START_TEST(test_model_grad_variant) {
+    variant_case v[32];
+    ck_assert_int_eq(variant_cases(v), NVARIANTS);
+    qkv_model_check opt = {.batch = 2, .seed = 11 + (uint64_t)_i, .pad = v[_i].pad};
+    qkv_model *m;
+    qkv_gradcheck_stat *st;
+    char err[256];
+    int rc = qkv_model_gradcheck(&v[_i].cfg, &opt, &m, &st, err, sizeof err);
+    ck_assert_msg(rc >= 0, "%s: %s", v[_i].name, err);
+    for (int i = 0; i < m->params.n; i++) {
+        ck_assert_msg(st[i].failed == 0, "%s: %s: %lld of %lld fail, max excess %g", v[_i].name,
+                      m->params.items[i]->name, (long long)st[i].failed, (long long)st[i].checked,
+                      st[i].max_excess);
+        ck_assert_int_eq(st[i].checked, m->params.items[i]->t.numel);
+    }
+    ck_assert_int_eq(rc, 0);
+    if (getenv("QKV_TEST_VERBOSE")) {
+        double worst = 0;
+        for (int i = 0; i < m->params.n; i++) worst = fmax(worst, st[i].max_abs_err);
+        fprintf(stderr, "model gradcheck %-24s %lld params, max |analytic-numeric| %.3g\n",
+                v[_i].name, (long long)m->params.numel, worst);
+    }
+    free(st);
+    qkv_model_free(m);
+}
+END_TEST
+
+/* ---- properties ---------------------------------------------------------------------- */
+
+static qkv_tensor *tokens_of(int64_t B, int64_t T, int vocab, uint64_t seed) {
+    int64_t s[2] = {B, T};
+    qkv_tensor *t = qkv_tensor_zeros(QKV_I32, 2, s);
+    qkv_rng r;
+    qkv_rng_seed(&r, seed);
+    for (int64_t i = 0; i < t->numel; i++) ((int32_t *)t->data)[i] = (int32_t)qkv_rng_below(&r, (uint64_t)vocab);
+    return t;
+}
+
+START_TEST(test_param_names_and_counts) {
+    qkv_model_config c = qkv_model_config_default();
+    c.vocab = 64; c.seq_len = 32; c.layers = 1;
+    int64_t d = 64, hd = 16;
+    /* attention parameters per variant, output projection (d*d + d) included */
+    int64_t expect[QKV_ATTN_QKV_COUNT] = {
+        3 * d * d + d * d + d, d * d + d * d + d, d * d + d, 2 * d * d + d * d + d,
+        2 * d * d + d * d + d, 3 * hd * hd + d * d + d};
+    const char *key[QKV_ATTN_QKV_COUNT] = {"blocks.0.attn.wq.weight", "blocks.0.attn.w.weight",
+        "blocks.0.attn.wo.weight", "blocks.0.attn.wqk.weight", "blocks.0.attn.wkv.weight",
+        "blocks.0.attn.queries.weight"};
+    char err[256];
+    for (int q = 0; q < QKV_ATTN_QKV_COUNT; q++) {
+        c.attn.qkv = (qkv_attn_qkv)q;
+        qkv_model *m = qkv_model_new(&c, QKV_F32, 0, err, sizeof err);
+        ck_assert_ptr_nonnull(m);
+        ck_assert_int_eq(qkv_model_attention_params(m), expect[q]);
+        ck_assert_ptr_nonnull(qkv_params_find(&m->params, key[q]));
+        ck_assert_ptr_nonnull(qkv_params_find(&m->params, "tok_emb.weight"));
+        ck_assert_ptr_nonnull(qkv_params_find(&m->params, "lm_head.bias"));
+        ck_assert_ptr_nonnull(qkv_params_find(&m->params, "blocks.0.ff.fc2.weight"));
+        qkv_model_free(m);
+    }
+}
+END_TEST
+
+START_TEST(test_heads_must_divide) {
+    qkv_model_config c = tiny();
+    c.heads = 3;
+    char err[256];
+    ck_assert_ptr_null(qkv_model_new(&c, QKV_F32, 0, err, sizeof err));
+    ck_assert_ptr_nonnull(strstr(err, "does not divide"));
+}
+END_TEST
+
+START_TEST(test_init_deterministic) {
+    qkv_model_config c = tiny();
+    char err[256];
+    qkv_model *a = qkv_model_new(&c, QKV_F32, 42, err, sizeof err);
+    qkv_model *b = qkv_model_new(&c, QKV_F32, 42, err, sizeof err);
+    qkv_model *d = qkv_model_new(&c, QKV_F64, 42, err, sizeof err);
+    qkv_model *e = qkv_model_new(&c, QKV_F32, 43, err, sizeof err);
+    ck_assert_int_eq(memcmp(a->params.data, b->params.data, (size_t)a->params.numel * 4), 0);
+    ck_assert_int_ne(memcmp(a->params.data, e->params.data, (size_t)a->params.numel * 4), 0);
+    for (int64_t i = 0; i < a->params.numel; i++) /* the F64 model holds the same values */
+        ck_assert_float_eq(((float *)a->params.data)[i], (float)((double *)d->params.data)[i]);
+    /* PyTorch's init ranges: Linear U(-1/sqrt(in), 1/sqrt(in)), LayerNorm ones */
+    qkv_param *w = qkv_params_find(&a->params, "blocks.0.ff.fc2.weight");
+    for (int64_t i = 0; i < w->t.numel; i++) ck_assert(fabs(qkv_tensor_get(&w->t, i)) <= 1 / sqrt(12.0));
+    ck_assert_double_eq(qkv_tensor_get(&qkv_params_find(&a->params, "ln_f.weight")->t, 0), 1.0);
+    qkv_model_free(a); qkv_model_free(b); qkv_model_free(d); qkv_model_free(e);
+}
+END_TEST
+
+/* causal: changing a later token never changes an earlier position's logits */
+START_TEST(test_causal_no_future_leak) {
+    qkv_model_config c = tiny();
+    c.attn.qkv = (qkv_attn_qkv)_i;
+    char err[256];
+    qkv_model *m = qkv_model_new(&c, QKV_F64, 1, err, sizeof err);
+    qkv_tensor *t = tokens_of(1, 5, 7, 3);
+    qkv_ctx *ctx = qkv_ctx_new();
+    qkv_tensor *l1 = qkv_model_forward(ctx, m, t, NULL);
+    ((int32_t *)t->data)[4] = (((int32_t *)t->data)[4] + 1) % 7;
+    qkv_tensor *l2 = qkv_model_forward(ctx, m, t, NULL);
+    ck_assert(qkv_ctx_ok(ctx));
+    for (int64_t i = 0; i < 4 * 7; i++) ck_assert_double_eq(qkv_tensor_get(l1, i), qkv_tensor_get(l2, i));
+    int differs = 0;
+    for (int64_t i = 4 * 7; i < 5 * 7; i++) differs |= qkv_tensor_get(l1, i) != qkv_tensor_get(l2, i);
+    ck_assert(differs);
+    qkv_ctx_free(ctx); qkv_tensor_free(t); qkv_model_free(m);
+}
+END_TEST
+
+/* attention rows are distributions; a fully blocked row (causal + self_mask, first query) is 0 */
+START_TEST(test_attention_rows_and_blocked_row) {
+    qkv_model_config c = tiny();
+    c.attn.qkv = (qkv_attn_qkv)_i;
+    c.attn.self_mask = true;
+    char err[256];
+    qkv_model *m = qkv_model_new(&c, QKV_F32, 1, err, sizeof err);
+    qkv_tensor *t = tokens_of(2, 5, 7, 4);
+    qkv_ctx *ctx = qkv_ctx_new();
+    qkv_tensor *logits = qkv_model_forward(ctx, m, t, NULL);
+    ck_assert(logits != NULL);
+    for (int64_t i = 0; i < logits->numel; i++) ck_assert(isfinite(qkv_tensor_get(logits, i)));
+    for (int layer = 0; layer < 2; layer++) {
+        const qkv_tensor *a = qkv_model_attention(m, layer);
+        ck_assert_int_eq(a->ndim, 4);
+        for (int64_t row = 0; row < a->numel / 5; row++) {
+            double s = 0;
+            for (int j = 0; j < 5; j++) {
+                double w = qkv_tensor_get(a, row * 5 + j);
+                int i = (int)(row % 5);
+                if (j >= i) ck_assert_double_eq(w, 0); /* causal + self-mask */
+                s += w;
+            }
+            if (row % 5 == 0) ck_assert_double_eq(s, 0);       /* fully blocked */
+            else ck_assert_double_eq_tol(s, 1, 1e-5);
+        }
+    }
+    qkv_ctx_free(ctx); qkv_tensor_free(t); qkv_model_free(m);
+}
+END_TEST
+
+/* identity: Q = K = V = X, so at T=1 without mask... the head slices are X itself: the
+ * output equals wo applied to X (the only key is the token itself) */
+START_TEST(test_identity_single_token) {
+    qkv_params p;
+    qkv_params_init(&p, QKV_F64);
+    qkv_attention at;
+    qkv_attn_config ac = qkv_model_config_default().attn;
+    ac.qkv = QKV_ATTN_IDENTITY;
+    char err[128];
+    ck_assert_int_eq(qkv_attention_init(&at, &p, "a", 4, 2, &ac, err, sizeof err), 0);
+    ck_assert_int_eq(p.n, 2); /* only the output projection */
+    qkv_params_finalize(&p);
+    qkv_params_init_values(&p, 1);
+    int64_t s[3] = {1, 1, 4};
+    double xv[4] = {0.5, -1, 2, 0.25};
+    qkv_tensor *x = qkv_tensor_from_buffer(QKV_F64, 3, s, xv);
+    qkv_ctx *ctx = qkv_ctx_new();
+    qkv_attn_masks none = {0};
+    qkv_tensor *y = qkv_attention_forward(ctx, &at, x, &none);
+    qkv_tensor *ref = qkv_linear_forward(ctx, &at.wo, x);
+    for (int i = 0; i < 4; i++) ck_assert_double_eq_tol(qkv_tensor_get(y, i), qkv_tensor_get(ref, i), 1e-12);
+    qkv_ctx_free(ctx); qkv_tensor_free(x); qkv_params_free(&p);
+}
+END_TEST
+
+START_TEST(test_padding_keys_ignored) {
+    qkv_model_config c = tiny();
+    c.attn.causal = false;
+    char err[256];
+    qkv_model *m = qkv_model_new(&c, QKV_F64, 2, err, sizeof err);
+    qkv_tensor *t = tokens_of(1, 5, 7, 5);
+    int64_t s[2] = {1, 5};
+    int32_t pv[5] = {1, 1, 1, 0, 0};
+    qkv_tensor *pad = qkv_tensor_from_buffer(QKV_I32, 2, s, pv);
+    qkv_ctx *ctx = qkv_ctx_new();
+    qkv_tensor *l1 = qkv_model_forward(ctx, m, t, pad);
+    ((int32_t *)t->data)[4] = (((int32_t *)t->data)[4] + 3) % 7; /* change a padded token */
+    qkv_tensor *l2 = qkv_model_forward(ctx, m, t, pad);
+    for (int64_t i = 0; i < 3 * 7; i++) ck_assert_double_eq(qkv_tensor_get(l1, i), qkv_tensor_get(l2, i));
+    qkv_ctx_free(ctx); qkv_tensor_free(t); qkv_tensor_free(pad); qkv_model_free(m);
+}
+END_TEST
+
+START_TEST(test_sequence_too_long) {
+    qkv_model_config c = tiny();
+    char err[256];
+    qkv_model *m = qkv_model_new(&c, QKV_F32, 2, err, sizeof err);
+    qkv_tensor *t = tokens_of(1, 6, 7, 5);
+    qkv_ctx *ctx = qkv_ctx_new();
+    ck_assert_ptr_null(qkv_model_forward(ctx, m, t, NULL));
+    ck_assert_ptr_nonnull(strstr(qkv_ctx_error(ctx), "seq_len"));
+    qkv_ctx_free(ctx); qkv_tensor_free(t); qkv_model_free(m);
+}
+END_TEST
+
+Suite *nn_suite(void) {
+    Suite *s = suite_create("nn");
+    TCase *g = tcase_create("gradcheck");
+    tcase_set_timeout(g, 60);
+    tcase_add_test(g, test_linear_grad);
+    tcase_add_test(g, test_layernorm_grad);
+    tcase_add_test(g, test_feedforward_grad);
+    tcase_add_loop_test(g, test_attention_module_grad, 0, QKV_ATTN_QKV_COUNT);
+    tcase_add_loop_test(g, test_model_grad_variant, 0, NVARIANTS);
+    suite_add_tcase(s, g);
+    TCase *p = tcase_create("properties");
+    tcase_add_test(p, test_param_names_and_counts);
+    tcase_add_test(p, test_heads_must_divide);
+    tcase_add_test(p, test_init_deterministic);
+    tcase_add_loop_test(p, test_causal_no_future_leak, 0, QKV_ATTN_QKV_COUNT);
+    tcase_add_loop_test(p, test_attention_rows_and_blocked_row, 0, QKV_ATTN_QKV_COUNT);
+    tcase_add_test(p, test_identity_single_token);
+    tcase_add_test(p, test_padding_keys_ignored);
+    tcase_add_test(p, test_sequence_too_long);
+    suite_add_tcase(s, p);
+    return s;
+}
