@@ -1,0 +1,263 @@
+#!/usr/bin/python3
+"""Write PyTorch reference fixtures for qkv's parity tests (tests/test_parity.c).
+
+Run by hand with Debian's python3-torch:  /usr/bin/python3 scripts/torch_fixtures.py
+CI never runs this; the fixtures it writes are committed in tests/fixtures/.
+
+For each attention variant and option, the model below is built the way qkv builds it
+(same parameter names and shapes, same maths), with PyTorch's own random weights. A
+fixture holds the weights, one batch, the logits, the loss and every parameter's gradient
+(as "grad.<name>"), and the config in the safetensors metadata. question_selfattention
+holds the seed question's SelfAttention class exactly as written, against which qkv's
+head_shared attention module is compared.
+"""
+import json
+import math
+import os
+import struct
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
+BASE = dict(vocab=16, seq_len=8, d_model=32, heads=4, layers=2, d_ff=64, activation="gelu",
+            qkv="full", scale="head_dim", causal=True, rel_pos_bias=False, rel_pos_max=3,
+            gate="none", self_mask=False, pad=False)
+
+
+# ---- safetensors writer (the format is simple; no extra package needed) ----------------
+def save_safetensors(path, tensors, metadata):
+    header, offset, blobs = {"__metadata__": metadata}, 0, []
+    for name, t in tensors.items():
+        t = t.detach().contiguous()
+        dtype = {torch.float32: "F32", torch.int32: "I32"}[t.dtype]
+        raw = t.numpy().tobytes()
+        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+        blobs.append(raw)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+# ---- the model, as qkv builds it --------------------------------------------------------
+class Attention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d, H = c["d_model"], c["heads"]
+        self.c, self.d, self.H, self.hd = c, d, H, d // H
+        q = c["qkv"]
+        lin = lambda i, o, bias=False: nn.Linear(i, o, bias=bias)
+        if q == "full":
+            self.wq, self.wk, self.wv = lin(d, d), lin(d, d), lin(d, d)
+        elif q == "shared":
+            self.w = lin(d, d)
+        elif q == "qk_tied":
+            self.wqk, self.wv = lin(d, d), lin(d, d)
+        elif q == "kv_tied":
+            self.wq, self.wkv = lin(d, d), lin(d, d)
+        elif q == "head_shared":
+            self.values, self.keys, self.queries = lin(self.hd, self.hd), lin(self.hd, self.hd), lin(self.hd, self.hd)
+        if c["gate"] != "none":
+            self.wg = lin(d, d, True)
+        if c["rel_pos_bias"]:
+            self.rel_pos = nn.Embedding(2 * c["rel_pos_max"] + 1, H)
+        if q == "head_shared":
+            self.fc_out = lin(d, d, True)
+        else:
+            self.wo = lin(d, d, True)
+
+    def split(self, x):
+        B, T, _ = x.shape
+        return x.reshape(B, T, self.H, self.hd).transpose(1, 2)
+
+    def forward(self, x, blocked, alive):
+        c, q = self.c, self.c["qkv"]
+        B, T, d = x.shape
+        gate = torch.sigmoid(self.wg(x)) if c["gate"] != "none" else None
+        if q == "head_shared":
+            xv = x * gate if c["gate"] == "value" else x
+            xh, xvh = x.reshape(B, T, self.H, self.hd), xv.reshape(B, T, self.H, self.hd)
+            Q = self.queries(xh).transpose(1, 2)
+            K = self.keys(xh).transpose(1, 2)
+            V = self.values(xvh).transpose(1, 2)
+        else:
+            pq = {"full": lambda: self.wq(x), "shared": lambda: self.w(x), "identity": lambda: x,
+                  "qk_tied": lambda: self.wqk(x), "kv_tied": lambda: self.wq(x)}[q]()
+            pk = self.wk(x) if q == "full" else self.wkv(x) if q == "kv_tied" else pq
+            pv = self.wv(x) if q in ("full", "qk_tied") else pk if q == "kv_tied" else pq
+            if c["gate"] == "value":
+                pv = pv * gate
+            Q, K, V = self.split(pq), self.split(pk), self.split(pv)
+        scale = 1 / math.sqrt(d if c["scale"] == "embed" else self.hd)
+        S = Q @ K.transpose(-1, -2) * scale
+        if c["rel_pos_bias"]:
+            R = c["rel_pos_max"]
+            i = torch.arange(T)
+            off = (i[None, :] - i[:, None]).clamp(-R, R) + R  # [i][j] = clip(j - i) + R
+            S = S + self.rel_pos(off).permute(2, 0, 1)
+        if blocked is not None:
+            S = S.masked_fill(blocked, -1e20 if q == "head_shared" else float("-inf"))
+        A = torch.softmax(S, dim=-1)
+        A = torch.nan_to_num(A, nan=0.0)  # qkv: a fully blocked row attends nowhere
+        if q == "head_shared" and alive is not None:
+            A = A * alive
+        Y = (A @ V).transpose(1, 2).reshape(B, T, d)
+        if c["gate"] == "output":
+            Y = Y * gate
+        return (self.fc_out if q == "head_shared" else self.wo)(Y)
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.ln1, self.attn = nn.LayerNorm(c["d_model"]), Attention(c)
+        self.ln2 = nn.LayerNorm(c["d_model"])
+        self.ff = nn.Module()
+        self.ff.fc1, self.ff.fc2 = nn.Linear(c["d_model"], c["d_ff"]), nn.Linear(c["d_ff"], c["d_model"])
+        self.act = {"gelu": F.gelu, "relu": F.relu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh")}[c["activation"]]
+
+    def forward(self, x, blocked, alive):
+        x = x + self.attn(self.ln1(x), blocked, alive)
+        return x + self.ff.fc2(self.act(self.ff.fc1(self.ln2(x))))
+
+
+class Model(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.tok_emb, self.pos_emb = nn.Embedding(c["vocab"], c["d_model"]), nn.Embedding(c["seq_len"], c["d_model"])
+        self.blocks = nn.ModuleList([Block(c) for _ in range(c["layers"])])
+        self.ln_f, self.lm_head = nn.LayerNorm(c["d_model"]), nn.Linear(c["d_model"], c["vocab"])
+
+    def forward(self, tokens, pad):
+        c = self.c
+        B, T = tokens.shape
+        i = torch.arange(T)
+        blocked = torch.zeros(T, T, dtype=torch.bool)
+        if c["causal"]:
+            blocked |= i[None, :] > i[:, None]
+        if c["self_mask"]:
+            blocked |= torch.eye(T, dtype=torch.bool)
+        if pad is not None:
+            blocked = blocked[None, None] | (pad == 0)[:, None, None, :]
+        elif not (c["causal"] or c["self_mask"]):
+            blocked = None
+        alive = None
+        if blocked is not None:
+            alive = (~blocked).any(-1, keepdim=True).to(torch.float32)
+        x = self.tok_emb(tokens) + self.pos_emb.weight[:T]
+        for b in self.blocks:
+            x = b(x, blocked, alive)
+        return self.lm_head(self.ln_f(x))
+
+
+def model_fixture(name, **over):
+    c = dict(BASE, **over)
+    torch.manual_seed(len(name) * 7919 + sum(map(ord, name)))
+    m = Model(c)
+    with torch.no_grad():  # move LayerNorm and relative-bias parameters off their trivial init
+        for n, p in m.named_parameters():
+            if "ln" in n or "rel_pos" in n:
+                p.add_(0.1 * torch.randn_like(p))
+    B, T = 2, c["seq_len"]
+    tokens = torch.randint(0, c["vocab"], (B, T), dtype=torch.int32)
+    targets = torch.randint(0, c["vocab"], (B, T), dtype=torch.int32)
+    targets[0, 1] = targets[1, 5] = -100
+    pad = None
+    if c["pad"]:
+        pad = torch.ones(B, T, dtype=torch.int32)
+        pad[0, -2:] = 0
+        pad[1, -1] = 0
+    logits = m(tokens.long(), pad)
+    loss = F.cross_entropy(logits.reshape(-1, c["vocab"]), targets.reshape(-1).long(), ignore_index=-100)
+    loss.backward()
+    t = {n: p for n, p in m.named_parameters()}
+    t.update({"grad." + n: p.grad for n, p in m.named_parameters()})
+    t.update({"input.tokens": tokens, "input.targets": targets, "output.logits": logits,
+              "output.loss": loss.reshape(())})
+    if pad is not None:
+        t["input.pad"] = pad
+    meta = {k: json.dumps(v) for k, v in c.items()}
+    save_safetensors(os.path.join(OUT, name + ".safetensors"), t, meta)
+    print(f"{name}: loss {loss.item():.6f}, {sum(p.numel() for p in m.parameters())} parameters")
+
+
+# ---- the seed question's module, exactly as written ---------------------------------------
+class SelfAttention(nn.Module):
+    def __init__(self, embed_size, heads):
+        super(SelfAttention, self).__init__()
+        self.embed_size = embed_size
+        self.heads = heads
+        self.head_dim = embed_size // heads
+
+        assert (self.head_dim * heads == embed_size), "Embed size needs to be div by heads"
+
+        self.values = nn.Linear(self.head_dim, self.head_dim, bias=False)
+        self.keys = nn.Linear(self.head_dim, self.head_dim, bias=False)
+        self.queries = nn.Linear(self.head_dim, self.head_dim, bias=False)
+        self.fc_out = nn.Linear(heads * self.head_dim, embed_size)
+
+    def forward(self, values, keys, query, mask):
+        N = query.shape[0]
+        value_len, key_len, query_len = values.shape[1], keys.shape[1], query.shape[1]
+        values = values.reshape(N, value_len, self.heads, self.head_dim)
+        keys = keys.reshape(N, key_len, self.heads, self.head_dim)
+        queries = query.reshape(N, query_len, self.heads, self.head_dim)
+
+        values = self.values(values)
+        keys = self.keys(keys)
+        queries = self.queries(queries)
+
+        energy = torch.einsum("nqhd, nkhd->nhqk", [queries, keys])
+        if mask is not None:
+            energy = energy.masked_fill(mask == 0, float("-1e20"))
+        attention = torch.softmax(energy / (self.embed_size ** (1 / 2)), dim=3)
+        out = torch.einsum('nhql, nlhd->nqhd', [attention, values]).reshape(N, query_len, self.heads * self.head_dim)
+        out = self.fc_out(out)
+        return out
+
+
+def question_fixture():
+    torch.manual_seed(1234)
+    E, H, N, T = 32, 4, 2, 8
+    m = SelfAttention(E, H)
+    x = torch.randn(N, T, E, requires_grad=True)
+    mask = torch.tril(torch.ones(T, T)).to(torch.int32)  # 1 = may attend (causal)
+    out = m(x, x, x, mask)
+    w = torch.randn_like(out)  # loss = sum(out * w): every output element matters
+    (out * w).sum().backward()
+    t = {n: p for n, p in m.named_parameters()}
+    t.update({"grad." + n: p.grad for n, p in m.named_parameters()})
+    t.update({"input.x": x, "input.mask": mask, "input.weights": w, "output.out": out, "grad.x": x.grad})
+    meta = {"embed_size": str(E), "heads": str(H)}
+    save_safetensors(os.path.join(OUT, "question_selfattention.safetensors"), t, meta)
+    print("question_selfattention: written")
+
+
+FIXTURES = {
+    "full": {}, "shared": dict(qkv="shared"), "identity": dict(qkv="identity"),
+    "qk_tied": dict(qkv="qk_tied"), "kv_tied": dict(qkv="kv_tied"),
+    "head_shared": dict(qkv="head_shared", scale="embed"),
+    "head_shared_head_dim": dict(qkv="head_shared"),
+    "rel_pos_bias": dict(rel_pos_bias=True), "gate_output": dict(gate="output"),
+    "gate_value": dict(gate="value"), "qk_tied_self_mask": dict(qkv="qk_tied", self_mask=True),
+    "head_shared_self_mask": dict(qkv="head_shared", scale="embed", self_mask=True),
+    "bidirectional_pad": dict(causal=False, pad=True), "relu": dict(activation="relu"),
+    "gelu_tanh": dict(activation="gelu_tanh"), "scale_embed": dict(scale="embed"),
+}
+
+if __name__ == "__main__":
+    os.makedirs(OUT, exist_ok=True)
+    only = sys.argv[1:]
+    for name, over in FIXTURES.items():
+        if not only or name in only:
+            model_fixture(name, **over)
+    if not only or "question_selfattention" in only:
+        question_fixture()
