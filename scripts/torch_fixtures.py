@@ -261,3 +261,64 @@ if __name__ == "__main__":
             model_fixture(name, **over)
     if not only or "question_selfattention" in only:
         question_fixture()
+
+
+# ---- optimizers: 20 steps on a fixed quadratic, with PyTorch's own update rules ----------
+OPTIM_FIXTURES = {
+    "sgd": dict(name="sgd", lr=0.05, momentum=0.0, weight_decay=0.0),
+    "sgd_momentum_wd": dict(name="sgd", lr=0.05, momentum=0.9, weight_decay=0.01),
+    "adam": dict(name="adam", lr=0.01, weight_decay=0.0),
+    "adam_l2": dict(name="adam", lr=0.01, weight_decay=0.1, beta1=0.8, beta2=0.99, eps=1e-6),
+    "adamw": dict(name="adamw", lr=0.01, weight_decay=0.1),
+    "adamw_clip_cosine": dict(name="adamw", lr=0.02, weight_decay=0.01, clip=0.5,
+                              schedule="cosine", warmup=5, min_lr=0.001),
+}
+
+
+def lr_at(c, step, total):  # qkv's schedule (docs/config.md), written out independently
+    lr, warm = c["lr"], c.get("warmup", 0)
+    if step < warm:
+        return lr * (step + 1) / warm
+    span = total - warm - 1
+    t = min(1.0, (step - warm) / span) if span > 0 else 1.0
+    lo = c.get("min_lr", 0.0)
+    s = c.get("schedule", "constant")
+    if s == "cosine":
+        return lo + (lr - lo) * 0.5 * (1 + math.cos(math.pi * t))
+    if s == "linear":
+        return lr + (lo - lr) * t
+    return lr
+
+
+def optim_fixture(name, c, steps=20):
+    torch.manual_seed(sum(map(ord, name)))
+    p = torch.randn(257, requires_grad=True)
+    target, coef = torch.randn(257), torch.rand(257) + 0.5
+    if c["name"] == "sgd":
+        opt = torch.optim.SGD([p], lr=c["lr"], momentum=c["momentum"], weight_decay=c["weight_decay"])
+    else:
+        kw = dict(lr=c["lr"], betas=(c.get("beta1", 0.9), c.get("beta2", 0.999)), eps=c.get("eps", 1e-8),
+                  weight_decay=c["weight_decay"])
+        opt = (torch.optim.Adam if c["name"] == "adam" else torch.optim.AdamW)([p], **kw)
+    p0 = p.detach().clone()
+    norms = []
+    for step in range(steps):
+        for g in opt.param_groups:
+            g["lr"] = lr_at(c, step, steps)
+        opt.zero_grad()
+        loss = (coef * (p - target) ** 2).sum() + 0.1 * (p ** 4).sum()
+        loss.backward()
+        if c.get("clip", 0) > 0:
+            norms.append(float(torch.nn.utils.clip_grad_norm_([p], c["clip"])))
+        opt.step()
+    t = {"p0": p0, "target": target, "coef": coef, "p20": p.detach()}
+    meta = {k: json.dumps(v) for k, v in c.items()}
+    meta["steps"] = str(steps)
+    save_safetensors(os.path.join(OUT, "optim_" + name + ".safetensors"), t, meta)
+    print(f"optim_{name}: written")
+
+
+if __name__ == "__main__":
+    for name, c in OPTIM_FIXTURES.items():
+        if not sys.argv[1:] or "optim_" + name in sys.argv[1:]:
+            optim_fixture(name, c)

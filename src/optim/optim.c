@@ -1,0 +1,96 @@
+#include "optim/optim.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+int qkv_optim_init(qkv_optim *o, const qkv_optim_config *cfg, int64_t n) {
+    memset(o, 0, sizeof *o);
+    o->cfg = *cfg;
+    o->n = n;
+    size_t bytes = (size_t)(n ? n : 1) * sizeof(float);
+    bool adam = cfg->name != QKV_OPT_SGD;
+    if (adam || cfg->momentum > 0) o->m = calloc(1, bytes);
+    if (adam) o->v = calloc(1, bytes);
+    if ((adam || cfg->momentum > 0) && (!o->m || (adam && !o->v))) {
+        qkv_optim_free(o);
+        return -1;
+    }
+    return 0;
+}
+
+void qkv_optim_free(qkv_optim *o) {
+    free(o->m);
+    free(o->v);
+    o->m = o->v = NULL;
+}
+
+static void sgd(qkv_optim *o, float *p, float *g, double lr) {
+    const qkv_optim_config *c = &o->cfg;
+    float wd = (float)c->weight_decay, mu = (float)c->momentum, a = (float)lr;
+    for (int64_t i = 0; i < o->n; i++) {
+        float gi = wd != 0 ? g[i] + wd * p[i] : g[i];
+        if (o->m) {
+            o->m[i] = o->step == 1 ? gi : mu * o->m[i] + gi;
+            gi = o->m[i];
+        }
+        p[i] -= a * gi;
+    }
+}
+
+static void adam(qkv_optim *o, float *p, float *g, double lr, bool decoupled) {
+    const qkv_optim_config *c = &o->cfg;
+    double bc1 = 1 - pow(c->beta1, (double)o->step), bc2 = 1 - pow(c->beta2, (double)o->step);
+    /* scalars are computed in double and rounded once, as PyTorch passes them to its kernels */
+    float b1 = (float)c->beta1, b2 = (float)c->beta2, eps = (float)c->eps;
+    float a1 = (float)(1 - c->beta1), a2 = (float)(1 - c->beta2);
+    float step_size = (float)(lr / bc1), bc2_sqrt = (float)sqrt(bc2);
+    float wd = (float)c->weight_decay, shrink = (float)(1 - lr * c->weight_decay);
+    float *m = o->m, *v = o->v;
+    for (int64_t i = 0; i < o->n; i++) { /* one pass, vectorisable: the order PyTorch uses */
+        float gi = g[i];
+        if (decoupled) p[i] *= shrink;
+        else if (wd != 0) gi += wd * p[i];
+        m[i] = m[i] * b1 + a1 * gi;
+        v[i] = v[i] * b2 + a2 * gi * gi;
+        float denom = sqrtf(v[i]) / bc2_sqrt + eps;
+        p[i] -= step_size * (m[i] / denom);
+    }
+}
+
+void qkv_optim_step(qkv_optim *o, float *p, float *g, double lr) {
+    o->step++;
+    switch (o->cfg.name) {
+    case QKV_OPT_SGD: sgd(o, p, g, lr); break;
+    case QKV_OPT_ADAM: adam(o, p, g, lr, false); break;
+    default: adam(o, p, g, lr, o->cfg.weight_decay != 0); break;
+    }
+}
+
+double qkv_grad_norm(const float *g, int64_t n) {
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += (double)g[i] * g[i];
+    return sqrt(s);
+}
+
+double qkv_clip_grad_norm(float *g, int64_t n, double max_norm) {
+    double norm = qkv_grad_norm(g, n);
+    if (max_norm > 0 && norm > max_norm) {
+        float s = (float)(max_norm / (norm + 1e-6));
+        for (int64_t i = 0; i < n; i++) g[i] *= s;
+    }
+    return norm;
+}
+
+double qkv_schedule_lr(const qkv_optim_config *c, long long step, long long total) {
+    if (step < c->warmup) return c->lr * (double)(step + 1) / (double)c->warmup;
+    long long span = total - c->warmup - 1;
+    double t = span > 0 ? (double)(step - c->warmup) / (double)span : 1.0;
+    if (t > 1) t = 1;
+    switch (c->schedule) {
+    case QKV_SCHED_COSINE: return c->min_lr + (c->lr - c->min_lr) * 0.5 * (1 + cos(3.14159265358979323846 * t));
+    case QKV_SCHED_LINEAR: return c->lr + (c->min_lr - c->lr) * t;
+    default: return c->lr;
+    }
+}
