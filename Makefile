@@ -67,17 +67,21 @@ $(BUILD)/obj/tests/%.o: tests/%.c $(HEADERS)
 	$(Q)$(CC) $(CFLAGS_Q) $(CHECK_CFLAGS) -Wno-missing-prototypes -c $< -o $@
 
 $(BUILD)/libqkv.a: $(LIB_OBJS)
-	rm -f $@
-	ar rcs $@ $^
+	@echo "  AR      $@"
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/libqkv.so: $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libqkv.so.0 $(LDFLAGS_Q) -o $@ $^ $(PKG_LIBS)
+	@echo "  LD      $@"
+	$(Q)$(CC) -shared -Wl,-soname,libqkv.so.0 $(LDFLAGS_Q) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/qkv: $(CLI_OBJS) $(BUILD)/libqkv.a
-	$(CC) $(LDFLAGS_Q) -o $@ $(CLI_OBJS) $(BUILD)/libqkv.a $(PKG_LIBS)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $(CLI_OBJS) $(BUILD)/libqkv.a $(PKG_LIBS)
 
 $(BUILD)/run_tests: $(TEST_OBJS) $(BUILD)/libqkv.a
-	$(CC) $(LDFLAGS_Q) -o $@ $(TEST_OBJS) $(BUILD)/libqkv.a $(PKG_LIBS) $(CHECK_LIBS)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $(TEST_OBJS) $(BUILD)/libqkv.a $(PKG_LIBS) $(CHECK_LIBS)
 
 # One BLAS thread in tests: results must not depend on the machine's core count.
 test: all $(BUILD)/run_tests

@@ -6,4 +6,8 @@ Suite *tensor_suite(void);
 Suite *tape_suite(void);
 Suite *grad_ops_suite(void);
 Suite *safetensors_suite(void);
+Suite *nn_suite(void);
+Suite *parity_suite(void);
+Suite *optim_suite(void);
+Suite *config_suite(void);
 #endif

@@ -2,7 +2,9 @@
  *
  * Memory comes in chunks that are kept for the arena's life: a reset only rewinds
  * (O(1) per chunk), so after the first step a training loop allocates nothing, and a
- * pointer into a released step stays readable (which lets backward detect it). */
+ * pointer into a released step stays readable: backward reports such a tensor as released
+ * as long as the next step has not reused its memory (once it has, the pointer names a new
+ * tensor and cannot be told apart; tensors must not outlive their step). */
 #ifndef QKV_ARENA_H
 #define QKV_ARENA_H
 

@@ -14,10 +14,13 @@ qkv_tensor *qkv_reshape(qkv_ctx *ctx, qkv_tensor *x, int ndim, const int64_t *sh
     for (int i = 0; i < ndim; i++) {
         s[i] = shape[i];
         if (s[i] == -1 && infer < 0) infer = i;
-        else if (s[i] < 1)
-            return qkv_ctx_fail(ctx, "reshape: bad target shape %s for input %s",
-                                qkv_shape_str(ndim, shape, want, sizeof want), qkv__shp(x));
+        else if (s[i] < 1 || s[i] > x->numel) /* also keeps `known` from overflowing */
+            return qkv_ctx_fail(ctx, "reshape: cannot view %s (%lld elements) as %s", qkv__shp(x),
+                                (long long)x->numel, qkv_shape_str(ndim, shape, want, sizeof want));
         else known *= s[i];
+        if (known > x->numel)
+            return qkv_ctx_fail(ctx, "reshape: cannot view %s (%lld elements) as %s", qkv__shp(x),
+                                (long long)x->numel, qkv_shape_str(ndim, shape, want, sizeof want));
     }
     if (infer >= 0) s[infer] = known > 0 && x->numel % known == 0 ? x->numel / known : 0;
     if (qkv_shape_numel(ndim, s) != x->numel)

@@ -25,7 +25,9 @@ qkv_tensor *qkv_matmul(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b, bool ta, bool
     if (!same_lead && na > 2 && nb > 2)
         return qkv_ctx_fail(ctx, "matmul: batch dimensions differ: %s and %s (they must be equal, "
                             "or one operand 2-D)", qkv__shp(a), qkv__shp(b));
-    if (M * N > INT32_MAX || M * Ka > INT32_MAX || Ka * N > INT32_MAX)
+    /* each dim fits in 32 bits before any product is formed, so the products cannot overflow */
+    if (M > INT32_MAX || N > INT32_MAX || Ka > INT32_MAX || M * N > INT32_MAX || M * Ka > INT32_MAX ||
+        Ka * N > INT32_MAX)
         return qkv_ctx_fail(ctx, "matmul: matrices %s and %s are too large for 32-bit BLAS",
                             qkv__shp(a), qkv__shp(b));
 

@@ -1,35 +1,50 @@
 /* The qkv command: dispatches to subcommands. */
 #include "qkv.h"
+#include "cli/cli.h"
 
-#include <stdio.h>
 #include <string.h>
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: qkv [--help] [--version] COMMAND [ARGS]\n"
-            "\n"
-            "qkv trains tiny transformers on a CPU to measure how attention's query, key and\n"
-            "value projections matter.\n"
-            "\n"
-            "options:\n"
-            "  -h, --help     show this help and exit\n"
-            "  -V, --version  print the version and exit\n");
-}
+static const char USAGE[] =
+    "usage: qkv [--help] [--version] COMMAND [ARGS]\n"
+    "\n"
+    "qkv trains tiny transformers on a CPU to measure how attention's query, key and value\n"
+    "projections matter.\n"
+    "\n"
+    "commands:\n"
+    "  train      train a model from a JSON config (or resume a run)\n"
+    "  eval       evaluate a checkpoint on the task or on a JSON Lines file\n"
+    "  params     count a config's parameters per module\n"
+    "  gradcheck  check the model's gradients against finite differences\n"
+    "\n"
+    "'qkv COMMAND --help' describes each command's options.\n"
+    "\n"
+    "options:\n"
+    "  -h, --help     show this help and exit\n"
+    "  -V, --version  print the version and exit\n";
+
+typedef struct { const char *name; int (*run)(int, char **); } command;
+
+static const command COMMANDS[] = {
+    {"train", qkv_cmd_train}, {"eval", qkv_cmd_eval}, {"params", qkv_cmd_params},
+    {"gradcheck", qkv_cmd_gradcheck},
+};
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        usage(stderr);
-        return 2;
+        fputs(USAGE, stderr);
+        return QKV_EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-        usage(stdout);
+        fputs(USAGE, stdout);
         return 0;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         printf("qkv %s\n", QKV_VERSION);
         return 0;
     }
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (!strcmp(cmd, COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
     fprintf(stderr, "qkv: unknown command or option '%s' (try 'qkv --help')\n", cmd);
-    return 2;
+    return QKV_EXIT_USAGE;
 }

@@ -11,9 +11,10 @@ double K(cross_entropy)(int64_t rows, int64_t V, const real *logits, const int32
         for (int64_t j = 1; j < V; j++) m = x[j] > m ? x[j] : m;
         real s = 0;
         for (int64_t j = 0; j < V; j++) s += exp(x[j] - m);
-        lse[r] = m + log(s);
+        real ls = log(s);
+        lse[r] = m + ls; /* for backward's exp(x - lse); the loss avoids this rounding */
         if (targets[r] == ignore) continue;
-        total += (double)(lse[r] - x[targets[r]]);
+        total += (double)(ls - (x[targets[r]] - m));
         c++;
     }
     *count = c;

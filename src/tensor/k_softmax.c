@@ -34,8 +34,8 @@ void K(log_softmax)(int64_t rows, int64_t n, const real *x, real *y) {
     for (int64_t r = 0; r < rows; r++, x += n, y += n) {
         real m = row_max(n, x), s = 0;
         for (int64_t j = 0; j < n; j++) s += exp(x[j] - m);
-        real lse = m + log(s);
-        for (int64_t j = 0; j < n; j++) y[j] = x[j] - lse;
+        real ls = log(s); /* (x - m) - log s: never form m + log s, which rounds at large m */
+        for (int64_t j = 0; j < n; j++) y[j] = (x[j] - m) - ls;
     }
 }
 

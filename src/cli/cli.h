@@ -1,0 +1,28 @@
+/* Internal to the qkv command: subcommands and their shared helpers. */
+#ifndef QKV_CLI_H
+#define QKV_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "config/config.h"
+
+/* exit statuses: 0 ok, 1 runtime error (or a failed check), 2 usage error (bad option or config) */
+enum { QKV_EXIT_OK = 0, QKV_EXIT_FAIL = 1, QKV_EXIT_USAGE = 2 };
+
+int qkv_cmd_train(int argc, char **argv);
+int qkv_cmd_eval(int argc, char **argv);
+int qkv_cmd_params(int argc, char **argv);
+int qkv_cmd_gradcheck(int argc, char **argv);
+
+/* "qkv CMD: message" on stderr */
+void qkv_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* true when argv[*i] is `name` with a value (advances *i and sets *val); an error when the value is missing */
+bool qkv_cli_opt(int argc, char **argv, int *i, const char *name, const char **val, bool *missing);
+/* parse a whole non-negative integer option value into *out (usage error message on failure) */
+bool qkv_cli_int(const char *cmd, const char *name, const char *s, long long lo, long long hi, long long *out);
+/* defaults, then the file, then the --set overrides in order, then validation */
+int qkv_cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c);
+/* OpenBLAS thread count (0 = leave the library's default) */
+void qkv_cli_set_threads(int n);
+
+#endif

@@ -1,0 +1,67 @@
+/* Shared helpers of the qkv subcommands. */
+#include "cli/cli.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void qkv_cli_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "qkv %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+bool qkv_cli_opt(int argc, char **argv, int *i, const char *name, const char **val, bool *missing) {
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n)) return false;
+    if (a[n] == '=') { *val = a + n + 1; return true; } /* --opt=value */
+    if (a[n]) return false;
+    if (*i + 1 >= argc) { *missing = true; return true; }
+    *val = argv[++*i];
+    return true;
+}
+
+bool qkv_cli_int(const char *cmd, const char *name, const char *s, long long lo, long long hi, long long *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        qkv_cli_error(cmd, "%s: expected an integer in [%lld, %lld], got '%s'", name, lo, hi, s);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+int qkv_cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c) {
+    char err[1024];
+    qkv_config_defaults(c);
+    if (qkv_config_load(c, path, err, sizeof err)) {
+        qkv_cli_error(cmd, "%s", err);
+        return -1;
+    }
+    for (int i = 0; i < nsets; i++)
+        if (qkv_config_set(c, sets[i], err, sizeof err)) {
+            qkv_cli_error(cmd, "%s", err);
+            return -1;
+        }
+    if (qkv_config_validate(c, err, sizeof err)) {
+        qkv_cli_error(cmd, "%s: %s", path, err);
+        return -1;
+    }
+    return 0;
+}
+
+void qkv_cli_set_threads(int n) {
+#ifdef OPENBLAS_VERSION
+    if (n > 0) openblas_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}

@@ -1,0 +1,98 @@
+/* qkv params: the parameter count of a config's model, per module and in total. */
+#include "cli/cli.h"
+#include "nn/model.h"
+#include "tasks/task.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char USAGE[] =
+    "usage: qkv params CONFIG [--set KEY=VALUE]... [--all]\n"
+    "\n"
+    "Print the parameters of CONFIG's model: one row per module (one per tensor with --all),\n"
+    "the total, and the attention's share, so the claim \"Q, K and V cost 3 x d_model^2\"\n"
+    "can be checked for every variant.\n";
+
+/* the module a parameter belongs to: its name without the last component */
+static void module_of(const char *name, char *out, size_t n) {
+    snprintf(out, n, "%s", name);
+    char *dot = strrchr(out, '.');
+    if (dot) *dot = 0;
+}
+
+int qkv_cmd_params(int argc, char **argv) {
+    const char *cfg_path = NULL, *v;
+    const char **sets = calloc((size_t)argc, sizeof *sets);
+    int nsets = 0, rc = QKV_EXIT_USAGE;
+    bool missing = false, all = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); free(sets); return 0; }
+        if (qkv_cli_opt(argc, argv, &i, "--set", &v, &missing)) { if (!missing) sets[nsets++] = v; }
+        else if (!strcmp(a, "--all")) all = true;
+        else if (a[0] == '-' && a[1]) { qkv_cli_error("params", "unknown option '%s' (try 'qkv params --help')", a); goto done; }
+        else if (!cfg_path) cfg_path = a;
+        else { qkv_cli_error("params", "unexpected argument '%s'", a); goto done; }
+        if (missing) { qkv_cli_error("params", "%s needs a value", a); goto done; }
+    }
+    if (!cfg_path) { qkv_cli_error("params", "missing CONFIG (try 'qkv params --help')"); goto done; }
+    qkv_config cfg;
+    if (qkv_cli_load_config("params", cfg_path, sets, nsets, &cfg)) goto done;
+    char err[1024];
+    qkv_task task;
+    qkv_model_config mc = cfg.model;
+    qkv_model *m = NULL;
+    if (qkv_task_open(&task, &cfg.task, 0, err, sizeof err) || qkv_task_fit_model(&task, &mc, err, sizeof err) ||
+        !(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err))) {
+        qkv_cli_error("params", "%s", err);
+        rc = QKV_EXIT_FAIL;
+        qkv_task_close(&task);
+        goto done;
+    }
+    qkv_task_close(&task);
+    int d = mc.d_model, hd = mc.d_model / mc.heads;
+    printf("model: d_model %d, heads %d (head_dim %d), layers %d, d_ff %d, vocab %d, seq_len %d\n",
+           d, mc.heads, hd, mc.layers, mc.d_ff, mc.vocab, mc.seq_len);
+    printf("attention: qkv %s, scale %s, gate %s, rel_pos_bias %s\n\n", QKV_ATTN_QKV_NAMES[mc.attn.qkv],
+           QKV_ATTN_SCALE_NAMES[mc.attn.scale], QKV_ATTN_GATE_NAMES[mc.attn.gate],
+           mc.attn.rel_pos_bias ? "on" : "off");
+    printf("%-34s %12s  %s\n", all ? "parameter" : "module", "parameters", all ? "shape" : "tensors");
+    int64_t total = m->params.numel, qkv_proj = 0;
+    for (int i = 0; i < m->params.n;) {
+        const qkv_param *p = m->params.items[i];
+        char mod[96], other[96], shape[64];
+        module_of(p->name, mod, sizeof mod);
+        const char *leaf = strrchr(mod, '.') ? strrchr(mod, '.') + 1 : mod;
+        bool proj = strstr(p->name, ".attn.") && strcmp(leaf, "wo") && strcmp(leaf, "fc_out") &&
+                    strcmp(leaf, "wg") && strcmp(leaf, "rel_pos");
+        if (all) {
+            printf("%-34s %12lld  %s\n", p->name, (long long)p->t.numel,
+                   qkv_shape_str(p->t.ndim, p->t.shape, shape, sizeof shape));
+            if (proj) qkv_proj += p->t.numel;
+            i++;
+            continue;
+        }
+        int64_t n = 0;
+        int k = 0;
+        for (; i < m->params.n; i++, k++) {
+            module_of(m->params.items[i]->name, other, sizeof other);
+            if (strcmp(other, mod)) break;
+            n += m->params.items[i]->t.numel;
+        }
+        if (proj) qkv_proj += n;
+        printf("%-34s %12lld  %d\n", mod, (long long)n, k);
+    }
+    int64_t attn = qkv_model_attention_params(m);
+    printf("%-34s %12lld\n\n", "total", (long long)total);
+    printf("attention modules (all layers): %lld (%.1f%% of the model)\n", (long long)attn,
+           100.0 * (double)attn / (double)total);
+    printf("Q/K/V projections per layer:    %lld = %.3g x d_model^2 (the answer's claim: 3 x d_model^2 = %lld)\n",
+           (long long)(qkv_proj / mc.layers), (double)(qkv_proj / mc.layers) / ((double)d * d), 3LL * d * d);
+    printf("Q/K/V projections, all layers:  %lld (%.1f%% of the model)\n", (long long)qkv_proj,
+           100.0 * (double)qkv_proj / (double)total);
+    qkv_model_free(m);
+    rc = QKV_EXIT_OK;
+done:
+    free(sets);
+    return rc;
+}

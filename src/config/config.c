@@ -1,0 +1,1181 @@
+/* qkv run configuration: one table of keys drives defaults, JSON parsing, --set overrides,
+ * range checks, the effective-config JSON and the key list (docs/config.md mirrors it).
+ *
+ * Parsing is strict. The text is first checked by a small JSON syntax scanner (exact
+ * line:column and a hint for the usual mistakes), then turned into a tree by cJSON and
+ * walked against the table: unknown keys (with the closest valid key), duplicate keys,
+ * wrong types and out-of-range values are errors. Every error is one line naming the
+ * label (file path or "--set"), the full key path and what was expected. */
+#include "config/config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const QKV_TASK_NAMES[QKV_TASK_COUNT] = {
+    "copy", "reverse", "sort", "recall", "induction", "text", "file"};
+
+/* enum fields are read and written as int */
+_Static_assert(sizeof(qkv_attn_qkv) == sizeof(int), "enum size");
+_Static_assert(sizeof(qkv_attn_scale) == sizeof(int), "enum size");
+_Static_assert(sizeof(qkv_attn_gate) == sizeof(int), "enum size");
+_Static_assert(sizeof(qkv_activation) == sizeof(int), "enum size");
+_Static_assert(sizeof(qkv_task_kind) == sizeof(int), "enum size");
+_Static_assert(sizeof(qkv_optim_kind) == sizeof(int), "enum size");
+_Static_assert(sizeof(qkv_schedule_kind) == sizeof(int), "enum size");
+
+/* ------------------------------------------------------------------ the key table */
+
+typedef enum { K_INT, K_NUM, K_BOOL, K_ENUM, K_STR } key_kind;
+
+typedef struct key_def {
+    const char *path;         /* "model.attention.qkv" */
+    key_kind kind;
+    size_t off, size;         /* the field in qkv_config */
+    double def;               /* default of int, number, bool (0/1) and enum (index) keys */
+    const char *sdef;         /* default of string keys */
+    double lo, hi;            /* int and number bounds (every int default/bound is < 2^53) */
+    bool lo_open, hi_open;    /* number bounds: exclusive? */
+    const char *const *names; /* enum names (index = value) */
+    int nnames;
+    const char *meaning;      /* one line, as in docs/config.md */
+} key_def;
+
+#define FIELD(f) offsetof(qkv_config, f), sizeof(((qkv_config *)0)->f)
+#define D_INT(p, f, d, lo, hi, m) {p, K_INT, FIELD(f), d, NULL, lo, hi, false, false, NULL, 0, m}
+#define D_NUM(p, f, d, lb, lo, hi, hb, m) \
+    {p, K_NUM, FIELD(f), d, NULL, lo, hi, (lb) == '(', (hb) == ')', NULL, 0, m}
+#define D_BOOL(p, f, d, m) {p, K_BOOL, FIELD(f), d, NULL, 0, 1, false, false, NULL, 0, m}
+#define D_ENUM(p, f, d, names, n, m) {p, K_ENUM, FIELD(f), d, NULL, 0, 0, false, false, names, n, m}
+#define D_STR(p, f, d, m) {p, K_STR, FIELD(f), 0, d, 0, 0, false, false, NULL, 0, m}
+
+/* X(kind, path, field, default, ...kind-specific..., meaning); table order is the order of
+ * qkv_config_keys(), of qkv_config_to_json() and of the tables in docs/config.md. */
+#define QKV_CONFIG_TABLE(X)                                                                    \
+    X(INT, "model.vocab", model.vocab, 0, 0, 1048576, "vocabulary size (0 = from the task)")   \
+    X(INT, "model.seq_len", model.seq_len, 0, 0, 65536,                                        \
+      "longest sequence, size of the position table (0 = from the task)")                      \
+    X(INT, "model.d_model", model.d_model, 64, 1, 8192, "embedding width")                     \
+    X(INT, "model.heads", model.heads, 4, 1, 256, "attention heads (must divide d_model)")     \
+    X(INT, "model.layers", model.layers, 2, 1, 64, "transformer blocks")                       \
+    X(INT, "model.d_ff", model.d_ff, 256, 1, 65536, "hidden width of the feed-forward layer")  \
+    X(ENUM, "model.activation", model.activation, QKV_ACT_GELU, QKV_ACTIVATION_NAMES,          \
+      QKV_ACT_COUNT, "feed-forward activation")                                                \
+    X(ENUM, "model.attention.qkv", model.attn.qkv, QKV_ATTN_FULL, QKV_ATTN_QKV_NAMES,          \
+      QKV_ATTN_QKV_COUNT, "how queries, keys and values are projected from the input")        \
+    X(ENUM, "model.attention.scale", model.attn.scale, QKV_SCALE_HEAD_DIM,                     \
+      QKV_ATTN_SCALE_NAMES, QKV_SCALE_COUNT,                                                   \
+      "scores scaled by 1/sqrt(head_dim) or by 1/sqrt(d_model)")                               \
+    X(BOOL, "model.attention.causal", model.attn.causal, 1,                                    \
+      "a token attends only to itself and earlier tokens")                                     \
+    X(BOOL, "model.attention.rel_pos_bias", model.attn.rel_pos_bias, 0,                        \
+      "learned bias per head per clipped relative offset")                                     \
+    X(INT, "model.attention.rel_pos_max", model.attn.rel_pos_max, 32, 1, 4096,                 \
+      "relative offsets are clipped to [-rel_pos_max, rel_pos_max]")                           \
+    X(ENUM, "model.attention.gate", model.attn.gate, QKV_GATE_NONE, QKV_ATTN_GATE_NAMES,       \
+      QKV_GATE_COUNT, "sigmoid gate on the attention output or on the values")                 \
+    X(BOOL, "model.attention.self_mask", model.attn.self_mask, 0,                              \
+      "a token may not attend to itself")                                                      \
+    X(ENUM, "task.name", task.name, QKV_TASK_RECALL, QKV_TASK_NAMES, QKV_TASK_COUNT,           \
+      "the task to train on")                                                                  \
+    X(INT, "task.length", task.length, 8, 1, 4096,                                             \
+      "copy/reverse/sort/induction: symbols per sequence")                                     \
+    X(INT, "task.symbols", task.symbols, 16, 2, 65536,                                         \
+      "copy/reverse/sort/induction: size of the symbol alphabet")                              \
+    X(INT, "task.pairs", task.pairs, 8, 1, 4096, "recall: key-value pairs per example")        \
+    X(INT, "task.keys", task.keys, 32, 1, 65536,                                               \
+      "recall: size of the key alphabet (at least pairs)")                                     \
+    X(INT, "task.values", task.values, 32, 1, 65536, "recall: size of the value alphabet")     \
+    X(INT, "task.queries", task.queries, 0, 0, 4096,                                           \
+      "recall: queries per example, at most pairs (0 = pairs)")                                \
+    X(STR, "task.path", task.path, "", "text: any file; file: JSON Lines training data")       \
+    X(STR, "task.eval_path", task.eval_path, "",                                               \
+      "file: JSON Lines evaluation data (\"\" = hold out the tail)")                           \
+    X(NUM, "task.eval_fraction", task.eval_fraction, 0.1, '(', 0, 1, ')',                      \
+      "text/file: share of the data held out for evaluation")                                  \
+    X(INT, "task.seq_len", task.seq_len, 64, 2, 65536, "text: window length")                  \
+    X(INT, "train.steps", train.steps, 3000, 1, 1000000000, "optimizer steps")                 \
+    X(INT, "train.batch", train.batch, 32, 1, 65536, "examples per step")                      \
+    X(INT, "train.seed", train.seed, 0, 0, 9007199254740991.0,                                 \
+      "seed of initialization, data and sampling")                                             \
+    X(INT, "train.eval_every", train.eval_every, 250, 0, 1000000000,                           \
+      "steps between evaluations (0 = only at the end)")                                       \
+    X(INT, "train.eval_examples", train.eval_examples, 1000, 1, 10000000,                      \
+      "examples per evaluation")                                                               \
+    X(INT, "train.log_every", train.log_every, 50, 1, 1000000000, "steps between log lines")   \
+    X(INT, "train.checkpoint_every", train.checkpoint_every, 0, 0, 1000000000,                 \
+      "steps between checkpoints (0 = at every evaluation and at the end)")                    \
+    X(BOOL, "train.skip_nonfinite", train.skip_nonfinite, 0,                                   \
+      "skip (and count) a step whose loss or gradients are not finite")                        \
+    X(ENUM, "optim.name", optim.name, QKV_OPT_ADAM, QKV_OPTIM_NAMES, QKV_OPT_COUNT,            \
+      "optimizer")                                                                             \
+    X(NUM, "optim.lr", optim.lr, 0.001, '(', 0, 10, ']', "peak learning rate")                 \
+    X(NUM, "optim.momentum", optim.momentum, 0, '[', 0, 1, ')', "sgd: momentum")               \
+    X(NUM, "optim.beta1", optim.beta1, 0.9, '[', 0, 1, ')', "adam/adamw: first-moment decay")  \
+    X(NUM, "optim.beta2", optim.beta2, 0.999, '[', 0, 1, ')',                                  \
+      "adam/adamw: second-moment decay")                                                       \
+    X(NUM, "optim.eps", optim.eps, 1e-8, '(', 0, 1, ']', "adam/adamw: denominator epsilon")    \
+    X(NUM, "optim.weight_decay", optim.weight_decay, 0, '[', 0, 10, ']',                       \
+      "sgd/adam: L2 added to the gradient; adamw: decoupled decay")                            \
+    X(NUM, "optim.clip", optim.clip, 0, '[', 0, 1e6, ']',                                      \
+      "max global gradient norm (0 = off)")                                                    \
+    X(ENUM, "optim.schedule", optim.schedule, QKV_SCHED_CONSTANT, QKV_SCHEDULE_NAMES,          \
+      QKV_SCHED_COUNT, "after warmup: constant, or cosine/linear decay to min_lr")             \
+    X(INT, "optim.warmup", optim.warmup, 0, 0, 1000000000,                                     \
+      "linear warmup steps from 0 to lr (at most train.steps)")                                \
+    X(NUM, "optim.min_lr", optim.min_lr, 0, '[', 0, 10, ']', "final learning rate of the decay")
+
+#define AS_DEF(kind, ...) D_##kind(__VA_ARGS__),
+#define AS_PATH(kind, path, ...) path,
+
+static const key_def KEYS[] = {QKV_CONFIG_TABLE(AS_DEF)};
+static const char *const KEY_PATHS[] = {QKV_CONFIG_TABLE(AS_PATH) NULL};
+enum { NKEYS = (int)(sizeof KEYS / sizeof KEYS[0]) };
+_Static_assert(sizeof KEY_PATHS / sizeof KEY_PATHS[0] == NKEYS + 1, "key list");
+
+const char *const *qkv_config_keys(void) { return KEY_PATHS; }
+
+/* ------------------------------------------------------------------ small helpers */
+
+enum { PATH_MAX_LEN = 256, SHOW_MAX = 40 };
+
+static int fail(char *err, int errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, int errlen, const char *fmt, ...) {
+    if (err && errlen > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, (size_t)errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* shortest of %.15g, %.16g, %.17g that reads back as exactly d */
+static void fmt_double(double d, char *buf, size_t n) {
+    if (isnan(d)) {
+        snprintf(buf, n, "nan");
+        return;
+    }
+    if (isinf(d)) {
+        snprintf(buf, n, d > 0 ? "inf" : "-inf");
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d) return;
+    }
+}
+
+/* user text for a message: control bytes escaped, cut at max bytes with "..." */
+static void show_text(const char *s, size_t max, char *out, size_t n) {
+    size_t o = 0, i = 0;
+    for (; s[i] && i < max && o + 8 < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x20 || ch == 0x7f) o += (size_t)snprintf(out + o, n - o, "\\x%02x", ch);
+        else out[o++] = (char)ch;
+    }
+    if (s[i] && o + 4 < n) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o < n ? o : n - 1] = '\0';
+}
+
+/* a JSON value, compact, at most ~SHOW_MAX characters */
+static void show_value(const cJSON *v, char *out, size_t n) {
+    if (cJSON_IsNumber(v)) {
+        fmt_double(v->valuedouble, out, n);
+        return;
+    }
+    char *p = cJSON_PrintUnformatted(v);
+    if (!p) {
+        snprintf(out, n, "(a value)");
+        return;
+    }
+    show_text(p, SHOW_MAX, out, n);
+    cJSON_free(p);
+}
+
+/* optimal string alignment distance (Levenshtein plus adjacent transpositions) */
+static int edit_distance(const char *a, size_t la, const char *b, size_t lb) {
+    enum { M = 64 };
+    if (la > M || lb > M) return 1 << 20;
+    int r0[M + 1], r1[M + 1], r2[M + 1]; /* rows i-2, i-1, i */
+    for (size_t j = 0; j <= lb; j++) r1[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        r2[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int cost = a[i - 1] != b[j - 1];
+            int d = r1[j] + 1;
+            if (r2[j - 1] + 1 < d) d = r2[j - 1] + 1;
+            if (r1[j - 1] + cost < d) d = r1[j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && r0[j - 2] + 1 < d)
+                d = r0[j - 2] + 1;
+            r2[j] = d;
+        }
+        memcpy(r0, r1, sizeof r0);
+        memcpy(r1, r2, sizeof r1);
+    }
+    return r1[lb];
+}
+
+static bool close_enough(int d, size_t typed_len) {
+    int lim = (int)(typed_len / 3) > 2 ? (int)(typed_len / 3) : 2;
+    return d <= lim && (size_t)d < typed_len;
+}
+
+/* ------------------------------------------------------------------ paths and sections */
+
+static const key_def *find_key(const char *path) {
+    for (int i = 0; i < NKEYS; i++)
+        if (!strcmp(KEYS[i].path, path)) return &KEYS[i];
+    return NULL;
+}
+
+/* "" (the top level), "model", "model.attention", "task", ...: proper prefixes of keys */
+static bool is_section(const char *path) {
+    size_t n = strlen(path);
+    if (n == 0) return true;
+    for (int i = 0; i < NKEYS; i++)
+        if (!strncmp(KEYS[i].path, path, n) && KEYS[i].path[n] == '.') return true;
+    return false;
+}
+
+static void join(char *out, size_t n, const char *prefix, const char *name, size_t namelen) {
+    if (*prefix) snprintf(out, n, "%s.%.*s", prefix, (int)namelen, name);
+    else snprintf(out, n, "%.*s", (int)namelen, name);
+}
+
+/* names directly inside section `prefix` (keys and sections), in table order */
+typedef struct { const char *s; size_t len; } name_ref;
+static int child_names(const char *prefix, name_ref *out, int max) {
+    size_t pl = strlen(prefix);
+    int n = 0;
+    for (int i = 0; i < NKEYS; i++) {
+        const char *p = KEYS[i].path;
+        if (pl) {
+            if (strncmp(p, prefix, pl) || p[pl] != '.') continue;
+            p += pl + 1;
+        }
+        size_t len = strcspn(p, ".");
+        bool seen = false;
+        for (int j = 0; j < n && !seen; j++) seen = out[j].len == len && !memcmp(out[j].s, p, len);
+        if (!seen && n < max) out[n++] = (name_ref){p, len};
+    }
+    return n;
+}
+
+static void list_names(const name_ref *names, int n, char *out, size_t size) {
+    size_t o = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && o < size; i++)
+        o += (size_t)snprintf(out + o, size - o, "%s%.*s", i ? ", " : "", (int)names[i].len,
+                              names[i].s);
+}
+
+/* "LABEL: shown: unknown key (did you mean X?)" for `name` (len bytes) inside section
+ * `prefix`; `rest` is what followed it in a --set path ("" if nothing). */
+static int unknown_key(const char *label, const char *shown, const char *prefix, const char *name,
+                       size_t len, const char *rest, char *err, int errlen) {
+    name_ref names[64];
+    int n = child_names(prefix, names, 64);
+    int best = -1, bestd = 1 << 20;
+    for (int i = 0; i < n; i++) {
+        int d = edit_distance(name, len, names[i].s, names[i].len);
+        if (d < bestd) bestd = d, best = i;
+    }
+    char sug[2 * PATH_MAX_LEN] = "";
+    if (best >= 0 && close_enough(bestd, len)) {
+        char p[PATH_MAX_LEN];
+        join(p, sizeof p, prefix, names[best].s, names[best].len);
+        char full[2 * PATH_MAX_LEN];
+        snprintf(full, sizeof full, "%s%s%s", p, *rest ? "." : "", rest);
+        snprintf(sug, sizeof sug, "%s", *rest && (find_key(full) || is_section(full)) ? full : p);
+    } else {
+        /* a valid key or section of another section with exactly this name ("model.lr") */
+        for (int i = 0; i < NKEYS && !sug[0]; i++) {
+            const char *p = KEYS[i].path;
+            for (const char *q = p; *q; q++) {
+                if ((q == p || q[-1] == '.') && !strncmp(q, name, len) &&
+                    (q[len] == '.' || q[len] == '\0')) {
+                    snprintf(sug, sizeof sug, "%.*s", (int)(q - p + (ptrdiff_t)len), p);
+                    break;
+                }
+            }
+        }
+    }
+    if (sug[0]) return fail(err, errlen, "%s: %s: unknown key (did you mean %s?)", label, shown, sug);
+    char list[1024];
+    list_names(names, n, list, sizeof list);
+    return fail(err, errlen, "%s: %s: unknown key (valid keys%s%s: %s)", label, shown,
+                *prefix ? " of " : " at the top level", prefix, list);
+}
+
+/* ------------------------------------------------------------------ values */
+
+/* "an integer in [1, 8192]", "a number in (0, 10]", ... */
+static void describe(const key_def *k, char *out, size_t n) {
+    char lo[40], hi[40];
+    switch (k->kind) {
+    case K_INT:
+        snprintf(out, n, "an integer in [%lld, %lld]", (long long)k->lo, (long long)k->hi);
+        break;
+    case K_NUM:
+        fmt_double(k->lo, lo, sizeof lo);
+        fmt_double(k->hi, hi, sizeof hi);
+        snprintf(out, n, "a number in %c%s, %s%c", k->lo_open ? '(' : '[', lo, hi,
+                 k->hi_open ? ')' : ']');
+        break;
+    case K_BOOL: snprintf(out, n, "true or false"); break;
+    case K_ENUM: {
+        size_t o = (size_t)snprintf(out, n, "one of ");
+        for (int i = 0; i < k->nnames && o < n; i++)
+            o += (size_t)snprintf(out + o, n - o, "%s%s", i ? ", " : "", k->names[i]);
+        break;
+    }
+    case K_STR: snprintf(out, n, "a string of at most %zu bytes", k->size - 1); break;
+    }
+}
+
+static bool in_range(const key_def *k, double v) {
+    if (!(k->lo_open ? v > k->lo : v >= k->lo)) return false;
+    return k->hi_open ? v < k->hi : v <= k->hi;
+}
+
+static int bad_value(const key_def *k, const cJSON *v, const char *label, const char *extra,
+                     char *err, int errlen) {
+    char want[256], got[64];
+    describe(k, want, sizeof want);
+    show_value(v, got, sizeof got);
+    return fail(err, errlen, "%s: %s: expected %s, got %s%s", label, k->path, want, got, extra);
+}
+
+/* check v against k, then write it into c */
+static int set_value(qkv_config *c, const key_def *k, const cJSON *v, const char *label, char *err,
+                     int errlen) {
+    char *field = (char *)c + k->off;
+    switch (k->kind) {
+    case K_INT: {
+        if (!cJSON_IsNumber(v)) return bad_value(k, v, label, "", err, errlen);
+        double d = v->valuedouble;
+        if (!isfinite(d) || d != floor(d) || !in_range(k, d))
+            return bad_value(k, v, label, "", err, errlen);
+        if (k->size == sizeof(long long)) {
+            long long x = (long long)d;
+            memcpy(field, &x, sizeof x);
+        } else {
+            int x = (int)d;
+            memcpy(field, &x, sizeof x);
+        }
+        return 0;
+    }
+    case K_NUM: {
+        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || !in_range(k, v->valuedouble))
+            return bad_value(k, v, label, "", err, errlen);
+        double d = v->valuedouble;
+        memcpy(field, &d, sizeof d);
+        return 0;
+    }
+    case K_BOOL: {
+        if (!cJSON_IsBool(v)) return bad_value(k, v, label, "", err, errlen);
+        bool b = cJSON_IsTrue(v);
+        memcpy(field, &b, sizeof b);
+        return 0;
+    }
+    case K_ENUM: {
+        if (!cJSON_IsString(v)) return bad_value(k, v, label, "", err, errlen);
+        const char *s = v->valuestring;
+        int best = -1, bestd = 1 << 20;
+        for (int i = 0; i < k->nnames; i++) {
+            if (!strcmp(s, k->names[i])) {
+                memcpy(field, &i, sizeof i);
+                return 0;
+            }
+            int d = edit_distance(s, strlen(s), k->names[i], strlen(k->names[i]));
+            if (d < bestd) bestd = d, best = i;
+        }
+        char extra[96] = "";
+        if (best >= 0 && close_enough(bestd, strlen(s)))
+            snprintf(extra, sizeof extra, " (did you mean %s?)", k->names[best]);
+        return bad_value(k, v, label, extra, err, errlen);
+    }
+    case K_STR: {
+        if (!cJSON_IsString(v)) return bad_value(k, v, label, "", err, errlen);
+        size_t len = strlen(v->valuestring);
+        if (len >= k->size) {
+            char want[128];
+            describe(k, want, sizeof want);
+            return fail(err, errlen, "%s: %s: expected %s, got %zu bytes", label, k->path, want,
+                        len);
+        }
+        memset(field, 0, k->size);
+        memcpy(field, v->valuestring, len);
+        return 0;
+    }
+    }
+    return fail(err, errlen, "%s: %s: bad key table entry", label, k->path);
+}
+
+/* ------------------------------------------------------------------ JSON syntax scanner */
+
+/* Strict RFC 8259 syntax with a position and a hint for the first error; cJSON builds the
+ * tree afterwards. Also rejects \u0000 (cJSON would silently cut the string there). */
+typedef struct scanner {
+    const char *s;
+    size_t n, pos, errpos;
+    const char *msg;
+    char buf[64];
+    int depth;
+} scanner;
+
+enum { SCAN_MAX_DEPTH = 512, SCAN_MAX_NUMBER = 63 };
+
+static bool sc_fail(scanner *S, size_t at, const char *msg) {
+    S->errpos = at;
+    S->msg = msg;
+    return false;
+}
+
+static void sc_ws(scanner *S) {
+    while (S->pos < S->n && (S->s[S->pos] == ' ' || S->s[S->pos] == '\t' || S->s[S->pos] == '\n' ||
+                             S->s[S->pos] == '\r'))
+        S->pos++;
+}
+
+static bool is_word(char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '_';
+}
+
+static bool sc_unexpected(scanner *S, const char *what) {
+    unsigned char ch = (unsigned char)S->s[S->pos];
+    if (ch >= 0x20 && ch < 0x7f)
+        snprintf(S->buf, sizeof S->buf, "%s, got '%c'", what, ch);
+    else
+        snprintf(S->buf, sizeof S->buf, "%s, got byte 0x%02x", what, ch);
+    return sc_fail(S, S->pos, S->buf);
+}
+
+static int hex4(const char *p) {
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        char ch = p[i];
+        int d = ch >= '0' && ch <= '9'   ? ch - '0'
+                : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                         : -1;
+        if (d < 0) return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+static bool sc_string(scanner *S) {
+    size_t start = S->pos++;
+    for (;;) {
+        if (S->pos >= S->n) return sc_fail(S, start, "unterminated string");
+        unsigned char ch = (unsigned char)S->s[S->pos];
+        if (ch == '"') {
+            S->pos++;
+            return true;
+        }
+        if (ch == '\n' || ch == '\r')
+            return sc_fail(S, start, "unterminated string (a line break inside a string is "
+                                     "written \\n)");
+        if (ch < 0x20) return sc_fail(S, S->pos, "control character in a string (escape it)");
+        if (ch != '\\') {
+            S->pos++;
+            continue;
+        }
+        size_t esc = S->pos++;
+        if (S->pos >= S->n) return sc_fail(S, start, "unterminated string");
+        char e = S->s[S->pos];
+        if (e && strchr("\"\\/bfnrt", e)) {
+            S->pos++;
+            continue;
+        }
+        if (e != 'u') return sc_fail(S, esc, "invalid escape in a string");
+        int u = S->pos + 4 < S->n ? hex4(S->s + S->pos + 1) : -1;
+        if (u < 0) return sc_fail(S, esc, "invalid \\u escape (needs 4 hex digits)");
+        if (u == 0) return sc_fail(S, esc, "\\u0000 (NUL) is not allowed in strings");
+        S->pos += 5;
+        if (u >= 0xDC00 && u <= 0xDFFF) return sc_fail(S, esc, "unpaired UTF-16 surrogate");
+        if (u >= 0xD800 && u <= 0xDBFF) {
+            int lo = S->pos + 6 <= S->n && S->s[S->pos] == '\\' && S->s[S->pos + 1] == 'u'
+                         ? hex4(S->s + S->pos + 2)
+                         : -1;
+            if (lo < 0xDC00 || lo > 0xDFFF) return sc_fail(S, esc, "unpaired UTF-16 surrogate");
+            S->pos += 6;
+        }
+    }
+}
+
+static bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
+
+static bool sc_number(scanner *S) {
+    size_t start = S->pos;
+    const char *s = S->s;
+#define AT(i) ((i) < S->n ? s[i] : '\0')
+    if (AT(S->pos) == '-') S->pos++;
+    if (!is_digit(AT(S->pos))) return sc_fail(S, start, "invalid number");
+    if (AT(S->pos) == '0') {
+        S->pos++;
+        if (is_digit(AT(S->pos)))
+            return sc_fail(S, start, "invalid number (leading zeros are not allowed)");
+    } else {
+        while (is_digit(AT(S->pos))) S->pos++;
+    }
+    if (AT(S->pos) == '.') {
+        S->pos++;
+        if (!is_digit(AT(S->pos))) return sc_fail(S, start, "invalid number (digits after '.')");
+        while (is_digit(AT(S->pos))) S->pos++;
+    }
+    if (AT(S->pos) == 'e' || AT(S->pos) == 'E') {
+        S->pos++;
+        if (AT(S->pos) == '+' || AT(S->pos) == '-') S->pos++;
+        if (!is_digit(AT(S->pos))) return sc_fail(S, start, "invalid number (exponent digits)");
+        while (is_digit(AT(S->pos))) S->pos++;
+    }
+    if (is_word(AT(S->pos)) || AT(S->pos) == '.') return sc_fail(S, start, "invalid number");
+#undef AT
+    if (S->pos - start > SCAN_MAX_NUMBER) return sc_fail(S, start, "number too long");
+    return true;
+}
+
+static bool sc_value(scanner *S);
+
+static bool sc_container(scanner *S, bool object) {
+    char close = object ? '}' : ']';
+    if (++S->depth > SCAN_MAX_DEPTH) return sc_fail(S, S->pos, "nested too deeply");
+    S->pos++;
+    sc_ws(S);
+    if (S->pos < S->n && S->s[S->pos] == close) {
+        S->pos++;
+        S->depth--;
+        return true;
+    }
+    size_t comma = 0;
+    bool after_comma = false;
+    for (;;) {
+        sc_ws(S);
+        if (S->pos >= S->n)
+            return sc_fail(S, S->pos, object ? "unexpected end of input (missing '}')"
+                                             : "unexpected end of input (missing ']')");
+        if (after_comma && S->s[S->pos] == close)
+            return sc_fail(S, comma, object ? "trailing comma before '}'"
+                                            : "trailing comma before ']'");
+        if (object) {
+            char ch = S->s[S->pos];
+            if (ch == '\'') return sc_fail(S, S->pos, "strings need double quotes, not single");
+            if (is_word(ch)) return sc_fail(S, S->pos, "keys need double quotes");
+            if (ch != '"') return sc_unexpected(S, "expected a key in double quotes");
+            if (!sc_string(S)) return false;
+            sc_ws(S);
+            if (S->pos >= S->n) return sc_fail(S, S->pos, "unexpected end of input (missing ':')");
+            if (S->s[S->pos] != ':') return sc_unexpected(S, "expected ':' after the key");
+            S->pos++;
+        }
+        if (!sc_value(S)) return false;
+        sc_ws(S);
+        if (S->pos >= S->n)
+            return sc_fail(S, S->pos, object ? "unexpected end of input (missing '}')"
+                                             : "unexpected end of input (missing ']')");
+        char ch = S->s[S->pos];
+        if (ch == ',') {
+            comma = S->pos++;
+            after_comma = true;
+            continue;
+        }
+        if (ch == close) {
+            S->pos++;
+            S->depth--;
+            return true;
+        }
+        if (ch == '"' || ch == '{' || ch == '[' || is_word(ch) || ch == '-')
+            return sc_fail(S, S->pos, "missing ',' between values");
+        if (ch == '/') return sc_fail(S, S->pos, "comments are not allowed in JSON");
+        return sc_unexpected(S, object ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+}
+
+static bool sc_value(scanner *S) {
+    sc_ws(S);
+    if (S->pos >= S->n) return sc_fail(S, S->pos, "unexpected end of input (a value is missing)");
+    char ch = S->s[S->pos];
+    if (ch == '{' || ch == '[') return sc_container(S, ch == '{');
+    if (ch == '"') return sc_string(S);
+    if (ch == '-' || is_digit(ch)) return sc_number(S);
+    static const char *const lits[] = {"true", "false", "null"};
+    for (int i = 0; i < 3; i++) {
+        size_t l = strlen(lits[i]);
+        if (S->n - S->pos >= l && !memcmp(S->s + S->pos, lits[i], l) &&
+            !(S->pos + l < S->n && is_word(S->s[S->pos + l]))) {
+            S->pos += l;
+            return true;
+        }
+    }
+    if (ch == '\'') return sc_fail(S, S->pos, "strings need double quotes, not single");
+    if (ch == '/') return sc_fail(S, S->pos, "comments are not allowed in JSON");
+    if (is_word(ch)) {
+        size_t len = 0;
+        while (S->pos + len < S->n && is_word(S->s[S->pos + len])) len++;
+        for (int i = 0; i < 3; i++) {
+            size_t l = strlen(lits[i]), m = len < l ? len : l;
+            bool same = true;
+            for (size_t j = 0; j < m && same; j++)
+                same = (S->s[S->pos + j] | 0x20) == lits[i][j]; /* ASCII lowercase */
+            if (same) return sc_fail(S, S->pos, "invalid literal (JSON has true, false, null)");
+        }
+        return sc_fail(S, S->pos, "unquoted text (strings need double quotes)");
+    }
+    if (ch == '+' || ch == '.') return sc_fail(S, S->pos, "invalid number");
+    return sc_unexpected(S, "expected a value");
+}
+
+/* whole text: one value and nothing after it */
+static bool sc_document(scanner *S) {
+    sc_ws(S);
+    if (S->pos >= S->n) return sc_fail(S, S->pos, "empty input (expected a JSON object)");
+    if (!sc_value(S)) return false;
+    sc_ws(S);
+    if (S->pos < S->n) return sc_fail(S, S->pos, "unexpected text after the JSON value");
+    return true;
+}
+
+static void line_col(const char *s, size_t pos, int *line, int *col) {
+    int l = 1;
+    size_t last = 0; /* index just after the last newline */
+    for (size_t i = 0; i < pos; i++)
+        if (s[i] == '\n') l++, last = i + 1;
+    *line = l;
+    *col = (int)(pos - last) + 1;
+}
+
+/* text[len] must be '\0'. 0 and a tree, or -1 (a message if err is not NULL) */
+static int parse_json(const char *text, size_t len, const char *label, cJSON **out, char *err,
+                      int errlen) {
+    *out = NULL;
+    size_t skip = len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0; /* UTF-8 BOM */
+    scanner S = {.s = text, .n = len, .pos = skip};
+    const char *msg = NULL;
+    size_t at = 0;
+    if (!sc_document(&S)) {
+        msg = S.msg;
+        at = S.errpos;
+    } else {
+        const char *end = NULL;
+        *out = cJSON_ParseWithLengthOpts(text + skip, len - skip + 1, &end, 1);
+        if (*out) return 0;
+        msg = "rejected by cJSON (out of memory?)";
+        at = end && end >= text + skip && end <= text + len ? (size_t)(end - text) : skip;
+    }
+    int line, col;
+    line_col(text, at, &line, &col);
+    return fail(err, errlen, "%s:%d:%d: JSON syntax error: %s", label, line, col, msg);
+}
+
+/* ------------------------------------------------------------------ the tree walk */
+
+static int cmp_child(const void *a, const void *b) {
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    return strcmp(x->string, y->string);
+}
+
+/* the first member (in document order) whose name an earlier member already has */
+static const cJSON *first_duplicate(const cJSON *obj, bool *oom) {
+    *oom = false;
+    size_t n = 0;
+    for (const cJSON *ch = obj->child; ch; ch = ch->next) n++;
+    if (n < 2) return NULL;
+    if (n <= 32) { /* small: quadratic, in document order */
+        for (const cJSON *ch = obj->child; ch; ch = ch->next)
+            for (const cJSON *p = obj->child; p != ch; p = p->next)
+                if (!strcmp(p->string, ch->string)) return ch;
+        return NULL;
+    }
+    /* large: sort (name, index) pairs; report the duplicate that comes first in the document */
+    typedef struct { const cJSON *item; size_t index; } entry;
+    entry *e = malloc(n * sizeof *e);
+    if (!e) {
+        *oom = true;
+        return NULL;
+    }
+    size_t i = 0;
+    for (const cJSON *ch = obj->child; ch; ch = ch->next, i++) e[i] = (entry){ch, i};
+    qsort(e, n, sizeof *e, cmp_child); /* entry starts with the item pointer */
+    const cJSON *best = NULL;
+    size_t best_index = n;
+    for (i = 1; i < n; i++) {
+        if (strcmp(e[i].item->string, e[i - 1].item->string)) continue;
+        /* a run of equal names: its second-earliest member is the duplicate */
+        size_t j = i - 1, k = i, lo1 = e[j].index, lo2 = n;
+        while (k < n && !strcmp(e[k].item->string, e[j].item->string)) {
+            size_t x = e[k].index;
+            if (x < lo1) lo2 = lo1, lo1 = x;
+            else if (x < lo2) lo2 = x;
+            k++;
+        }
+        if (lo2 < best_index) {
+            best_index = lo2;
+            for (size_t m = j; m < k; m++)
+                if (e[m].index == lo2) best = e[m].item;
+        }
+        i = k - 1;
+    }
+    free(e);
+    return best;
+}
+
+static int apply_object(qkv_config *c, const cJSON *obj, const char *prefix, const char *label,
+                        char *err, int errlen) {
+    bool oom;
+    const cJSON *dup = first_duplicate(obj, &oom);
+    if (oom) return fail(err, errlen, "%s: out of memory", label);
+    if (dup) {
+        char name[128], path[PATH_MAX_LEN];
+        show_text(dup->string, 60, name, sizeof name);
+        join(path, sizeof path, prefix, name, strlen(name));
+        return fail(err, errlen, "%s: %s: duplicate key", label, path);
+    }
+    for (const cJSON *ch = obj->child; ch; ch = ch->next) {
+        const char *name = ch->string;
+        size_t len = strlen(name);
+        char path[PATH_MAX_LEN];
+        const key_def *k = NULL;
+        bool section = false;
+        if (len < 64 && !strchr(name, '.') && len > 0) {
+            join(path, sizeof path, prefix, name, len);
+            k = find_key(path);
+            section = !k && is_section(path);
+        }
+        if (k) {
+            if (set_value(c, k, ch, label, err, errlen)) return -1;
+            continue;
+        }
+        if (section) {
+            if (!cJSON_IsObject(ch)) {
+                char got[64], list[512];
+                name_ref names[64];
+                show_value(ch, got, sizeof got);
+                list_names(names, child_names(path, names, 64), list, sizeof list);
+                return fail(err, errlen, "%s: %s: expected an object (a section with keys %s), got %s",
+                            label, path, list, got);
+            }
+            if (apply_object(c, ch, path, label, err, errlen)) return -1;
+            continue;
+        }
+        char shown[128];
+        show_text(name, 60, shown, sizeof shown);
+        if (!*name) snprintf(shown, sizeof shown, "\"\"");
+        char full[PATH_MAX_LEN];
+        join(full, sizeof full, prefix, name, len);
+        if (len > 0 && strchr(name, '.') && (find_key(full) || is_section(full))) {
+            char where[PATH_MAX_LEN];
+            const char *dot = strrchr(full, '.');
+            snprintf(where, sizeof where, "%.*s", (int)(dot - full), full);
+            return fail(err, errlen,
+                        "%s: \"%s\": unknown key (names are not dotted paths; write \"%s\" "
+                        "inside the object \"%s\")",
+                        label, shown, dot + 1, where);
+        }
+        join(full, sizeof full, prefix, shown, strlen(shown));
+        if (unknown_key(label, full, prefix, name, len, "", err, errlen)) return -1;
+    }
+    return 0;
+}
+
+static int parse_text(qkv_config *c, const char *text, size_t len, const char *label, char *err,
+                      int errlen) {
+    cJSON *root;
+    if (parse_json(text, len, label, &root, err, errlen)) return -1;
+    qkv_config tmp;
+    qkv_config_defaults(&tmp);
+    int rc;
+    if (!cJSON_IsObject(root)) {
+        char got[64];
+        show_value(root, got, sizeof got);
+        rc = fail(err, errlen,
+                  "%s: expected a JSON object at the top level ({\"model\": {...}, ...}), got %s",
+                  label, got);
+    } else {
+        rc = apply_object(&tmp, root, "", label, err, errlen);
+    }
+    cJSON_Delete(root);
+    if (rc == 0) *c = tmp;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ the API */
+
+void qkv_config_defaults(qkv_config *c) {
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < NKEYS; i++) {
+        const key_def *k = &KEYS[i];
+        char *field = (char *)c + k->off;
+        switch (k->kind) {
+        case K_INT:
+            if (k->size == sizeof(long long)) {
+                long long x = (long long)k->def;
+                memcpy(field, &x, sizeof x);
+            } else {
+                int x = (int)k->def;
+                memcpy(field, &x, sizeof x);
+            }
+            break;
+        case K_NUM: memcpy(field, &k->def, sizeof(double)); break;
+        case K_BOOL: {
+            bool b = k->def != 0;
+            memcpy(field, &b, sizeof b);
+            break;
+        }
+        case K_ENUM: {
+            int x = (int)k->def;
+            memcpy(field, &x, sizeof x);
+            break;
+        }
+        case K_STR: snprintf(field, k->size, "%s", k->sdef); break;
+        }
+    }
+}
+
+int qkv_config_parse(qkv_config *c, const char *json, const char *label, char *err, int errlen) {
+    if (!label) label = "config";
+    if (!c || !json) return fail(err, errlen, "%s: no config text", label);
+    return parse_text(c, json, strlen(json), label, err, errlen);
+}
+
+int qkv_config_load(qkv_config *c, const char *path, char *err, int errlen) {
+    if (!c || !path) return fail(err, errlen, "config: no file name");
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    enum { MAX_BYTES = 16 << 20 };
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    int rc = 0;
+    while (buf) {
+        if (len + 1 >= cap) {
+            if (cap >= MAX_BYTES) {
+                rc = fail(err, errlen, "%s: file too large for a config (over %d MiB)", path,
+                          MAX_BYTES >> 20);
+                break;
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - 1 - len, f);
+        len += got;
+        if (got == 0) {
+            if (ferror(f)) rc = fail(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+            break;
+        }
+    }
+    fclose(f);
+    if (!buf) return fail(err, errlen, "%s: out of memory", path);
+    if (rc == 0) {
+        buf[len] = '\0';
+        /* a NUL byte inside the file: the scanner reports it with its line and column */
+        rc = parse_text(c, buf, len, path, err, errlen);
+    }
+    free(buf);
+    return rc;
+}
+
+int qkv_config_set(qkv_config *c, const char *assignment, char *err, int errlen) {
+    const char *label = "--set";
+    char shown[128];
+    if (!c || !assignment)
+        return fail(err, errlen, "%s: expected path.to.key=value, got nothing", label);
+    const char *eq = strchr(assignment, '=');
+    if (!eq || eq == assignment) {
+        show_text(assignment, SHOW_MAX, shown, sizeof shown);
+        return fail(err, errlen, "%s: expected path.to.key=value, got \"%s\"", label, shown);
+    }
+    size_t plen = (size_t)(eq - assignment);
+    char path[PATH_MAX_LEN];
+    snprintf(path, sizeof path, "%.*s", (int)(plen < sizeof path ? plen : sizeof path - 1),
+             assignment);
+    show_text(path, 80, shown, sizeof shown);
+    const key_def *k = plen < sizeof path ? find_key(path) : NULL;
+    if (!k) {
+        /* walk the sections of the path to the first name that does not fit */
+        char prefix[PATH_MAX_LEN] = "";
+        const char *p = path;
+        for (;;) {
+            size_t len = strcspn(p, ".");
+            const char *rest = p[len] ? p + len + 1 : "";
+            char full[PATH_MAX_LEN];
+            join(full, sizeof full, prefix, p, len);
+            bool last = p[len] == '\0';
+            if (len > 0 && plen < sizeof path && is_section(full)) {
+                if (last) {
+                    char list[512];
+                    name_ref names[64];
+                    list_names(names, child_names(full, names, 64), list, sizeof list);
+                    return fail(err, errlen, "%s: %s: is a section, not a key (set one of its "
+                                             "keys: %s)", label, shown, list);
+                }
+                snprintf(prefix, sizeof prefix, "%s", full);
+                p = rest;
+                continue;
+            }
+            if (!last && len > 0 && find_key(full))
+                return fail(err, errlen, "%s: %s: unknown key (%s is a key, not a section)",
+                            label, shown, full);
+            return unknown_key(label, shown, prefix, p, len, rest, err, errlen);
+        }
+    }
+    const char *text = eq + 1;
+    cJSON *v = NULL;
+    if (parse_json(text, strlen(text), label, &v, NULL, 0) == 0 && k->kind == K_STR &&
+        !cJSON_IsString(v)) {
+        cJSON_Delete(v); /* a string key takes unquoted text as it is (task.path=123) */
+        v = NULL;
+    }
+    if (!v && !(v = cJSON_CreateString(text))) return fail(err, errlen, "%s: out of memory", label);
+    int rc = set_value(c, k, v, label, err, errlen);
+    cJSON_Delete(v);
+    return rc;
+}
+
+/* --------------------------------------------------------------- validation */
+
+/* the table's type and range checks, on a struct (it may have been filled in by code) */
+static int check_ranges(const qkv_config *c, char *err, int errlen) {
+    for (int i = 0; i < NKEYS; i++) {
+        const key_def *k = &KEYS[i];
+        const char *field = (const char *)c + k->off;
+        char want[256], got[64];
+        bool ok = true;
+        switch (k->kind) {
+        case K_INT: {
+            long long x;
+            if (k->size == sizeof(long long)) {
+                memcpy(&x, field, sizeof x);
+            } else {
+                int y;
+                memcpy(&y, field, sizeof y);
+                x = y;
+            }
+            ok = in_range(k, (double)x);
+            snprintf(got, sizeof got, "%lld", x);
+            break;
+        }
+        case K_NUM: {
+            double d;
+            memcpy(&d, field, sizeof d);
+            ok = isfinite(d) && in_range(k, d);
+            fmt_double(d, got, sizeof got);
+            break;
+        }
+        case K_BOOL: break;
+        case K_ENUM: {
+            int x;
+            memcpy(&x, field, sizeof x);
+            ok = x >= 0 && x < k->nnames;
+            snprintf(got, sizeof got, "enum value %d", x);
+            break;
+        }
+        case K_STR:
+            ok = memchr(field, '\0', k->size) != NULL;
+            snprintf(got, sizeof got, "an unterminated string");
+            break;
+        }
+        if (!ok) {
+            describe(k, want, sizeof want);
+            return fail(err, errlen, "%s: expected %s, got %s", k->path, want, got);
+        }
+    }
+    return 0;
+}
+
+static int check_heads(const qkv_config *c, char *err, int errlen) {
+    if (c->model.d_model % c->model.heads)
+        return fail(err, errlen,
+                    "model.heads: %d does not divide model.d_model %d (each head gets "
+                    "d_model/heads dimensions)",
+                    c->model.heads, c->model.d_model);
+    return 0;
+}
+
+static int check_readable(const char *key, const char *path, char *err, int errlen) {
+    char shown[160];
+    show_text(path, 120, shown, sizeof shown);
+    errno = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail(err, errlen, "%s: cannot open \"%s\": %s", key, shown, strerror(errno));
+    (void)fgetc(f); /* a directory opens but does not read */
+    int bad = ferror(f), e = errno;
+    fclose(f);
+    if (bad) return fail(err, errlen, "%s: cannot read \"%s\": %s", key, shown, strerror(e));
+    return 0;
+}
+
+static int check_task_files(const qkv_config *c, char *err, int errlen) {
+    const qkv_task_config *t = &c->task;
+    if (t->name == QKV_TASK_TEXT || t->name == QKV_TASK_FILE) {
+        if (!t->path[0])
+            return fail(err, errlen, "task.path: task \"%s\" needs a path to %s",
+                        QKV_TASK_NAMES[t->name],
+                        t->name == QKV_TASK_TEXT ? "a text file" : "a JSON Lines file");
+        if (check_readable("task.path", t->path, err, errlen)) return -1;
+    }
+    if (t->eval_path[0] && check_readable("task.eval_path", t->eval_path, err, errlen)) return -1;
+    return 0;
+}
+
+static int check_recall(const qkv_config *c, char *err, int errlen) {
+    const qkv_task_config *t = &c->task;
+    if (t->name != QKV_TASK_RECALL) return 0;
+    if (t->queries > t->pairs)
+        return fail(err, errlen,
+                    "task.queries: %d is more than task.pairs %d (each query asks for one of the "
+                    "example's pairs)",
+                    t->queries, t->pairs);
+    if (t->keys < t->pairs)
+        return fail(err, errlen,
+                    "task.keys: %d is less than task.pairs %d (the keys of one example are "
+                    "distinct)",
+                    t->keys, t->pairs);
+    return 0;
+}
+
+static int check_schedule(const qkv_config *c, char *err, int errlen) {
+    if (c->optim.warmup > c->train.steps)
+        return fail(err, errlen, "optim.warmup: %d is more than train.steps %d", c->optim.warmup,
+                    c->train.steps);
+    if (c->optim.schedule != QKV_SCHED_CONSTANT && c->optim.min_lr > c->optim.lr) {
+        char a[40], b[40];
+        fmt_double(c->optim.min_lr, a, sizeof a);
+        fmt_double(c->optim.lr, b, sizeof b);
+        return fail(err, errlen, "optim.min_lr: %s is more than optim.lr %s (the %s schedule "
+                                 "decays from lr to min_lr)",
+                    a, b, QKV_SCHEDULE_NAMES[c->optim.schedule]);
+    }
+    return 0;
+}
+
+/* cross-key checks, in order; add new ones here */
+static int (*const CHECKS[])(const qkv_config *, char *, int) = {
+    check_ranges, check_heads, check_recall, check_schedule, check_task_files,
+};
+
+int qkv_config_validate(const qkv_config *c, char *err, int errlen) {
+    if (!c) return fail(err, errlen, "config: no config");
+    for (size_t i = 0; i < sizeof CHECKS / sizeof CHECKS[0]; i++)
+        if (CHECKS[i](c, err, errlen)) return -1;
+    return 0;
+}
+
+/* --------------------------------------------------------------- effective config */
+
+/* the object for key path p's section inside root, created as needed */
+static cJSON *section_of(cJSON *root, const char *p) {
+    cJSON *obj = root;
+    for (;;) {
+        size_t len = strcspn(p, ".");
+        if (!p[len]) return obj;
+        char name[PATH_MAX_LEN];
+        snprintf(name, sizeof name, "%.*s", (int)len, p);
+        cJSON *next = cJSON_GetObjectItemCaseSensitive(obj, name);
+        if (!next) {
+            next = cJSON_CreateObject();
+            if (!next || !cJSON_AddItemToObject(obj, name, next)) {
+                cJSON_Delete(next);
+                return NULL;
+            }
+        }
+        obj = next;
+        p += len + 1;
+    }
+}
+
+char *qkv_config_to_json(const qkv_config *c) {
+    if (!c) return NULL;
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return NULL;
+    for (int i = 0; i < NKEYS; i++) {
+        const key_def *k = &KEYS[i];
+        const char *field = (const char *)c + k->off;
+        cJSON *obj = section_of(root, k->path), *item = NULL;
+        if (!obj) goto oom;
+        char num[64];
+        switch (k->kind) {
+        case K_INT: {
+            long long x;
+            if (k->size == sizeof(long long)) {
+                memcpy(&x, field, sizeof x);
+            } else {
+                int y;
+                memcpy(&y, field, sizeof y);
+                x = y;
+            }
+            snprintf(num, sizeof num, "%lld", x);
+            item = cJSON_CreateRaw(num);
+            break;
+        }
+        case K_NUM: {
+            /* cJSON prints with %.15g unless that is only approximately equal: not exact */
+            double d;
+            memcpy(&d, field, sizeof d);
+            if (isfinite(d)) fmt_double(d, num, sizeof num);
+            else snprintf(num, sizeof num, "null");
+            item = cJSON_CreateRaw(num);
+            break;
+        }
+        case K_BOOL: {
+            bool b;
+            memcpy(&b, field, sizeof b);
+            item = cJSON_CreateBool(b);
+            break;
+        }
+        case K_ENUM: {
+            int x;
+            memcpy(&x, field, sizeof x);
+            item = x >= 0 && x < k->nnames ? cJSON_CreateString(k->names[x]) : cJSON_CreateNull();
+            break;
+        }
+        case K_STR: {
+            char s[2048];
+            size_t n = strnlen(field, k->size);
+            if (n >= sizeof s) n = sizeof s - 1;
+            memcpy(s, field, n);
+            s[n] = '\0';
+            item = cJSON_CreateString(s);
+            break;
+        }
+        }
+        const char *name = strrchr(k->path, '.');
+        name = name ? name + 1 : k->path;
+        if (!item || !cJSON_AddItemToObject(obj, name, item)) {
+            cJSON_Delete(item);
+            goto oom;
+        }
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return NULL;
+    /* plain malloc (cJSON's allocator may be hooked), with a final newline */
+    size_t n = strlen(text);
+    char *out = malloc(n + 2);
+    if (out) {
+        memcpy(out, text, n);
+        out[n] = '\n';
+        out[n + 1] = '\0';
+    }
+    cJSON_free(text);
+    return out;
+oom:
+    cJSON_Delete(root);
+    return NULL;
+}

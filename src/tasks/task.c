@@ -1,0 +1,226 @@
+/* Task opening, batching and the generated tasks (copy, reverse, sort, recall, induction). */
+#include "tasks/task.h"
+#include "tasks/task_data.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { STREAM_TRAIN = 101, STREAM_EVAL = 202 };
+
+/* ---- generated tasks: one example into tok/tgt (length t->seq_len) ---------------------- */
+
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* copy / reverse / sort: x1..xL SEP y1..yL; loss where the next token is a y */
+static void gen_seq2seq(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt) {
+    int L = t->cfg.length, sep = t->cfg.symbols;
+    int32_t s[2 * 4096 + 1];
+    for (int i = 0; i < L; i++) s[i] = (int32_t)qkv_rng_below(r, (uint64_t)t->cfg.symbols);
+    s[L] = sep;
+    for (int i = 0; i < L; i++) s[L + 1 + i] = t->cfg.name == QKV_TASK_REVERSE ? s[L - 1 - i] : s[i];
+    if (t->cfg.name == QKV_TASK_SORT) qsort(s + L + 1, (size_t)L, sizeof s[0], cmp_i32);
+    for (int i = 0; i < 2 * L; i++) {
+        tok[i] = s[i];
+        tgt[i] = i >= L ? s[i + 1] : QKV_IGNORE;
+    }
+}
+
+/* multi-query associative recall: k1 v1 ... kP vP q1 ... qQ; at q_i predict its value */
+static void gen_recall(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt) {
+    int P = t->cfg.pairs, Q = t->cfg.queries ? t->cfg.queries : P, K = t->cfg.keys;
+    int32_t keys[4096], vals[4096], order[4096];
+    for (int i = 0; i < P; i++) { /* distinct keys: a partial Fisher-Yates over [0, K) */
+        int32_t k;
+        bool dup;
+        do {
+            k = (int32_t)qkv_rng_below(r, (uint64_t)K);
+            dup = false;
+            for (int j = 0; j < i; j++) dup |= keys[j] == k;
+        } while (dup);
+        keys[i] = k;
+        vals[i] = K + (int32_t)qkv_rng_below(r, (uint64_t)t->cfg.values);
+        order[i] = i;
+    }
+    for (int i = P - 1; i > 0; i--) { /* queries: the pairs in a random order */
+        int j = (int)qkv_rng_below(r, (uint64_t)i + 1);
+        int32_t x = order[i]; order[i] = order[j]; order[j] = x;
+    }
+    for (int i = 0; i < P; i++) {
+        tok[2 * i] = keys[i];
+        tok[2 * i + 1] = vals[i];
+        tgt[2 * i] = tgt[2 * i + 1] = QKV_IGNORE;
+    }
+    for (int i = 0; i < Q; i++) {
+        tok[2 * P + i] = keys[order[i]];
+        tgt[2 * P + i] = vals[order[i]];
+    }
+}
+
+/* induction: random symbols with a trigger twice; after the second, predict what followed the first */
+static void gen_induction(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt) {
+    int L = t->cfg.length, trigger = t->cfg.symbols;
+    for (int i = 0; i < L; i++) {
+        tok[i] = (int32_t)qkv_rng_below(r, (uint64_t)t->cfg.symbols);
+        tgt[i] = QKV_IGNORE;
+    }
+    int at = (int)qkv_rng_below(r, (uint64_t)(L - 2)); /* first trigger in [0, L-3] */
+    tok[at] = trigger;
+    tok[L - 1] = trigger;
+    tgt[L - 1] = tok[at + 1];
+}
+
+static void generate(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt) {
+    switch (t->cfg.name) {
+    case QKV_TASK_RECALL: gen_recall(t, r, tok, tgt); break;
+    case QKV_TASK_INDUCTION: gen_induction(t, r, tok, tgt); break;
+    default: gen_seq2seq(t, r, tok, tgt); break;
+    }
+}
+
+/* ---- opening ---------------------------------------------------------------------------- */
+
+int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t seed, char *err, int errlen) {
+    memset(t, 0, sizeof *t);
+    t->cfg = *cfg;
+    t->seed = seed;
+    qkv_rng_seed_stream(&t->train_rng, seed, STREAM_TRAIN);
+    switch (cfg->name) {
+    case QKV_TASK_COPY: case QKV_TASK_REVERSE: case QKV_TASK_SORT:
+        t->vocab = cfg->symbols + 1;
+        t->seq_len = 2 * cfg->length;
+        return 0;
+    case QKV_TASK_RECALL:
+        if (cfg->keys < cfg->pairs) {
+            snprintf(err, (size_t)errlen, "task.keys: %d keys cannot make %d distinct pairs", cfg->keys, cfg->pairs);
+            return -1;
+        }
+        if (cfg->queries > cfg->pairs) {
+            snprintf(err, (size_t)errlen, "task.queries: %d queries, but only %d pairs to ask about",
+                     cfg->queries, cfg->pairs);
+            return -1;
+        }
+        t->vocab = cfg->keys + cfg->values;
+        t->seq_len = 2 * cfg->pairs + (cfg->queries ? cfg->queries : cfg->pairs);
+        return 0;
+    case QKV_TASK_INDUCTION:
+        if (cfg->length < 3) {
+            snprintf(err, (size_t)errlen, "task.length: induction needs at least 3 positions, got %d", cfg->length);
+            return -1;
+        }
+        t->vocab = cfg->symbols + 1;
+        t->seq_len = cfg->length;
+        return 0;
+    case QKV_TASK_TEXT: return qkv_task_open_text(t, err, errlen);
+    case QKV_TASK_FILE: return qkv_task_open_file(t, err, errlen);
+    default:
+        snprintf(err, (size_t)errlen, "task.name: unknown task %d", (int)cfg->name);
+        return -1;
+    }
+}
+
+void qkv_task_close(qkv_task *t) {
+    free(t->text);
+    for (int i = 0; i < t->n_seqs; i++) free(t->seqs[i].tokens);
+    free(t->seqs);
+    memset(t, 0, sizeof *t);
+}
+
+int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, char *err, int errlen) {
+    if (m->vocab == 0) m->vocab = t->vocab;
+    if (m->seq_len == 0) m->seq_len = t->seq_len;
+    if (m->vocab < t->vocab) {
+        snprintf(err, (size_t)errlen, "model.vocab: %d is smaller than the task's %d tokens", m->vocab, t->vocab);
+        return -1;
+    }
+    if (m->seq_len < t->seq_len) {
+        snprintf(err, (size_t)errlen, "model.seq_len: %d is shorter than the task's %d positions",
+                 m->seq_len, t->seq_len);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- batches ------------------------------------------------------------------------------ */
+
+int qkv_batch_alloc(qkv_batch *b, const qkv_task *t, int B) {
+    memset(b, 0, sizeof *b);
+    int T = t->seq_len;
+    size_t n = (size_t)B * (size_t)T;
+    b->B = B;
+    b->T = T;
+    b->tok = malloc(n * sizeof(int32_t));
+    b->tgt = malloc(n * sizeof(int32_t));
+    b->pad_buf = malloc(n * sizeof(int32_t));
+    if (!b->tok || !b->tgt || !b->pad_buf) { qkv_batch_free(b); return -1; }
+    int64_t s[2] = {B, T};
+    qkv_shape_init(&b->tokens, QKV_I32, 2, s);
+    qkv_shape_init(&b->targets, QKV_I32, 2, s);
+    qkv_shape_init(&b->pad, QKV_I32, 2, s);
+    b->tokens.data = b->tok;
+    b->targets.data = b->tgt;
+    b->pad.data = b->pad_buf;
+    b->has_pad = t->variable_length;
+    return 0;
+}
+
+void qkv_batch_free(qkv_batch *b) {
+    free(b->tok);
+    free(b->tgt);
+    free(b->pad_buf);
+    memset(b, 0, sizeof *b);
+}
+
+/* fill row i from a stored sequence, padding the tail */
+static void put_seq(qkv_batch *b, int i, const qkv_seq *s) {
+    int32_t *tok = b->tok + (size_t)i * b->T, *tgt = b->tgt + (size_t)i * b->T, *pad = b->pad_buf + (size_t)i * b->T;
+    for (int j = 0; j < b->T; j++) {
+        bool in = j < s->len;
+        tok[j] = in ? s->tokens[j] : 0;
+        tgt[j] = in ? s->targets[j] : QKV_IGNORE;
+        pad[j] = in;
+    }
+}
+
+static void fill_row(qkv_task *t, qkv_batch *b, int i, qkv_rng *r, int64_t eval_index) {
+    int32_t *tok = b->tok + (size_t)i * b->T, *tgt = b->tgt + (size_t)i * b->T;
+    for (int j = 0; j < b->T; j++) b->pad_buf[(size_t)i * b->T + j] = 1;
+    switch (t->cfg.name) {
+    case QKV_TASK_TEXT: qkv_task_text_example(t, r, eval_index >= 0, tok, tgt); break;
+    case QKV_TASK_FILE: {
+        int idx = eval_index >= 0 ? t->n_train + (int)(eval_index % (t->n_seqs - t->n_train))
+                                  : (int)qkv_rng_below(r, (uint64_t)t->n_train);
+        put_seq(b, i, &t->seqs[idx]);
+        break;
+    }
+    default: generate(t, r, tok, tgt); break;
+    }
+}
+
+void qkv_task_train_batch(qkv_task *t, qkv_batch *b) {
+    for (int i = 0; i < b->B; i++) fill_row(t, b, i, &t->train_rng, -1);
+}
+
+void qkv_task_eval_batch(qkv_task *t, qkv_batch *b, int64_t first, int64_t count) {
+    for (int i = 0; i < b->B; i++) {
+        int64_t k = first + i;
+        if (k >= count) { /* past the end: a row with no loss */
+            for (int j = 0; j < b->T; j++) {
+                b->tok[(size_t)i * b->T + j] = 0;
+                b->tgt[(size_t)i * b->T + j] = QKV_IGNORE;
+                b->pad_buf[(size_t)i * b->T + j] = 1;
+            }
+            continue;
+        }
+        qkv_rng r; /* example k is the same whatever the batch size */
+        qkv_rng_seed_stream(&r, t->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(k + 1)), STREAM_EVAL);
+        fill_row(t, b, i, &r, k);
+    }
+}
+
+int64_t qkv_task_eval_size(const qkv_task *t) {
+    return t->cfg.name == QKV_TASK_FILE ? t->n_seqs - t->n_train : INT64_MAX;
+}

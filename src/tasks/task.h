@@ -1,0 +1,60 @@
+/* Toy tasks that diagnose attention, text, and the user's own sequences.
+ *
+ * A task yields examples as next-token prediction: tokens (T) and targets (T), where
+ * targets[t] is the token to predict at position t or -100 where no loss is taken.
+ * Training examples and evaluation examples come from separate random streams; the
+ * evaluation set is the same fixed list every time it is evaluated. */
+#ifndef QKV_TASK_H
+#define QKV_TASK_H
+
+#include "config/config.h"
+#include "tensor/rng.h"
+
+#define QKV_IGNORE (-100)
+
+typedef enum { QKV_SPLIT_TRAIN, QKV_SPLIT_EVAL } qkv_split;
+
+typedef struct qkv_seq { int32_t *tokens, *targets; int len; } qkv_seq;
+
+typedef struct qkv_task {
+    qkv_task_config cfg;
+    int vocab;                /* tokens are in [0, vocab) */
+    int seq_len;              /* every example has at most this many positions */
+    bool variable_length;     /* examples shorter than seq_len are padded (file task) */
+    qkv_rng train_rng;        /* advances with every training batch (saved in checkpoints) */
+    uint64_t seed;
+    /* text: the bytes; file: the parsed sequences */
+    uint8_t *text;
+    int64_t text_len, text_split; /* training bytes are [0, split), evaluation bytes the rest */
+    qkv_seq *seqs;
+    int n_seqs, n_train;      /* seqs[0, n_train) train, the rest evaluate */
+} qkv_task;
+
+/* A batch in caller-provided memory (B x T each); pad is NULL unless the task is variable-length */
+typedef struct qkv_batch {
+    int B, T;
+    qkv_tensor tokens, targets, pad; /* I32 (B,T) headers over the buffers below */
+    int32_t *tok, *tgt, *pad_buf;
+    bool has_pad;
+} qkv_batch;
+
+/* open the configured task (reads files for text/file); 0, or -1 with one line in err */
+int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t seed, char *err, int errlen);
+void qkv_task_close(qkv_task *t);
+/* a task whose evaluation set is every sequence of a JSON Lines file (qkv eval --data) */
+int qkv_task_open_eval_file(qkv_task *t, const char *path, uint64_t seed, char *err, int errlen);
+/* the config's model.vocab / model.seq_len when given, else the task's; checks they fit */
+int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, char *err, int errlen);
+
+/* buffers for B examples of the task's length */
+int qkv_batch_alloc(qkv_batch *b, const qkv_task *t, int B);
+void qkv_batch_free(qkv_batch *b);
+/* the next training batch (advances train_rng) */
+void qkv_task_train_batch(qkv_task *t, qkv_batch *b);
+/* evaluation examples [first, first + b->B) of the fixed evaluation list (index >= count
+ * of a finite list wraps); rows past `count` are filled with ignored targets */
+void qkv_task_eval_batch(qkv_task *t, qkv_batch *b, int64_t first, int64_t count);
+/* how many evaluation examples exist (INT64_MAX for generated tasks) */
+int64_t qkv_task_eval_size(const qkv_task *t);
+
+#endif

@@ -1,0 +1,209 @@
+/* File-backed tasks: byte-level text, and the user's sequences as JSON Lines. */
+#include "tasks/task_data.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* whole file into memory; "" files are an error (nothing to learn from) */
+static int read_file(const char *path, const char *key, uint8_t **out, int64_t *len, char *err, int errlen) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, (size_t)errlen, "%s: cannot read %s: %s", key, path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf = malloc(cap + 1);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap) break;
+        uint8_t *nb = cap > SIZE_MAX / 4 ? NULL : realloc(buf, cap * 2 + 1);
+        if (!nb) { free(buf); buf = NULL; break; }
+        buf = nb;
+        cap *= 2;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        snprintf(err, (size_t)errlen, "%s: cannot read %s: %s", key, path, buf ? "read error" : "out of memory");
+        return -1;
+    }
+    if (n == 0) {
+        free(buf);
+        snprintf(err, (size_t)errlen, "%s: %s is empty", key, path);
+        return -1;
+    }
+    buf[n] = 0;
+    *out = buf;
+    *len = (int64_t)n;
+    return 0;
+}
+
+int qkv_task_open_text(qkv_task *t, char *err, int errlen) {
+    if (read_file(t->cfg.path, "task.path", &t->text, &t->text_len, err, errlen)) return -1;
+    t->vocab = 256;
+    t->seq_len = t->cfg.seq_len;
+    t->text_split = t->text_len - (int64_t)((double)t->text_len * t->cfg.eval_fraction);
+    int64_t need = t->seq_len + 1;
+    if (t->text_split < need || t->text_len - t->text_split < need) {
+        snprintf(err, (size_t)errlen, "task.path: %s has %lld bytes; with task.eval_fraction %g both parts "
+                 "need at least task.seq_len + 1 = %lld bytes", t->cfg.path, (long long)t->text_len,
+                 t->cfg.eval_fraction, (long long)need);
+        return -1;
+    }
+    return 0;
+}
+
+void qkv_task_text_example(const qkv_task *t, qkv_rng *r, bool eval, int32_t *tok, int32_t *tgt) {
+    int64_t lo = eval ? t->text_split : 0, hi = eval ? t->text_len : t->text_split;
+    int64_t at = lo + (int64_t)qkv_rng_below(r, (uint64_t)(hi - lo - t->seq_len));
+    for (int i = 0; i < t->seq_len; i++) {
+        tok[i] = t->text[at + i];
+        tgt[i] = t->text[at + i + 1];
+    }
+}
+
+/* an array of integers in [lo, hi] into a new int32 buffer */
+static int int_array(const cJSON *a, const char *what, int n_expect, int32_t lo, int32_t hi,
+                     int32_t *dst, const char *label, int line, char *err, int errlen) {
+    if (!cJSON_IsArray(a)) {
+        snprintf(err, (size_t)errlen, "%s:%d: \"%s\" must be an array of integers", label, line, what);
+        return -1;
+    }
+    int n = cJSON_GetArraySize(a);
+    if (n_expect >= 0 && n != n_expect) {
+        snprintf(err, (size_t)errlen, "%s:%d: \"%s\" has %d entries but \"input\" has %d (ragged lengths)",
+                 label, line, what, n, n_expect);
+        return -1;
+    }
+    int i = 0;
+    for (const cJSON *e = a->child; e; e = e->next, i++) {
+        double v = e->valuedouble;
+        if (!cJSON_IsNumber(e) || v != (double)(int64_t)v || v < lo || v > hi) {
+            snprintf(err, (size_t)errlen, "%s:%d: \"%s\"[%d] must be an integer in [%d, %d]", label, line,
+                     what, i, lo, hi);
+            return -1;
+        }
+        dst[i] = (int32_t)v;
+    }
+    return n;
+}
+
+int qkv_task_parse_jsonl(qkv_task *t, const char *text, size_t len, const char *label, char *err, int errlen) {
+    const char *p = text, *end = text + len;
+    int line = 0, cap = t->n_seqs;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        line++;
+        const char *s = p;
+        p = nl ? nl + 1 : end;
+        while (s < le && (*s == ' ' || *s == '\t' || *s == '\r')) s++;
+        if (s == le) continue; /* blank line */
+        char *one = malloc((size_t)(le - s) + 1);
+        if (!one) { snprintf(err, (size_t)errlen, "%s: out of memory", label); return -1; }
+        memcpy(one, s, (size_t)(le - s));
+        one[le - s] = 0;
+        const char *stop = NULL;
+        cJSON *j = cJSON_ParseWithLengthOpts(one, (size_t)(le - s) + 1, &stop, 1);
+        if (!j || !cJSON_IsObject(j)) {
+            int col = stop ? (int)(stop - one) + 1 : 1;
+            snprintf(err, (size_t)errlen, "%s:%d:%d: expected a JSON object {\"input\": [...], \"target\": [...]}",
+                     label, line, j ? 1 : col);
+            cJSON_Delete(j);
+            free(one);
+            return -1;
+        }
+        free(one);
+        for (const cJSON *k = j->child; k; k = k->next)
+            if (strcmp(k->string, "input") && strcmp(k->string, "target") && strcmp(k->string, "mask")) {
+                snprintf(err, (size_t)errlen, "%s:%d: unknown key \"%s\" (expected input, target, mask)",
+                         label, line, k->string);
+                cJSON_Delete(j);
+                return -1;
+            }
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(j, "input");
+        const cJSON *tg = cJSON_GetObjectItemCaseSensitive(j, "target");
+        const cJSON *mk = cJSON_GetObjectItemCaseSensitive(j, "mask");
+        int n = in && cJSON_IsArray(in) ? cJSON_GetArraySize(in) : 0;
+        if (!in || !tg || n < 1 || n > 65536) {
+            snprintf(err, (size_t)errlen, "%s:%d: needs \"input\" and \"target\" arrays of 1 to 65536 tokens",
+                     label, line);
+            cJSON_Delete(j);
+            return -1;
+        }
+        if (t->n_seqs == cap) {
+            cap = cap ? 2 * cap : 64;
+            qkv_seq *ns = realloc(t->seqs, (size_t)cap * sizeof *ns);
+            if (!ns) { cJSON_Delete(j); snprintf(err, (size_t)errlen, "%s: out of memory", label); return -1; }
+            t->seqs = ns;
+        }
+        int32_t *buf = malloc((size_t)n * 3 * sizeof(int32_t));
+        if (!buf) { cJSON_Delete(j); snprintf(err, (size_t)errlen, "%s: out of memory", label); return -1; }
+        int32_t *mask = buf + 2 * n;
+        int rc = int_array(in, "input", -1, 0, 1 << 20, buf, label, line, err, errlen) < 0 ||
+                 int_array(tg, "target", n, QKV_IGNORE, 1 << 20, buf + n, label, line, err, errlen) < 0 ||
+                 (mk && int_array(mk, "mask", n, 0, 1, mask, label, line, err, errlen) < 0);
+        for (int i = 0; !rc && i < n; i++)
+            if (buf[n + i] < 0 && buf[n + i] != QKV_IGNORE) {
+                snprintf(err, (size_t)errlen, "%s:%d: \"target\"[%d] is %d; targets are tokens or -100 (no loss)",
+                         label, line, i, buf[n + i]);
+                rc = 1;
+            }
+        cJSON_Delete(j);
+        if (rc) { free(buf); return -1; }
+        if (mk)
+            for (int i = 0; i < n; i++) if (!mask[i]) buf[n + i] = QKV_IGNORE;
+        t->seqs[t->n_seqs++] = (qkv_seq){buf, buf + n, n};
+        if (n > t->seq_len) t->seq_len = n;
+        for (int i = 0; i < 2 * n; i++) if (buf[i] + 1 > t->vocab) t->vocab = buf[i] + 1;
+    }
+    return 0;
+}
+
+static int load_jsonl(qkv_task *t, const char *path, const char *key, char *err, int errlen) {
+    uint8_t *buf;
+    int64_t len;
+    if (read_file(path, key, &buf, &len, err, errlen)) return -1;
+    int before = t->n_seqs;
+    int rc = qkv_task_parse_jsonl(t, (const char *)buf, (size_t)len, path, err, errlen);
+    free(buf);
+    if (!rc && t->n_seqs == before) {
+        snprintf(err, (size_t)errlen, "%s: %s holds no sequences", key, path);
+        rc = -1;
+    }
+    return rc;
+}
+
+int qkv_task_open_file(qkv_task *t, char *err, int errlen) {
+    t->variable_length = true;
+    if (load_jsonl(t, t->cfg.path, "task.path", err, errlen)) return -1;
+    if (t->cfg.eval_path[0]) {
+        t->n_train = t->n_seqs;
+        if (load_jsonl(t, t->cfg.eval_path, "task.eval_path", err, errlen)) return -1;
+    } else {
+        int held = (int)((double)t->n_seqs * t->cfg.eval_fraction);
+        if (held < 1 || held >= t->n_seqs) {
+            snprintf(err, (size_t)errlen, "task.path: %d sequences cannot be split with task.eval_fraction %g "
+                     "(give task.eval_path, or more data)", t->n_seqs, t->cfg.eval_fraction);
+            return -1;
+        }
+        t->n_train = t->n_seqs - held;
+    }
+    if (t->vocab < 2) t->vocab = 2;
+    return 0;
+}
+
+int qkv_task_open_eval_file(qkv_task *t, const char *path, uint64_t seed, char *err, int errlen) {
+    memset(t, 0, sizeof *t);
+    t->cfg.name = QKV_TASK_FILE;
+    t->seed = seed;
+    t->variable_length = true;
+    if (load_jsonl(t, path, "--data", err, errlen)) return -1;
+    t->n_train = 0; /* every sequence is for evaluation */
+    return 0;
+}

@@ -1,0 +1,59 @@
+/* Evaluation: loss and accuracy over the task's fixed evaluation examples. */
+#include "train/train.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* counted positions, correct argmax predictions and summed loss of one batch */
+static void score(const qkv_tensor *logits, const qkv_batch *b, double *correct, int64_t *count) {
+    int64_t V = logits->shape[2];
+    for (int64_t r = 0; r < (int64_t)b->B * b->T; r++) {
+        int32_t tgt = b->tgt[r];
+        if (tgt == QKV_IGNORE) continue;
+        int64_t best = 0;
+        double bv = qkv_tensor_get(logits, r * V);
+        for (int64_t j = 1; j < V; j++) {
+            double v = qkv_tensor_get(logits, r * V + j);
+            if (v > bv) { bv = v; best = j; } /* ties: the lowest index, as torch.argmax */
+        }
+        *correct += best == tgt;
+        (*count)++;
+    }
+}
+
+int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, qkv_eval_result *r,
+                 char *err, int errlen) {
+    int64_t size = qkv_task_eval_size(t);
+    if (n > size) n = size;
+    qkv_batch b;
+    if (qkv_batch_alloc(&b, t, batch)) {
+        snprintf(err, (size_t)errlen, "out of memory for an evaluation batch");
+        return -1;
+    }
+    bool old = qkv_ctx_set_grad_enabled(ctx, false);
+    double loss_sum = 0, correct = 0;
+    int64_t count = 0;
+    int rc = 0;
+    for (int64_t first = 0; first < n; first += batch) {
+        qkv_task_eval_batch(t, &b, first, n);
+        qkv_ctx_reset(ctx);
+        qkv_tensor *logits = qkv_model_forward(ctx, m, &b.tokens, b.has_pad ? &b.pad : NULL);
+        qkv_tensor *loss = qkv_cross_entropy(ctx, logits, &b.targets, QKV_IGNORE);
+        if (!loss) {
+            snprintf(err, (size_t)errlen, "evaluation: %s", qkv_ctx_error(ctx));
+            rc = -1;
+            break;
+        }
+        int64_t before = count;
+        score(logits, &b, &correct, &count);
+        loss_sum += qkv_tensor_get(loss, 0) * (double)(count - before);
+    }
+    qkv_ctx_reset(ctx);
+    qkv_ctx_set_grad_enabled(ctx, old);
+    qkv_batch_free(&b);
+    r->examples = n;
+    r->positions = count;
+    r->loss = count ? loss_sum / (double)count : 0;
+    r->accuracy = count ? correct / (double)count : 0;
+    return rc;
+}
