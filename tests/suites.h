@@ -10,4 +10,5 @@ Suite *nn_suite(void);
 Suite *parity_suite(void);
 Suite *optim_suite(void);
 Suite *config_suite(void);
+Suite *fastmath_suite(void);
 #endif

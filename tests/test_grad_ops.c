@@ -25,6 +25,10 @@ static qkv_tensor *f_matmul(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
     mm_flags *f = u;
     return qkv_matmul(c, x[0], x[1], f->ta, f->tb);
 }
+static qkv_tensor *f_linear(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)u;
+    return qkv_linear(c, x[0], x[1], n > 2 ? x[2] : NULL);
+}
 static qkv_tensor *f_add(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_add(c, x[0], x[1]); }
 static qkv_tensor *f_sub(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_sub(c, x[0], x[1]); }
 static qkv_tensor *f_mul(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_mul(c, x[0], x[1]); }
@@ -131,6 +135,9 @@ static const gcase CASES[] = {
     {"matmul_shared_weight_ta", f_matmul, &MM10, 2, DOM_NORMAL, {3, 2}, {{2, 4, 3}, {4, 2}}, {0}},
     {"matmul_shared_left", f_matmul, &MM00, 2, DOM_NORMAL, {2, 3}, {{3, 4}, {2, 4, 2}}, {0}},
     {"matmul_const_b", f_matmul, &MM00, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {4, 2}}, {0, 1}},
+    {"linear", f_linear, NULL, 3, DOM_NORMAL, {3, 2, 1}, {{2, 3, 4}, {5, 4}, {5}}, {0}},
+    {"linear_no_bias", f_linear, NULL, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {2, 4}}, {0}},
+    {"linear_const_weight", f_linear, NULL, 3, DOM_NORMAL, {2, 2, 1}, {{3, 4}, {2, 4}, {2}}, {0, 1, 0}},
     {"add", f_add, NULL, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {3, 4}}, {0}},
     {"add_bias", f_add, NULL, 2, DOM_NORMAL, {3, 1}, {{2, 3, 4}, {4}}, {0}},
     {"add_mask_over_bhtt", f_add, NULL, 2, DOM_NORMAL, {4, 2}, {{2, 2, 3, 3}, {3, 3}}, {0}},
@@ -273,7 +280,7 @@ static int wrong_softmax(qkv_ctx *ctx, const qkv_record *r) {
 /* the tanh-approximation derivative for the exact (erf) GELU: off by at most ~1e-3 */
 static int wrong_gelu(qkv_ctx *ctx, const qkv_record *r) {
     double *dx = qkv__grad(ctx, r->in[0]);
-    qkv_k_unary_backward_f64(QKV_UN_GELU_TANH, r->in[0]->numel, r->in[0]->data, r->out->data,
+    qkv_k_unary_backward_f64(QKV_UN_GELU_TANH, r->in[0]->numel, r->in[0]->data, r->out->data, NULL,
                              r->out->grad, dx);
     return 0;
 }
@@ -301,6 +308,19 @@ static int wrong_layernorm(qkv_ctx *ctx, const qkv_record *r) {
     return 0;
 }
 
+/* linear whose bias gradient is taken from the first row only (forgets to sum over rows) */
+static int wrong_linear(qkv_ctx *ctx, const qkv_record *r) {
+    qkv_tensor *b = r->in[2];
+    double *keep = malloc((size_t)b->numel * sizeof *keep);
+    double *db = qkv__grad(ctx, b);
+    for (int64_t j = 0; j < b->numel; j++) keep[j] = db[j];
+    int rc = qkv__linear_backward(ctx, r);
+    const double *dy = r->out->grad;
+    for (int64_t j = 0; j < b->numel; j++) db[j] = keep[j] + dy[j];
+    free(keep);
+    return rc;
+}
+
 typedef struct { qkv_op op; qkv_backward_fn wrong; int case_index; } broken;
 
 static int find_case(const char *name) {
@@ -317,6 +337,7 @@ START_TEST(test_harness_catches_wrong_rules) {
         {QKV_OP_MATMUL, slightly_wrong_matmul, find_case("matmul")},
         {QKV_OP_LAYERNORM, wrong_layernorm, find_case("layernorm_plain")},
         {QKV_OP_SOFTMAX, wrong_softmax, find_case("diamond_q_eq_k_eq_v")},
+        {QKV_OP_LINEAR, wrong_linear, find_case("linear")},
     };
     for (size_t k = 0; k < sizeof b / sizeof b[0]; k++) {
         const gcase *gc = &CASES[b[k].case_index];

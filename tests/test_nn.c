@@ -26,7 +26,7 @@ static qkv_model_config tiny(void) {
 
 /* ---- single modules ------------------------------------------------------------------ */
 
-typedef struct { int kind; qkv_linear lin; qkv_lnorm ln; qkv_ffn ff; qkv_attention at;
+typedef struct { int kind; qkv_linear_layer lin; qkv_lnorm ln; qkv_ffn ff; qkv_attention at;
                  qkv_attn_masks masks; } module_ref;
 
 static qkv_tensor *module_fn(qkv_ctx *ctx, qkv_tensor *const *in, int n, void *u) {

@@ -64,8 +64,7 @@ qkv_tensor *qkv__out(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape)
     }
     qkv_tensor *t = qkv_ctx_alloc(ctx, sizeof *t);
     void *data = t ? qkv_ctx_alloc(ctx, (size_t)h.numel * qkv_dtype_size(dt)) : NULL;
-    if (!data) return NULL;
-    memset(data, 0, (size_t)h.numel * qkv_dtype_size(dt));
+    if (!data) return NULL; /* not zeroed: every op writes its whole output */
     *t = h;
     t->data = data;
     t->gen = ctx->gen;
@@ -73,7 +72,9 @@ qkv_tensor *qkv__out(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape)
 }
 
 qkv_tensor *qkv_ctx_tensor(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape) {
-    return qkv__out(ctx, dt, ndim, shape);
+    qkv_tensor *t = qkv__out(ctx, dt, ndim, shape);
+    if (t) memset(t->data, 0, (size_t)t->numel * qkv_dtype_size(dt));
+    return t;
 }
 
 qkv_tensor *qkv_ctx_tensor_from(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape,

@@ -2,7 +2,7 @@
 #include "autograd/tape.h"
 
 static const char *const OP_NAMES[] = {
-    "matmul", "add", "sub", "mul", "div", "affine", "sum", "mean", "exp", "log", "tanh",
+    "matmul", "linear", "add", "sub", "mul", "div", "affine", "sum", "mean", "exp", "log", "tanh",
     "sqrt", "relu", "gelu", "gelu_tanh", "sigmoid", "softmax", "log_softmax", "layernorm",
     "embedding", "cross_entropy", "masked_fill", "reshape", "transpose", "slice", "concat",
     "custom",
@@ -12,6 +12,7 @@ _Static_assert(sizeof OP_NAMES / sizeof OP_NAMES[0] == QKV_OP_COUNT,
 
 static const qkv_backward_fn BACKWARD[] = {
     qkv__matmul_backward,      /* matmul */
+    qkv__linear_backward,      /* linear */
     qkv__binary_backward,      /* add */
     qkv__binary_backward,      /* sub */
     qkv__binary_backward,      /* mul */

@@ -4,6 +4,7 @@
 
 typedef enum qkv_op {
     QKV_OP_MATMUL,
+    QKV_OP_LINEAR,      /* matmul with the weight transposed and a bias, fused */
     QKV_OP_ADD,
     QKV_OP_SUB,
     QKV_OP_MUL,

@@ -15,7 +15,9 @@ static qkv_tensor *binary(qkv_ctx *ctx, qkv_binop op, qkv_tensor *a, qkv_tensor 
                             qkv__shp(b));
     qkv_tensor *y = qkv__out(ctx, a->dtype, nd, shape);
     if (!y) return NULL;
-    QKV_KCALL(a->dtype, binary, op, &bc, a->data, b->data, y->data);
+    bool flat = a->numel == y->numel && b->numel == y->numel;
+    if (flat) QKV_KCALL(a->dtype, binary_flat, op, y->numel, a->data, b->data, y->data);
+    else QKV_KCALL(a->dtype, binary, op, &bc, a->data, b->data, y->data);
     qkv_tensor *in[2] = {a, b};
     qkv_record *r = qkv__record(ctx, (qkv_op)(QKV_OP_ADD + op), y, 2, in);
     if (r) {
@@ -34,8 +36,12 @@ int qkv__binary_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *a = r->in[0], *b = r->in[1];
     void *da = qkv__grad(ctx, a), *db = qkv__grad(ctx, b);
     if (!qkv_ctx_ok(ctx)) return -1;
-    QKV_KCALL(a->dtype, binary_backward, (qkv_binop)r->iv[0], &r->bc, a->data, b->data,
-              r->out->grad, da, db);
+    if (a->numel == r->out->numel && b->numel == r->out->numel)
+        QKV_KCALL(a->dtype, binary_flat_backward, (qkv_binop)r->iv[0], a->numel, a->data, b->data,
+                  r->out->grad, da, db);
+    else
+        QKV_KCALL(a->dtype, binary_backward, (qkv_binop)r->iv[0], &r->bc, a->data, b->data,
+                  r->out->grad, da, db);
     return 0;
 }
 

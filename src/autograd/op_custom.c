@@ -10,7 +10,7 @@ qkv_tensor *qkv_custom(qkv_ctx *ctx, const char *name, qkv_tensor *const *in, in
                             QKV_REC_MAX_IN);
     for (int i = 0; i < n; i++)
         if (!in[i] || !qkv__check_pair(ctx, name, in[0], in[i])) return NULL;
-    qkv_tensor *y = qkv__out(ctx, in[0]->dtype, out_ndim, out_shape);
+    qkv_tensor *y = qkv_ctx_tensor(ctx, in[0]->dtype, out_ndim, out_shape); /* zeroed */
     if (!y) return NULL;
     if (forward((const qkv_tensor *const *)in, n, y, user))
         return qkv_ctx_fail(ctx, "custom op %s: forward failed", name);

@@ -6,9 +6,14 @@ static qkv_tensor *unary(qkv_ctx *ctx, qkv_op op, qkv_unop k, qkv_tensor *x) {
     if (!x || !qkv__check_float(ctx, qkv_op_name(op), x)) return NULL;
     qkv_tensor *y = qkv__out(ctx, x->dtype, x->ndim, x->shape);
     if (!y) return NULL;
-    QKV_KCALL(x->dtype, unary, k, x->numel, x->data, y->data);
+    /* GELU keeps its derivative for the backward (one erf per element instead of two) */
+    void *d = NULL;
+    if ((k == QKV_UN_GELU || k == QKV_UN_GELU_TANH) && qkv__will_record(ctx, 1, &x) &&
+        !(d = qkv_ctx_alloc(ctx, (size_t)x->numel * qkv_dtype_size(x->dtype))))
+        return NULL;
+    QKV_KCALL(x->dtype, unary, k, x->numel, x->data, y->data, d);
     qkv_record *r = qkv__record(ctx, op, y, 1, &x);
-    if (r) r->iv[0] = k;
+    if (r) { r->iv[0] = k; r->saved[0] = d; }
     return y;
 }
 
@@ -30,6 +35,6 @@ int qkv__unary_backward(qkv_ctx *ctx, const qkv_record *r) {
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
     QKV_KCALL(x->dtype, unary_backward, (qkv_unop)r->iv[0], x->numel, x->data, r->out->data,
-              r->out->grad, dx);
+              r->saved[0], r->out->grad, dx);
     return 0;
 }

@@ -11,6 +11,10 @@
  * leading dims equal, or one side 2-D and shared by every batch -> C: (...,M,N) */
 qkv_tensor *qkv_matmul(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b, bool ta, bool tb);
 
+/* y = x W^T + b; x: (...,in), w: (out,in), b: (out) or NULL -> y: (...,out)
+ * (one fused op: the bias is the product's starting value) */
+qkv_tensor *qkv_linear(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b);
+
 /* y = a + b (broadcast, trailing-aligned) */
 qkv_tensor *qkv_add(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b);
 /* y = a - b (broadcast) */

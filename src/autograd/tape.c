@@ -3,6 +3,13 @@
 
 #include <string.h>
 
+bool qkv__will_record(const qkv_ctx *ctx, int n_in, qkv_tensor *const *in) {
+    if (!ctx->grad_enabled) return false;
+    for (int i = 0; i < n_in; i++)
+        if (in[i]->requires_grad) return true;
+    return false;
+}
+
 qkv_record *qkv__record(qkv_ctx *ctx, qkv_op op, qkv_tensor *out, int n_in, qkv_tensor *const *in) {
     if (!ctx->grad_enabled) return NULL;
     bool any = false;

@@ -36,12 +36,15 @@ struct qkv_ctx {
     qkv_backward_fn override[QKV_OP_COUNT];
 };
 
-/* a zero-filled output tensor in the arena (NULL + error when out of memory) */
+/* an output tensor in the arena, NOT zero-filled: the op must write every element
+ * (NULL + error when out of memory) */
 qkv_tensor *qkv__out(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape);
 /* fails unless t is a float tensor; `what` names the op */
 bool qkv__check_float(qkv_ctx *ctx, const char *what, const qkv_tensor *t);
 /* fails unless a and b are float tensors of the same dtype */
 bool qkv__check_pair(qkv_ctx *ctx, const char *what, const qkv_tensor *a, const qkv_tensor *b);
+/* true when an op on these inputs will be recorded (grad mode on, an input requires grad) */
+bool qkv__will_record(const qkv_ctx *ctx, int n_in, qkv_tensor *const *in);
 /* Append a record for `out` when grad mode is on and an input requires grad (marks out
  * as requiring grad); otherwise NULL, which is not an error: check qkv_ctx_ok. */
 qkv_record *qkv__record(qkv_ctx *ctx, qkv_op op, qkv_tensor *out, int n_in, qkv_tensor *const *in);
@@ -56,6 +59,7 @@ const char *qkv__shp(const qkv_tensor *t);
 
 /* backward rules, one per op file */
 int qkv__matmul_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__linear_backward(qkv_ctx *ctx, const qkv_record *r);
 int qkv__binary_backward(qkv_ctx *ctx, const qkv_record *r);
 int qkv__affine_backward(qkv_ctx *ctx, const qkv_record *r);
 int qkv__reduce_backward(qkv_ctx *ctx, const qkv_record *r);

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int lin(qkv_linear *l, qkv_params *p, const char *prefix, const char *leaf, int in,
+static int lin(qkv_linear_layer *l, qkv_params *p, const char *prefix, const char *leaf, int in,
                int out, bool bias) {
     char name[96];
     snprintf(name, sizeof name, "%s.%s", prefix, leaf);
@@ -69,7 +69,7 @@ static qkv_tensor *split_heads(qkv_ctx *ctx, const qkv_attention *a, qkv_tensor 
 }
 
 /* (B,T,d) -> (B,T,d) through a projection, or unchanged when the variant has none */
-static qkv_tensor *project(qkv_ctx *ctx, const qkv_linear *l, qkv_tensor *x) {
+static qkv_tensor *project(qkv_ctx *ctx, const qkv_linear_layer *l, qkv_tensor *x) {
     return l->w ? qkv_linear_forward(ctx, l, x) : x;
 }
 

@@ -18,7 +18,7 @@ typedef struct qkv_attn_masks {
 typedef struct qkv_attention {
     qkv_attn_config cfg;
     int d, heads, hd;
-    qkv_linear wq, wk, wv, wo, wg; /* which exist depends on the variant (w == NULL otherwise) */
+    qkv_linear_layer wq, wk, wv, wo, wg; /* which exist depends on the variant (w == NULL otherwise) */
     qkv_tensor *rel;               /* (2 rel_pos_max + 1, heads) or NULL */
     qkv_tensor *last_att;          /* (B,H,T,T) of the last forward; valid until qkv_ctx_reset */
 } qkv_attention;

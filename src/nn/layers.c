@@ -8,7 +8,7 @@ static char *join(char *buf, size_t n, const char *prefix, const char *leaf) {
     return buf;
 }
 
-int qkv_linear_init(qkv_linear *l, qkv_params *p, const char *prefix, int in, int out, bool bias) {
+int qkv_linear_init(qkv_linear_layer *l, qkv_params *p, const char *prefix, int in, int out, bool bias) {
     char name[96];
     int64_t ws[2] = {out, in}, bs[1] = {out};
     double bound = 1.0 / sqrt((double)in);
@@ -20,9 +20,8 @@ int qkv_linear_init(qkv_linear *l, qkv_params *p, const char *prefix, int in, in
     return l->w && (!bias || l->b) ? 0 : -1;
 }
 
-qkv_tensor *qkv_linear_forward(qkv_ctx *ctx, const qkv_linear *l, qkv_tensor *x) {
-    qkv_tensor *y = qkv_matmul(ctx, x, l->w, false, true);
-    return l->b ? qkv_add(ctx, y, l->b) : y;
+qkv_tensor *qkv_linear_forward(qkv_ctx *ctx, const qkv_linear_layer *l, qkv_tensor *x) {
+    return qkv_linear(ctx, x, l->w, l->b);
 }
 
 int qkv_embed_init(qkv_embed *e, qkv_params *p, const char *prefix, int rows, int dim) {

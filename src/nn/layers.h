@@ -7,15 +7,15 @@
 #include "nn/model_config.h"
 #include "nn/params.h"
 
-typedef struct qkv_linear { qkv_tensor *w, *b; int in, out; } qkv_linear;
+typedef struct qkv_linear_layer { qkv_tensor *w, *b; int in, out; } qkv_linear_layer;
 typedef struct qkv_embed { qkv_tensor *w; int rows, dim; } qkv_embed;
 typedef struct qkv_lnorm { qkv_tensor *w, *b; int dim; } qkv_lnorm;
-typedef struct qkv_ffn { qkv_linear fc1, fc2; qkv_activation act; } qkv_ffn;
+typedef struct qkv_ffn { qkv_linear_layer fc1, fc2; qkv_activation act; } qkv_ffn;
 
 /* PREFIX.weight (out,in) ~ U(-1/sqrt(in), 1/sqrt(in)), PREFIX.bias (out) likewise (PyTorch) */
-int qkv_linear_init(qkv_linear *l, qkv_params *p, const char *prefix, int in, int out, bool bias);
+int qkv_linear_init(qkv_linear_layer *l, qkv_params *p, const char *prefix, int in, int out, bool bias);
 /* x: (...,in) -> y: (...,out);  y = x W^T + b */
-qkv_tensor *qkv_linear_forward(qkv_ctx *ctx, const qkv_linear *l, qkv_tensor *x);
+qkv_tensor *qkv_linear_forward(qkv_ctx *ctx, const qkv_linear_layer *l, qkv_tensor *x);
 
 /* PREFIX.weight (rows,dim) ~ N(0,1) (PyTorch) */
 int qkv_embed_init(qkv_embed *e, qkv_params *p, const char *prefix, int rows, int dim);

@@ -14,7 +14,7 @@ typedef struct qkv_model {
     qkv_embed tok, pos;
     qkv_block *blocks;
     qkv_lnorm ln_f;
-    qkv_linear head;
+    qkv_linear_layer head;
 } qkv_model;
 
 /* build and initialise (seeded) a model in dtype dt; NULL with one line in err on a bad config or OOM */

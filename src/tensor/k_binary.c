@@ -60,6 +60,35 @@ void K(binary_backward)(qkv_binop op, const qkv_bcast *bc, const real *a, const 
             }
 }
 
+void K(binary_flat)(qkv_binop op, int64_t n, const real *a, const real *b, real *y) {
+    switch (op) { /* the switch is outside the loops so each one vectorises */
+    case QKV_BIN_ADD: for (int64_t i = 0; i < n; i++) y[i] = a[i] + b[i]; break;
+    case QKV_BIN_SUB: for (int64_t i = 0; i < n; i++) y[i] = a[i] - b[i]; break;
+    case QKV_BIN_MUL: for (int64_t i = 0; i < n; i++) y[i] = a[i] * b[i]; break;
+    default: for (int64_t i = 0; i < n; i++) y[i] = a[i] / b[i]; break;
+    }
+}
+
+void K(binary_flat_backward)(qkv_binop op, int64_t n, const real *a, const real *b, const real *dy,
+                             real *da, real *db) {
+    switch (op) {
+    case QKV_BIN_ADD:
+    case QKV_BIN_SUB:
+        if (da) for (int64_t i = 0; i < n; i++) da[i] += dy[i];
+        if (db && op == QKV_BIN_ADD) for (int64_t i = 0; i < n; i++) db[i] += dy[i];
+        if (db && op == QKV_BIN_SUB) for (int64_t i = 0; i < n; i++) db[i] -= dy[i];
+        break;
+    case QKV_BIN_MUL:
+        if (da) for (int64_t i = 0; i < n; i++) da[i] += dy[i] * b[i];
+        if (db) for (int64_t i = 0; i < n; i++) db[i] += dy[i] * a[i];
+        break;
+    default:
+        if (da) for (int64_t i = 0; i < n; i++) da[i] += dy[i] / b[i];
+        if (db) for (int64_t i = 0; i < n; i++) db[i] -= dy[i] * a[i] / (b[i] * b[i]);
+        break;
+    }
+}
+
 void K(affine)(int64_t n, const real *x, double alpha, double beta, real *y) {
     real a = (real)alpha, b = (real)beta;
     for (int64_t i = 0; i < n; i++) y[i] = a * x[i] + b;

@@ -1,5 +1,12 @@
 /* Cross-entropy over logits with an ignore index, mean over the counted rows. */
 #include "tensor/kernel_prelude.h"
+#include "tensor/fastmath.h"
+
+#if QKV_KERNEL_F64
+#define EXP(v) exp(v)
+#else
+#define EXP(v) qkv_expf_fast(v) /* vectorisable */
+#endif
 
 double K(cross_entropy)(int64_t rows, int64_t V, const real *logits, const int32_t *targets,
                         int32_t ignore, real *lse, int64_t *count) {
@@ -10,7 +17,7 @@ double K(cross_entropy)(int64_t rows, int64_t V, const real *logits, const int32
         real m = x[0];
         for (int64_t j = 1; j < V; j++) m = x[j] > m ? x[j] : m;
         real s = 0;
-        for (int64_t j = 0; j < V; j++) s += exp(x[j] - m);
+        for (int64_t j = 0; j < V; j++) s += EXP(x[j] - m);
         real ls = log(s);
         lse[r] = m + ls; /* for backward's exp(x - lse); the loss avoids this rounding */
         if (targets[r] == ignore) continue;
@@ -29,7 +36,7 @@ void K(cross_entropy_backward)(int64_t rows, int64_t V, const real *logits,
         if (targets[r] == ignore) continue;
         const real *x = logits + r * V;
         real *d = dlogits + r * V;
-        for (int64_t j = 0; j < V; j++) d[j] += g * exp(x[j] - lse[r]);
+        for (int64_t j = 0; j < V; j++) d[j] += g * EXP(x[j] - lse[r]);
         d[targets[r]] -= g;
     }
 }

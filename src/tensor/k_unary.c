@@ -1,26 +1,44 @@
 /* Elementwise exp, log, tanh, sqrt, ReLU, GELU (erf and tanh forms), sigmoid. */
 #include "tensor/kernel_prelude.h"
+#include "tensor/fastmath.h"
 
 #define SQRT_2_OVER_PI 0.7978845608028654
 #define INV_SQRT_2 0.7071067811865476
 #define INV_SQRT_2PI 0.3989422804014327
 #define GELU_C 0.044715
 
-void K(unary)(qkv_unop op, int64_t n, const real *x, real *y) {
+void K(unary)(qkv_unop op, int64_t n, const real *x, real *y, real *d) {
     switch (op) {
     case QKV_UN_EXP: for (int64_t i = 0; i < n; i++) y[i] = exp(x[i]); break;
     case QKV_UN_LOG: for (int64_t i = 0; i < n; i++) y[i] = log(x[i]); break;
     case QKV_UN_TANH: for (int64_t i = 0; i < n; i++) y[i] = tanh(x[i]); break;
     case QKV_UN_SQRT: for (int64_t i = 0; i < n; i++) y[i] = sqrt(x[i]); break;
     case QKV_UN_RELU: for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0; break;
-    case QKV_UN_GELU: /* x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2 */
-        for (int64_t i = 0; i < n; i++)
-            y[i] = (real)0.5 * x[i] * (1 + erf(x[i] * (real)INV_SQRT_2));
+    case QKV_UN_GELU: /* x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2; f' = Phi + x phi */
+#if QKV_KERNEL_F64
+        for (int64_t i = 0; i < n; i++) {
+            real cdf = (real)0.5 * (1 + erf(x[i] * (real)INV_SQRT_2));
+            y[i] = x[i] * cdf;
+            if (d) d[i] = cdf + x[i] * (real)INV_SQRT_2PI * exp((real)-0.5 * x[i] * x[i]);
+        }
+#else /* float: vectorisable approximations (fastmath.h) */
+        if (d)
+            for (int64_t i = 0; i < n; i++) {
+                float cdf = qkv_normal_cdf_fast(x[i]);
+                y[i] = x[i] * cdf;
+                d[i] = cdf + x[i] * (float)INV_SQRT_2PI * qkv_expf_fast(-0.5f * x[i] * x[i]);
+            }
+        else
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] * qkv_normal_cdf_fast(x[i]);
+#endif
         break;
     case QKV_UN_GELU_TANH: /* x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2 */
         for (int64_t i = 0; i < n; i++) {
-            real u = (real)SQRT_2_OVER_PI * (x[i] + (real)GELU_C * x[i] * x[i] * x[i]);
-            y[i] = (real)0.5 * x[i] * (1 + tanh(u));
+            real x2 = x[i] * x[i];
+            real t = tanh((real)SQRT_2_OVER_PI * (x[i] + (real)GELU_C * x2 * x[i]));
+            y[i] = (real)0.5 * x[i] * (1 + t);
+            if (d) d[i] = (real)0.5 * (1 + t) + (real)0.5 * x[i] * (1 - t * t) *
+                          ((real)SQRT_2_OVER_PI * (1 + 3 * (real)GELU_C * x2));
         }
         break;
     case QKV_UN_SIGMOID: /* 1 / (1 + exp(-x)), split by sign so exp never overflows */
@@ -33,8 +51,12 @@ void K(unary)(qkv_unop op, int64_t n, const real *x, real *y) {
     }
 }
 
-void K(unary_backward)(qkv_unop op, int64_t n, const real *x, const real *y, const real *dy,
-                       real *dx) {
+void K(unary_backward)(qkv_unop op, int64_t n, const real *x, const real *y, const real *d,
+                       const real *dy, real *dx) {
+    if (d) { /* the forward saved f'(x) */
+        for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * d[i];
+        return;
+    }
     switch (op) {
     case QKV_UN_EXP: for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * y[i]; break;
     case QKV_UN_LOG: for (int64_t i = 0; i < n; i++) dx[i] += dy[i] / x[i]; break;

@@ -16,16 +16,28 @@ void QKV_K(binary)(qkv_binop op, const qkv_bcast *bc, const QKV_KREAL *a, const 
 void QKV_K(binary_backward)(qkv_binop op, const qkv_bcast *bc, const QKV_KREAL *a,
                             const QKV_KREAL *b, const QKV_KREAL *dy, QKV_KREAL *da, QKV_KREAL *db);
 
+/* y = a (op) b for same-shape a, b (n elements): the common case, one flat loop per op */
+void QKV_K(binary_flat)(qkv_binop op, int64_t n, const QKV_KREAL *a, const QKV_KREAL *b, QKV_KREAL *y);
+/* da += dy dy/da, db += dy dy/db for same-shape a, b; da or db may be NULL */
+void QKV_K(binary_flat_backward)(qkv_binop op, int64_t n, const QKV_KREAL *a, const QKV_KREAL *b,
+                                 const QKV_KREAL *dy, QKV_KREAL *da, QKV_KREAL *db);
+
+/* y (rows,n): every row = b (n)  (a bias, before a product accumulates onto it) */
+void QKV_K(fill_rows)(int64_t rows, int64_t n, const QKV_KREAL *b, QKV_KREAL *y);
+/* db (n) += sum over rows of dy (rows,n) */
+void QKV_K(sum_rows)(int64_t rows, int64_t n, const QKV_KREAL *dy, QKV_KREAL *db);
+
 /* y = alpha x + beta  (n elements) */
 void QKV_K(affine)(int64_t n, const QKV_KREAL *x, double alpha, double beta, QKV_KREAL *y);
 /* y += alpha x  (n elements) */
 void QKV_K(axpy)(int64_t n, double alpha, const QKV_KREAL *x, QKV_KREAL *y);
 
-/* y = f(x) elementwise for f in qkv_unop */
-void QKV_K(unary)(qkv_unop op, int64_t n, const QKV_KREAL *x, QKV_KREAL *y);
-/* dx += dy f'(x); uses x or y = f(x), whichever is cheaper */
+/* y = f(x) elementwise for f in qkv_unop; for GELU (both forms) also d = f'(x) when d != NULL,
+ * so the backward needs no second erf/tanh */
+void QKV_K(unary)(qkv_unop op, int64_t n, const QKV_KREAL *x, QKV_KREAL *y, QKV_KREAL *d);
+/* dx += dy f'(x); uses x, y = f(x) or the saved d = f'(x), whichever is cheapest */
 void QKV_K(unary_backward)(qkv_unop op, int64_t n, const QKV_KREAL *x, const QKV_KREAL *y,
-                           const QKV_KREAL *dy, QKV_KREAL *dx);
+                           const QKV_KREAL *d, const QKV_KREAL *dy, QKV_KREAL *dx);
 
 /* x viewed as (outer, n, inner): y[o,j] = scale * sum_i x[o,i,j] */
 void QKV_K(sum_axis)(int64_t outer, int64_t n, int64_t inner, const QKV_KREAL *x, double scale,
