@@ -95,7 +95,7 @@ $(BUILD)/run_tests: $(TEST_OBJS) $(BUILD)/libqkv.a
 
 # One BLAS thread in tests: results must not depend on the machine's core count.
 test: all $(BUILD)/run_tests
-	cd tests && OPENBLAS_NUM_THREADS=1 ../$(BUILD)/run_tests
+	cd tests && OPENBLAS_NUM_THREADS=1 QKV_BIN=$(abspath $(BUILD))/qkv ../$(BUILD)/run_tests
 
 # Examples: each examples/NAME.c linked into $(BUILD)/examples/NAME, then all run (one BLAS
 # thread, like the tests); any failing example fails the target.

@@ -11,4 +11,5 @@ Suite *parity_suite(void);
 Suite *optim_suite(void);
 Suite *config_suite(void);
 Suite *fastmath_suite(void);
+Suite *e2e_suite(void);
 #endif

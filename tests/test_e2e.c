@@ -1,0 +1,273 @@
+/* End to end: the qkv command as a user runs it. Loss falls and tasks reach their
+ * thresholds, resume equals an uninterrupted run, runs are deterministic, every shipped
+ * config validates, gradcheck passes for every variant, usage errors exit 2. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "suites.h"
+
+static char TMP[256];
+
+static const char *qkv_bin(void) {
+    const char *b = getenv("QKV_BIN"); /* set by the Makefile (build/ or build-asan/) */
+    return b ? b : "../build/qkv";
+}
+
+/* run a shell command; stdout (and stderr when merge) into out; returns the exit status */
+static int run(char *out, size_t outlen, bool merge, const char *fmt, ...) {
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    if (merge) strncat(cmd, " 2>&1", sizeof cmd - strlen(cmd) - 1);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = 0;
+    if (out && outlen) {
+        n = fread(out, 1, outlen - 1, p);
+        out[n] = 0;
+    }
+    char sink[4096];
+    while (fread(sink, 1, sizeof sink, p) > 0) {}
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static double json_num(const char *text, const char *key) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(text, pat);
+    ck_assert_msg(p != NULL, "no %s in: %s", key, text);
+    return strtod(p + strlen(pat), NULL);
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void setup(void) {
+    snprintf(TMP, sizeof TMP, "/tmp/qkv-e2e-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(TMP));
+}
+static void teardown(void) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", TMP);
+    if (system(cmd)) {}
+}
+
+/* a small recall model that learns in a few seconds */
+static const char *SMALL_RECALL =
+    "{\"model\": {\"d_model\": 32, \"heads\": 2, \"layers\": 2, \"d_ff\": 64},\n"
+    " \"task\": {\"name\": \"recall\", \"pairs\": 4, \"keys\": 16, \"values\": 16},\n"
+    " \"train\": {\"steps\": 600, \"batch\": 32, \"seed\": 1, \"eval_every\": 200, \"eval_examples\": 400},\n"
+    " \"optim\": {\"name\": \"adam\", \"lr\": 0.003, \"clip\": 1.0}}\n";
+
+START_TEST(test_help_and_version) {
+    char out[8192];
+    ck_assert_int_eq(run(out, sizeof out, false, "%s --help", qkv_bin()), 0);
+    ck_assert_ptr_nonnull(strstr(out, "train"));
+    ck_assert_ptr_nonnull(strstr(out, "gradcheck"));
+    ck_assert_int_eq(run(out, sizeof out, false, "%s --version", qkv_bin()), 0);
+    ck_assert_ptr_nonnull(strstr(out, "qkv "));
+    const char *cmds[] = {"train", "eval", "params", "gradcheck"};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(run(out, sizeof out, false, "%s %s --help", qkv_bin(), cmds[i]), 0);
+        ck_assert_ptr_nonnull(strstr(out, "usage: qkv"));
+    }
+}
+END_TEST
+
+START_TEST(test_usage_errors_exit_2) {
+    char out[4096];
+    ck_assert_int_eq(run(out, sizeof out, true, "%s frobnicate", qkv_bin()), 2);
+    ck_assert_ptr_nonnull(strstr(out, "unknown command"));
+    ck_assert_int_eq(run(out, sizeof out, true, "%s train ../configs/recall.json --bogus", qkv_bin()), 2);
+    ck_assert_ptr_nonnull(strstr(out, "--bogus"));
+    ck_assert_int_eq(run(out, sizeof out, true, "%s train ../configs/recall.json --set model.attention.qvk=1", qkv_bin()), 2);
+    ck_assert_ptr_nonnull(strstr(out, "did you mean"));
+    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s/nope.json", qkv_bin(), TMP), 2);
+    ck_assert_int_eq(run(out, sizeof out, true, "%s params ../configs/recall.json --set model.heads=3", qkv_bin()), 2);
+    ck_assert_ptr_nonnull(strstr(out, "does not divide"));
+}
+END_TEST
+
+START_TEST(test_shipped_configs_validate) {
+    const char *names[] = {"recall", "copy", "reverse", "sort", "induction", "text", "file"};
+    char out[8192];
+    for (int i = 0; i < 7; i++) {
+        int rc = run(out, sizeof out, true, "cd .. && %s%s params configs/%s.json",
+                     qkv_bin()[0] == '/' ? "" : "tests/", qkv_bin(), names[i]);
+        ck_assert_msg(rc == 0, "configs/%s.json: %s", names[i], out);
+        ck_assert_ptr_nonnull(strstr(out, "total"));
+    }
+}
+END_TEST
+
+START_TEST(test_recall_learns) {
+    char cfg[512], out[4096];
+    snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
+    write_file(cfg, SMALL_RECALL);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/run --threads 1 --quiet", qkv_bin(), cfg, TMP), 0);
+    ck_assert_msg(json_num(out, "eval_accuracy") >= 0.99, "%s", out);
+    /* the loss fell: first logged loss vs last */
+    char path[512], text[65536];
+    snprintf(path, sizeof path, "%s/run/metrics.jsonl", TMP);
+    FILE *f = fopen(path, "r");
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    double first = json_num(text, "loss"), last = json_num(strrchr(text, '{'), "loss");
+    ck_assert_msg(last < 0.1 * first, "loss %g -> %g", first, last);
+    /* the run directory has what the README promises */
+    const char *files[] = {"config.json", "metrics.jsonl", "model.safetensors", "checkpoint.safetensors", "summary.json"};
+    for (int i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "%s/run/%s", TMP, files[i]);
+        ck_assert_msg(access(path, R_OK) == 0, "missing %s", files[i]);
+    }
+    /* qkv eval on the saved model gives the summary's accuracy */
+    char eout[1024];
+    ck_assert_int_eq(run(eout, sizeof eout, false, "%s eval %s/run/config.json --checkpoint %s/run/model.safetensors --threads 1",
+                         qkv_bin(), TMP, TMP), 0);
+    ck_assert_double_eq_tol(json_num(eout, "accuracy"), json_num(out, "eval_accuracy"), 1e-6);
+}
+END_TEST
+
+START_TEST(test_copy_learns) {
+    char cfg[512], out[4096];
+    snprintf(cfg, sizeof cfg, "%s/copy.json", TMP);
+    write_file(cfg, "{\"model\": {\"d_model\": 32, \"heads\": 2, \"layers\": 2, \"d_ff\": 64},\n"
+                    " \"task\": {\"name\": \"copy\", \"length\": 5, \"symbols\": 8},\n"
+                    " \"train\": {\"steps\": 500, \"batch\": 32, \"eval_every\": 250, \"eval_examples\": 400},\n"
+                    " \"optim\": {\"lr\": 0.003, \"clip\": 1.0}}\n");
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/run --threads 1 --quiet", qkv_bin(), cfg, TMP), 0);
+    ck_assert_msg(json_num(out, "eval_accuracy") >= 0.99, "%s", out);
+}
+END_TEST
+
+/* metrics without the timing fields (tokens_per_s, elapsed), for comparisons */
+static void metrics_sans_timing(const char *dir, char *buf, size_t len) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "sed -e 's/,\"tokens_per_s\".*//' %s/metrics.jsonl", dir);
+    ck_assert_int_eq(run(buf, len, false, "%s", cmd), 0);
+}
+
+static bool same_file(const char *a, const char *b) {
+    char out[64];
+    return run(out, sizeof out, true, "cmp -s %s %s", a, b) == 0;
+}
+
+START_TEST(test_resume_equals_uninterrupted) {
+    char cfg[512], out[4096], a[65536], b[65536], pa[512], pb[512];
+    snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
+    write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+                    " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
+                    " \"train\": {\"steps\": 60, \"batch\": 8, \"eval_every\": 20, \"log_every\": 5, \"eval_examples\": 50},\n"
+                    " \"optim\": {\"name\": \"adamw\", \"lr\": 0.01, \"weight_decay\": 0.1, \"clip\": 0.5,\n"
+                    "            \"schedule\": \"cosine\", \"warmup\": 10}}\n");
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/full --threads 1 --quiet", qkv_bin(), cfg, TMP), 0);
+    /* interrupted at step 27 (between checkpoints), then resumed to the end */
+    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s --out %s/part --threads 1 --quiet --stop-after 27", qkv_bin(), cfg, TMP), 1);
+    ck_assert_ptr_nonnull(strstr(out, "--resume"));
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train --resume %s/part --threads 1 --quiet", qkv_bin(), TMP), 0);
+    snprintf(pa, sizeof pa, "%s/full", TMP);
+    snprintf(pb, sizeof pb, "%s/part", TMP);
+    metrics_sans_timing(pa, a, sizeof a);
+    metrics_sans_timing(pb, b, sizeof b);
+    ck_assert_int_gt(strlen(a), 100);
+    ck_assert_str_eq(a, b);
+    snprintf(pa, sizeof pa, "%s/full/model.safetensors", TMP);
+    snprintf(pb, sizeof pb, "%s/part/model.safetensors", TMP);
+    ck_assert_msg(same_file(pa, pb), "model.safetensors differs after resume");
+}
+END_TEST
+
+START_TEST(test_deterministic) {
+    char cfg[512], out[4096], a[65536], b[65536], pa[512], pb[512];
+    snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
+    write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+                    " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
+                    " \"train\": {\"steps\": 40, \"batch\": 8, \"eval_every\": 20, \"log_every\": 5, \"eval_examples\": 50}}\n");
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r%d --threads 1 --quiet", qkv_bin(), cfg, TMP, i), 0);
+    snprintf(pa, sizeof pa, "%s/r0", TMP);
+    snprintf(pb, sizeof pb, "%s/r1", TMP);
+    metrics_sans_timing(pa, a, sizeof a);
+    metrics_sans_timing(pb, b, sizeof b);
+    ck_assert_str_eq(a, b);
+    snprintf(pa, sizeof pa, "%s/r0/model.safetensors", TMP);
+    snprintf(pb, sizeof pb, "%s/r1/model.safetensors", TMP);
+    ck_assert(same_file(pa, pb));
+    /* another seed gives other numbers */
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --set train.seed=7 --out %s/r2 --threads 1 --quiet", qkv_bin(), cfg, TMP), 0);
+    snprintf(pb, sizeof pb, "%s/r2/model.safetensors", TMP);
+    ck_assert(!same_file(pa, pb));
+}
+END_TEST
+
+static const char *const VARIANT_SETS[] = {
+    "--set model.attention.qkv=full",
+    "--set model.attention.qkv=shared",
+    "--set model.attention.qkv=identity",
+    "--set model.attention.qkv=qk_tied",
+    "--set model.attention.qkv=kv_tied",
+    "--set model.attention.qkv=head_shared --set model.attention.scale=embed",
+    "--set model.attention.rel_pos_bias=true --set model.attention.rel_pos_max=2",
+    "--set model.attention.gate=output",
+    "--set model.attention.gate=value",
+    "--set model.attention.qkv=qk_tied --set model.attention.self_mask=true",
+    "--set model.attention.causal=false --pad",
+    "--set model.activation=relu",
+};
+
+START_TEST(test_gradcheck_command_every_variant) {
+    char cfg[512], out[16384];
+    snprintf(cfg, sizeof cfg, "%s/gc.json", TMP);
+    write_file(cfg, "{\"model\": {\"d_model\": 8, \"heads\": 2, \"layers\": 2, \"d_ff\": 12},\n"
+                    " \"task\": {\"name\": \"recall\", \"pairs\": 2, \"keys\": 4, \"values\": 4}}\n");
+    int rc = run(out, sizeof out, true, "%s gradcheck %s %s", qkv_bin(), cfg, VARIANT_SETS[_i]);
+    ck_assert_msg(rc == 0, "%s: exit %d\n%s", VARIANT_SETS[_i], rc, out);
+    ck_assert_ptr_nonnull(strstr(out, "PASS:"));
+    ck_assert_ptr_null(strstr(out, "FAIL"));
+}
+END_TEST
+
+START_TEST(test_params_table_matches_claim) {
+    char out[16384];
+    ck_assert_int_eq(run(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1", qkv_bin()), 0);
+    ck_assert_ptr_nonnull(strstr(out, "12288 = 3 x d_model^2"));
+    ck_assert_int_eq(run(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
+                         "--set model.attention.qkv=head_shared", qkv_bin()), 0);
+    ck_assert_ptr_nonnull(strstr(out, "768 = 0.188 x d_model^2")); /* 3 x 16^2 */
+}
+END_TEST
+
+Suite *e2e_suite(void) {
+    Suite *s = suite_create("e2e");
+    TCase *tc = tcase_create("cli");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_help_and_version);
+    tcase_add_test(tc, test_usage_errors_exit_2);
+    tcase_add_test(tc, test_shipped_configs_validate);
+    tcase_add_test(tc, test_params_table_matches_claim);
+    tcase_add_loop_test(tc, test_gradcheck_command_every_variant, 0,
+                        (int)(sizeof VARIANT_SETS / sizeof VARIANT_SETS[0]));
+    tcase_add_test(tc, test_recall_learns);
+    tcase_add_test(tc, test_copy_learns);
+    tcase_add_test(tc, test_resume_equals_uninterrupted);
+    tcase_add_test(tc, test_deterministic);
+    suite_add_tcase(s, tc);
+    return s;
+}
