@@ -22,7 +22,7 @@ C
 # the .pc names the final prefix; point the flags at the staged copy
 flags=$(PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs --static qkv | sed "s|/opt/qkv|$dest/opt/qkv|g")
 # shellcheck disable=SC2086
-gcc -std=c11 "$dest/use.c" -o "$dest/use" $flags
+gcc -std=c11 "$dest/use.c" -o "$dest/use" $flags -Wl,-rpath,"$dest/opt/qkv/lib"
 "$dest/use"
 test -x "$dest/opt/qkv/bin/qkv" && test -f "$dest/opt/qkv/lib/libqkv.so.0"
 echo "install check: ok (headers, libqkv.a/.so, qkv.pc, bin/qkv under DESTDIR/PREFIX)"
