@@ -55,6 +55,18 @@ static qkv_tensor *f_gelu_tanh(qkv_ctx *c, qkv_tensor *const *x, int n, void *u)
 static qkv_tensor *f_sigmoid(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_sigmoid(c, x[0]); }
 static qkv_tensor *f_softmax(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_softmax(c, x[0]); }
 static qkv_tensor *f_log_softmax(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_log_softmax(c, x[0]); }
+static qkv_tensor *f_masked_softmax(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n;
+    return qkv_masked_softmax(c, x[0], u, 0.7, -INFINITY);
+}
+static qkv_tensor *f_masked_softmax_1e20(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n;
+    return qkv_masked_softmax(c, x[0], u, 0.25, -1e20);
+}
+static qkv_tensor *f_scaled_softmax(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n; (void)u;
+    return qkv_masked_softmax(c, x[0], NULL, -1.3, 0);
+}
 static qkv_tensor *f_layernorm(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
     (void)u;
     return qkv_layernorm(c, x[0], n > 1 ? x[1] : NULL, n > 2 ? x[2] : NULL, 1e-5);
@@ -165,6 +177,9 @@ static const gcase CASES[] = {
     {"sigmoid", f_sigmoid, NULL, 1, DOM_NORMAL, {2}, {{3, 4}}, {0}},
     {"softmax", f_softmax, NULL, 1, DOM_NORMAL, {2}, {{3, 5}}, {0}},
     {"softmax_4d", f_softmax, NULL, 1, DOM_NORMAL, {4}, {{2, 2, 3, 3}}, {0}},
+    {"masked_softmax", f_masked_softmax, &MASK, 1, DOM_NORMAL, {4}, {{2, 2, 3, 3}}, {0}},
+    {"masked_softmax_finite_fill", f_masked_softmax_1e20, &MASK, 1, DOM_NORMAL, {3}, {{2, 3, 3}}, {0}},
+    {"scaled_softmax_no_mask", f_scaled_softmax, NULL, 1, DOM_NORMAL, {2}, {{3, 4}}, {0}},
     {"log_softmax", f_log_softmax, NULL, 1, DOM_NORMAL, {3}, {{2, 3, 4}}, {0}},
     {"layernorm_affine", f_layernorm, NULL, 3, DOM_NORMAL, {3, 1, 1}, {{2, 3, 5}, {5}, {5}}, {0}},
     {"layernorm_weight_only", f_layernorm, NULL, 2, DOM_NORMAL, {2, 1}, {{4, 6}, {6}}, {0}},
@@ -321,6 +336,13 @@ static int wrong_linear(qkv_ctx *ctx, const qkv_record *r) {
     return rc;
 }
 
+/* masked softmax that forgets its scale in the backward */
+static int wrong_masked_softmax(qkv_ctx *ctx, const qkv_record *r) {
+    double *dx = qkv__grad(ctx, r->in[0]);
+    qkv_k_softmax_backward_f64(r->iv[0], r->iv[1], r->out->data, r->out->grad, 1.0, dx);
+    return 0;
+}
+
 typedef struct { qkv_op op; qkv_backward_fn wrong; int case_index; } broken;
 
 static int find_case(const char *name) {
@@ -338,6 +360,7 @@ START_TEST(test_harness_catches_wrong_rules) {
         {QKV_OP_LAYERNORM, wrong_layernorm, find_case("layernorm_plain")},
         {QKV_OP_SOFTMAX, wrong_softmax, find_case("diamond_q_eq_k_eq_v")},
         {QKV_OP_LINEAR, wrong_linear, find_case("linear")},
+        {QKV_OP_MASKED_SOFTMAX, wrong_masked_softmax, find_case("masked_softmax")},
     };
     for (size_t k = 0; k < sizeof b / sizeof b[0]; k++) {
         const gcase *gc = &CASES[b[k].case_index];

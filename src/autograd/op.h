@@ -22,6 +22,7 @@ typedef enum qkv_op {
     QKV_OP_SIGMOID,
     QKV_OP_SOFTMAX,
     QKV_OP_LOG_SOFTMAX,
+    QKV_OP_MASKED_SOFTMAX, /* softmax(mask ? fill : scale x), fused for attention */
     QKV_OP_LAYERNORM,
     QKV_OP_EMBEDDING,
     QKV_OP_CROSS_ENTROPY,

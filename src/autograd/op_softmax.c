@@ -23,7 +23,7 @@ int qkv__softmax_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(x->dtype, softmax_backward, r->iv[0], r->iv[1], r->out->data, r->out->grad, dx);
+    QKV_KCALL(x->dtype, softmax_backward, r->iv[0], r->iv[1], r->out->data, r->out->grad, 1.0, dx);
     return 0;
 }
 
@@ -32,5 +32,38 @@ int qkv__log_softmax_backward(qkv_ctx *ctx, const qkv_record *r) {
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
     QKV_KCALL(x->dtype, log_softmax_backward, r->iv[0], r->iv[1], r->out->data, r->out->grad, dx);
+    return 0;
+}
+
+/* record: aux mask (or NULL); iv 0 rows, 1 n; dv 0 scale */
+qkv_tensor *qkv_masked_softmax(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *mask, double scale, double fill) {
+    if (!x || !qkv__check_float(ctx, "masked_softmax", x)) return NULL;
+    if (x->ndim < 1) return qkv_ctx_fail(ctx, "masked_softmax: needs at least one axis, got a scalar");
+    qkv_bcast bc = {0};
+    if (mask) {
+        int nd;
+        int64_t shape[QKV_MAX_DIMS];
+        if (mask->dtype != QKV_I32)
+            return qkv_ctx_fail(ctx, "masked_softmax: the mask must be I32, got %s", qkv_dtype_name(mask->dtype));
+        if (qkv_bcast_init(&bc, x->ndim, x->shape, mask->ndim, mask->shape, &nd, shape) || nd != x->ndim ||
+            qkv_shape_numel(nd, shape) != x->numel)
+            return qkv_ctx_fail(ctx, "masked_softmax: mask %s does not broadcast over input %s", qkv__shp(mask),
+                                qkv__shp(x));
+    }
+    int64_t n = x->shape[x->ndim - 1], rows = x->numel / n;
+    qkv_tensor *y = qkv__out(ctx, x->dtype, x->ndim, x->shape);
+    if (!y) return NULL;
+    QKV_KCALL(x->dtype, masked_softmax, rows, n, x->data, &bc, mask ? mask->data : NULL, scale, fill, y->data);
+    qkv_record *r = qkv__record(ctx, QKV_OP_MASKED_SOFTMAX, y, 1, &x);
+    if (r) { r->aux = mask; r->iv[0] = rows; r->iv[1] = n; r->dv[0] = scale; }
+    return y;
+}
+
+int qkv__masked_softmax_backward(qkv_ctx *ctx, const qkv_record *r) {
+    qkv_tensor *x = r->in[0];
+    void *dx = qkv__grad(ctx, x);
+    if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
+    /* masked positions have y = 0, so they receive no gradient, as they should */
+    QKV_KCALL(x->dtype, softmax_backward, r->iv[0], r->iv[1], r->out->data, r->out->grad, r->dv[0], dx);
     return 0;
 }

@@ -56,6 +56,9 @@ qkv_tensor *qkv_sigmoid(qkv_ctx *ctx, qkv_tensor *x);
 
 /* y = exp(x - max) / sum exp(x - max) over the last axis; an all -inf row gives zeros */
 qkv_tensor *qkv_softmax(qkv_ctx *ctx, qkv_tensor *x);
+/* y = softmax(mask != 0 ? fill : scale x) over the last axis; mask: I32 broadcast over x, or
+ * NULL. Attention's scale, mask and softmax in one op, keeping only y for the backward. */
+qkv_tensor *qkv_masked_softmax(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *mask, double scale, double fill);
 /* y = x - logsumexp(x) over the last axis */
 qkv_tensor *qkv_log_softmax(qkv_ctx *ctx, qkv_tensor *x);
 /* y = (x - mean) / sqrt(var + eps) * w + b over the last axis (n); w, b: (n) or NULL */

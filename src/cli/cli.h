@@ -13,6 +13,8 @@ int qkv_cmd_train(int argc, char **argv);
 int qkv_cmd_eval(int argc, char **argv);
 int qkv_cmd_params(int argc, char **argv);
 int qkv_cmd_gradcheck(int argc, char **argv);
+int qkv_cmd_ablate(int argc, char **argv);
+int qkv_cmd_bench(int argc, char **argv);
 
 /* "qkv CMD: message" on stderr */
 void qkv_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -15,6 +15,8 @@ static const char USAGE[] =
     "  eval       evaluate a checkpoint on the task or on a JSON Lines file\n"
     "  params     count a config's parameters per module\n"
     "  gradcheck  check the model's gradients against finite differences\n"
+    "  ablate     train and compare variants (the Q/K/V ablation) and write a report\n"
+    "  bench      time the training step of the standard sizes\n"
     "\n"
     "'qkv COMMAND --help' describes each command's options.\n"
     "\n"
@@ -26,7 +28,8 @@ typedef struct { const char *name; int (*run)(int, char **); } command;
 
 static const command COMMANDS[] = {
     {"train", qkv_cmd_train}, {"eval", qkv_cmd_eval}, {"params", qkv_cmd_params},
-    {"gradcheck", qkv_cmd_gradcheck},
+    {"gradcheck", qkv_cmd_gradcheck}, {"ablate", qkv_cmd_ablate},
+    {"bench", qkv_cmd_bench},
 };
 
 int main(int argc, char **argv) {

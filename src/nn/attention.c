@@ -108,14 +108,16 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
         v = pv == pq ? q : pv == pk ? k : split_heads(ctx, a, pv);
     }
     double scale = 1.0 / sqrt(a->cfg.scale == QKV_SCALE_EMBED ? (double)a->d : (double)a->hd);
-    qkv_tensor *s = qkv_scale(ctx, qkv_matmul(ctx, q, k, false, true), scale); /* (B,H,T,T) */
-    if (a->rel && m->rel_index) { /* bias[h][i][j] = rel[clip(j-i)+R][h] */
-        qkv_tensor *bias = qkv_transpose(ctx, qkv_embedding(ctx, a->rel, m->rel_index), 0, 2);
-        s = qkv_add(ctx, s, bias);
-    }
     bool quirk = a->cfg.qkv == QKV_ATTN_HEAD_SHARED;
-    if (m->blocked) s = qkv_masked_fill(ctx, s, m->blocked, quirk ? -1e20 : -INFINITY);
-    qkv_tensor *att = qkv_softmax(ctx, s);
+    double fill = quirk ? -1e20 : -INFINITY;
+    qkv_tensor *s = qkv_matmul(ctx, q, k, false, true); /* (B,H,T,T) */
+    qkv_tensor *att;
+    if (a->rel && m->rel_index) { /* bias[h][i][j] = rel[clip(j-i)+R][h], added after scaling */
+        qkv_tensor *bias = qkv_transpose(ctx, qkv_embedding(ctx, a->rel, m->rel_index), 0, 2);
+        att = qkv_masked_softmax(ctx, qkv_add(ctx, qkv_scale(ctx, s, scale), bias), m->blocked, 1.0, fill);
+    } else {
+        att = qkv_masked_softmax(ctx, s, m->blocked, scale, fill); /* scale, mask, softmax: one op */
+    }
     /* with a finite fill a fully blocked row would average every key: zero it, as with -inf */
     if (quirk && m->row_alive) att = qkv_mul(ctx, att, m->row_alive);
     a->last_att = att;

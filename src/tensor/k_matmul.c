@@ -5,6 +5,7 @@
 void K(gemm)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, const real *B,
              real beta, real *C) {
     int lda = (int)(ta ? M : Kd), ldb = (int)(tb ? Kd : N), ldc = (int)N;
+    qkv_gemm_flops += (uint64_t)(2 * M * N * Kd);
 #if QKV_KERNEL_F64
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 (int)M, (int)N, (int)Kd, 1.0, A, lda, B, ldb, beta, C, ldc);

@@ -30,11 +30,33 @@ void K(softmax)(int64_t rows, int64_t n, const real *x, real *y) {
     }
 }
 
-void K(softmax_backward)(int64_t rows, int64_t n, const real *y, const real *dy, real *dx) {
+void K(masked_softmax)(int64_t rows, int64_t n, const real *x, const qkv_bcast *bc,
+                       const int32_t *mask, double scale, double fill, real *y) {
+    real sc = (real)scale, fv = (real)fill;
+    for (int64_t r = 0; r < rows; r++) {
+        const real *xr = x + r * n;
+        real *yr = y + r * n;
+        if (mask) { /* the mask row for x's row r: unravel r over the broadcast plan's outer dims */
+            int64_t i2 = r % bc->n[2], i1 = (r / bc->n[2]) % bc->n[1], i0 = r / (bc->n[2] * bc->n[1]);
+            const int32_t *m = mask + i0 * bc->sb[0] + i1 * bc->sb[1] + i2 * bc->sb[2];
+            int64_t s3 = bc->sb[3];
+            for (int64_t j = 0; j < n; j++) yr[j] = m[j * s3] ? fv : sc * xr[j];
+        } else {
+            for (int64_t j = 0; j < n; j++) yr[j] = sc * xr[j];
+        }
+        K(softmax)(1, n, yr, yr); /* in place: reads a value before writing it */
+    }
+}
+
+void K(softmax_backward)(int64_t rows, int64_t n, const real *y, const real *dy, double scale, real *dx) {
+    real sc = (real)scale;
     for (int64_t r = 0; r < rows; r++, y += n, dy += n, dx += n) {
         real dot = 0;
         for (int64_t j = 0; j < n; j++) dot += dy[j] * y[j];
-        for (int64_t j = 0; j < n; j++) dx[j] += y[j] * (dy[j] - dot);
+        if (sc == 1)
+            for (int64_t j = 0; j < n; j++) dx[j] += y[j] * (dy[j] - dot);
+        else
+            for (int64_t j = 0; j < n; j++) dx[j] += sc * (y[j] * (dy[j] - dot));
     }
 }
 

@@ -26,6 +26,10 @@ typedef struct qkv_bcast { int64_t n[4], sa[4], sb[4]; } qkv_bcast;
 int qkv_bcast_init(qkv_bcast *bc, int nda, const int64_t *a, int ndb, const int64_t *b,
                    int *out_ndim, int64_t *out_shape);
 
+/* floating-point operations done by the gemm kernels (2 M N K each), for benchmarks;
+ * updated from the calling thread only (kernels are called from one thread) */
+extern uint64_t qkv_gemm_flops;
+
 #define QKV_KREAL float
 #define QKV_K(name) qkv_k_##name##_f32
 #include "tensor/kernels_decl.h"

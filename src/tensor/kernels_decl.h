@@ -48,9 +48,14 @@ void QKV_K(sum_axis_backward)(int64_t outer, int64_t n, int64_t inner, const QKV
 
 /* x, y: (rows, n): y = exp(x - max) / sum exp(x - max); a row of all -inf gives zeros */
 void QKV_K(softmax)(int64_t rows, int64_t n, const QKV_KREAL *x, QKV_KREAL *y);
-/* dx += y * (dy - sum(dy * y)) */
+/* dx += scale y (dy - sum(dy y))  (scale: for the fused masked softmax; 1 otherwise) */
 void QKV_K(softmax_backward)(int64_t rows, int64_t n, const QKV_KREAL *y, const QKV_KREAL *dy,
-                             QKV_KREAL *dx);
+                             double scale, QKV_KREAL *dx);
+/* x, y: (rows, n), mask (int32) broadcast over x by bc (a = x, b = mask), or NULL:
+ * y = softmax over each row of (mask != 0 ? fill : scale x); an all -inf row gives zeros */
+void QKV_K(masked_softmax)(int64_t rows, int64_t n, const QKV_KREAL *x, const qkv_bcast *bc,
+                           const int32_t *mask, double scale, double fill, QKV_KREAL *y);
+
 /* y = x - max - log sum exp(x - max) */
 void QKV_K(log_softmax)(int64_t rows, int64_t n, const QKV_KREAL *x, QKV_KREAL *y);
 /* dx += dy - exp(y) * sum(dy) */

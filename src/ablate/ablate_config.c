@@ -1,0 +1,180 @@
+/* Ablation configs: strict JSON, validated against the training config before any run. */
+#include "ablate/ablate.h"
+#include "config/config.h"
+#include "io/fileio.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAIL(...) do { snprintf(err, (size_t)errlen, __VA_ARGS__); goto fail; } while (0)
+
+static char **string_list(const cJSON *a, int *n, const char *path, const char *key, char *err, int errlen) {
+    *n = 0;
+    if (!a) return NULL;
+    if (!cJSON_IsArray(a)) {
+        snprintf(err, (size_t)errlen, "%s: %s: expected an array of \"path.to.key=value\" strings", path, key);
+        return (char **)-1;
+    }
+    int m = cJSON_GetArraySize(a);
+    char **out = calloc((size_t)m + 1, sizeof *out);
+    int i = 0;
+    for (const cJSON *e = a->child; out && e; e = e->next, i++) {
+        if (!cJSON_IsString(e) || !strchr(e->valuestring, '=')) {
+            snprintf(err, (size_t)errlen, "%s: %s[%d]: expected a \"path.to.key=value\" string", path, key, i);
+            for (int j = 0; j < i; j++) free(out[j]);
+            free(out);
+            return (char **)-1;
+        }
+        out[i] = strdup(e->valuestring);
+    }
+    *n = m;
+    return out;
+}
+
+static void free_list(char **l, int n) {
+    if (!l) return;
+    for (int i = 0; i < n; i++) free(l[i]);
+    free(l);
+}
+
+static bool name_ok(const char *s) {
+    if (!*s || strlen(s) >= QKV_ABLATE_NAME) return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_' || *s == '-' || *s == '+' || *s == '.'))
+            return false;
+    return true;
+}
+
+/* every key of obj must be in allowed (NULL-terminated) and appear once */
+static int check_keys(const cJSON *obj, const char *const *allowed, const char *path, const char *where,
+                      char *err, int errlen) {
+    for (const cJSON *k = obj->child; k; k = k->next) {
+        bool ok = false;
+        for (int i = 0; allowed[i]; i++) ok |= !strcmp(k->string, allowed[i]);
+        if (!ok) {
+            char list[256] = "";
+            for (int i = 0; allowed[i]; i++) {
+                strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+                strncat(list, allowed[i], sizeof list - strlen(list) - 1);
+            }
+            snprintf(err, (size_t)errlen, "%s: %s%s: unknown key (expected one of %s)", path, where, k->string, list);
+            return -1;
+        }
+        for (const cJSON *o = obj->child; o != k; o = o->next)
+            if (!strcmp(o->string, k->string)) {
+                snprintf(err, (size_t)errlen, "%s: %s%s: duplicate key", path, where, k->string);
+                return -1;
+            }
+    }
+    return 0;
+}
+
+int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, int errlen) {
+    static const char *const TOP[] = {"title", "base", "set", "variants", "seeds", "threshold", "example", NULL};
+    static const char *const VAR[] = {"name", "set", NULL};
+    memset(c, 0, sizeof *c);
+    snprintf(c->path, sizeof c->path, "%s", path);
+    c->threshold = 0.99;
+    size_t len;
+    char *text = qkv_read_file(path, &len, err, errlen);
+    if (!text) return -1;
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
+    if (!j) {
+        int line = 1, col = 1;
+        for (const char *p = text; end && p < end; p++) {
+            if (*p == '\n') { line++; col = 1; } else col++;
+        }
+        free(text);
+        snprintf(err, (size_t)errlen, "%s:%d:%d: JSON syntax error", path, line, col);
+        return -1;
+    }
+    free(text);
+    if (!cJSON_IsObject(j)) FAIL("%s: expected a JSON object", path);
+    if (check_keys(j, TOP, path, "", err, errlen)) goto fail;
+
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "title");
+    if (t && !cJSON_IsString(t)) FAIL("%s: title: expected a string", path);
+    if (t) snprintf(c->title, sizeof c->title, "%s", t->valuestring);
+
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "base");
+    if (cJSON_IsString(b)) { /* a path, relative to this file's directory */
+        const char *slash = strrchr(path, '/');
+        if (b->valuestring[0] == '/' || !slash) snprintf(c->base_path, sizeof c->base_path, "%s", b->valuestring);
+        else snprintf(c->base_path, sizeof c->base_path, "%.*s/%s", (int)(slash - path), path, b->valuestring);
+    } else if (cJSON_IsObject(b)) {
+        c->base_json = cJSON_Print(b);
+    } else {
+        FAIL("%s: base: expected a config path (string) or an inline config (object)", path);
+    }
+
+    char **l = string_list(cJSON_GetObjectItemCaseSensitive(j, "set"), &c->n_sets, path, "set", err, errlen);
+    if (l == (char **)-1) goto fail;
+    c->sets = l;
+
+    const cJSON *vs = cJSON_GetObjectItemCaseSensitive(j, "variants");
+    if (!cJSON_IsArray(vs) || cJSON_GetArraySize(vs) < 1)
+        FAIL("%s: variants: expected a non-empty array of {\"name\": ..., \"set\": [...]}", path);
+    c->n_variants = cJSON_GetArraySize(vs);
+    c->variants = calloc((size_t)c->n_variants, sizeof *c->variants);
+    int i = 0;
+    for (const cJSON *v = vs->child; v; v = v->next, i++) {
+        char where[64];
+        snprintf(where, sizeof where, "variants[%d].", i);
+        if (!cJSON_IsObject(v)) FAIL("%s: variants[%d]: expected an object {\"name\": ..., \"set\": [...]}", path, i);
+        if (check_keys(v, VAR, path, where, err, errlen)) goto fail;
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(v, "name");
+        if (!cJSON_IsString(n) || !name_ok(n->valuestring))
+            FAIL("%s: variants[%d].name: expected 1-63 characters of A-Z a-z 0-9 _ - + .", path, i);
+        for (int k = 0; k < i; k++)
+            if (!strcmp(c->variants[k].name, n->valuestring))
+                FAIL("%s: variants[%d].name: \"%s\" is used twice", path, i, n->valuestring);
+        snprintf(c->variants[i].name, QKV_ABLATE_NAME, "%s", n->valuestring);
+        char key[80];
+        snprintf(key, sizeof key, "variants[%d].set", i);
+        l = string_list(cJSON_GetObjectItemCaseSensitive(v, "set"), &c->variants[i].n_sets, path, key, err, errlen);
+        if (l == (char **)-1) goto fail;
+        c->variants[i].sets = l;
+    }
+
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "seeds");
+    if (!cJSON_IsArray(s) || cJSON_GetArraySize(s) < 1)
+        FAIL("%s: seeds: expected a non-empty array of integers", path);
+    c->n_seeds = cJSON_GetArraySize(s);
+    c->seeds = calloc((size_t)c->n_seeds, sizeof *c->seeds);
+    i = 0;
+    for (const cJSON *e = s->child; e; e = e->next, i++) {
+        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 9007199254740991.0 ||
+            e->valuedouble != (double)(long long)e->valuedouble)
+            FAIL("%s: seeds[%d]: expected an integer in [0, 2^53)", path, i);
+        c->seeds[i] = (long long)e->valuedouble;
+        for (int k = 0; k < i; k++)
+            if (c->seeds[k] == c->seeds[i]) FAIL("%s: seeds[%d]: %lld is listed twice", path, i, c->seeds[i]);
+    }
+    const cJSON *th = cJSON_GetObjectItemCaseSensitive(j, "threshold");
+    if (th && (!cJSON_IsNumber(th) || !(th->valuedouble > 0 && th->valuedouble <= 1)))
+        FAIL("%s: threshold: expected an accuracy in (0, 1]", path);
+    if (th) c->threshold = th->valuedouble;
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(j, "example");
+    if (ex && (!cJSON_IsNumber(ex) || ex->valuedouble < 0 || ex->valuedouble > 1e6 ||
+               ex->valuedouble != (double)(int)ex->valuedouble))
+        FAIL("%s: example: expected an evaluation example index in [0, 1000000]", path);
+    if (ex) c->example = (int)ex->valuedouble;
+    cJSON_Delete(j);
+    return 0;
+fail:
+    cJSON_Delete(j);
+    qkv_ablate_config_free(c);
+    return -1;
+}
+
+void qkv_ablate_config_free(qkv_ablate_config *c) {
+    free(c->base_json);
+    free_list(c->sets, c->n_sets);
+    for (int i = 0; c->variants && i < c->n_variants; i++) free_list(c->variants[i].sets, c->variants[i].n_sets);
+    free(c->variants);
+    free(c->seeds);
+    memset(c, 0, sizeof *c);
+}

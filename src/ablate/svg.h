@@ -1,0 +1,84 @@
+/* A tiny SVG writer for the ablation report: a growable string buffer, "nice" axis ticks,
+ * XML escaping, line plots with min-max bands, and attention heatmaps. No external
+ * libraries; every function returns a malloc'd string (NULL when out of memory). The
+ * SVGs use no ids, so several can be inlined into one HTML page. */
+#ifndef QKV_SVG_H
+#define QKV_SVG_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* ---- an append-only growable string ------------------------------------------------------ */
+
+typedef struct qkv_svg_buf {
+    char *s;        /* NUL-terminated while non-NULL */
+    size_t len, cap;
+    bool oom;       /* an allocation failed: every later append is a no-op */
+} qkv_svg_buf;
+
+void qkv_svg_buf_init(qkv_svg_buf *b);
+void qkv_svg_buf_free(qkv_svg_buf *b);
+/* the string (the buffer is left empty); NULL if any append ran out of memory */
+char *qkv_svg_buf_take(qkv_svg_buf *b);
+void qkv_svg_buf_putn(qkv_svg_buf *b, const char *s, size_t n);
+void qkv_svg_buf_puts(qkv_svg_buf *b, const char *s);
+void qkv_svg_buf_printf(qkv_svg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void qkv_svg_buf_vprintf(qkv_svg_buf *b, const char *fmt, va_list ap);
+/* s with & < > " ' escaped: valid in XML/HTML text and in quoted attribute values
+ * (NULL appends nothing) */
+void qkv_svg_buf_escape(qkv_svg_buf *b, const char *s);
+
+/* ---- axes -------------------------------------------------------------------------------- */
+
+/* the "nice" step (1, 2 or 5 x 10^k) that divides span into about `target` intervals */
+double qkv_svg_nice_step(double span, int target);
+/* ticks: multiples of step in [lo, hi] (up to max of them); returns the count */
+int qkv_svg_ticks(double lo, double hi, double step, double *out, int max);
+/* ticks for a log axis over [lo, hi] (lo > 0): decades, with 2 and 5 (or every digit)
+ * between them when the range is short; returns the count */
+int qkv_svg_log_ticks(double lo, double hi, double *out, int max);
+/* a tick label: integers without decimals, otherwise %g with up to 4 significant digits */
+void qkv_svg_format_tick(char *dst, size_t n, double v);
+
+/* colour i of a colour-blind-friendly palette (Tableau 10; cycles) as "#rrggbb" */
+const char *qkv_svg_color(int i);
+/* the dash pattern used for series i ("" for the first cycle of colours, then dashed) */
+const char *qkv_svg_dash(int i);
+
+/* ---- line plots -------------------------------------------------------------------------- */
+
+typedef struct qkv_svg_series {
+    const char *name;           /* legend text */
+    int n;                      /* points (0: listed in the legend only) */
+    const double *x;            /* n x values (steps) */
+    const double *y;            /* n values of the line (non-finite: skipped) */
+    const double *lo, *hi;      /* n band bounds, or NULL for no band (non-finite: skipped) */
+} qkv_svg_series;
+
+typedef struct qkv_svg_plot {
+    const char *title, *xlabel, *ylabel;
+    bool log_y;                 /* logarithmic y axis (values <= 0 are skipped) */
+    bool percent_y;             /* tick labels show 100 * value with a % sign */
+    bool fixed_y;               /* the y axis is [y_min, y_max] instead of the data range */
+    double y_min, y_max;
+    bool hline;                 /* a dashed horizontal reference line at hline_y */
+    double hline_y;
+    const char *hline_label;
+    int width;                  /* pixels; 0 = 720 */
+} qkv_svg_plot;
+
+/* lines with semi-transparent bands, axes with ticks, labels, title and a legend below the
+ * plot (series i drawn with qkv_svg_color(i)); malloc'd, NULL when out of memory */
+char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_series);
+
+/* ---- heatmaps ---------------------------------------------------------------------------- */
+
+/* small multiples of T x T weights w[(l * heads + h) * T * T + query * T + key] (layers
+ * as rows, heads as columns; query on y, key on x), white -> dark for 0 -> 1 with a
+ * colour bar; labels: T tick labels (the tokens) or NULL for positions; subtitle may be
+ * NULL. Non-finite weights are drawn grey. malloc'd, NULL when out of memory or bad sizes */
+char *qkv_svg_heatmap(const char *title, const char *subtitle, int layers, int heads, int T,
+                      const float *w, const char *const *labels);
+
+#endif

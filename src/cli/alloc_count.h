@@ -1,0 +1,14 @@
+/* Heap allocation counting (see alloc_count.c). */
+#ifndef QKV_ALLOC_COUNT_H
+#define QKV_ALLOC_COUNT_H
+
+#include <stdint.h>
+
+/* allocations counted so far */
+uint64_t qkv_alloc_count(void);
+/* count (1) or not (0) from now on */
+void qkv_alloc_count_enable(int enable);
+/* 0 when this build cannot count (sanitizers) */
+int qkv_alloc_count_available(void);
+
+#endif

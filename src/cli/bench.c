@@ -1,0 +1,139 @@
+/* qkv bench: milliseconds per training step, throughput, share of the sgemm ceiling,
+ * peak memory and heap allocations per step, for the standard sizes. */
+#include "cli/alloc_count.h"
+#include "cli/cli.h"
+#include "train/bench.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const char USAGE[] =
+    "usage: qkv bench [--size tiny|small|medium] [--threads N] [--steps K] [--json]\n"
+    "\n"
+    "Time the training step (forward, backward, Adam; full attention; cross-entropy at every\n"
+    "position; random tokens) of the standard sizes (docs/performance.md): median ms/step over\n"
+    "K steps after warm-up, tokens/s, matrix-product GFLOP/s, this machine's sgemm ceiling at\n"
+    "the same thread count and the step's share of it, peak resident memory, and heap\n"
+    "allocations per step. Each size runs in its own process, so memory is per size.\n"
+    "\n"
+    "options:\n"
+    "  --size S     one size (default: all three)\n"
+    "  --threads N  BLAS threads (default 1)\n"
+    "  --steps K    timed steps (default: 50 tiny, 20 small, 10 medium)\n"
+    "  --json       one JSON object per line: size, threads, ms_per_step, tokens_per_s, gflops,\n"
+    "               ceiling_gflops, ceiling_share, peak_rss_mb, allocs_per_step, ...\n";
+
+static const qkv_bench_size *find_size(const char *name) {
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(QKV_BENCH_SIZES[i].name, name)) return &QKV_BENCH_SIZES[i];
+    return NULL;
+}
+
+/* one size in this process; prints one JSON line */
+static int bench_one(const qkv_bench_size *s, int threads, int steps) {
+    qkv_cli_set_threads(threads);
+    double ceiling = qkv_bench_sgemm_ceiling(1024, 3);
+    qkv_bench_result r;
+    char err[512];
+    qkv_alloc_count_enable(1);
+    int rc = qkv_bench_run(s, 3, steps, qkv_alloc_count_available() ? qkv_alloc_count : NULL, &r, err, sizeof err);
+    qkv_alloc_count_enable(0);
+    if (rc) { qkv_cli_error("bench", "%s: %s", s->name, err); return QKV_EXIT_FAIL; }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double rss = (double)ru.ru_maxrss / 1024.0;
+    printf("{\"size\":\"%s\",\"threads\":%d,\"ms_per_step\":%.3f,\"ms_min\":%.3f,\"ms_max\":%.3f,"
+           "\"tokens_per_s\":%.0f,\"gflops\":%.2f,\"ceiling_gflops\":%.2f,\"ceiling_share\":%.4f,"
+           "\"peak_rss_mb\":%.1f,\"allocs_per_step\":%.2f,\"params\":%lld,\"model_state_mb\":%.2f,"
+           "\"activation_mb\":%.2f,\"gflop_per_step\":%.3f,\"memory_bound_mb\":%.1f,\"steps\":%d}\n",
+           s->name, threads, r.ms_per_step, r.ms_min, r.ms_max, r.tokens_per_s, r.gflops, ceiling,
+           ceiling > 0 ? r.gflops / ceiling : 0, rss, r.steady_allocs, (long long)r.params, r.model_mb,
+           r.activation_mb, r.flops_per_step / 1e9, 2 * (r.model_mb + r.activation_mb) + 16, steps);
+    return 0;
+}
+
+static int default_steps(const qkv_bench_size *s) {
+    return !strcmp(s->name, "tiny") ? 50 : !strcmp(s->name, "small") ? 20 : 10;
+}
+
+int qkv_cmd_bench(int argc, char **argv) {
+    const char *size = NULL, *v;
+    long long threads = 1, steps = 0;
+    bool json = false, missing = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); return 0; }
+        if (qkv_cli_opt(argc, argv, &i, "--size", &v, &missing)) size = v;
+        else if (qkv_cli_opt(argc, argv, &i, "--threads", &v, &missing)) {
+            if (!missing && !qkv_cli_int("bench", "--threads", v, 1, 256, &threads)) return QKV_EXIT_USAGE;
+        } else if (qkv_cli_opt(argc, argv, &i, "--steps", &v, &missing)) {
+            if (!missing && !qkv_cli_int("bench", "--steps", v, 1, 100000, &steps)) return QKV_EXIT_USAGE;
+        } else if (!strcmp(a, "--json")) json = true;
+        else { qkv_cli_error("bench", "unknown option '%s' (try 'qkv bench --help')", a); return QKV_EXIT_USAGE; }
+        if (missing) { qkv_cli_error("bench", "%s needs a value", a); return QKV_EXIT_USAGE; }
+    }
+    if (size && !find_size(size)) {
+        qkv_cli_error("bench", "--size: expected tiny, small or medium, got '%s'", size);
+        return QKV_EXIT_USAGE;
+    }
+    if (size && json) return bench_one(find_size(size), (int)threads, steps ? (int)steps : default_steps(find_size(size)));
+
+    /* every requested size in a child process of its own (clean peak memory per size) */
+    char bin[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 1);
+    if (n <= 0) { qkv_cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
+    bin[n] = 0;
+    if (!json)
+        printf("%-7s %7s %10s %11s %9s %9s %7s %9s %11s\n", "size", "threads", "ms/step", "tokens/s",
+               "GFLOP/s", "ceiling", "share", "RSS MB", "allocs/step");
+    for (int i = 0; i < 3; i++) {
+        const qkv_bench_size *s = &QKV_BENCH_SIZES[i];
+        if (size && strcmp(size, s->name)) continue;
+        char th[16], st[16];
+        snprintf(th, sizeof th, "%lld", threads);
+        snprintf(st, sizeof st, "%lld", steps ? steps : default_steps(s));
+        int fd[2];
+        if (pipe(fd)) { qkv_cli_error("bench", "pipe failed"); return QKV_EXIT_FAIL; }
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+        posix_spawn_file_actions_addclose(&fa, fd[0]);
+        char *args[] = {bin, "bench", "--size", (char *)s->name, "--threads", th, "--steps", st, "--json", NULL};
+        pid_t pid;
+        int e = posix_spawn(&pid, bin, &fa, NULL, args, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        close(fd[1]);
+        char line[2048] = "";
+        FILE *f = fdopen(fd[0], "r");
+        if (e || !f || !fgets(line, sizeof line, f)) line[0] = 0;
+        if (f) fclose(f);
+        int status = 0;
+        if (!e) waitpid(pid, &status, 0);
+        if (!line[0] || !WIFEXITED(status) || WEXITSTATUS(status)) {
+            qkv_cli_error("bench", "size %s failed", s->name);
+            return QKV_EXIT_FAIL;
+        }
+        if (json) { fputs(line, stdout); fflush(stdout); continue; }
+        double ms = 0, tps = 0, gf = 0, ceil = 0, share = 0, rss = 0, al = 0;
+        const char *p;
+        if ((p = strstr(line, "\"ms_per_step\":"))) ms = atof(p + 14);
+        if ((p = strstr(line, "\"tokens_per_s\":"))) tps = atof(p + 15);
+        if ((p = strstr(line, "\"gflops\":"))) gf = atof(p + 9);
+        if ((p = strstr(line, "\"ceiling_gflops\":"))) ceil = atof(p + 17);
+        if ((p = strstr(line, "\"ceiling_share\":"))) share = atof(p + 16);
+        if ((p = strstr(line, "\"peak_rss_mb\":"))) rss = atof(p + 14);
+        if ((p = strstr(line, "\"allocs_per_step\":"))) al = atof(p + 18);
+        printf("%-7s %7lld %10.2f %11.0f %9.1f %9.1f %6.1f%% %9.1f %11.2f\n", s->name, threads, ms, tps, gf,
+               ceil, 100 * share, rss, al);
+        fflush(stdout);
+    }
+    return 0;
+}

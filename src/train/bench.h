@@ -1,0 +1,35 @@
+/* The standard benchmark: one training step (forward, backward, Adam) of a full-attention
+ * model on random tokens, timed after warm-up. */
+#ifndef QKV_BENCH_H
+#define QKV_BENCH_H
+
+#include <stdint.h>
+
+typedef struct qkv_bench_size {
+    const char *name;
+    int vocab, seq, d_model, heads, layers, d_ff, batch;
+} qkv_bench_size;
+
+/* tiny, small, medium (docs/performance.md) */
+extern const qkv_bench_size QKV_BENCH_SIZES[3];
+
+typedef struct qkv_bench_result {
+    double ms_per_step;      /* median over the timed steps */
+    double ms_min, ms_max;
+    double tokens_per_s;
+    double gflops;           /* matrix-product FLOPs of one step / median time */
+    double flops_per_step;
+    int64_t params;
+    double steady_allocs;    /* heap allocations per timed step (-1: not counted) */
+    double model_mb;         /* parameters + gradients + Adam state */
+    double activation_mb;    /* peak arena bytes of a step (activations, their grads, tape) */
+} qkv_bench_result;
+
+/* run `steps` timed steps after `warmup`; alloc_count (may be NULL) returns a running count
+ * of heap allocations. 0, or -1 with err. */
+int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*alloc_count)(void),
+                  qkv_bench_result *r, char *err, int errlen);
+/* this machine's sgemm GFLOP/s on an n x n x n product at the current BLAS thread count (best of reps) */
+double qkv_bench_sgemm_ceiling(int n, int reps);
+
+#endif
