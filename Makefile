@@ -48,7 +48,7 @@ HEADERS   := $(wildcard src/*.h src/*/*.h)
 # objects depend on a stamp named after the flags, so changing flags rebuilds them
 FLAGS_STAMP := $(BUILD)/.flags-$(shell echo '$(CC) $(CFLAGS_Q) $(KOPT)' | cksum | cut -d' ' -f1)
 
-.PHONY: all test asan install uninstall clean help examples
+.PHONY: all test asan install uninstall clean help bench bench-torch demo examples
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 
 $(FLAGS_STAMP):
@@ -118,6 +118,20 @@ asan:
 	    SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	    CK_TIMEOUT_MULTIPLIER=10 test
 
+# the README's first command: the Q/K/V ablation on recall, at demo size (~3 minutes on 2 cores)
+demo: all
+	$(BUILD)/qkv ablate configs/ablate-qkv-recall-demo.json --out runs/demo --jobs 2
+
+# every size at 1 and 2 threads (docs/performance.md)
+bench: all
+	$(BUILD)/qkv bench --threads 1
+	$(BUILD)/qkv bench --threads 2
+
+# qkv and PyTorch side by side (needs Debian's python3-torch)
+bench-torch: all
+	@/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "make bench-torch needs PyTorch: apt-get install python3-torch"; exit 1; }
+	/usr/bin/python3 bench/compare.py
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(BUILD)/libqkv.a $(DESTDIR)$(PREFIX)/lib/libqkv.a
@@ -142,4 +156,6 @@ help:
 	@echo "make            build build/libqkv.a, build/libqkv.so, build/qkv"
 	@echo "make test       run the test suites"
 	@echo "make asan       run the test suites under ASan + UBSan"
+	@echo "make demo       the Q/K/V ablation on recall, ~3 minutes (report in runs/demo/)"
+	@echo "make bench      time the training step of the standard sizes"
 	@echo "make install    install (PREFIX=$(PREFIX), DESTDIR=)"

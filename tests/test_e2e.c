@@ -253,6 +253,54 @@ START_TEST(test_params_table_matches_claim) {
 }
 END_TEST
 
+/* a tiny ablation end to end: 2 variants x 2 seeds, every output present and consistent */
+START_TEST(test_tiny_ablation) {
+    char cfg[512], base[512], out[16384], path[600], text[200000];
+    snprintf(base, sizeof base, "%s/base.json", TMP);
+    write_file(base, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 2, \"d_ff\": 32},\n"
+                     " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
+                     " \"train\": {\"steps\": 60, \"batch\": 16, \"eval_every\": 20, \"eval_examples\": 64},\n"
+                     " \"optim\": {\"lr\": 0.01}}\n");
+    snprintf(cfg, sizeof cfg, "%s/abl.json", TMP);
+    write_file(cfg, "{\"title\": \"tiny & <test>\", \"base\": \"base.json\",\n"
+                    " \"variants\": [{\"name\": \"full\", \"set\": []},\n"
+                    "   {\"name\": \"identity\", \"set\": [\"model.attention.qkv=identity\"]}],\n"
+                    " \"seeds\": [0, 5], \"threshold\": 0.5}\n");
+    int rc = run(out, sizeof out, false, "%s ablate %s --out %s/abl --jobs 2 --quiet", qkv_bin(), cfg, TMP);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    const char *files[] = {"results.md", "results.csv", "results.json", "report.md", "report.html",
+                           "plots/accuracy.svg", "plots/loss.svg", "plots/attention-full.svg",
+                           "plots/attention-identity.svg", "runs/full/seed0/summary.json",
+                           "runs/identity/seed5/model.safetensors", "configs/identity-seed5.json"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/abl/%s", TMP, files[i]);
+        ck_assert_msg(access(path, R_OK) == 0, "missing %s", files[i]);
+    }
+    /* the CSV: the documented header and one row per variant with the attention parameter counts */
+    snprintf(path, sizeof path, "%s/abl/results.csv", TMP);
+    FILE *f = fopen(path, "r");
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    ck_assert_msg(!strncmp(text, "variant,attn_params,params,acc_mean,acc_std,acc_min,loss_mean,loss_std,"
+                                 "steps_to_threshold,seconds", 82), "%s", text);
+    ck_assert_ptr_nonnull(strstr(text, "\nfull,2080,")); /* 2 layers x (3 x 16^2 + 16^2 + 16) */
+    ck_assert_ptr_nonnull(strstr(text, "\nidentity,544,")); /* output projections only */
+    /* the HTML report is one self-contained page */
+    snprintf(path, sizeof path, "%s/abl/report.html", TMP);
+    f = fopen(path, "r");
+    n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    ck_assert_ptr_nonnull(strstr(text, "<svg"));
+    ck_assert_ptr_null(strstr(text, "src=\"http"));
+    ck_assert_ptr_nonnull(strstr(text, "tiny &amp; &lt;test&gt;"));
+    /* a second run keeps every finished run */
+    rc = run(out, sizeof out, true, "%s ablate %s --out %s/abl --jobs 2", qkv_bin(), cfg, TMP);
+    ck_assert_msg(rc == 0 && strstr(out, "4 of 4 runs already finished"), "%s", out);
+}
+END_TEST
+
 Suite *e2e_suite(void) {
     Suite *s = suite_create("e2e");
     TCase *tc = tcase_create("cli");
@@ -268,6 +316,7 @@ Suite *e2e_suite(void) {
     tcase_add_test(tc, test_copy_learns);
     tcase_add_test(tc, test_resume_equals_uninterrupted);
     tcase_add_test(tc, test_deterministic);
+    tcase_add_test(tc, test_tiny_ablation);
     suite_add_tcase(s, tc);
     return s;
 }

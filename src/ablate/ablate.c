@@ -134,6 +134,17 @@ static void fmt_time(double s, char *b, size_t n) {
     else snprintf(b, n, "%dm%02ds", (int)s / 60, (int)s % 60);
 }
 
+static void show_progress(int finished, int total, int running, int left, int done, double run_time, int jobs,
+                          double t0, bool tty) {
+    double per = done ? run_time / done : 0, eta = per * left / jobs;
+    char e[32], el[32];
+    fmt_time(eta, e, sizeof e);
+    fmt_time(now() - t0, el, sizeof el);
+    fprintf(stderr, tty ? "\r\033[Kqkv ablate: runs %d/%d done, %d running, %s elapsed, ETA %s"
+                        : "qkv ablate: runs %d/%d done, %d running, %s elapsed, ETA %s\n",
+            finished, total, running, el, done ? e : "?");
+}
+
 static int execute(plan *p, int jobs, const char *bin, bool quiet, char *err, int errlen) {
     job *js = calloc((size_t)jobs, sizeof *js);
     int running = 0, done = 0, todo = 0, failed = 0;
@@ -144,6 +155,7 @@ static int execute(plan *p, int jobs, const char *bin, bool quiet, char *err, in
     bool tty = isatty(2) && !quiet;
     double t0 = now(), run_time = 0;
     int next = 0, rc = 0;
+    bool progress_due = false;
     while (done + failed < todo) {
         while (!interrupted && running < jobs && next < p->n) {
             if (p->state[next] != 0) { next++; continue; }
@@ -154,6 +166,9 @@ static int execute(plan *p, int jobs, const char *bin, bool quiet, char *err, in
             p->state[next++] = 1;
             running++;
         }
+        if (progress_due && !quiet) /* after the next runs started, so "running" is current */
+            show_progress(skipped + done, p->n, running, todo - done - failed, done, run_time, jobs, t0, tty);
+        progress_due = false;
         if (running == 0) break;
         int st;
         pid_t pid = waitpid(-1, &st, 0);
@@ -174,19 +189,10 @@ static int execute(plan *p, int jobs, const char *bin, bool quiet, char *err, in
                         p->dir[r], WIFEXITED(st) ? WEXITSTATUS(st) : -1, p->dir[r]);
             }
             js[k].pid = 0;
-            if (!quiet) {
-                int left = todo - done - failed;
-                double per = done ? run_time / done : 0, eta = per * left / jobs;
-                char e[32], el[32];
-                fmt_time(eta, e, sizeof e);
-                fmt_time(now() - t0, el, sizeof el);
-                if (ok || !interrupted)
-                    fprintf(stderr, tty ? "\r\033[Kqkv ablate: runs %d/%d done, %d running, %s elapsed, ETA %s"
-                                        : "qkv ablate: runs %d/%d done, %d running, %s elapsed, ETA %s\n",
-                            skipped + done, p->n, running, el, done ? e : "?");
-            }
+            if (ok || !interrupted) progress_due = true;
         }
     }
+    if (progress_due && !quiet) show_progress(skipped + done, p->n, running, 0, done, run_time, jobs, t0, tty);
     if (tty) fputc('\n', stderr);
     free(js);
     if (rc) return -1;

@@ -306,7 +306,7 @@ static void report_title(report *p) {
 
 static void outcome_note(char *dst, size_t n, const qkv_variant_result *v, int n_seeds) {
     if (v->runs_ok >= n_seeds) dst[0] = 0;
-    else snprintf(dst, n, ", %d of %d failed", n_seeds - v->runs_ok, n_seeds);
+    else snprintf(dst, n, ", %d/%d failed", n_seeds - v->runs_ok, n_seeds);
 }
 
 static int build_tables(report *p) {
@@ -316,8 +316,8 @@ static int build_tables(report *p) {
         return -1;
     snprintf(p->steps_head, sizeof p->steps_head, "steps to %s (median)", p->thr);
     table *t = &p->results;
-    const char *rh[] = {"variant", "attention params", "params", "final eval acc % (mean " PM " std (min))",
-                        "eval loss (mean " PM " std)", p->steps_head, "s/run"};
+    const char *rh[] = {"variant", "attention params", "params", "final eval acc %: mean " PM " std (min)",
+                        "eval loss: mean " PM " std", p->steps_head, "s/run"};
     for (int c = 0; c < 7; c++) {
         t->head[c] = rh[c];
         t->right[c] = c > 0;
@@ -351,10 +351,16 @@ static int build_tables(report *p) {
             fmt_fixed(m, sizeof m, v->acc_min * 100, 1);
             snprintf(row[3], CELL, "%s " PM " %s (%s)%s", a, b, m, note);
             fmt_small(a, sizeof a, v->loss_mean);
-            fmt_small(b, sizeof b, v->loss_std);
+            if (isfinite(v->loss_mean) && (v->loss_mean == 0 || fabs(v->loss_mean) >= 0.001))
+                fmt_fixed(b, sizeof b, v->loss_std, 4);  /* the same decimals as the mean */
+            else fmt_small(b, sizeof b, v->loss_std);
             snprintf(row[4], CELL, "%s " PM " %s", a, b);
+            /* steps_median counts a seed that never got there as infinitely late: it can be a
+             * number while some seeds never reached the threshold, so those are named too */
             int never = v->runs_ok - v->reached;
             if (v->reached <= 0) snprintf(row[5], CELL, "never");
+            else if (never > 0 && v->steps_median >= 0)
+                snprintf(row[5], CELL, "%lld (%d/%d never)", v->steps_median, never, v->runs_ok);
             else if (never > 0) snprintf(row[5], CELL, "%d/%d never", never, v->runs_ok);
             else if (v->steps_median >= 0) snprintf(row[5], CELL, "%lld", v->steps_median);
             else snprintf(row[5], CELL, "never");
@@ -418,8 +424,16 @@ static void paragraph(qkv_svg_buf *b, const report *p, bool html) {
         TEXT(" with the common overrides ");
         for (int i = 0; i < cfg->n_sets; i++) {
             if (i) TEXT(" ");
-            snprintf(tmp, sizeof tmp, "--set %s", cfg->sets[i] ? cfg->sets[i] : "");
-            CODE(tmp);
+            const char *set = cfg->sets[i] ? cfg->sets[i] : "";
+            if (html) {   /* an override is not broken across lines */
+                qkv_svg_buf_puts(b, "<code class=\"nw\">--set ");
+                qkv_svg_buf_escape(b, set);
+                qkv_svg_buf_puts(b, "</code>");
+            } else {
+                qkv_svg_buf_puts(b, strchr(set, '`') ? "`` --set " : "`--set ");
+                qkv_svg_buf_puts(b, set);
+                qkv_svg_buf_puts(b, strchr(set, '`') ? " ``" : "`");
+            }
         }
     } else {
         TEXT(" with no common overrides");
@@ -451,7 +465,8 @@ static const char *const DIAG_NOTES[] = {
 };
 static const char RESULTS_NOTE[] =
     "Accuracy and loss: the final evaluation of each finished run, over seeds; steps: the median over seeds of "
-    "the first evaluated step that reached the threshold (\"k/n never\": k of n seeds never did); "
+    "the first evaluated step that reached the threshold, a seed that never did counting as never "
+    "(\"k/n never\": k of n seeds never did); "
     "s/run: mean wall time of a run. Failed runs are left out of every statistic.";
 static const char DIAG_INTRO[] =
     "Averaged over layers, heads, seeds and the query rows of the evaluation examples that attend somewhere.";
@@ -503,7 +518,7 @@ static char *results_csv(const report *p) {
         csv_num(&b, ok ? v->acc_min : NAN);
         csv_num(&b, ok ? v->loss_mean : NAN);
         csv_num(&b, ok ? v->loss_std : NAN);
-        if (ok && v->steps_median >= 0 && v->reached >= v->runs_ok) qkv_svg_buf_printf(&b, ",%lld", v->steps_median);
+        if (ok && v->steps_median >= 0) qkv_svg_buf_printf(&b, ",%lld", v->steps_median);
         else qkv_svg_buf_puts(&b, ",never");
         csv_num(&b, v->seconds);
         csv_num(&b, ok ? v->diag.diag_share : NAN);
@@ -559,8 +574,7 @@ static char *results_json(const report *p) {
         j_num(o, "acc_min", ok ? v->acc_min : NAN);
         j_num(o, "loss_mean", ok ? v->loss_mean : NAN);
         j_num(o, "loss_std", ok ? v->loss_std : NAN);
-        j_num(o, "steps_to_threshold",
-              ok && v->steps_median >= 0 && v->reached >= v->runs_ok ? (double)v->steps_median : NAN);
+        j_num(o, "steps_to_threshold", ok && v->steps_median >= 0 ? (double)v->steps_median : NAN);
         cJSON_AddNumberToObject(o, "reached", v->reached);
         j_num(o, "seconds", v->seconds);
         j_num(o, "diag_share", ok ? v->diag.diag_share : NAN);
@@ -635,11 +649,13 @@ static int build_plots(report *p) {
                        .y_max = 1,
                        .hline = isfinite(cfg->threshold) && cfg->threshold >= 0 && cfg->threshold <= 1,
                        .hline_y = cfg->threshold,
-                       .hline_label = label};
+                       .hline_label = label,
+                       .width = 860};
     qkv_svg_plot pl = {.title = "Evaluation loss (mean over seeds, band: min\xe2\x80\x93max)",
                        .xlabel = "training step",
                        .ylabel = "evaluation loss (log scale)",
-                       .log_y = true};
+                       .log_y = true,
+                       .width = 860};
     p->acc_svg = qkv_svg_curves(&pa, acc, p->nv);
     p->loss_svg = qkv_svg_curves(&pl, loss, p->nv);
     if (!p->acc_svg || !p->loss_svg) goto done;
@@ -776,12 +792,14 @@ static const char HTML_STYLE[] =
     "th,td{border:1px solid #d0d0d0;padding:.3em .6em;text-align:left;vertical-align:top}\n"
     "th{background:#f3f4f6;font-weight:600}\n"
     "tbody tr:nth-child(even){background:#fafafa}\n"
-    ".num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+    ".num{text-align:right;font-variant-numeric:tabular-nums}\n"
+    "td.num{white-space:nowrap}\n"
     "figure{margin:1.2em 0;overflow-x:auto}\n"
     "figure svg{display:block;max-width:100%;height:auto}\n"
     "p.note,li{color:#444;font-size:.92em}\n"
     "pre{background:#f6f8fa;border:1px solid #e1e4e8;padding:.8em 1em;overflow-x:auto;font-size:.85em;"
     "line-height:1.35}\n"
+    "code.nw{white-space:nowrap}\n"
     "code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,\"Liberation Mono\",monospace;font-size:.92em}\n";
 
 static void html_svg(qkv_svg_buf *b, const char *svg, const char *caption) {

@@ -144,8 +144,8 @@ int qkv_svg_log_ticks(double lo, double hi, double *out, int max) {
     if (!(lo > 0) || !(hi >= lo) || !isfinite(hi)) return 0;
     double llo = log10(lo), lhi = log10(hi), span = lhi - llo;
     static const double every[] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, some[] = {1, 2, 5}, one[] = {1};
-    const double *mult = span >= 3 ? one : span >= 1.2 ? some : every;
-    int nm = span >= 3 ? 1 : span >= 1.2 ? 3 : 9;
+    const double *mult = span >= 4.5 ? one : span >= 0.7 ? some : every;
+    int nm = span >= 4.5 ? 1 : span >= 0.7 ? 3 : 9;
     int d0 = (int)floor(llo), d1 = (int)ceil(lhi);
     int dstep = span > 8 ? (int)ceil(span / 8) : 1;
     int n = 0;
@@ -249,7 +249,8 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
     }
     bool have_data = xmin <= xmax;
 
-    /* x axis */
+    /* x axis (from 0 when the data starts close to it: steps) */
+    if (have_data && xmin > 0 && xmin <= 0.25 * xmax) xmin = 0;
     if (!have_data) {
         xmin = 0;
         xmax = 1;
@@ -292,7 +293,7 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
         nyt = qkv_svg_log_ticks(pow(10, l0), pow(10, l1), yticks, MAX_TICKS);
         if (nyt < 3) {  /* a very short range: plain nice steps */
             double a = pow(10, l0), c = pow(10, l1);
-            nyt = qkv_svg_ticks(a, c, qkv_svg_nice_step(c - a, 4), yticks, MAX_TICKS);
+            nyt = qkv_svg_ticks(a, c, qkv_svg_nice_step(c - a, 7), yticks, MAX_TICKS);
         }
     } else {
         if (ymax - ymin < 1e-12 * fmax(1, fabs(ymax))) {
@@ -404,8 +405,11 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
         double y = YP(p->hline_y);
         qkv_svg_buf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#444444\" "
                                "stroke-width=\"1.2\" stroke-dasharray=\"6 4\"/>\n", ML, y, ML + PW, y);
+        /* at the left end, where training curves start low: below the line in the upper half */
         if (p->hline_label)
-            svg_text(&b, ML + PW - 4, y - 5, "end", "fill=\"#444444\" font-size=\"11\"", p->hline_label);
+            svg_text(&b, ML + 6, y < MT + PH / 2 ? y + 14 : y - 6, NULL,
+                     "fill=\"#444444\" font-size=\"11\" stroke=\"#ffffff\" stroke-width=\"3\" "
+                     "paint-order=\"stroke\"", p->hline_label);
     }
     for (int i = 0; i < n_series; i++) {
         if (!s[i].y || !s[i].x) continue;
@@ -477,21 +481,39 @@ static int level(float v) {
     return (int)lround(t * 255);
 }
 
+/* a run of cells of one colour level in a row of a heatmap: keys [k0, k1) of query q */
+typedef struct cell_run {
+    int level, q, k0, k1;
+} cell_run;
+
+static int cmp_run(const void *a, const void *b) {
+    const cell_run *x = a, *y = b;
+    if (x->level != y->level) return x->level < y->level ? -1 : 1;
+    if (x->q != y->q) return x->q < y->q ? -1 : 1;
+    return (x->k0 > y->k0) - (x->k0 < y->k0);
+}
+
 char *qkv_svg_heatmap(const char *title, const char *subtitle, int layers, int heads, int T,
                       const float *w, const char *const *labels) {
     if (!w || layers < 1 || heads < 1 || T < 1 || layers > 4096 || heads > 4096 || T > 65536) return NULL;
+    cell_run *runs = malloc((size_t)T * (size_t)T * sizeof *runs);
+    if (!runs) return NULL;
 
     /* tick labels (positions when none are given) */
     char **own = NULL;
     const char *const *lab = labels;
     if (!lab) {
         own = calloc((size_t)T, sizeof *own);
-        if (!own) return NULL;
+        if (!own) {
+            free(runs);
+            return NULL;
+        }
         for (int i = 0; i < T; i++) {
             own[i] = malloc(12);
             if (!own[i]) {
                 for (int j = 0; j < i; j++) free(own[j]);
                 free(own);
+                free(runs);
                 return NULL;
             }
             snprintf(own[i], 12, "%d", i);
@@ -547,22 +569,30 @@ char *qkv_svg_heatmap(const char *title, const char *subtitle, int layers, int h
             double px = ML + h * block_w + ylab, py = MT + l * block_h + CAP;
             snprintf(txt, sizeof txt, "layer %d, head %d", l, h);
             svg_text(&b, px + panel / 2, py - 6, "middle", "font-size=\"11\" fill=\"#222222\"", txt);
-            /* cells: runs of equal colour along a row merged, white (0) left to the background */
-            qkv_svg_buf_puts(&b, "<g shape-rendering=\"crispEdges\">\n");
+            /* cells: runs of equal colour along a row merged, white (0) left to the background,
+             * then one path per colour (compact: about 30 bytes per run) */
+            int nr = 0;
             for (int q = 0; q < T; q++) {
                 int key = 0;
                 while (key < T) {
                     int lv = level(m[(size_t)q * T + key]), end = key + 1;
                     while (end < T && level(m[(size_t)q * T + end]) == lv) end++;
-                    if (lv != 0) {
-                        if (lv < 0) snprintf(col, sizeof col, "#bbbbbb");
-                        else ramp(lv / 255.0, col);
-                        qkv_svg_buf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-                                               "fill=\"%s\"/>\n", px + key * cell, py + q * cell,
-                                           (end - key) * cell, cell, col);
-                    }
+                    if (lv != 0) runs[nr++] = (cell_run){lv, q, key, end};
                     key = end;
                 }
+            }
+            qsort(runs, (size_t)nr, sizeof *runs, cmp_run);
+            qkv_svg_buf_puts(&b, "<g shape-rendering=\"crispEdges\">\n");
+            for (int i = 0; i < nr; i++) {
+                if (i == 0 || runs[i].level != runs[i - 1].level) {
+                    if (runs[i].level < 0) snprintf(col, sizeof col, "#bbbbbb");
+                    else ramp(runs[i].level / 255.0, col);
+                    qkv_svg_buf_printf(&b, "<path fill=\"%s\" d=\"", col);
+                }
+                double rw = (runs[i].k1 - runs[i].k0) * cell;
+                qkv_svg_buf_printf(&b, "M%.2f %.2fh%.2fv%.2fh%.2fz", px + runs[i].k0 * cell, py + runs[i].q * cell,
+                                   rw, cell, -rw);
+                if (i == nr - 1 || runs[i + 1].level != runs[i].level) qkv_svg_buf_puts(&b, "\"/>\n");
             }
             qkv_svg_buf_puts(&b, "</g>\n");
             qkv_svg_buf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" "
@@ -616,9 +646,10 @@ char *qkv_svg_heatmap(const char *title, const char *subtitle, int layers, int h
         svg_text(&b, bx + 21, y, NULL, "dy=\".35em\"", txt);
     }
     qkv_svg_buf_puts(&b, "</g>\n");
-    svg_text(&b, bx, by - 6, NULL, "font-size=\"11\" fill=\"#222222\"", "weight");
+    svg_text(&b, bx, by - 12, NULL, "font-size=\"11\" fill=\"#222222\"", "weight");
 
     qkv_svg_buf_puts(&b, "</svg>\n");
+    free(runs);
     if (own) {
         for (int i = 0; i < T; i++) free(own[i]);
         free(own);

@@ -3,6 +3,7 @@
 #include "io/fileio.h"
 #include "train/train.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,12 @@ static const char USAGE[] =
     "  --quiet          no progress on stderr\n"
     "  --stop-after N   stop (as Ctrl-C does) after N more steps; for testing resume\n"
     "  -h, --help       show this help\n";
+
+static const char *json_num(double x, char *buf, size_t n) {
+    if (isfinite(x)) snprintf(buf, n, "%.6f", x);
+    else snprintf(buf, n, "null");
+    return buf;
+}
 
 static void on_signal(int sig) {
     (void)sig;
@@ -92,7 +99,7 @@ int qkv_cmd_train(int argc, char **argv) {
     int r = qkv_train(&cfg, &opt, &s, err, sizeof err);
     if (r < 0) {
         qkv_cli_error("train", "%s", err);
-        rc = QKV_EXIT_FAIL;
+        rc = r == -2 ? QKV_EXIT_USAGE : QKV_EXIT_FAIL; /* -2: the config does not fit in memory */
         goto done;
     }
     if (r == 1) {
@@ -101,9 +108,11 @@ int qkv_cmd_train(int argc, char **argv) {
         rc = QKV_EXIT_FAIL;
         goto done;
     }
-    printf("{\"eval_accuracy\":%.6f,\"eval_loss\":%.6f,\"train_loss\":%.6f,\"steps\":%lld,"
+    char acc[32], el[32], tl[32]; /* JSON has no NaN or Inf: null */
+    printf("{\"eval_accuracy\":%s,\"eval_loss\":%s,\"train_loss\":%s,\"steps\":%lld,"
            "\"skipped_steps\":%lld,\"seconds\":%.2f,\"params\":%lld,\"attn_params\":%lld,\"run\":\"%s\"}\n",
-           s.eval.accuracy, s.eval.loss, s.train_loss, s.steps, s.skipped_steps, s.seconds,
+           json_num(s.eval.accuracy, acc, sizeof acc), json_num(s.eval.loss, el, sizeof el),
+           json_num(s.train_loss, tl, sizeof tl), s.steps, s.skipped_steps, s.seconds,
            (long long)s.params, (long long)s.attn_params, out);
     if (!quiet) fprintf(stderr, "qkv train: run directory %s\n", out);
     rc = QKV_EXIT_OK;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, char *err, int errlen) {
     if (qkv_model_config_check(cfg, err, errlen)) return NULL;
@@ -122,4 +123,67 @@ int64_t qkv_model_attention_params(const qkv_model *m) {
     for (int i = 0; i < m->params.n; i++)
         if (strstr(m->params.items[i]->name, ".attn.")) n += m->params.items[i]->t.numel;
     return n;
+}
+
+/* ---- memory estimates ---------------------------------------------------------------------- */
+
+static int64_t saturate(double x) { return x >= 9.2e18 ? INT64_MAX : x <= 0 ? 0 : (int64_t)x; }
+
+int64_t qkv_model_param_count(const qkv_model_config *c) {
+    double d = c->d_model, V = c->vocab, T = c->seq_len, F = c->d_ff, H = c->heads > 0 ? c->heads : 1;
+    double hd = d / H, proj;
+    switch (c->attn.qkv) {
+    case QKV_ATTN_FULL: proj = 3 * d * d; break;
+    case QKV_ATTN_SHARED: proj = d * d; break;
+    case QKV_ATTN_IDENTITY: proj = 0; break;
+    case QKV_ATTN_HEAD_SHARED: proj = 3 * hd * hd; break;
+    default: proj = 2 * d * d; break; /* qk_tied, kv_tied */
+    }
+    double layer = 4 * d                     /* ln1, ln2 */
+                   + proj + d * d + d        /* projections, output projection */
+                   + (c->attn.gate != QKV_GATE_NONE ? d * d + d : 0)
+                   + (c->attn.rel_pos_bias ? (2.0 * c->attn.rel_pos_max + 1) * H : 0)
+                   + 2 * d * F + F + d;      /* feed-forward */
+    return saturate(V * d + T * d + (double)c->layers * layer + 2 * d + d * V + V);
+}
+
+/* Calibrated against qkv_ctx_arena_peak of real steps (floats per unit): a block keeps about
+ * 32 floats per token and model dimension (38 with a gate), 5 per token and feed-forward unit
+ * and 4 per attention weight (the relative-position bias adds 5 per weight and 3 per head and
+ * position pair); outside the blocks, about 8 per token and dimension and 2 per token and
+ * vocabulary entry. The coefficients below are rounded up, with 12 KiB per layer for small
+ * tensors and alignment. */
+int64_t qkv_model_activation_bytes(const qkv_model_config *c, int batch, int seq) {
+    double B = batch, T = seq, BT = B * T, d = c->d_model, F = c->d_ff, H = c->heads;
+    double layer = BT * (d * (c->attn.gate != QKV_GATE_NONE ? 42 : 36) + 6 * F) +
+                   B * H * T * T * (c->attn.rel_pos_bias ? 11 : 5) +
+                   (c->attn.rel_pos_bias ? 4 * H * T * T : 0) + 3072;
+    double floats = (double)c->layers * layer + BT * (12 * d + 3 * (double)c->vocab) + 2 * B * T * T + 3072;
+    return saturate(4 * floats);
+}
+
+int64_t qkv_model_estimate_bytes(const qkv_model_config *c, int batch) {
+    double p = 16.0 * (double)qkv_model_param_count(c);
+    return saturate(p + (double)qkv_model_activation_bytes(c, batch, c->seq_len));
+}
+
+int64_t qkv_machine_memory_bytes(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? saturate((double)pages * (double)size) : 0;
+}
+
+int qkv_model_check_memory(const qkv_model_config *c, int batch, int64_t need, const char *what,
+                           char *err, int errlen) {
+    int64_t have = qkv_machine_memory_bytes();
+    if (!have || need <= have) return 0;
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    char needs[32];
+    if (need == INT64_MAX) snprintf(needs, sizeof needs, "more than 8 EiB");
+    else snprintf(needs, sizeof needs, "about %.1f GiB", (double)need / gib);
+    snprintf(err, (size_t)errlen,
+             "model.d_model %d x model.layers %d (d_ff %d, vocab %d, seq_len %d, %lld parameters) with "
+             "train.batch %d needs %s (%s), more than this machine's %.1f GiB",
+             c->d_model, c->layers, c->d_ff, c->vocab, c->seq_len, (long long)qkv_model_param_count(c), batch,
+             needs, what, (double)have / gib);
+    return -1;
 }

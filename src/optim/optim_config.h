@@ -18,6 +18,9 @@ typedef struct qkv_optim_config {
 } qkv_optim_config;
 
 extern const char *const QKV_OPTIM_NAMES[QKV_OPT_COUNT];
+
+/* PyTorch's defaults for Adam (lr 1e-3, betas 0.9/0.999, eps 1e-8), constant schedule */
+qkv_optim_config qkv_optim_config_default(void);
 extern const char *const QKV_SCHEDULE_NAMES[QKV_SCHED_COUNT];
 
 #endif

@@ -60,6 +60,7 @@ void K(binary_backward)(qkv_binop op, const qkv_bcast *bc, const real *a, const 
             }
 }
 
+QKV_VECTOR_CLONES
 void K(binary_flat)(qkv_binop op, int64_t n, const real *a, const real *b, real *y) {
     switch (op) { /* the switch is outside the loops so each one vectorises */
     case QKV_BIN_ADD: for (int64_t i = 0; i < n; i++) y[i] = a[i] + b[i]; break;
@@ -69,6 +70,7 @@ void K(binary_flat)(qkv_binop op, int64_t n, const real *a, const real *b, real 
     }
 }
 
+QKV_VECTOR_CLONES
 void K(binary_flat_backward)(qkv_binop op, int64_t n, const real *a, const real *b, const real *dy,
                              real *da, real *db) {
     switch (op) {
@@ -89,11 +91,13 @@ void K(binary_flat_backward)(qkv_binop op, int64_t n, const real *a, const real 
     }
 }
 
+QKV_VECTOR_CLONES
 void K(affine)(int64_t n, const real *x, double alpha, double beta, real *y) {
     real a = (real)alpha, b = (real)beta;
     for (int64_t i = 0; i < n; i++) y[i] = a * x[i] + b;
 }
 
+QKV_VECTOR_CLONES
 void K(axpy)(int64_t n, double alpha, const real *x, real *y) {
     real a = (real)alpha;
     if (a == 1)

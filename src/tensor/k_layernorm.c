@@ -1,6 +1,7 @@
 /* Layer normalisation over the last axis (PyTorch: biased variance, eps inside the sqrt). */
 #include "tensor/kernel_prelude.h"
 
+QKV_VECTOR_CLONES
 void K(layernorm)(int64_t rows, int64_t n, const real *x, const real *w, const real *b,
                   double eps, real *y, real *mean, real *rstd) {
     for (int64_t r = 0; r < rows; r++, x += n, y += n) {
@@ -19,6 +20,7 @@ void K(layernorm)(int64_t rows, int64_t n, const real *x, const real *w, const r
     }
 }
 
+QKV_VECTOR_CLONES
 void K(layernorm_backward)(int64_t rows, int64_t n, const real *x, const real *w,
                            const real *mean, const real *rstd, const real *dy, real *dx,
                            real *dw, real *db) {

@@ -25,6 +25,7 @@ void K(transpose)(const int64_t shape[4], int a1, int a2, const real *x, real *y
             }
 }
 
+QKV_VECTOR_CLONES
 void K(copy_block)(int64_t outer, int64_t len, int64_t inner, const real *src, int64_t src_n,
                    int64_t src_at, real *dst, int64_t dst_n, int64_t dst_at, int accumulate) {
     for (int64_t o = 0; o < outer; o++) {

@@ -28,6 +28,7 @@ double K(cross_entropy)(int64_t rows, int64_t V, const real *logits, const int32
     return c ? total / (double)c : 0.0;
 }
 
+QKV_VECTOR_CLONES
 void K(cross_entropy_backward)(int64_t rows, int64_t V, const real *logits,
                                const int32_t *targets, int32_t ignore, const real *lse,
                                double g_over_count, real *dlogits) {

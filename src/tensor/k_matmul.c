@@ -22,11 +22,13 @@ void K(gemm_batched)(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_
         K(gemm)(ta, tb, M, N, Kd, A + i * sa, B + i * sb, beta, C + i * sc);
 }
 
+QKV_VECTOR_CLONES
 void K(fill_rows)(int64_t rows, int64_t n, const real *b, real *y) {
     for (int64_t r = 0; r < rows; r++, y += n)
         for (int64_t j = 0; j < n; j++) y[j] = b[j];
 }
 
+QKV_VECTOR_CLONES
 void K(sum_rows)(int64_t rows, int64_t n, const real *dy, real *db) {
     for (int64_t r = 0; r < rows; r++, dy += n)
         for (int64_t j = 0; j < n; j++) db[j] += dy[j];

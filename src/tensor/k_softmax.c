@@ -15,6 +15,7 @@ static real row_max(int64_t n, const real *x) {
     return m;
 }
 
+QKV_VECTOR_CLONES
 void K(softmax)(int64_t rows, int64_t n, const real *x, real *y) {
     for (int64_t r = 0; r < rows; r++, x += n, y += n) {
         real m = row_max(n, x);
@@ -30,6 +31,7 @@ void K(softmax)(int64_t rows, int64_t n, const real *x, real *y) {
     }
 }
 
+QKV_VECTOR_CLONES
 void K(masked_softmax)(int64_t rows, int64_t n, const real *x, const qkv_bcast *bc,
                        const int32_t *mask, double scale, double fill, real *y) {
     real sc = (real)scale, fv = (real)fill;
@@ -48,6 +50,7 @@ void K(masked_softmax)(int64_t rows, int64_t n, const real *x, const qkv_bcast *
     }
 }
 
+QKV_VECTOR_CLONES
 void K(softmax_backward)(int64_t rows, int64_t n, const real *y, const real *dy, double scale, real *dx) {
     real sc = (real)scale;
     for (int64_t r = 0; r < rows; r++, y += n, dy += n, dx += n) {

@@ -7,6 +7,7 @@
 #define INV_SQRT_2PI 0.3989422804014327
 #define GELU_C 0.044715
 
+QKV_VECTOR_CLONES
 void K(unary)(qkv_unop op, int64_t n, const real *x, real *y, real *d) {
     switch (op) {
     case QKV_UN_EXP: for (int64_t i = 0; i < n; i++) y[i] = exp(x[i]); break;
@@ -51,6 +52,7 @@ void K(unary)(qkv_unop op, int64_t n, const real *x, real *y, real *d) {
     }
 }
 
+QKV_VECTOR_CLONES
 void K(unary_backward)(qkv_unop op, int64_t n, const real *x, const real *y, const real *d,
                        const real *dy, real *dx) {
     if (d) { /* the forward saved f'(x) */

@@ -14,4 +14,13 @@ typedef float real;
 #define K(name) qkv_k_##name##_f32
 #endif
 
+/* Elementwise kernels are also compiled for AVX2 and AVX-512 and picked at load time
+ * (ifunc). Results do not change with the vector width: no FMA contraction
+ * (-ffp-contract=off), and float reductions are not reassociated, so they stay scalar. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define QKV_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define QKV_VECTOR_CLONES
+#endif
+
 #endif

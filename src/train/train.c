@@ -3,7 +3,10 @@
 #include "io/fileio.h"
 #include "io/safetensors.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,22 +152,69 @@ static void progress(run *r, double loss, const qkv_eval_result *ev, double tps,
                 r->step, total, loss, ev->loss, ev->accuracy, tps, elapsed);
 }
 
-static void metrics_line(run *r, double loss, double lr, double gnorm, const qkv_eval_result *ev,
-                         double tps, double elapsed) {
-    fprintf(r->metrics, "{\"step\":%lld,\"loss\":%.9g,\"lr\":%.9g,\"grad_norm\":%.9g", r->step, loss, lr, gnorm);
-    if (ev) fprintf(r->metrics, ",\"eval_loss\":%.9g,\"eval_accuracy\":%.9g", ev->loss, ev->accuracy);
-    fprintf(r->metrics, ",\"skipped_steps\":%lld,\"tokens_per_s\":%.1f,\"elapsed\":%.3f}\n", r->skipped, tps, elapsed);
-    fflush(r->metrics);
+/* a number as JSON: %.9g, or null when it is not finite (JSON has no NaN or Inf) */
+static const char *jnum(double x, char *buf, size_t n) {
+    if (isfinite(x)) snprintf(buf, n, "%.9g", x);
+    else snprintf(buf, n, "null");
+    return buf;
 }
 
-/* the first parameter whose gradient holds a NaN or Inf */
-static const char *nonfinite_param(const qkv_model *m) {
+static int metrics_line(run *r, double loss, double lr, double gnorm, const qkv_eval_result *ev,
+                        double tps, double elapsed, char *err, int errlen) {
+    char a[32], b[32], c[32];
+    fprintf(r->metrics, "{\"step\":%lld,\"loss\":%s,\"lr\":%.9g,\"grad_norm\":%s", r->step,
+            jnum(loss, a, sizeof a), lr, jnum(gnorm, b, sizeof b));
+    if (ev)
+        fprintf(r->metrics, ",\"eval_loss\":%s,\"eval_accuracy\":%s", jnum(ev->loss, a, sizeof a),
+                jnum(ev->accuracy, c, sizeof c));
+    fprintf(r->metrics, ",\"skipped_steps\":%lld,\"tokens_per_s\":%.1f,\"elapsed\":%.3f}\n", r->skipped, tps, elapsed);
+    if (fflush(r->metrics) || ferror(r->metrics)) {
+        snprintf(err, (size_t)errlen, "%s/metrics.jsonl: cannot write: %s", r->opt->out_dir, strerror(errno ? errno : EIO));
+        return -1;
+    }
+    return 0;
+}
+
+/* the first parameter whose gradient (grad) or value (!grad) holds a NaN or Inf */
+static const char *nonfinite_param(const qkv_model *m, bool grad) {
     for (int i = 0; i < m->params.n; i++) {
         const qkv_tensor *t = &m->params.items[i]->t;
+        const float *x = grad ? t->grad : t->data;
         for (int64_t j = 0; j < t->numel; j++)
-            if (!isfinite(((const float *)t->grad)[j])) return m->params.items[i]->name;
+            if (!isfinite(x[j])) return m->params.items[i]->name;
     }
     return NULL;
+}
+
+/* true when every value is finite (0 * x is NaN exactly when x is NaN or Inf) */
+static bool all_finite(const float *x, int64_t n) {
+    float acc[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) /* eight independent sums: no dependency chain */
+        for (int k = 0; k < 8; k++) acc[k] += 0.0f * x[i + k];
+    for (; i < n; i++) acc[0] += 0.0f * x[i];
+    float s = 0;
+    for (int k = 0; k < 8; k++) s += acc[k];
+    return s == 0;
+}
+
+/* remove NAME.tmp.PID files that a killed process left in the run directory (never another
+ * live process's: PID must be gone) */
+static void remove_stale_temps(run *r) {
+    DIR *d = opendir(r->opt->out_dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *t = strstr(e->d_name, ".tmp.");
+        if (!t || t == e->d_name) continue;
+        char *end;
+        long pid = strtol(t + 5, &end, 10);
+        if (*end || end == t + 5 || pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", r->opt->out_dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
 }
 
 /* ---- the loop ------------------------------------------------------------------------------- */
@@ -174,6 +224,9 @@ static int setup(run *r, char *err, int errlen) {
     if (qkv_task_open(&r->task, &c->task, (uint64_t)c->train.seed, err, errlen)) return -1;
     qkv_model_config mc = c->model;
     if (qkv_task_fit_model(&r->task, &mc, err, errlen)) return -1;
+    if (qkv_model_check_memory(&mc, c->train.batch, qkv_model_estimate_bytes(&mc, c->train.batch),
+                               "parameters, Adam state and activations", err, errlen))
+        return -2; /* before anything is allocated or written */
     r->model = qkv_model_new(&mc, QKV_F32, (uint64_t)c->train.seed, err, errlen);
     if (!r->model) return -1;
     if (qkv_optim_init(&r->optim, &c->optim, r->model->params.numel) || !(r->ctx = qkv_ctx_new()) ||
@@ -186,6 +239,7 @@ static int setup(run *r, char *err, int errlen) {
     r->config_json = qkv_config_to_json(&eff);
     if (!r->config_json) { snprintf(err, (size_t)errlen, "out of memory"); return -1; }
     if (qkv_mkdirs(r->opt->out_dir, err, errlen)) return -1;
+    remove_stale_temps(r);
     if (r->opt->resume) {
         if (load_checkpoint(r, err, errlen) || truncate_metrics(r, err, errlen)) return -1;
     } else {
@@ -199,12 +253,13 @@ static int setup(run *r, char *err, int errlen) {
 }
 
 static int write_summary(run *r, qkv_run_summary *s, char *err, int errlen) {
-    char buf[1024];
+    char buf[1024], a[32], b[32], c[32];
     int n = snprintf(buf, sizeof buf,
-                     "{\"eval_accuracy\":%.9g,\"eval_loss\":%.9g,\"train_loss\":%.9g,\"steps\":%lld,"
+                     "{\"eval_accuracy\":%s,\"eval_loss\":%s,\"train_loss\":%s,\"steps\":%lld,"
                      "\"skipped_steps\":%lld,\"seconds\":%.3f,\"params\":%lld,\"attn_params\":%lld,"
                      "\"eval_examples\":%lld,\"interrupted\":%s}\n",
-                     s->eval.accuracy, s->eval.loss, s->train_loss, s->steps, s->skipped_steps, s->seconds,
+                     jnum(s->eval.accuracy, a, sizeof a), jnum(s->eval.loss, b, sizeof b),
+                     jnum(s->train_loss, c, sizeof c), s->steps, s->skipped_steps, s->seconds,
                      (long long)s->params, (long long)s->attn_params, (long long)s->eval.examples,
                      s->interrupted ? "true" : "false");
     return qkv_write_file_atomic(in_dir(r, "summary.json"), buf, (size_t)n, err, errlen);
@@ -241,17 +296,30 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
         gnorm = qkv_clip_grad_norm(grads, np, cfg->optim.clip);
         lr = qkv_schedule_lr(&cfg->optim, r->step, tc->steps);
         if (!isfinite(lv) || !isfinite(gnorm)) {
-            const char *where = !isfinite(lv) ? "the loss" : nonfinite_param(r->model);
+            const char *where = !isfinite(lv) ? "the loss" : nonfinite_param(r->model, true);
+            char what[160];
+            snprintf(what, sizeof what, "%s%s", isfinite(lv) ? "the gradient of " : "",
+                     where ? where : "the gradients");
             if (!tc->skip_nonfinite) {
-                snprintf(err, (size_t)errlen, "step %lld: non-finite value in %s (loss %g); set "
+                snprintf(err, (size_t)errlen, "step %lld: non-finite value in %s (loss %s); set "
                          "train.skip_nonfinite to skip such steps, or lower optim.lr", r->step + 1,
-                         where ? where : "the gradients", lv);
+                         what, isnan(lv) ? "nan" : isinf(lv) ? "inf" : "finite");
                 rc = -1;
                 break;
             }
-            r->skipped++;
+            r->skipped++; /* said even with --quiet: a skipped step is never silent */
+            fprintf(stderr, "%sqkv train: step %lld: skipped (non-finite value in %s); %lld skipped so far\n",
+                        tty ? "\r\033[K" : "", r->step + 1, what, r->skipped);
         } else {
             qkv_optim_step(&r->optim, params, grads, lr);
+            if (!all_finite(params, np)) { /* no later step could be skipped out of this */
+                const char *p = nonfinite_param(r->model, false);
+                snprintf(err, (size_t)errlen, "step %lld: the update made parameter %s non-finite "
+                         "(grad norm %.3g, lr %.3g); lower optim.lr or set optim.clip", r->step + 1,
+                         p ? p : "values", gnorm, lr);
+                rc = -1;
+                break;
+            }
             r->loss_sum += lv;
             r->loss_count++;
             last_loss = lv;
@@ -275,7 +343,10 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
         }
         if (do_log) {
             double mean = r->loss_count ? r->loss_sum / (double)r->loss_count : last_loss;
-            metrics_line(r, mean, lr, gnorm, do_eval ? &ev : NULL, tps, elapsed);
+            if (metrics_line(r, mean, lr, gnorm, do_eval ? &ev : NULL, tps, elapsed, err, errlen)) {
+                rc = -1;
+                break;
+            }
             sum->train_loss = mean;
             r->loss_sum = 0;
             r->loss_count = 0;
@@ -301,5 +372,5 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
     qkv_model_free(r->model);
     qkv_task_close(&r->task);
     free(r->config_json);
-    return rc ? -1 : sum->interrupted ? 1 : 0;
+    return rc == -2 ? -2 : rc ? -1 : sum->interrupted ? 1 : 0;
 }

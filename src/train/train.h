@@ -35,7 +35,9 @@ typedef struct qkv_run_summary {
     bool interrupted;
 } qkv_run_summary;
 
-/* train per cfg; 0 done, 1 interrupted (checkpoint saved), -1 error (one line in err) */
+/* train per cfg; 0 done, 1 interrupted (checkpoint saved), -1 error (one line in err), -2 the
+ * config needs more memory than the machine has (checked before anything is allocated or
+ * written; err has the estimate) */
 int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, char *err, int errlen);
 
 /* mean loss and accuracy of model m on the task's evaluation examples (n of them, capped by

@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+"""qkv against PyTorch, side by side: `make bench-torch`.
+
+For every size, runs qkv bench and bench/torch_bench.py at 1 and 2 threads, alternating
+between the two for several rounds (so both see the same machine state), each size in its own
+process, and prints the median ms/step of each of the four, and qkv's speed-up: qkv with both
+cores against PyTorch at its fastest thread setting.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+QKV = os.path.join(ROOT, "build", "qkv")
+TORCH = ["/usr/bin/python3", os.path.join(ROOT, "bench", "torch_bench.py")]
+ROUNDS = int(os.environ.get("QKV_BENCH_ROUNDS", "3"))
+
+
+def run(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()
+    return json.loads(out[-1])
+
+
+def main():
+    sizes = sys.argv[1:] or ["tiny", "small", "medium"]
+    rows = []
+    for size in sizes:
+        res = {k: [] for k in ("qkv1", "qkv2", "torch1", "torch2")}
+        mem = {}
+        for _ in range(ROUNDS):
+            for th in (1, 2):
+                q = run([QKV, "bench", "--size", size, "--threads", str(th), "--json"])
+                t = run(TORCH + ["--size", size, "--threads", str(th)])
+                res[f"qkv{th}"].append(q["ms_per_step"])
+                res[f"torch{th}"].append(t["ms_per_step"])
+                mem[f"qkv{th}"], mem[f"torch{th}"] = q["peak_rss_mb"], t["peak_rss_mb"]
+                mem["share"] = q["ceiling_share"] if th == 2 else mem.get("share")
+        med = {k: statistics.median(v) for k, v in res.items()}
+        best_torch = min(med["torch1"], med["torch2"])
+        rows.append((size, med, mem, best_torch / med["qkv2"]))
+    print(f"{'size':7} {'qkv 1t':>9} {'qkv 2t':>9} {'torch 1t':>9} {'torch 2t':>9} {'speed-up':>9} "
+          f"{'qkv RSS':>8} {'torch RSS':>9}   (ms/step, median of {ROUNDS} rounds; RSS in MB)")
+    for size, med, mem, sp in rows:
+        print(f"{size:7} {med['qkv1']:9.2f} {med['qkv2']:9.2f} {med['torch1']:9.2f} {med['torch2']:9.2f} "
+              f"{sp:8.2f}x {mem['qkv2']:8.1f} {mem['torch2']:9.1f}")
+    print("speed-up = PyTorch at its fastest thread setting / qkv with 2 threads")
+
+
+if __name__ == "__main__":
+    main()
