@@ -14,6 +14,7 @@ int main(void) {
     srunner_add_suite(sr, optim_suite());
     srunner_add_suite(sr, config_suite());
     srunner_add_suite(sr, fastmath_suite());
+    srunner_add_suite(sr, report_suite());
     srunner_add_suite(sr, e2e_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -12,4 +12,5 @@ Suite *optim_suite(void);
 Suite *config_suite(void);
 Suite *fastmath_suite(void);
 Suite *e2e_suite(void);
+Suite *report_suite(void);
 #endif

@@ -69,7 +69,8 @@ typedef struct qkv_variant_result {
     int64_t attn_params, params;
     int runs_ok;
     double acc_mean, acc_std, acc_min, loss_mean, loss_std; /* final evaluation, over seeds */
-    long long steps_median;         /* median steps to threshold over seeds; -1 "never" (if any seed never) */
+    long long steps_median;         /* median over seeds of the steps to threshold, a seed that never
+                                       reached it counting as infinitely late; -1 when the median is "never" */
     int reached;                    /* seeds that reached the threshold */
     double seconds;                 /* mean wall time of a run */
     qkv_attn_diag diag;
@@ -82,7 +83,7 @@ typedef struct qkv_ablate_results {
     qkv_run_result *runs;           /* n_variants x n_seeds, variant-major */
     char *base_config_json;         /* the effective config of the first variant's first run */
     const char *version;
-    double wall_seconds;            /* the whole ablation */
+    double wall_seconds;            /* this invocation (finished runs it reused cost nothing) */
     int jobs;
 } qkv_ablate_results;
 
