@@ -783,13 +783,13 @@ static char *report_md(const report *p, const char *cmd) {
 
 static const char HTML_STYLE[] =
     "body{font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,Helvetica,Arial,sans-serif;"
-    "max-width:1000px;margin:2em auto;padding:0 1.2em;color:#222;line-height:1.5;background:#fff}\n"
+    "max-width:1120px;margin:2em auto;padding:0 1.2em;color:#222;line-height:1.5;background:#fff}\n"
     "h1{font-size:1.8em;margin-bottom:.4em}\n"
     "h2{font-size:1.35em;margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}\n"
     "h3{font-size:1.1em;margin-top:1.6em}\n"
     ".tw{overflow-x:auto}\n"
-    "table{border-collapse:collapse;margin:1em 0;font-size:.9em}\n"
-    "th,td{border:1px solid #d0d0d0;padding:.3em .6em;text-align:left;vertical-align:top}\n"
+    "table{border-collapse:collapse;margin:1em 0;font-size:.82em}\n"
+    "th,td{border:1px solid #d0d0d0;padding:.25em .45em;text-align:left;vertical-align:top}\n"
     "th{background:#f3f4f6;font-weight:600}\n"
     "tbody tr:nth-child(even){background:#fafafa}\n"
     ".num{text-align:right;font-variant-numeric:tabular-nums}\n"
