@@ -12,6 +12,10 @@ Q ?= @
 VERSION := 0.1.0
 
 # --- dependencies: checked (and installed when root) before anything is built -------------
+# `make fuzz` also needs clang and its libFuzzer runtime
+ifneq ($(filter fuzz,$(MAKECMDGOALS)),)
+EXTRA_PKGS += clang libclang-rt-14-dev
+endif
 NODEPS_GOALS := clean help
 ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
 DEPS_OK := $(shell QKV_EXTRA_PKGS="$(EXTRA_PKGS)" scripts/install-deps.sh >&2 && echo ok)
@@ -48,7 +52,7 @@ HEADERS   := $(wildcard src/*.h src/*/*.h)
 # objects depend on a stamp named after the flags, so changing flags rebuilds them
 FLAGS_STAMP := $(BUILD)/.flags-$(shell echo '$(CC) $(CFLAGS_Q) $(KOPT)' | cksum | cut -d' ' -f1)
 
-.PHONY: all test asan install uninstall clean help bench bench-torch demo examples
+.PHONY: all test asan install uninstall clean help bench bench-torch demo examples fuzz
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 
 $(FLAGS_STAMP):
@@ -132,6 +136,42 @@ bench-torch: all
 	@/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "make bench-torch needs PyTorch: apt-get install python3-torch"; exit 1; }
 	/usr/bin/python3 bench/compare.py
 
+# Fuzzing (docs/reliability.md): the libFuzzer targets fuzz/fuzz_NAME.c, built with clang, ASan
+# and UBSan into build-fuzz/ together with the library sources they reach (the objects above are
+# gcc's). Each runs FUZZ_SECONDS (default 60) from its seeds in fuzz/corpus/NAME/; the inputs it
+# finds go to build-fuzz/corpus/NAME/. A crash fails the target and is kept as
+# build-fuzz/crash-NAME-*; the log of a run is build-fuzz/fuzz_NAME.log.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD   := build-fuzz
+FUZZ_TARGETS := config safetensors jsonl
+FUZZ_SRCS    := src/config/config.c src/nn/model_config.c src/optim/optim_config.c src/io/safetensors.c \
+                src/tensor/tensor.c src/tensor/rng.c src/tasks/task.c src/tasks/task_data.c
+FUZZ_CFLAGS  := -std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+                -fno-sanitize-recover=all -ffp-contract=off -D_POSIX_C_SOURCE=200809L -Isrc $(PKG_CFLAGS)
+FUZZ_OBJS    := $(FUZZ_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
+.SECONDARY: $(FUZZ_OBJS)
+
+$(FUZZ_BUILD)/obj/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@echo "  CLANG   $<"
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJS) $(HEADERS)
+	@echo "  FUZZER  $@"
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(PKG_LIBS)
+
+fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+	$(Q)for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	    echo "  FUZZ    $$t, $(FUZZ_SECONDS) s"; \
+	    $(FUZZ_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	        -artifact_prefix=$(FUZZ_BUILD)/crash-$$t- $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t \
+	        > $(FUZZ_BUILD)/fuzz_$$t.log 2>&1 || { tail -n 60 $(FUZZ_BUILD)/fuzz_$$t.log; \
+	        echo "make fuzz: fuzz_$$t failed; the input is $(FUZZ_BUILD)/crash-$$t-*"; exit 1; }; \
+	    grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added)' $(FUZZ_BUILD)/fuzz_$$t.log; \
+	    echo "corpus: $$(find $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t -type f | wc -l) files"; \
+	done
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(BUILD)/libqkv.a $(DESTDIR)$(PREFIX)/lib/libqkv.a
@@ -150,7 +190,7 @@ uninstall:
 	    $(DESTDIR)$(PREFIX)/lib/pkgconfig/qkv.pc $(DESTDIR)$(PREFIX)/bin/qkv
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 help:
 	@echo "make            build build/libqkv.a, build/libqkv.so, build/qkv"
@@ -158,4 +198,5 @@ help:
 	@echo "make asan       run the test suites under ASan + UBSan"
 	@echo "make demo       the Q/K/V ablation on recall, ~3 minutes (report in runs/demo/)"
 	@echo "make bench      time the training step of the standard sizes"
+	@echo "make fuzz       run the libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make install    install (PREFIX=$(PREFIX), DESTDIR=)"

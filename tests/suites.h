@@ -13,4 +13,6 @@ Suite *config_suite(void);
 Suite *fastmath_suite(void);
 Suite *e2e_suite(void);
 Suite *report_suite(void);
+Suite *badinput_suite(void);
+Suite *faults_suite(void);
 #endif

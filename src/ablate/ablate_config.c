@@ -80,6 +80,10 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
     size_t len;
     char *text = qkv_read_file(path, &len, err, errlen);
     if (!text) return -1;
+    if (qkv_json_syntax_check(text, len, path, err, errlen)) { /* line:column and what was wrong */
+        free(text);
+        return -1;
+    }
     const char *end = NULL;
     cJSON *j = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
     if (!j) {
@@ -163,6 +167,23 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
         FAIL("%s: example: expected an evaluation example index in [0, 1000000]", path);
     if (ex) c->example = (int)ex->valuedouble;
     cJSON_Delete(j);
+    /* every variant's config is checked now, before any directory or run is made */
+    for (int v = 0; v < c->n_variants; v++) {
+        qkv_config cfg;
+        char inner[768];
+        qkv_config_defaults(&cfg);
+        int rc = c->base_json ? qkv_config_parse(&cfg, c->base_json, path, inner, sizeof inner)
+                              : qkv_config_load(&cfg, c->base_path, inner, sizeof inner);
+        for (int k = 0; !rc && k < c->n_sets; k++) rc = qkv_config_set(&cfg, c->sets[k], inner, sizeof inner);
+        for (int k = 0; !rc && k < c->variants[v].n_sets; k++)
+            rc = qkv_config_set(&cfg, c->variants[v].sets[k], inner, sizeof inner);
+        if (!rc) rc = qkv_config_validate(&cfg, inner, sizeof inner);
+        if (rc) {
+            snprintf(err, (size_t)errlen, "%s: variant %s: %s", path, c->variants[v].name, inner);
+            qkv_ablate_config_free(c);
+            return -1;
+        }
+    }
     return 0;
 fail:
     cJSON_Delete(j);

@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "train/train.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,19 +50,31 @@ int qkv_cmd_eval(int argc, char **argv) {
     qkv_cli_set_threads((int)threads);
     rc = QKV_EXIT_FAIL;
     char err[1024];
-    qkv_task task, data_task;
+    qkv_task task, data_task; /* closed on every path: a failed open may hold sequences */
+    memset(&data_task, 0, sizeof data_task);
     qkv_model *m = NULL;
     qkv_ctx *ctx = NULL;
     bool have_data = false;
     if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, err, sizeof err)) {
         qkv_cli_error("eval", "%s", err);
-        goto done;
+        goto cleanup;
     }
     qkv_model_config mc = cfg.model;
     if (qkv_task_fit_model(&task, &mc, err, sizeof err) ||
         (data && (have_data = !qkv_task_open_eval_file(&data_task, data, 0, err, sizeof err), !have_data)) ||
-        (have_data && qkv_task_fit_model(&data_task, &mc, err, sizeof err)) ||
-        !(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err)) || qkv_load_model(m, ckpt, err, sizeof err)) {
+        (have_data && qkv_task_fit_model(&data_task, &mc, err, sizeof err))) {
+        qkv_cli_error("eval", "%s", err);
+        goto cleanup;
+    }
+    /* parameters and their gradient buffers, and a batch's activations (a bound: no backward) */
+    if (qkv_model_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc) +
+                               qkv_model_activation_bytes(&mc, cfg.train.batch, mc.seq_len),
+                               "parameters and activations", err, sizeof err)) {
+        qkv_cli_error("eval", "%s", err);
+        rc = QKV_EXIT_USAGE;
+        goto cleanup;
+    }
+    if (!(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err)) || qkv_load_model(m, ckpt, err, sizeof err)) {
         qkv_cli_error("eval", "%s", err);
         goto cleanup;
     }
@@ -73,14 +86,17 @@ int qkv_cmd_eval(int argc, char **argv) {
         qkv_cli_error("eval", "%s", err);
         goto cleanup;
     }
-    printf("{\"loss\":%.6f,\"accuracy\":%.6f,\"examples\":%lld,\"positions\":%lld}\n", r.loss, r.accuracy,
+    char loss[64]; /* JSON has no NaN or Inf: null */
+    if (isfinite(r.loss)) snprintf(loss, sizeof loss, "%.6f", r.loss);
+    else snprintf(loss, sizeof loss, "null");
+    printf("{\"loss\":%s,\"accuracy\":%.6f,\"examples\":%lld,\"positions\":%lld}\n", loss, r.accuracy,
            (long long)r.examples, (long long)r.positions);
     rc = QKV_EXIT_OK;
 cleanup:
     qkv_ctx_free(ctx);
     qkv_model_free(m);
     qkv_task_close(&task);
-    if (have_data) qkv_task_close(&data_task);
+    qkv_task_close(&data_task);
 done:
     free(sets);
     return rc;

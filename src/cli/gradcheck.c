@@ -60,6 +60,14 @@ int qkv_cmd_gradcheck(int argc, char **argv) {
     qkv_model_check opt = {.batch = (int)batch, .seq_len = (int)(seq ? seq : (mc.seq_len < 16 ? mc.seq_len : 16)),
                            .sample = sample, .small = small,
                            .seed = (uint64_t)(seed >= 0 ? seed : cfg.train.seed), .pad = pad};
+    /* double precision: parameters and gradients at 8 bytes, activations at twice the float estimate */
+    if (qkv_model_check_memory(&mc, opt.batch, 16 * qkv_model_param_count(&mc) +
+                               2 * qkv_model_activation_bytes(&mc, opt.batch, opt.seq_len),
+                               "double-precision parameters and activations", err, sizeof err)) {
+        qkv_cli_error("gradcheck", "%s", err);
+        rc = QKV_EXIT_USAGE;
+        goto done;
+    }
     qkv_model *m;
     qkv_gradcheck_stat *st;
     int r = qkv_model_gradcheck(&mc, &opt, &m, &st, err, sizeof err);

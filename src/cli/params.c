@@ -42,10 +42,17 @@ int qkv_cmd_params(int argc, char **argv) {
     qkv_task task;
     qkv_model_config mc = cfg.model;
     qkv_model *m = NULL;
-    if (qkv_task_open(&task, &cfg.task, 0, err, sizeof err) || qkv_task_fit_model(&task, &mc, err, sizeof err) ||
-        !(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err))) {
+    if (qkv_task_open(&task, &cfg.task, 0, err, sizeof err) || qkv_task_fit_model(&task, &mc, err, sizeof err)) {
         qkv_cli_error("params", "%s", err);
         rc = QKV_EXIT_FAIL;
+        qkv_task_close(&task);
+        goto done;
+    }
+    bool too_big = qkv_model_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc),
+                                          "parameters and their gradients", err, sizeof err) != 0;
+    if (too_big || !(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err))) {
+        qkv_cli_error("params", "%s", err);
+        rc = too_big ? QKV_EXIT_USAGE : QKV_EXIT_FAIL;
         qkv_task_close(&task);
         goto done;
     }

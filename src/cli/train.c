@@ -108,7 +108,7 @@ int qkv_cmd_train(int argc, char **argv) {
         rc = QKV_EXIT_FAIL;
         goto done;
     }
-    char acc[32], el[32], tl[32]; /* JSON has no NaN or Inf: null */
+    char acc[64], el[64], tl[64]; /* JSON has no NaN or Inf: null */
     printf("{\"eval_accuracy\":%s,\"eval_loss\":%s,\"train_loss\":%s,\"steps\":%lld,"
            "\"skipped_steps\":%lld,\"seconds\":%.2f,\"params\":%lld,\"attn_params\":%lld,\"run\":\"%s\"}\n",
            json_num(s.eval.accuracy, acc, sizeof acc), json_num(s.eval.loss, el, sizeof el),

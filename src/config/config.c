@@ -679,6 +679,15 @@ static int parse_json(const char *text, size_t len, const char *label, cJSON **o
     return fail(err, errlen, "%s:%d:%d: JSON syntax error: %s", label, line, col, msg);
 }
 
+int qkv_json_syntax_check(const char *text, size_t len, const char *label, char *err, int errlen) {
+    size_t skip = len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0; /* UTF-8 BOM */
+    scanner S = {.s = text, .n = len, .pos = skip};
+    if (sc_document(&S)) return 0;
+    int line, col;
+    line_col(text, S.errpos, &line, &col);
+    return fail(err, errlen, "%s:%d:%d: JSON syntax error: %s", label, line, col, S.msg);
+}
+
 /* ------------------------------------------------------------------ the tree walk */
 
 static int cmp_child(const void *a, const void *b) {

@@ -7,6 +7,7 @@
 #define QKV_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include "nn/model_config.h"
 #include "optim/optim_config.h"
 
@@ -56,6 +57,9 @@ int qkv_config_set(qkv_config *c, const char *assignment, char *err, int errlen)
 int qkv_config_validate(const qkv_config *c, char *err, int errlen);
 /* the effective config as pretty JSON (every key, defaults filled in); malloc'd, NULL on OOM */
 char *qkv_config_to_json(const qkv_config *c);
+/* strict RFC 8259 syntax check of any JSON text (the config parser's scanner): 0, or -1 with
+ * "label:line:column: JSON syntax error: what was wrong" in err */
+int qkv_json_syntax_check(const char *text, size_t len, const char *label, char *err, int errlen);
 /* every valid key path, NULL-terminated (for help and tests) */
 const char *const *qkv_config_keys(void);
 

@@ -178,11 +178,11 @@ int qkv_model_check_memory(const qkv_model_config *c, int batch, int64_t need, c
     if (!have || need <= have) return 0;
     const double gib = 1024.0 * 1024.0 * 1024.0;
     char needs[32];
-    if (need == INT64_MAX) snprintf(needs, sizeof needs, "more than 8 EiB");
+    if (need == INT64_MAX) snprintf(needs, sizeof needs, "over 8 EiB");
     else snprintf(needs, sizeof needs, "about %.1f GiB", (double)need / gib);
     snprintf(err, (size_t)errlen,
              "model.d_model %d x model.layers %d (d_ff %d, vocab %d, seq_len %d, %lld parameters) with "
-             "train.batch %d needs %s (%s), more than this machine's %.1f GiB",
+             "batch %d needs %s (%s), more than this machine's %.1f GiB",
              c->d_model, c->layers, c->d_ff, c->vocab, c->seq_len, (long long)qkv_model_param_count(c), batch,
              needs, what, (double)have / gib);
     return -1;

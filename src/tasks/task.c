@@ -133,6 +133,18 @@ int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, char *err, int er
     if (m->vocab == 0) m->vocab = t->vocab;
     if (m->seq_len == 0) m->seq_len = t->seq_len;
     if (m->vocab < t->vocab) {
+        for (int i = 0; i < t->n_seqs; i++) /* data files: name the first token out of range */
+            for (int j = 0; j < 2 * t->seqs[i].len; j++) {
+                const qkv_seq *q = &t->seqs[i];
+                int32_t v = j < q->len ? q->tokens[j] : q->targets[j - q->len];
+                if (v < m->vocab) continue;
+                const char *file = i >= t->n_train && t->cfg.eval_path[0] ? t->cfg.eval_path : t->cfg.path;
+                snprintf(err, (size_t)errlen, "%s:%d: \"%s\"[%d] is %d, outside model.vocab %d (tokens must be "
+                         "in [0, %d); the data needs model.vocab >= %d)", file, q->line,
+                         j < q->len ? "input" : "target", j < q->len ? j : j - q->len, v, m->vocab, m->vocab,
+                         t->vocab);
+                return -1;
+            }
         snprintf(err, (size_t)errlen, "model.vocab: %d is smaller than the task's %d tokens", m->vocab, t->vocab);
         return -1;
     }

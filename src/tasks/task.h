@@ -14,7 +14,7 @@
 
 typedef enum { QKV_SPLIT_TRAIN, QKV_SPLIT_EVAL } qkv_split;
 
-typedef struct qkv_seq { int32_t *tokens, *targets; int len; } qkv_seq;
+typedef struct qkv_seq { int32_t *tokens, *targets; int len, line; } qkv_seq; /* line: in its JSON Lines file */
 
 typedef struct qkv_task {
     qkv_task_config cfg;

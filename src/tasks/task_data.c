@@ -67,6 +67,19 @@ void qkv_task_text_example(const qkv_task *t, qkv_rng *r, bool eval, int32_t *to
     }
 }
 
+/* a key for a one-line message: control bytes as \xNN, cut after 60 bytes */
+static const char *show_key(const char *k, char *out, size_t n) {
+    size_t o = 0, i = 0;
+    for (; k[i] && i < 60 && o + 5 < n; i++) {
+        unsigned char ch = (unsigned char)k[i];
+        if (ch < 0x20 || ch == 0x7f) o += (size_t)snprintf(out + o, n - o, "\\x%02x", ch);
+        else out[o++] = (char)ch;
+    }
+    if (k[i] && o + 4 < n) { memcpy(out + o, "...", 3); o += 3; }
+    out[o] = 0;
+    return out;
+}
+
 /* an array of integers in [lo, hi] into a new int32 buffer */
 static int int_array(const cJSON *a, const char *what, int n_expect, int32_t lo, int32_t hi,
                      int32_t *dst, const char *label, int line, char *err, int errlen) {
@@ -82,8 +95,8 @@ static int int_array(const cJSON *a, const char *what, int n_expect, int32_t lo,
     }
     int i = 0;
     for (const cJSON *e = a->child; e; e = e->next, i++) {
-        double v = e->valuedouble;
-        if (!cJSON_IsNumber(e) || v != (double)(int64_t)v || v < lo || v > hi) {
+        double v = e->valuedouble; /* range first: converting a huge value or NaN is undefined */
+        if (!cJSON_IsNumber(e) || !(v >= lo && v <= hi) || v != (double)(int32_t)v) {
             snprintf(err, (size_t)errlen, "%s:%d: \"%s\"[%d] must be an integer in [%d, %d]", label, line,
                      what, i, lo, hi);
             return -1;
@@ -121,8 +134,9 @@ int qkv_task_parse_jsonl(qkv_task *t, const char *text, size_t len, const char *
         free(one);
         for (const cJSON *k = j->child; k; k = k->next)
             if (strcmp(k->string, "input") && strcmp(k->string, "target") && strcmp(k->string, "mask")) {
+                char shown[256];
                 snprintf(err, (size_t)errlen, "%s:%d: unknown key \"%s\" (expected input, target, mask)",
-                         label, line, k->string);
+                         label, line, show_key(k->string, shown, sizeof shown));
                 cJSON_Delete(j);
                 return -1;
             }
@@ -158,7 +172,7 @@ int qkv_task_parse_jsonl(qkv_task *t, const char *text, size_t len, const char *
         if (rc) { free(buf); return -1; }
         if (mk)
             for (int i = 0; i < n; i++) if (!mask[i]) buf[n + i] = QKV_IGNORE;
-        t->seqs[t->n_seqs++] = (qkv_seq){buf, buf + n, n};
+        t->seqs[t->n_seqs++] = (qkv_seq){buf, buf + n, n, line};
         if (n > t->seq_len) t->seq_len = n;
         for (int i = 0; i < 2 * n; i++) if (buf[i] + 1 > t->vocab) t->vocab = buf[i] + 1;
     }
@@ -203,6 +217,7 @@ int qkv_task_open_eval_file(qkv_task *t, const char *path, uint64_t seed, char *
     t->cfg.name = QKV_TASK_FILE;
     t->seed = seed;
     t->variable_length = true;
+    snprintf(t->cfg.path, sizeof t->cfg.path, "%s", path); /* names the file in messages */
     if (load_jsonl(t, path, "--data", err, errlen)) return -1;
     t->n_train = 0; /* every sequence is for evaluation */
     return 0;

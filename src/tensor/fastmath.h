@@ -14,6 +14,7 @@
 static inline float qkv_expf_fast(float x) {
     float xc = x > 88.0f ? 88.0f : x; /* e^88 = 1.65e38: still finite after 2^n scaling */
     xc = xc < -87.3f ? -87.3f : xc;
+    xc = xc == xc ? xc : 0.0f; /* NaN: a harmless n below (converting NaN to int is undefined) */
     /* n = round(x / ln 2) by the 1.5 * 2^23 trick (no rounding instruction needed) */
     float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     float r = xc - n * 0.693359375f + n * 2.12194440e-4f; /* ln 2 split in two: exact first product */
@@ -28,7 +29,7 @@ static inline float qkv_expf_fast(float x) {
     float scale;
     memcpy(&scale, &bits, sizeof scale);
     float y = p * scale;
-    return x < -87.3f ? 0.0f : y;
+    return x < -87.3f ? 0.0f : x == x ? y : x;
 }
 
 /* Phi(x) = P(N(0,1) <= x) = erfc(-x / sqrt 2) / 2, with erfc(z), z >= 0, from the

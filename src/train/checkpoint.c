@@ -2,6 +2,7 @@
 #include "train/train.h"
 #include "io/safetensors.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -17,6 +18,15 @@ int qkv_load_model(qkv_model *m, const char *path, char *err, int errlen) {
             rc = -1;
         } else if (qkv_st_load_into(st, p->name, &p->t, err, (size_t)errlen)) {
             rc = -1;
+        } else { /* training never saves NaN or Inf: such a value means a damaged file */
+            for (int64_t j = 0; !rc && j < p->t.numel; j++) {
+                double v = p->t.dtype == QKV_F64 ? ((const double *)p->t.data)[j] : ((const float *)p->t.data)[j];
+                if (!isfinite(v)) {
+                    snprintf(err, (size_t)errlen, "%s: tensor \"%s\" holds %s at element %lld; expected finite "
+                             "values (the file is damaged)", path, p->name, isnan(v) ? "NaN" : "Inf", (long long)j);
+                    rc = -1;
+                }
+            }
         }
     }
     qkv_st_free(st);

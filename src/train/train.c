@@ -78,7 +78,7 @@ static int save_checkpoint(run *r, char *err, int errlen) {
 static int load_checkpoint(run *r, char *err, int errlen) {
     const char *path = in_dir(r, "checkpoint.safetensors");
     if (access(path, R_OK)) {
-        snprintf(err, (size_t)errlen, "%s: no checkpoint to resume from", r->opt->out_dir);
+        snprintf(err, (size_t)errlen, "%s: no checkpoint to resume from (%s)", path, strerror(errno));
         return -1;
     }
     if (qkv_load_model(r->model, path, err, errlen)) return -1;
@@ -162,6 +162,7 @@ static const char *jnum(double x, char *buf, size_t n) {
 static int metrics_line(run *r, double loss, double lr, double gnorm, const qkv_eval_result *ev,
                         double tps, double elapsed, char *err, int errlen) {
     char a[32], b[32], c[32];
+    errno = 0;
     fprintf(r->metrics, "{\"step\":%lld,\"loss\":%s,\"lr\":%.9g,\"grad_norm\":%s", r->step,
             jnum(loss, a, sizeof a), lr, jnum(gnorm, b, sizeof b));
     if (ev)
@@ -309,7 +310,7 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
             }
             r->skipped++; /* said even with --quiet: a skipped step is never silent */
             fprintf(stderr, "%sqkv train: step %lld: skipped (non-finite value in %s); %lld skipped so far\n",
-                        tty ? "\r\033[K" : "", r->step + 1, what, r->skipped);
+                    tty ? "\r\033[K" : "", r->step + 1, what, r->skipped);
         } else {
             qkv_optim_step(&r->optim, params, grads, lr);
             if (!all_finite(params, np)) { /* no later step could be skipped out of this */

@@ -1,0 +1,660 @@
+/* Bad input, table-driven: every row writes a config, data files and a safetensors blob into an
+ * empty directory, runs the qkv command there, and requires
+ *   - the documented exit status (2 usage error, 1 runtime error) and no signal,
+ *   - exactly one line on stderr that contains the row's substring (it names the file, key or
+ *     position and what was expected), with no sanitizer report,
+ *   - nothing half-written: no run directory ("out", "runs"), no "*.tmp.*" file.
+ * Plus the memory estimate behind the up-front refusal, checked against real arena peaks.
+ *
+ * The processes are started with fork + execv (not popen), so that a signal is seen as a signal.
+ * Unreadable files: the tests run as root, for whom chmod 000 does not block reads, so an
+ * unreadable file is a directory given where a file is expected (open succeeds, read fails
+ * with EISDIR) or a path that does not exist. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "autograd/ctx.h"
+#include "config/config.h"
+#include "io/safetensors.h"
+#include "nn/model.h"
+#include "tasks/task_data.h"
+#include "train/train.h"
+#include "suites.h"
+
+static char TMP[256], WORK[300];
+
+/* ---- running the command ------------------------------------------------------------------- */
+
+static const char *qkv_bin(void) {
+    static char abs_path[PATH_MAX];
+    const char *b = getenv("QKV_BIN"); /* set by the Makefile (build/ or build-asan/) */
+    if (!b) b = "../build/qkv";
+    if (!realpath(b, abs_path)) snprintf(abs_path, sizeof abs_path, "%s", b);
+    return abs_path;
+}
+
+typedef struct proc_result {
+    bool exited, signaled;
+    int status, sig;
+    char err[16384]; /* stderr */
+} proc_result;
+
+/* split args at spaces; '...' quotes a token (no escapes); returns argc */
+static int split_args(char *buf, char **argv, int max) {
+    int n = 0;
+    char *p = buf;
+    while (*p && n < max - 1) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        char *out = p;
+        argv[n++] = out;
+        while (*p && *p != ' ') {
+            if (*p == '\'') {
+                p++;
+                while (*p && *p != '\'') *out++ = *p++;
+                if (*p) p++;
+            } else {
+                *out++ = *p++;
+            }
+        }
+        if (*p) p++;
+        *out = 0;
+    }
+    argv[n] = NULL;
+    return n;
+}
+
+/* run `qkv ARGS` in dir (stdout discarded, stderr captured); a child that hangs is killed by
+ * SIGALRM after 60 s and reported as signaled */
+static void run_qkv(const char *dir, const char *args, proc_result *r) {
+    char buf[4096], *argv[64], errpath[400];
+    snprintf(buf, sizeof buf, "qkv %s", args);
+    split_args(buf, argv, 64);
+    const char *bin = qkv_bin();
+    snprintf(errpath, sizeof errpath, "%s/stderr.txt", TMP);
+    memset(r, 0, sizeof *r);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY);
+        int err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || out < 0 || err < 0 || chdir(dir)) _exit(127);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(err, 2);
+        alarm(60);
+        execv(bin, argv);
+        _exit(127);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    r->exited = WIFEXITED(st);
+    r->status = r->exited ? WEXITSTATUS(st) : -1;
+    r->signaled = WIFSIGNALED(st);
+    r->sig = r->signaled ? WTERMSIG(st) : 0;
+    FILE *f = fopen(errpath, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(r->err, 1, sizeof r->err - 1, f);
+    r->err[n] = 0;
+    fclose(f);
+}
+
+/* ---- files ------------------------------------------------------------------------------------ */
+
+static void write_bytes(const char *path, const void *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    if (n) ck_assert_int_eq(fwrite(data, 1, n, f), n);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+static uint8_t *read_bytes(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    uint8_t *buf = malloc(1 << 20);
+    *n = fread(buf, 1, 1 << 20, f);
+    fclose(f);
+    return buf;
+}
+
+/* true when some file under dir (recursively) has ".tmp." in its name; its name in found */
+static bool find_temp(const char *dir, char *found, size_t n) {
+    DIR *d = opendir(dir);
+    if (!d) return false;
+    bool hit = false;
+    for (struct dirent *e; !hit && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (strstr(e->d_name, ".tmp.")) {
+            snprintf(found, n, "%s", p);
+            hit = true;
+        } else if (e->d_type == DT_DIR) {
+            hit = find_temp(p, found, n);
+        }
+    }
+    closedir(d);
+    return hit;
+}
+
+static void setup(void) {
+    snprintf(TMP, sizeof TMP, "/tmp/qkv-badinput-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(TMP));
+    snprintf(WORK, sizeof WORK, "%s/w", TMP);
+    ck_assert_int_eq(mkdir(WORK, 0755), 0);
+}
+
+static void teardown(void) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", TMP);
+    if (system(cmd)) {}
+}
+
+/* ---- the table -------------------------------------------------------------------------------- */
+
+/* the base config: recall with 3 pairs over 8 keys and 8 values (vocab 16, 9 positions) */
+#define MODEL "\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32}"
+#define TASK "\"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8}"
+#define TRAIN "\"train\": {\"steps\": 4, \"batch\": 4, \"eval_every\": 0, \"eval_examples\": 8}"
+#define BASE "{" MODEL ",\n " TASK ",\n " TRAIN "}\n"
+/* a file task over d.jsonl (vocab from the data unless given) */
+#define FILE_TASK(extra) "{" MODEL ", \"task\": {\"name\": \"file\", \"path\": \"d.jsonl\"" extra "}, " TRAIN "}\n"
+#define FILE_TASK_VOCAB(v, extra)                                                                   \
+    "{\"model\": {\"vocab\": " #v ", \"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32}, "     \
+    "\"task\": {\"name\": \"file\", \"path\": \"d.jsonl\"" extra "}, " TRAIN "}\n"
+#define LINES4 "{\"input\": [1, 2, 3], \"target\": [2, 3, 4]}\n{\"input\": [4, 5], \"target\": [5, 6]}\n" \
+               "{\"input\": [1, 1], \"target\": [1, 1]}\n{\"input\": [7], \"target\": [-100]}\n"
+#define ABL(body) "{\"base\": \"cfg.json\", " body "}\n"
+
+/* ck.safetensors: made from a valid model file of the base config */
+typedef enum {
+    CK_NONE, CK_GOOD, CK_EMPTY, CK_TRUNCATED, CK_SHORT_DATA, CK_HUGE_HEADER, CK_HEADER_PAST_END,
+    CK_NOT_OBJECT, CK_BAD_DTYPE, CK_NAN, CK_TEXT
+} ck_kind;
+
+#define DIRECTORY ((const char *)1) /* a file entry whose "text" is this: make a directory */
+
+typedef struct bad_case {
+    const char *desc;
+    const char *config;      /* cfg.json, or NULL */
+    const char *files[2][2]; /* more files: {name, text} (text DIRECTORY: a directory) */
+    ck_kind ck;              /* ck.safetensors */
+    const char *args;        /* after "qkv", run in the case's directory */
+    int status;              /* expected exit status */
+    const char *expect;      /* a substring of the one-line message */
+} bad_case;
+
+static const bad_case CASES[] = {
+    /* ---- config JSON syntax: file:line:column and what was wrong */
+    {"trailing comma", "{\"model\": {\"d_model\": 16,}}\n", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "cfg.json:1:25: JSON syntax error: trailing comma before '}'"},
+    {"missing comma between sections", "{\n  \"model\": {\"d_model\": 16}\n  \"task\": {}\n}\n", {{0}}, CK_NONE,
+     "train cfg.json --out out", 2, "cfg.json:3:3: JSON syntax error: missing ','"},
+    {"single quotes", "{'model': {}}\n", {{0}}, CK_NONE, "params cfg.json", 2,
+     "cfg.json:1:2: JSON syntax error: strings need double quotes"},
+    {"a comment", "{\"model\": {} // the model\n}\n", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "cfg.json:1:14: JSON syntax error: comments are not allowed"},
+    {"truncated config", "{\"model\": {\"d_model\": 16", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "cfg.json:1:25: JSON syntax error: unexpected end of input (missing '}')"},
+    {"empty config", "", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "cfg.json:1:1: JSON syntax error: empty input"},
+    {"top level not an object", "[1, 2]\n", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "cfg.json: expected a JSON object at the top level"},
+    /* ---- types */
+    {"string for an integer", "{\"model\": {\"d_model\": \"64\"}}", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "cfg.json: model.d_model: expected an integer in [1, 8192], got \"64\""},
+    {"fraction for an integer", "{\"model\": {\"d_model\": 64.5}}", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "model.d_model: expected an integer in [1, 8192], got 64.5"},
+    {"1 for a boolean", "{\"model\": {\"attention\": {\"causal\": 1}}}", {{0}}, CK_NONE, "train cfg.json --out out",
+     2, "model.attention.causal: expected true or false, got 1"},
+    {"number for a section", "{\"model\": 5}", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "cfg.json: model: expected an object"},
+    /* ---- keys */
+    {"unknown key: closest key", "{\"model\": {\"attention\": {\"qvk\": \"full\"}}}", {{0}}, CK_NONE,
+     "train cfg.json --out out", 2, "model.attention.qvk: unknown key (did you mean model.attention.qkv?)"},
+    {"unknown section: closest section", "{\"optm\": {\"lr\": 0.1}}", {{0}}, CK_NONE,
+     "train cfg.json --out out", 2, "cfg.json: optm: unknown key (did you mean optim?)"},
+    {"unknown section: the valid ones", "{\"optimizer\": {\"lr\": 0.1}}", {{0}}, CK_NONE,
+     "train cfg.json --out out", 2, "optimizer: unknown key (valid keys at the top level: model, task, train, optim)"},
+    {"dotted key", "{\"model.d_model\": 16}", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "names are not dotted paths"},
+    {"duplicate key", "{\"optim\": {\"lr\": 0.1, \"lr\": 0.2}}", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "cfg.json: optim.lr: duplicate key"},
+    /* ---- values and relations */
+    {"heads do not divide d_model", "{\"model\": {\"d_model\": 16, \"heads\": 3}}", {{0}}, CK_NONE,
+     "train cfg.json --out out", 2, "cfg.json: model.heads: 3 does not divide model.d_model 16"},
+    {"zero d_model", "{\"model\": {\"d_model\": 0}}", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "model.d_model: expected an integer in [1, 8192], got 0"},
+    {"negative layers", "{\"model\": {\"layers\": -1}}", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "model.layers: expected an integer in [1, 64], got -1"},
+    {"zero batch", "{\"train\": {\"batch\": 0}}", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "train.batch: expected an integer in [1, 65536], got 0"},
+    {"zero learning rate", "{\"optim\": {\"lr\": 0}}", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "optim.lr: expected a number in (0, 10], got 0"},
+    {"negative learning rate (--set)", BASE, {{0}}, CK_NONE, "train cfg.json --set optim.lr=-0.001 --out out", 2,
+     "--set: optim.lr: expected a number in (0, 10], got -0.001"},
+    {"unknown task", "{\"task\": {\"name\": \"cpy\"}}", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "task.name: expected one of copy, reverse, sort, recall, induction, text, file, got \"cpy\" (did you mean copy?)"},
+    {"unknown attention variant", "{\"model\": {\"attention\": {\"qkv\": \"ful\"}}}", {{0}}, CK_NONE,
+     "train cfg.json --out out", 2, "got \"ful\" (did you mean full?)"},
+    {"unknown optimizer", "{\"optim\": {\"name\": \"adma\"}}", {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "optim.name: expected one of sgd, adam, adamw, got \"adma\" (did you mean adam?)"},
+    {"unknown gate", "{\"model\": {\"attention\": {\"gate\": \"input\"}}}", {{0}}, CK_NONE,
+     "train cfg.json --out out", 2, "model.attention.gate: expected one of none, output, value, got \"input\""},
+    {"more queries than pairs", "{\"task\": {\"pairs\": 2, \"queries\": 3}}", {{0}}, CK_NONE,
+     "train cfg.json --out out", 2, "task.queries: 3 is more than task.pairs 2"},
+    {"warmup longer than the run", "{\"train\": {\"steps\": 4}, \"optim\": {\"warmup\": 10}}", {{0}}, CK_NONE,
+     "train cfg.json --out out", 2, "optim.warmup: 10 is more than train.steps 4"},
+    {"min_lr above lr", "{\"optim\": {\"lr\": 0.001, \"min_lr\": 0.01, \"schedule\": \"cosine\"}}", {{0}}, CK_NONE,
+     "train cfg.json --out out", 2, "optim.min_lr: 0.01 is more than optim.lr 0.001"},
+    /* ---- memory: refused up front with an estimate */
+    {"train: model larger than memory", BASE, {{0}}, CK_NONE,
+     "train cfg.json --set model.d_model=8192 --set model.layers=64 --set model.d_ff=65536 --out out", 2,
+     "model.d_model 8192 x model.layers 64"},
+    {"train: activations larger than memory", BASE, {{0}}, CK_NONE,
+     "train cfg.json --set model.seq_len=65536 --set train.batch=4096 --set model.heads=16 --out out", 2,
+     "(parameters, Adam state and activations), more than this machine's"},
+    {"eval: model larger than memory", BASE, {{0}}, CK_GOOD,
+     "eval cfg.json --checkpoint ck.safetensors --set model.d_model=8192 --set model.layers=64 --set model.d_ff=65536",
+     2, "(parameters and activations), more than this machine's"},
+    {"params: model larger than memory", BASE, {{0}}, CK_NONE,
+     "params cfg.json --set model.d_model=8192 --set model.layers=64 --set model.d_ff=65536", 2, "needs about"},
+    /* ---- config and data files */
+    {"missing config file", NULL, {{0}}, CK_NONE, "train nope.json --out out", 2,
+     "nope.json: cannot open: No such file or directory"},
+    {"config is a directory", NULL, {{"conf", DIRECTORY}}, CK_NONE, "train conf --out out", 2,
+     "conf: cannot read: Is a directory"},
+    {"missing data file", FILE_TASK(""), {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "task.path: cannot open \"d.jsonl\": No such file or directory"},
+    {"data path is a directory (unreadable)", FILE_TASK(""), {{"d.jsonl", DIRECTORY}}, CK_NONE,
+     "train cfg.json --out out", 2, "task.path: cannot read \"d.jsonl\": Is a directory"},
+    {"empty data file", FILE_TASK(""), {{"d.jsonl", ""}}, CK_NONE, "train cfg.json --out out", 1,
+     "task.path: d.jsonl is empty"},
+    {"data file of blank lines", FILE_TASK(""), {{"d.jsonl", "\n  \n\n"}}, CK_NONE, "train cfg.json --out out", 1,
+     "task.path: d.jsonl holds no sequences"},
+    {"token outside model.vocab", FILE_TASK_VOCAB(10, ", \"eval_fraction\": 0.5"),
+     {{"d.jsonl", "{\"input\": [1, 2, 3], \"target\": [2, 3, 4]}\n{\"input\": [1, 2, 30], \"target\": [2, 3, 4]}\n"
+                  "{\"input\": [1], \"target\": [2]}\n"}},
+     CK_NONE, "train cfg.json --out out", 1, "d.jsonl:2: \"input\"[2] is 30, outside model.vocab 10"},
+    {"target outside model.vocab in eval_path", FILE_TASK_VOCAB(10, ", \"eval_path\": \"e.jsonl\""),
+     {{"d.jsonl", LINES4}, {"e.jsonl", "\n{\"input\": [1, 2], \"target\": [2, 12]}\n"}}, CK_NONE,
+     "train cfg.json --out out", 1, "e.jsonl:2: \"target\"[1] is 12, outside model.vocab 10"},
+    {"ragged input and target", FILE_TASK(""), {{"d.jsonl", "{\"input\": [1, 2, 3], \"target\": [2, 3]}\n"}},
+     CK_NONE, "train cfg.json --out out", 1, "d.jsonl:1: \"target\" has 2 entries but \"input\" has 3"},
+    {"truncated JSON Lines", FILE_TASK(""), {{"d.jsonl", "{\"input\": [1], \"target\": [2]}\n{\"input\": [1, 2"}},
+     CK_NONE, "train cfg.json --out out", 1, "d.jsonl:2:16: expected a JSON object {\"input\": [...], \"target\": [...]}"},
+    {"unknown key in JSON Lines", FILE_TASK(""), {{"d.jsonl", "{\"inputs\": [1], \"target\": [2]}\n"}}, CK_NONE,
+     "train cfg.json --out out", 1, "d.jsonl:1: unknown key \"inputs\" (expected input, target, mask)"},
+    {"huge number in JSON Lines (fuzz finding)", FILE_TASK(""),
+     {{"d.jsonl", "{\"input\": [1, 2], \"target\": [2, 3], \"mask\": [0, 4444444444444444444444444444444444]}\n"}},
+     CK_NONE, "train cfg.json --out out", 1, "d.jsonl:1: \"mask\"[1] must be an integer in [0, 1]"},
+    {"line break in a JSON Lines key (fuzz finding)", FILE_TASK(""),
+     {{"d.jsonl", "{\"input\": [1], \"target\": [2]}\n{\"in\\nput\": [1], \"target\": [2]}\n"}}, CK_NONE,
+     "train cfg.json --out out", 1, "d.jsonl:2: unknown key \"in\\x0aput\" (expected input, target, mask)"},
+    {"negative token", FILE_TASK(""), {{"d.jsonl", "{\"input\": [1, -2], \"target\": [2, 3]}\n"}}, CK_NONE,
+     "train cfg.json --out out", 1, "d.jsonl:1: \"input\"[1] must be an integer in [0, 1048576]"},
+    {"text file shorter than a window", "{\"task\": {\"name\": \"text\", \"path\": \"t.txt\", \"seq_len\": 64}}",
+     {{"t.txt", "too short\n"}}, CK_NONE, "train cfg.json --out out", 1, "task.path: t.txt has 10 bytes"},
+    {"eval --data missing", BASE, {{0}}, CK_GOOD, "eval cfg.json --checkpoint ck.safetensors --data nope.jsonl", 1,
+     "--data: cannot read nope.jsonl: No such file or directory"},
+    {"eval --data ragged", BASE, {{"r.jsonl", "{\"input\": [1, 2], \"target\": [1, 2]}\n{\"input\": [1], \"target\": [1, 2]}\n"}},
+     CK_GOOD, "eval cfg.json --checkpoint ck.safetensors --data r.jsonl", 1,
+     "r.jsonl:2: \"target\" has 2 entries but \"input\" has 1"},
+    {"eval --data token outside model.vocab", BASE, {{"v.jsonl", "{\"input\": [1, 2], \"target\": [1, 99]}\n"}},
+     CK_GOOD, "eval cfg.json --checkpoint ck.safetensors --data v.jsonl --set model.vocab=16", 1,
+     "v.jsonl:1: \"target\"[1] is 99, outside model.vocab 16"},
+    /* ---- checkpoints for qkv eval --checkpoint */
+    {"checkpoint missing", BASE, {{0}}, CK_NONE, "eval cfg.json --checkpoint ck.safetensors", 1,
+     "ck.safetensors: cannot open: No such file or directory"},
+    {"checkpoint is a directory", BASE, {{"ck.safetensors", DIRECTORY}}, CK_NONE,
+     "eval cfg.json --checkpoint ck.safetensors", 1, "ck.safetensors: cannot read: Is a directory"},
+    {"checkpoint empty", BASE, {{0}}, CK_EMPTY, "eval cfg.json --checkpoint ck.safetensors", 1,
+     "ck.safetensors: file is empty, expected a safetensors header"},
+    {"checkpoint truncated in the header", BASE, {{0}}, CK_TRUNCATED, "eval cfg.json --checkpoint ck.safetensors", 1,
+     "runs past the end of the file"},
+    {"checkpoint truncated in the data", BASE, {{0}}, CK_SHORT_DATA, "eval cfg.json --checkpoint ck.safetensors", 1,
+     "ck.safetensors: tensor \"lm_head.bias\": data_offsets end at"},
+    {"checkpoint with an oversized header", BASE, {{0}}, CK_HUGE_HEADER, "eval cfg.json --checkpoint ck.safetensors",
+     1, "header length 9223372036854775807 exceeds the limit of 100000000 bytes"},
+    {"checkpoint header length past the end", BASE, {{0}}, CK_HEADER_PAST_END,
+     "eval cfg.json --checkpoint ck.safetensors", 1, "runs past the end of the file"},
+    {"checkpoint header not an object", BASE, {{0}}, CK_NOT_OBJECT, "eval cfg.json --checkpoint ck.safetensors", 1,
+     "ck.safetensors: header starts with '[', expected a JSON object starting with '{'"},
+    {"checkpoint with an unknown dtype", BASE, {{0}}, CK_BAD_DTYPE, "eval cfg.json --checkpoint ck.safetensors", 1,
+     "ck.safetensors: tensor \"tok_emb.weight\": unknown dtype \"Q32\" (qkv reads F32, F64, I32)"},
+    {"checkpoint holding NaN", BASE, {{0}}, CK_NAN, "eval cfg.json --checkpoint ck.safetensors", 1,
+     "ck.safetensors: tensor \"lm_head.bias\" holds NaN"},
+    {"checkpoint is a text file", BASE, {{0}}, CK_TEXT, "eval cfg.json --checkpoint ck.safetensors", 1,
+     "exceeds the limit"},
+    {"checkpoint of another width", BASE, {{0}}, CK_GOOD,
+     "eval cfg.json --checkpoint ck.safetensors --set model.d_model=32", 1,
+     "tensor \"tok_emb.weight\": shape (16,16) in the file, expected (16,32)"},
+    {"checkpoint of another variant", BASE, {{0}}, CK_GOOD,
+     "eval cfg.json --checkpoint ck.safetensors --set model.attention.qkv=shared", 1,
+     "no tensor \"blocks.0.attn.w.weight\": the checkpoint is from a model of another shape or variant"},
+    {"checkpoint with fewer layers", BASE, {{0}}, CK_GOOD,
+     "eval cfg.json --checkpoint ck.safetensors --set model.layers=2", 1, "no tensor \"blocks.1.ln1.weight\""},
+    /* ---- command lines */
+    {"train: unknown option", BASE, {{0}}, CK_NONE, "train cfg.json --bogus --out out", 2,
+     "qkv train: unknown option '--bogus' (try 'qkv train --help')"},
+    {"eval: unknown option", BASE, {{0}}, CK_GOOD, "eval cfg.json --checkpoint ck.safetensors --bogus", 2,
+     "qkv eval: unknown option '--bogus'"},
+    {"params: unknown option", BASE, {{0}}, CK_NONE, "params cfg.json --bogus", 2, "qkv params: unknown option '--bogus'"},
+    {"gradcheck: unknown option", BASE, {{0}}, CK_NONE, "gradcheck cfg.json --bogus", 2,
+     "qkv gradcheck: unknown option '--bogus'"},
+    {"ablate: unknown option", ABL("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0]"), {{0}}, CK_NONE,
+     "ablate abl.json --bogus --out out", 2, "qkv ablate: unknown option '--bogus'"},
+    {"bench: unknown option", NULL, {{0}}, CK_NONE, "bench --bogus", 2, "qkv bench: unknown option '--bogus'"},
+    {"unknown command", NULL, {{0}}, CK_NONE, "trian cfg.json", 2, "qkv: unknown command or option 'trian'"},
+    {"option without its value", BASE, {{0}}, CK_NONE, "train cfg.json --out", 2, "qkv train: --out needs a value"},
+    {"bad --threads", BASE, {{0}}, CK_NONE, "train cfg.json --threads 0 --out out", 2,
+     "--threads: expected an integer in [1, 256], got '0'"},
+    {"bad --size", NULL, {{0}}, CK_NONE, "bench --size huge", 2, "--size: expected tiny, small or medium, got 'huge'"},
+    {"--set on an unknown path", BASE, {{0}}, CK_NONE, "train cfg.json --set model.foo=1 --out out", 2,
+     "--set: model.foo: unknown key (valid keys of model:"},
+    {"--set with a bad value", BASE, {{0}}, CK_NONE, "train cfg.json --set model.d_model=abc --out out", 2,
+     "--set: model.d_model: expected an integer in [1, 8192], got \"abc\""},
+    {"--set on a section", BASE, {{0}}, CK_NONE, "train cfg.json --set model=1 --out out", 2,
+     "--set: model: is a section, not a key"},
+    {"--set without '='", BASE, {{0}}, CK_NONE, "train cfg.json --set optim.lr --out out", 2,
+     "--set: expected path.to.key=value, got \"optim.lr\""},
+    {"train without a config", NULL, {{0}}, CK_NONE, "train --out out", 2, "qkv train: missing CONFIG"},
+    {"eval without --checkpoint", BASE, {{0}}, CK_NONE, "eval cfg.json", 2, "needs CONFIG and --checkpoint FILE"},
+    {"--resume with a config", BASE, {{0}}, CK_NONE, "train cfg.json --resume out", 2, "drop CONFIG, --set and --out"},
+    {"--resume of a directory with no checkpoint", BASE, {{"run", DIRECTORY}, {"run/config.json", BASE}}, CK_NONE,
+     "train --resume run", 1, "run/checkpoint.safetensors: no checkpoint to resume from"},
+    {"--resume of a directory with no run", NULL, {{"run", DIRECTORY}}, CK_NONE, "train --resume run", 2,
+     "run/config.json: cannot open: No such file or directory"},
+    /* ---- ablation configs */
+    {"ablation: unknown key", ABL("\"variant\": [{\"name\": \"a\"}], \"seeds\": [0]"), {{"cfg.json", BASE}},
+     CK_NONE, "ablate abl.json --out out", 2, "abl.json: variant: unknown key (expected one of title, base, set, variants"},
+    {"ablation: no variants", ABL("\"variants\": [], \"seeds\": [0]"), {{"cfg.json", BASE}}, CK_NONE,
+     "ablate abl.json --out out", 2, "abl.json: variants: expected a non-empty array"},
+    {"ablation: duplicate variant names", ABL("\"variants\": [{\"name\": \"a\"}, {\"name\": \"a\"}], \"seeds\": [0]"),
+     {{"cfg.json", BASE}}, CK_NONE, "ablate abl.json --out out", 2, "abl.json: variants[1].name: \"a\" is used twice"},
+    {"ablation: bad override in a variant",
+     ABL("\"variants\": [{\"name\": \"a\"}, {\"name\": \"b\", \"set\": [\"model.attention.qkv=bogus\"]}], \"seeds\": [0]"),
+     {{"cfg.json", BASE}}, CK_NONE, "ablate abl.json --out out", 2,
+     "abl.json: variant b: --set: model.attention.qkv: expected one of full"},
+    {"ablation: override that breaks a relation",
+     ABL("\"variants\": [{\"name\": \"a\", \"set\": [\"model.heads=3\"]}], \"seeds\": [0]"), {{"cfg.json", BASE}},
+     CK_NONE, "ablate abl.json --out out", 2, "abl.json: variant a: model.heads: 3 does not divide model.d_model 16"},
+    {"ablation: override without '='", ABL("\"variants\": [{\"name\": \"a\", \"set\": [\"model.heads\"]}], \"seeds\": [0]"),
+     {{"cfg.json", BASE}}, CK_NONE, "ablate abl.json --out out", 2,
+     "abl.json: variants[0].set[0]: expected a \"path.to.key=value\" string"},
+    {"ablation: JSON syntax", ABL("\"variants\": [{\"name\": \"a\"},], \"seeds\": [0]"), {{"cfg.json", BASE}},
+     CK_NONE, "ablate abl.json --out out", 2, "abl.json:1:48: JSON syntax error: trailing comma before ']'"},
+    {"ablation: seed listed twice", ABL("\"variants\": [{\"name\": \"a\"}], \"seeds\": [1, 1]"), {{"cfg.json", BASE}},
+     CK_NONE, "ablate abl.json --out out", 2, "abl.json: seeds[1]: 1 is listed twice"},
+    {"ablation: missing base config", "{\"base\": \"nope.json\", \"variants\": [{\"name\": \"a\"}], \"seeds\": [0]}",
+     {{0}}, CK_NONE, "ablate cfg.json --out out", 2, "cfg.json: variant a: nope.json: cannot open"},
+};
+enum { NCASES = (int)(sizeof CASES / sizeof CASES[0]) };
+
+/* the valid model file of the base config, and the damaged versions of it */
+static void make_checkpoint(ck_kind kind, const char *dir) {
+    char good[512], path[512];
+    snprintf(good, sizeof good, "%s/good.safetensors", TMP);
+    snprintf(path, sizeof path, "%s/ck.safetensors", dir);
+    qkv_model_config mc = qkv_model_config_default();
+    mc.vocab = 16;
+    mc.seq_len = 9;
+    mc.d_model = 16;
+    mc.heads = 2;
+    mc.layers = 1;
+    mc.d_ff = 32;
+    char err[512];
+    qkv_model *m = qkv_model_new(&mc, QKV_F32, 1, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_msg(qkv_save_model(m, good, "{}", 0, err, sizeof err) == 0, "%s", err);
+    qkv_model_free(m);
+    size_t n;
+    uint8_t *b = read_bytes(good, &n);
+    ck_assert_int_gt(n, 200);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | b[i];
+    switch (kind) {
+    case CK_NONE: break;
+    case CK_GOOD: write_bytes(path, b, n); break;
+    case CK_EMPTY: write_bytes(path, b, 0); break;
+    case CK_TRUNCATED: write_bytes(path, b, 100); break;
+    case CK_SHORT_DATA: write_bytes(path, b, n - 4); break;
+    case CK_HUGE_HEADER: {
+        uint8_t h[10] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, '{', '}'};
+        write_bytes(path, h, sizeof h);
+        break;
+    }
+    case CK_HEADER_PAST_END: b[0] = (uint8_t)(b[0] + 0x40); b[1] = 0x40; write_bytes(path, b, n); break;
+    case CK_NOT_OBJECT: b[8] = '['; write_bytes(path, b, n); break;
+    case CK_BAD_DTYPE: {
+        char *f = memmem(b + 8, (size_t)hlen, "\"F32\"", 5);
+        ck_assert_ptr_nonnull(f);
+        memcpy(f, "\"Q32\"", 5);
+        write_bytes(path, b, n);
+        break;
+    }
+    case CK_NAN: memset(b + n - 4, 0xff, 4); write_bytes(path, b, n); break; /* the last bias element */
+    case CK_TEXT: write_bytes(path, "hello, world\n", 13); break;
+    }
+    free(b);
+}
+
+static void check_case(const bad_case *c) {
+    char path[512];
+    if (c->config) {
+        snprintf(path, sizeof path, "%s/%s", WORK, strstr(c->args, "abl.json") ? "abl.json" : "cfg.json");
+        write_bytes(path, c->config, strlen(c->config));
+    }
+    for (int i = 0; i < 2 && c->files[i][0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", WORK, c->files[i][0]);
+        if (c->files[i][1] == DIRECTORY) ck_assert_int_eq(mkdir(path, 0755), 0);
+        else write_bytes(path, c->files[i][1], strlen(c->files[i][1]));
+    }
+    make_checkpoint(c->ck, WORK);
+    proc_result r;
+    run_qkv(WORK, c->args, &r);
+    const char *e = r.err;
+    ck_assert_msg(!r.signaled, "%s: killed by signal %d; stderr: %s", c->desc, r.sig, e);
+    ck_assert_msg(r.exited && r.status == c->status, "%s: exit %d, expected %d; stderr: %s", c->desc, r.status,
+                  c->status, e);
+    size_t len = strlen(e);
+    ck_assert_msg(len > 1 && e[len - 1] == '\n' && strchr(e, '\n') == e + len - 1,
+                  "%s: stderr is not exactly one line: [%s]", c->desc, e);
+    ck_assert_msg(!strncmp(e, "qkv", 3), "%s: the message does not start with \"qkv\": %s", c->desc, e);
+    ck_assert_msg(strstr(e, c->expect) != NULL, "%s: the message lacks [%s]: %s", c->desc, c->expect, e);
+    ck_assert_msg(!strstr(e, "Sanitizer") && !strstr(e, "runtime error"), "%s: sanitizer report: %s", c->desc, e);
+    /* nothing half-written */
+    const char *dirs[] = {"out", "runs"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", WORK, dirs[i]);
+        ck_assert_msg(access(path, F_OK) != 0, "%s: %s was created", c->desc, dirs[i]);
+    }
+    char found[1024];
+    ck_assert_msg(!find_temp(TMP, found, sizeof found), "%s: temporary file left: %s", c->desc, found);
+}
+
+START_TEST(test_bad_input) { check_case(&CASES[_i]); }
+END_TEST
+
+/* the table covers at least the 45 cases, every command and both exit statuses */
+START_TEST(test_table_coverage) {
+    ck_assert_int_ge(NCASES, 45);
+    const char *cmds[] = {"train ", "eval ", "params ", "gradcheck ", "ablate ", "bench "};
+    for (int k = 0; k < 6; k++) {
+        bool seen = false;
+        for (int i = 0; i < NCASES && !seen; i++) seen = !strncmp(CASES[i].args, cmds[k], strlen(cmds[k]));
+        ck_assert_msg(seen, "no bad-input case for qkv %s", cmds[k]);
+    }
+    int by_status[3] = {0};
+    for (int i = 0; i < NCASES; i++) by_status[CASES[i].status]++;
+    ck_assert_int_ge(by_status[1], 10);
+    ck_assert_int_ge(by_status[2], 30);
+}
+END_TEST
+
+/* ---- the memory estimate ---------------------------------------------------------------------- */
+
+typedef struct est_case { int B, T, d, H, L, F, V, qkv, gate, rel, causal, pad; } est_case;
+
+static const est_case EST[] = {
+    {4, 64, 64, 4, 2, 256, 64, 0, 0, 0, 1, 0},  {4, 64, 64, 4, 2, 256, 64, 2, 0, 0, 1, 0},
+    {4, 64, 64, 4, 2, 256, 64, 5, 0, 0, 1, 0},  {4, 64, 64, 4, 2, 256, 64, 0, 2, 1, 0, 1},
+    {2, 128, 32, 8, 1, 64, 16, 0, 0, 1, 1, 0},  {16, 16, 128, 2, 1, 512, 16, 3, 1, 0, 1, 0},
+    {1, 1, 1, 1, 1, 1, 2, 0, 0, 0, 1, 0},       {2, 3, 4, 2, 1, 3, 5, 4, 1, 1, 0, 1},
+    {32, 16, 16, 2, 1, 32, 40, 2, 0, 0, 1, 0},  {4, 32, 64, 16, 2, 256, 1024, 1, 0, 0, 1, 0},
+    {1, 256, 8, 8, 2, 8, 2, 0, 0, 1, 1, 0},     {64, 8, 8, 1, 3, 8, 300, 0, 2, 0, 1, 1},
+};
+
+/* the estimate is at least the real arena peak of a training step and at most twice it; the
+ * parameter count is exact */
+START_TEST(test_memory_estimate) {
+    const est_case *e = &EST[_i];
+    qkv_model_config mc = qkv_model_config_default();
+    mc.vocab = e->V;
+    mc.seq_len = e->T;
+    mc.d_model = e->d;
+    mc.heads = e->H;
+    mc.layers = e->L;
+    mc.d_ff = e->F;
+    mc.attn.qkv = (qkv_attn_qkv)e->qkv;
+    mc.attn.gate = (qkv_attn_gate)e->gate;
+    mc.attn.rel_pos_bias = e->rel;
+    mc.attn.causal = e->causal;
+    char err[256];
+    qkv_model *m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_int_eq(qkv_model_param_count(&mc), m->params.numel);
+    int64_t s[2] = {e->B, e->T};
+    qkv_tensor *tok = qkv_tensor_zeros(QKV_I32, 2, s), *tgt = qkv_tensor_zeros(QKV_I32, 2, s),
+               *pad = qkv_tensor_zeros(QKV_I32, 2, s);
+    for (int64_t i = 0; i < tok->numel; i++) {
+        ((int32_t *)tok->data)[i] = (int32_t)(i % e->V);
+        ((int32_t *)tgt->data)[i] = (int32_t)(i * 7 % e->V);
+        ((int32_t *)pad->data)[i] = 1;
+    }
+    qkv_ctx *ctx = qkv_ctx_new();
+    qkv_tensor *loss = qkv_model_loss(ctx, m, tok, tgt, e->pad ? pad : NULL);
+    ck_assert_msg(loss && !qkv_backward(ctx, loss), "%s", qkv_ctx_error(ctx));
+    double peak = (double)qkv_ctx_arena_peak(ctx), est = (double)qkv_model_activation_bytes(&mc, e->B, e->T);
+    ck_assert_msg(est >= peak && est <= 2 * peak, "case %d: estimate %.0f, real peak %.0f (ratio %.2f)", _i, est,
+                  peak, est / peak);
+    ck_assert_int_eq(qkv_model_estimate_bytes(&mc, e->B), 16 * m->params.numel + (int64_t)est);
+    qkv_ctx_free(ctx);
+    qkv_tensor_free(tok);
+    qkv_tensor_free(tgt);
+    qkv_tensor_free(pad);
+    qkv_model_free(m);
+}
+END_TEST
+
+/* the refusal: huge sizes saturate instead of overflowing, small ones pass */
+START_TEST(test_memory_check) {
+    qkv_model_config mc = qkv_model_config_default();
+    mc.vocab = 1048576;
+    mc.seq_len = 65536;
+    mc.d_model = 8192;
+    mc.heads = 256;
+    mc.layers = 64;
+    mc.d_ff = 65536;
+    ck_assert(qkv_model_estimate_bytes(&mc, 65536) == INT64_MAX);
+    char err[512] = "";
+    ck_assert_int_eq(qkv_model_check_memory(&mc, 65536, qkv_model_estimate_bytes(&mc, 65536), "everything", err,
+                                            sizeof err), -1);
+    ck_assert_msg(strstr(err, "needs over 8 EiB (everything), more than this machine's"), "%s", err);
+    ck_assert_ptr_null(strchr(err, '\n'));
+    mc = qkv_model_config_default();
+    mc.vocab = 16;
+    mc.seq_len = 16;
+    ck_assert_int_gt(qkv_machine_memory_bytes(), 0);
+    ck_assert_int_eq(qkv_model_check_memory(&mc, 32, qkv_model_estimate_bytes(&mc, 32), "x", err, sizeof err), 0);
+}
+END_TEST
+
+/* ---- the fuzzers' seed corpora (with every crash they found), replayed ------------------------ */
+
+static const char *const FUZZ_TARGETS[] = {"config", "safetensors", "jsonl"};
+
+static void one_line_error(const char *file, const char *err) {
+    ck_assert_msg(err[0] && !strchr(err, '\n'), "%s: not a one-line error: [%s]", file, err);
+}
+
+/* each file of fuzz/corpus/NAME/ through the reader its fuzzer drives (fuzz/fuzz_NAME.c): no
+ * crash (under `make asan`: no sanitizer report), errors are one line */
+START_TEST(test_fuzz_corpus_replay) {
+    char dir[256];
+    snprintf(dir, sizeof dir, "../fuzz/corpus/%s", FUZZ_TARGETS[_i]);
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "no %s (tests run from tests/)", dir);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char path[600], err[2048] = "";
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        size_t n;
+        uint8_t *b = read_bytes(path, &n);
+        files++;
+        if (_i == 0) { /* JSON, then NUL and --set lines */
+            char *text = malloc(n + 2);
+            memcpy(text, b, n);
+            text[n] = text[n + 1] = 0;
+            qkv_config c;
+            qkv_config_defaults(&c);
+            if (qkv_config_parse(&c, text, path, err, sizeof err)) {
+                one_line_error(path, err);
+            } else {
+                for (char *line = memchr(text, 0, n) ? text + strlen(text) + 1 : NULL; line && *line;) {
+                    char *nl = strchr(line, '\n');
+                    if (nl) *nl = 0;
+                    if (qkv_config_set(&c, line, err, sizeof err)) one_line_error(path, err);
+                    line = nl ? nl + 1 : NULL;
+                }
+            }
+            free(text);
+        } else if (_i == 1) {
+            qkv_safetensors *st = NULL;
+            if (qkv_st_parse(b, n, path, &st, err, sizeof err)) one_line_error(path, err);
+            qkv_st_free(st);
+        } else {
+            qkv_task t;
+            memset(&t, 0, sizeof t);
+            t.cfg.name = QKV_TASK_FILE;
+            if (qkv_task_parse_jsonl(&t, (const char *)b, n, path, err, sizeof err)) one_line_error(path, err);
+            qkv_task_close(&t);
+        }
+        free(b);
+    }
+    closedir(d);
+    ck_assert_int_ge(files, 4);
+}
+END_TEST
+
+Suite *badinput_suite(void) {
+    Suite *s = suite_create("badinput");
+    TCase *tc = tcase_create("cli");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_table_coverage);
+    tcase_add_loop_test(tc, test_bad_input, 0, NCASES);
+    suite_add_tcase(s, tc);
+    TCase *te = tcase_create("estimate");
+    tcase_set_timeout(te, 60);
+    tcase_add_loop_test(te, test_memory_estimate, 0, (int)(sizeof EST / sizeof EST[0]));
+    tcase_add_test(te, test_memory_check);
+    suite_add_tcase(s, te);
+    TCase *tf = tcase_create("fuzz_corpus");
+    tcase_set_timeout(tf, 60);
+    tcase_add_loop_test(tf, test_fuzz_corpus_replay, 0, 3);
+    suite_add_tcase(s, tf);
+    return s;
+}

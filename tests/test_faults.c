@@ -1,0 +1,515 @@
+/* Faults during training, injected from outside the process:
+ *   - kill -9 at random moments while checkpointing every step: the checkpoint and the model file
+ *     are always whole and loadable (atomic writes), and a resume works and removes the dead
+ *     process's temporary files;
+ *   - SIGINT and SIGTERM: a checkpoint is saved, exit 1 with the resume command, and the resumed
+ *     run equals an uninterrupted one;
+ *   - failed writes (an out directory under a regular file; /dev/full behind the temporary file
+ *     of a checkpoint, of the metrics, of the summary): one clear line, exit 1, the previous
+ *     checkpoint intact;
+ *   - non-finite values: stop at the step they appear, or skip and count them.
+ *
+ * A write to /dev/full fails with ENOSPC. The temporary files are named PATH.tmp.<pid>, and
+ * `sh -c 'ln -s /dev/full DIR/FILE.tmp.$$ && exec qkv ...'` keeps the shell's pid, so the
+ * symlink is exactly the file qkv will write. (As root, chmod cannot make a directory
+ * read-only, and mounts are not available.) No fixed sleeps: files are polled. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "io/safetensors.h"
+#include "tensor/fastmath.h"
+#include "suites.h"
+
+static char TMP[256];
+
+static const char *qkv_bin(void) {
+    static char abs_path[PATH_MAX];
+    const char *b = getenv("QKV_BIN"); /* set by the Makefile (build/ or build-asan/) */
+    if (!b) b = "../build/qkv";
+    if (!realpath(b, abs_path)) snprintf(abs_path, sizeof abs_path, "%s", b);
+    return abs_path;
+}
+
+/* ---- processes ------------------------------------------------------------------------------ */
+
+/* start argv (argv[0] is run as given; "qkv" means the qkv binary) in TMP; stdout discarded,
+ * stderr to TMP/<errname> */
+static pid_t start(const char *errname, char *const argv[]) {
+    char errpath[400];
+    snprintf(errpath, sizeof errpath, "%s/%s", TMP, errname);
+    const char *bin = !strcmp(argv[0], "qkv") ? qkv_bin() : argv[0];
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY);
+        int err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || out < 0 || err < 0 || chdir(TMP)) _exit(127);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(err, 2);
+        alarm(60); /* a hung child dies */
+        execv(bin, argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+typedef struct { bool exited; int status, sig; char err[8192]; } result;
+
+static void finish(pid_t pid, const char *errname, result *r) {
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    r->exited = WIFEXITED(st);
+    r->status = r->exited ? WEXITSTATUS(st) : -1;
+    r->sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", TMP, errname);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(r->err, 1, sizeof r->err - 1, f);
+    r->err[n] = 0;
+    fclose(f);
+    ck_assert_msg(!strstr(r->err, "Sanitizer") && !strstr(r->err, "runtime error"), "sanitizer report: %s", r->err);
+}
+
+/* run `qkv ARGS...` to the end */
+static void run_qkv(result *r, const char *a1, ...) __attribute__((sentinel));
+static void run_qkv(result *r, const char *a1, ...) {
+    char *argv[32] = {"qkv", (char *)a1};
+    int n = 2;
+    va_list ap;
+    va_start(ap, a1);
+    while (n < 31 && (argv[n] = va_arg(ap, char *))) n++;
+    va_end(ap);
+    argv[n] = NULL;
+    finish(start("stderr.txt", argv), "stderr.txt", r);
+}
+
+/* run `qkv ARGS` through sh with /dev/full linked at DIR/FILE.tmp.<the pid qkv will have> */
+static void run_with_full(result *r, const char *dir, const char *file, const char *args) {
+    char script[8192];
+    snprintf(script, sizeof script, "ln -s /dev/full %s/%s.tmp.$$ && exec %s %s", dir, file, qkv_bin(), args);
+    char *argv[] = {"/bin/sh", "-c", script, NULL};
+    finish(start("stderr.txt", argv), "stderr.txt", r);
+}
+
+static bool one_line(const char *s) {
+    size_t n = strlen(s);
+    return n > 1 && s[n - 1] == '\n' && strchr(s, '\n') == s + n - 1;
+}
+
+/* ---- files ------------------------------------------------------------------------------------- */
+
+static char *path_in(char *buf, size_t n, const char *rel) {
+    snprintf(buf, n, "%s/%s", TMP, rel);
+    return buf;
+}
+
+static void write_text(const char *rel, const char *text) {
+    char p[512];
+    FILE *f = fopen(path_in(p, sizeof p, rel), "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* whole file (malloc'd, NUL-terminated) or NULL */
+static char *slurp(const char *rel, size_t *len) {
+    char p[512];
+    FILE *f = fopen(path_in(p, sizeof p, rel), "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    for (size_t got; (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        if (n == cap) buf = realloc(buf, (cap *= 2) + 1);
+    }
+    fclose(f);
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+static bool exists(const char *rel) {
+    char p[512];
+    return access(path_in(p, sizeof p, rel), F_OK) == 0;
+}
+
+/* qkv_st_read accepts the file; its qkv_step metadata (or -1) */
+static long long st_ok(const char *rel) {
+    char p[512], err[512];
+    qkv_safetensors *st;
+    ck_assert_msg(qkv_st_read(path_in(p, sizeof p, rel), &st, err, sizeof err) == 0, "%s", err);
+    const char *s = qkv_st_meta(st, "qkv_step");
+    long long step = s ? atoll(s) : -1;
+    ck_assert_int_gt(qkv_st_count(st), 0);
+    qkv_st_free(st);
+    return step;
+}
+
+/* a file under dir with ".tmp." in its name */
+static bool has_temp(const char *rel, char *found, size_t n) {
+    char p[512];
+    DIR *d = opendir(path_in(p, sizeof p, rel));
+    if (!d) return false;
+    bool hit = false;
+    for (struct dirent *e; !hit && (e = readdir(d));)
+        if (strstr(e->d_name, ".tmp.")) {
+            snprintf(found, n, "%s", e->d_name);
+            hit = true;
+        }
+    closedir(d);
+    return hit;
+}
+
+/* metrics.jsonl without the timing fields (tokens_per_s, elapsed) */
+static char *metrics_sans_timing(const char *dir) {
+    char rel[300];
+    snprintf(rel, sizeof rel, "%s/metrics.jsonl", dir);
+    char *m = slurp(rel, NULL);
+    ck_assert_ptr_nonnull(m);
+    char *o = m;
+    for (char *line = m; *line;) {
+        char *nl = strchr(line, '\n');
+        char *cut = strstr(line, ",\"tokens_per_s\"");
+        size_t keep = cut && (!nl || cut < nl) ? (size_t)(cut - line) : (size_t)((nl ? nl : line + strlen(line)) - line);
+        memmove(o, line, keep);
+        o += keep;
+        *o++ = '\n';
+        if (!nl) break;
+        line = nl + 1;
+    }
+    *o = 0;
+    return m;
+}
+
+/* lines of metrics.jsonl: every line whole, steps 1, 2, 3, ... (log_every 1); the last step */
+static long long metrics_consecutive(const char *dir) {
+    char rel[300];
+    snprintf(rel, sizeof rel, "%s/metrics.jsonl", dir);
+    char *m = slurp(rel, NULL);
+    ck_assert_ptr_nonnull(m);
+    long long want = 1;
+    for (char *line = m; *line;) {
+        char *nl = strchr(line, '\n');
+        ck_assert_msg(nl != NULL, "torn last line in %s", rel);
+        long long s;
+        ck_assert_msg(sscanf(line, "{\"step\":%lld,", &s) == 1 && s == want && nl[-1] == '}',
+                      "%s: line for step %lld is: %.*s", rel, want, (int)(nl - line), line);
+        ck_assert_ptr_null(strstr(line, "nan"));
+        want++;
+        line = nl + 1;
+    }
+    free(m);
+    return want - 1;
+}
+
+static double json_num(const char *text, const char *key) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(text, pat);
+    ck_assert_msg(p != NULL, "no %s in: %s", key, text);
+    return strtod(p + strlen(pat), NULL);
+}
+
+static void setup(void) {
+    snprintf(TMP, sizeof TMP, "/tmp/qkv-faults-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(TMP));
+}
+
+static void teardown(void) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", TMP);
+    if (system(cmd)) {}
+}
+
+#define MODEL "\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+#define TASK "\"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
+
+/* ---- (a) kill -9 while checkpointing every step --------------------------------------------- */
+
+START_TEST(test_kill9_checkpoints_atomic) {
+    write_text("cfg.json", "{" MODEL TASK
+                           " \"train\": {\"steps\": 1000000, \"batch\": 8, \"eval_every\": 0, \"log_every\": 1,"
+                           " \"checkpoint_every\": 1, \"eval_examples\": 16}}\n");
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+    srand(seed);
+    long long last_step = -1;
+    char trace[512] = "";
+    for (int k = 0; k < 10; k++) {
+        bool resume = exists("run/checkpoint.safetensors");
+        char *fresh[] = {"qkv", "train", "cfg.json", "--out", "run", "--threads", "1", "--quiet", NULL};
+        char *res[] = {"qkv", "train", "--resume", "run", "--threads", "1", "--quiet", NULL};
+        pid_t pid = start("stderr.txt", resume ? res : fresh);
+        int ms = 50 + rand() % 251;
+        size_t tl = strlen(trace);
+        snprintf(trace + tl, sizeof trace - tl, " %s@%dms", resume ? "resume" : "start", ms);
+        struct timespec ts = {0, ms * 1000000L};
+        while (nanosleep(&ts, &ts) && errno == EINTR) {}
+        ck_assert_int_eq(kill(pid, SIGKILL), 0);
+        result r;
+        finish(pid, "stderr.txt", &r);
+        ck_assert_msg(r.sig == SIGKILL, "kill %d (seed %u,%s): the run ended by itself: exit %d: %s", k, seed, trace,
+                      r.status, r.err);
+        /* whatever moment the kill hit, the files in place are whole */
+        if (exists("run/checkpoint.safetensors")) {
+            long long s = st_ok("run/checkpoint.safetensors");
+            ck_assert_msg(s >= last_step, "checkpoint went back from step %lld to %lld", last_step, s);
+            last_step = s;
+        }
+        if (exists("run/model.safetensors")) st_ok("run/model.safetensors");
+    }
+    ck_assert_msg(last_step >= 1, "no checkpoint in 10 runs (seed %u,%s)", seed, trace);
+    /* a resume works: the checkpoint is the file it reads, not a dead process's temporary */
+    result r;
+    run_qkv(&r, "train", "--resume", "run", "--threads", "1", "--quiet", "--stop-after", "3", NULL);
+    ck_assert_msg(r.exited && r.status == 1 && strstr(r.err, "qkv train --resume run"), "exit %d: %s", r.status,
+                  r.err);
+    ck_assert_int_eq(st_ok("run/checkpoint.safetensors"), last_step + 3);
+    ck_assert_int_eq(st_ok("run/model.safetensors"), last_step + 3);
+    char found[300];
+    ck_assert_msg(!has_temp("run", found, sizeof found), "temporary file left after resume: %s", found);
+    /* the metrics agree with the checkpoint: every step once, no torn line */
+    ck_assert_int_eq(metrics_consecutive("run"), last_step + 3);
+    /* and the model file evaluates */
+    run_qkv(&r, "eval", "run/config.json", "--checkpoint", "run/model.safetensors", "--threads", "1", NULL);
+    ck_assert_msg(r.exited && r.status == 0, "eval: exit %d: %s", r.status, r.err);
+}
+END_TEST
+
+/* ---- (b) SIGINT / SIGTERM, then --resume ----------------------------------------------------- */
+
+#define SIG_CFG "{" MODEL TASK \
+    " \"train\": {\"steps\": 1500, \"batch\": 8, \"eval_every\": 500, \"log_every\": 10, \"eval_examples\": 50},\n" \
+    " \"optim\": {\"name\": \"adamw\", \"lr\": 0.01, \"weight_decay\": 0.1, \"clip\": 1,\n" \
+    "           \"schedule\": \"cosine\", \"warmup\": 50}}\n"
+
+static const int SIGNALS[] = {SIGINT, SIGTERM};
+
+START_TEST(test_signal_saves_and_resumes) {
+    int sig = SIGNALS[_i];
+    write_text("cfg.json", SIG_CFG);
+    result r;
+    run_qkv(&r, "train", "cfg.json", "--out", "full", "--threads", "1", "--quiet", NULL);
+    ck_assert_msg(r.exited && r.status == 0, "uninterrupted run: exit %d: %s", r.status, r.err);
+    /* the interrupted run: the signal arrives once it has logged a few steps */
+    char *argv[] = {"qkv", "train", "cfg.json", "--out", "part", "--threads", "1", "--quiet", NULL};
+    pid_t pid = start("part.txt", argv);
+    for (int polls = 0;; polls++) {
+        size_t n = 0;
+        char *m = slurp("part/metrics.jsonl", &n);
+        int lines = 0;
+        for (size_t i = 0; m && i < n; i++) lines += m[i] == '\n';
+        free(m);
+        if (lines >= 3) break;
+        ck_assert_msg(polls < 20000 && waitpid(pid, NULL, WNOHANG) == 0, "the run ended before the signal");
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    ck_assert_int_eq(kill(pid, sig), 0);
+    finish(pid, "part.txt", &r);
+    ck_assert_msg(r.exited && r.status == 1, "after %s: exit %d (signal %d): %s", strsignal(sig), r.status, r.sig,
+                  r.err);
+    ck_assert_msg(strstr(r.err, "checkpoint saved") && strstr(r.err, "qkv train --resume part"), "%s", r.err);
+    ck_assert(!exists("part/summary.json"));
+    long long stopped = st_ok("part/checkpoint.safetensors");
+    ck_assert_int_gt(stopped, 0);
+    ck_assert_int_lt(stopped, 1500);
+    run_qkv(&r, "train", "--resume", "part", "--threads", "1", "--quiet", NULL);
+    ck_assert_msg(r.exited && r.status == 0, "resume: exit %d: %s", r.status, r.err);
+    char *a = metrics_sans_timing("full"), *b = metrics_sans_timing("part");
+    ck_assert_int_gt(strlen(a), 1000);
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    size_t na, nb;
+    char *ma = slurp("full/model.safetensors", &na), *mb = slurp("part/model.safetensors", &nb);
+    ck_assert_msg(ma && mb && na == nb && !memcmp(ma, mb, na), "model.safetensors differs after the resume");
+    free(ma);
+    free(mb);
+}
+END_TEST
+
+/* ---- (c) failed writes ------------------------------------------------------------------------ */
+
+#define W_CFG "{" MODEL TASK \
+    " \"train\": {\"steps\": 40, \"batch\": 8, \"eval_every\": 0, \"log_every\": 1, \"checkpoint_every\": 1," \
+    " \"eval_examples\": 16}}\n"
+
+/* a run stopped at step 5 with its checkpoint; copies of its files */
+static void stopped_run(char **ckpt, size_t *nckpt, char **model, size_t *nmodel, char **metrics, size_t *nmetrics) {
+    write_text("cfg.json", W_CFG);
+    result r;
+    run_qkv(&r, "train", "cfg.json", "--out", "run", "--threads", "1", "--quiet", "--stop-after", "5", NULL);
+    ck_assert_msg(r.exited && r.status == 1, "exit %d: %s", r.status, r.err);
+    ck_assert_int_eq(st_ok("run/checkpoint.safetensors"), 5);
+    *ckpt = slurp("run/checkpoint.safetensors", nckpt);
+    *model = slurp("run/model.safetensors", nmodel);
+    *metrics = slurp("run/metrics.jsonl", nmetrics);
+}
+
+static void assert_same(const char *rel, const char *old, size_t nold) {
+    size_t n;
+    char *now = slurp(rel, &n);
+    ck_assert_msg(now && n == nold && !memcmp(now, old, n), "%s changed", rel);
+    free(now);
+}
+
+START_TEST(test_out_dir_under_a_file) {
+    write_text("cfg.json", W_CFG);
+    write_text("file", "a regular file\n");
+    result r;
+    run_qkv(&r, "train", "cfg.json", "--out", "file/run", "--threads", "1", "--quiet", NULL);
+    ck_assert_msg(r.exited && r.status == 1 && one_line(r.err), "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "qkv train: file/run: cannot create directory: Not a directory"), "%s", r.err);
+}
+END_TEST
+
+START_TEST(test_checkpoint_write_fails_keeps_previous) {
+    char *ck, *model, *metrics;
+    size_t nck, nmodel, nmetrics;
+    stopped_run(&ck, &nck, &model, &nmodel, &metrics, &nmetrics);
+    result r;
+    run_with_full(&r, "run", "checkpoint.safetensors", "train --resume run --threads 1 --quiet");
+    ck_assert_msg(r.exited && r.status == 1 && one_line(r.err), "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "qkv train: run/checkpoint.safetensors: writing run/checkpoint.safetensors.tmp.") &&
+                  strstr(r.err, "No space left on device"), "%s", r.err);
+    /* the previous checkpoint and model are untouched and load; nothing temporary is left */
+    assert_same("run/checkpoint.safetensors", ck, nck);
+    assert_same("run/model.safetensors", model, nmodel);
+    ck_assert_int_eq(st_ok("run/checkpoint.safetensors"), 5);
+    char found[300];
+    ck_assert_msg(!has_temp("run", found, sizeof found), "left: %s", found);
+    ck_assert(!exists("run/summary.json"));
+    /* and the run goes on from it */
+    run_qkv(&r, "train", "--resume", "run", "--threads", "1", "--quiet", "--stop-after", "2", NULL);
+    ck_assert_msg(r.exited && r.status == 1 && strstr(r.err, "stopped at step 7"), "exit %d: %s", r.status, r.err);
+    ck_assert_int_eq(metrics_consecutive("run"), 7);
+    free(ck);
+    free(model);
+    free(metrics);
+}
+END_TEST
+
+START_TEST(test_metrics_write_fails) {
+    char *ck, *model, *metrics;
+    size_t nck, nmodel, nmetrics;
+    stopped_run(&ck, &nck, &model, &nmodel, &metrics, &nmetrics);
+    result r;
+    run_with_full(&r, "run", "metrics.jsonl", "train --resume run --threads 1 --quiet");
+    ck_assert_msg(r.exited && r.status == 1 && one_line(r.err), "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "qkv train: run/metrics.jsonl: cannot write: No space left on device"), "%s", r.err);
+    assert_same("run/checkpoint.safetensors", ck, nck);
+    assert_same("run/metrics.jsonl", metrics, nmetrics);
+    char found[300];
+    ck_assert_msg(!has_temp("run", found, sizeof found), "left: %s", found);
+    free(ck);
+    free(model);
+    free(metrics);
+}
+END_TEST
+
+START_TEST(test_summary_write_fails) {
+    write_text("cfg.json", W_CFG);
+    ck_assert_int_eq(mkdir(path_in((char[512]){0}, 512, "run"), 0755), 0);
+    result r;
+    run_with_full(&r, "run", "summary.json", "train cfg.json --out run --threads 1 --quiet --set train.steps=3");
+    ck_assert_msg(r.exited && r.status == 1 && one_line(r.err), "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "qkv train: run/summary.json: cannot write: No space left on device"), "%s", r.err);
+    ck_assert(!exists("run/summary.json"));
+    ck_assert_int_eq(st_ok("run/checkpoint.safetensors"), 3);
+    ck_assert_int_eq(st_ok("run/model.safetensors"), 3);
+    char found[300];
+    ck_assert_msg(!has_temp("run", found, sizeof found), "left: %s", found);
+}
+END_TEST
+
+/* ---- (d) NaN and Inf ------------------------------------------------------------------------- */
+
+/* plain SGD at the largest allowed learning rate, no clipping: the weights grow until the
+ * forward pass overflows (about step 23 for this model) */
+#define NAN_CFG "{" MODEL TASK \
+    " \"train\": {\"steps\": 60, \"batch\": 4, \"eval_every\": 0, \"log_every\": 1, \"eval_examples\": 8},\n" \
+    " \"optim\": {\"name\": \"sgd\", \"lr\": 10, \"schedule\": \"constant\"}}\n"
+
+START_TEST(test_nonfinite_stops) {
+    write_text("cfg.json", NAN_CFG);
+    result r;
+    run_qkv(&r, "train", "cfg.json", "--out", "run", "--threads", "1", "--quiet", NULL);
+    ck_assert_msg(r.exited && r.status == 1 && one_line(r.err), "exit %d: %s", r.status, r.err);
+    long long step = 0;
+    char what[64] = "";
+    ck_assert_msg(sscanf(r.err, "qkv train: step %lld: non-finite value in %63[^(]", &step, what) == 2, "%s", r.err);
+    ck_assert_msg(!strcmp(what, "the loss ") || !strncmp(what, "the gradient of ", 16), "%s", r.err);
+    ck_assert_int_gt(step, 1);
+    /* it stopped on that step: the metrics end just before it, no summary */
+    ck_assert_int_eq(metrics_consecutive("run"), step - 1);
+    ck_assert(!exists("run/summary.json"));
+}
+END_TEST
+
+START_TEST(test_nonfinite_skipped_and_counted) {
+    write_text("cfg.json", NAN_CFG);
+    result r;
+    run_qkv(&r, "train", "cfg.json", "--out", "run", "--threads", "1", "--quiet", "--set", "train.skip_nonfinite=true",
+            NULL);
+    ck_assert_msg(r.exited && r.status == 0, "exit %d: %s", r.status, r.err);
+    char *sum = slurp("run/summary.json", NULL);
+    ck_assert_ptr_nonnull(sum);
+    double skipped = json_num(sum, "skipped_steps");
+    ck_assert_msg(skipped > 0, "%s", sum);
+    ck_assert_msg(!strstr(sum, "nan") && !strstr(sum, "inf"), "summary.json is not JSON: %s", sum);
+    /* never silent: one line per skipped step, even with --quiet */
+    int lines = 0;
+    for (const char *p = r.err; (p = strstr(p, "skipped (non-finite value in")); p++) lines++;
+    ck_assert_int_eq(lines, (int)skipped);
+    ck_assert_int_eq(metrics_consecutive("run"), 60); /* finite numbers or null, every step */
+    free(sum);
+}
+END_TEST
+
+/* the fast exp meets NaN once training diverges: NaN in, NaN out (it used to convert NaN to an
+ * integer and shift a negative value: undefined, reported by UBSan in test_nonfinite_stops) */
+START_TEST(test_fast_exp_nonfinite) {
+    volatile float nan = NAN, inf = INFINITY;
+    ck_assert(isnan(qkv_expf_fast(nan)));
+    ck_assert(isnan(qkv_expf_fast(-nan)));
+    ck_assert(isfinite(qkv_expf_fast(inf)) && qkv_expf_fast(inf) > 1e38f);
+    ck_assert(qkv_expf_fast(-inf) == 0.0f);
+    ck_assert(isnan(qkv_normal_cdf_fast(nan)));
+}
+END_TEST
+
+Suite *faults_suite(void) {
+    Suite *s = suite_create("faults");
+    TCase *tc = tcase_create("faults");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_kill9_checkpoints_atomic);
+    tcase_add_loop_test(tc, test_signal_saves_and_resumes, 0, 2);
+    tcase_add_test(tc, test_out_dir_under_a_file);
+    tcase_add_test(tc, test_checkpoint_write_fails_keeps_previous);
+    tcase_add_test(tc, test_metrics_write_fails);
+    tcase_add_test(tc, test_summary_write_fails);
+    tcase_add_test(tc, test_nonfinite_stops);
+    tcase_add_test(tc, test_nonfinite_skipped_and_counted);
+    tcase_add_test(tc, test_fast_exp_nonfinite);
+    suite_add_tcase(s, tc);
+    return s;
+}
