@@ -9,6 +9,7 @@
 #include "autograd/gradcheck.h"
 #include "nn/model.h"
 #include "nn/model_check.h"
+#include "tensor/parallel.h"
 #include "tensor/rng.h"
 #include "suites.h"
 
@@ -322,6 +323,41 @@ START_TEST(test_sequence_too_long) {
 }
 END_TEST
 
+/* qkv's own threads split work so that every element is computed as in serial code:
+ * loss and every gradient are the same bits with 1, 2 or 3 threads */
+START_TEST(test_threads_bit_identical) {
+    qkv_model_config c = qkv_model_config_default();
+    c.vocab = 64; c.seq_len = 32; c.d_model = 64; c.heads = 4; c.layers = 2; c.d_ff = 256;
+    c.attn.qkv = (qkv_attn_qkv)(_i % QKV_ATTN_QKV_COUNT);
+    c.attn.rel_pos_bias = _i % 2;
+    char err[256];
+    qkv_model *m = qkv_model_new(&c, QKV_F32, 3, err, sizeof err);
+    qkv_tensor *tok = tokens_of(16, 32, 64, 1), *tgt = tokens_of(16, 32, 64, 2); /* big enough to split */
+    ((int32_t *)tgt->data)[5] = -100;
+    qkv_ctx *ctx = qkv_ctx_new();
+    float *ref = malloc((size_t)m->params.numel * sizeof *ref);
+    double ref_loss = 0;
+    for (int threads = 1; threads <= 3; threads++) {
+        ck_assert_int_eq(qkv_set_threads(threads), 0);
+        qkv_params_zero_grad(&m->params);
+        qkv_ctx_reset(ctx);
+        qkv_tensor *loss = qkv_model_loss(ctx, m, tok, tgt, NULL);
+        ck_assert_int_eq(qkv_backward(ctx, loss), 0);
+        if (threads == 1) {
+            ref_loss = qkv_tensor_get(loss, 0);
+            memcpy(ref, m->params.grad, (size_t)m->params.numel * sizeof *ref);
+        } else {
+            ck_assert(qkv_tensor_get(loss, 0) == ref_loss);
+            ck_assert_msg(!memcmp(ref, m->params.grad, (size_t)m->params.numel * sizeof *ref),
+                          "gradients differ with %d threads", threads);
+        }
+    }
+    qkv_set_threads(1);
+    free(ref);
+    qkv_ctx_free(ctx); qkv_tensor_free(tok); qkv_tensor_free(tgt); qkv_model_free(m);
+}
+END_TEST
+
 Suite *nn_suite(void) {
     Suite *s = suite_create("nn");
     TCase *g = tcase_create("gradcheck");
@@ -341,6 +377,7 @@ Suite *nn_suite(void) {
     tcase_add_test(p, test_identity_single_token);
     tcase_add_test(p, test_padding_keys_ignored);
     tcase_add_test(p, test_sequence_too_long);
+    tcase_add_loop_test(p, test_threads_bit_identical, 0, 2 * QKV_ATTN_QKV_COUNT);
     suite_add_tcase(s, p);
     return s;
 }

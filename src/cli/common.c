@@ -1,5 +1,6 @@
 /* Shared helpers of the qkv subcommands. */
 #include "cli/cli.h"
+#include "tensor/parallel.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -59,9 +60,9 @@ int qkv_cli_load_config(const char *cmd, const char *path, const char *const *se
 }
 
 void qkv_cli_set_threads(int n) {
+    if (n <= 0) return;
 #ifdef OPENBLAS_VERSION
-    if (n > 0) openblas_set_num_threads(n);
-#else
-    (void)n;
+    openblas_set_num_threads(n); /* BLAS's threads for the matrix products */
 #endif
+    qkv_set_threads(n);          /* qkv's own for everything else (never at the same time) */
 }

@@ -1,4 +1,5 @@
 #include "optim/optim.h"
+#include "tensor/parallel.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -39,24 +40,39 @@ static void sgd(qkv_optim *o, float *p, float *g, double lr) {
     }
 }
 
+typedef struct {
+    float *p, *g, *m, *v;
+    float b1, b2, a1, a2, eps, step_size, bc2_sqrt, wd, shrink;
+    bool decoupled;
+} adam_job;
+
+/* one pass over [i0, i1), vectorisable, in the order of PyTorch's single-tensor Adam */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void adam_range(void *arg, int64_t i0, int64_t i1) {
+    adam_job *j = arg;
+    float *p = j->p, *g = j->g, *m = j->m, *v = j->v;
+    for (int64_t i = i0; i < i1; i++) {
+        float gi = g[i];
+        if (j->decoupled) p[i] *= j->shrink;
+        else if (j->wd != 0) gi += j->wd * p[i];
+        m[i] = m[i] * j->b1 + j->a1 * gi;
+        v[i] = v[i] * j->b2 + j->a2 * gi * gi;
+        float denom = sqrtf(v[i]) / j->bc2_sqrt + j->eps;
+        p[i] -= j->step_size * (m[i] / denom);
+    }
+}
+
 static void adam(qkv_optim *o, float *p, float *g, double lr, bool decoupled) {
     const qkv_optim_config *c = &o->cfg;
     double bc1 = 1 - pow(c->beta1, (double)o->step), bc2 = 1 - pow(c->beta2, (double)o->step);
     /* scalars are computed in double and rounded once, as PyTorch passes them to its kernels */
-    float b1 = (float)c->beta1, b2 = (float)c->beta2, eps = (float)c->eps;
-    float a1 = (float)(1 - c->beta1), a2 = (float)(1 - c->beta2);
-    float step_size = (float)(lr / bc1), bc2_sqrt = (float)sqrt(bc2);
-    float wd = (float)c->weight_decay, shrink = (float)(1 - lr * c->weight_decay);
-    float *m = o->m, *v = o->v;
-    for (int64_t i = 0; i < o->n; i++) { /* one pass, vectorisable: the order PyTorch uses */
-        float gi = g[i];
-        if (decoupled) p[i] *= shrink;
-        else if (wd != 0) gi += wd * p[i];
-        m[i] = m[i] * b1 + a1 * gi;
-        v[i] = v[i] * b2 + a2 * gi * gi;
-        float denom = sqrtf(v[i]) / bc2_sqrt + eps;
-        p[i] -= step_size * (m[i] / denom);
-    }
+    adam_job j = {.p = p, .g = g, .m = o->m, .v = o->v, .b1 = (float)c->beta1, .b2 = (float)c->beta2,
+                  .a1 = (float)(1 - c->beta1), .a2 = (float)(1 - c->beta2), .eps = (float)c->eps,
+                  .step_size = (float)(lr / bc1), .bc2_sqrt = (float)sqrt(bc2), .wd = (float)c->weight_decay,
+                  .shrink = (float)(1 - lr * c->weight_decay), .decoupled = decoupled};
+    qkv_parallel_for(o->n, 16384, adam_range, &j);
 }
 
 void qkv_optim_step(qkv_optim *o, float *p, float *g, double lr) {

@@ -61,7 +61,7 @@ void K(binary_backward)(qkv_binop op, const qkv_bcast *bc, const real *a, const 
 }
 
 QKV_VECTOR_CLONES
-void K(binary_flat)(qkv_binop op, int64_t n, const real *a, const real *b, real *y) {
+static void binary_flat_serial(qkv_binop op, int64_t n, const real *a, const real *b, real *y) {
     switch (op) { /* the switch is outside the loops so each one vectorises */
     case QKV_BIN_ADD: for (int64_t i = 0; i < n; i++) y[i] = a[i] + b[i]; break;
     case QKV_BIN_SUB: for (int64_t i = 0; i < n; i++) y[i] = a[i] - b[i]; break;
@@ -71,8 +71,8 @@ void K(binary_flat)(qkv_binop op, int64_t n, const real *a, const real *b, real 
 }
 
 QKV_VECTOR_CLONES
-void K(binary_flat_backward)(qkv_binop op, int64_t n, const real *a, const real *b, const real *dy,
-                             real *da, real *db) {
+static void binary_flat_backward_serial(qkv_binop op, int64_t n, const real *a, const real *b,
+                                        const real *dy, real *da, real *db) {
     switch (op) {
     case QKV_BIN_ADD:
     case QKV_BIN_SUB:
@@ -92,16 +92,57 @@ void K(binary_flat_backward)(qkv_binop op, int64_t n, const real *a, const real 
 }
 
 QKV_VECTOR_CLONES
-void K(affine)(int64_t n, const real *x, double alpha, double beta, real *y) {
+static void affine_serial(int64_t n, const real *x, double alpha, double beta, real *y) {
     real a = (real)alpha, b = (real)beta;
     for (int64_t i = 0; i < n; i++) y[i] = a * x[i] + b;
 }
 
 QKV_VECTOR_CLONES
-void K(axpy)(int64_t n, double alpha, const real *x, real *y) {
+static void axpy_serial(int64_t n, double alpha, const real *x, real *y) {
     real a = (real)alpha;
     if (a == 1)
         for (int64_t i = 0; i < n; i++) y[i] += x[i];
     else
         for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
+}
+
+/* the public flat kernels: ranges of elements on qkv's threads */
+typedef struct { qkv_binop op; const real *a, *b, *dy; real *y, *da, *db; double alpha, beta; } flat_job;
+
+static void binary_flat_range(void *p, int64_t s, int64_t e) {
+    flat_job *j = p;
+    binary_flat_serial(j->op, e - s, j->a + s, j->b + s, j->y + s);
+}
+void K(binary_flat)(qkv_binop op, int64_t n, const real *a, const real *b, real *y) {
+    flat_job j = {.op = op, .a = a, .b = b, .y = y};
+    qkv_parallel_for(n, QKV_GRAIN, binary_flat_range, &j);
+}
+
+static void binary_flat_backward_range(void *p, int64_t s, int64_t e) {
+    flat_job *j = p;
+    binary_flat_backward_serial(j->op, e - s, j->a + s, j->b + s, j->dy + s, j->da ? j->da + s : NULL,
+                                j->db ? j->db + s : NULL);
+}
+void K(binary_flat_backward)(qkv_binop op, int64_t n, const real *a, const real *b, const real *dy, real *da,
+                             real *db) {
+    flat_job j = {.op = op, .a = a, .b = b, .dy = dy, .da = da, .db = db};
+    qkv_parallel_for(n, QKV_GRAIN, binary_flat_backward_range, &j);
+}
+
+static void affine_range(void *p, int64_t s, int64_t e) {
+    flat_job *j = p;
+    affine_serial(e - s, j->a + s, j->alpha, j->beta, j->y + s);
+}
+void K(affine)(int64_t n, const real *x, double alpha, double beta, real *y) {
+    flat_job j = {.a = x, .y = y, .alpha = alpha, .beta = beta};
+    qkv_parallel_for(n, QKV_GRAIN, affine_range, &j);
+}
+
+static void axpy_range(void *p, int64_t s, int64_t e) {
+    flat_job *j = p;
+    axpy_serial(e - s, j->alpha, j->a + s, j->y + s);
+}
+void K(axpy)(int64_t n, double alpha, const real *x, real *y) {
+    flat_job j = {.a = x, .y = y, .alpha = alpha};
+    qkv_parallel_for(n, QKV_GRAIN, axpy_range, &j);
 }

@@ -1,44 +1,83 @@
-/* Layer normalisation over the last axis (PyTorch: biased variance, eps inside the sqrt). */
+/* Layer normalisation over the last axis (PyTorch: biased variance, eps inside the sqrt).
+ * Rows run on qkv's threads; the weight and bias gradients, sums over rows, are split by
+ * column instead, each column summed in row order, so the result never depends on threads. */
 #include "tensor/kernel_prelude.h"
 
+typedef struct {
+    int64_t n;
+    const real *x, *w, *b, *mean, *rstd, *dy;
+    real *y, *mean_out, *rstd_out, *dx, *dw, *db;
+    int64_t rows;
+    double eps;
+} ln_job;
+
 QKV_VECTOR_CLONES
-void K(layernorm)(int64_t rows, int64_t n, const real *x, const real *w, const real *b,
-                  double eps, real *y, real *mean, real *rstd) {
-    for (int64_t r = 0; r < rows; r++, x += n, y += n) {
-        real m = 0, v = 0;
-        for (int64_t j = 0; j < n; j++) m += x[j];
+static void layernorm_range(void *p, int64_t r0, int64_t r1) {
+    ln_job *j = p;
+    int64_t n = j->n;
+    for (int64_t r = r0; r < r1; r++) {
+        const real *x = j->x + r * n;
+        real *y = j->y + r * n, m = 0, v = 0;
+        for (int64_t k = 0; k < n; k++) m += x[k];
         m /= (real)n;
-        for (int64_t j = 0; j < n; j++) { real d = x[j] - m; v += d * d; }
+        for (int64_t k = 0; k < n; k++) { real d = x[k] - m; v += d * d; }
         v /= (real)n;
-        real rs = 1 / sqrt(v + (real)eps);
-        for (int64_t j = 0; j < n; j++) {
-            real h = (x[j] - m) * rs;
-            y[j] = (w ? h * w[j] : h) + (b ? b[j] : 0);
+        real rs = 1 / sqrt(v + (real)j->eps);
+        for (int64_t k = 0; k < n; k++) {
+            real h = (x[k] - m) * rs;
+            y[k] = (j->w ? h * j->w[k] : h) + (j->b ? j->b[k] : 0);
         }
-        mean[r] = m;
-        rstd[r] = rs;
+        j->mean_out[r] = m;
+        j->rstd_out[r] = rs;
     }
 }
 
+void K(layernorm)(int64_t rows, int64_t n, const real *x, const real *w, const real *b, double eps, real *y,
+                  real *mean, real *rstd) {
+    ln_job j = {.n = n, .x = x, .w = w, .b = b, .y = y, .mean_out = mean, .rstd_out = rstd, .eps = eps};
+    qkv_parallel_for(rows, qkv_row_grain(n), layernorm_range, &j);
+}
+
+/* dx += rstd (g - mean(g) - xh mean(g xh)), g = dy w, per row */
 QKV_VECTOR_CLONES
-void K(layernorm_backward)(int64_t rows, int64_t n, const real *x, const real *w,
-                           const real *mean, const real *rstd, const real *dy, real *dx,
-                           real *dw, real *db) {
-    for (int64_t r = 0; r < rows; r++, x += n, dy += n) {
-        real m = mean[r], rs = rstd[r], sum_g = 0, sum_gh = 0;
-        for (int64_t j = 0; j < n; j++) { /* g = dL/dxhat */
-            real h = (x[j] - m) * rs, g = w ? dy[j] * w[j] : dy[j];
+static void layernorm_dx_range(void *p, int64_t r0, int64_t r1) {
+    ln_job *j = p;
+    int64_t n = j->n;
+    for (int64_t r = r0; r < r1; r++) {
+        const real *x = j->x + r * n, *dy = j->dy + r * n, *w = j->w;
+        real m = j->mean[r], rs = j->rstd[r], sum_g = 0, sum_gh = 0;
+        for (int64_t k = 0; k < n; k++) {
+            real h = (x[k] - m) * rs, g = w ? dy[k] * w[k] : dy[k];
             sum_g += g;
             sum_gh += g * h;
-            if (dw) dw[j] += dy[j] * h;
-            if (db) db[j] += dy[j];
         }
-        if (!dx) continue;
         real mg = sum_g / (real)n, mgh = sum_gh / (real)n;
-        real *dxr = dx + r * n;
-        for (int64_t j = 0; j < n; j++) {
-            real h = (x[j] - m) * rs, g = w ? dy[j] * w[j] : dy[j];
-            dxr[j] += rs * (g - mg - h * mgh);
+        real *dx = j->dx + r * n;
+        for (int64_t k = 0; k < n; k++) {
+            real h = (x[k] - m) * rs, g = w ? dy[k] * w[k] : dy[k];
+            dx[k] += rs * (g - mg - h * mgh);
         }
     }
+}
+
+/* dw[k] += sum_r dy[r,k] xh[r,k]; db[k] += sum_r dy[r,k], for columns [k0, k1) */
+static void layernorm_dwdb_range(void *p, int64_t k0, int64_t k1) {
+    ln_job *j = p;
+    int64_t n = j->n;
+    for (int64_t r = 0; r < j->rows; r++) {
+        const real *x = j->x + r * n, *dy = j->dy + r * n;
+        real m = j->mean[r], rs = j->rstd[r];
+        for (int64_t k = k0; k < k1; k++) {
+            if (j->dw) j->dw[k] += dy[k] * ((x[k] - m) * rs);
+            if (j->db) j->db[k] += dy[k];
+        }
+    }
+}
+
+void K(layernorm_backward)(int64_t rows, int64_t n, const real *x, const real *w, const real *mean,
+                           const real *rstd, const real *dy, real *dx, real *dw, real *db) {
+    ln_job j = {.n = n, .x = x, .w = w, .mean = mean, .rstd = rstd, .dy = dy, .dx = dx, .dw = dw, .db = db,
+                .rows = rows};
+    if (dx) qkv_parallel_for(rows, qkv_row_grain(n), layernorm_dx_range, &j);
+    if (dw || db) qkv_parallel_for(n, 8, layernorm_dwdb_range, &j);
 }

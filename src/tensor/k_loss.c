@@ -8,36 +8,71 @@
 #define EXP(v) qkv_expf_fast(v) /* vectorisable */
 #endif
 
+typedef struct {
+    int64_t V;
+    const real *logits, *lse_in;
+    const int32_t *targets;
+    int32_t ignore;
+    real *lse, *dlogits, *row_loss;
+    real g;
+} ce_job;
+
+/* per row: lse and the row's loss (the mean is summed afterwards, in row order) */
+static void cross_entropy_range(void *p, int64_t r0, int64_t r1) {
+    ce_job *j = p;
+    int64_t V = j->V;
+    for (int64_t r = r0; r < r1; r++) {
+        const real *x = j->logits + r * V;
+        real m = x[0];
+        for (int64_t k = 1; k < V; k++) m = x[k] > m ? x[k] : m;
+        real s = 0;
+        for (int64_t k = 0; k < V; k++) s += EXP(x[k] - m);
+        real ls = log(s);
+        j->lse[r] = m + ls; /* for backward's exp(x - lse); the loss avoids this rounding */
+        j->row_loss[r] = j->targets[r] == j->ignore ? 0 : ls - (x[j->targets[r]] - m);
+    }
+}
+
 double K(cross_entropy)(int64_t rows, int64_t V, const real *logits, const int32_t *targets,
                         int32_t ignore, real *lse, int64_t *count) {
-    double total = 0; /* accumulate in double: rows can be many */
+    /* row losses go to a stack buffer (no allocation), 4096 rows at a time; the total is
+     * accumulated in double, in row order, whatever the thread count */
+    real row_loss[4096];
+    ce_job j = {.V = V, .targets = targets, .ignore = ignore, .row_loss = row_loss};
+    double total = 0;
     int64_t c = 0;
-    for (int64_t r = 0; r < rows; r++) {
-        const real *x = logits + r * V;
-        real m = x[0];
-        for (int64_t j = 1; j < V; j++) m = x[j] > m ? x[j] : m;
-        real s = 0;
-        for (int64_t j = 0; j < V; j++) s += EXP(x[j] - m);
-        real ls = log(s);
-        lse[r] = m + ls; /* for backward's exp(x - lse); the loss avoids this rounding */
-        if (targets[r] == ignore) continue;
-        total += (double)(ls - (x[targets[r]] - m));
-        c++;
+    for (int64_t r0 = 0; r0 < rows; r0 += 4096) {
+        int64_t n = rows - r0 < 4096 ? rows - r0 : 4096;
+        j.logits = logits + r0 * V;
+        j.targets = targets + r0;
+        j.lse = lse + r0;
+        qkv_parallel_for(n, qkv_row_grain(V), cross_entropy_range, &j);
+        for (int64_t r = 0; r < n; r++) {
+            if (targets[r0 + r] == ignore) continue;
+            total += (double)row_loss[r];
+            c++;
+        }
     }
     *count = c;
     return c ? total / (double)c : 0.0;
 }
 
 QKV_VECTOR_CLONES
-void K(cross_entropy_backward)(int64_t rows, int64_t V, const real *logits,
-                               const int32_t *targets, int32_t ignore, const real *lse,
-                               double g_over_count, real *dlogits) {
-    real g = (real)g_over_count;
-    for (int64_t r = 0; r < rows; r++) {
-        if (targets[r] == ignore) continue;
-        const real *x = logits + r * V;
-        real *d = dlogits + r * V;
-        for (int64_t j = 0; j < V; j++) d[j] += g * EXP(x[j] - lse[r]);
-        d[targets[r]] -= g;
+static void cross_entropy_backward_range(void *p, int64_t r0, int64_t r1) {
+    ce_job *j = p;
+    int64_t V = j->V;
+    for (int64_t r = r0; r < r1; r++) {
+        if (j->targets[r] == j->ignore) continue;
+        const real *x = j->logits + r * V;
+        real *d = j->dlogits + r * V, l = j->lse_in[r];
+        for (int64_t k = 0; k < V; k++) d[k] += j->g * EXP(x[k] - l);
+        d[j->targets[r]] -= j->g;
     }
+}
+
+void K(cross_entropy_backward)(int64_t rows, int64_t V, const real *logits, const int32_t *targets, int32_t ignore,
+                               const real *lse, double g_over_count, real *dlogits) {
+    ce_job j = {.V = V, .logits = logits, .targets = targets, .ignore = ignore, .lse_in = lse,
+                .dlogits = dlogits, .g = (real)g_over_count};
+    qkv_parallel_for(rows, qkv_row_grain(V), cross_entropy_backward_range, &j);
 }

@@ -22,14 +22,29 @@ void K(gemm_batched)(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_
         K(gemm)(ta, tb, M, N, Kd, A + i * sa, B + i * sb, beta, C + i * sc);
 }
 
-QKV_VECTOR_CLONES
-void K(fill_rows)(int64_t rows, int64_t n, const real *b, real *y) {
-    for (int64_t r = 0; r < rows; r++, y += n)
-        for (int64_t j = 0; j < n; j++) y[j] = b[j];
-}
+typedef struct { int64_t rows, n; const real *src; real *dst; } rows_job;
 
 QKV_VECTOR_CLONES
+static void fill_rows_range(void *p, int64_t r0, int64_t r1) {
+    rows_job *j = p;
+    for (int64_t r = r0; r < r1; r++)
+        for (int64_t k = 0; k < j->n; k++) j->dst[r * j->n + k] = j->src[k];
+}
+
+void K(fill_rows)(int64_t rows, int64_t n, const real *b, real *y) {
+    rows_job j = {rows, n, b, y};
+    qkv_parallel_for(rows, qkv_row_grain(n), fill_rows_range, &j);
+}
+
+/* columns [k0, k1) of db, each summed over rows in order */
+QKV_VECTOR_CLONES
+static void sum_rows_range(void *p, int64_t k0, int64_t k1) {
+    rows_job *j = p;
+    for (int64_t r = 0; r < j->rows; r++)
+        for (int64_t k = k0; k < k1; k++) j->dst[k] += j->src[r * j->n + k];
+}
+
 void K(sum_rows)(int64_t rows, int64_t n, const real *dy, real *db) {
-    for (int64_t r = 0; r < rows; r++, dy += n)
-        for (int64_t j = 0; j < n; j++) db[j] += dy[j];
+    rows_job j = {rows, n, dy, db};
+    qkv_parallel_for(n, rows >= QKV_GRAIN ? 8 : (QKV_GRAIN / (rows > 0 ? rows : 1) + 7) / 8 * 8, sum_rows_range, &j);
 }

@@ -1,4 +1,5 @@
-/* Softmax and log-softmax over the last axis, numerically stable (max subtracted). */
+/* Softmax and log-softmax over the last axis, numerically stable (max subtracted).
+ * Rows are independent: ranges of rows run on qkv's threads. */
 #include "tensor/kernel_prelude.h"
 #include <math.h>
 #include "tensor/fastmath.h"
@@ -15,67 +16,116 @@ static real row_max(int64_t n, const real *x) {
     return m;
 }
 
+/* one row: y = softmax(x); x may equal y */
 QKV_VECTOR_CLONES
+static void softmax_row(int64_t n, const real *x, real *y) {
+    real m = row_max(n, x);
+    if (m == -INFINITY) { /* fully masked row: no mass anywhere, output zeros (not NaN) */
+        for (int64_t j = 0; j < n; j++) y[j] = 0;
+        return;
+    }
+    real s = 0;
+    for (int64_t j = 0; j < n; j++) y[j] = EXP(x[j] - m);
+    for (int64_t j = 0; j < n; j++) s += y[j];
+    real inv = 1 / s;
+    for (int64_t j = 0; j < n; j++) y[j] *= inv;
+}
+
+typedef struct {
+    int64_t n;
+    const real *x, *y, *dy;
+    real *out;
+    const qkv_bcast *bc;
+    const int32_t *mask;
+    real scale, fill;
+} softmax_job;
+
+static void softmax_range(void *p, int64_t b, int64_t e) {
+    softmax_job *j = p;
+    for (int64_t r = b; r < e; r++) softmax_row(j->n, j->x + r * j->n, j->out + r * j->n);
+}
+
 void K(softmax)(int64_t rows, int64_t n, const real *x, real *y) {
-    for (int64_t r = 0; r < rows; r++, x += n, y += n) {
-        real m = row_max(n, x);
-        if (m == -INFINITY) { /* fully masked row: no mass anywhere, output zeros (not NaN) */
-            for (int64_t j = 0; j < n; j++) y[j] = 0;
-            continue;
+    softmax_job j = {.n = n, .x = x, .out = y};
+    qkv_parallel_for(rows, qkv_row_grain(n), softmax_range, &j);
+}
+
+static void masked_softmax_range(void *p, int64_t b, int64_t e) {
+    softmax_job *j = p;
+    const qkv_bcast *bc = j->bc;
+    int64_t n = j->n;
+    for (int64_t r = b; r < e; r++) {
+        const real *xr = j->x + r * n;
+        real *yr = j->out + r * n;
+        if (j->mask) { /* the mask row for x's row r: unravel r over the broadcast plan's outer dims */
+            int64_t i2 = r % bc->n[2], i1 = (r / bc->n[2]) % bc->n[1], i0 = r / (bc->n[2] * bc->n[1]);
+            const int32_t *m = j->mask + i0 * bc->sb[0] + i1 * bc->sb[1] + i2 * bc->sb[2];
+            int64_t s3 = bc->sb[3];
+            for (int64_t k = 0; k < n; k++) yr[k] = m[k * s3] ? j->fill : j->scale * xr[k];
+        } else {
+            for (int64_t k = 0; k < n; k++) yr[k] = j->scale * xr[k];
         }
-        real s = 0;
-        for (int64_t j = 0; j < n; j++) y[j] = EXP(x[j] - m);
-        for (int64_t j = 0; j < n; j++) s += y[j];
-        real inv = 1 / s;
-        for (int64_t j = 0; j < n; j++) y[j] *= inv;
+        softmax_row(n, yr, yr); /* in place: reads a value before writing it */
     }
 }
 
-QKV_VECTOR_CLONES
 void K(masked_softmax)(int64_t rows, int64_t n, const real *x, const qkv_bcast *bc,
                        const int32_t *mask, double scale, double fill, real *y) {
-    real sc = (real)scale, fv = (real)fill;
-    for (int64_t r = 0; r < rows; r++) {
-        const real *xr = x + r * n;
-        real *yr = y + r * n;
-        if (mask) { /* the mask row for x's row r: unravel r over the broadcast plan's outer dims */
-            int64_t i2 = r % bc->n[2], i1 = (r / bc->n[2]) % bc->n[1], i0 = r / (bc->n[2] * bc->n[1]);
-            const int32_t *m = mask + i0 * bc->sb[0] + i1 * bc->sb[1] + i2 * bc->sb[2];
-            int64_t s3 = bc->sb[3];
-            for (int64_t j = 0; j < n; j++) yr[j] = m[j * s3] ? fv : sc * xr[j];
-        } else {
-            for (int64_t j = 0; j < n; j++) yr[j] = sc * xr[j];
-        }
-        K(softmax)(1, n, yr, yr); /* in place: reads a value before writing it */
-    }
+    softmax_job j = {.n = n, .x = x, .out = y, .bc = bc, .mask = mask, .scale = (real)scale, .fill = (real)fill};
+    qkv_parallel_for(rows, qkv_row_grain(n), masked_softmax_range, &j);
 }
 
 QKV_VECTOR_CLONES
+static void softmax_backward_row(int64_t n, const real *y, const real *dy, real sc, real *dx) {
+    real dot = 0;
+    for (int64_t j = 0; j < n; j++) dot += dy[j] * y[j];
+    if (sc == 1)
+        for (int64_t j = 0; j < n; j++) dx[j] += y[j] * (dy[j] - dot);
+    else
+        for (int64_t j = 0; j < n; j++) dx[j] += sc * (y[j] * (dy[j] - dot));
+}
+
+static void softmax_backward_range(void *p, int64_t b, int64_t e) {
+    softmax_job *j = p;
+    for (int64_t r = b; r < e; r++)
+        softmax_backward_row(j->n, j->y + r * j->n, j->dy + r * j->n, j->scale, j->out + r * j->n);
+}
+
 void K(softmax_backward)(int64_t rows, int64_t n, const real *y, const real *dy, double scale, real *dx) {
-    real sc = (real)scale;
-    for (int64_t r = 0; r < rows; r++, y += n, dy += n, dx += n) {
-        real dot = 0;
-        for (int64_t j = 0; j < n; j++) dot += dy[j] * y[j];
-        if (sc == 1)
-            for (int64_t j = 0; j < n; j++) dx[j] += y[j] * (dy[j] - dot);
-        else
-            for (int64_t j = 0; j < n; j++) dx[j] += sc * (y[j] * (dy[j] - dot));
+    softmax_job j = {.n = n, .y = y, .dy = dy, .out = dx, .scale = (real)scale};
+    qkv_parallel_for(rows, qkv_row_grain(n), softmax_backward_range, &j);
+}
+
+static void log_softmax_range(void *p, int64_t b, int64_t e) {
+    softmax_job *j = p;
+    int64_t n = j->n;
+    for (int64_t r = b; r < e; r++) {
+        const real *x = j->x + r * n;
+        real *y = j->out + r * n;
+        real m = row_max(n, x), s = 0;
+        for (int64_t k = 0; k < n; k++) s += EXP(x[k] - m);
+        real ls = log(s); /* (x - m) - log s: never form m + log s, which rounds at large m */
+        for (int64_t k = 0; k < n; k++) y[k] = (x[k] - m) - ls;
     }
 }
 
 void K(log_softmax)(int64_t rows, int64_t n, const real *x, real *y) {
-    for (int64_t r = 0; r < rows; r++, x += n, y += n) {
-        real m = row_max(n, x), s = 0;
-        for (int64_t j = 0; j < n; j++) s += EXP(x[j] - m);
-        real ls = log(s); /* (x - m) - log s: never form m + log s, which rounds at large m */
-        for (int64_t j = 0; j < n; j++) y[j] = (x[j] - m) - ls;
+    softmax_job j = {.n = n, .x = x, .out = y};
+    qkv_parallel_for(rows, qkv_row_grain(n), log_softmax_range, &j);
+}
+
+static void log_softmax_backward_range(void *p, int64_t b, int64_t e) {
+    softmax_job *j = p;
+    int64_t n = j->n;
+    for (int64_t r = b; r < e; r++) {
+        const real *y = j->y + r * n, *dy = j->dy + r * n;
+        real *dx = j->out + r * n, s = 0;
+        for (int64_t k = 0; k < n; k++) s += dy[k];
+        for (int64_t k = 0; k < n; k++) dx[k] += dy[k] - exp(y[k]) * s;
     }
 }
 
 void K(log_softmax_backward)(int64_t rows, int64_t n, const real *y, const real *dy, real *dx) {
-    for (int64_t r = 0; r < rows; r++, y += n, dy += n, dx += n) {
-        real s = 0;
-        for (int64_t j = 0; j < n; j++) s += dy[j];
-        for (int64_t j = 0; j < n; j++) dx[j] += dy[j] - exp(y[j]) * s;
-    }
+    softmax_job j = {.n = n, .y = y, .dy = dy, .out = dx};
+    qkv_parallel_for(rows, qkv_row_grain(n), log_softmax_backward_range, &j);
 }

@@ -8,7 +8,7 @@
 #define GELU_C 0.044715
 
 QKV_VECTOR_CLONES
-void K(unary)(qkv_unop op, int64_t n, const real *x, real *y, real *d) {
+static void unary_serial(qkv_unop op, int64_t n, const real *x, real *y, real *d) {
     switch (op) {
     case QKV_UN_EXP: for (int64_t i = 0; i < n; i++) y[i] = exp(x[i]); break;
     case QKV_UN_LOG: for (int64_t i = 0; i < n; i++) y[i] = log(x[i]); break;
@@ -53,8 +53,8 @@ void K(unary)(qkv_unop op, int64_t n, const real *x, real *y, real *d) {
 }
 
 QKV_VECTOR_CLONES
-void K(unary_backward)(qkv_unop op, int64_t n, const real *x, const real *y, const real *d,
-                       const real *dy, real *dx) {
+static void unary_backward_serial(qkv_unop op, int64_t n, const real *x, const real *y, const real *d,
+                                  const real *dy, real *dx) {
     if (d) { /* the forward saved f'(x) */
         for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * d[i];
         return;
@@ -83,4 +83,28 @@ void K(unary_backward)(qkv_unop op, int64_t n, const real *x, const real *y, con
     case QKV_UN_SIGMOID: for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * y[i] * (1 - y[i]); break;
     default: break;
     }
+}
+
+/* the public kernels: ranges of elements on qkv's threads */
+typedef struct { qkv_unop op; const real *x, *y, *d, *dy; real *out, *dout; } unary_job;
+
+static void unary_range(void *p, int64_t b, int64_t e) {
+    unary_job *j = p;
+    unary_serial(j->op, e - b, j->x + b, j->out + b, j->dout ? j->dout + b : NULL);
+}
+
+void K(unary)(qkv_unop op, int64_t n, const real *x, real *y, real *d) {
+    unary_job j = {.op = op, .x = x, .out = y, .dout = d};
+    qkv_parallel_for(n, QKV_GRAIN, unary_range, &j);
+}
+
+static void unary_backward_range(void *p, int64_t b, int64_t e) {
+    unary_job *j = p;
+    unary_backward_serial(j->op, e - b, j->x + b, j->y + b, j->d ? j->d + b : NULL, j->dy + b, j->out + b);
+}
+
+void K(unary_backward)(qkv_unop op, int64_t n, const real *x, const real *y, const real *d, const real *dy,
+                       real *dx) {
+    unary_job j = {.op = op, .x = x, .y = y, .d = d, .dy = dy, .out = dx};
+    qkv_parallel_for(n, QKV_GRAIN, unary_backward_range, &j);
 }

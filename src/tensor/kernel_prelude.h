@@ -4,7 +4,8 @@
 #define QKV_KERNEL_PRELUDE_H
 
 #include "tensor/kernels.h"
-#include <tgmath.h> /* exp, log, ... resolve to the float or double versions by argument type */
+#include <tgmath.h>
+#include "tensor/parallel.h" /* exp, log, ... resolve to the float or double versions by argument type */
 
 #if QKV_KERNEL_F64
 typedef double real;
@@ -13,6 +14,11 @@ typedef double real;
 typedef float real;
 #define K(name) qkv_k_##name##_f32
 #endif
+
+/* smallest piece of work worth a thread: about this many elements */
+#define QKV_GRAIN 16384
+/* rows of n elements per piece */
+static inline int64_t qkv_row_grain(int64_t n) { return n >= QKV_GRAIN ? 1 : QKV_GRAIN / (n > 0 ? n : 1); }
 
 /* Elementwise kernels are also compiled for AVX2 and AVX-512 and picked at load time
  * (ifunc). Results do not change with the vector width: no FMA contraction

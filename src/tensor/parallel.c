@@ -1,0 +1,96 @@
+/* A small persistent thread pool (see parallel.h). Workers spin briefly after each job
+ * (jobs come in quick succession during a step), then sleep on a condition variable. */
+#include "tensor/parallel.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#define MAX_THREADS 64
+#define SPIN 20000 /* polls before a worker sleeps */
+
+static int nthreads = 1, started = 0;
+static pthread_t workers[MAX_THREADS];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+
+/* the current job */
+static void (*job_fn)(void *, int64_t, int64_t);
+static void *job_arg;
+static int64_t job_n, job_chunk;
+static int job_parts;
+static atomic_uint job_gen;     /* bumped for every job */
+static atomic_int job_left;     /* parts not yet finished */
+
+static void run_part(int part) {
+    int64_t b = part * job_chunk, e = b + job_chunk < job_n ? b + job_chunk : job_n;
+    if (b < e) job_fn(job_arg, b, e);
+}
+
+static void *worker(void *p) {
+    int id = (int)(intptr_t)p; /* 1 .. nthreads-1; part 0 is the caller's */
+    unsigned seen = 0;
+    for (;;) {
+        unsigned g;
+        int spins = 0;
+        while ((g = atomic_load_explicit(&job_gen, memory_order_acquire)) == seen && spins < SPIN) {
+            spins++;
+            if ((spins & 255) == 0) sched_yield(); /* let BLAS threads and the caller run */
+        }
+        if (g == seen) {
+            pthread_mutex_lock(&lock);
+            while ((g = atomic_load_explicit(&job_gen, memory_order_acquire)) == seen)
+                pthread_cond_wait(&wake, &lock);
+            pthread_mutex_unlock(&lock);
+        }
+        seen = g;
+        if (id < job_parts) {
+            run_part(id);
+            atomic_fetch_sub_explicit(&job_left, 1, memory_order_release);
+        }
+    }
+    return NULL;
+}
+
+int qkv_set_threads(int n) {
+    if (n < 1) n = 1;
+    if (n > MAX_THREADS) n = MAX_THREADS;
+    while (started < n - 1) { /* threads are started once and kept */
+        if (pthread_create(&workers[started], NULL, worker, (void *)(intptr_t)(started + 1))) {
+            nthreads = started + 1;
+            return -1;
+        }
+        pthread_detach(workers[started]);
+        started++;
+    }
+    nthreads = n;
+    return 0;
+}
+
+int qkv_get_threads(void) { return nthreads; }
+
+void qkv_parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t begin, int64_t end), void *arg) {
+    if (n <= 0) return;
+    if (grain < 1) grain = 1;
+    int parts = nthreads;
+    if (n / grain < parts) parts = (int)(n / grain);
+    if (parts <= 1) {
+        fn(arg, 0, n);
+        return;
+    }
+    job_fn = fn;
+    job_arg = arg;
+    job_n = n;
+    job_chunk = (n + parts - 1) / parts;
+    job_parts = parts;
+    atomic_store_explicit(&job_left, parts - 1, memory_order_relaxed);
+    pthread_mutex_lock(&lock); /* publish under the lock: no sleeping worker misses it */
+    atomic_fetch_add_explicit(&job_gen, 1, memory_order_release);
+    pthread_cond_broadcast(&wake);
+    pthread_mutex_unlock(&lock);
+    run_part(0);
+    int spins = 0;
+    while (atomic_load_explicit(&job_left, memory_order_acquire) > 0)
+        if ((++spins & 255) == 0) sched_yield();
+}
