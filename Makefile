@@ -52,7 +52,7 @@ HEADERS   := $(wildcard src/*.h src/*/*.h)
 # objects depend on a stamp named after the flags, so changing flags rebuilds them
 FLAGS_STAMP := $(BUILD)/.flags-$(shell echo '$(CC) $(CFLAGS_Q) $(KOPT)' | cksum | cut -d' ' -f1)
 
-.PHONY: all test asan install uninstall clean help bench bench-torch demo examples fuzz
+.PHONY: all test asan install uninstall clean help bench bench-torch demo valgrind examples fuzz
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 
 $(FLAGS_STAMP):
@@ -171,6 +171,11 @@ fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	    grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added)' $(FUZZ_BUILD)/fuzz_$$t.log; \
 	    echo "corpus: $$(find $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t -type f | wc -l) files"; \
 	done
+
+# the end-to-end commands under valgrind memcheck (docs/reliability.md)
+valgrind: all
+	@QKV_EXTRA_PKGS="valgrind" scripts/install-deps.sh
+	scripts/valgrind-e2e.sh $(BUILD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
