@@ -51,16 +51,20 @@ typedef struct {
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 static void adam_range(void *arg, int64_t i0, int64_t i1) {
-    adam_job *j = arg;
-    float *p = j->p, *g = j->g, *m = j->m, *v = j->v;
+    const adam_job *j = arg;
+    float *p = j->p, *m = j->m, *v = j->v;
+    const float *g = j->g;
+    const float b1 = j->b1, b2 = j->b2, a1 = j->a1, a2 = j->a2, eps = j->eps, step = j->step_size;
+    const float bc2_sqrt = j->bc2_sqrt, wd = j->wd, shrink = j->shrink;
+    const bool decoupled = j->decoupled;
     for (int64_t i = i0; i < i1; i++) {
         float gi = g[i];
-        if (j->decoupled) p[i] *= j->shrink;
-        else if (j->wd != 0) gi += j->wd * p[i];
-        m[i] = m[i] * j->b1 + j->a1 * gi;
-        v[i] = v[i] * j->b2 + j->a2 * gi * gi;
-        float denom = sqrtf(v[i]) / j->bc2_sqrt + j->eps;
-        p[i] -= j->step_size * (m[i] / denom);
+        if (decoupled) p[i] *= shrink;
+        else if (wd != 0) gi += wd * p[i];
+        m[i] = m[i] * b1 + a1 * gi;
+        v[i] = v[i] * b2 + a2 * gi * gi;
+        float denom = sqrtf(v[i]) / bc2_sqrt + eps;
+        p[i] -= step * (m[i] / denom);
     }
 }
 

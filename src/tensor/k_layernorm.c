@@ -13,8 +13,10 @@ typedef struct {
 
 QKV_VECTOR_CLONES
 static void layernorm_range(void *p, int64_t r0, int64_t r1) {
-    ln_job *j = p;
-    int64_t n = j->n;
+    const ln_job *j = p;
+    const int64_t n = j->n;
+    const real *w = j->w, *bias = j->b, eps = (real)j->eps;
+    real *mean_out = j->mean_out, *rstd_out = j->rstd_out;
     for (int64_t r = r0; r < r1; r++) {
         const real *x = j->x + r * n;
         real *y = j->y + r * n, m = 0, v = 0;
@@ -22,13 +24,16 @@ static void layernorm_range(void *p, int64_t r0, int64_t r1) {
         m /= (real)n;
         for (int64_t k = 0; k < n; k++) { real d = x[k] - m; v += d * d; }
         v /= (real)n;
-        real rs = 1 / sqrt(v + (real)j->eps);
-        for (int64_t k = 0; k < n; k++) {
-            real h = (x[k] - m) * rs;
-            y[k] = (j->w ? h * j->w[k] : h) + (j->b ? j->b[k] : 0);
-        }
-        j->mean_out[r] = m;
-        j->rstd_out[r] = rs;
+        real rs = 1 / sqrt(v + eps);
+        if (w && bias)
+            for (int64_t k = 0; k < n; k++) y[k] = (x[k] - m) * rs * w[k] + bias[k];
+        else
+            for (int64_t k = 0; k < n; k++) {
+                real h = (x[k] - m) * rs;
+                y[k] = (w ? h * w[k] : h) + (bias ? bias[k] : 0);
+            }
+        mean_out[r] = m;
+        rstd_out[r] = rs;
     }
 }
 
@@ -41,10 +46,11 @@ void K(layernorm)(int64_t rows, int64_t n, const real *x, const real *w, const r
 /* dx += rstd (g - mean(g) - xh mean(g xh)), g = dy w, per row */
 QKV_VECTOR_CLONES
 static void layernorm_dx_range(void *p, int64_t r0, int64_t r1) {
-    ln_job *j = p;
-    int64_t n = j->n;
+    const ln_job *j = p;
+    const int64_t n = j->n;
+    const real *w = j->w;
     for (int64_t r = r0; r < r1; r++) {
-        const real *x = j->x + r * n, *dy = j->dy + r * n, *w = j->w;
+        const real *x = j->x + r * n, *dy = j->dy + r * n;
         real m = j->mean[r], rs = j->rstd[r], sum_g = 0, sum_gh = 0;
         for (int64_t k = 0; k < n; k++) {
             real h = (x[k] - m) * rs, g = w ? dy[k] * w[k] : dy[k];
@@ -62,15 +68,16 @@ static void layernorm_dx_range(void *p, int64_t r0, int64_t r1) {
 
 /* dw[k] += sum_r dy[r,k] xh[r,k]; db[k] += sum_r dy[r,k], for columns [k0, k1) */
 static void layernorm_dwdb_range(void *p, int64_t k0, int64_t k1) {
-    ln_job *j = p;
-    int64_t n = j->n;
-    for (int64_t r = 0; r < j->rows; r++) {
+    const ln_job *j = p;
+    const int64_t n = j->n, rows = j->rows;
+    real *dw = j->dw, *db = j->db;
+    for (int64_t r = 0; r < rows; r++) {
         const real *x = j->x + r * n, *dy = j->dy + r * n;
         real m = j->mean[r], rs = j->rstd[r];
-        for (int64_t k = k0; k < k1; k++) {
-            if (j->dw) j->dw[k] += dy[k] * ((x[k] - m) * rs);
-            if (j->db) j->db[k] += dy[k];
-        }
+        if (dw)
+            for (int64_t k = k0; k < k1; k++) dw[k] += dy[k] * ((x[k] - m) * rs);
+        if (db)
+            for (int64_t k = k0; k < k1; k++) db[k] += dy[k];
     }
 }
 

@@ -13,16 +13,26 @@ typedef struct {
 /* x rows r = (i0, i1, i2) in [r0, r1), each of shape[3] elements, scattered into y */
 QKV_VECTOR_CLONES
 static void transpose_range(void *p, int64_t r0, int64_t r1) {
-    layout_job *j = p;
-    const int64_t *s = j->shape, *xs = j->xs;
+    const layout_job *j = p; /* fields into locals: stores through y cannot change them */
+    const int64_t s1 = j->shape[1], s2 = j->shape[2], n = j->shape[3];
+    const int64_t xs0 = j->xs[0], xs1 = j->xs[1], xs2 = j->xs[2], xs3 = j->xs[3];
+    const real *x = j->x;
+    real *y = j->y;
+    const int acc = j->accumulate;
+    int64_t i2 = r0 % s2, i1 = (r0 / s2) % s1, i0 = r0 / (s2 * s1); /* divide once, then count */
     for (int64_t r = r0; r < r1; r++) {
-        int64_t i2 = r % s[2], i1 = (r / s[2]) % s[1], i0 = r / (s[2] * s[1]);
-        const real *xr = j->x + r * s[3];
-        real *yp = j->y + i0 * xs[0] + i1 * xs[1] + i2 * xs[2];
-        if (j->accumulate)
-            for (int64_t k = 0; k < s[3]; k++) yp[k * xs[3]] += xr[k];
+        const real *xr = x + r * n;
+        real *yp = y + i0 * xs0 + i1 * xs1 + i2 * xs2;
+        if (acc)
+            for (int64_t k = 0; k < n; k++) yp[k * xs3] += xr[k];
+        else if (xs3 == 1)
+            for (int64_t k = 0; k < n; k++) yp[k] = xr[k];
         else
-            for (int64_t k = 0; k < s[3]; k++) yp[k * xs[3]] = xr[k];
+            for (int64_t k = 0; k < n; k++) yp[k * xs3] = xr[k];
+        if (++i2 == s2) {
+            i2 = 0;
+            if (++i1 == s1) { i1 = 0; i0++; }
+        }
     }
 }
 
@@ -43,12 +53,14 @@ void K(transpose)(const int64_t shape[4], int a1, int a2, const real *x, real *y
 
 QKV_VECTOR_CLONES
 static void copy_block_range(void *p, int64_t o0, int64_t o1) {
-    layout_job *j = p;
-    int64_t m = j->len * j->inner;
+    const layout_job *j = p;
+    const int64_t m = j->len * j->inner, inner = j->inner, src_n = j->src_n, src_at = j->src_at;
+    const int64_t dst_n = j->dst_n, dst_at = j->dst_at;
+    const int acc = j->accumulate;
     for (int64_t o = o0; o < o1; o++) {
-        const real *s = j->x + (o * j->src_n + j->src_at) * j->inner;
-        real *d = j->y + (o * j->dst_n + j->dst_at) * j->inner;
-        if (j->accumulate)
+        const real *s = j->x + (o * src_n + src_at) * inner;
+        real *d = j->y + (o * dst_n + dst_at) * inner;
+        if (acc)
             for (int64_t k = 0; k < m; k++) d[k] += s[k];
         else
             for (int64_t k = 0; k < m; k++) d[k] = s[k];

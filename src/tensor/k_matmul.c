@@ -26,9 +26,12 @@ typedef struct { int64_t rows, n; const real *src; real *dst; } rows_job;
 
 QKV_VECTOR_CLONES
 static void fill_rows_range(void *p, int64_t r0, int64_t r1) {
-    rows_job *j = p;
+    const rows_job *j = p;
+    const int64_t n = j->n;
+    const real *src = j->src;
+    real *dst = j->dst;
     for (int64_t r = r0; r < r1; r++)
-        for (int64_t k = 0; k < j->n; k++) j->dst[r * j->n + k] = j->src[k];
+        for (int64_t k = 0; k < n; k++) dst[r * n + k] = src[k];
 }
 
 void K(fill_rows)(int64_t rows, int64_t n, const real *b, real *y) {
@@ -39,9 +42,12 @@ void K(fill_rows)(int64_t rows, int64_t n, const real *b, real *y) {
 /* columns [k0, k1) of db, each summed over rows in order */
 QKV_VECTOR_CLONES
 static void sum_rows_range(void *p, int64_t k0, int64_t k1) {
-    rows_job *j = p;
-    for (int64_t r = 0; r < j->rows; r++)
-        for (int64_t k = k0; k < k1; k++) j->dst[k] += j->src[r * j->n + k];
+    const rows_job *j = p;
+    const int64_t n = j->n, rows = j->rows;
+    const real *src = j->src;
+    real *dst = j->dst;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t k = k0; k < k1; k++) dst[k] += src[r * n + k];
 }
 
 void K(sum_rows)(int64_t rows, int64_t n, const real *dy, real *db) {

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #define MAX_THREADS 64
-#define SPIN 20000 /* polls before a worker sleeps */
+#define SPIN 2000 /* polls before a worker sleeps: long spins steal the core from BLAS's threads */
 
 static int nthreads = 1, started = 0;
 static pthread_t workers[MAX_THREADS];
