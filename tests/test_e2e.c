@@ -209,6 +209,18 @@ START_TEST(test_deterministic) {
     snprintf(pa, sizeof pa, "%s/r0/model.safetensors", TMP);
     snprintf(pb, sizeof pb, "%s/r1/model.safetensors", TMP);
     ck_assert(same_file(pa, pb));
+    /* two threads: again the same bits from run to run */
+    for (int i = 3; i < 5; i++)
+        ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r%d --threads 2 --quiet", qkv_bin(), cfg, TMP, i), 0);
+    snprintf(pa, sizeof pa, "%s/r3", TMP);
+    snprintf(pb, sizeof pb, "%s/r4", TMP);
+    metrics_sans_timing(pa, a, sizeof a);
+    metrics_sans_timing(pb, b, sizeof b);
+    ck_assert_str_eq(a, b);
+    snprintf(pa, sizeof pa, "%s/r3/model.safetensors", TMP);
+    snprintf(pb, sizeof pb, "%s/r4/model.safetensors", TMP);
+    ck_assert(same_file(pa, pb));
+    snprintf(pa, sizeof pa, "%s/r0/model.safetensors", TMP);
     /* another seed gives other numbers */
     ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --set train.seed=7 --out %s/r2 --threads 1 --quiet", qkv_bin(), cfg, TMP), 0);
     snprintf(pb, sizeof pb, "%s/r2/model.safetensors", TMP);

@@ -9,6 +9,7 @@
 #include "autograd/gradcheck.h"
 #include "nn/model.h"
 #include "nn/model_check.h"
+#include "tensor/kernels.h"
 #include "tensor/parallel.h"
 #include "tensor/rng.h"
 #include "suites.h"
@@ -323,9 +324,24 @@ START_TEST(test_sequence_too_long) {
 }
 END_TEST
 
-/* qkv's own threads split work so that every element is computed as in serial code:
- * loss and every gradient are the same bits with 1, 2 or 3 threads */
-START_TEST(test_threads_bit_identical) {
+/* qkv's own threads. Kernels other than matrix products split work so that every element
+ * (and every per-column sum) is computed as in serial code: the same bits for any thread
+ * count. Matrix products are split by rows, each piece a BLAS call of its own, and BLAS may
+ * round a piece differently from the whole (it picks kernels by size): so a model's numbers
+ * are the same bits for the same thread count, and agree to float precision across counts. */
+static void model_loss_grads(qkv_model *m, qkv_ctx *ctx, qkv_tensor *tok, qkv_tensor *tgt, int threads,
+                             double *loss_out, float *grads) {
+    ck_assert_int_eq(qkv_set_threads(threads), 0);
+    qkv_params_zero_grad(&m->params);
+    qkv_ctx_reset(ctx);
+    qkv_tensor *loss = qkv_model_loss(ctx, m, tok, tgt, NULL);
+    ck_assert_int_eq(qkv_backward(ctx, loss), 0);
+    *loss_out = qkv_tensor_get(loss, 0);
+    memcpy(grads, m->params.grad, (size_t)m->params.numel * sizeof *grads);
+    qkv_set_threads(1);
+}
+
+START_TEST(test_threads_model) {
     qkv_model_config c = qkv_model_config_default();
     c.vocab = 64; c.seq_len = 32; c.d_model = 64; c.heads = 4; c.layers = 2; c.d_ff = 256;
     c.attn.qkv = (qkv_attn_qkv)(_i % QKV_ATTN_QKV_COUNT);
@@ -335,26 +351,69 @@ START_TEST(test_threads_bit_identical) {
     qkv_tensor *tok = tokens_of(16, 32, 64, 1), *tgt = tokens_of(16, 32, 64, 2); /* big enough to split */
     ((int32_t *)tgt->data)[5] = -100;
     qkv_ctx *ctx = qkv_ctx_new();
-    float *ref = malloc((size_t)m->params.numel * sizeof *ref);
-    double ref_loss = 0;
-    for (int threads = 1; threads <= 3; threads++) {
-        ck_assert_int_eq(qkv_set_threads(threads), 0);
-        qkv_params_zero_grad(&m->params);
-        qkv_ctx_reset(ctx);
-        qkv_tensor *loss = qkv_model_loss(ctx, m, tok, tgt, NULL);
-        ck_assert_int_eq(qkv_backward(ctx, loss), 0);
-        if (threads == 1) {
-            ref_loss = qkv_tensor_get(loss, 0);
-            memcpy(ref, m->params.grad, (size_t)m->params.numel * sizeof *ref);
-        } else {
-            ck_assert(qkv_tensor_get(loss, 0) == ref_loss);
-            ck_assert_msg(!memcmp(ref, m->params.grad, (size_t)m->params.numel * sizeof *ref),
-                          "gradients differ with %d threads", threads);
-        }
+    size_t bytes = (size_t)m->params.numel * sizeof(float);
+    float *g1 = malloc(bytes), *ga = malloc(bytes), *gb = malloc(bytes);
+    double l1, la, lb;
+    model_loss_grads(m, ctx, tok, tgt, 1, &l1, g1);
+    double gmax = 0;
+    for (int64_t i = 0; i < m->params.numel; i++) gmax = fmax(gmax, fabs(g1[i]));
+    for (int threads = 2; threads <= 3; threads++) {
+        model_loss_grads(m, ctx, tok, tgt, threads, &la, ga);
+        model_loss_grads(m, ctx, tok, tgt, threads, &lb, gb);
+        ck_assert(la == lb); /* same thread count: the same bits */
+        ck_assert_msg(!memcmp(ga, gb, bytes), "gradients differ between two runs with %d threads", threads);
+        ck_assert_msg(fabs(la - l1) <= 1e-6 * fabs(l1), "loss %.9g with %d threads, %.9g with 1", la, threads, l1);
+        for (int64_t i = 0; i < m->params.numel; i++) /* float precision, relative to the largest */
+            ck_assert_msg(fabs(ga[i] - g1[i]) <= 1e-5 * gmax, "grad %lld: %g with %d threads, %g with 1",
+                          (long long)i, ga[i], threads, g1[i]);
+    }
+    free(g1); free(ga); free(gb);
+    qkv_ctx_free(ctx); qkv_tensor_free(tok); qkv_tensor_free(tgt); qkv_model_free(m);
+}
+END_TEST
+
+/* every kernel other than the matrix products: the same bits with 1 and 3 threads */
+START_TEST(test_threads_kernels_bit_identical) {
+    enum { R = 512, N = 96, E = R * N };
+    float *x = malloc(E * sizeof(float)), *w = malloc(N * sizeof(float)), *b = malloc(N * sizeof(float));
+    float *out[2], *aux[2], *acc[2], *mean[2], *rstd[2], *col[2];
+    int32_t *idx = malloc(R * sizeof(int32_t)), *mask = malloc(N * N * sizeof(int32_t));
+    qkv_rng r;
+    qkv_rng_seed(&r, 4);
+    for (int i = 0; i < E; i++) x[i] = (float)qkv_rng_normal(&r);
+    for (int i = 0; i < N; i++) { w[i] = (float)qkv_rng_normal(&r); b[i] = (float)qkv_rng_normal(&r); }
+    for (int i = 0; i < R; i++) idx[i] = (int32_t)qkv_rng_below(&r, 7); /* repeated rows: a scatter-add */
+    for (int i = 0; i < N * N; i++) mask[i] = (i % N) > (i / N);
+    qkv_bcast bc;
+    int nd;
+    int64_t xs[4] = {R / N, N, N}, ms[2] = {N, N}, os[4];
+    qkv_bcast_init(&bc, 3, xs, 2, ms, &nd, os);
+    for (int t = 0; t < 2; t++) {
+        out[t] = calloc(E, sizeof(float)); aux[t] = calloc(E, sizeof(float)); acc[t] = calloc(E, sizeof(float));
+        mean[t] = calloc(R, sizeof(float)); rstd[t] = calloc(R, sizeof(float)); col[t] = calloc(N, sizeof(float));
+        qkv_set_threads(t ? 3 : 1);
+        int64_t s4[4] = {4, R / 4, 2, N / 2};
+        qkv_k_unary_f32(QKV_UN_GELU, E, x, out[t], aux[t]);
+        qkv_k_unary_backward_f32(QKV_UN_GELU, E, x, out[t], aux[t], x, acc[t]);
+        qkv_k_softmax_f32(R, N, x, aux[t]);
+        qkv_k_softmax_backward_f32(R, N, aux[t], x, 0.5, acc[t]);
+        qkv_k_masked_softmax_f32(R, N, x, &bc, mask, 0.3, -INFINITY, out[t]);
+        qkv_k_layernorm_f32(R, N, x, w, b, 1e-5, aux[t], mean[t], rstd[t]);
+        qkv_k_layernorm_backward_f32(R, N, x, w, mean[t], rstd[t], out[t], acc[t], col[t], col[t]);
+        qkv_k_sum_rows_f32(R, N, out[t], col[t]);
+        qkv_k_embedding_backward_f32(R, N / 2, idx, x, acc[t]);
+        qkv_k_transpose_f32(s4, 1, 2, x, out[t], 1);
+        qkv_k_binary_flat_backward_f32(QKV_BIN_MUL, E, x, aux[t], out[t], acc[t], NULL);
+        qkv_k_axpy_f32(E, 0.7, out[t], acc[t]);
     }
     qkv_set_threads(1);
-    free(ref);
-    qkv_ctx_free(ctx); qkv_tensor_free(tok); qkv_tensor_free(tgt); qkv_model_free(m);
+    ck_assert(!memcmp(out[0], out[1], E * sizeof(float)));
+    ck_assert(!memcmp(aux[0], aux[1], E * sizeof(float)));
+    ck_assert(!memcmp(acc[0], acc[1], E * sizeof(float)));
+    ck_assert(!memcmp(col[0], col[1], N * sizeof(float)));
+    ck_assert(!memcmp(mean[0], mean[1], R * sizeof(float)) && !memcmp(rstd[0], rstd[1], R * sizeof(float)));
+    for (int t = 0; t < 2; t++) { free(out[t]); free(aux[t]); free(acc[t]); free(mean[t]); free(rstd[t]); free(col[t]); }
+    free(x); free(w); free(b); free(idx); free(mask);
 }
 END_TEST
 
@@ -377,7 +436,8 @@ Suite *nn_suite(void) {
     tcase_add_test(p, test_identity_single_token);
     tcase_add_test(p, test_padding_keys_ignored);
     tcase_add_test(p, test_sequence_too_long);
-    tcase_add_loop_test(p, test_threads_bit_identical, 0, 2 * QKV_ATTN_QKV_COUNT);
+    tcase_add_loop_test(p, test_threads_model, 0, 2 * QKV_ATTN_QKV_COUNT);
+    tcase_add_test(p, test_threads_kernels_bit_identical);
     suite_add_tcase(s, p);
     return s;
 }

@@ -62,7 +62,10 @@ int qkv_cli_load_config(const char *cmd, const char *path, const char *const *se
 void qkv_cli_set_threads(int n) {
     if (n <= 0) return;
 #ifdef OPENBLAS_VERSION
-    openblas_set_num_threads(n); /* BLAS's threads for the matrix products */
+    /* qkv's threads split the matrix products too, each calling single-threaded BLAS:
+     * OpenBLAS's own threads would compete for the same cores (and its threaded path
+     * allocates on every call) */
+    openblas_set_num_threads(1);
 #endif
-    qkv_set_threads(n);          /* qkv's own for everything else (never at the same time) */
+    qkv_set_threads(n);
 }

@@ -2,10 +2,9 @@
 #include "tensor/kernel_prelude.h"
 #include <cblas.h>
 
-void K(gemm)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, const real *B,
-             real beta, real *C) {
-    int lda = (int)(ta ? M : Kd), ldb = (int)(tb ? Kd : N), ldc = (int)N;
-    qkv_gemm_flops += (uint64_t)(2 * M * N * Kd);
+static void blas(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int lda, const real *B,
+                 real beta, real *C) {
+    int ldb = (int)(tb ? Kd : N), ldc = (int)N;
 #if QKV_KERNEL_F64
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 (int)M, (int)N, (int)Kd, 1.0, A, lda, B, ldb, beta, C, ldc);
@@ -15,11 +14,57 @@ void K(gemm)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, co
 #endif
 }
 
-void K(gemm_batched)(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_t Kd,
-                     const real *A, int64_t sa, const real *B, int64_t sb, real beta, real *C,
-                     int64_t sc) {
-    for (int64_t i = 0; i < batch; i++)
-        K(gemm)(ta, tb, M, N, Kd, A + i * sa, B + i * sb, beta, C + i * sc);
+/* With several qkv threads, products are split across them, each calling single-threaded
+ * BLAS on its share (OpenBLAS is then set to one thread: its own threads would compete for
+ * the same cores, and its threaded path allocates on every call). */
+typedef struct {
+    int ta, tb;
+    int64_t M, N, K, sa, sb, sc;
+    const real *A, *B;
+    real beta, *C;
+} gemm_job;
+
+/* rows [m0, m1) of C = op(A) op(B) + beta C */
+static void gemm_rows(void *p, int64_t m0, int64_t m1) {
+    const gemm_job *j = p;
+    int lda = (int)(j->ta ? j->M : j->K);
+    const real *A = j->ta ? j->A + m0 : j->A + m0 * j->K; /* op(A)'s rows m0.. */
+    blas(j->ta, j->tb, m1 - m0, j->N, j->K, A, lda, j->B, j->beta, j->C + m0 * j->N);
+}
+
+/* whole products [b0, b1) of a batch */
+static void gemm_batches(void *p, int64_t b0, int64_t b1) {
+    const gemm_job *j = p;
+    int lda = (int)(j->ta ? j->M : j->K);
+    for (int64_t i = b0; i < b1; i++)
+        blas(j->ta, j->tb, j->M, j->N, j->K, j->A + i * j->sa, lda, j->B + i * j->sb, j->beta, j->C + i * j->sc);
+}
+
+/* a product of m*n*k below this runs on one thread (the split would cost more than it saves) */
+#define GEMM_SPLIT_WORK (1 << 20)
+
+void K(gemm)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, const real *B, real beta, real *C) {
+    qkv_gemm_flops += (uint64_t)(2 * M * N * Kd);
+    gemm_job j = {ta, tb, M, N, Kd, 0, 0, 0, A, B, beta, C};
+    int64_t grain = M * N * Kd >= GEMM_SPLIT_WORK ? 16 : M; /* rows per piece */
+    qkv_parallel_for(M, grain, gemm_rows, &j);
+}
+
+void K(gemm_batched)(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int64_t sa,
+                     const real *B, int64_t sb, real beta, real *C, int64_t sc) {
+    if (batch == 1) {
+        K(gemm)(ta, tb, M, N, Kd, A, B, beta, C);
+        return;
+    }
+    qkv_gemm_flops += (uint64_t)(2 * M * N * Kd * batch);
+    if (sc == 0) { /* every product accumulates into one C (a shared weight's gradient): in order */
+        for (int64_t i = 0; i < batch; i++)
+            blas(ta, tb, M, N, Kd, A + i * sa, (int)(ta ? M : Kd), B + i * sb, beta, C + i * sc);
+        return;
+    }
+    gemm_job j = {ta, tb, M, N, Kd, sa, sb, sc, A, B, beta, C};
+    int64_t per = M * N * Kd, grain = per * batch >= GEMM_SPLIT_WORK ? 1 : batch;
+    qkv_parallel_for(batch, grain, gemm_batches, &j);
 }
 
 typedef struct { int64_t rows, n; const real *src; real *dst; } rows_job;
