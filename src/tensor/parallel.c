@@ -19,8 +19,10 @@ static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static void (*job_fn)(void *, int64_t, int64_t);
 static void *job_arg;
 static int64_t job_n, job_chunk;
-static int job_parts;
-static atomic_uint job_gen;     /* bumped for every job */
+/* generation << 8 | parts, published in one word: a worker decides whether it takes part
+ * from one consistent read (a worker that takes no part must not look at the job again: the
+ * next job may already be replacing it) */
+static _Atomic uint64_t job_word;
 static atomic_int job_left;     /* parts not yet finished */
 
 static void run_part(int part) {
@@ -30,22 +32,22 @@ static void run_part(int part) {
 
 static void *worker(void *p) {
     int id = (int)(intptr_t)p; /* 1 .. nthreads-1; part 0 is the caller's */
-    unsigned seen = 0;
+    uint64_t seen = 0;
     for (;;) {
-        unsigned g;
+        uint64_t w;
         int spins = 0;
-        while ((g = atomic_load_explicit(&job_gen, memory_order_acquire)) == seen && spins < SPIN) {
+        while (((w = atomic_load_explicit(&job_word, memory_order_acquire)) >> 8) == (seen >> 8) && spins < SPIN) {
             spins++;
-            if ((spins & 255) == 0) sched_yield(); /* let BLAS threads and the caller run */
+            if ((spins & 255) == 0) sched_yield(); /* let the caller run */
         }
-        if (g == seen) {
+        if ((w >> 8) == (seen >> 8)) {
             pthread_mutex_lock(&lock);
-            while ((g = atomic_load_explicit(&job_gen, memory_order_acquire)) == seen)
+            while (((w = atomic_load_explicit(&job_word, memory_order_acquire)) >> 8) == (seen >> 8))
                 pthread_cond_wait(&wake, &lock);
             pthread_mutex_unlock(&lock);
         }
-        seen = g;
-        if (id < job_parts) {
+        seen = w;
+        if (id < (int)(w & 0xff)) { /* the job cannot change before this part is counted done */
             run_part(id);
             atomic_fetch_sub_explicit(&job_left, 1, memory_order_release);
         }
@@ -83,10 +85,10 @@ void qkv_parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t be
     job_arg = arg;
     job_n = n;
     job_chunk = (n + parts - 1) / parts;
-    job_parts = parts;
     atomic_store_explicit(&job_left, parts - 1, memory_order_relaxed);
     pthread_mutex_lock(&lock); /* publish under the lock: no sleeping worker misses it */
-    atomic_fetch_add_explicit(&job_gen, 1, memory_order_release);
+    uint64_t gen = (atomic_load_explicit(&job_word, memory_order_relaxed) >> 8) + 1;
+    atomic_store_explicit(&job_word, gen << 8 | (uint64_t)parts, memory_order_release);
     pthread_cond_broadcast(&wake);
     pthread_mutex_unlock(&lock);
     run_part(0);
