@@ -307,7 +307,7 @@ static const bad_case CASES[] = {
     {"text file shorter than a window", "{\"task\": {\"name\": \"text\", \"path\": \"t.txt\", \"seq_len\": 64}}",
      {{"t.txt", "too short\n"}}, CK_NONE, "train cfg.json --out out", 1, "task.path: t.txt has 10 bytes"},
     {"eval --data missing", BASE, {{0}}, CK_GOOD, "eval cfg.json --checkpoint ck.safetensors --data nope.jsonl", 1,
-     "--data: cannot read nope.jsonl: No such file or directory"},
+     "--data: nope.jsonl: cannot read: No such file or directory"},
     {"eval --data ragged", BASE, {{"r.jsonl", "{\"input\": [1, 2], \"target\": [1, 2]}\n{\"input\": [1], \"target\": [1, 2]}\n"}},
      CK_GOOD, "eval cfg.json --checkpoint ck.safetensors --data r.jsonl", 1,
      "r.jsonl:2: \"target\" has 2 entries but \"input\" has 1"},

@@ -960,6 +960,19 @@ int qkv_config_set(qkv_config *c, const char *assignment, char *err, int errlen)
 /* --------------------------------------------------------------- validation */
 
 /* the table's type and range checks, on a struct (it may have been filled in by code) */
+
+/* an int or long long config field, by its size in the table */
+static long long int_field(const key_def *k, const char *field) {
+    if (k->size == sizeof(long long)) {
+        long long x;
+        memcpy(&x, field, sizeof x);
+        return x;
+    }
+    int y;
+    memcpy(&y, field, sizeof y);
+    return y;
+}
+
 static int check_ranges(const qkv_config *c, char *err, int errlen) {
     for (int i = 0; i < NKEYS; i++) {
         const key_def *k = &KEYS[i];
@@ -968,14 +981,7 @@ static int check_ranges(const qkv_config *c, char *err, int errlen) {
         bool ok = true;
         switch (k->kind) {
         case K_INT: {
-            long long x;
-            if (k->size == sizeof(long long)) {
-                memcpy(&x, field, sizeof x);
-            } else {
-                int y;
-                memcpy(&y, field, sizeof y);
-                x = y;
-            }
+            long long x = int_field(k, field);
             ok = in_range(k, (double)x);
             snprintf(got, sizeof got, "%lld", x);
             break;
@@ -1121,14 +1127,7 @@ char *qkv_config_to_json(const qkv_config *c) {
         char num[64];
         switch (k->kind) {
         case K_INT: {
-            long long x;
-            if (k->size == sizeof(long long)) {
-                memcpy(&x, field, sizeof x);
-            } else {
-                int y;
-                memcpy(&y, field, sizeof y);
-                x = y;
-            }
+            long long x = int_field(k, field);
             snprintf(num, sizeof num, "%lld", x);
             item = cJSON_CreateRaw(num);
             break;

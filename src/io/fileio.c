@@ -85,8 +85,8 @@ char *qkv_read_file(const char *path, size_t *len, char *err, int errlen) {
     int bad = ferror(f);
     fclose(f);
     if (!buf || bad) {
-        free(buf);
         snprintf(err, (size_t)errlen, "%s: cannot read: %s", path, buf ? "read error" : "out of memory");
+        free(buf);
         return NULL;
     }
     buf[n] = 0;

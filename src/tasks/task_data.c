@@ -1,5 +1,6 @@
 /* File-backed tasks: byte-level text, and the user's sequences as JSON Lines. */
 #include "tasks/task_data.h"
+#include "io/fileio.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -7,29 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* whole file into memory; "" files are an error (nothing to learn from) */
+/* whole file into memory (io/fileio.h), naming the config key in errors; an empty file is an
+ * error (nothing to learn from) */
 static int read_file(const char *path, const char *key, uint8_t **out, int64_t *len, char *err, int errlen) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, (size_t)errlen, "%s: cannot read %s: %s", key, path, strerror(errno));
-        return -1;
-    }
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = malloc(cap + 1);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap) break;
-        uint8_t *nb = cap > SIZE_MAX / 4 ? NULL : realloc(buf, cap * 2 + 1);
-        if (!nb) { free(buf); buf = NULL; break; }
-        buf = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
-        snprintf(err, (size_t)errlen, "%s: cannot read %s: %s", key, path, buf ? "read error" : "out of memory");
+    char e[768];
+    size_t n;
+    char *buf = qkv_read_file(path, &n, e, sizeof e);
+    if (!buf) {
+        snprintf(err, (size_t)errlen, "%s: %s", key, e);
         return -1;
     }
     if (n == 0) {
@@ -37,8 +23,7 @@ static int read_file(const char *path, const char *key, uint8_t **out, int64_t *
         snprintf(err, (size_t)errlen, "%s: %s is empty", key, path);
         return -1;
     }
-    buf[n] = 0;
-    *out = buf;
+    *out = (uint8_t *)buf;
     *len = (int64_t)n;
     return 0;
 }
