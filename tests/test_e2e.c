@@ -190,6 +190,49 @@ START_TEST(test_resume_equals_uninterrupted) {
     snprintf(pa, sizeof pa, "%s/full/model.safetensors", TMP);
     snprintf(pb, sizeof pb, "%s/part/model.safetensors", TMP);
     ck_assert_msg(same_file(pa, pb), "model.safetensors differs after resume");
+    /* elapsed time carries over the interruption: it never goes backwards */
+    char elapsed[8192];
+    ck_assert_int_eq(run(elapsed, sizeof elapsed, false, "sed -e 's/.*\"elapsed\"://' -e 's/}//' %s/part/metrics.jsonl", TMP), 0);
+    double prev = -1;
+    for (char *tok = strtok(elapsed, "\n"); tok; tok = strtok(NULL, "\n")) {
+        double e = strtod(tok, NULL);
+        ck_assert_msg(e >= prev, "elapsed went from %g back to %g after the resume", prev, e);
+        prev = e;
+    }
+    /* resuming the finished run again keeps its results (it evaluates, it does not zero them) */
+    char before[1024], after[1024];
+    ck_assert_int_eq(run(before, sizeof before, false, "cat %s/full/summary.json", TMP), 0);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train --resume %s/full --threads 1 --quiet", qkv_bin(), TMP), 0);
+    ck_assert_int_eq(run(after, sizeof after, false, "cat %s/full/summary.json", TMP), 0);
+    ck_assert_double_eq(json_num(after, "eval_accuracy"), json_num(before, "eval_accuracy"));
+    ck_assert_double_eq(json_num(after, "eval_loss"), json_num(before, "eval_loss"));
+    ck_assert_double_eq(json_num(after, "train_loss"), json_num(before, "train_loss"));
+}
+END_TEST
+
+/* SIGTERM to qkv ablate alone (kill, timeout, a scheduler) stops its runs too: they save
+ * checkpoints, ablate says how to continue, and the same command then finishes */
+START_TEST(test_ablate_sigterm_stops_runs) {
+    char base[512], cfg[512], out[8192];
+    snprintf(base, sizeof base, "%s/base.json", TMP);
+    write_file(base, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+                     " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
+                     " \"train\": {\"steps\": 300000, \"batch\": 8, \"eval_every\": 0, \"eval_examples\": 16}}\n");
+    snprintf(cfg, sizeof cfg, "%s/abl.json", TMP);
+    write_file(cfg, "{\"base\": \"base.json\", \"variants\": [{\"name\": \"a\", \"set\": []},\n"
+                    " {\"name\": \"b\", \"set\": [\"model.attention.qkv=shared\"]}], \"seeds\": [0]}\n");
+    /* a run of 300000 steps takes minutes: only the forwarded SIGTERM ends it in time */
+    int rc = run(out, sizeof out, true,
+                 "%s ablate %s --out %s/abl --jobs 2 --quiet 2>&1 & p=$!; "
+                 "for i in $(seq 100); do [ -d %s/abl/runs/b/seed0 ] && [ -s %s/abl/runs/b/seed0/metrics.jsonl ] && break; sleep 0.1; done; "
+                 "kill -TERM $p; wait $p", qkv_bin(), cfg, TMP, TMP, TMP);
+    ck_assert_msg(rc == 1, "exit %d: %s", rc, out);
+    ck_assert_ptr_nonnull(strstr(out, "run the same command again"));
+    char path[600];
+    for (int v = 0; v < 2; v++) {
+        snprintf(path, sizeof path, "%s/abl/runs/%c/seed0/checkpoint.safetensors", TMP, "ab"[v]);
+        ck_assert_msg(access(path, R_OK) == 0, "run %c saved no checkpoint", "ab"[v]);
+    }
 }
 END_TEST
 
@@ -329,6 +372,7 @@ Suite *e2e_suite(void) {
     tcase_add_test(tc, test_resume_equals_uninterrupted);
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_tiny_ablation);
+    tcase_add_test(tc, test_ablate_sigterm_stops_runs);
     suite_add_tcase(s, tc);
     return s;
 }

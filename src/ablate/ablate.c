@@ -147,6 +147,10 @@ static void show_progress(int finished, int total, int running, int left, int do
 
 static int execute(plan *p, int jobs, const char *bin, bool quiet, char *err, int errlen) {
     job *js = calloc((size_t)jobs, sizeof *js);
+    if (!js) {
+        snprintf(err, (size_t)errlen, "out of memory");
+        return -1;
+    }
     int running = 0, done = 0, todo = 0, failed = 0;
     for (int r = 0; r < p->n; r++) todo += p->state[r] == 0;
     int skipped = p->n - todo;
@@ -155,7 +159,7 @@ static int execute(plan *p, int jobs, const char *bin, bool quiet, char *err, in
     bool tty = isatty(2) && !quiet;
     double t0 = now(), run_time = 0;
     int next = 0, rc = 0;
-    bool progress_due = false;
+    bool progress_due = false, forwarded = false;
     while (done + failed < todo) {
         while (!interrupted && running < jobs && next < p->n) {
             if (p->state[next] != 0) { next++; continue; }
@@ -170,6 +174,11 @@ static int execute(plan *p, int jobs, const char *bin, bool quiet, char *err, in
             show_progress(skipped + done, p->n, running, todo - done - failed, done, run_time, jobs, t0, tty);
         progress_due = false;
         if (running == 0) break;
+        if (interrupted && !forwarded) { /* SIGTERM to ablate alone (kill, timeout, a scheduler): */
+            for (int k = 0; k < jobs; k++) /* the runs save a checkpoint and stop too */
+                if (js[k].pid) kill(js[k].pid, SIGTERM);
+            forwarded = true;
+        }
         int st;
         pid_t pid = waitpid(-1, &st, 0);
         if (pid < 0) {

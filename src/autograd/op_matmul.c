@@ -42,7 +42,7 @@ qkv_tensor *qkv_matmul(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b, bool ta, bool
 
     int64_t batch = batch_a > batch_b ? batch_a : batch_b;
     int64_t sa = batch_a > 1 || same_lead ? M * Ka : 0, sb = batch_b > 1 || same_lead ? Ka * N : 0;
-    if (batch_b == 1 && !ta && nb == 2 && batch > 1) { /* rows of every batch in one product */
+    if (batch_b == 1 && !ta && nb == 2 && batch > 1 && M * batch <= INT32_MAX) { /* rows of every batch in one product */
         M *= batch;
         batch = 1;
     }

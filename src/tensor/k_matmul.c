@@ -58,8 +58,8 @@ void K(gemm_batched)(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_
     }
     qkv_gemm_flops += (uint64_t)(2 * M * N * Kd * batch);
     if (sc == 0) { /* every product accumulates into one C (a shared weight's gradient): in order */
-        for (int64_t i = 0; i < batch; i++)
-            blas(ta, tb, M, N, Kd, A + i * sa, (int)(ta ? M : Kd), B + i * sb, beta, C + i * sc);
+        for (int64_t i = 0; i < batch; i++) /* beta applies once; later products add on */
+            blas(ta, tb, M, N, Kd, A + i * sa, (int)(ta ? M : Kd), B + i * sb, i ? 1 : beta, C + i * sc);
         return;
     }
     gemm_job j = {ta, tb, M, N, Kd, sa, sb, sc, A, B, beta, C};

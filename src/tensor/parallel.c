@@ -2,6 +2,7 @@
  * (jobs come in quick succession during a step), then sleep on a condition variable. */
 #include "tensor/parallel.h"
 
+#include <cblas.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -67,6 +68,11 @@ int qkv_set_threads(int n) {
         started++;
     }
     nthreads = n;
+#ifdef OPENBLAS_VERSION
+    /* the pool splits matrix products into single-threaded BLAS calls: BLAS's own threads
+     * would compete for the same cores */
+    if (n > 1) openblas_set_num_threads(1);
+#endif
     return 0;
 }
 

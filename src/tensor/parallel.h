@@ -1,15 +1,17 @@
-/* qkv's own threads, for the kernels BLAS does not run: elementwise maps, softmax, layer
- * norm, Adam. Work is split into contiguous ranges; every output element (and every
- * per-column sum) is computed by one thread in the serial order, so results are the same
- * bits for any thread count. The pool is driven from one thread at a time (the caller of
- * the ops) and never calls BLAS itself. */
+/* qkv's own threads: elementwise maps, softmax, layer norm, Adam, and matrix products split
+ * by rows or batches into single-threaded BLAS calls (with more than one thread, OpenBLAS is
+ * set to one thread of its own). Work is split into contiguous ranges; outside the matrix
+ * products every output element (and every per-column sum) is computed by one thread in the
+ * serial order, so those results are the same bits for any thread count. The pool is driven
+ * from one thread at a time (the caller of the ops). */
 #ifndef QKV_PARALLEL_H
 #define QKV_PARALLEL_H
 
 #include <stdint.h>
 
 /* threads for qkv's kernels (1: none; at most 64); starts the pool on first use. Call from
- * the main thread while no kernel runs. 0, or -1 if threads could not be started (then 1). */
+ * the main thread while no kernel runs. 0, or -1 if not all could be started (then as many
+ * as did start, plus the caller). */
 int qkv_set_threads(int n);
 int qkv_get_threads(void);
 

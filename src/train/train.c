@@ -28,6 +28,9 @@ typedef struct run {
     long long step;                 /* steps done */
     double loss_sum, seconds_before; /* training loss since the last log line; time of earlier sessions */
     long long loss_count, skipped;
+    double last_loss;               /* the last finite step loss (a log line's fallback) */
+    double logged_loss;             /* the last logged mean loss (the summary's train_loss) */
+    double t0;                      /* this session's start */
     char path[4096];
 } run;
 
@@ -51,10 +54,12 @@ static int save_checkpoint(run *r, char *err, int errlen) {
     if (!items) { snprintf(err, (size_t)errlen, "out of memory saving a checkpoint"); return -1; }
     for (int i = 0; i < n; i++) items[i] = (qkv_st_item){m->params.items[i]->name, &m->params.items[i]->t};
     int k = n;
-    int64_t pn = m->params.numel, s6 = 6, s8 = 8;
+    int64_t pn = m->params.numel, s6 = 9, s8 = 8;
     qkv_tensor tm, tv, ts, tr;
-    double scal[6] = {(double)r->step, r->loss_sum, (double)r->loss_count, (double)r->skipped,
-                      r->task.train_rng.spare, (double)r->task.train_rng.has_spare};
+    /* everything a resumed run needs to continue as if never stopped (timing included) */
+    double scal[9] = {(double)r->step, r->loss_sum, (double)r->loss_count, (double)r->skipped,
+                      r->task.train_rng.spare, (double)r->task.train_rng.has_spare, r->last_loss,
+                      r->logged_loss, r->seconds_before + (now() - r->t0)};
     int32_t rng[8];
     for (int i = 0; i < 4; i++) {
         rng[2 * i] = (int32_t)(uint32_t)(r->task.train_rng.s[i] & 0xffffffffu);
@@ -84,8 +89,9 @@ static int load_checkpoint(run *r, char *err, int errlen) {
     if (qkv_load_model(r->model, path, err, errlen)) return -1;
     qkv_safetensors *st;
     if (qkv_st_read(path, &st, err, (size_t)errlen)) return -1;
-    int64_t pn = r->model->params.numel, s6 = 6, s8 = 8;
-    double scal[6];
+    const qkv_st_entry *se = qkv_st_find(st, "state.scalars");
+    int64_t pn = r->model->params.numel, s6 = se && se->ndim == 1 && se->shape[0] == 6 ? 6 : 9, s8 = 8;
+    double scal[9] = {0, 0, 0, 0, 0, 0, NAN, NAN, 0}; /* 6 entries: a checkpoint from before 0.1.0's last change */
     int32_t rng[8];
     qkv_tensor tm, tv, ts, tr;
     qkv_shape_init(&ts, QKV_F64, 1, &s6); ts.data = scal;
@@ -102,6 +108,9 @@ static int load_checkpoint(run *r, char *err, int errlen) {
         r->skipped = (long long)scal[3];
         r->task.train_rng.spare = scal[4];
         r->task.train_rng.has_spare = (int)scal[5];
+        r->last_loss = scal[6];
+        r->logged_loss = scal[7];
+        r->seconds_before = scal[8];
         for (int i = 0; i < 4; i++)
             r->task.train_rng.s[i] = (uint64_t)(uint32_t)rng[2 * i] | (uint64_t)(uint32_t)rng[2 * i + 1] << 32;
         r->optim.step = os ? atoll(os) : r->step - r->skipped;
@@ -272,7 +281,10 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
     int rc = setup(r, err, errlen);
     const qkv_train_config *tc = &cfg->train;
     bool tty = isatty(2) && !opt->quiet;
-    double t0 = now(), t_log = t0, last_loss = NAN, lr = 0, gnorm = 0;
+    double t0 = now(), t_log = t0, lr = 0, gnorm = 0;
+    r->t0 = t0;
+    if (!opt->resume) r->last_loss = r->logged_loss = NAN;
+    sum->train_loss = r->logged_loss;
     long long tokens_since = 0, start = r->step;
     qkv_eval_result ev = {0};
     bool have_eval = false;
@@ -323,7 +335,7 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
             }
             r->loss_sum += lv;
             r->loss_count++;
-            last_loss = lv;
+            r->last_loss = lv;
         }
         qkv_params_zero_grad(&r->model->params);
         r->step++;
@@ -343,12 +355,12 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
             have_eval = true;
         }
         if (do_log) {
-            double mean = r->loss_count ? r->loss_sum / (double)r->loss_count : last_loss;
+            double mean = r->loss_count ? r->loss_sum / (double)r->loss_count : r->last_loss;
             if (metrics_line(r, mean, lr, gnorm, do_eval ? &ev : NULL, tps, elapsed, err, errlen)) {
                 rc = -1;
                 break;
             }
-            sum->train_loss = mean;
+            sum->train_loss = r->logged_loss = mean;
             r->loss_sum = 0;
             r->loss_count = 0;
             t_log = t;
@@ -358,6 +370,11 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
         if (do_ckpt && save_checkpoint(r, err, errlen)) rc = -1;
     }
     if (!rc && sum->interrupted && save_checkpoint(r, err, errlen)) rc = -1;
+    /* resuming a run that had already finished (say its summary was lost): evaluate the
+     * final model again rather than report the zeros of a session that trained nothing */
+    if (!rc && !sum->interrupted && r->step == start && r->model &&
+        qkv_evaluate(r->ctx, r->model, &r->task, tc->eval_examples, tc->batch, &ev, err, errlen))
+        rc = -1;
     if (tty && !rc) fputc('\n', stderr);
     sum->eval = ev;
     sum->steps = r->step;
