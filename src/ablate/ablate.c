@@ -151,16 +151,16 @@ static int execute(plan *p, int jobs, const char *bin, bool quiet, char *err, in
         snprintf(err, (size_t)errlen, "out of memory");
         return -1;
     }
-    int running = 0, done = 0, todo = 0, failed = 0;
-    for (int r = 0; r < p->n; r++) todo += p->state[r] == 0;
-    int skipped = p->n - todo;
+    int running = 0, done = 0, pending = 0, failed = 0;
+    for (int r = 0; r < p->n; r++) pending += p->state[r] == 0; /* runs not finished before */
+    int skipped = p->n - pending;
     if (!quiet && skipped)
         fprintf(stderr, "qkv ablate: %d of %d runs already finished (kept)\n", skipped, p->n);
     bool tty = isatty(2) && !quiet;
     double t0 = now(), run_time = 0;
     int next = 0, rc = 0;
     bool progress_due = false, forwarded = false;
-    while (done + failed < todo) {
+    while (done + failed < pending) {
         while (!interrupted && running < jobs && next < p->n) {
             if (p->state[next] != 0) { next++; continue; }
             pid_t pid = launch(p, next, bin, err, errlen);
@@ -171,7 +171,7 @@ static int execute(plan *p, int jobs, const char *bin, bool quiet, char *err, in
             running++;
         }
         if (progress_due && !quiet) /* after the next runs started, so "running" is current */
-            show_progress(skipped + done, p->n, running, todo - done - failed, done, run_time, jobs, t0, tty);
+            show_progress(skipped + done, p->n, running, pending - done - failed, done, run_time, jobs, t0, tty);
         progress_due = false;
         if (running == 0) break;
         if (interrupted && !forwarded) { /* SIGTERM to ablate alone (kill, timeout, a scheduler): */

@@ -84,15 +84,10 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
         free(text);
         return -1;
     }
-    const char *end = NULL;
-    cJSON *j = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
+    cJSON *j = cJSON_ParseWithLengthOpts(text, len + 1, NULL, 1); /* syntax is checked: only OOM fails */
     if (!j) {
-        int line = 1, col = 1;
-        for (const char *p = text; end && p < end; p++) {
-            if (*p == '\n') { line++; col = 1; } else col++;
-        }
         free(text);
-        snprintf(err, (size_t)errlen, "%s:%d:%d: JSON syntax error", path, line, col);
+        snprintf(err, (size_t)errlen, "%s: out of memory reading the config", path);
         return -1;
     }
     free(text);

@@ -26,7 +26,7 @@ static const char USAGE[] =
     "\n"
     "options:\n"
     "  --size S     one size (default: all three)\n"
-    "  --threads N  BLAS threads (default 1)\n"
+    "  --threads N  threads (default 1): qkv's pool, each matrix-product piece on one BLAS thread\n"
     "  --steps K    timed steps (default: 50 tiny, 20 small, 10 medium)\n"
     "  --json       one JSON object per line: size, threads, ms_per_step, tokens_per_s, gflops,\n"
     "               ceiling_gflops, ceiling_share, peak_rss_mb, allocs_per_step, ...\n";

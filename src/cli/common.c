@@ -2,7 +2,6 @@
 #include "cli/cli.h"
 #include "tensor/parallel.h"
 
-#include <cblas.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -60,12 +59,5 @@ int qkv_cli_load_config(const char *cmd, const char *path, const char *const *se
 }
 
 void qkv_cli_set_threads(int n) {
-    if (n <= 0) return;
-#ifdef OPENBLAS_VERSION
-    /* qkv's threads split the matrix products too, each calling single-threaded BLAS:
-     * OpenBLAS's own threads would compete for the same cores (and its threaded path
-     * allocates on every call) */
-    openblas_set_num_threads(1);
-#endif
-    qkv_set_threads(n);
+    if (n > 0) qkv_set_threads(n); /* also keeps OpenBLAS at one thread of its own */
 }

@@ -22,7 +22,8 @@ static const char USAGE[] =
     "  --set KEY=VALUE  override a config key, e.g. --set model.attention.qkv=shared (repeatable)\n"
     "  --out DIR        run directory (default: runs/<config name>-<date>-<time>)\n"
     "  --resume DIR     continue the run in DIR from its last checkpoint\n"
-    "  --threads N      BLAS threads (default: OpenBLAS's; results depend on N)\n"
+    "  --threads N      threads for the step (default: OpenBLAS's own threads only); the\n"
+    "                   same N gives the same bits, different N agree to float precision\n"
     "  --quiet          no progress on stderr\n"
     "  --stop-after N   stop (as Ctrl-C does) after N more steps; for testing resume\n"
     "  -h, --help       show this help\n";
@@ -93,7 +94,7 @@ int qkv_cmd_train(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
 
     qkv_run_opts opt = {.out_dir = out, .quiet = quiet, .resume = resume != NULL,
-                        .stop_after = stop_after, .threads = (int)threads};
+                        .stop_after = stop_after};
     qkv_run_summary s;
     char err[1024];
     int r = qkv_train(&cfg, &opt, &s, err, sizeof err);

@@ -70,8 +70,8 @@ int qkv_set_threads(int n) {
     nthreads = n;
 #ifdef OPENBLAS_VERSION
     /* the pool splits matrix products into single-threaded BLAS calls: BLAS's own threads
-     * would compete for the same cores */
-    if (n > 1) openblas_set_num_threads(1);
+     * would compete for the same cores (and OpenBLAS's threaded path allocates per call) */
+    openblas_set_num_threads(1);
 #endif
     return 0;
 }

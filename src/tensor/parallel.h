@@ -9,7 +9,8 @@
 
 #include <stdint.h>
 
-/* threads for qkv's kernels (1: none; at most 64); starts the pool on first use. Call from
+/* threads for qkv's kernels (1: none; at most 64), and OpenBLAS at one thread of its own;
+ * starts the pool on first use. Call from
  * the main thread while no kernel runs. 0, or -1 if not all could be started (then as many
  * as did start, plus the caller). */
 int qkv_set_threads(int n);

@@ -196,18 +196,6 @@ static const char *nonfinite_param(const qkv_model *m, bool grad) {
     return NULL;
 }
 
-/* true when every value is finite (0 * x is NaN exactly when x is NaN or Inf) */
-static bool all_finite(const float *x, int64_t n) {
-    float acc[8] = {0};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) /* eight independent sums: no dependency chain */
-        for (int k = 0; k < 8; k++) acc[k] += 0.0f * x[i + k];
-    for (; i < n; i++) acc[0] += 0.0f * x[i];
-    float s = 0;
-    for (int k = 0; k < 8; k++) s += acc[k];
-    return s == 0;
-}
-
 /* remove NAME.tmp.PID files that a killed process left in the run directory (never another
  * live process's: PID must be gone) */
 static void remove_stale_temps(run *r) {
@@ -309,6 +297,16 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
         gnorm = qkv_clip_grad_norm(grads, np, cfg->optim.clip);
         lr = qkv_schedule_lr(&cfg->optim, r->step, tc->steps);
         if (!isfinite(lv) || !isfinite(gnorm)) {
+            /* parameters made non-finite by the last update (finite gradients can still overflow
+             * with a huge lr) make every later step non-finite: skipping cannot recover. Checked
+             * here, where it matters, rather than after every update. */
+            const char *bad = nonfinite_param(r->model, false);
+            if (bad) {
+                snprintf(err, (size_t)errlen, "step %lld: parameter %s is non-finite (the update of step "
+                         "%lld overflowed); lower optim.lr or set optim.clip", r->step + 1, bad, r->step);
+                rc = -1;
+                break;
+            }
             const char *where = !isfinite(lv) ? "the loss" : nonfinite_param(r->model, true);
             char what[160];
             snprintf(what, sizeof what, "%s%s", isfinite(lv) ? "the gradient of " : "",
@@ -325,14 +323,6 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
                     tty ? "\r\033[K" : "", r->step + 1, what, r->skipped);
         } else {
             qkv_optim_step(&r->optim, params, grads, lr);
-            if (!all_finite(params, np)) { /* no later step could be skipped out of this */
-                const char *p = nonfinite_param(r->model, false);
-                snprintf(err, (size_t)errlen, "step %lld: the update made parameter %s non-finite "
-                         "(grad norm %.3g, lr %.3g); lower optim.lr or set optim.clip", r->step + 1,
-                         p ? p : "values", gnorm, lr);
-                rc = -1;
-                break;
-            }
             r->loss_sum += lv;
             r->loss_count++;
             r->last_loss = lv;

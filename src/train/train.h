@@ -24,7 +24,6 @@ typedef struct qkv_run_opts {
     bool quiet;                  /* no progress on stderr */
     bool resume;                 /* continue from out_dir's checkpoint */
     long long stop_after;        /* testing: stop (as if interrupted) after this many steps; 0 = off */
-    int threads;                 /* BLAS threads (0 = leave as is) */
 } qkv_run_opts;
 
 typedef struct qkv_run_summary {
