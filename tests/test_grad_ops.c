@@ -97,6 +97,14 @@ static qkv_tensor *f_slice(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
 }
 static qkv_tensor *f_concat(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { return qkv_concat(c, x, n, *(int *)u); }
 
+/* fused attention; one input: q = k = v; two: q = k, v; three: q, k, v */
+typedef struct { int heads; bool causal; const qkv_tensor *mask; double scale; } sdpa_arg;
+static qkv_tensor *f_sdpa(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    const sdpa_arg *a = u;
+    qkv_tensor *k = n > 2 ? x[1] : x[0], *v = x[n - 1];
+    return qkv_sdp_attention(c, x[0], k, v, a->heads, a->mask, a->causal, a->scale, NULL);
+}
+
 /* the diamond: one tensor used as Q, K and V: softmax(X X^T / sqrt d) X */
 static qkv_tensor *f_qkv_diamond(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
     (void)n; (void)u;
@@ -134,7 +142,13 @@ static int CAT0 = 0, CAT1 = 1, CATM1 = -1;
 static int32_t IDX_DATA[6] = {0, 4, 2, 4, 1, 0};
 static int32_t TGT_DATA[6] = {1, 0, -100, 4, 2, 3};
 static int32_t MASK_DATA[9] = {0, 1, 1, 0, 0, 1, 0, 0, 0}; /* causal (T,T), 1 = blocked */
-static qkv_tensor IDX, TGT, MASK;
+/* (2,1,3,3): batch 0 blocks a future key and a whole row, batch 1 only the diagonal */
+static int32_t MASK2_DATA[18] = {0, 0, 1, 1, 1, 1, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+static int32_t MASK70_DATA[70 * 70]; /* (70,70), an irregular pattern, filled by init_aux */
+static qkv_tensor IDX, TGT, MASK, MASK2, MASK70;
+static sdpa_arg SD_CAUSAL = {2, true, NULL, 0.6}, SD_MASK = {2, false, &MASK2, 0.8},
+                SD_BOTH = {2, true, &MASK2, 0.5}, SD_TIED = {3, true, NULL, 0.4},
+                SD_BLOCKS = {2, true, &MASK70, 0.7}, SD_DENSE = {1, false, NULL, 1.1};
 
 static const gcase CASES[] = {
     {"matmul", f_matmul, &MM00, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {4, 5}}, {0}},
@@ -197,6 +211,14 @@ static const gcase CASES[] = {
     {"concat_axis0", f_concat, &CAT0, 2, DOM_NORMAL, {2, 2}, {{2, 3}, {1, 3}}, {0}},
     {"concat_axis1", f_concat, &CAT1, 3, DOM_NORMAL, {3, 3, 3}, {{2, 1, 3}, {2, 2, 3}, {2, 3, 3}}, {0}},
     {"concat_last", f_concat, &CATM1, 2, DOM_NORMAL, {2, 2}, {{3, 2}, {3, 4}}, {0, 1}},
+    {"sdp_attention_causal", f_sdpa, &SD_CAUSAL, 3, DOM_NORMAL, {3, 3, 3}, {{2, 4, 6}, {2, 4, 6}, {2, 4, 6}}, {0}},
+    {"sdp_attention_mask", f_sdpa, &SD_MASK, 3, DOM_NORMAL, {3, 3, 3}, {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}}, {0}},
+    {"sdp_attention_causal_mask", f_sdpa, &SD_BOTH, 3, DOM_NORMAL, {3, 3, 3}, {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}}, {0}},
+    {"sdp_attention_dense", f_sdpa, &SD_DENSE, 3, DOM_NORMAL, {3, 3, 3}, {{1, 5, 3}, {1, 5, 3}, {1, 5, 3}}, {0}},
+    {"sdp_attention_q_eq_k_eq_v", f_sdpa, &SD_TIED, 1, DOM_NORMAL, {3}, {{2, 4, 6}}, {0}},
+    {"sdp_attention_q_eq_k", f_sdpa, &SD_TIED, 2, DOM_NORMAL, {3, 3}, {{2, 4, 6}, {2, 4, 6}}, {0}},
+    {"sdp_attention_const_v", f_sdpa, &SD_CAUSAL, 3, DOM_NORMAL, {3, 3, 3}, {{1, 3, 4}, {1, 3, 4}, {1, 3, 4}}, {0, 0, 1}},
+    {"sdp_attention_row_blocks", f_sdpa, &SD_BLOCKS, 3, DOM_NORMAL, {3, 3, 3}, {{1, 70, 4}, {1, 70, 4}, {1, 70, 4}}, {0}},
     {"diamond_q_eq_k_eq_v", f_qkv_diamond, NULL, 1, DOM_NORMAL, {2}, {{5, 4}}, {0}},
     {"chain_ln_linear_gelu", f_chain, NULL, 3, DOM_NORMAL, {3, 2, 1}, {{2, 3, 4}, {5, 4}, {4}}, {0}},
 };
@@ -210,6 +232,12 @@ static void init_aux(void) {
     TGT.data = TGT_DATA;
     qkv_shape_init(&MASK, QKV_I32, 2, s33);
     MASK.data = MASK_DATA;
+    int64_t s2133[4] = {2, 1, 3, 3}, s70[2] = {70, 70};
+    qkv_shape_init(&MASK2, QKV_I32, 4, s2133);
+    MASK2.data = MASK2_DATA;
+    for (int i = 0; i < 70 * 70; i++) MASK70_DATA[i] = (i / 70 * 5 + i % 70 * 3) % 7 == 0;
+    qkv_shape_init(&MASK70, QKV_I32, 2, s70);
+    MASK70.data = MASK70_DATA;
 }
 
 /* random F64 inputs for a case, seeded by its index */
@@ -343,6 +371,17 @@ static int wrong_masked_softmax(qkv_ctx *ctx, const qkv_record *r) {
     return 0;
 }
 
+/* fused attention whose dS forgets the scale (as if the scores were unscaled) */
+static int wrong_sdp_attention(qkv_ctx *ctx, const qkv_record *r) {
+    const qkv_tensor *m = r->aux;
+    qkv_sdpa_shape s = {r->iv[0], r->iv[1], r->iv[2], r->iv[3], (int)r->iv[4], m ? m->data : NULL, &r->bc, 1.0};
+    double *scratch = malloc((size_t)(s.T * s.T) * sizeof *scratch);
+    qkv_k_sdpa_backward_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, r->saved[0], r->out->grad,
+                            qkv__grad(ctx, r->in[0]), qkv__grad(ctx, r->in[1]), qkv__grad(ctx, r->in[2]), scratch, 1);
+    free(scratch);
+    return 0;
+}
+
 typedef struct { qkv_op op; qkv_backward_fn wrong; int case_index; } broken;
 
 static int find_case(const char *name) {
@@ -361,6 +400,7 @@ START_TEST(test_harness_catches_wrong_rules) {
         {QKV_OP_SOFTMAX, wrong_softmax, find_case("diamond_q_eq_k_eq_v")},
         {QKV_OP_LINEAR, wrong_linear, find_case("linear")},
         {QKV_OP_MASKED_SOFTMAX, wrong_masked_softmax, find_case("masked_softmax")},
+        {QKV_OP_SDP_ATTENTION, wrong_sdp_attention, find_case("sdp_attention_causal_mask")},
     };
     for (size_t k = 0; k < sizeof b / sizeof b[0]; k++) {
         const gcase *gc = &CASES[b[k].case_index];
@@ -378,6 +418,71 @@ START_TEST(test_harness_catches_wrong_rules) {
         for (int i = 0; i < gc->n; i++) qkv_tensor_free(in[i]);
         qkv_ctx_free(ctx);
     }
+}
+END_TEST
+
+/* the fused op against the composed ops it replaces (split heads, Q K^T, masked softmax,
+ * P V, merge heads), outputs and gradients, at a length with several causal row blocks and a
+ * padding mask that blocks whole rows */
+static qkv_tensor *composed_attention(qkv_ctx *c, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int H,
+                                      const qkv_tensor *blocked, double scale) {
+    int64_t B = q->shape[0], T = q->shape[1], d = q->shape[2], s4[4] = {B, T, H, d / H}, s3[3] = {B, T, d};
+    qkv_tensor *qh = qkv_transpose(c, qkv_reshape(c, q, 4, s4), 1, 2);
+    qkv_tensor *kh = qkv_transpose(c, qkv_reshape(c, k, 4, s4), 1, 2);
+    qkv_tensor *vh = qkv_transpose(c, qkv_reshape(c, v, 4, s4), 1, 2);
+    qkv_tensor *p = qkv_masked_softmax(c, qkv_matmul(c, qh, kh, false, true), blocked, scale, -INFINITY);
+    return qkv_reshape(c, qkv_transpose(c, qkv_matmul(c, p, vh, false, false), 1, 2), 3, s3);
+}
+
+START_TEST(test_sdpa_matches_composed) {
+    enum { B = 2, T = 150, D = 8, H = 2 };
+    int64_t s3[3] = {B, T, D}, sm[4] = {B, 1, T, T};
+    qkv_tensor *x[4], *mask = qkv_tensor_zeros(QKV_I32, 4, sm), *causal_mask = qkv_tensor_zeros(QKV_I32, 4, sm);
+    qkv_rng r;
+    qkv_rng_seed(&r, 77);
+    for (int i = 0; i < 4; i++) { /* q, k, v and the loss weights */
+        x[i] = qkv_tensor_zeros(QKV_F64, 3, s3);
+        for (int64_t j = 0; j < x[i]->numel; j++) ((double *)x[i]->data)[j] = qkv_rng_normal(&r);
+        if (i < 3) ck_assert_int_eq(qkv_tensor_require_grad(x[i]), 0);
+    }
+    int32_t *md = mask->data, *cd = causal_mask->data;
+    for (int b = 0; b < B; b++) /* batch 1: the last 20 positions are padding */
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j < T; j++) {
+                md[(b * T + i) * T + j] = b == 1 && j >= T - 20;
+                cd[(b * T + i) * T + j] = md[(b * T + i) * T + j] || j > i;
+            }
+    for (int causal = 0; causal < 2; causal++) {
+        double *grads[2][3];
+        qkv_tensor *outs[2];
+        qkv_ctx *ctx[2] = {qkv_ctx_new(), qkv_ctx_new()};
+        for (int way = 0; way < 2; way++) {
+            for (int i = 0; i < 3; i++) x[i]->grad = NULL;
+            qkv_tensor *y = way ? composed_attention(ctx[way], x[0], x[1], x[2], H, causal ? causal_mask : mask, 0.3)
+                                : qkv_sdp_attention(ctx[way], x[0], x[1], x[2], H, mask, causal, 0.3, NULL);
+            ck_assert_msg(y != NULL, "%s", qkv_ctx_error(ctx[way]));
+            qkv_tensor *loss = qkv_sum(ctx[way], qkv_mul(ctx[way], y, x[3]), -1, false);
+            loss = qkv_sum(ctx[way], qkv_sum(ctx[way], loss, -1, false), -1, false);
+            ck_assert_int_eq(qkv_backward(ctx[way], loss), 0);
+            outs[way] = y;
+            for (int i = 0; i < 3; i++) grads[way][i] = x[i]->grad;
+        }
+        const double *y0 = outs[0]->data, *y1 = outs[1]->data;
+        for (int64_t j = 0; j < outs[0]->numel; j++)
+            ck_assert_msg(fabs(y0[j] - y1[j]) <= 1e-12 * (1 + fabs(y1[j])), "causal %d: y[%lld] %.17g vs %.17g",
+                          causal, (long long)j, y0[j], y1[j]);
+        for (int i = 0; i < 3; i++)
+            for (int64_t j = 0; j < x[i]->numel; j++)
+                ck_assert_msg(fabs(grads[0][i][j] - grads[1][i][j]) <= 1e-12 * (1 + fabs(grads[1][i][j])),
+                              "causal %d: grad %d [%lld] %.17g vs %.17g", causal, i, (long long)j, grads[0][i][j],
+                              grads[1][i][j]);
+        for (int i = 0; i < 3; i++) x[i]->grad = NULL; /* arena memory: gone with the contexts */
+        qkv_ctx_free(ctx[0]);
+        qkv_ctx_free(ctx[1]);
+    }
+    for (int i = 0; i < 4; i++) qkv_tensor_free(x[i]);
+    qkv_tensor_free(mask);
+    qkv_tensor_free(causal_mask);
 }
 END_TEST
 
@@ -404,6 +509,7 @@ Suite *grad_ops_suite(void) {
     tcase_add_test(tc, test_every_op_covered);
     tcase_add_test(tc, test_harness_catches_wrong_rules);
     tcase_add_test(tc, test_sampled_check_counts);
+    tcase_add_test(tc, test_sdpa_matches_composed);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,7 +3,8 @@
 
 static const char *const OP_NAMES[] = {
     "matmul", "linear", "add", "sub", "mul", "div", "affine", "sum", "mean", "exp", "log", "tanh",
-    "sqrt", "relu", "gelu", "gelu_tanh", "sigmoid", "softmax", "log_softmax", "masked_softmax", "layernorm",
+    "sqrt", "relu", "gelu", "gelu_tanh", "sigmoid", "softmax", "log_softmax", "masked_softmax",
+    "sdp_attention", "layernorm",
     "embedding", "cross_entropy", "masked_fill", "reshape", "transpose", "slice", "concat",
     "custom",
 };
@@ -31,6 +32,7 @@ static const qkv_backward_fn BACKWARD[] = {
     qkv__softmax_backward,     /* softmax */
     qkv__log_softmax_backward, /* log_softmax */
     qkv__masked_softmax_backward, /* masked_softmax */
+    qkv__sdp_attention_backward, /* sdp_attention */
     qkv__layernorm_backward,   /* layernorm */
     qkv__embedding_backward,   /* embedding */
     qkv__cross_entropy_backward, /* cross_entropy */

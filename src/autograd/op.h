@@ -23,6 +23,7 @@ typedef enum qkv_op {
     QKV_OP_SOFTMAX,
     QKV_OP_LOG_SOFTMAX,
     QKV_OP_MASKED_SOFTMAX, /* softmax(mask ? fill : scale x), fused for attention */
+    QKV_OP_SDP_ATTENTION,  /* per-head softmax(scale Q K^T, masked) V, fused */
     QKV_OP_LAYERNORM,
     QKV_OP_EMBEDDING,
     QKV_OP_CROSS_ENTROPY,

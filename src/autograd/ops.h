@@ -59,6 +59,14 @@ qkv_tensor *qkv_softmax(qkv_ctx *ctx, qkv_tensor *x);
 /* y = softmax(mask != 0 ? fill : scale x) over the last axis; mask: I32 broadcast over x, or
  * NULL. Attention's scale, mask and softmax in one op, keeping only y for the backward. */
 qkv_tensor *qkv_masked_softmax(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *mask, double scale, double fill);
+/* q, k, v: (B,T,d), d = heads hd -> y: (B,T,d); per head h (columns h hd .. (h+1) hd - 1):
+ * y_h = softmax(blocked ? -inf : scale q_h k_h^T) v_h, blocked = (causal && j > i) || mask[.,.,i,j];
+ * mask: I32 broadcast over (B,heads,T,T), or NULL. A fully blocked row gives zeros. q, k, v may
+ * be the same tensor (tied projections). If probs is not NULL it gets the attention weights
+ * (B,heads,T,T) (not differentiable). Fused: no head split/merge copies, no (B,H,T,T)
+ * gradients, causal blocks skipped (src/tensor/k_attention.c). */
+qkv_tensor *qkv_sdp_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
+                              const qkv_tensor *mask, bool causal, double scale, qkv_tensor **probs);
 /* y = x - logsumexp(x) over the last axis */
 qkv_tensor *qkv_log_softmax(qkv_ctx *ctx, qkv_tensor *x);
 /* y = (x - mean) / sqrt(var + eps) * w + b over the last axis (n); w, b: (n) or NULL */

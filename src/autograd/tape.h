@@ -67,6 +67,7 @@ int qkv__unary_backward(qkv_ctx *ctx, const qkv_record *r);
 int qkv__softmax_backward(qkv_ctx *ctx, const qkv_record *r);
 int qkv__log_softmax_backward(qkv_ctx *ctx, const qkv_record *r);
 int qkv__masked_softmax_backward(qkv_ctx *ctx, const qkv_record *r);
+int qkv__sdp_attention_backward(qkv_ctx *ctx, const qkv_record *r);
 int qkv__layernorm_backward(qkv_ctx *ctx, const qkv_record *r);
 int qkv__embedding_backward(qkv_ctx *ctx, const qkv_record *r);
 int qkv__cross_entropy_backward(qkv_ctx *ctx, const qkv_record *r);

@@ -73,6 +73,12 @@ static qkv_tensor *project(qkv_ctx *ctx, const qkv_linear_layer *l, qkv_tensor *
     return l->w ? qkv_linear_forward(ctx, l, x) : x;
 }
 
+/* y: (B,T,d) merged heads -> gated (if asked) -> Wo */
+static qkv_tensor *output(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *y, qkv_tensor *gate) {
+    if (gate && a->cfg.gate == QKV_GATE_OUTPUT) y = qkv_mul(ctx, y, gate);
+    return qkv_linear_forward(ctx, &a->wo, y);
+}
+
 qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
                                   const qkv_attn_masks *m) {
     if (!x) return NULL;
@@ -80,6 +86,7 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
         return qkv_ctx_fail(ctx, "attention: expected input (B,T,%d), got %s", a->d,
                             qkv_shape_str(x->ndim, x->shape, (char[96]){0}, 96));
     int64_t B = x->shape[0], T = x->shape[1];
+    double scale = 1.0 / sqrt(a->cfg.scale == QKV_SCALE_EMBED ? (double)a->d : (double)a->hd);
     qkv_tensor *gate = a->wg.w ? qkv_sigmoid(ctx, qkv_linear_forward(ctx, &a->wg, x)) : NULL;
     qkv_tensor *q, *k, *v;
     if (a->cfg.qkv == QKV_ATTN_HEAD_SHARED) {
@@ -103,11 +110,16 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
         default: pv = pq; break; /* shared, identity */
         }
         if (gate && a->cfg.gate == QKV_GATE_VALUE) pv = qkv_mul(ctx, pv, gate);
+        if (!(a->rel && m->rel_index)) { /* the common case: one fused op, no head split/merge copies */
+            const qkv_tensor *mask = m->only_causal ? NULL : m->blocked;
+            qkv_tensor *y = qkv_sdp_attention(ctx, pq, pk, pv, a->heads, mask, m->causal, scale, &a->last_att);
+            return output(ctx, a, y, gate);
+        }
+        /* relative position bias: the composed ops (the bias enters between the products) */
         q = split_heads(ctx, a, pq);
         k = pk == pq ? q : split_heads(ctx, a, pk);
         v = pv == pq ? q : pv == pk ? k : split_heads(ctx, a, pv);
     }
-    double scale = 1.0 / sqrt(a->cfg.scale == QKV_SCALE_EMBED ? (double)a->d : (double)a->hd);
     bool quirk = a->cfg.qkv == QKV_ATTN_HEAD_SHARED;
     double fill = quirk ? -1e20 : -INFINITY;
     qkv_tensor *s = qkv_matmul(ctx, q, k, false, true); /* (B,H,T,T) */
@@ -124,6 +136,5 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
     qkv_tensor *y = qkv_matmul(ctx, att, v, false, false); /* (B,H,T,hd) */
     int64_t s3[3] = {B, T, a->d};
     y = qkv_reshape(ctx, qkv_transpose(ctx, y, 1, 2), 3, s3);
-    if (gate && a->cfg.gate == QKV_GATE_OUTPUT) y = qkv_mul(ctx, y, gate);
-    return qkv_linear_forward(ctx, &a->wo, y);
+    return output(ctx, a, y, gate);
 }

@@ -88,6 +88,8 @@ static int build_masks(qkv_ctx *ctx, const qkv_model *m, int64_t B, int64_t T,
         }
     out->blocked = blk;
     out->row_alive = any_dead ? alive : NULL;
+    out->causal = a->causal;
+    out->only_causal = a->causal && !a->self_mask && !pad;
     return 0;
 }
 
@@ -147,17 +149,24 @@ int64_t qkv_model_param_count(const qkv_model_config *c) {
     return saturate(V * d + T * d + (double)c->layers * layer + 2 * d + d * V + V);
 }
 
-/* Calibrated against qkv_ctx_arena_peak of real steps (floats per unit): a block keeps about
- * 32 floats per token and model dimension (38 with a gate), 5 per token and feed-forward unit
- * and 4 per attention weight (the relative-position bias adds 5 per weight and 3 per head and
- * position pair); outside the blocks, about 8 per token and dimension and 2 per token and
- * vocabulary entry. The coefficients below are rounded up, with 12 KiB per layer for small
- * tensors and alignment. */
+/* Calibrated against qkv_ctx_arena_peak of real steps (floats per unit). With the fused
+ * attention op (every variant but head_shared and rel_pos_bias): a block keeps about 26 floats
+ * per token and model dimension (32 with a gate), 5 per token and feed-forward unit, and per
+ * attention weight the weights themselves plus at most as much backward scratch. The composed
+ * path (head_shared, rel_pos_bias) keeps about 32 (38) per token and dimension and 4 per
+ * attention weight (the relative-position bias adds 5 per weight and 3 per head and position
+ * pair). Outside the blocks, about 8 per token and dimension and 2 per token and vocabulary
+ * entry. The coefficients below are rounded up, with 8-12 KiB per layer for small tensors and
+ * alignment. */
 int64_t qkv_model_activation_bytes(const qkv_model_config *c, int batch, int seq) {
     double B = batch, T = seq, BT = B * T, d = c->d_model, F = c->d_ff, H = c->heads;
-    double layer = BT * (d * (c->attn.gate != QKV_GATE_NONE ? 42 : 36) + 6 * F) +
-                   B * H * T * T * (c->attn.rel_pos_bias ? 11 : 5) +
-                   (c->attn.rel_pos_bias ? 4 * H * T * T : 0) + 3072;
+    bool gated = c->attn.gate != QKV_GATE_NONE, rel = c->attn.rel_pos_bias;
+    double layer;
+    if (c->attn.qkv != QKV_ATTN_HEAD_SHARED && !rel)
+        layer = BT * (d * (gated ? 34 : 28) + 6 * F) + B * H * T * T * 2 + 2048;
+    else
+        layer = BT * (d * (gated ? 42 : 36) + 6 * F) + B * H * T * T * (rel ? 11 : 5) + (rel ? 4 * H * T * T : 0) +
+                3072;
     double floats = (double)c->layers * layer + BT * (12 * d + 3 * (double)c->vocab) + 2 * B * T * T + 3072;
     return saturate(4 * floats);
 }

@@ -26,6 +26,16 @@ typedef struct qkv_bcast { int64_t n[4], sa[4], sb[4]; } qkv_bcast;
 int qkv_bcast_init(qkv_bcast *bc, int nda, const int64_t *a, int ndb, const int64_t *b,
                    int *out_ndim, int64_t *out_shape);
 
+/* Scaled dot-product attention over H heads of a (B,T,d) layout, d = H hd (k_attention.c):
+ * a query row i may not see key j where (causal && j > i) or mask[b,h,i,j] != 0. */
+typedef struct qkv_sdpa_shape {
+    int64_t B, T, H, hd;
+    int causal;
+    const int32_t *mask;   /* I32 broadcast over (B,H,T,T) by bc (b = the mask), or NULL */
+    const qkv_bcast *bc;
+    double scale;          /* scores are scale Q K^T */
+} qkv_sdpa_shape;
+
 /* floating-point operations done by the gemm kernels (2 M N K each), for benchmarks;
  * updated from the calling thread only (kernels are called from one thread) */
 extern uint64_t qkv_gemm_flops;

@@ -56,6 +56,16 @@ void QKV_K(softmax_backward)(int64_t rows, int64_t n, const QKV_KREAL *y, const 
 void QKV_K(masked_softmax)(int64_t rows, int64_t n, const QKV_KREAL *x, const qkv_bcast *bc,
                            const int32_t *mask, double scale, double fill, QKV_KREAL *y);
 
+/* q, k, v, y: (B,T,H hd), p: (B,H,T,T): per head h, P = softmax(blocked ? -inf : scale Q_h K_h^T)
+ * (a fully blocked row gives zeros), Y_h = P V_h */
+void QKV_K(sdpa)(const qkv_sdpa_shape *s, const QKV_KREAL *q, const QKV_KREAL *k, const QKV_KREAL *v,
+                 QKV_KREAL *p, QKV_KREAL *y);
+/* dv += P^T dY, dq += dS K, dk += dS^T Q, with dS = scale P (dP - rowsum(P dP)), dP = dY V^T;
+ * any of dq, dk, dv may be NULL (or the same array); scratch: (parts, T, T), parts >= 1 */
+void QKV_K(sdpa_backward)(const qkv_sdpa_shape *s, const QKV_KREAL *q, const QKV_KREAL *k,
+                          const QKV_KREAL *v, const QKV_KREAL *p, const QKV_KREAL *dy, QKV_KREAL *dq,
+                          QKV_KREAL *dk, QKV_KREAL *dv, QKV_KREAL *scratch, int64_t parts);
+
 /* y = x - max - log sum exp(x - max) */
 void QKV_K(log_softmax)(int64_t rows, int64_t n, const QKV_KREAL *x, QKV_KREAL *y);
 /* dx += dy - exp(y) * sum(dy) */

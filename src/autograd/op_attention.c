@@ -1,0 +1,71 @@
+/* sdp_attention: scaled dot-product attention over heads, one op (kernels: k_attention.c). */
+#include "autograd/ops.h"
+#include "autograd/tape.h"
+#include "tensor/parallel.h"
+
+/* record: in q, k, v; aux mask; bc its broadcast plan; saved[0] the weights P (B,H,T,T);
+ * iv 0 B, 1 T, 2 H, 3 hd, 4 causal; dv 0 scale */
+static qkv_sdpa_shape shape_of(const qkv_record *r) {
+    const qkv_tensor *m = r->aux;
+    return (qkv_sdpa_shape){r->iv[0], r->iv[1], r->iv[2], r->iv[3], (int)r->iv[4],
+                            m ? m->data : NULL, &r->bc, r->dv[0]};
+}
+
+qkv_tensor *qkv_sdp_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
+                              const qkv_tensor *mask, bool causal, double scale, qkv_tensor **probs) {
+    if (probs) *probs = NULL;
+    if (!q || !k || !v || !qkv__check_float(ctx, "sdp_attention", q)) return NULL;
+    if (!qkv__check_pair(ctx, "sdp_attention", q, k) || !qkv__check_pair(ctx, "sdp_attention", q, v))
+        return NULL;
+    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3)
+        return qkv_ctx_fail(ctx, "sdp_attention: q, k, v must be (B,T,d), got %s", qkv__shp(q));
+    for (int i = 0; i < 3; i++)
+        if (k->shape[i] != q->shape[i] || v->shape[i] != q->shape[i])
+            return qkv_ctx_fail(ctx, "sdp_attention: q %s, k %s and v %s must have one shape", qkv__shp(q),
+                                qkv__shp(k), qkv__shp(v));
+    int64_t B = q->shape[0], T = q->shape[1], d = q->shape[2];
+    if (heads < 1 || d % heads)
+        return qkv_ctx_fail(ctx, "sdp_attention: %d heads do not divide d = %lld", heads, (long long)d);
+    int64_t ps[4] = {B, heads, T, T};
+    qkv_bcast bc = {0};
+    if (mask) {
+        int nd;
+        int64_t shape[QKV_MAX_DIMS];
+        if (mask->dtype != QKV_I32)
+            return qkv_ctx_fail(ctx, "sdp_attention: the mask must be I32, got %s", qkv_dtype_name(mask->dtype));
+        if (qkv_bcast_init(&bc, 4, ps, mask->ndim, mask->shape, &nd, shape) || nd != 4 ||
+            qkv_shape_numel(nd, shape) != B * heads * T * T)
+            return qkv_ctx_fail(ctx, "sdp_attention: mask %s does not broadcast over (B,H,T,T) = (%lld,%d,%lld,%lld)",
+                                qkv__shp(mask), (long long)B, heads, (long long)T, (long long)T);
+    }
+    qkv_tensor *p = qkv__out(ctx, q->dtype, 4, ps);
+    qkv_tensor *y = p ? qkv__out(ctx, q->dtype, 3, q->shape) : NULL;
+    if (!y) return NULL;
+    qkv_sdpa_shape s = {B, T, heads, d / heads, causal, mask ? mask->data : NULL, &bc, scale};
+    QKV_KCALL(q->dtype, sdpa, &s, q->data, k->data, v->data, p->data, y->data);
+    qkv_tensor *in[3] = {q, k, v};
+    qkv_record *r = qkv__record(ctx, QKV_OP_SDP_ATTENTION, y, 3, in);
+    if (r) {
+        r->aux = mask;
+        r->bc = bc;
+        r->saved[0] = p->data;
+        r->iv[0] = B; r->iv[1] = T; r->iv[2] = heads; r->iv[3] = d / heads; r->iv[4] = causal;
+        r->dv[0] = scale;
+    }
+    if (probs) *probs = p;
+    return y;
+}
+
+int qkv__sdp_attention_backward(qkv_ctx *ctx, const qkv_record *r) {
+    qkv_tensor *q = r->in[0], *k = r->in[1], *v = r->in[2];
+    void *dq = qkv__grad(ctx, q), *dk = qkv__grad(ctx, k), *dv = qkv__grad(ctx, v);
+    if (!qkv_ctx_ok(ctx)) return -1;
+    if (!dq && !dk && !dv) return 0;
+    qkv_sdpa_shape s = shape_of(r);
+    int64_t pairs = s.B * s.H, parts = qkv_get_threads() < pairs ? qkv_get_threads() : pairs;
+    void *scratch = qkv_ctx_alloc(ctx, (size_t)(parts * s.T * s.T) * qkv_dtype_size(q->dtype));
+    if (!scratch) return -1;
+    QKV_KCALL(q->dtype, sdpa_backward, &s, q->data, k->data, v->data, r->saved[0], r->out->grad, dq, dk, dv,
+              scratch, parts);
+    return 0;
+}

@@ -1,0 +1,177 @@
+/* Scaled dot-product attention over heads, fused (the sdp_attention op).
+ *
+ * Why fused: the composed form (split heads, Q K^T, masked softmax, P V, merge heads) copies
+ * Q, K, V and Y between the (B,T,d) and (B,H,T,d/H) layouts, materialises the scores and,
+ * in the backward, two (B,H,T,T) gradients that must be zeroed, written and read back. Here
+ * the per-head products read Q, K, V and write Y in the (B,T,d) layout directly (strided
+ * BLAS calls: the leading dimension is d), the backward keeps dP and dS of one head at a
+ * time in a per-thread (T,T) scratch that stays in cache, and with a causal mask the products
+ * skip the blocks above the diagonal and the softmax touches only keys j <= i.
+ *
+ * Each (b,h) pair is computed whole by one thread, in the same order whatever the thread
+ * count, so results are the same bits for any number of threads. */
+#include "tensor/kernel_prelude.h"
+#include <cblas.h>
+#include <math.h>
+#include "tensor/fastmath.h"
+
+#if QKV_KERNEL_F64
+#define EXP(v) exp(v)
+#else
+#define EXP(v) qkv_expf_fast(v) /* vectorisable, as in softmax */
+#endif
+
+/* causal products are computed in row blocks of this many queries: block r needs keys
+ * [0, r1) only, so for T = 256 the products do 10/16 of the dense work */
+#define SDPA_BLOCK 64
+
+/* C (M,N) = op(A) op(B) + beta C with explicit leading dimensions (row-major) */
+static void gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int64_t lda,
+                    const real *B, int64_t ldb, real beta, real *C, int64_t ldc) {
+    if (M <= 0 || N <= 0) return;
+#if QKV_KERNEL_F64
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
+                (int)Kd, 1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+#else
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
+                (int)Kd, 1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+#endif
+}
+
+/* keys of the query rows [r0, r1) that the products must cover */
+static int64_t block_keys(const qkv_sdpa_shape *s, int64_t r1) { return s->causal ? r1 : s->T; }
+/* keys row i may see: the causal limit (the mask may block more) */
+static int64_t row_keys(const qkv_sdpa_shape *s, int64_t i) { return s->causal ? i + 1 : s->T; }
+static int64_t block_rows(const qkv_sdpa_shape *s) { return s->causal ? SDPA_BLOCK : s->T; }
+
+/* the mask row of (b, h, i), or NULL (same unravelling as masked_softmax) */
+static const int32_t *mask_row(const qkv_sdpa_shape *s, int64_t pair, int64_t i, int64_t *stride) {
+    if (!s->mask) return NULL;
+    const qkv_bcast *bc = s->bc;
+    int64_t r = pair * s->T + i;
+    int64_t i2 = r % bc->n[2], i1 = (r / bc->n[2]) % bc->n[1], i0 = r / (bc->n[2] * bc->n[1]);
+    *stride = bc->sb[3];
+    return s->mask + i0 * bc->sb[0] + i1 * bc->sb[1] + i2 * bc->sb[2];
+}
+
+/* one row, in place: p[0..n) = softmax(blocked ? -inf : scale p), p[n..ncols) = 0 */
+QKV_VECTOR_CLONES
+static void softmax_row(int64_t n, int64_t ncols, real *p, real scale, const int32_t *m, int64_t ms) {
+    if (m) {
+        for (int64_t j = 0; j < n; j++) p[j] = m[j * ms] ? -INFINITY : scale * p[j];
+    } else {
+        for (int64_t j = 0; j < n; j++) p[j] = scale * p[j];
+    }
+    real mx = -INFINITY;
+    for (int64_t j = 0; j < n; j++) mx = p[j] > mx ? p[j] : mx;
+    if (mx == -INFINITY) { /* every key blocked: no mass anywhere, a zero row (not NaN) */
+        for (int64_t j = 0; j < ncols; j++) p[j] = 0;
+        return;
+    }
+    real sum = 0;
+    for (int64_t j = 0; j < n; j++) p[j] = EXP(p[j] - mx);
+    for (int64_t j = 0; j < n; j++) sum += p[j];
+    real inv = 1 / sum;
+    for (int64_t j = 0; j < n; j++) p[j] *= inv;
+    for (int64_t j = n; j < ncols; j++) p[j] = 0;
+}
+
+/* one row, in place over dp: dS = scale P (dP - sum(P dP)) on [0, n), 0 on [n, ncols) */
+QKV_VECTOR_CLONES
+static void softmax_backward_row(int64_t n, int64_t ncols, const real *p, real *dp, real scale) {
+    real dot = 0;
+    for (int64_t j = 0; j < n; j++) dot += dp[j] * p[j];
+    for (int64_t j = 0; j < n; j++) dp[j] = scale * (p[j] * (dp[j] - dot));
+    for (int64_t j = n; j < ncols; j++) dp[j] = 0;
+}
+
+typedef struct {
+    const qkv_sdpa_shape *s;
+    const real *q, *k, *v, *p, *dy;
+    real *pw, *y, *dq, *dk, *dv, *scratch;
+    int64_t parts;
+} sdpa_job;
+
+/* the first element of head h of batch b in a (B,T,d) array */
+static int64_t head_at(const qkv_sdpa_shape *s, int64_t pair) {
+    int64_t b = pair / s->H, h = pair % s->H;
+    return b * s->T * s->H * s->hd + h * s->hd;
+}
+
+static void forward_pairs(void *arg, int64_t p0, int64_t p1) {
+    const sdpa_job *j = arg;
+    const qkv_sdpa_shape *s = j->s;
+    int64_t T = s->T, hd = s->hd, d = s->H * hd, rb = block_rows(s);
+    for (int64_t pair = p0; pair < p1; pair++) {
+        int64_t at = head_at(s, pair);
+        const real *Q = j->q + at, *Kh = j->k + at, *V = j->v + at;
+        real *P = j->pw + pair * T * T, *Y = j->y + at;
+        for (int64_t r0 = 0; r0 < T; r0 += rb) {
+            int64_t r1 = r0 + rb < T ? r0 + rb : T, nk = block_keys(s, r1);
+            /* S[r0:r1, :nk] = Q[r0:r1] K[:nk]^T */
+            gemm_ld(0, 1, r1 - r0, nk, hd, Q + r0 * d, d, Kh, d, 0, P + r0 * T, T);
+            for (int64_t i = r0; i < r1; i++) {
+                int64_t ms = 0;
+                const int32_t *m = mask_row(s, pair, i, &ms);
+                softmax_row(row_keys(s, i), T, P + i * T, (real)s->scale, m, ms);
+            }
+            /* Y[r0:r1] = P[r0:r1, :nk] V[:nk] */
+            gemm_ld(0, 0, r1 - r0, hd, nk, P + r0 * T, T, V, d, 0, Y + r0 * d, d);
+        }
+    }
+}
+
+/* 2 M N K of every product a pass makes, for the benchmark's FLOP counter */
+static uint64_t pass_flops(const qkv_sdpa_shape *s, int products) {
+    uint64_t f = 0;
+    for (int64_t r0 = 0; r0 < s->T; r0 += block_rows(s)) {
+        int64_t r1 = r0 + block_rows(s) < s->T ? r0 + block_rows(s) : s->T;
+        f += (uint64_t)(2 * (r1 - r0) * block_keys(s, r1) * s->hd);
+    }
+    return f * (uint64_t)(products * s->B * s->H);
+}
+
+void K(sdpa)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *v, real *p, real *y) {
+    qkv_gemm_flops += pass_flops(s, 2);
+    sdpa_job j = {.s = s, .q = q, .k = k, .v = v, .pw = p, .y = y};
+    qkv_parallel_for(s->B * s->H, 1, forward_pairs, &j);
+}
+
+static void backward_pairs(const sdpa_job *j, int64_t p0, int64_t p1, real *dP) {
+    const qkv_sdpa_shape *s = j->s;
+    int64_t T = s->T, hd = s->hd, d = s->H * hd, rb = block_rows(s);
+    for (int64_t pair = p0; pair < p1; pair++) {
+        int64_t at = head_at(s, pair);
+        const real *Q = j->q + at, *Kh = j->k + at, *V = j->v + at, *dY = j->dy + at;
+        const real *P = j->p + pair * T * T;
+        for (int64_t r0 = 0; r0 < T; r0 += rb) {
+            int64_t r1 = r0 + rb < T ? r0 + rb : T, nk = block_keys(s, r1), m = r1 - r0;
+            /* dV[:nk] += P[r0:r1, :nk]^T dY[r0:r1] */
+            if (j->dv) gemm_ld(1, 0, nk, hd, m, P + r0 * T, T, dY + r0 * d, d, 1, j->dv + at, d);
+            if (!j->dq && !j->dk) continue;
+            /* dP[r0:r1, :nk] = dY[r0:r1] V[:nk]^T, then dS in place */
+            gemm_ld(0, 1, m, nk, hd, dY + r0 * d, d, V, d, 0, dP + r0 * T, T);
+            for (int64_t i = r0; i < r1; i++)
+                softmax_backward_row(row_keys(s, i), nk, P + i * T, dP + i * T, (real)s->scale);
+            /* dQ[r0:r1] += dS[r0:r1, :nk] K[:nk];  dK[:nk] += dS[r0:r1, :nk]^T Q[r0:r1] */
+            if (j->dq) gemm_ld(0, 0, m, hd, nk, dP + r0 * T, T, Kh, d, 1, j->dq + at + r0 * d, d);
+            if (j->dk) gemm_ld(1, 0, nk, hd, m, dP + r0 * T, T, Q + r0 * d, d, 1, j->dk + at, d);
+        }
+    }
+}
+
+/* part p of `parts` takes a contiguous share of the pairs and scratch (T,T) number p */
+static void backward_parts(void *arg, int64_t b, int64_t e) {
+    const sdpa_job *j = arg;
+    int64_t pairs = j->s->B * j->s->H, TT = j->s->T * j->s->T;
+    for (int64_t part = b; part < e; part++)
+        backward_pairs(j, part * pairs / j->parts, (part + 1) * pairs / j->parts, j->scratch + part * TT);
+}
+
+void K(sdpa_backward)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *v, const real *p,
+                      const real *dy, real *dq, real *dk, real *dv, real *scratch, int64_t parts) {
+    qkv_gemm_flops += pass_flops(s, (dv ? 1 : 0) + (dq || dk ? 1 : 0) + (dq ? 1 : 0) + (dk ? 1 : 0));
+    sdpa_job j = {.s = s, .q = q, .k = k, .v = v, .p = p, .dy = dy, .dq = dq, .dk = dk, .dv = dv,
+                  .scratch = scratch, .parts = parts};
+    qkv_parallel_for(parts, 1, backward_parts, &j);
+}
