@@ -37,11 +37,31 @@ START_TEST(test_normal_cdf_fast_accuracy) {
 }
 END_TEST
 
+/* the density GELU's derivative uses, and that Phi is the same bits with or without it */
+START_TEST(test_normal_pdf_fast_accuracy) {
+    double worst = 0, worst_far = 0;
+    for (double x = -16.0; x <= 16.0; x += 0.0007) {
+        float xf = (float)x, pdf, cdf = qkv_normal_cdf_pdf_fast(xf, &pdf);
+        double ref = exp(-0.5 * (double)xf * (double)xf) / sqrt(2 * 3.14159265358979323846);
+        if (fabs(x) <= 5) worst = fmax(worst, fabs(pdf - ref) / ref);
+        else worst_far = fmax(worst_far, fabs(pdf - ref));
+        ck_assert(cdf == qkv_normal_cdf_fast(xf));
+    }
+    ck_assert_msg(worst < 2e-7, "worst relative error %g", worst);
+    ck_assert_msg(worst_far < 1e-12, "worst absolute error beyond 5: %g", worst_far);
+    float pdf;
+    ck_assert(isnan(qkv_normal_cdf_pdf_fast(NAN, &pdf)) && isnan(pdf));
+    ck_assert(qkv_normal_cdf_pdf_fast(INFINITY, &pdf) == 1.0f && pdf == 0.0f);
+    ck_assert(qkv_normal_cdf_pdf_fast(-INFINITY, &pdf) == 0.0f && pdf == 0.0f);
+}
+END_TEST
+
 Suite *fastmath_suite(void) {
     Suite *s = suite_create("fastmath");
     TCase *tc = tcase_create("accuracy");
     tcase_add_test(tc, test_expf_fast_accuracy);
     tcase_add_test(tc, test_normal_cdf_fast_accuracy);
+    tcase_add_test(tc, test_normal_pdf_fast_accuracy);
     suite_add_tcase(s, tc);
     return s;
 }

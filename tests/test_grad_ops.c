@@ -324,7 +324,7 @@ static int wrong_softmax(qkv_ctx *ctx, const qkv_record *r) {
 static int wrong_gelu(qkv_ctx *ctx, const qkv_record *r) {
     double *dx = qkv__grad(ctx, r->in[0]);
     qkv_k_unary_backward_f64(QKV_UN_GELU_TANH, r->in[0]->numel, r->in[0]->data, r->out->data, NULL,
-                             r->out->grad, dx);
+                             r->out->grad, dx, 0);
     return 0;
 }
 /* the right rule, then one element's gradient off by 0.5% */
@@ -377,7 +377,7 @@ static int wrong_sdp_attention(qkv_ctx *ctx, const qkv_record *r) {
     qkv_sdpa_shape s = {r->iv[0], r->iv[1], r->iv[2], r->iv[3], (int)r->iv[4], m ? m->data : NULL, &r->bc, 1.0};
     double *scratch = malloc((size_t)(s.T * s.T) * sizeof *scratch);
     qkv_k_sdpa_backward_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, r->saved[0], r->out->grad,
-                            qkv__grad(ctx, r->in[0]), qkv__grad(ctx, r->in[1]), qkv__grad(ctx, r->in[2]), scratch, 1);
+                            qkv__grad(ctx, r->in[0]), qkv__grad(ctx, r->in[1]), qkv__grad(ctx, r->in[2]), scratch, 1, 0);
     free(scratch);
     return 0;
 }

@@ -394,16 +394,16 @@ START_TEST(test_threads_kernels_bit_identical) {
         qkv_set_threads(t ? 3 : 1);
         int64_t s4[4] = {4, R / 4, 2, N / 2};
         qkv_k_unary_f32(QKV_UN_GELU, E, x, out[t], aux[t]);
-        qkv_k_unary_backward_f32(QKV_UN_GELU, E, x, out[t], aux[t], x, acc[t]);
+        qkv_k_unary_backward_f32(QKV_UN_GELU, E, x, out[t], aux[t], x, acc[t], 0);
         qkv_k_softmax_f32(R, N, x, aux[t]);
         qkv_k_softmax_backward_f32(R, N, aux[t], x, 0.5, acc[t]);
         qkv_k_masked_softmax_f32(R, N, x, &bc, mask, 0.3, -INFINITY, out[t]);
         qkv_k_layernorm_f32(R, N, x, w, b, 1e-5, aux[t], mean[t], rstd[t]);
-        qkv_k_layernorm_backward_f32(R, N, x, w, mean[t], rstd[t], out[t], acc[t], col[t], col[t]);
+        qkv_k_layernorm_backward_f32(R, N, x, w, mean[t], rstd[t], out[t], acc[t], col[t], col[t], 0);
         qkv_k_sum_rows_f32(R, N, out[t], col[t]);
         qkv_k_embedding_backward_f32(R, N / 2, idx, x, acc[t]);
         qkv_k_transpose_f32(s4, 1, 2, x, out[t], 1);
-        qkv_k_binary_flat_backward_f32(QKV_BIN_MUL, E, x, aux[t], out[t], acc[t], NULL);
+        qkv_k_binary_flat_backward_f32(QKV_BIN_MUL, E, x, aux[t], out[t], acc[t], NULL, 0);
         qkv_k_axpy_f32(E, 0.7, out[t], acc[t]);
     }
     qkv_set_threads(1);

@@ -12,7 +12,10 @@ struct qkv_arena_chunk {
     unsigned char *base; /* ALIGN-aligned */
 };
 
-void qkv_arena_init(qkv_arena *a) { memset(a, 0, sizeof *a); }
+void qkv_arena_init(qkv_arena *a) {
+    memset(a, 0, sizeof *a);
+    a->poison = getenv("QKV_ARENA_POISON") != NULL;
+}
 
 static qkv_arena_chunk *new_chunk(qkv_arena *a, size_t min_size) {
     size_t size = a->capacity ? a->capacity : FIRST_CHUNK; /* geometric growth */
@@ -52,6 +55,7 @@ void *qkv_arena_alloc(qkv_arena *a, size_t bytes) {
     c->used += need;
     a->used += need;
     if (a->used > a->peak) a->peak = a->used;
+    if (a->poison) memset(p, 0xFF, need);
     return p;
 }
 

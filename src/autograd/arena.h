@@ -20,6 +20,8 @@ typedef struct qkv_arena {
     size_t peak;       /* largest `used` seen */
     size_t capacity;   /* bytes held in all chunks */
     uint64_t mallocs;  /* chunks ever allocated (stays flat in a steady state) */
+    bool poison;       /* QKV_ARENA_POISON set: fill every block with NaN bytes (tests: an op
+                        * that leaves part of its output or a new gradient unwritten shows) */
 } qkv_arena;
 
 /* an empty arena (no memory until the first allocation) */

@@ -58,7 +58,8 @@ qkv_tensor *qkv_sdp_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_te
 
 int qkv__sdp_attention_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *q = r->in[0], *k = r->in[1], *v = r->in[2];
-    void *dq = qkv__grad(ctx, q), *dk = qkv__grad(ctx, k), *dv = qkv__grad(ctx, v);
+    bool fq, fk, fv; /* new gradients are zeroed by the kernel, a head at a time */
+    void *dq = qkv__grad_fresh(ctx, q, &fq), *dk = qkv__grad_fresh(ctx, k, &fk), *dv = qkv__grad_fresh(ctx, v, &fv);
     if (!qkv_ctx_ok(ctx)) return -1;
     if (!dq && !dk && !dv) return 0;
     qkv_sdpa_shape s = shape_of(r);
@@ -66,6 +67,6 @@ int qkv__sdp_attention_backward(qkv_ctx *ctx, const qkv_record *r) {
     void *scratch = qkv_ctx_alloc(ctx, (size_t)(parts * s.T * s.T) * qkv_dtype_size(q->dtype));
     if (!scratch) return -1;
     QKV_KCALL(q->dtype, sdpa_backward, &s, q->data, k->data, v->data, r->saved[0], r->out->grad, dq, dk, dv,
-              scratch, parts);
+              scratch, parts, (fq ? 1 : 0) | (fk ? 2 : 0) | (fv ? 4 : 0));
     return 0;
 }

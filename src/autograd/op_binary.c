@@ -34,11 +34,16 @@ qkv_tensor *qkv_div(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b) { return binary(
 
 int qkv__binary_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *a = r->in[0], *b = r->in[1];
+    if (a->numel == r->out->numel && b->numel == r->out->numel) { /* new gradients: zeroed by the kernel */
+        bool fa, fb;
+        void *da = qkv__grad_fresh(ctx, a, &fa), *db = qkv__grad_fresh(ctx, b, &fb);
+        if (!qkv_ctx_ok(ctx)) return -1;
+        QKV_KCALL(a->dtype, binary_flat_backward, (qkv_binop)r->iv[0], a->numel, a->data, b->data,
+                  r->out->grad, da, db, (fa ? 1 : 0) | (fb ? 2 : 0));
+        return 0;
+    }
     void *da = qkv__grad(ctx, a), *db = qkv__grad(ctx, b);
     if (!qkv_ctx_ok(ctx)) return -1;
-    if (a->numel == r->out->numel && b->numel == r->out->numel)
-        QKV_KCALL(a->dtype, binary_flat_backward, (qkv_binop)r->iv[0], a->numel, a->data, b->data,
-                  r->out->grad, da, db);
     else
         QKV_KCALL(a->dtype, binary_backward, (qkv_binop)r->iv[0], &r->bc, a->data, b->data,
                   r->out->grad, da, db);

@@ -41,9 +41,11 @@ int qkv__layernorm_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
     qkv_tensor *w = r->iv[2] ? r->in[1] : NULL;
     qkv_tensor *b = r->iv[3] ? r->in[1 + (int)r->iv[2]] : NULL;
-    void *dx = qkv__grad(ctx, x), *dw = w ? qkv__grad(ctx, w) : NULL, *db = b ? qkv__grad(ctx, b) : NULL;
+    bool fresh;
+    void *dx = qkv__grad_fresh(ctx, x, &fresh);
+    void *dw = w ? qkv__grad(ctx, w) : NULL, *db = b ? qkv__grad(ctx, b) : NULL;
     if (!qkv_ctx_ok(ctx)) return -1;
     QKV_KCALL(x->dtype, layernorm_backward, r->iv[0], r->iv[1], x->data, w ? w->data : NULL,
-              r->saved[0], r->saved[1], r->out->grad, dx, dw, db);
+              r->saved[0], r->saved[1], r->out->grad, dx, dw, db, fresh);
     return 0;
 }

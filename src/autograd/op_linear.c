@@ -31,9 +31,10 @@ int qkv__linear_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0], *w = r->in[1], *b = r->iv[3] ? r->in[2] : NULL;
     int64_t rows = r->iv[0], in = r->iv[1], out = r->iv[2];
     const void *dy = r->out->grad;
-    void *dx = qkv__grad(ctx, x), *dw = qkv__grad(ctx, w), *db = b ? qkv__grad(ctx, b) : NULL;
+    bool fresh; /* a new dX is written, not added to: no zeroing pass */
+    void *dx = qkv__grad_fresh(ctx, x, &fresh), *dw = qkv__grad(ctx, w), *db = b ? qkv__grad(ctx, b) : NULL;
     if (!qkv_ctx_ok(ctx)) return -1;
-    if (dx) QKV_KCALL(x->dtype, gemm, 0, 0, rows, in, out, dy, w->data, 1, dx);  /* dX += dY W */
+    if (dx) QKV_KCALL(x->dtype, gemm, 0, 0, rows, in, out, dy, w->data, !fresh, dx);  /* dX += dY W */
     if (dw) QKV_KCALL(x->dtype, gemm, 1, 0, out, in, rows, dy, x->data, 1, dw);  /* dW += dY^T X */
     if (db) QKV_KCALL(x->dtype, sum_rows, rows, out, dy, db);                     /* db += sum dY */
     return 0;

@@ -63,22 +63,24 @@ int qkv__matmul_backward(qkv_ctx *ctx, const qkv_record *r) {
     int ta = (int)r->iv[0], tb = (int)r->iv[1];
     int64_t batch = r->iv[2], M = r->iv[3], N = r->iv[4], K = r->iv[5], sa = r->iv[6], sb = r->iv[7];
     const void *dc = r->out->grad;
-    void *da = qkv__grad(ctx, a), *db = qkv__grad(ctx, b);
+    /* a new gradient is written (beta 0), not added to; when a is b, da is written first */
+    bool fa, fb;
+    void *da = qkv__grad_fresh(ctx, a, &fa), *db = qkv__grad_fresh(ctx, b, &fb);
     if (!qkv_ctx_ok(ctx)) return -1;
     if (da) {
         if (!ta) /* dA (M,K) += dC (M,N) op(B)^T */
-            QKV_KCALL(a->dtype, gemm_batched, batch, 0, !tb, M, K, N, dc, M * N, b->data, sb, 1,
+            QKV_KCALL(a->dtype, gemm_batched, batch, 0, !tb, M, K, N, dc, M * N, b->data, sb, !fa,
                       da, sa);
         else /* dA stored (K,M) += op(B) (K,N) dC^T */
-            QKV_KCALL(a->dtype, gemm_batched, batch, tb, 1, K, M, N, b->data, sb, dc, M * N, 1,
+            QKV_KCALL(a->dtype, gemm_batched, batch, tb, 1, K, M, N, b->data, sb, dc, M * N, !fa,
                       da, sa);
     }
     if (db) {
         if (!tb) /* dB (K,N) += op(A)^T (K,M) dC (M,N) */
-            QKV_KCALL(a->dtype, gemm_batched, batch, !ta, 0, K, N, M, a->data, sa, dc, M * N, 1,
+            QKV_KCALL(a->dtype, gemm_batched, batch, !ta, 0, K, N, M, a->data, sa, dc, M * N, !fb,
                       db, sb);
         else /* dB stored (N,K) += dC^T (N,M) op(A) (M,K) */
-            QKV_KCALL(a->dtype, gemm_batched, batch, 1, ta, N, K, M, dc, M * N, a->data, sa, 1,
+            QKV_KCALL(a->dtype, gemm_batched, batch, 1, ta, N, K, M, dc, M * N, a->data, sa, !fb,
                       db, sb);
     }
     return 0;

@@ -32,9 +32,10 @@ qkv_tensor *qkv_sigmoid(qkv_ctx *ctx, qkv_tensor *x) {
 
 int qkv__unary_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
-    void *dx = qkv__grad(ctx, x);
+    bool fresh;
+    void *dx = qkv__grad_fresh(ctx, x, &fresh);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
     QKV_KCALL(x->dtype, unary_backward, (qkv_unop)r->iv[0], x->numel, x->data, r->out->data,
-              r->saved[0], r->out->grad, dx);
+              r->saved[0], r->out->grad, dx, fresh);
     return 0;
 }

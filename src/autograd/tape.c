@@ -1,5 +1,6 @@
 /* Recording and the backward walk. */
 #include "autograd/tape.h"
+#include "tensor/parallel.h"
 
 #include <string.h>
 
@@ -31,14 +32,21 @@ qkv_record *qkv__record(qkv_ctx *ctx, qkv_op op, qkv_tensor *out, int n_in, qkv_
     return r;
 }
 
-void *qkv__grad(qkv_ctx *ctx, qkv_tensor *t) {
+void *qkv__grad_fresh(qkv_ctx *ctx, qkv_tensor *t, bool *fresh) {
+    *fresh = false;
     if (!t->requires_grad) return NULL;
     if (!t->grad) {
-        size_t bytes = (size_t)t->numel * qkv_dtype_size(t->dtype);
-        t->grad = qkv_ctx_alloc(ctx, bytes);
-        if (t->grad) memset(t->grad, 0, bytes);
+        t->grad = qkv_ctx_alloc(ctx, (size_t)t->numel * qkv_dtype_size(t->dtype));
+        *fresh = t->grad != NULL;
     }
     return t->grad;
+}
+
+void *qkv__grad(qkv_ctx *ctx, qkv_tensor *t) {
+    bool fresh;
+    void *g = qkv__grad_fresh(ctx, t, &fresh);
+    if (fresh) qkv_zero(g, (size_t)t->numel * qkv_dtype_size(t->dtype));
+    return g;
 }
 
 /* Is `t` a tensor made in this step? Only pointers into the arena are dereferenced

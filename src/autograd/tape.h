@@ -50,6 +50,9 @@ bool qkv__will_record(const qkv_ctx *ctx, int n_in, qkv_tensor *const *in);
 qkv_record *qkv__record(qkv_ctx *ctx, qkv_op op, qkv_tensor *out, int n_in, qkv_tensor *const *in);
 /* the gradient buffer of t (zeroed in the arena on first use), or NULL when t needs none */
 void *qkv__grad(qkv_ctx *ctx, qkv_tensor *t);
+/* the same, for a rule that writes every element: when the buffer is new, it is NOT zeroed and
+ * *fresh is set (the rule assigns, or tells its kernel to zero first: kernels.h) */
+void *qkv__grad_fresh(qkv_ctx *ctx, qkv_tensor *t, bool *fresh);
 /* "(2,3,4)" for messages; uses a small rotating static buffer (4 slots) */
 const char *qkv__shp(const qkv_tensor *t);
 

@@ -90,7 +90,14 @@ typedef struct {
     const real *q, *k, *v, *p, *dy;
     real *pw, *y, *dq, *dk, *dv, *scratch;
     int64_t parts;
+    int zero;
 } sdpa_job;
+
+/* rows (T) x hd of a head's gradient in the (B,T,d) layout = 0 */
+static void zero_head(real *g, int64_t T, int64_t hd, int64_t d) {
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t c = 0; c < hd; c++) g[t * d + c] = 0;
+}
 
 /* the first element of head h of batch b in a (B,T,d) array */
 static int64_t head_at(const qkv_sdpa_shape *s, int64_t pair) {
@@ -144,6 +151,9 @@ static void backward_pairs(const sdpa_job *j, int64_t p0, int64_t p1, real *dP) 
         int64_t at = head_at(s, pair);
         const real *Q = j->q + at, *Kh = j->k + at, *V = j->v + at, *dY = j->dy + at;
         const real *P = j->p + pair * T * T;
+        if (j->zero & 1) zero_head(j->dq + at, T, hd, d); /* before any product adds to it (q may be k) */
+        if (j->zero & 2) zero_head(j->dk + at, T, hd, d);
+        if (j->zero & 4) zero_head(j->dv + at, T, hd, d);
         for (int64_t r0 = 0; r0 < T; r0 += rb) {
             int64_t r1 = r0 + rb < T ? r0 + rb : T, nk = block_keys(s, r1), m = r1 - r0;
             /* dV[:nk] += P[r0:r1, :nk]^T dY[r0:r1] */
@@ -169,9 +179,9 @@ static void backward_parts(void *arg, int64_t b, int64_t e) {
 }
 
 void K(sdpa_backward)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *v, const real *p,
-                      const real *dy, real *dq, real *dk, real *dv, real *scratch, int64_t parts) {
+                      const real *dy, real *dq, real *dk, real *dv, real *scratch, int64_t parts, int zero) {
     qkv_gemm_flops += pass_flops(s, (dv ? 1 : 0) + (dq || dk ? 1 : 0) + (dq ? 1 : 0) + (dk ? 1 : 0));
     sdpa_job j = {.s = s, .q = q, .k = k, .v = v, .p = p, .dy = dy, .dq = dq, .dk = dk, .dv = dv,
-                  .scratch = scratch, .parts = parts};
+                  .scratch = scratch, .parts = parts, .zero = zero};
     qkv_parallel_for(parts, 1, backward_parts, &j);
 }

@@ -1,5 +1,6 @@
 /* Elementwise add, sub, mul, div with broadcasting, and scalar affine maps. */
 #include "tensor/kernel_prelude.h"
+#include <string.h>
 
 static inline real apply(qkv_binop op, real a, real b) {
     switch (op) {
@@ -107,7 +108,7 @@ static void axpy_serial(int64_t n, double alpha, const real *x, real *y) {
 }
 
 /* the public flat kernels: ranges of elements on qkv's threads */
-typedef struct { qkv_binop op; const real *a, *b, *dy; real *y, *da, *db; double alpha, beta; } flat_job;
+typedef struct { qkv_binop op; const real *a, *b, *dy; real *y, *da, *db; double alpha, beta; int zero; } flat_job;
 
 static void binary_flat_range(void *p, int64_t s, int64_t e) {
     flat_job *j = p;
@@ -120,12 +121,14 @@ void K(binary_flat)(qkv_binop op, int64_t n, const real *a, const real *b, real 
 
 static void binary_flat_backward_range(void *p, int64_t s, int64_t e) {
     flat_job *j = p;
+    if (j->zero & 1) memset(j->da + s, 0, (size_t)(e - s) * sizeof(real));
+    if (j->zero & 2) memset(j->db + s, 0, (size_t)(e - s) * sizeof(real));
     binary_flat_backward_serial(j->op, e - s, j->a + s, j->b + s, j->dy + s, j->da ? j->da + s : NULL,
                                 j->db ? j->db + s : NULL);
 }
 void K(binary_flat_backward)(qkv_binop op, int64_t n, const real *a, const real *b, const real *dy, real *da,
-                             real *db) {
-    flat_job j = {.op = op, .a = a, .b = b, .dy = dy, .da = da, .db = db};
+                             real *db, int zero) {
+    flat_job j = {.op = op, .a = a, .b = b, .dy = dy, .da = da, .db = db, .zero = zero};
     qkv_parallel_for(n, QKV_GRAIN, binary_flat_backward_range, &j);
 }
 

@@ -9,6 +9,7 @@ typedef struct {
     real *y, *mean_out, *rstd_out, *dx, *dw, *db;
     int64_t rows;
     double eps;
+    int zero; /* dx starts as garbage */
 } ln_job;
 
 QKV_VECTOR_CLONES
@@ -59,6 +60,8 @@ static void layernorm_dx_range(void *p, int64_t r0, int64_t r1) {
         }
         real mg = sum_g / (real)n, mgh = sum_gh / (real)n;
         real *dx = j->dx + r * n;
+        if (j->zero)
+            for (int64_t k = 0; k < n; k++) dx[k] = 0;
         for (int64_t k = 0; k < n; k++) {
             real h = (x[k] - m) * rs, g = w ? dy[k] * w[k] : dy[k];
             dx[k] += rs * (g - mg - h * mgh);
@@ -67,6 +70,7 @@ static void layernorm_dx_range(void *p, int64_t r0, int64_t r1) {
 }
 
 /* dw[k] += sum_r dy[r,k] xh[r,k]; db[k] += sum_r dy[r,k], for columns [k0, k1) */
+QKV_VECTOR_CLONES
 static void layernorm_dwdb_range(void *p, int64_t k0, int64_t k1) {
     const ln_job *j = p;
     const int64_t n = j->n, rows = j->rows;
@@ -82,9 +86,9 @@ static void layernorm_dwdb_range(void *p, int64_t k0, int64_t k1) {
 }
 
 void K(layernorm_backward)(int64_t rows, int64_t n, const real *x, const real *w, const real *mean,
-                           const real *rstd, const real *dy, real *dx, real *dw, real *db) {
+                           const real *rstd, const real *dy, real *dx, real *dw, real *db, int zero) {
     ln_job j = {.n = n, .x = x, .w = w, .mean = mean, .rstd = rstd, .dy = dy, .dx = dx, .dw = dw, .db = db,
-                .rows = rows};
+                .rows = rows, .zero = zero};
     if (dx) qkv_parallel_for(rows, qkv_row_grain(n), layernorm_dx_range, &j);
     if (dw || db) qkv_parallel_for(n, 8, layernorm_dwdb_range, &j);
 }

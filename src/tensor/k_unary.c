@@ -1,6 +1,7 @@
 /* Elementwise exp, log, tanh, sqrt, ReLU, GELU (erf and tanh forms), sigmoid. */
 #include "tensor/kernel_prelude.h"
 #include "tensor/fastmath.h"
+#include <string.h>
 
 #define SQRT_2_OVER_PI 0.7978845608028654
 #define INV_SQRT_2 0.7071067811865476
@@ -25,9 +26,9 @@ static void unary_serial(qkv_unop op, int64_t n, const real *x, real *y, real *d
 #else /* float: vectorisable approximations (fastmath.h) */
         if (d)
             for (int64_t i = 0; i < n; i++) {
-                float cdf = qkv_normal_cdf_fast(x[i]);
+                float pdf, cdf = qkv_normal_cdf_pdf_fast(x[i], &pdf);
                 y[i] = x[i] * cdf;
-                d[i] = cdf + x[i] * (float)INV_SQRT_2PI * qkv_expf_fast(-0.5f * x[i] * x[i]);
+                d[i] = cdf + x[i] * pdf;
             }
         else
             for (int64_t i = 0; i < n; i++) y[i] = x[i] * qkv_normal_cdf_fast(x[i]);
@@ -86,7 +87,7 @@ static void unary_backward_serial(qkv_unop op, int64_t n, const real *x, const r
 }
 
 /* the public kernels: ranges of elements on qkv's threads */
-typedef struct { qkv_unop op; const real *x, *y, *d, *dy; real *out, *dout; } unary_job;
+typedef struct { qkv_unop op; const real *x, *y, *d, *dy; real *out, *dout; int zero; } unary_job;
 
 static void unary_range(void *p, int64_t b, int64_t e) {
     unary_job *j = p;
@@ -100,11 +101,12 @@ void K(unary)(qkv_unop op, int64_t n, const real *x, real *y, real *d) {
 
 static void unary_backward_range(void *p, int64_t b, int64_t e) {
     unary_job *j = p;
+    if (j->zero) memset(j->out + b, 0, (size_t)(e - b) * sizeof(real));
     unary_backward_serial(j->op, e - b, j->x + b, j->y + b, j->d ? j->d + b : NULL, j->dy + b, j->out + b);
 }
 
 void K(unary_backward)(qkv_unop op, int64_t n, const real *x, const real *y, const real *d, const real *dy,
-                       real *dx) {
-    unary_job j = {.op = op, .x = x, .y = y, .d = d, .dy = dy, .out = dx};
+                       real *dx, int zero) {
+    unary_job j = {.op = op, .x = x, .y = y, .d = d, .dy = dy, .out = dx, .zero = zero};
     qkv_parallel_for(n, QKV_GRAIN, unary_backward_range, &j);
 }

@@ -36,6 +36,10 @@ typedef struct qkv_sdpa_shape {
     double scale;          /* scores are scale Q K^T */
 } qkv_sdpa_shape;
 
+/* Backward kernels that take `zero` flags: the gradient array a flag names holds garbage (it
+ * was just allocated, see qkv__grad_fresh) and is zeroed by the kernel, each thread its own
+ * share just before adding to it: no separate pass over memory. */
+
 /* floating-point operations done by the gemm kernels (2 M N K each), for benchmarks;
  * updated from the calling thread only (kernels are called from one thread) */
 extern uint64_t qkv_gemm_flops;

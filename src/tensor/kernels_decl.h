@@ -18,9 +18,10 @@ void QKV_K(binary_backward)(qkv_binop op, const qkv_bcast *bc, const QKV_KREAL *
 
 /* y = a (op) b for same-shape a, b (n elements): the common case, one flat loop per op */
 void QKV_K(binary_flat)(qkv_binop op, int64_t n, const QKV_KREAL *a, const QKV_KREAL *b, QKV_KREAL *y);
-/* da += dy dy/da, db += dy dy/db for same-shape a, b; da or db may be NULL */
+/* da += dy dy/da, db += dy dy/db for same-shape a, b; da or db may be NULL;
+ * zero: 1 = da, 2 = db start as garbage (kernels.h) */
 void QKV_K(binary_flat_backward)(qkv_binop op, int64_t n, const QKV_KREAL *a, const QKV_KREAL *b,
-                                 const QKV_KREAL *dy, QKV_KREAL *da, QKV_KREAL *db);
+                                 const QKV_KREAL *dy, QKV_KREAL *da, QKV_KREAL *db, int zero);
 
 /* y (rows,n): every row = b (n)  (a bias, before a product accumulates onto it) */
 void QKV_K(fill_rows)(int64_t rows, int64_t n, const QKV_KREAL *b, QKV_KREAL *y);
@@ -35,9 +36,10 @@ void QKV_K(axpy)(int64_t n, double alpha, const QKV_KREAL *x, QKV_KREAL *y);
 /* y = f(x) elementwise for f in qkv_unop; for GELU (both forms) also d = f'(x) when d != NULL,
  * so the backward needs no second erf/tanh */
 void QKV_K(unary)(qkv_unop op, int64_t n, const QKV_KREAL *x, QKV_KREAL *y, QKV_KREAL *d);
-/* dx += dy f'(x); uses x, y = f(x) or the saved d = f'(x), whichever is cheapest */
+/* dx += dy f'(x); uses x, y = f(x) or the saved d = f'(x), whichever is cheapest;
+ * zero: dx starts as garbage (kernels.h) */
 void QKV_K(unary_backward)(qkv_unop op, int64_t n, const QKV_KREAL *x, const QKV_KREAL *y,
-                           const QKV_KREAL *d, const QKV_KREAL *dy, QKV_KREAL *dx);
+                           const QKV_KREAL *d, const QKV_KREAL *dy, QKV_KREAL *dx, int zero);
 
 /* x viewed as (outer, n, inner): y[o,j] = scale * sum_i x[o,i,j] */
 void QKV_K(sum_axis)(int64_t outer, int64_t n, int64_t inner, const QKV_KREAL *x, double scale,
@@ -61,10 +63,11 @@ void QKV_K(masked_softmax)(int64_t rows, int64_t n, const QKV_KREAL *x, const qk
 void QKV_K(sdpa)(const qkv_sdpa_shape *s, const QKV_KREAL *q, const QKV_KREAL *k, const QKV_KREAL *v,
                  QKV_KREAL *p, QKV_KREAL *y);
 /* dv += P^T dY, dq += dS K, dk += dS^T Q, with dS = scale P (dP - rowsum(P dP)), dP = dY V^T;
- * any of dq, dk, dv may be NULL (or the same array); scratch: (parts, T, T), parts >= 1 */
+ * any of dq, dk, dv may be NULL (or the same array); scratch: (parts, T, T), parts >= 1;
+ * zero: 1 = dq, 2 = dk, 4 = dv start as garbage (kernels.h) */
 void QKV_K(sdpa_backward)(const qkv_sdpa_shape *s, const QKV_KREAL *q, const QKV_KREAL *k,
                           const QKV_KREAL *v, const QKV_KREAL *p, const QKV_KREAL *dy, QKV_KREAL *dq,
-                          QKV_KREAL *dk, QKV_KREAL *dv, QKV_KREAL *scratch, int64_t parts);
+                          QKV_KREAL *dk, QKV_KREAL *dv, QKV_KREAL *scratch, int64_t parts, int zero);
 
 /* y = x - max - log sum exp(x - max) */
 void QKV_K(log_softmax)(int64_t rows, int64_t n, const QKV_KREAL *x, QKV_KREAL *y);
@@ -78,10 +81,10 @@ void QKV_K(layernorm)(int64_t rows, int64_t n, const QKV_KREAL *x, const QKV_KRE
                       const QKV_KREAL *b, double eps, QKV_KREAL *y, QKV_KREAL *mean,
                       QKV_KREAL *rstd);
 /* dx += rstd (dxh - mean(dxh) - xh mean(dxh xh)), dxh = dy w; dw += sum dy xh; db += sum dy
- * (dx, dw, db may each be NULL) */
+ * (dx, dw, db may each be NULL); zero: dx starts as garbage (kernels.h) */
 void QKV_K(layernorm_backward)(int64_t rows, int64_t n, const QKV_KREAL *x, const QKV_KREAL *w,
                                const QKV_KREAL *mean, const QKV_KREAL *rstd, const QKV_KREAL *dy,
-                               QKV_KREAL *dx, QKV_KREAL *dw, QKV_KREAL *db);
+                               QKV_KREAL *dx, QKV_KREAL *dw, QKV_KREAL *db, int zero);
 
 /* table: (V, dim), idx: (n) in [0, V) -> y: (n, dim), y[i] = table[idx[i]] */
 void QKV_K(embedding)(int64_t n, int64_t dim, const QKV_KREAL *table, const int32_t *idx,

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <string.h>
 
 #define MAX_THREADS 64
 #define SPIN 2000 /* polls before a worker sleeps: long spins steal the core from BLAS's threads */
@@ -77,6 +78,17 @@ int qkv_set_threads(int n) {
 }
 
 int qkv_get_threads(void) { return nthreads; }
+
+#define ZERO_PIECE 65536 /* bytes */
+static void zero_range(void *p, int64_t b, int64_t e) {
+    memset((char *)p + b * ZERO_PIECE, 0, (size_t)(e - b) * ZERO_PIECE);
+}
+
+void qkv_zero(void *p, size_t bytes) {
+    size_t whole = bytes / ZERO_PIECE;
+    qkv_parallel_for((int64_t)whole, 4, zero_range, p);
+    memset((char *)p + whole * ZERO_PIECE, 0, bytes - whole * ZERO_PIECE);
+}
 
 void qkv_parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t begin, int64_t end), void *arg) {
     if (n <= 0) return;

@@ -7,6 +7,7 @@
 #ifndef QKV_PARALLEL_H
 #define QKV_PARALLEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* threads for qkv's kernels (1: none; at most 64), and OpenBLAS at one thread of its own;
@@ -19,5 +20,8 @@ int qkv_get_threads(void);
 /* fn(arg, begin, end) over [0, n), in up to qkv_get_threads() contiguous ranges of at least
  * `grain` items each; returns when every range is done */
 void qkv_parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t begin, int64_t end), void *arg);
+
+/* memset(p, 0, bytes) on qkv's threads */
+void qkv_zero(void *p, size_t bytes);
 
 #endif
