@@ -14,6 +14,7 @@
 #include <cblas.h>
 #include <math.h>
 #include "tensor/fastmath.h"
+#include "tensor/lanes.h"
 
 #if QKV_KERNEL_F64
 #define EXP(v) exp(v)
@@ -68,9 +69,9 @@ static void softmax_row(int64_t n, int64_t ncols, real *p, real scale, const int
         for (int64_t j = 0; j < ncols; j++) p[j] = 0;
         return;
     }
-    real sum = 0;
+    real sum;
     for (int64_t j = 0; j < n; j++) p[j] = EXP(p[j] - mx);
-    for (int64_t j = 0; j < n; j++) sum += p[j];
+    QKV_LANE_SUM(sum, n, j, p[j]);
     real inv = 1 / sum;
     for (int64_t j = 0; j < n; j++) p[j] *= inv;
     for (int64_t j = n; j < ncols; j++) p[j] = 0;
@@ -79,8 +80,8 @@ static void softmax_row(int64_t n, int64_t ncols, real *p, real scale, const int
 /* one row, in place over dp: dS = scale P (dP - sum(P dP)) on [0, n), 0 on [n, ncols) */
 QKV_VECTOR_CLONES
 static void softmax_backward_row(int64_t n, int64_t ncols, const real *p, real *dp, real scale) {
-    real dot = 0;
-    for (int64_t j = 0; j < n; j++) dot += dp[j] * p[j];
+    real dot;
+    QKV_LANE_SUM(dot, n, j, dp[j] * p[j]);
     for (int64_t j = 0; j < n; j++) dp[j] = scale * (p[j] * (dp[j] - dot));
     for (int64_t j = n; j < ncols; j++) dp[j] = 0;
 }

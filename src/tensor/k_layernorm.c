@@ -2,6 +2,7 @@
  * Rows run on qkv's threads; the weight and bias gradients, sums over rows, are split by
  * column instead, each column summed in row order, so the result never depends on threads. */
 #include "tensor/kernel_prelude.h"
+#include "tensor/lanes.h"
 
 typedef struct {
     int64_t n;
@@ -20,10 +21,10 @@ static void layernorm_range(void *p, int64_t r0, int64_t r1) {
     real *mean_out = j->mean_out, *rstd_out = j->rstd_out;
     for (int64_t r = r0; r < r1; r++) {
         const real *x = j->x + r * n;
-        real *y = j->y + r * n, m = 0, v = 0;
-        for (int64_t k = 0; k < n; k++) m += x[k];
+        real *y = j->y + r * n, m, v;
+        QKV_LANE_SUM(m, n, k, x[k]);
         m /= (real)n;
-        for (int64_t k = 0; k < n; k++) { real d = x[k] - m; v += d * d; }
+        QKV_LANE_SUM(v, n, k, (x[k] - m) * (x[k] - m));
         v /= (real)n;
         real rs = 1 / sqrt(v + eps);
         if (w && bias)
@@ -52,12 +53,9 @@ static void layernorm_dx_range(void *p, int64_t r0, int64_t r1) {
     const real *w = j->w;
     for (int64_t r = r0; r < r1; r++) {
         const real *x = j->x + r * n, *dy = j->dy + r * n;
-        real m = j->mean[r], rs = j->rstd[r], sum_g = 0, sum_gh = 0;
-        for (int64_t k = 0; k < n; k++) {
-            real h = (x[k] - m) * rs, g = w ? dy[k] * w[k] : dy[k];
-            sum_g += g;
-            sum_gh += g * h;
-        }
+        real m = j->mean[r], rs = j->rstd[r], sum_g, sum_gh;
+        QKV_LANE_SUM(sum_g, n, k, w ? dy[k] * w[k] : dy[k]);
+        QKV_LANE_SUM(sum_gh, n, k, (w ? dy[k] * w[k] : dy[k]) * ((x[k] - m) * rs));
         real mg = sum_g / (real)n, mgh = sum_gh / (real)n;
         real *dx = j->dx + r * n;
         if (j->zero)

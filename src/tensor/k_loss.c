@@ -1,6 +1,7 @@
 /* Cross-entropy over logits with an ignore index, mean over the counted rows. */
 #include "tensor/kernel_prelude.h"
 #include "tensor/fastmath.h"
+#include "tensor/lanes.h"
 
 #if QKV_KERNEL_F64
 #define EXP(v) exp(v)
@@ -18,6 +19,7 @@ typedef struct {
 } ce_job;
 
 /* per row: lse and the row's loss (the mean is summed afterwards, in row order) */
+QKV_VECTOR_CLONES
 static void cross_entropy_range(void *p, int64_t r0, int64_t r1) {
     ce_job *j = p;
     int64_t V = j->V;
@@ -25,8 +27,8 @@ static void cross_entropy_range(void *p, int64_t r0, int64_t r1) {
         const real *x = j->logits + r * V;
         real m = x[0];
         for (int64_t k = 1; k < V; k++) m = x[k] > m ? x[k] : m;
-        real s = 0;
-        for (int64_t k = 0; k < V; k++) s += EXP(x[k] - m);
+        real s;
+        QKV_LANE_SUM(s, V, k, EXP(x[k] - m));
         real ls = log(s);
         j->lse[r] = m + ls; /* for backward's exp(x - lse); the loss avoids this rounding */
         j->row_loss[r] = j->targets[r] == j->ignore ? 0 : ls - (x[j->targets[r]] - m);

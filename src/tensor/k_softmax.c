@@ -3,6 +3,7 @@
 #include "tensor/kernel_prelude.h"
 #include <math.h>
 #include "tensor/fastmath.h"
+#include "tensor/lanes.h"
 
 #if QKV_KERNEL_F64
 #define EXP(v) exp(v)
@@ -24,9 +25,9 @@ static void softmax_row(int64_t n, const real *x, real *y) {
         for (int64_t j = 0; j < n; j++) y[j] = 0;
         return;
     }
-    real s = 0;
+    real s;
     for (int64_t j = 0; j < n; j++) y[j] = EXP(x[j] - m);
-    for (int64_t j = 0; j < n; j++) s += y[j];
+    QKV_LANE_SUM(s, n, j, y[j]);
     real inv = 1 / s;
     for (int64_t j = 0; j < n; j++) y[j] *= inv;
 }
@@ -77,8 +78,8 @@ void K(masked_softmax)(int64_t rows, int64_t n, const real *x, const qkv_bcast *
 
 QKV_VECTOR_CLONES
 static void softmax_backward_row(int64_t n, const real *y, const real *dy, real sc, real *dx) {
-    real dot = 0;
-    for (int64_t j = 0; j < n; j++) dot += dy[j] * y[j];
+    real dot;
+    QKV_LANE_SUM(dot, n, j, dy[j] * y[j]);
     if (sc == 1)
         for (int64_t j = 0; j < n; j++) dx[j] += y[j] * (dy[j] - dot);
     else
@@ -102,8 +103,8 @@ static void log_softmax_range(void *p, int64_t b, int64_t e) {
     for (int64_t r = b; r < e; r++) {
         const real *x = j->x + r * n;
         real *y = j->out + r * n;
-        real m = row_max(n, x), s = 0;
-        for (int64_t k = 0; k < n; k++) s += EXP(x[k] - m);
+        real m = row_max(n, x), s;
+        QKV_LANE_SUM(s, n, k, EXP(x[k] - m));
         real ls = log(s); /* (x - m) - log s: never form m + log s, which rounds at large m */
         for (int64_t k = 0; k < n; k++) y[k] = (x[k] - m) - ls;
     }
@@ -119,8 +120,8 @@ static void log_softmax_backward_range(void *p, int64_t b, int64_t e) {
     int64_t n = j->n;
     for (int64_t r = b; r < e; r++) {
         const real *y = j->y + r * n, *dy = j->dy + r * n;
-        real *dx = j->out + r * n, s = 0;
-        for (int64_t k = 0; k < n; k++) s += dy[k];
+        real *dx = j->out + r * n, s;
+        QKV_LANE_SUM(s, n, k, dy[k]);
         for (int64_t k = 0; k < n; k++) dx[k] += dy[k] - exp(y[k]) * s;
     }
 }
