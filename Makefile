@@ -63,7 +63,11 @@ $(FLAGS_STAMP):
 $(BUILD)/obj/%.o: %.c $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS_Q) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_Q) $(EXTRA_CFLAGS) -c $< -o $@
+
+# the optimizer's update loop is a kernel too: -O3 unswitches its branches so it vectorises,
+# and without errno sqrtf is one (correctly rounded, so identical) instruction
+$(BUILD)/obj/src/optim/optim.o: EXTRA_CFLAGS = $(KOPT) -fno-math-errno
 
 # typed kernels: the same source compiled for float and for double
 $(BUILD)/obj/f32/%.o: %.c $(HEADERS) $(FLAGS_STAMP)
