@@ -47,7 +47,7 @@ START_TEST(test_normal_pdf_fast_accuracy) {
         else worst_far = fmax(worst_far, fabs(pdf - ref));
         ck_assert(cdf == qkv_normal_cdf_fast(xf));
     }
-    ck_assert_msg(worst < 2e-7, "worst relative error %g", worst);
+    ck_assert_msg(worst < 2.5e-7, "worst relative error %g", worst); /* ~2 ulp, as exp */
     ck_assert_msg(worst_far < 1e-12, "worst absolute error beyond 5: %g", worst_far);
     float pdf;
     ck_assert(isnan(qkv_normal_cdf_pdf_fast(NAN, &pdf)) && isnan(pdf));
