@@ -58,20 +58,23 @@ static const int32_t *mask_row(const qkv_sdpa_shape *s, int64_t pair, int64_t i,
 /* one row, in place: p[0..n) = softmax(blocked ? -inf : scale p), p[n..ncols) = 0 */
 QKV_VECTOR_CLONES
 static void softmax_row(int64_t n, int64_t ncols, real *p, real scale, const int32_t *m, int64_t ms) {
-    if (m) {
-        for (int64_t j = 0; j < n; j++) p[j] = m[j * ms] ? -INFINITY : scale * p[j];
-    } else {
-        for (int64_t j = 0; j < n; j++) p[j] = scale * p[j];
+    real mx, sum;
+    if (m || !(scale > 0)) {
+        if (m)
+            for (int64_t j = 0; j < n; j++) p[j] = m[j * ms] ? -INFINITY : scale * p[j];
+        else
+            for (int64_t j = 0; j < n; j++) p[j] = scale * p[j];
+        scale = 1;
+        QKV_LANE_MAX(mx, n, j, p[j]);
+    } else { /* rounding is monotonic: max(scale p) = scale max(p), the same bits, one pass fewer */
+        QKV_LANE_MAX(mx, n, j, p[j]);
+        mx *= scale;
     }
-    real mx = -INFINITY;
-    for (int64_t j = 0; j < n; j++) mx = p[j] > mx ? p[j] : mx;
     if (mx == -INFINITY) { /* every key blocked: no mass anywhere, a zero row (not NaN) */
         for (int64_t j = 0; j < ncols; j++) p[j] = 0;
         return;
     }
-    real sum;
-    for (int64_t j = 0; j < n; j++) p[j] = EXP(p[j] - mx);
-    QKV_LANE_SUM(sum, n, j, p[j]);
+    QKV_LANE_SUM(sum, n, j, (p[j] = EXP(scale * p[j] - mx)));
     real inv = 1 / sum;
     for (int64_t j = 0; j < n; j++) p[j] *= inv;
     for (int64_t j = n; j < ncols; j++) p[j] = 0;

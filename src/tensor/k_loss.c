@@ -25,8 +25,8 @@ static void cross_entropy_range(void *p, int64_t r0, int64_t r1) {
     int64_t V = j->V;
     for (int64_t r = r0; r < r1; r++) {
         const real *x = j->logits + r * V;
-        real m = x[0];
-        for (int64_t k = 1; k < V; k++) m = x[k] > m ? x[k] : m;
+        real m;
+        QKV_LANE_MAX(m, V, k, x[k]);
         real s;
         QKV_LANE_SUM(s, V, k, EXP(x[k] - m));
         real ls = log(s);

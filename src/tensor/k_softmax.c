@@ -12,8 +12,8 @@
 #endif
 
 static real row_max(int64_t n, const real *x) {
-    real m = -INFINITY;
-    for (int64_t j = 0; j < n; j++) m = x[j] > m ? x[j] : m;
+    real m;
+    QKV_LANE_MAX(m, n, j, x[j]);
     return m;
 }
 

@@ -29,4 +29,25 @@ static inline real qkv_lanes_total(real *acc) {
         (result) = qkv_lanes_total(acc_);                                         \
     } while (0)
 
+/* result = the largest EXPR over i in [0, n) (-inf if n is 0; NaNs are skipped, as by a serial
+ * `v > m ? v : m`); max is exact, so this is the serial result, just vectorised */
+#define QKV_LANE_MAX(result, n, i, EXPR)                                                  \
+    do {                                                                                  \
+        real mx_[QKV_LANES];                                                              \
+        for (int l_ = 0; l_ < QKV_LANES; l_++) mx_[l_] = -INFINITY;                       \
+        int64_t b_ = 0, n_ = (n);                                                         \
+        for (; b_ + QKV_LANES <= n_; b_ += QKV_LANES)                                     \
+            for (int64_t i = b_; i < b_ + QKV_LANES; i++) {                               \
+                real v_ = (EXPR);                                                         \
+                mx_[i - b_] = v_ > mx_[i - b_] ? v_ : mx_[i - b_];                        \
+            }                                                                             \
+        for (int64_t i = b_; i < n_; i++) {                                               \
+            real v_ = (EXPR);                                                             \
+            mx_[i - b_] = v_ > mx_[i - b_] ? v_ : mx_[i - b_];                            \
+        }                                                                                 \
+        for (int w_ = QKV_LANES / 2; w_ >= 1; w_ /= 2)                                    \
+            for (int l_ = 0; l_ < w_; l_++) mx_[l_] = mx_[l_ + w_] > mx_[l_] ? mx_[l_ + w_] : mx_[l_]; \
+        (result) = mx_[0];                                                                \
+    } while (0)
+
 #endif
