@@ -399,7 +399,9 @@ START_TEST(test_threads_kernels_bit_identical) {
         qkv_k_softmax_backward_f32(R, N, aux[t], x, 0.5, acc[t]);
         qkv_k_masked_softmax_f32(R, N, x, &bc, mask, 0.3, -INFINITY, out[t]);
         qkv_k_layernorm_f32(R, N, x, w, b, 1e-5, aux[t], mean[t], rstd[t]);
-        qkv_k_layernorm_backward_f32(R, N, x, w, mean[t], rstd[t], out[t], acc[t], col[t], col[t], 0);
+        float *scratch = malloc((size_t)qkv_k_layernorm_backward_scratch_f32(R, N) * sizeof(float));
+        qkv_k_layernorm_backward_f32(R, N, x, w, mean[t], rstd[t], out[t], acc[t], col[t], col[t], 0, scratch);
+        free(scratch);
         qkv_k_sum_rows_f32(R, N, out[t], col[t]);
         qkv_k_embedding_backward_f32(R, N / 2, idx, x, acc[t]);
         qkv_k_transpose_f32(s4, 1, 2, x, out[t], 1);

@@ -45,7 +45,11 @@ int qkv__layernorm_backward(qkv_ctx *ctx, const qkv_record *r) {
     void *dx = qkv__grad_fresh(ctx, x, &fresh);
     void *dw = w ? qkv__grad(ctx, w) : NULL, *db = b ? qkv__grad(ctx, b) : NULL;
     if (!qkv_ctx_ok(ctx)) return -1;
-    QKV_KCALL(x->dtype, layernorm_backward, r->iv[0], r->iv[1], x->data, w ? w->data : NULL,
-              r->saved[0], r->saved[1], r->out->grad, dx, dw, db, fresh);
+    int64_t rows = r->iv[0], n = r->iv[1];
+    void *scratch = qkv_ctx_alloc(ctx, (size_t)QKV_KCALL(x->dtype, layernorm_backward_scratch, rows, n) *
+                                           qkv_dtype_size(x->dtype));
+    if (!scratch) return -1;
+    QKV_KCALL(x->dtype, layernorm_backward, rows, n, x->data, w ? w->data : NULL, r->saved[0], r->saved[1],
+              r->out->grad, dx, dw, db, fresh, scratch);
     return 0;
 }

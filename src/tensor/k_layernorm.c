@@ -10,7 +10,8 @@ typedef struct {
     real *y, *mean_out, *rstd_out, *dx, *dw, *db;
     int64_t rows;
     double eps;
-    int zero; /* dx starts as garbage */
+    int zero;   /* dx starts as garbage */
+    real *part; /* backward: partial dw, db per block of rows */
 } ln_job;
 
 QKV_VECTOR_CLONES
@@ -45,48 +46,70 @@ void K(layernorm)(int64_t rows, int64_t n, const real *x, const real *w, const r
     qkv_parallel_for(rows, qkv_row_grain(n), layernorm_range, &j);
 }
 
-/* dx += rstd (g - mean(g) - xh mean(g xh)), g = dy w, per row */
+/* one row: dx += rstd (g - mean(g) - xh mean(g xh)), g = dy w */
+static inline void dx_row(int64_t n, const real *x, const real *dy, const real *w, real m, real rs, real *dx,
+                          int zero) {
+    real sum_g, sum_gh;
+    QKV_LANE_SUM(sum_g, n, k, w ? dy[k] * w[k] : dy[k]);
+    QKV_LANE_SUM(sum_gh, n, k, (w ? dy[k] * w[k] : dy[k]) * ((x[k] - m) * rs));
+    real mg = sum_g / (real)n, mgh = sum_gh / (real)n;
+    if (zero)
+        for (int64_t k = 0; k < n; k++) dx[k] = 0;
+    for (int64_t k = 0; k < n; k++) {
+        real h = (x[k] - m) * rs, g = w ? dy[k] * w[k] : dy[k];
+        dx[k] += rs * (g - mg - h * mgh);
+    }
+}
+
+/* The weight and bias gradients are sums over rows. Each block of LN_BLOCK rows sums its
+ * rows (in order) into its own partial, while its rows are in cache for dx; the partials are
+ * then added in block order. Blocks are fixed, so the result never depends on threads. */
+#define LN_BLOCK 32
+
+/* row blocks [b0, b1): dx rows, and the blocks' partial dw, db */
 QKV_VECTOR_CLONES
-static void layernorm_dx_range(void *p, int64_t r0, int64_t r1) {
+static void backward_blocks(void *p, int64_t b0, int64_t b1) {
     const ln_job *j = p;
     const int64_t n = j->n;
-    const real *w = j->w;
-    for (int64_t r = r0; r < r1; r++) {
-        const real *x = j->x + r * n, *dy = j->dy + r * n;
-        real m = j->mean[r], rs = j->rstd[r], sum_g, sum_gh;
-        QKV_LANE_SUM(sum_g, n, k, w ? dy[k] * w[k] : dy[k]);
-        QKV_LANE_SUM(sum_gh, n, k, (w ? dy[k] * w[k] : dy[k]) * ((x[k] - m) * rs));
-        real mg = sum_g / (real)n, mgh = sum_gh / (real)n;
-        real *dx = j->dx + r * n;
-        if (j->zero)
-            for (int64_t k = 0; k < n; k++) dx[k] = 0;
-        for (int64_t k = 0; k < n; k++) {
-            real h = (x[k] - m) * rs, g = w ? dy[k] * w[k] : dy[k];
-            dx[k] += rs * (g - mg - h * mgh);
+    for (int64_t blk = b0; blk < b1; blk++) {
+        int64_t r0 = blk * LN_BLOCK, r1 = r0 + LN_BLOCK < j->rows ? r0 + LN_BLOCK : j->rows;
+        real *pw = j->part + blk * 2 * n, *pb = pw + n;
+        if (j->dw || j->db)
+            for (int64_t k = 0; k < 2 * n; k++) pw[k] = 0;
+        for (int64_t r = r0; r < r1; r++) {
+            const real *x = j->x + r * n, *dy = j->dy + r * n;
+            real m = j->mean[r], rs = j->rstd[r];
+            if (j->dx) dx_row(n, x, dy, j->w, m, rs, j->dx + r * n, j->zero);
+            if (j->dw)
+                for (int64_t k = 0; k < n; k++) pw[k] += dy[k] * ((x[k] - m) * rs);
+            if (j->db)
+                for (int64_t k = 0; k < n; k++) pb[k] += dy[k];
         }
     }
 }
 
-/* dw[k] += sum_r dy[r,k] xh[r,k]; db[k] += sum_r dy[r,k], for columns [k0, k1) */
+/* columns [k0, k1): dw += the blocks' partials, db likewise, in block order */
 QKV_VECTOR_CLONES
-static void layernorm_dwdb_range(void *p, int64_t k0, int64_t k1) {
+static void add_partials(void *p, int64_t k0, int64_t k1) {
     const ln_job *j = p;
-    const int64_t n = j->n, rows = j->rows;
-    real *dw = j->dw, *db = j->db;
-    for (int64_t r = 0; r < rows; r++) {
-        const real *x = j->x + r * n, *dy = j->dy + r * n;
-        real m = j->mean[r], rs = j->rstd[r];
-        if (dw)
-            for (int64_t k = k0; k < k1; k++) dw[k] += dy[k] * ((x[k] - m) * rs);
-        if (db)
-            for (int64_t k = k0; k < k1; k++) db[k] += dy[k];
+    const int64_t n = j->n, blocks = (j->rows + LN_BLOCK - 1) / LN_BLOCK;
+    for (int64_t blk = 0; blk < blocks; blk++) {
+        const real *pw = j->part + blk * 2 * n, *pb = pw + n;
+        if (j->dw)
+            for (int64_t k = k0; k < k1; k++) j->dw[k] += pw[k];
+        if (j->db)
+            for (int64_t k = k0; k < k1; k++) j->db[k] += pb[k];
     }
 }
 
+int64_t K(layernorm_backward_scratch)(int64_t rows, int64_t n) { return (rows + LN_BLOCK - 1) / LN_BLOCK * 2 * n; }
+
 void K(layernorm_backward)(int64_t rows, int64_t n, const real *x, const real *w, const real *mean,
-                           const real *rstd, const real *dy, real *dx, real *dw, real *db, int zero) {
+                           const real *rstd, const real *dy, real *dx, real *dw, real *db, int zero,
+                           real *scratch) {
     ln_job j = {.n = n, .x = x, .w = w, .mean = mean, .rstd = rstd, .dy = dy, .dx = dx, .dw = dw, .db = db,
-                .rows = rows, .zero = zero};
-    if (dx) qkv_parallel_for(rows, qkv_row_grain(n), layernorm_dx_range, &j);
-    if (dw || db) qkv_parallel_for(n, 8, layernorm_dwdb_range, &j);
+                .rows = rows, .zero = zero, .part = scratch};
+    int64_t blocks = (rows + LN_BLOCK - 1) / LN_BLOCK, per = LN_BLOCK * n;
+    qkv_parallel_for(blocks, per >= QKV_GRAIN ? 1 : QKV_GRAIN / per, backward_blocks, &j);
+    if (dw || db) qkv_parallel_for(n, 64, add_partials, &j);
 }

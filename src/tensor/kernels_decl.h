@@ -81,10 +81,12 @@ void QKV_K(layernorm)(int64_t rows, int64_t n, const QKV_KREAL *x, const QKV_KRE
                       const QKV_KREAL *b, double eps, QKV_KREAL *y, QKV_KREAL *mean,
                       QKV_KREAL *rstd);
 /* dx += rstd (dxh - mean(dxh) - xh mean(dxh xh)), dxh = dy w; dw += sum dy xh; db += sum dy
- * (dx, dw, db may each be NULL); zero: dx starts as garbage (kernels.h) */
+ * (dx, dw, db may each be NULL; dw may be db); zero: dx starts as garbage (kernels.h);
+ * scratch: layernorm_backward_scratch(rows, n) elements, for the row sums' partials */
 void QKV_K(layernorm_backward)(int64_t rows, int64_t n, const QKV_KREAL *x, const QKV_KREAL *w,
                                const QKV_KREAL *mean, const QKV_KREAL *rstd, const QKV_KREAL *dy,
-                               QKV_KREAL *dx, QKV_KREAL *dw, QKV_KREAL *db, int zero);
+                               QKV_KREAL *dx, QKV_KREAL *dw, QKV_KREAL *db, int zero, QKV_KREAL *scratch);
+int64_t QKV_K(layernorm_backward_scratch)(int64_t rows, int64_t n);
 
 /* table: (V, dim), idx: (n) in [0, V) -> y: (n, dim), y[i] = table[idx[i]] */
 void QKV_K(embedding)(int64_t n, int64_t dim, const QKV_KREAL *table, const int32_t *idx,
