@@ -55,38 +55,51 @@ static const int32_t *mask_row(const qkv_sdpa_shape *s, int64_t pair, int64_t i,
     return s->mask + i0 * bc->sb[0] + i1 * bc->sb[1] + i2 * bc->sb[2];
 }
 
+/* Causal rows have i + 1 keys: a short row would run mostly in the loops' scalar remainders.
+ * The row loops run over n rounded up to a whole vector (keys past n act as blocked: -inf
+ * scores, zero weights), which adds only exact zeros to every sum. */
+static int64_t padded(int64_t n, int64_t ncols) {
+    int64_t nv = (n + QKV_LANES - 1) / QKV_LANES * QKV_LANES;
+    return nv < ncols ? nv : ncols;
+}
+
 /* one row, in place: p[0..n) = softmax(blocked ? -inf : scale p), p[n..ncols) = 0 */
 QKV_VECTOR_CLONES
 static void softmax_row(int64_t n, int64_t ncols, real *p, real scale, const int32_t *m, int64_t ms) {
     real mx, sum;
+    int64_t nv = padded(n, ncols);
     if (m || !(scale > 0)) {
         if (m)
             for (int64_t j = 0; j < n; j++) p[j] = m[j * ms] ? -INFINITY : scale * p[j];
         else
             for (int64_t j = 0; j < n; j++) p[j] = scale * p[j];
         scale = 1;
-        QKV_LANE_MAX(mx, n, j, p[j]);
+        for (int64_t j = n; j < nv; j++) p[j] = -INFINITY;
+        QKV_LANE_MAX(mx, nv, j, p[j]);
     } else { /* rounding is monotonic: max(scale p) = scale max(p), the same bits, one pass fewer */
-        QKV_LANE_MAX(mx, n, j, p[j]);
+        for (int64_t j = n; j < nv; j++) p[j] = -INFINITY;
+        QKV_LANE_MAX(mx, nv, j, p[j]);
         mx *= scale;
     }
     if (mx == -INFINITY) { /* every key blocked: no mass anywhere, a zero row (not NaN) */
         for (int64_t j = 0; j < ncols; j++) p[j] = 0;
         return;
     }
-    QKV_LANE_SUM(sum, n, j, (p[j] = EXP(scale * p[j] - mx)));
+    QKV_LANE_SUM(sum, nv, j, (p[j] = EXP(scale * p[j] - mx)));
     real inv = 1 / sum;
-    for (int64_t j = 0; j < n; j++) p[j] *= inv;
-    for (int64_t j = n; j < ncols; j++) p[j] = 0;
+    for (int64_t j = 0; j < nv; j++) p[j] *= inv;
+    for (int64_t j = nv; j < ncols; j++) p[j] = 0;
 }
 
-/* one row, in place over dp: dS = scale P (dP - sum(P dP)) on [0, n), 0 on [n, ncols) */
+/* one row, in place over dp: dS = scale P (dP - sum(P dP)) on [0, n), 0 on [n, ncols)
+ * (P is 0 past n, so the padded loops add and write only zeros there) */
 QKV_VECTOR_CLONES
 static void softmax_backward_row(int64_t n, int64_t ncols, const real *p, real *dp, real scale) {
     real dot;
-    QKV_LANE_SUM(dot, n, j, dp[j] * p[j]);
-    for (int64_t j = 0; j < n; j++) dp[j] = scale * (p[j] * (dp[j] - dot));
-    for (int64_t j = n; j < ncols; j++) dp[j] = 0;
+    int64_t nv = padded(n, ncols);
+    QKV_LANE_SUM(dot, nv, j, dp[j] * p[j]);
+    for (int64_t j = 0; j < nv; j++) dp[j] = scale * (p[j] * (dp[j] - dot));
+    for (int64_t j = nv; j < ncols; j++) dp[j] = 0;
 }
 
 typedef struct {
