@@ -30,6 +30,12 @@ static qkv_tensor *f_linear(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
     return qkv_linear(c, x[0], x[1], n > 2 ? x[2] : NULL);
 }
 static qkv_tensor *f_add(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_add(c, x[0], x[1]); }
+/* one tensor on both sides: the first gradient write assigns, the second adds */
+static qkv_tensor *f_add_self(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_add(c, x[0], x[0]); }
+static qkv_tensor *f_sub_self_sq(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n; (void)u;
+    return qkv_sub(c, qkv_mul(c, x[0], x[0]), x[0]);
+}
 static qkv_tensor *f_sub(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_sub(c, x[0], x[1]); }
 static qkv_tensor *f_mul(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_mul(c, x[0], x[1]); }
 static qkv_tensor *f_div(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_div(c, x[0], x[1]); }
@@ -168,6 +174,8 @@ static const gcase CASES[] = {
     {"add_bias", f_add, NULL, 2, DOM_NORMAL, {3, 1}, {{2, 3, 4}, {4}}, {0}},
     {"add_mask_over_bhtt", f_add, NULL, 2, DOM_NORMAL, {4, 2}, {{2, 2, 3, 3}, {3, 3}}, {0}},
     {"add_col", f_add, NULL, 2, DOM_NORMAL, {2, 2}, {{3, 1}, {1, 4}}, {0}},
+    {"add_self", f_add_self, NULL, 1, DOM_NORMAL, {2}, {{3, 4}}, {0}},
+    {"mul_self_minus_self", f_sub_self_sq, NULL, 1, DOM_NORMAL, {2}, {{3, 4}}, {0}},
     {"sub_bias", f_sub, NULL, 2, DOM_NORMAL, {2, 1}, {{3, 4}, {4}}, {0}},
     {"sub_left_bcast", f_sub, NULL, 2, DOM_NORMAL, {2, 3}, {{3, 1}, {2, 3, 4}}, {0}},
     {"mul", f_mul, NULL, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {3, 4}}, {0}},

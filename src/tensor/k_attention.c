@@ -110,7 +110,11 @@ typedef struct {
     int zero;
 } sdpa_job;
 
-/* rows (T) x hd of a head's gradient in the (B,T,d) layout = 0 */
+/* rows (T) x hd of a head's gradient in the (B,T,d) layout = 0 (as a loop: as memset calls,
+ * one per row of hd elements, it would cost more than the zeros) */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#endif
 static void zero_head(real *g, int64_t T, int64_t hd, int64_t d) {
     for (int64_t t = 0; t < T; t++)
         for (int64_t c = 0; c < hd; c++) g[t * d + c] = 0;

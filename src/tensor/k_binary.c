@@ -71,26 +71,32 @@ static void binary_flat_serial(qkv_binop op, int64_t n, const real *a, const rea
     }
 }
 
+/* dst += val, or dst = val when the gradient is new (the compiler unswitches the test) */
+#define PUT(dst, fresh, val) do { if (fresh) (dst) = (val); else (dst) += (val); } while (0)
+
+/* zero: 1 = da, 2 = db are new (assigned, not added to); when da is db, da is written first */
 QKV_VECTOR_CLONES
 static void binary_flat_backward_serial(qkv_binop op, int64_t n, const real *a, const real *b,
-                                        const real *dy, real *da, real *db) {
+                                        const real *dy, real *da, real *db, int zero) {
+    int za = zero & 1, zb = zero & 2;
     switch (op) {
     case QKV_BIN_ADD:
-    case QKV_BIN_SUB:
-        if (da) for (int64_t i = 0; i < n; i++) da[i] += dy[i];
-        if (db && op == QKV_BIN_ADD) for (int64_t i = 0; i < n; i++) db[i] += dy[i];
-        if (db && op == QKV_BIN_SUB) for (int64_t i = 0; i < n; i++) db[i] -= dy[i];
+    case QKV_BIN_SUB: /* x - y is x + (-y) exactly */
+        if (da) for (int64_t i = 0; i < n; i++) PUT(da[i], za, dy[i]);
+        if (db && op == QKV_BIN_ADD) for (int64_t i = 0; i < n; i++) PUT(db[i], zb, dy[i]);
+        if (db && op == QKV_BIN_SUB) for (int64_t i = 0; i < n; i++) PUT(db[i], zb, -dy[i]);
         break;
     case QKV_BIN_MUL:
-        if (da) for (int64_t i = 0; i < n; i++) da[i] += dy[i] * b[i];
-        if (db) for (int64_t i = 0; i < n; i++) db[i] += dy[i] * a[i];
+        if (da) for (int64_t i = 0; i < n; i++) PUT(da[i], za, dy[i] * b[i]);
+        if (db) for (int64_t i = 0; i < n; i++) PUT(db[i], zb, dy[i] * a[i]);
         break;
     default:
-        if (da) for (int64_t i = 0; i < n; i++) da[i] += dy[i] / b[i];
-        if (db) for (int64_t i = 0; i < n; i++) db[i] -= dy[i] * a[i] / (b[i] * b[i]);
+        if (da) for (int64_t i = 0; i < n; i++) PUT(da[i], za, dy[i] / b[i]);
+        if (db) for (int64_t i = 0; i < n; i++) PUT(db[i], zb, -(dy[i] * a[i] / (b[i] * b[i])));
         break;
     }
 }
+#undef PUT
 
 QKV_VECTOR_CLONES
 static void affine_serial(int64_t n, const real *x, double alpha, double beta, real *y) {
@@ -121,10 +127,8 @@ void K(binary_flat)(qkv_binop op, int64_t n, const real *a, const real *b, real 
 
 static void binary_flat_backward_range(void *p, int64_t s, int64_t e) {
     flat_job *j = p;
-    if (j->zero & 1) memset(j->da + s, 0, (size_t)(e - s) * sizeof(real));
-    if (j->zero & 2) memset(j->db + s, 0, (size_t)(e - s) * sizeof(real));
     binary_flat_backward_serial(j->op, e - s, j->a + s, j->b + s, j->dy + s, j->da ? j->da + s : NULL,
-                                j->db ? j->db + s : NULL);
+                                j->db ? j->db + s : NULL, j->zero);
 }
 void K(binary_flat_backward)(qkv_binop op, int64_t n, const real *a, const real *b, const real *dy, real *da,
                              real *db, int zero) {

@@ -53,24 +53,28 @@ static void unary_serial(qkv_unop op, int64_t n, const real *x, real *y, real *d
     }
 }
 
+/* dst += val, or dst = val when the gradient is new (`assign`: the compiler unswitches the
+ * loop-invariant test, so each loop vectorises either way) */
+#define PUT(dst, val) do { if (assign) (dst) = (val); else (dst) += (val); } while (0)
+
 QKV_VECTOR_CLONES
 static void unary_backward_serial(qkv_unop op, int64_t n, const real *x, const real *y, const real *d,
-                                  const real *dy, real *dx) {
+                                  const real *dy, real *dx, int assign) {
     if (d) { /* the forward saved f'(x) */
-        for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * d[i];
+        for (int64_t i = 0; i < n; i++) PUT(dx[i], dy[i] * d[i]);
         return;
     }
     switch (op) {
-    case QKV_UN_EXP: for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * y[i]; break;
-    case QKV_UN_LOG: for (int64_t i = 0; i < n; i++) dx[i] += dy[i] / x[i]; break;
-    case QKV_UN_TANH: for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * (1 - y[i] * y[i]); break;
-    case QKV_UN_SQRT: for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * (real)0.5 / y[i]; break;
-    case QKV_UN_RELU: for (int64_t i = 0; i < n; i++) dx[i] += x[i] > 0 ? dy[i] : 0; break;
+    case QKV_UN_EXP: for (int64_t i = 0; i < n; i++) PUT(dx[i], dy[i] * y[i]); break;
+    case QKV_UN_LOG: for (int64_t i = 0; i < n; i++) PUT(dx[i], dy[i] / x[i]); break;
+    case QKV_UN_TANH: for (int64_t i = 0; i < n; i++) PUT(dx[i], dy[i] * (1 - y[i] * y[i])); break;
+    case QKV_UN_SQRT: for (int64_t i = 0; i < n; i++) PUT(dx[i], dy[i] * (real)0.5 / y[i]); break;
+    case QKV_UN_RELU: for (int64_t i = 0; i < n; i++) PUT(dx[i], x[i] > 0 ? dy[i] : 0); break;
     case QKV_UN_GELU: /* Phi(x) + x phi(x) */
         for (int64_t i = 0; i < n; i++) {
             real cdf = (real)0.5 * (1 + erf(x[i] * (real)INV_SQRT_2));
             real pdf = (real)INV_SQRT_2PI * exp((real)-0.5 * x[i] * x[i]);
-            dx[i] += dy[i] * (cdf + x[i] * pdf);
+            PUT(dx[i], dy[i] * (cdf + x[i] * pdf));
         }
         break;
     case QKV_UN_GELU_TANH:
@@ -78,13 +82,15 @@ static void unary_backward_serial(qkv_unop op, int64_t n, const real *x, const r
             real x2 = x[i] * x[i];
             real t = tanh((real)SQRT_2_OVER_PI * (x[i] + (real)GELU_C * x2 * x[i]));
             real du = (real)SQRT_2_OVER_PI * (1 + 3 * (real)GELU_C * x2);
-            dx[i] += dy[i] * ((real)0.5 * (1 + t) + (real)0.5 * x[i] * (1 - t * t) * du);
+            PUT(dx[i], dy[i] * ((real)0.5 * (1 + t) + (real)0.5 * x[i] * (1 - t * t) * du));
         }
         break;
-    case QKV_UN_SIGMOID: for (int64_t i = 0; i < n; i++) dx[i] += dy[i] * y[i] * (1 - y[i]); break;
+    case QKV_UN_SIGMOID: for (int64_t i = 0; i < n; i++) PUT(dx[i], dy[i] * y[i] * (1 - y[i])); break;
     default: break;
     }
 }
+
+#undef PUT
 
 /* the public kernels: ranges of elements on qkv's threads */
 typedef struct { qkv_unop op; const real *x, *y, *d, *dy; real *out, *dout; int zero; } unary_job;
@@ -101,8 +107,7 @@ void K(unary)(qkv_unop op, int64_t n, const real *x, real *y, real *d) {
 
 static void unary_backward_range(void *p, int64_t b, int64_t e) {
     unary_job *j = p;
-    if (j->zero) memset(j->out + b, 0, (size_t)(e - b) * sizeof(real));
-    unary_backward_serial(j->op, e - b, j->x + b, j->y + b, j->d ? j->d + b : NULL, j->dy + b, j->out + b);
+    unary_backward_serial(j->op, e - b, j->x + b, j->y + b, j->d ? j->d + b : NULL, j->dy + b, j->out + b, j->zero);
 }
 
 void K(unary_backward)(qkv_unop op, int64_t n, const real *x, const real *y, const real *d, const real *dy,

@@ -37,8 +37,8 @@ typedef struct qkv_sdpa_shape {
 } qkv_sdpa_shape;
 
 /* Backward kernels that take `zero` flags: the gradient array a flag names holds garbage (it
- * was just allocated, see qkv__grad_fresh) and is zeroed by the kernel, each thread its own
- * share just before adding to it: no separate pass over memory. */
+ * was just allocated, see qkv__grad_fresh), so the kernel assigns its values instead of adding
+ * them (or zeroes each thread's share just before adding): no separate zeroing pass. */
 
 /* floating-point operations done by the gemm kernels (2 M N K each), for benchmarks;
  * updated from the calling thread only (kernels are called from one thread) */
