@@ -40,7 +40,7 @@ static inline float qkv_expf_fast(float x) {
  * 1.1e-8; scripts/fit_normal_cdf.py): no second exp. */
 static inline float qkv_normal_cdf_pdf_fast(float x, float *pdf) {
     float a = x < 0 ? -x : x;
-    a = a > 14.0f ? 14.0f : a; /* phi(14) = 0 in float; NaN stays NaN */
+    a = a > 14.0f ? 14.0f : a; /* e^(-98): below the fast exp's range, so phi = 0; NaN stays NaN */
     float t = 1.0f / (1.0f + 0.35355339059327376f * a); /* 1 / (1 + z/2) */
     float f = 0.042352661f;
     f = f * t - 0.23085797f;
