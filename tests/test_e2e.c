@@ -263,6 +263,13 @@ START_TEST(test_deterministic) {
     snprintf(pa, sizeof pa, "%s/r3/model.safetensors", TMP);
     snprintf(pb, sizeof pb, "%s/r4/model.safetensors", TMP);
     ck_assert(same_file(pa, pb));
+    /* no --threads: one thread per core, the same bits as asking for that many */
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r5 --quiet", qkv_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r6 --threads %ld --quiet", qkv_bin(), cfg, TMP,
+                         sysconf(_SC_NPROCESSORS_ONLN) > 64 ? 64L : sysconf(_SC_NPROCESSORS_ONLN)), 0);
+    snprintf(pa, sizeof pa, "%s/r5/model.safetensors", TMP);
+    snprintf(pb, sizeof pb, "%s/r6/model.safetensors", TMP);
+    ck_assert(same_file(pa, pb));
     snprintf(pa, sizeof pa, "%s/r0/model.safetensors", TMP);
     /* another seed gives other numbers */
     ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --set train.seed=7 --out %s/r2 --threads 1 --quiet", qkv_bin(), cfg, TMP), 0);

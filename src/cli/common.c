@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void qkv_cli_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
@@ -58,6 +59,13 @@ int qkv_cli_load_config(const char *cmd, const char *path, const char *const *se
     return 0;
 }
 
+int qkv_cli_default_threads(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
 void qkv_cli_set_threads(int n) {
-    if (n > 0) qkv_set_threads(n); /* also keeps OpenBLAS at one thread of its own */
+    /* qkv's pool on every core by default: faster than OpenBLAS's own threads (which would
+     * compete with the pool for the cores; docs/performance.md) */
+    qkv_set_threads(n > 0 ? n : qkv_cli_default_threads()); /* also keeps OpenBLAS at one thread */
 }

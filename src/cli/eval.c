@@ -20,7 +20,7 @@ static const char USAGE[] =
     "                     instead of the task's evaluation set\n"
     "  --examples N       evaluation examples (default: train.eval_examples)\n"
     "  --set KEY=VALUE    override a config key (repeatable)\n"
-    "  --threads N        threads for the forward passes\n"
+    "  --threads N        threads for the forward passes (default: one per core)\n"
     "  -h, --help         show this help\n";
 
 int qkv_cmd_eval(int argc, char **argv) {

@@ -22,8 +22,8 @@ static const char USAGE[] =
     "  --set KEY=VALUE  override a config key, e.g. --set model.attention.qkv=shared (repeatable)\n"
     "  --out DIR        run directory (default: runs/<config name>-<date>-<time>)\n"
     "  --resume DIR     continue the run in DIR from its last checkpoint\n"
-    "  --threads N      threads for the step (default: OpenBLAS's own threads only); the\n"
-    "                   same N gives the same bits, different N agree to float precision\n"
+    "  --threads N      threads for the step (default: one per core); the same N gives the\n"
+    "                   same bits, different N agree to float precision\n"
     "  --quiet          no progress on stderr\n"
     "  --stop-after N   stop (as Ctrl-C does) after N more steps; for testing resume\n"
     "  -h, --help       show this help\n";
