@@ -88,53 +88,50 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
     int64_t B = x->shape[0], T = x->shape[1];
     double scale = 1.0 / sqrt(a->cfg.scale == QKV_SCALE_EMBED ? (double)a->d : (double)a->hd);
     qkv_tensor *gate = a->wg.w ? qkv_sigmoid(ctx, qkv_linear_forward(ctx, &a->wg, x)) : NULL;
-    qkv_tensor *q, *k, *v;
+    int64_t s3[3] = {B, T, a->d};
+    qkv_tensor *pq, *pk, *pv; /* (B,T,d), head h in columns h hd .. (h+1) hd - 1 */
     if (a->cfg.qkv == QKV_ATTN_HEAD_SHARED) {
         /* the question's module: split X into heads first, then the shared (hd,hd) maps */
         int64_t s[4] = {B, T, a->heads, a->hd};
         qkv_tensor *xv = x;
         if (gate && a->cfg.gate == QKV_GATE_VALUE) xv = qkv_mul(ctx, x, gate);
         qkv_tensor *xh = qkv_reshape(ctx, x, 4, s), *xvh = qkv_reshape(ctx, xv, 4, s);
-        q = qkv_transpose(ctx, qkv_linear_forward(ctx, &a->wq, xh), 1, 2);
-        k = qkv_transpose(ctx, qkv_linear_forward(ctx, &a->wk, xh), 1, 2);
-        v = qkv_transpose(ctx, qkv_linear_forward(ctx, &a->wv, xvh), 1, 2);
+        pq = qkv_reshape(ctx, qkv_linear_forward(ctx, &a->wq, xh), 3, s3);
+        pk = qkv_reshape(ctx, qkv_linear_forward(ctx, &a->wk, xh), 3, s3);
+        pv = qkv_reshape(ctx, qkv_linear_forward(ctx, &a->wv, xvh), 3, s3);
     } else {
         /* a projection shared by two roles is computed once and used twice (tied) */
-        qkv_tensor *pq = project(ctx, &a->wq, x);
-        qkv_tensor *pk = a->cfg.qkv == QKV_ATTN_FULL || a->cfg.qkv == QKV_ATTN_KV_TIED
-                             ? project(ctx, &a->wk, x) : pq;
-        qkv_tensor *pv;
+        pq = project(ctx, &a->wq, x);
+        pk = a->cfg.qkv == QKV_ATTN_FULL || a->cfg.qkv == QKV_ATTN_KV_TIED ? project(ctx, &a->wk, x) : pq;
         switch (a->cfg.qkv) {
         case QKV_ATTN_FULL: case QKV_ATTN_QK_TIED: pv = project(ctx, &a->wv, x); break;
         case QKV_ATTN_KV_TIED: pv = pk; break;
         default: pv = pq; break; /* shared, identity */
         }
         if (gate && a->cfg.gate == QKV_GATE_VALUE) pv = qkv_mul(ctx, pv, gate);
-        if (!(a->rel && m->rel_index)) { /* the common case: one fused op, no head split/merge copies */
-            const qkv_tensor *mask = m->only_causal ? NULL : m->blocked;
-            qkv_tensor *y = qkv_sdp_attention(ctx, pq, pk, pv, a->heads, mask, m->causal, scale, &a->last_att);
-            return output(ctx, a, y, gate);
-        }
-        /* relative position bias: the composed ops (the bias enters between the products) */
-        q = split_heads(ctx, a, pq);
-        k = pk == pq ? q : split_heads(ctx, a, pk);
-        v = pv == pq ? q : pv == pk ? k : split_heads(ctx, a, pv);
     }
+    if (!(a->rel && m->rel_index)) {
+        /* the common case: one fused op, no head split/merge copies. For head_shared it gives
+         * exactly what the -1e20 fill gives (exp underflows to 0 either way) in every row with
+         * a visible key; a row with none gets zeros, as the composed path's row_alive does */
+        const qkv_tensor *mask = m->only_causal ? NULL : m->blocked;
+        qkv_tensor *y = qkv_sdp_attention(ctx, pq, pk, pv, a->heads, mask, m->causal, scale, &a->last_att);
+        return output(ctx, a, y, gate);
+    }
+    /* relative position bias: the composed ops (the bias enters between the products) */
+    qkv_tensor *q = split_heads(ctx, a, pq);
+    qkv_tensor *k = pk == pq ? q : split_heads(ctx, a, pk);
+    qkv_tensor *v = pv == pq ? q : pv == pk ? k : split_heads(ctx, a, pv);
     bool quirk = a->cfg.qkv == QKV_ATTN_HEAD_SHARED;
     double fill = quirk ? -1e20 : -INFINITY;
     qkv_tensor *s = qkv_matmul(ctx, q, k, false, true); /* (B,H,T,T) */
-    qkv_tensor *att;
-    if (a->rel && m->rel_index) { /* bias[h][i][j] = rel[clip(j-i)+R][h], added after scaling */
-        qkv_tensor *bias = qkv_transpose(ctx, qkv_embedding(ctx, a->rel, m->rel_index), 0, 2);
-        att = qkv_masked_softmax(ctx, qkv_add(ctx, qkv_scale(ctx, s, scale), bias), m->blocked, 1.0, fill);
-    } else {
-        att = qkv_masked_softmax(ctx, s, m->blocked, scale, fill); /* scale, mask, softmax: one op */
-    }
+    /* bias[h][i][j] = rel[clip(j-i)+R][h], added after scaling; then mask and softmax */
+    qkv_tensor *bias = qkv_transpose(ctx, qkv_embedding(ctx, a->rel, m->rel_index), 0, 2);
+    qkv_tensor *att = qkv_masked_softmax(ctx, qkv_add(ctx, qkv_scale(ctx, s, scale), bias), m->blocked, 1.0, fill);
     /* with a finite fill a fully blocked row would average every key: zero it, as with -inf */
     if (quirk && m->row_alive) att = qkv_mul(ctx, att, m->row_alive);
     a->last_att = att;
     qkv_tensor *y = qkv_matmul(ctx, att, v, false, false); /* (B,H,T,hd) */
-    int64_t s3[3] = {B, T, a->d};
     y = qkv_reshape(ctx, qkv_transpose(ctx, y, 1, 2), 3, s3);
     return output(ctx, a, y, gate);
 }

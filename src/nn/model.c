@@ -150,10 +150,10 @@ int64_t qkv_model_param_count(const qkv_model_config *c) {
 }
 
 /* Calibrated against qkv_ctx_arena_peak of real steps (floats per unit). With the fused
- * attention op (every variant but head_shared and rel_pos_bias): a block keeps about 26 floats
+ * attention op (every configuration without rel_pos_bias): a block keeps about 26 floats
  * per token and model dimension (32 with a gate), 5 per token and feed-forward unit, and per
  * attention weight the weights themselves plus at most as much backward scratch. The composed
- * path (head_shared, rel_pos_bias) keeps about 32 (38) per token and dimension and 4 per
+ * path (rel_pos_bias) keeps about 32 (38) per token and dimension and 4 per
  * attention weight (the relative-position bias adds 5 per weight and 3 per head and position
  * pair). Outside the blocks, about 8 per token and dimension and 2 per token and vocabulary
  * entry. The coefficients below are rounded up, with 8-12 KiB per layer for small tensors and
@@ -162,7 +162,7 @@ int64_t qkv_model_activation_bytes(const qkv_model_config *c, int batch, int seq
     double B = batch, T = seq, BT = B * T, d = c->d_model, F = c->d_ff, H = c->heads;
     bool gated = c->attn.gate != QKV_GATE_NONE, rel = c->attn.rel_pos_bias;
     double layer;
-    if (c->attn.qkv != QKV_ATTN_HEAD_SHARED && !rel)
+    if (!rel)
         layer = BT * (d * (gated ? 34 : 28) + 6 * F) + B * H * T * T * 2 + 2048;
     else
         layer = BT * (d * (gated ? 42 : 36) + 6 * F) + B * H * T * T * (rel ? 11 : 5) + (rel ? 4 * H * T * T : 0) +
