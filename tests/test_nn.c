@@ -399,7 +399,7 @@ START_TEST(test_threads_kernels_bit_identical) {
         qkv_k_softmax_backward_f32(R, N, aux[t], x, 0.5, acc[t]);
         qkv_k_masked_softmax_f32(R, N, x, &bc, mask, 0.3, -INFINITY, out[t]);
         qkv_k_layernorm_f32(R, N, x, w, b, 1e-5, aux[t], mean[t], rstd[t]);
-        float *scratch = malloc((size_t)qkv_k_layernorm_backward_scratch_f32(R, N) * sizeof(float));
+        float *scratch = malloc((size_t)qkv_layernorm_backward_scratch(R, N) * sizeof(float));
         qkv_k_layernorm_backward_f32(R, N, x, w, mean[t], rstd[t], out[t], acc[t], col[t], col[t], 0, scratch);
         free(scratch);
         qkv_k_sum_rows_f32(R, N, out[t], col[t]);

@@ -100,6 +100,24 @@ bool qkv__check_float(qkv_ctx *ctx, const char *what, const qkv_tensor *t) {
     return false;
 }
 
+bool qkv__mask_plan(qkv_ctx *ctx, const char *what, const qkv_tensor *mask, int ndim, const int64_t *shape,
+                    qkv_bcast *bc) {
+    if (mask->dtype != QKV_I32) {
+        qkv_ctx_fail(ctx, "%s: the mask must be I32, got %s", what, qkv_dtype_name(mask->dtype));
+        return false;
+    }
+    int nd;
+    int64_t out[QKV_MAX_DIMS];
+    if (qkv_bcast_init(bc, ndim, shape, mask->ndim, mask->shape, &nd, out) || nd != ndim ||
+        qkv_shape_numel(nd, out) != qkv_shape_numel(ndim, shape)) {
+        char s[96];
+        qkv_ctx_fail(ctx, "%s: mask %s does not broadcast over %s", what, qkv__shp(mask),
+                     qkv_shape_str(ndim, shape, s, sizeof s));
+        return false;
+    }
+    return true;
+}
+
 bool qkv__check_pair(qkv_ctx *ctx, const char *what, const qkv_tensor *a, const qkv_tensor *b) {
     if (!qkv__check_float(ctx, what, a) || !qkv__check_float(ctx, what, b)) return false;
     if (a->dtype == b->dtype) return true;

@@ -28,16 +28,7 @@ qkv_tensor *qkv_sdp_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_te
         return qkv_ctx_fail(ctx, "sdp_attention: %d heads do not divide d = %lld", heads, (long long)d);
     int64_t ps[4] = {B, heads, T, T};
     qkv_bcast bc = {0};
-    if (mask) {
-        int nd;
-        int64_t shape[QKV_MAX_DIMS];
-        if (mask->dtype != QKV_I32)
-            return qkv_ctx_fail(ctx, "sdp_attention: the mask must be I32, got %s", qkv_dtype_name(mask->dtype));
-        if (qkv_bcast_init(&bc, 4, ps, mask->ndim, mask->shape, &nd, shape) || nd != 4 ||
-            qkv_shape_numel(nd, shape) != B * heads * T * T)
-            return qkv_ctx_fail(ctx, "sdp_attention: mask %s does not broadcast over (B,H,T,T) = (%lld,%d,%lld,%lld)",
-                                qkv__shp(mask), (long long)B, heads, (long long)T, (long long)T);
-    }
+    if (mask && !qkv__mask_plan(ctx, "sdp_attention", mask, 4, ps, &bc)) return NULL; /* over (B,H,T,T) */
     qkv_tensor *p = qkv__out(ctx, q->dtype, 4, ps);
     qkv_tensor *y = p ? qkv__out(ctx, q->dtype, 3, q->shape) : NULL;
     if (!y) return NULL;

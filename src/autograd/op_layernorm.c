@@ -46,9 +46,10 @@ int qkv__layernorm_backward(qkv_ctx *ctx, const qkv_record *r) {
     void *dw = w ? qkv__grad(ctx, w) : NULL, *db = b ? qkv__grad(ctx, b) : NULL;
     if (!qkv_ctx_ok(ctx)) return -1;
     int64_t rows = r->iv[0], n = r->iv[1];
-    void *scratch = qkv_ctx_alloc(ctx, (size_t)QKV_KCALL(x->dtype, layernorm_backward_scratch, rows, n) *
-                                           qkv_dtype_size(x->dtype));
-    if (!scratch) return -1;
+    void *scratch = NULL; /* the row sums' partials, for dw and db */
+    if ((dw || db) &&
+        !(scratch = qkv_ctx_alloc(ctx, (size_t)qkv_layernorm_backward_scratch(rows, n) * qkv_dtype_size(x->dtype))))
+        return -1;
     QKV_KCALL(x->dtype, layernorm_backward, rows, n, x->data, w ? w->data : NULL, r->saved[0], r->saved[1],
               r->out->grad, dx, dw, db, fresh, scratch);
     return 0;

@@ -4,15 +4,8 @@
 
 qkv_tensor *qkv_masked_fill(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *mask, double value) {
     if (!x || !mask || !qkv__check_float(ctx, "masked_fill", x)) return NULL;
-    if (mask->dtype != QKV_I32)
-        return qkv_ctx_fail(ctx, "masked_fill: the mask must be I32, got %s", qkv_dtype_name(mask->dtype));
     qkv_bcast bc;
-    int nd;
-    int64_t shape[QKV_MAX_DIMS];
-    if (qkv_bcast_init(&bc, x->ndim, x->shape, mask->ndim, mask->shape, &nd, shape) ||
-        nd != x->ndim || qkv_shape_numel(nd, shape) != x->numel)
-        return qkv_ctx_fail(ctx, "masked_fill: mask %s does not broadcast over input %s",
-                            qkv__shp(mask), qkv__shp(x));
+    if (!qkv__mask_plan(ctx, "masked_fill", mask, x->ndim, x->shape, &bc)) return NULL;
     qkv_tensor *y = qkv__out(ctx, x->dtype, x->ndim, x->shape);
     if (!y) return NULL;
     QKV_KCALL(x->dtype, masked_fill, &bc, x->data, mask->data, value, y->data);

@@ -40,16 +40,7 @@ qkv_tensor *qkv_masked_softmax(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *ma
     if (!x || !qkv__check_float(ctx, "masked_softmax", x)) return NULL;
     if (x->ndim < 1) return qkv_ctx_fail(ctx, "masked_softmax: needs at least one axis, got a scalar");
     qkv_bcast bc = {0};
-    if (mask) {
-        int nd;
-        int64_t shape[QKV_MAX_DIMS];
-        if (mask->dtype != QKV_I32)
-            return qkv_ctx_fail(ctx, "masked_softmax: the mask must be I32, got %s", qkv_dtype_name(mask->dtype));
-        if (qkv_bcast_init(&bc, x->ndim, x->shape, mask->ndim, mask->shape, &nd, shape) || nd != x->ndim ||
-            qkv_shape_numel(nd, shape) != x->numel)
-            return qkv_ctx_fail(ctx, "masked_softmax: mask %s does not broadcast over input %s", qkv__shp(mask),
-                                qkv__shp(x));
-    }
+    if (mask && !qkv__mask_plan(ctx, "masked_softmax", mask, x->ndim, x->shape, &bc)) return NULL;
     int64_t n = x->shape[x->ndim - 1], rows = x->numel / n;
     qkv_tensor *y = qkv__out(ctx, x->dtype, x->ndim, x->shape);
     if (!y) return NULL;

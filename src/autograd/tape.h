@@ -43,6 +43,10 @@ qkv_tensor *qkv__out(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape)
 bool qkv__check_float(qkv_ctx *ctx, const char *what, const qkv_tensor *t);
 /* fails unless a and b are float tensors of the same dtype */
 bool qkv__check_pair(qkv_ctx *ctx, const char *what, const qkv_tensor *a, const qkv_tensor *b);
+/* bc = the plan broadcasting an I32 mask over a tensor of shape (ndim, shape) without growing
+ * it; false (error set, naming `what`) if the mask is not I32 or does not broadcast so */
+bool qkv__mask_plan(qkv_ctx *ctx, const char *what, const qkv_tensor *mask, int ndim, const int64_t *shape,
+                    qkv_bcast *bc);
 /* true when an op on these inputs will be recorded (grad mode on, an input requires grad) */
 bool qkv__will_record(const qkv_ctx *ctx, int n_in, qkv_tensor *const *in);
 /* Append a record for `out` when grad mode is on and an input requires grad (marks out

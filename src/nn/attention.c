@@ -115,7 +115,7 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
          * exactly what the -1e20 fill gives (exp underflows to 0 either way) in every row with
          * a visible key; a row with none gets zeros, as the composed path's row_alive does */
         const qkv_tensor *mask = m->only_causal ? NULL : m->blocked;
-        qkv_tensor *y = qkv_sdp_attention(ctx, pq, pk, pv, a->heads, mask, m->causal, scale, &a->last_att);
+        qkv_tensor *y = qkv_sdp_attention(ctx, pq, pk, pv, a->heads, mask, a->cfg.causal, scale, &a->last_att);
         return output(ctx, a, y, gate);
     }
     /* relative position bias: the composed ops (the bias enters between the products) */

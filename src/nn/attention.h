@@ -13,7 +13,6 @@ typedef struct qkv_attn_masks {
     const qkv_tensor *blocked;   /* I32 (T,T) or (B,1,T,T); 1 = may not attend; NULL = none */
     qkv_tensor *row_alive;       /* float (T,1) or (B,1,T,1): 0 for a fully blocked query row; NULL if none is */
     const qkv_tensor *rel_index; /* I32 (T,T): [j][i] = clip(j - i) + rel_pos_max; NULL without rel_pos_bias */
-    bool causal;                 /* blocked includes every key j > i */
     bool only_causal;            /* blocked is exactly the causal mask (the fused op needs no mask then) */
 } qkv_attn_masks;
 

@@ -88,7 +88,6 @@ static int build_masks(qkv_ctx *ctx, const qkv_model *m, int64_t B, int64_t T,
         }
     out->blocked = blk;
     out->row_alive = any_dead ? alive : NULL;
-    out->causal = a->causal;
     out->only_causal = a->causal && !a->self_mask && !pad;
     return 0;
 }

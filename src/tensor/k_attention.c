@@ -11,7 +11,6 @@
  * Each (b,h) pair is computed whole by one thread, in the same order whatever the thread
  * count, so results are the same bits for any number of threads. */
 #include "tensor/kernel_prelude.h"
-#include <cblas.h>
 #include <math.h>
 #include "tensor/fastmath.h"
 #include "tensor/lanes.h"
@@ -26,33 +25,17 @@
  * [0, r1) only, so for T = 256 the products do 10/16 of the dense work */
 #define SDPA_BLOCK 64
 
-/* C (M,N) = op(A) op(B) + beta C with explicit leading dimensions (row-major) */
-static void gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int64_t lda,
-                    const real *B, int64_t ldb, real beta, real *C, int64_t ldc) {
-    if (M <= 0 || N <= 0) return;
-#if QKV_KERNEL_F64
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
-                (int)Kd, 1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
-#else
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
-                (int)Kd, 1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
-#endif
-}
-
 /* keys of the query rows [r0, r1) that the products must cover */
 static int64_t block_keys(const qkv_sdpa_shape *s, int64_t r1) { return s->causal ? r1 : s->T; }
 /* keys row i may see: the causal limit (the mask may block more) */
 static int64_t row_keys(const qkv_sdpa_shape *s, int64_t i) { return s->causal ? i + 1 : s->T; }
 static int64_t block_rows(const qkv_sdpa_shape *s) { return s->causal ? SDPA_BLOCK : s->T; }
 
-/* the mask row of (b, h, i), or NULL (same unravelling as masked_softmax) */
+/* the mask row of (b, h, i), or NULL */
 static const int32_t *mask_row(const qkv_sdpa_shape *s, int64_t pair, int64_t i, int64_t *stride) {
     if (!s->mask) return NULL;
-    const qkv_bcast *bc = s->bc;
-    int64_t r = pair * s->T + i;
-    int64_t i2 = r % bc->n[2], i1 = (r / bc->n[2]) % bc->n[1], i0 = r / (bc->n[2] * bc->n[1]);
-    *stride = bc->sb[3];
-    return s->mask + i0 * bc->sb[0] + i1 * bc->sb[1] + i2 * bc->sb[2];
+    *stride = s->bc->sb[3];
+    return s->mask + qkv_bcast_row_b(s->bc, pair * s->T + i);
 }
 
 /* Causal rows have i + 1 keys: a short row would run mostly in the loops' scalar remainders.
@@ -137,14 +120,14 @@ static void forward_pairs(void *arg, int64_t p0, int64_t p1) {
         for (int64_t r0 = 0; r0 < T; r0 += rb) {
             int64_t r1 = r0 + rb < T ? r0 + rb : T, nk = block_keys(s, r1);
             /* S[r0:r1, :nk] = Q[r0:r1] K[:nk]^T */
-            gemm_ld(0, 1, r1 - r0, nk, hd, Q + r0 * d, d, Kh, d, 0, P + r0 * T, T);
+            K(gemm_ld)(0, 1, r1 - r0, nk, hd, Q + r0 * d, d, Kh, d, 0, P + r0 * T, T);
             for (int64_t i = r0; i < r1; i++) {
                 int64_t ms = 0;
                 const int32_t *m = mask_row(s, pair, i, &ms);
                 softmax_row(row_keys(s, i), T, P + i * T, (real)s->scale, m, ms);
             }
             /* Y[r0:r1] = P[r0:r1, :nk] V[:nk] */
-            gemm_ld(0, 0, r1 - r0, hd, nk, P + r0 * T, T, V, d, 0, Y + r0 * d, d);
+            K(gemm_ld)(0, 0, r1 - r0, hd, nk, P + r0 * T, T, V, d, 0, Y + r0 * d, d);
         }
     }
 }
@@ -178,15 +161,15 @@ static void backward_pairs(const sdpa_job *j, int64_t p0, int64_t p1, real *dP) 
         for (int64_t r0 = 0; r0 < T; r0 += rb) {
             int64_t r1 = r0 + rb < T ? r0 + rb : T, nk = block_keys(s, r1), m = r1 - r0;
             /* dV[:nk] += P[r0:r1, :nk]^T dY[r0:r1] */
-            if (j->dv) gemm_ld(1, 0, nk, hd, m, P + r0 * T, T, dY + r0 * d, d, 1, j->dv + at, d);
+            if (j->dv) K(gemm_ld)(1, 0, nk, hd, m, P + r0 * T, T, dY + r0 * d, d, 1, j->dv + at, d);
             if (!j->dq && !j->dk) continue;
             /* dP[r0:r1, :nk] = dY[r0:r1] V[:nk]^T, then dS in place */
-            gemm_ld(0, 1, m, nk, hd, dY + r0 * d, d, V, d, 0, dP + r0 * T, T);
+            K(gemm_ld)(0, 1, m, nk, hd, dY + r0 * d, d, V, d, 0, dP + r0 * T, T);
             for (int64_t i = r0; i < r1; i++)
                 softmax_backward_row(row_keys(s, i), nk, P + i * T, dP + i * T, (real)s->scale);
             /* dQ[r0:r1] += dS[r0:r1, :nk] K[:nk];  dK[:nk] += dS[r0:r1, :nk]^T Q[r0:r1] */
-            if (j->dq) gemm_ld(0, 0, m, hd, nk, dP + r0 * T, T, Kh, d, 1, j->dq + at + r0 * d, d);
-            if (j->dk) gemm_ld(1, 0, nk, hd, m, dP + r0 * T, T, Q + r0 * d, d, 1, j->dk + at, d);
+            if (j->dq) K(gemm_ld)(0, 0, m, hd, nk, dP + r0 * T, T, Kh, d, 1, j->dq + at + r0 * d, d);
+            if (j->dk) K(gemm_ld)(1, 0, nk, hd, m, dP + r0 * T, T, Q + r0 * d, d, 1, j->dk + at, d);
         }
     }
 }

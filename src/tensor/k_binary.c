@@ -1,6 +1,5 @@
 /* Elementwise add, sub, mul, div with broadcasting, and scalar affine maps. */
 #include "tensor/kernel_prelude.h"
-#include <string.h>
 
 static inline real apply(qkv_binop op, real a, real b) {
     switch (op) {
@@ -71,9 +70,6 @@ static void binary_flat_serial(qkv_binop op, int64_t n, const real *a, const rea
     }
 }
 
-/* dst += val, or dst = val when the gradient is new (the compiler unswitches the test) */
-#define PUT(dst, fresh, val) do { if (fresh) (dst) = (val); else (dst) += (val); } while (0)
-
 /* zero: 1 = da, 2 = db are new (assigned, not added to); when da is db, da is written first */
 QKV_VECTOR_CLONES
 static void binary_flat_backward_serial(qkv_binop op, int64_t n, const real *a, const real *b,
@@ -82,21 +78,20 @@ static void binary_flat_backward_serial(qkv_binop op, int64_t n, const real *a, 
     switch (op) {
     case QKV_BIN_ADD:
     case QKV_BIN_SUB: /* x - y is x + (-y) exactly */
-        if (da) for (int64_t i = 0; i < n; i++) PUT(da[i], za, dy[i]);
-        if (db && op == QKV_BIN_ADD) for (int64_t i = 0; i < n; i++) PUT(db[i], zb, dy[i]);
-        if (db && op == QKV_BIN_SUB) for (int64_t i = 0; i < n; i++) PUT(db[i], zb, -dy[i]);
+        if (da) for (int64_t i = 0; i < n; i++) QKV_PUT(da[i], za, dy[i]);
+        if (db && op == QKV_BIN_ADD) for (int64_t i = 0; i < n; i++) QKV_PUT(db[i], zb, dy[i]);
+        if (db && op == QKV_BIN_SUB) for (int64_t i = 0; i < n; i++) QKV_PUT(db[i], zb, -dy[i]);
         break;
     case QKV_BIN_MUL:
-        if (da) for (int64_t i = 0; i < n; i++) PUT(da[i], za, dy[i] * b[i]);
-        if (db) for (int64_t i = 0; i < n; i++) PUT(db[i], zb, dy[i] * a[i]);
+        if (da) for (int64_t i = 0; i < n; i++) QKV_PUT(da[i], za, dy[i] * b[i]);
+        if (db) for (int64_t i = 0; i < n; i++) QKV_PUT(db[i], zb, dy[i] * a[i]);
         break;
     default:
-        if (da) for (int64_t i = 0; i < n; i++) PUT(da[i], za, dy[i] / b[i]);
-        if (db) for (int64_t i = 0; i < n; i++) PUT(db[i], zb, -(dy[i] * a[i] / (b[i] * b[i])));
+        if (da) for (int64_t i = 0; i < n; i++) QKV_PUT(da[i], za, dy[i] / b[i]);
+        if (db) for (int64_t i = 0; i < n; i++) QKV_PUT(db[i], zb, -(dy[i] * a[i] / (b[i] * b[i])));
         break;
     }
 }
-#undef PUT
 
 QKV_VECTOR_CLONES
 static void affine_serial(int64_t n, const real *x, double alpha, double beta, real *y) {

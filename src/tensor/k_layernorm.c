@@ -61,10 +61,9 @@ static inline void dx_row(int64_t n, const real *x, const real *dy, const real *
     }
 }
 
-/* The weight and bias gradients are sums over rows. Each block of LN_BLOCK rows sums its
+/* The weight and bias gradients are sums over rows. Each block of QKV_LN_BLOCK rows sums its
  * rows (in order) into its own partial, while its rows are in cache for dx; the partials are
  * then added in block order. Blocks are fixed, so the result never depends on threads. */
-#define LN_BLOCK 32
 
 /* row blocks [b0, b1): dx rows, and the blocks' partial dw, db */
 QKV_VECTOR_CLONES
@@ -72,9 +71,9 @@ static void backward_blocks(void *p, int64_t b0, int64_t b1) {
     const ln_job *j = p;
     const int64_t n = j->n;
     for (int64_t blk = b0; blk < b1; blk++) {
-        int64_t r0 = blk * LN_BLOCK, r1 = r0 + LN_BLOCK < j->rows ? r0 + LN_BLOCK : j->rows;
-        real *pw = j->part + blk * 2 * n, *pb = pw + n;
-        if (j->dw || j->db)
+        int64_t r0 = blk * QKV_LN_BLOCK, r1 = r0 + QKV_LN_BLOCK < j->rows ? r0 + QKV_LN_BLOCK : j->rows;
+        real *pw = j->part ? j->part + blk * 2 * n : NULL, *pb = pw ? pw + n : NULL; /* NULL: no dw, db */
+        if (pw)
             for (int64_t k = 0; k < 2 * n; k++) pw[k] = 0;
         for (int64_t r = r0; r < r1; r++) {
             const real *x = j->x + r * n, *dy = j->dy + r * n;
@@ -92,7 +91,7 @@ static void backward_blocks(void *p, int64_t b0, int64_t b1) {
 QKV_VECTOR_CLONES
 static void add_partials(void *p, int64_t k0, int64_t k1) {
     const ln_job *j = p;
-    const int64_t n = j->n, blocks = (j->rows + LN_BLOCK - 1) / LN_BLOCK;
+    const int64_t n = j->n, blocks = (j->rows + QKV_LN_BLOCK - 1) / QKV_LN_BLOCK;
     for (int64_t blk = 0; blk < blocks; blk++) {
         const real *pw = j->part + blk * 2 * n, *pb = pw + n;
         if (j->dw)
@@ -102,14 +101,12 @@ static void add_partials(void *p, int64_t k0, int64_t k1) {
     }
 }
 
-int64_t K(layernorm_backward_scratch)(int64_t rows, int64_t n) { return (rows + LN_BLOCK - 1) / LN_BLOCK * 2 * n; }
-
 void K(layernorm_backward)(int64_t rows, int64_t n, const real *x, const real *w, const real *mean,
                            const real *rstd, const real *dy, real *dx, real *dw, real *db, int zero,
                            real *scratch) {
     ln_job j = {.n = n, .x = x, .w = w, .mean = mean, .rstd = rstd, .dy = dy, .dx = dx, .dw = dw, .db = db,
                 .rows = rows, .zero = zero, .part = scratch};
-    int64_t blocks = (rows + LN_BLOCK - 1) / LN_BLOCK, per = LN_BLOCK * n;
+    int64_t blocks = (rows + QKV_LN_BLOCK - 1) / QKV_LN_BLOCK, per = QKV_LN_BLOCK * n;
     qkv_parallel_for(blocks, per >= QKV_GRAIN ? 1 : QKV_GRAIN / per, backward_blocks, &j);
     if (dw || db) qkv_parallel_for(n, 64, add_partials, &j);
 }

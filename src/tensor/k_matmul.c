@@ -2,16 +2,22 @@
 #include "tensor/kernel_prelude.h"
 #include <cblas.h>
 
-static void blas(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int lda, const real *B,
-                 real beta, real *C) {
-    int ldb = (int)(tb ? Kd : N), ldc = (int)N;
+void K(gemm_ld)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int64_t lda, const real *B,
+                int64_t ldb, real beta, real *C, int64_t ldc) {
+    if (M <= 0 || N <= 0) return;
 #if QKV_KERNEL_F64
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                (int)M, (int)N, (int)Kd, 1.0, A, lda, B, ldb, beta, C, ldc);
+                (int)M, (int)N, (int)Kd, 1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 #else
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                (int)M, (int)N, (int)Kd, 1.0f, A, lda, B, ldb, beta, C, ldc);
+                (int)M, (int)N, (int)Kd, 1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 #endif
+}
+
+/* a contiguous product: B's and C's rows are whole */
+static void blas(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int lda, const real *B,
+                 real beta, real *C) {
+    K(gemm_ld)(ta, tb, M, N, Kd, A, lda, B, tb ? Kd : N, beta, C, N);
 }
 
 /* With several qkv threads, products are split across them, each calling single-threaded

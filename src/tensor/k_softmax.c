@@ -58,9 +58,8 @@ static void masked_softmax_range(void *p, int64_t b, int64_t e) {
     for (int64_t r = b; r < e; r++) {
         const real *xr = j->x + r * n;
         real *yr = j->out + r * n;
-        if (j->mask) { /* the mask row for x's row r: unravel r over the broadcast plan's outer dims */
-            int64_t i2 = r % bc->n[2], i1 = (r / bc->n[2]) % bc->n[1], i0 = r / (bc->n[2] * bc->n[1]);
-            const int32_t *m = j->mask + i0 * bc->sb[0] + i1 * bc->sb[1] + i2 * bc->sb[2];
+        if (j->mask) { /* the mask row for x's row r */
+            const int32_t *m = j->mask + qkv_bcast_row_b(bc, r);
             int64_t s3 = bc->sb[3];
             for (int64_t k = 0; k < n; k++) yr[k] = m[k * s3] ? j->fill : j->scale * xr[k];
         } else {

@@ -1,7 +1,6 @@
 /* Elementwise exp, log, tanh, sqrt, ReLU, GELU (erf and tanh forms), sigmoid. */
 #include "tensor/kernel_prelude.h"
 #include "tensor/fastmath.h"
-#include <string.h>
 
 #define SQRT_2_OVER_PI 0.7978845608028654
 #define INV_SQRT_2 0.7071067811865476
@@ -53,28 +52,24 @@ static void unary_serial(qkv_unop op, int64_t n, const real *x, real *y, real *d
     }
 }
 
-/* dst += val, or dst = val when the gradient is new (`assign`: the compiler unswitches the
- * loop-invariant test, so each loop vectorises either way) */
-#define PUT(dst, val) do { if (assign) (dst) = (val); else (dst) += (val); } while (0)
-
 QKV_VECTOR_CLONES
 static void unary_backward_serial(qkv_unop op, int64_t n, const real *x, const real *y, const real *d,
                                   const real *dy, real *dx, int assign) {
     if (d) { /* the forward saved f'(x) */
-        for (int64_t i = 0; i < n; i++) PUT(dx[i], dy[i] * d[i]);
+        for (int64_t i = 0; i < n; i++) QKV_PUT(dx[i], assign, dy[i] * d[i]);
         return;
     }
     switch (op) {
-    case QKV_UN_EXP: for (int64_t i = 0; i < n; i++) PUT(dx[i], dy[i] * y[i]); break;
-    case QKV_UN_LOG: for (int64_t i = 0; i < n; i++) PUT(dx[i], dy[i] / x[i]); break;
-    case QKV_UN_TANH: for (int64_t i = 0; i < n; i++) PUT(dx[i], dy[i] * (1 - y[i] * y[i])); break;
-    case QKV_UN_SQRT: for (int64_t i = 0; i < n; i++) PUT(dx[i], dy[i] * (real)0.5 / y[i]); break;
-    case QKV_UN_RELU: for (int64_t i = 0; i < n; i++) PUT(dx[i], x[i] > 0 ? dy[i] : 0); break;
+    case QKV_UN_EXP: for (int64_t i = 0; i < n; i++) QKV_PUT(dx[i], assign, dy[i] * y[i]); break;
+    case QKV_UN_LOG: for (int64_t i = 0; i < n; i++) QKV_PUT(dx[i], assign, dy[i] / x[i]); break;
+    case QKV_UN_TANH: for (int64_t i = 0; i < n; i++) QKV_PUT(dx[i], assign, dy[i] * (1 - y[i] * y[i])); break;
+    case QKV_UN_SQRT: for (int64_t i = 0; i < n; i++) QKV_PUT(dx[i], assign, dy[i] * (real)0.5 / y[i]); break;
+    case QKV_UN_RELU: for (int64_t i = 0; i < n; i++) QKV_PUT(dx[i], assign, x[i] > 0 ? dy[i] : 0); break;
     case QKV_UN_GELU: /* Phi(x) + x phi(x) */
         for (int64_t i = 0; i < n; i++) {
             real cdf = (real)0.5 * (1 + erf(x[i] * (real)INV_SQRT_2));
             real pdf = (real)INV_SQRT_2PI * exp((real)-0.5 * x[i] * x[i]);
-            PUT(dx[i], dy[i] * (cdf + x[i] * pdf));
+            QKV_PUT(dx[i], assign, dy[i] * (cdf + x[i] * pdf));
         }
         break;
     case QKV_UN_GELU_TANH:
@@ -82,15 +77,13 @@ static void unary_backward_serial(qkv_unop op, int64_t n, const real *x, const r
             real x2 = x[i] * x[i];
             real t = tanh((real)SQRT_2_OVER_PI * (x[i] + (real)GELU_C * x2 * x[i]));
             real du = (real)SQRT_2_OVER_PI * (1 + 3 * (real)GELU_C * x2);
-            PUT(dx[i], dy[i] * ((real)0.5 * (1 + t) + (real)0.5 * x[i] * (1 - t * t) * du));
+            QKV_PUT(dx[i], assign, dy[i] * ((real)0.5 * (1 + t) + (real)0.5 * x[i] * (1 - t * t) * du));
         }
         break;
-    case QKV_UN_SIGMOID: for (int64_t i = 0; i < n; i++) PUT(dx[i], dy[i] * y[i] * (1 - y[i])); break;
+    case QKV_UN_SIGMOID: for (int64_t i = 0; i < n; i++) QKV_PUT(dx[i], assign, dy[i] * y[i] * (1 - y[i])); break;
     default: break;
     }
 }
-
-#undef PUT
 
 /* the public kernels: ranges of elements on qkv's threads */
 typedef struct { qkv_unop op; const real *x, *y, *d, *dy; real *out, *dout; int zero; } unary_job;

@@ -13,6 +13,10 @@ typedef double real;
 #else
 typedef float real;
 #define K(name) qkv_k_##name##_f32
+/* dst += val, or dst = val when `assign` (a new gradient: kernels.h); in a loop the test is
+ * loop-invariant and the compiler unswitches it, so each loop vectorises either way */
+#define QKV_PUT(dst, assign, val) do { if (assign) (dst) = (val); else (dst) += (val); } while (0)
+
 #endif
 
 /* smallest piece of work worth a thread: about this many elements */
@@ -27,6 +31,14 @@ static inline int64_t qkv_row_grain(int64_t n) { return n >= QKV_GRAIN ? 1 : QKV
 #define QKV_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define QKV_VECTOR_CLONES
+/* dst += val, or dst = val when `assign` (a new gradient: kernels.h); in a loop the test is
+ * loop-invariant and the compiler unswitches it, so each loop vectorises either way */
+#define QKV_PUT(dst, assign, val) do { if (assign) (dst) = (val); else (dst) += (val); } while (0)
+
 #endif
+
+/* dst += val, or dst = val when `assign` (a new gradient: kernels.h); in a loop the test is
+ * loop-invariant and the compiler unswitches it, so each loop vectorises either way */
+#define QKV_PUT(dst, assign, val) do { if (assign) (dst) = (val); else (dst) += (val); } while (0)
 
 #endif

@@ -22,6 +22,13 @@ typedef enum {
  * strides of a and b along each output dim (0 where that operand is broadcast). */
 typedef struct qkv_bcast { int64_t n[4], sa[4], sb[4]; } qkv_bcast;
 
+/* the offset in b of output row r's elements (rows: the output's first three dims, each row
+ * n[3] long; b's elements along the row then stand sb[3] apart) */
+static inline int64_t qkv_bcast_row_b(const qkv_bcast *bc, int64_t r) {
+    int64_t i2 = r % bc->n[2], i1 = (r / bc->n[2]) % bc->n[1], i0 = r / (bc->n[2] * bc->n[1]);
+    return i0 * bc->sb[0] + i1 * bc->sb[1] + i2 * bc->sb[2];
+}
+
 /* Trailing-aligned (NumPy/PyTorch) broadcast of shapes a and b into out; -1 if incompatible. */
 int qkv_bcast_init(qkv_bcast *bc, int nda, const int64_t *a, int ndb, const int64_t *b,
                    int *out_ndim, int64_t *out_shape);
@@ -39,6 +46,13 @@ typedef struct qkv_sdpa_shape {
 /* Backward kernels that take `zero` flags: the gradient array a flag names holds garbage (it
  * was just allocated, see qkv__grad_fresh), so the kernel assigns its values instead of adding
  * them (or zeroes each thread's share just before adding): no separate zeroing pass. */
+
+/* Layer norm's backward sums the weight and bias gradients per fixed block of this many rows
+ * (fixed, so the result never depends on threads); the partial sums need this much scratch. */
+#define QKV_LN_BLOCK 32
+static inline int64_t qkv_layernorm_backward_scratch(int64_t rows, int64_t n) {
+    return (rows + QKV_LN_BLOCK - 1) / QKV_LN_BLOCK * 2 * n;
+}
 
 /* floating-point operations done by the gemm kernels (2 M N K each), for benchmarks;
  * updated from the calling thread only (kernels are called from one thread) */

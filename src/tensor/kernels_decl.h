@@ -4,6 +4,10 @@
 /* C (M,N) = op(A) op(B) + beta C;  op(A): (M,K) [A stored (K,M) if ta], op(B): (K,N) [B stored (N,K) if tb] */
 void QKV_K(gemm)(int ta, int tb, int64_t M, int64_t N, int64_t K, const QKV_KREAL *A,
                  const QKV_KREAL *B, QKV_KREAL beta, QKV_KREAL *C);
+/* one BLAS call with explicit row strides (lda, ldb, ldc), on the calling thread; not
+ * counted in qkv_gemm_flops (callers that use it count their own) */
+void QKV_K(gemm_ld)(int ta, int tb, int64_t M, int64_t N, int64_t K, const QKV_KREAL *A, int64_t lda,
+                    const QKV_KREAL *B, int64_t ldb, QKV_KREAL beta, QKV_KREAL *C, int64_t ldc);
 /* the same over `batch` matrices; sa/sb/sc are element strides between them (0 = broadcast) */
 void QKV_K(gemm_batched)(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_t K,
                          const QKV_KREAL *A, int64_t sa, const QKV_KREAL *B, int64_t sb,
@@ -82,11 +86,11 @@ void QKV_K(layernorm)(int64_t rows, int64_t n, const QKV_KREAL *x, const QKV_KRE
                       QKV_KREAL *rstd);
 /* dx += rstd (dxh - mean(dxh) - xh mean(dxh xh)), dxh = dy w; dw += sum dy xh; db += sum dy
  * (dx, dw, db may each be NULL; dw may be db); zero: dx starts as garbage (kernels.h);
- * scratch: layernorm_backward_scratch(rows, n) elements, for the row sums' partials */
+ * scratch: qkv_layernorm_backward_scratch(rows, n) elements for the row sums' partials (NULL
+ * when dw and db are both NULL) */
 void QKV_K(layernorm_backward)(int64_t rows, int64_t n, const QKV_KREAL *x, const QKV_KREAL *w,
                                const QKV_KREAL *mean, const QKV_KREAL *rstd, const QKV_KREAL *dy,
                                QKV_KREAL *dx, QKV_KREAL *dw, QKV_KREAL *db, int zero, QKV_KREAL *scratch);
-int64_t QKV_K(layernorm_backward_scratch)(int64_t rows, int64_t n);
 
 /* table: (V, dim), idx: (n) in [0, V) -> y: (n, dim), y[i] = table[idx[i]] */
 void QKV_K(embedding)(int64_t n, int64_t dim, const QKV_KREAL *table, const int32_t *idx,

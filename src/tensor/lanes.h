@@ -18,6 +18,13 @@ static inline real qkv_lanes_total(real *acc) {
     return acc[0];
 }
 
+/* the lanes' maximum, pairwise in a fixed order (NaN-skipping, as the lanes) */
+static inline real qkv_lanes_max(real *mx) {
+    for (int w = QKV_LANES / 2; w >= 1; w /= 2)
+        for (int k = 0; k < w; k++) mx[k] = mx[k + w] > mx[k] ? mx[k + w] : mx[k];
+    return mx[0];
+}
+
 /* result = sum over i in [0, n) of EXPR (an expression of the index variable i) */
 #define QKV_LANE_SUM(result, n, i, EXPR)                                          \
     do {                                                                          \
@@ -45,9 +52,7 @@ static inline real qkv_lanes_total(real *acc) {
             real v_ = (EXPR);                                                             \
             mx_[i - b_] = v_ > mx_[i - b_] ? v_ : mx_[i - b_];                            \
         }                                                                                 \
-        for (int w_ = QKV_LANES / 2; w_ >= 1; w_ /= 2)                                    \
-            for (int l_ = 0; l_ < w_; l_++) mx_[l_] = mx_[l_ + w_] > mx_[l_] ? mx_[l_ + w_] : mx_[l_]; \
-        (result) = mx_[0];                                                                \
+        (result) = qkv_lanes_max(mx_);                                                    \
     } while (0)
 
 #endif
