@@ -30,18 +30,11 @@
 #include "tasks/task_data.h"
 #include "train/train.h"
 #include "suites.h"
+#include "testutil.h"
 
 static char TMP[256], WORK[300];
 
 /* ---- running the command ------------------------------------------------------------------- */
-
-static const char *qkv_bin(void) {
-    static char abs_path[PATH_MAX];
-    const char *b = getenv("QKV_BIN"); /* set by the Makefile (build/ or build-asan/) */
-    if (!b) b = "../build/qkv";
-    if (!realpath(b, abs_path)) snprintf(abs_path, sizeof abs_path, "%s", b);
-    return abs_path;
-}
 
 typedef struct proc_result {
     bool exited, signaled;
@@ -80,7 +73,7 @@ static void run_qkv(const char *dir, const char *args, proc_result *r) {
     char buf[4096], *argv[64], errpath[400];
     snprintf(buf, sizeof buf, "qkv %s", args);
     split_args(buf, argv, 64);
-    const char *bin = qkv_bin();
+    const char *bin = qkv_test_bin();
     snprintf(errpath, sizeof errpath, "%s/stderr.txt", TMP);
     memset(r, 0, sizeof *r);
     fflush(NULL);
@@ -128,38 +121,13 @@ static uint8_t *read_bytes(const char *path, size_t *n) {
     return buf;
 }
 
-/* true when some file under dir (recursively) has ".tmp." in its name; its name in found */
-static bool find_temp(const char *dir, char *found, size_t n) {
-    DIR *d = opendir(dir);
-    if (!d) return false;
-    bool hit = false;
-    for (struct dirent *e; !hit && (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char p[1024];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (strstr(e->d_name, ".tmp.")) {
-            snprintf(found, n, "%s", p);
-            hit = true;
-        } else if (e->d_type == DT_DIR) {
-            hit = find_temp(p, found, n);
-        }
-    }
-    closedir(d);
-    return hit;
-}
-
 static void setup(void) {
-    snprintf(TMP, sizeof TMP, "/tmp/qkv-badinput-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(TMP));
+    qkv_test_mkdtemp(TMP, sizeof TMP, "badinput");
     snprintf(WORK, sizeof WORK, "%s/w", TMP);
     ck_assert_int_eq(mkdir(WORK, 0755), 0);
 }
 
-static void teardown(void) {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", TMP);
-    if (system(cmd)) {}
-}
+static void teardown(void) { qkv_test_rmtree(TMP); }
 
 /* ---- the table -------------------------------------------------------------------------------- */
 
@@ -481,7 +449,7 @@ static void check_case(const bad_case *c) {
         ck_assert_msg(access(path, F_OK) != 0, "%s: %s was created", c->desc, dirs[i]);
     }
     char found[1024];
-    ck_assert_msg(!find_temp(TMP, found, sizeof found), "%s: temporary file left: %s", c->desc, found);
+    ck_assert_msg(!qkv_test_find_temp(TMP, found, sizeof found), "%s: temporary file left: %s", c->desc, found);
 }
 
 START_TEST(test_bad_input) { check_case(&CASES[_i]); }

@@ -13,13 +13,9 @@
 #include <unistd.h>
 
 #include "suites.h"
+#include "testutil.h"
 
 static char TMP[256];
-
-static const char *qkv_bin(void) {
-    const char *b = getenv("QKV_BIN"); /* set by the Makefile (build/ or build-asan/) */
-    return b ? b : "../build/qkv";
-}
 
 /* run a shell command; stdout (and stderr when merge) into out; returns the exit status */
 static int run(char *out, size_t outlen, bool merge, const char *fmt, ...) {
@@ -42,14 +38,6 @@ static int run(char *out, size_t outlen, bool merge, const char *fmt, ...) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static double json_num(const char *text, const char *key) {
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":", key);
-    const char *p = strstr(text, pat);
-    ck_assert_msg(p != NULL, "no %s in: %s", key, text);
-    return strtod(p + strlen(pat), NULL);
-}
-
 static void write_file(const char *path, const char *text) {
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
@@ -57,15 +45,8 @@ static void write_file(const char *path, const char *text) {
     fclose(f);
 }
 
-static void setup(void) {
-    snprintf(TMP, sizeof TMP, "/tmp/qkv-e2e-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(TMP));
-}
-static void teardown(void) {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", TMP);
-    if (system(cmd)) {}
-}
+static void setup(void) { qkv_test_mkdtemp(TMP, sizeof TMP, "e2e"); }
+static void teardown(void) { qkv_test_rmtree(TMP); }
 
 /* a small recall model that learns in a few seconds */
 static const char *SMALL_RECALL =
@@ -76,14 +57,14 @@ static const char *SMALL_RECALL =
 
 START_TEST(test_help_and_version) {
     char out[8192];
-    ck_assert_int_eq(run(out, sizeof out, false, "%s --help", qkv_bin()), 0);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s --help", qkv_test_bin()), 0);
     ck_assert_ptr_nonnull(strstr(out, "train"));
     ck_assert_ptr_nonnull(strstr(out, "gradcheck"));
-    ck_assert_int_eq(run(out, sizeof out, false, "%s --version", qkv_bin()), 0);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s --version", qkv_test_bin()), 0);
     ck_assert_ptr_nonnull(strstr(out, "qkv "));
     const char *cmds[] = {"train", "eval", "params", "gradcheck"};
     for (int i = 0; i < 4; i++) {
-        ck_assert_int_eq(run(out, sizeof out, false, "%s %s --help", qkv_bin(), cmds[i]), 0);
+        ck_assert_int_eq(run(out, sizeof out, false, "%s %s --help", qkv_test_bin(), cmds[i]), 0);
         ck_assert_ptr_nonnull(strstr(out, "usage: qkv"));
     }
 }
@@ -91,14 +72,14 @@ END_TEST
 
 START_TEST(test_usage_errors_exit_2) {
     char out[4096];
-    ck_assert_int_eq(run(out, sizeof out, true, "%s frobnicate", qkv_bin()), 2);
+    ck_assert_int_eq(run(out, sizeof out, true, "%s frobnicate", qkv_test_bin()), 2);
     ck_assert_ptr_nonnull(strstr(out, "unknown command"));
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train ../configs/recall.json --bogus", qkv_bin()), 2);
+    ck_assert_int_eq(run(out, sizeof out, true, "%s train ../configs/recall.json --bogus", qkv_test_bin()), 2);
     ck_assert_ptr_nonnull(strstr(out, "--bogus"));
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train ../configs/recall.json --set model.attention.qvk=1", qkv_bin()), 2);
+    ck_assert_int_eq(run(out, sizeof out, true, "%s train ../configs/recall.json --set model.attention.qvk=1", qkv_test_bin()), 2);
     ck_assert_ptr_nonnull(strstr(out, "did you mean"));
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s/nope.json", qkv_bin(), TMP), 2);
-    ck_assert_int_eq(run(out, sizeof out, true, "%s params ../configs/recall.json --set model.heads=3", qkv_bin()), 2);
+    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s/nope.json", qkv_test_bin(), TMP), 2);
+    ck_assert_int_eq(run(out, sizeof out, true, "%s params ../configs/recall.json --set model.heads=3", qkv_test_bin()), 2);
     ck_assert_ptr_nonnull(strstr(out, "does not divide"));
 }
 END_TEST
@@ -108,7 +89,7 @@ START_TEST(test_shipped_configs_validate) {
     char out[8192];
     for (int i = 0; i < 7; i++) {
         int rc = run(out, sizeof out, true, "cd .. && %s%s params configs/%s.json",
-                     qkv_bin()[0] == '/' ? "" : "tests/", qkv_bin(), names[i]);
+                     qkv_test_bin()[0] == '/' ? "" : "tests/", qkv_test_bin(), names[i]);
         ck_assert_msg(rc == 0, "configs/%s.json: %s", names[i], out);
         ck_assert_ptr_nonnull(strstr(out, "total"));
     }
@@ -119,8 +100,8 @@ START_TEST(test_recall_learns) {
     char cfg[512], out[4096];
     snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
     write_file(cfg, SMALL_RECALL);
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/run --threads 1 --quiet", qkv_bin(), cfg, TMP), 0);
-    ck_assert_msg(json_num(out, "eval_accuracy") >= 0.99, "%s", out);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/run --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_msg(qkv_test_json_num(out, "eval_accuracy") >= 0.99, "%s", out);
     /* the loss fell: first logged loss vs last */
     char path[512], text[65536];
     snprintf(path, sizeof path, "%s/run/metrics.jsonl", TMP);
@@ -128,7 +109,7 @@ START_TEST(test_recall_learns) {
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = 0;
-    double first = json_num(text, "loss"), last = json_num(strrchr(text, '{'), "loss");
+    double first = qkv_test_json_num(text, "loss"), last = qkv_test_json_num(strrchr(text, '{'), "loss");
     ck_assert_msg(last < 0.1 * first, "loss %g -> %g", first, last);
     /* the run directory has what the README promises */
     const char *files[] = {"config.json", "metrics.jsonl", "model.safetensors", "checkpoint.safetensors", "summary.json"};
@@ -139,8 +120,8 @@ START_TEST(test_recall_learns) {
     /* qkv eval on the saved model gives the summary's accuracy */
     char eout[1024];
     ck_assert_int_eq(run(eout, sizeof eout, false, "%s eval %s/run/config.json --checkpoint %s/run/model.safetensors --threads 1",
-                         qkv_bin(), TMP, TMP), 0);
-    ck_assert_double_eq_tol(json_num(eout, "accuracy"), json_num(out, "eval_accuracy"), 1e-6);
+                         qkv_test_bin(), TMP, TMP), 0);
+    ck_assert_double_eq_tol(qkv_test_json_num(eout, "accuracy"), qkv_test_json_num(out, "eval_accuracy"), 1e-6);
 }
 END_TEST
 
@@ -151,8 +132,8 @@ START_TEST(test_copy_learns) {
                     " \"task\": {\"name\": \"copy\", \"length\": 5, \"symbols\": 8},\n"
                     " \"train\": {\"steps\": 500, \"batch\": 32, \"eval_every\": 250, \"eval_examples\": 400},\n"
                     " \"optim\": {\"lr\": 0.003, \"clip\": 1.0}}\n");
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/run --threads 1 --quiet", qkv_bin(), cfg, TMP), 0);
-    ck_assert_msg(json_num(out, "eval_accuracy") >= 0.99, "%s", out);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/run --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_msg(qkv_test_json_num(out, "eval_accuracy") >= 0.99, "%s", out);
 }
 END_TEST
 
@@ -176,11 +157,11 @@ START_TEST(test_resume_equals_uninterrupted) {
                     " \"train\": {\"steps\": 60, \"batch\": 8, \"eval_every\": 20, \"log_every\": 5, \"eval_examples\": 50},\n"
                     " \"optim\": {\"name\": \"adamw\", \"lr\": 0.01, \"weight_decay\": 0.1, \"clip\": 0.5,\n"
                     "            \"schedule\": \"cosine\", \"warmup\": 10}}\n");
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/full --threads 1 --quiet", qkv_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/full --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
     /* interrupted at step 27 (between checkpoints), then resumed to the end */
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s --out %s/part --threads 1 --quiet --stop-after 27", qkv_bin(), cfg, TMP), 1);
+    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s --out %s/part --threads 1 --quiet --stop-after 27", qkv_test_bin(), cfg, TMP), 1);
     ck_assert_ptr_nonnull(strstr(out, "--resume"));
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train --resume %s/part --threads 1 --quiet", qkv_bin(), TMP), 0);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train --resume %s/part --threads 1 --quiet", qkv_test_bin(), TMP), 0);
     snprintf(pa, sizeof pa, "%s/full", TMP);
     snprintf(pb, sizeof pb, "%s/part", TMP);
     metrics_sans_timing(pa, a, sizeof a);
@@ -202,11 +183,11 @@ START_TEST(test_resume_equals_uninterrupted) {
     /* resuming the finished run again keeps its results (it evaluates, it does not zero them) */
     char before[1024], after[1024];
     ck_assert_int_eq(run(before, sizeof before, false, "cat %s/full/summary.json", TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train --resume %s/full --threads 1 --quiet", qkv_bin(), TMP), 0);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train --resume %s/full --threads 1 --quiet", qkv_test_bin(), TMP), 0);
     ck_assert_int_eq(run(after, sizeof after, false, "cat %s/full/summary.json", TMP), 0);
-    ck_assert_double_eq(json_num(after, "eval_accuracy"), json_num(before, "eval_accuracy"));
-    ck_assert_double_eq(json_num(after, "eval_loss"), json_num(before, "eval_loss"));
-    ck_assert_double_eq(json_num(after, "train_loss"), json_num(before, "train_loss"));
+    ck_assert_double_eq(qkv_test_json_num(after, "eval_accuracy"), qkv_test_json_num(before, "eval_accuracy"));
+    ck_assert_double_eq(qkv_test_json_num(after, "eval_loss"), qkv_test_json_num(before, "eval_loss"));
+    ck_assert_double_eq(qkv_test_json_num(after, "train_loss"), qkv_test_json_num(before, "train_loss"));
 }
 END_TEST
 
@@ -225,7 +206,7 @@ START_TEST(test_ablate_sigterm_stops_runs) {
     int rc = run(out, sizeof out, true,
                  "%s ablate %s --out %s/abl --jobs 2 --quiet 2>&1 & p=$!; "
                  "for i in $(seq 100); do [ -d %s/abl/runs/b/seed0 ] && [ -s %s/abl/runs/b/seed0/metrics.jsonl ] && break; sleep 0.1; done; "
-                 "kill -TERM $p; wait $p", qkv_bin(), cfg, TMP, TMP, TMP);
+                 "kill -TERM $p; wait $p", qkv_test_bin(), cfg, TMP, TMP, TMP);
     ck_assert_msg(rc == 1, "exit %d: %s", rc, out);
     ck_assert_ptr_nonnull(strstr(out, "run the same command again"));
     char path[600];
@@ -243,7 +224,7 @@ START_TEST(test_deterministic) {
                     " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
                     " \"train\": {\"steps\": 40, \"batch\": 8, \"eval_every\": 20, \"log_every\": 5, \"eval_examples\": 50}}\n");
     for (int i = 0; i < 2; i++)
-        ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r%d --threads 1 --quiet", qkv_bin(), cfg, TMP, i), 0);
+        ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r%d --threads 1 --quiet", qkv_test_bin(), cfg, TMP, i), 0);
     snprintf(pa, sizeof pa, "%s/r0", TMP);
     snprintf(pb, sizeof pb, "%s/r1", TMP);
     metrics_sans_timing(pa, a, sizeof a);
@@ -254,7 +235,7 @@ START_TEST(test_deterministic) {
     ck_assert(same_file(pa, pb));
     /* two threads: again the same bits from run to run */
     for (int i = 3; i < 5; i++)
-        ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r%d --threads 2 --quiet", qkv_bin(), cfg, TMP, i), 0);
+        ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r%d --threads 2 --quiet", qkv_test_bin(), cfg, TMP, i), 0);
     snprintf(pa, sizeof pa, "%s/r3", TMP);
     snprintf(pb, sizeof pb, "%s/r4", TMP);
     metrics_sans_timing(pa, a, sizeof a);
@@ -264,15 +245,15 @@ START_TEST(test_deterministic) {
     snprintf(pb, sizeof pb, "%s/r4/model.safetensors", TMP);
     ck_assert(same_file(pa, pb));
     /* no --threads: one thread per core, the same bits as asking for that many */
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r5 --quiet", qkv_bin(), cfg, TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r6 --threads %ld --quiet", qkv_bin(), cfg, TMP,
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r5 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r6 --threads %ld --quiet", qkv_test_bin(), cfg, TMP,
                          sysconf(_SC_NPROCESSORS_ONLN) > 64 ? 64L : sysconf(_SC_NPROCESSORS_ONLN)), 0);
     snprintf(pa, sizeof pa, "%s/r5/model.safetensors", TMP);
     snprintf(pb, sizeof pb, "%s/r6/model.safetensors", TMP);
     ck_assert(same_file(pa, pb));
     snprintf(pa, sizeof pa, "%s/r0/model.safetensors", TMP);
     /* another seed gives other numbers */
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --set train.seed=7 --out %s/r2 --threads 1 --quiet", qkv_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --set train.seed=7 --out %s/r2 --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
     snprintf(pb, sizeof pb, "%s/r2/model.safetensors", TMP);
     ck_assert(!same_file(pa, pb));
 }
@@ -298,7 +279,7 @@ START_TEST(test_gradcheck_command_every_variant) {
     snprintf(cfg, sizeof cfg, "%s/gc.json", TMP);
     write_file(cfg, "{\"model\": {\"d_model\": 8, \"heads\": 2, \"layers\": 2, \"d_ff\": 12},\n"
                     " \"task\": {\"name\": \"recall\", \"pairs\": 2, \"keys\": 4, \"values\": 4}}\n");
-    int rc = run(out, sizeof out, true, "%s gradcheck %s %s", qkv_bin(), cfg, VARIANT_SETS[_i]);
+    int rc = run(out, sizeof out, true, "%s gradcheck %s %s", qkv_test_bin(), cfg, VARIANT_SETS[_i]);
     ck_assert_msg(rc == 0, "%s: exit %d\n%s", VARIANT_SETS[_i], rc, out);
     ck_assert_ptr_nonnull(strstr(out, "PASS:"));
     ck_assert_ptr_null(strstr(out, "FAIL"));
@@ -307,10 +288,10 @@ END_TEST
 
 START_TEST(test_params_table_matches_claim) {
     char out[16384];
-    ck_assert_int_eq(run(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1", qkv_bin()), 0);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1", qkv_test_bin()), 0);
     ck_assert_ptr_nonnull(strstr(out, "12288 = 3 x d_model^2"));
     ck_assert_int_eq(run(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
-                         "--set model.attention.qkv=head_shared", qkv_bin()), 0);
+                         "--set model.attention.qkv=head_shared", qkv_test_bin()), 0);
     ck_assert_ptr_nonnull(strstr(out, "768 = 0.188 x d_model^2")); /* 3 x 16^2 */
 }
 END_TEST
@@ -328,7 +309,7 @@ START_TEST(test_tiny_ablation) {
                     " \"variants\": [{\"name\": \"full\", \"set\": []},\n"
                     "   {\"name\": \"identity\", \"set\": [\"model.attention.qkv=identity\"]}],\n"
                     " \"seeds\": [0, 5], \"threshold\": 0.5}\n");
-    int rc = run(out, sizeof out, false, "%s ablate %s --out %s/abl --jobs 2 --quiet", qkv_bin(), cfg, TMP);
+    int rc = run(out, sizeof out, false, "%s ablate %s --out %s/abl --jobs 2 --quiet", qkv_test_bin(), cfg, TMP);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
     const char *files[] = {"results.md", "results.csv", "results.json", "report.md", "report.html",
                            "plots/accuracy.svg", "plots/loss.svg", "plots/attention-full.svg",
@@ -358,7 +339,7 @@ START_TEST(test_tiny_ablation) {
     ck_assert_ptr_null(strstr(text, "src=\"http"));
     ck_assert_ptr_nonnull(strstr(text, "tiny &amp; &lt;test&gt;"));
     /* a second run keeps every finished run */
-    rc = run(out, sizeof out, true, "%s ablate %s --out %s/abl --jobs 2", qkv_bin(), cfg, TMP);
+    rc = run(out, sizeof out, true, "%s ablate %s --out %s/abl --jobs 2", qkv_test_bin(), cfg, TMP);
     ck_assert_msg(rc == 0 && strstr(out, "4 of 4 runs already finished"), "%s", out);
 }
 END_TEST

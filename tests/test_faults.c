@@ -34,16 +34,9 @@
 #include "io/safetensors.h"
 #include "tensor/fastmath.h"
 #include "suites.h"
+#include "testutil.h"
 
 static char TMP[256];
-
-static const char *qkv_bin(void) {
-    static char abs_path[PATH_MAX];
-    const char *b = getenv("QKV_BIN"); /* set by the Makefile (build/ or build-asan/) */
-    if (!b) b = "../build/qkv";
-    if (!realpath(b, abs_path)) snprintf(abs_path, sizeof abs_path, "%s", b);
-    return abs_path;
-}
 
 /* ---- processes ------------------------------------------------------------------------------ */
 
@@ -52,7 +45,7 @@ static const char *qkv_bin(void) {
 static pid_t start(const char *errname, char *const argv[]) {
     char errpath[400];
     snprintf(errpath, sizeof errpath, "%s/%s", TMP, errname);
-    const char *bin = !strcmp(argv[0], "qkv") ? qkv_bin() : argv[0];
+    const char *bin = !strcmp(argv[0], "qkv") ? qkv_test_bin() : argv[0];
     fflush(NULL);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
@@ -104,7 +97,7 @@ static void run_qkv(result *r, const char *a1, ...) {
 /* run `qkv ARGS` through sh with /dev/full linked at DIR/FILE.tmp.<the pid qkv will have> */
 static void run_with_full(result *r, const char *dir, const char *file, const char *args) {
     char script[8192];
-    snprintf(script, sizeof script, "ln -s /dev/full %s/%s.tmp.$$ && exec %s %s", dir, file, qkv_bin(), args);
+    snprintf(script, sizeof script, "ln -s /dev/full %s/%s.tmp.$$ && exec %s %s", dir, file, qkv_test_bin(), args);
     char *argv[] = {"/bin/sh", "-c", script, NULL};
     finish(start("stderr.txt", argv), "stderr.txt", r);
 }
@@ -163,19 +156,10 @@ static long long st_ok(const char *rel) {
     return step;
 }
 
-/* a file under dir with ".tmp." in its name */
+/* a file below dir with ".tmp." in its name */
 static bool has_temp(const char *rel, char *found, size_t n) {
     char p[512];
-    DIR *d = opendir(path_in(p, sizeof p, rel));
-    if (!d) return false;
-    bool hit = false;
-    for (struct dirent *e; !hit && (e = readdir(d));)
-        if (strstr(e->d_name, ".tmp.")) {
-            snprintf(found, n, "%s", e->d_name);
-            hit = true;
-        }
-    closedir(d);
-    return hit;
+    return qkv_test_find_temp(path_in(p, sizeof p, rel), found, n);
 }
 
 /* metrics.jsonl without the timing fields (tokens_per_s, elapsed) */
@@ -220,24 +204,8 @@ static long long metrics_consecutive(const char *dir) {
     return want - 1;
 }
 
-static double json_num(const char *text, const char *key) {
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":", key);
-    const char *p = strstr(text, pat);
-    ck_assert_msg(p != NULL, "no %s in: %s", key, text);
-    return strtod(p + strlen(pat), NULL);
-}
-
-static void setup(void) {
-    snprintf(TMP, sizeof TMP, "/tmp/qkv-faults-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(TMP));
-}
-
-static void teardown(void) {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", TMP);
-    if (system(cmd)) {}
-}
+static void setup(void) { qkv_test_mkdtemp(TMP, sizeof TMP, "faults"); }
+static void teardown(void) { qkv_test_rmtree(TMP); }
 
 #define MODEL "\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
 #define TASK "\"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
@@ -472,7 +440,7 @@ START_TEST(test_nonfinite_skipped_and_counted) {
     ck_assert_msg(r.exited && r.status == 0, "exit %d: %s", r.status, r.err);
     char *sum = slurp("run/summary.json", NULL);
     ck_assert_ptr_nonnull(sum);
-    double skipped = json_num(sum, "skipped_steps");
+    double skipped = qkv_test_json_num(sum, "skipped_steps");
     ck_assert_msg(skipped > 0, "%s", sum);
     ck_assert_msg(!strstr(sum, "nan") && !strstr(sum, "inf"), "summary.json is not JSON: %s", sum);
     /* never silent: one line per skipped step, even with --quiet */

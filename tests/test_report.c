@@ -19,6 +19,7 @@
 #include "ablate/ablate.h"
 #include "ablate/svg.h"
 #include "io/fileio.h"
+#include "testutil.h"
 
 Suite *report_suite(void);
 
@@ -27,28 +28,10 @@ static char err[4096];
 /* ---------------------------------------------------------------- helpers */
 
 static char *make_tmpdir(void) {
-    char *d = strdup("/tmp/qkv-report-test-XXXXXX");
+    char *d = malloc(64);
     ck_assert_ptr_nonnull(d);
-    ck_assert_ptr_nonnull(mkdtemp(d));
+    qkv_test_mkdtemp(d, 64, "report-test");
     return d;
-}
-
-/* rm -r of a directory holding files and directories of files */
-static void remove_tree(const char *path) {
-    DIR *d = opendir(path);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char sub[4096];
-            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-            struct stat st;
-            if (!lstat(sub, &st) && S_ISDIR(st.st_mode)) remove_tree(sub);
-            else unlink(sub);
-        }
-        closedir(d);
-    }
-    rmdir(path);
 }
 
 static char *read_in(const char *dir, const char *name) {
@@ -411,7 +394,7 @@ START_TEST(report_writes_every_file) {
     ck_assert_msg(strstr(rmd, cmd) != NULL, "no reproduce command in report.md");
     free(rmd);
 
-    remove_tree(dir);
+    qkv_test_rmtree(dir);
     free(dir);
     free(f);
 }
@@ -451,7 +434,7 @@ START_TEST(report_csv_is_exact) {
     ck_assert_str_eq(fields[13], "model.attention.qkv=identity task.note=\"x,y\"");
     ck_assert_ptr_nonnull(strstr(csv, "\"model.attention.qkv=identity task.note=\"\"x,y\"\"\""));
     free(csv);
-    remove_tree(dir);
+    qkv_test_rmtree(dir);
     free(dir);
     free(f);
 }
@@ -496,7 +479,7 @@ START_TEST(report_json_has_variants_and_runs) {
     ck_assert_ptr_null(strstr(text, "nan"));
     cJSON_Delete(root);
     free(text);
-    remove_tree(dir);
+    qkv_test_rmtree(dir);
     free(dir);
     free(f);
 }
@@ -536,7 +519,7 @@ START_TEST(report_html_is_self_contained) {
         free(one);
     }
     free(html);
-    remove_tree(dir);
+    qkv_test_rmtree(dir);
     free(dir);
     free(f);
 }
@@ -566,7 +549,7 @@ START_TEST(report_svgs_are_well_formed) {
     ck_assert_ptr_nonnull(strstr(heat, ">layer 1, head 1<"));
     ck_assert_ptr_nonnull(strstr(heat, ">31<"));                   /* a token as a tick label */
     free(heat);
-    remove_tree(dir);
+    qkv_test_rmtree(dir);
     free(dir);
     free(f);
 }
@@ -613,7 +596,7 @@ START_TEST(report_one_variant_one_seed_all_failed) {
     cJSON_Delete(root);
     free(json);
     ck_assert(!exists(dir, "plots/attention-full.svg"));
-    remove_tree(dir);
+    qkv_test_rmtree(dir);
     free(dir);
     free(f);
 }
@@ -678,7 +661,7 @@ START_TEST(report_twelve_variants_long_names) {
     char *md = read_in(dir, "results.md");
     ck_assert_int_eq(count(md, "| never |"), V);
     free(md);
-    remove_tree(dir);
+    qkv_test_rmtree(dir);
     free(dir);
 }
 END_TEST
@@ -706,7 +689,7 @@ START_TEST(report_median_with_some_never) {
     ck_assert_int_eq((int)cJSON_GetObjectItem(v0, "reached")->valuedouble, 1);
     cJSON_Delete(root);
     free(json);
-    remove_tree(dir);
+    qkv_test_rmtree(dir);
     free(dir);
     free(f);
 }
@@ -723,7 +706,7 @@ START_TEST(report_unwritable_dir_fails_cleanly) {
     ck_assert_int_eq(qkv_ablate_write_report(&f->r, below, NULL, err, sizeof err), -1);
     ck_assert_msg(err[0] != 0, "no error message");
     ck_assert_int_eq(qkv_ablate_write_report(NULL, dir, NULL, err, sizeof err), -1);
-    remove_tree(dir);
+    qkv_test_rmtree(dir);
     free(dir);
     free(f);
 }

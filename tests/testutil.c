@@ -1,0 +1,69 @@
+/* Helpers shared by the command-running suites (testutil.h). */
+#define _GNU_SOURCE /* realpath */
+#include "testutil.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *qkv_test_bin(void) {
+    static char abs_path[PATH_MAX];
+    const char *b = getenv("QKV_BIN"); /* set by the Makefile (build/ or build-asan/) */
+    if (!b) b = "../build/qkv";
+    if (!realpath(b, abs_path)) snprintf(abs_path, sizeof abs_path, "%s", b);
+    return abs_path;
+}
+
+void qkv_test_mkdtemp(char *dir, size_t n, const char *tag) {
+    snprintf(dir, n, "/tmp/qkv-%s-XXXXXX", tag);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+void qkv_test_rmtree(const char *dir) {
+    DIR *d = opendir(dir);
+    if (d) {
+        for (struct dirent *e; (e = readdir(d));) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            char sub[4096];
+            snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+            struct stat st;
+            if (!lstat(sub, &st) && S_ISDIR(st.st_mode)) qkv_test_rmtree(sub);
+            else unlink(sub);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+double qkv_test_json_num(const char *text, const char *key) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(text, pat);
+    ck_assert_msg(p != NULL, "no %s in: %s", key, text);
+    return strtod(p + strlen(pat), NULL);
+}
+
+bool qkv_test_find_temp(const char *dir, char *found, size_t n) {
+    DIR *d = opendir(dir);
+    if (!d) return false;
+    bool hit = false;
+    for (struct dirent *e; !hit && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (strstr(e->d_name, ".tmp.")) {
+            snprintf(found, n, "%s", p);
+            hit = true;
+        } else if (!lstat(p, &st) && S_ISDIR(st.st_mode)) {
+            hit = qkv_test_find_temp(p, found, n);
+        }
+    }
+    closedir(d);
+    return hit;
+}

@@ -1,0 +1,19 @@
+/* Helpers shared by the suites that run the qkv command or write files (e2e, faults,
+ * badinput, report). */
+#ifndef QKV_TESTUTIL_H
+#define QKV_TESTUTIL_H
+#include <stdbool.h>
+#include <stddef.h>
+
+/* the qkv binary, as an absolute path: $QKV_BIN (set by the Makefile) or ../build/qkv */
+const char *qkv_test_bin(void);
+/* dir = a new directory /tmp/qkv-<tag>-XXXXXX (fails the test if it cannot be made) */
+void qkv_test_mkdtemp(char *dir, size_t n, const char *tag);
+/* rm -r dir (files and directories of files) */
+void qkv_test_rmtree(const char *dir);
+/* the number after "key": in a JSON text (fails the test if the key is missing) */
+double qkv_test_json_num(const char *text, const char *key);
+/* true if a file below dir (recursively) has ".tmp." in its name; its path in found */
+bool qkv_test_find_temp(const char *dir, char *found, size_t n);
+
+#endif
