@@ -76,20 +76,7 @@ static void run_qkv(const char *dir, const char *args, proc_result *r) {
     const char *bin = qkv_test_bin();
     snprintf(errpath, sizeof errpath, "%s/stderr.txt", TMP);
     memset(r, 0, sizeof *r);
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY);
-        int err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (in < 0 || out < 0 || err < 0 || chdir(dir)) _exit(127);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(err, 2);
-        alarm(60);
-        execv(bin, argv);
-        _exit(127);
-    }
+    pid_t pid = qkv_test_spawn(dir, errpath, bin, argv);
     int st;
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);
     r->exited = WIFEXITED(st);

@@ -45,22 +45,7 @@ static char TMP[256];
 static pid_t start(const char *errname, char *const argv[]) {
     char errpath[400];
     snprintf(errpath, sizeof errpath, "%s/%s", TMP, errname);
-    const char *bin = !strcmp(argv[0], "qkv") ? qkv_test_bin() : argv[0];
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY);
-        int err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (in < 0 || out < 0 || err < 0 || chdir(TMP)) _exit(127);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(err, 2);
-        alarm(60); /* a hung child dies */
-        execv(bin, argv);
-        _exit(127);
-    }
-    return pid;
+    return qkv_test_spawn(TMP, errpath, !strcmp(argv[0], "qkv") ? qkv_test_bin() : argv[0], argv);
 }
 
 typedef struct { bool exited; int status, sig; char err[8192]; } result;

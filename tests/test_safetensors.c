@@ -19,6 +19,7 @@
 
 #include "io/safetensors.h"
 #include "suites.h"
+#include "testutil.h"
 
 static char err[4096];
 
@@ -78,12 +79,6 @@ static void expect_fail_img(const uint8_t *b, size_t len, const char *frag) {
     check_fail(rc, st, "bad.safetensors", frag);
 }
 
-/* a fresh directory under /tmp */
-static void make_dir(char *dir, size_t len) {
-    snprintf(dir, len, "/tmp/qkv_st_test_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
 /* names in dir other than . and .. */
 static int count_entries(const char *dir) {
     DIR *d = opendir(dir);
@@ -93,19 +88,6 @@ static int count_entries(const char *dir) {
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
     closedir(d);
     return n;
-}
-
-static void remove_dir(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    char p[512];
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        remove(p);   /* files, and the empty directories some tests make */
-    }
-    closedir(d);
-    rmdir(dir);
 }
 
 static uint8_t *slurp(const char *path, size_t *len) {
@@ -194,7 +176,7 @@ END_TEST
 
 START_TEST(test_roundtrip_file) {
     char dir[64], path[128];
-    make_dir(dir, sizeof dir);
+    qkv_test_mkdtemp(dir, sizeof dir, "st-test");
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     qkv_tensor t[4];
     qkv_st_item it[4];
@@ -224,7 +206,7 @@ START_TEST(test_roundtrip_file) {
     ck_assert_int_eq(qkv_st_count(st), 1);
     qkv_st_free(st);
     ck_assert_int_eq(count_entries(dir), 1);
-    remove_dir(dir);
+    qkv_test_rmtree(dir);
 }
 END_TEST
 
@@ -733,18 +715,18 @@ START_TEST(test_write_rejects_bad_input) {
 
     /* the file writer refuses the same input before creating anything */
     char dir[64], path[128];
-    make_dir(dir, sizeof dir);
+    qkv_test_mkdtemp(dir, sizeof dir, "st-test");
     snprintf(path, sizeof path, "%s/m.safetensors", dir);
     ck_assert_int_eq(qkv_st_write(path, cases[0].it, 2, NULL, 0, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "duplicate tensor name \"w\""));
     ck_assert_int_eq(count_entries(dir), 0);
-    remove_dir(dir);
+    qkv_test_rmtree(dir);
 }
 END_TEST
 
 START_TEST(test_write_missing_dir_leaves_nothing) {
     char dir[64], path[160];
-    make_dir(dir, sizeof dir);
+    qkv_test_mkdtemp(dir, sizeof dir, "st-test");
     snprintf(path, sizeof path, "%s/no/such/dir/model.safetensors", dir);
     float v = 1;
     qkv_tensor t = mk(QKV_F32, 0, NULL, &v);
@@ -754,7 +736,7 @@ START_TEST(test_write_missing_dir_leaves_nothing) {
     ck_assert_ptr_nonnull(strstr(err, "cannot create temporary file"));
     ck_assert_ptr_nonnull(strstr(err, strerror(ENOENT)));
     ck_assert_int_eq(count_entries(dir), 0);
-    remove_dir(dir);
+    qkv_test_rmtree(dir);
 }
 END_TEST
 
@@ -762,7 +744,7 @@ END_TEST
  * /dev/full) fails, removes its temp file and leaves the old checkpoint intact */
 START_TEST(test_write_disk_full_keeps_old_file) {
     char dir[64], path[128];
-    make_dir(dir, sizeof dir);
+    qkv_test_mkdtemp(dir, sizeof dir, "st-test");
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     float small = 7;
     qkv_tensor ts = mk(QKV_F32, 0, NULL, &small);
@@ -792,14 +774,14 @@ START_TEST(test_write_disk_full_keeps_old_file) {
     ck_assert_msg(qkv_st_read(path, &st, err, sizeof err) == 0, "%s", err);
     ck_assert_ptr_nonnull(qkv_st_find(st, "old"));
     qkv_st_free(st);
-    remove_dir(dir);
+    qkv_test_rmtree(dir);
 }
 END_TEST
 
 /* a rename that fails (the path is a directory) removes the temp file too */
 START_TEST(test_write_rename_failure_cleans_up) {
     char dir[64], path[128], inner[160];
-    make_dir(dir, sizeof dir);
+    qkv_test_mkdtemp(dir, sizeof dir, "st-test");
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     ck_assert_int_eq(mkdir(path, 0700), 0);
     snprintf(inner, sizeof inner, "%s/keep", path);
@@ -814,7 +796,7 @@ START_TEST(test_write_rename_failure_cleans_up) {
     ck_assert_int_eq(count_entries(dir), 1);
     ck_assert_int_eq(count_entries(path), 1);
     remove(inner);
-    remove_dir(dir);
+    qkv_test_rmtree(dir);
 }
 END_TEST
 
@@ -822,7 +804,7 @@ END_TEST
 
 START_TEST(test_read_errors) {
     char dir[64], path[128];
-    make_dir(dir, sizeof dir);
+    qkv_test_mkdtemp(dir, sizeof dir, "st-test");
     qkv_safetensors *st = NULL;
 
     snprintf(path, sizeof path, "%s/missing.safetensors", dir);
@@ -844,7 +826,7 @@ START_TEST(test_read_errors) {
 
     ck_assert_int_eq(qkv_st_read(dir, &st, err, sizeof err), -1);
     check_fail(-1, st, dir, strerror(EISDIR));
-    remove_dir(dir);
+    qkv_test_rmtree(dir);
 }
 END_TEST
 

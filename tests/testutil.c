@@ -4,6 +4,7 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,24 @@ void qkv_test_rmtree(const char *dir) {
         closedir(d);
     }
     rmdir(dir);
+}
+
+pid_t qkv_test_spawn(const char *dir, const char *errpath, const char *bin, char *const argv[]) {
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY);
+        int err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || out < 0 || err < 0 || chdir(dir)) _exit(127);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(err, 2);
+        alarm(60);
+        execv(bin, argv);
+        _exit(127);
+    }
+    return pid;
 }
 
 double qkv_test_json_num(const char *text, const char *key) {

@@ -4,6 +4,7 @@
 #define QKV_TESTUTIL_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* the qkv binary, as an absolute path: $QKV_BIN (set by the Makefile) or ../build/qkv */
 const char *qkv_test_bin(void);
@@ -11,6 +12,9 @@ const char *qkv_test_bin(void);
 void qkv_test_mkdtemp(char *dir, size_t n, const char *tag);
 /* rm -r dir (files and directories of files) */
 void qkv_test_rmtree(const char *dir);
+/* fork and exec bin (argv) in dir with stdin and stdout on /dev/null and stderr into errpath;
+ * a child that hangs is killed by SIGALRM after 60 s; returns its pid */
+pid_t qkv_test_spawn(const char *dir, const char *errpath, const char *bin, char *const argv[]);
 /* the number after "key": in a JSON text (fails the test if the key is missing) */
 double qkv_test_json_num(const char *text, const char *key);
 /* true if a file below dir (recursively) has ".tmp." in its name; its path in found */
