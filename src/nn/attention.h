@@ -10,7 +10,8 @@
 
 /* Per-forward constants shared by every layer (built once per batch by the model). */
 typedef struct qkv_attn_masks {
-    const qkv_tensor *blocked;   /* I32 (T,T) or (B,1,T,T); 1 = may not attend; NULL = none */
+    const qkv_tensor *blocked;   /* I32 (T,T) or (B,1,T,T); 1 = may not attend; NULL = none, or
+                                  * only_causal without rel_pos_bias (nothing would read it) */
     qkv_tensor *row_alive;       /* float (T,1) or (B,1,T,1): 0 for a fully blocked query row; NULL if none is */
     const qkv_tensor *rel_index; /* I32 (T,T): [j][i] = clip(j - i) + rel_pos_max; NULL without rel_pos_bias */
     bool only_causal;            /* blocked is exactly the causal mask (the fused op needs no mask then) */

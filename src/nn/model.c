@@ -66,6 +66,10 @@ static int build_masks(qkv_ctx *ctx, const qkv_model *m, int64_t B, int64_t T,
         out->rel_index = idx;
     }
     if (!a->causal && !a->self_mask && !pad) return 0;
+    out->only_causal = a->causal && !a->self_mask && !pad;
+    /* the fused attention op applies a purely causal mask itself: only the composed path
+     * (rel_pos_bias) would read the array */
+    if (out->only_causal && !a->rel_pos_bias) return 0;
     int64_t nb = pad ? B : 1;
     int64_t ms[4] = {nb, 1, T, T}, rs[4] = {nb, 1, T, 1};
     qkv_tensor *blk = qkv_ctx_tensor(ctx, QKV_I32, pad ? 4 : 2, pad ? ms : ms + 2);
@@ -88,7 +92,6 @@ static int build_masks(qkv_ctx *ctx, const qkv_model *m, int64_t B, int64_t T,
         }
     out->blocked = blk;
     out->row_alive = any_dead ? alive : NULL;
-    out->only_causal = a->causal && !a->self_mask && !pad;
     return 0;
 }
 
