@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     qkv_task t;
     memset(&t, 0, sizeof t);
-    t.cfg.name = QKV_TASK_FILE;
+    t.cfg.kind = QKV_TASK_FILE;
     t.variable_length = true;
     snprintf(t.cfg.path, sizeof t.cfg.path, "fuzz.jsonl");
     char err[1024];

@@ -29,6 +29,7 @@
 #include "nn/model.h"
 #include "tasks/task_data.h"
 #include "train/train.h"
+#include "train/memory.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -476,6 +477,7 @@ static const est_case EST[] = {
 START_TEST(test_memory_estimate) {
     const est_case *e = &EST[_i];
     qkv_model_config mc = qkv_model_config_default();
+    qkv_optim_config oc = qkv_optim_config_default(); /* Adam: two moments per parameter */
     mc.vocab = e->V;
     mc.seq_len = e->T;
     mc.d_model = e->d;
@@ -504,7 +506,7 @@ START_TEST(test_memory_estimate) {
     double peak = (double)qkv_ctx_arena_peak(ctx), est = (double)qkv_model_activation_bytes(&mc, e->B, e->T);
     ck_assert_msg(est >= peak && est <= 2 * peak, "case %d: estimate %.0f, real peak %.0f (ratio %.2f)", _i, est,
                   peak, est / peak);
-    ck_assert_int_eq(qkv_model_estimate_bytes(&mc, e->B), 16 * m->params.numel + (int64_t)est);
+    ck_assert_int_eq(qkv_train_estimate_bytes(&mc, &oc, e->B), 16 * m->params.numel + (int64_t)est);
     qkv_ctx_free(ctx);
     qkv_tensor_free(tok);
     qkv_tensor_free(tgt);
@@ -516,15 +518,16 @@ END_TEST
 /* the refusal: huge sizes saturate instead of overflowing, small ones pass */
 START_TEST(test_memory_check) {
     qkv_model_config mc = qkv_model_config_default();
+    qkv_optim_config oc = qkv_optim_config_default(); /* Adam: two moments per parameter */
     mc.vocab = 1048576;
     mc.seq_len = 65536;
     mc.d_model = 8192;
     mc.heads = 256;
     mc.layers = 64;
     mc.d_ff = 65536;
-    ck_assert(qkv_model_estimate_bytes(&mc, 65536) == INT64_MAX);
+    ck_assert(qkv_train_estimate_bytes(&mc, &oc, 65536) == INT64_MAX);
     char err[512] = "";
-    ck_assert_int_eq(qkv_model_check_memory(&mc, 65536, qkv_model_estimate_bytes(&mc, 65536), "everything", err,
+    ck_assert_int_eq(qkv_check_memory(&mc, 65536, qkv_train_estimate_bytes(&mc, &oc, 65536), "everything", err,
                                             sizeof err), -1);
     ck_assert_msg(strstr(err, "needs over 8 EiB (everything), more than this machine's"), "%s", err);
     ck_assert_ptr_null(strchr(err, '\n'));
@@ -532,7 +535,7 @@ START_TEST(test_memory_check) {
     mc.vocab = 16;
     mc.seq_len = 16;
     ck_assert_int_gt(qkv_machine_memory_bytes(), 0);
-    ck_assert_int_eq(qkv_model_check_memory(&mc, 32, qkv_model_estimate_bytes(&mc, 32), "x", err, sizeof err), 0);
+    ck_assert_int_eq(qkv_check_memory(&mc, 32, qkv_train_estimate_bytes(&mc, &oc, 32), "x", err, sizeof err), 0);
 }
 END_TEST
 
@@ -583,7 +586,7 @@ START_TEST(test_fuzz_corpus_replay) {
         } else {
             qkv_task t;
             memset(&t, 0, sizeof t);
-            t.cfg.name = QKV_TASK_FILE;
+            t.cfg.kind = QKV_TASK_FILE;
             if (qkv_task_parse_jsonl(&t, (const char *)b, n, path, err, sizeof err)) one_line_error(path, err);
             qkv_task_close(&t);
         }

@@ -82,7 +82,7 @@ START_TEST(test_defaults) {
     ck_assert_int_eq(c.model.d_model, 64);
     ck_assert_int_eq(c.model.heads, 4);
     ck_assert(c.model.attn.causal);
-    ck_assert_int_eq(c.task.name, QKV_TASK_RECALL);
+    ck_assert_int_eq(c.task.kind, QKV_TASK_RECALL);
     ck_assert_int_eq(c.task.length, 8);
     ck_assert_int_eq(c.task.symbols, 16);
     ck_assert_int_eq(c.task.pairs, 8);
@@ -101,7 +101,7 @@ START_TEST(test_defaults) {
     ck_assert_int_eq(c.train.log_every, 50);
     ck_assert_int_eq(c.train.checkpoint_every, 0);
     ck_assert(!c.train.skip_nonfinite);
-    ck_assert_int_eq(c.optim.name, QKV_OPT_ADAM);
+    ck_assert_int_eq(c.optim.kind, QKV_OPT_ADAM);
     ck_assert(c.optim.lr == 0.001);
     ck_assert(c.optim.momentum == 0);
     ck_assert(c.optim.beta1 == 0.9);
@@ -135,7 +135,7 @@ START_TEST(test_example) {
     ck_assert(!c.model.attn.rel_pos_bias);
     ck_assert_int_eq(c.model.attn.gate, QKV_GATE_NONE);
     ck_assert(!c.model.attn.self_mask);
-    ck_assert_int_eq(c.task.name, QKV_TASK_RECALL);
+    ck_assert_int_eq(c.task.kind, QKV_TASK_RECALL);
     ck_assert_int_eq(c.task.pairs, 8);
     ck_assert_int_eq(c.task.keys, 32);
     ck_assert_int_eq(c.task.values, 32);
@@ -144,7 +144,7 @@ START_TEST(test_example) {
     ck_assert(c.train.seed == 0);
     ck_assert_int_eq(c.train.eval_every, 250);
     ck_assert_int_eq(c.train.eval_examples, 1000);
-    ck_assert_int_eq(c.optim.name, QKV_OPT_ADAM);
+    ck_assert_int_eq(c.optim.kind, QKV_OPT_ADAM);
     ck_assert(c.optim.lr == 0.001);
     ck_assert(c.optim.weight_decay == 0);
     ck_assert(c.optim.clip == 0);
@@ -171,7 +171,7 @@ START_TEST(test_example) {
     ck_assert_int_eq(c.model.attn.rel_pos_max, 7);
     ck_assert_int_eq(c.model.attn.gate, QKV_GATE_VALUE);
     ck_assert(c.model.attn.self_mask);
-    ck_assert_int_eq(c.task.name, QKV_TASK_INDUCTION);
+    ck_assert_int_eq(c.task.kind, QKV_TASK_INDUCTION);
     ck_assert_int_eq(c.task.length, 12);
     ck_assert_int_eq(c.task.symbols, 2);
     ck_assert(c.task.eval_fraction == 0.25);
@@ -179,7 +179,7 @@ START_TEST(test_example) {
     ck_assert(c.train.seed == 9007199254740991LL);
     ck_assert(c.train.skip_nonfinite);
     ck_assert_int_eq(c.train.batch, 1000);
-    ck_assert_int_eq(c.optim.name, QKV_OPT_ADAMW);
+    ck_assert_int_eq(c.optim.kind, QKV_OPT_ADAMW);
     ck_assert(c.optim.lr == 10);
     ck_assert(c.optim.beta1 == 0);
     ck_assert(c.optim.eps == 1);
@@ -403,7 +403,7 @@ START_TEST(test_set_every_type) {
     SET("optim.schedule=linear");
     ck_assert_int_eq(c.optim.schedule, QKV_SCHED_LINEAR);
     SET("task.name=text");
-    ck_assert_int_eq(c.task.name, QKV_TASK_TEXT);
+    ck_assert_int_eq(c.task.kind, QKV_TASK_TEXT);
     SET("task.path=data/tiny shakespeare.txt");
     ck_assert_str_eq(c.task.path, "data/tiny shakespeare.txt");
     SET("task.path=\"quoted=\\\"x\\\"\"");
@@ -481,20 +481,20 @@ START_TEST(test_validate) {
     INVALID("model.heads: 3 does not divide model.d_model 64", c.model.heads = 3);
     INVALID("model.heads: 5 does not divide model.d_model 96", c.model.heads = 5,
             c.model.d_model = 96);
-    INVALID("task.path: task \"text\" needs a path", c.task.name = QKV_TASK_TEXT);
-    INVALID("task.path: task \"file\" needs a path", c.task.name = QKV_TASK_FILE);
+    INVALID("task.path: task \"text\" needs a path", c.task.kind = QKV_TASK_TEXT);
+    INVALID("task.path: task \"file\" needs a path", c.task.kind = QKV_TASK_FILE);
     INVALID("task.path: cannot open \"/nonexistent/qkv/data.jsonl\": No such file or directory",
-            c.task.name = QKV_TASK_FILE, strcpy(c.task.path, "/nonexistent/qkv/data.jsonl"));
-    INVALID("task.path: cannot read \"/tmp\": Is a directory", c.task.name = QKV_TASK_TEXT,
+            c.task.kind = QKV_TASK_FILE, strcpy(c.task.path, "/nonexistent/qkv/data.jsonl"));
+    INVALID("task.path: cannot read \"/tmp\": Is a directory", c.task.kind = QKV_TASK_TEXT,
             strcpy(c.task.path, "/tmp"));
-    VALID(c.task.name = QKV_TASK_TEXT, strcpy(c.task.path, file));
-    INVALID("task.eval_path: cannot open \"/nonexistent/eval.jsonl\"", c.task.name = QKV_TASK_FILE,
+    VALID(c.task.kind = QKV_TASK_TEXT, strcpy(c.task.path, file));
+    INVALID("task.eval_path: cannot open \"/nonexistent/eval.jsonl\"", c.task.kind = QKV_TASK_FILE,
             strcpy(c.task.path, file), strcpy(c.task.eval_path, "/nonexistent/eval.jsonl"));
-    VALID(c.task.name = QKV_TASK_FILE, strcpy(c.task.path, file), strcpy(c.task.eval_path, file));
+    VALID(c.task.kind = QKV_TASK_FILE, strcpy(c.task.path, file), strcpy(c.task.eval_path, file));
     VALID(c.task.queries = 8);
     INVALID("task.queries: 9 is more than task.pairs 8", c.task.queries = 9);
     INVALID("task.keys: 4 is less than task.pairs 8", c.task.keys = 4);
-    VALID(c.task.name = QKV_TASK_COPY, c.task.keys = 4); /* only recall uses keys */
+    VALID(c.task.kind = QKV_TASK_COPY, c.task.keys = 4); /* only recall uses keys */
     VALID(c.optim.warmup = 3000);
     INVALID("optim.warmup: 3001 is more than train.steps 3000", c.optim.warmup = 3001);
     INVALID("optim.min_lr: 0.01 is more than optim.lr 0.001", c.optim.schedule = QKV_SCHED_COSINE,

@@ -48,7 +48,7 @@ START_TEST(test_optimizer_matches_pytorch) {
     qkv_safetensors *st;
     ck_assert_msg(qkv_st_read(path, &st, err, sizeof err) == 0, "%s", err);
     qkv_optim_config c = {
-        .name = (qkv_optim_kind)meta_name(st, "name", QKV_OPTIM_NAMES, QKV_OPT_COUNT),
+        .kind = (qkv_optim_kind)meta_name(st, "name", QKV_OPTIM_NAMES, QKV_OPT_COUNT),
         .lr = meta_num(st, "lr", 0), .momentum = meta_num(st, "momentum", 0),
         .beta1 = meta_num(st, "beta1", 0.9), .beta2 = meta_num(st, "beta2", 0.999),
         .eps = meta_num(st, "eps", 1e-8), .weight_decay = meta_num(st, "weight_decay", 0),

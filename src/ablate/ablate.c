@@ -3,6 +3,7 @@
 #include "ablate/diagnostics.h"
 #include "config/config.h"
 #include "io/fileio.h"
+#include "train/run_dir.h"
 #include "train/train.h"
 
 #include <cjson/cJSON.h>
@@ -73,8 +74,8 @@ static const char *run_file(const plan *p, int r, const char *f, char *buf, size
 
 /* remove a run directory's files (a stale run from a different config) */
 static void clear_run(const plan *p, int r) {
-    const char *files[] = {"config.json", "metrics.jsonl", "model.safetensors", "checkpoint.safetensors",
-                           "summary.json", "train.log"};
+    const char *files[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN_MODEL, QKV_RUN_CHECKPOINT, QKV_RUN_SUMMARY,
+                           QKV_RUN_LOG};
     char b[1400];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) unlink(run_file(p, r, files[i], b, sizeof b));
 }
@@ -104,26 +105,43 @@ static int prepare(plan *p, char *err, int errlen) {
             free(json);
             if (rc) return -1;
             char b[1400];
-            p->state[r] = exists(run_file(p, r, "summary.json", b, sizeof b)) ? 2 : 0;
+            p->state[r] = exists(run_file(p, r, QKV_RUN_SUMMARY, b, sizeof b)) ? 2 : 0;
         }
     return 0;
 }
 
-static pid_t launch(const plan *p, int r, const char *bin, char *err, int errlen) {
+/* start the caller's train command on run r: CMD... CONFIG --out DIR, or CMD... --resume DIR when the
+ * run has a checkpoint; its stdout and stderr go to the run's log */
+static pid_t launch(const plan *p, int r, const char *const *cmd, char *err, int errlen) {
     char log[1400], ck[1400];
-    run_file(p, r, "train.log", log, sizeof log);
-    bool resume = exists(run_file(p, r, "checkpoint.safetensors", ck, sizeof ck));
+    run_file(p, r, QKV_RUN_LOG, log, sizeof log);
+    bool resume = exists(run_file(p, r, QKV_RUN_CHECKPOINT, ck, sizeof ck));
+    int n = 0;
+    while (cmd[n]) n++;
+    char **argv = calloc((size_t)n + 4, sizeof *argv);
+    if (!argv) {
+        snprintf(err, (size_t)errlen, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) argv[i] = (char *)cmd[i];
+    if (resume) {
+        argv[n] = "--resume";
+        argv[n + 1] = p->dir[r];
+    } else {
+        argv[n] = p->cfg[r];
+        argv[n + 1] = "--out";
+        argv[n + 2] = p->dir[r];
+    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | (resume ? O_APPEND : O_TRUNC), 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    char *argv_new[] = {(char *)bin, "train", p->cfg[r], "--out", p->dir[r], "--threads", "1", "--quiet", NULL};
-    char *argv_res[] = {(char *)bin, "train", "--resume", p->dir[r], "--threads", "1", "--quiet", NULL};
     pid_t pid;
-    int e = posix_spawn(&pid, bin, &fa, NULL, resume ? argv_res : argv_new, environ);
+    int e = posix_spawn(&pid, cmd[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    free(argv);
     if (e) {
-        snprintf(err, (size_t)errlen, "cannot start %s: %s", bin, strerror(e));
+        snprintf(err, (size_t)errlen, "cannot start %s: %s", cmd[0], strerror(e));
         return -1;
     }
     return pid;
@@ -145,7 +163,7 @@ static void show_progress(int finished, int total, int running, int left, int do
             finished, total, running, el, done ? e : "?");
 }
 
-static int execute(plan *p, int jobs, const char *bin, bool quiet, char *err, int errlen) {
+static int execute(plan *p, int jobs, const char *const *cmd, bool quiet, char *err, int errlen) {
     job *js = calloc((size_t)jobs, sizeof *js);
     if (!js) {
         snprintf(err, (size_t)errlen, "out of memory");
@@ -163,7 +181,7 @@ static int execute(plan *p, int jobs, const char *bin, bool quiet, char *err, in
     while (done + failed < pending) {
         while (!interrupted && running < jobs && next < p->n) {
             if (p->state[next] != 0) { next++; continue; }
-            pid_t pid = launch(p, next, bin, err, errlen);
+            pid_t pid = launch(p, next, cmd, err, errlen);
             if (pid < 0) { rc = -1; break; }
             for (int k = 0; k < jobs; k++)
                 if (!js[k].pid) { js[k] = (job){pid, next, now()}; break; }
@@ -232,7 +250,7 @@ static double num(const cJSON *j, const char *k) {
 static void read_run(const plan *p, int r, qkv_run_result *rr, qkv_variant_result *vr, double threshold) {
     char b[1400];
     rr->steps_to_threshold = -1;
-    cJSON *s = read_json(run_file(p, r, "summary.json", b, sizeof b));
+    cJSON *s = read_json(run_file(p, r, QKV_RUN_SUMMARY, b, sizeof b));
     if (!s) return;
     rr->final_acc = num(s, "eval_accuracy");
     rr->final_loss = num(s, "eval_loss");
@@ -243,7 +261,7 @@ static void read_run(const plan *p, int r, qkv_run_result *rr, qkv_variant_resul
     cJSON_Delete(s);
     size_t len;
     char e[256];
-    char *m = qkv_read_file(run_file(p, r, "metrics.jsonl", b, sizeof b), &len, e, sizeof e);
+    char *m = qkv_read_file(run_file(p, r, QKV_RUN_METRICS, b, sizeof b), &len, e, sizeof e);
     if (!m) return;
     int cap = 0;
     for (char *line = strtok(m, "\n"); line; line = strtok(NULL, "\n")) {
@@ -325,8 +343,8 @@ static void free_results(qkv_ablate_results *res, int n_runs, int n_variants) {
     free(res->base_config_json);
 }
 
-int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, int jobs, const char *bin, bool quiet,
-                   char *err, int errlen) {
+int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, int jobs, const char *const *train_cmd,
+                   bool quiet, char *err, int errlen) {
     double t0 = now();
     int n = c->n_variants * c->n_seeds, rc = -1;
     plan p = {.c = c, .out = out_dir, .n = n};
@@ -346,7 +364,7 @@ int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, int jobs, co
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    int ex = execute(&p, jobs, bin, quiet, err, errlen);
+    int ex = execute(&p, jobs, train_cmd, quiet, err, errlen);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (ex) goto done;
@@ -382,7 +400,7 @@ int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, int jobs, co
         if (res.runs[r].ok) {
             size_t len;
             char e2[256];
-            res.base_config_json = qkv_read_file(run_file(&p, r, "config.json", b, sizeof b), &len, e2, sizeof e2);
+            res.base_config_json = qkv_read_file(run_file(&p, r, QKV_RUN_CONFIG, b, sizeof b), &len, e2, sizeof e2);
         }
     res.wall_seconds = now() - t0;
     rc = qkv_ablate_write_report(&res, out_dir, quiet ? NULL : stdout, err, errlen);

@@ -92,9 +92,12 @@ typedef struct qkv_ablate_results {
 int qkv_ablate_write_report(const qkv_ablate_results *r, const char *out_dir, FILE *table,
                             char *err, int errlen);
 
-/* Run every variant x seed (skipping finished runs, resuming interrupted ones) with `jobs`
- * processes of `qkv_bin train`, then aggregate and report. 0, or -1 with err. */
-int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, int jobs, const char *qkv_bin,
+/* Run every variant x seed (skipping finished runs, resuming interrupted ones), `jobs` processes
+ * at a time, then aggregate and report. train_cmd (NULL-terminated; train_cmd[0] a path) trains
+ * one run: the runner appends "CONFIG --out RUN_DIR" for a new run and "--resume RUN_DIR" for a
+ * run with a checkpoint; it must write the run directory of train/run_dir.h and exit 0 when the
+ * run is done (the qkv command passes {qkv, "train", "--threads", "1", "--quiet"}). 0, or -1. */
+int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, int jobs, const char *const *train_cmd,
                    bool quiet, char *err, int errlen);
 
 #endif

@@ -2,6 +2,7 @@
  * spread out they are (entropy), from the model's attention weights on evaluation examples. */
 #include "ablate/diagnostics.h"
 #include "config/config.h"
+#include "train/run_dir.h"
 #include "train/train.h"
 
 #include <math.h>
@@ -38,7 +39,7 @@ int qkv_ablate_diagnose(const char *run_dir, int n, int example, qkv_diag_sums *
     char path[1400];
     qkv_config cfg;
     qkv_config_defaults(&cfg);
-    snprintf(path, sizeof path, "%s/config.json", run_dir);
+    snprintf(path, sizeof path, "%s/" QKV_RUN_CONFIG, run_dir);
     if (qkv_config_load(&cfg, path, err, errlen)) return -1;
     qkv_task task;
     if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, err, errlen)) return -1;
@@ -47,7 +48,7 @@ int qkv_ablate_diagnose(const char *run_dir, int n, int example, qkv_diag_sums *
     qkv_ctx *ctx = NULL;
     qkv_batch b = {0};
     int rc = -1;
-    snprintf(path, sizeof path, "%s/model.safetensors", run_dir);
+    snprintf(path, sizeof path, "%s/" QKV_RUN_MODEL, run_dir);
     if (qkv_task_fit_model(&task, &mc, err, errlen) || !(m = qkv_model_new(&mc, QKV_F32, 0, err, errlen)) ||
         qkv_load_model(m, path, err, errlen))
         goto done;

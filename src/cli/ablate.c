@@ -64,7 +64,8 @@ int qkv_cmd_ablate(int argc, char **argv) {
     if (!quiet)
         fprintf(stderr, "qkv ablate: %d variants x %d seeds = %d runs, %lld at a time, into %s\n", c.n_variants,
                 c.n_seeds, c.n_variants * c.n_seeds, jobs, out);
-    int rc = qkv_ablate_run(&c, out, (int)jobs, bin, quiet, err, sizeof err);
+    const char *train_cmd[] = {bin, "train", "--threads", "1", "--quiet", NULL}; /* one BLAS thread per run */
+    int rc = qkv_ablate_run(&c, out, (int)jobs, train_cmd, quiet, err, sizeof err);
     if (rc) qkv_cli_error("ablate", "%s", err);
     qkv_ablate_config_free(&c);
     return rc ? QKV_EXIT_FAIL : QKV_EXIT_OK;

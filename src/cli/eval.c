@@ -1,5 +1,6 @@
 /* qkv eval: loss and accuracy of a checkpoint on the task's evaluation set or a data file. */
 #include "cli/cli.h"
+#include "train/memory.h"
 #include "train/train.h"
 
 #include <math.h>
@@ -67,7 +68,7 @@ int qkv_cmd_eval(int argc, char **argv) {
         goto cleanup;
     }
     /* parameters and their gradient buffers, and a batch's activations (a bound: no backward) */
-    if (qkv_model_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc) +
+    if (qkv_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc) +
                                qkv_model_activation_bytes(&mc, cfg.train.batch, mc.seq_len),
                                "parameters and activations", err, sizeof err)) {
         qkv_cli_error("eval", "%s", err);

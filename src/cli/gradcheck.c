@@ -1,5 +1,6 @@
 /* qkv gradcheck: the whole model's gradient against finite differences, per tensor. */
 #include "cli/cli.h"
+#include "train/memory.h"
 #include "nn/model_check.h"
 #include "tasks/task.h"
 
@@ -61,7 +62,7 @@ int qkv_cmd_gradcheck(int argc, char **argv) {
                            .sample = sample, .small = small,
                            .seed = (uint64_t)(seed >= 0 ? seed : cfg.train.seed), .pad = pad};
     /* double precision: parameters and gradients at 8 bytes, activations at twice the float estimate */
-    if (qkv_model_check_memory(&mc, opt.batch, 16 * qkv_model_param_count(&mc) +
+    if (qkv_check_memory(&mc, opt.batch, 16 * qkv_model_param_count(&mc) +
                                2 * qkv_model_activation_bytes(&mc, opt.batch, opt.seq_len),
                                "double-precision parameters and activations", err, sizeof err)) {
         qkv_cli_error("gradcheck", "%s", err);

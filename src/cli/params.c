@@ -1,5 +1,6 @@
 /* qkv params: the parameter count of a config's model, per module and in total. */
 #include "cli/cli.h"
+#include "train/memory.h"
 #include "nn/model.h"
 #include "tasks/task.h"
 
@@ -48,7 +49,7 @@ int qkv_cmd_params(int argc, char **argv) {
         qkv_task_close(&task);
         goto done;
     }
-    bool too_big = qkv_model_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc),
+    bool too_big = qkv_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc),
                                           "parameters and their gradients", err, sizeof err) != 0;
     if (too_big || !(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err))) {
         qkv_cli_error("params", "%s", err);

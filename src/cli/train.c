@@ -94,7 +94,7 @@ int qkv_cmd_train(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
 
     qkv_run_opts opt = {.out_dir = out, .quiet = quiet, .resume = resume != NULL,
-                        .stop_after = stop_after};
+                        .stop_after = stop_after, .config_json = qkv_config_to_json};
     qkv_run_summary s;
     char err[1024];
     int r = qkv_train(&cfg, &opt, &s, err, sizeof err);

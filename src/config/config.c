@@ -17,9 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const QKV_TASK_NAMES[QKV_TASK_COUNT] = {
-    "copy", "reverse", "sort", "recall", "induction", "text", "file"};
-
 /* enum fields are read and written as int */
 _Static_assert(sizeof(qkv_attn_qkv) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_attn_scale) == sizeof(int), "enum size");
@@ -37,8 +34,6 @@ typedef struct key_def {
     const char *path;         /* "model.attention.qkv" */
     key_kind kind;
     size_t off, size;         /* the field in qkv_config */
-    double def;               /* default of int, number, bool (0/1) and enum (index) keys */
-    const char *sdef;         /* default of string keys */
     double lo, hi;            /* int and number bounds (every int default/bound is < 2^53) */
     bool lo_open, hi_open;    /* number bounds: exclusive? */
     const char *const *names; /* enum names (index = value) */
@@ -47,88 +42,88 @@ typedef struct key_def {
 } key_def;
 
 #define FIELD(f) offsetof(qkv_config, f), sizeof(((qkv_config *)0)->f)
-#define D_INT(p, f, d, lo, hi, m) {p, K_INT, FIELD(f), d, NULL, lo, hi, false, false, NULL, 0, m}
-#define D_NUM(p, f, d, lb, lo, hi, hb, m) \
-    {p, K_NUM, FIELD(f), d, NULL, lo, hi, (lb) == '(', (hb) == ')', NULL, 0, m}
-#define D_BOOL(p, f, d, m) {p, K_BOOL, FIELD(f), d, NULL, 0, 1, false, false, NULL, 0, m}
-#define D_ENUM(p, f, d, names, n, m) {p, K_ENUM, FIELD(f), d, NULL, 0, 0, false, false, names, n, m}
-#define D_STR(p, f, d, m) {p, K_STR, FIELD(f), 0, d, 0, 0, false, false, NULL, 0, m}
+#define D_INT(p, f, lo, hi, m) {p, K_INT, FIELD(f), lo, hi, false, false, NULL, 0, m}
+#define D_NUM(p, f, lb, lo, hi, hb, m) {p, K_NUM, FIELD(f), lo, hi, (lb) == '(', (hb) == ')', NULL, 0, m}
+#define D_BOOL(p, f, m) {p, K_BOOL, FIELD(f), 0, 1, false, false, NULL, 0, m}
+#define D_ENUM(p, f, names, n, m) {p, K_ENUM, FIELD(f), 0, 0, false, false, names, n, m}
+#define D_STR(p, f, m) {p, K_STR, FIELD(f), 0, 0, false, false, NULL, 0, m}
 
-/* X(kind, path, field, default, ...kind-specific..., meaning); table order is the order of
+/* X(kind, path, field, ...kind-specific..., meaning); defaults come from each layer's
+ * qkv_*_config_default() (qkv_config_defaults). Table order is the order of
  * qkv_config_keys(), of qkv_config_to_json() and of the tables in docs/config.md. */
 #define QKV_CONFIG_TABLE(X)                                                                    \
-    X(INT, "model.vocab", model.vocab, 0, 0, 1048576, "vocabulary size (0 = from the task)")   \
-    X(INT, "model.seq_len", model.seq_len, 0, 0, 65536,                                        \
+    X(INT, "model.vocab", model.vocab, 0, 1048576, "vocabulary size (0 = from the task)")      \
+    X(INT, "model.seq_len", model.seq_len, 0, 65536,                                           \
       "longest sequence, size of the position table (0 = from the task)")                      \
-    X(INT, "model.d_model", model.d_model, 64, 1, 8192, "embedding width")                     \
-    X(INT, "model.heads", model.heads, 4, 1, 256, "attention heads (must divide d_model)")     \
-    X(INT, "model.layers", model.layers, 2, 1, 64, "transformer blocks")                       \
-    X(INT, "model.d_ff", model.d_ff, 256, 1, 65536, "hidden width of the feed-forward layer")  \
-    X(ENUM, "model.activation", model.activation, QKV_ACT_GELU, QKV_ACTIVATION_NAMES,          \
+    X(INT, "model.d_model", model.d_model, 1, 8192, "embedding width")                         \
+    X(INT, "model.heads", model.heads, 1, 256, "attention heads (must divide d_model)")        \
+    X(INT, "model.layers", model.layers, 1, 64, "transformer blocks")                          \
+    X(INT, "model.d_ff", model.d_ff, 1, 65536, "hidden width of the feed-forward layer")       \
+    X(ENUM, "model.activation", model.activation, QKV_ACTIVATION_NAMES,                        \
       QKV_ACT_COUNT, "feed-forward activation")                                                \
-    X(ENUM, "model.attention.qkv", model.attn.qkv, QKV_ATTN_FULL, QKV_ATTN_QKV_NAMES,          \
-      QKV_ATTN_QKV_COUNT, "how queries, keys and values are projected from the input")        \
-    X(ENUM, "model.attention.scale", model.attn.scale, QKV_SCALE_HEAD_DIM,                     \
+    X(ENUM, "model.attention.qkv", model.attn.qkv, QKV_ATTN_QKV_NAMES,                         \
+      QKV_ATTN_QKV_COUNT, "how queries, keys and values are projected from the input")         \
+    X(ENUM, "model.attention.scale", model.attn.scale,                                         \
       QKV_ATTN_SCALE_NAMES, QKV_SCALE_COUNT,                                                   \
       "scores scaled by 1/sqrt(head_dim) or by 1/sqrt(d_model)")                               \
-    X(BOOL, "model.attention.causal", model.attn.causal, 1,                                    \
+    X(BOOL, "model.attention.causal", model.attn.causal,                                       \
       "a token attends only to itself and earlier tokens")                                     \
-    X(BOOL, "model.attention.rel_pos_bias", model.attn.rel_pos_bias, 0,                        \
+    X(BOOL, "model.attention.rel_pos_bias", model.attn.rel_pos_bias,                           \
       "learned bias per head per clipped relative offset")                                     \
-    X(INT, "model.attention.rel_pos_max", model.attn.rel_pos_max, 32, 1, 4096,                 \
+    X(INT, "model.attention.rel_pos_max", model.attn.rel_pos_max, 1, 4096,                     \
       "relative offsets are clipped to [-rel_pos_max, rel_pos_max]")                           \
-    X(ENUM, "model.attention.gate", model.attn.gate, QKV_GATE_NONE, QKV_ATTN_GATE_NAMES,       \
+    X(ENUM, "model.attention.gate", model.attn.gate, QKV_ATTN_GATE_NAMES,                      \
       QKV_GATE_COUNT, "sigmoid gate on the attention output or on the values")                 \
-    X(BOOL, "model.attention.self_mask", model.attn.self_mask, 0,                              \
+    X(BOOL, "model.attention.self_mask", model.attn.self_mask,                                 \
       "a token may not attend to itself")                                                      \
-    X(ENUM, "task.name", task.name, QKV_TASK_RECALL, QKV_TASK_NAMES, QKV_TASK_COUNT,           \
+    X(ENUM, "task.name", task.kind, QKV_TASK_NAMES, QKV_TASK_COUNT,                            \
       "the task to train on")                                                                  \
-    X(INT, "task.length", task.length, 8, 1, 4096,                                             \
+    X(INT, "task.length", task.length, 1, 4096,                                                \
       "copy/reverse/sort/induction: symbols per sequence")                                     \
-    X(INT, "task.symbols", task.symbols, 16, 2, 65536,                                         \
+    X(INT, "task.symbols", task.symbols, 2, 65536,                                             \
       "copy/reverse/sort/induction: size of the symbol alphabet")                              \
-    X(INT, "task.pairs", task.pairs, 8, 1, 4096, "recall: key-value pairs per example")        \
-    X(INT, "task.keys", task.keys, 32, 1, 65536,                                               \
+    X(INT, "task.pairs", task.pairs, 1, 4096, "recall: key-value pairs per example")           \
+    X(INT, "task.keys", task.keys, 1, 65536,                                                   \
       "recall: size of the key alphabet (at least pairs)")                                     \
-    X(INT, "task.values", task.values, 32, 1, 65536, "recall: size of the value alphabet")     \
-    X(INT, "task.queries", task.queries, 0, 0, 4096,                                           \
+    X(INT, "task.values", task.values, 1, 65536, "recall: size of the value alphabet")         \
+    X(INT, "task.queries", task.queries, 0, 4096,                                              \
       "recall: queries per example, at most pairs (0 = pairs)")                                \
-    X(STR, "task.path", task.path, "", "text: any file; file: JSON Lines training data")       \
-    X(STR, "task.eval_path", task.eval_path, "",                                               \
+    X(STR, "task.path", task.path, "text: any file; file: JSON Lines training data")           \
+    X(STR, "task.eval_path", task.eval_path,                                                   \
       "file: JSON Lines evaluation data (\"\" = hold out the tail)")                           \
-    X(NUM, "task.eval_fraction", task.eval_fraction, 0.1, '(', 0, 1, ')',                      \
+    X(NUM, "task.eval_fraction", task.eval_fraction, '(', 0, 1, ')',                           \
       "text/file: share of the data held out for evaluation")                                  \
-    X(INT, "task.seq_len", task.seq_len, 64, 2, 65536, "text: window length")                  \
-    X(INT, "train.steps", train.steps, 3000, 1, 1000000000, "optimizer steps")                 \
-    X(INT, "train.batch", train.batch, 32, 1, 65536, "examples per step")                      \
-    X(INT, "train.seed", train.seed, 0, 0, 9007199254740991.0,                                 \
+    X(INT, "task.seq_len", task.seq_len, 2, 65536, "text: window length")                      \
+    X(INT, "train.steps", train.steps, 1, 1000000000, "optimizer steps")                       \
+    X(INT, "train.batch", train.batch, 1, 65536, "examples per step")                          \
+    X(INT, "train.seed", train.seed, 0, 9007199254740991.0,                                    \
       "seed of initialization, data and sampling")                                             \
-    X(INT, "train.eval_every", train.eval_every, 250, 0, 1000000000,                           \
+    X(INT, "train.eval_every", train.eval_every, 0, 1000000000,                                \
       "steps between evaluations (0 = only at the end)")                                       \
-    X(INT, "train.eval_examples", train.eval_examples, 1000, 1, 10000000,                      \
+    X(INT, "train.eval_examples", train.eval_examples, 1, 10000000,                            \
       "examples per evaluation")                                                               \
-    X(INT, "train.log_every", train.log_every, 50, 1, 1000000000, "steps between log lines")   \
-    X(INT, "train.checkpoint_every", train.checkpoint_every, 0, 0, 1000000000,                 \
+    X(INT, "train.log_every", train.log_every, 1, 1000000000, "steps between log lines")       \
+    X(INT, "train.checkpoint_every", train.checkpoint_every, 0, 1000000000,                    \
       "steps between checkpoints (0 = at every evaluation and at the end)")                    \
-    X(BOOL, "train.skip_nonfinite", train.skip_nonfinite, 0,                                   \
+    X(BOOL, "train.skip_nonfinite", train.skip_nonfinite,                                      \
       "skip (and count) a step whose loss or gradients are not finite")                        \
-    X(ENUM, "optim.name", optim.name, QKV_OPT_ADAM, QKV_OPTIM_NAMES, QKV_OPT_COUNT,            \
+    X(ENUM, "optim.name", optim.kind, QKV_OPTIM_NAMES, QKV_OPT_COUNT,                          \
       "optimizer")                                                                             \
-    X(NUM, "optim.lr", optim.lr, 0.001, '(', 0, 10, ']', "peak learning rate")                 \
-    X(NUM, "optim.momentum", optim.momentum, 0, '[', 0, 1, ')', "sgd: momentum")               \
-    X(NUM, "optim.beta1", optim.beta1, 0.9, '[', 0, 1, ')', "adam/adamw: first-moment decay")  \
-    X(NUM, "optim.beta2", optim.beta2, 0.999, '[', 0, 1, ')',                                  \
+    X(NUM, "optim.lr", optim.lr, '(', 0, 10, ']', "peak learning rate")                        \
+    X(NUM, "optim.momentum", optim.momentum, '[', 0, 1, ')', "sgd: momentum")                  \
+    X(NUM, "optim.beta1", optim.beta1, '[', 0, 1, ')', "adam/adamw: first-moment decay")  \
+    X(NUM, "optim.beta2", optim.beta2, '[', 0, 1, ')',                                  \
       "adam/adamw: second-moment decay")                                                       \
-    X(NUM, "optim.eps", optim.eps, 1e-8, '(', 0, 1, ']', "adam/adamw: denominator epsilon")    \
-    X(NUM, "optim.weight_decay", optim.weight_decay, 0, '[', 0, 10, ']',                       \
+    X(NUM, "optim.eps", optim.eps, '(', 0, 1, ']', "adam/adamw: denominator epsilon")          \
+    X(NUM, "optim.weight_decay", optim.weight_decay, '[', 0, 10, ']',                          \
       "sgd/adam: L2 added to the gradient; adamw: decoupled decay")                            \
-    X(NUM, "optim.clip", optim.clip, 0, '[', 0, 1e6, ']',                                      \
+    X(NUM, "optim.clip", optim.clip, '[', 0, 1e6, ']',                                         \
       "max global gradient norm (0 = off)")                                                    \
-    X(ENUM, "optim.schedule", optim.schedule, QKV_SCHED_CONSTANT, QKV_SCHEDULE_NAMES,          \
+    X(ENUM, "optim.schedule", optim.schedule, QKV_SCHEDULE_NAMES,                              \
       QKV_SCHED_COUNT, "after warmup: constant, or cosine/linear decay to min_lr")             \
-    X(INT, "optim.warmup", optim.warmup, 0, 0, 1000000000,                                     \
+    X(INT, "optim.warmup", optim.warmup, 0, 1000000000,                                        \
       "linear warmup steps from 0 to lr (at most train.steps)")                                \
-    X(NUM, "optim.min_lr", optim.min_lr, 0, '[', 0, 10, ']', "final learning rate of the decay")
+    X(NUM, "optim.min_lr", optim.min_lr, '[', 0, 10, ']', "final learning rate of the decay")
 
 #define AS_DEF(kind, ...) D_##kind(__VA_ARGS__),
 #define AS_PATH(kind, path, ...) path,
@@ -821,37 +816,6 @@ static int parse_text(qkv_config *c, const char *text, size_t len, const char *l
 
 /* ------------------------------------------------------------------ the API */
 
-void qkv_config_defaults(qkv_config *c) {
-    memset(c, 0, sizeof *c);
-    for (int i = 0; i < NKEYS; i++) {
-        const key_def *k = &KEYS[i];
-        char *field = (char *)c + k->off;
-        switch (k->kind) {
-        case K_INT:
-            if (k->size == sizeof(long long)) {
-                long long x = (long long)k->def;
-                memcpy(field, &x, sizeof x);
-            } else {
-                int x = (int)k->def;
-                memcpy(field, &x, sizeof x);
-            }
-            break;
-        case K_NUM: memcpy(field, &k->def, sizeof(double)); break;
-        case K_BOOL: {
-            bool b = k->def != 0;
-            memcpy(field, &b, sizeof b);
-            break;
-        }
-        case K_ENUM: {
-            int x = (int)k->def;
-            memcpy(field, &x, sizeof x);
-            break;
-        }
-        case K_STR: snprintf(field, k->size, "%s", k->sdef); break;
-        }
-    }
-}
-
 int qkv_config_parse(qkv_config *c, const char *json, const char *label, char *err, int errlen) {
     if (!label) label = "config";
     if (!c || !json) return fail(err, errlen, "%s: no config text", label);
@@ -1023,6 +987,18 @@ static int check_heads(const qkv_config *c, char *err, int errlen) {
     return 0;
 }
 
+/* everything else the model layer checks (qkv_model_config_check), with its field named by its
+ * key; vocab and seq_len 0 mean "from the task" and are checked when the task is known */
+static int check_model(const qkv_config *c, char *err, int errlen) {
+    qkv_model_config m = c->model;
+    if (m.vocab == 0) m.vocab = 2;
+    if (m.seq_len == 0) m.seq_len = 1;
+    char inner[512];
+    if (!qkv_model_config_check(&m, inner, sizeof inner)) return 0;
+    bool attn = !strncmp(inner, "attn.", 5); /* the struct's attn is the config's attention */
+    return fail(err, errlen, "model.%s%s", attn ? "attention." : "", attn ? inner + 5 : inner);
+}
+
 static int check_readable(const char *key, const char *path, char *err, int errlen) {
     char shown[160];
     show_text(path, 120, shown, sizeof shown);
@@ -1038,11 +1014,11 @@ static int check_readable(const char *key, const char *path, char *err, int errl
 
 static int check_task_files(const qkv_config *c, char *err, int errlen) {
     const qkv_task_config *t = &c->task;
-    if (t->name == QKV_TASK_TEXT || t->name == QKV_TASK_FILE) {
+    if (t->kind == QKV_TASK_TEXT || t->kind == QKV_TASK_FILE) {
         if (!t->path[0])
             return fail(err, errlen, "task.path: task \"%s\" needs a path to %s",
-                        QKV_TASK_NAMES[t->name],
-                        t->name == QKV_TASK_TEXT ? "a text file" : "a JSON Lines file");
+                        QKV_TASK_NAMES[t->kind],
+                        t->kind == QKV_TASK_TEXT ? "a text file" : "a JSON Lines file");
         if (check_readable("task.path", t->path, err, errlen)) return -1;
     }
     if (t->eval_path[0] && check_readable("task.eval_path", t->eval_path, err, errlen)) return -1;
@@ -1051,7 +1027,7 @@ static int check_task_files(const qkv_config *c, char *err, int errlen) {
 
 static int check_recall(const qkv_config *c, char *err, int errlen) {
     const qkv_task_config *t = &c->task;
-    if (t->name != QKV_TASK_RECALL) return 0;
+    if (t->kind != QKV_TASK_RECALL) return 0;
     if (t->queries > t->pairs)
         return fail(err, errlen,
                     "task.queries: %d is more than task.pairs %d (each query asks for one of the "
@@ -1082,7 +1058,7 @@ static int check_schedule(const qkv_config *c, char *err, int errlen) {
 
 /* cross-key checks, in order; add new ones here */
 static int (*const CHECKS[])(const qkv_config *, char *, int) = {
-    check_ranges, check_heads, check_recall, check_schedule, check_task_files,
+    check_ranges, check_heads, check_model, check_recall, check_schedule, check_task_files,
 };
 
 int qkv_config_validate(const qkv_config *c, char *err, int errlen) {

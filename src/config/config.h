@@ -1,50 +1,16 @@
-/* qkv run configuration: JSON (cJSON), strict, with --set overrides.
+/* qkv run configuration files: JSON (cJSON), strict, with --set overrides, mapped onto the
+ * structs the layers own (qkv_config, train/run_config.h; defaults: qkv_config_defaults).
  *
  * Sections: model (with attention inside), task, train, optim. Every key is in a table
- * (config.c) that gives its type, default, range and meaning; docs/config.md lists them.
+ * (config.c) that gives its type, range and meaning; docs/config.md lists them.
  * Errors are one line naming the file, the key path and what was expected. */
 #ifndef QKV_CONFIG_H
 #define QKV_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "nn/model_config.h"
-#include "optim/optim_config.h"
+#include "train/run_config.h" /* qkv_config: model, task, train and optim, each its layer's struct */
 
-typedef enum {
-    QKV_TASK_COPY, QKV_TASK_REVERSE, QKV_TASK_SORT, QKV_TASK_RECALL, QKV_TASK_INDUCTION,
-    QKV_TASK_TEXT, QKV_TASK_FILE, QKV_TASK_COUNT
-} qkv_task_kind;
-extern const char *const QKV_TASK_NAMES[QKV_TASK_COUNT];
-
-typedef struct qkv_task_config {
-    qkv_task_kind name;
-    int length;            /* copy/reverse/sort/induction: symbols per sequence */
-    int symbols;           /* copy/reverse/sort/induction: size of the symbol alphabet */
-    int pairs, keys, values, queries; /* recall: pairs per example, key and value alphabet sizes,
-                                         queries per example (0 = pairs) */
-    char path[1024];       /* text: any file; file: JSON Lines training data */
-    char eval_path[1024];  /* file: JSON Lines evaluation data ("" = hold out the tail) */
-    double eval_fraction;  /* text/file: share of the data held out for evaluation */
-    int seq_len;           /* text: window length */
-} qkv_task_config;
-
-typedef struct qkv_train_config {
-    int steps, batch;
-    long long seed;
-    int eval_every, eval_examples, log_every, checkpoint_every;
-    bool skip_nonfinite;   /* skip (and count) a step whose loss or gradients are not finite */
-} qkv_train_config;
-
-typedef struct qkv_config {
-    qkv_model_config model;
-    qkv_task_config task;
-    qkv_train_config train;
-    qkv_optim_config optim;
-} qkv_config;
-
-/* all defaults (docs/config.md) */
-void qkv_config_defaults(qkv_config *c);
 /* parse JSON text (label names it in messages, e.g. the file path) on top of the defaults.
  * Unknown keys (with the closest valid key), duplicate keys, wrong types, out-of-range
  * values and syntax errors (label:line:column) are errors. 0, or -1 with one line in err. */

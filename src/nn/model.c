@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, char *err, int errlen) {
     if (qkv_model_config_check(cfg, err, errlen)) return NULL;
@@ -129,7 +128,7 @@ int64_t qkv_model_attention_params(const qkv_model *m) {
     return n;
 }
 
-/* ---- memory estimates ---------------------------------------------------------------------- */
+/* ---- size estimates ---------------------------------------------------------------------- */
 
 static int64_t saturate(double x) { return x >= 9.2e18 ? INT64_MAX : x <= 0 ? 0 : (int64_t)x; }
 
@@ -167,34 +166,7 @@ int64_t qkv_model_activation_bytes(const qkv_model_config *c, int batch, int seq
     if (!rel)
         layer = BT * (d * (gated ? 34 : 28) + 6 * F) + B * H * T * T * 2 + 2048;
     else
-        layer = BT * (d * (gated ? 42 : 36) + 6 * F) + B * H * T * T * (rel ? 11 : 5) + (rel ? 4 * H * T * T : 0) +
-                3072;
+        layer = BT * (d * (gated ? 42 : 36) + 6 * F) + B * H * T * T * 11 + 4 * H * T * T + 3072;
     double floats = (double)c->layers * layer + BT * (12 * d + 3 * (double)c->vocab) + 2 * B * T * T + 3072;
     return saturate(4 * floats);
-}
-
-int64_t qkv_model_estimate_bytes(const qkv_model_config *c, int batch) {
-    double p = 16.0 * (double)qkv_model_param_count(c);
-    return saturate(p + (double)qkv_model_activation_bytes(c, batch, c->seq_len));
-}
-
-int64_t qkv_machine_memory_bytes(void) {
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-    return pages > 0 && size > 0 ? saturate((double)pages * (double)size) : 0;
-}
-
-int qkv_model_check_memory(const qkv_model_config *c, int batch, int64_t need, const char *what,
-                           char *err, int errlen) {
-    int64_t have = qkv_machine_memory_bytes();
-    if (!have || need <= have) return 0;
-    const double gib = 1024.0 * 1024.0 * 1024.0;
-    char needs[32];
-    if (need == INT64_MAX) snprintf(needs, sizeof needs, "over 8 EiB");
-    else snprintf(needs, sizeof needs, "about %.1f GiB", (double)need / gib);
-    snprintf(err, (size_t)errlen,
-             "model.d_model %d x model.layers %d (d_ff %d, vocab %d, seq_len %d, %lld parameters) with "
-             "batch %d needs %s (%s), more than this machine's %.1f GiB",
-             c->d_model, c->layers, c->d_ff, c->vocab, c->seq_len, (long long)qkv_model_param_count(c), batch,
-             needs, what, (double)have / gib);
-    return -1;
 }

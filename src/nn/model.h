@@ -33,22 +33,12 @@ const qkv_tensor *qkv_model_attention(const qkv_model *m, int layer);
 /* parameters of the attention modules only (all layers) */
 int64_t qkv_model_attention_params(const qkv_model *m);
 
-/* ---- memory estimates (no allocation; cfg need not be checked; results saturate at INT64_MAX) */
+/* ---- size estimates (no allocation; cfg need not be checked; results saturate at INT64_MAX) */
 
 /* the exact parameter count of the model qkv_model_new would build */
 int64_t qkv_model_param_count(const qkv_model_config *cfg);
 /* the peak per-step arena bytes (activations, their gradients, the tape) of a forward and backward
  * pass over batch x seq tokens: at least the real peak, and within 2x of it (tests/test_badinput.c) */
 int64_t qkv_model_activation_bytes(const qkv_model_config *cfg, int batch, int seq);
-/* bytes a training step of batch x cfg->seq_len needs: parameters, gradients and Adam's two
- * moments (4 x 4 bytes per parameter) plus the activations */
-int64_t qkv_model_estimate_bytes(const qkv_model_config *cfg, int batch);
-/* this machine's physical memory in bytes (sysconf), or 0 when unknown */
-int64_t qkv_machine_memory_bytes(void);
-/* 0 when `need` bytes fit in this machine's memory; else -1 with one line in err, e.g.
- * "model.d_model 8192 x model.layers 64 (...) needs about 412.3 GiB (what), more than this
- * machine's 23.4 GiB" */
-int qkv_model_check_memory(const qkv_model_config *cfg, int batch, int64_t need, const char *what,
-                           char *err, int errlen);
 
 #endif

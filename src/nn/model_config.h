@@ -47,7 +47,9 @@ extern const char *const QKV_ACTIVATION_NAMES[QKV_ACT_COUNT];
 
 /* the defaults of docs/config.md (vocab and seq_len 0: taken from the task) */
 qkv_model_config qkv_model_config_default(void);
-/* checks sizes and their relations (heads divides d_model, ...); 0, or -1 with one line in err */
+/* checks sizes and their relations (heads divides d_model, ...); 0, or -1 with one line in err
+ * that starts with the field it is about, as named in this struct ("heads: 3 does not divide
+ * d_model 64 ...", "attn.rel_pos_max: ..."); the config layer turns that into its key */
 int qkv_model_config_check(const qkv_model_config *c, char *err, int errlen);
 
 #endif

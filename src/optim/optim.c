@@ -6,12 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+int qkv_optim_state_floats(const qkv_optim_config *cfg) {
+    return cfg->kind != QKV_OPT_SGD ? 2 : cfg->momentum > 0 ? 1 : 0;
+}
+
 int qkv_optim_init(qkv_optim *o, const qkv_optim_config *cfg, int64_t n) {
     memset(o, 0, sizeof *o);
     o->cfg = *cfg;
     o->n = n;
     size_t bytes = (size_t)(n ? n : 1) * sizeof(float);
-    bool adam = cfg->name != QKV_OPT_SGD;
+    bool adam = cfg->kind != QKV_OPT_SGD;
     if (adam || cfg->momentum > 0) o->m = calloc(1, bytes);
     if (adam) o->v = calloc(1, bytes);
     if ((adam || cfg->momentum > 0) && (!o->m || (adam && !o->v))) {
@@ -81,7 +85,7 @@ static void adam(qkv_optim *o, float *p, float *g, double lr, bool decoupled) {
 
 void qkv_optim_step(qkv_optim *o, float *p, float *g, double lr) {
     o->step++;
-    switch (o->cfg.name) {
+    switch (o->cfg.kind) {
     case QKV_OPT_SGD: sgd(o, p, g, lr); break;
     case QKV_OPT_ADAM: adam(o, p, g, lr, false); break;
     default: adam(o, p, g, lr, o->cfg.weight_decay != 0); break;

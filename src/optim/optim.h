@@ -17,6 +17,8 @@ typedef struct qkv_optim {
     long long step;      /* steps taken */
 } qkv_optim;
 
+/* floats of optimizer state per parameter: 2 for Adam and AdamW (m, v), 1 for SGD with momentum, else 0 */
+int qkv_optim_state_floats(const qkv_optim_config *cfg);
 /* state for n parameters (zeroed); 0 or -1 (OOM) */
 int qkv_optim_init(qkv_optim *o, const qkv_optim_config *cfg, int64_t n);
 void qkv_optim_free(qkv_optim *o);

@@ -6,7 +6,7 @@ typedef enum { QKV_OPT_SGD, QKV_OPT_ADAM, QKV_OPT_ADAMW, QKV_OPT_COUNT } qkv_opt
 typedef enum { QKV_SCHED_CONSTANT, QKV_SCHED_COSINE, QKV_SCHED_LINEAR, QKV_SCHED_COUNT } qkv_schedule_kind;
 
 typedef struct qkv_optim_config {
-    qkv_optim_kind name;
+    qkv_optim_kind kind;
     double lr;
     double momentum;        /* SGD only */
     double beta1, beta2, eps; /* Adam, AdamW */

@@ -8,6 +8,18 @@
 
 enum { STREAM_TRAIN = 101, STREAM_EVAL = 202 };
 
+const char *const QKV_TASK_NAMES[QKV_TASK_COUNT] = {
+    "copy", "reverse", "sort", "recall", "induction", "text", "file"};
+
+qkv_task_config qkv_task_config_default(void) {
+    qkv_task_config c;
+    memset(&c, 0, sizeof c); /* padding and the paths' unused bytes too: configs compare as bytes */
+    c.kind = QKV_TASK_RECALL, c.length = 8, c.symbols = 16;
+    c.pairs = 8, c.keys = 32, c.values = 32, c.queries = 0;
+    c.eval_fraction = 0.1, c.seq_len = 64; /* path and eval_path: "" */
+    return c;
+}
+
 /* ---- generated tasks: one example into tok/tgt (length t->seq_len) ---------------------- */
 
 static int cmp_i32(const void *a, const void *b) {
@@ -21,8 +33,8 @@ static void gen_seq2seq(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tg
     int32_t s[2 * 4096 + 1];
     for (int i = 0; i < L; i++) s[i] = (int32_t)qkv_rng_below(r, (uint64_t)t->cfg.symbols);
     s[L] = sep;
-    for (int i = 0; i < L; i++) s[L + 1 + i] = t->cfg.name == QKV_TASK_REVERSE ? s[L - 1 - i] : s[i];
-    if (t->cfg.name == QKV_TASK_SORT) qsort(s + L + 1, (size_t)L, sizeof s[0], cmp_i32);
+    for (int i = 0; i < L; i++) s[L + 1 + i] = t->cfg.kind == QKV_TASK_REVERSE ? s[L - 1 - i] : s[i];
+    if (t->cfg.kind == QKV_TASK_SORT) qsort(s + L + 1, (size_t)L, sizeof s[0], cmp_i32);
     for (int i = 0; i < 2 * L; i++) {
         tok[i] = s[i];
         tgt[i] = i >= L ? s[i + 1] : QKV_IGNORE;
@@ -74,7 +86,7 @@ static void gen_induction(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *
 }
 
 static void generate(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt) {
-    switch (t->cfg.name) {
+    switch (t->cfg.kind) {
     case QKV_TASK_RECALL: gen_recall(t, r, tok, tgt); break;
     case QKV_TASK_INDUCTION: gen_induction(t, r, tok, tgt); break;
     default: gen_seq2seq(t, r, tok, tgt); break;
@@ -88,7 +100,7 @@ int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t seed, char *
     t->cfg = *cfg;
     t->seed = seed;
     qkv_rng_seed_stream(&t->train_rng, seed, STREAM_TRAIN);
-    switch (cfg->name) {
+    switch (cfg->kind) {
     case QKV_TASK_COPY: case QKV_TASK_REVERSE: case QKV_TASK_SORT:
         t->vocab = cfg->symbols + 1;
         t->seq_len = 2 * cfg->length;
@@ -117,7 +129,7 @@ int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t seed, char *
     case QKV_TASK_TEXT: return qkv_task_open_text(t, err, errlen);
     case QKV_TASK_FILE: return qkv_task_open_file(t, err, errlen);
     default:
-        snprintf(err, (size_t)errlen, "task.name: unknown task %d", (int)cfg->name);
+        snprintf(err, (size_t)errlen, "task.name: unknown task %d", (int)cfg->kind);
         return -1;
     }
 }
@@ -151,6 +163,10 @@ int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, char *err, int er
     if (m->seq_len < t->seq_len) {
         snprintf(err, (size_t)errlen, "model.seq_len: %d is shorter than the task's %d positions",
                  m->seq_len, t->seq_len);
+        return -1;
+    }
+    if (m->vocab < 2) { /* a data file with one distinct token: no model can be built */
+        snprintf(err, (size_t)errlen, "model.vocab: expected at least 2 tokens, got %d", m->vocab);
         return -1;
     }
     return 0;
@@ -200,7 +216,7 @@ static void put_seq(qkv_batch *b, int i, const qkv_seq *s) {
 static void fill_row(qkv_task *t, qkv_batch *b, int i, qkv_rng *r, int64_t eval_index) {
     int32_t *tok = b->tok + (size_t)i * b->T, *tgt = b->tgt + (size_t)i * b->T;
     for (int j = 0; j < b->T; j++) b->pad_buf[(size_t)i * b->T + j] = 1;
-    switch (t->cfg.name) {
+    switch (t->cfg.kind) {
     case QKV_TASK_TEXT: qkv_task_text_example(t, r, eval_index >= 0, tok, tgt); break;
     case QKV_TASK_FILE: {
         int idx = eval_index >= 0 ? t->n_train + (int)(eval_index % (t->n_seqs - t->n_train))
@@ -234,5 +250,5 @@ void qkv_task_eval_batch(qkv_task *t, qkv_batch *b, int64_t first, int64_t count
 }
 
 int64_t qkv_task_eval_size(const qkv_task *t) {
-    return t->cfg.name == QKV_TASK_FILE ? t->n_seqs - t->n_train : INT64_MAX;
+    return t->cfg.kind == QKV_TASK_FILE ? t->n_seqs - t->n_train : INT64_MAX;
 }

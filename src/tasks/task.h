@@ -7,7 +7,8 @@
 #ifndef QKV_TASK_H
 #define QKV_TASK_H
 
-#include "config/config.h"
+#include "nn/model_config.h"
+#include "tasks/task_config.h"
 #include "tensor/rng.h"
 
 #define QKV_IGNORE (-100)

@@ -199,7 +199,7 @@ int qkv_task_open_file(qkv_task *t, char *err, int errlen) {
 
 int qkv_task_open_eval_file(qkv_task *t, const char *path, uint64_t seed, char *err, int errlen) {
     memset(t, 0, sizeof *t);
-    t->cfg.name = QKV_TASK_FILE;
+    t->cfg.kind = QKV_TASK_FILE;
     t->seed = seed;
     t->variable_length = true;
     snprintf(t->cfg.path, sizeof t->cfg.path, "%s", path); /* names the file in messages */

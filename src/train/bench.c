@@ -42,7 +42,7 @@ int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*all
     mc.d_ff = s->d_ff;
     qkv_model *m = qkv_model_new(&mc, QKV_F32, 0, err, errlen);
     if (!m) return -1;
-    qkv_optim_config oc = {.name = QKV_OPT_ADAM, .lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
+    qkv_optim_config oc = qkv_optim_config_default(); /* Adam, PyTorch's defaults */
     qkv_optim o = {0};
     qkv_ctx *ctx = qkv_ctx_new();
     int64_t shape[2] = {s->batch, s->seq};

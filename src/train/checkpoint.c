@@ -1,47 +1,127 @@
-/* Model files: parameters by name in safetensors, readable by PyTorch's safetensors loaders. */
-#include "train/train.h"
+/* Checkpoints (see checkpoint.h). On disk, besides the parameters:
+ *   optim.m, optim.v   F32 (n)  the optimizer's state, when it has one
+ *   state.scalars      F64 (9)  the loop's state and the data stream's spare normal, in the
+ *                               order of the enum below (checkpoints before 0.1.0's last change
+ *                               hold the first 6)
+ *   state.rng          I32 (8)  the data stream's four 64-bit words, low half first
+ *   metadata           qkv_step, qkv_optim_step (the optimizer's step count) */
+#include "train/checkpoint.h"
 #include "io/safetensors.h"
+#include "nn/model_file.h"
+#include "train/run_dir.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-int qkv_load_model(qkv_model *m, const char *path, char *err, int errlen) {
-    qkv_safetensors *st;
-    if (qkv_st_read(path, &st, err, (size_t)errlen)) return -1;
-    int rc = 0;
-    for (int i = 0; !rc && i < m->params.n; i++) {
-        qkv_param *p = m->params.items[i];
-        if (!qkv_st_find(st, p->name)) {
-            snprintf(err, (size_t)errlen, "%s: no tensor \"%s\": the checkpoint is from a model of "
-                     "another shape or variant", path, p->name);
-            rc = -1;
-        } else if (qkv_st_load_into(st, p->name, &p->t, err, (size_t)errlen)) {
-            rc = -1;
-        } else { /* training never saves NaN or Inf: such a value means a damaged file */
-            for (int64_t j = 0; !rc && j < p->t.numel; j++) {
-                double v = p->t.dtype == QKV_F64 ? ((const double *)p->t.data)[j] : ((const float *)p->t.data)[j];
-                if (!isfinite(v)) {
-                    snprintf(err, (size_t)errlen, "%s: tensor \"%s\" holds %s at element %lld; expected finite "
-                             "values (the file is damaged)", path, p->name, isnan(v) ? "NaN" : "Inf", (long long)j);
-                    rc = -1;
-                }
-            }
-        }
+/* state.scalars: the index of each field */
+enum {
+    SC_STEP, SC_LOSS_SUM, SC_LOSS_COUNT, SC_SKIPPED, SC_RNG_SPARE, SC_RNG_HAS_SPARE, /* version 1 */
+    SC_LAST_LOSS, SC_LOGGED_LOSS, SC_SECONDS,
+    SC_COUNT, SC_COUNT_V1 = SC_RNG_HAS_SPARE + 1
+};
+
+static void pack(const qkv_train_state *s, const qkv_rng *data, double sc[SC_COUNT], int32_t words[8]) {
+    sc[SC_STEP] = (double)s->step;
+    sc[SC_LOSS_SUM] = s->loss_sum;
+    sc[SC_LOSS_COUNT] = (double)s->loss_count;
+    sc[SC_SKIPPED] = (double)s->skipped;
+    sc[SC_RNG_SPARE] = data->spare;
+    sc[SC_RNG_HAS_SPARE] = (double)data->has_spare;
+    sc[SC_LAST_LOSS] = s->last_loss;
+    sc[SC_LOGGED_LOSS] = s->logged_loss;
+    sc[SC_SECONDS] = s->seconds;
+    for (int i = 0; i < 4; i++) {
+        words[2 * i] = (int32_t)(uint32_t)(data->s[i] & 0xffffffffu);
+        words[2 * i + 1] = (int32_t)(uint32_t)(data->s[i] >> 32);
     }
-    qkv_st_free(st);
+}
+
+static void unpack(const double sc[SC_COUNT], const int32_t words[8], qkv_train_state *s, qkv_rng *data) {
+    s->step = (long long)sc[SC_STEP];
+    s->loss_sum = sc[SC_LOSS_SUM];
+    s->loss_count = (long long)sc[SC_LOSS_COUNT];
+    s->skipped = (long long)sc[SC_SKIPPED];
+    data->spare = sc[SC_RNG_SPARE];
+    data->has_spare = (int)sc[SC_RNG_HAS_SPARE];
+    s->last_loss = sc[SC_LAST_LOSS];
+    s->logged_loss = sc[SC_LOGGED_LOSS];
+    s->seconds = sc[SC_SECONDS];
+    for (int i = 0; i < 4; i++)
+        data->s[i] = (uint64_t)(uint32_t)words[2 * i] | (uint64_t)(uint32_t)words[2 * i + 1] << 32;
+}
+
+static const char *in_dir(char *buf, size_t n, const char *dir, const char *file) {
+    snprintf(buf, n, "%s/%s", dir, file);
+    return buf;
+}
+
+/* a 1-D header over caller memory */
+static qkv_tensor vec(qkv_dtype dt, int64_t n, void *data) {
+    qkv_tensor t;
+    qkv_shape_init(&t, dt, 1, &n);
+    t.data = data;
+    return t;
+}
+
+int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o, const qkv_train_state *s,
+                        const qkv_rng *data, const char *config_json, char *err, int errlen) {
+    int n = m->params.n;
+    qkv_st_item *items = malloc((size_t)(n + 4) * sizeof *items);
+    if (!items) { snprintf(err, (size_t)errlen, "out of memory saving a checkpoint"); return -1; }
+    for (int i = 0; i < n; i++) items[i] = (qkv_st_item){m->params.items[i]->name, &m->params.items[i]->t};
+    int k = n;
+    double sc[SC_COUNT];
+    int32_t words[8];
+    pack(s, data, sc, words);
+    qkv_tensor tm = vec(QKV_F32, m->params.numel, o->m), tv = vec(QKV_F32, m->params.numel, o->v),
+               ts = vec(QKV_F64, SC_COUNT, sc), tr = vec(QKV_I32, 8, words);
+    if (o->m) items[k++] = (qkv_st_item){"optim.m", &tm};
+    if (o->v) items[k++] = (qkv_st_item){"optim.v", &tv};
+    items[k++] = (qkv_st_item){"state.scalars", &ts};
+    items[k++] = (qkv_st_item){"state.rng", &tr};
+    char steps[32], osteps[32], path[4096];
+    snprintf(steps, sizeof steps, "%lld", s->step);
+    snprintf(osteps, sizeof osteps, "%lld", o->step);
+    const char *meta[6] = {"format", "pt", "qkv_step", steps, "qkv_optim_step", osteps};
+    int rc = qkv_st_write(in_dir(path, sizeof path, dir, QKV_RUN_CHECKPOINT), items, k, meta, 3, err,
+                          (size_t)errlen);
+    free(items);
+    /* the parameters alone, for users and PyTorch */
+    if (!rc) rc = qkv_save_model(m, in_dir(path, sizeof path, dir, QKV_RUN_MODEL), config_json, s->step, err, errlen);
     return rc;
 }
 
-int qkv_save_model(const qkv_model *m, const char *path, const char *config_json, long long step,
-                   char *err, int errlen) {
-    qkv_st_item *items = malloc((size_t)m->params.n * sizeof *items);
-    if (!items) { snprintf(err, (size_t)errlen, "%s: out of memory", path); return -1; }
-    for (int i = 0; i < m->params.n; i++) items[i] = (qkv_st_item){m->params.items[i]->name, &m->params.items[i]->t};
-    char steps[32];
-    snprintf(steps, sizeof steps, "%lld", step);
-    const char *meta[6] = {"format", "pt", "qkv_step", steps, "qkv_config", config_json ? config_json : "{}"};
-    int rc = qkv_st_write(path, items, m->params.n, meta, 3, err, (size_t)errlen);
-    free(items);
-    return rc;
+int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_state *s, qkv_rng *data,
+                        char *err, int errlen) {
+    char path[4096];
+    in_dir(path, sizeof path, dir, QKV_RUN_CHECKPOINT);
+    if (access(path, R_OK)) {
+        snprintf(err, (size_t)errlen, "%s: no checkpoint to resume from (%s)", path, strerror(errno));
+        return -1;
+    }
+    if (qkv_load_model(m, path, err, errlen)) return -1;
+    qkv_safetensors *st;
+    if (qkv_st_read(path, &st, err, (size_t)errlen)) return -1;
+    const qkv_st_entry *se = qkv_st_find(st, "state.scalars");
+    int64_t nsc = se && se->ndim == 1 && se->shape[0] == SC_COUNT_V1 ? SC_COUNT_V1 : SC_COUNT;
+    /* a version-1 file has no losses or time: as at the start of a session */
+    double sc[SC_COUNT] = {[SC_LAST_LOSS] = NAN, [SC_LOGGED_LOSS] = NAN, [SC_SECONDS] = 0};
+    int32_t words[8];
+    qkv_tensor ts = vec(QKV_F64, nsc, sc), tr = vec(QKV_I32, 8, words), tm = vec(QKV_F32, m->params.numel, o->m),
+               tv = vec(QKV_F32, m->params.numel, o->v);
+    int rc = qkv_st_load_into(st, "state.scalars", &ts, err, (size_t)errlen) ||
+             qkv_st_load_into(st, "state.rng", &tr, err, (size_t)errlen);
+    if (!rc && o->m) rc = qkv_st_load_into(st, "optim.m", &tm, err, (size_t)errlen);
+    if (!rc && o->v) rc = qkv_st_load_into(st, "optim.v", &tv, err, (size_t)errlen);
+    const char *os = qkv_st_meta(st, "qkv_optim_step");
+    if (!rc) {
+        unpack(sc, words, s, data);
+        o->step = os ? atoll(os) : s->step - s->skipped;
+    }
+    qkv_st_free(st);
+    return rc ? -1 : 0;
 }

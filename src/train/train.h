@@ -1,18 +1,18 @@
 /* Training runs: the loop, evaluation, checkpoints, metrics and resume.
  *
- * A run directory holds config.json (the effective config), metrics.jsonl (one object per
- * logged step), model.safetensors (parameters; PyTorch-loadable), optimizer.safetensors
- * (moments, step, data stream state) and summary.json. Same config, seed and thread count
- * give the same numbers; a resumed run's metrics equal an uninterrupted run's. */
+ * A run lives in a directory whose files run_dir.h names and describes (the effective config,
+ * metrics, model, checkpoint, summary). Same config, seed and thread count give the same
+ * numbers; a resumed run's metrics and weights equal an uninterrupted run's. */
 #ifndef QKV_TRAIN_H
 #define QKV_TRAIN_H
 
 #include <signal.h>
 
-#include "config/config.h"
 #include "nn/model.h"
+#include "nn/model_file.h"
 #include "optim/optim.h"
 #include "tasks/task.h"
+#include "train/run_config.h"
 
 typedef struct qkv_eval_result {
     double loss, accuracy;       /* mean cross-entropy and token accuracy over counted positions */
@@ -24,6 +24,10 @@ typedef struct qkv_run_opts {
     bool quiet;                  /* no progress on stderr */
     bool resume;                 /* continue from out_dir's checkpoint */
     long long stop_after;        /* testing: stop (as if interrupted) after this many steps; 0 = off */
+    /* the effective config (vocab and seq_len filled in) as JSON text, for config.json and the
+     * model files' metadata: the config layer's qkv_config_to_json, which sits above this
+     * layer; malloc'd, NULL when out of memory */
+    char *(*config_json)(const qkv_config *effective);
 } qkv_run_opts;
 
 typedef struct qkv_run_summary {
@@ -34,21 +38,15 @@ typedef struct qkv_run_summary {
     bool interrupted;
 } qkv_run_summary;
 
-/* train per cfg; 0 done, 1 interrupted (checkpoint saved), -1 error (one line in err), -2 the
- * config needs more memory than the machine has (checked before anything is allocated or
- * written; err has the estimate) */
+/* train per cfg (already validated); 0 done, 1 interrupted (checkpoint saved), -1 error (one line
+ * in err), -2 the config needs more memory than the machine has (checked before anything is
+ * allocated or written; err has the estimate) */
 int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, char *err, int errlen);
 
 /* mean loss and accuracy of model m on the task's evaluation examples (n of them, capped by
  * the task's size), in batches of `batch`; ctx is reset as it goes */
 int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, qkv_eval_result *r,
                  char *err, int errlen);
-
-/* load parameters by name from a safetensors file into m (shapes must match exactly) */
-int qkv_load_model(qkv_model *m, const char *path, char *err, int errlen);
-/* write m's parameters atomically, with metadata (format "pt", the config JSON, the step) */
-int qkv_save_model(const qkv_model *m, const char *path, const char *config_json, long long step,
-                   char *err, int errlen);
 
 /* set by SIGINT/SIGTERM handlers: the loop saves a checkpoint and stops */
 extern volatile sig_atomic_t qkv_stop_requested;

@@ -1,0 +1,47 @@
+/* Model files: parameters by name in safetensors, readable by PyTorch's safetensors loaders. */
+#include "nn/model_file.h"
+#include "io/safetensors.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int qkv_load_model(qkv_model *m, const char *path, char *err, int errlen) {
+    qkv_safetensors *st;
+    if (qkv_st_read(path, &st, err, (size_t)errlen)) return -1;
+    int rc = 0;
+    for (int i = 0; !rc && i < m->params.n; i++) {
+        qkv_param *p = m->params.items[i];
+        if (!qkv_st_find(st, p->name)) {
+            snprintf(err, (size_t)errlen, "%s: no tensor \"%s\": the checkpoint is from a model of "
+                     "another shape or variant", path, p->name);
+            rc = -1;
+        } else if (qkv_st_load_into(st, p->name, &p->t, err, (size_t)errlen)) {
+            rc = -1;
+        } else { /* training never saves NaN or Inf: such a value means a damaged file */
+            for (int64_t j = 0; !rc && j < p->t.numel; j++) {
+                double v = p->t.dtype == QKV_F64 ? ((const double *)p->t.data)[j] : ((const float *)p->t.data)[j];
+                if (!isfinite(v)) {
+                    snprintf(err, (size_t)errlen, "%s: tensor \"%s\" holds %s at element %lld; expected finite "
+                             "values (the file is damaged)", path, p->name, isnan(v) ? "NaN" : "Inf", (long long)j);
+                    rc = -1;
+                }
+            }
+        }
+    }
+    qkv_st_free(st);
+    return rc;
+}
+
+int qkv_save_model(const qkv_model *m, const char *path, const char *config_json, long long step,
+                   char *err, int errlen) {
+    qkv_st_item *items = malloc((size_t)m->params.n * sizeof *items);
+    if (!items) { snprintf(err, (size_t)errlen, "%s: out of memory", path); return -1; }
+    for (int i = 0; i < m->params.n; i++) items[i] = (qkv_st_item){m->params.items[i]->name, &m->params.items[i]->t};
+    char steps[32];
+    snprintf(steps, sizeof steps, "%lld", step);
+    const char *meta[6] = {"format", "pt", "qkv_step", steps, "qkv_config", config_json ? config_json : "{}"};
+    int rc = qkv_st_write(path, items, m->params.n, meta, 3, err, (size_t)errlen);
+    free(items);
+    return rc;
+}

@@ -1,0 +1,16 @@
+/* Model files: a model's parameters by name in safetensors (keys as in model.h), readable by
+ * PyTorch's safetensors loaders. */
+#ifndef QKV_MODEL_FILE_H
+#define QKV_MODEL_FILE_H
+
+#include "nn/model.h"
+
+/* load parameters by name from a safetensors file into m (shapes must match exactly, values
+ * must be finite); 0, or -1 with one line in err */
+int qkv_load_model(qkv_model *m, const char *path, char *err, int errlen);
+/* write m's parameters atomically, with metadata (format "pt", qkv_step = step, qkv_config =
+ * config_json or "{}"); 0, or -1 with one line in err */
+int qkv_save_model(const qkv_model *m, const char *path, const char *config_json, long long step,
+                   char *err, int errlen);
+
+#endif

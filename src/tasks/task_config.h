@@ -1,0 +1,28 @@
+/* Which task to train on and its sizes, as plain C values (src/config fills them from JSON). */
+#ifndef QKV_TASK_CONFIG_H
+#define QKV_TASK_CONFIG_H
+
+typedef enum {
+    QKV_TASK_COPY, QKV_TASK_REVERSE, QKV_TASK_SORT, QKV_TASK_RECALL, QKV_TASK_INDUCTION,
+    QKV_TASK_TEXT, QKV_TASK_FILE, QKV_TASK_COUNT
+} qkv_task_kind;
+
+/* names used in configs: "copy", "reverse", ... (index = enum value) */
+extern const char *const QKV_TASK_NAMES[QKV_TASK_COUNT];
+
+typedef struct qkv_task_config {
+    qkv_task_kind kind;
+    int length;            /* copy/reverse/sort/induction: symbols per sequence */
+    int symbols;           /* copy/reverse/sort/induction: size of the symbol alphabet */
+    int pairs, keys, values, queries; /* recall: pairs per example, key and value alphabet sizes,
+                                         queries per example (0 = pairs) */
+    char path[1024];       /* text: any file; file: JSON Lines training data */
+    char eval_path[1024];  /* file: JSON Lines evaluation data ("" = hold out the tail) */
+    double eval_fraction;  /* text/file: share of the data held out for evaluation */
+    int seq_len;           /* text: window length */
+} qkv_task_config;
+
+/* the defaults of docs/config.md: recall, 8 pairs of 32 keys and 32 values */
+qkv_task_config qkv_task_config_default(void);
+
+#endif

@@ -1,0 +1,31 @@
+/* Checkpoints: everything a resumed run needs to continue exactly as if it had never stopped,
+ * in one atomic file (run_dir.h: checkpoint.safetensors), written with the model file. */
+#ifndef QKV_CHECKPOINT_H
+#define QKV_CHECKPOINT_H
+
+#include "nn/model.h"
+#include "optim/optim.h"
+#include "tensor/rng.h"
+
+/* The training loop's own state. */
+typedef struct qkv_train_state {
+    long long step;        /* steps done (skipped ones included) */
+    long long skipped;     /* steps skipped for a non-finite loss or gradient */
+    double loss_sum;       /* training loss summed since the last log line ... */
+    long long loss_count;  /* ... over this many steps */
+    double last_loss;      /* the last finite step loss (a log line's fallback); NaN before one */
+    double logged_loss;    /* the last logged mean loss (the summary's train_loss); NaN before one */
+    double seconds;        /* training time of every session so far */
+} qkv_train_state;
+
+/* Write DIR/checkpoint.safetensors (m's parameters, o's state, s, the data stream `data`) and
+ * DIR/model.safetensors (the parameters alone, with config_json as metadata), each atomically.
+ * 0, or -1 with one line in err. */
+int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o, const qkv_train_state *s,
+                        const qkv_rng *data, const char *config_json, char *err, int errlen);
+/* Read DIR/checkpoint.safetensors into m, o, s and data (m and o built for the same config).
+ * Checkpoints of earlier versions (6 loop scalars, no optimizer step) load too. 0, or -1. */
+int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_state *s, qkv_rng *data,
+                        char *err, int errlen);
+
+#endif

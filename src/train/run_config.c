@@ -1,0 +1,26 @@
+/* The training loop's defaults, and the whole run's (each layer gives its own). */
+#include "train/run_config.h"
+
+#include <string.h>
+
+qkv_train_config qkv_train_config_default(void) {
+    qkv_train_config c;
+    memset(&c, 0, sizeof c); /* padding too: configs compare as bytes */
+    c.steps = 3000, c.batch = 32, c.seed = 0, c.eval_every = 250, c.eval_examples = 1000;
+    c.log_every = 50, c.checkpoint_every = 0, c.skip_nonfinite = false;
+    return c;
+}
+
+/* Configs may be compared as bytes (memcmp, as the tests do), so
+ * padding must be zero too: the parts are copied byte for byte from zero-filled defaults. */
+void qkv_config_defaults(qkv_config *c) {
+    memset(c, 0, sizeof *c);
+    qkv_model_config m = qkv_model_config_default();
+    qkv_task_config t = qkv_task_config_default();
+    qkv_train_config r = qkv_train_config_default();
+    qkv_optim_config o = qkv_optim_config_default();
+    memcpy(&c->model, &m, sizeof m);
+    memcpy(&c->task, &t, sizeof t);
+    memcpy(&c->train, &r, sizeof r);
+    memcpy(&c->optim, &o, sizeof o);
+}

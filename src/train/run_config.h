@@ -1,0 +1,32 @@
+/* A training run's whole configuration: the model, the task, the loop and the optimizer, each
+ * owned by its layer; src/config maps JSON config files and --set overrides onto it. */
+#ifndef QKV_RUN_CONFIG_H
+#define QKV_RUN_CONFIG_H
+
+#include <stdbool.h>
+#include "nn/model_config.h"
+#include "optim/optim_config.h"
+#include "tasks/task_config.h"
+
+/* The training loop's settings. */
+typedef struct qkv_train_config {
+    int steps, batch;
+    long long seed;
+    int eval_every, eval_examples, log_every, checkpoint_every;
+    bool skip_nonfinite;   /* skip (and count) a step whose loss or gradients are not finite */
+} qkv_train_config;
+
+/* the defaults of docs/config.md: 3000 steps of 32 examples, evaluation every 250 steps */
+qkv_train_config qkv_train_config_default(void);
+
+typedef struct qkv_config {
+    qkv_model_config model;
+    qkv_task_config task;
+    qkv_train_config train;
+    qkv_optim_config optim;
+} qkv_config;
+
+/* every layer's defaults (docs/config.md) */
+void qkv_config_defaults(qkv_config *c);
+
+#endif

@@ -1,0 +1,31 @@
+/* The run directory: the files one training run owns, and what each holds. Every writer and
+ * reader of a run (qkv train, qkv eval, qkv ablate, its diagnostics) names them from here.
+ *
+ *   config.json             the effective config: every key, vocab and seq_len filled in from
+ *                           the task (qkv train --resume and qkv eval read it back)
+ *   metrics.jsonl           one JSON object per logged step: step, loss, lr, grad_norm,
+ *                           eval_loss and eval_accuracy at evaluations, skipped_steps,
+ *                           tokens_per_s, elapsed; appended as the run goes (a resumed run
+ *                           first drops the lines after its checkpoint)
+ *   model.safetensors       the parameters, PyTorch-loadable (metadata: format pt, qkv_step,
+ *                           qkv_config = the effective config)
+ *   checkpoint.safetensors  what --resume needs: the parameters, the optimizer's state
+ *                           (optim.m, optim.v), the loop's state (state.scalars, checkpoint.c)
+ *                           and the training data stream (state.rng)
+ *   summary.json            written once, when the run finished: final evaluation, train
+ *                           loss, steps, seconds, parameter counts (its presence = done)
+ *   train.log               the run's stderr when qkv ablate started it
+ *
+ * Every file but the two logs is replaced atomically (src/io/fileio.h), so a reader sees a
+ * whole old file or a whole new one. */
+#ifndef QKV_RUN_DIR_H
+#define QKV_RUN_DIR_H
+
+#define QKV_RUN_CONFIG "config.json"
+#define QKV_RUN_METRICS "metrics.jsonl"
+#define QKV_RUN_MODEL "model.safetensors"
+#define QKV_RUN_CHECKPOINT "checkpoint.safetensors"
+#define QKV_RUN_SUMMARY "summary.json"
+#define QKV_RUN_LOG "train.log"
+
+#endif
