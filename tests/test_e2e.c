@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "io/safetensors.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -191,6 +192,52 @@ START_TEST(test_resume_equals_uninterrupted) {
 }
 END_TEST
 
+/* A checkpoint written before the loop state grew to 9 scalars (6: no losses, no time, no
+ * optimizer step in the metadata) still resumes, and to the same weights. */
+START_TEST(test_resume_version1_checkpoint) {
+    char cfg[512], out[4096], path[512], pa[512], pb[512], err[512];
+    snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
+    write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+                    " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
+                    " \"train\": {\"steps\": 40, \"batch\": 8, \"eval_every\": 20, \"eval_examples\": 50},\n"
+                    " \"optim\": {\"name\": \"adam\", \"lr\": 0.01}}\n");
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/full --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s --out %s/old --threads 1 --quiet --stop-after 13", qkv_test_bin(), cfg, TMP), 1);
+    /* rewrite the checkpoint as the old version wrote it */
+    snprintf(path, sizeof path, "%s/old/checkpoint.safetensors", TMP);
+    qkv_safetensors *st;
+    ck_assert_msg(qkv_st_read(path, &st, err, sizeof err) == 0, "%s", err);
+    int n = qkv_st_count(st);
+    qkv_st_item *items = calloc((size_t)n, sizeof *items);
+    qkv_tensor *ts = calloc((size_t)n, sizeof *ts);
+    ck_assert(items && ts);
+    bool found = false;
+    for (int i = 0; i < n; i++) {
+        const qkv_st_entry *e = qkv_st_entry_at(st, i);
+        ck_assert_int_eq(qkv_shape_init(&ts[i], e->dtype, e->ndim, e->shape), 0);
+        ts[i].data = (void *)qkv_st_data(st, e);
+        if (!strcmp(e->name, "state.scalars")) {
+            ck_assert_int_eq(e->shape[0], 9);
+            int64_t six = 6;
+            ck_assert_int_eq(qkv_shape_init(&ts[i], QKV_F64, 1, &six), 0);
+            ts[i].data = (void *)qkv_st_data(st, e); /* the first 6 of the 9 */
+            found = true;
+        }
+        items[i] = (qkv_st_item){e->name, &ts[i]};
+    }
+    ck_assert(found);
+    const char *meta[4] = {"format", "pt", "qkv_step", qkv_st_meta(st, "qkv_step")};
+    ck_assert_msg(qkv_st_write(path, items, n, meta, 2, err, sizeof err) == 0, "%s", err);
+    qkv_st_free(st);
+    free(items);
+    free(ts);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train --resume %s/old --threads 1 --quiet", qkv_test_bin(), TMP), 0);
+    snprintf(pa, sizeof pa, "%s/full/model.safetensors", TMP);
+    snprintf(pb, sizeof pb, "%s/old/model.safetensors", TMP);
+    ck_assert_msg(same_file(pa, pb), "model.safetensors differs after resuming a version-1 checkpoint");
+}
+END_TEST
+
 /* SIGTERM to qkv ablate alone (kill, timeout, a scheduler) stops its runs too: they save
  * checkpoints, ablate says how to continue, and the same command then finishes */
 START_TEST(test_ablate_sigterm_stops_runs) {
@@ -358,6 +405,7 @@ Suite *e2e_suite(void) {
     tcase_add_test(tc, test_recall_learns);
     tcase_add_test(tc, test_copy_learns);
     tcase_add_test(tc, test_resume_equals_uninterrupted);
+    tcase_add_test(tc, test_resume_version1_checkpoint);
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_tiny_ablation);
     tcase_add_test(tc, test_ablate_sigterm_stops_runs);
