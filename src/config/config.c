@@ -93,6 +93,8 @@ typedef struct key_def {
       "file: JSON Lines evaluation data (\"\" = hold out the tail)")                           \
     X(NUM, "task.eval_fraction", task.eval_fraction, '(', 0, 1, ')',                           \
       "text/file: share of the data held out for evaluation")                                  \
+    X(NUM, "task.val_fraction", task.val_fraction, '[', 0, 1, ')',                              \
+      "text/file: share of the data held out for validation (0 = none)")                      \
     X(INT, "task.seq_len", task.seq_len, 2, 65536, "text: window length")                      \
     X(INT, "train.steps", train.steps, 1, 1000000000, "optimizer steps")                       \
     X(INT, "train.batch", train.batch, 1, 65536, "examples per step")                          \
@@ -102,6 +104,10 @@ typedef struct key_def {
       "steps between evaluations (0 = only at the end)")                                       \
     X(INT, "train.eval_examples", train.eval_examples, 1, 10000000,                            \
       "examples per evaluation")                                                               \
+    X(INT, "train.val_examples", train.val_examples, 0, 10000000,                              \
+      "examples per validation (0 = train.eval_examples)")                                     \
+    X(NUM, "train.threshold", train.threshold, '(', 0, 1, ']',                                   \
+      "validation accuracy that counts as solved (summary.json's verdict)")                    \
     X(INT, "train.log_every", train.log_every, 1, 1000000000, "steps between log lines")       \
     X(INT, "train.checkpoint_every", train.checkpoint_every, 0, 1000000000,                    \
       "steps between checkpoints (0 = at every evaluation and at the end)")                    \
@@ -1041,6 +1047,17 @@ static int check_recall(const qkv_config *c, char *err, int errlen) {
     return 0;
 }
 
+static int check_fractions(const qkv_config *c, char *err, int errlen) {
+    const qkv_task_config *t = &c->task;
+    if ((t->kind == QKV_TASK_TEXT || t->kind == QKV_TASK_FILE) && t->eval_fraction + t->val_fraction >= 1) {
+        char a[40], b[40];
+        fmt_double(t->eval_fraction, a, sizeof a);
+        fmt_double(t->val_fraction, b, sizeof b);
+        return fail(err, errlen, "task.val_fraction: %s plus task.eval_fraction %s leaves nothing to train on", b, a);
+    }
+    return 0;
+}
+
 static int check_schedule(const qkv_config *c, char *err, int errlen) {
     if (c->optim.warmup > c->train.steps)
         return fail(err, errlen, "optim.warmup: %d is more than train.steps %d", c->optim.warmup,
@@ -1058,7 +1075,7 @@ static int check_schedule(const qkv_config *c, char *err, int errlen) {
 
 /* cross-key checks, in order; add new ones here */
 static int (*const CHECKS[])(const qkv_config *, char *, int) = {
-    check_ranges, check_heads, check_model, check_recall, check_schedule, check_task_files,
+    check_ranges, check_heads, check_model, check_recall, check_fractions, check_schedule, check_task_files,
 };
 
 int qkv_config_validate(const qkv_config *c, char *err, int errlen) {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { STREAM_TRAIN = 101, STREAM_EVAL = 202 };
+enum { STREAM_TRAIN = 101, STREAM_EVAL = 202, STREAM_VAL = 303 };
 
 const char *const QKV_TASK_NAMES[QKV_TASK_COUNT] = {
     "copy", "reverse", "sort", "recall", "induction", "text", "file"};
@@ -16,7 +16,7 @@ qkv_task_config qkv_task_config_default(void) {
     memset(&c, 0, sizeof c); /* padding and the paths' unused bytes too: configs compare as bytes */
     c.kind = QKV_TASK_RECALL, c.length = 8, c.symbols = 16;
     c.pairs = 8, c.keys = 32, c.values = 32, c.queries = 0;
-    c.eval_fraction = 0.1, c.seq_len = 64; /* path and eval_path: "" */
+    c.eval_fraction = 0.1, c.val_fraction = 0.1, c.seq_len = 64; /* path and eval_path: "" */
     return c;
 }
 
@@ -135,6 +135,8 @@ int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t seed, char *
 }
 
 void qkv_task_close(qkv_task *t) {
+    free(t->eval_hashes);
+    free(t->held_hashes);
     free(t->text);
     for (int i = 0; i < t->n_seqs; i++) free(t->seqs[i].tokens);
     free(t->seqs);
@@ -213,26 +215,116 @@ static void put_seq(qkv_batch *b, int i, const qkv_seq *s) {
     }
 }
 
-static void fill_row(qkv_task *t, qkv_batch *b, int i, qkv_rng *r, int64_t eval_index) {
+/* ---- held-out examples -------------------------------------------------------------------- */
+
+/* FNV-1a over an example's tokens and targets */
+static uint64_t example_hash(const int32_t *tok, const int32_t *tgt, int T) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int j = 0; j < T; j++) {
+        uint32_t w[2] = {(uint32_t)tok[j], (uint32_t)tgt[j]};
+        for (int k = 0; k < 2; k++)
+            for (int byte = 0; byte < 4; byte++) h = (h ^ ((w[k] >> (8 * byte)) & 0xff)) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static bool in_sorted(const uint64_t *v, int64_t n, uint64_t h) {
+    return n > 0 && bsearch(&h, v, (size_t)n, sizeof h, cmp_u64) != NULL;
+}
+
+/* a redrawn example that is still held out after this many tries is kept (a task with so few
+ * distinct examples that the held-out lists cover nearly all of them; counted in held_collisions) */
+enum { MAX_REDRAWS = 1000 };
+
+/* a generated example from r, drawn again while its hash is in avoid[0, n) */
+static void generate_avoiding(qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt, const uint64_t *avoid,
+                              int64_t n) {
+    for (int tries = 0;; tries++) {
+        generate(t, r, tok, tgt);
+        if (!in_sorted(avoid, n, example_hash(tok, tgt, t->seq_len))) return;
+        t->held_collisions++;
+        if (tries == MAX_REDRAWS) return;
+    }
+}
+
+/* the stream of held-out example k of a split: the same whatever the batch size */
+static void heldout_rng(const qkv_task *t, qkv_split split, int64_t k, qkv_rng *r) {
+    qkv_rng_seed_stream(r, t->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(k + 1)),
+                        split == QKV_SPLIT_VAL ? STREAM_VAL : STREAM_EVAL);
+}
+
+static bool generated(const qkv_task *t) { return t->cfg.kind != QKV_TASK_TEXT && t->cfg.kind != QKV_TASK_FILE; }
+
+int qkv_task_hold_out(qkv_task *t, int64_t n_eval, int64_t n_val, char *err, int errlen) {
+    if (!generated(t)) return 0;
+    n_eval = n_eval > 0 ? n_eval : 0;
+    n_val = n_val > 0 ? n_val : 0;
+    int32_t *tok = malloc((size_t)t->seq_len * 2 * sizeof *tok);
+    uint64_t *ev = malloc((size_t)(n_eval + 1) * sizeof *ev), *held = malloc((size_t)(n_eval + n_val + 1) * sizeof *held);
+    if (!tok || !ev || !held) {
+        free(tok); free(ev); free(held);
+        snprintf(err, (size_t)errlen, "out of memory holding out %lld examples", (long long)(n_eval + n_val));
+        return -1;
+    }
+    int32_t *tgt = tok + t->seq_len;
+    qkv_rng r;
+    for (int64_t k = 0; k < n_eval; k++) {
+        heldout_rng(t, QKV_SPLIT_EVAL, k, &r);
+        generate(t, &r, tok, tgt);
+        ev[k] = held[k] = example_hash(tok, tgt, t->seq_len);
+    }
+    qsort(ev, (size_t)n_eval, sizeof *ev, cmp_u64);
+    free(t->eval_hashes);
+    t->eval_hashes = ev;
+    t->n_eval_hashes = n_eval;
+    for (int64_t k = 0; k < n_val; k++) { /* validation examples as qkv_task_split_batch makes them */
+        heldout_rng(t, QKV_SPLIT_VAL, k, &r);
+        generate_avoiding(t, &r, tok, tgt, ev, n_eval);
+        held[n_eval + k] = example_hash(tok, tgt, t->seq_len);
+    }
+    qsort(held, (size_t)(n_eval + n_val), sizeof *held, cmp_u64);
+    free(t->held_hashes);
+    t->held_hashes = held;
+    t->n_held_hashes = n_eval + n_val;
+    t->held_collisions = 0; /* count training draws only */
+    free(tok);
+    return 0;
+}
+
+/* ---- rows ----------------------------------------------------------------------------------- */
+
+/* one example into row i: a training draw from r (split TRAIN) or held-out example k */
+static void fill_row(qkv_task *t, qkv_batch *b, int i, qkv_rng *r, qkv_split split, int64_t k) {
     int32_t *tok = b->tok + (size_t)i * b->T, *tgt = b->tgt + (size_t)i * b->T;
     for (int j = 0; j < b->T; j++) b->pad_buf[(size_t)i * b->T + j] = 1;
     switch (t->cfg.kind) {
-    case QKV_TASK_TEXT: qkv_task_text_example(t, r, eval_index >= 0, tok, tgt); break;
+    case QKV_TASK_TEXT: qkv_task_text_example(t, r, split, tok, tgt); break;
     case QKV_TASK_FILE: {
-        int idx = eval_index >= 0 ? t->n_train + (int)(eval_index % (t->n_seqs - t->n_train))
-                                  : (int)qkv_rng_below(r, (uint64_t)t->n_train);
+        int n_eval = t->n_seqs - t->n_train - t->n_val;
+        int idx = split == QKV_SPLIT_EVAL  ? t->n_train + t->n_val + (int)(k % n_eval)
+                  : split == QKV_SPLIT_VAL ? t->n_train + (int)(k % t->n_val)
+                                           : (int)qkv_rng_below(r, (uint64_t)t->n_train);
         put_seq(b, i, &t->seqs[idx]);
         break;
     }
-    default: generate(t, r, tok, tgt); break;
+    default:
+        if (split == QKV_SPLIT_TRAIN) generate_avoiding(t, r, tok, tgt, t->held_hashes, t->n_held_hashes);
+        else if (split == QKV_SPLIT_VAL) generate_avoiding(t, r, tok, tgt, t->eval_hashes, t->n_eval_hashes);
+        else generate(t, r, tok, tgt);
+        break;
     }
 }
 
 void qkv_task_train_batch(qkv_task *t, qkv_batch *b) {
-    for (int i = 0; i < b->B; i++) fill_row(t, b, i, &t->train_rng, -1);
+    for (int i = 0; i < b->B; i++) fill_row(t, b, i, &t->train_rng, QKV_SPLIT_TRAIN, -1);
 }
 
-void qkv_task_eval_batch(qkv_task *t, qkv_batch *b, int64_t first, int64_t count) {
+void qkv_task_split_batch(qkv_task *t, qkv_split split, qkv_batch *b, int64_t first, int64_t count) {
     for (int i = 0; i < b->B; i++) {
         int64_t k = first + i;
         if (k >= count) { /* past the end: a row with no loss */
@@ -244,11 +336,21 @@ void qkv_task_eval_batch(qkv_task *t, qkv_batch *b, int64_t first, int64_t count
             continue;
         }
         qkv_rng r; /* example k is the same whatever the batch size */
-        qkv_rng_seed_stream(&r, t->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(k + 1)), STREAM_EVAL);
-        fill_row(t, b, i, &r, k);
+        heldout_rng(t, split, k, &r);
+        fill_row(t, b, i, &r, split, k);
     }
 }
 
-int64_t qkv_task_eval_size(const qkv_task *t) {
-    return t->cfg.kind == QKV_TASK_FILE ? t->n_seqs - t->n_train : INT64_MAX;
+void qkv_task_eval_batch(qkv_task *t, qkv_batch *b, int64_t first, int64_t count) {
+    qkv_task_split_batch(t, QKV_SPLIT_EVAL, b, first, count);
 }
+
+int64_t qkv_task_split_size(const qkv_task *t, qkv_split split) {
+    switch (t->cfg.kind) {
+    case QKV_TASK_FILE: return split == QKV_SPLIT_VAL ? t->n_val : t->n_seqs - t->n_train - t->n_val;
+    case QKV_TASK_TEXT: return split == QKV_SPLIT_VAL && t->text_val == t->text_split ? 0 : INT64_MAX;
+    default: return INT64_MAX;
+    }
+}
+
+int64_t qkv_task_eval_size(const qkv_task *t) { return qkv_task_split_size(t, QKV_SPLIT_EVAL); }

@@ -2,8 +2,10 @@
  *
  * A task yields examples as next-token prediction: tokens (T) and targets (T), where
  * targets[t] is the token to predict at position t or -100 where no loss is taken.
- * Training examples and evaluation examples come from separate random streams; the
- * evaluation set is the same fixed list every time it is evaluated. */
+ * Training, validation and evaluation examples come from separate random streams (generated
+ * tasks) or separate slices (text, files); the validation and evaluation sets are fixed lists,
+ * the same every time they are evaluated. Validation is what a sweep may choose settings on;
+ * evaluation is what it reports. With qkv_task_hold_out, the three are disjoint. */
 #ifndef QKV_TASK_H
 #define QKV_TASK_H
 
@@ -13,7 +15,7 @@
 
 #define QKV_IGNORE (-100)
 
-typedef enum { QKV_SPLIT_TRAIN, QKV_SPLIT_EVAL } qkv_split;
+typedef enum { QKV_SPLIT_TRAIN, QKV_SPLIT_EVAL, QKV_SPLIT_VAL } qkv_split;
 
 typedef struct qkv_seq { int32_t *tokens, *targets; int len, line; } qkv_seq; /* line: in its JSON Lines file */
 
@@ -26,9 +28,14 @@ typedef struct qkv_task {
     uint64_t seed;
     /* text: the bytes; file: the parsed sequences */
     uint8_t *text;
-    int64_t text_len, text_split; /* training bytes are [0, split), evaluation bytes the rest */
+    int64_t text_len;
+    int64_t text_val, text_split; /* bytes [0, val) train, [val, split) validate, [split, len) evaluate */
     qkv_seq *seqs;
-    int n_seqs, n_train;      /* seqs[0, n_train) train, the rest evaluate */
+    int n_seqs, n_train, n_val; /* seqs [0, n_train) train, the next n_val validate, the rest evaluate */
+    /* generated tasks: hashes of the held-out examples (qkv_task_hold_out), sorted */
+    uint64_t *eval_hashes, *held_hashes; /* the evaluation examples; evaluation and validation */
+    int64_t n_eval_hashes, n_held_hashes;
+    int64_t held_collisions;  /* training draws that were held out and drawn again */
 } qkv_task;
 
 /* A batch in caller-provided memory (B x T each); pad is NULL unless the task is variable-length */
@@ -57,5 +64,16 @@ void qkv_task_train_batch(qkv_task *t, qkv_batch *b);
 void qkv_task_eval_batch(qkv_task *t, qkv_batch *b, int64_t first, int64_t count);
 /* how many evaluation examples exist (INT64_MAX for generated tasks) */
 int64_t qkv_task_eval_size(const qkv_task *t);
+/* the same for the evaluation (QKV_SPLIT_EVAL) or the validation (QKV_SPLIT_VAL) list */
+void qkv_task_split_batch(qkv_task *t, qkv_split split, qkv_batch *b, int64_t first, int64_t count);
+/* how many examples the split holds (INT64_MAX for generated tasks; 0: the task has no
+ * validation slice, task.val_fraction 0 or too little data) */
+int64_t qkv_task_split_size(const qkv_task *t, qkv_split split);
+/* Make the splits disjoint for a generated task: evaluation examples [0, n_eval) are never
+ * drawn as validation examples, and neither they nor validation examples [0, n_val) as
+ * training examples (a held-out draw is replaced by the stream's next one; examples are
+ * compared by a 64-bit hash of their tokens and targets). Text and file tasks are disjoint by
+ * their slices already. Call once after qkv_task_open, before the first batch. 0, or -1 (OOM). */
+int qkv_task_hold_out(qkv_task *t, int64_t n_eval, int64_t n_val, char *err, int errlen);
 
 #endif

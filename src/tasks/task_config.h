@@ -19,6 +19,8 @@ typedef struct qkv_task_config {
     char path[1024];       /* text: any file; file: JSON Lines training data */
     char eval_path[1024];  /* file: JSON Lines evaluation data ("" = hold out the tail) */
     double eval_fraction;  /* text/file: share of the data held out for evaluation */
+    double val_fraction;   /* text/file: share held out for validation, before the evaluation
+                              part (0: no validation slice) */
     int seq_len;           /* text: window length */
 } qkv_task_config;
 

@@ -40,11 +40,16 @@ int qkv_task_open_text(qkv_task *t, char *err, int errlen) {
                  t->cfg.eval_fraction, (long long)need);
         return -1;
     }
+    /* the validation slice, cut from the end of the training part; none when either would be
+     * shorter than a window */
+    int64_t val = (int64_t)((double)t->text_len * t->cfg.val_fraction);
+    t->text_val = val >= need && t->text_split - val >= need ? t->text_split - val : t->text_split;
     return 0;
 }
 
-void qkv_task_text_example(const qkv_task *t, qkv_rng *r, bool eval, int32_t *tok, int32_t *tgt) {
-    int64_t lo = eval ? t->text_split : 0, hi = eval ? t->text_len : t->text_split;
+void qkv_task_text_example(const qkv_task *t, qkv_rng *r, qkv_split split, int32_t *tok, int32_t *tgt) {
+    int64_t lo = split == QKV_SPLIT_EVAL ? t->text_split : split == QKV_SPLIT_VAL ? t->text_val : 0;
+    int64_t hi = split == QKV_SPLIT_EVAL ? t->text_len : split == QKV_SPLIT_VAL ? t->text_split : t->text_val;
     int64_t at = lo + (int64_t)qkv_rng_below(r, (uint64_t)(hi - lo - t->seq_len));
     for (int i = 0; i < t->seq_len; i++) {
         tok[i] = t->text[at + i];
@@ -192,6 +197,14 @@ int qkv_task_open_file(qkv_task *t, char *err, int errlen) {
             return -1;
         }
         t->n_train = t->n_seqs - held;
+    }
+    /* the validation sequences: val_fraction of the data (of the training file when the
+     * evaluation data is a file of its own), from the end of the training part; none when that
+     * is less than one sequence or would leave none to train on */
+    int val = (int)((double)(t->cfg.eval_path[0] ? t->n_train : t->n_seqs) * t->cfg.val_fraction);
+    if (val >= 1 && val < t->n_train) {
+        t->n_val = val;
+        t->n_train -= val;
     }
     if (t->vocab < 2) t->vocab = 2;
     return 0;

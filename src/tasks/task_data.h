@@ -4,10 +4,10 @@
 
 #include "tasks/task.h"
 
-/* text: read cfg.path as bytes; the tail eval_fraction is held out */
+/* text: read cfg.path as bytes; the tail eval_fraction evaluates, the val_fraction before it validates */
 int qkv_task_open_text(qkv_task *t, char *err, int errlen);
-/* one window of seq_len bytes (targets: the next bytes) from the training or held-out part */
-void qkv_task_text_example(const qkv_task *t, qkv_rng *r, bool eval, int32_t *tok, int32_t *tgt);
+/* one window of seq_len bytes (targets: the next bytes) from the split's part of the text */
+void qkv_task_text_example(const qkv_task *t, qkv_rng *r, qkv_split split, int32_t *tok, int32_t *tgt);
 /* file: JSON Lines {"input": [...], "target": [...], "mask": [...]?} from cfg.path (and cfg.eval_path) */
 int qkv_task_open_file(qkv_task *t, char *err, int errlen);
 /* parse JSON Lines text into sequences appended to t->seqs (label names it in errors) */

@@ -23,7 +23,12 @@ static void score(const qkv_tensor *logits, const qkv_batch *b, double *correct,
 
 int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, qkv_eval_result *r,
                  char *err, int errlen) {
-    int64_t size = qkv_task_eval_size(t);
+    return qkv_evaluate_split(ctx, m, t, QKV_SPLIT_EVAL, n, batch, r, err, errlen);
+}
+
+int qkv_evaluate_split(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
+                       qkv_eval_result *r, char *err, int errlen) {
+    int64_t size = qkv_task_split_size(t, split);
     if (n > size) n = size;
     qkv_batch b;
     if (qkv_batch_alloc(&b, t, batch)) {
@@ -35,7 +40,7 @@ int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, 
     int64_t count = 0;
     int rc = 0;
     for (int64_t first = 0; first < n; first += batch) {
-        qkv_task_eval_batch(t, &b, first, n);
+        qkv_task_split_batch(t, split, &b, first, n);
         qkv_ctx_reset(ctx);
         qkv_tensor *logits = qkv_model_forward(ctx, m, &b.tokens, b.has_pad ? &b.pad : NULL);
         qkv_tensor *loss = qkv_cross_entropy(ctx, logits, &b.targets, QKV_IGNORE);

@@ -13,6 +13,8 @@ typedef struct qkv_train_config {
     int steps, batch;
     long long seed;
     int eval_every, eval_examples, log_every, checkpoint_every;
+    int val_examples;      /* examples per validation (0 = eval_examples) */
+    double threshold;      /* validation accuracy that counts as solved (summary.json's verdict) */
     bool skip_nonfinite;   /* skip (and count) a step whose loss or gradients are not finite */
 } qkv_train_config;
 

@@ -4,6 +4,7 @@
 #include "train/checkpoint.h"
 #include "train/memory.h"
 #include "train/run_dir.h"
+#include "train/verdict.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -28,6 +29,7 @@ typedef struct run {
     qkv_batch batch;
     FILE *metrics;
     qkv_train_state st;             /* step, losses, skipped steps; st.seconds: earlier sessions' time */
+    int64_t val_examples;           /* per validation; 0: the task has no validation split */
     double t0;                      /* this session's start */
     char path[4096];
 } run;
@@ -102,7 +104,7 @@ static const char *jnum(double x, char *buf, size_t n) {
 }
 
 static int metrics_line(run *r, double loss, double lr, double gnorm, const qkv_eval_result *ev,
-                        double tps, double elapsed, char *err, int errlen) {
+                        const qkv_eval_result *val, double tps, double elapsed, char *err, int errlen) {
     char a[32], b[32], c[32];
     errno = 0;
     fprintf(r->metrics, "{\"step\":%lld,\"loss\":%s,\"lr\":%.9g,\"grad_norm\":%s", r->st.step,
@@ -110,6 +112,9 @@ static int metrics_line(run *r, double loss, double lr, double gnorm, const qkv_
     if (ev)
         fprintf(r->metrics, ",\"eval_loss\":%s,\"eval_accuracy\":%s", jnum(ev->loss, a, sizeof a),
                 jnum(ev->accuracy, c, sizeof c));
+    if (ev && val)
+        fprintf(r->metrics, ",\"val_loss\":%s,\"val_accuracy\":%s", jnum(val->loss, a, sizeof a),
+                jnum(val->accuracy, c, sizeof c));
     fprintf(r->metrics, ",\"skipped_steps\":%lld,\"tokens_per_s\":%.1f,\"elapsed\":%.3f}\n", r->st.skipped, tps, elapsed);
     if (fflush(r->metrics) || ferror(r->metrics)) {
         snprintf(err, (size_t)errlen, "%s/metrics.jsonl: cannot write: %s", r->opt->out_dir, strerror(errno ? errno : EIO));
@@ -153,6 +158,10 @@ static void remove_stale_temps(run *r) {
 static int setup(run *r, char *err, int errlen) {
     const qkv_config *c = r->cfg;
     if (qkv_task_open(&r->task, &c->task, (uint64_t)c->train.seed, err, errlen)) return -1;
+    /* validation and evaluation examples are never trained on (generated tasks; the others by slices) */
+    r->val_examples = qkv_task_split_size(&r->task, QKV_SPLIT_VAL) > 0
+                          ? (c->train.val_examples ? c->train.val_examples : c->train.eval_examples) : 0;
+    if (qkv_task_hold_out(&r->task, c->train.eval_examples, r->val_examples, err, errlen)) return -1;
     qkv_model_config mc = c->model;
     if (qkv_task_fit_model(&r->task, &mc, err, errlen)) return -1;
     const char *what = qkv_optim_state_floats(&c->optim) == 2 ? "parameters, Adam state and activations"
@@ -178,26 +187,35 @@ static int setup(run *r, char *err, int errlen) {
         if (qkv_checkpoint_load(r->opt->out_dir, r->model, &r->optim, &r->st, &r->task.train_rng, err, errlen) ||
             truncate_metrics(r, err, errlen))
             return -1;
-    } else {
-        int rc = qkv_write_file_atomic(in_dir(r, QKV_RUN_CONFIG), r->config_json, strlen(r->config_json),
-                                       err, errlen);
-        if (rc || qkv_write_file_atomic(in_dir(r, QKV_RUN_METRICS), "", 0, err, errlen)) return -1;
     }
+    /* a resumed run's config may have grown (train.steps: an extended run) */
+    if (qkv_write_file_atomic(in_dir(r, QKV_RUN_CONFIG), r->config_json, strlen(r->config_json), err, errlen) ||
+        (!r->opt->resume && qkv_write_file_atomic(in_dir(r, QKV_RUN_METRICS), "", 0, err, errlen)))
+        return -1;
     r->metrics = fopen(in_dir(r, QKV_RUN_METRICS), "a");
     if (!r->metrics) { snprintf(err, (size_t)errlen, "%s: cannot append", r->path); return -1; }
     return 0;
 }
 
 static int write_summary(run *r, qkv_run_summary *s, char *err, int errlen) {
-    char buf[1024], a[32], b[32], c[32];
+    qkv_verdict v;
+    if (qkv_verdict_read(in_dir(r, QKV_RUN_METRICS), r->cfg->train.threshold, s->steps, &v, err, errlen)) return -1;
+    s->verdict = v;
+    char buf[1536], a[32], b[32], c[32], solved[32], flat[32];
+    snprintf(solved, sizeof solved, v.solved ? "%lld" : "null", v.solved_at);
+    snprintf(flat, sizeof flat, v.flat_since >= 0 ? "%lld" : "null", v.flat_since);
     int n = snprintf(buf, sizeof buf,
                      "{\"eval_accuracy\":%s,\"eval_loss\":%s,\"train_loss\":%s,\"steps\":%lld,"
                      "\"skipped_steps\":%lld,\"seconds\":%.3f,\"params\":%lld,\"attn_params\":%lld,"
-                     "\"eval_examples\":%lld,\"interrupted\":%s}\n",
+                     "\"eval_examples\":%lld,\"interrupted\":%s,"
+                     "\"verdict\":\"%s\",\"solved_at\":%s,\"budget\":%lld,\"threshold\":%.9g,"
+                     "\"trend\":\"%s\",\"flat_since\":%s,\"decided_on\":\"%s\"}\n",
                      jnum(s->eval.accuracy, a, sizeof a), jnum(s->eval.loss, b, sizeof b),
                      jnum(s->train_loss, c, sizeof c), s->steps, s->skipped_steps, s->seconds,
                      (long long)s->params, (long long)s->attn_params, (long long)s->eval.examples,
-                     s->interrupted ? "true" : "false");
+                     s->interrupted ? "true" : "false", v.solved ? "solved" : "unsolved", solved, v.budget,
+                     r->cfg->train.threshold, v.improving ? "improving" : "flat", flat,
+                     v.on_validation ? "validation" : "evaluation");
     return qkv_write_file_atomic(in_dir(r, QKV_RUN_SUMMARY), buf, (size_t)n, err, errlen);
 }
 
@@ -212,7 +230,7 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
     if (!opt->resume) r->st.last_loss = r->st.logged_loss = NAN;
     sum->train_loss = r->st.logged_loss;
     long long tokens_since = 0, start = r->st.step;
-    qkv_eval_result ev = {0};
+    qkv_eval_result ev = {0}, val = {0};
     bool have_eval = false;
     float *params = r->model ? r->model->params.data : NULL, *grads = r->model ? r->model->params.grad : NULL;
     int64_t np = r->model ? r->model->params.numel : 0;
@@ -276,7 +294,9 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
         double t = now(), elapsed = r->st.seconds + (t - t0);
         double tps = t > t_log ? (double)tokens_since / (t - t_log) : 0;
         if (do_eval) {
-            if (qkv_evaluate(r->ctx, r->model, &r->task, tc->eval_examples, tc->batch, &ev, err, errlen)) {
+            if (qkv_evaluate(r->ctx, r->model, &r->task, tc->eval_examples, tc->batch, &ev, err, errlen) ||
+                (r->val_examples && qkv_evaluate_split(r->ctx, r->model, &r->task, QKV_SPLIT_VAL, r->val_examples,
+                                                       tc->batch, &val, err, errlen))) {
                 rc = -1;
                 break;
             }
@@ -284,7 +304,8 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
         }
         if (do_log) {
             double mean = r->st.loss_count ? r->st.loss_sum / (double)r->st.loss_count : r->st.last_loss;
-            if (metrics_line(r, mean, lr, gnorm, do_eval ? &ev : NULL, tps, elapsed, err, errlen)) {
+            if (metrics_line(r, mean, lr, gnorm, do_eval ? &ev : NULL, r->val_examples ? &val : NULL, tps, elapsed,
+                             err, errlen)) {
                 rc = -1;
                 break;
             }

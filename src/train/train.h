@@ -13,6 +13,7 @@
 #include "optim/optim.h"
 #include "tasks/task.h"
 #include "train/run_config.h"
+#include "train/verdict.h"
 
 typedef struct qkv_eval_result {
     double loss, accuracy;       /* mean cross-entropy and token accuracy over counted positions */
@@ -36,6 +37,7 @@ typedef struct qkv_run_summary {
     long long steps, skipped_steps;
     int64_t params, attn_params;
     bool interrupted;
+    qkv_verdict verdict;         /* solved within the budget? still improving? (verdict.h) */
 } qkv_run_summary;
 
 /* train per cfg (already validated); 0 done, 1 interrupted (checkpoint saved), -1 error (one line
@@ -47,6 +49,10 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
  * the task's size), in batches of `batch`; ctx is reset as it goes */
 int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, qkv_eval_result *r,
                  char *err, int errlen);
+/* the same on the split's list: QKV_SPLIT_EVAL (what runs report) or QKV_SPLIT_VAL (what a sweep
+ * may choose settings on) */
+int qkv_evaluate_split(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
+                       qkv_eval_result *r, char *err, int errlen);
 
 /* set by SIGINT/SIGTERM handlers: the loop saves a checkpoint and stops */
 extern volatile sig_atomic_t qkv_stop_requested;
