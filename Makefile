@@ -13,7 +13,7 @@ VERSION := 0.1.0
 
 # --- dependencies: checked (and installed when root) before anything is built -------------
 # `make fuzz` also needs clang and its libFuzzer runtime
-ifneq ($(filter fuzz,$(MAKECMDGOALS)),)
+ifneq ($(filter fuzz build-fuzz/%,$(MAKECMDGOALS)),)
 EXTRA_PKGS += clang libclang-rt-14-dev
 endif
 NODEPS_GOALS := clean help
@@ -39,13 +39,19 @@ CFLAGS_Q := -std=c11 $(OPT) -g -fPIC -ffp-contract=off -D_POSIX_C_SOURCE=200809L
             $(WARN) -Isrc $(PKG_CFLAGS) -DQKV_VERSION='"$(VERSION)"' $(SAN_FLAGS) $(CFLAGS)
 LDFLAGS_Q := $(SAN_FLAGS) $(LDFLAGS)
 
-LIB_SRCS    := $(filter-out src/tensor/k_%.c src/cli/%.c,$(wildcard src/*/*.c))
-KERNEL_SRCS := $(wildcard src/tensor/k_*.c)
+# The library's sources, the one list every build takes them from (the library and the
+# command, the tests, asan, the examples, install, fuzz): every src/*/*.c but the command's
+# (src/cli/); its typed kernels (src/tensor/k_*.c) are compiled once for float, once for double.
+LIB_SRCS    := $(filter-out src/cli/%.c,$(wildcard src/*/*.c))
+KERNEL_SRCS := $(filter src/tensor/k_%.c,$(LIB_SRCS))
+# $(call lib_objs,DIR): the library's objects under DIR/obj/, the kernels' under DIR/obj/f32/
+# and DIR/obj/f64/
+lib_objs = $(patsubst %.c,$(1)/obj/%.o,$(filter-out $(KERNEL_SRCS),$(LIB_SRCS))) \
+           $(KERNEL_SRCS:%.c=$(1)/obj/f32/%.o) $(KERNEL_SRCS:%.c=$(1)/obj/f64/%.o)
 CLI_SRCS    := $(wildcard src/cli/*.c)
 TEST_SRCS   := $(wildcard tests/*.c)
 
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) \
-            $(KERNEL_SRCS:%.c=$(BUILD)/obj/f32/%.o) $(KERNEL_SRCS:%.c=$(BUILD)/obj/f64/%.o)
+LIB_OBJS  := $(call lib_objs,$(BUILD))
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 HEADERS   := $(wildcard src/*.h src/*/*.h)
@@ -140,29 +146,46 @@ bench-torch: all
 	@/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "make bench-torch needs PyTorch: apt-get install python3-torch"; exit 1; }
 	/usr/bin/python3 bench/compare.py
 
-# Fuzzing (docs/reliability.md): the libFuzzer targets fuzz/fuzz_NAME.c, built with clang, ASan
-# and UBSan into build-fuzz/ together with the library sources they reach (the objects above are
-# gcc's). Each runs FUZZ_SECONDS (default 60) from its seeds in fuzz/corpus/NAME/; the inputs it
-# finds go to build-fuzz/corpus/NAME/. A crash fails the target and is kept as
-# build-fuzz/crash-NAME-*; the log of a run is build-fuzz/fuzz_NAME.log.
+# Fuzzing (docs/reliability.md): the whole library (the list above) built with clang, ASan and
+# UBSan into build-fuzz/libqkv.a (the objects above are gcc's), and each libFuzzer target
+# fuzz/fuzz_NAME.c linked against it. Each runs FUZZ_SECONDS (default 60) from its seeds in
+# fuzz/corpus/NAME/; the inputs it finds go to build-fuzz/corpus/NAME/. A crash fails the
+# target and is kept as build-fuzz/crash-NAME-*; the log of a run is build-fuzz/fuzz_NAME.log.
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := build-fuzz
-FUZZ_TARGETS := config safetensors jsonl
-FUZZ_SRCS    := src/config/config.c src/nn/model_config.c src/optim/optim_config.c src/io/safetensors.c \
-                src/tensor/tensor.c src/tensor/rng.c src/tasks/task.c src/tasks/task_data.c
+FUZZ_TARGETS := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_CFLAGS  := -std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
-                -fno-sanitize-recover=all -ffp-contract=off -D_POSIX_C_SOURCE=200809L -Isrc $(PKG_CFLAGS)
-FUZZ_OBJS    := $(FUZZ_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
-.SECONDARY: $(FUZZ_OBJS)
+                -fno-sanitize-recover=all -ffp-contract=off -D_POSIX_C_SOURCE=200809L -Isrc $(PKG_CFLAGS) \
+                -DQKV_VERSION='"$(VERSION)"'
+FUZZ_OBJS    := $(call lib_objs,$(FUZZ_BUILD))
+FUZZ_STAMP   := $(FUZZ_BUILD)/.flags-$(shell echo 'clang $(FUZZ_CFLAGS)' | cksum | cut -d' ' -f1)
 
-$(FUZZ_BUILD)/obj/%.o: %.c $(HEADERS)
+$(FUZZ_STAMP):
+	@mkdir -p $(FUZZ_BUILD)
+	@rm -f $(FUZZ_BUILD)/.flags-*
+	@touch $@
+
+$(FUZZ_BUILD)/obj/%.o: %.c $(HEADERS) $(FUZZ_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CLANG   $<"
 	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+$(FUZZ_BUILD)/obj/f32/%.o: %.c $(HEADERS) $(FUZZ_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CLANG f32 $<"
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DQKV_KERNEL_F64=0 -c $< -o $@
+$(FUZZ_BUILD)/obj/f64/%.o: %.c $(HEADERS) $(FUZZ_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CLANG f64 $<"
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DQKV_KERNEL_F64=1 -c $< -o $@
 
-$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJS) $(HEADERS)
+$(FUZZ_BUILD)/libqkv.a: $(FUZZ_OBJS)
+	@echo "  AR      $@"
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/libqkv.a $(HEADERS) $(FUZZ_STAMP)
 	@echo "  FUZZER  $@"
-	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(PKG_LIBS)
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/libqkv.a $(PKG_LIBS)
 
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	$(Q)for t in $(FUZZ_TARGETS); do \
