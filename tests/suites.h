@@ -15,4 +15,5 @@ Suite *e2e_suite(void);
 Suite *report_suite(void);
 Suite *badinput_suite(void);
 Suite *faults_suite(void);
+Suite *stats_suite(void);
 #endif
