@@ -24,7 +24,7 @@ bool qkv_cli_opt(int argc, char **argv, int *i, const char *name, const char **v
 bool qkv_cli_int(const char *cmd, const char *name, const char *s, long long lo, long long hi, long long *out);
 /* defaults, then the file, then the --set overrides in order, then validation */
 int qkv_cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c);
-/* the number of online cores, at most 64 */
+/* the number of online cores, at most QKV_MAX_THREADS */
 int qkv_cli_default_threads(void);
 /* qkv's thread count (0 = qkv_cli_default_threads()) */
 void qkv_cli_set_threads(int n);

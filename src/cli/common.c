@@ -61,7 +61,7 @@ int qkv_cli_load_config(const char *cmd, const char *path, const char *const *se
 
 int qkv_cli_default_threads(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+    return n < 1 ? 1 : n > QKV_MAX_THREADS ? QKV_MAX_THREADS : (int)n;
 }
 
 void qkv_cli_set_threads(int n) {
