@@ -3,6 +3,7 @@
 #include "cli/alloc_count.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "tensor/parallel.h"
 #include "train/bench.h"
 
 #include <fcntl.h>
@@ -24,8 +25,9 @@ typedef struct {
 
 static const qkv_cli_option OPTIONS[] = {
     QKV_STRING("--size", "S", bench_args, size, "one size: tiny, small or medium (default: all three)"),
-    QKV_INT("--threads", "N", bench_args, threads, 1, 256,
-            "threads (default 1): qkv's pool, each matrix-product piece on one BLAS thread"),
+    QKV_INT("--threads", "N", bench_args, threads, 1, QKV_MAX_THREADS,
+            "threads, at most " QKV_STR(QKV_MAX_THREADS) " (default 1): qkv's pool, each matrix-product\n"
+            "piece on one BLAS thread"),
     QKV_INT("--steps", "K", bench_args, steps, 1, 100000, "timed steps (default: 50 tiny, 20 small, 10 medium)"),
     QKV_FLAG("--json", bench_args, json,
              "one JSON object per line: size, threads, ms_per_step, tokens_per_s, gflops,\n"

@@ -1,6 +1,7 @@
 /* qkv eval: loss and accuracy of a checkpoint on the task's evaluation set or a data file. */
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "tensor/parallel.h"
 #include "train/train.h"
 
 #include <math.h>
@@ -21,8 +22,8 @@ static const qkv_cli_option OPTIONS[] = {
     QKV_INT("--examples", "N", eval_args, examples, 1, 100000000,
             "evaluation examples (default: train.eval_examples)"),
     QKV_LIST("--set", "KEY=VALUE", eval_args, sets, "override a config key (repeatable)"),
-    QKV_INT("--threads", "N", eval_args, threads, 1, 256,
-            "threads for the forward passes (default: one per core)"),
+    QKV_INT("--threads", "N", eval_args, threads, 1, QKV_MAX_THREADS,
+            "threads for the forward passes, at most " QKV_STR(QKV_MAX_THREADS) " (default: one per core)"),
     QKV_HELP,
     QKV_OPTIONS_END,
 };

@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "io/fileio.h"
+#include "tensor/parallel.h"
 #include "train/train.h"
 
 #include <math.h>
@@ -22,9 +23,9 @@ static const qkv_cli_option OPTIONS[] = {
              "override a config key, e.g. --set model.attention.qkv=shared (repeatable)"),
     QKV_STRING("--out", "DIR", train_args, out, "run directory (default: runs/<config name>-<date>-<time>)"),
     QKV_STRING("--resume", "DIR", train_args, resume, "continue the run in DIR from its last checkpoint"),
-    QKV_INT("--threads", "N", train_args, threads, 1, 256,
-            "threads for the step (default: one per core); the same N gives the\n"
-            "same bits, different N agree to float precision"),
+    QKV_INT("--threads", "N", train_args, threads, 1, QKV_MAX_THREADS,
+            "threads for the step, at most " QKV_STR(QKV_MAX_THREADS) " (default: one per core); the same N\n"
+            "gives the same bits, different N agree to float precision"),
     QKV_FLAG("--quiet", train_args, quiet, "no progress on stderr"),
     QKV_INT("--stop-after", "N", train_args, stop_after, 1, 1000000000,
             "stop (as Ctrl-C does) after N more steps; for testing resume"),
