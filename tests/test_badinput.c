@@ -28,6 +28,7 @@
 #include "io/safetensors.h"
 #include "nn/model.h"
 #include "tasks/task_data.h"
+#include "tensor/parallel.h"
 #include "train/train.h"
 #include "train/memory.h"
 #include "suites.h"
@@ -132,6 +133,12 @@ static void teardown(void) { qkv_test_rmtree(TMP); }
 #define LINES4 "{\"input\": [1, 2, 3], \"target\": [2, 3, 4]}\n{\"input\": [4, 5], \"target\": [5, 6]}\n" \
                "{\"input\": [1, 1], \"target\": [1, 1]}\n{\"input\": [7], \"target\": [-100]}\n"
 #define ABL(body) "{\"base\": \"cfg.json\", " body "}\n"
+/* --threads accepts what the thread pool runs: 1 to QKV_MAX_THREADS */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define OVER_MAX_THREADS 65
+_Static_assert(OVER_MAX_THREADS == QKV_MAX_THREADS + 1, "OVER_MAX_THREADS is one more than the pool runs");
+#define THREADS_RANGE "--threads: expected an integer in [1, " STR(QKV_MAX_THREADS) "], got "
 
 /* ck.safetensors: made from a valid model file of the base config */
 typedef enum {
@@ -314,8 +321,21 @@ static const bad_case CASES[] = {
     {"bench: unknown option", NULL, {{0}}, CK_NONE, "bench --bogus", 2, "qkv bench: unknown option '--bogus'"},
     {"unknown command", NULL, {{0}}, CK_NONE, "trian cfg.json", 2, "qkv: unknown command or option 'trian'"},
     {"option without its value", BASE, {{0}}, CK_NONE, "train cfg.json --out", 2, "qkv train: --out needs a value"},
-    {"bad --threads", BASE, {{0}}, CK_NONE, "train cfg.json --threads 0 --out out", 2,
-     "--threads: expected an integer in [1, 256], got '0'"},
+    {"bad --threads", BASE, {{0}}, CK_NONE, "train cfg.json --threads 0 --out out", 2, THREADS_RANGE "'0'"},
+    {"train: --threads above the thread pool's limit", BASE, {{0}}, CK_NONE,
+     "train cfg.json --threads " STR(OVER_MAX_THREADS) " --out out", 2,
+     "qkv train: " THREADS_RANGE "'" STR(OVER_MAX_THREADS) "'"},
+    {"train: --threads at the limit parses (the missing config fails)", NULL, {{0}}, CK_NONE,
+     "train --threads " STR(QKV_MAX_THREADS) " --out out nope.json", 2, "qkv train: nope.json: cannot open"},
+    {"eval: --threads above the thread pool's limit", BASE, {{0}}, CK_GOOD,
+     "eval cfg.json --checkpoint ck.safetensors --threads " STR(OVER_MAX_THREADS), 2,
+     "qkv eval: " THREADS_RANGE "'" STR(OVER_MAX_THREADS) "'"},
+    {"eval: --threads at the limit parses (the missing --checkpoint fails)", BASE, {{0}}, CK_NONE,
+     "eval cfg.json --threads " STR(QKV_MAX_THREADS), 2, "qkv eval: needs CONFIG and --checkpoint FILE"},
+    {"bench: --threads above the thread pool's limit", NULL, {{0}}, CK_NONE,
+     "bench --threads " STR(OVER_MAX_THREADS), 2, "qkv bench: " THREADS_RANGE "'" STR(OVER_MAX_THREADS) "'"},
+    {"bench: --threads at the limit parses (the bad --size fails)", NULL, {{0}}, CK_NONE,
+     "bench --threads " STR(QKV_MAX_THREADS) " --size huge", 2, "qkv bench: --size: expected tiny, small or medium"},
     {"bad --size", NULL, {{0}}, CK_NONE, "bench --size huge", 2, "--size: expected tiny, small or medium, got 'huge'"},
     {"--set on an unknown path", BASE, {{0}}, CK_NONE, "train cfg.json --set model.foo=1 --out out", 2,
      "--set: model.foo: unknown key (valid keys of model:"},

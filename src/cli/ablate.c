@@ -1,46 +1,45 @@
 /* qkv ablate: the Q/K/V ablation (or any other) from an ablation config. */
 #include "ablate/ablate.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static const char USAGE[] =
-    "usage: qkv ablate CONFIG [--out DIR] [--jobs N] [--quiet]\n"
-    "\n"
+typedef struct {
+    const char *config, *out;
+    long long jobs;
+    bool quiet;
+} ablate_args;
+
+static const qkv_cli_option OPTIONS[] = {
+    QKV_STRING("--out", "DIR", ablate_args, out, "output directory (default: runs/<config name>)"),
+    QKV_INT("--jobs", "N", ablate_args, jobs, 1, 256, "runs at once (default: the number of CPUs)"),
+    QKV_FLAG("--quiet", ablate_args, quiet, "no progress and no table on the terminal"),
+    QKV_HELP,
+    QKV_OPTIONS_END,
+};
+
+static const qkv_cli_command COMMAND = {
+    "ablate", "CONFIG [OPTION]...",
     "Train every variant x seed of an ablation config (a base training config, named variants\n"
     "as lists of --set overrides, seeds, an accuracy threshold), each as its own `qkv train`\n"
     "process with one BLAS thread, and write a results table (results.md, .csv, .json),\n"
     "attention diagnostics, SVG plots, report.md and a self-contained report.html to DIR.\n"
     "Re-running the same command after an interruption keeps finished runs and resumes the\n"
-    "others. See docs/ablate.md for the config format.\n"
-    "\n"
-    "options:\n"
-    "  --out DIR   output directory (default: runs/<config name>)\n"
-    "  --jobs N    runs at once (default: the number of CPUs)\n"
-    "  --quiet     no progress and no table on the terminal\n"
-    "  -h, --help  show this help\n";
+    "others. See docs/ablate.md for the config format.",
+    "CONFIG", OPTIONS,
+};
 
 int qkv_cmd_ablate(int argc, char **argv) {
-    const char *cfg_path = NULL, *out = NULL, *v;
-    long long jobs = sysconf(_SC_NPROCESSORS_ONLN);
-    bool quiet = false, missing = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); return 0; }
-        if (qkv_cli_opt(argc, argv, &i, "--out", &v, &missing)) out = v;
-        else if (qkv_cli_opt(argc, argv, &i, "--jobs", &v, &missing)) {
-            if (!missing && !qkv_cli_int("ablate", "--jobs", v, 1, 256, &jobs)) return QKV_EXIT_USAGE;
-        } else if (!strcmp(a, "--quiet")) quiet = true;
-        else if (a[0] == '-' && a[1]) { qkv_cli_error("ablate", "unknown option '%s' (try 'qkv ablate --help')", a); return QKV_EXIT_USAGE; }
-        else if (!cfg_path) cfg_path = a;
-        else { qkv_cli_error("ablate", "unexpected argument '%s'", a); return QKV_EXIT_USAGE; }
-        if (missing) { qkv_cli_error("ablate", "%s needs a value", a); return QKV_EXIT_USAGE; }
-    }
+    ablate_args a = {.jobs = sysconf(_SC_NPROCESSORS_ONLN)};
+    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
+    if (rc >= 0) return rc;
+    const char *cfg_path = a.config, *out = a.out;
     if (!cfg_path) { qkv_cli_error("ablate", "missing CONFIG (try 'qkv ablate --help')"); return QKV_EXIT_USAGE; }
-    if (jobs < 1) jobs = 1;
+    if (a.jobs < 1) a.jobs = 1; /* sysconf failed */
     char err[1024];
     qkv_ablate_config c;
     if (qkv_ablate_config_load(&c, cfg_path, err, sizeof err)) {
@@ -61,11 +60,11 @@ int qkv_cmd_ablate(int argc, char **argv) {
         return QKV_EXIT_FAIL;
     }
     bin[n] = 0;
-    if (!quiet)
+    if (!a.quiet)
         fprintf(stderr, "qkv ablate: %d variants x %d seeds = %d runs, %lld at a time, into %s\n", c.n_variants,
-                c.n_seeds, c.n_variants * c.n_seeds, jobs, out);
+                c.n_seeds, c.n_variants * c.n_seeds, a.jobs, out);
     const char *train_cmd[] = {bin, "train", "--threads", "1", "--quiet", NULL}; /* one BLAS thread per run */
-    int rc = qkv_ablate_run(&c, out, (int)jobs, train_cmd, quiet, err, sizeof err);
+    rc = qkv_ablate_run(&c, out, (int)a.jobs, train_cmd, a.quiet, err, sizeof err);
     if (rc) qkv_cli_error("ablate", "%s", err);
     qkv_ablate_config_free(&c);
     return rc ? QKV_EXIT_FAIL : QKV_EXIT_OK;

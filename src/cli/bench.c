@@ -2,6 +2,8 @@
  * peak memory and heap allocations per step, for the standard sizes. */
 #include "cli/alloc_count.h"
 #include "cli/cli.h"
+#include "cli/options.h"
+#include "tensor/parallel.h"
 #include "train/bench.h"
 
 #include <fcntl.h>
@@ -15,21 +17,34 @@
 
 extern char **environ;
 
-static const char USAGE[] =
-    "usage: qkv bench [--size tiny|small|medium] [--threads N] [--steps K] [--json]\n"
-    "\n"
+typedef struct {
+    const char *size;
+    long long threads, steps;
+    bool json;
+} bench_args;
+
+static const qkv_cli_option OPTIONS[] = {
+    QKV_STRING("--size", "S", bench_args, size, "one size: tiny, small or medium (default: all three)"),
+    QKV_INT("--threads", "N", bench_args, threads, 1, QKV_MAX_THREADS,
+            "threads, at most " QKV_STR(QKV_MAX_THREADS) " (default 1): qkv's pool, each matrix-product\n"
+            "piece on one BLAS thread"),
+    QKV_INT("--steps", "K", bench_args, steps, 1, 100000, "timed steps (default: 50 tiny, 20 small, 10 medium)"),
+    QKV_FLAG("--json", bench_args, json,
+             "one JSON object per line: size, threads, ms_per_step, tokens_per_s, gflops,\n"
+             "ceiling_gflops, ceiling_share, peak_rss_mb, allocs_per_step, ..."),
+    QKV_HELP,
+    QKV_OPTIONS_END,
+};
+
+static const qkv_cli_command COMMAND = {
+    "bench", "[OPTION]...",
     "Time the training step (forward, backward, Adam; full attention; cross-entropy at every\n"
     "position; random tokens) of the standard sizes (docs/performance.md): median ms/step over\n"
     "K steps after warm-up, tokens/s, matrix-product GFLOP/s, this machine's sgemm ceiling at\n"
     "the same thread count and the step's share of it, peak resident memory, and heap\n"
-    "allocations per step. Each size runs in its own process, so memory is per size.\n"
-    "\n"
-    "options:\n"
-    "  --size S     one size (default: all three)\n"
-    "  --threads N  threads (default 1): qkv's pool, each matrix-product piece on one BLAS thread\n"
-    "  --steps K    timed steps (default: 50 tiny, 20 small, 10 medium)\n"
-    "  --json       one JSON object per line: size, threads, ms_per_step, tokens_per_s, gflops,\n"
-    "               ceiling_gflops, ceiling_share, peak_rss_mb, allocs_per_step, ...\n";
+    "allocations per step. Each size runs in its own process, so memory is per size.",
+    NULL, OPTIONS,
+};
 
 static const qkv_bench_size *find_size(const char *name) {
     for (int i = 0; i < 3; i++)
@@ -65,41 +80,32 @@ static int default_steps(const qkv_bench_size *s) {
 }
 
 int qkv_cmd_bench(int argc, char **argv) {
-    const char *size = NULL, *v;
-    long long threads = 1, steps = 0;
-    bool json = false, missing = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); return 0; }
-        if (qkv_cli_opt(argc, argv, &i, "--size", &v, &missing)) size = v;
-        else if (qkv_cli_opt(argc, argv, &i, "--threads", &v, &missing)) {
-            if (!missing && !qkv_cli_int("bench", "--threads", v, 1, 256, &threads)) return QKV_EXIT_USAGE;
-        } else if (qkv_cli_opt(argc, argv, &i, "--steps", &v, &missing)) {
-            if (!missing && !qkv_cli_int("bench", "--steps", v, 1, 100000, &steps)) return QKV_EXIT_USAGE;
-        } else if (!strcmp(a, "--json")) json = true;
-        else { qkv_cli_error("bench", "unknown option '%s' (try 'qkv bench --help')", a); return QKV_EXIT_USAGE; }
-        if (missing) { qkv_cli_error("bench", "%s needs a value", a); return QKV_EXIT_USAGE; }
-    }
-    if (size && !find_size(size)) {
-        qkv_cli_error("bench", "--size: expected tiny, small or medium, got '%s'", size);
+    bench_args a = {.threads = 1};
+    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, NULL);
+    if (rc >= 0) return rc;
+    if (a.size && !find_size(a.size)) {
+        qkv_cli_error("bench", "--size: expected tiny, small or medium, got '%s'", a.size);
         return QKV_EXIT_USAGE;
     }
-    if (size && json) return bench_one(find_size(size), (int)threads, steps ? (int)steps : default_steps(find_size(size)));
+    if (a.size && a.json) { /* one size, in this process */
+        const qkv_bench_size *s = find_size(a.size);
+        return bench_one(s, (int)a.threads, a.steps ? (int)a.steps : default_steps(s));
+    }
 
     /* every requested size in a child process of its own (clean peak memory per size) */
     char bin[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 1);
     if (n <= 0) { qkv_cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
     bin[n] = 0;
-    if (!json)
+    if (!a.json)
         printf("%-7s %7s %10s %11s %9s %9s %7s %9s %11s\n", "size", "threads", "ms/step", "tokens/s",
                "GFLOP/s", "ceiling", "share", "RSS MB", "allocs/step");
     for (int i = 0; i < 3; i++) {
         const qkv_bench_size *s = &QKV_BENCH_SIZES[i];
-        if (size && strcmp(size, s->name)) continue;
+        if (a.size && strcmp(a.size, s->name)) continue;
         char th[16], st[16];
-        snprintf(th, sizeof th, "%lld", threads);
-        snprintf(st, sizeof st, "%lld", steps ? steps : default_steps(s));
+        snprintf(th, sizeof th, "%lld", a.threads);
+        snprintf(st, sizeof st, "%lld", a.steps ? a.steps : default_steps(s));
         int fd[2];
         if (pipe(fd)) { qkv_cli_error("bench", "pipe failed"); return QKV_EXIT_FAIL; }
         posix_spawn_file_actions_t fa;
@@ -121,7 +127,7 @@ int qkv_cmd_bench(int argc, char **argv) {
             qkv_cli_error("bench", "size %s failed", s->name);
             return QKV_EXIT_FAIL;
         }
-        if (json) { fputs(line, stdout); fflush(stdout); continue; }
+        if (a.json) { fputs(line, stdout); fflush(stdout); continue; }
         double ms = 0, tps = 0, gf = 0, ceil = 0, share = 0, rss = 0, al = 0;
         const char *p;
         if ((p = strstr(line, "\"ms_per_step\":"))) ms = atof(p + 14);
@@ -131,7 +137,7 @@ int qkv_cmd_bench(int argc, char **argv) {
         if ((p = strstr(line, "\"ceiling_share\":"))) share = atof(p + 16);
         if ((p = strstr(line, "\"peak_rss_mb\":"))) rss = atof(p + 14);
         if ((p = strstr(line, "\"allocs_per_step\":"))) al = atof(p + 18);
-        printf("%-7s %7lld %10.2f %11.0f %9.1f %9.1f %6.1f%% %9.1f %11.2f\n", s->name, threads, ms, tps, gf,
+        printf("%-7s %7lld %10.2f %11.0f %9.1f %9.1f %6.1f%% %9.1f %11.2f\n", s->name, a.threads, ms, tps, gf,
                ceil, 100 * share, rss, al);
         fflush(stdout);
     }

@@ -18,13 +18,9 @@ int qkv_cmd_bench(int argc, char **argv);
 
 /* "qkv CMD: message" on stderr */
 void qkv_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* true when argv[*i] is `name` with a value (advances *i and sets *val); an error when the value is missing */
-bool qkv_cli_opt(int argc, char **argv, int *i, const char *name, const char **val, bool *missing);
-/* parse a whole non-negative integer option value into *out (usage error message on failure) */
-bool qkv_cli_int(const char *cmd, const char *name, const char *s, long long lo, long long hi, long long *out);
 /* defaults, then the file, then the --set overrides in order, then validation */
 int qkv_cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c);
-/* the number of online cores, at most 64 */
+/* the number of online cores, at most QKV_MAX_THREADS */
 int qkv_cli_default_threads(void);
 /* qkv's thread count (0 = qkv_cli_default_threads()) */
 void qkv_cli_set_threads(int n);

@@ -2,10 +2,7 @@
 #include "cli/cli.h"
 #include "tensor/parallel.h"
 
-#include <errno.h>
 #include <stdarg.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 void qkv_cli_error(const char *cmd, const char *fmt, ...) {
@@ -15,29 +12,6 @@ void qkv_cli_error(const char *cmd, const char *fmt, ...) {
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
-}
-
-bool qkv_cli_opt(int argc, char **argv, int *i, const char *name, const char **val, bool *missing) {
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n)) return false;
-    if (a[n] == '=') { *val = a + n + 1; return true; } /* --opt=value */
-    if (a[n]) return false;
-    if (*i + 1 >= argc) { *missing = true; return true; }
-    *val = argv[++*i];
-    return true;
-}
-
-bool qkv_cli_int(const char *cmd, const char *name, const char *s, long long lo, long long hi, long long *out) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        qkv_cli_error(cmd, "%s: expected an integer in [%lld, %lld], got '%s'", name, lo, hi, s);
-        return false;
-    }
-    *out = v;
-    return true;
 }
 
 int qkv_cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c) {
@@ -61,7 +35,7 @@ int qkv_cli_load_config(const char *cmd, const char *path, const char *const *se
 
 int qkv_cli_default_threads(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+    return n < 1 ? 1 : n > QKV_MAX_THREADS ? QKV_MAX_THREADS : (int)n;
 }
 
 void qkv_cli_set_threads(int n) {

@@ -1,5 +1,7 @@
 /* qkv eval: loss and accuracy of a checkpoint on the task's evaluation set or a data file. */
 #include "cli/cli.h"
+#include "cli/options.h"
+#include "tensor/parallel.h"
 #include "train/memory.h"
 #include "train/train.h"
 
@@ -7,48 +9,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char USAGE[] =
-    "usage: qkv eval CONFIG --checkpoint FILE [--data FILE.jsonl] [--set KEY=VALUE]...\n"
-    "                [--examples N] [--threads N]\n"
-    "\n"
+typedef struct {
+    const char *config, *checkpoint, *data;
+    qkv_cli_list sets;
+    long long examples, threads;
+} eval_args;
+
+static const qkv_cli_option OPTIONS[] = {
+    QKV_STRING("--checkpoint", "FILE", eval_args, checkpoint, "parameters to load (required)"),
+    QKV_STRING("--data", "FILE.jsonl", eval_args, data,
+               "evaluate these sequences ({\"input\": [...], \"target\": [...]} per line)\n"
+               "instead of the task's evaluation set"),
+    QKV_INT("--examples", "N", eval_args, examples, 1, 100000000,
+            "evaluation examples (default: train.eval_examples)"),
+    QKV_LIST("--set", "KEY=VALUE", eval_args, sets, "override a config key (repeatable)"),
+    QKV_INT("--threads", "N", eval_args, threads, 1, QKV_MAX_THREADS,
+            "threads for the forward passes, at most " QKV_STR(QKV_MAX_THREADS) " (default: one per core)"),
+    QKV_HELP,
+    QKV_OPTIONS_END,
+};
+
+static const qkv_cli_command COMMAND = {
+    "eval", "CONFIG --checkpoint FILE [OPTION]...",
     "Evaluate the model.safetensors (or checkpoint.safetensors) of a run. The model is built\n"
     "from CONFIG (use the run's config.json). Prints {\"loss\", \"accuracy\", \"examples\",\n"
-    "\"positions\"} as JSON.\n"
-    "\n"
-    "options:\n"
-    "  --checkpoint FILE  parameters to load (required)\n"
-    "  --data FILE.jsonl  evaluate these sequences ({\"input\": [...], \"target\": [...]} per line)\n"
-    "                     instead of the task's evaluation set\n"
-    "  --examples N       evaluation examples (default: train.eval_examples)\n"
-    "  --set KEY=VALUE    override a config key (repeatable)\n"
-    "  --threads N        threads for the forward passes (default: one per core)\n"
-    "  -h, --help         show this help\n";
+    "\"positions\"} as JSON.",
+    "CONFIG", OPTIONS,
+};
 
 int qkv_cmd_eval(int argc, char **argv) {
-    const char *cfg_path = NULL, *ckpt = NULL, *data = NULL, *v;
-    const char **sets = calloc((size_t)argc, sizeof *sets);
-    int nsets = 0, rc = QKV_EXIT_USAGE;
-    long long threads = 0, examples = 0;
-    bool missing = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); free(sets); return 0; }
-        if (qkv_cli_opt(argc, argv, &i, "--set", &v, &missing)) { if (!missing) sets[nsets++] = v; }
-        else if (qkv_cli_opt(argc, argv, &i, "--checkpoint", &v, &missing)) ckpt = v;
-        else if (qkv_cli_opt(argc, argv, &i, "--data", &v, &missing)) data = v;
-        else if (qkv_cli_opt(argc, argv, &i, "--threads", &v, &missing)) {
-            if (!missing && !qkv_cli_int("eval", "--threads", v, 1, 256, &threads)) goto done;
-        } else if (qkv_cli_opt(argc, argv, &i, "--examples", &v, &missing)) {
-            if (!missing && !qkv_cli_int("eval", "--examples", v, 1, 100000000, &examples)) goto done;
-        } else if (a[0] == '-' && a[1]) { qkv_cli_error("eval", "unknown option '%s' (try 'qkv eval --help')", a); goto done; }
-        else if (!cfg_path) cfg_path = a;
-        else { qkv_cli_error("eval", "unexpected argument '%s'", a); goto done; }
-        if (missing) { qkv_cli_error("eval", "%s needs a value", a); goto done; }
+    eval_args a = {0};
+    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
+    if (rc >= 0) return rc;
+    rc = QKV_EXIT_USAGE;
+    if (!a.config || !a.checkpoint) {
+        qkv_cli_error("eval", "needs CONFIG and --checkpoint FILE (try 'qkv eval --help')");
+        goto done;
     }
-    if (!cfg_path || !ckpt) { qkv_cli_error("eval", "needs CONFIG and --checkpoint FILE (try 'qkv eval --help')"); goto done; }
     qkv_config cfg;
-    if (qkv_cli_load_config("eval", cfg_path, sets, nsets, &cfg)) goto done;
-    qkv_cli_set_threads((int)threads);
+    if (qkv_cli_load_config("eval", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
+    qkv_cli_set_threads((int)a.threads);
     rc = QKV_EXIT_FAIL;
     char err[1024];
     qkv_task task, data_task; /* closed on every path: a failed open may hold sequences */
@@ -62,7 +62,7 @@ int qkv_cmd_eval(int argc, char **argv) {
     }
     qkv_model_config mc = cfg.model;
     if (qkv_task_fit_model(&task, &mc, err, sizeof err) ||
-        (data && (have_data = !qkv_task_open_eval_file(&data_task, data, 0, err, sizeof err), !have_data)) ||
+        (a.data && (have_data = !qkv_task_open_eval_file(&data_task, a.data, 0, err, sizeof err), !have_data)) ||
         (have_data && qkv_task_fit_model(&data_task, &mc, err, sizeof err))) {
         qkv_cli_error("eval", "%s", err);
         goto cleanup;
@@ -75,7 +75,7 @@ int qkv_cmd_eval(int argc, char **argv) {
         rc = QKV_EXIT_USAGE;
         goto cleanup;
     }
-    if (!(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err)) || qkv_load_model(m, ckpt, err, sizeof err)) {
+    if (!(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err)) || qkv_load_model(m, a.checkpoint, err, sizeof err)) {
         qkv_cli_error("eval", "%s", err);
         goto cleanup;
     }
@@ -83,7 +83,7 @@ int qkv_cmd_eval(int argc, char **argv) {
     qkv_task *t = have_data ? &data_task : &task;
     if (have_data) data_task.seq_len = mc.seq_len; /* batches as long as the longest sequence */
     qkv_eval_result r;
-    if (qkv_evaluate(ctx, m, t, examples ? examples : cfg.train.eval_examples, cfg.train.batch, &r, err, sizeof err)) {
+    if (qkv_evaluate(ctx, m, t, a.examples ? a.examples : cfg.train.eval_examples, cfg.train.batch, &r, err, sizeof err)) {
         qkv_cli_error("eval", "%s", err);
         goto cleanup;
     }
@@ -99,6 +99,6 @@ cleanup:
     qkv_task_close(&task);
     qkv_task_close(&data_task);
 done:
-    free(sets);
+    free(a.sets.v);
     return rc;
 }

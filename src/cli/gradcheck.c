@@ -1,5 +1,6 @@
 /* qkv gradcheck: the whole model's gradient against finite differences, per tensor. */
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "train/memory.h"
 #include "nn/model_check.h"
 #include "tasks/task.h"
@@ -7,47 +8,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char USAGE[] =
-    "usage: qkv gradcheck CONFIG [--set KEY=VALUE]... [--batch N] [--seq N] [--sample N]\n"
-    "                     [--small N] [--seed N] [--pad]\n"
-    "\n"
+typedef struct {
+    const char *config;
+    qkv_cli_list sets;
+    long long batch, seq, sample, small, seed;
+    bool pad;
+} gradcheck_args;
+
+static const qkv_cli_option OPTIONS[] = {
+    QKV_LIST("--set", "KEY=VALUE", gradcheck_args, sets, "override a config key (repeatable)"),
+    QKV_INT("--batch", "N", gradcheck_args, batch, 1, 64, "sequences in the checked batch (default 2)"),
+    QKV_INT("--seq", "N", gradcheck_args, seq, 1, 4096,
+            "positions per sequence (default: the model's seq_len, at most 16)"),
+    QKV_INT("--sample", "N", gradcheck_args, sample, 1, 1000000,
+            "elements checked in each large tensor, a seeded sample (default 24)"),
+    QKV_INT("--small", "N", gradcheck_args, small, 0, 100000000,
+            "tensors with fewer than N elements are checked whole (default 256)"),
+    QKV_INT("--seed", "N", gradcheck_args, seed, 0, 1LL << 53,
+            "model initialisation, batch and sample (default: train.seed)"),
+    QKV_FLAG("--pad", gradcheck_args, pad, "also pass a padding mask that hides some keys"),
+    QKV_HELP,
+    QKV_OPTIONS_END,
+};
+
+static const qkv_cli_command COMMAND = {
+    "gradcheck", "CONFIG [OPTION]...",
     "Check d loss / d parameter for every parameter tensor of CONFIG's model against central\n"
     "finite differences, in double precision (eps 1e-6; an element passes when\n"
     "|analytic - numeric| <= 1e-5 + 1e-3 |numeric|). Prints the worst error per tensor and\n"
-    "PASS or FAIL; exit status 0 when all pass, 1 otherwise.\n"
-    "\n"
-    "options:\n"
-    "  --batch N   sequences in the checked batch (default 2)\n"
-    "  --seq N     positions per sequence (default: the model's seq_len, at most 16)\n"
-    "  --sample N  elements checked in each large tensor, a seeded sample (default 24)\n"
-    "  --small N   tensors with fewer than N elements are checked whole (default 256)\n"
-    "  --seed N    model initialisation, batch and sample (default: train.seed)\n"
-    "  --pad       also pass a padding mask that hides some keys\n";
+    "PASS or FAIL; exit status 0 when all pass, 1 otherwise.",
+    "CONFIG", OPTIONS,
+};
 
 int qkv_cmd_gradcheck(int argc, char **argv) {
-    const char *cfg_path = NULL, *v;
-    const char **sets = calloc((size_t)argc, sizeof *sets);
-    int nsets = 0, rc = QKV_EXIT_USAGE;
-    long long batch = 2, seq = 0, sample = 24, small = 256, seed = -1;
-    bool missing = false, pad = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); free(sets); return 0; }
-        if (qkv_cli_opt(argc, argv, &i, "--set", &v, &missing)) { if (!missing) sets[nsets++] = v; }
-        else if (qkv_cli_opt(argc, argv, &i, "--batch", &v, &missing)) { if (!missing && !qkv_cli_int("gradcheck", "--batch", v, 1, 64, &batch)) goto done; }
-        else if (qkv_cli_opt(argc, argv, &i, "--seq", &v, &missing)) { if (!missing && !qkv_cli_int("gradcheck", "--seq", v, 1, 4096, &seq)) goto done; }
-        else if (qkv_cli_opt(argc, argv, &i, "--sample", &v, &missing)) { if (!missing && !qkv_cli_int("gradcheck", "--sample", v, 1, 1000000, &sample)) goto done; }
-        else if (qkv_cli_opt(argc, argv, &i, "--small", &v, &missing)) { if (!missing && !qkv_cli_int("gradcheck", "--small", v, 0, 100000000, &small)) goto done; }
-        else if (qkv_cli_opt(argc, argv, &i, "--seed", &v, &missing)) { if (!missing && !qkv_cli_int("gradcheck", "--seed", v, 0, (1LL << 53), &seed)) goto done; }
-        else if (!strcmp(a, "--pad")) pad = true;
-        else if (a[0] == '-' && a[1]) { qkv_cli_error("gradcheck", "unknown option '%s' (try 'qkv gradcheck --help')", a); goto done; }
-        else if (!cfg_path) cfg_path = a;
-        else { qkv_cli_error("gradcheck", "unexpected argument '%s'", a); goto done; }
-        if (missing) { qkv_cli_error("gradcheck", "%s needs a value", a); goto done; }
-    }
-    if (!cfg_path) { qkv_cli_error("gradcheck", "missing CONFIG (try 'qkv gradcheck --help')"); goto done; }
+    gradcheck_args a = {.batch = 2, .sample = 24, .small = 256, .seed = -1};
+    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
+    if (rc >= 0) return rc;
+    rc = QKV_EXIT_USAGE;
+    if (!a.config) { qkv_cli_error("gradcheck", "missing CONFIG (try 'qkv gradcheck --help')"); goto done; }
     qkv_config cfg;
-    if (qkv_cli_load_config("gradcheck", cfg_path, sets, nsets, &cfg)) goto done;
+    if (qkv_cli_load_config("gradcheck", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
     rc = QKV_EXIT_FAIL;
     char err[1024];
     qkv_task task;
@@ -58,9 +58,10 @@ int qkv_cmd_gradcheck(int argc, char **argv) {
         goto done;
     }
     qkv_task_close(&task);
-    qkv_model_check opt = {.batch = (int)batch, .seq_len = (int)(seq ? seq : (mc.seq_len < 16 ? mc.seq_len : 16)),
-                           .sample = sample, .small = small,
-                           .seed = (uint64_t)(seed >= 0 ? seed : cfg.train.seed), .pad = pad};
+    qkv_model_check opt = {.batch = (int)a.batch,
+                           .seq_len = (int)(a.seq ? a.seq : (mc.seq_len < 16 ? mc.seq_len : 16)),
+                           .sample = a.sample, .small = a.small,
+                           .seed = (uint64_t)(a.seed >= 0 ? a.seed : cfg.train.seed), .pad = a.pad};
     /* double precision: parameters and gradients at 8 bytes, activations at twice the float estimate */
     if (qkv_check_memory(&mc, opt.batch, 16 * qkv_model_param_count(&mc) +
                                2 * qkv_model_activation_bytes(&mc, opt.batch, opt.seq_len),
@@ -93,6 +94,6 @@ int qkv_cmd_gradcheck(int argc, char **argv) {
     free(st);
     qkv_model_free(m);
 done:
-    free(sets);
+    free(a.sets.v);
     return rc;
 }

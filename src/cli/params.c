@@ -1,5 +1,6 @@
 /* qkv params: the parameter count of a config's model, per module and in total. */
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "train/memory.h"
 #include "nn/model.h"
 #include "tasks/task.h"
@@ -7,12 +8,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char USAGE[] =
-    "usage: qkv params CONFIG [--set KEY=VALUE]... [--all]\n"
-    "\n"
+typedef struct {
+    const char *config;
+    qkv_cli_list sets;
+    bool all;
+} params_args;
+
+static const qkv_cli_option OPTIONS[] = {
+    QKV_LIST("--set", "KEY=VALUE", params_args, sets, "override a config key (repeatable)"),
+    QKV_FLAG("--all", params_args, all, "one row per parameter tensor (with its shape) instead of per module"),
+    QKV_HELP,
+    QKV_OPTIONS_END,
+};
+
+static const qkv_cli_command COMMAND = {
+    "params", "CONFIG [OPTION]...",
     "Print the parameters of CONFIG's model: one row per module (one per tensor with --all),\n"
     "the total, and the attention's share, so the claim \"Q, K and V cost 3 x d_model^2\"\n"
-    "can be checked for every variant.\n";
+    "can be checked for every variant.",
+    "CONFIG", OPTIONS,
+};
 
 /* the module a parameter belongs to: its name without the last component */
 static void module_of(const char *name, char *out, size_t n) {
@@ -22,23 +37,14 @@ static void module_of(const char *name, char *out, size_t n) {
 }
 
 int qkv_cmd_params(int argc, char **argv) {
-    const char *cfg_path = NULL, *v;
-    const char **sets = calloc((size_t)argc, sizeof *sets);
-    int nsets = 0, rc = QKV_EXIT_USAGE;
-    bool missing = false, all = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); free(sets); return 0; }
-        if (qkv_cli_opt(argc, argv, &i, "--set", &v, &missing)) { if (!missing) sets[nsets++] = v; }
-        else if (!strcmp(a, "--all")) all = true;
-        else if (a[0] == '-' && a[1]) { qkv_cli_error("params", "unknown option '%s' (try 'qkv params --help')", a); goto done; }
-        else if (!cfg_path) cfg_path = a;
-        else { qkv_cli_error("params", "unexpected argument '%s'", a); goto done; }
-        if (missing) { qkv_cli_error("params", "%s needs a value", a); goto done; }
-    }
-    if (!cfg_path) { qkv_cli_error("params", "missing CONFIG (try 'qkv params --help')"); goto done; }
+    params_args a = {0};
+    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
+    if (rc >= 0) return rc;
+    rc = QKV_EXIT_USAGE;
+    bool all = a.all;
+    if (!a.config) { qkv_cli_error("params", "missing CONFIG (try 'qkv params --help')"); goto done; }
     qkv_config cfg;
-    if (qkv_cli_load_config("params", cfg_path, sets, nsets, &cfg)) goto done;
+    if (qkv_cli_load_config("params", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
     char err[1024];
     qkv_task task;
     qkv_model_config mc = cfg.model;
@@ -101,6 +107,6 @@ int qkv_cmd_params(int argc, char **argv) {
     qkv_model_free(m);
     rc = QKV_EXIT_OK;
 done:
-    free(sets);
+    free(a.sets.v);
     return rc;
 }

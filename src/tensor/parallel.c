@@ -9,11 +9,10 @@
 #include <stdbool.h>
 #include <string.h>
 
-#define MAX_THREADS 64
 #define SPIN 2000 /* polls before a worker sleeps: long spins steal the core from BLAS's threads */
 
 static int nthreads = 1, started = 0;
-static pthread_t workers[MAX_THREADS];
+static pthread_t workers[QKV_MAX_THREADS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 
@@ -59,7 +58,7 @@ static void *worker(void *p) {
 
 int qkv_set_threads(int n) {
     if (n < 1) n = 1;
-    if (n > MAX_THREADS) n = MAX_THREADS;
+    if (n > QKV_MAX_THREADS) n = QKV_MAX_THREADS;
     while (started < n - 1) { /* threads are started once and kept */
         if (pthread_create(&workers[started], NULL, worker, (void *)(intptr_t)(started + 1))) {
             nthreads = started + 1;

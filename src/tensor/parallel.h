@@ -10,10 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* threads for qkv's kernels (1: none; at most 64), and OpenBLAS at one thread of its own;
- * starts the pool on first use. Call from
- * the main thread while no kernel runs. 0, or -1 if not all could be started (then as many
- * as did start, plus the caller). */
+/* the most threads qkv_set_threads runs (more are capped to this) */
+#define QKV_MAX_THREADS 64
+
+/* threads for qkv's kernels (1: none; at most QKV_MAX_THREADS), and OpenBLAS at one thread of
+ * its own; starts the pool on first use. Call from the main thread while no kernel runs. 0,
+ * or -1 if not all could be started (then as many as did start, plus the caller). */
 int qkv_set_threads(int n);
 int qkv_get_threads(void);
 

@@ -1,0 +1,122 @@
+/* The subcommands' option tables (options.h): parsing and the --help text. */
+#include "cli/options.h"
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool takes_value(const qkv_cli_option *o) {
+    return o->kind != QKV_ARG_FLAG && o->kind != QKV_ARG_HELP;
+}
+
+/* whether argument a is option o: its name or alias exactly, or "--name=VALUE" (*val set) */
+static bool matches(const qkv_cli_option *o, const char *a, const char **val) {
+    size_t n = strlen(o->name);
+    if (o->alias && !strcmp(a, o->alias)) return true;
+    if (strncmp(a, o->name, n)) return false;
+    if (!a[n]) return true;
+    if (a[n] != '=' || !takes_value(o)) return false;
+    *val = a + n + 1;
+    return true;
+}
+
+/* a whole number in [lo, hi] (a usage error message otherwise) */
+static bool parse_int(const char *cmd, const char *name, const char *s, long long lo, long long hi,
+                      long long *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        qkv_cli_error(cmd, "%s: expected an integer in [%lld, %lld], got '%s'", name, lo, hi, s);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* one argument, argv[*i] (and its value, which advances *i); -1 to go on, else the exit status */
+static int parse_arg(const qkv_cli_command *c, int argc, char **argv, int *i, void *args,
+                     const char **operand) {
+    const char *a = argv[*i], *val = NULL;
+    const qkv_cli_option *o = c->options;
+    while (o->name && !matches(o, a, &val)) o++;
+    if (!o->name) {
+        if (a[0] == '-' && a[1])
+            qkv_cli_error(c->name, "unknown option '%s' (try 'qkv %s --help')", a, c->name);
+        else if (!operand)
+            qkv_cli_error(c->name, "unexpected argument '%s'", a);
+        else if (*operand)
+            qkv_cli_error(c->name, "unexpected argument '%s' (one %s only)", a, c->operand);
+        else {
+            *operand = a;
+            return -1;
+        }
+        return QKV_EXIT_USAGE;
+    }
+    void *field = (char *)args + o->offset;
+    if (o->kind == QKV_ARG_HELP) {
+        qkv_cli_help(c, stdout);
+        return QKV_EXIT_OK;
+    }
+    if (o->kind == QKV_ARG_FLAG) {
+        *(bool *)field = true;
+        return -1;
+    }
+    if (!val && *i + 1 >= argc) {
+        qkv_cli_error(c->name, "%s needs a value", a);
+        return QKV_EXIT_USAGE;
+    }
+    if (!val) val = argv[++*i];
+    if (o->kind == QKV_ARG_STRING) *(const char **)field = val;
+    if (o->kind == QKV_ARG_INT && !parse_int(c->name, o->name, val, o->lo, o->hi, field)) return QKV_EXIT_USAGE;
+    if (o->kind == QKV_ARG_LIST) {
+        qkv_cli_list *l = field;
+        if (!l->v && !(l->v = calloc((size_t)argc, sizeof *l->v))) { /* room for every argument */
+            qkv_cli_error(c->name, "out of memory");
+            return QKV_EXIT_FAIL;
+        }
+        l->v[l->n++] = val;
+    }
+    return -1;
+}
+
+int qkv_cli_parse(const qkv_cli_command *c, int argc, char **argv, void *args, const char **operand) {
+    int rc = -1;
+    for (int i = 1; i < argc && rc < 0; i++) rc = parse_arg(c, argc, argv, &i, args, operand);
+    if (rc >= 0) /* the command will not run: nothing for it to free */
+        for (const qkv_cli_option *o = c->options; o->name; o++)
+            if (o->kind == QKV_ARG_LIST) {
+                qkv_cli_list *l = (qkv_cli_list *)((char *)args + o->offset);
+                free(l->v);
+                *l = (qkv_cli_list){0};
+            }
+    return rc;
+}
+
+/* "-h, --help" or "--out DIR" */
+static int label(const qkv_cli_option *o, char *buf, size_t n) {
+    return snprintf(buf, n, "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "", o->name,
+                    o->value ? " " : "", o->value ? o->value : "");
+}
+
+void qkv_cli_help(const qkv_cli_command *c, FILE *f) {
+    const char *s = c->synopsis;
+    size_t n;
+    fputs("usage: ", f);
+    for (; s[n = strcspn(s, "\n")]; s += n + 1) fprintf(f, "qkv %s %.*s\n       ", c->name, (int)n, s);
+    fprintf(f, "qkv %s %s\n\n%s\n\noptions:\n", c->name, s, c->about);
+    char buf[128];
+    int w = 0;
+    for (const qkv_cli_option *o = c->options; o->name; o++) {
+        int len = label(o, buf, sizeof buf);
+        if (len > w) w = len;
+    }
+    for (const qkv_cli_option *o = c->options; o->name; o++) {
+        label(o, buf, sizeof buf);
+        fprintf(f, "  %-*s  ", w, buf);
+        const char *h = o->help; /* continuation lines start at the first line's column */
+        for (; h[n = strcspn(h, "\n")]; h += n + 1) fprintf(f, "%.*s\n  %-*s  ", (int)n, h, w, "");
+        fprintf(f, "%s\n", h);
+    }
+}
