@@ -16,4 +16,5 @@ Suite *report_suite(void);
 Suite *badinput_suite(void);
 Suite *faults_suite(void);
 Suite *stats_suite(void);
+Suite *verdict_suite(void);
 #endif

@@ -238,6 +238,45 @@ START_TEST(test_resume_version1_checkpoint) {
 }
 END_TEST
 
+/* A finished run extended with --resume --steps N ends with the weights, metrics and verdict of a
+ * run of N steps from the start (constant schedule; evaluations at multiples of eval_every) */
+START_TEST(test_extend_equals_longer_run) {
+    char cfg[512], out[4096], a[65536], b[65536], pa[512], pb[512];
+    snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
+    write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+                    " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
+                    " \"train\": {\"steps\": 40, \"batch\": 8, \"eval_every\": 20, \"log_every\": 10, \"eval_examples\": 50},\n"
+                    " \"optim\": {\"name\": \"adam\", \"lr\": 0.01, \"warmup\": 5, \"clip\": 1}}\n");
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/short --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --set train.steps=100 --out %s/long --threads 1 --quiet",
+                         qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train --resume %s/short --steps 100 --threads 1 --quiet", qkv_test_bin(), TMP), 0);
+    snprintf(pa, sizeof pa, "%s/long", TMP);
+    snprintf(pb, sizeof pb, "%s/short", TMP);
+    metrics_sans_timing(pa, a, sizeof a);
+    metrics_sans_timing(pb, b, sizeof b);
+    ck_assert_int_gt(strlen(a), 100);
+    ck_assert_str_eq(a, b);
+    snprintf(pa, sizeof pa, "%s/long/model.safetensors", TMP);
+    snprintf(pb, sizeof pb, "%s/short/model.safetensors", TMP);
+    ck_assert_msg(same_file(pa, pb), "model.safetensors of the extended run differs from the longer run's");
+    snprintf(pa, sizeof pa, "%s/long/config.json", TMP);
+    snprintf(pb, sizeof pb, "%s/short/config.json", TMP);
+    ck_assert_msg(same_file(pa, pb), "the extended run's config.json does not say its new train.steps");
+    char sum[2048];
+    ck_assert_int_eq(run(sum, sizeof sum, false, "cat %s/short/summary.json", TMP), 0);
+    ck_assert_double_eq(qkv_test_json_num(sum, "budget"), 100);
+    /* shrinking, a new run, or a decaying schedule: usage errors */
+    ck_assert_int_eq(run(out, sizeof out, true, "%s train --resume %s/short --steps 50 --quiet", qkv_test_bin(), TMP), 2);
+    ck_assert_ptr_nonnull(strstr(out, "can only extend"));
+    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s --steps 50 --out %s/x --quiet", qkv_test_bin(), cfg, TMP), 2);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --set optim.schedule=cosine --out %s/cos --threads 1 --quiet",
+                         qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(run(out, sizeof out, true, "%s train --resume %s/cos --steps 80 --quiet", qkv_test_bin(), TMP), 2);
+    ck_assert_ptr_nonnull(strstr(out, "optim.schedule constant"));
+}
+END_TEST
+
 /* SIGTERM to qkv ablate alone (kill, timeout, a scheduler) stops its runs too: they save
  * checkpoints, ablate says how to continue, and the same command then finishes */
 START_TEST(test_ablate_sigterm_stops_runs) {
@@ -406,6 +445,7 @@ Suite *e2e_suite(void) {
     tcase_add_test(tc, test_copy_learns);
     tcase_add_test(tc, test_resume_equals_uninterrupted);
     tcase_add_test(tc, test_resume_version1_checkpoint);
+    tcase_add_test(tc, test_extend_equals_longer_run);
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_tiny_ablation);
     tcase_add_test(tc, test_ablate_sigterm_stops_runs);

@@ -14,7 +14,7 @@
 typedef struct {
     const char *config, *out, *resume;
     qkv_cli_list sets;
-    long long threads, stop_after;
+    long long threads, stop_after, steps;
     bool quiet;
 } train_args;
 
@@ -23,6 +23,9 @@ static const qkv_cli_option OPTIONS[] = {
              "override a config key, e.g. --set model.attention.qkv=shared (repeatable)"),
     QKV_STRING("--out", "DIR", train_args, out, "run directory (default: runs/<config name>-<date>-<time>)"),
     QKV_STRING("--resume", "DIR", train_args, resume, "continue the run in DIR from its last checkpoint"),
+    QKV_INT("--steps", "N", train_args, steps, 1, 1000000000,
+            "with --resume: train on to N steps (extends a finished run; its weights equal those of\n"
+            "a run of N steps from the start; needs the constant learning-rate schedule)"),
     QKV_INT("--threads", "N", train_args, threads, 1, QKV_MAX_THREADS,
             "threads for the step, at most " QKV_STR(QKV_MAX_THREADS) " (default: one per core); the same N\n"
             "gives the same bits, different N agree to float precision"),
@@ -34,7 +37,7 @@ static const qkv_cli_option OPTIONS[] = {
 };
 
 static const qkv_cli_command COMMAND = {
-    "train", "CONFIG [OPTION]...\n--resume DIR [--threads N] [--quiet]",
+    "train", "CONFIG [OPTION]...\n--resume DIR [--steps N] [--threads N] [--quiet]",
     "Train a transformer on the config's task. Writes DIR/config.json (the effective config),\n"
     "metrics.jsonl, model.safetensors, checkpoint.safetensors and summary.json, and prints the\n"
     "summary as JSON on stdout. Ctrl-C saves a checkpoint; --resume DIR continues it, with the\n"
@@ -70,8 +73,26 @@ int qkv_cmd_train(int argc, char **argv) {
         out = resume;
     }
     if (!cfg_path) { qkv_cli_error("train", "missing CONFIG (try 'qkv train --help')"); goto done; }
+    if (a.steps && !resume) {
+        qkv_cli_error("train", "--steps extends a run: use it with --resume DIR (a new run takes train.steps)");
+        goto done;
+    }
     qkv_config cfg;
     if (qkv_cli_load_config("train", cfg_path, a.sets.v, a.sets.n, &cfg)) goto done;
+    if (a.steps) {
+        if (a.steps < cfg.train.steps) {
+            qkv_cli_error("train", "--steps %lld: the run in %s already has train.steps %d; --steps can only "
+                          "extend it", a.steps, resume, cfg.train.steps);
+            goto done;
+        }
+        if (cfg.optim.schedule != QKV_SCHED_CONSTANT && a.steps != cfg.train.steps) {
+            qkv_cli_error("train", "--steps: the run's %s schedule decays over train.steps %d, so a longer run would "
+                          "have had other learning rates; extending needs optim.schedule constant",
+                          QKV_SCHEDULE_NAMES[cfg.optim.schedule], cfg.train.steps);
+            goto done;
+        }
+        cfg.train.steps = (int)a.steps;
+    }
     char out_buf[4096];
     if (!out) {
         const char *base = strrchr(cfg_path, '/') ? strrchr(cfg_path, '/') + 1 : cfg_path;
