@@ -201,18 +201,20 @@ static int write_summary(run *r, qkv_run_summary *s, char *err, int errlen) {
     qkv_verdict v;
     if (qkv_verdict_read(in_dir(r, QKV_RUN_METRICS), r->cfg->train.threshold, s->steps, &v, err, errlen)) return -1;
     s->verdict = v;
-    char buf[1536], a[32], b[32], c[32], solved[32], flat[32];
+    char buf[1536], a[32], b[32], c[32], solved[32], flat[32], va[32], vl[32];
     snprintf(solved, sizeof solved, v.solved ? "%lld" : "null", v.solved_at);
     snprintf(flat, sizeof flat, v.flat_since >= 0 ? "%lld" : "null", v.flat_since);
     int n = snprintf(buf, sizeof buf,
                      "{\"eval_accuracy\":%s,\"eval_loss\":%s,\"train_loss\":%s,\"steps\":%lld,"
                      "\"skipped_steps\":%lld,\"seconds\":%.3f,\"params\":%lld,\"attn_params\":%lld,"
-                     "\"eval_examples\":%lld,\"interrupted\":%s,"
+                     "\"eval_examples\":%lld,\"val_accuracy\":%s,\"val_loss\":%s,\"interrupted\":%s,"
                      "\"verdict\":\"%s\",\"solved_at\":%s,\"budget\":%lld,\"threshold\":%.9g,"
                      "\"trend\":\"%s\",\"flat_since\":%s,\"decided_on\":\"%s\"}\n",
                      jnum(s->eval.accuracy, a, sizeof a), jnum(s->eval.loss, b, sizeof b),
                      jnum(s->train_loss, c, sizeof c), s->steps, s->skipped_steps, s->seconds,
                      (long long)s->params, (long long)s->attn_params, (long long)s->eval.examples,
+                     s->has_val ? jnum(s->val.accuracy, va, sizeof va) : "null",
+                     s->has_val ? jnum(s->val.loss, vl, sizeof vl) : "null",
                      s->interrupted ? "true" : "false", v.solved ? "solved" : "unsolved", solved, v.budget,
                      r->cfg->train.threshold, v.improving ? "improving" : "flat", flat,
                      v.on_validation ? "validation" : "evaluation");
@@ -322,10 +324,14 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
     /* resuming a run that had already finished (say its summary was lost): evaluate the
      * final model again rather than report the zeros of a session that trained nothing */
     if (!rc && !sum->interrupted && r->st.step == start && r->model &&
-        qkv_evaluate(r->ctx, r->model, &r->task, tc->eval_examples, tc->batch, &ev, err, errlen))
+        (qkv_evaluate(r->ctx, r->model, &r->task, tc->eval_examples, tc->batch, &ev, err, errlen) ||
+         (r->val_examples && qkv_evaluate_split(r->ctx, r->model, &r->task, QKV_SPLIT_VAL, r->val_examples, tc->batch,
+                                                &val, err, errlen))))
         rc = -1;
     if (tty && !rc) fputc('\n', stderr);
     sum->eval = ev;
+    sum->val = val;
+    sum->has_val = r->val_examples > 0;
     sum->steps = r->st.step;
     sum->skipped_steps = r->st.skipped;
     sum->seconds = r->st.seconds + (now() - t0);

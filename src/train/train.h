@@ -33,6 +33,8 @@ typedef struct qkv_run_opts {
 
 typedef struct qkv_run_summary {
     qkv_eval_result eval;
+    qkv_eval_result val;         /* the final validation, when has_val */
+    bool has_val;
     double train_loss, seconds;
     long long steps, skipped_steps;
     int64_t params, attn_params;
