@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ablate/strbuf.h"
 #include "ablate/svg.h"
 #include "io/fileio.h"
 
@@ -127,58 +128,58 @@ static void table_free(table *t) {
 }
 
 /* markdown cell text: HTML-significant characters as entities, '|' escaped, no newlines */
-static void md_cell(qkv_svg_buf *b, const char *s) {
+static void md_cell(qkv_strbuf *b, const char *s) {
     for (; *s; s++) {
         switch (*s) {
-        case '&': qkv_svg_buf_puts(b, "&amp;"); break;
-        case '<': qkv_svg_buf_puts(b, "&lt;"); break;
-        case '>': qkv_svg_buf_puts(b, "&gt;"); break;
-        case '|': qkv_svg_buf_puts(b, "\\|"); break;
-        case '\n': case '\r': case '\t': qkv_svg_buf_puts(b, " "); break;
-        default: qkv_svg_buf_putn(b, s, 1); break;
+        case '&': qkv_strbuf_puts(b, "&amp;"); break;
+        case '<': qkv_strbuf_puts(b, "&lt;"); break;
+        case '>': qkv_strbuf_puts(b, "&gt;"); break;
+        case '|': qkv_strbuf_puts(b, "\\|"); break;
+        case '\n': case '\r': case '\t': qkv_strbuf_puts(b, " "); break;
+        default: qkv_strbuf_putn(b, s, 1); break;
         }
     }
 }
 
-static void table_md(qkv_svg_buf *b, const table *t) {
-    qkv_svg_buf_puts(b, "|");
+static void table_md(qkv_strbuf *b, const table *t) {
+    qkv_strbuf_puts(b, "|");
     for (int c = 0; c < t->cols; c++) {
-        qkv_svg_buf_puts(b, " ");
+        qkv_strbuf_puts(b, " ");
         md_cell(b, t->head[c]);
-        qkv_svg_buf_puts(b, " |");
+        qkv_strbuf_puts(b, " |");
     }
-    qkv_svg_buf_puts(b, "\n|");
-    for (int c = 0; c < t->cols; c++) qkv_svg_buf_puts(b, t->right[c] ? "---:|" : "---|");
-    qkv_svg_buf_puts(b, "\n");
+    qkv_strbuf_puts(b, "\n|");
+    for (int c = 0; c < t->cols; c++) qkv_strbuf_puts(b, t->right[c] ? "---:|" : "---|");
+    qkv_strbuf_puts(b, "\n");
     for (int r = 0; r < t->rows; r++) {
-        qkv_svg_buf_puts(b, "|");
+        qkv_strbuf_puts(b, "|");
         for (int c = 0; c < t->cols; c++) {
-            qkv_svg_buf_puts(b, " ");
+            qkv_strbuf_puts(b, " ");
             md_cell(b, t->cell[r][c]);
-            qkv_svg_buf_puts(b, " |");
+            qkv_strbuf_puts(b, " |");
         }
-        qkv_svg_buf_puts(b, "\n");
+        qkv_strbuf_puts(b, "\n");
     }
 }
 
-static void table_html(qkv_svg_buf *b, const table *t) {
-    qkv_svg_buf_puts(b, "<div class=\"tw\"><table>\n<thead><tr>");
+static void table_html(qkv_strbuf *b, const table *t) {
+    qkv_strbuf_puts(b, "<div class=\"tw\"><table>\n<thead><tr>");
     for (int c = 0; c < t->cols; c++) {
-        qkv_svg_buf_puts(b, t->right[c] ? "<th class=\"num\">" : "<th>");
-        qkv_svg_buf_escape(b, t->head[c]);
-        qkv_svg_buf_puts(b, "</th>");
+        qkv_strbuf_puts(b, t->right[c] ? "<th class=\"num\">" : "<th>");
+        qkv_strbuf_escape_xml(b, t->head[c]);
+        qkv_strbuf_puts(b, "</th>");
     }
-    qkv_svg_buf_puts(b, "</tr></thead>\n<tbody>\n");
+    qkv_strbuf_puts(b, "</tr></thead>\n<tbody>\n");
     for (int r = 0; r < t->rows; r++) {
-        qkv_svg_buf_puts(b, "<tr>");
+        qkv_strbuf_puts(b, "<tr>");
         for (int c = 0; c < t->cols; c++) {
-            qkv_svg_buf_puts(b, t->right[c] ? "<td class=\"num\">" : "<td>");
-            qkv_svg_buf_escape(b, t->cell[r][c]);
-            qkv_svg_buf_puts(b, "</td>");
+            qkv_strbuf_puts(b, t->right[c] ? "<td class=\"num\">" : "<td>");
+            qkv_strbuf_escape_xml(b, t->cell[r][c]);
+            qkv_strbuf_puts(b, "</td>");
         }
-        qkv_svg_buf_puts(b, "</tr>\n");
+        qkv_strbuf_puts(b, "</tr>\n");
     }
-    qkv_svg_buf_puts(b, "</tbody></table></div>\n");
+    qkv_strbuf_puts(b, "</tbody></table></div>\n");
 }
 
 /* ---- curves: the mean and min-max of each evaluated step over a variant's runs ------------ */
@@ -385,16 +386,16 @@ static int build_tables(report *p) {
 }
 
 /* what was run, in one paragraph; html selects escaping and code markup */
-static void paragraph(qkv_svg_buf *b, const report *p, bool html) {
+static void paragraph(qkv_strbuf *b, const report *p, bool html) {
     const qkv_ablate_config *cfg = p->cfg;
     const qkv_ablate_results *r = p->r;
-#define TEXT(s) (html ? qkv_svg_buf_escape(b, (s)) : md_cell(b, (s)))
+#define TEXT(s) (html ? qkv_strbuf_escape_xml(b, (s)) : md_cell(b, (s)))
 #define CODE(s)                                                         \
     do {                                                                \
-        qkv_svg_buf_puts(b, html ? "<code>" : "`");                     \
-        if (html) qkv_svg_buf_escape(b, (s));                           \
-        else qkv_svg_buf_puts(b, (s));                                  \
-        qkv_svg_buf_puts(b, html ? "</code>" : "`");                    \
+        qkv_strbuf_puts(b, html ? "<code>" : "`");                     \
+        if (html) qkv_strbuf_escape_xml(b, (s));                           \
+        else qkv_strbuf_puts(b, (s));                                  \
+        qkv_strbuf_puts(b, html ? "</code>" : "`");                    \
     } while (0)
     char tmp[256];
     snprintf(tmp, sizeof tmp, "qkv %s trained %d variant%s %s %d seed%s (", r->version ? r->version : "(unknown version)",
@@ -426,13 +427,13 @@ static void paragraph(qkv_svg_buf *b, const report *p, bool html) {
             if (i) TEXT(" ");
             const char *set = cfg->sets[i] ? cfg->sets[i] : "";
             if (html) {   /* an override is not broken across lines */
-                qkv_svg_buf_puts(b, "<code class=\"nw\">--set ");
-                qkv_svg_buf_escape(b, set);
-                qkv_svg_buf_puts(b, "</code>");
+                qkv_strbuf_puts(b, "<code class=\"nw\">--set ");
+                qkv_strbuf_escape_xml(b, set);
+                qkv_strbuf_puts(b, "</code>");
             } else {
-                qkv_svg_buf_puts(b, strchr(set, '`') ? "`` --set " : "`--set ");
-                qkv_svg_buf_puts(b, set);
-                qkv_svg_buf_puts(b, strchr(set, '`') ? " ``" : "`");
+                qkv_strbuf_puts(b, strchr(set, '`') ? "`` --set " : "`--set ");
+                qkv_strbuf_puts(b, set);
+                qkv_strbuf_puts(b, strchr(set, '`') ? " ``" : "`");
             }
         }
     } else {
@@ -472,63 +473,63 @@ static const char DIAG_INTRO[] =
     "Averaged over layers, heads, seeds and the query rows of the evaluation examples that attend somewhere.";
 
 static char *results_md(const report *p) {
-    qkv_svg_buf b;
-    qkv_svg_buf_init(&b);
-    qkv_svg_buf_puts(&b, "# ");
+    qkv_strbuf b;
+    qkv_strbuf_init(&b);
+    qkv_strbuf_puts(&b, "# ");
     md_cell(&b, p->title);
-    qkv_svg_buf_puts(&b, "\n\n");
+    qkv_strbuf_puts(&b, "\n\n");
     table_md(&b, &p->results);
-    qkv_svg_buf_printf(&b, "\n%s\n\n## Attention diagnostics\n\n%s\n\n", RESULTS_NOTE, DIAG_INTRO);
+    qkv_strbuf_printf(&b, "\n%s\n\n## Attention diagnostics\n\n%s\n\n", RESULTS_NOTE, DIAG_INTRO);
     table_md(&b, &p->diag);
-    qkv_svg_buf_puts(&b, "\n");
+    qkv_strbuf_puts(&b, "\n");
     for (size_t i = 0; i < sizeof DIAG_NOTES / sizeof DIAG_NOTES[0]; i++)
-        qkv_svg_buf_printf(&b, "- %s\n", DIAG_NOTES[i]);
-    return qkv_svg_buf_take(&b);
+        qkv_strbuf_printf(&b, "- %s\n", DIAG_NOTES[i]);
+    return qkv_strbuf_take(&b);
 }
 
 /* ---- CSV ----------------------------------------------------------------------------------- */
 
-static void csv_field(qkv_svg_buf *b, const char *s) {
+static void csv_field(qkv_strbuf *b, const char *s) {
     if (!strpbrk(s, ",\"\r\n")) {
-        qkv_svg_buf_puts(b, s);
+        qkv_strbuf_puts(b, s);
         return;
     }
-    qkv_svg_buf_puts(b, "\"");
-    for (; *s; s++) qkv_svg_buf_puts(b, *s == '"' ? "\"\"" : (char[2]){*s, 0});
-    qkv_svg_buf_puts(b, "\"");
+    qkv_strbuf_puts(b, "\"");
+    for (; *s; s++) qkv_strbuf_puts(b, *s == '"' ? "\"\"" : (char[2]){*s, 0});
+    qkv_strbuf_puts(b, "\"");
 }
 
-static void csv_num(qkv_svg_buf *b, double v) {
-    if (isfinite(v)) qkv_svg_buf_printf(b, ",%.6g", v);
-    else qkv_svg_buf_puts(b, ",");
+static void csv_num(qkv_strbuf *b, double v) {
+    if (isfinite(v)) qkv_strbuf_printf(b, ",%.6g", v);
+    else qkv_strbuf_puts(b, ",");
 }
 
 static char *results_csv(const report *p) {
-    qkv_svg_buf b;
-    qkv_svg_buf_init(&b);
-    qkv_svg_buf_puts(&b, "variant,attn_params,params,acc_mean,acc_std,acc_min,loss_mean,loss_std,"
-                         "steps_to_threshold,seconds,diag_share,first_share,entropy,sets\n");
+    qkv_strbuf b;
+    qkv_strbuf_init(&b);
+    qkv_strbuf_puts(&b, "variant,attn_params,params,acc_mean,acc_std,acc_min,loss_mean,loss_std,"
+                        "steps_to_threshold,seconds,diag_share,first_share,entropy,sets\n");
     for (int i = 0; i < p->nv; i++) {
         const qkv_variant_result *v = &p->r->v[i];
         bool ok = v->runs_ok > 0;
         csv_field(&b, v->name);
-        qkv_svg_buf_printf(&b, ",%lld,%lld", (long long)v->attn_params, (long long)v->params);
+        qkv_strbuf_printf(&b, ",%lld,%lld", (long long)v->attn_params, (long long)v->params);
         csv_num(&b, ok ? v->acc_mean : NAN);
         csv_num(&b, ok ? v->acc_std : NAN);
         csv_num(&b, ok ? v->acc_min : NAN);
         csv_num(&b, ok ? v->loss_mean : NAN);
         csv_num(&b, ok ? v->loss_std : NAN);
-        if (ok && v->steps_median >= 0) qkv_svg_buf_printf(&b, ",%lld", v->steps_median);
-        else qkv_svg_buf_puts(&b, ",never");
+        if (ok && v->steps_median >= 0) qkv_strbuf_printf(&b, ",%lld", v->steps_median);
+        else qkv_strbuf_puts(&b, ",never");
         csv_num(&b, v->seconds);
         csv_num(&b, ok ? v->diag.diag_share : NAN);
         csv_num(&b, ok ? v->diag.first_share : NAN);
         csv_num(&b, ok ? v->diag.entropy : NAN);
-        qkv_svg_buf_puts(&b, ",");
+        qkv_strbuf_puts(&b, ",");
         csv_field(&b, v->sets);
-        qkv_svg_buf_puts(&b, "\n");
+        qkv_strbuf_puts(&b, "\n");
     }
-    return qkv_svg_buf_take(&b);
+    return qkv_strbuf_take(&b);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
@@ -702,27 +703,27 @@ done:
 
 /* ---- report.md and report.html --------------------------------------------------------------- */
 
-static void shell_word(qkv_svg_buf *b, const char *s) {
+static void shell_word(qkv_strbuf *b, const char *s) {
     bool plain = *s != 0;
     for (const char *c = s; *c; c++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-./=,:@%", *c)) plain = false;
     if (plain) {
-        qkv_svg_buf_puts(b, s);
+        qkv_strbuf_puts(b, s);
         return;
     }
-    qkv_svg_buf_puts(b, "'");
-    for (; *s; s++) qkv_svg_buf_puts(b, *s == '\'' ? "'\\''" : (char[2]){*s, 0});
-    qkv_svg_buf_puts(b, "'");
+    qkv_strbuf_puts(b, "'");
+    for (; *s; s++) qkv_strbuf_puts(b, *s == '\'' ? "'\\''" : (char[2]){*s, 0});
+    qkv_strbuf_puts(b, "'");
 }
 
 static char *command(const report *p, const char *out_dir) {
-    qkv_svg_buf b;
-    qkv_svg_buf_init(&b);
-    qkv_svg_buf_puts(&b, "build/qkv ablate ");
+    qkv_strbuf b;
+    qkv_strbuf_init(&b);
+    qkv_strbuf_puts(&b, "build/qkv ablate ");
     shell_word(&b, p->cfg->path);
-    qkv_svg_buf_puts(&b, " --out ");
+    qkv_strbuf_puts(&b, " --out ");
     shell_word(&b, out_dir);
-    return qkv_svg_buf_take(&b);
+    return qkv_strbuf_take(&b);
 }
 
 static const char CURVES_NOTE[] =
@@ -734,51 +735,51 @@ static const char HEAT_NOTE_FMT[] =
 
 static char *report_md(const report *p, const char *cmd) {
     const qkv_ablate_config *cfg = p->cfg;
-    qkv_svg_buf b;
-    qkv_svg_buf_init(&b);
-    qkv_svg_buf_puts(&b, "# ");
+    qkv_strbuf b;
+    qkv_strbuf_init(&b);
+    qkv_strbuf_puts(&b, "# ");
     md_cell(&b, p->title);
-    qkv_svg_buf_puts(&b, "\n\n");
+    qkv_strbuf_puts(&b, "\n\n");
     paragraph(&b, p, false);
-    qkv_svg_buf_puts(&b, "\n\n## Variants\n\n");
+    qkv_strbuf_puts(&b, "\n\n## Variants\n\n");
     table_md(&b, &p->variants);
-    qkv_svg_buf_puts(&b, "\n## Results\n\n");
+    qkv_strbuf_puts(&b, "\n## Results\n\n");
     table_md(&b, &p->results);
-    qkv_svg_buf_printf(&b, "\n%s\n\n## Training curves\n\n", RESULTS_NOTE);
-    qkv_svg_buf_puts(&b, "![Evaluation accuracy against training step](plots/accuracy.svg)\n\n");
-    qkv_svg_buf_puts(&b, "![Evaluation loss against training step](plots/loss.svg)\n\n");
-    qkv_svg_buf_printf(&b, "%s\n\n## Attention diagnostics\n\n%s\n\n", CURVES_NOTE, DIAG_INTRO);
+    qkv_strbuf_printf(&b, "\n%s\n\n## Training curves\n\n", RESULTS_NOTE);
+    qkv_strbuf_puts(&b, "![Evaluation accuracy against training step](plots/accuracy.svg)\n\n");
+    qkv_strbuf_puts(&b, "![Evaluation loss against training step](plots/loss.svg)\n\n");
+    qkv_strbuf_printf(&b, "%s\n\n## Attention diagnostics\n\n%s\n\n", CURVES_NOTE, DIAG_INTRO);
     table_md(&b, &p->diag);
-    qkv_svg_buf_puts(&b, "\n");
+    qkv_strbuf_puts(&b, "\n");
     for (size_t i = 0; i < sizeof DIAG_NOTES / sizeof DIAG_NOTES[0]; i++)
-        qkv_svg_buf_printf(&b, "- %s\n", DIAG_NOTES[i]);
-    qkv_svg_buf_puts(&b, "\n## Attention maps\n\n");
-    qkv_svg_buf_printf(&b, HEAT_NOTE_FMT, cfg->example);
-    qkv_svg_buf_puts(&b, "\n\n");
+        qkv_strbuf_printf(&b, "- %s\n", DIAG_NOTES[i]);
+    qkv_strbuf_puts(&b, "\n## Attention maps\n\n");
+    qkv_strbuf_printf(&b, HEAT_NOTE_FMT, cfg->example);
+    qkv_strbuf_puts(&b, "\n\n");
     for (int i = 0; i < p->nv; i++) {
         const qkv_variant_result *v = &p->r->v[i];
-        qkv_svg_buf_puts(&b, "### ");
+        qkv_strbuf_puts(&b, "### ");
         md_cell(&b, v->name);
-        qkv_svg_buf_puts(&b, "\n\n");
+        qkv_strbuf_puts(&b, "\n\n");
         if (p->heat_svg[i]) {
-            qkv_svg_buf_puts(&b, "![Attention weights of ");
+            qkv_strbuf_puts(&b, "![Attention weights of ");
             md_cell(&b, v->name);
-            qkv_svg_buf_printf(&b, "](plots/attention-%s.svg)\n\n", p->file[i]);
+            qkv_strbuf_printf(&b, "](plots/attention-%s.svg)\n\n", p->file[i]);
         } else {
-            qkv_svg_buf_puts(&b, "No attention map was recorded for this variant.\n\n");
+            qkv_strbuf_puts(&b, "No attention map was recorded for this variant.\n\n");
         }
     }
-    qkv_svg_buf_puts(&b, "## Reproduce\n\nThe effective config of the first variant's first run:\n\n```json\n");
+    qkv_strbuf_puts(&b, "## Reproduce\n\nThe effective config of the first variant's first run:\n\n```json\n");
     if (p->r->base_config_json) {
-        qkv_svg_buf_puts(&b, p->r->base_config_json);
+        qkv_strbuf_puts(&b, p->r->base_config_json);
         size_t n = strlen(p->r->base_config_json);
-        if (n == 0 || p->r->base_config_json[n - 1] != '\n') qkv_svg_buf_puts(&b, "\n");
+        if (n == 0 || p->r->base_config_json[n - 1] != '\n') qkv_strbuf_puts(&b, "\n");
     } else {
-        qkv_svg_buf_puts(&b, "null\n");
+        qkv_strbuf_puts(&b, "null\n");
     }
-    qkv_svg_buf_printf(&b, "```\n\nTo run the ablation again (finished runs are reused):\n\n```sh\n%s\n```\n",
-                       cmd ? cmd : "");
-    return qkv_svg_buf_take(&b);
+    qkv_strbuf_printf(&b, "```\n\nTo run the ablation again (finished runs are reused):\n\n```sh\n%s\n```\n",
+                      cmd ? cmd : "");
+    return qkv_strbuf_take(&b);
 }
 
 static const char HTML_STYLE[] =
@@ -802,68 +803,68 @@ static const char HTML_STYLE[] =
     "code.nw{white-space:nowrap}\n"
     "code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,\"Liberation Mono\",monospace;font-size:.92em}\n";
 
-static void html_svg(qkv_svg_buf *b, const char *svg, const char *caption) {
-    qkv_svg_buf_puts(b, "<figure>\n");
-    qkv_svg_buf_puts(b, svg);
+static void html_svg(qkv_strbuf *b, const char *svg, const char *caption) {
+    qkv_strbuf_puts(b, "<figure>\n");
+    qkv_strbuf_puts(b, svg);
     if (caption) {
-        qkv_svg_buf_puts(b, "<figcaption>");
-        qkv_svg_buf_escape(b, caption);
-        qkv_svg_buf_puts(b, "</figcaption>\n");
+        qkv_strbuf_puts(b, "<figcaption>");
+        qkv_strbuf_escape_xml(b, caption);
+        qkv_strbuf_puts(b, "</figcaption>\n");
     }
-    qkv_svg_buf_puts(b, "</figure>\n");
+    qkv_strbuf_puts(b, "</figure>\n");
 }
 
 static char *report_html(const report *p, const char *cmd) {
     const qkv_ablate_config *cfg = p->cfg;
-    qkv_svg_buf b;
-    qkv_svg_buf_init(&b);
-    qkv_svg_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
-    qkv_svg_buf_escape(&b, p->title);
-    qkv_svg_buf_printf(&b, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", HTML_STYLE);
-    qkv_svg_buf_escape(&b, p->title);
-    qkv_svg_buf_puts(&b, "</h1>\n<p>");
+    qkv_strbuf b;
+    qkv_strbuf_init(&b);
+    qkv_strbuf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
+    qkv_strbuf_escape_xml(&b, p->title);
+    qkv_strbuf_printf(&b, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", HTML_STYLE);
+    qkv_strbuf_escape_xml(&b, p->title);
+    qkv_strbuf_puts(&b, "</h1>\n<p>");
     paragraph(&b, p, true);
-    qkv_svg_buf_puts(&b, "</p>\n<h2>Variants</h2>\n");
+    qkv_strbuf_puts(&b, "</p>\n<h2>Variants</h2>\n");
     table_html(&b, &p->variants);
-    qkv_svg_buf_puts(&b, "<h2>Results</h2>\n");
+    qkv_strbuf_puts(&b, "<h2>Results</h2>\n");
     table_html(&b, &p->results);
-    qkv_svg_buf_puts(&b, "<p class=\"note\">");
-    qkv_svg_buf_escape(&b, RESULTS_NOTE);
-    qkv_svg_buf_puts(&b, "</p>\n<h2>Training curves</h2>\n");
+    qkv_strbuf_puts(&b, "<p class=\"note\">");
+    qkv_strbuf_escape_xml(&b, RESULTS_NOTE);
+    qkv_strbuf_puts(&b, "</p>\n<h2>Training curves</h2>\n");
     html_svg(&b, p->acc_svg, NULL);
     html_svg(&b, p->loss_svg, NULL);
-    qkv_svg_buf_puts(&b, "<p class=\"note\">");
-    qkv_svg_buf_escape(&b, CURVES_NOTE);
-    qkv_svg_buf_puts(&b, "</p>\n<h2>Attention diagnostics</h2>\n<p class=\"note\">");
-    qkv_svg_buf_escape(&b, DIAG_INTRO);
-    qkv_svg_buf_puts(&b, "</p>\n");
+    qkv_strbuf_puts(&b, "<p class=\"note\">");
+    qkv_strbuf_escape_xml(&b, CURVES_NOTE);
+    qkv_strbuf_puts(&b, "</p>\n<h2>Attention diagnostics</h2>\n<p class=\"note\">");
+    qkv_strbuf_escape_xml(&b, DIAG_INTRO);
+    qkv_strbuf_puts(&b, "</p>\n");
     table_html(&b, &p->diag);
-    qkv_svg_buf_puts(&b, "<ul>\n");
+    qkv_strbuf_puts(&b, "<ul>\n");
     for (size_t i = 0; i < sizeof DIAG_NOTES / sizeof DIAG_NOTES[0]; i++) {
-        qkv_svg_buf_puts(&b, "<li>");
-        qkv_svg_buf_escape(&b, DIAG_NOTES[i]);
-        qkv_svg_buf_puts(&b, "</li>\n");
+        qkv_strbuf_puts(&b, "<li>");
+        qkv_strbuf_escape_xml(&b, DIAG_NOTES[i]);
+        qkv_strbuf_puts(&b, "</li>\n");
     }
-    qkv_svg_buf_puts(&b, "</ul>\n<h2>Attention maps</h2>\n<p class=\"note\">");
+    qkv_strbuf_puts(&b, "</ul>\n<h2>Attention maps</h2>\n<p class=\"note\">");
     char note[sizeof HEAT_NOTE_FMT + 32];
     snprintf(note, sizeof note, HEAT_NOTE_FMT, cfg->example);
-    qkv_svg_buf_escape(&b, note);
-    qkv_svg_buf_puts(&b, "</p>\n");
+    qkv_strbuf_escape_xml(&b, note);
+    qkv_strbuf_puts(&b, "</p>\n");
     for (int i = 0; i < p->nv; i++) {
-        qkv_svg_buf_puts(&b, "<h3>");
-        qkv_svg_buf_escape(&b, p->r->v[i].name);
-        qkv_svg_buf_puts(&b, "</h3>\n");
+        qkv_strbuf_puts(&b, "<h3>");
+        qkv_strbuf_escape_xml(&b, p->r->v[i].name);
+        qkv_strbuf_puts(&b, "</h3>\n");
         if (p->heat_svg[i]) html_svg(&b, p->heat_svg[i], NULL);
-        else qkv_svg_buf_puts(&b, "<p class=\"note\">No attention map was recorded for this variant.</p>\n");
+        else qkv_strbuf_puts(&b, "<p class=\"note\">No attention map was recorded for this variant.</p>\n");
     }
-    qkv_svg_buf_puts(&b, "<h2>Reproduce</h2>\n<p>The effective config of the first variant&#39;s first run:</p>\n"
-                         "<pre><code>");
-    qkv_svg_buf_escape(&b, p->r->base_config_json ? p->r->base_config_json : "null");
-    qkv_svg_buf_puts(&b, "</code></pre>\n<p>To run the ablation again (finished runs are reused):</p>\n<pre><code>");
-    qkv_svg_buf_escape(&b, cmd ? cmd : "");
-    qkv_svg_buf_puts(&b, "</code></pre>\n</body>\n</html>\n");
-    return qkv_svg_buf_take(&b);
+    qkv_strbuf_puts(&b, "<h2>Reproduce</h2>\n<p>The effective config of the first variant&#39;s first run:</p>\n"
+                        "<pre><code>");
+    qkv_strbuf_escape_xml(&b, p->r->base_config_json ? p->r->base_config_json : "null");
+    qkv_strbuf_puts(&b, "</code></pre>\n<p>To run the ablation again (finished runs are reused):</p>\n<pre><code>");
+    qkv_strbuf_escape_xml(&b, cmd ? cmd : "");
+    qkv_strbuf_puts(&b, "</code></pre>\n</body>\n</html>\n");
+    return qkv_strbuf_take(&b);
 }
 
 /* the task name (and whether tokens are bytes) from the effective config */
