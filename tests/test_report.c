@@ -1,4 +1,4 @@
-/* Tests for src/ablate/report.c, svg.c and strbuf.c: the ablation report's files from a
+/* Tests for src/ablate/report*.c, svg.c and strbuf.c: the ablation report's files from a
  * synthetic result set (3 variants x 2 seeds, a failed run, a variant without a heatmap, a
  * NaN, a name that needs escaping), the exact CSV, the JSON structure, a self-contained
  * HTML page, well-formed SVGs, and the plot builders' edge cases. */
