@@ -1,4 +1,4 @@
-/* Tests for src/ablate/report.c and src/ablate/svg.c: the ablation report's files from a
+/* Tests for src/ablate/report*.c, svg.c and strbuf.c: the ablation report's files from a
  * synthetic result set (3 variants x 2 seeds, a failed run, a variant without a heatmap, a
  * NaN, a name that needs escaping), the exact CSV, the JSON structure, a self-contained
  * HTML page, well-formed SVGs, and the plot builders' edge cases. */
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ablate/ablate.h"
+#include "ablate/strbuf.h"
 #include "ablate/svg.h"
 #include "io/fileio.h"
 #include "testutil.h"
@@ -742,19 +743,19 @@ START_TEST(svg_nice_ticks) {
 }
 END_TEST
 
-START_TEST(svg_buffer_and_escape) {
-    qkv_svg_buf b;
-    qkv_svg_buf_init(&b);
-    qkv_svg_buf_escape(&b, "a&b<c>\"d'e\x01");
-    qkv_svg_buf_printf(&b, "|%d|", 42);
-    for (int i = 0; i < 1000; i++) qkv_svg_buf_printf(&b, "%0300d", i);   /* growth past the small buffer */
-    char *s = qkv_svg_buf_take(&b);
+START_TEST(strbuf_and_escape) {
+    qkv_strbuf b;
+    qkv_strbuf_init(&b);
+    qkv_strbuf_escape_xml(&b, "a&b<c>\"d'e\x01");
+    qkv_strbuf_printf(&b, "|%d|", 42);
+    for (int i = 0; i < 1000; i++) qkv_strbuf_printf(&b, "%0300d", i);   /* growth past the small buffer */
+    char *s = qkv_strbuf_take(&b);
     ck_assert_ptr_nonnull(s);
     ck_assert_int_eq(strncmp(s, "a&amp;b&lt;c&gt;&quot;d&#39;e?|42|", 34), 0);
     ck_assert_uint_eq(strlen(s), 34 + 300 * 1000);
     free(s);
-    qkv_svg_buf_init(&b);
-    s = qkv_svg_buf_take(&b);   /* empty, not NULL */
+    qkv_strbuf_init(&b);
+    s = qkv_strbuf_take(&b);   /* empty, not NULL */
     ck_assert_ptr_nonnull(s);
     ck_assert_str_eq(s, "");
     free(s);
@@ -826,7 +827,7 @@ Suite *report_suite(void) {
     tcase_add_test(tc, report_median_with_some_never);
     tcase_add_test(tc, report_unwritable_dir_fails_cleanly);
     tcase_add_test(tc, svg_nice_ticks);
-    tcase_add_test(tc, svg_buffer_and_escape);
+    tcase_add_test(tc, strbuf_and_escape);
     tcase_add_test(tc, svg_curves_edge_cases);
     tcase_add_test(tc, svg_heatmap_shapes);
     suite_add_tcase(s, tc);

@@ -1,5 +1,6 @@
 /* A tiny SVG writer for the ablation report (see svg.h). */
 #include "ablate/svg.h"
+#include "ablate/strbuf.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -7,112 +8,6 @@
 #include <string.h>
 
 #define FONT "system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif"
-
-/* ---- the buffer -------------------------------------------------------------------------- */
-
-void qkv_svg_buf_init(qkv_svg_buf *b) { memset(b, 0, sizeof *b); }
-
-void qkv_svg_buf_free(qkv_svg_buf *b) {
-    free(b->s);
-    memset(b, 0, sizeof *b);
-}
-
-char *qkv_svg_buf_take(qkv_svg_buf *b) {
-    char *s = b->s;
-    if (b->oom) {
-        free(s);
-        s = NULL;
-    } else if (!s) {
-        s = calloc(1, 1);
-    }
-    memset(b, 0, sizeof *b);
-    return s;
-}
-
-/* room for `extra` more bytes plus the NUL */
-static bool reserve(qkv_svg_buf *b, size_t extra) {
-    if (b->oom) return false;
-    if (b->len + extra + 1 <= b->cap) return true;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra + 1) {
-        if (cap > ((size_t)-1) / 2) {
-            b->oom = true;
-            return false;
-        }
-        cap *= 2;
-    }
-    char *s = realloc(b->s, cap);
-    if (!s) {
-        b->oom = true;
-        return false;
-    }
-    b->s = s;
-    b->cap = cap;
-    return true;
-}
-
-void qkv_svg_buf_putn(qkv_svg_buf *b, const char *s, size_t n) {
-    if (!reserve(b, n)) return;
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = 0;
-}
-
-void qkv_svg_buf_puts(qkv_svg_buf *b, const char *s) {
-    if (s) qkv_svg_buf_putn(b, s, strlen(s));
-}
-
-void qkv_svg_buf_vprintf(qkv_svg_buf *b, const char *fmt, va_list ap) {
-    if (b->oom) return;
-    va_list ap2;
-    va_copy(ap2, ap);
-    char small[256];
-    int n = vsnprintf(small, sizeof small, fmt, ap2);
-    va_end(ap2);
-    if (n < 0) {
-        b->oom = true;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        qkv_svg_buf_putn(b, small, (size_t)n);
-        return;
-    }
-    if (!reserve(b, (size_t)n)) return;
-    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-    b->len += (size_t)n;
-}
-
-void qkv_svg_buf_printf(qkv_svg_buf *b, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    qkv_svg_buf_vprintf(b, fmt, ap);
-    va_end(ap);
-}
-
-void qkv_svg_buf_escape(qkv_svg_buf *b, const char *s) {
-    if (!s) return;
-    const char *run = s;
-    for (const char *p = s; *p; p++) {
-        const char *rep = NULL;
-        switch (*p) {
-        case '&': rep = "&amp;"; break;
-        case '<': rep = "&lt;"; break;
-        case '>': rep = "&gt;"; break;
-        case '"': rep = "&quot;"; break;
-        case '\'': rep = "&#39;"; break;
-        default:
-            /* control characters other than tab/newline are not allowed in XML 1.0 */
-            if ((unsigned char)*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') rep = "?";
-            break;
-        }
-        if (rep) {
-            qkv_svg_buf_putn(b, run, (size_t)(p - run));
-            qkv_svg_buf_puts(b, rep);
-            run = p + 1;
-        }
-    }
-    qkv_svg_buf_puts(b, run);
-}
 
 /* ---- axes -------------------------------------------------------------------------------- */
 
@@ -189,22 +84,22 @@ static int utf8_len(const char *s) {
 /* a rough width of text in a sans-serif font of size fs */
 static double text_width(const char *s, double fs) { return utf8_len(s) * fs * 0.6; }
 
-static void svg_open(qkv_svg_buf *b, double w, double h) {
-    qkv_svg_buf_printf(b,
-                       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                       "viewBox=\"0 0 %.0f %.0f\" font-family=\"%s\" font-size=\"11\">\n",
-                       w, h, w, h, FONT);
-    qkv_svg_buf_printf(b, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", w, h);
+static void svg_open(qkv_strbuf *b, double w, double h) {
+    qkv_strbuf_printf(b,
+                      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                      "viewBox=\"0 0 %.0f %.0f\" font-family=\"%s\" font-size=\"11\">\n",
+                      w, h, w, h, FONT);
+    qkv_strbuf_printf(b, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", w, h);
 }
 
-static void svg_text(qkv_svg_buf *b, double x, double y, const char *anchor, const char *extra,
+static void svg_text(qkv_strbuf *b, double x, double y, const char *anchor, const char *extra,
                      const char *text) {
-    qkv_svg_buf_printf(b, "<text x=\"%.2f\" y=\"%.2f\"", x, y);
-    if (anchor && *anchor) qkv_svg_buf_printf(b, " text-anchor=\"%s\"", anchor);
-    if (extra && *extra) qkv_svg_buf_printf(b, " %s", extra);
-    qkv_svg_buf_puts(b, ">");
-    qkv_svg_buf_escape(b, text);
-    qkv_svg_buf_puts(b, "</text>\n");
+    qkv_strbuf_printf(b, "<text x=\"%.2f\" y=\"%.2f\"", x, y);
+    if (anchor && *anchor) qkv_strbuf_printf(b, " text-anchor=\"%s\"", anchor);
+    if (extra && *extra) qkv_strbuf_printf(b, " %s", extra);
+    qkv_strbuf_puts(b, ">");
+    qkv_strbuf_escape_xml(b, text);
+    qkv_strbuf_puts(b, "</text>\n");
 }
 
 /* ---- line plots -------------------------------------------------------------------------- */
@@ -330,31 +225,31 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
 #define XP(v) (ML + axis_t(&ax, (v)) * PW)
 #define YP(v) (MT + PH - axis_t(&ay, (v)) * PH)
 
-    qkv_svg_buf b;
-    qkv_svg_buf_init(&b);
+    qkv_strbuf b;
+    qkv_strbuf_init(&b);
     svg_open(&b, W, H);
     if (p->title) svg_text(&b, W / 2, 26, "middle", "font-size=\"16\" font-weight=\"bold\"", p->title);
 
     /* grid and ticks */
     char lab[64];
-    qkv_svg_buf_puts(&b, "<g stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
+    qkv_strbuf_puts(&b, "<g stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
     for (int i = 0; i < nyt; i++)
-        qkv_svg_buf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", ML,
-                           YP(yticks[i]), ML + PW, YP(yticks[i]));
+        qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", ML,
+                          YP(yticks[i]), ML + PW, YP(yticks[i]));
     for (int i = 0; i < nxt; i++)
-        qkv_svg_buf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", XP(xticks[i]),
-                           MT, XP(xticks[i]), MT + PH);
-    qkv_svg_buf_puts(&b, "</g>\n<g stroke=\"#333333\" stroke-width=\"1\">\n");
-    qkv_svg_buf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", ML, MT, ML, MT + PH);
-    qkv_svg_buf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", ML, MT + PH,
-                       ML + PW, MT + PH);
+        qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", XP(xticks[i]),
+                          MT, XP(xticks[i]), MT + PH);
+    qkv_strbuf_puts(&b, "</g>\n<g stroke=\"#333333\" stroke-width=\"1\">\n");
+    qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", ML, MT, ML, MT + PH);
+    qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", ML, MT + PH,
+                      ML + PW, MT + PH);
     for (int i = 0; i < nyt; i++)
-        qkv_svg_buf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", ML - 5,
-                           YP(yticks[i]), ML, YP(yticks[i]));
+        qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", ML - 5,
+                          YP(yticks[i]), ML, YP(yticks[i]));
     for (int i = 0; i < nxt; i++)
-        qkv_svg_buf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", XP(xticks[i]),
-                           MT + PH, XP(xticks[i]), MT + PH + 5);
-    qkv_svg_buf_puts(&b, "</g>\n<g fill=\"#333333\">\n");
+        qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", XP(xticks[i]),
+                          MT + PH, XP(xticks[i]), MT + PH + 5);
+    qkv_strbuf_puts(&b, "</g>\n<g fill=\"#333333\">\n");
     for (int i = 0; i < nyt; i++) {
         qkv_svg_format_tick(lab, sizeof lab - 2, p->percent_y ? yticks[i] * 100 : yticks[i]);
         if (p->percent_y) strcat(lab, "%");
@@ -366,12 +261,12 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
     }
     if (p->xlabel) svg_text(&b, ML + PW / 2, MT + PH + 38, "middle", "font-size=\"12\"", p->xlabel);
     if (p->ylabel) {
-        qkv_svg_buf_printf(&b, "<text transform=\"translate(16,%.2f) rotate(-90)\" text-anchor=\"middle\" "
-                               "font-size=\"12\">", MT + PH / 2);
-        qkv_svg_buf_escape(&b, p->ylabel);
-        qkv_svg_buf_puts(&b, "</text>\n");
+        qkv_strbuf_printf(&b, "<text transform=\"translate(16,%.2f) rotate(-90)\" text-anchor=\"middle\" "
+                              "font-size=\"12\">", MT + PH / 2);
+        qkv_strbuf_escape_xml(&b, p->ylabel);
+        qkv_strbuf_puts(&b, "</text>\n");
     }
-    qkv_svg_buf_puts(&b, "</g>\n");
+    qkv_strbuf_puts(&b, "</g>\n");
     if (!have_data) svg_text(&b, ML + PW / 2, MT + PH / 2, "middle", "fill=\"#777777\" font-size=\"14\"",
                              "no data");
 
@@ -387,24 +282,24 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
         if (cnt == 0) continue;
         const char *c = qkv_svg_color(i);
         if (cnt == 1) {
-            qkv_svg_buf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
-                                   "stroke-width=\"7\" stroke-opacity=\"0.25\"/>\n",
-                               XP(s[i].x[last]), YP(s[i].lo[last]), XP(s[i].x[last]), YP(s[i].hi[last]), c);
+            qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
+                                  "stroke-width=\"7\" stroke-opacity=\"0.25\"/>\n",
+                              XP(s[i].x[last]), YP(s[i].lo[last]), XP(s[i].x[last]), YP(s[i].hi[last]), c);
             continue;
         }
-        qkv_svg_buf_printf(&b, "<polygon fill=\"%s\" fill-opacity=\"0.18\" stroke=\"none\" points=\"", c);
+        qkv_strbuf_printf(&b, "<polygon fill=\"%s\" fill-opacity=\"0.18\" stroke=\"none\" points=\"", c);
         for (int j = 0; j < s[i].n; j++)
             if (isfinite(s[i].x[j]) && usable(s[i].lo[j], lg) && usable(s[i].hi[j], lg))
-                qkv_svg_buf_printf(&b, "%.2f,%.2f ", XP(s[i].x[j]), YP(s[i].hi[j]));
+                qkv_strbuf_printf(&b, "%.2f,%.2f ", XP(s[i].x[j]), YP(s[i].hi[j]));
         for (int j = s[i].n - 1; j >= 0; j--)
             if (isfinite(s[i].x[j]) && usable(s[i].lo[j], lg) && usable(s[i].hi[j], lg))
-                qkv_svg_buf_printf(&b, "%.2f,%.2f ", XP(s[i].x[j]), YP(s[i].lo[j]));
-        qkv_svg_buf_puts(&b, "\"/>\n");
+                qkv_strbuf_printf(&b, "%.2f,%.2f ", XP(s[i].x[j]), YP(s[i].lo[j]));
+        qkv_strbuf_puts(&b, "\"/>\n");
     }
     if (p->hline && usable(p->hline_y, lg)) {
         double y = YP(p->hline_y);
-        qkv_svg_buf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#444444\" "
-                               "stroke-width=\"1.2\" stroke-dasharray=\"6 4\"/>\n", ML, y, ML + PW, y);
+        qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#444444\" "
+                              "stroke-width=\"1.2\" stroke-dasharray=\"6 4\"/>\n", ML, y, ML + PW, y);
         /* at the left end, where training curves start low: below the line in the upper half */
         if (p->hline_label)
             svg_text(&b, ML + 6, y < MT + PH / 2 ? y + 14 : y - 6, NULL,
@@ -419,22 +314,22 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
             if (isfinite(s[i].x[j]) && usable(s[i].y[j], lg)) cnt++;
         if (cnt == 0) continue;
         if (cnt > 1) {
-            qkv_svg_buf_printf(&b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
-                                   "stroke-linejoin=\"round\"", c);
-            if (*dash) qkv_svg_buf_printf(&b, " stroke-dasharray=\"%s\"", dash);
-            qkv_svg_buf_puts(&b, " points=\"");
+            qkv_strbuf_printf(&b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+                                  "stroke-linejoin=\"round\"", c);
+            if (*dash) qkv_strbuf_printf(&b, " stroke-dasharray=\"%s\"", dash);
+            qkv_strbuf_puts(&b, " points=\"");
             for (int j = 0; j < s[i].n; j++)
                 if (isfinite(s[i].x[j]) && usable(s[i].y[j], lg))
-                    qkv_svg_buf_printf(&b, "%.2f,%.2f ", XP(s[i].x[j]), YP(s[i].y[j]));
-            qkv_svg_buf_puts(&b, "\"/>\n");
+                    qkv_strbuf_printf(&b, "%.2f,%.2f ", XP(s[i].x[j]), YP(s[i].y[j]));
+            qkv_strbuf_puts(&b, "\"/>\n");
         }
         if (cnt <= 30) {
-            qkv_svg_buf_printf(&b, "<g fill=\"%s\">", c);
+            qkv_strbuf_printf(&b, "<g fill=\"%s\">", c);
             for (int j = 0; j < s[i].n; j++)
                 if (isfinite(s[i].x[j]) && usable(s[i].y[j], lg))
-                    qkv_svg_buf_printf(&b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%s\"/>", XP(s[i].x[j]),
-                                       YP(s[i].y[j]), cnt == 1 ? "3.5" : "2.5");
-            qkv_svg_buf_puts(&b, "</g>\n");
+                    qkv_strbuf_printf(&b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%s\"/>", XP(s[i].x[j]),
+                                      YP(s[i].y[j]), cnt == 1 ? "3.5" : "2.5");
+            qkv_strbuf_puts(&b, "</g>\n");
         }
     }
 
@@ -443,18 +338,18 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
         int row = i / ncol, col = i % ncol;
         double x = ML + col * item_w, y = leg_y + row * row_h;
         const char *c = qkv_svg_color(i), *dash = qkv_svg_dash(i);
-        qkv_svg_buf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"10\" fill=\"%s\" "
-                               "fill-opacity=\"0.18\"/>\n", x, y - 5, swatch, c);
-        qkv_svg_buf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
-                               "stroke-width=\"2.5\"", x, y, x + swatch, y, c);
-        if (*dash) qkv_svg_buf_printf(&b, " stroke-dasharray=\"%s\"", dash);
-        qkv_svg_buf_puts(&b, "/>\n");
+        qkv_strbuf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"10\" fill=\"%s\" "
+                              "fill-opacity=\"0.18\"/>\n", x, y - 5, swatch, c);
+        qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
+                              "stroke-width=\"2.5\"", x, y, x + swatch, y, c);
+        if (*dash) qkv_strbuf_printf(&b, " stroke-dasharray=\"%s\"", dash);
+        qkv_strbuf_puts(&b, "/>\n");
         svg_text(&b, x + swatch + 6, y, NULL, "dy=\".35em\" font-size=\"12\" fill=\"#222222\"", s[i].name);
     }
 #undef XP
 #undef YP
-    qkv_svg_buf_puts(&b, "</svg>\n");
-    return qkv_svg_buf_take(&b);
+    qkv_strbuf_puts(&b, "</svg>\n");
+    return qkv_strbuf_take(&b);
 }
 
 /* ---- heatmaps ---------------------------------------------------------------------------- */
@@ -555,8 +450,8 @@ char *qkv_svg_heatmap(const char *title, const char *subtitle, int layers, int h
     if (W < sw) W = sw;
     const double H = MT + layers * block_h + MB;
 
-    qkv_svg_buf b;
-    qkv_svg_buf_init(&b);
+    qkv_strbuf b;
+    qkv_strbuf_init(&b);
     svg_open(&b, W, H);
     if (title) svg_text(&b, W / 2, 26, "middle", "font-size=\"16\" font-weight=\"bold\"", title);
     if (subtitle && *subtitle) svg_text(&b, W / 2, 46, "middle", "font-size=\"12\" fill=\"#444444\"", subtitle);
@@ -582,37 +477,37 @@ char *qkv_svg_heatmap(const char *title, const char *subtitle, int layers, int h
                 }
             }
             qsort(runs, (size_t)nr, sizeof *runs, cmp_run);
-            qkv_svg_buf_puts(&b, "<g shape-rendering=\"crispEdges\">\n");
+            qkv_strbuf_puts(&b, "<g shape-rendering=\"crispEdges\">\n");
             for (int i = 0; i < nr; i++) {
                 if (i == 0 || runs[i].level != runs[i - 1].level) {
                     if (runs[i].level < 0) snprintf(col, sizeof col, "#bbbbbb");
                     else ramp(runs[i].level / 255.0, col);
-                    qkv_svg_buf_printf(&b, "<path fill=\"%s\" d=\"", col);
+                    qkv_strbuf_printf(&b, "<path fill=\"%s\" d=\"", col);
                 }
                 double rw = (runs[i].k1 - runs[i].k0) * cell;
-                qkv_svg_buf_printf(&b, "M%.2f %.2fh%.2fv%.2fh%.2fz", px + runs[i].k0 * cell, py + runs[i].q * cell,
-                                   rw, cell, -rw);
-                if (i == nr - 1 || runs[i + 1].level != runs[i].level) qkv_svg_buf_puts(&b, "\"/>\n");
+                qkv_strbuf_printf(&b, "M%.2f %.2fh%.2fv%.2fh%.2fz", px + runs[i].k0 * cell, py + runs[i].q * cell,
+                                  rw, cell, -rw);
+                if (i == nr - 1 || runs[i + 1].level != runs[i].level) qkv_strbuf_puts(&b, "\"/>\n");
             }
-            qkv_svg_buf_puts(&b, "</g>\n");
-            qkv_svg_buf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" "
-                                   "stroke=\"#888888\" stroke-width=\"0.8\"/>\n", px, py, panel, panel);
+            qkv_strbuf_puts(&b, "</g>\n");
+            qkv_strbuf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" "
+                                  "stroke=\"#888888\" stroke-width=\"0.8\"/>\n", px, py, panel, panel);
             /* tick labels: query tokens on the left, key tokens below */
-            qkv_svg_buf_printf(&b, "<g font-size=\"%.1f\" fill=\"#333333\">\n", fs);
+            qkv_strbuf_printf(&b, "<g font-size=\"%.1f\" fill=\"#333333\">\n", fs);
             for (int i = 0; i < T; i += k)
                 svg_text(&b, px - 3, py + (i + 0.5) * cell, "end", "dy=\".35em\"", lab[i]);
             for (int i = 0; i < T; i += k) {
                 double x = px + (i + 0.5) * cell;
                 if (rotate_x) {
-                    qkv_svg_buf_printf(&b, "<text transform=\"translate(%.2f,%.2f) rotate(-90)\" "
-                                           "text-anchor=\"end\" dy=\".35em\">", x, py + panel + 3);
-                    qkv_svg_buf_escape(&b, lab[i]);
-                    qkv_svg_buf_puts(&b, "</text>\n");
+                    qkv_strbuf_printf(&b, "<text transform=\"translate(%.2f,%.2f) rotate(-90)\" "
+                                          "text-anchor=\"end\" dy=\".35em\">", x, py + panel + 3);
+                    qkv_strbuf_escape_xml(&b, lab[i]);
+                    qkv_strbuf_puts(&b, "</text>\n");
                 } else {
                     svg_text(&b, x, py + panel + fs + 2, "middle", NULL, lab[i]);
                 }
             }
-            qkv_svg_buf_puts(&b, "</g>\n");
+            qkv_strbuf_puts(&b, "</g>\n");
         }
     }
 
@@ -620,39 +515,39 @@ char *qkv_svg_heatmap(const char *title, const char *subtitle, int layers, int h
     double grid_w = heads * block_w;
     svg_text(&b, ML + grid_w / 2, H - 10, "middle", "font-size=\"12\" fill=\"#222222\"",
              "key (attended position) \xe2\x86\x92");
-    qkv_svg_buf_printf(&b, "<text transform=\"translate(14,%.2f) rotate(-90)\" text-anchor=\"middle\" "
-                           "font-size=\"12\" fill=\"#222222\">", MT + layers * block_h / 2);
-    qkv_svg_buf_escape(&b, "\xe2\x86\x90 query (attending position)");
-    qkv_svg_buf_puts(&b, "</text>\n");
+    qkv_strbuf_printf(&b, "<text transform=\"translate(14,%.2f) rotate(-90)\" text-anchor=\"middle\" "
+                          "font-size=\"12\" fill=\"#222222\">", MT + layers * block_h / 2);
+    qkv_strbuf_escape_xml(&b, "\xe2\x86\x90 query (attending position)");
+    qkv_strbuf_puts(&b, "</text>\n");
 
     /* colour bar: 0 at the bottom, 1 at the top */
     const int nbar = 50;
     double bx = ML + grid_w + 8, by = MT + CAP, bh = panel < 120 ? 120 : panel > 220 ? 220 : panel;
-    qkv_svg_buf_puts(&b, "<g shape-rendering=\"crispEdges\">\n");
+    qkv_strbuf_puts(&b, "<g shape-rendering=\"crispEdges\">\n");
     for (int i = 0; i < nbar; i++) {
         ramp((i + 0.5) / nbar, col);
-        qkv_svg_buf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"%.2f\" fill=\"%s\"/>\n", bx,
-                           by + bh - (i + 1) * bh / nbar, bh / nbar + 0.05, col);
+        qkv_strbuf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"%.2f\" fill=\"%s\"/>\n", bx,
+                          by + bh - (i + 1) * bh / nbar, bh / nbar + 0.05, col);
     }
-    qkv_svg_buf_puts(&b, "</g>\n");
-    qkv_svg_buf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"%.2f\" fill=\"none\" "
-                           "stroke=\"#888888\" stroke-width=\"0.8\"/>\n", bx, by, bh);
-    qkv_svg_buf_puts(&b, "<g font-size=\"10\" fill=\"#333333\">\n");
+    qkv_strbuf_puts(&b, "</g>\n");
+    qkv_strbuf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"%.2f\" fill=\"none\" "
+                          "stroke=\"#888888\" stroke-width=\"0.8\"/>\n", bx, by, bh);
+    qkv_strbuf_puts(&b, "<g font-size=\"10\" fill=\"#333333\">\n");
     for (int i = 0; i <= 4; i++) {
         double y = by + bh - i * bh / 4;
-        qkv_svg_buf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333333\"/>\n",
-                           bx + 14, y, bx + 18, y);
+        qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333333\"/>\n",
+                          bx + 14, y, bx + 18, y);
         snprintf(txt, sizeof txt, "%.2f", i / 4.0);
         svg_text(&b, bx + 21, y, NULL, "dy=\".35em\"", txt);
     }
-    qkv_svg_buf_puts(&b, "</g>\n");
+    qkv_strbuf_puts(&b, "</g>\n");
     svg_text(&b, bx, by - 12, NULL, "font-size=\"11\" fill=\"#222222\"", "weight");
 
-    qkv_svg_buf_puts(&b, "</svg>\n");
+    qkv_strbuf_puts(&b, "</svg>\n");
     free(runs);
     if (own) {
         for (int i = 0; i < T; i++) free(own[i]);
         free(own);
     }
-    return qkv_svg_buf_take(&b);
+    return qkv_strbuf_take(&b);
 }

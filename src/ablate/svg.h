@@ -1,33 +1,12 @@
-/* A tiny SVG writer for the ablation report: a growable string buffer, "nice" axis ticks,
- * XML escaping, line plots with min-max bands, and attention heatmaps. No external
- * libraries; every function returns a malloc'd string (NULL when out of memory). The
- * SVGs use no ids, so several can be inlined into one HTML page. */
+/* A tiny SVG writer for the ablation report: "nice" axis ticks, line plots with min-max
+ * bands, and attention heatmaps. No external libraries; every function returns a malloc'd
+ * string (NULL when out of memory). The SVGs use no ids, so several can be inlined into
+ * one HTML page. */
 #ifndef QKV_SVG_H
 #define QKV_SVG_H
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
-
-/* ---- an append-only growable string ------------------------------------------------------ */
-
-typedef struct qkv_svg_buf {
-    char *s;        /* NUL-terminated while non-NULL */
-    size_t len, cap;
-    bool oom;       /* an allocation failed: every later append is a no-op */
-} qkv_svg_buf;
-
-void qkv_svg_buf_init(qkv_svg_buf *b);
-void qkv_svg_buf_free(qkv_svg_buf *b);
-/* the string (the buffer is left empty); NULL if any append ran out of memory */
-char *qkv_svg_buf_take(qkv_svg_buf *b);
-void qkv_svg_buf_putn(qkv_svg_buf *b, const char *s, size_t n);
-void qkv_svg_buf_puts(qkv_svg_buf *b, const char *s);
-void qkv_svg_buf_printf(qkv_svg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void qkv_svg_buf_vprintf(qkv_svg_buf *b, const char *fmt, va_list ap);
-/* s with & < > " ' escaped: valid in XML/HTML text and in quoted attribute values
- * (NULL appends nothing) */
-void qkv_svg_buf_escape(qkv_svg_buf *b, const char *s);
 
 /* ---- axes -------------------------------------------------------------------------------- */
 

@@ -1,0 +1,83 @@
+/* Internal: a format-independent document (headings, paragraphs, notes, lists, code blocks,
+ * tables, figures) that report_layout.c fills from a qkv_report and report_md.c and
+ * report_html.c render, so the report's structure is written once for both formats. */
+#ifndef QKV_REPORT_DOC_H
+#define QKV_REPORT_DOC_H
+
+#include <stdbool.h>
+
+#include "ablate/report_data.h"
+
+/* inline runs of a paragraph */
+typedef enum qkv_report_span_kind {
+    QKV_SPAN_TEXT,
+    QKV_SPAN_CODE,                      /* a name or path in code font */
+    QKV_SPAN_CODE_NOWRAP,               /* a command-line option: code font, never broken across lines */
+} qkv_report_span_kind;
+
+typedef struct qkv_report_span {
+    qkv_report_span_kind kind;
+    char *text;                         /* owned */
+} qkv_report_span;
+
+typedef enum qkv_report_block_kind {
+    QKV_BLOCK_HEADING,                  /* level 1 is the document's title */
+    QKV_BLOCK_PARAGRAPH,                /* spans */
+    QKV_BLOCK_NOTE,                     /* an explanatory paragraph (set smaller in HTML) */
+    QKV_BLOCK_LIST,                     /* a bulleted list of items */
+    QKV_BLOCK_CODE,                     /* verbatim text */
+    QKV_BLOCK_TABLE,
+    QKV_BLOCK_FIGURE,
+} qkv_report_block_kind;
+
+typedef struct qkv_report_block {
+    qkv_report_block_kind kind;
+    int level;                          /* HEADING: 1-3 */
+    char *text;                         /* HEADING, NOTE, CODE (owned) */
+    const char *lang;                   /* CODE: the Markdown fence's language (static) */
+    qkv_report_span *spans;             /* PARAGRAPH (owned) */
+    char **items;                       /* LIST (owned) */
+    int n;                              /* spans or items */
+    const qkv_report_table *table;      /* TABLE (borrowed from the qkv_report) */
+    const qkv_report_figure *figure;    /* FIGURE (borrowed from the qkv_report) */
+} qkv_report_block;
+
+typedef struct qkv_report_doc {
+    const char *title;                  /* for HTML's <title> (the visible title is a heading) */
+    qkv_report_block *blocks;
+    int n, cap;
+    bool oom;                           /* an append failed; the document is incomplete */
+} qkv_report_doc;
+
+/* report_doc.c: building. An append that runs out of memory sets doc->oom (checked once). */
+/* an empty document; title is borrowed */
+void qkv_report_doc_init(qkv_report_doc *doc, const char *title);
+/* frees the blocks and the strings they own */
+void qkv_report_doc_free(qkv_report_doc *doc);
+/* a heading; level 1 is the title */
+void qkv_report_doc_heading(qkv_report_doc *doc, int level, const char *text);
+/* an explanatory paragraph, printf-formatted */
+void qkv_report_doc_note(qkv_report_doc *doc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* starts a paragraph; qkv_report_doc_span appends to it */
+void qkv_report_doc_paragraph(qkv_report_doc *doc);
+/* a printf-formatted span at the end of the current paragraph */
+void qkv_report_doc_span(qkv_report_doc *doc, qkv_report_span_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* a paragraph of plain text */
+void qkv_report_doc_text(qkv_report_doc *doc, const char *text);
+/* a bulleted list (the items are copied) */
+void qkv_report_doc_list(qkv_report_doc *doc, const char *const *items, int n);
+/* verbatim text; lang names it for Markdown's code fence */
+void qkv_report_doc_code(qkv_report_doc *doc, const char *lang, const char *text);
+/* a table, borrowed from the qkv_report */
+void qkv_report_doc_table(qkv_report_doc *doc, const qkv_report_table *t);
+/* a figure, borrowed from the qkv_report */
+void qkv_report_doc_figure(qkv_report_doc *doc, const qkv_report_figure *f);
+
+/* report_layout.c: results.md's document (the tables) */
+int qkv_report_layout_results(qkv_report_doc *doc, const qkv_report *p);
+/* report_layout.c: report.md's and report.html's document (everything); both 0, or -1 when
+ * out of memory */
+int qkv_report_layout_page(qkv_report_doc *doc, const qkv_report *p);
+
+#endif

@@ -1,0 +1,180 @@
+/* The report's machine-readable fields: per variant (results.csv's columns and the keys of
+ * results.json's variant objects) and per run (the keys of its run objects). Each list gives
+ * a field's CSV and JSON names and the function that reads its value; adding a column is
+ * adding a line to a list (see report_data.h). Statistics of a variant without a finished run
+ * are missing, not zero. */
+#include "ablate/report_data.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* variant i's value (i indexes p->r->v, p->curves ...) */
+typedef qkv_report_value (*variant_fn)(const qkv_report *p, int i);
+/* a run's value */
+typedef qkv_report_value (*run_fn)(const qkv_run_result *run);
+
+typedef struct variant_field {
+    qkv_report_field name;
+    variant_fn get;
+} variant_field;
+
+typedef struct run_field {
+    qkv_report_field name;
+    run_fn get;
+} run_field;
+
+/* ---- values ------------------------------------------------------------------------------ */
+
+/* no value (null in JSON) */
+static qkv_report_value missing(void) { return (qkv_report_value){.kind = QKV_REPORT_MISSING}; }
+
+/* a number; a non-finite one is missing */
+static qkv_report_value num(double x) {
+    return isfinite(x) ? (qkv_report_value){.kind = QKV_REPORT_NUM, .num = x} : missing();
+}
+
+/* an integer */
+static qkv_report_value integer(long long i) { return (qkv_report_value){.kind = QKV_REPORT_INT, .i = i}; }
+
+/* a step count, missing when negative (never reached) */
+static qkv_report_value steps(long long i) { return i >= 0 ? integer(i) : missing(); }
+
+/* a string borrowed from the results */
+static qkv_report_value str(const char *s) { return (qkv_report_value){.kind = QKV_REPORT_STR, .str = s}; }
+
+/* a statistic over variant i's finished runs: missing when it has none */
+static qkv_report_value stat(const qkv_report *p, int i, double x) { return num(p->r->v[i].runs_ok > 0 ? x : NAN); }
+
+/* ---- per variant ------------------------------------------------------------------------- */
+
+/* variant i's results */
+static const qkv_variant_result *var(const qkv_report *p, int i) { return &p->r->v[i]; }
+
+/* the variant's name */
+static qkv_report_value v_name(const qkv_report *p, int i) { return str(var(p, i)->name); }
+/* its overrides, joined with spaces */
+static qkv_report_value v_sets(const qkv_report *p, int i) { return str(var(p, i)->sets); }
+/* the attention layers' parameter count */
+static qkv_report_value v_attn_params(const qkv_report *p, int i) { return integer(var(p, i)->attn_params); }
+/* the model's parameter count */
+static qkv_report_value v_params(const qkv_report *p, int i) { return integer(var(p, i)->params); }
+/* the finished runs */
+static qkv_report_value v_runs_ok(const qkv_report *p, int i) { return integer(var(p, i)->runs_ok); }
+/* mean final accuracy */
+static qkv_report_value v_acc_mean(const qkv_report *p, int i) { return stat(p, i, var(p, i)->acc_mean); }
+/* its standard deviation over seeds */
+static qkv_report_value v_acc_std(const qkv_report *p, int i) { return stat(p, i, var(p, i)->acc_std); }
+/* the worst seed's final accuracy */
+static qkv_report_value v_acc_min(const qkv_report *p, int i) { return stat(p, i, var(p, i)->acc_min); }
+/* mean final loss */
+static qkv_report_value v_loss_mean(const qkv_report *p, int i) { return stat(p, i, var(p, i)->loss_mean); }
+/* its standard deviation over seeds */
+static qkv_report_value v_loss_std(const qkv_report *p, int i) { return stat(p, i, var(p, i)->loss_std); }
+/* the median steps to the threshold (missing: never, or no finished run) */
+static qkv_report_value v_steps(const qkv_report *p, int i) {
+    return steps(var(p, i)->runs_ok > 0 ? var(p, i)->steps_median : -1);
+}
+/* the seeds that reached the threshold */
+static qkv_report_value v_reached(const qkv_report *p, int i) { return integer(var(p, i)->reached); }
+/* mean wall seconds of a run */
+static qkv_report_value v_seconds(const qkv_report *p, int i) { return num(var(p, i)->seconds); }
+/* the mean weight a query puts on its own position */
+static qkv_report_value v_diag_share(const qkv_report *p, int i) { return stat(p, i, var(p, i)->diag.diag_share); }
+/* the mean weight on the first position */
+static qkv_report_value v_first_share(const qkv_report *p, int i) { return stat(p, i, var(p, i)->diag.first_share); }
+/* the mean entropy of a query's weights */
+static qkv_report_value v_entropy(const qkv_report *p, int i) { return stat(p, i, var(p, i)->diag.entropy); }
+/* the same for uniform causal attention (a property of the task, so kept for failed variants) */
+static qkv_report_value v_entropy_uniform(const qkv_report *p, int i) { return num(var(p, i)->diag.entropy_uniform); }
+
+/* CSV columns in CSV order, JSON keys in JSON order; "sets" appears twice because it is the
+ * last CSV column but the second JSON key */
+static const variant_field VARIANT_FIELDS[] = {
+    {{"variant", "name", NULL}, v_name},
+    {{NULL, "sets", NULL}, v_sets},
+    {{"attn_params", "attn_params", NULL}, v_attn_params},
+    {{"params", "params", NULL}, v_params},
+    {{NULL, "runs_ok", NULL}, v_runs_ok},
+    {{"acc_mean", "acc_mean", NULL}, v_acc_mean},
+    {{"acc_std", "acc_std", NULL}, v_acc_std},
+    {{"acc_min", "acc_min", NULL}, v_acc_min},
+    {{"loss_mean", "loss_mean", NULL}, v_loss_mean},
+    {{"loss_std", "loss_std", NULL}, v_loss_std},
+    {{"steps_to_threshold", "steps_to_threshold", "never"}, v_steps},
+    {{NULL, "reached", NULL}, v_reached},
+    {{"seconds", "seconds", NULL}, v_seconds},
+    {{"diag_share", "diag_share", NULL}, v_diag_share},
+    {{"first_share", "first_share", NULL}, v_first_share},
+    {{"entropy", "entropy", NULL}, v_entropy},
+    {{NULL, "entropy_uniform", NULL}, v_entropy_uniform},
+    {{"sets", NULL, NULL}, v_sets},
+};
+
+/* ---- per run ----------------------------------------------------------------------------- */
+
+/* the run's seed */
+static qkv_report_value r_seed(const qkv_run_result *run) { return integer(run->seed); }
+/* whether it finished */
+static qkv_report_value r_ok(const qkv_run_result *run) {
+    return (qkv_report_value){.kind = QKV_REPORT_BOOL, .b = run->ok};
+}
+/* its final evaluation accuracy */
+static qkv_report_value r_final_acc(const qkv_run_result *run) { return num(run->final_acc); }
+/* its final evaluation loss */
+static qkv_report_value r_final_loss(const qkv_run_result *run) { return num(run->final_loss); }
+/* its first evaluated step at the threshold (missing: never) */
+static qkv_report_value r_steps(const qkv_run_result *run) { return steps(run->steps_to_threshold); }
+/* its wall seconds */
+static qkv_report_value r_seconds(const qkv_run_result *run) { return num(run->seconds); }
+
+/* JSON keys of a run object (runs are not in the CSV); its curve follows them */
+static const run_field RUN_FIELDS[] = {
+    {{NULL, "seed", NULL}, r_seed},
+    {{NULL, "ok", NULL}, r_ok},
+    {{NULL, "final_acc", NULL}, r_final_acc},
+    {{NULL, "final_loss", NULL}, r_final_loss},
+    {{NULL, "steps_to_threshold", NULL}, r_steps},
+    {{NULL, "seconds", NULL}, r_seconds},
+};
+
+/* ---- records ----------------------------------------------------------------------------- */
+
+/* room for rows x n_fields values; 0 or -1 (out of memory) */
+static int records_alloc(qkv_report_records *rec, int rows, int n_fields) {
+    memset(rec, 0, sizeof *rec);
+    rec->rows = rows;
+    rec->n_fields = n_fields;
+    rec->fields = calloc((size_t)n_fields, sizeof *rec->fields);
+    rec->v = calloc((size_t)rows * (size_t)n_fields + 1, sizeof *rec->v);
+    return rec->fields && rec->v ? 0 : -1;
+}
+
+/* every variant's and every run's values, read once */
+int qkv_report_fields_build(qkv_report *p) {
+    const int nvf = (int)(sizeof VARIANT_FIELDS / sizeof VARIANT_FIELDS[0]);
+    const int nrf = (int)(sizeof RUN_FIELDS / sizeof RUN_FIELDS[0]);
+    int ns = p->cfg->n_seeds;
+    if (records_alloc(&p->variant_fields, p->nv, nvf) ||
+        records_alloc(&p->run_fields, p->r->runs ? p->nv * ns : 0, nrf))
+        return -1;
+    for (int f = 0; f < nvf; f++) p->variant_fields.fields[f] = VARIANT_FIELDS[f].name;
+    for (int f = 0; f < nrf; f++) p->run_fields.fields[f] = RUN_FIELDS[f].name;
+    for (int i = 0; i < p->nv; i++) {
+        qkv_report_value *row = p->variant_fields.v + (size_t)i * (size_t)nvf;
+        for (int f = 0; f < nvf; f++) row[f] = VARIANT_FIELDS[f].get(p, i);
+    }
+    for (int k = 0; k < p->run_fields.rows; k++) {
+        qkv_report_value *row = p->run_fields.v + (size_t)k * (size_t)nrf;
+        const qkv_run_result *run = qkv_report_run(p, k / ns, k % ns);
+        for (int f = 0; f < nrf; f++) row[f] = RUN_FIELDS[f].get(run);
+    }
+    return 0;
+}
+
+/* the names are copied, the strings in the values borrowed */
+void qkv_report_records_free(qkv_report_records *rec) {
+    free(rec->fields);
+    free(rec->v);
+    memset(rec, 0, sizeof *rec);
+}

@@ -1,0 +1,102 @@
+/* results.json: the ablation's settings, then per variant its fields and its runs (their
+ * fields and evaluation curves), printed by cJSON. Missing values are null. */
+#include "ablate/report_render.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* a number, null when not finite (JSON has no NaN or infinity) */
+static void j_num(cJSON *o, const char *key, double v) {
+    if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
+    else cJSON_AddNullToObject(o, key);
+}
+
+/* n numbers as an array, null for the non-finite ones */
+static cJSON *j_array(const double *v, int n) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && v && i < n; i++)
+        cJSON_AddItemToArray(a, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
+    return a;
+}
+
+/* row r's fields that have a JSON key, in list order */
+static void j_fields(cJSON *o, const qkv_report_records *rec, int r) {
+    for (int f = 0; f < rec->n_fields; f++) {
+        const char *key = rec->fields[f].json;
+        const qkv_report_value *v = qkv_report_value_at(rec, r, f);
+        if (!key) continue;
+        switch (v->kind) {
+        case QKV_REPORT_MISSING: cJSON_AddNullToObject(o, key); break;
+        case QKV_REPORT_NUM: cJSON_AddNumberToObject(o, key, v->num); break;
+        case QKV_REPORT_INT: cJSON_AddNumberToObject(o, key, (double)v->i); break;
+        case QKV_REPORT_STR: cJSON_AddStringToObject(o, key, v->str ? v->str : ""); break;
+        case QKV_REPORT_BOOL: cJSON_AddBoolToObject(o, key, v->b); break;
+        }
+    }
+}
+
+/* a run's evaluations: steps, accuracies and losses as three parallel arrays */
+static void j_curve(cJSON *ro, const qkv_run_result *run) {
+    cJSON *cu = cJSON_AddObjectToObject(ro, "curve");
+    if (!cu) return;
+    int n = run->n > 0 ? run->n : 0;
+    double *steps = n && run->step ? malloc((size_t)n * sizeof *steps) : NULL;
+    for (int k = 0; steps && k < n; k++) steps[k] = (double)run->step[k];
+    cJSON_AddItemToObject(cu, "step", j_array(steps, steps ? n : 0));
+    cJSON_AddItemToObject(cu, "eval_acc", j_array(run->eval_acc, n));
+    cJSON_AddItemToObject(cu, "eval_loss", j_array(run->eval_loss, n));
+    free(steps);
+}
+
+/* variant i's object: its fields, then its runs; false when out of memory */
+static bool j_variant(cJSON *vars, const qkv_report *p, int i) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return false;
+    cJSON_AddItemToArray(vars, o);
+    j_fields(o, &p->variant_fields, i);
+    cJSON *runs = cJSON_AddArrayToObject(o, "runs");
+    int ns = p->cfg->n_seeds;
+    for (int s = 0; runs && s < ns && p->run_fields.rows > 0; s++) {
+        cJSON *ro = cJSON_CreateObject();
+        if (!ro) break;
+        cJSON_AddItemToArray(runs, ro);
+        j_fields(ro, &p->run_fields, i * ns + s);
+        j_curve(ro, qkv_report_run(p, i, s));
+    }
+    return true;
+}
+
+/* the whole file, with a final newline */
+char *qkv_report_render_json(const qkv_report *p) {
+    const qkv_ablate_config *cfg = p->cfg;
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return NULL;
+    cJSON_AddStringToObject(root, "title", p->title);
+    j_num(root, "threshold", cfg->threshold);
+    cJSON *seeds = cJSON_AddArrayToObject(root, "seeds");
+    for (int s = 0; seeds && s < cfg->n_seeds; s++)
+        cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)cfg->seeds[s]));
+    if (p->r->version) cJSON_AddStringToObject(root, "version", p->r->version);
+    else cJSON_AddNullToObject(root, "version");
+    j_num(root, "wall_seconds", p->r->wall_seconds);
+    cJSON_AddNumberToObject(root, "jobs", p->r->jobs);
+    cJSON *vars = cJSON_AddArrayToObject(root, "variants");
+    for (int i = 0; vars && i < p->nv; i++)
+        if (!j_variant(vars, p, i)) break;
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!s) return NULL;
+    /* cJSON's allocator is malloc by default; copy anyway so the caller can free() it */
+    size_t len = strlen(s);
+    char *out = malloc(len + 2);
+    if (out) {
+        memcpy(out, s, len);
+        out[len] = '\n';
+        out[len + 1] = 0;
+    }
+    cJSON_free(s);
+    return out;
+}

@@ -1,0 +1,165 @@
+/* The report's figures: the summary plots (one line per variant over training steps) and
+ * each variant's attention map, drawn with svg.c. Adding a plot is adding a line to PLOTS
+ * (see report_data.h). */
+#include "ablate/report_data.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ablate/svg.h"
+
+typedef struct plot {
+    const char *file;                   /* under plots/ */
+    const char *alt;                    /* what it shows, in words */
+    char *(*draw)(const qkv_report *p); /* the SVG; NULL when out of memory */
+} plot;
+
+/* ---- curves over training steps ---------------------------------------------------------- */
+
+/* one series per variant of metric k (legend: the name, and how many runs it lost) */
+static char *draw_curves(const qkv_report *p, const qkv_svg_plot *plot_cfg, int k) {
+    const qkv_ablate_config *cfg = p->cfg;
+    qkv_svg_series *series = calloc((size_t)p->nv + 1, sizeof *series);
+    char(*names)[QKV_ABLATE_NAME + 48] = calloc((size_t)p->nv + 1, sizeof *names);
+    char *svg = NULL;
+    if (series && names) {
+        for (int i = 0; i < p->nv; i++) {
+            const qkv_variant_result *v = &p->r->v[i];
+            const qkv_report_curve *c = &p->curves[i];
+            if (v->runs_ok <= 0) snprintf(names[i], sizeof names[i], "%s (failed)", v->name);
+            else if (v->runs_ok < cfg->n_seeds)
+                snprintf(names[i], sizeof names[i], "%s (%d of %d runs)", v->name, v->runs_ok, cfg->n_seeds);
+            else snprintf(names[i], sizeof names[i], "%s", v->name);
+            series[i] = (qkv_svg_series){names[i], c->n, c->x, c->y[k].mean, c->y[k].lo, c->y[k].hi};
+        }
+        svg = qkv_svg_curves(plot_cfg, series, p->nv);
+    }
+    free(series);
+    free(names);
+    return svg;
+}
+
+/* evaluation accuracy on a fixed 0-100% axis, with the threshold drawn in */
+static char *draw_accuracy(const qkv_report *p) {
+    const qkv_ablate_config *cfg = p->cfg;
+    char label[64];
+    snprintf(label, sizeof label, "threshold %s", p->thr);
+    qkv_svg_plot pa = {.title = "Evaluation accuracy (mean over seeds, band: min\xe2\x80\x93max)",
+                       .xlabel = "training step",
+                       .ylabel = "evaluation accuracy",
+                       .percent_y = true,
+                       .fixed_y = true,
+                       .y_min = 0,
+                       .y_max = 1,
+                       .hline = isfinite(cfg->threshold) && cfg->threshold >= 0 && cfg->threshold <= 1,
+                       .hline_y = cfg->threshold,
+                       .hline_label = label,
+                       .width = 860};
+    return draw_curves(p, &pa, QKV_REPORT_ACC);
+}
+
+/* evaluation loss on a log axis (losses span decades as a task gets solved) */
+static char *draw_loss(const qkv_report *p) {
+    qkv_svg_plot pl = {.title = "Evaluation loss (mean over seeds, band: min\xe2\x80\x93max)",
+                       .xlabel = "training step",
+                       .ylabel = "evaluation loss (log scale)",
+                       .log_y = true,
+                       .width = 860};
+    return draw_curves(p, &pl, QKV_REPORT_LOSS);
+}
+
+/* the summary plots, in report order */
+static const plot PLOTS[] = {
+    {"accuracy.svg", "Evaluation accuracy against training step", draw_accuracy},
+    {"loss.svg", "Evaluation loss against training step", draw_loss},
+};
+
+/* ---- attention maps ---------------------------------------------------------------------- */
+
+/* whether the variant recorded attention weights to draw */
+static bool has_heat(const qkv_variant_result *v) {
+    return v->heat.w && v->heat.layers > 0 && v->heat.heads > 0 && v->heat.T > 0;
+}
+
+/* the file name part of a variant: its name when it is path-safe, otherwise a cleaned
+ * copy with the variant index appended (so two cleaned names cannot collide) */
+static void safe_name(char *dst, size_t n, const char *name, int index) {
+    char tmp[QKV_ABLATE_NAME + 1];
+    bool changed = false;
+    size_t o = 0;
+    for (size_t i = 0; name[i] && i < QKV_ABLATE_NAME && o < sizeof tmp - 1; i++) {
+        char c = name[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                  c == '+' || c == '.' || c == '-';
+        tmp[o++] = ok ? c : '_';
+        changed |= !ok;
+    }
+    tmp[o] = 0;
+    if (changed || o == 0) snprintf(dst, n, "%s-%d", tmp, index);
+    else snprintf(dst, n, "%s", tmp);
+}
+
+/* variant i's heatmap, its tokens as tick labels (characters for a byte-level task); NULL
+ * when out of memory or refused by the SVG writer */
+static char *draw_map(const qkv_report *p, int i) {
+    const qkv_ablate_config *cfg = p->cfg;
+    const qkv_variant_result *v = &p->r->v[i];
+    const qkv_heatmap *h = &v->heat;
+    char **labels = NULL;
+    if (h->tokens) {
+        labels = calloc((size_t)h->T, sizeof *labels);
+        if (!labels) return NULL;
+        for (int t = 0; t < h->T; t++) {
+            labels[t] = malloc(16);
+            if (!labels[t]) break;
+            int32_t tok = h->tokens[t];
+            if (p->text_task && tok > 32 && tok < 127) snprintf(labels[t], 16, "%c", (char)tok);
+            else if (p->text_task && tok == 32) snprintf(labels[t], 16, "\xe2\x90\xa3"); /* open box */
+            else snprintf(labels[t], 16, "%d", (int)tok);
+        }
+    }
+    bool labels_ok = true;
+    for (int t = 0; labels && t < h->T; t++) labels_ok &= labels[t] != NULL;
+    char title[160], sub[256];
+    snprintf(title, sizeof title, "Attention weights: %s", v->name);
+    long long seed0 = cfg->n_seeds > 0 ? cfg->seeds[0] : 0;
+    snprintf(sub, sizeof sub, "evaluation example #%d, seed %lld run%s; row: query, column: key", cfg->example,
+             seed0, h->tokens ? "; tick labels: input tokens" : "");
+    char *svg = NULL;
+    if (labels_ok) svg = qkv_svg_heatmap(title, sub, h->layers, h->heads, h->T, h->w, (const char *const *)labels);
+    for (int t = 0; labels && t < h->T; t++) free(labels[t]);
+    free(labels);
+    return svg;
+}
+
+/* ---- all figures ------------------------------------------------------------------------- */
+
+/* every plot in PLOTS and every variant's map (a variant without weights has none) */
+int qkv_report_plots_build(qkv_report *p) {
+    int n = (int)(sizeof PLOTS / sizeof PLOTS[0]);
+    p->plots = calloc((size_t)n, sizeof *p->plots);
+    p->maps = calloc((size_t)p->nv + 1, sizeof *p->maps);
+    if (!p->plots || !p->maps) return -1;
+    p->n_plots = n;
+    for (int k = 0; k < n; k++) {
+        qkv_report_figure *f = &p->plots[k];
+        snprintf(f->path, sizeof f->path, QKV_REPORT_PLOTS "/%s", PLOTS[k].file);
+        snprintf(f->alt, sizeof f->alt, "%s", PLOTS[k].alt);
+        f->svg = PLOTS[k].draw(p);
+        if (!f->svg) return -1;
+    }
+    for (int i = 0; i < p->nv; i++) {
+        const qkv_variant_result *v = &p->r->v[i];
+        qkv_report_figure *f = &p->maps[i];
+        char file[QKV_ABLATE_NAME + 16];
+        safe_name(file, sizeof file, v->name, i);
+        snprintf(f->path, sizeof f->path, QKV_REPORT_PLOTS "/attention-%s.svg", file);
+        snprintf(f->alt, sizeof f->alt, "Attention weights of %s", v->name);
+        if (!has_heat(v)) continue;
+        f->svg = draw_map(p, i);
+        if (!f->svg) return -1;
+    }
+    return 0;
+}

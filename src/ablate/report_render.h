@@ -1,0 +1,20 @@
+/* Internal: the report's renderers. Each turns the report's data into one file's text and
+ * knows nothing of what the report says: the Markdown and HTML renderers take the document
+ * that report_layout.c arranged, CSV and JSON take the fields of report_fields.c. Every one
+ * returns a malloc'd string, NULL when out of memory. */
+#ifndef QKV_REPORT_RENDER_H
+#define QKV_REPORT_RENDER_H
+
+#include "ablate/report_data.h"
+#include "ablate/report_doc.h"
+
+/* report_md.c: the document as Markdown (results.md, report.md) */
+char *qkv_report_render_md(const qkv_report_doc *doc);
+/* report_html.c: the document as one self-contained HTML page (report.html) */
+char *qkv_report_render_html(const qkv_report_doc *doc);
+/* report_csv.c: one row per variant (results.csv) */
+char *qkv_report_render_csv(const qkv_report *p);
+/* report_json.c: the configuration, the variants and their runs (results.json) */
+char *qkv_report_render_json(const qkv_report *p);
+
+#endif

@@ -1,0 +1,211 @@
+/* The report's human-readable tables (results, attention diagnostics, variants) as text
+ * cells. Each table is a list of columns: a header, an alignment and a function that writes
+ * one variant's cell; adding a column is adding a line to a list (see report_data.h). */
+#include "ablate/report_data.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DASH "\xe2\x80\x94" /* em dash: a missing value */
+#define PM "\xc2\xb1"       /* plus-minus sign */
+
+/* writes variant i's cell (i indexes p->r->v, p->curves, p->variant_fields ...) */
+typedef void (*cell_fn)(char *dst, size_t n, const qkv_report *p, int i);
+
+typedef struct column {
+    const char *head;
+    bool right;         /* a number: right-aligned */
+    bool failed;        /* says "failed" for a variant without a finished run */
+    cell_fn cell;
+} column;
+
+/* ---- number formats ---------------------------------------------------------------------- */
+
+/* 1234567 -> "1,234,567"; negative -> a dash (unknown) */
+static void fmt_count(char *dst, size_t n, int64_t v) {
+    if (v < 0) {
+        snprintf(dst, n, DASH);
+        return;
+    }
+    char raw[32], out[48];
+    snprintf(raw, sizeof raw, "%lld", (long long)v);
+    size_t len = strlen(raw), o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (i > 0 && (len - i) % 3 == 0) out[o++] = ',';
+        out[o++] = raw[i];
+    }
+    out[o] = 0;
+    snprintf(dst, n, "%s", out);
+}
+
+/* a loss-like value: 4 decimals, or 2 significant digits in exponent form when tiny */
+static void fmt_small(char *dst, size_t n, double v) {
+    if (!isfinite(v)) snprintf(dst, n, DASH);
+    else if (v == 0 || fabs(v) >= 0.001) snprintf(dst, n, "%.4f", v);
+    else snprintf(dst, n, "%.1e", v);
+}
+
+/* fixed decimals, a dash for a missing value */
+static void fmt_fixed(char *dst, size_t n, double v, int decimals) {
+    if (!isfinite(v)) snprintf(dst, n, DASH);
+    else snprintf(dst, n, "%.*f", decimals, v);
+}
+
+/* ---- cells ------------------------------------------------------------------------------- */
+
+/* the variant's name */
+static void cell_name(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    snprintf(dst, n, "%s", v->name);
+}
+
+/* the attention layers' parameter count */
+static void cell_attn_params(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    fmt_count(dst, n, v->attn_params);
+}
+
+/* the model's parameter count */
+static void cell_params(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    fmt_count(dst, n, v->params);
+}
+
+/* final accuracy in percent: mean ± std (min), and how many runs failed if any did */
+static void cell_acc(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    char a[32], b[32], m[32], note[64] = "";
+    if (v->runs_ok < p->cfg->n_seeds)
+        snprintf(note, sizeof note, ", %d/%d failed", p->cfg->n_seeds - v->runs_ok, p->cfg->n_seeds);
+    fmt_fixed(a, sizeof a, v->acc_mean * 100, 1);
+    fmt_fixed(b, sizeof b, v->acc_std * 100, 1);
+    fmt_fixed(m, sizeof m, v->acc_min * 100, 1);
+    snprintf(dst, n, "%s " PM " %s (%s)%s", a, b, m, note);
+}
+
+/* final loss: mean ± std, the std with the mean's decimals */
+static void cell_loss(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    char a[32], b[32];
+    fmt_small(a, sizeof a, v->loss_mean);
+    if (isfinite(v->loss_mean) && (v->loss_mean == 0 || fabs(v->loss_mean) >= 0.001))
+        fmt_fixed(b, sizeof b, v->loss_std, 4);
+    else fmt_small(b, sizeof b, v->loss_std);
+    snprintf(dst, n, "%s " PM " %s", a, b);
+}
+
+/* the median steps to the threshold. steps_median counts a seed that never got there as
+ * infinitely late: it can be a number while some seeds never reached the threshold, so
+ * those are named too */
+static void cell_steps(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    int never = v->runs_ok - v->reached;
+    if (v->reached <= 0) snprintf(dst, n, "never");
+    else if (never > 0 && v->steps_median >= 0)
+        snprintf(dst, n, "%lld (%d/%d never)", v->steps_median, never, v->runs_ok);
+    else if (never > 0) snprintf(dst, n, "%d/%d never", never, v->runs_ok);
+    else if (v->steps_median >= 0) snprintf(dst, n, "%lld", v->steps_median);
+    else snprintf(dst, n, "never");
+}
+
+/* mean wall seconds of a run */
+static void cell_seconds(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    fmt_fixed(dst, n, v->seconds, 1);
+}
+
+/* the mean weight a query puts on its own position */
+static void cell_diag_share(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    fmt_fixed(dst, n, v->diag.diag_share, 3);
+}
+
+/* the mean weight on the first position */
+static void cell_first_share(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    fmt_fixed(dst, n, v->diag.first_share, 3);
+}
+
+/* the mean entropy of a query's weights */
+static void cell_entropy(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    fmt_fixed(dst, n, v->diag.entropy, 3);
+}
+
+/* the same for uniform causal attention, for scale */
+static void cell_entropy_uniform(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    fmt_fixed(dst, n, v->diag.entropy_uniform, 3);
+}
+
+/* the variant's overrides */
+static void cell_sets(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    snprintf(dst, n, "%s", v->sets[0] ? v->sets : "(none)");
+}
+
+/* ---- tables ------------------------------------------------------------------------------ */
+
+/* one row per variant, one column per entry of cols */
+static int table_build(qkv_report_table *t, const qkv_report *p, const column *cols, int n_cols) {
+    memset(t, 0, sizeof *t);
+    t->rows = p->nv;
+    t->cols = n_cols;
+    t->head = calloc((size_t)n_cols, sizeof *t->head);
+    t->right = calloc((size_t)n_cols, sizeof *t->right);
+    t->cell = calloc((size_t)p->nv * (size_t)n_cols + 1, sizeof *t->cell);
+    if (!t->head || !t->right || !t->cell) return -1;
+    for (int c = 0; c < n_cols; c++) {
+        t->head[c] = cols[c].head;
+        t->right[c] = cols[c].right;
+    }
+    for (int i = 0; i < p->nv; i++) {
+        for (int c = 0; c < n_cols; c++) {
+            char *cell = t->cell[(size_t)i * (size_t)n_cols + (size_t)c];
+            if (cols[c].failed && p->r->v[i].runs_ok <= 0) snprintf(cell, QKV_REPORT_CELL, "failed");
+            else cols[c].cell(cell, QKV_REPORT_CELL, p, i);
+        }
+    }
+    return 0;
+}
+
+/* the column lists are here, in report order; a header may point into *p */
+int qkv_report_tables_build(qkv_report *p) {
+    snprintf(p->steps_head, sizeof p->steps_head, "steps to %s (median)", p->thr);
+    const column results[] = {
+        {"variant", false, false, cell_name},
+        {"attention params", true, false, cell_attn_params},
+        {"params", true, false, cell_params},
+        {"final eval acc %: mean " PM " std (min)", true, true, cell_acc},
+        {"eval loss: mean " PM " std", true, true, cell_loss},
+        {p->steps_head, true, true, cell_steps},
+        {"s/run", true, false, cell_seconds},
+    };
+    const column diag[] = {
+        {"variant", false, false, cell_name},
+        {"diagonal share", true, true, cell_diag_share},
+        {"first-position share", true, true, cell_first_share},
+        {"entropy (nats)", true, true, cell_entropy},
+        {"uniform causal entropy (nats)", true, true, cell_entropy_uniform},
+    };
+    const column variants[] = {
+        {"variant", false, false, cell_name},
+        {"overrides (after the common ones)", false, false, cell_sets},
+    };
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+    if (table_build(&p->results, p, results, N(results)) || table_build(&p->diag, p, diag, N(diag)) ||
+        table_build(&p->variants, p, variants, N(variants)))
+        return -1;
+#undef N
+    return 0;
+}
+
+/* the header pointers are borrowed, the arrays owned */
+void qkv_report_table_free(qkv_report_table *t) {
+    free(t->head);
+    free(t->right);
+    free(t->cell);
+    memset(t, 0, sizeof *t);
+}

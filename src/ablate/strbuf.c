@@ -1,0 +1,118 @@
+/* A growable string (see strbuf.h). */
+#include "ablate/strbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* nothing allocated until the first append */
+void qkv_strbuf_init(qkv_strbuf *b) { memset(b, 0, sizeof *b); }
+
+/* error paths: the text is not wanted */
+void qkv_strbuf_free(qkv_strbuf *b) {
+    free(b->s);
+    memset(b, 0, sizeof *b);
+}
+
+/* an untouched buffer still yields "" so callers need not tell "empty" from "failed" */
+char *qkv_strbuf_take(qkv_strbuf *b) {
+    char *s = b->s;
+    if (b->oom) {
+        free(s);
+        s = NULL;
+    } else if (!s) {
+        s = calloc(1, 1);
+    }
+    memset(b, 0, sizeof *b);
+    return s;
+}
+
+/* room for `extra` more bytes plus the NUL */
+static bool reserve(qkv_strbuf *b, size_t extra) {
+    if (b->oom) return false;
+    if (b->len + extra + 1 <= b->cap) return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1) {
+        if (cap > ((size_t)-1) / 2) {
+            b->oom = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    char *s = realloc(b->s, cap);
+    if (!s) {
+        b->oom = true;
+        return false;
+    }
+    b->s = s;
+    b->cap = cap;
+    return true;
+}
+
+/* the one place that copies bytes in; keeps the NUL after them */
+void qkv_strbuf_putn(qkv_strbuf *b, const char *s, size_t n) {
+    if (!reserve(b, n)) return;
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = 0;
+}
+
+/* NULL is allowed so optional strings need no check at the call */
+void qkv_strbuf_puts(qkv_strbuf *b, const char *s) {
+    if (s) qkv_strbuf_putn(b, s, strlen(s));
+}
+
+/* short results go through a stack buffer, so most appends format once */
+void qkv_strbuf_vprintf(qkv_strbuf *b, const char *fmt, va_list ap) {
+    if (b->oom) return;
+    va_list ap2;
+    va_copy(ap2, ap);
+    char small[256];
+    int n = vsnprintf(small, sizeof small, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) {
+        b->oom = true;
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        qkv_strbuf_putn(b, small, (size_t)n);
+        return;
+    }
+    if (!reserve(b, (size_t)n)) return;
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+/* the varargs front of qkv_strbuf_vprintf */
+void qkv_strbuf_printf(qkv_strbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    qkv_strbuf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+/* copies unescaped runs in one piece; control characters XML forbids become '?' */
+void qkv_strbuf_escape_xml(qkv_strbuf *b, const char *s) {
+    if (!s) return;
+    const char *run = s;
+    for (const char *p = s; *p; p++) {
+        const char *rep = NULL;
+        switch (*p) {
+        case '&': rep = "&amp;"; break;
+        case '<': rep = "&lt;"; break;
+        case '>': rep = "&gt;"; break;
+        case '"': rep = "&quot;"; break;
+        case '\'': rep = "&#39;"; break;
+        default:
+            /* control characters other than tab/newline are not allowed in XML 1.0 */
+            if ((unsigned char)*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') rep = "?";
+            break;
+        }
+        if (rep) {
+            qkv_strbuf_putn(b, run, (size_t)(p - run));
+            qkv_strbuf_puts(b, rep);
+            run = p + 1;
+        }
+    }
+    qkv_strbuf_puts(b, run);
+}

@@ -1,0 +1,35 @@
+/* An append-only growable string for building text (SVG, Markdown, HTML, CSV) piece by
+ * piece. An allocation failure is remembered instead of reported per append, so builders
+ * append freely and check once, when they take the string. */
+#ifndef QKV_STRBUF_H
+#define QKV_STRBUF_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct qkv_strbuf {
+    char *s;        /* NUL-terminated while non-NULL */
+    size_t len, cap;
+    bool oom;       /* an allocation failed: every later append is a no-op */
+} qkv_strbuf;
+
+/* an empty buffer (allocates nothing yet) */
+void qkv_strbuf_init(qkv_strbuf *b);
+/* drop the text (for error paths; the buffer is left empty) */
+void qkv_strbuf_free(qkv_strbuf *b);
+/* the string (the buffer is left empty); NULL if any append ran out of memory */
+char *qkv_strbuf_take(qkv_strbuf *b);
+/* append n bytes of s */
+void qkv_strbuf_putn(qkv_strbuf *b, const char *s, size_t n);
+/* append s (NULL appends nothing) */
+void qkv_strbuf_puts(qkv_strbuf *b, const char *s);
+/* append printf-formatted text */
+void qkv_strbuf_printf(qkv_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* append vprintf-formatted text */
+void qkv_strbuf_vprintf(qkv_strbuf *b, const char *fmt, va_list ap);
+/* s with & < > " ' escaped: valid in XML/HTML text and in quoted attribute values
+ * (NULL appends nothing) */
+void qkv_strbuf_escape_xml(qkv_strbuf *b, const char *s);
+
+#endif
