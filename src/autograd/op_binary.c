@@ -2,10 +2,13 @@
 #include "autograd/ops.h"
 #include "autograd/tape.h"
 
-static const char *const BIN_NAMES[] = {"add", "sub", "mul", "div"};
+/* the op of binop k is QKV_OP_ADD + k */
+_Static_assert(QKV_BIN_ADD == 0 && QKV_OP_SUB == QKV_OP_ADD + QKV_BIN_SUB && QKV_OP_MUL == QKV_OP_ADD + QKV_BIN_MUL &&
+                   QKV_OP_DIV == QKV_OP_ADD + QKV_BIN_DIV,
+               "QKV_OP_ADD..DIV out of step with qkv_binop");
 
 static qkv_tensor *binary(qkv_ctx *ctx, qkv_binop op, qkv_tensor *a, qkv_tensor *b) {
-    const char *name = BIN_NAMES[op];
+    const char *name = qkv_op_name((qkv_op)(QKV_OP_ADD + op));
     if (!a || !b || !qkv__check_pair(ctx, name, a, b)) return NULL;
     qkv_bcast bc;
     int nd;
