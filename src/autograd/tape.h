@@ -25,6 +25,15 @@ typedef struct qkv_record {
     struct qkv_record *prev;
 } qkv_record;
 
+/* a backward rule: from r->out->grad, ACCUMULATE into the gradients of r's inputs (those that
+ * require grad); 0, or -1 with the error set */
+typedef int (*qkv_backward_fn)(qkv_ctx *ctx, const qkv_record *rec);
+/* the built-in backward rule of op (NULL outside the enum) */
+qkv_backward_fn qkv_op_backward(qkv_op op);
+/* Testing hook: replace one op's backward rule in this context (NULL restores the real one).
+ * The harness tests use it to prove a wrong rule is caught. */
+void qkv_ctx_override_backward(qkv_ctx *ctx, qkv_op op, qkv_backward_fn fn);
+
 struct qkv_ctx {
     qkv_arena arena;
     qkv_record *tape;         /* last record; walk ->prev */
