@@ -24,8 +24,8 @@ static qkv_tensor *binary(qkv_ctx *ctx, qkv_binop op, qkv_tensor *a, qkv_tensor 
     qkv_tensor *in[2] = {a, b};
     qkv_record *r = qkv__record(ctx, (qkv_op)(QKV_OP_ADD + op), y, 2, in);
     if (r) {
-        r->bc = bc;
-        r->iv[0] = op;
+        r->p.binary.op = op;
+        r->p.binary.bc = bc;
     }
     return y;
 }
@@ -41,14 +41,14 @@ int qkv__binary_backward(qkv_ctx *ctx, const qkv_record *r) {
         bool fa, fb;
         void *da = qkv__grad_fresh(ctx, a, &fa), *db = qkv__grad_fresh(ctx, b, &fb);
         if (!qkv_ctx_ok(ctx)) return -1;
-        QKV_KCALL(a->dtype, binary_flat_backward, (qkv_binop)r->iv[0], a->numel, a->data, b->data,
+        QKV_KCALL(a->dtype, binary_flat_backward, r->p.binary.op, a->numel, a->data, b->data,
                   r->out->grad, da, db, (fa ? 1 : 0) | (fb ? 2 : 0));
         return 0;
     }
     void *da = qkv__grad(ctx, a), *db = qkv__grad(ctx, b);
     if (!qkv_ctx_ok(ctx)) return -1;
     else
-        QKV_KCALL(a->dtype, binary_backward, (qkv_binop)r->iv[0], &r->bc, a->data, b->data,
+        QKV_KCALL(a->dtype, binary_backward, r->p.binary.op, &r->p.binary.bc, a->data, b->data,
                   r->out->grad, da, db);
     return 0;
 }
@@ -59,7 +59,7 @@ static qkv_tensor *affine(qkv_ctx *ctx, const char *name, qkv_tensor *x, double 
     if (!y) return NULL;
     QKV_KCALL(x->dtype, affine, x->numel, x->data, alpha, beta, y->data);
     qkv_record *r = qkv__record(ctx, QKV_OP_AFFINE, y, 1, &x);
-    if (r) r->dv[0] = alpha;
+    if (r) r->p.affine.alpha = alpha;
     return y;
 }
 
@@ -70,6 +70,6 @@ int qkv__affine_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(x->dtype, axpy, x->numel, r->dv[0], r->out->grad, dx);
+    QKV_KCALL(x->dtype, axpy, x->numel, r->p.affine.alpha, r->out->grad, dx);
     return 0;
 }
