@@ -346,8 +346,8 @@ static int slightly_wrong_matmul(qkv_ctx *ctx, const qkv_record *r) {
 static int wrong_layernorm(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
     double *dx = qkv__grad(ctx, x);
-    const double *xd = x->data, *mean = r->saved[0], *rstd = r->saved[1], *dy = r->out->grad;
-    int64_t rows = r->iv[0], n = r->iv[1];
+    const double *xd = x->data, *mean = r->p.layernorm.mean, *rstd = r->p.layernorm.rstd, *dy = r->out->grad;
+    int64_t rows = r->p.layernorm.rows, n = r->p.layernorm.n;
     for (int64_t i = 0; i < rows; i++) {
         double s = 0;
         for (int64_t j = 0; j < n; j++) s += dy[i * n + j] * (xd[i * n + j] - mean[i]) * rstd[i];
@@ -375,16 +375,17 @@ static int wrong_linear(qkv_ctx *ctx, const qkv_record *r) {
 /* masked softmax that forgets its scale in the backward */
 static int wrong_masked_softmax(qkv_ctx *ctx, const qkv_record *r) {
     double *dx = qkv__grad(ctx, r->in[0]);
-    qkv_k_softmax_backward_f64(r->iv[0], r->iv[1], r->out->data, r->out->grad, 1.0, dx);
+    qkv_k_softmax_backward_f64(r->p.masked_softmax.rows, r->p.masked_softmax.n, r->out->data, r->out->grad, 1.0, dx);
     return 0;
 }
 
 /* fused attention whose dS forgets the scale (as if the scores were unscaled) */
 static int wrong_sdp_attention(qkv_ctx *ctx, const qkv_record *r) {
-    const qkv_tensor *m = r->aux;
-    qkv_sdpa_shape s = {r->iv[0], r->iv[1], r->iv[2], r->iv[3], (int)r->iv[4], m ? m->data : NULL, &r->bc, 1.0};
+    const qkv_tensor *m = r->p.sdpa.mask;
+    qkv_sdpa_shape s = {r->p.sdpa.B, r->p.sdpa.T, r->p.sdpa.H, r->p.sdpa.hd, r->p.sdpa.causal, m ? m->data : NULL,
+                        &r->p.sdpa.bc, 1.0};
     double *scratch = malloc((size_t)(s.T * s.T) * sizeof *scratch);
-    qkv_k_sdpa_backward_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, r->saved[0], r->out->grad,
+    qkv_k_sdpa_backward_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, r->p.sdpa.probs, r->out->grad,
                             qkv__grad(ctx, r->in[0]), qkv__grad(ctx, r->in[1]), qkv__grad(ctx, r->in[2]), scratch, 1, 0);
     free(scratch);
     return 0;

@@ -13,7 +13,6 @@
 #include "autograd/op.h"
 
 typedef struct qkv_ctx qkv_ctx;
-struct qkv_record;
 
 /* a context with an empty tape; NULL when out of memory */
 qkv_ctx *qkv_ctx_new(void);
@@ -51,12 +50,5 @@ size_t qkv_ctx_arena_used(const qkv_ctx *ctx);
 size_t qkv_ctx_arena_peak(const qkv_ctx *ctx);
 /* arena chunks allocated so far; constant in a steady-state training loop */
 unsigned long long qkv_ctx_arena_mallocs(const qkv_ctx *ctx);
-
-/* Testing hook: replace one op's backward rule in this context (NULL restores the real one).
- * The harness tests use it to prove a wrong rule is caught. */
-typedef int (*qkv_backward_fn)(qkv_ctx *ctx, const struct qkv_record *rec);
-void qkv_ctx_override_backward(qkv_ctx *ctx, qkv_op op, qkv_backward_fn fn);
-/* the built-in backward rule of op */
-qkv_backward_fn qkv_op_backward(qkv_op op);
 
 #endif

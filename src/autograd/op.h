@@ -1,42 +1,50 @@
-/* The differentiable ops: one enum value per op, a name table in step with it. */
+/* The differentiable ops: one list from which the enum, the name table and the backward
+ * table (op.c) are all expanded, so none of them can get out of order or out of step. */
 #ifndef QKV_OP_H
 #define QKV_OP_H
 
-typedef enum qkv_op {
-    QKV_OP_MATMUL,
-    QKV_OP_LINEAR,      /* matmul with the weight transposed and a bias, fused */
-    QKV_OP_ADD,
-    QKV_OP_SUB,
-    QKV_OP_MUL,
-    QKV_OP_DIV,
-    QKV_OP_AFFINE,      /* scale and add-scalar */
-    QKV_OP_SUM,
-    QKV_OP_MEAN,
-    QKV_OP_EXP,
-    QKV_OP_LOG,
-    QKV_OP_TANH,
-    QKV_OP_SQRT,
-    QKV_OP_RELU,
-    QKV_OP_GELU,
-    QKV_OP_GELU_TANH,
-    QKV_OP_SIGMOID,
-    QKV_OP_SOFTMAX,
-    QKV_OP_LOG_SOFTMAX,
-    QKV_OP_MASKED_SOFTMAX, /* softmax(mask ? fill : scale x), fused for attention */
-    QKV_OP_SDP_ATTENTION,  /* per-head softmax(scale Q K^T, masked) V, fused */
-    QKV_OP_LAYERNORM,
-    QKV_OP_EMBEDDING,
-    QKV_OP_CROSS_ENTROPY,
-    QKV_OP_MASKED_FILL,
-    QKV_OP_RESHAPE,
-    QKV_OP_TRANSPOSE,
-    QKV_OP_SLICE,
-    QKV_OP_CONCAT,
-    QKV_OP_CUSTOM,
-    QKV_OP_COUNT
-} qkv_op;
+/* X(NAME, "name", rule): the op QKV_OP_NAME, the name qkv_op_name gives it, and its backward
+ * rule qkv__<rule>_backward (internal: src/autograd/tape.h). Only the rule's stem is named
+ * here, so this public header refers to no internal symbol. */
+#define QKV_OP_LIST(X)                                                                               \
+    X(MATMUL, "matmul", matmul)                                                                      \
+    X(LINEAR, "linear", linear)         /* matmul with the weight transposed and a bias, fused */    \
+    X(ADD, "add", binary)               /* ADD..DIV in qkv_binop's order (op_binary.c) */            \
+    X(SUB, "sub", binary)                                                                            \
+    X(MUL, "mul", binary)                                                                            \
+    X(DIV, "div", binary)                                                                            \
+    X(AFFINE, "affine", affine)         /* scale and add-scalar */                                   \
+    X(SUM, "sum", reduce)                                                                            \
+    X(MEAN, "mean", reduce)                                                                          \
+    X(EXP, "exp", unary)                                                                             \
+    X(LOG, "log", unary)                                                                             \
+    X(TANH, "tanh", unary)                                                                           \
+    X(SQRT, "sqrt", unary)                                                                           \
+    X(RELU, "relu", unary)                                                                           \
+    X(GELU, "gelu", unary)                                                                           \
+    X(GELU_TANH, "gelu_tanh", unary)                                                                 \
+    X(SIGMOID, "sigmoid", unary)                                                                     \
+    X(SOFTMAX, "softmax", softmax)                                                                   \
+    X(LOG_SOFTMAX, "log_softmax", log_softmax)                                                       \
+    /* softmax(mask ? fill : scale x), fused for attention: */                                       \
+    X(MASKED_SOFTMAX, "masked_softmax", masked_softmax)                                              \
+    /* per-head softmax(scale Q K^T, masked) V, fused: */                                            \
+    X(SDP_ATTENTION, "sdp_attention", sdp_attention)                                                 \
+    X(LAYERNORM, "layernorm", layernorm)                                                             \
+    X(EMBEDDING, "embedding", embedding)                                                             \
+    X(CROSS_ENTROPY, "cross_entropy", cross_entropy)                                                 \
+    X(MASKED_FILL, "masked_fill", masked_fill)                                                       \
+    X(RESHAPE, "reshape", reshape)                                                                   \
+    X(TRANSPOSE, "transpose", transpose)                                                             \
+    X(SLICE, "slice", slice)                                                                         \
+    X(CONCAT, "concat", concat)                                                                      \
+    X(CUSTOM, "custom", custom)
 
-/* "matmul", "add", ... */
+#define QKV_OP_ENUM_(e, name, rule) QKV_OP_##e,
+typedef enum qkv_op { QKV_OP_LIST(QKV_OP_ENUM_) QKV_OP_COUNT } qkv_op;
+#undef QKV_OP_ENUM_
+
+/* "matmul", "add", ... ("?" for a value outside the enum) */
 const char *qkv_op_name(qkv_op op);
 
 #endif

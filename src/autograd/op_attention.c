@@ -3,12 +3,11 @@
 #include "autograd/tape.h"
 #include "tensor/parallel.h"
 
-/* record: in q, k, v; aux mask; bc its broadcast plan; saved[0] the weights P (B,H,T,T);
- * iv 0 B, 1 T, 2 H, 3 hd, 4 causal; dv 0 scale */
+/* the kernels' view of a recorded sdp_attention (points into the record) */
 static qkv_sdpa_shape shape_of(const qkv_record *r) {
-    const qkv_tensor *m = r->aux;
-    return (qkv_sdpa_shape){r->iv[0], r->iv[1], r->iv[2], r->iv[3], (int)r->iv[4],
-                            m ? m->data : NULL, &r->bc, r->dv[0]};
+    const qkv_tensor *m = r->p.sdpa.mask;
+    return (qkv_sdpa_shape){r->p.sdpa.B, r->p.sdpa.T, r->p.sdpa.H, r->p.sdpa.hd, r->p.sdpa.causal,
+                            m ? m->data : NULL, &r->p.sdpa.bc, r->p.sdpa.scale};
 }
 
 qkv_tensor *qkv_sdp_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
@@ -37,11 +36,12 @@ qkv_tensor *qkv_sdp_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_te
     qkv_tensor *in[3] = {q, k, v};
     qkv_record *r = qkv__record(ctx, QKV_OP_SDP_ATTENTION, y, 3, in);
     if (r) {
-        r->aux = mask;
-        r->bc = bc;
-        r->saved[0] = p->data;
-        r->iv[0] = B; r->iv[1] = T; r->iv[2] = heads; r->iv[3] = d / heads; r->iv[4] = causal;
-        r->dv[0] = scale;
+        r->p.sdpa.mask = mask;
+        r->p.sdpa.bc = bc;
+        r->p.sdpa.probs = p->data;
+        r->p.sdpa.B = B; r->p.sdpa.T = T; r->p.sdpa.H = heads; r->p.sdpa.hd = d / heads;
+        r->p.sdpa.causal = causal;
+        r->p.sdpa.scale = scale;
     }
     if (probs) *probs = p;
     return y;
@@ -57,7 +57,7 @@ int qkv__sdp_attention_backward(qkv_ctx *ctx, const qkv_record *r) {
     int64_t pairs = s.B * s.H, parts = qkv_get_threads() < pairs ? qkv_get_threads() : pairs;
     void *scratch = qkv_ctx_alloc(ctx, (size_t)(parts * s.T * s.T) * qkv_dtype_size(q->dtype));
     if (!scratch) return -1;
-    QKV_KCALL(q->dtype, sdpa_backward, &s, q->data, k->data, v->data, r->saved[0], r->out->grad, dq, dk, dv,
+    QKV_KCALL(q->dtype, sdpa_backward, &s, q->data, k->data, v->data, r->p.sdpa.probs, r->out->grad, dq, dk, dv,
               scratch, parts, (fq ? 1 : 0) | (fk ? 2 : 0) | (fv ? 4 : 0));
     return 0;
 }

@@ -2,10 +2,13 @@
 #include "autograd/ops.h"
 #include "autograd/tape.h"
 
-static const char *const BIN_NAMES[] = {"add", "sub", "mul", "div"};
+/* the op of binop k is QKV_OP_ADD + k */
+_Static_assert(QKV_BIN_ADD == 0 && QKV_OP_SUB == QKV_OP_ADD + QKV_BIN_SUB && QKV_OP_MUL == QKV_OP_ADD + QKV_BIN_MUL &&
+                   QKV_OP_DIV == QKV_OP_ADD + QKV_BIN_DIV,
+               "QKV_OP_ADD..DIV out of step with qkv_binop");
 
 static qkv_tensor *binary(qkv_ctx *ctx, qkv_binop op, qkv_tensor *a, qkv_tensor *b) {
-    const char *name = BIN_NAMES[op];
+    const char *name = qkv_op_name((qkv_op)(QKV_OP_ADD + op));
     if (!a || !b || !qkv__check_pair(ctx, name, a, b)) return NULL;
     qkv_bcast bc;
     int nd;
@@ -21,8 +24,8 @@ static qkv_tensor *binary(qkv_ctx *ctx, qkv_binop op, qkv_tensor *a, qkv_tensor 
     qkv_tensor *in[2] = {a, b};
     qkv_record *r = qkv__record(ctx, (qkv_op)(QKV_OP_ADD + op), y, 2, in);
     if (r) {
-        r->bc = bc;
-        r->iv[0] = op;
+        r->p.binary.op = op;
+        r->p.binary.bc = bc;
     }
     return y;
 }
@@ -38,14 +41,14 @@ int qkv__binary_backward(qkv_ctx *ctx, const qkv_record *r) {
         bool fa, fb;
         void *da = qkv__grad_fresh(ctx, a, &fa), *db = qkv__grad_fresh(ctx, b, &fb);
         if (!qkv_ctx_ok(ctx)) return -1;
-        QKV_KCALL(a->dtype, binary_flat_backward, (qkv_binop)r->iv[0], a->numel, a->data, b->data,
+        QKV_KCALL(a->dtype, binary_flat_backward, r->p.binary.op, a->numel, a->data, b->data,
                   r->out->grad, da, db, (fa ? 1 : 0) | (fb ? 2 : 0));
         return 0;
     }
     void *da = qkv__grad(ctx, a), *db = qkv__grad(ctx, b);
     if (!qkv_ctx_ok(ctx)) return -1;
     else
-        QKV_KCALL(a->dtype, binary_backward, (qkv_binop)r->iv[0], &r->bc, a->data, b->data,
+        QKV_KCALL(a->dtype, binary_backward, r->p.binary.op, &r->p.binary.bc, a->data, b->data,
                   r->out->grad, da, db);
     return 0;
 }
@@ -56,7 +59,7 @@ static qkv_tensor *affine(qkv_ctx *ctx, const char *name, qkv_tensor *x, double 
     if (!y) return NULL;
     QKV_KCALL(x->dtype, affine, x->numel, x->data, alpha, beta, y->data);
     qkv_record *r = qkv__record(ctx, QKV_OP_AFFINE, y, 1, &x);
-    if (r) r->dv[0] = alpha;
+    if (r) r->p.affine.alpha = alpha;
     return y;
 }
 
@@ -67,6 +70,6 @@ int qkv__affine_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(x->dtype, axpy, x->numel, r->dv[0], r->out->grad, dx);
+    QKV_KCALL(x->dtype, axpy, x->numel, r->p.affine.alpha, r->out->grad, dx);
     return 0;
 }

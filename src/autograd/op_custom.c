@@ -16,9 +16,9 @@ qkv_tensor *qkv_custom(qkv_ctx *ctx, const char *name, qkv_tensor *const *in, in
         return qkv_ctx_fail(ctx, "custom op %s: forward failed", name);
     qkv_record *r = qkv__record(ctx, QKV_OP_CUSTOM, y, n, in);
     if (r) {
-        r->fnp = (void (*)(void))backward;
-        r->user = user;
-        r->saved[0] = (void *)name;
+        r->p.custom.backward = backward;
+        r->p.custom.user = user;
+        r->p.custom.name = name;
     }
     return y;
 }
@@ -27,9 +27,9 @@ int qkv__custom_backward(qkv_ctx *ctx, const qkv_record *r) {
     void *din[QKV_REC_MAX_IN] = {0};
     for (int i = 0; i < r->n_in; i++) din[i] = qkv__grad(ctx, r->in[i]);
     if (!qkv_ctx_ok(ctx)) return -1;
-    qkv_custom_backward_fn bwd = (qkv_custom_backward_fn)r->fnp;
-    if (bwd((const qkv_tensor *const *)r->in, r->n_in, r->out, r->out->grad, din, r->user)) {
-        qkv_ctx_fail(ctx, "custom op %s: backward failed", (const char *)r->saved[0]);
+    if (r->p.custom.backward((const qkv_tensor *const *)r->in, r->n_in, r->out, r->out->grad, din,
+                             r->p.custom.user)) {
+        qkv_ctx_fail(ctx, "custom op %s: backward failed", r->p.custom.name);
         return -1;
     }
     return 0;

@@ -25,7 +25,7 @@ qkv_tensor *qkv_embedding(qkv_ctx *ctx, qkv_tensor *table, const qkv_tensor *idx
     if (!y) return NULL;
     QKV_KCALL(table->dtype, embedding, idx->numel, D, table->data, ix, y->data);
     qkv_record *r = qkv__record(ctx, QKV_OP_EMBEDDING, y, 1, &table);
-    if (r) r->aux = idx;
+    if (r) r->p.embedding.idx = idx;
     return y;
 }
 
@@ -33,7 +33,7 @@ int qkv__embedding_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *table = r->in[0];
     void *dt = qkv__grad(ctx, table);
     if (!dt) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(table->dtype, embedding_backward, r->aux->numel, table->shape[1], r->aux->data,
+    QKV_KCALL(table->dtype, embedding_backward, r->p.embedding.idx->numel, table->shape[1], r->p.embedding.idx->data,
               r->out->grad, dt);
     return 0;
 }

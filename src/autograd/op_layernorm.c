@@ -2,8 +2,6 @@
 #include "autograd/ops.h"
 #include "autograd/tape.h"
 
-/* record: in = {x, w?, b?}, iv 0 rows, 1 n, 2 has_w, 3 has_b; saved 0 mean, 1 rstd */
-
 qkv_tensor *qkv_layernorm(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b, double eps) {
     if (!x || !qkv__check_float(ctx, "layernorm", x)) return NULL;
     if (x->ndim < 1) return qkv_ctx_fail(ctx, "layernorm: needs at least one axis, got a scalar");
@@ -31,26 +29,25 @@ qkv_tensor *qkv_layernorm(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor
     if (b) in[k++] = b;
     qkv_record *r = qkv__record(ctx, QKV_OP_LAYERNORM, y, k, in);
     if (r) {
-        r->iv[0] = rows; r->iv[1] = n; r->iv[2] = w != NULL; r->iv[3] = b != NULL;
-        r->saved[0] = mean; r->saved[1] = rstd;
+        r->p.layernorm.rows = rows; r->p.layernorm.n = n;
+        r->p.layernorm.w = w; r->p.layernorm.b = b;
+        r->p.layernorm.mean = mean; r->p.layernorm.rstd = rstd;
     }
     return y;
 }
 
 int qkv__layernorm_backward(qkv_ctx *ctx, const qkv_record *r) {
-    qkv_tensor *x = r->in[0];
-    qkv_tensor *w = r->iv[2] ? r->in[1] : NULL;
-    qkv_tensor *b = r->iv[3] ? r->in[1 + (int)r->iv[2]] : NULL;
+    qkv_tensor *x = r->in[0], *w = r->p.layernorm.w, *b = r->p.layernorm.b;
     bool fresh;
     void *dx = qkv__grad_fresh(ctx, x, &fresh);
     void *dw = w ? qkv__grad(ctx, w) : NULL, *db = b ? qkv__grad(ctx, b) : NULL;
     if (!qkv_ctx_ok(ctx)) return -1;
-    int64_t rows = r->iv[0], n = r->iv[1];
+    int64_t rows = r->p.layernorm.rows, n = r->p.layernorm.n;
     void *scratch = NULL; /* the row sums' partials, for dw and db */
     if ((dw || db) &&
         !(scratch = qkv_ctx_alloc(ctx, (size_t)qkv_layernorm_backward_scratch(rows, n) * qkv_dtype_size(x->dtype))))
         return -1;
-    QKV_KCALL(x->dtype, layernorm_backward, rows, n, x->data, w ? w->data : NULL, r->saved[0], r->saved[1],
-              r->out->grad, dx, dw, db, fresh, scratch);
+    QKV_KCALL(x->dtype, layernorm_backward, rows, n, x->data, w ? w->data : NULL, r->p.layernorm.mean,
+              r->p.layernorm.rstd, r->out->grad, dx, dw, db, fresh, scratch);
     return 0;
 }

@@ -68,7 +68,7 @@ qkv_tensor *qkv_transpose(qkv_ctx *ctx, qkv_tensor *x, int a1, int a2) {
     pad4(x, &c1, &c2, s4);
     QKV_KCALL(x->dtype, transpose, s4, c1, c2, x->data, y->data, 0);
     qkv_record *r = qkv__record(ctx, QKV_OP_TRANSPOSE, y, 1, &x);
-    if (r) { r->iv[0] = c1; r->iv[1] = c2; }
+    if (r) { r->p.transpose.a1 = c1; r->p.transpose.a2 = c2; }
     return y;
 }
 
@@ -76,7 +76,7 @@ int qkv__transpose_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0], *y = r->out;
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    int c1 = (int)r->iv[0], c2 = (int)r->iv[1], d1 = 0, d2 = 0;
+    int c1 = r->p.transpose.a1, c2 = r->p.transpose.a2, d1 = 0, d2 = 0;
     int64_t s4[4];
     pad4(y, &d1, &d2, s4); /* dx = transpose(dy) over y's shape */
     QKV_KCALL(x->dtype, transpose, s4, c1, c2, y->grad, dx, 1);
@@ -107,7 +107,10 @@ qkv_tensor *qkv_slice(qkv_ctx *ctx, qkv_tensor *x, int axis, int64_t start, int6
     split3(x, ax, &outer, &inner);
     QKV_KCALL(x->dtype, copy_block, outer, len, inner, x->data, x->shape[ax], start, y->data, len, 0, 0);
     qkv_record *r = qkv__record(ctx, QKV_OP_SLICE, y, 1, &x);
-    if (r) { r->iv[0] = outer; r->iv[1] = inner; r->iv[2] = x->shape[ax]; r->iv[3] = start; r->iv[4] = len; }
+    if (r) {
+        r->p.slice.outer = outer; r->p.slice.n = x->shape[ax]; r->p.slice.inner = inner;
+        r->p.slice.start = start; r->p.slice.len = len;
+    }
     return y;
 }
 
@@ -115,8 +118,9 @@ int qkv__slice_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(x->dtype, copy_block, r->iv[0], r->iv[4], r->iv[1], r->out->grad, r->iv[4], 0, dx,
-              r->iv[2], r->iv[3], 1);
+    int64_t len = r->p.slice.len; /* dy (outer,len,inner) added into rows start.. of dx (outer,n,inner) */
+    QKV_KCALL(x->dtype, copy_block, r->p.slice.outer, len, r->p.slice.inner, r->out->grad, len, 0, dx, r->p.slice.n,
+              r->p.slice.start, 1);
     return 0;
 }
 
@@ -149,7 +153,7 @@ qkv_tensor *qkv_concat(qkv_ctx *ctx, qkv_tensor *const *xs, int n, int axis) {
         at += len;
     }
     qkv_record *r = qkv__record(ctx, QKV_OP_CONCAT, y, n, xs);
-    if (r) { r->iv[0] = outer; r->iv[1] = inner; r->iv[2] = total; r->iv[3] = ax; }
+    if (r) { r->p.concat.outer = outer; r->p.concat.inner = inner; r->p.concat.total = total; r->p.concat.axis = ax; }
     return y;
 }
 
@@ -157,12 +161,12 @@ int qkv__concat_backward(qkv_ctx *ctx, const qkv_record *r) {
     int64_t at = 0;
     for (int i = 0; i < r->n_in; i++) {
         qkv_tensor *x = r->in[i];
-        int64_t len = x->shape[r->iv[3]];
+        int64_t len = x->shape[r->p.concat.axis];
         void *dx = qkv__grad(ctx, x);
         if (!qkv_ctx_ok(ctx)) return -1;
         if (dx)
-            QKV_KCALL(x->dtype, copy_block, r->iv[0], len, r->iv[1], r->out->grad, r->iv[2], at, dx,
-                      len, 0, 1);
+            QKV_KCALL(x->dtype, copy_block, r->p.concat.outer, len, r->p.concat.inner, r->out->grad,
+                      r->p.concat.total, at, dx, len, 0, 1);
         at += len;
     }
     return 0;

@@ -2,8 +2,6 @@
 #include "autograd/ops.h"
 #include "autograd/tape.h"
 
-/* record: in = {x, w, b?}; iv 0 rows, 1 in, 2 out, 3 has_bias */
-
 qkv_tensor *qkv_linear(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b) {
     if (!x || !w || !qkv__check_pair(ctx, "linear", x, w) || (b && !qkv__check_pair(ctx, "linear", x, b)))
         return NULL;
@@ -23,13 +21,13 @@ qkv_tensor *qkv_linear(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b
     QKV_KCALL(x->dtype, gemm, 0, 1, rows, out, in, x->data, w->data, b ? 1 : 0, y->data);
     qkv_tensor *ins[3] = {x, w, b};
     qkv_record *r = qkv__record(ctx, QKV_OP_LINEAR, y, b ? 3 : 2, ins);
-    if (r) { r->iv[0] = rows; r->iv[1] = in; r->iv[2] = out; r->iv[3] = b != NULL; }
+    if (r) { r->p.linear.rows = rows; r->p.linear.d_in = in; r->p.linear.d_out = out; r->p.linear.b = b; }
     return y;
 }
 
 int qkv__linear_backward(qkv_ctx *ctx, const qkv_record *r) {
-    qkv_tensor *x = r->in[0], *w = r->in[1], *b = r->iv[3] ? r->in[2] : NULL;
-    int64_t rows = r->iv[0], in = r->iv[1], out = r->iv[2];
+    qkv_tensor *x = r->in[0], *w = r->in[1], *b = r->p.linear.b;
+    int64_t rows = r->p.linear.rows, in = r->p.linear.d_in, out = r->p.linear.d_out;
     const void *dy = r->out->grad;
     bool fresh; /* a new dX is written, not added to: no zeroing pass */
     void *dx = qkv__grad_fresh(ctx, x, &fresh), *dw = qkv__grad(ctx, w), *db = b ? qkv__grad(ctx, b) : NULL;

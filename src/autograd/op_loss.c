@@ -2,8 +2,6 @@
 #include "autograd/ops.h"
 #include "autograd/tape.h"
 
-/* record: aux targets; iv 0 rows, 1 V, 2 ignore, 3 count; saved 0 lse (rows) */
-
 qkv_tensor *qkv_cross_entropy(qkv_ctx *ctx, qkv_tensor *logits, const qkv_tensor *targets,
                               int ignore_index) {
     if (!logits || !targets || !qkv__check_float(ctx, "cross_entropy", logits)) return NULL;
@@ -30,9 +28,10 @@ qkv_tensor *qkv_cross_entropy(qkv_ctx *ctx, qkv_tensor *logits, const qkv_tensor
     qkv_tensor_set(y, 0, loss);
     qkv_record *r = qkv__record(ctx, QKV_OP_CROSS_ENTROPY, y, 1, &logits);
     if (r) {
-        r->aux = targets;
-        r->iv[0] = rows; r->iv[1] = V; r->iv[2] = ignore_index; r->iv[3] = count;
-        r->saved[0] = lse;
+        r->p.cross_entropy.targets = targets;
+        r->p.cross_entropy.lse = lse;
+        r->p.cross_entropy.rows = rows; r->p.cross_entropy.V = V; r->p.cross_entropy.count = count;
+        r->p.cross_entropy.ignore_index = ignore_index;
     }
     return y;
 }
@@ -41,9 +40,11 @@ int qkv__cross_entropy_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    if (r->iv[3] == 0) return 0; /* every target ignored: the loss is the constant 0 */
-    double g = qkv_tensor_grad_get(r->out, 0) / (double)r->iv[3];
-    QKV_KCALL(x->dtype, cross_entropy_backward, r->iv[0], r->iv[1], x->data, r->aux->data,
-              (int32_t)r->iv[2], r->saved[0], g, dx);
+    const int64_t count = r->p.cross_entropy.count;
+    if (count == 0) return 0; /* every target ignored: the loss is the constant 0 */
+    double g = qkv_tensor_grad_get(r->out, 0) / (double)count;
+    QKV_KCALL(x->dtype, cross_entropy_backward, r->p.cross_entropy.rows, r->p.cross_entropy.V, x->data,
+              r->p.cross_entropy.targets->data, (int32_t)r->p.cross_entropy.ignore_index, r->p.cross_entropy.lse, g,
+              dx);
     return 0;
 }

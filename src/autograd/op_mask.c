@@ -10,7 +10,7 @@ qkv_tensor *qkv_masked_fill(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *mask,
     if (!y) return NULL;
     QKV_KCALL(x->dtype, masked_fill, &bc, x->data, mask->data, value, y->data);
     qkv_record *r = qkv__record(ctx, QKV_OP_MASKED_FILL, y, 1, &x);
-    if (r) { r->aux = mask; r->bc = bc; }
+    if (r) { r->p.masked_fill.mask = mask; r->p.masked_fill.bc = bc; }
     return y;
 }
 
@@ -18,6 +18,6 @@ int qkv__masked_fill_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(x->dtype, masked_fill_backward, &r->bc, r->aux->data, r->out->grad, dx);
+    QKV_KCALL(x->dtype, masked_fill_backward, &r->p.masked_fill.bc, r->p.masked_fill.mask->data, r->out->grad, dx);
     return 0;
 }

@@ -2,8 +2,6 @@
 #include "autograd/ops.h"
 #include "autograd/tape.h"
 
-/* record iv: 0 ta, 1 tb, 2 batch, 3 M, 4 N, 5 K, 6 sa, 7 sb (element strides; 0 = shared) */
-
 qkv_tensor *qkv_matmul(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b, bool ta, bool tb) {
     if (!a || !b || !qkv__check_pair(ctx, "matmul", a, b)) return NULL;
     if (a->ndim < 2 || b->ndim < 2)
@@ -52,16 +50,18 @@ qkv_tensor *qkv_matmul(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b, bool ta, bool
     qkv_tensor *in[2] = {a, b};
     qkv_record *r = qkv__record(ctx, QKV_OP_MATMUL, c, 2, in);
     if (r) {
-        int64_t iv[8] = {ta, tb, batch, M, N, Ka, sa, sb};
-        for (int i = 0; i < 8; i++) r->iv[i] = iv[i];
+        r->p.matmul.ta = ta; r->p.matmul.tb = tb;
+        r->p.matmul.batch = batch; r->p.matmul.M = M; r->p.matmul.N = N; r->p.matmul.K = Ka;
+        r->p.matmul.sa = sa; r->p.matmul.sb = sb;
     }
     return c;
 }
 
 int qkv__matmul_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *a = r->in[0], *b = r->in[1];
-    int ta = (int)r->iv[0], tb = (int)r->iv[1];
-    int64_t batch = r->iv[2], M = r->iv[3], N = r->iv[4], K = r->iv[5], sa = r->iv[6], sb = r->iv[7];
+    int ta = r->p.matmul.ta, tb = r->p.matmul.tb;
+    int64_t batch = r->p.matmul.batch, M = r->p.matmul.M, N = r->p.matmul.N, K = r->p.matmul.K;
+    int64_t sa = r->p.matmul.sa, sb = r->p.matmul.sb;
     const void *dc = r->out->grad;
     /* a new gradient is written (beta 0), not added to; when a is b, da is written first */
     bool fa, fb;

@@ -2,8 +2,6 @@
 #include "autograd/ops.h"
 #include "autograd/tape.h"
 
-/* record iv: 0 outer, 1 n, 2 inner; dv[0] scale (1 or 1/n) */
-
 static qkv_tensor *reduce(qkv_ctx *ctx, qkv_op op, qkv_tensor *x, int axis, bool keepdim) {
     const char *name = qkv_op_name(op);
     if (!x || !qkv__check_float(ctx, name, x)) return NULL;
@@ -25,10 +23,10 @@ static qkv_tensor *reduce(qkv_ctx *ctx, qkv_op op, qkv_tensor *x, int axis, bool
     QKV_KCALL(x->dtype, sum_axis, outer, n, inner, x->data, scale, y->data);
     qkv_record *r = qkv__record(ctx, op, y, 1, &x);
     if (r) {
-        r->iv[0] = outer;
-        r->iv[1] = n;
-        r->iv[2] = inner;
-        r->dv[0] = scale;
+        r->p.reduce.outer = outer;
+        r->p.reduce.n = n;
+        r->p.reduce.inner = inner;
+        r->p.reduce.scale = scale;
     }
     return y;
 }
@@ -53,6 +51,7 @@ int qkv__reduce_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(x->dtype, sum_axis_backward, r->iv[0], r->iv[1], r->iv[2], r->out->grad, r->dv[0], dx);
+    QKV_KCALL(x->dtype, sum_axis_backward, r->p.reduce.outer, r->p.reduce.n, r->p.reduce.inner, r->out->grad,
+              r->p.reduce.scale, dx);
     return 0;
 }

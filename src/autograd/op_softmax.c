@@ -12,7 +12,7 @@ static qkv_tensor *softmax_like(qkv_ctx *ctx, qkv_op op, qkv_tensor *x) {
     if (op == QKV_OP_SOFTMAX) QKV_KCALL(x->dtype, softmax, rows, n, x->data, y->data);
     else QKV_KCALL(x->dtype, log_softmax, rows, n, x->data, y->data);
     qkv_record *r = qkv__record(ctx, op, y, 1, &x);
-    if (r) { r->iv[0] = rows; r->iv[1] = n; }
+    if (r) { r->p.softmax.rows = rows; r->p.softmax.n = n; }
     return y;
 }
 
@@ -23,7 +23,7 @@ int qkv__softmax_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(x->dtype, softmax_backward, r->iv[0], r->iv[1], r->out->data, r->out->grad, 1.0, dx);
+    QKV_KCALL(x->dtype, softmax_backward, r->p.softmax.rows, r->p.softmax.n, r->out->data, r->out->grad, 1.0, dx);
     return 0;
 }
 
@@ -31,11 +31,10 @@ int qkv__log_softmax_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(x->dtype, log_softmax_backward, r->iv[0], r->iv[1], r->out->data, r->out->grad, dx);
+    QKV_KCALL(x->dtype, log_softmax_backward, r->p.softmax.rows, r->p.softmax.n, r->out->data, r->out->grad, dx);
     return 0;
 }
 
-/* record: aux mask (or NULL); iv 0 rows, 1 n; dv 0 scale */
 qkv_tensor *qkv_masked_softmax(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *mask, double scale, double fill) {
     if (!x || !qkv__check_float(ctx, "masked_softmax", x)) return NULL;
     if (x->ndim < 1) return qkv_ctx_fail(ctx, "masked_softmax: needs at least one axis, got a scalar");
@@ -46,7 +45,11 @@ qkv_tensor *qkv_masked_softmax(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *ma
     if (!y) return NULL;
     QKV_KCALL(x->dtype, masked_softmax, rows, n, x->data, &bc, mask ? mask->data : NULL, scale, fill, y->data);
     qkv_record *r = qkv__record(ctx, QKV_OP_MASKED_SOFTMAX, y, 1, &x);
-    if (r) { r->aux = mask; r->iv[0] = rows; r->iv[1] = n; r->dv[0] = scale; }
+    if (r) {
+        r->p.masked_softmax.rows = rows;
+        r->p.masked_softmax.n = n;
+        r->p.masked_softmax.scale = scale;
+    }
     return y;
 }
 
@@ -55,6 +58,7 @@ int qkv__masked_softmax_backward(qkv_ctx *ctx, const qkv_record *r) {
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
     /* masked positions have y = 0, so they receive no gradient, as they should */
-    QKV_KCALL(x->dtype, softmax_backward, r->iv[0], r->iv[1], r->out->data, r->out->grad, r->dv[0], dx);
+    QKV_KCALL(x->dtype, softmax_backward, r->p.masked_softmax.rows, r->p.masked_softmax.n, r->out->data, r->out->grad,
+              r->p.masked_softmax.scale, dx);
     return 0;
 }

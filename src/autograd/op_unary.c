@@ -13,7 +13,7 @@ static qkv_tensor *unary(qkv_ctx *ctx, qkv_op op, qkv_unop k, qkv_tensor *x) {
         return NULL;
     QKV_KCALL(x->dtype, unary, k, x->numel, x->data, y->data, d);
     qkv_record *r = qkv__record(ctx, op, y, 1, &x);
-    if (r) { r->iv[0] = k; r->saved[0] = d; }
+    if (r) { r->p.unary.op = k; r->p.unary.deriv = d; }
     return y;
 }
 
@@ -35,7 +35,7 @@ int qkv__unary_backward(qkv_ctx *ctx, const qkv_record *r) {
     bool fresh;
     void *dx = qkv__grad_fresh(ctx, x, &fresh);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(x->dtype, unary_backward, (qkv_unop)r->iv[0], x->numel, x->data, r->out->data,
-              r->saved[0], r->out->grad, dx, fresh);
+    QKV_KCALL(x->dtype, unary_backward, r->p.unary.op, x->numel, x->data, r->out->data,
+              r->p.unary.deriv, r->out->grad, dx, fresh);
     return 0;
 }

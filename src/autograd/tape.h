@@ -5,25 +5,73 @@
 #define QKV_TAPE_H
 
 #include "autograd/ctx.h"
+#include "autograd/ops.h"
 #include "autograd/arena.h"
 #include "tensor/kernels.h"
 
 #define QKV_REC_MAX_IN 3
 
+/* One op on the tape. The common fields say what the op read and wrote; p holds what its
+ * backward rule needs besides, one member per rule (reshape needs none), written by the op's
+ * builder and read by name in the rule. A union, because a record is allocated per op per step
+ * in the arena: 192 bytes, sized by sdpa (tape.c keeps its arena footprint). Buffers p points to
+ * (saved activations) live in the arena too. */
 typedef struct qkv_record {
     qkv_op op;
     int n_in;
     qkv_tensor **in;          /* n_in inputs (arena array) */
     qkv_tensor *out;
-    const qkv_tensor *aux;    /* non-differentiable input: indices, targets, mask */
-    void *saved[2];           /* per-op buffers kept for backward (arena) */
-    int64_t iv[8];            /* per-op integers (dims, flags) */
-    double dv[2];             /* per-op scalars */
-    qkv_bcast bc;             /* broadcast plan, for elementwise ops */
-    void (*fnp)(void);        /* custom ops: the backward callback (cast back on use) */
-    void *user;               /* custom ops: the caller's data */
     struct qkv_record *prev;
+    union {
+        /* C = op(A) op(B) as `batch` products (M,K) (K,N); sa, sb: element strides between the
+         * batches' A and B (0: one matrix shared by every batch). M may hold several batches
+         * of A's rows folded into one product. */
+        struct { int ta, tb; int64_t batch, M, N, K, sa, sb; } matmul;
+        /* y (rows,d_out) = x (rows,d_in) W^T + b; b is in[2], or NULL */
+        struct { int64_t rows, d_in, d_out; qkv_tensor *b; } linear;
+        /* add, sub, mul, div: y = a op b, b broadcast over a by bc */
+        struct { qkv_binop op; qkv_bcast bc; } binary;
+        /* y = alpha x + beta (beta needs no gradient) */
+        struct { double alpha; } affine;
+        /* sum, mean: x (outer,n,inner) -> y (outer,inner), times scale (1, or 1/n for mean) */
+        struct { int64_t outer, n, inner; double scale; } reduce;
+        /* exp ... sigmoid; deriv: dy/dx kept by the forward (GELU's, one erf per element), or NULL */
+        struct { qkv_unop op; void *deriv; } unary;
+        /* softmax, log_softmax over the last axis of (rows,n) */
+        struct { int64_t rows, n; } softmax;
+        /* y (rows,n) = softmax(mask ? fill : scale x); the backward needs no mask: masked y are 0 */
+        struct { int64_t rows, n; double scale; } masked_softmax;
+        /* q, k, v (B,T,H hd); probs: the weights P (B,H,T,T); mask (or NULL) broadcast by bc */
+        struct { const qkv_tensor *mask; qkv_bcast bc; void *probs; int64_t B, T, H, hd; int causal;
+                 double scale; } sdpa;
+        /* x (rows,n); w, b: in[1], in[2] (or in[1] alone), NULL when absent; mean, rstd (rows) */
+        struct { int64_t rows, n; qkv_tensor *w, *b; void *mean, *rstd; } layernorm;
+        /* y (idx..., D) = table[idx] */
+        struct { const qkv_tensor *idx; } embedding;
+        /* logits (rows,V), targets (rows); lse (rows) the forward's logsumexp; count: the
+         * targets not ignored (the mean's divisor) */
+        struct { const qkv_tensor *targets; void *lse; int64_t rows, V, count; int ignore_index; } cross_entropy;
+        /* y = mask ? value : x, mask broadcast over x by bc */
+        struct { const qkv_tensor *mask; qkv_bcast bc; } masked_fill;
+        /* the swapped axes, counted in x's shape right-aligned into 4 dims */
+        struct { int a1, a2; } transpose;
+        /* x (outer,n,inner) -> y (outer,len,inner), rows start .. start+len-1 of the n axis */
+        struct { int64_t outer, n, inner, start, len; } slice;
+        /* in[i] (outer,len_i,inner) -> y (outer,total,inner) along `axis` of the inputs' shape */
+        struct { int64_t outer, inner, total; int axis; } concat;
+        /* the caller's backward, its data, and the op's name for messages */
+        struct { qkv_custom_backward_fn backward; void *user; const char *name; } custom;
+    } p;
 } qkv_record;
+
+/* a backward rule: from r->out->grad, ACCUMULATE into the gradients of r's inputs (those that
+ * require grad); 0, or -1 with the error set */
+typedef int (*qkv_backward_fn)(qkv_ctx *ctx, const qkv_record *rec);
+/* the built-in backward rule of op (NULL outside the enum) */
+qkv_backward_fn qkv_op_backward(qkv_op op);
+/* Testing hook: replace one op's backward rule in this context (NULL restores the real one).
+ * The harness tests use it to prove a wrong rule is caught. */
+void qkv_ctx_override_backward(qkv_ctx *ctx, qkv_op op, qkv_backward_fn fn);
 
 struct qkv_ctx {
     qkv_arena arena;

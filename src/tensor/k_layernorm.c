@@ -1,6 +1,7 @@
 /* Layer normalisation over the last axis (PyTorch: biased variance, eps inside the sqrt).
- * Rows run on qkv's threads; the weight and bias gradients, sums over rows, are split by
- * column instead, each column summed in row order, so the result never depends on threads. */
+ * Forward and dx: rows run on qkv's threads. The weight and bias gradients, sums over rows:
+ * each fixed block of QKV_LN_BLOCK rows sums its rows in order into its own partial, and the
+ * partials are then added in block order, so the result never depends on threads. */
 #include "tensor/kernel_prelude.h"
 #include "tensor/lanes.h"
 

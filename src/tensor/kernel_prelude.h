@@ -4,8 +4,8 @@
 #define QKV_KERNEL_PRELUDE_H
 
 #include "tensor/kernels.h"
-#include <tgmath.h>
-#include "tensor/parallel.h" /* exp, log, ... resolve to the float or double versions by argument type */
+#include <tgmath.h> /* exp, log, ... resolve to the float or double versions by argument type */
+#include "tensor/parallel.h"
 
 #if QKV_KERNEL_F64
 typedef double real;
@@ -13,10 +13,6 @@ typedef double real;
 #else
 typedef float real;
 #define K(name) qkv_k_##name##_f32
-/* dst += val, or dst = val when `assign` (a new gradient: kernels.h); in a loop the test is
- * loop-invariant and the compiler unswitches it, so each loop vectorises either way */
-#define QKV_PUT(dst, assign, val) do { if (assign) (dst) = (val); else (dst) += (val); } while (0)
-
 #endif
 
 /* smallest piece of work worth a thread: about this many elements */
@@ -31,10 +27,6 @@ static inline int64_t qkv_row_grain(int64_t n) { return n >= QKV_GRAIN ? 1 : QKV
 #define QKV_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define QKV_VECTOR_CLONES
-/* dst += val, or dst = val when `assign` (a new gradient: kernels.h); in a loop the test is
- * loop-invariant and the compiler unswitches it, so each loop vectorises either way */
-#define QKV_PUT(dst, assign, val) do { if (assign) (dst) = (val); else (dst) += (val); } while (0)
-
 #endif
 
 /* dst += val, or dst = val when `assign` (a new gradient: kernels.h); in a loop the test is
