@@ -148,7 +148,7 @@ bench-torch: all
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := build-fuzz
 FUZZ_TARGETS := config safetensors jsonl
-FUZZ_SRCS    := src/config/config.c src/nn/model_config.c src/optim/optim_config.c src/io/safetensors.c \
+FUZZ_SRCS    := src/config/config.c src/nn/model_config.c src/optim/optim_config.c $(wildcard src/io/*.c) \
                 src/tensor/tensor.c src/tensor/rng.c src/tasks/task.c src/tasks/task_data.c
 FUZZ_CFLAGS  := -std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=all -ffp-contract=off -D_POSIX_C_SOURCE=200809L -Isrc $(PKG_CFLAGS)
