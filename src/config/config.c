@@ -7,6 +7,7 @@
  * wrong types and out-of-range values are errors. Every error is one line naming the
  * label (file path or "--set"), the full key path and what was expected. */
 #include "config/config.h"
+#include "io/fileio.h"
 #include "io/json.h"
 
 #include <cjson/cJSON.h>
@@ -622,42 +623,20 @@ int qkv_config_parse(qkv_config *c, const char *json, const char *label, char *e
 
 int qkv_config_load(qkv_config *c, const char *path, char *err, int errlen) {
     if (!c || !path) return fail(err, errlen, "config: no file name");
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    enum { MAX_BYTES = 16 << 20 };
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    int rc = 0;
-    while (buf) {
-        if (len + 1 >= cap) {
-            if (cap >= MAX_BYTES) {
-                rc = fail(err, errlen, "%s: file too large for a config (over %d MiB)", path,
-                          MAX_BYTES >> 20);
-                break;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - 1 - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f)) rc = fail(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-            break;
-        }
+    /* a file of 16 MiB - 1 bytes or more is refused (the limit the message rounds to 16 MiB) */
+    enum { MAX_BYTES = (16 << 20) - 2 };
+    size_t len;
+    qkv_read_status st;
+    char *buf = qkv_read_file_max(path, MAX_BYTES, &len, &st);
+    switch (st.stage) {
+    case QKV_READ_OK: break;
+    case QKV_READ_OPEN: return fail(err, errlen, "%s: cannot open: %s", path, strerror(st.errnum));
+    case QKV_READ_IO: return fail(err, errlen, "%s: cannot read: %s", path, strerror(st.errnum));
+    case QKV_READ_TOO_BIG: return fail(err, errlen, "%s: file too large for a config (over 16 MiB)", path);
+    case QKV_READ_NOMEM: return fail(err, errlen, "%s: out of memory", path);
     }
-    fclose(f);
-    if (!buf) return fail(err, errlen, "%s: out of memory", path);
-    if (rc == 0) {
-        buf[len] = '\0';
-        /* a NUL byte inside the file: the scanner reports it with its line and column */
-        rc = parse_text(c, buf, len, path, err, errlen);
-    }
+    /* a NUL byte inside the file: the JSON reader reports it with its line and column */
+    int rc = parse_text(c, buf, len, path, err, errlen);
     free(buf);
     return rc;
 }
