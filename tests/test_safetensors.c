@@ -1,6 +1,6 @@
-/* Tests for src/io/safetensors.c: round trips, the exact on-disk layout, the reference
- * loader's rejections (each with the message fragment a user would see), load_into checks
- * and atomic writes that fail cleanly. */
+/* Tests for the safetensors reader and writer (src/io/st_*.c): round trips, the exact on-disk
+ * layout, the reference loader's rejections (each with the message fragment a user would see),
+ * load_into checks and atomic writes that fail cleanly. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L   /* fsync, fileno, strndup, mkdtemp */
 #endif
@@ -482,6 +482,7 @@ static const bad_case bad_cases[] = {
     {H("{}{}"), -1, 0, "invalid JSON"},
     {H("{\"a\":" F32A("[0,8]") ",}"), -1, 8, "invalid JSON"},
     {H("{\"\\ud800\":1}"), -1, 0, "invalid JSON"},
+    {H("{\"a\\uzzzz\":1}"), -1, 0, "header byte 3: invalid JSON"},   /* cJSON alone reads it as \\u0000 */
     {H("{}\0xx"), -1, 0, "header byte 2: control character 0x00 outside a string"},
     {H("{\"a\x01\":1}"), -1, 0, "raw control character 0x01 inside a string"},
     {H("{\"a\\u0000b\":1}"), -1, 0, "\\u0000 inside a string is not supported"},

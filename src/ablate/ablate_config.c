@@ -80,17 +80,14 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
     size_t len;
     char *text = qkv_read_file(path, &len, err, errlen);
     if (!text) return -1;
-    if (qkv_json_syntax_check(text, len, path, err, errlen)) { /* line:column and what was wrong */
-        free(text);
-        return -1;
-    }
-    cJSON *j = cJSON_ParseWithLengthOpts(text, len + 1, NULL, 1); /* syntax is checked: only OOM fails */
-    if (!j) {
-        free(text);
-        snprintf(err, (size_t)errlen, "%s: out of memory reading the config", path);
-        return -1;
-    }
+    cJSON *j = NULL;
+    bool oom;
+    int bad = qkv_config_json(text, len, path, &j, &oom, err, errlen); /* line:column and what was wrong */
     free(text);
+    if (bad) {
+        if (oom) snprintf(err, (size_t)errlen, "%s: out of memory reading the config", path);
+        return -1;
+    }
     if (!cJSON_IsObject(j)) FAIL("%s: expected a JSON object", path);
     if (check_keys(j, TOP, path, "", err, errlen)) goto fail;
 

@@ -1,12 +1,14 @@
 /* qkv run configuration: one table of keys drives defaults, JSON parsing, --set overrides,
  * range checks, the effective-config JSON and the key list (docs/config.md mirrors it).
  *
- * Parsing is strict. The text is first checked by a small JSON syntax scanner (exact
- * line:column and a hint for the usual mistakes), then turned into a tree by cJSON and
+ * Parsing is strict. The text is read by the strict JSON reader (io/json.h: exact
+ * line:column and a hint for the usual mistakes, then cJSON's tree), and the tree is
  * walked against the table: unknown keys (with the closest valid key), duplicate keys,
  * wrong types and out-of-range values are errors. Every error is one line naming the
  * label (file path or "--set"), the full key path and what was expected. */
 #include "config/config.h"
+#include "io/fileio.h"
+#include "io/json.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -422,271 +424,32 @@ static int set_value(qkv_config *c, const key_def *k, const cJSON *v, const char
     return fail(err, errlen, "%s: %s: bad key table entry", label, k->path);
 }
 
-/* ------------------------------------------------------------------ JSON syntax scanner */
+/* ------------------------------------------------------------------ JSON text */
 
-/* Strict RFC 8259 syntax with a position and a hint for the first error; cJSON builds the
- * tree afterwards. Also rejects \u0000 (cJSON would silently cut the string there). */
-typedef struct scanner {
-    const char *s;
-    size_t n, pos, errpos;
-    const char *msg;
-    char buf[64];
-    int depth;
-} scanner;
+/* the rules of qkv's JSON files (io/json.h): strict RFC 8259, nesting up to 512 levels, no
+ * \u0000 (cJSON would cut the string there), a UTF-8 byte-order mark skipped, numbers of at
+ * most 63 characters */
+static const qkv_json_opts JSON_RULES = {
+    .max_depth = 512, .reject_nul = true, .skip_bom = true, .max_number = 63};
 
-enum { SCAN_MAX_DEPTH = 512, SCAN_MAX_NUMBER = 63 };
-
-static bool sc_fail(scanner *S, size_t at, const char *msg) {
-    S->errpos = at;
-    S->msg = msg;
-    return false;
-}
-
-static void sc_ws(scanner *S) {
-    while (S->pos < S->n && (S->s[S->pos] == ' ' || S->s[S->pos] == '\t' || S->s[S->pos] == '\n' ||
-                             S->s[S->pos] == '\r'))
-        S->pos++;
-}
-
-static bool is_word(char ch) {
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-           ch == '_';
-}
-
-static bool sc_unexpected(scanner *S, const char *what) {
-    unsigned char ch = (unsigned char)S->s[S->pos];
-    if (ch >= 0x20 && ch < 0x7f)
-        snprintf(S->buf, sizeof S->buf, "%s, got '%c'", what, ch);
-    else
-        snprintf(S->buf, sizeof S->buf, "%s, got byte 0x%02x", what, ch);
-    return sc_fail(S, S->pos, S->buf);
-}
-
-static int hex4(const char *p) {
-    int v = 0;
-    for (int i = 0; i < 4; i++) {
-        char ch = p[i];
-        int d = ch >= '0' && ch <= '9'   ? ch - '0'
-                : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-                : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
-                                         : -1;
-        if (d < 0) return -1;
-        v = v * 16 + d;
-    }
-    return v;
-}
-
-static bool sc_string(scanner *S) {
-    size_t start = S->pos++;
-    for (;;) {
-        if (S->pos >= S->n) return sc_fail(S, start, "unterminated string");
-        unsigned char ch = (unsigned char)S->s[S->pos];
-        if (ch == '"') {
-            S->pos++;
-            return true;
-        }
-        if (ch == '\n' || ch == '\r')
-            return sc_fail(S, start, "unterminated string (a line break inside a string is "
-                                     "written \\n)");
-        if (ch < 0x20) return sc_fail(S, S->pos, "control character in a string (escape it)");
-        if (ch != '\\') {
-            S->pos++;
-            continue;
-        }
-        size_t esc = S->pos++;
-        if (S->pos >= S->n) return sc_fail(S, start, "unterminated string");
-        char e = S->s[S->pos];
-        if (e && strchr("\"\\/bfnrt", e)) {
-            S->pos++;
-            continue;
-        }
-        if (e != 'u') return sc_fail(S, esc, "invalid escape in a string");
-        int u = S->pos + 4 < S->n ? hex4(S->s + S->pos + 1) : -1;
-        if (u < 0) return sc_fail(S, esc, "invalid \\u escape (needs 4 hex digits)");
-        if (u == 0) return sc_fail(S, esc, "\\u0000 (NUL) is not allowed in strings");
-        S->pos += 5;
-        if (u >= 0xDC00 && u <= 0xDFFF) return sc_fail(S, esc, "unpaired UTF-16 surrogate");
-        if (u >= 0xD800 && u <= 0xDBFF) {
-            int lo = S->pos + 6 <= S->n && S->s[S->pos] == '\\' && S->s[S->pos + 1] == 'u'
-                         ? hex4(S->s + S->pos + 2)
-                         : -1;
-            if (lo < 0xDC00 || lo > 0xDFFF) return sc_fail(S, esc, "unpaired UTF-16 surrogate");
-            S->pos += 6;
-        }
-    }
-}
-
-static bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
-
-static bool sc_number(scanner *S) {
-    size_t start = S->pos;
-    const char *s = S->s;
-#define AT(i) ((i) < S->n ? s[i] : '\0')
-    if (AT(S->pos) == '-') S->pos++;
-    if (!is_digit(AT(S->pos))) return sc_fail(S, start, "invalid number");
-    if (AT(S->pos) == '0') {
-        S->pos++;
-        if (is_digit(AT(S->pos)))
-            return sc_fail(S, start, "invalid number (leading zeros are not allowed)");
-    } else {
-        while (is_digit(AT(S->pos))) S->pos++;
-    }
-    if (AT(S->pos) == '.') {
-        S->pos++;
-        if (!is_digit(AT(S->pos))) return sc_fail(S, start, "invalid number (digits after '.')");
-        while (is_digit(AT(S->pos))) S->pos++;
-    }
-    if (AT(S->pos) == 'e' || AT(S->pos) == 'E') {
-        S->pos++;
-        if (AT(S->pos) == '+' || AT(S->pos) == '-') S->pos++;
-        if (!is_digit(AT(S->pos))) return sc_fail(S, start, "invalid number (exponent digits)");
-        while (is_digit(AT(S->pos))) S->pos++;
-    }
-    if (is_word(AT(S->pos)) || AT(S->pos) == '.') return sc_fail(S, start, "invalid number");
-#undef AT
-    if (S->pos - start > SCAN_MAX_NUMBER) return sc_fail(S, start, "number too long");
-    return true;
-}
-
-static bool sc_value(scanner *S);
-
-static bool sc_container(scanner *S, bool object) {
-    char close = object ? '}' : ']';
-    if (++S->depth > SCAN_MAX_DEPTH) return sc_fail(S, S->pos, "nested too deeply");
-    S->pos++;
-    sc_ws(S);
-    if (S->pos < S->n && S->s[S->pos] == close) {
-        S->pos++;
-        S->depth--;
-        return true;
-    }
-    size_t comma = 0;
-    bool after_comma = false;
-    for (;;) {
-        sc_ws(S);
-        if (S->pos >= S->n)
-            return sc_fail(S, S->pos, object ? "unexpected end of input (missing '}')"
-                                             : "unexpected end of input (missing ']')");
-        if (after_comma && S->s[S->pos] == close)
-            return sc_fail(S, comma, object ? "trailing comma before '}'"
-                                            : "trailing comma before ']'");
-        if (object) {
-            char ch = S->s[S->pos];
-            if (ch == '\'') return sc_fail(S, S->pos, "strings need double quotes, not single");
-            if (is_word(ch)) return sc_fail(S, S->pos, "keys need double quotes");
-            if (ch != '"') return sc_unexpected(S, "expected a key in double quotes");
-            if (!sc_string(S)) return false;
-            sc_ws(S);
-            if (S->pos >= S->n) return sc_fail(S, S->pos, "unexpected end of input (missing ':')");
-            if (S->s[S->pos] != ':') return sc_unexpected(S, "expected ':' after the key");
-            S->pos++;
-        }
-        if (!sc_value(S)) return false;
-        sc_ws(S);
-        if (S->pos >= S->n)
-            return sc_fail(S, S->pos, object ? "unexpected end of input (missing '}')"
-                                             : "unexpected end of input (missing ']')");
-        char ch = S->s[S->pos];
-        if (ch == ',') {
-            comma = S->pos++;
-            after_comma = true;
-            continue;
-        }
-        if (ch == close) {
-            S->pos++;
-            S->depth--;
-            return true;
-        }
-        if (ch == '"' || ch == '{' || ch == '[' || is_word(ch) || ch == '-')
-            return sc_fail(S, S->pos, "missing ',' between values");
-        if (ch == '/') return sc_fail(S, S->pos, "comments are not allowed in JSON");
-        return sc_unexpected(S, object ? "expected ',' or '}'" : "expected ',' or ']'");
-    }
-}
-
-static bool sc_value(scanner *S) {
-    sc_ws(S);
-    if (S->pos >= S->n) return sc_fail(S, S->pos, "unexpected end of input (a value is missing)");
-    char ch = S->s[S->pos];
-    if (ch == '{' || ch == '[') return sc_container(S, ch == '{');
-    if (ch == '"') return sc_string(S);
-    if (ch == '-' || is_digit(ch)) return sc_number(S);
-    static const char *const lits[] = {"true", "false", "null"};
-    for (int i = 0; i < 3; i++) {
-        size_t l = strlen(lits[i]);
-        if (S->n - S->pos >= l && !memcmp(S->s + S->pos, lits[i], l) &&
-            !(S->pos + l < S->n && is_word(S->s[S->pos + l]))) {
-            S->pos += l;
-            return true;
-        }
-    }
-    if (ch == '\'') return sc_fail(S, S->pos, "strings need double quotes, not single");
-    if (ch == '/') return sc_fail(S, S->pos, "comments are not allowed in JSON");
-    if (is_word(ch)) {
-        size_t len = 0;
-        while (S->pos + len < S->n && is_word(S->s[S->pos + len])) len++;
-        for (int i = 0; i < 3; i++) {
-            size_t l = strlen(lits[i]), m = len < l ? len : l;
-            bool same = true;
-            for (size_t j = 0; j < m && same; j++)
-                same = (S->s[S->pos + j] | 0x20) == lits[i][j]; /* ASCII lowercase */
-            if (same) return sc_fail(S, S->pos, "invalid literal (JSON has true, false, null)");
-        }
-        return sc_fail(S, S->pos, "unquoted text (strings need double quotes)");
-    }
-    if (ch == '+' || ch == '.') return sc_fail(S, S->pos, "invalid number");
-    return sc_unexpected(S, "expected a value");
-}
-
-/* whole text: one value and nothing after it */
-static bool sc_document(scanner *S) {
-    sc_ws(S);
-    if (S->pos >= S->n) return sc_fail(S, S->pos, "empty input (expected a JSON object)");
-    if (!sc_value(S)) return false;
-    sc_ws(S);
-    if (S->pos < S->n) return sc_fail(S, S->pos, "unexpected text after the JSON value");
-    return true;
-}
-
-static void line_col(const char *s, size_t pos, int *line, int *col) {
-    int l = 1;
-    size_t last = 0; /* index just after the last newline */
-    for (size_t i = 0; i < pos; i++)
-        if (s[i] == '\n') l++, last = i + 1;
-    *line = l;
-    *col = (int)(pos - last) + 1;
-}
-
-/* text[len] must be '\0'. 0 and a tree, or -1 (a message if err is not NULL) */
-static int parse_json(const char *text, size_t len, const char *label, cJSON **out, char *err,
-                      int errlen) {
-    *out = NULL;
-    size_t skip = len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0; /* UTF-8 BOM */
-    scanner S = {.s = text, .n = len, .pos = skip};
-    const char *msg = NULL;
-    size_t at = 0;
-    if (!sc_document(&S)) {
-        msg = S.msg;
-        at = S.errpos;
-    } else {
-        const char *end = NULL;
-        *out = cJSON_ParseWithLengthOpts(text + skip, len - skip + 1, &end, 1);
-        if (*out) return 0;
-        msg = "rejected by cJSON (out of memory?)";
-        at = end && end >= text + skip && end <= text + len ? (size_t)(end - text) : skip;
-    }
+/* "label:line:column: JSON syntax error: what was wrong" */
+static int json_fail(const char *text, const qkv_json_error *e, const char *label, char *err, int errlen) {
     int line, col;
-    line_col(text, at, &line, &col);
-    return fail(err, errlen, "%s:%d:%d: JSON syntax error: %s", label, line, col, msg);
+    qkv_json_line_col(text, e->pos, &line, &col);
+    return fail(err, errlen, "%s:%d:%d: JSON syntax error: %s", label, line, col, e->msg);
+}
+
+int qkv_config_json(const char *text, size_t len, const char *label, cJSON **out, bool *oom, char *err,
+                    int errlen) {
+    qkv_json_error e;
+    int rc = qkv_json_parse(text, len, &JSON_RULES, out, &e);
+    if (oom) *oom = rc && e.kind == QKV_JSON_NOMEM;
+    return rc ? json_fail(text, &e, label, err, errlen) : 0;
 }
 
 int qkv_json_syntax_check(const char *text, size_t len, const char *label, char *err, int errlen) {
-    size_t skip = len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0; /* UTF-8 BOM */
-    scanner S = {.s = text, .n = len, .pos = skip};
-    if (sc_document(&S)) return 0;
-    int line, col;
-    line_col(text, S.errpos, &line, &col);
-    return fail(err, errlen, "%s:%d:%d: JSON syntax error: %s", label, line, col, S.msg);
+    qkv_json_error e;
+    return qkv_json_check(text, len, &JSON_RULES, &e) ? json_fail(text, &e, label, err, errlen) : 0;
 }
 
 /* ------------------------------------------------------------------ the tree walk */
@@ -802,7 +565,7 @@ static int apply_object(qkv_config *c, const cJSON *obj, const char *prefix, con
 static int parse_text(qkv_config *c, const char *text, size_t len, const char *label, char *err,
                       int errlen) {
     cJSON *root;
-    if (parse_json(text, len, label, &root, err, errlen)) return -1;
+    if (qkv_config_json(text, len, label, &root, NULL, err, errlen)) return -1;
     qkv_config tmp;
     qkv_config_defaults(&tmp);
     int rc;
@@ -830,42 +593,20 @@ int qkv_config_parse(qkv_config *c, const char *json, const char *label, char *e
 
 int qkv_config_load(qkv_config *c, const char *path, char *err, int errlen) {
     if (!c || !path) return fail(err, errlen, "config: no file name");
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    enum { MAX_BYTES = 16 << 20 };
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    int rc = 0;
-    while (buf) {
-        if (len + 1 >= cap) {
-            if (cap >= MAX_BYTES) {
-                rc = fail(err, errlen, "%s: file too large for a config (over %d MiB)", path,
-                          MAX_BYTES >> 20);
-                break;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - 1 - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f)) rc = fail(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-            break;
-        }
+    /* a file of 16 MiB - 1 bytes or more is refused (the limit the message rounds to 16 MiB) */
+    enum { MAX_BYTES = (16 << 20) - 2 };
+    size_t len;
+    qkv_read_status st;
+    char *buf = qkv_read_file_max(path, MAX_BYTES, &len, &st);
+    switch (st.stage) {
+    case QKV_READ_OK: break;
+    case QKV_READ_OPEN: return fail(err, errlen, "%s: cannot open: %s", path, strerror(st.errnum));
+    case QKV_READ_IO: return fail(err, errlen, "%s: cannot read: %s", path, strerror(st.errnum));
+    case QKV_READ_TOO_BIG: return fail(err, errlen, "%s: file too large for a config (over 16 MiB)", path);
+    case QKV_READ_NOMEM: return fail(err, errlen, "%s: out of memory", path);
     }
-    fclose(f);
-    if (!buf) return fail(err, errlen, "%s: out of memory", path);
-    if (rc == 0) {
-        buf[len] = '\0';
-        /* a NUL byte inside the file: the scanner reports it with its line and column */
-        rc = parse_text(c, buf, len, path, err, errlen);
-    }
+    /* a NUL byte inside the file: the JSON reader reports it with its line and column */
+    int rc = parse_text(c, buf, len, path, err, errlen);
     free(buf);
     return rc;
 }
@@ -916,7 +657,7 @@ int qkv_config_set(qkv_config *c, const char *assignment, char *err, int errlen)
     }
     const char *text = eq + 1;
     cJSON *v = NULL;
-    if (parse_json(text, strlen(text), label, &v, NULL, 0) == 0 && k->kind == K_STR &&
+    if (qkv_config_json(text, strlen(text), label, &v, NULL, NULL, 0) == 0 && k->kind == K_STR &&
         !cJSON_IsString(v)) {
         cJSON_Delete(v); /* a string key takes unquoted text as it is (task.path=123) */
         v = NULL;

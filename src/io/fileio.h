@@ -1,15 +1,60 @@
-/* Small file helpers: atomic writes and directory creation. */
+/* Whole files: the one atomic writer, the one reader, and directory creation.
+ *
+ * Every file qkv writes whole (configs, summaries, checkpoints, model files, reports) goes
+ * through qkv_write_parts_atomic: PATH.tmp.<pid> is written, fsynced and renamed over PATH, and
+ * the directory is fsynced so the rename survives a crash. A reader sees the old file or the new
+ * one, never a part; on a failure before the rename the temporary file is removed and PATH is
+ * untouched. (A killed process can leave PATH.tmp.<pid> behind; the run directory's owner
+ * removes those.) */
 #ifndef QKV_FILEIO_H
 #define QKV_FILEIO_H
 
 #include <stddef.h>
 
-/* write buf to PATH.tmp.<pid>, fsync, rename over PATH: a reader sees the old file or the
- * new one, never a part; on failure PATH is untouched and the temporary file removed */
+/* one piece of a file to write */
+typedef struct qkv_wpart { const void *buf; size_t len; } qkv_wpart;
+
+/* where an atomic write failed */
+typedef enum qkv_write_stage {
+    QKV_WRITE_OK = 0,
+    QKV_WRITE_PATH,      /* the path is too long for a temporary name */
+    QKV_WRITE_CREATE,    /* creating the temporary file */
+    QKV_WRITE_DATA,      /* writing, fsyncing or closing it */
+    QKV_WRITE_RENAME,    /* renaming it over the path */
+    QKV_WRITE_SYNC_DIR,  /* fsyncing the directory: the new file is in place, its rename may not be durable */
+} qkv_write_stage;
+
+/* the outcome of an atomic write, for the caller's message */
+typedef struct qkv_write_status {
+    qkv_write_stage stage;
+    int errnum;          /* errno of the failure */
+    char tmp[4096];      /* the temporary file's name */
+} qkv_write_status;
+
+/* parts[0..n) one after the other into PATH, atomically and durably (see above): 0, or -1 with
+ * *st saying where and why */
+int qkv_write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv_write_status *st);
+/* buf into PATH with qkv_write_parts_atomic: 0, or -1 with "PATH: cannot write: reason" in err */
 int qkv_write_file_atomic(const char *path, const void *buf, size_t len, char *err, int errlen);
 /* mkdir -p; 0 or -1 with err */
 int qkv_mkdirs(const char *path, char *err, int errlen);
-/* the whole file, NUL-terminated, malloc'd; NULL with err (missing, unreadable) */
+
+/* where reading a whole file failed */
+typedef enum qkv_read_stage {
+    QKV_READ_OK = 0,
+    QKV_READ_OPEN,       /* opening it (errnum) */
+    QKV_READ_IO,         /* reading it (errnum; EISDIR for a directory) */
+    QKV_READ_TOO_BIG,    /* longer than the limit */
+    QKV_READ_NOMEM,      /* out of memory */
+} qkv_read_stage;
+
+/* the outcome of a read, for the caller's message */
+typedef struct qkv_read_status { qkv_read_stage stage; int errnum; } qkv_read_status;
+
+/* the whole file, NUL-terminated, malloc'd, refusing one longer than max bytes (0: any length);
+ * NULL with *st saying where and why */
+char *qkv_read_file_max(const char *path, size_t max, size_t *len, qkv_read_status *st);
+/* the whole file, NUL-terminated, malloc'd; NULL with "PATH: cannot read: reason" in err */
 char *qkv_read_file(const char *path, size_t *len, char *err, int errlen);
 
 #endif

@@ -62,10 +62,10 @@ void qkv_st_free(qkv_safetensors *st);
 typedef struct qkv_st_item { const char *name; const qkv_tensor *t; } qkv_st_item;
 
 /* write tensors (in the given order, offsets ascending) and string metadata pairs (meta[2*i] key,
- * meta[2*i+1] value; "format":"pt" is added unless given) atomically: write PATH.tmp.<pid>, fflush +
- * fsync, rename over PATH, fsync the directory; on a failure before the rename the temp file is
- * removed and PATH is untouched; the header is padded with spaces to a multiple of 8; duplicate
- * names are an error; 0 or -1 with err filled */
+ * meta[2*i+1] value; "format":"pt" is added unless given) atomically (io/fileio.h): write
+ * PATH.tmp.<pid>, fsync, rename over PATH, fsync the directory; on a failure before the rename the
+ * temp file is removed and PATH is untouched; the header is padded with spaces to a multiple of 8;
+ * duplicate names are an error; 0 or -1 with err filled */
 int qkv_st_write(const char *path, const qkv_st_item *items, int n, const char *const *meta, int n_meta,
                  char *err, size_t errlen);
 /* the same file image, into a malloc'd buffer the caller frees (for tests and fuzzing) */

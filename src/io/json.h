@@ -1,0 +1,64 @@
+/* Strict JSON reading: the one reader for configs, --set values, ablation files and safetensors
+ * headers.
+ *
+ * A syntax scanner checks the text against RFC 8259 and stops at the first error with its byte
+ * offset and a message naming the usual mistake ("trailing comma before '}'", "keys need double
+ * quotes", ...); only text that passes is handed to cJSON, which builds the tree. The scanner is
+ * what makes the result strict: cJSON alone takes any byte <= 0x20 as whitespace, numbers such as
+ * 01 or 1. and raw control characters inside strings.
+ *
+ * The caller chooses the nesting limit, whether \u0000 is refused (cJSON would silently cut the
+ * string there), whether a leading UTF-8 byte-order mark is skipped, and may be told the offset of
+ * every number token (cJSON keeps only a double). The caller formats the position: a config names
+ * the line and column (qkv_json_line_col), a safetensors header the byte. Nothing here exits or
+ * aborts on bad input. */
+#ifndef QKV_JSON_H
+#define QKV_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct cJSON;
+
+/* what kind of error the scanner found (callers that word their own messages use it) */
+typedef enum qkv_json_kind {
+    QKV_JSON_OK = 0,
+    QKV_JSON_SYNTAX,     /* the grammar: a missing comma, an unquoted key, text after the value, ... */
+    QKV_JSON_CONTROL,    /* a raw control character (0x00-0x1f), inside a string or between tokens */
+    QKV_JSON_NUL,        /* \u0000 in a string, with reject_nul */
+    QKV_JSON_NUMBER,     /* a malformed number token (01, 1., -, 2.e5, 1e5e) */
+    QKV_JSON_DEPTH,      /* objects and arrays nested deeper than max_depth */
+    QKV_JSON_NOMEM,      /* out of memory, in cJSON or in the number hook */
+} qkv_json_kind;
+
+/* the first error in the text */
+typedef struct qkv_json_error {
+    qkv_json_kind kind;
+    size_t pos;          /* the byte offset msg is about (a token's start, the comma before a bracket, ...) */
+    size_t at;           /* QKV_JSON_CONTROL: the offset of the control character itself (pos may be the
+                          * start of the string it breaks); otherwise pos */
+    bool in_string;      /* QKV_JSON_CONTROL: the character is inside a string */
+    char msg[80];        /* what was wrong, one line, e.g. "missing ',' between values" */
+} qkv_json_error;
+
+/* how strict to be, and what to report */
+typedef struct qkv_json_opts {
+    int max_depth;       /* deepest nesting of objects and arrays accepted (1 = no containers inside the top one) */
+    bool reject_nul;     /* \u0000 in a string is an error (a C string cannot hold it) */
+    bool skip_bom;       /* a leading UTF-8 byte-order mark is skipped */
+    size_t max_number;   /* longest number token accepted, in bytes (0: any length) */
+    /* called with each number token's byte offset, in document order (the order of cJSON's number
+     * items); a non-zero return stops the scan as out of memory. NULL: not called */
+    int (*on_number)(void *ctx, size_t pos);
+    void *ctx;
+} qkv_json_opts;
+
+/* strict RFC 8259 syntax check of text[0..len) (no terminator needed): 0, or -1 with *e filled */
+int qkv_json_check(const char *text, size_t len, const qkv_json_opts *o, qkv_json_error *e);
+/* qkv_json_check, then the cJSON tree (the caller frees it with cJSON_Delete): 0 and *out, or -1
+ * with *out NULL and *e filled (cJSON running out of memory is QKV_JSON_NOMEM at cJSON's offset) */
+int qkv_json_parse(const char *text, size_t len, const qkv_json_opts *o, struct cJSON **out, qkv_json_error *e);
+/* line and column (both from 1; a column counts bytes) of byte offset pos in text */
+void qkv_json_line_col(const char *text, size_t pos, int *line, int *col);
+
+#endif
