@@ -35,7 +35,8 @@ OPT      ?= -O2
 # (no result changes: qkv never reads the floating-point exception flags)
 KOPT     ?= -O3 -fno-trapping-math
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
-CFLAGS_Q := -std=c11 $(OPT) -g -fPIC -ffp-contract=off -D_POSIX_C_SOURCE=200809L \
+# -fvisibility=hidden: libqkv.so exports only what the installed headers declare QKV_API (src/qkv_api.h)
+CFLAGS_Q := -std=c11 $(OPT) -g -fPIC -fvisibility=hidden -ffp-contract=off -D_POSIX_C_SOURCE=200809L \
             $(WARN) -Isrc $(PKG_CFLAGS) -DQKV_VERSION='"$(VERSION)"' $(SAN_FLAGS) $(CFLAGS)
 LDFLAGS_Q := $(SAN_FLAGS) $(LDFLAGS)
 
@@ -108,13 +109,25 @@ $(BUILD)/run_tests: $(TEST_OBJS) $(BUILD)/libqkv.a
 	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $(TEST_OBJS) $(BUILD)/libqkv.a $(PKG_LIBS) $(CHECK_LIBS)
 
 # One BLAS thread in tests: results must not depend on the machine's core count.
+# ... and libqkv.so exports exactly the documented API (no internal names)
 test: all $(BUILD)/run_tests
 	cd tests && OPENBLAS_NUM_THREADS=1 QKV_BIN=$(abspath $(BUILD))/qkv ../$(BUILD)/run_tests
+	scripts/check-exports.sh $(BUILD)
 
 # Examples: each examples/NAME.c linked into $(BUILD)/examples/NAME, then all run (one BLAS
 # thread, like the tests); any failing example fails the target.
 EXAMPLES     := xor_mlp attention_recall custom_op
 EXAMPLE_BINS := $(EXAMPLES:%=$(BUILD)/examples/%)
+
+# examples include <qkv/qkv.h> and <qkv/qkv_app.h> as an installed program does ($(BUILD)/include/qkv
+# stands for the installed include/qkv; scripts/check-install.sh builds them against a real install)
+$(BUILD)/include/qkv:
+	@mkdir -p $(BUILD)/include
+	@ln -sfn $(abspath src) $@
+$(BUILD)/obj/examples/%.o: examples/%.c $(HEADERS) $(FLAGS_STAMP) | $(BUILD)/include/qkv
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS_Q) -I$(BUILD)/include -c $< -o $@
 
 $(EXAMPLE_BINS): $(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(BUILD)/libqkv.a
 	@mkdir -p $(dir $@)
@@ -211,7 +224,7 @@ install: all
 	ln -sf libqkv.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libqkv.so.0
 	ln -sf libqkv.so.0 $(DESTDIR)$(PREFIX)/lib/libqkv.so
 	install -m 755 $(BUILD)/qkv $(DESTDIR)$(PREFIX)/bin/qkv
-	for h in $(filter-out src/tensor/kernel_prelude.h src/autograd/tape.h,$(HEADERS)); do \
+	for h in $$(scripts/public-headers.sh); do \
 	    d=$(DESTDIR)$(PREFIX)/include/qkv/$$(dirname $${h#src/}); install -d $$d; \
 	    install -m 644 $$h $$d/; done
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' qkv.pc.in \

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "qkv.h"
+#include <qkv/qkv.h>
 
 typedef struct silu_opts { bool wrong; } silu_opts;
 

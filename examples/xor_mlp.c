@@ -8,10 +8,7 @@
  * parameter buffer that qkv_params provides. Exit 0 only if all four points are right. */
 #include <stdio.h>
 
-#include "qkv.h"
-#include "config/config.h"
-#include "nn/params.h"
-#include "optim/optim.h"
+#include <qkv/qkv.h>
 
 #define STEPS 300
 #define LOG_EVERY 50
@@ -44,11 +41,10 @@ static qkv_tensor *mlp_forward(qkv_ctx *ctx, const mlp *m, qkv_tensor *x) {
 int main(void) {
     mlp m;
     qkv_ctx *ctx = qkv_ctx_new();
-    qkv_config cfg;
     qkv_optim opt;
-    qkv_config_defaults(&cfg); /* Adam with PyTorch's betas and eps; only the rate changes */
-    cfg.optim.lr = 0.05;       /* four points, no noise: a large step is safe and fast */
-    if (!ctx || mlp_init(&m, 1) || qkv_optim_init(&opt, &cfg.optim, m.p.numel)) {
+    qkv_optim_config oc = qkv_optim_config_default(); /* Adam with PyTorch's betas and eps */
+    oc.lr = 0.05; /* four points, no noise: a large step is safe and fast */
+    if (!ctx || mlp_init(&m, 1) || qkv_optim_init(&opt, &oc, m.p.numel)) {
         fprintf(stderr, "xor_mlp: out of memory\n");
         return 1;
     }
@@ -67,7 +63,7 @@ int main(void) {
         }
         if (step == 1 || step % LOG_EVERY == 0) printf("step %4d  loss %.4f\n", step, qkv_tensor_get(loss, 0));
         /* backward ACCUMULATES into the flat grad buffer: step, then zero for the next pass */
-        qkv_optim_step(&opt, m.p.data, m.p.grad, cfg.optim.lr);
+        qkv_optim_step(&opt, m.p.data, m.p.grad, oc.lr);
         qkv_params_zero_grad(&m.p);
     }
 

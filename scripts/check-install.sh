@@ -1,28 +1,37 @@
 #!/bin/sh
-# Install into a scratch DESTDIR and build a program against the installed qkv.pc.
+# Install into a scratch DESTDIR, then build every program in examples/ against the installed
+# headers and qkv.pc only (no -Isrc), linked once against the shared library (which must export
+# everything they use) and once statically, and run them. Also checks that exactly the public
+# headers were installed and that libqkv.so exports only the documented API.
 set -eu
+cd "$(dirname "$0")/.."
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
 make -s install DESTDIR="$dest" PREFIX=/opt/qkv >/dev/null
-pc="$dest/opt/qkv/lib/pkgconfig"
-cat > "$dest/use.c" <<'C'
-#include <qkv/qkv.h>
-#include <stdio.h>
-int main(void) { /* d/dx sum(x*x) = 2x */
-    int64_t s[1] = {3};
-    qkv_tensor *x = qkv_tensor_full(QKV_F32, 1, s, 1.5);
-    qkv_ctx *ctx = qkv_ctx_new();
-    qkv_tensor_require_grad(x);
-    int bad = qkv_backward(ctx, qkv_sum_all(ctx, qkv_mul(ctx, x, x))) || qkv_tensor_grad_get(x, 2) != 3.0;
-    qkv_ctx_free(ctx);
-    qkv_tensor_free(x);
-    return bad;
-}
-C
+root="$dest/opt/qkv"
+pc="$root/lib/pkgconfig"
 # the .pc names the final prefix; point the flags at the staged copy
-flags=$(PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs --static qkv | sed "s|/opt/qkv|$dest/opt/qkv|g")
-# shellcheck disable=SC2086
-gcc -std=c11 "$dest/use.c" -o "$dest/use" $flags -Wl,-rpath,"$dest/opt/qkv/lib"
-"$dest/use"
-test -x "$dest/opt/qkv/bin/qkv" && test -f "$dest/opt/qkv/lib/libqkv.so.0"
-echo "install check: ok (headers, libqkv.a/.so, qkv.pc, bin/qkv under DESTDIR/PREFIX)"
+flags() { PKG_CONFIG_PATH="$pc" pkg-config "$@" qkv | sed "s|/opt/qkv|$root|g"; }
+test -x "$root/bin/qkv" && test -f "$root/lib/libqkv.so.0" && test -f "$root/lib/libqkv.a"
+# the installed headers are exactly the public ones
+(cd "$root/include/qkv" && find . -name '*.h' | sed 's|^\./|src/|' | sort) > "$dest/installed"
+scripts/public-headers.sh > "$dest/public"
+if ! cmp -s "$dest/installed" "$dest/public"; then
+    echo "check-install: installed headers differ from scripts/public-headers.sh:" >&2
+    diff "$dest/public" "$dest/installed" >&2 || true
+    exit 1
+fi
+scripts/check-exports.sh build
+for src in examples/*.c; do
+    name=$(basename "$src" .c)
+    # shellcheck disable=SC2046
+    gcc -std=c11 -D_POSIX_C_SOURCE=200809L "$src" -o "$dest/$name" $(flags --cflags --libs) -lm \
+        -Wl,-rpath,"$root/lib"
+    # shellcheck disable=SC2046
+    gcc -std=c11 -D_POSIX_C_SOURCE=200809L "$src" -o "$dest/$name-static" $(flags --cflags) \
+        "$root/lib/libqkv.a" $(flags --libs --static | sed 's/-lqkv//') -lm
+    OPENBLAS_NUM_THREADS=1 "$dest/$name" >/dev/null
+    OPENBLAS_NUM_THREADS=1 "$dest/$name-static" >/dev/null
+done
+ldd "$dest/xor_mlp" | grep -q "$root/lib/libqkv.so" || { echo "check-install: xor_mlp is not linked to the installed libqkv.so" >&2; exit 1; }
+echo "install check: ok (public headers only, libqkv.a/.so, qkv.pc, bin/qkv; examples/ built against the installed headers, shared and static, and run)"

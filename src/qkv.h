@@ -1,4 +1,7 @@
-/* qkv: the whole public API in one include. */
+/* qkv, the library: what a C program that trains a model needs. Application-level pieces
+ * (configs, tasks, training runs, ablations) are in qkv_app.h.
+ *
+ *   pkg-config --cflags --libs qkv; #include <qkv/qkv.h> */
 #ifndef QKV_H
 #define QKV_H
 
@@ -8,8 +11,9 @@
 
 #include "tensor/tensor.h"      /* tensors, dtypes, shapes */
 #include "tensor/rng.h"         /* the seeded generator */
-#include "tensor/kernels.h"     /* typed kernels on raw arrays */
-#include "autograd/ctx.h"       /* context, arena, backward */
+#include "tensor/threads.h"     /* how many threads qkv computes on */
+#include "io/safetensors.h"     /* the checkpoint format, read and written */
+#include "autograd/ctx.h"       /* context, per-step memory, backward */
 #include "autograd/ops.h"       /* differentiable ops */
 #include "autograd/gradcheck.h" /* finite-difference checks */
 #include "nn/params.h"          /* named parameters in flat buffers */
@@ -17,11 +21,7 @@
 #include "nn/attention.h"       /* SelfAttention with every Q/K/V variant */
 #include "nn/model.h"           /* the transformer */
 #include "nn/model_check.h"     /* whole-model gradient check */
+#include "nn/model_file.h"      /* a model's parameters in safetensors */
 #include "optim/optim.h"        /* SGD, Adam, AdamW, clipping, schedules */
-#include "config/config.h"      /* JSON configs */
-#include "io/safetensors.h"     /* checkpoints */
-#include "tasks/task.h"         /* toy tasks, text, JSON Lines */
-#include "train/train.h"        /* training runs, evaluation */
-#include "ablate/ablate.h"      /* ablations and reports */
 
 #endif

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ablate/ablate.h"
+#include "ablate/results.h"
 #include "ablate/strbuf.h"
 #include "ablate/svg.h"
 #include "io/fileio.h"

@@ -1,5 +1,5 @@
 /* qkv ablate: run every variant x seed as separate `qkv train` processes, then aggregate. */
-#include "ablate/ablate.h"
+#include "ablate/results.h"
 #include "ablate/diagnostics.h"
 #include "config/config.h"
 #include "io/fileio.h"

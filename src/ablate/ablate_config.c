@@ -1,9 +1,11 @@
 /* Ablation configs: strict JSON, validated against the training config before any run. */
 #include "ablate/ablate.h"
 #include "config/config.h"
+#include "config/config_json.h"
 #include "io/fileio.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* The ablation report's entry point: compute the data (report_data.c), arrange the documents
  * (report_layout.c), render every file (report_md.c, report_html.c, report_csv.c,
  * report_json.c) and write them, each atomically. */
-#include "ablate/ablate.h"
+#include "ablate/results.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,16 +5,18 @@
 #ifndef QKV_REPORT_RENDER_H
 #define QKV_REPORT_RENDER_H
 
+#include "qkv_api.h"
+
 #include "ablate/report_data.h"
 #include "ablate/report_doc.h"
 
 /* report_md.c: the document as Markdown (results.md, report.md) */
-char *qkv_report_render_md(const qkv_report_doc *doc);
+QKV_INTERNAL char *qkv_report_render_md(const qkv_report_doc *doc);
 /* report_html.c: the document as one self-contained HTML page (report.html) */
-char *qkv_report_render_html(const qkv_report_doc *doc);
+QKV_INTERNAL char *qkv_report_render_html(const qkv_report_doc *doc);
 /* report_csv.c: one row per variant (results.csv) */
-char *qkv_report_render_csv(const qkv_report *p);
+QKV_INTERNAL char *qkv_report_render_csv(const qkv_report *p);
 /* report_json.c: the configuration, the variants and their runs (results.json) */
-char *qkv_report_render_json(const qkv_report *p);
+QKV_INTERNAL char *qkv_report_render_json(const qkv_report *p);
 
 #endif

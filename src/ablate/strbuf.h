@@ -4,6 +4,8 @@
 #ifndef QKV_STRBUF_H
 #define QKV_STRBUF_H
 
+#include "qkv_api.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,21 +17,21 @@ typedef struct qkv_strbuf {
 } qkv_strbuf;
 
 /* an empty buffer (allocates nothing yet) */
-void qkv_strbuf_init(qkv_strbuf *b);
+QKV_INTERNAL void qkv_strbuf_init(qkv_strbuf *b);
 /* drop the text (for error paths; the buffer is left empty) */
-void qkv_strbuf_free(qkv_strbuf *b);
+QKV_INTERNAL void qkv_strbuf_free(qkv_strbuf *b);
 /* the string (the buffer is left empty); NULL if any append ran out of memory */
-char *qkv_strbuf_take(qkv_strbuf *b);
+QKV_INTERNAL char *qkv_strbuf_take(qkv_strbuf *b);
 /* append n bytes of s */
-void qkv_strbuf_putn(qkv_strbuf *b, const char *s, size_t n);
+QKV_INTERNAL void qkv_strbuf_putn(qkv_strbuf *b, const char *s, size_t n);
 /* append s (NULL appends nothing) */
-void qkv_strbuf_puts(qkv_strbuf *b, const char *s);
+QKV_INTERNAL void qkv_strbuf_puts(qkv_strbuf *b, const char *s);
 /* append printf-formatted text */
-void qkv_strbuf_printf(qkv_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+QKV_INTERNAL void qkv_strbuf_printf(qkv_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* append vprintf-formatted text */
-void qkv_strbuf_vprintf(qkv_strbuf *b, const char *fmt, va_list ap);
+QKV_INTERNAL void qkv_strbuf_vprintf(qkv_strbuf *b, const char *fmt, va_list ap);
 /* s with & < > " ' escaped: valid in XML/HTML text and in quoted attribute values
  * (NULL appends nothing) */
-void qkv_strbuf_escape_xml(qkv_strbuf *b, const char *s);
+QKV_INTERNAL void qkv_strbuf_escape_xml(qkv_strbuf *b, const char *s);
 
 #endif

@@ -8,6 +8,8 @@
 #ifndef QKV_ARENA_H
 #define QKV_ARENA_H
 
+#include "qkv_api.h"
+
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,18 +27,18 @@ typedef struct qkv_arena {
 } qkv_arena;
 
 /* an empty arena (no memory until the first allocation) */
-void qkv_arena_init(qkv_arena *a);
+QKV_INTERNAL void qkv_arena_init(qkv_arena *a);
 /* 64-byte aligned block of `bytes`, or NULL when out of memory */
-void *qkv_arena_alloc(qkv_arena *a, size_t bytes);
+QKV_INTERNAL void *qkv_arena_alloc(qkv_arena *a, size_t bytes);
 /* the same, zero-filled */
-void *qkv_arena_calloc(qkv_arena *a, size_t bytes);
+QKV_INTERNAL void *qkv_arena_calloc(qkv_arena *a, size_t bytes);
 /* forget every allocation; memory is kept for reuse */
-void qkv_arena_reset(qkv_arena *a);
+QKV_INTERNAL void qkv_arena_reset(qkv_arena *a);
 /* true when p points into memory the arena handed out since the last reset */
-bool qkv_arena_owns_live(const qkv_arena *a, const void *p);
+QKV_INTERNAL bool qkv_arena_owns_live(const qkv_arena *a, const void *p);
 /* true when p points anywhere inside the arena's chunks */
-bool qkv_arena_owns(const qkv_arena *a, const void *p);
+QKV_INTERNAL bool qkv_arena_owns(const qkv_arena *a, const void *p);
 /* give all memory back */
-void qkv_arena_free(qkv_arena *a);
+QKV_INTERNAL void qkv_arena_free(qkv_arena *a);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef QKV_CTX_H
 #define QKV_CTX_H
 
+#include "qkv_api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include "tensor/tensor.h"
@@ -15,40 +17,40 @@
 typedef struct qkv_ctx qkv_ctx;
 
 /* a context with an empty tape; NULL when out of memory */
-qkv_ctx *qkv_ctx_new(void);
-void qkv_ctx_free(qkv_ctx *ctx);
+QKV_API qkv_ctx *qkv_ctx_new(void);
+QKV_API void qkv_ctx_free(qkv_ctx *ctx);
 /* release every activation, activation gradient and tape record at once (O(1));
  * clears the error. Tensors from before the reset must not be used again. */
-void qkv_ctx_reset(qkv_ctx *ctx);
+QKV_API void qkv_ctx_reset(qkv_ctx *ctx);
 /* record ops on the tape (true, the default) or not; returns the previous setting */
-bool qkv_ctx_set_grad_enabled(qkv_ctx *ctx, bool enabled);
-bool qkv_ctx_grad_enabled(const qkv_ctx *ctx);
+QKV_API bool qkv_ctx_set_grad_enabled(qkv_ctx *ctx, bool enabled);
+QKV_API bool qkv_ctx_grad_enabled(const qkv_ctx *ctx);
 
 /* true when no error is pending */
-bool qkv_ctx_ok(const qkv_ctx *ctx);
+QKV_API bool qkv_ctx_ok(const qkv_ctx *ctx);
 /* the pending error message, "" when none */
-const char *qkv_ctx_error(const qkv_ctx *ctx);
-void qkv_ctx_clear_error(qkv_ctx *ctx);
+QKV_API const char *qkv_ctx_error(const qkv_ctx *ctx);
+QKV_API void qkv_ctx_clear_error(qkv_ctx *ctx);
 /* set the error (printf-style) unless one is pending; returns NULL for `return qkv_ctx_fail(...)` */
-void *qkv_ctx_fail(qkv_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+QKV_API void *qkv_ctx_fail(qkv_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* a tensor in the arena, zero-filled (released by qkv_ctx_reset) */
-qkv_tensor *qkv_ctx_tensor(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape);
+QKV_API qkv_tensor *qkv_ctx_tensor(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape);
 /* an arena tensor holding a copy of buf */
-qkv_tensor *qkv_ctx_tensor_from(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape,
+QKV_API qkv_tensor *qkv_ctx_tensor_from(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape,
                                 const void *buf);
 /* raw arena memory, 64-byte aligned (NULL + error when out of memory) */
-void *qkv_ctx_alloc(qkv_ctx *ctx, size_t bytes);
+QKV_API void *qkv_ctx_alloc(qkv_ctx *ctx, size_t bytes);
 
 /* d loss / d t for every tensor t on the tape that requires grad, ACCUMULATED (+=) into
  * t->grad. loss must be a scalar from this step's tape. 0, or -1 with the error set. */
-int qkv_backward(qkv_ctx *ctx, qkv_tensor *loss);
+QKV_API int qkv_backward(qkv_ctx *ctx, qkv_tensor *loss);
 
 /* tape statistics */
-int qkv_ctx_tape_len(const qkv_ctx *ctx);
-size_t qkv_ctx_arena_used(const qkv_ctx *ctx);
-size_t qkv_ctx_arena_peak(const qkv_ctx *ctx);
+QKV_API int qkv_ctx_tape_len(const qkv_ctx *ctx);
+QKV_API size_t qkv_ctx_arena_used(const qkv_ctx *ctx);
+QKV_API size_t qkv_ctx_arena_peak(const qkv_ctx *ctx);
 /* arena chunks allocated so far; constant in a steady-state training loop */
-unsigned long long qkv_ctx_arena_mallocs(const qkv_ctx *ctx);
+QKV_API unsigned long long qkv_ctx_arena_mallocs(const qkv_ctx *ctx);
 
 #endif

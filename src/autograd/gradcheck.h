@@ -5,6 +5,8 @@
 #ifndef QKV_GRADCHECK_H
 #define QKV_GRADCHECK_H
 
+#include "qkv_api.h"
+
 #include "autograd/ctx.h"
 
 /* Builds the function under test from `inputs` (all of one float dtype) and returns its
@@ -39,13 +41,13 @@ typedef struct qkv_gradcheck_result {
 /* Check d f / d inputs[i] for every input that requires grad (inputs must be F64 and
  * standalone, not arena tensors). 0 when every element passes, 1 when some fail,
  * -1 when f failed (res->error says why). Resets ctx between evaluations. */
-int qkv_gradcheck(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const *inputs, int n, void *user,
+QKV_API int qkv_gradcheck(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const *inputs, int n, void *user,
                   const qkv_gradcheck_opts *opts, qkv_gradcheck_result *res);
 
 /* Run f once in F64 and once with the inputs rounded to F32; report the largest difference of
  * the (weighted scalar) output and of every input gradient, each relative to max(1, |F64 value|)
  * over that tensor. 0 on success (differences in *out_rel, *grad_rel), -1 when f failed. */
-int qkv_gradcheck_f32_vs_f64(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const *inputs, int n,
+QKV_API int qkv_gradcheck_f32_vs_f64(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const *inputs, int n,
                              void *user, uint64_t seed, double *out_rel, double *grad_rel,
                              char *err, size_t errlen);
 

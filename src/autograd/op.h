@@ -3,6 +3,8 @@
 #ifndef QKV_OP_H
 #define QKV_OP_H
 
+#include "qkv_api.h"
+
 /* X(NAME, "name", rule): the op QKV_OP_NAME, the name qkv_op_name gives it, and its backward
  * rule qkv__<rule>_backward (internal: src/autograd/tape.h). Only the rule's stem is named
  * here, so this public header refers to no internal symbol. */
@@ -45,6 +47,6 @@ typedef enum qkv_op { QKV_OP_LIST(QKV_OP_ENUM_) QKV_OP_COUNT } qkv_op;
 #undef QKV_OP_ENUM_
 
 /* "matmul", "add", ... ("?" for a value outside the enum) */
-const char *qkv_op_name(qkv_op op);
+QKV_API const char *qkv_op_name(qkv_op op);
 
 #endif

@@ -5,90 +5,92 @@
 #ifndef QKV_OPS_H
 #define QKV_OPS_H
 
+#include "qkv_api.h"
+
 #include "autograd/ctx.h"
 
 /* C = op(A) op(B); A: (...,M,K) [(...,K,M) if ta], B: (...,K,N) [(...,N,K) if tb];
  * leading dims equal, or one side 2-D and shared by every batch -> C: (...,M,N) */
-qkv_tensor *qkv_matmul(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b, bool ta, bool tb);
+QKV_API qkv_tensor *qkv_matmul(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b, bool ta, bool tb);
 
 /* y = x W^T + b; x: (...,in), w: (out,in), b: (out) or NULL -> y: (...,out)
  * (one fused op: the bias is the product's starting value) */
-qkv_tensor *qkv_linear(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b);
+QKV_API qkv_tensor *qkv_linear(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b);
 
 /* y = a + b (broadcast, trailing-aligned) */
-qkv_tensor *qkv_add(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b);
+QKV_API qkv_tensor *qkv_add(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b);
 /* y = a - b (broadcast) */
-qkv_tensor *qkv_sub(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b);
+QKV_API qkv_tensor *qkv_sub(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b);
 /* y = a * b (broadcast) */
-qkv_tensor *qkv_mul(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b);
+QKV_API qkv_tensor *qkv_mul(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b);
 /* y = a / b (broadcast) */
-qkv_tensor *qkv_div(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b);
+QKV_API qkv_tensor *qkv_div(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b);
 /* y = s x */
-qkv_tensor *qkv_scale(qkv_ctx *ctx, qkv_tensor *x, double s);
+QKV_API qkv_tensor *qkv_scale(qkv_ctx *ctx, qkv_tensor *x, double s);
 /* y = x + c */
-qkv_tensor *qkv_add_scalar(qkv_ctx *ctx, qkv_tensor *x, double c);
+QKV_API qkv_tensor *qkv_add_scalar(qkv_ctx *ctx, qkv_tensor *x, double c);
 
 /* y = sum_i x[..., i, ...] over `axis` (negative counts from the end); keepdim keeps it as 1 */
-qkv_tensor *qkv_sum(qkv_ctx *ctx, qkv_tensor *x, int axis, bool keepdim);
+QKV_API qkv_tensor *qkv_sum(qkv_ctx *ctx, qkv_tensor *x, int axis, bool keepdim);
 /* y = mean_i x[..., i, ...] over `axis` */
-qkv_tensor *qkv_mean(qkv_ctx *ctx, qkv_tensor *x, int axis, bool keepdim);
+QKV_API qkv_tensor *qkv_mean(qkv_ctx *ctx, qkv_tensor *x, int axis, bool keepdim);
 /* y = sum of every element -> scalar */
-qkv_tensor *qkv_sum_all(qkv_ctx *ctx, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_sum_all(qkv_ctx *ctx, qkv_tensor *x);
 /* y = mean of every element -> scalar */
-qkv_tensor *qkv_mean_all(qkv_ctx *ctx, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_mean_all(qkv_ctx *ctx, qkv_tensor *x);
 
 /* y = exp(x) */
-qkv_tensor *qkv_exp(qkv_ctx *ctx, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_exp(qkv_ctx *ctx, qkv_tensor *x);
 /* y = ln(x) */
-qkv_tensor *qkv_log(qkv_ctx *ctx, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_log(qkv_ctx *ctx, qkv_tensor *x);
 /* y = tanh(x) */
-qkv_tensor *qkv_tanh(qkv_ctx *ctx, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_tanh(qkv_ctx *ctx, qkv_tensor *x);
 /* y = sqrt(x) */
-qkv_tensor *qkv_sqrt(qkv_ctx *ctx, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_sqrt(qkv_ctx *ctx, qkv_tensor *x);
 /* y = max(x, 0) */
-qkv_tensor *qkv_relu(qkv_ctx *ctx, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_relu(qkv_ctx *ctx, qkv_tensor *x);
 /* y = x Phi(x) = x (1 + erf(x / sqrt 2)) / 2  (PyTorch's default GELU) */
-qkv_tensor *qkv_gelu(qkv_ctx *ctx, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_gelu(qkv_ctx *ctx, qkv_tensor *x);
 /* y = x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2 */
-qkv_tensor *qkv_gelu_tanh(qkv_ctx *ctx, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_gelu_tanh(qkv_ctx *ctx, qkv_tensor *x);
 /* y = 1 / (1 + exp(-x)) */
-qkv_tensor *qkv_sigmoid(qkv_ctx *ctx, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_sigmoid(qkv_ctx *ctx, qkv_tensor *x);
 
 /* y = exp(x - max) / sum exp(x - max) over the last axis; an all -inf row gives zeros */
-qkv_tensor *qkv_softmax(qkv_ctx *ctx, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_softmax(qkv_ctx *ctx, qkv_tensor *x);
 /* y = softmax(mask != 0 ? fill : scale x) over the last axis; mask: I32 broadcast over x, or
  * NULL. Attention's scale, mask and softmax in one op, keeping only y for the backward. */
-qkv_tensor *qkv_masked_softmax(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *mask, double scale, double fill);
+QKV_API qkv_tensor *qkv_masked_softmax(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *mask, double scale, double fill);
 /* q, k, v: (B,T,d), d = heads hd -> y: (B,T,d); per head h (columns h hd .. (h+1) hd - 1):
  * y_h = softmax(blocked ? -inf : scale q_h k_h^T) v_h, blocked = (causal && j > i) || mask[.,.,i,j];
  * mask: I32 broadcast over (B,heads,T,T), or NULL. A fully blocked row gives zeros. q, k, v may
  * be the same tensor (tied projections). If probs is not NULL it gets the attention weights
  * (B,heads,T,T) (not differentiable). Fused: no head split/merge copies, no (B,H,T,T)
  * gradients, causal blocks skipped (src/tensor/k_attention.c). */
-qkv_tensor *qkv_sdp_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
+QKV_API qkv_tensor *qkv_sdp_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
                               const qkv_tensor *mask, bool causal, double scale, qkv_tensor **probs);
 /* y = x - logsumexp(x) over the last axis */
-qkv_tensor *qkv_log_softmax(qkv_ctx *ctx, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_log_softmax(qkv_ctx *ctx, qkv_tensor *x);
 /* y = (x - mean) / sqrt(var + eps) * w + b over the last axis (n); w, b: (n) or NULL */
-qkv_tensor *qkv_layernorm(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b, double eps);
+QKV_API qkv_tensor *qkv_layernorm(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b, double eps);
 
 /* table: (V, D), idx: I32 (...) -> y: (..., D), y[i] = table[idx[i]] */
-qkv_tensor *qkv_embedding(qkv_ctx *ctx, qkv_tensor *table, const qkv_tensor *idx);
+QKV_API qkv_tensor *qkv_embedding(qkv_ctx *ctx, qkv_tensor *table, const qkv_tensor *idx);
 /* logits: (..., V), targets: I32 (...) -> scalar: mean over targets != ignore_index of
  * -log softmax(logits)[target] (0 when every target is ignored) */
-qkv_tensor *qkv_cross_entropy(qkv_ctx *ctx, qkv_tensor *logits, const qkv_tensor *targets,
+QKV_API qkv_tensor *qkv_cross_entropy(qkv_ctx *ctx, qkv_tensor *logits, const qkv_tensor *targets,
                               int ignore_index);
 /* y = mask != 0 ? value : x; mask: I32, broadcast over x (e.g. (T,T) over (B,H,T,T)) */
-qkv_tensor *qkv_masked_fill(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *mask, double value);
+QKV_API qkv_tensor *qkv_masked_fill(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *mask, double value);
 
 /* same data, new shape (one dim may be -1: inferred) */
-qkv_tensor *qkv_reshape(qkv_ctx *ctx, qkv_tensor *x, int ndim, const int64_t *shape);
+QKV_API qkv_tensor *qkv_reshape(qkv_ctx *ctx, qkv_tensor *x, int ndim, const int64_t *shape);
 /* swap axes a1 and a2, e.g. (B,T,H,D) <-> (B,H,T,D) */
-qkv_tensor *qkv_transpose(qkv_ctx *ctx, qkv_tensor *x, int a1, int a2);
+QKV_API qkv_tensor *qkv_transpose(qkv_ctx *ctx, qkv_tensor *x, int a1, int a2);
 /* y = x[..., start:start+len, ...] along axis */
-qkv_tensor *qkv_slice(qkv_ctx *ctx, qkv_tensor *x, int axis, int64_t start, int64_t len);
+QKV_API qkv_tensor *qkv_slice(qkv_ctx *ctx, qkv_tensor *x, int axis, int64_t start, int64_t len);
 /* y = [x0, x1, ...] joined along axis; all other dims equal */
-qkv_tensor *qkv_concat(qkv_ctx *ctx, qkv_tensor *const *xs, int n, int axis);
+QKV_API qkv_tensor *qkv_concat(qkv_ctx *ctx, qkv_tensor *const *xs, int n, int axis);
 
 /* A differentiable op defined outside the library (see examples/custom_op.c).
  * forward: fill out->data from the inputs. backward: given dout, ACCUMULATE into din[i]
@@ -97,7 +99,7 @@ typedef int (*qkv_custom_forward_fn)(const qkv_tensor *const *in, int n, qkv_ten
 typedef int (*qkv_custom_backward_fn)(const qkv_tensor *const *in, int n, const qkv_tensor *out,
                                       const void *dout, void *const *din, void *user);
 /* y = forward(in...), dtype of in[0], shape out_shape; at most 3 inputs */
-qkv_tensor *qkv_custom(qkv_ctx *ctx, const char *name, qkv_tensor *const *in, int n, int out_ndim,
+QKV_API qkv_tensor *qkv_custom(qkv_ctx *ctx, const char *name, qkv_tensor *const *in, int n, int out_ndim,
                        const int64_t *out_shape, qkv_custom_forward_fn forward,
                        qkv_custom_backward_fn backward, void *user);
 

@@ -4,6 +4,8 @@
 #ifndef QKV_TAPE_H
 #define QKV_TAPE_H
 
+#include "qkv_api.h"
+
 #include "autograd/ctx.h"
 #include "autograd/ops.h"
 #include "autograd/arena.h"
@@ -68,10 +70,10 @@ typedef struct qkv_record {
  * require grad); 0, or -1 with the error set */
 typedef int (*qkv_backward_fn)(qkv_ctx *ctx, const qkv_record *rec);
 /* the built-in backward rule of op (NULL outside the enum) */
-qkv_backward_fn qkv_op_backward(qkv_op op);
+QKV_INTERNAL qkv_backward_fn qkv_op_backward(qkv_op op);
 /* Testing hook: replace one op's backward rule in this context (NULL restores the real one).
  * The harness tests use it to prove a wrong rule is caught. */
-void qkv_ctx_override_backward(qkv_ctx *ctx, qkv_op op, qkv_backward_fn fn);
+QKV_INTERNAL void qkv_ctx_override_backward(qkv_ctx *ctx, qkv_op op, qkv_backward_fn fn);
 
 struct qkv_ctx {
     qkv_arena arena;
@@ -86,51 +88,51 @@ struct qkv_ctx {
 
 /* an output tensor in the arena, NOT zero-filled: the op must write every element
  * (NULL + error when out of memory) */
-qkv_tensor *qkv__out(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape);
+QKV_INTERNAL qkv_tensor *qkv__out(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape);
 /* fails unless t is a float tensor; `what` names the op */
-bool qkv__check_float(qkv_ctx *ctx, const char *what, const qkv_tensor *t);
+QKV_INTERNAL bool qkv__check_float(qkv_ctx *ctx, const char *what, const qkv_tensor *t);
 /* fails unless a and b are float tensors of the same dtype */
-bool qkv__check_pair(qkv_ctx *ctx, const char *what, const qkv_tensor *a, const qkv_tensor *b);
+QKV_INTERNAL bool qkv__check_pair(qkv_ctx *ctx, const char *what, const qkv_tensor *a, const qkv_tensor *b);
 /* bc = the plan broadcasting an I32 mask over a tensor of shape (ndim, shape) without growing
  * it; false (error set, naming `what`) if the mask is not I32 or does not broadcast so */
-bool qkv__mask_plan(qkv_ctx *ctx, const char *what, const qkv_tensor *mask, int ndim, const int64_t *shape,
+QKV_INTERNAL bool qkv__mask_plan(qkv_ctx *ctx, const char *what, const qkv_tensor *mask, int ndim, const int64_t *shape,
                     qkv_bcast *bc);
 /* true when an op on these inputs will be recorded (grad mode on, an input requires grad) */
-bool qkv__will_record(const qkv_ctx *ctx, int n_in, qkv_tensor *const *in);
+QKV_INTERNAL bool qkv__will_record(const qkv_ctx *ctx, int n_in, qkv_tensor *const *in);
 /* Append a record for `out` when grad mode is on and an input requires grad (marks out
  * as requiring grad); otherwise NULL, which is not an error: check qkv_ctx_ok. */
-qkv_record *qkv__record(qkv_ctx *ctx, qkv_op op, qkv_tensor *out, int n_in, qkv_tensor *const *in);
+QKV_INTERNAL qkv_record *qkv__record(qkv_ctx *ctx, qkv_op op, qkv_tensor *out, int n_in, qkv_tensor *const *in);
 /* the gradient buffer of t (zeroed in the arena on first use), or NULL when t needs none */
-void *qkv__grad(qkv_ctx *ctx, qkv_tensor *t);
+QKV_INTERNAL void *qkv__grad(qkv_ctx *ctx, qkv_tensor *t);
 /* the same, for a rule that writes every element: when the buffer is new, it is NOT zeroed and
  * *fresh is set (the rule assigns, or tells its kernel to zero first: kernels.h) */
-void *qkv__grad_fresh(qkv_ctx *ctx, qkv_tensor *t, bool *fresh);
+QKV_INTERNAL void *qkv__grad_fresh(qkv_ctx *ctx, qkv_tensor *t, bool *fresh);
 /* "(2,3,4)" for messages; uses a small rotating static buffer (4 slots) */
-const char *qkv__shp(const qkv_tensor *t);
+QKV_INTERNAL const char *qkv__shp(const qkv_tensor *t);
 
 /* dispatch a typed kernel on a float dtype */
 #define QKV_KCALL(dtype, name, ...) \
     ((dtype) == QKV_F64 ? qkv_k_##name##_f64(__VA_ARGS__) : qkv_k_##name##_f32(__VA_ARGS__))
 
 /* backward rules, one per op file */
-int qkv__matmul_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__linear_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__binary_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__affine_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__reduce_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__unary_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__softmax_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__log_softmax_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__masked_softmax_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__sdp_attention_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__layernorm_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__embedding_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__cross_entropy_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__masked_fill_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__reshape_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__transpose_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__slice_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__concat_backward(qkv_ctx *ctx, const qkv_record *r);
-int qkv__custom_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__matmul_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__linear_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__binary_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__affine_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__reduce_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__unary_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__softmax_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__log_softmax_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__masked_softmax_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__sdp_attention_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__layernorm_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__embedding_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__cross_entropy_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__masked_fill_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__reshape_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__transpose_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__slice_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__concat_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__custom_backward(qkv_ctx *ctx, const qkv_record *r);
 
 #endif

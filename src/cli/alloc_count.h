@@ -2,13 +2,15 @@
 #ifndef QKV_ALLOC_COUNT_H
 #define QKV_ALLOC_COUNT_H
 
+#include "qkv_api.h"
+
 #include <stdint.h>
 
 /* allocations counted so far */
-uint64_t qkv_alloc_count(void);
+QKV_INTERNAL uint64_t qkv_alloc_count(void);
 /* count (1) or not (0) from now on */
-void qkv_alloc_count_enable(int enable);
+QKV_INTERNAL void qkv_alloc_count_enable(int enable);
 /* 0 when this build cannot count (sanitizers) */
-int qkv_alloc_count_available(void);
+QKV_INTERNAL int qkv_alloc_count_available(void);
 
 #endif

@@ -2,6 +2,8 @@
 #ifndef QKV_CLI_H
 #define QKV_CLI_H
 
+#include "qkv_api.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include "config/config.h"
@@ -9,20 +11,20 @@
 /* exit statuses: 0 ok, 1 runtime error (or a failed check), 2 usage error (bad option or config) */
 enum { QKV_EXIT_OK = 0, QKV_EXIT_FAIL = 1, QKV_EXIT_USAGE = 2 };
 
-int qkv_cmd_train(int argc, char **argv);
-int qkv_cmd_eval(int argc, char **argv);
-int qkv_cmd_params(int argc, char **argv);
-int qkv_cmd_gradcheck(int argc, char **argv);
-int qkv_cmd_ablate(int argc, char **argv);
-int qkv_cmd_bench(int argc, char **argv);
+QKV_INTERNAL int qkv_cmd_train(int argc, char **argv);
+QKV_INTERNAL int qkv_cmd_eval(int argc, char **argv);
+QKV_INTERNAL int qkv_cmd_params(int argc, char **argv);
+QKV_INTERNAL int qkv_cmd_gradcheck(int argc, char **argv);
+QKV_INTERNAL int qkv_cmd_ablate(int argc, char **argv);
+QKV_INTERNAL int qkv_cmd_bench(int argc, char **argv);
 
 /* "qkv CMD: message" on stderr */
-void qkv_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+QKV_INTERNAL void qkv_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* defaults, then the file, then the --set overrides in order, then validation */
-int qkv_cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c);
+QKV_INTERNAL int qkv_cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c);
 /* the number of online cores, at most QKV_MAX_THREADS */
-int qkv_cli_default_threads(void);
+QKV_INTERNAL int qkv_cli_default_threads(void);
 /* qkv's thread count (0 = qkv_cli_default_threads()) */
-void qkv_cli_set_threads(int n);
+QKV_INTERNAL void qkv_cli_set_threads(int n);
 
 #endif

@@ -3,6 +3,8 @@
 #ifndef QKV_CLI_OPTIONS_H
 #define QKV_CLI_OPTIONS_H
 
+#include "qkv_api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -62,8 +64,8 @@ typedef struct qkv_cli_command {
  * positional argument into *operand (NULL when the command takes none). Returns -1 when the
  * command should run; otherwise its exit status: 0 after --help, 2 after a usage error (a
  * message on stderr), and then no list is left allocated. */
-int qkv_cli_parse(const qkv_cli_command *cmd, int argc, char **argv, void *args, const char **operand);
+QKV_INTERNAL int qkv_cli_parse(const qkv_cli_command *cmd, int argc, char **argv, void *args, const char **operand);
 /* the usage text made from the command's table */
-void qkv_cli_help(const qkv_cli_command *cmd, FILE *f);
+QKV_INTERNAL void qkv_cli_help(const qkv_cli_command *cmd, FILE *f);
 
 #endif

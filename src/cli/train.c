@@ -53,7 +53,7 @@ static const char *json_num(double x, char *buf, size_t n) {
 
 static void on_signal(int sig) {
     (void)sig;
-    qkv_stop_requested = 1;
+    qkv_request_stop();
 }
 
 int qkv_cmd_train(int argc, char **argv) {

@@ -7,6 +7,7 @@
  * wrong types and out-of-range values are errors. Every error is one line naming the
  * label (file path or "--set"), the full key path and what was expected. */
 #include "config/config.h"
+#include "config/config_json.h"
 #include "io/fileio.h"
 #include "io/json.h"
 

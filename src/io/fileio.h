@@ -9,6 +9,8 @@
 #ifndef QKV_FILEIO_H
 #define QKV_FILEIO_H
 
+#include "qkv_api.h"
+
 #include <stddef.h>
 
 /* one piece of a file to write */
@@ -33,11 +35,11 @@ typedef struct qkv_write_status {
 
 /* parts[0..n) one after the other into PATH, atomically and durably (see above): 0, or -1 with
  * *st saying where and why */
-int qkv_write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv_write_status *st);
+QKV_INTERNAL int qkv_write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv_write_status *st);
 /* buf into PATH with qkv_write_parts_atomic: 0, or -1 with "PATH: cannot write: reason" in err */
-int qkv_write_file_atomic(const char *path, const void *buf, size_t len, char *err, int errlen);
+QKV_INTERNAL int qkv_write_file_atomic(const char *path, const void *buf, size_t len, char *err, int errlen);
 /* mkdir -p; 0 or -1 with err */
-int qkv_mkdirs(const char *path, char *err, int errlen);
+QKV_INTERNAL int qkv_mkdirs(const char *path, char *err, int errlen);
 
 /* where reading a whole file failed */
 typedef enum qkv_read_stage {
@@ -53,8 +55,8 @@ typedef struct qkv_read_status { qkv_read_stage stage; int errnum; } qkv_read_st
 
 /* the whole file, NUL-terminated, malloc'd, refusing one longer than max bytes (0: any length);
  * NULL with *st saying where and why */
-char *qkv_read_file_max(const char *path, size_t max, size_t *len, qkv_read_status *st);
+QKV_INTERNAL char *qkv_read_file_max(const char *path, size_t max, size_t *len, qkv_read_status *st);
 /* the whole file, NUL-terminated, malloc'd; NULL with "PATH: cannot read: reason" in err */
-char *qkv_read_file(const char *path, size_t *len, char *err, int errlen);
+QKV_INTERNAL char *qkv_read_file(const char *path, size_t *len, char *err, int errlen);
 
 #endif

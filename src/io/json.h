@@ -15,6 +15,8 @@
 #ifndef QKV_JSON_H
 #define QKV_JSON_H
 
+#include "qkv_api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -54,11 +56,11 @@ typedef struct qkv_json_opts {
 } qkv_json_opts;
 
 /* strict RFC 8259 syntax check of text[0..len) (no terminator needed): 0, or -1 with *e filled */
-int qkv_json_check(const char *text, size_t len, const qkv_json_opts *o, qkv_json_error *e);
+QKV_INTERNAL int qkv_json_check(const char *text, size_t len, const qkv_json_opts *o, qkv_json_error *e);
 /* qkv_json_check, then the cJSON tree (the caller frees it with cJSON_Delete): 0 and *out, or -1
  * with *out NULL and *e filled (cJSON running out of memory is QKV_JSON_NOMEM at cJSON's offset) */
-int qkv_json_parse(const char *text, size_t len, const qkv_json_opts *o, struct cJSON **out, qkv_json_error *e);
+QKV_INTERNAL int qkv_json_parse(const char *text, size_t len, const qkv_json_opts *o, struct cJSON **out, qkv_json_error *e);
 /* line and column (both from 1; a column counts bytes) of byte offset pos in text */
-void qkv_json_line_col(const char *text, size_t pos, int *line, int *col);
+QKV_INTERNAL void qkv_json_line_col(const char *text, size_t pos, int *line, int *col);
 
 #endif

@@ -18,6 +18,8 @@
 #ifndef QKV_SAFETENSORS_H
 #define QKV_SAFETENSORS_H
 
+#include "qkv_api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include "tensor/tensor.h"
@@ -35,28 +37,28 @@ typedef struct qkv_st_entry {
 typedef struct qkv_safetensors qkv_safetensors;
 
 /* parse a whole file image held in memory (copied); label names it in messages; 0 on success, -1 with err filled */
-int qkv_st_parse(const uint8_t *buf, size_t len, const char *label, qkv_safetensors **out, char *err, size_t errlen);
+QKV_API int qkv_st_parse(const uint8_t *buf, size_t len, const char *label, qkv_safetensors **out, char *err, size_t errlen);
 /* read and parse a file; a missing/unreadable/empty file is an error naming the path and the reason */
-int qkv_st_read(const char *path, qkv_safetensors **out, char *err, size_t errlen);
+QKV_API int qkv_st_read(const char *path, qkv_safetensors **out, char *err, size_t errlen);
 /* number of tensors in the file (0 for NULL) */
-int qkv_st_count(const qkv_safetensors *st);
+QKV_API int qkv_st_count(const qkv_safetensors *st);
 /* the i-th tensor in header order, or NULL when i is out of range */
-const qkv_st_entry *qkv_st_entry_at(const qkv_safetensors *st, int i);
+QKV_API const qkv_st_entry *qkv_st_entry_at(const qkv_safetensors *st, int i);
 /* the tensor called name, or NULL if absent */
-const qkv_st_entry *qkv_st_find(const qkv_safetensors *st, const char *name);
+QKV_API const qkv_st_entry *qkv_st_find(const qkv_safetensors *st, const char *name);
 /* an entry's little-endian raw bytes (end - begin of them), aligned for its dtype; NULL if e is not from st */
-const void *qkv_st_data(const qkv_safetensors *st, const qkv_st_entry *e);
+QKV_API const void *qkv_st_data(const qkv_safetensors *st, const qkv_st_entry *e);
 /* the metadata value for key, or NULL if absent */
-const char *qkv_st_meta(const qkv_safetensors *st, const char *key);
+QKV_API const char *qkv_st_meta(const qkv_safetensors *st, const char *key);
 /* number of metadata pairs (0 for NULL) */
-int qkv_st_meta_count(const qkv_safetensors *st);
+QKV_API int qkv_st_meta_count(const qkv_safetensors *st);
 /* the i-th metadata pair in header order: 0, or -1 when i is out of range */
-int qkv_st_meta_at(const qkv_safetensors *st, int i, const char **key, const char **value);
+QKV_API int qkv_st_meta_at(const qkv_safetensors *st, int i, const char **key, const char **value);
 /* copy entry name into t (which must have data): dtype and shape must match exactly, except that
  * F32 <-> F64 converts; a missing name or a mismatch is an error naming both sides */
-int qkv_st_load_into(const qkv_safetensors *st, const char *name, qkv_tensor *t, char *err, size_t errlen);
+QKV_API int qkv_st_load_into(const qkv_safetensors *st, const char *name, qkv_tensor *t, char *err, size_t errlen);
 /* release everything qkv_st_parse / qkv_st_read allocated (NULL is fine) */
-void qkv_st_free(qkv_safetensors *st);
+QKV_API void qkv_st_free(qkv_safetensors *st);
 
 /* one tensor to write */
 typedef struct qkv_st_item { const char *name; const qkv_tensor *t; } qkv_st_item;
@@ -66,10 +68,10 @@ typedef struct qkv_st_item { const char *name; const qkv_tensor *t; } qkv_st_ite
  * PATH.tmp.<pid>, fsync, rename over PATH, fsync the directory; on a failure before the rename the
  * temp file is removed and PATH is untouched; the header is padded with spaces to a multiple of 8;
  * duplicate names are an error; 0 or -1 with err filled */
-int qkv_st_write(const char *path, const qkv_st_item *items, int n, const char *const *meta, int n_meta,
+QKV_API int qkv_st_write(const char *path, const qkv_st_item *items, int n, const char *const *meta, int n_meta,
                  char *err, size_t errlen);
 /* the same file image, into a malloc'd buffer the caller frees (for tests and fuzzing) */
-int qkv_st_write_mem(const qkv_st_item *items, int n, const char *const *meta, int n_meta,
+QKV_API int qkv_st_write_mem(const qkv_st_item *items, int n, const char *const *meta, int n_meta,
                      uint8_t **out, size_t *out_len, char *err, size_t errlen);
 
 #endif

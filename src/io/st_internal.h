@@ -4,6 +4,8 @@
 #ifndef QKV_ST_INTERNAL_H
 #define QKV_ST_INTERNAL_H
 
+#include "qkv_api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,21 +54,21 @@ typedef struct st_named { const char *name; int idx; } st_named;
 
 /* "label: message" into the caller's buffer, on one line; always -1, so callers can `return qkv__st_fail(...)` */
 __attribute__((format(printf, 2, 3)))
-int qkv__st_fail(const st_ctx *c, const char *fmt, ...);
+QKV_INTERNAL int qkv__st_fail(const st_ctx *c, const char *fmt, ...);
 /* a quoted, escaped rendering of a name ("(null)" for NULL), valid for as long as b */
-const char *qkv__st_show(st_shown *b, const char *s);
+QKV_INTERNAL const char *qkv__st_show(st_shown *b, const char *s);
 /* "(4,6)"; "()" for a scalar */
-const char *qkv__st_fmt_shape(char *buf, size_t len, int ndim, const int64_t *shape);
+QKV_INTERNAL const char *qkv__st_fmt_shape(char *buf, size_t len, int ndim, const int64_t *shape);
 /* a*b without wrapping; false on overflow */
-bool qkv__st_mul_u64(uint64_t a, uint64_t b, uint64_t *out);
+QKV_INTERNAL bool qkv__st_mul_u64(uint64_t a, uint64_t b, uint64_t *out);
 /* product of the dims; false on a negative dim or overflow */
-bool qkv__st_shape_numel(int ndim, const int64_t *shape, uint64_t *out);
+QKV_INTERNAL bool qkv__st_shape_numel(int ndim, const int64_t *shape, uint64_t *out);
 /* true for a dtype qkv has */
-bool qkv__st_dtype_valid(int dt);
+QKV_INTERNAL bool qkv__st_dtype_valid(int dt);
 /* sorts v by name and returns a name that occurs twice, or NULL; n log n, so big headers stay fast */
-const char *qkv__st_sort_find_dup(st_named *v, int n);
+QKV_INTERNAL const char *qkv__st_sort_find_dup(st_named *v, int n);
 /* true when s[0..n) is well-formed UTF-8 (as Rust's from_utf8 decides); otherwise the offending
  * offset and reason */
-bool qkv__st_utf8_valid(const uint8_t *s, size_t n, size_t *bad, const char **why);
+QKV_INTERNAL bool qkv__st_utf8_valid(const uint8_t *s, size_t n, size_t *bad, const char **why);
 
 #endif

@@ -6,6 +6,8 @@
 #ifndef QKV_ATTENTION_H
 #define QKV_ATTENTION_H
 
+#include "qkv_api.h"
+
 #include "nn/layers.h"
 
 /* Per-forward constants shared by every layer (built once per batch by the model). */
@@ -26,10 +28,10 @@ typedef struct qkv_attention {
 } qkv_attention;
 
 /* declare the variant's parameters under PREFIX (e.g. "blocks.0.attn"); -1 with err set on a bad config */
-int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int d, int heads,
+QKV_API int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int d, int heads,
                        const qkv_attn_config *cfg, char *err, int errlen);
 /* x: (B,T,d) -> (B,T,d) */
-qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
+QKV_API qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
                                   const qkv_attn_masks *m);
 
 #endif

@@ -2,6 +2,8 @@
 #ifndef QKV_BLOCK_H
 #define QKV_BLOCK_H
 
+#include "qkv_api.h"
+
 #include "nn/attention.h"
 
 typedef struct qkv_block {
@@ -11,9 +13,9 @@ typedef struct qkv_block {
 } qkv_block;
 
 /* declare PREFIX.ln1, PREFIX.attn, PREFIX.ln2, PREFIX.ff; -1 with err set on failure */
-int qkv_block_init(qkv_block *b, qkv_params *p, const char *prefix, const qkv_model_config *c,
+QKV_API int qkv_block_init(qkv_block *b, qkv_params *p, const char *prefix, const qkv_model_config *c,
                    char *err, int errlen);
 /* x: (B,T,d) -> (B,T,d);  h = x + attn(ln1(x)); y = h + ff(ln2(h)) */
-qkv_tensor *qkv_block_forward(qkv_ctx *ctx, qkv_block *b, qkv_tensor *x, const qkv_attn_masks *m);
+QKV_API qkv_tensor *qkv_block_forward(qkv_ctx *ctx, qkv_block *b, qkv_tensor *x, const qkv_attn_masks *m);
 
 #endif

@@ -3,6 +3,8 @@
 #ifndef QKV_LAYERS_H
 #define QKV_LAYERS_H
 
+#include "qkv_api.h"
+
 #include "autograd/ops.h"
 #include "nn/model_config.h"
 #include "nn/params.h"
@@ -13,26 +15,26 @@ typedef struct qkv_lnorm { qkv_tensor *w, *b; int dim; } qkv_lnorm;
 typedef struct qkv_ffn { qkv_linear_layer fc1, fc2; qkv_activation act; } qkv_ffn;
 
 /* PREFIX.weight (out,in) ~ U(-1/sqrt(in), 1/sqrt(in)), PREFIX.bias (out) likewise (PyTorch) */
-int qkv_linear_init(qkv_linear_layer *l, qkv_params *p, const char *prefix, int in, int out, bool bias);
+QKV_API int qkv_linear_init(qkv_linear_layer *l, qkv_params *p, const char *prefix, int in, int out, bool bias);
 /* x: (...,in) -> y: (...,out);  y = x W^T + b */
-qkv_tensor *qkv_linear_forward(qkv_ctx *ctx, const qkv_linear_layer *l, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_linear_forward(qkv_ctx *ctx, const qkv_linear_layer *l, qkv_tensor *x);
 
 /* PREFIX.weight (rows,dim) ~ N(0,1) (PyTorch) */
-int qkv_embed_init(qkv_embed *e, qkv_params *p, const char *prefix, int rows, int dim);
+QKV_API int qkv_embed_init(qkv_embed *e, qkv_params *p, const char *prefix, int rows, int dim);
 /* idx: I32 (...) -> y: (...,dim);  y = W[idx] */
-qkv_tensor *qkv_embed_forward(qkv_ctx *ctx, const qkv_embed *e, const qkv_tensor *idx);
+QKV_API qkv_tensor *qkv_embed_forward(qkv_ctx *ctx, const qkv_embed *e, const qkv_tensor *idx);
 
 /* PREFIX.weight = 1, PREFIX.bias = 0 (dim) */
-int qkv_lnorm_init(qkv_lnorm *n, qkv_params *p, const char *prefix, int dim);
+QKV_API int qkv_lnorm_init(qkv_lnorm *n, qkv_params *p, const char *prefix, int dim);
 /* x: (...,dim) -> y: (...,dim);  y = (x - mean) / sqrt(var + 1e-5) * w + b */
-qkv_tensor *qkv_lnorm_forward(qkv_ctx *ctx, const qkv_lnorm *n, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_lnorm_forward(qkv_ctx *ctx, const qkv_lnorm *n, qkv_tensor *x);
 
 /* PREFIX.fc1 (d -> d_ff), PREFIX.fc2 (d_ff -> d) */
-int qkv_ffn_init(qkv_ffn *f, qkv_params *p, const char *prefix, int d, int d_ff, qkv_activation act);
+QKV_API int qkv_ffn_init(qkv_ffn *f, qkv_params *p, const char *prefix, int d, int d_ff, qkv_activation act);
 /* x: (B,T,d) -> (B,T,d);  y = fc2(act(fc1(x))) */
-qkv_tensor *qkv_ffn_forward(qkv_ctx *ctx, const qkv_ffn *f, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_ffn_forward(qkv_ctx *ctx, const qkv_ffn *f, qkv_tensor *x);
 
 /* y = act(x) for a config activation */
-qkv_tensor *qkv_activation_forward(qkv_ctx *ctx, qkv_activation act, qkv_tensor *x);
+QKV_API qkv_tensor *qkv_activation_forward(qkv_ctx *ctx, qkv_activation act, qkv_tensor *x);
 
 #endif

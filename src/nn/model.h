@@ -6,6 +6,8 @@
 #ifndef QKV_MODEL_H
 #define QKV_MODEL_H
 
+#include "qkv_api.h"
+
 #include "nn/block.h"
 
 typedef struct qkv_model {
@@ -18,27 +20,27 @@ typedef struct qkv_model {
 } qkv_model;
 
 /* build and initialise (seeded) a model in dtype dt; NULL with one line in err on a bad config or OOM */
-qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, char *err, int errlen);
-void qkv_model_free(qkv_model *m);
+QKV_API qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, char *err, int errlen);
+QKV_API void qkv_model_free(qkv_model *m);
 
 /* tokens: I32 (B,T), T <= seq_len; pad: I32 (B,T), 1 = real token, 0 = padding (keys that
  * are padding are not attended to), or NULL  ->  logits (B,T,vocab) */
-qkv_tensor *qkv_model_forward(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *tokens, const qkv_tensor *pad);
+QKV_API qkv_tensor *qkv_model_forward(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *tokens, const qkv_tensor *pad);
 /* mean cross-entropy of the logits against targets I32 (B,T) (-100 = no loss at that position) */
-qkv_tensor *qkv_model_loss(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *tokens,
+QKV_API qkv_tensor *qkv_model_loss(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *tokens,
                            const qkv_tensor *targets, const qkv_tensor *pad);
 /* attention weights (B,H,T,T) of `layer` from the last forward; valid until qkv_ctx_reset */
-const qkv_tensor *qkv_model_attention(const qkv_model *m, int layer);
+QKV_API const qkv_tensor *qkv_model_attention(const qkv_model *m, int layer);
 
 /* parameters of the attention modules only (all layers) */
-int64_t qkv_model_attention_params(const qkv_model *m);
+QKV_API int64_t qkv_model_attention_params(const qkv_model *m);
 
 /* ---- size estimates (no allocation; cfg need not be checked; results saturate at INT64_MAX) */
 
 /* the exact parameter count of the model qkv_model_new would build */
-int64_t qkv_model_param_count(const qkv_model_config *cfg);
+QKV_API int64_t qkv_model_param_count(const qkv_model_config *cfg);
 /* the peak per-step arena bytes (activations, their gradients, the tape) of a forward and backward
  * pass over batch x seq tokens: at least the real peak, and within 2x of it (tests/test_badinput.c) */
-int64_t qkv_model_activation_bytes(const qkv_model_config *cfg, int batch, int seq);
+QKV_API int64_t qkv_model_activation_bytes(const qkv_model_config *cfg, int batch, int seq);
 
 #endif

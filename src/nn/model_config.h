@@ -3,6 +3,8 @@
 #ifndef QKV_MODEL_CONFIG_H
 #define QKV_MODEL_CONFIG_H
 
+#include "qkv_api.h"
+
 #include <stdbool.h>
 
 /* How queries, keys and values are made from the attention input X (B,T,d). */
@@ -40,16 +42,16 @@ typedef struct qkv_model_config {
 } qkv_model_config;
 
 /* names used in configs: "full", "shared", ... (index = enum value) */
-extern const char *const QKV_ATTN_QKV_NAMES[QKV_ATTN_QKV_COUNT];
-extern const char *const QKV_ATTN_SCALE_NAMES[QKV_SCALE_COUNT];
-extern const char *const QKV_ATTN_GATE_NAMES[QKV_GATE_COUNT];
-extern const char *const QKV_ACTIVATION_NAMES[QKV_ACT_COUNT];
+QKV_API extern const char *const QKV_ATTN_QKV_NAMES[QKV_ATTN_QKV_COUNT];
+QKV_API extern const char *const QKV_ATTN_SCALE_NAMES[QKV_SCALE_COUNT];
+QKV_API extern const char *const QKV_ATTN_GATE_NAMES[QKV_GATE_COUNT];
+QKV_API extern const char *const QKV_ACTIVATION_NAMES[QKV_ACT_COUNT];
 
 /* the defaults of docs/config.md (vocab and seq_len 0: taken from the task) */
-qkv_model_config qkv_model_config_default(void);
+QKV_API qkv_model_config qkv_model_config_default(void);
 /* checks sizes and their relations (heads divides d_model, ...); 0, or -1 with one line in err
  * that starts with the field it is about, as named in this struct ("heads: 3 does not divide
  * d_model 64 ...", "attn.rel_pos_max: ..."); the config layer turns that into its key */
-int qkv_model_config_check(const qkv_model_config *c, char *err, int errlen);
+QKV_API int qkv_model_config_check(const qkv_model_config *c, char *err, int errlen);
 
 #endif

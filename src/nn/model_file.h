@@ -3,14 +3,16 @@
 #ifndef QKV_MODEL_FILE_H
 #define QKV_MODEL_FILE_H
 
+#include "qkv_api.h"
+
 #include "nn/model.h"
 
 /* load parameters by name from a safetensors file into m (shapes must match exactly, values
  * must be finite); 0, or -1 with one line in err */
-int qkv_load_model(qkv_model *m, const char *path, char *err, int errlen);
+QKV_API int qkv_load_model(qkv_model *m, const char *path, char *err, int errlen);
 /* write m's parameters atomically, with metadata (format "pt", qkv_step = step, qkv_config =
  * config_json or "{}"); 0, or -1 with one line in err */
-int qkv_save_model(const qkv_model *m, const char *path, const char *config_json, long long step,
+QKV_API int qkv_save_model(const qkv_model *m, const char *path, const char *config_json, long long step,
                    char *err, int errlen);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef QKV_PARAMS_H
 #define QKV_PARAMS_H
 
+#include "qkv_api.h"
+
 #include "tensor/tensor.h"
 
 typedef enum { QKV_INIT_ZEROS, QKV_INIT_ONES, QKV_INIT_UNIFORM, QKV_INIT_NORMAL } qkv_init_kind;
@@ -28,18 +30,18 @@ typedef struct qkv_params {
 } qkv_params;
 
 /* an empty store for dtype (F32 to train, F64 for gradient checks) */
-void qkv_params_init(qkv_params *p, qkv_dtype dt);
+QKV_API void qkv_params_init(qkv_params *p, qkv_dtype dt);
 /* declare a parameter; returns its tensor (data NULL until finalize), NULL on OOM/bad shape */
-qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int64_t *shape,
+QKV_API qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int64_t *shape,
                            qkv_init_kind init, double scale);
 /* allocate the flat buffers and point every parameter into them; 0 or -1 (OOM) */
-int qkv_params_finalize(qkv_params *p);
+QKV_API int qkv_params_finalize(qkv_params *p);
 /* draw every parameter's initial values, in declaration order, from one seeded stream */
-void qkv_params_init_values(qkv_params *p, uint64_t seed);
+QKV_API void qkv_params_init_values(qkv_params *p, uint64_t seed);
 /* grad = 0 for every parameter (one memset) */
-void qkv_params_zero_grad(qkv_params *p);
+QKV_API void qkv_params_zero_grad(qkv_params *p);
 /* the parameter called name, or NULL */
-qkv_param *qkv_params_find(const qkv_params *p, const char *name);
-void qkv_params_free(qkv_params *p);
+QKV_API qkv_param *qkv_params_find(const qkv_params *p, const char *name);
+QKV_API void qkv_params_free(qkv_params *p);
 
 #endif

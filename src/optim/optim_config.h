@@ -2,6 +2,8 @@
 #ifndef QKV_OPTIM_CONFIG_H
 #define QKV_OPTIM_CONFIG_H
 
+#include "qkv_api.h"
+
 typedef enum { QKV_OPT_SGD, QKV_OPT_ADAM, QKV_OPT_ADAMW, QKV_OPT_COUNT } qkv_optim_kind;
 typedef enum { QKV_SCHED_CONSTANT, QKV_SCHED_COSINE, QKV_SCHED_LINEAR, QKV_SCHED_COUNT } qkv_schedule_kind;
 
@@ -17,10 +19,10 @@ typedef struct qkv_optim_config {
     double min_lr;          /* the decay's final learning rate */
 } qkv_optim_config;
 
-extern const char *const QKV_OPTIM_NAMES[QKV_OPT_COUNT];
+QKV_API extern const char *const QKV_OPTIM_NAMES[QKV_OPT_COUNT];
 
 /* PyTorch's defaults for Adam (lr 1e-3, betas 0.9/0.999, eps 1e-8), constant schedule */
-qkv_optim_config qkv_optim_config_default(void);
-extern const char *const QKV_SCHEDULE_NAMES[QKV_SCHED_COUNT];
+QKV_API qkv_optim_config qkv_optim_config_default(void);
+QKV_API extern const char *const QKV_SCHEDULE_NAMES[QKV_SCHED_COUNT];
 
 #endif

@@ -2,13 +2,15 @@
 #ifndef QKV_TASK_CONFIG_H
 #define QKV_TASK_CONFIG_H
 
+#include "qkv_api.h"
+
 typedef enum {
     QKV_TASK_COPY, QKV_TASK_REVERSE, QKV_TASK_SORT, QKV_TASK_RECALL, QKV_TASK_INDUCTION,
     QKV_TASK_TEXT, QKV_TASK_FILE, QKV_TASK_COUNT
 } qkv_task_kind;
 
 /* names used in configs: "copy", "reverse", ... (index = enum value) */
-extern const char *const QKV_TASK_NAMES[QKV_TASK_COUNT];
+QKV_API extern const char *const QKV_TASK_NAMES[QKV_TASK_COUNT];
 
 typedef struct qkv_task_config {
     qkv_task_kind kind;
@@ -25,6 +27,6 @@ typedef struct qkv_task_config {
 } qkv_task_config;
 
 /* the defaults of docs/config.md: recall, 8 pairs of 32 keys and 32 values */
-qkv_task_config qkv_task_config_default(void);
+QKV_API qkv_task_config qkv_task_config_default(void);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef QKV_KERNELS_H
 #define QKV_KERNELS_H
 
+#include "qkv_api.h"
+
 #include <stdint.h>
 #include "tensor/tensor.h"
 
@@ -30,7 +32,7 @@ static inline int64_t qkv_bcast_row_b(const qkv_bcast *bc, int64_t r) {
 }
 
 /* Trailing-aligned (NumPy/PyTorch) broadcast of shapes a and b into out; -1 if incompatible. */
-int qkv_bcast_init(qkv_bcast *bc, int nda, const int64_t *a, int ndb, const int64_t *b,
+QKV_INTERNAL int qkv_bcast_init(qkv_bcast *bc, int nda, const int64_t *a, int ndb, const int64_t *b,
                    int *out_ndim, int64_t *out_shape);
 
 /* Scaled dot-product attention over H heads of a (B,T,d) layout, d = H hd (k_attention.c):
@@ -56,7 +58,7 @@ static inline int64_t qkv_layernorm_backward_scratch(int64_t rows, int64_t n) {
 
 /* floating-point operations done by the gemm kernels (2 M N K each), for benchmarks;
  * updated from the calling thread only (kernels are called from one thread) */
-extern uint64_t qkv_gemm_flops;
+QKV_INTERNAL extern uint64_t qkv_gemm_flops;
 
 #define QKV_KREAL float
 #define QKV_K(name) qkv_k_##name##_f32

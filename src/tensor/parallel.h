@@ -1,4 +1,4 @@
-/* qkv's own threads: elementwise maps, softmax, layer norm, Adam, and matrix products split
+/* Internal: qkv's thread pool. Elementwise maps, softmax, layer norm, Adam, and matrix products split
  * by rows or batches into single-threaded BLAS calls (with more than one thread, OpenBLAS is
  * set to one thread of its own). Work is split into contiguous ranges; outside the matrix
  * products every output element (and every per-column sum) is computed by one thread in the
@@ -7,23 +7,17 @@
 #ifndef QKV_PARALLEL_H
 #define QKV_PARALLEL_H
 
+#include "qkv_api.h"
+
 #include <stddef.h>
 #include <stdint.h>
-
-/* the most threads qkv_set_threads runs (more are capped to this) */
-#define QKV_MAX_THREADS 64
-
-/* threads for qkv's kernels (1: none; at most QKV_MAX_THREADS), and OpenBLAS at one thread of
- * its own; starts the pool on first use. Call from the main thread while no kernel runs. 0,
- * or -1 if not all could be started (then as many as did start, plus the caller). */
-int qkv_set_threads(int n);
-int qkv_get_threads(void);
+#include "tensor/threads.h" /* qkv_set_threads, qkv_get_threads (public) */
 
 /* fn(arg, begin, end) over [0, n), in up to qkv_get_threads() contiguous ranges of at least
  * `grain` items each; returns when every range is done */
-void qkv_parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t begin, int64_t end), void *arg);
+QKV_INTERNAL void qkv_parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t begin, int64_t end), void *arg);
 
 /* memset(p, 0, bytes) on qkv's threads */
-void qkv_zero(void *p, size_t bytes);
+QKV_INTERNAL void qkv_zero(void *p, size_t bytes);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef QKV_TENSOR_H
 #define QKV_TENSOR_H
 
+#include "qkv_api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
@@ -29,42 +31,42 @@ typedef struct qkv_tensor {
 } qkv_tensor;
 
 /* bytes per element of dtype */
-size_t qkv_dtype_size(qkv_dtype dt);
+QKV_API size_t qkv_dtype_size(qkv_dtype dt);
 /* "F32", "F64", "I32" */
-const char *qkv_dtype_name(qkv_dtype dt);
+QKV_API const char *qkv_dtype_name(qkv_dtype dt);
 static inline bool qkv_dtype_is_float(qkv_dtype dt) { return dt == QKV_F32 || dt == QKV_F64; }
 
 /* Standalone tensors (heap): the caller frees them with qkv_tensor_free. NULL on bad shape or no memory. */
-qkv_tensor *qkv_tensor_zeros(qkv_dtype dt, int ndim, const int64_t *shape);
+QKV_API qkv_tensor *qkv_tensor_zeros(qkv_dtype dt, int ndim, const int64_t *shape);
 /* every element = value */
-qkv_tensor *qkv_tensor_full(qkv_dtype dt, int ndim, const int64_t *shape, double value);
+QKV_API qkv_tensor *qkv_tensor_full(qkv_dtype dt, int ndim, const int64_t *shape, double value);
 /* copy numel elements of dtype dt from buf */
-qkv_tensor *qkv_tensor_from_buffer(qkv_dtype dt, int ndim, const int64_t *shape, const void *buf);
+QKV_API qkv_tensor *qkv_tensor_from_buffer(qkv_dtype dt, int ndim, const int64_t *shape, const void *buf);
 /* a header over caller-owned memory (not freed by qkv_tensor_free) */
-qkv_tensor *qkv_tensor_wrap(qkv_dtype dt, int ndim, const int64_t *shape, void *data);
+QKV_API qkv_tensor *qkv_tensor_wrap(qkv_dtype dt, int ndim, const int64_t *shape, void *data);
 /* deep copy converted to dtype dt (float <-> float, data only; no grad) */
-qkv_tensor *qkv_tensor_convert(const qkv_tensor *t, qkv_dtype dt);
-void qkv_tensor_free(qkv_tensor *t);
+QKV_API qkv_tensor *qkv_tensor_convert(const qkv_tensor *t, qkv_dtype dt);
+QKV_API void qkv_tensor_free(qkv_tensor *t);
 
 /* Allocate (zeroed) and attach a gradient buffer; marks the tensor as requiring grad. 0 or -1 (no memory). */
-int qkv_tensor_require_grad(qkv_tensor *t);
+QKV_API int qkv_tensor_require_grad(qkv_tensor *t);
 /* grad = 0 (no-op when there is no grad buffer) */
-void qkv_tensor_zero_grad(qkv_tensor *t);
+QKV_API void qkv_tensor_zero_grad(qkv_tensor *t);
 
 /* Fill header fields: validates 0 <= ndim <= 4 and every dim >= 1, and that numel fits. 0 or -1. */
-int qkv_shape_init(qkv_tensor *t, qkv_dtype dt, int ndim, const int64_t *shape);
+QKV_API int qkv_shape_init(qkv_tensor *t, qkv_dtype dt, int ndim, const int64_t *shape);
 /* numel of a shape, or -1 if invalid / overflowing */
-int64_t qkv_shape_numel(int ndim, const int64_t *shape);
+QKV_API int64_t qkv_shape_numel(int ndim, const int64_t *shape);
 /* writes "(2,3,4)" into buf; returns buf */
-char *qkv_shape_str(int ndim, const int64_t *shape, char *buf, size_t len);
+QKV_API char *qkv_shape_str(int ndim, const int64_t *shape, char *buf, size_t len);
 /* true when a and b have the same ndim and dims */
-bool qkv_same_shape(const qkv_tensor *a, const qkv_tensor *b);
+QKV_API bool qkv_same_shape(const qkv_tensor *a, const qkv_tensor *b);
 /* size of dimension d, negative d counts from the end; 1 when out of range */
-int64_t qkv_tensor_dim(const qkv_tensor *t, int d);
+QKV_API int64_t qkv_tensor_dim(const qkv_tensor *t, int d);
 
 /* element access as double (any dtype), for tests and small tools */
-double qkv_tensor_get(const qkv_tensor *t, int64_t i);
-void qkv_tensor_set(qkv_tensor *t, int64_t i, double v);
-double qkv_tensor_grad_get(const qkv_tensor *t, int64_t i);
+QKV_API double qkv_tensor_get(const qkv_tensor *t, int64_t i);
+QKV_API void qkv_tensor_set(qkv_tensor *t, int64_t i, double v);
+QKV_API double qkv_tensor_grad_get(const qkv_tensor *t, int64_t i);
 
 #endif

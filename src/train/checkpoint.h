@@ -3,6 +3,8 @@
 #ifndef QKV_CHECKPOINT_H
 #define QKV_CHECKPOINT_H
 
+#include "qkv_api.h"
+
 #include "nn/model.h"
 #include "optim/optim.h"
 #include "tensor/rng.h"
@@ -21,11 +23,11 @@ typedef struct qkv_train_state {
 /* Write DIR/checkpoint.safetensors (m's parameters, o's state, s, the data stream `data`) and
  * DIR/model.safetensors (the parameters alone, with config_json as metadata), each atomically.
  * 0, or -1 with one line in err. */
-int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o, const qkv_train_state *s,
+QKV_API int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o, const qkv_train_state *s,
                         const qkv_rng *data, const char *config_json, char *err, int errlen);
 /* Read DIR/checkpoint.safetensors into m, o, s and data (m and o built for the same config).
  * Checkpoints of earlier versions (6 loop scalars, no optimizer step) load too. 0, or -1. */
-int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_state *s, qkv_rng *data,
+QKV_API int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_state *s, qkv_rng *data,
                         char *err, int errlen);
 
 #endif

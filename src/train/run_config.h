@@ -3,6 +3,8 @@
 #ifndef QKV_RUN_CONFIG_H
 #define QKV_RUN_CONFIG_H
 
+#include "qkv_api.h"
+
 #include <stdbool.h>
 #include "nn/model_config.h"
 #include "optim/optim_config.h"
@@ -19,7 +21,7 @@ typedef struct qkv_train_config {
 } qkv_train_config;
 
 /* the defaults of docs/config.md: 3000 steps of 32 examples, evaluation every 250 steps */
-qkv_train_config qkv_train_config_default(void);
+QKV_API qkv_train_config qkv_train_config_default(void);
 
 typedef struct qkv_config {
     qkv_model_config model;
@@ -29,6 +31,6 @@ typedef struct qkv_config {
 } qkv_config;
 
 /* every layer's defaults (docs/config.md) */
-void qkv_config_defaults(qkv_config *c);
+QKV_API void qkv_config_defaults(qkv_config *c);
 
 #endif

@@ -16,7 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-volatile sig_atomic_t qkv_stop_requested = 0;
+/* set by qkv_request_stop (a signal handler): the loop checkpoints and stops */
+static volatile sig_atomic_t stop_requested = 0;
+
+void qkv_request_stop(void) { stop_requested = 1; }
 
 typedef struct run {
     const qkv_config *cfg;
@@ -238,7 +241,7 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
     int64_t np = r->model ? r->model->params.numel : 0;
 
     while (!rc && r->st.step < tc->steps) {
-        if (qkv_stop_requested || (opt->stop_after && r->st.step - start >= opt->stop_after)) {
+        if (stop_requested || (opt->stop_after && r->st.step - start >= opt->stop_after)) {
             sum->interrupted = true;
             break;
         }

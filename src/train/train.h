@@ -6,7 +6,7 @@
 #ifndef QKV_TRAIN_H
 #define QKV_TRAIN_H
 
-#include <signal.h>
+#include "qkv_api.h"
 
 #include "nn/model.h"
 #include "nn/model_file.h"
@@ -45,18 +45,19 @@ typedef struct qkv_run_summary {
 /* train per cfg (already validated); 0 done, 1 interrupted (checkpoint saved), -1 error (one line
  * in err), -2 the config needs more memory than the machine has (checked before anything is
  * allocated or written; err has the estimate) */
-int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, char *err, int errlen);
+QKV_API int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, char *err, int errlen);
 
 /* mean loss and accuracy of model m on the task's evaluation examples (n of them, capped by
  * the task's size), in batches of `batch`; ctx is reset as it goes */
-int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, qkv_eval_result *r,
+QKV_API int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, qkv_eval_result *r,
                  char *err, int errlen);
 /* the same on the split's list: QKV_SPLIT_EVAL (what runs report) or QKV_SPLIT_VAL (what a sweep
  * may choose settings on) */
-int qkv_evaluate_split(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
+QKV_API int qkv_evaluate_split(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
                        qkv_eval_result *r, char *err, int errlen);
 
-/* set by SIGINT/SIGTERM handlers: the loop saves a checkpoint and stops */
-extern volatile sig_atomic_t qkv_stop_requested;
+/* ask the running qkv_train to save a checkpoint and return 1 (interrupted) after its current
+ * step; async-signal-safe, for SIGINT/SIGTERM handlers */
+QKV_API void qkv_request_stop(void);
 
 #endif

@@ -12,6 +12,8 @@
 #ifndef QKV_VERDICT_H
 #define QKV_VERDICT_H
 
+#include "qkv_api.h"
+
 #include <stdbool.h>
 
 #define QKV_TREND_GAIN 0.02
@@ -27,12 +29,12 @@ typedef struct qkv_verdict {
 } qkv_verdict;
 
 /* from n evaluations (steps ascending, accuracies, losses) of a run of `budget` steps */
-void qkv_verdict_compute(const long long *step, const double *acc, const double *loss, int n, double threshold,
+QKV_API void qkv_verdict_compute(const long long *step, const double *acc, const double *loss, int n, double threshold,
                          long long budget, bool on_validation, qkv_verdict *v);
 /* from a run's metrics.jsonl: 0, or -1 with one line in err (unreadable file) */
-int qkv_verdict_read(const char *metrics_path, double threshold, long long budget, qkv_verdict *v, char *err,
+QKV_API int qkv_verdict_read(const char *metrics_path, double threshold, long long budget, qkv_verdict *v, char *err,
                      int errlen);
 /* "solved at 850", "unsolved at 4000, flat since 1500", "unsolved at 4000, improving" */
-void qkv_verdict_describe(const qkv_verdict *v, char *buf, int n);
+QKV_API void qkv_verdict_describe(const qkv_verdict *v, char *buf, int n);
 
 #endif
