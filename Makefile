@@ -109,10 +109,12 @@ $(BUILD)/run_tests: $(TEST_OBJS) $(BUILD)/libqkv.a
 	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $(TEST_OBJS) $(BUILD)/libqkv.a $(PKG_LIBS) $(CHECK_LIBS)
 
 # One BLAS thread in tests: results must not depend on the machine's core count.
-# ... and libqkv.so exports exactly the documented API (no internal names)
+# ... libqkv.so exports exactly the documented API (no internal names), and each layer of src/
+# uses only the layers below it
 test: all $(BUILD)/run_tests
 	cd tests && OPENBLAS_NUM_THREADS=1 QKV_BIN=$(abspath $(BUILD))/qkv ../$(BUILD)/run_tests
 	scripts/check-exports.sh $(BUILD)
+	scripts/check-layers.sh
 
 # Examples: each examples/NAME.c linked into $(BUILD)/examples/NAME, then all run (one BLAS
 # thread, like the tests); any failing example fails the target.
