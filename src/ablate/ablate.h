@@ -1,5 +1,8 @@
-/* qkv ablate: a base config, named variants (lists of --set overrides) and seeds, run as
- * separate processes, aggregated into a results table, diagnostics, plots and a report. */
+/* qkv ablate: a base config, named variants (lists of --set overrides), learning rates and
+ * seeds, run as separate processes; runs that have not solved the task are extended up to a
+ * budget; a learning rate is chosen per variant on validation; the results are aggregated with
+ * confidence intervals and tests against a baseline into a table, plots and a report
+ * (docs/ablate.md). */
 #ifndef QKV_ABLATE_H
 #define QKV_ABLATE_H
 
@@ -14,6 +17,9 @@ typedef struct qkv_ablate_variant {
     char name[QKV_ABLATE_NAME];     /* [A-Za-z0-9_+.-], used in paths */
     char **sets;                    /* "path.to.key=value" overrides, applied after the common ones */
     int n_sets;
+    bool match_params;              /* widen model.d_ff to the baseline's parameter count */
+    int matched_d_ff;               /* that width (0: not matched) */
+    int64_t params, baseline_params;/* this variant's parameter count (matched) and the baseline's */
 } qkv_ablate_variant;
 
 typedef struct qkv_ablate_config {
@@ -26,7 +32,11 @@ typedef struct qkv_ablate_config {
     int n_variants;
     long long *seeds;
     int n_seeds;
-    double threshold;               /* eval accuracy that counts as solved */
+    double *lrs;                    /* optim.lr of each run; n_lrs = 0: the config's own */
+    int n_lrs;
+    long long max_steps;            /* extension budget (0: 4 x train.steps of each run) */
+    int baseline;                   /* the variant the others are compared with */
+    double threshold;               /* validation accuracy that counts as solved */
     int example;                    /* index of the evaluation example whose attention is drawn */
     char title[256];                /* report title ("" = from the file name) */
 } qkv_ablate_config;

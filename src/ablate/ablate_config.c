@@ -1,8 +1,11 @@
 /* Ablation configs: strict JSON, validated against the training config before any run. */
 #include "ablate/ablate.h"
+#include "ablate/plan.h"
 #include "config/config.h"
 #include "config/config_json.h"
 #include "io/fileio.h"
+#include "nn/model.h"
+#include "tasks/task.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -73,9 +76,91 @@ static int check_keys(const cJSON *obj, const char *const *allowed, const char *
     return 0;
 }
 
+int qkv__ablate_variant_config(const qkv_ablate_config *c, int v, qkv_config *cfg, char *err, int errlen) {
+    char inner[768];
+    qkv_config_defaults(cfg);
+    int rc = c->base_json ? qkv_config_parse(cfg, c->base_json, c->path, inner, sizeof inner)
+                          : qkv_config_load(cfg, c->base_path, inner, sizeof inner);
+    for (int k = 0; !rc && k < c->n_sets; k++) rc = qkv_config_set(cfg, c->sets[k], inner, sizeof inner);
+    for (int k = 0; !rc && k < c->variants[v].n_sets; k++)
+        rc = qkv_config_set(cfg, c->variants[v].sets[k], inner, sizeof inner);
+    if (!rc && c->variants[v].matched_d_ff) cfg->model.d_ff = c->variants[v].matched_d_ff;
+    if (!rc) rc = qkv_config_validate(cfg, inner, sizeof inner);
+    if (rc) snprintf(err, (size_t)errlen, "%s: variant %s: %s", c->path, c->variants[v].name, inner);
+    return rc ? -1 : 0;
+}
+
+long long qkv__ablate_budget(const qkv_ablate_config *c, const qkv_config *cfg) {
+    /* without max_steps: 4 x train.steps, unless the schedule decays (then no extension) */
+    long long m = c->max_steps                            ? c->max_steps
+                  : cfg->optim.schedule == QKV_SCHED_CONSTANT ? 4LL * cfg->train.steps
+                                                          : cfg->train.steps;
+    return m > cfg->train.steps ? m : cfg->train.steps;
+}
+
+/* a variant's config must allow what the sweep will do with it: extension by doubling (a
+ * learning rate that does not depend on the run's length) and every learning rate of the grid */
+static int check_variant(const qkv_ablate_config *c, int v, char *err, int errlen) {
+    qkv_config cfg;
+    if (qkv__ablate_variant_config(c, v, &cfg, err, errlen)) return -1;
+    const char *name = c->variants[v].name;
+    long long steps = cfg.train.steps, budget = qkv__ablate_budget(c, &cfg);
+    if (c->max_steps && c->max_steps < steps)
+        return snprintf(err, (size_t)errlen, "%s: max_steps %lld is below variant %s's train.steps %lld", c->path,
+                        c->max_steps, name, steps), -1;
+    if (budget > steps && cfg.optim.schedule != QKV_SCHED_CONSTANT) /* max_steps given */
+        return snprintf(err, (size_t)errlen, "%s: max_steps: variant %s's optim.schedule %s decays over train.steps, "
+                        "so an extended run would differ from a longer one; use the constant schedule, or drop "
+                        "max_steps (no extension)", c->path, name, QKV_SCHEDULE_NAMES[cfg.optim.schedule]), -1;
+    for (int l = 0; l < c->n_lrs; l++) {
+        char set[64], inner[512];
+        snprintf(set, sizeof set, "optim.lr=%.17g", c->lrs[l]);
+        if (qkv_config_set(&cfg, set, inner, sizeof inner) || qkv_config_validate(&cfg, inner, sizeof inner))
+            return snprintf(err, (size_t)errlen, "%s: lrs[%d]: variant %s: %s", c->path, l, name, inner), -1;
+    }
+    return 0;
+}
+
+/* the parameter count of variant v's model (its task fills in vocab and seq_len) */
+static int64_t variant_params(const qkv_ablate_config *c, int v, int d_ff, char *err, int errlen) {
+    qkv_config cfg;
+    if (qkv__ablate_variant_config(c, v, &cfg, err, errlen)) return -1;
+    if (d_ff) cfg.model.d_ff = d_ff;
+    qkv_task t;
+    int rc = qkv_task_open(&t, &cfg.task, 0, err, errlen) || qkv_task_fit_model(&t, &cfg.model, err, errlen);
+    qkv_task_close(&t);
+    return rc ? -1 : qkv_model_param_count(&cfg.model);
+}
+
+/* record v's parameter count, and for a matched control the d_ff that brings it nearest to the
+ * baseline's (the count is linear in d_ff: P(f) = P(0) + f dP) */
+static int match_params(qkv_ablate_config *c, int v, char *err, int errlen) {
+    qkv_ablate_variant *var = &c->variants[v];
+    int64_t base = variant_params(c, c->baseline, 0, err, errlen);
+    int64_t p1 = base < 0 ? -1 : variant_params(c, v, 1, err, errlen), p2 = p1 < 0 ? -1 : variant_params(c, v, 2, err, errlen);
+    if (p2 < 0) return -1;
+    var->baseline_params = base;
+    if (!var->match_params) {
+        var->params = variant_params(c, v, 0, err, errlen);
+        return var->params < 0 ? -1 : 0;
+    }
+    int64_t slope = p2 - p1, p0 = p1 - slope;
+    long long f = (long long)((double)(base - p0) / (double)slope + 0.5);
+    if (f < 1) f = 1;
+    if (f > 65536)
+        return snprintf(err, (size_t)errlen, "%s: variant %s: matching the baseline's %lld parameters needs model.d_ff %lld, "
+                        "more than 65536", c->path, var->name, (long long)base, f), -1;
+    /* the rounding picks the nearest width; check the neighbour for ties of the integer counts */
+    if (f > 1 && llabs((long long)(p0 + (f - 1) * slope - base)) < llabs((long long)(p0 + f * slope - base))) f--;
+    var->matched_d_ff = (int)f;
+    var->params = p0 + f * slope;
+    return 0;
+}
+
 int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, int errlen) {
-    static const char *const TOP[] = {"title", "base", "set", "variants", "seeds", "threshold", "example", NULL};
-    static const char *const VAR[] = {"name", "set", NULL};
+    static const char *const TOP[] = {"title", "base", "set", "variants", "seeds", "lrs", "max_steps", "baseline",
+                                      "threshold", "example", NULL};
+    static const char *const VAR[] = {"name", "set", "match_params", NULL};
     memset(c, 0, sizeof *c);
     snprintf(c->path, sizeof c->path, "%s", path);
     c->threshold = 0.99;
@@ -135,6 +220,11 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
         l = string_list(cJSON_GetObjectItemCaseSensitive(v, "set"), &c->variants[i].n_sets, path, key, err, errlen);
         if (l == (char **)-1) goto fail;
         c->variants[i].sets = l;
+        const cJSON *mp = cJSON_GetObjectItemCaseSensitive(v, "match_params");
+        if (mp && (!cJSON_IsString(mp) || strcmp(mp->valuestring, "baseline")))
+            FAIL("%s: variants[%d].match_params: expected \"baseline\" (widen model.d_ff to the baseline's "
+                 "parameter count)", path, i);
+        c->variants[i].match_params = mp != NULL;
     }
 
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "seeds");
@@ -151,6 +241,37 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
         for (int k = 0; k < i; k++)
             if (c->seeds[k] == c->seeds[i]) FAIL("%s: seeds[%d]: %lld is listed twice", path, i, c->seeds[i]);
     }
+    const cJSON *lr = cJSON_GetObjectItemCaseSensitive(j, "lrs");
+    if (lr) {
+        if (!cJSON_IsArray(lr) || cJSON_GetArraySize(lr) < 1)
+            FAIL("%s: lrs: expected a non-empty array of learning rates in (0, 10]", path);
+        c->n_lrs = cJSON_GetArraySize(lr);
+        c->lrs = calloc((size_t)c->n_lrs, sizeof *c->lrs);
+        i = 0;
+        for (const cJSON *e = lr->child; e; e = e->next, i++) {
+            if (!cJSON_IsNumber(e) || !(e->valuedouble > 0 && e->valuedouble <= 10))
+                FAIL("%s: lrs[%d]: expected a learning rate in (0, 10]", path, i);
+            c->lrs[i] = e->valuedouble;
+            for (int k = 0; k < i; k++)
+                if (c->lrs[k] == c->lrs[i]) FAIL("%s: lrs[%d]: %g is listed twice", path, i, c->lrs[i]);
+        }
+    }
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(j, "max_steps");
+    if (ms && (!cJSON_IsNumber(ms) || ms->valuedouble < 1 || ms->valuedouble > 1e9 ||
+               ms->valuedouble != (double)(long long)ms->valuedouble))
+        FAIL("%s: max_steps: expected an integer in [1, 1000000000] (the extension budget)", path);
+    if (ms) c->max_steps = (long long)ms->valuedouble;
+    const cJSON *bl = cJSON_GetObjectItemCaseSensitive(j, "baseline");
+    if (bl) {
+        if (!cJSON_IsString(bl)) FAIL("%s: baseline: expected a variant's name", path);
+        c->baseline = -1;
+        for (int k = 0; k < c->n_variants; k++)
+            if (!strcmp(c->variants[k].name, bl->valuestring)) c->baseline = k;
+        if (c->baseline < 0) FAIL("%s: baseline: \"%s\" is not one of the variants", path, bl->valuestring);
+    }
+    if (c->variants[c->baseline].match_params)
+        FAIL("%s: variants[%d].match_params: %s is the baseline itself", path, c->baseline,
+             c->variants[c->baseline].name);
     const cJSON *th = cJSON_GetObjectItemCaseSensitive(j, "threshold");
     if (th && (!cJSON_IsNumber(th) || !(th->valuedouble > 0 && th->valuedouble <= 1)))
         FAIL("%s: threshold: expected an accuracy in (0, 1]", path);
@@ -162,22 +283,17 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
     if (ex) c->example = (int)ex->valuedouble;
     cJSON_Delete(j);
     /* every variant's config is checked now, before any directory or run is made */
-    for (int v = 0; v < c->n_variants; v++) {
-        qkv_config cfg;
-        char inner[768];
-        qkv_config_defaults(&cfg);
-        int rc = c->base_json ? qkv_config_parse(&cfg, c->base_json, path, inner, sizeof inner)
-                              : qkv_config_load(&cfg, c->base_path, inner, sizeof inner);
-        for (int k = 0; !rc && k < c->n_sets; k++) rc = qkv_config_set(&cfg, c->sets[k], inner, sizeof inner);
-        for (int k = 0; !rc && k < c->variants[v].n_sets; k++)
-            rc = qkv_config_set(&cfg, c->variants[v].sets[k], inner, sizeof inner);
-        if (!rc) rc = qkv_config_validate(&cfg, inner, sizeof inner);
-        if (rc) {
-            snprintf(err, (size_t)errlen, "%s: variant %s: %s", path, c->variants[v].name, inner);
+    for (int v = 0; v < c->n_variants; v++)
+        if (check_variant(c, v, err, errlen)) {
             qkv_ablate_config_free(c);
             return -1;
         }
-    }
+    /* parameter-matched controls: the baseline's count, then each matched variant's width */
+    for (int v = 0; v < c->n_variants; v++)
+        if (match_params(c, v, err, errlen)) {
+            qkv_ablate_config_free(c);
+            return -1;
+        }
     return 0;
 fail:
     cJSON_Delete(j);
@@ -191,5 +307,6 @@ void qkv_ablate_config_free(qkv_ablate_config *c) {
     for (int i = 0; c->variants && i < c->n_variants; i++) free_list(c->variants[i].sets, c->variants[i].n_sets);
     free(c->variants);
     free(c->seeds);
+    free(c->lrs);
     memset(c, 0, sizeof *c);
 }

@@ -9,14 +9,20 @@
 
 /* One training run's record, read back from its run directory. */
 typedef struct qkv_run_result {
-    int variant, seed_index;
+    int variant, lr_index, seed_index;
     long long seed;
+    double lr;                      /* its optim.lr */
     bool ok;                        /* finished with a summary.json */
     int n;                          /* evaluation points */
     long long *step;                /* n each */
-    double *eval_acc, *eval_loss;
+    double *eval_acc, *eval_loss;   /* the evaluation set (what is reported) */
+    double *val_acc, *val_loss;     /* the validation set (what is chosen on; NaN without one) */
     double final_acc, final_loss, train_loss, seconds;
-    long long steps_to_threshold;   /* first evaluated step with eval_acc >= threshold; -1 never */
+    double val_final_acc, val_final_loss;
+    long long steps;                /* the steps it ran: its budget */
+    bool solved, improving;         /* its verdict (summary.json, train/verdict.h) */
+    long long steps_to_threshold;   /* solved_at: the first evaluated step at the threshold; -1 none */
+    long long flat_since;           /* -1 while improving */
 } qkv_run_result;
 
 /* Attention diagnostics, averaged over layers, heads, seeds and the query rows of the
@@ -36,15 +42,38 @@ typedef struct qkv_heatmap {
     int32_t *targets;               /* (T) its targets (-100: no loss) */
 } qkv_heatmap;
 
+/* A variant's learning rate: how its runs did on validation at each rate of the grid. */
+typedef struct qkv_lr_result {
+    double lr;
+    int runs_ok;
+    double val_acc_mean, val_acc_min, val_acc_max, val_loss_mean;
+} qkv_lr_result;
+
 typedef struct qkv_variant_result {
     char name[QKV_ABLATE_NAME];
     char sets[512];                 /* the variant's overrides, joined with spaces */
     int64_t attn_params, params;
+    int64_t baseline_params;        /* the baseline's count, for a matched control */
+    int matched_d_ff;               /* the width that matches it (0: not matched) */
+    qkv_lr_result *lrs;             /* n_lrs: the grid (one entry without one) */
+    int lr_chosen;                  /* the rate with the best mean validation accuracy (then loss) */
+    double lr;                      /* its value */
+    /* the chosen rate's runs, over seeds (final evaluation) */
     int runs_ok;
-    double acc_mean, acc_std, acc_min, loss_mean, loss_std; /* final evaluation, over seeds */
-    long long steps_median;         /* median over seeds of the steps to threshold, a seed that never
-                                       reached it counting as infinitely late; -1 when the median is "never" */
-    int reached;                    /* seeds that reached the threshold */
+    double acc_mean, acc_std, acc_min, loss_mean, loss_std;
+    double acc_ci_lo, acc_ci_hi, loss_ci_lo, loss_ci_hi; /* 95% bootstrap intervals of the means */
+    /* against the baseline, paired by seed: mean accuracy difference, its interval, the
+     * two-sided sign-flip p-value, Holm's adjustment over all variants, significant at 0.05 */
+    int pairs;
+    double delta, delta_ci_lo, delta_ci_hi, p_value, p_holm;
+    bool significant;
+    /* verdicts: solved seeds with the median step (unsolved censored), unsolved seeds with
+     * their budgets and how many were still improving, flat since (earliest, latest) */
+    int solved, unsolved, unsolved_improving;
+    long long steps_median;         /* median solved_at, unsolved counted as later than any; -1: not reached */
+    long long budget_min, budget_max, flat_min, flat_max;
+    char verdicts[256];             /* "3/5 solved (median step 850), 2/5 unsolved at 4000, flat since 1500" */
+    int reached;                    /* = solved (kept for the older columns) */
     double seconds;                 /* mean wall time of a run */
     qkv_attn_diag diag;
     qkv_heatmap heat;
@@ -53,12 +82,24 @@ typedef struct qkv_variant_result {
 typedef struct qkv_ablate_results {
     const qkv_ablate_config *cfg;
     qkv_variant_result *v;          /* cfg->n_variants */
-    qkv_run_result *runs;           /* n_variants x n_seeds, variant-major */
+    qkv_run_result *runs;           /* the chosen rate's runs: n_variants x n_seeds, variant-major */
+    qkv_run_result *all_runs;       /* every run: n_variants x n_lrs x n_seeds (plan.h order) */
+    int n_lrs;                      /* learning rates per variant (1 without a grid) */
+    int significant;                /* variants whose difference from the baseline is significant */
+    long long max_solved_at;        /* the sweep's largest solved_at (-1: none), which set the budget */
     char *base_config_json;         /* the effective config of the first variant's first run */
     const char *version;
     double wall_seconds;            /* this invocation (finished runs it reused cost nothing) */
     int jobs;
 } qkv_ablate_results;
+
+/* Aggregate the finished runs of p (ablate/plan.h): choose each variant's learning rate, the
+ * intervals, the tests and the verdicts; attention diagnostics of the chosen runs (quiet: no
+ * warnings). r->cfg is p's config; free with qkv__ablate_results_free. 0, or -1 (out of memory). */
+struct qkv_ablate_plan;
+QKV_INTERNAL int qkv__ablate_aggregate(qkv_ablate_results *r, const struct qkv_ablate_plan *p, bool quiet,
+                                       char *err, int errlen);
+QKV_INTERNAL void qkv__ablate_results_free(qkv_ablate_results *r);
 
 /* Write results.md, results.csv, results.json, plots/ (SVG files), report.md and report.html into
  * out_dir (atomically, file by file); also print the markdown table to `table` if non-NULL. */

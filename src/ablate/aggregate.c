@@ -1,0 +1,340 @@
+/* From finished runs to an ablation's results (results.h): each variant's learning rate chosen
+ * on validation, its chosen runs' means with bootstrap intervals, the paired comparison with the
+ * baseline (sign-flip test, Holm over the variants), the verdicts, the attention diagnostics. */
+#include "ablate/diagnostics.h"
+#include "ablate/plan.h"
+#include "ablate/results.h"
+#include "ablate/stats.h"
+#include "io/fileio.h"
+#include "train/run_dir.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { RESAMPLES = 10000, SIGNFLIP_RESAMPLES = 100000 };
+#define LEVEL 0.95
+#define ALPHA 0.05
+
+static double num(const cJSON *j, const char *k) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, k);
+    return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+static cJSON *read_json(const char *dir, const char *file) {
+    char path[1400], e[256];
+    size_t len;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    char *t = qkv_read_file(path, &len, e, sizeof e);
+    cJSON *j = t ? cJSON_Parse(t) : NULL;
+    free(t);
+    return j;
+}
+
+/* the evaluations of metrics.jsonl into rr's curves; -1 when out of memory */
+static int read_curves(const char *dir, qkv_run_result *rr) {
+    char path[1400], e[256];
+    size_t len;
+    snprintf(path, sizeof path, "%s/%s", dir, QKV_RUN_METRICS);
+    char *m = qkv_read_file(path, &len, e, sizeof e);
+    if (!m) return 0;
+    int cap = 0, rc = 0;
+    for (char *line = strtok(m, "\n"); line && !rc; line = strtok(NULL, "\n")) {
+        cJSON *j = cJSON_Parse(line);
+        double acc = num(j, "eval_accuracy");
+        if (j && !isnan(acc)) {
+            if (rr->n == cap) {
+                cap = cap ? 2 * cap : 64;
+                long long *s = realloc(rr->step, (size_t)cap * sizeof *s);
+                if (s) rr->step = s;
+                double **arr[4] = {&rr->eval_acc, &rr->eval_loss, &rr->val_acc, &rr->val_loss};
+                for (int k = 0; k < 4 && s; k++) {
+                    double *x = realloc(*arr[k], (size_t)cap * sizeof *x);
+                    if (x) *arr[k] = x;
+                    else s = NULL;
+                }
+                if (!s) rc = -1;
+            }
+            if (!rc) {
+                rr->step[rr->n] = (long long)num(j, "step");
+                rr->eval_acc[rr->n] = acc;
+                rr->eval_loss[rr->n] = num(j, "eval_loss");
+                rr->val_acc[rr->n] = num(j, "val_accuracy");
+                rr->val_loss[rr->n] = num(j, "val_loss");
+                rr->n++;
+            }
+        }
+        cJSON_Delete(j);
+    }
+    free(m);
+    return rc;
+}
+
+/* a finished run's summary and curves */
+static int read_run(const qkv_ablate_plan *p, int r, qkv_run_result *rr, qkv_variant_result *vr) {
+    const qkv_ablate_run_spec *rs = &p->runs[r];
+    rr->variant = rs->variant;
+    rr->lr_index = rs->lr;
+    rr->seed_index = rs->seed;
+    rr->seed = p->c->seeds[rs->seed];
+    rr->lr = p->c->n_lrs ? p->c->lrs[rs->lr] : NAN;
+    rr->steps_to_threshold = rr->flat_since = -1;
+    cJSON *s = read_json(rs->dir, QKV_RUN_SUMMARY);
+    if (!s) return 0;
+    rr->final_acc = num(s, "eval_accuracy");
+    rr->final_loss = num(s, "eval_loss");
+    rr->val_final_acc = num(s, "val_accuracy");
+    rr->val_final_loss = num(s, "val_loss");
+    rr->train_loss = num(s, "train_loss");
+    rr->seconds = num(s, "seconds");
+    rr->steps = (long long)num(s, "steps");
+    const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(s, "verdict");
+    const cJSON *trend = cJSON_GetObjectItemCaseSensitive(s, "trend");
+    rr->solved = cJSON_IsString(verdict) && !strcmp(verdict->valuestring, "solved");
+    rr->improving = !cJSON_IsString(trend) || strcmp(trend->valuestring, "flat");
+    double at = num(s, "solved_at"), flat = num(s, "flat_since");
+    rr->steps_to_threshold = rr->solved && isfinite(at) ? (long long)at : -1;
+    rr->flat_since = isfinite(flat) ? (long long)flat : -1;
+    if (!vr->params) { /* the same for every run of the variant */
+        vr->params = (int64_t)num(s, "params");
+        vr->attn_params = (int64_t)num(s, "attn_params");
+    }
+    cJSON_Delete(s);
+    if (read_curves(rs->dir, rr)) return -1;
+    rr->ok = true;
+    return 0;
+}
+
+/* the rate with the best mean validation accuracy, then the lowest mean validation loss, then the
+ * first; a run without validation (task.val_fraction 0) counts with its evaluation numbers */
+static void choose_lr(qkv_variant_result *vr, const qkv_run_result *all, int v, int nl, int ns) {
+    vr->lr_chosen = 0;
+    for (int l = 0; l < nl; l++) {
+        qkv_lr_result *lr = &vr->lrs[l];
+        double acc[512], loss[512];
+        int k = 0;
+        lr->val_acc_min = INFINITY;
+        lr->val_acc_max = -INFINITY;
+        for (int s = 0; s < ns && k < 512; s++) {
+            const qkv_run_result *rr = &all[(v * nl + l) * ns + s];
+            if (!rr->ok) continue;
+            lr->lr = rr->lr;
+            acc[k] = isfinite(rr->val_final_acc) ? rr->val_final_acc : rr->final_acc;
+            loss[k] = isfinite(rr->val_final_acc) ? rr->val_final_loss : rr->final_loss;
+            lr->val_acc_min = fmin(lr->val_acc_min, acc[k]);
+            lr->val_acc_max = fmax(lr->val_acc_max, acc[k]);
+            k++;
+        }
+        lr->runs_ok = k;
+        lr->val_acc_mean = qkv_stats_mean(acc, k);
+        lr->val_loss_mean = qkv_stats_mean(loss, k);
+        if (!k) lr->val_acc_min = lr->val_acc_max = NAN;
+        const qkv_lr_result *b = &vr->lrs[vr->lr_chosen];
+        if (k && (!b->runs_ok || lr->val_acc_mean > b->val_acc_mean ||
+                  (lr->val_acc_mean == b->val_acc_mean && lr->val_loss_mean < b->val_loss_mean)))
+            vr->lr_chosen = l;
+    }
+    vr->lr = vr->lrs[vr->lr_chosen].lr;
+}
+
+static void fmt_range(char *b, size_t n, long long lo, long long hi) {
+    if (lo == hi) snprintf(b, n, "%lld", lo);
+    else snprintf(b, n, "%lld-%lld", lo, hi);
+}
+
+/* the chosen runs over seeds: means, spread, intervals, verdicts */
+static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns, uint64_t seed) {
+    double acc[512], loss[512], at[512], secs = 0;
+    bool censored[512];
+    int m = 0;
+    vr->acc_min = INFINITY;
+    vr->budget_min = vr->flat_min = INT64_MAX;
+    vr->budget_max = vr->flat_max = -1;
+    for (int s = 0; s < ns && m < 512; s++) {
+        const qkv_run_result *rr = &runs[s];
+        if (!rr->ok) continue;
+        acc[m] = rr->final_acc;
+        loss[m] = rr->final_loss;
+        at[m] = rr->solved ? (double)rr->steps_to_threshold : INFINITY;
+        censored[m] = !rr->solved;
+        secs += rr->seconds;
+        vr->acc_min = fmin(vr->acc_min, rr->final_acc);
+        if (rr->solved) {
+            vr->solved++;
+        } else {
+            vr->unsolved++;
+            vr->budget_min = rr->steps < vr->budget_min ? rr->steps : vr->budget_min;
+            vr->budget_max = rr->steps > vr->budget_max ? rr->steps : vr->budget_max;
+            if (rr->improving) vr->unsolved_improving++;
+            else {
+                vr->flat_min = rr->flat_since < vr->flat_min ? rr->flat_since : vr->flat_min;
+                vr->flat_max = rr->flat_since > vr->flat_max ? rr->flat_since : vr->flat_max;
+            }
+        }
+        m++;
+    }
+    vr->runs_ok = m;
+    vr->reached = vr->solved;
+    vr->acc_mean = qkv_stats_mean(acc, m);
+    vr->loss_mean = qkv_stats_mean(loss, m);
+    vr->acc_std = m > 1 ? qkv_stats_sd(acc, m) : 0;
+    vr->loss_std = m > 1 ? qkv_stats_sd(loss, m) : 0;
+    vr->seconds = m ? secs / m : NAN;
+    if (!m) vr->acc_min = NAN;
+    qkv_stats_bootstrap_ci(acc, m, RESAMPLES, LEVEL, seed, &vr->acc_ci_lo, &vr->acc_ci_hi);
+    qkv_stats_bootstrap_ci(loss, m, RESAMPLES, LEVEL, seed + 1, &vr->loss_ci_lo, &vr->loss_ci_hi);
+    double med = qkv_stats_median_censored(at, censored, m);
+    vr->steps_median = isfinite(med) ? (long long)med : -1;
+    /* "3/5 solved (median step 850, unsolved counted as censored), 2/5 unsolved at 4000, flat since 1500" */
+    char *o = vr->verdicts;
+    size_t cap = sizeof vr->verdicts, len = 0;
+    int failed = ns - m;
+#define PUT(...) (len += (size_t)snprintf(o + len, len < cap ? cap - len : 0, __VA_ARGS__))
+    if (vr->solved) {
+        if (vr->steps_median >= 0)
+            PUT("%d/%d solved (median step %lld%s)", vr->solved, ns, vr->steps_median,
+                vr->unsolved ? ", unsolved counted as censored" : "");
+        else
+            PUT("%d/%d solved (median not reached within the budget)", vr->solved, ns);
+    }
+    if (vr->unsolved) {
+        char b[64], f[64];
+        fmt_range(b, sizeof b, vr->budget_min, vr->budget_max);
+        PUT("%s%d/%d unsolved at %s", vr->solved ? ", " : "", vr->unsolved, ns, b);
+        int flat = vr->unsolved - vr->unsolved_improving;
+        if (flat) fmt_range(f, sizeof f, vr->flat_min, vr->flat_max);
+        if (!flat) PUT(", still improving");
+        else if (!vr->unsolved_improving) PUT(", flat since %s", f);
+        else PUT(" (%d still improving, %d flat since %s)", vr->unsolved_improving, flat, f);
+    }
+    if (failed) PUT("%s%d/%d failed", m ? ", " : "", failed, ns);
+#undef PUT
+}
+
+/* variant v against the baseline b, paired by seed */
+static void compare(qkv_variant_result *vr, const qkv_run_result *runs, const qkv_run_result *base, int ns,
+                    uint64_t seed) {
+    double a[512], bb[512], d[512];
+    int k = 0;
+    for (int s = 0; s < ns && k < 512; s++)
+        if (runs[s].ok && base[s].ok) {
+            a[k] = runs[s].final_acc;
+            bb[k] = base[s].final_acc;
+            d[k] = a[k] - bb[k];
+            k++;
+        }
+    vr->pairs = k;
+    vr->delta = qkv_stats_mean(d, k);
+    qkv_stats_bootstrap_ci_paired(a, bb, k, RESAMPLES, LEVEL, seed, &vr->delta_ci_lo, &vr->delta_ci_hi);
+    vr->p_value = k ? qkv_stats_signflip_p(d, k, SIGNFLIP_RESAMPLES, seed + 1) : NAN;
+}
+
+void qkv__ablate_results_free(qkv_ablate_results *res) {
+    int nv = res->cfg ? res->cfg->n_variants : 0, n = nv * res->n_lrs * (res->cfg ? res->cfg->n_seeds : 0);
+    for (int i = 0; res->all_runs && i < n; i++) {
+        qkv_run_result *rr = &res->all_runs[i];
+        free(rr->step); free(rr->eval_acc); free(rr->eval_loss); free(rr->val_acc); free(rr->val_loss);
+    }
+    for (int v = 0; res->v && v < nv; v++) {
+        free(res->v[v].lrs);
+        free(res->v[v].heat.w);
+        free(res->v[v].heat.tokens);
+        free(res->v[v].heat.targets);
+    }
+    free(res->all_runs);
+    free(res->runs); /* copies of all_runs' entries: their arrays are all_runs' */
+    free(res->v);
+    free(res->base_config_json);
+    memset(res, 0, sizeof *res);
+}
+
+int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, bool quiet, char *err, int errlen) {
+    const qkv_ablate_config *c = p->c;
+    int nv = c->n_variants, nl = p->n_lrs, ns = c->n_seeds;
+    res->cfg = c;
+    res->n_lrs = nl;
+    res->v = calloc((size_t)nv, sizeof *res->v);
+    res->all_runs = calloc((size_t)p->n, sizeof *res->all_runs);
+    res->runs = calloc((size_t)nv * (size_t)ns, sizeof *res->runs);
+    res->max_solved_at = -1;
+    bool oom = !res->v || !res->all_runs || !res->runs;
+    for (int v = 0; !oom && v < nv; v++) {
+        qkv_variant_result *vr = &res->v[v];
+        snprintf(vr->name, sizeof vr->name, "%s", c->variants[v].name);
+        for (int i = 0; i < c->variants[v].n_sets; i++) {
+            if (i) strncat(vr->sets, " ", sizeof vr->sets - strlen(vr->sets) - 1);
+            strncat(vr->sets, c->variants[v].sets[i], sizeof vr->sets - strlen(vr->sets) - 1);
+        }
+        vr->matched_d_ff = c->variants[v].matched_d_ff;
+        vr->baseline_params = c->variants[v].baseline_params;
+        vr->lrs = calloc((size_t)nl, sizeof *vr->lrs);
+        oom = !vr->lrs;
+        for (int l = 0; !oom && l < nl; l++)
+            for (int s = 0; !oom && s < ns; s++) {
+                int r = qkv__ablate_index(p, v, l, s);
+                oom = read_run(p, r, &res->all_runs[r], vr) != 0;
+                const qkv_run_result *rr = &res->all_runs[r];
+                if (rr->ok && rr->solved && rr->steps_to_threshold > res->max_solved_at)
+                    res->max_solved_at = rr->steps_to_threshold;
+            }
+        if (oom) break;
+        choose_lr(vr, res->all_runs, v, nl, ns);
+        for (int s = 0; s < ns; s++) res->runs[v * ns + s] = res->all_runs[qkv__ablate_index(p, v, vr->lr_chosen, s)];
+        summarise(vr, res->runs + v * ns, ns, 0x5eed0000u + (uint64_t)v * 16);
+    }
+    if (oom) {
+        snprintf(err, (size_t)errlen, "out of memory");
+        return -1;
+    }
+    /* against the baseline; Holm over every other variant */
+    double *pv = calloc((size_t)nv, sizeof *pv), *adj = calloc((size_t)nv, sizeof *adj);
+    bool *rej = calloc((size_t)nv, sizeof *rej);
+    if (!pv || !adj || !rej) {
+        free(pv); free(adj); free(rej);
+        snprintf(err, (size_t)errlen, "out of memory");
+        return -1;
+    }
+    int m = 0;
+    for (int v = 0; v < nv; v++) {
+        qkv_variant_result *vr = &res->v[v];
+        vr->p_value = vr->p_holm = vr->delta = vr->delta_ci_lo = vr->delta_ci_hi = NAN;
+        if (v == c->baseline) continue;
+        compare(vr, res->runs + v * ns, res->runs + c->baseline * ns, ns, 0xd1ff0000u + (uint64_t)v * 16);
+        pv[m++] = vr->p_value;
+    }
+    qkv_stats_holm(pv, m, ALPHA, adj, rej);
+    for (int v = 0, k = 0; v < nv; v++) {
+        if (v == c->baseline) continue;
+        res->v[v].p_holm = adj[k];
+        res->v[v].significant = rej[k] && isfinite(res->v[v].p_value);
+        res->significant += res->v[v].significant;
+        k++;
+    }
+    free(pv); free(adj); free(rej);
+    /* attention diagnostics of the chosen runs; the heatmap of the first seed's */
+    for (int v = 0; v < nv; v++) {
+        qkv_variant_result *vr = &res->v[v];
+        qkv_diag_sums sums = {0};
+        for (int s = 0; s < ns; s++) {
+            int r = qkv__ablate_index(p, v, vr->lr_chosen, s);
+            if (!res->all_runs[r].ok) continue;
+            char e2[512];
+            if (qkv_ablate_diagnose(p->runs[r].dir, 256, c->example, &sums, s == 0 ? &vr->heat : NULL, e2, sizeof e2) &&
+                !quiet)
+                fprintf(stderr, "qkv ablate: diagnostics of %s skipped: %s\n", p->runs[r].dir, e2);
+        }
+        double rows = sums.rows ? (double)sums.rows : NAN;
+        vr->diag = (qkv_attn_diag){sums.diag / rows, sums.first / rows, sums.entropy / rows,
+                                   sums.entropy_uniform / rows};
+    }
+    for (int r = 0; r < p->n && !res->base_config_json; r++)
+        if (res->all_runs[r].ok) {
+            char path[1400], e2[256];
+            size_t len;
+            snprintf(path, sizeof path, "%s/%s", p->runs[r].dir, QKV_RUN_CONFIG);
+            res->base_config_json = qkv_read_file(path, &len, e2, sizeof e2);
+        }
+    return 0;
+}

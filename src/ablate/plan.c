@@ -1,0 +1,140 @@
+/* The runs of an ablation, their directories and input configs, and what their directories say
+ * (see plan.h). */
+#include "ablate/plan.h"
+#include "io/fileio.h"
+#include "train/run_dir.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static bool exists(const char *path) { return access(path, F_OK) == 0; }
+
+/* run r's input config: variant, learning rate, seed and threshold; malloc'd JSON or NULL */
+static char *run_config(const qkv_ablate_plan *p, const qkv_ablate_run_spec *rs, qkv_config *cfg, char *err,
+                        int errlen) {
+    const qkv_ablate_config *c = p->c;
+    if (qkv__ablate_variant_config(c, rs->variant, cfg, err, errlen)) return NULL;
+    char set[3][96], inner[512];
+    int n = 0;
+    if (c->n_lrs) snprintf(set[n++], sizeof set[0], "optim.lr=%.17g", c->lrs[rs->lr]);
+    snprintf(set[n++], sizeof set[0], "train.seed=%lld", c->seeds[rs->seed]);
+    snprintf(set[n++], sizeof set[0], "train.threshold=%.17g", c->threshold);
+    for (int i = 0; i < n; i++)
+        if (qkv_config_set(cfg, set[i], inner, sizeof inner)) {
+            snprintf(err, (size_t)errlen, "%s: run %s: %s", c->path, rs->name, inner);
+            return NULL;
+        }
+    if (qkv_config_validate(cfg, inner, sizeof inner)) {
+        snprintf(err, (size_t)errlen, "%s: run %s: %s", c->path, rs->name, inner);
+        return NULL;
+    }
+    char *json = qkv_config_to_json(cfg);
+    if (!json) snprintf(err, (size_t)errlen, "out of memory");
+    return json;
+}
+
+/* remove a run directory's files (the results of another config must not be reused) */
+static void clear_run(const qkv_ablate_run_spec *rs) {
+    const char *files[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN_MODEL, QKV_RUN_CHECKPOINT, QKV_RUN_SUMMARY,
+                           QKV_RUN_LOG};
+    char b[1400];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(b, sizeof b, "%s/%s", rs->dir, files[i]);
+        unlink(b);
+    }
+}
+
+int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char *out, bool write, char *err,
+                     int errlen) {
+    memset(p, 0, sizeof *p);
+    p->c = c;
+    p->out = out;
+    p->n_lrs = c->n_lrs ? c->n_lrs : 1;
+    p->n = c->n_variants * p->n_lrs * c->n_seeds;
+    p->runs = calloc((size_t)p->n, sizeof *p->runs);
+    if (!p->runs) {
+        snprintf(err, (size_t)errlen, "out of memory");
+        return -1;
+    }
+    char d[1200];
+    snprintf(d, sizeof d, "%s/configs", out);
+    if (write && qkv_mkdirs(d, err, errlen)) return -1;
+    for (int v = 0; v < c->n_variants; v++)
+        for (int l = 0; l < p->n_lrs; l++)
+            for (int s = 0; s < c->n_seeds; s++) {
+                qkv_ablate_run_spec *rs = &p->runs[qkv__ablate_index(p, v, l, s)];
+                *rs = (qkv_ablate_run_spec){.variant = v, .lr = l, .seed = s};
+                char lr[48] = "", lrdir[48] = "";
+                if (c->n_lrs) {
+                    snprintf(lr, sizeof lr, "-lr%g", c->lrs[l]);
+                    snprintf(lrdir, sizeof lrdir, "/lr%g", c->lrs[l]);
+                }
+                snprintf(rs->name, sizeof rs->name, "%s%s/seed%lld", c->variants[v].name, lrdir, c->seeds[s]);
+                snprintf(rs->dir, sizeof rs->dir, "%s/runs/%s", out, rs->name);
+                snprintf(rs->cfg, sizeof rs->cfg, "%s/configs/%s%s-seed%lld.json", out, c->variants[v].name, lr,
+                         c->seeds[s]);
+                qkv_config cfg;
+                char *json = run_config(p, rs, &cfg, err, errlen);
+                if (!json) return -1;
+                rs->steps = cfg.train.steps;
+                rs->budget = qkv__ablate_budget(c, &cfg);
+                int rc = 0;
+                if (write) {
+                    size_t len;
+                    char e2[256];
+                    char *old = exists(rs->cfg) ? qkv_read_file(rs->cfg, &len, e2, sizeof e2) : NULL;
+                    bool changed = !old || strcmp(old, json);
+                    free(old);
+                    rc = qkv_mkdirs(rs->dir, err, errlen);
+                    if (!rc && changed) {
+                        clear_run(rs);
+                        rc = qkv_write_file_atomic(rs->cfg, json, strlen(json), err, errlen);
+                    }
+                }
+                free(json);
+                if (rc) return -1;
+            }
+    return 0;
+}
+
+void qkv__ablate_plan_free(qkv_ablate_plan *p) {
+    free(p->runs);
+    p->runs = NULL;
+}
+
+void qkv__ablate_run_state(const qkv_ablate_plan *p, int r, qkv_ablate_run_state *st) {
+    const qkv_ablate_run_spec *rs = &p->runs[r];
+    memset(st, 0, sizeof *st);
+    st->solved_at = -1;
+    char b[1400], e[256];
+    snprintf(b, sizeof b, "%s/%s", rs->dir, QKV_RUN_CHECKPOINT);
+    st->checkpoint = exists(b);
+    snprintf(b, sizeof b, "%s/%s", rs->dir, QKV_RUN_SUMMARY);
+    size_t len;
+    char *text = exists(b) ? qkv_read_file(b, &len, e, sizeof e) : NULL;
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!j) return;
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(j, "steps");
+    const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(j, "verdict");
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(j, "solved_at");
+    if (cJSON_IsNumber(steps)) {
+        st->done = true;
+        st->steps = (long long)steps->valuedouble;
+        st->solved = cJSON_IsString(verdict) && !strcmp(verdict->valuestring, "solved");
+        st->solved_at = st->solved && cJSON_IsNumber(at) ? (long long)at->valuedouble : -1;
+    }
+    cJSON_Delete(j);
+}
+
+long long qkv__ablate_target(const qkv_ablate_plan *p, int r, long long max_solved_at) {
+    const qkv_ablate_run_spec *rs = &p->runs[r];
+    if (max_solved_at < 0) return rs->budget; /* nothing solved yet: as far as the budget goes */
+    long long t = rs->steps;
+    while (t < 4 * max_solved_at && t < rs->budget) t *= 2;
+    return t < rs->budget ? t : rs->budget;
+}

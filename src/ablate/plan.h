@@ -1,0 +1,64 @@
+/* Internal: what qkv ablate trains. The runs are variants x learning rates x seeds, in this
+ * order (variant-major, then learning rate, then seed); each has a run directory and an input
+ * config, and is trained, resumed or extended by the caller's train command. */
+#ifndef QKV_ABLATE_PLAN_H
+#define QKV_ABLATE_PLAN_H
+
+#include "qkv_api.h"
+
+#include "ablate/ablate.h"
+#include "config/config.h"
+
+/* variant v's config: the base, the common overrides, the variant's, its matched width; validated.
+ * 0, or -1 with "PATH: variant NAME: ..." in err */
+QKV_INTERNAL int qkv__ablate_variant_config(const qkv_ablate_config *c, int v, qkv_config *cfg, char *err,
+                                            int errlen);
+/* the steps a run of this config may be extended to: max_steps, or 4 x train.steps without it */
+QKV_INTERNAL long long qkv__ablate_budget(const qkv_ablate_config *c, const qkv_config *cfg);
+
+/* One run of the sweep. */
+typedef struct qkv_ablate_run_spec {
+    int variant, lr, seed;          /* indices: variants, lrs (0 without a grid), seeds */
+    char name[160];                 /* VARIANT[/lrLR]/seedS, for messages */
+    char dir[1200];                 /* OUT/runs/VARIANT[/lrLR]/seedS */
+    char cfg[1200];                 /* OUT/configs/VARIANT[-lrLR]-seedS.json, its input config */
+    long long steps;                /* the config's train.steps */
+    long long budget;               /* the most steps it may be extended to (qkv__ablate_budget) */
+} qkv_ablate_run_spec;
+
+typedef struct qkv_ablate_plan {
+    const qkv_ablate_config *c;
+    const char *out;
+    int n_lrs;                      /* learning rates per variant (1 without a grid) */
+    int n;                          /* runs: variants x n_lrs x seeds */
+    qkv_ablate_run_spec *runs;
+} qkv_ablate_plan;
+
+/* the plan of c into out; with `write`, also create the run directories and write each run's
+ * input config, clearing a run whose input config changed. 0, or -1 with one line in err */
+QKV_INTERNAL int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char *out, bool write,
+                                  char *err, int errlen);
+QKV_INTERNAL void qkv__ablate_plan_free(qkv_ablate_plan *p);
+/* the index of run (variant v, learning rate l, seed s) */
+static inline int qkv__ablate_index(const qkv_ablate_plan *p, int v, int l, int s) {
+    return (v * p->n_lrs + l) * p->c->n_seeds + s;
+}
+
+/* What a run directory says about its run. */
+typedef struct qkv_ablate_run_state {
+    bool done;                      /* summary.json: its last session finished */
+    bool checkpoint;                /* checkpoint.safetensors: it can be resumed */
+    long long steps;                /* done: the steps it ran */
+    bool solved;                    /* done: reached the threshold (summary.json's verdict) */
+    long long solved_at;
+} qkv_ablate_run_state;
+
+/* read run r's state from its directory */
+QKV_INTERNAL void qkv__ablate_run_state(const qkv_ablate_plan *p, int r, qkv_ablate_run_state *st);
+/* The steps run r trains to, given the largest solved_at of any run so far (-1: none): its own
+ * train.steps doubled until it is at least 4 x max_solved_at (or without any solved run,
+ * without end), but never beyond its budget. The steps a run ends at are therefore always its
+ * train.steps times a power of two, or its budget: the same whatever order runs finish in. */
+QKV_INTERNAL long long qkv__ablate_target(const qkv_ablate_plan *p, int r, long long max_solved_at);
+
+#endif
