@@ -107,7 +107,8 @@ typedef struct qkv_report {
     char duration[64];                  /* the ablation's wall time in words */
     int failed_runs;
     char *command;                      /* the shell command that runs the ablation again */
-    char steps_head[64];                /* the results table's steps column header */
+    char steps_head[64];                /* the results table's verdicts column header */
+    char delta_head[QKV_ABLATE_NAME + 48]; /* its difference-from-the-baseline column header */
     qkv_report_curve *curves;           /* nv */
     qkv_report_table results, diag, variants;
     qkv_report_records variant_fields;  /* nv rows */

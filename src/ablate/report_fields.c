@@ -11,8 +11,8 @@
 
 /* variant i's value (i indexes p->r->v, p->curves ...) */
 typedef qkv_report_value (*variant_fn)(const qkv_report *p, int i);
-/* a run's value */
-typedef qkv_report_value (*run_fn)(const qkv_run_result *run);
+/* a run's value (p for what it is compared with) */
+typedef qkv_report_value (*run_fn)(const qkv_report *p, const qkv_run_result *run);
 
 typedef struct variant_field {
     qkv_report_field name;
@@ -79,6 +79,46 @@ static qkv_report_value v_steps(const qkv_report *p, int i) {
 static qkv_report_value v_reached(const qkv_report *p, int i) { return integer(var(p, i)->reached); }
 /* mean wall seconds of a run */
 static qkv_report_value v_seconds(const qkv_report *p, int i) { return num(var(p, i)->seconds); }
+/* the verdicts over seeds, in words */
+static qkv_report_value v_verdicts(const qkv_report *p, int i) { return str(var(p, i)->verdicts); }
+/* the steps the longest of its chosen runs ran */
+static qkv_report_value v_budget(const qkv_report *p, int i) {
+    long long b = -1;
+    for (int s = 0; s < p->cfg->n_seeds; s++) {
+        const qkv_run_result *run = qkv_report_run(p, i, s);
+        if (run && run->ok && run->steps > b) b = run->steps;
+    }
+    return steps(b);
+}
+/* the learning rate chosen on validation (missing without a grid) */
+static qkv_report_value v_lr(const qkv_report *p, int i) { return num(var(p, i)->lr); }
+/* the 95% bootstrap interval of the mean final accuracy */
+static qkv_report_value v_acc_ci_lo(const qkv_report *p, int i) { return stat(p, i, var(p, i)->acc_ci_lo); }
+static qkv_report_value v_acc_ci_hi(const qkv_report *p, int i) { return stat(p, i, var(p, i)->acc_ci_hi); }
+/* the same for the loss */
+static qkv_report_value v_loss_ci_lo(const qkv_report *p, int i) { return stat(p, i, var(p, i)->loss_ci_lo); }
+static qkv_report_value v_loss_ci_hi(const qkv_report *p, int i) { return stat(p, i, var(p, i)->loss_ci_hi); }
+/* mean paired accuracy difference from the baseline, its interval, p-values, significance
+ * (missing for the baseline itself) */
+static qkv_report_value v_delta(const qkv_report *p, int i) { return num(var(p, i)->delta); }
+static qkv_report_value v_delta_lo(const qkv_report *p, int i) { return num(var(p, i)->delta_ci_lo); }
+static qkv_report_value v_delta_hi(const qkv_report *p, int i) { return num(var(p, i)->delta_ci_hi); }
+static qkv_report_value v_p(const qkv_report *p, int i) { return num(var(p, i)->p_value); }
+static qkv_report_value v_p_holm(const qkv_report *p, int i) { return num(var(p, i)->p_holm); }
+static qkv_report_value v_significant(const qkv_report *p, int i) {
+    if (i == p->cfg->baseline) return missing();
+    return (qkv_report_value){.kind = QKV_REPORT_BOOL, .b = var(p, i)->significant};
+}
+/* seeds solved and unsolved */
+static qkv_report_value v_solved(const qkv_report *p, int i) { return integer(var(p, i)->solved); }
+static qkv_report_value v_unsolved(const qkv_report *p, int i) { return integer(var(p, i)->unsolved); }
+/* a matched control's d_ff and the baseline's parameter count (missing when not matched) */
+static qkv_report_value v_matched(const qkv_report *p, int i) {
+    return var(p, i)->matched_d_ff ? integer(var(p, i)->matched_d_ff) : missing();
+}
+static qkv_report_value v_baseline_params(const qkv_report *p, int i) {
+    return var(p, i)->baseline_params > 0 ? integer(var(p, i)->baseline_params) : missing();
+}
 /* the mean weight a query puts on its own position */
 static qkv_report_value v_diag_share(const qkv_report *p, int i) { return stat(p, i, var(p, i)->diag.diag_share); }
 /* the mean weight on the first position */
@@ -108,33 +148,77 @@ static const variant_field VARIANT_FIELDS[] = {
     {{"first_share", "first_share", NULL}, v_first_share},
     {{"entropy", "entropy", NULL}, v_entropy},
     {{NULL, "entropy_uniform", NULL}, v_entropy_uniform},
+    {{"verdicts", "verdicts", NULL}, v_verdicts},
+    {{"budget", "budget", NULL}, v_budget},
+    {{"lr", "lr", NULL}, v_lr},
+    {{"acc_ci_low", "acc_ci_low", NULL}, v_acc_ci_lo},
+    {{"acc_ci_high", "acc_ci_high", NULL}, v_acc_ci_hi},
+    {{"loss_ci_low", "loss_ci_low", NULL}, v_loss_ci_lo},
+    {{"loss_ci_high", "loss_ci_high", NULL}, v_loss_ci_hi},
+    {{"delta_vs_baseline", "delta_vs_baseline", NULL}, v_delta},
+    {{"delta_ci_low", "delta_ci_low", NULL}, v_delta_lo},
+    {{"delta_ci_high", "delta_ci_high", NULL}, v_delta_hi},
+    {{"p_value", "p_value", NULL}, v_p},
+    {{"p_holm", "p_holm", NULL}, v_p_holm},
+    {{"significant", "significant", NULL}, v_significant},
+    {{"solved", "solved", NULL}, v_solved},
+    {{"unsolved", "unsolved", NULL}, v_unsolved},
+    {{"matched_d_ff", "matched_d_ff", NULL}, v_matched},
+    {{"baseline_params", "baseline_params", NULL}, v_baseline_params},
     {{"sets", NULL, NULL}, v_sets},
 };
 
 /* ---- per run ----------------------------------------------------------------------------- */
 
 /* the run's seed */
-static qkv_report_value r_seed(const qkv_run_result *run) { return integer(run->seed); }
+static qkv_report_value r_seed(const qkv_report *p, const qkv_run_result *run) { (void)p; return integer(run->seed); }
+/* its learning rate (missing without a grid) */
+static qkv_report_value r_lr(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->lr); }
+/* whether its learning rate is the one chosen for its variant */
+static qkv_report_value r_chosen(const qkv_report *p, const qkv_run_result *run) {
+    return (qkv_report_value){.kind = QKV_REPORT_BOOL, .b = p->r->v[run->variant].lr_chosen == run->lr_index};
+}
 /* whether it finished */
-static qkv_report_value r_ok(const qkv_run_result *run) {
+static qkv_report_value r_ok(const qkv_report *p, const qkv_run_result *run) {
+    (void)p;
     return (qkv_report_value){.kind = QKV_REPORT_BOOL, .b = run->ok};
 }
-/* its final evaluation accuracy */
-static qkv_report_value r_final_acc(const qkv_run_result *run) { return num(run->final_acc); }
-/* its final evaluation loss */
-static qkv_report_value r_final_loss(const qkv_run_result *run) { return num(run->final_loss); }
-/* its first evaluated step at the threshold (missing: never) */
-static qkv_report_value r_steps(const qkv_run_result *run) { return steps(run->steps_to_threshold); }
+/* its final evaluation accuracy and loss */
+static qkv_report_value r_final_acc(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->final_acc); }
+static qkv_report_value r_final_loss(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->final_loss); }
+/* its final validation accuracy and loss (what the rate is chosen on) */
+static qkv_report_value r_val_acc(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->val_final_acc); }
+static qkv_report_value r_val_loss(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->val_final_loss); }
+/* its verdict, first evaluated step at the threshold (missing: none), steps, trend */
+static qkv_report_value r_verdict(const qkv_report *p, const qkv_run_result *run) {
+    (void)p;
+    return run->ok ? str(run->solved ? "solved" : "unsolved") : missing();
+}
+static qkv_report_value r_steps(const qkv_report *p, const qkv_run_result *run) { (void)p; return steps(run->steps_to_threshold); }
+static qkv_report_value r_budget(const qkv_report *p, const qkv_run_result *run) { (void)p; return steps(run->ok ? run->steps : -1); }
+static qkv_report_value r_trend(const qkv_report *p, const qkv_run_result *run) {
+    (void)p;
+    return run->ok ? str(run->improving ? "improving" : "flat") : missing();
+}
+static qkv_report_value r_flat(const qkv_report *p, const qkv_run_result *run) { (void)p; return steps(run->flat_since); }
 /* its wall seconds */
-static qkv_report_value r_seconds(const qkv_run_result *run) { return num(run->seconds); }
+static qkv_report_value r_seconds(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->seconds); }
 
 /* JSON keys of a run object (runs are not in the CSV); its curve follows them */
 static const run_field RUN_FIELDS[] = {
     {{NULL, "seed", NULL}, r_seed},
+    {{NULL, "lr", NULL}, r_lr},
+    {{NULL, "chosen", NULL}, r_chosen},
     {{NULL, "ok", NULL}, r_ok},
     {{NULL, "final_acc", NULL}, r_final_acc},
     {{NULL, "final_loss", NULL}, r_final_loss},
+    {{NULL, "val_acc", NULL}, r_val_acc},
+    {{NULL, "val_loss", NULL}, r_val_loss},
+    {{NULL, "verdict", NULL}, r_verdict},
     {{NULL, "steps_to_threshold", NULL}, r_steps},
+    {{NULL, "budget", NULL}, r_budget},
+    {{NULL, "trend", NULL}, r_trend},
+    {{NULL, "flat_since", NULL}, r_flat},
     {{NULL, "seconds", NULL}, r_seconds},
 };
 
@@ -154,9 +238,9 @@ static int records_alloc(qkv_report_records *rec, int rows, int n_fields) {
 int qkv_report_fields_build(qkv_report *p) {
     const int nvf = (int)(sizeof VARIANT_FIELDS / sizeof VARIANT_FIELDS[0]);
     const int nrf = (int)(sizeof RUN_FIELDS / sizeof RUN_FIELDS[0]);
-    int ns = p->cfg->n_seeds;
+    int nr = p->nv * p->r->n_lrs * p->cfg->n_seeds; /* every run, plan order */
     if (records_alloc(&p->variant_fields, p->nv, nvf) ||
-        records_alloc(&p->run_fields, p->r->runs ? p->nv * ns : 0, nrf))
+        records_alloc(&p->run_fields, p->r->all_runs ? nr : 0, nrf))
         return -1;
     for (int f = 0; f < nvf; f++) p->variant_fields.fields[f] = VARIANT_FIELDS[f].name;
     for (int f = 0; f < nrf; f++) p->run_fields.fields[f] = RUN_FIELDS[f].name;
@@ -166,8 +250,8 @@ int qkv_report_fields_build(qkv_report *p) {
     }
     for (int k = 0; k < p->run_fields.rows; k++) {
         qkv_report_value *row = p->run_fields.v + (size_t)k * (size_t)nrf;
-        const qkv_run_result *run = qkv_report_run(p, k / ns, k % ns);
-        for (int f = 0; f < nrf; f++) row[f] = RUN_FIELDS[f].get(run);
+        const qkv_run_result *run = &p->r->all_runs[k];
+        for (int f = 0; f < nrf; f++) row[f] = RUN_FIELDS[f].get(p, run);
     }
     return 0;
 }

@@ -48,6 +48,8 @@ static void j_curve(cJSON *ro, const qkv_run_result *run) {
     cJSON_AddItemToObject(cu, "step", j_array(steps, steps ? n : 0));
     cJSON_AddItemToObject(cu, "eval_acc", j_array(run->eval_acc, n));
     cJSON_AddItemToObject(cu, "eval_loss", j_array(run->eval_loss, n));
+    cJSON_AddItemToObject(cu, "val_acc", j_array(run->val_acc, n));
+    cJSON_AddItemToObject(cu, "val_loss", j_array(run->val_loss, n));
     free(steps);
 }
 
@@ -58,13 +60,13 @@ static bool j_variant(cJSON *vars, const qkv_report *p, int i) {
     cJSON_AddItemToArray(vars, o);
     j_fields(o, &p->variant_fields, i);
     cJSON *runs = cJSON_AddArrayToObject(o, "runs");
-    int ns = p->cfg->n_seeds;
-    for (int s = 0; runs && s < ns && p->run_fields.rows > 0; s++) {
+    int per = p->r->n_lrs * p->cfg->n_seeds; /* the variant's runs: every rate x seed */
+    for (int k = 0; runs && k < per && p->run_fields.rows > 0; k++) {
         cJSON *ro = cJSON_CreateObject();
         if (!ro) break;
         cJSON_AddItemToArray(runs, ro);
-        j_fields(ro, &p->run_fields, i * ns + s);
-        j_curve(ro, qkv_report_run(p, i, s));
+        j_fields(ro, &p->run_fields, i * per + k);
+        j_curve(ro, &p->r->all_runs[i * per + k]);
     }
     return true;
 }
@@ -76,6 +78,11 @@ char *qkv_report_render_json(const qkv_report *p) {
     if (!root) return NULL;
     cJSON_AddStringToObject(root, "title", p->title);
     j_num(root, "threshold", cfg->threshold);
+    cJSON_AddStringToObject(root, "baseline", cfg->variants[cfg->baseline].name);
+    cJSON *lrs = cJSON_AddArrayToObject(root, "lrs");
+    for (int l = 0; lrs && l < cfg->n_lrs; l++) cJSON_AddItemToArray(lrs, cJSON_CreateNumber(cfg->lrs[l]));
+    if (p->r->max_solved_at >= 0) cJSON_AddNumberToObject(root, "max_solved_at", (double)p->r->max_solved_at);
+    else cJSON_AddNullToObject(root, "max_solved_at");
     cJSON *seeds = cJSON_AddArrayToObject(root, "seeds");
     for (int s = 0; seeds && s < cfg->n_seeds; s++)
         cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)cfg->seeds[s]));

@@ -4,10 +4,17 @@
 #include "ablate/report_doc.h"
 
 static const char RESULTS_NOTE[] =
-    "Accuracy and loss: the final evaluation of each finished run, over seeds; steps: the median over seeds of "
-    "the first evaluated step that reached the threshold, a seed that never did counting as never "
-    "(\"k/n never\": k of n seeds never did); "
-    "s/run: mean wall time of a run. Failed runs are left out of every statistic.";
+    "Each variant at its learning rate (chosen on the validation set, never on the numbers shown). Accuracy and "
+    "loss: the final evaluation of each finished run, the mean over seeds with a 95% percentile bootstrap "
+    "interval, and the worst seed. \xce\x94: the mean difference from the baseline over the seeds both finished "
+    "(the same seed gives the same data and, where shapes agree, the same initialisation), with its bootstrap "
+    "interval; p: the two-sided sign-flip permutation test of that difference, with Holm's adjustment over all "
+    "variants in brackets; * significant at 0.05 after it. Verdicts: a run is solved at the first evaluation "
+    "whose validation accuracy reaches the threshold; a run that has not is extended up to its budget and "
+    "reported as unsolved at that many steps, with its trend (flat: the best validation loss of the last "
+    "quarter of evaluations is not 2% below that of the quarter before). Unsolved means not within that many "
+    "steps, never that the variant cannot learn the task. s/run: mean wall time of a run. Failed runs are left "
+    "out of every statistic.";
 static const char DIAG_INTRO[] =
     "Averaged over layers, heads, seeds and the query rows of the evaluation examples that attend somewhere.";
 static const char *const DIAG_NOTES[] = {
@@ -23,6 +30,42 @@ static const char HEAT_NOTE_FMT[] =
     "and head (columns); each row of a map is a query position and each column the key it attends to "
     "(white 0, dark 1; masked future positions are 0).";
 
+/* the differences from the baseline that survive Holm's correction, in one sentence */
+static void significance(qkv_report_doc *doc, const qkv_report *p) {
+    const qkv_ablate_config *cfg = p->cfg;
+    const qkv_ablate_results *r = p->r;
+    const char *base = r->v[cfg->baseline].name;
+#define TEXT(...) qkv_report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
+    qkv_report_doc_paragraph(doc);
+    if (p->nv < 2) {
+        TEXT("One variant: nothing to compare.");
+        return;
+    }
+    if (!r->significant) {
+        TEXT("No difference in final accuracy from the baseline (%s) is significant at 0.05 after Holm's "
+             "correction over %d comparisons.", base, p->nv - 1);
+        /* what the seeds allow: the sign-flip test's smallest two-sided p is 2 / 2^n */
+        int n = cfg->n_seeds;
+        double pmin = n < 60 ? 2.0 / (double)(1ULL << (n < 63 ? n : 62)) : 0;
+        if (pmin > 0.05 / (p->nv - 1))
+            TEXT(" With %d paired seeds the test's smallest possible p-value is %.3g, above the %.3g that the "
+                 "first of %d Holm comparisons needs: more seeds are needed to call any difference significant.",
+                 n, pmin, 0.05 / (p->nv - 1), p->nv - 1);
+        return;
+    }
+    TEXT("Significant differences in final accuracy from the baseline (%s), at 0.05 after Holm's correction "
+         "over %d comparisons: ", base, p->nv - 1);
+    int k = 0;
+    for (int i = 0; i < p->nv; i++) {
+        const qkv_variant_result *v = &r->v[i];
+        if (!v->significant) continue;
+        TEXT("%s%s %+.1f points [%+.1f, %+.1f] (p = %.3g, Holm %.3g)", k++ ? "; " : "", v->name, 100 * v->delta,
+             100 * v->delta_ci_lo, 100 * v->delta_ci_hi, v->p_value, v->p_holm);
+    }
+    TEXT(". No other difference is.");
+#undef TEXT
+}
+
 /* what was run, on what, from which config, and how long it took, in one paragraph */
 static void summary(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
@@ -30,8 +73,14 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
 #define TEXT(...) qkv_report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
 #define CODE(s) qkv_report_doc_span(doc, QKV_SPAN_CODE, "%s", (s))
     qkv_report_doc_paragraph(doc);
-    TEXT("qkv %s trained %d variant%s \xc3\x97 %d seed%s (", r->version ? r->version : "(unknown version)", p->nv,
-         p->nv == 1 ? "" : "s", cfg->n_seeds, cfg->n_seeds == 1 ? "" : "s");
+    TEXT("qkv %s trained %d variant%s \xc3\x97 ", r->version ? r->version : "(unknown version)", p->nv,
+         p->nv == 1 ? "" : "s");
+    if (cfg->n_lrs) {
+        TEXT("%d learning rate%s (", cfg->n_lrs, cfg->n_lrs == 1 ? "" : "s");
+        for (int l = 0; l < cfg->n_lrs; l++) TEXT("%s%g", l ? ", " : "", cfg->lrs[l]);
+        TEXT(") \xc3\x97 ");
+    }
+    TEXT("%d seed%s (", cfg->n_seeds, cfg->n_seeds == 1 ? "" : "s");
     for (int s = 0; s < cfg->n_seeds; s++) TEXT("%s%lld", s ? ", " : "", cfg->seeds[s]);
     TEXT(")");
     if (p->task[0]) {
@@ -58,7 +107,14 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
     } else {
         TEXT(" with no common overrides");
     }
-    TEXT(". A run counts as solved at the first evaluation with accuracy \xe2\x89\xa5 %s", p->thr);
+    TEXT(". A run counts as solved at the first evaluation with validation accuracy \xe2\x89\xa5 %s; one that "
+         "has not is extended by doubling its steps, up to ", p->thr);
+    if (cfg->max_steps) TEXT("max_steps %lld", cfg->max_steps);
+    else TEXT("4\xc3\x97 its train.steps");
+    TEXT(" or, when lower, 4\xc3\x97 the largest step at which any run solved it");
+    if (r->max_solved_at >= 0) TEXT(" (%lld here)", r->max_solved_at);
+    else TEXT(" (none did here)");
+    if (cfg->n_lrs > 1) TEXT(". Each variant's learning rate is the one with the best mean validation accuracy");
     TEXT(". The whole ablation took %s of wall time with %d parallel job%s.", p->duration, r->jobs,
          r->jobs == 1 ? "" : "s");
     if (p->failed_runs > 0)
@@ -85,6 +141,7 @@ static void diagnostics(qkv_report_doc *doc, const qkv_report *p) {
 /* results.md: the title and the tables, for a quick look (and the terminal) */
 int qkv_report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
     qkv_report_doc_heading(doc, 1, p->title);
+    significance(doc, p);
     results(doc, p);
     diagnostics(doc, p);
     return doc->oom ? -1 : 0;
@@ -93,6 +150,7 @@ int qkv_report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
 /* report.md and report.html: everything, from what was run to how to run it again */
 int qkv_report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
     qkv_report_doc_heading(doc, 1, p->title);
+    significance(doc, p);
     summary(doc, p);
     qkv_report_doc_heading(doc, 2, "Variants");
     qkv_report_doc_table(doc, &p->variants);

@@ -14,6 +14,7 @@ typedef struct plot {
     const char *file;                   /* under plots/ */
     const char *alt;                    /* what it shows, in words */
     char *(*draw)(const qkv_report *p); /* the SVG; NULL when out of memory */
+    bool (*wanted)(const qkv_report *p);/* NULL: always drawn */
 } plot;
 
 /* ---- curves over training steps ---------------------------------------------------------- */
@@ -70,10 +71,55 @@ static char *draw_loss(const qkv_report *p) {
     return draw_curves(p, &pl, QKV_REPORT_LOSS);
 }
 
+/* ---- learning rates ---------------------------------------------------------------------- */
+
+/* final validation accuracy against the learning rate, one line per variant (mean over seeds,
+ * band: min-max), on a log axis: what each variant's rate was chosen on */
+static char *draw_lrs(const qkv_report *p) {
+    int nl = p->r->n_lrs;
+    qkv_svg_series *series = calloc((size_t)p->nv + 1, sizeof *series);
+    double *buf = calloc((size_t)p->nv * (size_t)nl * 4 + 1, sizeof *buf);
+    char(*names)[QKV_ABLATE_NAME + 48] = calloc((size_t)p->nv + 1, sizeof *names);
+    char *svg = NULL;
+    if (series && buf && names) {
+        for (int i = 0; i < p->nv; i++) {
+            const qkv_variant_result *v = &p->r->v[i];
+            double *x = buf + (size_t)i * nl * 4, *y = x + nl, *lo = y + nl, *hi = lo + nl;
+            for (int l = 0; l < nl; l++) {
+                x[l] = v->lrs[l].lr;
+                y[l] = v->lrs[l].runs_ok ? v->lrs[l].val_acc_mean : NAN;
+                lo[l] = v->lrs[l].runs_ok ? v->lrs[l].val_acc_min : NAN;
+                hi[l] = v->lrs[l].runs_ok ? v->lrs[l].val_acc_max : NAN;
+            }
+            snprintf(names[i], sizeof names[i], "%s (chosen %g)", v->name, v->lr);
+            series[i] = (qkv_svg_series){names[i], nl, x, y, lo, hi};
+        }
+        qkv_svg_plot pl = {.title = "Final validation accuracy against learning rate (mean over seeds, band: "
+                                    "min\xe2\x80\x93max)",
+                           .xlabel = "learning rate (log scale)",
+                           .ylabel = "validation accuracy",
+                           .log_x = true,
+                           .percent_y = true,
+                           .fixed_y = true,
+                           .y_min = 0,
+                           .y_max = 1,
+                           .width = 860};
+        svg = qkv_svg_curves(&pl, series, p->nv);
+    }
+    free(series);
+    free(buf);
+    free(names);
+    return svg;
+}
+
+/* a learning-rate plot needs a grid */
+static bool has_grid(const qkv_report *p) { return p->r->n_lrs > 1; }
+
 /* the summary plots, in report order */
 static const plot PLOTS[] = {
-    {"accuracy.svg", "Evaluation accuracy against training step", draw_accuracy},
-    {"loss.svg", "Evaluation loss against training step", draw_loss},
+    {"accuracy.svg", "Evaluation accuracy against training step", draw_accuracy, NULL},
+    {"loss.svg", "Evaluation loss against training step", draw_loss, NULL},
+    {"learning-rate.svg", "Validation accuracy against learning rate", draw_lrs, has_grid},
 };
 
 /* ---- attention maps ---------------------------------------------------------------------- */
@@ -142,9 +188,10 @@ int qkv_report_plots_build(qkv_report *p) {
     p->plots = calloc((size_t)n, sizeof *p->plots);
     p->maps = calloc((size_t)p->nv + 1, sizeof *p->maps);
     if (!p->plots || !p->maps) return -1;
-    p->n_plots = n;
+    p->n_plots = 0;
     for (int k = 0; k < n; k++) {
-        qkv_report_figure *f = &p->plots[k];
+        if (PLOTS[k].wanted && !PLOTS[k].wanted(p)) continue;
+        qkv_report_figure *f = &p->plots[p->n_plots++];
         snprintf(f->path, sizeof f->path, QKV_REPORT_PLOTS "/%s", PLOTS[k].file);
         snprintf(f->alt, sizeof f->alt, "%s", PLOTS[k].alt);
         f->svg = PLOTS[k].draw(p);

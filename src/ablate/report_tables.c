@@ -9,7 +9,6 @@
 #include <string.h>
 
 #define DASH "\xe2\x80\x94" /* em dash: a missing value */
-#define PM "\xc2\xb1"       /* plus-minus sign */
 
 /* writes variant i's cell (i indexes p->r->v, p->curves, p->variant_fields ...) */
 typedef void (*cell_fn)(char *dst, size_t n, const qkv_report *p, int i);
@@ -67,47 +66,74 @@ static void cell_attn_params(char *dst, size_t n, const qkv_report *p, int i) {
     fmt_count(dst, n, v->attn_params);
 }
 
-/* the model's parameter count */
+/* the model's parameter count, and for a matched control the width and the baseline's count */
 static void cell_params(char *dst, size_t n, const qkv_report *p, int i) {
     const qkv_variant_result *v = &p->r->v[i];
-    fmt_count(dst, n, v->params);
-}
-
-/* final accuracy in percent: mean ± std (min), and how many runs failed if any did */
-static void cell_acc(char *dst, size_t n, const qkv_report *p, int i) {
-    const qkv_variant_result *v = &p->r->v[i];
-    char a[32], b[32], m[32], note[64] = "";
-    if (v->runs_ok < p->cfg->n_seeds)
-        snprintf(note, sizeof note, ", %d/%d failed", p->cfg->n_seeds - v->runs_ok, p->cfg->n_seeds);
-    fmt_fixed(a, sizeof a, v->acc_mean * 100, 1);
-    fmt_fixed(b, sizeof b, v->acc_std * 100, 1);
-    fmt_fixed(m, sizeof m, v->acc_min * 100, 1);
-    snprintf(dst, n, "%s " PM " %s (%s)%s", a, b, m, note);
-}
-
-/* final loss: mean ± std, the std with the mean's decimals */
-static void cell_loss(char *dst, size_t n, const qkv_report *p, int i) {
-    const qkv_variant_result *v = &p->r->v[i];
     char a[32], b[32];
-    fmt_small(a, sizeof a, v->loss_mean);
-    if (isfinite(v->loss_mean) && (v->loss_mean == 0 || fabs(v->loss_mean) >= 0.001))
-        fmt_fixed(b, sizeof b, v->loss_std, 4);
-    else fmt_small(b, sizeof b, v->loss_std);
-    snprintf(dst, n, "%s " PM " %s", a, b);
+    fmt_count(a, sizeof a, v->params);
+    if (!v->matched_d_ff) {
+        snprintf(dst, n, "%s", a);
+        return;
+    }
+    fmt_count(b, sizeof b, v->baseline_params);
+    snprintf(dst, n, "%s (d_ff %d, matched to %s's %s)", a, v->matched_d_ff, p->r->v[p->cfg->baseline].name, b);
 }
 
-/* the median steps to the threshold. steps_median counts a seed that never got there as
- * infinitely late: it can be a number while some seeds never reached the threshold, so
- * those are named too */
-static void cell_steps(char *dst, size_t n, const qkv_report *p, int i) {
+/* the learning rate chosen on validation */
+static void cell_lr(char *dst, size_t n, const qkv_report *p, int i) {
     const qkv_variant_result *v = &p->r->v[i];
-    int never = v->runs_ok - v->reached;
-    if (v->reached <= 0) snprintf(dst, n, "never");
-    else if (never > 0 && v->steps_median >= 0)
-        snprintf(dst, n, "%lld (%d/%d never)", v->steps_median, never, v->runs_ok);
-    else if (never > 0) snprintf(dst, n, "%d/%d never", never, v->runs_ok);
-    else if (v->steps_median >= 0) snprintf(dst, n, "%lld", v->steps_median);
-    else snprintf(dst, n, "never");
+    if (isfinite(v->lr)) snprintf(dst, n, "%g", v->lr);
+    else snprintf(dst, n, DASH);
+}
+
+/* the verdicts over seeds, in words */
+static void cell_verdicts(char *dst, size_t n, const qkv_report *p, int i) {
+    snprintf(dst, n, "%s", p->r->v[i].verdicts);
+}
+
+/* final accuracy in percent: mean [95% interval] (worst seed) */
+static void cell_acc_ci(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    char a[32], lo[32], hi[32], m[32];
+    fmt_fixed(a, sizeof a, v->acc_mean * 100, 1);
+    fmt_fixed(lo, sizeof lo, v->acc_ci_lo * 100, 1);
+    fmt_fixed(hi, sizeof hi, v->acc_ci_hi * 100, 1);
+    fmt_fixed(m, sizeof m, v->acc_min * 100, 1);
+    snprintf(dst, n, "%s [%s, %s] (%s)", a, lo, hi, m);
+}
+
+/* the mean paired difference from the baseline in points, with its interval */
+static void cell_delta(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    if (i == p->cfg->baseline) {
+        snprintf(dst, n, "baseline");
+        return;
+    }
+    char d[32], lo[32], hi[32];
+    fmt_fixed(d, sizeof d, v->delta * 100, 1);
+    fmt_fixed(lo, sizeof lo, v->delta_ci_lo * 100, 1);
+    fmt_fixed(hi, sizeof hi, v->delta_ci_hi * 100, 1);
+    snprintf(dst, n, "%s%s [%s, %s]", v->delta > 0 ? "+" : "", d, lo, hi);
+}
+
+/* the sign-flip p-value, Holm's adjustment, a mark when significant */
+static void cell_p(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    if (i == p->cfg->baseline || !isfinite(v->p_value)) {
+        snprintf(dst, n, DASH);
+        return;
+    }
+    snprintf(dst, n, "%.3g (%.3g)%s", v->p_value, v->p_holm, v->significant ? " *" : "");
+}
+
+/* final loss: mean [95% interval] */
+static void cell_loss_ci(char *dst, size_t n, const qkv_report *p, int i) {
+    const qkv_variant_result *v = &p->r->v[i];
+    char a[32], lo[32], hi[32];
+    fmt_small(a, sizeof a, v->loss_mean);
+    fmt_small(lo, sizeof lo, v->loss_ci_lo);
+    fmt_small(hi, sizeof hi, v->loss_ci_hi);
+    snprintf(dst, n, "%s [%s, %s]", a, lo, hi);
 }
 
 /* mean wall seconds of a run */
@@ -173,16 +199,26 @@ static int table_build(qkv_report_table *t, const qkv_report *p, const column *c
 
 /* the column lists are here, in report order; a header may point into *p */
 int qkv_report_tables_build(qkv_report *p) {
-    snprintf(p->steps_head, sizeof p->steps_head, "steps to %s (median)", p->thr);
-    const column results[] = {
+    snprintf(p->steps_head, sizeof p->steps_head, "verdicts (validation acc \xe2\x89\xa5 %s)", p->thr);
+    snprintf(p->delta_head, sizeof p->delta_head, "\xce\x94 acc vs %s (points) [95%% CI]",
+             p->r->v[p->cfg->baseline].name);
+    const column all[] = {
         {"variant", false, false, cell_name},
         {"attention params", true, false, cell_attn_params},
         {"params", true, false, cell_params},
-        {"final eval acc %: mean " PM " std (min)", true, true, cell_acc},
-        {"eval loss: mean " PM " std", true, true, cell_loss},
-        {p->steps_head, true, true, cell_steps},
+        {"lr", true, true, cell_lr},
+        {p->steps_head, false, true, cell_verdicts},
+        {"final eval acc %: mean [95% CI] (min)", true, true, cell_acc_ci},
+        {p->delta_head, true, true, cell_delta},
+        {"p (Holm)", true, true, cell_p},
+        {"eval loss: mean [95% CI]", true, true, cell_loss_ci},
         {"s/run", true, false, cell_seconds},
     };
+    /* the lr column only with a grid */
+    column results[sizeof all / sizeof all[0]];
+    int nr = 0;
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        if (all[k].cell != cell_lr || p->cfg->n_lrs) results[nr++] = all[k];
     const column diag[] = {
         {"variant", false, false, cell_name},
         {"diagonal share", true, true, cell_diag_share},
@@ -195,7 +231,7 @@ int qkv_report_tables_build(qkv_report *p) {
         {"overrides (after the common ones)", false, false, cell_sets},
     };
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
-    if (table_build(&p->results, p, results, N(results)) || table_build(&p->diag, p, diag, N(diag)) ||
+    if (table_build(&p->results, p, results, nr) || table_build(&p->diag, p, diag, N(diag)) ||
         table_build(&p->variants, p, variants, N(variants)))
         return -1;
 #undef N

@@ -120,13 +120,13 @@ static bool usable(double v, bool log) { return isfinite(v) && (!log || v > 0); 
 
 char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_series) {
     if (!p || n_series < 0 || (n_series > 0 && !s)) return NULL;
-    const bool lg = p->log_y;
+    const bool lg = p->log_y, lx = p->log_x;
 
     /* data ranges */
     double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
     for (int i = 0; i < n_series; i++) {
         for (int j = 0; j < s[i].n; j++) {
-            if (!s[i].x || !isfinite(s[i].x[j])) continue;
+            if (!s[i].x || !usable(s[i].x[j], lx)) continue;
             const double vals[3] = {s[i].y ? s[i].y[j] : NAN, s[i].lo ? s[i].lo[j] : NAN,
                                     s[i].hi ? s[i].hi[j] : NAN};
             bool any = false;
@@ -144,21 +144,30 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
     }
     bool have_data = xmin <= xmax;
 
-    /* x axis (from 0 when the data starts close to it: steps) */
-    if (have_data && xmin > 0 && xmin <= 0.25 * xmax) xmin = 0;
-    if (!have_data) {
-        xmin = 0;
-        xmax = 1;
-    } else if (xmin == xmax) {
-        double pad = fmax(1, fabs(xmin) * 0.1);
-        xmin -= pad;
-        xmax += pad;
-    }
+    /* x axis (linear: from 0 when the data starts close to it, as steps do; log: decades) */
     double xticks[MAX_TICKS];
-    double xstep = qkv_svg_nice_step(xmax - xmin, 6);
-    axis ax = {floor(xmin / xstep) * xstep, ceil(xmax / xstep) * xstep, false};
-    if (!(ax.hi > ax.lo)) ax.hi = ax.lo + xstep;
-    int nxt = qkv_svg_ticks(ax.lo, ax.hi, xstep, xticks, MAX_TICKS);
+    axis ax;
+    int nxt;
+    if (lx) {
+        double l0 = have_data ? log10(xmin) : -1, l1 = have_data ? log10(xmax) : 1;
+        double pad = l1 - l0 < 1e-9 ? 0.25 : (l1 - l0) * 0.06;
+        ax = (axis){l0 - pad, l1 + pad, true};
+        nxt = qkv_svg_log_ticks(pow(10, ax.lo), pow(10, ax.hi), xticks, MAX_TICKS);
+    } else {
+        if (have_data && xmin > 0 && xmin <= 0.25 * xmax) xmin = 0;
+        if (!have_data) {
+            xmin = 0;
+            xmax = 1;
+        } else if (xmin == xmax) {
+            double pad = fmax(1, fabs(xmin) * 0.1);
+            xmin -= pad;
+            xmax += pad;
+        }
+        double xstep = qkv_svg_nice_step(xmax - xmin, 6);
+        ax = (axis){floor(xmin / xstep) * xstep, ceil(xmax / xstep) * xstep, false};
+        if (!(ax.hi > ax.lo)) ax.hi = ax.lo + xstep;
+        nxt = qkv_svg_ticks(ax.lo, ax.hi, xstep, xticks, MAX_TICKS);
+    }
 
     /* y axis */
     double yticks[MAX_TICKS];
@@ -275,7 +284,7 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
         if (!s[i].lo || !s[i].hi || !s[i].x) continue;
         int cnt = 0, last = -1;
         for (int j = 0; j < s[i].n; j++)
-            if (isfinite(s[i].x[j]) && usable(s[i].lo[j], lg) && usable(s[i].hi[j], lg)) {
+            if (usable(s[i].x[j], lx) && usable(s[i].lo[j], lg) && usable(s[i].hi[j], lg)) {
                 cnt++;
                 last = j;
             }
@@ -289,10 +298,10 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
         }
         qkv_strbuf_printf(&b, "<polygon fill=\"%s\" fill-opacity=\"0.18\" stroke=\"none\" points=\"", c);
         for (int j = 0; j < s[i].n; j++)
-            if (isfinite(s[i].x[j]) && usable(s[i].lo[j], lg) && usable(s[i].hi[j], lg))
+            if (usable(s[i].x[j], lx) && usable(s[i].lo[j], lg) && usable(s[i].hi[j], lg))
                 qkv_strbuf_printf(&b, "%.2f,%.2f ", XP(s[i].x[j]), YP(s[i].hi[j]));
         for (int j = s[i].n - 1; j >= 0; j--)
-            if (isfinite(s[i].x[j]) && usable(s[i].lo[j], lg) && usable(s[i].hi[j], lg))
+            if (usable(s[i].x[j], lx) && usable(s[i].lo[j], lg) && usable(s[i].hi[j], lg))
                 qkv_strbuf_printf(&b, "%.2f,%.2f ", XP(s[i].x[j]), YP(s[i].lo[j]));
         qkv_strbuf_puts(&b, "\"/>\n");
     }
@@ -311,7 +320,7 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
         const char *c = qkv_svg_color(i), *dash = qkv_svg_dash(i);
         int cnt = 0;
         for (int j = 0; j < s[i].n; j++)
-            if (isfinite(s[i].x[j]) && usable(s[i].y[j], lg)) cnt++;
+            if (usable(s[i].x[j], lx) && usable(s[i].y[j], lg)) cnt++;
         if (cnt == 0) continue;
         if (cnt > 1) {
             qkv_strbuf_printf(&b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
@@ -319,14 +328,14 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
             if (*dash) qkv_strbuf_printf(&b, " stroke-dasharray=\"%s\"", dash);
             qkv_strbuf_puts(&b, " points=\"");
             for (int j = 0; j < s[i].n; j++)
-                if (isfinite(s[i].x[j]) && usable(s[i].y[j], lg))
+                if (usable(s[i].x[j], lx) && usable(s[i].y[j], lg))
                     qkv_strbuf_printf(&b, "%.2f,%.2f ", XP(s[i].x[j]), YP(s[i].y[j]));
             qkv_strbuf_puts(&b, "\"/>\n");
         }
         if (cnt <= 30) {
             qkv_strbuf_printf(&b, "<g fill=\"%s\">", c);
             for (int j = 0; j < s[i].n; j++)
-                if (isfinite(s[i].x[j]) && usable(s[i].y[j], lg))
+                if (usable(s[i].x[j], lx) && usable(s[i].y[j], lg))
                     qkv_strbuf_printf(&b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%s\"/>", XP(s[i].x[j]),
                                       YP(s[i].y[j]), cnt == 1 ? "3.5" : "2.5");
             qkv_strbuf_puts(&b, "</g>\n");

@@ -40,6 +40,7 @@ typedef struct qkv_svg_series {
 typedef struct qkv_svg_plot {
     const char *title, *xlabel, *ylabel;
     bool log_y;                 /* logarithmic y axis (values <= 0 are skipped) */
+    bool log_x;                 /* logarithmic x axis (values <= 0 are skipped), e.g. learning rates */
     bool percent_y;             /* tick labels show 100 * value with a % sign */
     bool fixed_y;               /* the y axis is [y_min, y_max] instead of the data range */
     double y_min, y_max;
