@@ -17,4 +17,5 @@ Suite *badinput_suite(void);
 Suite *faults_suite(void);
 Suite *stats_suite(void);
 Suite *verdict_suite(void);
+Suite *ablate_suite(void);
 #endif

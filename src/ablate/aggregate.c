@@ -196,8 +196,12 @@ static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns
         if (vr->steps_median >= 0)
             PUT("%d/%d solved (median step %lld%s)", vr->solved, ns, vr->steps_median,
                 vr->unsolved ? ", unsolved counted as censored" : "");
-        else
-            PUT("%d/%d solved (median not reached within the budget)", vr->solved, ns);
+        else { /* fewer than half solved: say when those did */
+            PUT("%d/%d solved (at step", vr->solved, ns);
+            for (int s = 0, k = 0; s < ns; s++)
+                if (runs[s].ok && runs[s].solved) PUT("%s %lld", k++ ? "," : "", runs[s].steps_to_threshold);
+            PUT("; the median is not reached)");
+        }
     }
     if (vr->unsolved) {
         char b[64], f[64];
