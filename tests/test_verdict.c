@@ -49,7 +49,7 @@ END_TEST
 
 /* exactly 2% is enough; a little less is flat; too few evaluations count as improving */
 START_TEST(test_trend_edges) {
-    double acc[2] = {0}, loss[2] = {1.0, 0.98};
+    double acc[4] = {0}, loss[2] = {1.0, 0.98};
     qkv_verdict v;
     qkv_verdict_compute(STEPS, acc, loss, 2, 0.99, 100, true, &v);
     ck_assert(v.improving);
