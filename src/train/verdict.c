@@ -29,14 +29,15 @@ void qkv_verdict_compute(const long long *step, const double *acc, const double 
     /* trend: the last quarter against the quarter before (at least one evaluation each) */
     int q = n / 4 > 0 ? n / 4 : 1;
     v->improving = n < 2 || best(loss, n - q, n) <= (1 - QKV_TREND_GAIN) * best(loss, n - 2 * q > 0 ? n - 2 * q : 0, n - q);
+    /* flat since the earliest step X whose best-so-far no later evaluation beats by 2%: once it
+     * holds it holds for every later X (the best after X only rises, the best by X only falls) */
     v->flat_since = -1;
     if (!v->improving) {
-        double anchor = INFINITY;
-        for (int i = 0; i < n; i++)
-            if (isfinite(loss[i]) && (anchor == INFINITY || loss[i] < (1 - QKV_TREND_GAIN) * anchor)) {
-                anchor = loss[i];
-                v->flat_since = step[i];
-            }
+        double after = INFINITY; /* best of evaluations i .. n-1 */
+        for (int i = n - 1; i >= 0; i--) {
+            if (isfinite(loss[i]) && loss[i] < after) after = loss[i];
+            if (isfinite(loss[i]) && after >= (1 - QKV_TREND_GAIN) * best(loss, 0, i + 1)) v->flat_since = step[i];
+        }
     }
 }
 

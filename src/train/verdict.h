@@ -7,8 +7,8 @@
  *   solved_at   the first evaluated step whose accuracy >= threshold (-1: none)
  *   trend       improving when the best loss of the last quarter of the evaluations is at least
  *               QKV_TREND_GAIN (2%) below the best loss of the quarter before; else flat
- *   flat_since  the step at which the best loss last fell 2% below the best before it: no
- *               evaluation since has beaten it by 2% */
+ *   flat_since  (when flat) the earliest evaluated step X such that no evaluation after X
+ *               has a loss 2% below the best loss up to X */
 #ifndef QKV_VERDICT_H
 #define QKV_VERDICT_H
 
