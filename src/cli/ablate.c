@@ -61,8 +61,9 @@ int qkv_cmd_ablate(int argc, char **argv) {
     }
     bin[n] = 0;
     if (!a.quiet)
-        fprintf(stderr, "qkv ablate: %d variants x %d seeds = %d runs, %lld at a time, into %s\n", c.n_variants,
-                c.n_seeds, c.n_variants * c.n_seeds, a.jobs, out);
+        fprintf(stderr, "qkv ablate: %d variants x %d learning rate%s x %d seeds = %d runs, %lld at a time, into %s\n",
+                c.n_variants, c.n_lrs ? c.n_lrs : 1, c.n_lrs > 1 ? "s" : "", c.n_seeds,
+                c.n_variants * (c.n_lrs ? c.n_lrs : 1) * c.n_seeds, a.jobs, out);
     const char *train_cmd[] = {bin, "train", "--threads", "1", "--quiet", NULL}; /* one BLAS thread per run */
     rc = qkv_ablate_run(&c, out, (int)a.jobs, train_cmd, a.quiet, err, sizeof err);
     if (rc) qkv_cli_error("ablate", "%s", err);
