@@ -96,11 +96,13 @@ typedef struct key_def {
       "file: JSON Lines evaluation data (\"\" = hold out the tail)")                           \
     X(NUM, "task.eval_fraction", task.eval_fraction, '(', 0, 1, ')',                           \
       "text/file: share of the data held out for evaluation")                                  \
-    X(NUM, "task.val_fraction", task.val_fraction, '[', 0, 1, ')',                              \
-      "text/file: share of the data held out for validation (0 = none)")                      \
+    X(NUM, "task.val_fraction", task.val_fraction, '[', 0, 1, ')',                             \
+      "text/file: share of the data held out for validation (0 = none)")                       \
     X(INT, "task.seq_len", task.seq_len, 2, 65536, "text: window length")                      \
     X(INT, "train.steps", train.steps, 1, 1000000000, "optimizer steps")                       \
     X(INT, "train.batch", train.batch, 1, 65536, "examples per step")                          \
+    X(INT, "train.shards", train.shards, 0, 65536,                                             \
+      "micro-batches per step, the unit of data-parallel work (0 = 8, 4, 2 or 1)")             \
     X(INT, "train.seed", train.seed, 0, 9007199254740991.0,                                    \
       "seed of initialization, data and sampling")                                             \
     X(INT, "train.eval_every", train.eval_every, 0, 1000000000,                                \
@@ -109,7 +111,7 @@ typedef struct key_def {
       "examples per evaluation")                                                               \
     X(INT, "train.val_examples", train.val_examples, 0, 10000000,                              \
       "examples per validation (0 = train.eval_examples)")                                     \
-    X(NUM, "train.threshold", train.threshold, '(', 0, 1, ']',                                   \
+    X(NUM, "train.threshold", train.threshold, '(', 0, 1, ']',                                 \
       "validation accuracy that counts as solved (summary.json's verdict)")                    \
     X(INT, "train.log_every", train.log_every, 1, 1000000000, "steps between log lines")       \
     X(INT, "train.checkpoint_every", train.checkpoint_every, 0, 1000000000,                    \
@@ -120,8 +122,8 @@ typedef struct key_def {
       "optimizer")                                                                             \
     X(NUM, "optim.lr", optim.lr, '(', 0, 10, ']', "peak learning rate")                        \
     X(NUM, "optim.momentum", optim.momentum, '[', 0, 1, ')', "sgd: momentum")                  \
-    X(NUM, "optim.beta1", optim.beta1, '[', 0, 1, ')', "adam/adamw: first-moment decay")  \
-    X(NUM, "optim.beta2", optim.beta2, '[', 0, 1, ')',                                  \
+    X(NUM, "optim.beta1", optim.beta1, '[', 0, 1, ')', "adam/adamw: first-moment decay")       \
+    X(NUM, "optim.beta2", optim.beta2, '[', 0, 1, ')',                                         \
       "adam/adamw: second-moment decay")                                                       \
     X(NUM, "optim.eps", optim.eps, '(', 0, 1, ']', "adam/adamw: denominator epsilon")          \
     X(NUM, "optim.weight_decay", optim.weight_decay, '[', 0, 10, ']',                          \
@@ -800,6 +802,13 @@ static int check_fractions(const qkv_config *c, char *err, int errlen) {
     return 0;
 }
 
+static int check_shards(const qkv_config *c, char *err, int errlen) {
+    if (c->train.shards > 0 && c->train.batch % c->train.shards)
+        return fail(err, errlen, "train.shards: %d does not divide train.batch %d (each micro-batch gets "
+                                 "batch/shards examples)", c->train.shards, c->train.batch);
+    return 0;
+}
+
 static int check_schedule(const qkv_config *c, char *err, int errlen) {
     if (c->optim.warmup > c->train.steps)
         return fail(err, errlen, "optim.warmup: %d is more than train.steps %d", c->optim.warmup,
@@ -817,7 +826,7 @@ static int check_schedule(const qkv_config *c, char *err, int errlen) {
 
 /* cross-key checks, in order; add new ones here */
 static int (*const CHECKS[])(const qkv_config *, char *, int) = {
-    check_ranges, check_heads, check_model, check_recall, check_fractions, check_schedule, check_task_files,
+    check_ranges, check_heads, check_model, check_recall, check_fractions, check_shards, check_schedule, check_task_files,
 };
 
 int qkv_config_validate(const qkv_config *c, char *err, int errlen) {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { STREAM_TRAIN = 101, STREAM_EVAL = 202, STREAM_VAL = 303 };
+enum { STREAM_TRAIN = 101, STREAM_EVAL = 202, STREAM_VAL = 303, STREAM_TRAIN_SHARD = 404 };
 
 const char *const QKV_TASK_NAMES[QKV_TASK_COUNT] = {
     "copy", "reverse", "sort", "recall", "induction", "text", "file"};
@@ -322,6 +322,13 @@ static void fill_row(qkv_task *t, qkv_batch *b, int i, qkv_rng *r, qkv_split spl
 
 void qkv_task_train_batch(qkv_task *t, qkv_batch *b) {
     for (int i = 0; i < b->B; i++) fill_row(t, b, i, &t->train_rng, QKV_SPLIT_TRAIN, -1);
+}
+
+void qkv_task_train_shard(qkv_task *t, qkv_batch *b, long long step, int shard) {
+    qkv_rng r; /* splitmix-style mixing of (step, shard) into the seed; a stream of its own */
+    uint64_t key = (uint64_t)step * 0x9E3779B97F4A7C15ull + (uint64_t)shard * 0xBF58476D1CE4E5B9ull + 1;
+    qkv_rng_seed_stream(&r, t->seed ^ key, STREAM_TRAIN_SHARD);
+    for (int i = 0; i < b->B; i++) fill_row(t, b, i, &r, QKV_SPLIT_TRAIN, -1);
 }
 
 void qkv_task_split_batch(qkv_task *t, qkv_split split, qkv_batch *b, int64_t first, int64_t count) {

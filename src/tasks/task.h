@@ -61,6 +61,10 @@ QKV_API int qkv_batch_alloc(qkv_batch *b, const qkv_task *t, int B);
 QKV_API void qkv_batch_free(qkv_batch *b);
 /* the next training batch (advances train_rng) */
 QKV_API void qkv_task_train_batch(qkv_task *t, qkv_batch *b);
+/* the training examples of micro-batch `shard` of step `step` (b->B of them): drawn from a
+ * stream keyed by (the task's seed, step, shard) alone, so any process can make any shard's
+ * examples, in any order (data-parallel training: train/train.c) */
+QKV_API void qkv_task_train_shard(qkv_task *t, qkv_batch *b, long long step, int shard);
 /* evaluation examples [first, first + b->B) of the fixed evaluation list (index >= count
  * of a finite list wraps); rows past `count` are filled with ignored targets */
 QKV_API void qkv_task_eval_batch(qkv_task *t, qkv_batch *b, int64_t first, int64_t count);

@@ -12,6 +12,13 @@ qkv_train_config qkv_train_config_default(void) {
     return c;
 }
 
+int qkv_train_shards(const qkv_train_config *c) {
+    if (c->shards > 0) return c->shards;
+    int s = 8;
+    while (s > 1 && c->batch % s) s /= 2;
+    return s;
+}
+
 /* Configs may be compared as bytes (memcmp, as the tests do), so
  * padding must be zero too: the parts are copied byte for byte from zero-filled defaults. */
 void qkv_config_defaults(qkv_config *c) {

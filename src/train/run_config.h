@@ -13,6 +13,9 @@
 /* The training loop's settings. */
 typedef struct qkv_train_config {
     int steps, batch;
+    int shards;            /* micro-batches per step (0: auto, the largest of 8, 4, 2, 1 dividing batch):
+                              data-parallel processes each take whole shards; results do not
+                              depend on how many processes share them */
     long long seed;
     int eval_every, eval_examples, log_every, checkpoint_every;
     int val_examples;      /* examples per validation (0 = eval_examples) */
@@ -22,6 +25,8 @@ typedef struct qkv_train_config {
 
 /* the defaults of docs/config.md: 3000 steps of 32 examples, evaluation every 250 steps */
 QKV_API qkv_train_config qkv_train_config_default(void);
+/* the micro-batches per step: c->shards, or for 0 the largest of 8, 4, 2, 1 that divides c->batch */
+QKV_API int qkv_train_shards(const qkv_train_config *c);
 
 typedef struct qkv_config {
     qkv_model_config model;

@@ -1,0 +1,87 @@
+/* Collective operations over MPI (QKV_MPI) or for one process (see dist.h). */
+#include "train/dist.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef QKV_MPI
+#include <mpi.h>
+#endif
+
+static qkv_dist WORLD = {0, 1};
+
+bool qkv_dist_mpi(void) {
+#ifdef QKV_MPI
+    return true;
+#else
+    return false;
+#endif
+}
+
+qkv_dist qkv_dist_world(void) { return WORLD; }
+
+int qkv_dist_init(int *argc, char ***argv, qkv_dist *d, char *err, int errlen) {
+#ifdef QKV_MPI
+    int ok = 0;
+    MPI_Initialized(&ok);
+    if (!ok && MPI_Init(argc, argv) != MPI_SUCCESS) {
+        snprintf(err, (size_t)errlen, "MPI_Init failed");
+        return -1;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &WORLD.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &WORLD.size);
+#else
+    (void)argc;
+    (void)argv;
+    (void)err;
+    (void)errlen;
+#endif
+    *d = WORLD;
+    return 0;
+}
+
+void qkv_dist_finalize(void) {
+#ifdef QKV_MPI
+    int ok = 0, done = 0;
+    MPI_Initialized(&ok);
+    MPI_Finalized(&done);
+    if (ok && !done) MPI_Finalize();
+#endif
+}
+
+int qkv_dist_allgather(const qkv_dist *d, const void *mine, void *all, size_t n) {
+    if (d->size == 1) {
+        if (all != mine) memmove(all, mine, n);
+        return 0;
+    }
+#ifdef QKV_MPI
+    /* in pieces that fit MPI's int counts */
+    const size_t piece = (size_t)1 << 30;
+    char *tmp = NULL;
+    for (size_t off = 0; off < n; off += piece) {
+        size_t len = n - off < piece ? n - off : piece;
+        if (len == n) return MPI_Allgather(mine, (int)n, MPI_BYTE, all, (int)n, MPI_BYTE, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+        if (!tmp && !(tmp = malloc(len * (size_t)d->size))) return -1;
+        if (MPI_Allgather((const char *)mine + off, (int)len, MPI_BYTE, tmp, (int)len, MPI_BYTE, MPI_COMM_WORLD) !=
+            MPI_SUCCESS) {
+            free(tmp);
+            return -1;
+        }
+        for (int r = 0; r < d->size; r++) memcpy((char *)all + (size_t)r * n + off, tmp + (size_t)r * len, len);
+    }
+    free(tmp);
+    return 0;
+#else
+    return -1;
+#endif
+}
+
+void qkv_dist_abort(const qkv_dist *d, int code) {
+#ifdef QKV_MPI
+    if (d->size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+#else
+    (void)d;
+    (void)code;
+#endif
+}
