@@ -885,11 +885,14 @@ START_TEST(report_json_has_variants_and_runs) {
     ck_assert_int_eq((int)cJSON_GetArrayItem(item(c01, "step"), 8)->valuedouble, 400);
     ck_assert(fabs(cJSON_GetArrayItem(item(c01, "val_acc"), 8)->valuedouble - 0.49) < 1e-12);
     ck_assert(fabs(cJSON_GetArrayItem(item(c01, "val_loss"), 8)->valuedouble - 1.51) < 1e-12);
-    /* shared's failed run: listed, as failed, without a verdict or a curve */
+    /* shared's failed run: listed, as failed, with no results (read_run leaves them 0, not NaN) */
     const cJSON *r11 = cJSON_GetArrayItem(runs[1], 1);
     ck_assert(cJSON_IsFalse(item(r11, "ok")));
     ck_assert(cJSON_IsTrue(item(r11, "chosen")));
-    ck_assert(is_null(r11, "verdict") && is_null(r11, "budget") && is_null(r11, "trend"));
+    const char *none[] = {"final_acc", "final_loss", "val_acc", "val_loss", "verdict", "steps_to_threshold",
+                          "budget", "trend", "flat_since", "seconds"};
+    for (size_t k = 0; k < sizeof none / sizeof none[0]; k++)
+        ck_assert_msg(is_null(r11, none[k]), "a failed run's %s is not null", none[k]);
     /* WEIRD's runs: 4 evaluations with the NaN as null, and 9 */
     const cJSON *r20 = cJSON_GetArrayItem(runs[2], chosen[2] * NS), *r21 = cJSON_GetArrayItem(runs[2], chosen[2] * NS + 1);
     const cJSON *c20 = item(r20, "curve");
@@ -1176,6 +1179,7 @@ START_TEST(report_one_variant_one_seed_all_failed) {
     for (int l = 0; l < nl; l++) {
         const cJSON *run = cJSON_GetArrayItem(runs, l);
         ck_assert(cJSON_IsFalse(item(run, "ok")));
+        ck_assert(is_null(run, "final_acc") && is_null(run, "val_acc") && is_null(run, "seconds"));
         ck_assert(cJSON_IsTrue(item(run, "chosen")) == (l == 0));
         if (grid) ck_assert(number(run, "lr") == f->lrs[l]);
         else ck_assert(is_null(run, "lr"));

@@ -183,12 +183,14 @@ static qkv_report_value r_ok(const qkv_report *p, const qkv_run_result *run) {
     (void)p;
     return (qkv_report_value){.kind = QKV_REPORT_BOOL, .b = run->ok};
 }
+/* a finished run's number: a run without a summary has none (aggregate.c leaves its fields 0) */
+static qkv_report_value result(const qkv_run_result *run, double x) { return run->ok ? num(x) : missing(); }
 /* its final evaluation accuracy and loss */
-static qkv_report_value r_final_acc(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->final_acc); }
-static qkv_report_value r_final_loss(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->final_loss); }
+static qkv_report_value r_final_acc(const qkv_report *p, const qkv_run_result *run) { (void)p; return result(run, run->final_acc); }
+static qkv_report_value r_final_loss(const qkv_report *p, const qkv_run_result *run) { (void)p; return result(run, run->final_loss); }
 /* its final validation accuracy and loss (what the rate is chosen on) */
-static qkv_report_value r_val_acc(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->val_final_acc); }
-static qkv_report_value r_val_loss(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->val_final_loss); }
+static qkv_report_value r_val_acc(const qkv_report *p, const qkv_run_result *run) { (void)p; return result(run, run->val_final_acc); }
+static qkv_report_value r_val_loss(const qkv_report *p, const qkv_run_result *run) { (void)p; return result(run, run->val_final_loss); }
 /* its verdict, first evaluated step at the threshold (missing: none), steps, trend */
 static qkv_report_value r_verdict(const qkv_report *p, const qkv_run_result *run) {
     (void)p;
@@ -202,7 +204,7 @@ static qkv_report_value r_trend(const qkv_report *p, const qkv_run_result *run) 
 }
 static qkv_report_value r_flat(const qkv_report *p, const qkv_run_result *run) { (void)p; return steps(run->flat_since); }
 /* its wall seconds */
-static qkv_report_value r_seconds(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->seconds); }
+static qkv_report_value r_seconds(const qkv_report *p, const qkv_run_result *run) { (void)p; return result(run, run->seconds); }
 
 /* JSON keys of a run object (runs are not in the CSV); its curve follows them */
 static const run_field RUN_FIELDS[] = {
