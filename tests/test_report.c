@@ -1140,6 +1140,7 @@ START_TEST(report_one_variant_one_seed_all_failed) {
     assert_csv_field(csv, 1, "steps_to_threshold", "never");
     assert_csv_field(csv, 1, "verdicts", "1/1 failed");
     assert_csv_field(csv, 1, "budget", "");
+    assert_csv_field(csv, 1, "lr", "");   /* none was chosen: not choose_lr's 0 */
     assert_csv_field(csv, 1, "solved", "0");
     assert_csv_field(csv, 1, "unsolved", "0");
     assert_csv_field(csv, 1, "significant", "");
@@ -1165,6 +1166,8 @@ START_TEST(report_one_variant_one_seed_all_failed) {
         char *lr = read_in(dir, "plots/learning-rate.svg");
         assert_svg(lr, "learning-rate.svg");
         ck_assert_ptr_nonnull(strstr(lr, ">no data<"));
+        ck_assert_ptr_nonnull(strstr(lr, ">full (failed)<"));
+        ck_assert_ptr_null(strstr(lr, "chosen"));
         free(lr);
     }
     char *json = read_in(dir, "results.json");
@@ -1173,7 +1176,7 @@ START_TEST(report_one_variant_one_seed_all_failed) {
     ck_assert(is_null(root, "version"));
     ck_assert(is_null(root, "max_solved_at"));
     const cJSON *v0 = cJSON_GetArrayItem(item(root, "variants"), 0);
-    ck_assert(is_null(v0, "acc_mean") && is_null(v0, "acc_ci_low") && is_null(v0, "budget"));
+    ck_assert(is_null(v0, "acc_mean") && is_null(v0, "acc_ci_low") && is_null(v0, "budget") && is_null(v0, "lr"));
     const cJSON *runs = item(v0, "runs");
     ck_assert_int_eq(cJSON_GetArraySize(runs), nl);
     for (int l = 0; l < nl; l++) {

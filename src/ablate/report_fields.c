@@ -90,8 +90,9 @@ static qkv_report_value v_budget(const qkv_report *p, int i) {
     }
     return steps(b);
 }
-/* the learning rate chosen on validation (missing without a grid) */
-static qkv_report_value v_lr(const qkv_report *p, int i) { return num(var(p, i)->lr); }
+/* the learning rate chosen on validation (missing without a grid, and without a finished run,
+ * for which choose_lr leaves it 0) */
+static qkv_report_value v_lr(const qkv_report *p, int i) { return stat(p, i, var(p, i)->lr); }
 /* the 95% bootstrap interval of the mean final accuracy */
 static qkv_report_value v_acc_ci_lo(const qkv_report *p, int i) { return stat(p, i, var(p, i)->acc_ci_lo); }
 static qkv_report_value v_acc_ci_hi(const qkv_report *p, int i) { return stat(p, i, var(p, i)->acc_ci_hi); }
