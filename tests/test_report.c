@@ -714,14 +714,14 @@ END_TEST
 /* the main fixture's rows, split around the lr column; computed by hand from fixture_new */
 #define CSV_FULL_A "full,24576,124576,0.72,0.311127,0.5,0.81,0.975807,never,2.25,0.1,0.05,1,"              \
                    "\"1/2 solved (median not reached within the budget), 1/2 unsolved at 400, flat since 100\",400,"
-#define CSV_FULL_B ",0.5,0.94,0.12,1.5,,,,,,,1,1,,124576,model.attention.qkv=full\n"
+#define CSV_FULL_B ",0.5,0.94,0.12,1.5,,,,,,,1,1,,,model.attention.qkv=full\n"
 #define CSV_SHARED_A "shared,8192,124560,0.6123,0,0.6123,1.2,0,never,3,0.2,0.1,1.1,"                        \
                      "\"1/2 unsolved at 400, still improving, 1/2 failed\",400,"
 #define CSV_SHARED_B ",0.6123,0.6123,1.2,1.2,-0.3277,-0.3277,-0.3277,1,1,false,0,1,288,124576,"               \
                      "model.attention.qkv=shared\n"
 #define CSV_WEIRD_A WEIRD ",0,100000,0.73,0.353553,0.48,0.825,1.09602,never,4.25,0.3,0.15,,"                    \
                     "\"1/2 solved (median not reached within the budget), 1/2 unsolved at 400, still improving\",400,"
-#define CSV_WEIRD_B ",0.48,0.98,0.05,1.6,0.01,-0.02,0.04,1,1,false,1,1,,124576,"                              \
+#define CSV_WEIRD_B ",0.48,0.98,0.05,1.6,0.01,-0.02,0.04,1,1,false,1,1,,,"                              \
                     "\"model.attention.qkv=identity task.note=\"\"x,y\"\"\"\n"
 
 /* _i: 0 without a learning-rate grid, 1 with one */
@@ -821,7 +821,7 @@ START_TEST(report_json_has_variants_and_runs) {
     ck_assert_int_eq((int)number(v[0], "budget"), 400);
     ck_assert_str_eq(item(v[0], "verdicts")->valuestring, f->v[0].verdicts);
     const char *nulls[] = {"delta_vs_baseline", "delta_ci_low", "delta_ci_high", "p_value", "p_holm", "significant",
-                           "matched_d_ff"};
+                           "matched_d_ff", "baseline_params"};
     for (size_t k = 0; k < sizeof nulls / sizeof nulls[0]; k++)
         ck_assert_msg(is_null(v[0], nulls[k]), "the baseline's %s is not null", nulls[k]);
     /* the learning rate chosen: null without a grid */
@@ -843,6 +843,7 @@ START_TEST(report_json_has_variants_and_runs) {
     ck_assert(fabs(number(v[2], "delta_ci_high") - 0.04) < 1e-12);
     ck_assert(cJSON_IsFalse(item(v[2], "significant")));
     ck_assert(is_null(v[2], "matched_d_ff"));
+    ck_assert(is_null(v[2], "baseline_params"));   /* recorded for every variant, shown for the matched */
 
     /* every run of a variant, at every rate (rate-major, as plan.h orders them), with its curve */
     const int chosen[NV] = {grid ? 1 : 0, 0, grid ? 1 : 0};

@@ -113,12 +113,14 @@ static qkv_report_value v_significant(const qkv_report *p, int i) {
 /* seeds solved and unsolved */
 static qkv_report_value v_solved(const qkv_report *p, int i) { return integer(var(p, i)->solved); }
 static qkv_report_value v_unsolved(const qkv_report *p, int i) { return integer(var(p, i)->unsolved); }
-/* a matched control's d_ff and the baseline's parameter count (missing when not matched) */
+/* a matched control's d_ff and the baseline's parameter count (missing when not matched: the
+ * config records the baseline's count for every variant) */
 static qkv_report_value v_matched(const qkv_report *p, int i) {
     return var(p, i)->matched_d_ff ? integer(var(p, i)->matched_d_ff) : missing();
 }
 static qkv_report_value v_baseline_params(const qkv_report *p, int i) {
-    return var(p, i)->baseline_params > 0 ? integer(var(p, i)->baseline_params) : missing();
+    const qkv_variant_result *v = var(p, i);
+    return v->matched_d_ff && v->baseline_params > 0 ? integer(v->baseline_params) : missing();
 }
 /* the mean weight a query puts on its own position */
 static qkv_report_value v_diag_share(const qkv_report *p, int i) { return stat(p, i, var(p, i)->diag.diag_share); }
