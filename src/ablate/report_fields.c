@@ -132,7 +132,8 @@ static qkv_report_value v_entropy(const qkv_report *p, int i) { return stat(p, i
 static qkv_report_value v_entropy_uniform(const qkv_report *p, int i) { return num(var(p, i)->diag.entropy_uniform); }
 
 /* CSV columns in CSV order, JSON keys in JSON order; "sets" appears twice because it is the
- * last CSV column but the second JSON key */
+ * 14th CSV column (the last of those results.csv had first: a column is added after them, so a
+ * reader of the older columns by position still finds them) but the second JSON key */
 static const variant_field VARIANT_FIELDS[] = {
     {{"variant", "name", NULL}, v_name},
     {{NULL, "sets", NULL}, v_sets},
@@ -151,6 +152,7 @@ static const variant_field VARIANT_FIELDS[] = {
     {{"first_share", "first_share", NULL}, v_first_share},
     {{"entropy", "entropy", NULL}, v_entropy},
     {{NULL, "entropy_uniform", NULL}, v_entropy_uniform},
+    {{"sets", NULL, NULL}, v_sets},
     {{"verdicts", "verdicts", NULL}, v_verdicts},
     {{"budget", "budget", NULL}, v_budget},
     {{"lr", "lr", NULL}, v_lr},
@@ -168,7 +170,6 @@ static const variant_field VARIANT_FIELDS[] = {
     {{"unsolved", "unsolved", NULL}, v_unsolved},
     {{"matched_d_ff", "matched_d_ff", NULL}, v_matched},
     {{"baseline_params", "baseline_params", NULL}, v_baseline_params},
-    {{"sets", NULL, NULL}, v_sets},
 };
 
 /* ---- per run ----------------------------------------------------------------------------- */
