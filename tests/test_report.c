@@ -206,7 +206,6 @@ static const char *line_at(const char *s, int i) {
     return s;
 }
 
-
 /* the keys of a JSON object in order, each followed by a space */
 static void keys_of(const cJSON *o, char *dst, size_t n) {
     size_t len = 0;
@@ -659,7 +658,7 @@ START_TEST(report_writes_every_file) {
     size_t n = fread(printed, 1, sizeof printed - 1, table);
     printed[n] = 0;
     fclose(table);
-    ck_assert_str_eq(printed, md);
+    ck_assert_msg(!strcmp(printed, md), "the table printed is not results.md");
     /* the significance sentence at the top, then the results table, row by row */
     ck_assert_int_eq(strncmp(md, TITLE_MD NONE_SIG("2", "0.5") "\n", strlen(TITLE_MD NONE_SIG("2", "0.5") "\n")), 0);
     const char *rows = grid ? HEAD_A " lr |" HEAD_B "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n"
@@ -1466,7 +1465,7 @@ START_TEST(svg_log_x) {
     qkv_svg_plot pl = {.title = "t", .xlabel = "learning rate", .log_x = true};
     char *a = qkv_svg_curves(&pl, &all, 1), *b = qkv_svg_curves(&pl, &positive, 1);
     assert_svg(a, "log x");
-    ck_assert_str_eq(a, b);   /* not drawn, and no part of the axes' ranges */
+    ck_assert_msg(!strcmp(a, b), "x <= 0 changed the plot");   /* not drawn, nor part of the axes' ranges */
     ck_assert_int_eq(count(a, "<circle"), 3);
     double x1 = x_tick(a, "0.001"), x2 = x_tick(a, "0.002"), x5 = x_tick(a, "0.005"), x10 = x_tick(a, "0.01"),
            x100 = x_tick(a, "0.1");
@@ -1477,6 +1476,16 @@ START_TEST(svg_log_x) {
     ck_assert(fabs((x5 - x1) - log10(5) * decade) < 0.03);
     ck_assert(circle_at(a, x1) && circle_at(a, x10) && circle_at(a, x100));
     ck_assert_ptr_null(strstr(a, ">0.2<"));   /* nothing beyond the data's decades (and the padding) */
+    free(a);
+    free(b);
+    /* one positive point among them is a single point (a marker, no line) */
+    qkv_svg_series one_of = {"rate", 3, x, y, NULL, NULL}, one = {"rate", 1, x + 2, y + 2, NULL, NULL};
+    a = qkv_svg_curves(&pl, &one_of, 1);
+    b = qkv_svg_curves(&pl, &one, 1);
+    assert_svg(a, "one positive x");
+    ck_assert_msg(!strcmp(a, b), "x <= 0 changed the plot of one point");
+    ck_assert_int_eq(count(a, "<polyline"), 0);
+    ck_assert_ptr_nonnull(strstr(a, "r=\"3.5\""));
     free(a);
     free(b);
     /* the same points on a linear axis: evenly spaced values, no decades */
