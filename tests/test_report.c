@@ -1,14 +1,15 @@
-/* Tests for src/ablate/report*.c, svg.c and strbuf.c: the ablation report's files from a
- * synthetic result set (3 variants x 2 seeds, a failed run, a variant without a heatmap, a
- * NaN, a name that needs escaping), the exact CSV, the JSON structure, a self-contained
- * HTML page, well-formed SVGs, and the plot builders' edge cases. */
+/* Tests for src/ablate/report*.c, svg.c and strbuf.c: the ablation report's files from synthetic
+ * results shaped as aggregate.c leaves them (3 variants x 2 seeds, with and without a learning-rate
+ * grid: a baseline, a parameter-matched control, a failed run, a variant without a heatmap, a NaN,
+ * a name that needs escaping), the exact results table, CSV and JSON, the sentence on significance,
+ * a self-contained HTML page, well-formed SVGs (the learning-rate plot on a log axis), and the plot
+ * builders' edge cases. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L   /* mkdtemp */
 #endif
 
 #include <check.h>
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,22 +206,87 @@ static const char *line_at(const char *s, int i) {
     return s;
 }
 
+/* the keys of a JSON object in order, each followed by a space */
+static void keys_of(const cJSON *o, char *dst, size_t n) {
+    size_t len = 0;
+    dst[0] = 0;
+    for (const cJSON *c = o ? o->child : NULL; c && len < n; c = c->next)
+        len += (size_t)snprintf(dst + len, n - len, "%s ", c->string ? c->string : "?");
+}
+
+static const cJSON *item(const cJSON *o, const char *key) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    ck_assert_msg(x != NULL, "no key %s", key);
+    return x;
+}
+
+static double number(const cJSON *o, const char *key) {
+    const cJSON *x = item(o, key);
+    ck_assert_msg(cJSON_IsNumber(x), "%s is not a number", key);
+    return x->valuedouble;
+}
+
+static bool is_null(const cJSON *o, const char *key) { return cJSON_IsNull(item(o, key)); }
+
+/* the x of the x-axis tick labelled `label` (tick labels are the only texts centred without
+ * further attributes) */
+static double x_tick(const char *svg, const char *label) {
+    char pat[96];
+    snprintf(pat, sizeof pat, " text-anchor=\"middle\">%s</text>", label);
+    const char *e = strstr(svg, pat);
+    ck_assert_msg(e != NULL, "no x tick %s", label);
+    const char *t = e;
+    while (t > svg && strncmp(t, "<text x=\"", 9)) t--;
+    double x = NAN;
+    ck_assert_int_eq(sscanf(t, "<text x=\"%lf\"", &x), 1);
+    return x;
+}
+
+/* whether a point of a series is drawn at x (the SVG writes both with %.2f) */
+static bool circle_at(const char *svg, double x) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "<circle cx=\"%.2f\"", x);
+    return strstr(svg, pat) != NULL;
+}
+
 /* ---------------------------------------------------------------- the synthetic results */
 
+/* Results as aggregate.c leaves them (results.h) for 3 variants: "full" (the baseline), "shared"
+ * (a parameter-matched control) and WEIRD (a name that needs escaping). The statistics are worked
+ * out by hand: with two seeds a 95% percentile bootstrap interval is the range of the two values,
+ * and the sign-flip p of n differences of one sign is 2 / 2^n. */
+
 #define NV 3
-#define NS 2
+#define NS 2            /* seeds of the main fixture */
+#define MAXS 7          /* ... and of the significance fixtures */
+#define MAXL 2          /* the learning-rate grid */
+#define MAXE 9          /* evaluations of a run: steps 0, 50, ..., 400 */
+#define NR (NV * MAXL * MAXS)
 #define WEIRD "a&b<c"
+
+/* what a run's summary.json says */
+typedef struct spec {
+    bool ok;                    /* false: failed (no summary.json) */
+    double acc, loss;           /* its final evaluation */
+    long long solved_at;        /* -1: unsolved */
+    long long steps;            /* the steps it ran: train.steps (150), or extended to max_steps (400) */
+    long long flat_since;       /* -1: still improving */
+} spec;
+
+static const spec FAILED = {false, 0, 0, -1, 0, -1};
 
 typedef struct fixture {
     qkv_ablate_config cfg;
     qkv_ablate_variant variants[NV];
-    long long seeds[NS];
+    long long seeds[MAXS];
+    double lrs[MAXL];
     char *common[1];
     char *vsets[NV][2];
     qkv_variant_result v[NV];
-    qkv_run_result runs[NV * NS];
-    long long steps[NV * NS][4];
-    double acc[NV * NS][4], loss[NV * NS][4];
+    qkv_lr_result lr[NV][MAXL];
+    qkv_run_result all_runs[NR], runs[NV * MAXS];
+    long long steps[NR][MAXE];
+    double acc[NR][MAXE], loss[NR][MAXE], val_acc[NR][MAXE], val_loss[NR][MAXE];
     float w[2][2][5][5];
     int32_t tokens[5], targets[5];
     qkv_ablate_results r;
@@ -241,7 +307,111 @@ static void fill_heat(fixture *f) {
     }
 }
 
-static fixture *fixture_new(void) {
+/* run (variant i, rate l, seed s) as read_run leaves it: a finished run with its summary and its
+ * evaluations every 50 steps up to the steps it ran (validation 1 point below, its loss 0.01
+ * above); a failed one with only its indices and rate (no summary.json: zeros, no curve) */
+static void fill_run(fixture *f, int i, int l, int s, const spec *sp) {
+    int k = (i * f->r.n_lrs + l) * f->cfg.n_seeds + s;   /* plan.h's order */
+    ck_assert(k < NR);
+    qkv_run_result *run = &f->all_runs[k];
+    memset(run, 0, sizeof *run);
+    run->variant = i;
+    run->lr_index = l;
+    run->seed_index = s;
+    run->seed = f->seeds[s];
+    run->lr = f->cfg.n_lrs ? f->lrs[l] : NAN;
+    run->steps_to_threshold = run->flat_since = -1;
+    if (!sp->ok) return;
+    run->ok = true;
+    run->n = (int)(sp->steps / 50) + 1;
+    ck_assert(run->n <= MAXE);
+    for (int j = 0; j < run->n; j++) {
+        double t = (double)j / (run->n - 1);
+        f->steps[k][j] = 50 * j;
+        f->acc[k][j] = 0.1 + (sp->acc - 0.1) * t;
+        f->loss[k][j] = 3.0 * pow(sp->loss / 3.0, t);
+        f->val_acc[k][j] = f->acc[k][j] - 0.01;
+        f->val_loss[k][j] = f->loss[k][j] + 0.01;
+    }
+    f->acc[k][run->n - 1] = sp->acc;
+    f->loss[k][run->n - 1] = sp->loss;
+    run->step = f->steps[k];
+    run->eval_acc = f->acc[k];
+    run->eval_loss = f->loss[k];
+    run->val_acc = f->val_acc[k];
+    run->val_loss = f->val_loss[k];
+    run->final_acc = sp->acc;
+    run->final_loss = sp->loss;
+    run->val_final_acc = sp->acc - 0.01;
+    run->val_final_loss = sp->loss + 0.01;
+    run->train_loss = sp->loss;
+    run->seconds = 2.0 + i + 0.5 * s;
+    run->steps = sp->steps;
+    run->solved = sp->solved_at >= 0;
+    run->steps_to_threshold = sp->solved_at;
+    run->improving = sp->flat_since < 0;
+    run->flat_since = sp->flat_since;
+}
+
+/* each variant's chosen rate, and its runs there as r->runs (copies, as aggregate.c makes) */
+static void choose(fixture *f, const int chosen[NV]) {
+    int ns = f->cfg.n_seeds, nl = f->r.n_lrs;
+    for (int i = 0; i < f->cfg.n_variants; i++) {
+        f->v[i].lr_chosen = chosen[i];
+        f->v[i].lr = f->lr[i][chosen[i]].lr;
+        for (int s = 0; s < ns; s++) f->runs[i * ns + s] = f->all_runs[(i * nl + chosen[i]) * ns + s];
+    }
+}
+
+/* summarise()'s accuracy and loss over the chosen runs: means, sds, worst seed, 95% intervals */
+static void set_acc(qkv_variant_result *v, int runs_ok, double mean, double sd, double min, double lo, double hi) {
+    v->runs_ok = runs_ok;
+    v->acc_mean = mean;
+    v->acc_std = sd;
+    v->acc_min = min;
+    v->acc_ci_lo = lo;
+    v->acc_ci_hi = hi;
+}
+
+static void set_loss(qkv_variant_result *v, double mean, double sd, double lo, double hi) {
+    v->loss_mean = mean;
+    v->loss_std = sd;
+    v->loss_ci_lo = lo;
+    v->loss_ci_hi = hi;
+}
+
+/* summarise()'s verdicts: counts, the censored median (-1: not reached), the unsolved runs' steps
+ * and flat_since (the sentinels INT64_MAX / -1 where there is none), the sentence */
+static void set_verdicts(qkv_variant_result *v, int solved, int unsolved, int improving, long long median,
+                         long long budget, long long flat, const char *text) {
+    v->solved = v->reached = solved;
+    v->unsolved = unsolved;
+    v->unsolved_improving = improving;
+    v->steps_median = median;
+    v->budget_min = unsolved ? budget : INT64_MAX;
+    v->budget_max = unsolved ? budget : -1;
+    v->flat_min = unsolved > improving ? flat : INT64_MAX;
+    v->flat_max = unsolved > improving ? flat : -1;
+    snprintf(v->verdicts, sizeof v->verdicts, "%s", text);
+}
+
+/* compare()'s paired difference from the baseline and the Holm step */
+static void set_delta(qkv_variant_result *v, int pairs, double d, double lo, double hi, double p, double holm) {
+    v->pairs = pairs;
+    v->delta = d;
+    v->delta_ci_lo = lo;
+    v->delta_ci_hi = hi;
+    v->p_value = p;
+    v->p_holm = holm;
+    v->significant = holm <= 0.05;
+}
+
+static const char *const NAMES[NV] = {"full", "shared", WEIRD};
+
+/* the config, the variants' fixed facts (parameters, overrides, diagnostics, heatmaps) and the
+ * results' settings; runs and statistics are the callers' */
+static fixture *fixture_base(int ns, bool grid) {
+    ck_assert(ns >= 1 && ns <= MAXS);
     fixture *f = calloc(1, sizeof *f);
     ck_assert_ptr_nonnull(f);
     qkv_ablate_config *c = &f->cfg;
@@ -250,88 +420,65 @@ static fixture *fixture_new(void) {
     f->common[0] = "train.steps=150";
     c->sets = f->common;
     c->n_sets = 1;
-    const char *names[NV] = {"full", "shared", WEIRD};
     f->vsets[0][0] = "model.attention.qkv=full";
     f->vsets[1][0] = "model.attention.qkv=shared";
     f->vsets[2][0] = "model.attention.qkv=identity";
     f->vsets[2][1] = "task.note=\"x,y\"";
+    const int64_t attn[NV] = {3 * 2 * 64 * 64, 2 * 64 * 64, 0}, params[NV] = {124576, 124560, 100000};
     for (int i = 0; i < NV; i++) {
-        snprintf(f->variants[i].name, QKV_ABLATE_NAME, "%s", names[i]);
-        f->variants[i].sets = f->vsets[i];
-        f->variants[i].n_sets = i == 2 ? 2 : 1;
+        qkv_ablate_variant *cv = &f->variants[i];
+        snprintf(cv->name, QKV_ABLATE_NAME, "%s", NAMES[i]);
+        cv->sets = f->vsets[i];
+        cv->n_sets = i == 2 ? 2 : 1;
+        cv->params = params[i];
+        cv->baseline_params = params[0];   /* ablate_config.c records it for every variant */
     }
+    /* "shared" is matched to the baseline: model.d_ff widened to 288 brings it nearest */
+    f->variants[1].match_params = true;
+    f->variants[1].matched_d_ff = 288;
     c->variants = f->variants;
     c->n_variants = NV;
-    f->seeds[0] = 0;
-    f->seeds[1] = 1;
+    for (int s = 0; s < ns; s++) f->seeds[s] = s;
     c->seeds = f->seeds;
-    c->n_seeds = NS;
+    c->n_seeds = ns;
+    f->lrs[0] = 0.001;
+    f->lrs[1] = 0.01;
+    if (grid) {
+        c->lrs = f->lrs;
+        c->n_lrs = MAXL;
+    }
+    c->max_steps = 400;
+    c->baseline = 0;
     c->threshold = 0.9;
     c->example = 0;
     snprintf(c->title, sizeof c->title, "Q/K/V ablation & <test>");
 
-    /* runs: evaluations at steps 0, 50, 100, 150 */
-    for (int i = 0; i < NV; i++)
-        for (int s = 0; s < NS; s++) {
-            int k = i * NS + s;
-            qkv_run_result *run = &f->runs[k];
-            run->variant = i;
-            run->seed_index = s;
-            run->seed = f->seeds[s];
-            run->ok = true;
-            run->n = 4;
-            for (int j = 0; j < 4; j++) {
-                f->steps[k][j] = 50 * j;
-                f->acc[k][j] = 0.1 + 0.25 * j * (1.0 - 0.2 * i) + 0.02 * s;
-                f->loss[k][j] = 3.0 * pow(0.3 + 0.1 * i, j) + 0.01 * s;
-            }
-            run->step = f->steps[k];
-            run->eval_acc = f->acc[k];
-            run->eval_loss = f->loss[k];
-            run->final_acc = f->acc[k][3];
-            run->final_loss = f->loss[k][3];
-            run->train_loss = run->final_loss;
-            run->seconds = 2.0 + i + 0.5 * s;
-            run->steps_to_threshold = run->final_acc >= 0.9 ? 150 : -1;
-        }
-    /* shared, seed 1: failed after two evaluations */
-    f->runs[1 * NS + 1].ok = false;
-    f->runs[1 * NS + 1].n = 2;
-    f->runs[1 * NS + 1].final_acc = NAN;
-    f->runs[1 * NS + 1].final_loss = NAN;
-    /* the weird one, seed 0: a NaN loss; seed 1: a shorter run (2 evaluations) */
-    f->loss[2 * NS + 0][1] = NAN;
-    f->runs[2 * NS + 1].n = 2;
-
-    const double acc_mean[NV] = {0.95, 0.6123, 0.5}, acc_std[NV] = {0.01, 0, 0.25};
-    const double acc_min[NV] = {0.94, 0.6123, 0.25};
+    fill_heat(f);
     for (int i = 0; i < NV; i++) {
         qkv_variant_result *v = &f->v[i];
-        snprintf(v->name, QKV_ABLATE_NAME, "%s", names[i]);
+        const qkv_ablate_variant *cv = &f->variants[i];
+        memcpy(v->name, cv->name, sizeof v->name);
         snprintf(v->sets, sizeof v->sets, "%s%s%s", f->vsets[i][0], i == 2 ? " " : "", i == 2 ? f->vsets[2][1] : "");
-        v->attn_params = i == 0 ? 3 * 2 * 64 * 64 : i == 1 ? 2 * 64 * 64 : 0;
-        v->params = 100000 + v->attn_params;
-        v->runs_ok = i == 1 ? 1 : 2;
-        v->acc_mean = acc_mean[i];
-        v->acc_std = acc_std[i];
-        v->acc_min = acc_min[i];
-        v->loss_mean = 0.123 + i;
-        v->loss_std = 0.001 * (i + 1);
-        v->steps_median = i == 0 ? 100 : i == 1 ? 150 : -1;
-        v->reached = i == 2 ? 1 : v->runs_ok;
-        v->seconds = 2.25 + i;
+        v->attn_params = attn[i];
+        v->params = cv->params;
+        v->baseline_params = cv->baseline_params;
+        v->matched_d_ff = cv->matched_d_ff;
+        v->lrs = f->lr[i];
+        set_delta(v, 0, NAN, NAN, NAN, NAN, NAN);   /* the baseline's stay so */
+        v->significant = false;
         v->diag.diag_share = 0.1 * (i + 1);
         v->diag.first_share = 0.05 * (i + 1);
         v->diag.entropy = i == 2 ? NAN : 1.0 + 0.1 * i;
         v->diag.entropy_uniform = 1.7;
+        if (i != 1)   /* no heatmap for "shared" */
+            v->heat = (qkv_heatmap){2, 2, 5, &f->w[0][0][0][0], f->tokens, f->targets};
     }
-    fill_heat(f);
-    for (int i = 0; i < NV; i += 2) {  /* no heatmap for "shared" */
-        f->v[i].heat = (qkv_heatmap){2, 2, 5, &f->w[0][0][0][0], f->tokens, f->targets};
-    }
-    f->r.cfg = &f->cfg;
+    f->r.cfg = c;
     f->r.v = f->v;
     f->r.runs = f->runs;
+    f->r.all_runs = f->all_runs;
+    f->r.n_lrs = grid ? MAXL : 1;
+    f->r.max_solved_at = -1;
     f->r.base_config_json = "{\n  \"task\": {\"name\": \"recall\"},\n  \"note\": \"<b>&</b>\"\n}";
     f->r.version = "0.1.0";
     f->r.wall_seconds = 12.5;
@@ -339,57 +486,216 @@ static fixture *fixture_new(void) {
     return f;
 }
 
+/* The main fixture: 2 seeds, with the grid lrs = {0.001, 0.01} or without one. The chosen rates'
+ * runs are the same either way:
+ *   full (baseline):  seed 0 solved at 150 (94%), seed 1 unsolved at 400, flat since 100 (50%)
+ *   shared (matched): seed 0 unsolved at 400, still improving (61.23%), seed 1 failed
+ *   WEIRD:            seed 0 solved at 150 (98%, a NaN loss on the way), seed 1 unsolved at 400,
+ *                     still improving (48%): paired differences +4 and -2 points
+ * The grid's other rates did worse on validation; WEIRD's seed 1 failed there. */
+static fixture *fixture_new(bool grid) {
+    fixture *f = fixture_base(NS, grid);
+    static const spec chosen[NV][NS] = {
+        {{true, 0.94, 0.12, 150, 150, -1}, {true, 0.50, 1.5, -1, 400, 100}},
+        {{true, 0.6123, 1.2, -1, 400, -1}, {false, 0, 0, -1, 0, -1}},
+        {{true, 0.98, 0.05, 150, 150, -1}, {true, 0.48, 1.6, -1, 400, -1}},
+    };
+    static const spec other[NV][NS] = {
+        {{true, 0.30, 2.0, -1, 400, -1}, {true, 0.32, 1.9, -1, 400, -1}},
+        {{true, 0.20, 2.5, -1, 400, 200}, {true, 0.22, 2.4, -1, 400, 200}},
+        {{true, 0.40, 1.8, -1, 400, -1}, {false, 0, 0, -1, 0, -1}},
+    };
+    const int grid_chosen[NV] = {1, 0, 1}, none[NV] = {0, 0, 0};
+    const int *ch = grid ? grid_chosen : none;
+    for (int i = 0; i < NV; i++)
+        for (int l = 0; l < f->r.n_lrs; l++)
+            for (int s = 0; s < NS; s++) fill_run(f, i, l, s, l == ch[i] ? &chosen[i][s] : &other[i][s]);
+    f->loss[(2 * f->r.n_lrs + ch[2]) * NS + 0][1] = NAN;
+
+    /* choose_lr: validation accuracy (mean, min, max) and loss per rate */
+    const qkv_lr_result at_chosen[NV] = {{0, 2, 0.71, 0.49, 0.93, 0.82}, {0, 1, 0.6023, 0.6023, 0.6023, 1.21},
+                                         {0, 2, 0.72, 0.47, 0.97, 0.835}};
+    const qkv_lr_result at_other[NV] = {{0, 2, 0.30, 0.29, 0.31, 1.96}, {0, 2, 0.20, 0.19, 0.21, 2.46},
+                                        {0, 1, 0.39, 0.39, 0.39, 1.81}};
+    for (int i = 0; i < NV; i++)
+        for (int l = 0; l < f->r.n_lrs; l++) {
+            f->lr[i][l] = l == ch[i] ? at_chosen[i] : at_other[i];
+            f->lr[i][l].lr = grid ? f->lrs[l] : NAN;
+        }
+    choose(f, ch);
+
+    qkv_variant_result *v = f->v;
+    set_acc(&v[0], 2, 0.72, 0.22 * sqrt(2), 0.50, 0.50, 0.94);
+    set_loss(&v[0], 0.81, 0.69 * sqrt(2), 0.12, 1.5);
+    set_verdicts(&v[0], 1, 1, 0, -1, 400, 100,
+                 "1/2 solved (median not reached within the budget), 1/2 unsolved at 400, flat since 100");
+    v[0].seconds = 2.25;
+    set_acc(&v[1], 1, 0.6123, 0, 0.6123, 0.6123, 0.6123);
+    set_loss(&v[1], 1.2, 0, 1.2, 1.2);
+    set_verdicts(&v[1], 0, 1, 1, -1, 400, -1, "1/2 unsolved at 400, still improving, 1/2 failed");
+    v[1].seconds = 3.0;
+    set_acc(&v[2], 2, 0.73, 0.25 * sqrt(2), 0.48, 0.48, 0.98);
+    set_loss(&v[2], 0.825, 0.775 * sqrt(2), 0.05, 1.6);
+    set_verdicts(&v[2], 1, 1, 1, -1, 400, -1,
+                 "1/2 solved (median not reached within the budget), 1/2 unsolved at 400, still improving");
+    v[2].seconds = 4.25;
+    /* one pair for shared (its seed 1 failed): p = 1; two of opposite signs for WEIRD: p = 1 */
+    set_delta(&v[1], 1, 0.6123 - 0.94, 0.6123 - 0.94, 0.6123 - 0.94, 1, 1);
+    set_delta(&v[2], 2, 0.01, -0.02, 0.04, 1, 1);
+    f->r.max_solved_at = 150;
+    return f;
+}
+
+/* The significance fixture: ns seeds, no grid. full and shared solve every seed at 150 with 95%;
+ * WEIRD is, with `effect`, 25 or 35 points worse on alternate seeds (30 on the last of an odd
+ * count), unsolved at 400 and flat since 100: every difference negative, p = 2 / 2^ns; without
+ * it, 5 points better or worse on alternate seeds (equal on the last of an odd count), solved
+ * too: p = 1. Holm over the two comparisons doubles the smaller p. */
+static fixture *fixture_seeds(int ns, bool effect) {
+    fixture *f = fixture_base(ns, false);
+    const spec good = {true, 0.95, 0.10, 150, 150, -1};
+    for (int s = 0; s < ns; s++) {
+        double d = s == ns - 1 ? 0 : s % 2 ? 0.05 : -0.05;
+        spec weird = effect ? (spec){true, 0.65 + d, 1.0, -1, 400, 100} : (spec){true, 0.95 + d, 0.10, 150, 150, -1};
+        fill_run(f, 0, 0, s, &good);
+        fill_run(f, 1, 0, s, &good);
+        fill_run(f, 2, 0, s, &weird);
+    }
+    for (int i = 0; i < NV; i++) f->lr[i][0] = (qkv_lr_result){NAN, ns, 0.94, 0.94, 0.94, 0.11};
+    f->lr[2][0].val_acc_mean = effect ? 0.64 : 0.94;
+    const int ch[NV] = {0, 0, 0};
+    choose(f, ch);
+    char solved[64], unsolved[64];
+    snprintf(solved, sizeof solved, "%d/%d solved (median step 150)", ns, ns);
+    snprintf(unsolved, sizeof unsolved, "%d/%d unsolved at 400, flat since 100", ns, ns);
+    for (int i = 0; i < NV; i++) {
+        qkv_variant_result *v = &f->v[i];
+        set_acc(v, ns, 0.95, 0, 0.95, 0.95, 0.95);
+        set_loss(v, 0.10, 0, 0.10, 0.10);
+        set_verdicts(v, ns, 0, 0, 150, -1, -1, solved);
+        v->seconds = 2.0 + i + 0.25 * (ns - 1);
+    }
+    /* alternate +-5 points (and one 0 over an odd count) */
+    double p = effect ? 2.0 / (double)(1 << ns) : 1, sd = 0.05 * sqrt((double)(ns - ns % 2) / (ns - 1));
+    if (effect) {
+        set_acc(&f->v[2], ns, 0.65, sd, 0.60, 0.62, 0.68);
+        set_loss(&f->v[2], 1.0, 0, 1.0, 1.0);
+        set_verdicts(&f->v[2], 0, ns, 0, -1, 400, 100, unsolved);
+        set_delta(&f->v[2], ns, -0.30, -0.33, -0.27, p, fmin(1, 2 * p));
+    } else {
+        set_acc(&f->v[2], ns, 0.95, sd, 0.90, 0.92, 0.98);
+        set_delta(&f->v[2], ns, 0, -0.03, 0.03, 1, 1);
+    }
+    set_delta(&f->v[1], ns, 0, 0, 0, 1, 1);
+    f->r.significant = f->v[2].significant;
+    f->r.max_solved_at = 150;
+    return f;
+}
+
 /* ---------------------------------------------------------------- the report */
+
+/* writes the report of f into a new directory (returned) */
+static char *write_report(const fixture *f) {
+    char *dir = make_tmpdir();
+    err[0] = 0;
+    int rc = qkv_ablate_write_report(&f->r, dir, NULL, err, sizeof err);
+    ck_assert_msg(rc == 0, "report failed: %s", err);
+    return dir;
+}
 
 static const char *const FILES[] = {"results.md", "results.csv", "results.json", "report.md", "report.html",
                                     "plots/accuracy.svg", "plots/loss.svg", "plots/attention-full.svg",
-                                    "plots/attention-a_b_c-2.svg"};
+                                    "plots/attention-a_b_c-2.svg", "plots/learning-rate.svg"};
+#define N_FILES ((int)(sizeof FILES / sizeof FILES[0]))
 
+#define TITLE_MD "# Q/K/V ablation &amp; &lt;test&gt;\n\n"
+#define EM "\xe2\x80\x94"
+
+/* the results table of the main fixture: its header and rows, split around the lr column */
+#define HEAD_A "| variant | attention params | params |"
+#define HEAD_B " verdicts (validation acc \xe2\x89\xa5 90%) | final eval acc %: mean [95% CI] (min) | " \
+               "\xce\x94 acc vs full (points) [95% CI] | p (Holm) | eval loss: mean [95% CI] | s/run |\n"
+#define FULL_A "| full | 24,576 | 124,576 |"
+#define FULL_B " 1/2 solved (median not reached within the budget), 1/2 unsolved at 400, flat since 100 | " \
+               "72.0 [50.0, 94.0] (50.0) | baseline | " EM " | 0.8100 [0.1200, 1.5000] | 2.2 |\n"
+#define SHARED_A "| shared | 8,192 | 124,560 (d_ff 288, matched to full's 124,576) |"
+#define SHARED_B " 1/2 unsolved at 400, still improving, 1/2 failed | 61.2 [61.2, 61.2] (61.2) | " \
+                 "-32.8 [-32.8, -32.8] | 1 (1) | 1.2000 [1.2000, 1.2000] | 3.0 |\n"
+#define WEIRD_A "| a&amp;b&lt;c | 0 | 100,000 |"
+#define WEIRD_B " 1/2 solved (median not reached within the budget), 1/2 unsolved at 400, still improving | " \
+                "73.0 [48.0, 98.0] (48.0) | +1.0 [-2.0, 4.0] | 1 (1) | 0.8250 [0.0500, 1.6000] | 4.2 |\n"
+
+/* two seeds cannot make any difference significant, and the report says why */
+#define NONE_SIG(n, pmin)                                                                                   \
+    "No difference in final accuracy from the baseline (full) is significant at 0.05 after Holm's "      \
+    "correction over 2 comparisons. With " n " paired seeds the test's smallest possible p-value is " pmin \
+    ", above the 0.025 that the first of 2 Holm comparisons needs: more seeds are needed to call any "    \
+    "difference significant.\n"
+
+/* _i: 0 without a learning-rate grid, 1 with one */
 START_TEST(report_writes_every_file) {
-    fixture *f = fixture_new();
+    bool grid = _i;
+    fixture *f = fixture_new(grid);
     char *dir = make_tmpdir();
     FILE *table = tmpfile();
     ck_assert_ptr_nonnull(table);
     err[0] = 0;
     int rc = qkv_ablate_write_report(&f->r, dir, table, err, sizeof err);
     ck_assert_msg(rc == 0, "report failed: %s", err);
-    for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++)
-        ck_assert_msg(exists(dir, FILES[i]), "%s is missing", FILES[i]);
+    for (int i = 0; i < N_FILES - 1; i++) ck_assert_msg(exists(dir, FILES[i]), "%s is missing", FILES[i]);
+    /* the learning-rate plot only with a grid */
+    ck_assert_msg(exists(dir, "plots/learning-rate.svg") == grid, "learning-rate.svg %s",
+                  grid ? "missing" : "written without a grid");
     ck_assert_msg(!exists(dir, "plots/attention-shared.svg"), "a heatmap for a variant without one");
     /* no temporary files left behind */
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while ((e = readdir(d))) ck_assert_msg(!strstr(e->d_name, ".tmp."), "left over: %s", e->d_name);
-    closedir(d);
+    char found[4096];
+    ck_assert_msg(!qkv_test_find_temp(dir, found, sizeof found), "left over: %s", found);
 
     /* the table printed to the stream is results.md */
     char *md = read_in(dir, "results.md");
     rewind(table);
-    char printed[16384];
+    static char printed[65536];
     size_t n = fread(printed, 1, sizeof printed - 1, table);
     printed[n] = 0;
     fclose(table);
-    ck_assert_str_eq(printed, md);
-    ck_assert_ptr_nonnull(strstr(md, "| full | 24,576 | 124,576 | 95.0 \xc2\xb1 1.0 (94.0) |"));
-    ck_assert_ptr_nonnull(strstr(md, "61.2 \xc2\xb1 0.0 (61.2), 1/2 failed"));
-    ck_assert_ptr_nonnull(strstr(md, "| 1/2 never |"));
-    ck_assert_ptr_nonnull(strstr(md, "| 100 |"));
+    ck_assert_msg(!strcmp(printed, md), "the table printed is not results.md");
+    /* the significance sentence at the top, then the results table, row by row */
+    ck_assert_int_eq(strncmp(md, TITLE_MD NONE_SIG("2", "0.5") "\n", strlen(TITLE_MD NONE_SIG("2", "0.5") "\n")), 0);
+    const char *rows = grid ? HEAD_A " lr |" HEAD_B "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n"
+                                FULL_A " 0.01 |" FULL_B SHARED_A " 0.001 |" SHARED_B WEIRD_A " 0.01 |" WEIRD_B
+                            : HEAD_A HEAD_B "|---|---:|---:|---|---:|---:|---:|---:|---:|\n"
+                                FULL_A FULL_B SHARED_A SHARED_B WEIRD_A WEIRD_B;
+    ck_assert_msg(strstr(md, rows) != NULL, "results table:\n%s\nexpected:\n%s", md, rows);
     ck_assert_ptr_nonnull(strstr(md, "## Attention diagnostics"));
-    ck_assert_ptr_nonnull(strstr(md, "| a&amp;b&lt;c |"));
+    ck_assert_ptr_nonnull(strstr(md, "| a&amp;b&lt;c | 0.300 | 0.150 | " EM " | 1.700 |"));
     ck_assert_ptr_null(strstr(md, WEIRD));
+    ck_assert_ptr_null(strstr(md, "nan"));
     free(md);
 
     char *rmd = read_in(dir, "report.md");
-    ck_assert_ptr_nonnull(strstr(rmd, "# Q/K/V ablation &amp; &lt;test&gt;"));
+    ck_assert_int_eq(strncmp(rmd, TITLE_MD NONE_SIG("2", "0.5"), strlen(TITLE_MD NONE_SIG("2", "0.5"))), 0);
+    ck_assert_ptr_nonnull(strstr(rmd, rows));
+    ck_assert_ptr_nonnull(strstr(rmd, grid ? "qkv 0.1.0 trained 3 variants \xc3\x97 2 learning rates (0.001, 0.01) "
+                                             "\xc3\x97 2 seeds (0, 1) on the `recall` task"
+                                           : "qkv 0.1.0 trained 3 variants \xc3\x97 2 seeds (0, 1) on the "
+                                             "`recall` task"));
+    ck_assert_ptr_nonnull(strstr(rmd, "up to max_steps 400 or, when lower, 4\xc3\x97 the largest step at which "
+                                      "any run solved it (150 here)"));
+    /* shared's seed 1 failed, and with the grid WEIRD's seed 1 at the rate not chosen */
+    ck_assert_ptr_nonnull(strstr(rmd, grid ? " 2 runs failed and are left out of the statistics.\n"
+                                           : " 1 run failed and is left out of the statistics.\n"));
+    ck_assert((strstr(rmd, "Each variant's learning rate is the one with the best mean validation accuracy") != NULL) ==
+              grid);
     ck_assert_ptr_nonnull(strstr(rmd, "](plots/accuracy.svg)"));
     ck_assert_ptr_nonnull(strstr(rmd, "](plots/loss.svg)"));
+    ck_assert((strstr(rmd, "](plots/learning-rate.svg)") != NULL) == grid);
     ck_assert_ptr_nonnull(strstr(rmd, "](plots/attention-full.svg)"));
     ck_assert_ptr_nonnull(strstr(rmd, "](plots/attention-a_b_c-2.svg)"));
     ck_assert_ptr_nonnull(strstr(rmd, "No attention map was recorded"));
     ck_assert_ptr_nonnull(strstr(rmd, "```json\n{\n  \"task\""));
     ck_assert_ptr_nonnull(strstr(rmd, "`configs/recall.json`"));
     ck_assert_ptr_nonnull(strstr(rmd, "`--set train.steps=150`"));
-    ck_assert_ptr_nonnull(strstr(rmd, "0.1.0"));
+    ck_assert_ptr_null(strstr(rmd, "nan"));
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "build/qkv ablate configs/ablate-qkv.json --out %s\n", dir);
     ck_assert_msg(strstr(rmd, cmd) != NULL, "no reproduce command in report.md");
@@ -401,39 +707,44 @@ START_TEST(report_writes_every_file) {
 }
 END_TEST
 
+/* the columns results.csv had before the grid, in their order, then the ones added with it */
+#define CSV_HEADER                                                                                          \
+    "variant,attn_params,params,acc_mean,acc_std,acc_min,loss_mean,loss_std,steps_to_threshold,seconds,"   \
+    "diag_share,first_share,entropy,sets,verdicts,budget,lr,acc_ci_low,acc_ci_high,loss_ci_low,"           \
+    "loss_ci_high,delta_vs_baseline,delta_ci_low,delta_ci_high,p_value,p_holm,significant,solved,unsolved," \
+    "matched_d_ff,baseline_params\n"
+#define CSV_FIELDS 31
+
+/* the main fixture's rows, split around the lr column; computed by hand from fixture_new */
+#define CSV_FULL_A "full,24576,124576,0.72,0.311127,0.5,0.81,0.975807,never,2.25,0.1,0.05,1,"              \
+                   "model.attention.qkv=full,"                                                             \
+                   "\"1/2 solved (median not reached within the budget), 1/2 unsolved at 400, flat since 100\",400,"
+#define CSV_FULL_B ",0.5,0.94,0.12,1.5,,,,,,,1,1,,\n"
+#define CSV_SHARED_A "shared,8192,124560,0.6123,0,0.6123,1.2,0,never,3,0.2,0.1,1.1,model.attention.qkv=shared,"   \
+                     "\"1/2 unsolved at 400, still improving, 1/2 failed\",400,"
+#define CSV_SHARED_B ",0.6123,0.6123,1.2,1.2,-0.3277,-0.3277,-0.3277,1,1,false,0,1,288,124576\n"
+#define CSV_WEIRD_A WEIRD ",0,100000,0.73,0.353553,0.48,0.825,1.09602,never,4.25,0.3,0.15,,"                    \
+                    "\"model.attention.qkv=identity task.note=\"\"x,y\"\"\","                                   \
+                    "\"1/2 solved (median not reached within the budget), 1/2 unsolved at 400, still improving\",400,"
+#define CSV_WEIRD_B ",0.48,0.98,0.05,1.6,0.01,-0.02,0.04,1,1,false,1,1,,\n"
+
+/* _i: 0 without a learning-rate grid, 1 with one */
 START_TEST(report_csv_is_exact) {
-    fixture *f = fixture_new();
-    char *dir = make_tmpdir();
-    ck_assert_int_eq(qkv_ablate_write_report(&f->r, dir, NULL, err, sizeof err), 0);
+    bool grid = _i;
+    fixture *f = fixture_new(grid);
+    char *dir = write_report(f);
     char *csv = read_in(dir, "results.csv");
-    const char *header = "variant,attn_params,params,acc_mean,acc_std,acc_min,loss_mean,loss_std,"
-                         "steps_to_threshold,seconds,diag_share,first_share,entropy,sets\n";
-    ck_assert_int_eq(strncmp(csv, header, strlen(header)), 0);
-    ck_assert_int_eq(count(csv, "\n"), 1 + NV);
-    char fields[16][256];
-    ck_assert_int_eq(csv_split(line_at(csv, 1), fields, 16), 14);
-    ck_assert_str_eq(fields[0], "full");
-    ck_assert_str_eq(fields[1], "24576");
-    ck_assert_str_eq(fields[2], "124576");
-    ck_assert_str_eq(fields[3], "0.95");
-    ck_assert_str_eq(fields[4], "0.01");
-    ck_assert_str_eq(fields[5], "0.94");
-    ck_assert_str_eq(fields[6], "0.123");
-    ck_assert_str_eq(fields[8], "100");
-    ck_assert_str_eq(fields[9], "2.25");
-    ck_assert_str_eq(fields[13], "model.attention.qkv=full");
-    ck_assert_int_eq(csv_split(line_at(csv, 2), fields, 16), 14);
-    ck_assert_str_eq(fields[0], "shared");
-    ck_assert_str_eq(fields[3], "0.6123");
-    ck_assert_str_eq(fields[4], "0");
-    ck_assert_str_eq(fields[8], "150");
-    ck_assert_int_eq(csv_split(line_at(csv, 3), fields, 16), 14);
+    const char *want = grid ? CSV_HEADER CSV_FULL_A "0.01" CSV_FULL_B CSV_SHARED_A "0.001" CSV_SHARED_B
+                                  CSV_WEIRD_A "0.01" CSV_WEIRD_B
+                            : CSV_HEADER CSV_FULL_A CSV_FULL_B CSV_SHARED_A CSV_SHARED_B CSV_WEIRD_A CSV_WEIRD_B;
+    ck_assert_str_eq(csv, want);
+    /* every record has every column, and the quoting reads back */
+    char fields[40][256];
+    for (int r = 0; r <= NV; r++) ck_assert_int_eq(csv_split(line_at(csv, r), fields, 40), CSV_FIELDS);
     ck_assert_str_eq(fields[0], WEIRD);
-    ck_assert_str_eq(fields[1], "0");
-    ck_assert_str_eq(fields[8], "never");       /* one seed of two never reached it */
-    ck_assert_str_eq(fields[12], "");           /* the NaN entropy */
     ck_assert_str_eq(fields[13], "model.attention.qkv=identity task.note=\"x,y\"");
-    ck_assert_ptr_nonnull(strstr(csv, "\"model.attention.qkv=identity task.note=\"\"x,y\"\"\""));
+    ck_assert_str_eq(fields[14], "1/2 solved (median not reached within the budget), 1/2 unsolved at 400, "
+                                 "still improving");
     free(csv);
     qkv_test_rmtree(dir);
     free(dir);
@@ -441,42 +752,168 @@ START_TEST(report_csv_is_exact) {
 }
 END_TEST
 
+/* the value of column `name` in record `row` of a CSV text (0: the header) */
+static void csv_field(const char *csv, int row, const char *name, char *dst, size_t n) {
+    static char head[64][256], rec[64][256];
+    int nh = csv_split(csv, head, 64), nr = csv_split(line_at(csv, row), rec, 64);
+    ck_assert_int_eq(nh, nr);
+    for (int i = 0; i < nh; i++)
+        if (!strcmp(head[i], name)) {
+            snprintf(dst, n, "%s", rec[i]);
+            return;
+        }
+    ck_abort_msg("no column %s", name);
+}
+
+static void assert_csv_field(const char *csv, int row, const char *name, const char *want) {
+    char got[256];
+    csv_field(csv, row, name, got, sizeof got);
+    ck_assert_msg(!strcmp(got, want), "row %d, %s: \"%s\", expected \"%s\"", row, name, got, want);
+}
+
+#define VARIANT_KEYS                                                                                       \
+    "name sets attn_params params runs_ok acc_mean acc_std acc_min loss_mean loss_std steps_to_threshold " \
+    "reached seconds diag_share first_share entropy entropy_uniform verdicts budget lr acc_ci_low "        \
+    "acc_ci_high loss_ci_low loss_ci_high delta_vs_baseline delta_ci_low delta_ci_high p_value p_holm "    \
+    "significant solved unsolved matched_d_ff baseline_params runs "
+#define RUN_KEYS                                                                                      \
+    "seed lr chosen ok final_acc final_loss val_acc val_loss verdict steps_to_threshold budget trend " \
+    "flat_since seconds curve "
+#define CURVE_KEYS "step eval_acc eval_loss val_acc val_loss "
+
+/* _i: 0 without a learning-rate grid, 1 with one */
 START_TEST(report_json_has_variants_and_runs) {
-    fixture *f = fixture_new();
-    char *dir = make_tmpdir();
-    ck_assert_int_eq(qkv_ablate_write_report(&f->r, dir, NULL, err, sizeof err), 0);
+    bool grid = _i;
+    int nl = grid ? MAXL : 1;
+    fixture *f = fixture_new(grid);
+    char *dir = write_report(f);
     char *text = read_in(dir, "results.json");
     cJSON *root = cJSON_Parse(text);
     ck_assert_msg(root != NULL, "results.json does not parse");
-    ck_assert_str_eq(cJSON_GetObjectItem(root, "title")->valuestring, "Q/K/V ablation & <test>");
-    ck_assert(fabs(cJSON_GetObjectItem(root, "threshold")->valuedouble - 0.9) < 1e-12);
-    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "seeds")), NS);
-    ck_assert_str_eq(cJSON_GetObjectItem(root, "version")->valuestring, "0.1.0");
-    const cJSON *vars = cJSON_GetObjectItem(root, "variants");
+    char keys[1024];
+    keys_of(root, keys, sizeof keys);
+    ck_assert_str_eq(keys, "title threshold baseline lrs max_solved_at seeds version wall_seconds jobs variants ");
+    ck_assert_str_eq(item(root, "title")->valuestring, "Q/K/V ablation & <test>");
+    ck_assert(fabs(number(root, "threshold") - 0.9) < 1e-12);
+    ck_assert_str_eq(item(root, "baseline")->valuestring, "full");
+    const cJSON *lrs = item(root, "lrs");
+    ck_assert_int_eq(cJSON_GetArraySize(lrs), grid ? MAXL : 0);
+    for (int l = 0; grid && l < MAXL; l++) ck_assert(cJSON_GetArrayItem(lrs, l)->valuedouble == f->lrs[l]);
+    ck_assert_int_eq((int)number(root, "max_solved_at"), 150);
+    ck_assert_int_eq(cJSON_GetArraySize(item(root, "seeds")), NS);
+    ck_assert_str_eq(item(root, "version")->valuestring, "0.1.0");
+    const cJSON *vars = item(root, "variants");
     ck_assert_int_eq(cJSON_GetArraySize(vars), NV);
-    const cJSON *v0 = cJSON_GetArrayItem(vars, 0), *v1 = cJSON_GetArrayItem(vars, 1), *v2 = cJSON_GetArrayItem(vars, 2);
-    ck_assert_str_eq(cJSON_GetObjectItem(v0, "name")->valuestring, "full");
-    ck_assert(fabs(cJSON_GetObjectItem(v0, "acc_mean")->valuedouble - 0.95) < 1e-12);
-    ck_assert_int_eq((int)cJSON_GetObjectItem(v0, "steps_to_threshold")->valuedouble, 100);
-    ck_assert_int_eq((int)cJSON_GetObjectItem(v0, "attn_params")->valuedouble, 24576);
-    ck_assert_str_eq(cJSON_GetObjectItem(v2, "name")->valuestring, WEIRD);
-    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(v2, "steps_to_threshold")));
-    ck_assert_int_eq((int)cJSON_GetObjectItem(v2, "reached")->valuedouble, 1);
-    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(v2, "entropy")));
-    /* runs: the failed one is listed as failed; curves with the NaN as null */
-    const cJSON *runs1 = cJSON_GetObjectItem(v1, "runs");
-    ck_assert_int_eq(cJSON_GetArraySize(runs1), NS);
-    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(runs1, 1), "ok")));
-    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(runs1, 1), "final_acc")));
-    const cJSON *r20 = cJSON_GetArrayItem(cJSON_GetObjectItem(v2, "runs"), 0);
-    const cJSON *curve = cJSON_GetObjectItem(r20, "curve");
-    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(curve, "step")), 4);
-    ck_assert_int_eq((int)cJSON_GetArrayItem(cJSON_GetObjectItem(curve, "step"), 3)->valuedouble, 150);
-    ck_assert(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(curve, "eval_loss"), 1)));
-    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(r20, "steps_to_threshold")) ||
-              cJSON_IsNumber(cJSON_GetObjectItem(r20, "steps_to_threshold")));
-    const cJSON *r21 = cJSON_GetArrayItem(cJSON_GetObjectItem(v2, "runs"), 1);
-    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(r21, "curve"), "eval_acc")), 2);
+    const cJSON *v[NV];
+    for (int i = 0; i < NV; i++) {
+        v[i] = cJSON_GetArrayItem(vars, i);
+        keys_of(v[i], keys, sizeof keys);
+        ck_assert_str_eq(keys, VARIANT_KEYS);
+        ck_assert_str_eq(item(v[i], "name")->valuestring, NAMES[i]);
+    }
+    /* the baseline: its statistics, no difference from itself */
+    ck_assert(fabs(number(v[0], "acc_mean") - 0.72) < 1e-12);
+    ck_assert(fabs(number(v[0], "acc_ci_low") - 0.50) < 1e-12);
+    ck_assert(fabs(number(v[0], "acc_ci_high") - 0.94) < 1e-12);
+    ck_assert(fabs(number(v[0], "loss_ci_low") - 0.12) < 1e-12);
+    ck_assert(fabs(number(v[0], "loss_ci_high") - 1.5) < 1e-12);
+    ck_assert_int_eq((int)number(v[0], "attn_params"), 24576);
+    ck_assert(is_null(v[0], "steps_to_threshold"));   /* the censored median is not reached */
+    ck_assert_int_eq((int)number(v[0], "reached"), 1);
+    ck_assert_int_eq((int)number(v[0], "solved"), 1);
+    ck_assert_int_eq((int)number(v[0], "unsolved"), 1);
+    ck_assert_int_eq((int)number(v[0], "budget"), 400);
+    ck_assert_str_eq(item(v[0], "verdicts")->valuestring, f->v[0].verdicts);
+    const char *nulls[] = {"delta_vs_baseline", "delta_ci_low", "delta_ci_high", "p_value", "p_holm", "significant",
+                           "matched_d_ff", "baseline_params"};
+    for (size_t k = 0; k < sizeof nulls / sizeof nulls[0]; k++)
+        ck_assert_msg(is_null(v[0], nulls[k]), "the baseline's %s is not null", nulls[k]);
+    /* the learning rate chosen: null without a grid */
+    for (int i = 0; i < NV; i++) {
+        if (grid) ck_assert(number(v[i], "lr") == f->lrs[i == 1 ? 0 : 1]);
+        else ck_assert(is_null(v[i], "lr"));
+    }
+    /* the matched control, one pair */
+    ck_assert_int_eq((int)number(v[1], "matched_d_ff"), 288);
+    ck_assert_int_eq((int)number(v[1], "baseline_params"), 124576);
+    ck_assert_int_eq((int)number(v[1], "runs_ok"), 1);
+    ck_assert(fabs(number(v[1], "delta_vs_baseline") - (0.6123 - 0.94)) < 1e-12);
+    ck_assert(number(v[1], "p_value") == 1 && number(v[1], "p_holm") == 1);
+    ck_assert(cJSON_IsFalse(item(v[1], "significant")));
+    /* WEIRD: the NaN entropy, its difference */
+    ck_assert(is_null(v[2], "entropy"));
+    ck_assert(fabs(number(v[2], "delta_vs_baseline") - 0.01) < 1e-12);
+    ck_assert(fabs(number(v[2], "delta_ci_low") + 0.02) < 1e-12);
+    ck_assert(fabs(number(v[2], "delta_ci_high") - 0.04) < 1e-12);
+    ck_assert(cJSON_IsFalse(item(v[2], "significant")));
+    ck_assert(is_null(v[2], "matched_d_ff"));
+    ck_assert(is_null(v[2], "baseline_params"));   /* recorded for every variant, shown for the matched */
+
+    /* every run of a variant, at every rate (rate-major, as plan.h orders them), with its curve */
+    const int chosen[NV] = {grid ? 1 : 0, 0, grid ? 1 : 0};
+    const cJSON *runs[NV];
+    for (int i = 0; i < NV; i++) {
+        runs[i] = item(v[i], "runs");
+        ck_assert_int_eq(cJSON_GetArraySize(runs[i]), nl * NS);
+        for (int k = 0; k < nl * NS; k++) {
+            const cJSON *run = cJSON_GetArrayItem(runs[i], k), *curve = item(run, "curve");
+            int l = k / NS, s = k % NS, n = f->all_runs[(i * nl + l) * NS + s].n;
+            keys_of(run, keys, sizeof keys);
+            ck_assert_str_eq(keys, RUN_KEYS);
+            keys_of(curve, keys, sizeof keys);
+            ck_assert_str_eq(keys, CURVE_KEYS);
+            ck_assert_int_eq((int)number(run, "seed"), s);
+            if (grid) ck_assert(number(run, "lr") == f->lrs[l]);
+            else ck_assert(is_null(run, "lr"));
+            ck_assert(cJSON_IsBool(item(run, "chosen")) && cJSON_IsTrue(item(run, "chosen")) == (l == chosen[i]));
+            const char *arrays[] = {"step", "eval_acc", "eval_loss", "val_acc", "val_loss"};
+            for (int a = 0; a < 5; a++) ck_assert_int_eq(cJSON_GetArraySize(item(curve, arrays[a])), n);
+        }
+    }
+    /* full at its rate: seed 0 solved at 150 in its 150 steps; seed 1 unsolved at 400, flat */
+    const cJSON *r00 = cJSON_GetArrayItem(runs[0], chosen[0] * NS);
+    const cJSON *r01 = cJSON_GetArrayItem(runs[0], chosen[0] * NS + 1);
+    ck_assert_str_eq(item(r00, "verdict")->valuestring, "solved");
+    ck_assert_int_eq((int)number(r00, "steps_to_threshold"), 150);
+    ck_assert_int_eq((int)number(r00, "budget"), 150);
+    ck_assert_str_eq(item(r00, "trend")->valuestring, "improving");
+    ck_assert(is_null(r00, "flat_since"));
+    ck_assert(cJSON_IsTrue(item(r01, "ok")));
+    ck_assert(fabs(number(r01, "final_acc") - 0.50) < 1e-12);
+    ck_assert(fabs(number(r01, "val_acc") - 0.49) < 1e-12);
+    ck_assert(fabs(number(r01, "val_loss") - 1.51) < 1e-12);
+    ck_assert_str_eq(item(r01, "verdict")->valuestring, "unsolved");
+    ck_assert(is_null(r01, "steps_to_threshold"));
+    ck_assert_int_eq((int)number(r01, "budget"), 400);
+    ck_assert_str_eq(item(r01, "trend")->valuestring, "flat");
+    ck_assert_int_eq((int)number(r01, "flat_since"), 100);
+    const cJSON *c01 = item(r01, "curve");
+    ck_assert_int_eq((int)cJSON_GetArrayItem(item(c01, "step"), 8)->valuedouble, 400);
+    ck_assert(fabs(cJSON_GetArrayItem(item(c01, "val_acc"), 8)->valuedouble - 0.49) < 1e-12);
+    ck_assert(fabs(cJSON_GetArrayItem(item(c01, "val_loss"), 8)->valuedouble - 1.51) < 1e-12);
+    /* shared's failed run: listed, as failed, with no results (read_run leaves them 0, not NaN) */
+    const cJSON *r11 = cJSON_GetArrayItem(runs[1], 1);
+    ck_assert(cJSON_IsFalse(item(r11, "ok")));
+    ck_assert(cJSON_IsTrue(item(r11, "chosen")));
+    const char *none[] = {"final_acc", "final_loss", "val_acc", "val_loss", "verdict", "steps_to_threshold",
+                          "budget", "trend", "flat_since", "seconds"};
+    for (size_t k = 0; k < sizeof none / sizeof none[0]; k++)
+        ck_assert_msg(is_null(r11, none[k]), "a failed run's %s is not null", none[k]);
+    /* WEIRD's runs: 4 evaluations with the NaN as null, and 9 */
+    const cJSON *r20 = cJSON_GetArrayItem(runs[2], chosen[2] * NS);
+    const cJSON *r21 = cJSON_GetArrayItem(runs[2], chosen[2] * NS + 1);
+    const cJSON *c20 = item(r20, "curve");
+    ck_assert_int_eq((int)cJSON_GetArrayItem(item(c20, "step"), 3)->valuedouble, 150);
+    ck_assert(cJSON_IsNull(cJSON_GetArrayItem(item(c20, "eval_loss"), 1)));
+    ck_assert(cJSON_IsNumber(cJSON_GetArrayItem(item(c20, "val_loss"), 1)));
+    ck_assert_int_eq(cJSON_GetArraySize(item(item(r21, "curve"), "eval_acc")), 9);
+    if (grid) {   /* the rates not chosen: full's lower one, WEIRD's failed seed there */
+        const cJSON *r = cJSON_GetArrayItem(runs[0], 0);
+        ck_assert(cJSON_IsFalse(item(r, "chosen")));
+        ck_assert(fabs(number(r, "final_acc") - 0.30) < 1e-12);
+        ck_assert_str_eq(item(r, "trend")->valuestring, "improving");
+        ck_assert(cJSON_IsFalse(item(cJSON_GetArrayItem(runs[2], 1), "ok")));
+    }
     ck_assert_ptr_null(strstr(text, "nan"));
     cJSON_Delete(root);
     free(text);
@@ -486,14 +923,16 @@ START_TEST(report_json_has_variants_and_runs) {
 }
 END_TEST
 
+/* _i: 0 without a learning-rate grid, 1 with one */
 START_TEST(report_html_is_self_contained) {
-    fixture *f = fixture_new();
-    char *dir = make_tmpdir();
-    ck_assert_int_eq(qkv_ablate_write_report(&f->r, dir, NULL, err, sizeof err), 0);
+    bool grid = _i;
+    fixture *f = fixture_new(grid);
+    char *dir = write_report(f);
     char *html = read_in(dir, "report.html");
     ck_assert_int_eq(strncmp(html, "<!DOCTYPE html>", 15), 0);
-    ck_assert_int_eq(count(html, "<svg"), 4);       /* accuracy, loss, two heatmaps */
-    ck_assert_int_eq(count(html, "</svg>"), 4);
+    int svgs = grid ? 5 : 4;   /* accuracy, loss, [learning rate,] two heatmaps */
+    ck_assert_int_eq(count(html, "<svg"), svgs);
+    ck_assert_int_eq(count(html, "</svg>"), svgs);
     ck_assert_ptr_nonnull(strstr(html, "<style>"));
     ck_assert_ptr_nonnull(strstr(html, "<table>"));
     ck_assert_ptr_null(strstr(html, "src=\"http"));
@@ -503,14 +942,21 @@ START_TEST(report_html_is_self_contained) {
     ck_assert_ptr_null(strstr(html, "<img"));
     ck_assert_ptr_null(strstr(html, "url("));
     ck_assert_ptr_null(strstr(html, "@import"));
-    /* text is escaped: the variant name, the title and the config */
+    /* text is escaped: the variant name, the title, the config, the sentence and the cells */
     ck_assert_ptr_null(strstr(html, WEIRD));
     ck_assert_ptr_nonnull(strstr(html, "<h3>a&amp;b&lt;c</h3>"));
-    ck_assert_ptr_nonnull(strstr(html, "<h1>Q/K/V ablation &amp; &lt;test&gt;</h1>"));
+    ck_assert_ptr_nonnull(strstr(html, "<h1>Q/K/V ablation &amp; &lt;test&gt;</h1>\n<p>No difference in final "
+                                       "accuracy from the baseline (full) is significant at 0.05 after Holm&#39;s "
+                                       "correction over 2 comparisons. With 2 paired seeds the test&#39;s smallest "
+                                       "possible p-value is 0.5, above the 0.025"));
     ck_assert_ptr_nonnull(strstr(html, "&lt;b&gt;&amp;&lt;/b&gt;"));
     ck_assert_ptr_null(strstr(html, "<b>"));
-    ck_assert_ptr_nonnull(strstr(html, "failed"));
+    ck_assert_ptr_nonnull(strstr(html, "<td class=\"num\">124,560 (d_ff 288, matched to full&#39;s 124,576)</td>"));
+    ck_assert_ptr_nonnull(strstr(html, "<td class=\"num\">baseline</td><td class=\"num\">" EM "</td>"));
+    ck_assert_ptr_nonnull(strstr(html, "<td class=\"num\">+1.0 [-2.0, 4.0]</td><td class=\"num\">1 (1)</td>"));
+    ck_assert_ptr_nonnull(strstr(html, "<td>1/2 unsolved at 400, still improving, 1/2 failed</td>"));
     ck_assert_ptr_nonnull(strstr(html, "No attention map was recorded"));
+    ck_assert_ptr_null(strstr(html, "nan"));
     /* every inlined SVG is well-formed on its own */
     for (const char *p = strstr(html, "<svg"); p; p = strstr(p + 1, "<svg")) {
         const char *e = strstr(p, "</svg>");
@@ -527,10 +973,9 @@ START_TEST(report_html_is_self_contained) {
 END_TEST
 
 START_TEST(report_svgs_are_well_formed) {
-    fixture *f = fixture_new();
-    char *dir = make_tmpdir();
-    ck_assert_int_eq(qkv_ablate_write_report(&f->r, dir, NULL, err, sizeof err), 0);
-    for (size_t i = 5; i < sizeof FILES / sizeof FILES[0]; i++) {
+    fixture *f = fixture_new(true);
+    char *dir = write_report(f);
+    for (int i = 5; i < N_FILES; i++) {
         char *svg = read_in(dir, FILES[i]);
         assert_svg(svg, FILES[i]);
         free(svg);
@@ -544,42 +989,179 @@ START_TEST(report_svgs_are_well_formed) {
     ck_assert_int_eq(count(acc, "<polygon"), NV);                  /* one band each */
     ck_assert_int_eq(count(acc, "<polyline"), NV);                 /* one mean line each */
     ck_assert_ptr_nonnull(strstr(acc, ">training step<"));
+    ck_assert_ptr_nonnull(strstr(acc, ">400<"));                   /* runs extended to the budget */
     free(acc);
     char *heat = read_in(dir, "plots/attention-a_b_c-2.svg");
     ck_assert_ptr_nonnull(strstr(heat, "a&amp;b&lt;c"));
     ck_assert_ptr_nonnull(strstr(heat, ">layer 1, head 1<"));
     ck_assert_ptr_nonnull(strstr(heat, ">31<"));                   /* a token as a tick label */
     free(heat);
+    /* validation accuracy against the rate, one line per variant, the rates on a log axis */
+    char *lr = read_in(dir, "plots/learning-rate.svg");
+    ck_assert_ptr_nonnull(strstr(lr, ">Final validation accuracy against learning rate"));
+    ck_assert_ptr_nonnull(strstr(lr, ">learning rate (log scale)<"));
+    ck_assert_ptr_nonnull(strstr(lr, ">full (chosen 0.01)<"));
+    ck_assert_ptr_nonnull(strstr(lr, ">shared (chosen 0.001)<"));
+    ck_assert_ptr_nonnull(strstr(lr, ">a&amp;b&lt;c (chosen 0.01)<"));
+    ck_assert_int_eq(count(lr, "<polyline"), NV);
+    ck_assert_int_eq(count(lr, "<polygon"), NV);
+    double x1 = x_tick(lr, "0.001"), x2 = x_tick(lr, "0.002"), x5 = x_tick(lr, "0.005"), x10 = x_tick(lr, "0.01");
+    ck_assert(x10 - x1 > 300);
+    ck_assert(fabs((x2 - x1) - log10(2) * (x10 - x1)) < 0.03);
+    ck_assert(fabs((x5 - x1) - log10(5) * (x10 - x1)) < 0.03);
+    ck_assert_int_eq(count(lr, "<circle"), 2 * NV);                /* each variant at both rates */
+    ck_assert(circle_at(lr, x1) && circle_at(lr, x10));
+    free(lr);
     qkv_test_rmtree(dir);
     free(dir);
     free(f);
 }
 END_TEST
 
+/* the sentence at the top of results.md and report.md (after the title) */
+static void assert_sentence(const char *dir, const char *sentence) {
+    char top[2048];
+    snprintf(top, sizeof top, TITLE_MD "%s\n", sentence);
+    const char *files[] = {"results.md", "report.md"};
+    for (int i = 0; i < 2; i++) {
+        char *md = read_in(dir, files[i]);
+        ck_assert_msg(!strncmp(md, top, strlen(top)), "%s starts:\n%.*s\nexpected:\n%s", files[i],
+                      (int)strlen(top), md, top);
+        free(md);
+    }
+}
+
+/* 7 seeds, every difference of WEIRD's negative: p = 2 / 2^7, Holm's 2p = 0.03125 <= 0.05 */
+START_TEST(report_significant_difference) {
+    fixture *f = fixture_seeds(7, true);
+    char *dir = write_report(f);
+    assert_sentence(dir, "Significant differences in final accuracy from the baseline (full), at 0.05 after Holm's "
+                         "correction over 2 comparisons: a&amp;b&lt;c -30.0 points [-33.0, -27.0] (p = 0.0156, Holm "
+                         "0.0312). No other difference is.\n");
+    char *html = read_in(dir, "report.html");
+    ck_assert_ptr_nonnull(strstr(html, "<p>Significant differences in final accuracy from the baseline (full), at "
+                                       "0.05 after Holm&#39;s correction over 2 comparisons: a&amp;b&lt;c -30.0 "
+                                       "points [-33.0, -27.0] (p = 0.0156, Holm 0.0312). No other difference is.</p>"));
+    free(html);
+    /* the table marks it */
+    char *md = read_in(dir, "results.md");
+    ck_assert_ptr_nonnull(strstr(md, "\n| a&amp;b&lt;c | 0 | 100,000 | 7/7 unsolved at 400, flat since 100 | "
+                                     "65.0 [62.0, 68.0] (60.0) | -30.0 [-33.0, -27.0] | 0.0156 (0.0312) * | "
+                                     "1.0000 [1.0000, 1.0000] | 5.5 |\n"));
+    ck_assert_ptr_nonnull(strstr(md, "\n| shared | 8,192 | 124,560 (d_ff 288, matched to full's 124,576) | "
+                                     "7/7 solved (median step 150) | 95.0 [95.0, 95.0] (95.0) | 0.0 [0.0, 0.0] | "
+                                     "1 (1) | 0.1000 [0.1000, 0.1000] | 4.5 |\n"));
+    ck_assert_int_eq(count(md, " * |"), 1);
+    free(md);
+    char *csv = read_in(dir, "results.csv");
+    assert_csv_field(csv, 3, "p_value", "0.015625");
+    assert_csv_field(csv, 3, "p_holm", "0.03125");
+    assert_csv_field(csv, 3, "significant", "true");
+    assert_csv_field(csv, 2, "significant", "false");
+    assert_csv_field(csv, 1, "significant", "");
+    free(csv);
+    qkv_test_rmtree(dir);
+    free(dir);
+    free(f);
+}
+END_TEST
+
+/* Too few seeds: the smallest possible p, 2 / 2^n, is above the 0.05 / 2 that Holm's first step
+ * needs over two comparisons, and the report says so; _i: 5 seeds (0.0625, above 0.05 too) or 6
+ * (0.03125, below 0.05 but not below 0.025) */
+START_TEST(report_no_significance_with_few_seeds) {
+    int ns = 5 + _i;
+    fixture *f = fixture_seeds(ns, true);
+    char *dir = write_report(f);
+    assert_sentence(dir, ns == 5 ? NONE_SIG("5", "0.0625") : NONE_SIG("6", "0.0312"));
+    char *html = read_in(dir, "report.html");
+    ck_assert_ptr_nonnull(strstr(html, ns == 5 ? "With 5 paired seeds the test&#39;s smallest possible p-value is "
+                                                 "0.0625, above the 0.025 that the first of 2 Holm comparisons "
+                                                 "needs: more seeds are needed to call any difference "
+                                                 "significant.</p>"
+                                               : "With 6 paired seeds the test&#39;s smallest possible p-value is "
+                                                 "0.0312, above the 0.025 that the first of 2 Holm comparisons "
+                                                 "needs: more seeds are needed to call any difference "
+                                                 "significant.</p>"));
+    free(html);
+    char *md = read_in(dir, "results.md");
+    ck_assert_ptr_nonnull(strstr(md, ns == 5 ? " | -30.0 [-33.0, -27.0] | 0.0625 (0.125) | "
+                                             : " | -30.0 [-33.0, -27.0] | 0.0312 (0.0625) | "));
+    ck_assert_ptr_null(strstr(md, " * |"));
+    free(md);
+    char *csv = read_in(dir, "results.csv");
+    assert_csv_field(csv, 3, "significant", "false");
+    free(csv);
+    qkv_test_rmtree(dir);
+    free(dir);
+    free(f);
+}
+END_TEST
+
+/* 7 seeds and no difference: nothing is significant, but the seeds are not what is missing */
+START_TEST(report_no_significance_with_enough_seeds) {
+    fixture *f = fixture_seeds(7, false);
+    char *dir = write_report(f);
+    assert_sentence(dir, "No difference in final accuracy from the baseline (full) is significant at 0.05 after "
+                         "Holm's correction over 2 comparisons.\n");
+    char *md = read_in(dir, "results.md");
+    ck_assert_ptr_null(strstr(md, "paired seeds"));
+    ck_assert_ptr_nonnull(strstr(md, " | 0.0 [-3.0, 3.0] | 1 (1) | "));
+    free(md);
+    qkv_test_rmtree(dir);
+    free(dir);
+    free(f);
+}
+END_TEST
+
+/* one variant, one seed, every run failed; _i: 0 without a learning-rate grid, 1 with one */
 START_TEST(report_one_variant_one_seed_all_failed) {
-    fixture *f = fixture_new();
+    bool grid = _i;
+    fixture *f = fixture_base(1, grid);
     f->cfg.n_variants = 1;
-    f->cfg.n_seeds = 1;
-    /* runs are variant-major with n_seeds = 1 now: runs[0] is variant 0, seed 0 */
-    f->runs[0].ok = false;
-    f->v[0].runs_ok = 0;
-    f->v[0].acc_mean = NAN;
-    f->v[0].heat.w = NULL;
+    int nl = f->r.n_lrs;
+    for (int l = 0; l < nl; l++) {
+        fill_run(f, 0, l, 0, &FAILED);
+        /* choose_lr reads a rate from the finished runs: with none it stays 0, the means NaN */
+        f->lr[0][l] = (qkv_lr_result){0, 0, NAN, NAN, NAN, NAN};
+    }
+    const int ch[NV] = {0, 0, 0};
+    choose(f, ch);
+    /* summarise() over no finished run */
+    qkv_variant_result *v = &f->v[0];
+    set_acc(v, 0, NAN, 0, NAN, NAN, NAN);
+    set_loss(v, NAN, 0, NAN, NAN);
+    set_verdicts(v, 0, 0, 0, -1, 0, 0, "1/1 failed");
+    v->seconds = NAN;
+    v->diag = (qkv_attn_diag){NAN, NAN, NAN, NAN};
+    v->heat = (qkv_heatmap){0};
     f->cfg.title[0] = 0;
     f->r.base_config_json = NULL;
     f->r.version = NULL;
-    char *dir = make_tmpdir();
-    ck_assert_msg(qkv_ablate_write_report(&f->r, dir, NULL, err, sizeof err) == 0, "%s", err);
+    char *dir = write_report(f);
     char *csv = read_in(dir, "results.csv");
-    char fields[16][256];
+    char fields[40][256];
     ck_assert_int_eq(count(csv, "\n"), 2);
-    ck_assert_int_eq(csv_split(line_at(csv, 1), fields, 16), 14);
-    ck_assert_str_eq(fields[3], "");
-    ck_assert_str_eq(fields[8], "never");
+    ck_assert_int_eq(csv_split(line_at(csv, 1), fields, 40), CSV_FIELDS);
+    assert_csv_field(csv, 1, "acc_mean", "");
+    assert_csv_field(csv, 1, "acc_std", "");
+    assert_csv_field(csv, 1, "acc_ci_low", "");
+    assert_csv_field(csv, 1, "steps_to_threshold", "never");
+    assert_csv_field(csv, 1, "verdicts", "1/1 failed");
+    assert_csv_field(csv, 1, "budget", "");
+    assert_csv_field(csv, 1, "lr", "");   /* none was chosen: not choose_lr's 0 */
+    assert_csv_field(csv, 1, "solved", "0");
+    assert_csv_field(csv, 1, "unsolved", "0");
+    assert_csv_field(csv, 1, "significant", "");
     free(csv);
     char *md = read_in(dir, "results.md");
-    ck_assert_ptr_nonnull(strstr(md, "# Ablation: ablate-qkv"));
-    ck_assert_ptr_nonnull(strstr(md, "| failed |"));
+    ck_assert_ptr_nonnull(strstr(md, "# Ablation: ablate-qkv\n\nOne variant: nothing to compare.\n"));
+    /* every column that needs a finished run says so (the lr one too) */
+    ck_assert_ptr_nonnull(strstr(md, grid ? "\n| full | 24,576 | 124,576 | failed | failed | failed | failed | "
+                                            "failed | failed | " EM " |\n"
+                                          : "\n| full | 24,576 | 124,576 | failed | failed | failed | failed | "
+                                            "failed | " EM " |\n"));
+    ck_assert_ptr_null(strstr(md, "nan"));
     free(md);
     char *acc = read_in(dir, "plots/accuracy.svg");
     assert_svg(acc, "accuracy.svg");
@@ -589,14 +1171,40 @@ START_TEST(report_one_variant_one_seed_all_failed) {
     char *loss = read_in(dir, "plots/loss.svg");
     assert_svg(loss, "loss.svg");
     free(loss);
+    ck_assert(exists(dir, "plots/learning-rate.svg") == grid);
+    if (grid) {
+        char *lr = read_in(dir, "plots/learning-rate.svg");
+        assert_svg(lr, "learning-rate.svg");
+        ck_assert_ptr_nonnull(strstr(lr, ">no data<"));
+        ck_assert_ptr_nonnull(strstr(lr, ">full (failed)<"));
+        ck_assert_ptr_null(strstr(lr, "chosen"));
+        free(lr);
+    }
     char *json = read_in(dir, "results.json");
     cJSON *root = cJSON_Parse(json);
     ck_assert_ptr_nonnull(root);
-    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(root, "version")));
-    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "variants"), 0), "acc_mean")));
+    ck_assert(is_null(root, "version"));
+    ck_assert(is_null(root, "max_solved_at"));
+    const cJSON *v0 = cJSON_GetArrayItem(item(root, "variants"), 0);
+    ck_assert(is_null(v0, "acc_mean") && is_null(v0, "acc_ci_low") && is_null(v0, "budget") && is_null(v0, "lr"));
+    const cJSON *runs = item(v0, "runs");
+    ck_assert_int_eq(cJSON_GetArraySize(runs), nl);
+    for (int l = 0; l < nl; l++) {
+        const cJSON *run = cJSON_GetArrayItem(runs, l);
+        ck_assert(cJSON_IsFalse(item(run, "ok")));
+        ck_assert(is_null(run, "final_acc") && is_null(run, "val_acc") && is_null(run, "seconds"));
+        ck_assert(cJSON_IsTrue(item(run, "chosen")) == (l == 0));
+        if (grid) ck_assert(number(run, "lr") == f->lrs[l]);
+        else ck_assert(is_null(run, "lr"));
+        ck_assert_int_eq(cJSON_GetArraySize(item(item(run, "curve"), "step")), 0);
+    }
     cJSON_Delete(root);
     free(json);
     ck_assert(!exists(dir, "plots/attention-full.svg"));
+    char *rmd = read_in(dir, "report.md");
+    ck_assert_ptr_nonnull(strstr(rmd, grid ? " 2 runs failed and are left out of the statistics.\n"
+                                           : " 1 run failed and is left out of the statistics.\n"));
+    free(rmd);
     qkv_test_rmtree(dir);
     free(dir);
     free(f);
@@ -606,42 +1214,55 @@ END_TEST
 /* 12 variants with long names, 1 seed each, single-point curves and large heatmaps */
 START_TEST(report_twelve_variants_long_names) {
     enum { V = 12, T = 40 };
-    qkv_ablate_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    snprintf(cfg.path, sizeof cfg.path, "abl.json");
-    long long seed = 7;
-    cfg.seeds = &seed;
-    cfg.n_seeds = 1;
-    cfg.n_variants = V;
-    cfg.threshold = 0.99;
+    static qkv_ablate_variant cv[V];
     static qkv_variant_result v[V];
     static qkv_run_result runs[V];
+    static qkv_lr_result lrs[V];
     static long long step[V];
     static double acc[V], loss[V];
     static float w[1 * 2 * T * T];
     static int32_t tok[T];
+    qkv_ablate_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    memset(cv, 0, sizeof cv);
     memset(v, 0, sizeof v);
     memset(runs, 0, sizeof runs);
+    snprintf(cfg.path, sizeof cfg.path, "abl.json");
+    long long seed = 7;
+    cfg.seeds = &seed;
+    cfg.n_seeds = 1;
+    cfg.variants = cv;
+    cfg.n_variants = V;
+    cfg.max_steps = 500;
+    cfg.threshold = 0.99;
     for (int t = 0; t < T; t++) tok[t] = 1000 + t;
     for (int q = 0; q < T; q++)
         for (int k = 0; k <= q; k++) w[q * T + k] = w[T * T + q * T + k] = 1.0f / (float)(q + 1);
     for (int i = 0; i < V; i++) {
-        snprintf(v[i].name, QKV_ABLATE_NAME, "variant-%02d-with-a-rather-long-name-for-the-legend_xx", i);
-        v[i].runs_ok = 1;
-        v[i].acc_mean = v[i].acc_min = 0.5 + 0.04 * i;
-        v[i].loss_mean = 1.0 / (i + 1);
-        v[i].steps_median = -1;
+        snprintf(cv[i].name, QKV_ABLATE_NAME, "variant-%02d-with-a-rather-long-name-for-the-legend_xx", i);
+        memcpy(v[i].name, cv[i].name, sizeof v[i].name);
+        step[i] = 500;
+        acc[i] = 0.5 + 0.04 * i;
+        loss[i] = i == 3 ? INFINITY : 1.0 / (i + 1);
+        /* every run unsolved at its budget of 500 steps, still improving */
+        runs[i] = (qkv_run_result){.variant = i, .seed = seed, .lr = NAN, .ok = true, .n = 1, .step = &step[i],
+                                   .eval_acc = &acc[i], .eval_loss = &loss[i], .final_acc = acc[i],
+                                   .final_loss = loss[i], .val_final_acc = acc[i], .val_final_loss = loss[i],
+                                   .steps = 500, .improving = true, .steps_to_threshold = -1, .flat_since = -1};
+        lrs[i] = (qkv_lr_result){NAN, 1, acc[i], acc[i], acc[i], loss[i]};
+        v[i].lrs = &lrs[i];
+        v[i].lr = NAN;
+        set_acc(&v[i], 1, acc[i], 0, acc[i], acc[i], acc[i]);
+        set_loss(&v[i], loss[i], 0, loss[i], loss[i]);
+        set_verdicts(&v[i], 0, 1, 1, -1, 500, -1, "1/1 unsolved at 500, still improving");
+        if (i == 0) set_delta(&v[i], 0, NAN, NAN, NAN, NAN, NAN);
+        else set_delta(&v[i], 1, acc[i] - acc[0], acc[i] - acc[0], acc[i] - acc[0], 1, 1);
         v[i].seconds = 1;
         v[i].diag.entropy = 2.0;
         v[i].heat = (qkv_heatmap){1, 2, T, w, tok, NULL};
-        step[i] = 500;
-        acc[i] = v[i].acc_mean;
-        loss[i] = i == 3 ? INFINITY : v[i].loss_mean;
-        runs[i] = (qkv_run_result){.variant = i, .seed = seed, .ok = true, .n = 1, .step = &step[i],
-                                   .eval_acc = &acc[i], .eval_loss = &loss[i], .final_acc = acc[i],
-                                   .final_loss = loss[i], .steps_to_threshold = -1};
     }
-    qkv_ablate_results r = {.cfg = &cfg, .v = v, .runs = runs, .version = "0.1.0", .jobs = 4};
+    qkv_ablate_results r = {.cfg = &cfg, .v = v, .runs = runs, .all_runs = runs, .n_lrs = 1,
+                            .max_solved_at = -1, .version = "0.1.0", .jobs = 4};
     char *dir = make_tmpdir();
     ck_assert_msg(qkv_ablate_write_report(&r, dir, NULL, err, sizeof err) == 0, "%s", err);
     char *acc_svg = read_in(dir, "plots/accuracy.svg");
@@ -660,34 +1281,57 @@ START_TEST(report_twelve_variants_long_names) {
     ck_assert_ptr_null(strstr(heat, ">1001<"));                    /* T > 32: every k-th label */
     free(heat);
     char *md = read_in(dir, "results.md");
-    ck_assert_int_eq(count(md, "| never |"), V);
+    ck_assert_int_eq(count(md, " | 1/1 unsolved at 500, still improving | "), V);
+    ck_assert_int_eq(count(md, " | 1 (1) | "), V - 1);
+    ck_assert_ptr_nonnull(strstr(md, " | 54.0 [54.0, 54.0] (54.0) | +4.0 [4.0, 4.0] | "));
+    ck_assert_ptr_null(strstr(md, "nan"));
+    ck_assert_ptr_null(strstr(md, "inf"));
     free(md);
+    ck_assert(!exists(dir, "plots/learning-rate.svg"));
     qkv_test_rmtree(dir);
     free(dir);
 }
 END_TEST
 
-/* ablate.c's median counts "never" as infinitely late: a median can exist while some seeds
- * never reached the threshold; both are shown */
-START_TEST(report_median_with_some_never) {
-    fixture *f = fixture_new();
-    f->v[0].reached = 1;
-    f->v[0].steps_median = 150;
-    char *dir = make_tmpdir();
-    ck_assert_int_eq(qkv_ablate_write_report(&f->r, dir, NULL, err, sizeof err), 0);
+/* summarise()'s median counts an unsolved seed as later than any: a median can exist while some
+ * seeds are unsolved, and the verdicts say both */
+START_TEST(report_median_with_some_unsolved) {
+    fixture *f = fixture_seeds(3, true);
+    const spec sp[3] = {{true, 0.95, 0.10, 100, 150, -1}, {true, 0.95, 0.10, 150, 150, -1},
+                        {true, 0.50, 1.0, -1, 400, 100}};
+    for (int s = 0; s < 3; s++) fill_run(f, 1, 0, s, &sp[s]);
+    const int ch[NV] = {0, 0, 0};
+    choose(f, ch);
+    qkv_variant_result *v = &f->v[1];
+    set_acc(v, 3, 0.80, sqrt(0.0675), 0.50, 0.50, 0.95);
+    set_loss(v, 0.40, sqrt(0.27), 0.10, 1.0);
+    set_verdicts(v, 2, 1, 0, 150, 400, 100,
+                 "2/3 solved (median step 150, unsolved counted as censored), 1/3 unsolved at 400, flat since 100");
+    set_delta(v, 3, -0.15, -0.45, 0, 1, 1);
+    char *dir = write_report(f);
     char *md = read_in(dir, "results.md");
-    ck_assert_ptr_nonnull(strstr(md, "| 150 (1/2 never) |"));
+    ck_assert_ptr_nonnull(strstr(md, "| shared | 8,192 | 124,560 (d_ff 288, matched to full's 124,576) | "
+                                     "2/3 solved (median step 150, unsolved counted as censored), 1/3 unsolved at "
+                                     "400, flat since 100 | 80.0 [50.0, 95.0] (50.0) | -15.0 [-45.0, 0.0] | 1 (1) | "
+                                     "0.4000 [0.1000, 1.0000] | 3.5 |\n"));
     free(md);
     char *csv = read_in(dir, "results.csv");
-    char fields[16][256];
-    ck_assert_int_eq(csv_split(line_at(csv, 1), fields, 16), 14);
-    ck_assert_str_eq(fields[8], "150");
+    assert_csv_field(csv, 2, "steps_to_threshold", "150");
+    assert_csv_field(csv, 2, "solved", "2");
+    assert_csv_field(csv, 2, "unsolved", "1");
+    assert_csv_field(csv, 2, "budget", "400");
     free(csv);
     char *json = read_in(dir, "results.json");
     cJSON *root = cJSON_Parse(json);
-    const cJSON *v0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "variants"), 0);
-    ck_assert_int_eq((int)cJSON_GetObjectItem(v0, "steps_to_threshold")->valuedouble, 150);
-    ck_assert_int_eq((int)cJSON_GetObjectItem(v0, "reached")->valuedouble, 1);
+    ck_assert_ptr_nonnull(root);
+    const cJSON *v1 = cJSON_GetArrayItem(item(root, "variants"), 1), *runs = item(v1, "runs");
+    ck_assert_int_eq((int)number(v1, "steps_to_threshold"), 150);
+    ck_assert_int_eq((int)number(v1, "reached"), 2);
+    ck_assert_int_eq((int)number(v1, "solved"), 2);
+    ck_assert_int_eq((int)number(v1, "unsolved"), 1);
+    ck_assert_int_eq((int)number(cJSON_GetArrayItem(runs, 0), "steps_to_threshold"), 100);
+    ck_assert_str_eq(item(cJSON_GetArrayItem(runs, 2), "verdict")->valuestring, "unsolved");
+    ck_assert_int_eq((int)number(cJSON_GetArrayItem(runs, 2), "flat_since"), 100);
     cJSON_Delete(root);
     free(json);
     qkv_test_rmtree(dir);
@@ -697,7 +1341,7 @@ START_TEST(report_median_with_some_never) {
 END_TEST
 
 START_TEST(report_unwritable_dir_fails_cleanly) {
-    fixture *f = fixture_new();
+    fixture *f = fixture_new(true);
     char *dir = make_tmpdir();
     char file[4200], below[4300];
     snprintf(file, sizeof file, "%s/plain-file", dir);
@@ -813,23 +1457,86 @@ START_TEST(svg_heatmap_shapes) {
 }
 END_TEST
 
+/* a logarithmic x axis (the learning-rate plot's): ticks at decades, with 2 and 5 between them
+ * over a short range, each at its logarithm; points at x <= 0 left out as if absent */
+START_TEST(svg_log_x) {
+    double x[5] = {-1, 0, 1e-3, 1e-2, 1e-1}, y[5] = {0.9, 0.8, 0.5, 0.7, 0.6};
+    qkv_svg_series all = {"rate", 5, x, y, y, y}, positive = {"rate", 3, x + 2, y + 2, y + 2, y + 2};
+    qkv_svg_plot pl = {.title = "t", .xlabel = "learning rate", .log_x = true};
+    char *a = qkv_svg_curves(&pl, &all, 1), *b = qkv_svg_curves(&pl, &positive, 1);
+    assert_svg(a, "log x");
+    ck_assert_msg(!strcmp(a, b), "x <= 0 changed the plot");   /* not drawn, nor part of the axes' ranges */
+    ck_assert_int_eq(count(a, "<circle"), 3);
+    double x1 = x_tick(a, "0.001"), x2 = x_tick(a, "0.002"), x5 = x_tick(a, "0.005"), x10 = x_tick(a, "0.01"),
+           x100 = x_tick(a, "0.1");
+    double decade = x10 - x1;
+    ck_assert(decade > 100);
+    ck_assert(fabs((x100 - x10) - decade) < 0.03);
+    ck_assert(fabs((x2 - x1) - log10(2) * decade) < 0.03);
+    ck_assert(fabs((x5 - x1) - log10(5) * decade) < 0.03);
+    ck_assert(circle_at(a, x1) && circle_at(a, x10) && circle_at(a, x100));
+    ck_assert_ptr_null(strstr(a, ">0.2<"));   /* nothing beyond the data's decades (and the padding) */
+    free(a);
+    free(b);
+    /* one positive point among them is a single point (a marker, no line) */
+    qkv_svg_series one_of = {"rate", 3, x, y, NULL, NULL}, one = {"rate", 1, x + 2, y + 2, NULL, NULL};
+    a = qkv_svg_curves(&pl, &one_of, 1);
+    b = qkv_svg_curves(&pl, &one, 1);
+    assert_svg(a, "one positive x");
+    ck_assert_msg(!strcmp(a, b), "x <= 0 changed the plot of one point");
+    ck_assert_int_eq(count(a, "<polyline"), 0);
+    ck_assert_ptr_nonnull(strstr(a, "r=\"3.5\""));
+    free(a);
+    free(b);
+    /* the same points on a linear axis: evenly spaced values, no decades */
+    pl.log_x = false;
+    a = qkv_svg_curves(&pl, &positive, 1);
+    assert_svg(a, "linear x");
+    ck_assert_ptr_null(strstr(a, ">0.001<"));
+    ck_assert(fabs(x_tick(a, "0.04") - x_tick(a, "0.02") - (x_tick(a, "0.02") - x_tick(a, "0"))) < 0.03);
+    free(a);
+    pl.log_x = true;
+    /* six decades: decades only */
+    double wx[2] = {1e-6, 1}, wy[2] = {0.5, 0.6};
+    qkv_svg_series wide = {"wide", 2, wx, wy, NULL, NULL};
+    a = qkv_svg_curves(&pl, &wide, 1);
+    assert_svg(a, "wide log x");
+    double w4 = x_tick(a, "0.0001"), w3 = x_tick(a, "0.001"), w2 = x_tick(a, "0.01");
+    ck_assert(fabs((w3 - w4) - (w2 - w3)) < 0.03);
+    ck_assert_ptr_nonnull(strstr(a, ">1e-06<"));
+    ck_assert_ptr_null(strstr(a, ">0.002<"));
+    free(a);
+    /* nothing positive: no data, still a well-formed plot */
+    qkv_svg_series none = {"none", 2, x, y, y, y};
+    a = qkv_svg_curves(&pl, &none, 1);
+    assert_svg(a, "no positive x");
+    ck_assert_ptr_nonnull(strstr(a, ">no data<"));
+    ck_assert_int_eq(count(a, "<circle"), 0);
+    free(a);
+}
+END_TEST
+
 Suite *report_suite(void) {
     Suite *s = suite_create("report");
     TCase *tc = tcase_create("report");
     tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, report_writes_every_file);
-    tcase_add_test(tc, report_csv_is_exact);
-    tcase_add_test(tc, report_json_has_variants_and_runs);
-    tcase_add_test(tc, report_html_is_self_contained);
+    tcase_add_loop_test(tc, report_writes_every_file, 0, 2);
+    tcase_add_loop_test(tc, report_csv_is_exact, 0, 2);
+    tcase_add_loop_test(tc, report_json_has_variants_and_runs, 0, 2);
+    tcase_add_loop_test(tc, report_html_is_self_contained, 0, 2);
     tcase_add_test(tc, report_svgs_are_well_formed);
-    tcase_add_test(tc, report_one_variant_one_seed_all_failed);
+    tcase_add_test(tc, report_significant_difference);
+    tcase_add_loop_test(tc, report_no_significance_with_few_seeds, 0, 2);
+    tcase_add_test(tc, report_no_significance_with_enough_seeds);
+    tcase_add_loop_test(tc, report_one_variant_one_seed_all_failed, 0, 2);
     tcase_add_test(tc, report_twelve_variants_long_names);
-    tcase_add_test(tc, report_median_with_some_never);
+    tcase_add_test(tc, report_median_with_some_unsolved);
     tcase_add_test(tc, report_unwritable_dir_fails_cleanly);
     tcase_add_test(tc, svg_nice_ticks);
     tcase_add_test(tc, strbuf_and_escape);
     tcase_add_test(tc, svg_curves_edge_cases);
     tcase_add_test(tc, svg_heatmap_shapes);
+    tcase_add_test(tc, svg_log_x);
     suite_add_tcase(s, tc);
     return s;
 }

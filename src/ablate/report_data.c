@@ -93,7 +93,11 @@ int qkv_report_build(qkv_report *p, const qkv_ablate_results *r, const char *out
     fmt_threshold(p->thr, sizeof p->thr, p->cfg->threshold);
     read_task(p);
     fmt_duration(p->duration, sizeof p->duration, r->wall_seconds);
-    for (int i = 0; i < p->nv; i++) p->failed_runs += p->cfg->n_seeds - (r->v[i].runs_ok < 0 ? 0 : r->v[i].runs_ok);
+    /* every run that failed, at every rate of a grid (all_runs); without all_runs, the chosen ones */
+    if (r->all_runs)
+        for (int k = 0; k < p->nv * r->n_lrs * p->cfg->n_seeds; k++) p->failed_runs += !r->all_runs[k].ok;
+    else
+        for (int i = 0; i < p->nv; i++) p->failed_runs += p->cfg->n_seeds - (r->v[i].runs_ok < 0 ? 0 : r->v[i].runs_ok);
 
     p->command = command(p, out_dir);
     p->curves = calloc((size_t)p->nv + 1, sizeof *p->curves);

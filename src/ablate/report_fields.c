@@ -90,8 +90,9 @@ static qkv_report_value v_budget(const qkv_report *p, int i) {
     }
     return steps(b);
 }
-/* the learning rate chosen on validation (missing without a grid) */
-static qkv_report_value v_lr(const qkv_report *p, int i) { return num(var(p, i)->lr); }
+/* the learning rate chosen on validation (missing without a grid, and without a finished run,
+ * for which choose_lr leaves it 0) */
+static qkv_report_value v_lr(const qkv_report *p, int i) { return stat(p, i, var(p, i)->lr); }
 /* the 95% bootstrap interval of the mean final accuracy */
 static qkv_report_value v_acc_ci_lo(const qkv_report *p, int i) { return stat(p, i, var(p, i)->acc_ci_lo); }
 static qkv_report_value v_acc_ci_hi(const qkv_report *p, int i) { return stat(p, i, var(p, i)->acc_ci_hi); }
@@ -112,12 +113,14 @@ static qkv_report_value v_significant(const qkv_report *p, int i) {
 /* seeds solved and unsolved */
 static qkv_report_value v_solved(const qkv_report *p, int i) { return integer(var(p, i)->solved); }
 static qkv_report_value v_unsolved(const qkv_report *p, int i) { return integer(var(p, i)->unsolved); }
-/* a matched control's d_ff and the baseline's parameter count (missing when not matched) */
+/* a matched control's d_ff and the baseline's parameter count (missing when not matched: the
+ * config records the baseline's count for every variant) */
 static qkv_report_value v_matched(const qkv_report *p, int i) {
     return var(p, i)->matched_d_ff ? integer(var(p, i)->matched_d_ff) : missing();
 }
 static qkv_report_value v_baseline_params(const qkv_report *p, int i) {
-    return var(p, i)->baseline_params > 0 ? integer(var(p, i)->baseline_params) : missing();
+    const qkv_variant_result *v = var(p, i);
+    return v->matched_d_ff && v->baseline_params > 0 ? integer(v->baseline_params) : missing();
 }
 /* the mean weight a query puts on its own position */
 static qkv_report_value v_diag_share(const qkv_report *p, int i) { return stat(p, i, var(p, i)->diag.diag_share); }
@@ -129,7 +132,8 @@ static qkv_report_value v_entropy(const qkv_report *p, int i) { return stat(p, i
 static qkv_report_value v_entropy_uniform(const qkv_report *p, int i) { return num(var(p, i)->diag.entropy_uniform); }
 
 /* CSV columns in CSV order, JSON keys in JSON order; "sets" appears twice because it is the
- * last CSV column but the second JSON key */
+ * 14th CSV column (the last of those results.csv had first: a column is added after them, so a
+ * reader of the older columns by position still finds them) but the second JSON key */
 static const variant_field VARIANT_FIELDS[] = {
     {{"variant", "name", NULL}, v_name},
     {{NULL, "sets", NULL}, v_sets},
@@ -148,6 +152,7 @@ static const variant_field VARIANT_FIELDS[] = {
     {{"first_share", "first_share", NULL}, v_first_share},
     {{"entropy", "entropy", NULL}, v_entropy},
     {{NULL, "entropy_uniform", NULL}, v_entropy_uniform},
+    {{"sets", NULL, NULL}, v_sets},
     {{"verdicts", "verdicts", NULL}, v_verdicts},
     {{"budget", "budget", NULL}, v_budget},
     {{"lr", "lr", NULL}, v_lr},
@@ -165,7 +170,6 @@ static const variant_field VARIANT_FIELDS[] = {
     {{"unsolved", "unsolved", NULL}, v_unsolved},
     {{"matched_d_ff", "matched_d_ff", NULL}, v_matched},
     {{"baseline_params", "baseline_params", NULL}, v_baseline_params},
-    {{"sets", NULL, NULL}, v_sets},
 };
 
 /* ---- per run ----------------------------------------------------------------------------- */
@@ -183,12 +187,14 @@ static qkv_report_value r_ok(const qkv_report *p, const qkv_run_result *run) {
     (void)p;
     return (qkv_report_value){.kind = QKV_REPORT_BOOL, .b = run->ok};
 }
+/* a finished run's number: a run without a summary has none (aggregate.c leaves its fields 0) */
+static qkv_report_value result(const qkv_run_result *run, double x) { return run->ok ? num(x) : missing(); }
 /* its final evaluation accuracy and loss */
-static qkv_report_value r_final_acc(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->final_acc); }
-static qkv_report_value r_final_loss(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->final_loss); }
+static qkv_report_value r_final_acc(const qkv_report *p, const qkv_run_result *run) { (void)p; return result(run, run->final_acc); }
+static qkv_report_value r_final_loss(const qkv_report *p, const qkv_run_result *run) { (void)p; return result(run, run->final_loss); }
 /* its final validation accuracy and loss (what the rate is chosen on) */
-static qkv_report_value r_val_acc(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->val_final_acc); }
-static qkv_report_value r_val_loss(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->val_final_loss); }
+static qkv_report_value r_val_acc(const qkv_report *p, const qkv_run_result *run) { (void)p; return result(run, run->val_final_acc); }
+static qkv_report_value r_val_loss(const qkv_report *p, const qkv_run_result *run) { (void)p; return result(run, run->val_final_loss); }
 /* its verdict, first evaluated step at the threshold (missing: none), steps, trend */
 static qkv_report_value r_verdict(const qkv_report *p, const qkv_run_result *run) {
     (void)p;
@@ -202,7 +208,7 @@ static qkv_report_value r_trend(const qkv_report *p, const qkv_run_result *run) 
 }
 static qkv_report_value r_flat(const qkv_report *p, const qkv_run_result *run) { (void)p; return steps(run->flat_since); }
 /* its wall seconds */
-static qkv_report_value r_seconds(const qkv_report *p, const qkv_run_result *run) { (void)p; return num(run->seconds); }
+static qkv_report_value r_seconds(const qkv_report *p, const qkv_run_result *run) { (void)p; return result(run, run->seconds); }
 
 /* JSON keys of a run object (runs are not in the CSV); its curve follows them */
 static const run_field RUN_FIELDS[] = {

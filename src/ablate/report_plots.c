@@ -91,7 +91,9 @@ static char *draw_lrs(const qkv_report *p) {
                 lo[l] = v->lrs[l].runs_ok ? v->lrs[l].val_acc_min : NAN;
                 hi[l] = v->lrs[l].runs_ok ? v->lrs[l].val_acc_max : NAN;
             }
-            snprintf(names[i], sizeof names[i], "%s (chosen %g)", v->name, v->lr);
+            /* without a finished run no rate was chosen (choose_lr leaves lr 0) */
+            if (v->runs_ok <= 0) snprintf(names[i], sizeof names[i], "%s (failed)", v->name);
+            else snprintf(names[i], sizeof names[i], "%s (chosen %g)", v->name, v->lr);
             series[i] = (qkv_svg_series){names[i], nl, x, y, lo, hi};
         }
         qkv_svg_plot pl = {.title = "Final validation accuracy against learning rate (mean over seeds, band: "
