@@ -43,7 +43,7 @@ static void significance(qkv_report_doc *doc, const qkv_report *p) {
     }
     if (!r->significant) {
         TEXT("No difference in final accuracy from the baseline (%s) is significant at 0.05 after Holm's "
-             "correction over %d comparisons.", base, p->nv - 1);
+             "correction over %d comparison%s.", base, p->nv - 1, p->nv == 2 ? "" : "s");
         /* what the seeds allow: the sign-flip test's smallest two-sided p is 2 / 2^n */
         int n = cfg->n_seeds;
         double pmin = n < 60 ? 2.0 / (double)(1ULL << (n < 63 ? n : 62)) : 0;
@@ -54,7 +54,7 @@ static void significance(qkv_report_doc *doc, const qkv_report *p) {
         return;
     }
     TEXT("Significant differences in final accuracy from the baseline (%s), at 0.05 after Holm's correction "
-         "over %d comparisons: ", base, p->nv - 1);
+         "over %d comparison%s: ", base, p->nv - 1, p->nv == 2 ? "" : "s");
     int k = 0;
     for (int i = 0; i < p->nv; i++) {
         const qkv_variant_result *v = &r->v[i];
