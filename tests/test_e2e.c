@@ -330,6 +330,15 @@ START_TEST(test_deterministic) {
     snprintf(pa, sizeof pa, "%s/r3/model.safetensors", TMP);
     snprintf(pb, sizeof pb, "%s/r4/model.safetensors", TMP);
     ck_assert(same_file(pa, pb));
+    /* micro-batches are computed whole, each on one thread: one thread and two give the same bits */
+    snprintf(pa, sizeof pa, "%s/r0/model.safetensors", TMP);
+    snprintf(pb, sizeof pb, "%s/r3/model.safetensors", TMP);
+    ck_assert_msg(same_file(pa, pb), "--threads 1 and --threads 2 trained different weights");
+    snprintf(pa, sizeof pa, "%s/r0", TMP);
+    snprintf(pb, sizeof pb, "%s/r3", TMP);
+    metrics_sans_timing(pa, a, sizeof a);
+    metrics_sans_timing(pb, b, sizeof b);
+    ck_assert_str_eq(a, b);
     /* no --threads: one thread per core, the same bits as asking for that many */
     ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r5 --quiet", qkv_test_bin(), cfg, TMP), 0);
     ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r6 --threads %ld --quiet", qkv_test_bin(), cfg, TMP,

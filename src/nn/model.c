@@ -39,6 +39,16 @@ qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t see
     return m;
 }
 
+qkv_model *qkv_model_replica(const qkv_model *m, char *err, int errlen) {
+    qkv_model *r = qkv_model_new(&m->cfg, m->params.dtype, 0, err, errlen);
+    if (r && qkv_params_share(&r->params, &m->params)) {
+        snprintf(err, (size_t)errlen, "model replica: the parameter layouts differ");
+        qkv_model_free(r);
+        return NULL;
+    }
+    return r;
+}
+
 void qkv_model_free(qkv_model *m) {
     if (!m) return;
     qkv_params_free(&m->params);

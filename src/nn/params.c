@@ -60,6 +60,20 @@ void qkv_params_init_values(qkv_params *p, uint64_t seed) {
     }
 }
 
+int qkv_params_share(qkv_params *dst, const qkv_params *src) {
+    if (dst->n != src->n || dst->numel != src->numel || dst->dtype != src->dtype || !src->data) return -1;
+    for (int i = 0; i < dst->n; i++)
+        if (strcmp(dst->items[i]->name, src->items[i]->name) || dst->items[i]->offset != src->items[i]->offset ||
+            !qkv_same_shape(&dst->items[i]->t, &src->items[i]->t))
+            return -1;
+    if (!dst->shared) free(dst->data);
+    dst->data = src->data;
+    dst->shared = true;
+    size_t es = qkv_dtype_size(dst->dtype);
+    for (int i = 0; i < dst->n; i++) dst->items[i]->t.data = (char *)dst->data + (size_t)dst->items[i]->offset * es;
+    return 0;
+}
+
 void qkv_params_zero_grad(qkv_params *p) {
     if (p->grad) memset(p->grad, 0, (size_t)p->numel * qkv_dtype_size(p->dtype));
 }
@@ -73,7 +87,7 @@ qkv_param *qkv_params_find(const qkv_params *p, const char *name) {
 void qkv_params_free(qkv_params *p) {
     for (int i = 0; i < p->n; i++) free(p->items[i]);
     free(p->items);
-    free(p->data);
+    if (!p->shared) free(p->data);
     free(p->grad);
     memset(p, 0, sizeof *p);
 }

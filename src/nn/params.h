@@ -27,6 +27,7 @@ typedef struct qkv_params {
     qkv_param **items;     /* declaration order (also initialisation and checkpoint order) */
     int64_t numel;         /* total elements */
     void *data, *grad;     /* flat buffers, numel elements each */
+    bool shared;           /* data belongs to another store (qkv_params_share) */
 } qkv_params;
 
 /* an empty store for dtype (F32 to train, F64 for gradient checks) */
@@ -38,6 +39,11 @@ QKV_API qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, co
 QKV_API int qkv_params_finalize(qkv_params *p);
 /* draw every parameter's initial values, in declaration order, from one seeded stream */
 QKV_API void qkv_params_init_values(qkv_params *p, uint64_t seed);
+/* dst (finalized, declared exactly as src: names, shapes, order) uses src's values from now on
+ * instead of its own, keeping its own gradients: a replica that computes gradients of the same
+ * weights (a micro-batch on another thread). src's data must outlive dst. 0, or -1 when the
+ * layouts differ */
+QKV_API int qkv_params_share(qkv_params *dst, const qkv_params *src);
 /* grad = 0 for every parameter (one memset) */
 QKV_API void qkv_params_zero_grad(qkv_params *p);
 /* the parameter called name, or NULL */

@@ -57,8 +57,8 @@ static inline int64_t qkv_layernorm_backward_scratch(int64_t rows, int64_t n) {
 }
 
 /* floating-point operations done by the gemm kernels (2 M N K each), for benchmarks;
- * updated from the calling thread only (kernels are called from one thread) */
-QKV_INTERNAL extern uint64_t qkv_gemm_flops;
+ * atomic: micro-batches may be computed on several threads at once */
+QKV_INTERNAL extern _Atomic uint64_t qkv_gemm_flops;
 
 #define QKV_KREAL float
 #define QKV_K(name) qkv_k_##name##_f32

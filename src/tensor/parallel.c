@@ -12,6 +12,9 @@
 #define SPIN 2000 /* polls before a worker sleeps: long spins steal the core from BLAS's threads */
 
 static int nthreads = 1, started = 0;
+/* set on a thread that computes a whole micro-batch by itself (qkv__serial): its kernels run
+ * inline on it, exactly as with one thread, whatever the pool's size */
+static _Thread_local int serial = 0;
 static pthread_t workers[QKV_MAX_THREADS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
@@ -76,7 +79,13 @@ int qkv_set_threads(int n) {
     return 0;
 }
 
-int qkv_get_threads(void) { return nthreads; }
+int qkv_get_threads(void) { return serial ? 1 : nthreads; }
+
+int qkv__serial(int on) {
+    int prev = serial;
+    serial = on;
+    return prev;
+}
 
 #define ZERO_PIECE 65536 /* bytes */
 static void zero_range(void *p, int64_t b, int64_t e) {
@@ -92,7 +101,7 @@ void qkv_zero(void *p, size_t bytes) {
 void qkv_parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t begin, int64_t end), void *arg) {
     if (n <= 0) return;
     if (grain < 1) grain = 1;
-    int parts = nthreads;
+    int parts = serial ? 1 : nthreads;
     if (n / grain < parts) parts = (int)(n / grain);
     if (parts <= 1) {
         fn(arg, 0, n);

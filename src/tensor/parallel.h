@@ -17,6 +17,12 @@
  * `grain` items each; returns when every range is done */
 QKV_INTERNAL void qkv_parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t begin, int64_t end), void *arg);
 
+/* on = 1: the calling thread computes alone from now on, as if qkv had one thread (its kernels
+ * run inline, qkv_get_threads() says 1), so that several threads can each compute a whole
+ * micro-batch at once, each with the bits of a one-thread run; on = 0 ends it. Returns the
+ * previous setting. Must not be on for the thread that drives the pool. */
+QKV_INTERNAL int qkv__serial(int on);
+
 /* memset(p, 0, bytes) on qkv's threads */
 QKV_INTERNAL void qkv_zero(void *p, size_t bytes);
 

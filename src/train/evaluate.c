@@ -1,8 +1,12 @@
 /* Evaluation: loss and accuracy over the task's fixed evaluation examples. */
 #include "train/train.h"
+#include "tensor/parallel.h"
 
 #include <math.h>
 #include <stdio.h>
+
+static int evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
+                    qkv_eval_result *r, char *err, int errlen);
 
 /* counted positions, correct argmax predictions and summed loss of one batch */
 static void score(const qkv_tensor *logits, const qkv_batch *b, double *correct, int64_t *count) {
@@ -28,6 +32,15 @@ int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, 
 
 int qkv_evaluate_split(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
                        qkv_eval_result *r, char *err, int errlen) {
+    /* one thread's kernels: evaluations give the same bits for any thread count, as training does */
+    int prev = qkv__serial(1);
+    int rc = evaluate(ctx, m, t, split, n, batch, r, err, errlen);
+    qkv__serial(prev);
+    return rc;
+}
+
+static int evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
+                    qkv_eval_result *r, char *err, int errlen) {
     int64_t size = qkv_task_split_size(t, split);
     if (n > size) n = size;
     qkv_batch b;

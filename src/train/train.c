@@ -2,9 +2,11 @@
 #include "train/train.h"
 #include "io/fileio.h"
 #include "train/checkpoint.h"
+#include "train/dist.h"
 #include "train/memory.h"
 #include "train/run_dir.h"
 #include "train/verdict.h"
+#include "tensor/parallel.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -29,7 +31,18 @@ typedef struct run {
     qkv_model *model;
     qkv_optim optim;
     qkv_ctx *ctx;
-    qkv_batch batch;
+    qkv_batch batch;                /* this process's micro-batches, one after another */
+    qkv_dist dist;                  /* the processes sharing the step (1 without MPI) */
+    int shards, mine, first;        /* micro-batches per step; this process's: [first, first + mine) */
+    int rows;                       /* examples per micro-batch */
+    float *slots;                   /* every micro-batch's gradient (shards x n), with several processes or workers */
+    float *acc;                     /* the gradients' running sum (n) with one process and one worker */
+    int workers;                    /* threads that each compute whole micro-batches (1: the caller alone) */
+    qkv_model **reps;               /* per worker: a replica of the model (its own gradients) */
+    qkv_ctx **ctxs;                 /* per worker: its own tape and arena */
+    char (*werr)[512];              /* per worker: its error, "" when none */
+    int64_t *counts;                /* every micro-batch's counted targets (shards) */
+    double *losses;                 /* every micro-batch's mean loss (shards) */
     FILE *metrics;
     qkv_train_state st;             /* step, losses, skipped steps; st.seconds: earlier sessions' time */
     int64_t val_examples;           /* per validation; 0: the task has no validation split */
@@ -156,6 +169,145 @@ static void remove_stale_temps(run *r) {
     closedir(d);
 }
 
+/* ---- one step: micro-batches, their gradients summed in order ------------------------------- */
+
+/* rows [first, first + rows) of the batch buffers, as a batch of their own */
+static qkv_batch batch_view(const qkv_batch *all, int first, int rows) {
+    qkv_batch v = *all;
+    size_t off = (size_t)first * (size_t)all->T;
+    int64_t shape[2] = {rows, all->T};
+    v.B = rows;
+    v.tok = all->tok + off;
+    v.tgt = all->tgt + off;
+    v.pad_buf = all->pad_buf + off;
+    qkv_shape_init(&v.tokens, QKV_I32, 2, shape);
+    qkv_shape_init(&v.targets, QKV_I32, 2, shape);
+    qkv_shape_init(&v.pad, QKV_I32, 2, shape);
+    v.tokens.data = v.tok;
+    v.targets.data = v.tgt;
+    v.pad.data = v.pad_buf;
+    return v;
+}
+
+/* an error on one of several processes: the others would wait for it forever, so stop them all */
+static void fail_everywhere(const run *r, const char *err) {
+    if (r->dist.size == 1) return;
+    fprintf(stderr, "qkv train: process %d of %d: %s\n", r->dist.rank, r->dist.size, err);
+    qkv_dist_abort(&r->dist, 1);
+}
+
+/* whether any process asks to stop (a signal, --stop-after, an error it hit) */
+static bool any(const run *r, bool mine) {
+    if (r->dist.size == 1) return mine;
+    int v = mine, all[256];
+    int *buf = r->dist.size <= 256 ? all : malloc((size_t)r->dist.size * sizeof *buf);
+    if (!buf || qkv_dist_allgather(&r->dist, &v, buf, sizeof v)) fail_everywhere(r, "cannot exchange flags");
+    bool out = false;
+    for (int i = 0; i < r->dist.size; i++) out |= buf[i] != 0;
+    if (buf != all) free(buf);
+    return out;
+}
+
+/* micro-batch j of this process with model m and context ctx: its loss weighted by its share
+ * of the step's `total` targets, backward, and its gradient into dst (when not NULL; it stays in
+ * m's gradient buffer either way). 0, or -1 with err */
+static int micro_batch(run *r, qkv_model *m, qkv_ctx *ctx, int j, int64_t total, float *dst, char *err, int errlen) {
+    int k = r->first + j;
+    qkv_batch v = batch_view(&r->batch, j * r->rows, r->rows);
+    qkv_params_zero_grad(&m->params);
+    qkv_ctx_reset(ctx);
+    qkv_tensor *l = qkv_model_loss(ctx, m, &v.tokens, &v.targets, v.has_pad ? &v.pad : NULL);
+    if (!l || (r->counts[k] > 0 && qkv_backward(ctx, qkv_scale(ctx, l, (double)r->counts[k] / (double)total)))) {
+        snprintf(err, (size_t)errlen, "step %lld: %s", r->st.step + 1, qkv_ctx_error(ctx));
+        return -1;
+    }
+    r->losses[k] = qkv_tensor_get(l, 0);
+    if (dst) memcpy(dst, m->params.grad, (size_t)m->params.numel * sizeof *dst);
+    return 0;
+}
+
+/* worker w's micro-batches: w, w + workers, ... , each alone on this thread */
+static int64_t step_total;
+static void worker_batches(void *arg, int64_t begin, int64_t end) {
+    run *r = arg;
+    int prev = qkv__serial(1);
+    for (int64_t w = begin; w < end; w++) {
+        r->werr[w][0] = 0;
+        for (int j = (int)w; j < r->mine && !r->werr[w][0]; j += r->workers)
+            micro_batch(r, r->reps[w], r->ctxs[w], j, step_total,
+                        r->slots + (size_t)(r->first + j) * (size_t)r->model->params.numel, r->werr[w],
+                        (int)sizeof r->werr[w]);
+    }
+    qkv__serial(prev);
+}
+
+/* The step's gradient into params.grad and its loss (the mean over every target the step
+ * counts) into *loss. Each micro-batch k has its own examples (qkv_task_train_shard: keyed by
+ * the step and k), its own forward and backward with its loss weighted by its share of the
+ * step's targets, and its own gradient; the gradients are summed in the order of k, the first
+ * copied: g = ((g_0 + g_1) + g_2) + ... . With several processes each computes its micro-
+ * batches' gradients, every process gets all of them (bytes, not sums), and each sums them in
+ * the same order: the same bits for any number of processes. Within a process, qkv's threads
+ * each compute whole micro-batches alone (with the bits of one thread): the same bits for any
+ * number of threads too. 0, or -1 with err. */
+static int step_gradient(run *r, double *loss, char *err, int errlen) {
+    qkv_model *m = r->model;
+    int64_t n = m->params.numel;
+    float *g = m->params.grad;
+    int S = r->shards;
+    /* this process's examples, and the targets each of its micro-batches counts */
+    for (int j = 0; j < r->mine; j++) {
+        qkv_batch v = batch_view(&r->batch, j * r->rows, r->rows);
+        qkv_task_train_shard(&r->task, &v, r->st.step, r->first + j);
+        int64_t c = 0;
+        for (int64_t i = 0; i < (int64_t)v.B * v.T; i++) c += v.tgt[i] != QKV_IGNORE;
+        r->counts[r->first + j] = c;
+    }
+    if (qkv_dist_allgather(&r->dist, r->counts + r->first, r->counts, (size_t)r->mine * sizeof *r->counts)) {
+        snprintf(err, (size_t)errlen, "cannot exchange target counts");
+        return -1;
+    }
+    int64_t total = 0;
+    for (int k = 0; k < S; k++) total += r->counts[k];
+    if (r->workers > 1) { /* whole micro-batches on qkv's threads, gradients into their slots */
+        step_total = total;
+        qkv_parallel_for(r->workers, 1, worker_batches, r);
+        for (int w = 0; w < r->workers; w++)
+            if (r->werr[w][0]) {
+                snprintf(err, (size_t)errlen, "%s", r->werr[w]);
+                return -1;
+            }
+    } else {
+        for (int j = 0; j < r->mine; j++) {
+            float *dst = r->acc ? NULL : r->slots + (size_t)(r->first + j) * (size_t)n;
+            if (micro_batch(r, m, r->ctx, j, total, dst, err, errlen)) return -1;
+            if (r->acc) { /* one process, one worker: the running sum */
+                if (j == 0) memcpy(r->acc, g, (size_t)n * sizeof *g);
+                else for (int64_t i = 0; i < n; i++) r->acc[i] += g[i];
+            }
+        }
+    }
+    if (r->acc) {
+        memcpy(g, r->acc, (size_t)n * sizeof *g);
+    } else {
+        if (qkv_dist_allgather(&r->dist, r->slots + (size_t)r->first * (size_t)n, r->slots,
+                               (size_t)r->mine * (size_t)n * sizeof *g) ||
+            qkv_dist_allgather(&r->dist, r->losses + r->first, r->losses, (size_t)r->mine * sizeof *r->losses)) {
+            snprintf(err, (size_t)errlen, "cannot exchange gradients");
+            return -1;
+        }
+        memcpy(g, r->slots, (size_t)n * sizeof *g);
+        for (int k = 1; k < S; k++) {
+            const float *sk = r->slots + (size_t)k * (size_t)n;
+            for (int64_t i = 0; i < n; i++) g[i] += sk[i];
+        }
+    }
+    double l = 0;
+    for (int k = 0; k < S && total > 0; k++) l += (double)r->counts[k] / (double)total * r->losses[k];
+    *loss = l;
+    return 0;
+}
+
 /* ---- the loop ------------------------------------------------------------------------------- */
 
 static int setup(run *r, char *err, int errlen) {
@@ -175,8 +327,39 @@ static int setup(run *r, char *err, int errlen) {
         return -2; /* before anything is allocated or written */
     r->model = qkv_model_new(&mc, QKV_F32, (uint64_t)c->train.seed, err, errlen); /* the config is checked */
     if (!r->model) return -1;
-    if (qkv_optim_init(&r->optim, &c->optim, r->model->params.numel) || !(r->ctx = qkv_ctx_new()) ||
-        qkv_batch_alloc(&r->batch, &r->task, c->train.batch)) {
+    /* the step's micro-batches, whole ones to each process */
+    r->shards = qkv_train_shards(&c->train);
+    if (r->shards % r->dist.size) {
+        snprintf(err, (size_t)errlen, "train.shards: %d micro-batches cannot be shared by %d processes (the process "
+                 "count must divide train.shards)", r->shards, r->dist.size);
+        return -1;
+    }
+    r->mine = r->shards / r->dist.size;
+    r->first = r->dist.rank * r->mine;
+    r->rows = c->train.batch / r->shards;
+    int64_t n = r->model->params.numel;
+    /* qkv's threads compute whole micro-batches at once, each alone (as with one thread: the
+     * same bits for any thread count); without several micro-batches they split the ops */
+    r->workers = qkv_get_threads() < r->mine ? qkv_get_threads() : r->mine;
+    if (r->workers > 1) {
+        r->reps = calloc((size_t)r->workers, sizeof *r->reps);
+        r->ctxs = calloc((size_t)r->workers, sizeof *r->ctxs);
+        r->werr = calloc((size_t)r->workers, sizeof *r->werr);
+        for (int w = 0; r->reps && r->ctxs && r->werr && w < r->workers; w++) {
+            if (!(r->reps[w] = qkv_model_replica(r->model, err, errlen))) return -1;
+            if (!(r->ctxs[w] = qkv_ctx_new())) break;
+        }
+        if (!r->reps || !r->ctxs || !r->werr || !r->ctxs[r->workers - 1]) {
+            snprintf(err, (size_t)errlen, "out of memory setting up training");
+            return -1;
+        }
+    }
+    r->counts = calloc((size_t)r->shards, sizeof *r->counts);
+    r->losses = calloc((size_t)r->shards, sizeof *r->losses);
+    if (r->dist.size > 1 || r->workers > 1) r->slots = malloc((size_t)r->shards * (size_t)n * sizeof(float));
+    else r->acc = malloc((size_t)(n ? n : 1) * sizeof(float));
+    if (qkv_optim_init(&r->optim, &c->optim, n) || !(r->ctx = qkv_ctx_new()) || !r->counts || !r->losses ||
+        !(r->slots || r->acc) || qkv_batch_alloc(&r->batch, &r->task, r->rows * r->mine)) {
         snprintf(err, (size_t)errlen, "out of memory setting up training");
         return -1;
     }
@@ -184,13 +367,14 @@ static int setup(run *r, char *err, int errlen) {
     eff.model = mc;
     r->config_json = r->opt->config_json(&eff);
     if (!r->config_json) { snprintf(err, (size_t)errlen, "out of memory"); return -1; }
+    /* every process reads the checkpoint; the first one alone keeps the run directory */
+    if (r->opt->resume &&
+        qkv_checkpoint_load(r->opt->out_dir, r->model, &r->optim, &r->st, &r->task.train_rng, err, errlen))
+        return -1;
+    if (r->dist.rank) return 0;
     if (qkv_mkdirs(r->opt->out_dir, err, errlen)) return -1;
     remove_stale_temps(r);
-    if (r->opt->resume) {
-        if (qkv_checkpoint_load(r->opt->out_dir, r->model, &r->optim, &r->st, &r->task.train_rng, err, errlen) ||
-            truncate_metrics(r, err, errlen))
-            return -1;
-    }
+    if (r->opt->resume && truncate_metrics(r, err, errlen)) return -1;
     /* a resumed run's config may have grown (train.steps: an extended run) */
     if (qkv_write_file_atomic(in_dir(r, QKV_RUN_CONFIG), r->config_json, strlen(r->config_json), err, errlen) ||
         (!r->opt->resume && qkv_write_file_atomic(in_dir(r, QKV_RUN_METRICS), "", 0, err, errlen)))
@@ -227,7 +411,12 @@ static int write_summary(run *r, qkv_run_summary *s, char *err, int errlen) {
 int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, char *err, int errlen) {
     run R = {.cfg = cfg, .opt = opt}, *r = &R;
     memset(sum, 0, sizeof *sum);
+    r->dist = qkv_dist_world();
     int rc = setup(r, err, errlen);
+    if (any(r, rc != 0) && !rc) { /* every process starts, or none does */
+        snprintf(err, (size_t)errlen, "another process could not set up the run");
+        rc = -1;
+    }
     const qkv_train_config *tc = &cfg->train;
     bool tty = isatty(2) && !opt->quiet;
     double t0 = now(), t_log = t0, lr = 0, gnorm = 0;
@@ -241,20 +430,17 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
     int64_t np = r->model ? r->model->params.numel : 0;
 
     while (!rc && r->st.step < tc->steps) {
-        if (stop_requested || (opt->stop_after && r->st.step - start >= opt->stop_after)) {
+        /* every process stops at the same step: one that is asked to tells the others */
+        if (any(r, stop_requested || (opt->stop_after && r->st.step - start >= opt->stop_after))) {
             sum->interrupted = true;
             break;
         }
-        qkv_task_train_batch(&r->task, &r->batch);
-        qkv_ctx_reset(r->ctx);
-        qkv_tensor *loss = qkv_model_loss(r->ctx, r->model, &r->batch.tokens, &r->batch.targets,
-                                          r->batch.has_pad ? &r->batch.pad : NULL);
-        if (!loss || qkv_backward(r->ctx, loss)) {
-            snprintf(err, (size_t)errlen, "step %lld: %s", r->st.step + 1, qkv_ctx_error(r->ctx));
+        double lv;
+        if (step_gradient(r, &lv, err, errlen)) {
+            fail_everywhere(r, err);
             rc = -1;
             break;
         }
-        double lv = qkv_tensor_get(loss, 0);
         gnorm = qkv_clip_grad_norm(grads, np, cfg->optim.clip);
         lr = qkv_schedule_lr(&cfg->optim, r->st.step, tc->steps);
         if (!isfinite(lv) || !isfinite(gnorm)) {
@@ -290,18 +476,20 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
         }
         qkv_params_zero_grad(&r->model->params);
         r->st.step++;
-        tokens_since += (long long)r->batch.B * r->batch.T;
+        tokens_since += (long long)tc->batch * r->batch.T;
 
-        bool last = r->st.step == tc->steps;
-        bool do_eval = last || (tc->eval_every > 0 && r->st.step % tc->eval_every == 0);
-        bool do_log = do_eval || r->st.step % tc->log_every == 0;
-        bool do_ckpt = last || (tc->checkpoint_every > 0 ? r->st.step % tc->checkpoint_every == 0 : do_eval);
+        /* the first process evaluates, logs and checkpoints (every process holds the same weights) */
+        bool lead = r->dist.rank == 0, last = r->st.step == tc->steps;
+        bool do_eval = lead && (last || (tc->eval_every > 0 && r->st.step % tc->eval_every == 0));
+        bool do_log = lead && (do_eval || r->st.step % tc->log_every == 0);
+        bool do_ckpt = lead && (last || (tc->checkpoint_every > 0 ? r->st.step % tc->checkpoint_every == 0 : do_eval));
         double t = now(), elapsed = r->st.seconds + (t - t0);
         double tps = t > t_log ? (double)tokens_since / (t - t_log) : 0;
         if (do_eval) {
             if (qkv_evaluate(r->ctx, r->model, &r->task, tc->eval_examples, tc->batch, &ev, err, errlen) ||
                 (r->val_examples && qkv_evaluate_split(r->ctx, r->model, &r->task, QKV_SPLIT_VAL, r->val_examples,
                                                        tc->batch, &val, err, errlen))) {
+                fail_everywhere(r, err);
                 rc = -1;
                 break;
             }
@@ -311,6 +499,7 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
             double mean = r->st.loss_count ? r->st.loss_sum / (double)r->st.loss_count : r->st.last_loss;
             if (metrics_line(r, mean, lr, gnorm, do_eval ? &ev : NULL, r->val_examples ? &val : NULL, tps, elapsed,
                              err, errlen)) {
+                fail_everywhere(r, err);
                 rc = -1;
                 break;
             }
@@ -322,11 +511,13 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
         }
         if (do_eval || (tty && do_log)) progress(r, sum->train_loss, have_eval ? &ev : NULL, tps, elapsed, tty, false);
         if (do_ckpt && save_checkpoint(r, err, errlen)) rc = -1;
+        if (rc) fail_everywhere(r, err);
     }
-    if (!rc && sum->interrupted && save_checkpoint(r, err, errlen)) rc = -1;
+    bool lead = r->dist.rank == 0;
+    if (!rc && lead && sum->interrupted && save_checkpoint(r, err, errlen)) rc = -1;
     /* resuming a run that had already finished (say its summary was lost): evaluate the
      * final model again rather than report the zeros of a session that trained nothing */
-    if (!rc && !sum->interrupted && r->st.step == start && r->model &&
+    if (!rc && lead && !sum->interrupted && r->st.step == start && r->model &&
         (qkv_evaluate(r->ctx, r->model, &r->task, tc->eval_examples, tc->batch, &ev, err, errlen) ||
          (r->val_examples && qkv_evaluate_split(r->ctx, r->model, &r->task, QKV_SPLIT_VAL, r->val_examples, tc->batch,
                                                 &val, err, errlen))))
@@ -340,9 +531,20 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
     sum->seconds = r->st.seconds + (now() - t0);
     sum->params = r->model ? r->model->params.numel : 0;
     sum->attn_params = r->model ? qkv_model_attention_params(r->model) : 0;
-    if (!rc && !sum->interrupted && write_summary(r, sum, err, errlen)) rc = -1;
+    if (!rc && lead && !sum->interrupted && write_summary(r, sum, err, errlen)) rc = -1;
     if (r->metrics) fclose(r->metrics);
     qkv_batch_free(&r->batch);
+    free(r->slots);
+    free(r->acc);
+    free(r->counts);
+    free(r->losses);
+    for (int w = 0; w < r->workers; w++) {
+        if (r->reps) qkv_model_free(r->reps[w]);
+        if (r->ctxs) qkv_ctx_free(r->ctxs[w]);
+    }
+    free(r->reps);
+    free(r->ctxs);
+    free(r->werr);
     qkv_ctx_free(r->ctx);
     qkv_optim_free(&r->optim);
     qkv_model_free(r->model);
