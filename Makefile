@@ -4,7 +4,12 @@
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
+# make MPI=1: data-parallel training over OpenMPI (docs/distributed.md), built into build-mpi/
+ifeq ($(MPI),1)
+BUILD   ?= build-mpi
+else
 BUILD   ?= build
+endif
 ifeq ($(origin CC),default)
 CC := gcc
 endif
@@ -16,6 +21,9 @@ VERSION := 0.1.0
 ifneq ($(filter fuzz build-fuzz/%,$(MAKECMDGOALS)),)
 EXTRA_PKGS += clang libclang-rt-14-dev
 endif
+ifeq ($(MPI),1)
+EXTRA_PKGS += libopenmpi-dev openmpi-bin
+endif
 NODEPS_GOALS := clean help
 ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
 DEPS_OK := $(shell QKV_EXTRA_PKGS="$(EXTRA_PKGS)" scripts/install-deps.sh >&2 && echo ok)
@@ -26,6 +34,10 @@ PKG_CFLAGS := $(shell pkg-config --cflags openblas libcjson)
 PKG_LIBS   := $(shell pkg-config --libs openblas libcjson) -lm
 CHECK_CFLAGS := $(shell pkg-config --cflags check)
 CHECK_LIBS   := $(shell pkg-config --libs check)
+ifeq ($(MPI),1)
+PKG_CFLAGS += $(shell mpicc --showme:compile) -DQKV_MPI
+PKG_LIBS   += $(shell mpicc --showme:link)
+endif
 endif
 
 # -ffp-contract=off: no fused multiply-add contraction, so results do not depend on
@@ -237,7 +249,7 @@ uninstall:
 	    $(DESTDIR)$(PREFIX)/lib/pkgconfig/qkv.pc $(DESTDIR)$(PREFIX)/bin/qkv
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-mpi
 
 help:
 	@echo "make            build build/libqkv.a, build/libqkv.so, build/qkv"

@@ -277,6 +277,25 @@ START_TEST(test_extend_equals_longer_run) {
 }
 END_TEST
 
+/* qkv train --out DIR into a directory that holds a run refuses (naming --resume and --force);
+ * --force starts it over */
+START_TEST(test_train_refuses_existing_run) {
+    char cfg[512], out[4096];
+    snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
+    write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+                    " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
+                    " \"train\": {\"steps\": 10, \"batch\": 8, \"eval_examples\": 16}}\n");
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s --out %s/r --quiet", qkv_test_bin(), cfg, TMP), 2);
+    ck_assert_msg(strstr(out, "already holds a run") && strstr(out, "--resume") && strstr(out, "--force"), "%s", out);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --set train.steps=12 --out %s/r --force --quiet",
+                         qkv_test_bin(), cfg, TMP), 0);
+    char sum[2048];
+    ck_assert_int_eq(run(sum, sizeof sum, false, "cat %s/r/summary.json", TMP), 0);
+    ck_assert_double_eq(qkv_test_json_num(sum, "steps"), 12);
+}
+END_TEST
+
 /* SIGTERM to qkv ablate alone (kill, timeout, a scheduler) stops its runs too: they save
  * checkpoints, ablate says how to continue, and the same command then finishes */
 START_TEST(test_ablate_sigterm_stops_runs) {
@@ -455,6 +474,7 @@ Suite *e2e_suite(void) {
     tcase_add_test(tc, test_resume_equals_uninterrupted);
     tcase_add_test(tc, test_resume_version1_checkpoint);
     tcase_add_test(tc, test_extend_equals_longer_run);
+    tcase_add_test(tc, test_train_refuses_existing_run);
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_tiny_ablation);
     tcase_add_test(tc, test_ablate_sigterm_stops_runs);

@@ -51,7 +51,7 @@ static pid_t launch(const qkv_ablate_plan *p, int r, const char *const *cmd, boo
     snprintf(n, sizeof n, "%lld", steps);
     int k = 0;
     while (cmd[k]) k++;
-    char **argv = calloc((size_t)k + 6, sizeof *argv);
+    char **argv = calloc((size_t)k + 8, sizeof *argv);
     if (!argv) {
         snprintf(err, (size_t)errlen, "out of memory");
         return -1;
@@ -64,10 +64,11 @@ static pid_t launch(const qkv_ablate_plan *p, int r, const char *const *cmd, boo
             argv[k++] = "--steps";
             argv[k++] = n;
         }
-    } else {
+    } else { /* a new run: what an earlier attempt left before its first checkpoint goes */
         argv[k++] = (char *)rs->cfg;
         argv[k++] = "--out";
         argv[k++] = (char *)rs->dir;
+        argv[k++] = "--force";
     }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);

@@ -3,6 +3,8 @@
 #include "cli/options.h"
 #include "io/fileio.h"
 #include "tensor/parallel.h"
+#include "train/dist.h"
+#include "train/run_dir.h"
 #include "train/train.h"
 
 #include <math.h>
@@ -10,12 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct {
     const char *config, *out, *resume;
     qkv_cli_list sets;
     long long threads, stop_after, steps;
-    bool quiet;
+    bool quiet, force;
 } train_args;
 
 static const qkv_cli_option OPTIONS[] = {
@@ -29,6 +32,7 @@ static const qkv_cli_option OPTIONS[] = {
     QKV_INT("--threads", "N", train_args, threads, 1, QKV_MAX_THREADS,
             "threads for the step, at most " QKV_STR(QKV_MAX_THREADS) " (default: one per core); the same N\n"
             "gives the same bits, different N agree to float precision"),
+    QKV_FLAG("--force", train_args, force, "start over in an --out DIR that already holds a run (its files are removed)"),
     QKV_FLAG("--quiet", train_args, quiet, "no progress on stderr"),
     QKV_INT("--stop-after", "N", train_args, stop_after, 1, 1000000000,
             "stop (as Ctrl-C does) after N more steps; for testing resume"),
@@ -56,10 +60,26 @@ static void on_signal(int sig) {
     qkv_request_stop();
 }
 
+static int train_command(int argc, char **argv);
+
 int qkv_cmd_train(int argc, char **argv) {
+    /* under mpirun, every process trains the same run together (docs/distributed.md) */
+    qkv_dist d;
+    char err[512];
+    if (qkv_dist_init(NULL, NULL, &d, err, sizeof err)) {
+        qkv_cli_error("train", "%s", err);
+        return QKV_EXIT_FAIL;
+    }
+    int rc = train_command(argc, argv);
+    qkv_dist_finalize();
+    return rc;
+}
+
+static int train_command(int argc, char **argv) {
     train_args a = {0};
     int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
     if (rc >= 0) return rc;
+    qkv_dist d = qkv_dist_world();
     rc = QKV_EXIT_USAGE;
     const char *cfg_path = a.config, *out = a.out, *resume = a.resume;
     char resume_cfg[4096];
@@ -68,11 +88,15 @@ int qkv_cmd_train(int argc, char **argv) {
             qkv_cli_error("train", "--resume DIR takes its config from DIR/config.json; drop CONFIG, --set and --out");
             goto done;
         }
-        snprintf(resume_cfg, sizeof resume_cfg, "%s/config.json", resume);
+        snprintf(resume_cfg, sizeof resume_cfg, "%s/" QKV_RUN_CONFIG, resume);
         cfg_path = resume_cfg;
         out = resume;
     }
     if (!cfg_path) { qkv_cli_error("train", "missing CONFIG (try 'qkv train --help')"); goto done; }
+    if (d.size > 1 && !out) { /* the default name has the time in it: each process would pick its own */
+        qkv_cli_error("train", "with %d processes, name the run directory: --out DIR", d.size);
+        goto done;
+    }
     if (a.steps && !resume) {
         qkv_cli_error("train", "--steps extends a run: use it with --resume DIR (a new run takes train.steps)");
         goto done;
@@ -113,9 +137,21 @@ int qkv_cmd_train(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
 
     qkv_run_opts opt = {.out_dir = out, .quiet = a.quiet, .resume = resume != NULL,
-                        .stop_after = a.stop_after, .config_json = qkv_config_to_json};
+                        .stop_after = a.stop_after, .config_json = qkv_config_to_json, .force = a.force};
     qkv_run_summary s;
     char err[1024];
+    if (d.size == 1 && !resume && !a.force) { /* a usage error (qkv_train checks too, for several processes) */
+        static const char *const files[] = {QKV_RUN_CONFIG, QKV_RUN_CHECKPOINT, QKV_RUN_SUMMARY};
+        for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+            char p[4200];
+            snprintf(p, sizeof p, "%s/%s", out, files[i]);
+            if (access(p, F_OK) == 0) {
+                qkv_cli_error("train", "%s already holds a run; continue it with --resume %s, or start it over "
+                              "with --force", out, out);
+                goto done;
+            }
+        }
+    }
     int r = qkv_train(&cfg, &opt, &s, err, sizeof err);
     if (r < 0) {
         qkv_cli_error("train", "%s", err);
@@ -123,19 +159,24 @@ int qkv_cmd_train(int argc, char **argv) {
         goto done;
     }
     if (r == 1) {
-        fprintf(stderr, "qkv train: stopped at step %lld of %d; checkpoint saved. Resume with:\n"
-                "  qkv train --resume %s\n", s.steps, cfg.train.steps, out);
+        if (d.rank == 0)
+            fprintf(stderr, "qkv train: stopped at step %lld of %d; checkpoint saved. Resume with:\n"
+                    "  qkv train --resume %s\n", s.steps, cfg.train.steps, out);
         rc = QKV_EXIT_FAIL;
         goto done;
     }
-    char acc[64], el[64], tl[64]; /* JSON has no NaN or Inf: null */
+    rc = QKV_EXIT_OK;
+    if (d.rank) goto done; /* the first process speaks for all */
+    char acc[64], el[64], tl[64], procs[96] = ""; /* JSON has no NaN or Inf: null */
+    if (d.size > 1)
+        snprintf(procs, sizeof procs, ",\"processes\":%d,\"param_checksum\":\"%016llx\"", s.processes,
+                 (unsigned long long)s.param_checksum);
     printf("{\"eval_accuracy\":%s,\"eval_loss\":%s,\"train_loss\":%s,\"steps\":%lld,"
-           "\"skipped_steps\":%lld,\"seconds\":%.2f,\"params\":%lld,\"attn_params\":%lld,\"run\":\"%s\"}\n",
+           "\"skipped_steps\":%lld,\"seconds\":%.2f,\"params\":%lld,\"attn_params\":%lld,\"run\":\"%s\"%s}\n",
            json_num(s.eval.accuracy, acc, sizeof acc), json_num(s.eval.loss, el, sizeof el),
            json_num(s.train_loss, tl, sizeof tl), s.steps, s.skipped_steps, s.seconds,
-           (long long)s.params, (long long)s.attn_params, out);
+           (long long)s.params, (long long)s.attn_params, out, procs);
     if (!a.quiet) fprintf(stderr, "qkv train: run directory %s\n", out);
-    rc = QKV_EXIT_OK;
 done:
     free(a.sets.v);
     return rc;

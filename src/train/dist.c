@@ -21,8 +21,20 @@ bool qkv_dist_mpi(void) {
 
 qkv_dist qkv_dist_world(void) { return WORLD; }
 
+#ifdef QKV_MPI
+/* started by mpirun (OpenMPI, or a PMI launcher such as srun)? A plain start is a world of
+ * one without MPI_Init: no singleton MPI start for every run of a sweep */
+static bool launched(void) {
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
+}
+#endif
+
 int qkv_dist_init(int *argc, char ***argv, qkv_dist *d, char *err, int errlen) {
 #ifdef QKV_MPI
+    if (!launched()) {
+        *d = WORLD;
+        return 0;
+    }
     int ok = 0;
     MPI_Initialized(&ok);
     if (!ok && MPI_Init(argc, argv) != MPI_SUCCESS) {
@@ -43,6 +55,7 @@ int qkv_dist_init(int *argc, char ***argv, qkv_dist *d, char *err, int errlen) {
 
 void qkv_dist_finalize(void) {
 #ifdef QKV_MPI
+    if (!launched()) return;
     int ok = 0, done = 0;
     MPI_Initialized(&ok);
     MPI_Finalized(&done);

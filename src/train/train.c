@@ -169,6 +169,23 @@ static void remove_stale_temps(run *r) {
     closedir(d);
 }
 
+/* ---- the run directory --------------------------------------------------------------------- */
+
+static const char *const RUN_FILES[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN_MODEL, QKV_RUN_CHECKPOINT,
+                                        QKV_RUN_SUMMARY};
+
+/* whether out_dir holds any file of a run */
+static bool holds_run(run *r) {
+    for (size_t i = 0; i < sizeof RUN_FILES / sizeof RUN_FILES[0]; i++)
+        if (access(in_dir(r, RUN_FILES[i]), F_OK) == 0) return true;
+    return false;
+}
+
+/* remove a run's files (--force) */
+static void clear_run(run *r) {
+    for (size_t i = 0; i < sizeof RUN_FILES / sizeof RUN_FILES[0]; i++) unlink(in_dir(r, RUN_FILES[i]));
+}
+
 /* ---- one step: micro-batches, their gradients summed in order ------------------------------- */
 
 /* rows [first, first + rows) of the batch buffers, as a batch of their own */
@@ -372,6 +389,14 @@ static int setup(run *r, char *err, int errlen) {
         qkv_checkpoint_load(r->opt->out_dir, r->model, &r->optim, &r->st, &r->task.train_rng, err, errlen))
         return -1;
     if (r->dist.rank) return 0;
+    if (!r->opt->resume && holds_run(r)) { /* never overwrite a run by accident */
+        if (!r->opt->force) {
+            snprintf(err, (size_t)errlen, "%s already holds a run; continue it with --resume %s, or start it over "
+                     "with --force", r->opt->out_dir, r->opt->out_dir);
+            return -1;
+        }
+        clear_run(r);
+    }
     if (qkv_mkdirs(r->opt->out_dir, err, errlen)) return -1;
     remove_stale_temps(r);
     if (r->opt->resume && truncate_metrics(r, err, errlen)) return -1;
@@ -530,6 +555,20 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
     sum->skipped_steps = r->st.skipped;
     sum->seconds = r->st.seconds + (now() - t0);
     sum->params = r->model ? r->model->params.numel : 0;
+    sum->processes = r->dist.size;
+    if (r->model && !rc) { /* every process must hold the same weights: check it */
+        const unsigned char *b = r->model->params.data;
+        uint64_t h = 0xcbf29ce484222325ull, all[256];
+        for (size_t i = 0; i < (size_t)r->model->params.numel * sizeof(float); i++) h = (h ^ b[i]) * 0x100000001b3ull;
+        sum->param_checksum = h;
+        if (r->dist.size > 1 && r->dist.size <= 256 && !qkv_dist_allgather(&r->dist, &h, all, sizeof h))
+            for (int i = 0; i < r->dist.size && !rc; i++)
+                if (all[i] != h) {
+                    snprintf(err, (size_t)errlen, "process %d holds other weights than process %d (checksums %016llx "
+                             "and %016llx)", i, r->dist.rank, (unsigned long long)all[i], (unsigned long long)h);
+                    rc = -1;
+                }
+    }
     sum->attn_params = r->model ? qkv_model_attention_params(r->model) : 0;
     if (!rc && lead && !sum->interrupted && write_summary(r, sum, err, errlen)) rc = -1;
     if (r->metrics) fclose(r->metrics);

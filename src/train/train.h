@@ -24,6 +24,7 @@ typedef struct qkv_run_opts {
     const char *out_dir;         /* run directory (created) */
     bool quiet;                  /* no progress on stderr */
     bool resume;                 /* continue from out_dir's checkpoint */
+    bool force;                  /* a new run may replace a run in out_dir (else that is an error) */
     long long stop_after;        /* testing: stop (as if interrupted) after this many steps; 0 = off */
     /* the effective config (vocab and seq_len filled in) as JSON text, for config.json and the
      * model files' metadata: the config layer's qkv_config_to_json, which sits above this
@@ -40,6 +41,8 @@ typedef struct qkv_run_summary {
     int64_t params, attn_params;
     bool interrupted;
     qkv_verdict verdict;         /* solved within the budget? still improving? (verdict.h) */
+    int processes;               /* that trained it together (dist.h) */
+    uint64_t param_checksum;     /* FNV-1a of the final parameters' bytes, equal on every process */
 } qkv_run_summary;
 
 /* train per cfg (already validated); 0 done, 1 interrupted (checkpoint saved), -1 error (one line
