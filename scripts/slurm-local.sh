@@ -1,0 +1,284 @@
+#!/bin/sh
+# scripts/slurm-local.sh — a real one-node Slurm on this machine, for tests of
+# qkv's Slurm job-array sweeps. No systemd, no accounting database: munged,
+# slurmctld and slurmd are started by hand in the background, and everything
+# they write (config, key, state, spool, logs, pid files) lives in one
+# directory of their own, $QKV_SLURM_DIR (default /tmp/qkv-slurm). Nothing
+# under /etc is used or changed (apt-get may add /etc/munge/munge.key; unused).
+#
+#   scripts/slurm-local.sh start    install packages if missing (root), write the
+#                                   config, start the daemons, wait until the
+#                                   node is idle; returns at once when running
+#   scripts/slurm-local.sh stop     cancel all jobs, stop the daemons (pid files)
+#   scripts/slurm-local.sh status   say whether it runs (pids, sinfo); exit 3 if not
+#   scripts/slurm-local.sh env      print the line a caller evaluates:
+#                                   eval "$(scripts/slurm-local.sh env)"
+#
+# Clients (sbatch, squeue, scontrol, sinfo, scancel) find the cluster through
+# SLURM_CONF only; always `eval "$(scripts/slurm-local.sh env)"` first.
+# A cold `start` begins with an empty queue (slurmctld -c): job ids restart at 1.
+# No accounting, so no sacct: ask `scontrol show job ID` (finished jobs stay
+# visible for MinJobAge seconds) or poll `squeue -h -j ID` until it is empty.
+#
+# Environment:
+#   QKV_SLURM_DIR      where everything lives (default /tmp/qkv-slurm; must be on
+#                      a filesystem that allows exec, since job scripts are
+#                      copied into the spool and run from there)
+#   QKV_SLURM_PORT     slurmctld port; slurmd uses the next one (default 16817,
+#                      not Slurm's 6817, so a system Slurm on this host is left alone)
+#   QKV_SLURM_TIMEOUT  seconds `start` waits for the node to be idle (default 60)
+#   QKV_SLURM_KILLWAIT seconds between SIGTERM and SIGKILL when a job is
+#                      cancelled, requeued or out of time (default 10)
+set -eu
+
+PKGS="munge slurmctld slurmd slurm-client"
+DIR=${QKV_SLURM_DIR:-/tmp/qkv-slurm}
+case $DIR in /*) ;; *) DIR=$(pwd)/$DIR ;; esac   # Slurm wants absolute paths
+PORT=${QKV_SLURM_PORT:-16817}
+TIMEOUT=${QKV_SLURM_TIMEOUT:-60}
+KILLWAIT=${QKV_SLURM_KILLWAIT:-10}
+CONF=$DIR/slurm.conf
+MUNGE_SOCKET=$DIR/munge/munge.socket
+NODE=$(hostname -s)
+PATH=$PATH:/usr/sbin:/sbin
+SLURM_CONF=$CONF
+export SLURM_CONF PATH
+
+say() { echo "slurm-local: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+# pid of a running daemon from its pid file, checked against its name so a
+# recycled pid is never taken for (or killed as) ours; empty when not running
+pid_of() { # name pidfile
+    [ -r "$2" ] || return 0
+    p=$(cat "$2" 2>/dev/null) || return 0
+    case $p in ''|*[!0-9]*) return 0 ;; esac
+    [ "$(cat /proc/"$p"/comm 2>/dev/null)" = "$1" ] && echo "$p"
+    return 0
+}
+munged_pid()    { pid_of munged    "$DIR/run/munged.pid"; }
+slurmctld_pid() { pid_of slurmctld "$DIR/run/slurmctld.pid"; }
+slurmd_pid()    { pid_of slurmd    "$DIR/run/slurmd.pid"; }
+
+node_state() { sinfo -h -n "$NODE" -o %T 2>/dev/null | head -n 1; }
+
+log_tails() {
+    for f in munged slurmctld slurmd; do
+        [ -f "$DIR/log/$f.log" ] || continue
+        echo "----- tail of $DIR/log/$f.log" >&2
+        tail -n 15 "$DIR/log/$f.log" >&2
+    done
+}
+
+install_packages() {
+    missing=""
+    for p in $PKGS; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+            missing="$missing $p"
+    done
+    [ -z "$missing" ] && return 0
+    cmd="apt-get install -y --no-install-recommends$missing"
+    if [ "$(id -u)" -ne 0 ]; then
+        say "missing packages:$missing"
+        say "install them with: sudo apt-get update && sudo $cmd"
+        exit 1
+    fi
+    say "installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $missing >&2
+}
+
+write_conf() {
+    # This machine as slurmd sees it (CPUs, sockets, cores, threads, RealMemory);
+    # the node gets all of it. Drop "UpTime=...", keep the NodeName=... line.
+    hw=$(slurmd -C | sed -n 's/^\(NodeName=.*\)$/\1/p')
+    [ -n "$hw" ] || die "slurmd -C printed no NodeName line"
+    cat >"$CONF.new" <<EOF
+# Written by scripts/slurm-local.sh start; rewritten on every cold start.
+ClusterName=qkv
+# One host is controller and compute node; 127.0.0.1 so no DNS is needed.
+SlurmctldHost=$NODE(127.0.0.1)
+SlurmctldPort=$PORT
+SlurmdPort=$((PORT + 1))
+# Daemons run as root (no slurm user to set up); jobs run as their submitter.
+SlurmUser=root
+SlurmdUser=root
+# Our own munged (own key and socket). cred_expire is also how long a requeued
+# job must wait before it may start again: 120 s by default, 10 here.
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$MUNGE_SOCKET,cred_expire=10
+# State, spool, pid files and logs in our directory (writable, exec allowed).
+StateSaveLocation=$DIR/state
+SlurmdSpoolDir=$DIR/spool
+SlurmctldPidFile=$DIR/run/slurmctld.pid
+SlurmdPidFile=$DIR/run/slurmd.pid
+SlurmctldLogFile=$DIR/log/slurmctld.log
+SlurmdLogFile=$DIR/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+# No systemd/cgroup delegation in a container: track job processes through
+# the process tree and do no CPU binding; then no cgroup.conf is needed.
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+# No slurmdbd: no accounting (so no sacct) and no job completion log.
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+MailProg=/bin/true
+SwitchType=switch/none
+# Batch jobs may be requeued (scontrol requeue, node failure) unless the job
+# says --no-requeue.
+JobRequeue=1
+# A node that was down (e.g. slurmd restarted) comes back when slurmd registers.
+ReturnToService=2
+# Seconds from SIGTERM to SIGKILL for a cancelled/requeued/timed-out job.
+KillWait=$KILLWAIT
+# Finished jobs stay visible to scontrol show job for 5 minutes.
+MinJobAge=300
+# Default FIFO+backfill scheduler, no SchedulerParameters. Consumable CPUs:
+# every CPU is allocatable on its own, so two 1-CPU array tasks run at once on
+# 2 CPUs. Memory is not a consumable resource: a job is not limited to a share
+# of it, and --mem up to RealMemory is accepted.
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+# The node: this whole machine, reachable on 127.0.0.1.
+$hw NodeAddr=127.0.0.1 State=UNKNOWN
+PartitionName=qkv Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
+EOF
+    mv "$CONF.new" "$CONF"
+}
+
+start_munged() {
+    [ -n "$(munged_pid)" ] && return 0
+    if [ ! -s "$DIR/munge/munge.key" ]; then
+        mungekey --create --keyfile="$DIR/munge/munge.key" 2>/dev/null ||
+            dd if=/dev/urandom of="$DIR/munge/munge.key" bs=1024 count=1 2>/dev/null
+    fi
+    chmod 0400 "$DIR/munge/munge.key"
+    munged --socket="$MUNGE_SOCKET" --key-file="$DIR/munge/munge.key" \
+        --pid-file="$DIR/run/munged.pid" --log-file="$DIR/log/munged.log" \
+        --seed-file="$DIR/munge/munged.seed" 9>&- ||
+        { log_tails; die "munged did not start"; }
+}
+
+start() {
+    install_packages
+    [ "$(id -u)" -eq 0 ] || die "start needs root (slurmd runs jobs as their submitter)"
+    mkdir -p "$DIR"
+    # one start/stop at a time (tests may call start concurrently)
+    exec 9>"$DIR/lock"
+    command -v flock >/dev/null 2>&1 && flock -w "$TIMEOUT" 9
+
+    if [ -n "$(munged_pid)" ] && [ -n "$(slurmctld_pid)" ] && [ -n "$(slurmd_pid)" ]; then
+        case $(node_state) in
+            idle*|mixed*|allocated*|completing*) return 0 ;;   # already up
+        esac
+    else
+        # cold start (or a partial one: stop what is left, start afresh)
+        stop_daemons
+        mkdir -p "$DIR/munge" "$DIR/state" "$DIR/spool" "$DIR/log" "$DIR/run"
+        chmod 0700 "$DIR/state"
+        chmod 0755 "$DIR" "$DIR/munge" "$DIR/spool"   # munged: socket dir must be o+x
+        write_conf
+        start_munged
+        # -c: forget jobs and node state of an earlier run
+        # (9>&-: the daemons must not inherit, and so hold, the lock)
+        slurmctld -c -f "$CONF" 9>&- || { log_tails; die "slurmctld did not start"; }
+        slurmd -f "$CONF" 9>&- || { log_tails; die "slurmd did not start"; }
+    fi
+
+    t=0 resumed=""
+    while :; do
+        st=$(node_state)
+        case $st in
+            idle*|mixed*|allocated*|completing*) break ;;
+            drain*|down) # slurmd answers but the node was set down/drained
+                if [ -z "$resumed" ]; then
+                    scontrol update NodeName="$NODE" State=RESUME >/dev/null 2>&1 || true
+                    resumed=1
+                fi ;;
+        esac
+        if [ "$t" -ge "$((TIMEOUT * 5))" ]; then
+            say "node $NODE not idle after ${TIMEOUT}s (state: ${st:-no answer from slurmctld})"
+            sinfo -R >&2 2>/dev/null || true
+            log_tails
+            exit 1
+        fi
+        sleep 0.2
+        t=$((t + 1))
+    done
+    say "running: node $NODE $(node_state), SLURM_CONF=$CONF"
+}
+
+# Wait until pid is gone; SIGKILL it after ~10 s.
+kill_wait() { # pid
+    kill "$1" 2>/dev/null || return 0
+    i=0
+    while kill -0 "$1" 2>/dev/null; do
+        if [ "$i" -eq 50 ]; then kill -9 "$1" 2>/dev/null || true; fi
+        [ "$i" -ge 100 ] && { say "pid $1 does not go away"; return 1; }
+        sleep 0.2
+        i=$((i + 1))
+    done
+}
+
+# Job steps run under slurmstepd processes, which outlive slurmd. Ours are
+# the ones whose step socket lies in our spool directory.
+kill_stepds() {
+    for p in $(pgrep -x slurmstepd 2>/dev/null || true); do
+        case $(readlink "/proc/$p/cwd" 2>/dev/null; readlink /proc/"$p"/fd/* 2>/dev/null) in
+            *"$DIR/spool"*)
+                say "killing leftover slurmstepd $p"
+                kill -9 "$p" 2>/dev/null || true ;;
+        esac
+    done
+}
+
+stop_daemons() {
+    if [ -n "$(slurmctld_pid)" ] && [ -n "$(slurmd_pid)" ] &&
+       [ -n "$(squeue -h -o %A 2>/dev/null | head -n 1)" ]; then
+        # cancel every job (all users), give them KillWait to end
+        scancel --partition=qkv 2>/dev/null || true
+        i=0
+        while [ -n "$(squeue -h -o %A 2>/dev/null | head -n 1)" ] && [ "$i" -lt $(((KILLWAIT + 10) * 5)) ]; do
+            sleep 0.2
+            i=$((i + 1))
+        done
+    fi
+    p=$(slurmd_pid);    [ -z "$p" ] || kill_wait "$p"
+    p=$(slurmctld_pid); [ -z "$p" ] || kill_wait "$p"
+    p=$(munged_pid);    [ -z "$p" ] || kill_wait "$p"
+    kill_stepds
+    return 0
+}
+
+stop() {
+    [ -d "$DIR" ] || { say "not running (no $DIR)"; return 0; }
+    exec 9>"$DIR/lock"
+    command -v flock >/dev/null 2>&1 && flock -w "$TIMEOUT" 9
+    stop_daemons
+    say "stopped"
+}
+
+status() {
+    m=$(munged_pid 2>/dev/null) c=$(slurmctld_pid 2>/dev/null) d=$(slurmd_pid 2>/dev/null)
+    echo "munged:${m:-not running} slurmctld:${c:-not running} slurmd:${d:-not running} SLURM_CONF=$CONF"
+    if [ -n "$m" ] && [ -n "$c" ] && [ -n "$d" ] && sinfo 2>/dev/null; then
+        return 0
+    fi
+    echo "not running"
+    return 3
+}
+
+case ${1:-} in
+    start)  start ;;
+    stop)   stop ;;
+    status) status ;;
+    env)    echo "export SLURM_CONF=$CONF" ;;
+    *)      echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
+esac
