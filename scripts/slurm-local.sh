@@ -53,8 +53,14 @@ pid_of() { # name pidfile
     [ -r "$2" ] || return 0
     p=$(cat "$2" 2>/dev/null) || return 0
     case $p in ''|*[!0-9]*) return 0 ;; esac
-    [ "$(cat /proc/"$p"/comm 2>/dev/null)" = "$1" ] && echo "$p"
+    [ "$(cat /proc/"$p"/comm 2>/dev/null)" = "$1" ] && is_alive "$p" && echo "$p"
     return 0
+}
+# running and not a zombie (a dead daemon may stay a zombie for a while)
+is_alive() { # pid
+    case $(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' /proc/"$1"/status 2>/dev/null) in
+        ''|Z|X) return 1 ;;
+    esac
 }
 munged_pid()    { pid_of munged    "$DIR/run/munged.pid"; }
 slurmctld_pid() { pid_of slurmctld "$DIR/run/slurmctld.pid"; }
@@ -139,11 +145,14 @@ ReturnToService=2
 KillWait=$KILLWAIT
 # Finished jobs stay visible to scontrol show job for 5 minutes.
 MinJobAge=300
-# Default FIFO+backfill scheduler, no SchedulerParameters. Consumable CPUs:
+# Default FIFO+backfill scheduler. A job whose begin time passes (a requeued
+# one) waits for the main loop's periodic pass: every 2 s, not every 60.
+SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=2
+# Consumable CPUs:
 # every CPU is allocatable on its own, so two 1-CPU array tasks run at once on
 # 2 CPUs. Memory is not a consumable resource: a job is not limited to a share
 # of it, and --mem up to RealMemory is accepted.
-SchedulerType=sched/backfill
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 # The node: this whole machine, reachable on 127.0.0.1.
@@ -215,26 +224,39 @@ start() {
     say "running: node $NODE $(node_state), SLURM_CONF=$CONF"
 }
 
-# Wait until pid is gone; SIGKILL it after ~10 s.
-kill_wait() { # pid
-    kill "$1" 2>/dev/null || return 0
+# TERM the given pids, wait until they are gone; SIGKILL what is left after 10 s.
+kill_wait() { # pid...
+    [ $# -gt 0 ] || return 0
+    kill "$@" 2>/dev/null || true
     i=0
-    while kill -0 "$1" 2>/dev/null; do
-        if [ "$i" -eq 50 ]; then kill -9 "$1" 2>/dev/null || true; fi
-        [ "$i" -ge 100 ] && { say "pid $1 does not go away"; return 1; }
+    while :; do
+        alive=""
+        for p in "$@"; do is_alive "$p" && alive="$alive $p"; done
+        [ -z "$alive" ] && return 0
+        # shellcheck disable=SC2086
+        [ "$i" -eq 50 ] && kill -9 $alive 2>/dev/null
+        [ "$i" -ge 100 ] && { say "still running:$alive"; return 1; }
         sleep 0.2
         i=$((i + 1))
     done
 }
 
-# Job steps run under slurmstepd processes, which outlive slurmd. Ours are
-# the ones whose step socket lies in our spool directory.
+# All descendants of a pid, children first listed after their parent.
+descendants() { # pid
+    for c in $(pgrep -P "$1" 2>/dev/null || true); do echo "$c"; descendants "$c"; done
+}
+
+# Job steps run under slurmstepd processes, which outlive slurmd (e.g. when
+# slurmd was killed with -9). Ours have our directory open (cwd, log file).
+# Kill them and the job processes under them.
 kill_stepds() {
     for p in $(pgrep -x slurmstepd 2>/dev/null || true); do
-        case $(readlink "/proc/$p/cwd" 2>/dev/null; readlink /proc/"$p"/fd/* 2>/dev/null) in
-            *"$DIR/spool"*)
-                say "killing leftover slurmstepd $p"
-                kill -9 "$p" 2>/dev/null || true ;;
+        case $(readlink "/proc/$p/cwd" /proc/"$p"/fd/* 2>/dev/null) in
+            *"$DIR/"*)
+                # shellcheck disable=SC2046
+                set -- "$p" $(descendants "$p")
+                say "killing leftover job processes: $*"
+                kill -9 "$@" 2>/dev/null || true ;;
         esac
     done
 }
@@ -250,9 +272,8 @@ stop_daemons() {
             i=$((i + 1))
         done
     fi
-    p=$(slurmd_pid);    [ -z "$p" ] || kill_wait "$p"
-    p=$(slurmctld_pid); [ -z "$p" ] || kill_wait "$p"
-    p=$(munged_pid);    [ -z "$p" ] || kill_wait "$p"
+    # shellcheck disable=SC2046
+    kill_wait $(slurmd_pid) $(slurmctld_pid) $(munged_pid)
     kill_stepds
     return 0
 }
