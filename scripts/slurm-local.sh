@@ -31,7 +31,7 @@
 #                      cancelled, requeued or out of time (default 10)
 set -eu
 
-PKGS="munge slurmctld slurmd slurm-client"
+PROGS="munged:munge mungekey:munge slurmctld:slurmctld slurmd:slurmd sbatch:slurm-client"
 DIR=${QKV_SLURM_DIR:-/tmp/qkv-slurm}
 case $DIR in /*) ;; *) DIR=$(pwd)/$DIR ;; esac   # Slurm wants absolute paths
 PORT=${QKV_SLURM_PORT:-16817}
@@ -48,25 +48,28 @@ say() { echo "slurm-local: $*" >&2; }
 die() { say "$*"; exit 1; }
 
 # pid of a running daemon from its pid file, checked against its name so a
-# recycled pid is never taken for (or killed as) ours; empty when not running
+# recycled pid is never taken for (or killed as) ours; empty when not running.
+# (Shell builtins only: a fork costs tens of ms on a loaded machine.)
 pid_of() { # name pidfile
-    [ -r "$2" ] || return 0
-    p=$(cat "$2" 2>/dev/null) || return 0
+    p="" comm=""
+    { read -r p <"$2"; } 2>/dev/null || return 0
     case $p in ''|*[!0-9]*) return 0 ;; esac
-    [ "$(cat /proc/"$p"/comm 2>/dev/null)" = "$1" ] && is_alive "$p" && echo "$p"
+    { read -r comm <"/proc/$p/comm"; } 2>/dev/null || return 0
+    [ "$comm" = "$1" ] && is_alive "$p" && echo "$p"
     return 0
 }
 # running and not a zombie (a dead daemon may stay a zombie for a while)
 is_alive() { # pid
-    case $(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' /proc/"$1"/status 2>/dev/null) in
-        ''|Z|X) return 1 ;;
-    esac
+    st=""
+    { read -r st <"/proc/$1/stat"; } 2>/dev/null || return 1
+    st=${st##*) }      # /proc/PID/stat: "pid (comm) state ..."
+    case ${st%% *} in Z|X|'') return 1 ;; esac
 }
 munged_pid()    { pid_of munged    "$DIR/run/munged.pid"; }
 slurmctld_pid() { pid_of slurmctld "$DIR/run/slurmctld.pid"; }
 slurmd_pid()    { pid_of slurmd    "$DIR/run/slurmd.pid"; }
 
-node_state() { sinfo -h -n "$NODE" -o %T 2>/dev/null | head -n 1; }
+node_state() { sinfo -h -n "$NODE" -o %T 2>/dev/null; }   # one partition: one line
 
 log_tails() {
     for f in munged slurmctld slurmd; do
@@ -77,10 +80,11 @@ log_tails() {
 }
 
 install_packages() {
+    # program -> Debian package (checking programs is much faster than dpkg-query)
     missing=""
-    for p in $PKGS; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-            missing="$missing $p"
+    for pair in $PROGS; do
+        command -v "${pair%%:*}" >/dev/null 2>&1 && continue
+        case "$missing " in *" ${pair#*:} "*) ;; *) missing="$missing ${pair#*:}" ;; esac
     done
     [ -z "$missing" ] && return 0
     cmd="apt-get install -y --no-install-recommends$missing"
@@ -149,9 +153,8 @@ MinJobAge=300
 # one) waits for the main loop's periodic pass: every 2 s, not every 60.
 SchedulerType=sched/backfill
 SchedulerParameters=sched_interval=2
-# Consumable CPUs:
-# every CPU is allocatable on its own, so two 1-CPU array tasks run at once on
-# 2 CPUs. Memory is not a consumable resource: a job is not limited to a share
+# Consumable CPUs: every CPU is allocated on its own, so two 1-CPU array
+# tasks run at once on 2 CPUs (the default select/linear gives whole nodes). Memory is not a consumable resource: a job is not limited to a share
 # of it, and --mem up to RealMemory is accepted.
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
@@ -175,19 +178,33 @@ start_munged() {
         { log_tails; die "munged did not start"; }
 }
 
+# true when all three daemons run and the node takes jobs
+up() {
+    [ -n "$(munged_pid)" ] && [ -n "$(slurmctld_pid)" ] && [ -n "$(slurmd_pid)" ] || return 1
+    case $(node_state) in
+        idle*|mixed*|allocated*|completing*) return 0 ;;
+    esac
+    return 1
+}
+
+# take $DIR/lock: one start/stop at a time (tests may call start concurrently)
+lock() {
+    exec 9>"$DIR/lock"
+    if command -v flock >/dev/null 2>&1; then
+        flock -w "$TIMEOUT" 9 || die "$DIR/lock still held after ${TIMEOUT}s"
+    fi
+}
+
 start() {
     install_packages
+    # already up: nothing to do (this needs no root; anyone may submit jobs)
+    if up; then say "already running, SLURM_CONF=$CONF"; return 0; fi
     [ "$(id -u)" -eq 0 ] || die "start needs root (slurmd runs jobs as their submitter)"
     mkdir -p "$DIR"
-    # one start/stop at a time (tests may call start concurrently)
-    exec 9>"$DIR/lock"
-    command -v flock >/dev/null 2>&1 && flock -w "$TIMEOUT" 9
+    lock
+    if up; then say "already running, SLURM_CONF=$CONF"; return 0; fi
 
-    if [ -n "$(munged_pid)" ] && [ -n "$(slurmctld_pid)" ] && [ -n "$(slurmd_pid)" ]; then
-        case $(node_state) in
-            idle*|mixed*|allocated*|completing*) return 0 ;;   # already up
-        esac
-    else
+    if [ -z "$(munged_pid)" ] || [ -z "$(slurmctld_pid)" ] || [ -z "$(slurmd_pid)" ]; then
         # cold start (or a partial one: stop what is left, start afresh)
         stop_daemons
         mkdir -p "$DIR/munge" "$DIR/state" "$DIR/spool" "$DIR/log" "$DIR/run"
@@ -201,11 +218,11 @@ start() {
         slurmd -f "$CONF" 9>&- || { log_tails; die "slurmd did not start"; }
     fi
 
+    # wait for slurmd to register and the node to be idle
     t=0 resumed=""
-    while :; do
+    until up; do
         st=$(node_state)
         case $st in
-            idle*|mixed*|allocated*|completing*) break ;;
             drain*|down) # slurmd answers but the node was set down/drained
                 if [ -z "$resumed" ]; then
                     scontrol update NodeName="$NODE" State=RESUME >/dev/null 2>&1 || true
@@ -214,6 +231,7 @@ start() {
         esac
         if [ "$t" -ge "$((TIMEOUT * 5))" ]; then
             say "node $NODE not idle after ${TIMEOUT}s (state: ${st:-no answer from slurmctld})"
+            status >&2 || true
             sinfo -R >&2 2>/dev/null || true
             log_tails
             exit 1
@@ -280,8 +298,7 @@ stop_daemons() {
 
 stop() {
     [ -d "$DIR" ] || { say "not running (no $DIR)"; return 0; }
-    exec 9>"$DIR/lock"
-    command -v flock >/dev/null 2>&1 && flock -w "$TIMEOUT" 9
+    lock
     stop_daemons
     say "stopped"
 }
