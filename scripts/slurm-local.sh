@@ -20,6 +20,19 @@
 # No accounting, so no sacct: ask `scontrol show job ID` (finished jobs stay
 # visible for MinJobAge seconds) or poll `squeue -h -j ID` until it is empty.
 #
+# Notes for tests (measured on 2 cores, see the commit that added this):
+# - a job starts ~0.5 s after sbatch; the next array task or a dependent job
+#   ~1-2 s after the previous one ends.
+# - `scontrol requeue JOB_TASK` sends SIGTERM (SIGKILL KillWait s later) and
+#   runs the task again ~11 s later (cred_expire below), same task id and job
+#   id, SLURM_RESTART_COUNT=1 (unset on the first run); --open-mode=append
+#   keeps both runs' output. Killing the script (SIGKILL, scancel --signal)
+#   makes the task FAILED, never requeued. A script may requeue itself.
+# - pass settings through the environment (sbatch's default --export=ALL) or
+#   arguments: any other --export makes slurmd run the user's login shell
+#   (su -) first, ~6-10 s here.
+# - job ids restart at 1 after a cold start: write outputs to a fresh directory.
+#
 # Environment:
 #   QKV_SLURM_DIR      where everything lives (default /tmp/qkv-slurm; must be on
 #                      a filesystem that allows exec, since job scripts are
@@ -129,9 +142,13 @@ SlurmctldLogFile=$DIR/log/slurmctld.log
 SlurmdLogFile=$DIR/log/slurmd.log
 SlurmctldDebug=info
 SlurmdDebug=info
-# No systemd/cgroup delegation in a container: track job processes through
-# the process tree and do no CPU binding; then no cgroup.conf is needed.
-ProctrackType=proctrack/linuxproc
+# No systemd/cgroup delegation in a container, so no cgroup plugins (and no
+# cgroup.conf): a job's processes are its process group; no CPU binding.
+# (proctrack/pgid rather than linuxproc: linuxproc follows the process tree,
+# so a background child whose job script has exited, e.g. from a TERM trap,
+# is reparented to init and left running; pgid kills it. A job process that
+# makes its own process group (setsid) would escape either.)
+ProctrackType=proctrack/pgid
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 # No slurmdbd: no accounting (so no sacct) and no job completion log.
@@ -283,9 +300,10 @@ stop_daemons() {
     if [ -n "$(slurmctld_pid)" ] && [ -n "$(slurmd_pid)" ] &&
        [ -n "$(squeue -h -o %A 2>/dev/null | head -n 1)" ]; then
         # cancel every job (all users), give them KillWait to end
-        scancel --partition=qkv 2>/dev/null || true
+        # (again every second: a job that requeues itself on SIGTERM is back)
         i=0
         while [ -n "$(squeue -h -o %A 2>/dev/null | head -n 1)" ] && [ "$i" -lt $(((KILLWAIT + 10) * 5)) ]; do
+            [ $((i % 5)) -eq 0 ] && { scancel --partition=qkv 2>/dev/null || true; }
             sleep 0.2
             i=$((i + 1))
         done
