@@ -82,7 +82,7 @@ munged_pid()    { pid_of munged    "$DIR/run/munged.pid"; }
 slurmctld_pid() { pid_of slurmctld "$DIR/run/slurmctld.pid"; }
 slurmd_pid()    { pid_of slurmd    "$DIR/run/slurmd.pid"; }
 
-node_state() { sinfo -h -n "$NODE" -o %T 2>/dev/null; }   # one partition: one line
+node_state() { sinfo -h -n "$NODE" -o %T 2>/dev/null || true; }   # one partition: one line
 
 log_tails() {
     for f in munged slurmctld slurmd; do
@@ -246,8 +246,16 @@ start() {
                     resumed=1
                 fi ;;
         esac
-        if [ "$t" -ge "$((TIMEOUT * 5))" ]; then
-            say "node $NODE not idle after ${TIMEOUT}s (state: ${st:-no answer from slurmctld})"
+        dead=""
+        if [ "$t" -ge 10 ]; then   # after 2 s every daemon has its pid file
+            [ -n "$(munged_pid)" ] || dead="$dead munged"
+            [ -n "$(slurmctld_pid)" ] || dead="$dead slurmctld"
+            [ -n "$(slurmd_pid)" ] || dead="$dead slurmd"
+        fi
+        if [ -n "$dead" ] || [ "$t" -ge "$((TIMEOUT * 5))" ]; then
+            if [ -n "$dead" ]; then say "exited:$dead (see the log tails below)"
+            else say "node $NODE not idle after ${TIMEOUT}s (state: ${st:-no answer from slurmctld})"
+            fi
             status >&2 || true
             sinfo -R >&2 2>/dev/null || true
             log_tails
