@@ -2,16 +2,23 @@
  * the task are extended by doubling up to the budget, the same steps whatever order runs finish
  * in; each variant's learning rate is the one with the best validation accuracy; a matched
  * control has the baseline's parameter count to within one width step. */
+#define _GNU_SOURCE /* utimensat, usleep */
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
+#include <time.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ablate/claim.h"
 #include "io/fileio.h"
 #include "suites.h"
 #include "testutil.h"
@@ -194,6 +201,174 @@ START_TEST(test_match_params) {
 }
 END_TEST
 
+/* a command's exit status, its stdout and stderr into out */
+static int sh(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int sh(char *out, size_t n, const char *fmt, ...) {
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    strncat(cmd, " 2>&1", sizeof cmd - strlen(cmd) - 1);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t got = fread(out, 1, n - 1, p);
+    out[got] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* the CSV without the wall-time column (10th), which differs from run to run */
+static void csv_sans_time(const char *dir, char *out, size_t n) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s/results.csv", TMP, dir);
+    char err[256];
+    size_t len;
+    char *t = qkv_read_file(path, &len, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    size_t o = 0;
+    for (char *line = strtok(t, "\n"); line && o < n; line = strtok(NULL, "\n")) {
+        int field = 0;
+        bool quoted = false;
+        for (char *c = line; *c && o < n - 2; c++) {
+            if (*c == '"') quoted = !quoted;
+            if (*c == ',' && !quoted) field++;
+            if (field != 9 || (*c == ',' && !quoted)) out[o++] = *c;
+        }
+        out[o++] = '\n';
+    }
+    out[o] = 0;
+    free(t);
+}
+
+#define SWEEP                                                                                           \
+    "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 200,\n"                              \
+    " \"variants\": [{\"name\": \"full\"}, {\"name\": \"identity\", \"set\": [\"model.attention.qkv=identity\"]}],\n" \
+    " \"seeds\": [0, 1]}\n"
+
+/* Shares are disjoint and cover the sweep: shard 0/2, then --status and a partial --report,
+ * then shard 1/2 (and --shard auto from Slurm's variables) and the report equal one worker's */
+START_TEST(test_shards_status_report) {
+    char path[600], out[16384], a[65536], b[65536];
+    snprintf(path, sizeof path, "%s/base.json", TMP);
+    write_file(path, BASE);
+    snprintf(path, sizeof path, "%s/abl.json", TMP);
+    write_file(path, SWEEP);
+    ablate("abl.json", "whole", 2);
+    ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --shard 0/2 --quiet", qkv_test_bin(), TMP,
+                        TMP), 0);
+    ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --status", qkv_test_bin(), TMP, TMP), 0);
+    /* share 0 is runs 0 and 2 (full/seed0, identity/seed0); 1 and 3 wait */
+    ck_assert_msg(strstr(out, "waiting  full/seed1") && strstr(out, "waiting  identity/seed1") &&
+                      !strstr(out, "full/seed0") && strstr(out, "4 runs: 2 done, 0 running, 0 failed, 2 waiting"),
+                  "%s", out);
+    ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --report", qkv_test_bin(), TMP, TMP), 0);
+    ck_assert_msg(strstr(out, "a partial report: 2 of 4 runs have not finished"), "%s", out);
+    ck_assert_int_eq(sh(out, sizeof out, "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 %s ablate %s/abl.json --out "
+                        "%s/part --shard auto --quiet", qkv_test_bin(), TMP, TMP), 0);
+    ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --report --quiet", qkv_test_bin(), TMP,
+                        TMP), 0);
+    csv_sans_time("whole", a, sizeof a);
+    csv_sans_time("part", b, sizeof b);
+    ck_assert_str_eq(a, b);
+}
+END_TEST
+
+/* two workers at once on one sweep: each run is claimed by one of them, and the results are one
+ * worker's; then a changed config is refused (naming the runs) unless --force */
+START_TEST(test_two_workers_and_changed_config) {
+    char path[600], out[16384], a[65536], b[65536];
+    snprintf(path, sizeof path, "%s/base.json", TMP);
+    write_file(path, BASE);
+    snprintf(path, sizeof path, "%s/abl.json", TMP);
+    write_file(path, SWEEP);
+    ablate("abl.json", "one", 1);
+    ck_assert_int_eq(sh(out, sizeof out, "(%s ablate %s/abl.json --out %s/two --jobs 1 --quiet & "
+                        "%s ablate %s/abl.json --out %s/two --jobs 1 --quiet; wait)", qkv_test_bin(), TMP, TMP,
+                        qkv_test_bin(), TMP, TMP), 0);
+    ck_assert_msg(!strstr(out, "taking over"), "%s", out); /* live claims are never taken over */
+    ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/two --report --quiet", qkv_test_bin(), TMP,
+                        TMP), 0);
+    csv_sans_time("one", a, sizeof a);
+    csv_sans_time("two", b, sizeof b);
+    ck_assert_str_eq(a, b);
+    snprintf(path, sizeof path, "%s/abl.json", TMP);
+    write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.7, \"max_steps\": 200,\n"
+                     " \"variants\": [{\"name\": \"full\"}], \"seeds\": [0, 1]}\n");
+    ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/one --quiet", qkv_test_bin(), TMP, TMP), 1);
+    ck_assert_msg(strstr(out, "holds 2 runs made from another config (full/seed0, full/seed1)") &&
+                      strstr(out, "--force"), "%s", out);
+    ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/one --status", qkv_test_bin(), TMP, TMP), 1);
+    ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/one --force --quiet", qkv_test_bin(), TMP, TMP),
+                     0);
+}
+END_TEST
+
+/* claims: a live process's claim is respected; one whose process is gone, or whose heartbeat is
+ * older than the limit (a machine that died), is taken over and that is said */
+START_TEST(test_claims) {
+    char dir[600], path[700];
+    snprintf(dir, sizeof dir, "%s/run", TMP);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        qkv__claim(dir, 600, true);
+        pause();
+        _exit(0);
+    }
+    qkv_claim_info ci;
+    for (int i = 0; i < 200; i++) {
+        qkv__claim_read(dir, 600, &ci);
+        if (ci.held && ci.pid == child) break;
+        usleep(10000);
+    }
+    ck_assert(ci.held && ci.pid == child && !ci.stale);
+    ck_assert(!qkv__claim(dir, 600, true)); /* alive: not ours */
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    qkv__claim_read(dir, 600, &ci);
+    ck_assert(ci.stale);
+    ck_assert(qkv__claim(dir, 600, true)); /* gone: taken over */
+    qkv__claim_read(dir, 600, &ci);
+    ck_assert(ci.held && ci.pid == getpid());
+    qkv__claim_release(dir);
+    qkv__claim_read(dir, 600, &ci);
+    ck_assert(!ci.held);
+    /* another machine's claim: stale only once its heartbeat is older than the limit */
+    snprintf(path, sizeof path, "%s/%s", dir, QKV_CLAIM_FILE);
+    write_file(path, "some-other-host 4242 1700000000\n");
+    ck_assert(!qkv__claim(dir, 600, true));
+    struct timespec old[2] = {{time(NULL) - 700, 0}, {time(NULL) - 700, 0}};
+    ck_assert_int_eq(utimensat(AT_FDCWD, path, old, 0), 0);
+    qkv__claim_read(dir, 600, &ci);
+    ck_assert(ci.stale && ci.age > 600 && !strcmp(ci.host, "some-other-host"));
+    ck_assert(qkv__claim(dir, 600, true));
+    qkv__claim_release(dir);
+}
+END_TEST
+
+/* --slurm --dry-run: the array of workers, requeued on preemption, and the report job after it */
+START_TEST(test_slurm_scripts) {
+    char path[600], out[16384];
+    snprintf(path, sizeof path, "%s/base.json", TMP);
+    write_file(path, BASE);
+    snprintf(path, sizeof path, "%s/abl.json", TMP);
+    write_file(path, SWEEP);
+    ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/sl --slurm --tasks 3 --parallel 2 --dry-run "
+                        "--sbatch --partition=cpu", qkv_test_bin(), TMP, TMP), 0);
+    const char *want[] = {"#SBATCH --array=0-2%2", "#SBATCH --requeue", "#SBATCH --signal=B:TERM@60",
+                          "#SBATCH --partition=cpu", "--shard auto --jobs 1", "scontrol requeue", "afterany",
+                          "--jobs 1 --quiet"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(out, want[i]), "no '%s' in:\n%s", want[i], out);
+    ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/sl --tasks 3", qkv_test_bin(), TMP, TMP), 2);
+    ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/sl --shard 2/2", qkv_test_bin(), TMP, TMP), 2);
+    ck_assert_msg(strstr(out, "--shard: expected I/N with 0 <= I < N"), "%s", out);
+    ck_assert_int_eq(sh(out, sizeof out, "env -u SLURM_ARRAY_TASK_ID %s ablate %s/abl.json --out %s/sl --shard auto",
+                        qkv_test_bin(), TMP, TMP), 2);
+}
+END_TEST
+
 Suite *ablate_suite(void) {
     Suite *s = suite_create("ablate");
     TCase *tc = tcase_create("sweeps");
@@ -202,6 +377,10 @@ Suite *ablate_suite(void) {
     tcase_add_test(tc, test_extension_rule_and_order);
     tcase_add_test(tc, test_lr_chosen_on_validation);
     tcase_add_test(tc, test_match_params);
+    tcase_add_test(tc, test_shards_status_report);
+    tcase_add_test(tc, test_two_workers_and_changed_config);
+    tcase_add_test(tc, test_claims);
+    tcase_add_test(tc, test_slurm_scripts);
     suite_add_tcase(s, tc);
     return s;
 }

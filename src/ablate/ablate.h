@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define QKV_ABLATE_NAME 64
 
@@ -45,12 +46,31 @@ typedef struct qkv_ablate_config {
 QKV_API int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, int errlen);
 QKV_API void qkv_ablate_config_free(qkv_ablate_config *c);
 
+/* How qkv_ablate_run works through a sweep. */
+typedef struct qkv_ablate_opts {
+    int jobs;                       /* runs at once in this process */
+    const char *const *train_cmd;   /* trains one run (see qkv_ablate_run) */
+    bool quiet;                     /* no progress and no table */
+    int shard, shards;              /* this worker's share: runs r with r % shards == shard (docs/ablate.md's
+                                       order); 0 of 1: every run */
+    double stale;                   /* seconds without a heartbeat before another worker's claim on a run
+                                       is taken over (0: 600) */
+    bool force;                     /* discard runs made from another config instead of refusing */
+} qkv_ablate_opts;
+
 /* Run every variant x seed (skipping finished runs, resuming interrupted ones), `jobs` processes
  * at a time, then aggregate and report. train_cmd (NULL-terminated; train_cmd[0] a path) trains
  * one run: the runner appends "CONFIG --out RUN_DIR" for a new run and "--resume RUN_DIR" for a
  * run with a checkpoint; it must write the run directory of train/run_dir.h and exit 0 when the
  * run is done (the qkv command passes {qkv, "train", "--threads", "1", "--quiet"}). 0, or -1. */
-QKV_API int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, int jobs, const char *const *train_cmd,
-                   bool quiet, char *err, int errlen);
+QKV_API int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, char *err,
+                           int errlen);
+/* What the sweep in out_dir has done, one line per run that is not done (running where,
+ * failed why, waiting for what) and the counts, to f. 0, or -1 with err */
+QKV_API int qkv_ablate_status(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, FILE *f,
+                              char *err, int errlen);
+/* The report of whatever runs have finished, saying what is missing; no training. 0, or -1 */
+QKV_API int qkv_ablate_report(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, char *err,
+                              int errlen);
 
 #endif

@@ -4,6 +4,7 @@
 #include "ablate/diagnostics.h"
 #include "ablate/plan.h"
 #include "ablate/results.h"
+#include "ablate/runner.h"
 #include "ablate/stats.h"
 #include "io/fileio.h"
 #include "train/run_dir.h"
@@ -291,6 +292,14 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
     if (oom) {
         snprintf(err, (size_t)errlen, "out of memory");
         return -1;
+    }
+    /* what is missing: runs not finished, and finished ones the sweep would extend further */
+    for (int r = 0; r < p->n; r++) {
+        qkv_ablate_run_state st;
+        bool resume, extend;
+        qkv__ablate_run_state(p, r, &st);
+        res->missing += !st.done;
+        res->to_extend += st.done && qkv__ablate_next(p, r, &st, res->max_solved_at, &resume, &extend) > 0;
     }
     /* against the baseline; Holm over every other variant */
     double *pv = calloc((size_t)nv, sizeof *pv), *adj = calloc((size_t)nv, sizeof *adj);

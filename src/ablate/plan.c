@@ -48,8 +48,8 @@ static void clear_run(const qkv_ablate_run_spec *rs) {
     }
 }
 
-int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char *out, bool write, char *err,
-                     int errlen) {
+int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char *out, bool write, bool force,
+                     char *err, int errlen) {
     memset(p, 0, sizeof *p);
     p->c = c;
     p->out = out;
@@ -60,7 +60,8 @@ int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char 
         snprintf(err, (size_t)errlen, "out of memory");
         return -1;
     }
-    char d[1200];
+    char d[1200], differ[512] = "";
+    int n_differ = 0;
     snprintf(d, sizeof d, "%s/configs", out);
     if (write && qkv_mkdirs(d, err, errlen)) return -1;
     for (int v = 0; v < c->n_variants; v++)
@@ -83,21 +84,33 @@ int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char 
                 rs->steps = cfg.train.steps;
                 rs->budget = qkv__ablate_budget(c, &cfg);
                 int rc = 0;
-                if (write) {
-                    size_t len;
-                    char e2[256];
-                    char *old = exists(rs->cfg) ? qkv_read_file(rs->cfg, &len, e2, sizeof e2) : NULL;
-                    bool changed = !old || strcmp(old, json);
-                    free(old);
+                size_t len;
+                char e2[256];
+                char *old = exists(rs->cfg) ? qkv_read_file(rs->cfg, &len, e2, sizeof e2) : NULL;
+                bool differs = old && strcmp(old, json), fresh = !old || (differs && force);
+                free(old);
+                if (differs && !force) { /* collected: the error names them all at once */
+                    if (n_differ < 4) {
+                        size_t at = strlen(differ);
+                        snprintf(differ + at, sizeof differ - at, "%s%s", n_differ ? ", " : "", rs->name);
+                    }
+                    n_differ++;
+                } else if (write) {
                     rc = qkv_mkdirs(rs->dir, err, errlen);
-                    if (!rc && changed) {
-                        clear_run(rs);
+                    if (!rc && fresh) {
+                        if (differs) clear_run(rs); /* --force: the old config's results go */
                         rc = qkv_write_file_atomic(rs->cfg, json, strlen(json), err, errlen);
                     }
                 }
                 free(json);
                 if (rc) return -1;
             }
+    if (n_differ) {
+        snprintf(err, (size_t)errlen, "%s holds %d run%s made from another config (%s%s): a sweep never mixes two "
+                 "configs; use another --out, or --force to discard them", out, n_differ, n_differ == 1 ? "" : "s",
+                 differ, n_differ > 4 ? ", ..." : "");
+        return -1;
+    }
     return 0;
 }
 

@@ -34,10 +34,12 @@ typedef struct qkv_ablate_plan {
     qkv_ablate_run_spec *runs;
 } qkv_ablate_plan;
 
-/* the plan of c into out; with `write`, also create the run directories and write each run's
- * input config, clearing a run whose input config changed. 0, or -1 with one line in err */
+/* The plan of c into out. A run whose input config on disk differs from c's is an error that
+ * names the runs (a sweep never mixes results of two configs), unless `force`, which discards
+ * them. With `write`, also create the run directories and write the input configs. 0, or -1 with
+ * one line in err */
 QKV_INTERNAL int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char *out, bool write,
-                                  char *err, int errlen);
+                                  bool force, char *err, int errlen);
 QKV_INTERNAL void qkv__ablate_plan_free(qkv_ablate_plan *p);
 /* the index of run (variant v, learning rate l, seed s) */
 static inline int qkv__ablate_index(const qkv_ablate_plan *p, int v, int l, int s) {

@@ -87,6 +87,8 @@ typedef struct qkv_ablate_results {
     int n_lrs;                      /* learning rates per variant (1 without a grid) */
     int significant;                /* variants whose difference from the baseline is significant */
     long long max_solved_at;        /* the sweep's largest solved_at (-1: none), which set the budget */
+    int missing;                    /* runs without a finished session (a partial report) */
+    int to_extend;                  /* finished runs that the sweep would still extend */
     char *base_config_json;         /* the effective config of the first variant's first run */
     const char *version;
     double wall_seconds;            /* this invocation (finished runs it reused cost nothing) */

@@ -1,7 +1,10 @@
-/* Training an ablation's runs (see runner.h). The state of every run is read back from its
- * directory between launches, so what to do next never depends on memory of earlier sessions:
- * an interrupted sweep, run again, picks up where it stopped. */
+/* Training an ablation's runs (see runner.h). What to do next is read back from the run
+ * directories between launches, never remembered, so an interrupted sweep picks up where it
+ * stopped and several workers (processes, machines, Slurm array tasks) can share one sweep:
+ * each run is claimed before it is trained (claim.h). */
 #include "ablate/runner.h"
+#include "ablate/claim.h"
+#include "io/fileio.h"
 #include "train/run_dir.h"
 
 #include <errno.h>
@@ -26,18 +29,23 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-typedef enum { IDLE, RUNNING, FAILED } phase;
-typedef struct job { pid_t pid; int run; double started; } job;
+static void nap(double s) {
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
 
-/* What run r needs next: 0 nothing (done and solved, or at its target), else the steps to
- * train it to; *resume when it continues from its checkpoint. */
-static long long next_steps(const qkv_ablate_plan *p, int r, const qkv_ablate_run_state *st, long long max_solved,
-                            bool *resume) {
+typedef enum { IDLE, RUNNING, FAILED } phase;
+typedef struct job { pid_t pid; int run; double started, beat; } job;
+
+long long qkv__ablate_next(const qkv_ablate_plan *p, int r, const qkv_ablate_run_state *st, long long max_solved,
+                           bool *resume, bool *extend) {
     const qkv_ablate_run_spec *rs = &p->runs[r];
     *resume = st->checkpoint;
+    *extend = false;
     if (!st->done) return rs->steps; /* new, or interrupted: its config says how far */
     long long target = qkv__ablate_target(p, r, max_solved);
     if (st->solved || st->steps >= target) return 0;
+    *extend = true;
     long long twice = 2 * st->steps;
     return twice < target ? twice : target;
 }
@@ -85,21 +93,53 @@ static pid_t launch(const qkv_ablate_plan *p, int r, const char *const *cmd, boo
     return pid;
 }
 
+/* the last non-empty line of the run's log, for the failure marker and --status */
+static void last_log_line(const char *dir, char *out, size_t n) {
+    char path[1400], e[256];
+    size_t len;
+    snprintf(path, sizeof path, "%s/%s", dir, QKV_RUN_LOG);
+    char *t = qkv_read_file(path, &len, e, sizeof e);
+    out[0] = 0;
+    if (!t) return;
+    while (len && (t[len - 1] == '\n' || t[len - 1] == '\r' || t[len - 1] == ' ')) t[--len] = 0;
+    char *last = strrchr(t, '\n');
+    snprintf(out, n, "%s", last ? last + 1 : t);
+    free(t);
+}
+
+/* mark run r failed: "exit N: its log's last line" */
+static void mark_failed(const qkv_ablate_plan *p, int r, int code) {
+    char line[600], text[800], path[1400], e[256];
+    last_log_line(p->runs[r].dir, line, sizeof line);
+    int n = snprintf(text, sizeof text, "exit %d: %s\n", code, line[0] ? line : "(no output)");
+    snprintf(path, sizeof path, "%s/%s", p->runs[r].dir, QKV_RUN_FAILED);
+    qkv_write_file_atomic(path, text, (size_t)n, e, sizeof e);
+}
+
+static void unmark_failed(const qkv_ablate_plan *p, int r) {
+    char path[1400];
+    snprintf(path, sizeof path, "%s/%s", p->runs[r].dir, QKV_RUN_FAILED);
+    unlink(path);
+}
+
 static void fmt_time(double s, char *b, size_t n) {
     if (s < 60) snprintf(b, n, "%.0fs", s);
     else snprintf(b, n, "%dm%02ds", (int)s / 60, (int)s % 60);
 }
 
-static void show_progress(int done, int total, int running, int extended, double t0, bool tty) {
-    char el[32];
+static void show_progress(int done, int total, int running, int elsewhere, int extended, double t0, bool tty) {
+    char el[32], other[48] = "";
     fmt_time(now() - t0, el, sizeof el);
-    fprintf(stderr, tty ? "\r\033[Kqkv ablate: runs %d/%d done, %d running, %d extended, %s elapsed"
-                        : "qkv ablate: runs %d/%d done, %d running, %d extended, %s elapsed\n",
-            done, total, running, extended, el);
+    if (elsewhere) snprintf(other, sizeof other, " (+%d elsewhere)", elsewhere);
+    fprintf(stderr, tty ? "\r\033[Kqkv ablate: runs %d/%d done, %d running%s, %d extended, %s elapsed"
+                        : "qkv ablate: runs %d/%d done, %d running%s, %d extended, %s elapsed\n",
+            done, total, running, other, extended, el);
 }
 
-int qkv__ablate_execute(const qkv_ablate_plan *p, int jobs, const char *const *cmd, bool quiet, int *extended_out,
-                        char *err, int errlen) {
+int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int *extended_out, char *err,
+                        int errlen) {
+    int jobs = o->jobs > 0 ? o->jobs : 1, shards = o->shards > 0 ? o->shards : 1;
+    double stale = o->stale > 0 ? o->stale : 600;
     job *js = calloc((size_t)jobs, sizeof *js);
     phase *ph = calloc((size_t)p->n, sizeof *ph);
     qkv_ablate_run_state *st = calloc((size_t)p->n, sizeof *st);
@@ -114,52 +154,84 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, int jobs, const char *const *c
     interrupted = 0;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    bool tty = isatty(2) && !quiet, forwarded = false, first = true;
-    double t0 = now();
-    int running = 0, extended = 0, rc = 0, last_done = -1;
+    bool tty = isatty(2) && !o->quiet, forwarded = false, first = true, refresh = true;
+    double t0 = now(), last_refresh = 0;
+    int running = 0, extended = 0, rc = 0, last_done = -1, mine = 0;
+    for (int r = 0; r < p->n; r++) mine += r % shards == o->shard;
     for (;;) {
-        /* every run's state from its directory, and the sweep's largest solved_at */
+        /* every run's state (the budget depends on all of them), this share's claims */
         long long max_solved = -1;
-        int done = 0, kept = 0;
-        for (int r = 0; r < p->n; r++) {
-            if (ph[r] != RUNNING) qkv__ablate_run_state(p, r, &st[r]);
-            if (st[r].done && st[r].solved && st[r].solved_at > max_solved) max_solved = st[r].solved_at;
+        int done = 0, kept = 0, elsewhere = 0;
+        if (refresh || now() - last_refresh > 2) {
+            for (int r = 0; r < p->n; r++)
+                if (ph[r] != RUNNING) qkv__ablate_run_state(p, r, &st[r]);
+            last_refresh = now();
         }
-        for (int r = 0; r < p->n && !rc && !interrupted && running < jobs; r++) {
-            if (ph[r] != IDLE) continue;
-            bool resume;
-            long long steps = next_steps(p, r, &st[r], max_solved, &resume);
-            if (!steps) continue;
-            bool extend = st[r].done; /* finished, not solved, below its target */
-            pid_t pid = launch(p, r, cmd, resume, extend, steps, err, errlen);
-            if (pid < 0) { rc = -1; break; }
+        refresh = false;
+        for (int r = 0; r < p->n; r++)
+            if (st[r].done && st[r].solved && st[r].solved_at > max_solved) max_solved = st[r].solved_at;
+        for (int r = 0; r < p->n && !rc; r++) {
+            if (r % shards != o->shard || ph[r] != IDLE) continue;
+            bool resume, extend;
+            long long steps = qkv__ablate_next(p, r, &st[r], max_solved, &resume, &extend);
+            if (!steps) {
+                done++;
+                kept += first;
+                continue;
+            }
+            if (running >= jobs && !interrupted) continue; /* no slot: no need to look at claims */
+            qkv_claim_info ci;
+            qkv__claim_read(p->runs[r].dir, stale, &ci);
+            if (ci.held && !ci.stale) { /* another worker trains it */
+                elsewhere++;
+                continue;
+            }
+            if (interrupted || !qkv__claim(p->runs[r].dir, stale, o->quiet)) continue;
+            /* claimed: the state may have changed while another worker held it */
+            qkv__ablate_run_state(p, r, &st[r]);
+            steps = qkv__ablate_next(p, r, &st[r], max_solved, &resume, &extend);
+            if (!steps) {
+                qkv__claim_release(p->runs[r].dir);
+                continue;
+            }
+            pid_t pid = launch(p, r, o->train_cmd, resume, extend, steps, err, errlen);
+            if (pid < 0) {
+                qkv__claim_release(p->runs[r].dir);
+                rc = -1;
+                break;
+            }
             for (int k = 0; k < jobs; k++)
-                if (!js[k].pid) { js[k] = (job){pid, r, now()}; break; }
+                if (!js[k].pid) { js[k] = (job){pid, r, now(), now()}; break; }
             ph[r] = RUNNING;
             running++;
             extended += extend;
         }
-        for (int r = 0; r < p->n; r++) {
-            bool resume;
-            bool settled = ph[r] == IDLE && st[r].done && !next_steps(p, r, &st[r], max_solved, &resume);
-            done += settled;
-            kept += settled && first;
-        }
-        if (first && kept && !quiet) fprintf(stderr, "qkv ablate: %d of %d runs already finished (kept)\n", kept, p->n);
+        if (first && kept && !o->quiet)
+            fprintf(stderr, "qkv ablate: %d of %d runs already finished (kept)\n", kept, mine);
         first = false;
-        if (!quiet && (done != last_done || running)) show_progress(done, p->n, running, extended, t0, tty);
+        if (!o->quiet && (done != last_done || running)) show_progress(done, mine, running, elsewhere, extended, t0, tty);
         last_done = done;
-        if (running == 0) break; /* nothing left to start: every run settled, failed, or we stop */
+        if (rc) break;
+        /* nothing running here: finished, unless other workers hold runs of this share whose
+         * results may raise the budget (wait for them) */
+        if (running == 0 && (interrupted || elsewhere == 0 || shards > 1)) break;
         if (interrupted && !forwarded) { /* SIGTERM to ablate alone (kill, timeout, a scheduler): */
             for (int k = 0; k < jobs; k++) /* the runs save a checkpoint and stop too */
                 if (js[k].pid) kill(js[k].pid, SIGTERM);
             forwarded = true;
         }
+        /* wait for a run to end, keeping the claims' heartbeats */
         int ws;
-        pid_t pid = waitpid(-1, &ws, 0);
-        if (pid < 0) {
-            if (errno == EINTR) continue;
-            break;
+        pid_t pid = running ? waitpid(-1, &ws, WNOHANG) : 0;
+        if (pid < 0 && errno != EINTR && errno != ECHILD) break;
+        if (pid <= 0) {
+            for (int k = 0; k < jobs; k++)
+                if (js[k].pid && now() - js[k].beat > QKV_CLAIM_HEARTBEAT) {
+                    qkv__claim_touch(p->runs[js[k].run].dir);
+                    js[k].beat = now();
+                }
+            nap(running ? 0.05 : 2);
+            continue;
         }
         for (int k = 0; k < jobs; k++) {
             if (js[k].pid != pid) continue;
@@ -167,17 +239,23 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, int jobs, const char *const *c
             bool ok = WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
             ph[r] = ok || interrupted ? IDLE : FAILED;
             running--;
-            if (!ok && !interrupted)
+            if (ok) unmark_failed(p, r);
+            else if (!interrupted) {
+                int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+                mark_failed(p, r, code);
                 fprintf(stderr, "%sqkv ablate: run %s failed (exit %d); see %s/%s\n", tty ? "\r\033[K" : "",
-                        p->runs[r].dir, WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, p->runs[r].dir, QKV_RUN_LOG);
+                        p->runs[r].dir, code, p->runs[r].dir, QKV_RUN_LOG);
+            }
+            qkv__claim_release(p->runs[r].dir);
             js[k].pid = 0;
+            refresh = true;
         }
     }
     if (tty) fputc('\n', stderr);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     int finished = 0;
-    for (int r = 0; r < p->n; r++) finished += st[r].done;
+    for (int r = 0; r < p->n; r++) finished += r % shards == o->shard && st[r].done;
     free(js);
     free(ph);
     free(st);
@@ -185,7 +263,7 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, int jobs, const char *const *c
     if (rc) return -1;
     if (interrupted) {
         snprintf(err, (size_t)errlen, "interrupted: %d of %d runs have finished a session; run the same command "
-                 "again to continue (finished runs are kept, unfinished ones resume)", finished, p->n);
+                 "again to continue (finished runs are kept, unfinished ones resume)", finished, mine);
         return -1;
     }
     return 0;

@@ -1,22 +1,46 @@
-/* qkv ablate: the Q/K/V ablation (or any other) from an ablation config. */
+/* qkv ablate: the Q/K/V ablation (or any other) from an ablation config: run it, or a share of
+ * it, or say where it stands, or report what has finished, or submit it to Slurm. */
+#define _DEFAULT_SOURCE /* realpath */
 #include "ablate/ablate.h"
+#include "ablate/plan.h"
+#include "ablate/slurm.h"
 #include "cli/cli.h"
 #include "cli/options.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 typedef struct {
-    const char *config, *out;
-    long long jobs;
-    bool quiet;
+    const char *config, *out, *shard;
+    long long jobs, stale, tasks, parallel;
+    bool quiet, status, report, force, slurm, dry_run;
+    qkv_cli_list sbatch;
 } ablate_args;
 
 static const qkv_cli_option OPTIONS[] = {
     QKV_STRING("--out", "DIR", ablate_args, out, "output directory (default: runs/<config name>)"),
     QKV_INT("--jobs", "N", ablate_args, jobs, 1, 256, "runs at once (default: the number of CPUs)"),
+    QKV_STRING("--shard", "I/N", ablate_args, shard,
+               "train only share I of N (runs r with r mod N = I, in docs/ablate.md's order); 'auto':\n"
+               "SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT. A share leaves the report to others"),
+    QKV_FLAG("--status", ablate_args, status, "say what the sweep in DIR has done: running (where), failed (why),\n"
+                                               "waiting; train nothing"),
+    QKV_FLAG("--report", ablate_args, report, "write the report of whatever has finished (marking what is\n"
+                                               "missing); train nothing"),
+    QKV_FLAG("--force", ablate_args, force, "discard runs in DIR made from another config (else an error)"),
+    QKV_INT("--stale-after", "S", ablate_args, stale, 1, 1000000000,
+            "seconds without a heartbeat before another worker's claim is taken over (600)"),
+    QKV_FLAG("--slurm", ablate_args, slurm, "submit the sweep to Slurm: an array of --tasks workers (--shard auto,\n"
+                                             "requeued on preemption) and a report job after it; print the job ids"),
+    QKV_INT("--tasks", "N", ablate_args, tasks, 1, 100000, "with --slurm: array tasks (default: the runs, at most 64)"),
+    QKV_INT("--parallel", "P", ablate_args, parallel, 1, 100000,
+            "with --slurm: tasks at once (default: all); the report job's CPUs (1)"),
+    QKV_FLAG("--dry-run", ablate_args, dry_run, "with --slurm: print the job scripts, submit nothing"),
+    QKV_LIST("--sbatch", "ARG", ablate_args, sbatch, "with --slurm: an #SBATCH line for both jobs, e.g. --sbatch\n"
+                                                      "--partition=cpu (repeatable)"),
     QKV_FLAG("--quiet", ablate_args, quiet, "no progress and no table on the terminal"),
     QKV_HELP,
     QKV_OPTIONS_END,
@@ -24,27 +48,70 @@ static const qkv_cli_option OPTIONS[] = {
 
 static const qkv_cli_command COMMAND = {
     "ablate", "CONFIG [OPTION]...",
-    "Train every variant x seed of an ablation config (a base training config, named variants\n"
-    "as lists of --set overrides, seeds, an accuracy threshold), each as its own `qkv train`\n"
-    "process with one BLAS thread, and write a results table (results.md, .csv, .json),\n"
-    "attention diagnostics, SVG plots, report.md and a self-contained report.html to DIR.\n"
-    "Re-running the same command after an interruption keeps finished runs and resumes the\n"
-    "others. See docs/ablate.md for the config format.",
+    "Train every variant x learning rate x seed of an ablation config (a base training config,\n"
+    "named variants as lists of --set overrides, seeds, an accuracy threshold), each as its own\n"
+    "`qkv train` process with one BLAS thread, extend the runs that have not solved the task,\n"
+    "and write a results table (results.md, .csv, .json), attention diagnostics, SVG plots,\n"
+    "report.md and a self-contained report.html to DIR. The run directories are the only state:\n"
+    "re-running keeps finished runs and resumes the others, and any number of qkv ablate\n"
+    "processes (on machines that share DIR) can work on one sweep. See docs/ablate.md and\n"
+    "docs/distributed.md.",
     "CONFIG", OPTIONS,
 };
+
+/* "I/N" or "auto" (Slurm's array task); 0, or -1 with a usage message */
+static int parse_shard(const char *s, int *i, int *n) {
+    if (!strcmp(s, "auto")) {
+        const char *id = getenv("SLURM_ARRAY_TASK_ID"), *count = getenv("SLURM_ARRAY_TASK_COUNT");
+        const char *min = getenv("SLURM_ARRAY_TASK_MIN");
+        if (!id || !count) {
+            qkv_cli_error("ablate", "--shard auto: SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT are not set (not a "
+                          "Slurm array task); give --shard I/N");
+            return -1;
+        }
+        *i = atoi(id) - (min ? atoi(min) : 0);
+        *n = atoi(count);
+    } else {
+        char *end;
+        errno = 0;
+        long a = strtol(s, &end, 10), b = *end == '/' ? strtol(end + 1, &end, 10) : -1;
+        if (errno || *end || a < 0 || b < 1 || a >= b || b > 1000000) {
+            qkv_cli_error("ablate", "--shard: expected I/N with 0 <= I < N (or auto), got '%s'", s);
+            return -1;
+        }
+        *i = (int)a;
+        *n = (int)b;
+    }
+    if (*n < 1 || *i < 0 || *i >= *n) {
+        qkv_cli_error("ablate", "--shard auto: task %d of %d is not a share", *i, *n);
+        return -1;
+    }
+    return 0;
+}
 
 int qkv_cmd_ablate(int argc, char **argv) {
     ablate_args a = {.jobs = sysconf(_SC_NPROCESSORS_ONLN)};
     int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
     if (rc >= 0) return rc;
+    rc = QKV_EXIT_USAGE;
     const char *cfg_path = a.config, *out = a.out;
-    if (!cfg_path) { qkv_cli_error("ablate", "missing CONFIG (try 'qkv ablate --help')"); return QKV_EXIT_USAGE; }
-    if (a.jobs < 1) a.jobs = 1; /* sysconf failed */
+    qkv_ablate_config c = {0};
     char err[1024];
-    qkv_ablate_config c;
+    qkv_ablate_opts o = {.jobs = a.jobs < 1 ? 1 : (int)a.jobs, .quiet = a.quiet, .shards = 1, .stale = (double)a.stale,
+                         .force = a.force};
+    if (!cfg_path) { qkv_cli_error("ablate", "missing CONFIG (try 'qkv ablate --help')"); goto done; }
+    if (a.status + a.report + a.slurm > 1) {
+        qkv_cli_error("ablate", "--status, --report and --slurm are separate actions: give one");
+        goto done;
+    }
+    if (!a.slurm && (a.tasks || a.parallel || a.dry_run || a.sbatch.n)) {
+        qkv_cli_error("ablate", "--tasks, --parallel, --dry-run and --sbatch go with --slurm");
+        goto done;
+    }
+    if (a.shard && parse_shard(a.shard, &o.shard, &o.shards)) goto done;
     if (qkv_ablate_config_load(&c, cfg_path, err, sizeof err)) {
         qkv_cli_error("ablate", "%s", err);
-        return QKV_EXIT_USAGE;
+        goto done;
     }
     char out_buf[4096];
     if (!out) {
@@ -55,18 +122,49 @@ int qkv_cmd_ablate(int argc, char **argv) {
     char bin[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 1); /* run the same qkv for every run */
     if (n <= 0) {
-        qkv_ablate_config_free(&c);
         qkv_cli_error("ablate", "cannot find the qkv executable (/proc/self/exe)");
-        return QKV_EXIT_FAIL;
+        rc = QKV_EXIT_FAIL;
+        goto done;
     }
     bin[n] = 0;
-    if (!a.quiet)
-        fprintf(stderr, "qkv ablate: %d variants x %d learning rate%s x %d seeds = %d runs, %lld at a time, into %s\n",
-                c.n_variants, c.n_lrs ? c.n_lrs : 1, c.n_lrs > 1 ? "s" : "", c.n_seeds,
-                c.n_variants * (c.n_lrs ? c.n_lrs : 1) * c.n_seeds, a.jobs, out);
-    const char *train_cmd[] = {bin, "train", "--threads", "1", "--quiet", NULL}; /* one BLAS thread per run */
-    rc = qkv_ablate_run(&c, out, (int)a.jobs, train_cmd, a.quiet, err, sizeof err);
-    if (rc) qkv_cli_error("ablate", "%s", err);
+    int runs = c.n_variants * (c.n_lrs ? c.n_lrs : 1) * c.n_seeds;
+    rc = QKV_EXIT_FAIL;
+    if (a.status) {
+        if (qkv_ablate_status(&c, out, &o, stdout, err, sizeof err)) goto fail;
+    } else if (a.report) {
+        if (qkv_ablate_report(&c, out, &o, err, sizeof err)) goto fail;
+    } else if (a.slurm) {
+        /* the jobs run elsewhere: absolute paths; the plan is written (and checked) now */
+        char cfg_abs[PATH_MAX], out_abs[PATH_MAX];
+        qkv_ablate_plan p;
+        if (qkv__ablate_plan(&p, &c, out, true, a.force, err, sizeof err)) goto fail;
+        qkv__ablate_plan_free(&p);
+        if (!realpath(cfg_path, cfg_abs) || !realpath(out, out_abs)) {
+            snprintf(err, sizeof err, "%.900s: %s", out, strerror(errno));
+            goto fail;
+        }
+        int tasks = a.tasks ? (int)a.tasks : runs < 64 ? runs : 64;
+        qkv_slurm_opts so = {.qkv = bin, .config = cfg_abs, .out = out_abs, .tasks = tasks,
+                             .parallel = a.parallel ? (int)a.parallel : tasks, .report_jobs = 1,
+                             .sbatch = a.sbatch.v, .n_sbatch = a.sbatch.n, .dry_run = a.dry_run};
+        if (qkv__ablate_slurm(&so, stdout, err, sizeof err)) goto fail;
+    } else {
+        if (!a.quiet) {
+            char share[64] = "";
+            if (o.shards > 1) snprintf(share, sizeof share, " (share %d of %d)", o.shard, o.shards);
+            fprintf(stderr, "qkv ablate: %d variants x %d learning rate%s x %d seeds = %d runs%s, %d at a time, into %s\n",
+                    c.n_variants, c.n_lrs ? c.n_lrs : 1, c.n_lrs > 1 ? "s" : "", c.n_seeds, runs, share, o.jobs, out);
+        }
+        const char *train_cmd[] = {bin, "train", "--threads", "1", "--quiet", NULL}; /* one BLAS thread per run */
+        o.train_cmd = train_cmd;
+        if (qkv_ablate_run(&c, out, &o, err, sizeof err)) goto fail;
+    }
+    rc = QKV_EXIT_OK;
+    goto done;
+fail:
+    qkv_cli_error("ablate", "%s", err);
+done:
+    free(a.sbatch.v);
     qkv_ablate_config_free(&c);
-    return rc ? QKV_EXIT_FAIL : QKV_EXIT_OK;
+    return rc;
 }

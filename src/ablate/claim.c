@@ -1,0 +1,94 @@
+/* Run claims (see claim.h). */
+#include "ablate/claim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *qkv__claim_host(void) {
+    static char host[256];
+    if (!host[0] && gethostname(host, sizeof host - 1)) snprintf(host, sizeof host, "unknown");
+    return host;
+}
+
+static void path_of(char *buf, size_t n, const char *dir, const char *file) { snprintf(buf, n, "%s/%s", dir, file); }
+
+void qkv__claim_read(const char *dir, double stale, qkv_claim_info *c) {
+    memset(c, 0, sizeof *c);
+    char path[1400];
+    path_of(path, sizeof path, dir, QKV_CLAIM_FILE);
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    struct stat st;
+    c->held = true;
+    if (fscanf(f, "%255s %ld %lld", c->host, &c->pid, &c->started) != 3) c->host[0] = 0; /* torn: being written */
+    fclose(f);
+    c->age = stat(path, &st) == 0 ? difftime(time(NULL), st.st_mtime) : 0;
+    bool here = !strcmp(c->host, qkv__claim_host());
+    bool gone = here && c->pid > 0 && kill((pid_t)c->pid, 0) != 0 && errno == ESRCH;
+    c->stale = gone || c->age > stale;
+}
+
+/* create the claim file with O_EXCL: true when this process made it */
+static bool create(const char *path) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return false;
+    char line[400];
+    int n = snprintf(line, sizeof line, "%s %ld %lld\n", qkv__claim_host(), (long)getpid(), (long long)time(NULL));
+    ssize_t w = write(fd, line, (size_t)n);
+    (void)w; /* a short write reads as a torn claim, which only ages into staleness */
+    fsync(fd);
+    close(fd);
+    return true;
+}
+
+bool qkv__claim(const char *dir, double stale, bool quiet) {
+    char path[1400], lock[1400];
+    path_of(path, sizeof path, dir, QKV_CLAIM_FILE);
+    if (create(path)) return true;
+    qkv_claim_info c;
+    qkv__claim_read(dir, stale, &c);
+    if (!c.held) return create(path); /* released meanwhile */
+    if (!c.stale) return false;
+    /* a stale claim: one taker at a time, through a lock file of its own (itself taken over when
+     * older than `stale`, so a taker that died cannot block the run for ever) */
+    path_of(lock, sizeof lock, dir, QKV_CLAIM_FILE ".takeover");
+    if (!create(lock)) {
+        struct stat st;
+        if (stat(lock, &st) == 0 && difftime(time(NULL), st.st_mtime) > stale) unlink(lock);
+        return false;
+    }
+    qkv_claim_info again;
+    qkv__claim_read(dir, stale, &again);
+    bool ours = false;
+    if (!again.held || (again.stale && again.pid == c.pid && !strcmp(again.host, c.host))) {
+        unlink(path);
+        ours = create(path);
+        if (ours && !quiet)
+            fprintf(stderr, "qkv ablate: %s: taking over the stale claim of %s pid %ld (%s)\n", dir, c.host, c.pid,
+                    !strcmp(c.host, qkv__claim_host()) && c.age <= stale ? "its process is gone"
+                                                                          : "no heartbeat for a while");
+    }
+    unlink(lock);
+    return ours;
+}
+
+void qkv__claim_touch(const char *dir) {
+    char path[1400];
+    path_of(path, sizeof path, dir, QKV_CLAIM_FILE);
+    utimensat(AT_FDCWD, path, NULL, 0);
+}
+
+void qkv__claim_release(const char *dir) {
+    char path[1400];
+    path_of(path, sizeof path, dir, QKV_CLAIM_FILE);
+    qkv_claim_info c;
+    qkv__claim_read(dir, 1e30, &c);
+    if (c.held && c.pid == (long)getpid() && !strcmp(c.host, qkv__claim_host())) unlink(path);
+}
