@@ -202,6 +202,11 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
             }
             for (int k = 0; k < jobs; k++)
                 if (!js[k].pid) { js[k] = (job){pid, r, now(), now()}; break; }
+            if (!o->quiet && !tty) /* a log (a Slurm task's, say) tells what each worker did */
+                fprintf(stderr, extend   ? "qkv ablate: extending %s to %lld steps\n"
+                                : resume ? "qkv ablate: resuming %s from its checkpoint (to %lld steps)\n"
+                                         : "qkv ablate: starting %s (%lld steps)\n",
+                        p->runs[r].name, steps);
             ph[r] = RUNNING;
             running++;
             extended += extend;

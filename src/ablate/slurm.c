@@ -40,12 +40,14 @@ static char *array_script(const qkv_slurm_opts *o) {
         "# --shard auto: share SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT. On SIGTERM (preemption,\n"
         "# the time limit, scontrol requeue) the runs checkpoint and their claims are released; the\n"
         "# task then requeues itself and its next start resumes them from their checkpoints.\n");
+    qkv_strbuf_puts(&b, "echo \"qkv ablate --slurm: task ${SLURM_ARRAY_TASK_ID} of ${SLURM_ARRAY_TASK_COUNT}, attempt "
+                        "$((${SLURM_RESTART_COUNT:-0} + 1)) on $(hostname)\"\n");
     shq(&b, o->qkv);
     qkv_strbuf_puts(&b, " ablate ");
     shq(&b, o->config);
     qkv_strbuf_puts(&b, " --out ");
     shq(&b, o->out);
-    qkv_strbuf_puts(&b, " --shard auto --jobs 1 --quiet &\npid=$!\n"
+    qkv_strbuf_puts(&b, " --shard auto --jobs 1 &\npid=$!\n"
                         "trap 'kill -TERM $pid 2>/dev/null; wait $pid; "
                         "scontrol requeue \"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}\"; exit 0' TERM\n"
                         "wait $pid\n");
@@ -65,7 +67,7 @@ static char *report_script(const qkv_slurm_opts *o) {
     shq(&b, o->config);
     qkv_strbuf_puts(&b, " --out ");
     shq(&b, o->out);
-    qkv_strbuf_printf(&b, " --jobs %d --quiet\n", o->report_jobs);
+    qkv_strbuf_printf(&b, " --jobs %d\n", o->report_jobs);
     return qkv_strbuf_take(&b);
 }
 
