@@ -214,7 +214,7 @@ static const bad_case CASES[] = {
     {"unknown optimizer", "{\"optim\": {\"name\": \"adma\"}}", {{0}}, CK_NONE, "train cfg.json --out out", 2,
      "optim.name: expected one of sgd, adam, adamw, got \"adma\" (did you mean adam?)"},
     {"unknown gate", "{\"model\": {\"attention\": {\"gate\": \"input\"}}}", {{0}}, CK_NONE,
-     "train cfg.json --out out", 2, "model.attention.gate: expected one of none, output, value, got \"input\""},
+     "train cfg.json --out out", 2, "model.attention.gate: expected one of none, output, value, headwise, got \"input\""},
     {"more queries than pairs", "{\"task\": {\"pairs\": 2, \"queries\": 3}}", {{0}}, CK_NONE,
      "train cfg.json --out out", 2, "task.queries: 3 is more than task.pairs 2"},
     {"warmup longer than the run", "{\"train\": {\"steps\": 4}, \"optim\": {\"warmup\": 10}}", {{0}}, CK_NONE,

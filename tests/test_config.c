@@ -205,7 +205,7 @@ START_TEST(test_keys) {
         ck_assert(!strncmp(k[n], "model.", 6) || !strncmp(k[n], "task.", 5) ||
                   !strncmp(k[n], "train.", 6) || !strncmp(k[n], "optim.", 6));
     }
-    ck_assert_int_eq(n, 48);
+    ck_assert_int_eq(n, 57);
     ck_assert_str_eq(k[0], "model.vocab");
     ck_assert_str_eq(k[7], "model.attention.qkv");
     ck_assert_str_eq(k[n - 1], "optim.min_lr");
@@ -300,7 +300,7 @@ static const bad_case BAD[] = {
     {"{\"task\": {\"name\": \"lm\"}}",
      "x.json: task.name: expected one of copy, reverse, sort, recall, induction, text, file, got \"lm\""},
     {"{\"model\": {\"attention\": {\"gate\": 1}}}",
-     "x.json: model.attention.gate: expected one of none, output, value, got 1"},
+     "x.json: model.attention.gate: expected one of none, output, value, headwise, got 1"},
     /* strings */
     {"{\"task\": {\"path\": 5}}", "x.json: task.path: expected a string of at most 1023 bytes, got 5"},
     {"{\"task\": {\"eval_path\": null}}", "x.json: task.eval_path: expected a string"},
@@ -664,7 +664,7 @@ START_TEST(test_docs_list_every_key) {
         ck_assert_msg(found, "docs/config.md lists unknown key %.*s", (int)(e - s), s);
         rows++;
     }
-    ck_assert_int_eq(rows, 48);
+    ck_assert_int_eq(rows, 57);
     ck_assert_ptr_nonnull(strstr(doc, "## Shipped configs"));
     free(doc);
 }

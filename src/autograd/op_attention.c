@@ -7,31 +7,46 @@
 static qkv_sdpa_shape shape_of(const qkv_record *r) {
     const qkv_tensor *m = r->p.sdpa.mask;
     return (qkv_sdpa_shape){r->p.sdpa.B, r->p.sdpa.T, r->p.sdpa.H, r->p.sdpa.hd, r->p.sdpa.causal,
-                            m ? m->data : NULL, &r->p.sdpa.bc, r->p.sdpa.scale};
+                            m ? m->data : NULL, &r->p.sdpa.bc, r->p.sdpa.scale, r->p.sdpa.kvH, r->p.sdpa.slopes};
 }
 
 qkv_tensor *qkv_sdp_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
                               const qkv_tensor *mask, bool causal, double scale, qkv_tensor **probs) {
+    return qkv_sdp_attention_ex(ctx, q, k, v, heads, heads, mask, causal, scale, NULL, probs);
+}
+
+qkv_tensor *qkv_sdp_attention_ex(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads, int kv_heads,
+                                 const qkv_tensor *mask, bool causal, double scale, const double *slopes,
+                                 qkv_tensor **probs) {
     if (probs) *probs = NULL;
     if (!q || !k || !v || !qkv__check_float(ctx, "sdp_attention", q)) return NULL;
     if (!qkv__check_pair(ctx, "sdp_attention", q, k) || !qkv__check_pair(ctx, "sdp_attention", q, v))
         return NULL;
     if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3)
         return qkv_ctx_fail(ctx, "sdp_attention: q, k, v must be (B,T,d), got %s", qkv__shp(q));
-    for (int i = 0; i < 3; i++)
-        if (k->shape[i] != q->shape[i] || v->shape[i] != q->shape[i])
-            return qkv_ctx_fail(ctx, "sdp_attention: q %s, k %s and v %s must have one shape", qkv__shp(q),
-                                qkv__shp(k), qkv__shp(v));
     int64_t B = q->shape[0], T = q->shape[1], d = q->shape[2];
     if (heads < 1 || d % heads)
         return qkv_ctx_fail(ctx, "sdp_attention: %d heads do not divide d = %lld", heads, (long long)d);
+    if (kv_heads < 1 || heads % kv_heads)
+        return qkv_ctx_fail(ctx, "sdp_attention: %d key/value heads do not divide %d heads", kv_heads, heads);
+    int64_t dkv = d / heads * kv_heads;
+    for (int i = 0; i < 3; i++)
+        if (k->shape[i] != (i < 2 ? q->shape[i] : dkv) || v->shape[i] != k->shape[i])
+            return qkv_ctx_fail(ctx, "sdp_attention: q %s with %d of %d heads for keys and values needs k and v "
+                                "(%lld,%lld,%lld), got %s and %s", qkv__shp(q), kv_heads, heads, (long long)B,
+                                (long long)T, (long long)dkv, qkv__shp(k), qkv__shp(v));
     int64_t ps[4] = {B, heads, T, T};
     qkv_bcast bc = {0};
     if (mask && !qkv__mask_plan(ctx, "sdp_attention", mask, 4, ps, &bc)) return NULL; /* over (B,H,T,T) */
     qkv_tensor *p = qkv__out(ctx, q->dtype, 4, ps);
     qkv_tensor *y = p ? qkv__out(ctx, q->dtype, 3, q->shape) : NULL;
     if (!y) return NULL;
-    qkv_sdpa_shape s = {B, T, heads, d / heads, causal, mask ? mask->data : NULL, &bc, scale};
+    double *sl = NULL; /* the slopes stay readable for the backward: an arena copy */
+    if (slopes) {
+        if (!(sl = qkv_ctx_alloc(ctx, (size_t)heads * sizeof *sl))) return NULL;
+        for (int h = 0; h < heads; h++) sl[h] = slopes[h];
+    }
+    qkv_sdpa_shape s = {B, T, heads, d / heads, causal, mask ? mask->data : NULL, &bc, scale, kv_heads, sl};
     QKV_KCALL(q->dtype, sdpa, &s, q->data, k->data, v->data, p->data, y->data);
     qkv_tensor *in[3] = {q, k, v};
     qkv_record *r = qkv__record(ctx, QKV_OP_SDP_ATTENTION, y, 3, in);
@@ -40,6 +55,8 @@ qkv_tensor *qkv_sdp_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_te
         r->p.sdpa.bc = bc;
         r->p.sdpa.probs = p->data;
         r->p.sdpa.B = B; r->p.sdpa.T = T; r->p.sdpa.H = heads; r->p.sdpa.hd = d / heads;
+        r->p.sdpa.kvH = kv_heads;
+        r->p.sdpa.slopes = sl;
         r->p.sdpa.causal = causal;
         r->p.sdpa.scale = scale;
     }
@@ -54,7 +71,7 @@ int qkv__sdp_attention_backward(qkv_ctx *ctx, const qkv_record *r) {
     if (!qkv_ctx_ok(ctx)) return -1;
     if (!dq && !dk && !dv) return 0;
     qkv_sdpa_shape s = shape_of(r);
-    int64_t pairs = s.B * s.H, parts = qkv_get_threads() < pairs ? qkv_get_threads() : pairs;
+    int64_t groups = s.B * s.kvH, parts = qkv_get_threads() < groups ? qkv_get_threads() : groups;
     void *scratch = qkv_ctx_alloc(ctx, (size_t)(parts * s.T * s.T) * qkv_dtype_size(q->dtype));
     if (!scratch) return -1;
     QKV_KCALL(q->dtype, sdpa_backward, &s, q->data, k->data, v->data, r->p.sdpa.probs, r->out->grad, dq, dk, dv,

@@ -69,6 +69,13 @@ QKV_API qkv_tensor *qkv_masked_softmax(qkv_ctx *ctx, qkv_tensor *x, const qkv_te
  * gradients, causal blocks skipped (src/tensor/k_attention.c). */
 QKV_API qkv_tensor *qkv_sdp_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
                               const qkv_tensor *mask, bool causal, double scale, qkv_tensor **probs);
+/* the same with kv_heads heads of keys and values (grouped-query attention, kv_heads dividing
+ * heads: k, v are (B,T,kv_heads hd), query head h uses key/value head h / (heads / kv_heads);
+ * kv_heads = heads is qkv_sdp_attention) and, when slopes is not NULL, ALiBi: the score of
+ * query i and key j in head h is lowered by slopes[h] |i - j| (constants: no gradient) */
+QKV_API qkv_tensor *qkv_sdp_attention_ex(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
+                                         int kv_heads, const qkv_tensor *mask, bool causal, double scale,
+                                         const double *slopes, qkv_tensor **probs);
 /* y = x - logsumexp(x) over the last axis */
 QKV_API qkv_tensor *qkv_log_softmax(qkv_ctx *ctx, qkv_tensor *x);
 /* y = (x - mean) / sqrt(var + eps) * w + b over the last axis (n); w, b: (n) or NULL */

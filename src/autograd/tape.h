@@ -43,9 +43,10 @@ typedef struct qkv_record {
         struct { int64_t rows, n; } softmax;
         /* y (rows,n) = softmax(mask ? fill : scale x); the backward needs no mask: masked y are 0 */
         struct { int64_t rows, n; double scale; } masked_softmax;
-        /* q, k, v (B,T,H hd); probs: the weights P (B,H,T,T); mask (or NULL) broadcast by bc */
-        struct { const qkv_tensor *mask; qkv_bcast bc; void *probs; int64_t B, T, H, hd; int causal;
-                 double scale; } sdpa;
+        /* q (B,T,H hd), k, v (B,T,kvH hd); probs: the weights P (B,H,T,T); mask (or NULL) broadcast
+         * by bc; slopes: H ALiBi slopes (arena copy) or NULL */
+        struct { const qkv_tensor *mask; qkv_bcast bc; void *probs; int64_t B, T, H, hd, kvH; int causal;
+                 double scale; const double *slopes; } sdpa;
         /* x (rows,n); w, b: in[1], in[2] (or in[1] alone), NULL when absent; mean, rstd (rows) */
         struct { int64_t rows, n; qkv_tensor *w, *b; void *mean, *rstd; } layernorm;
         /* y (idx..., D) = table[idx] */

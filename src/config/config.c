@@ -24,6 +24,8 @@
 _Static_assert(sizeof(qkv_attn_qkv) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_attn_scale) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_attn_gate) == sizeof(int), "enum size");
+_Static_assert(sizeof(qkv_self_mask_rule) == sizeof(int), "enum size");
+_Static_assert(sizeof(qkv_init_scheme) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_activation) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_task_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_optim_kind) == sizeof(int), "enum size");
@@ -76,9 +78,23 @@ typedef struct key_def {
     X(INT, "model.attention.rel_pos_max", model.attn.rel_pos_max, 1, 4096,                     \
       "relative offsets are clipped to [-rel_pos_max, rel_pos_max]")                           \
     X(ENUM, "model.attention.gate", model.attn.gate, QKV_ATTN_GATE_NAMES,                      \
-      QKV_GATE_COUNT, "sigmoid gate on the attention output or on the values")                 \
+      QKV_GATE_COUNT, "sigmoid gate: output (element-wise), value, or headwise (one per head)") \
     X(BOOL, "model.attention.self_mask", model.attn.self_mask,                                 \
       "a token may not attend to itself")                                                      \
+    X(ENUM, "model.attention.self_mask_rule", model.attn.self_mask_rule, QKV_SELF_MASK_RULE_NAMES, \
+      QKV_SELF_RULE_COUNT, "self_mask: strict (never itself) or reformer (itself only when nothing else is visible)") \
+    X(INT, "model.attention.kv_heads", model.attn.kv_heads, 0, 256,                            \
+      "key/value heads, grouped-query attention (1 = multi-query; 0 = heads)")                 \
+    X(BOOL, "model.attention.key_norm", model.attn.key_norm, "keys scaled to unit length per head (Reformer)") \
+    X(BOOL, "model.attention.role_scale", model.attn.role_scale,                               \
+      "shared: Q, K, V = X W diag(s_q), diag(s_k), diag(s_v)")                                 \
+    X(BOOL, "model.attention.value_proj", model.attn.value_proj, "a value projection (false: V = X)") \
+    X(BOOL, "model.attention.out_proj", model.attn.out_proj, "an output projection (false: none)") \
+    X(INT, "model.attention.kv_latent", model.attn.kv_latent, 0, 65536,                        \
+      "keys and values from a latent of this width (0 = off)")                                 \
+    X(BOOL, "model.attention.alibi", model.attn.alibi, "ALiBi: fixed per-head distance penalties on the scores") \
+    X(ENUM, "model.attention.init", model.attn.init, QKV_INIT_SCHEME_NAMES, QKV_INIT_SCHEME_COUNT, \
+      "Q/K/V projections start at: default, identity (I + noise) or mimetic")                  \
     X(ENUM, "task.name", task.kind, QKV_TASK_NAMES, QKV_TASK_COUNT,                            \
       "the task to train on")                                                                  \
     X(INT, "task.length", task.length, 1, 4096,                                                \
@@ -826,7 +842,8 @@ static int check_schedule(const qkv_config *c, char *err, int errlen) {
 
 /* cross-key checks, in order; add new ones here */
 static int (*const CHECKS[])(const qkv_config *, char *, int) = {
-    check_ranges, check_heads, check_model, check_recall, check_fractions, check_shards, check_schedule, check_task_files,
+    check_ranges,  check_heads,   check_model,    check_recall,
+    check_fractions, check_shards, check_schedule, check_task_files,
 };
 
 int qkv_config_validate(const qkv_config *c, char *err, int errlen) {

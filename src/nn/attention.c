@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int lin(qkv_linear_layer *l, qkv_params *p, const char *prefix, const char *leaf, int in,
@@ -9,6 +10,43 @@ static int lin(qkv_linear_layer *l, qkv_params *p, const char *prefix, const cha
     char name[96];
     snprintf(name, sizeof name, "%s.%s", prefix, leaf);
     return qkv_linear_init(l, p, name, in, out, bias);
+}
+
+/* a (d) parameter PREFIX.LEAF starting at ones (role_scale) */
+static qkv_tensor *ones(qkv_params *p, const char *prefix, const char *leaf, int d) {
+    char name[96];
+    int64_t s[1] = {d};
+    snprintf(name, sizeof name, "%s.%s", prefix, leaf);
+    return qkv_params_add(p, name, 1, s, QKV_INIT_ONES, 0);
+}
+
+/* ALiBi's slopes for n heads (Press et al. 2022): for n a power of two, 2^(-8/n) to the powers
+ * 1..n; otherwise those of the power of two below, then every other slope of twice that */
+static void alibi_slopes(int n, double *out) {
+    int p2 = 1;
+    while (p2 * 2 <= n) p2 *= 2;
+    double start = pow(2.0, -8.0 / p2);
+    for (int h = 0; h < p2; h++) out[h] = pow(start, h + 1);
+    if (p2 == n) return;
+    double start2 = pow(2.0, -8.0 / (2 * p2)); /* the slopes of 2 p2 heads, odd positions: 1, 3, 5, ... */
+    for (int h = p2, i = 0; h < n; h++, i += 2) out[h] = pow(start2, i + 1);
+}
+
+/* the identity and mimetic starts of the square projections (model_config.h says what each is) */
+#define INIT_NOISE 0.02
+static void eye(qkv_linear_layer *l, double diag) {
+    if (l->w) qkv_params_set_eye(l->w, diag, INIT_NOISE); /* a non-square map (grouped keys) keeps the default */
+}
+
+static void init_scheme(qkv_attention *a) {
+    qkv_init_scheme s = a->cfg.init;
+    if (s == QKV_INIT_DEFAULT) return;
+    double qk = s == QKV_INIT_IDENTITY ? 1 : sqrt(0.7), v = s == QKV_INIT_IDENTITY ? 1 : sqrt(0.4);
+    bool kv_tied = a->cfg.qkv == QKV_ATTN_KV_TIED;
+    eye(&a->wq, qk);               /* wq, wqk, or shared's w */
+    if (!a->cfg.kv_latent) eye(&a->wk, kv_tied ? v : qk); /* wk, or kv_tied's wkv (a value too) */
+    if (!a->cfg.kv_latent) eye(&a->wv, v);
+    if (s == QKV_INIT_MIMETIC && a->wo.w) eye(&a->wo, -sqrt(0.4));
 }
 
 int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int d, int heads,
@@ -22,22 +60,33 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
     a->d = d;
     a->heads = heads;
     a->hd = d / heads;
-    int rc = 0;
+    a->kvh = qkv_attn_kv_heads(cfg, heads);
+    int dkv = a->kvh * a->hd, r = cfg->kv_latent, rc = 0;
     switch (cfg->qkv) { /* Q/K/V projections have no bias, as in the question's module */
     case QKV_ATTN_FULL:
         rc |= lin(&a->wq, p, prefix, "wq", d, d, false);
-        rc |= lin(&a->wk, p, prefix, "wk", d, d, false);
-        rc |= lin(&a->wv, p, prefix, "wv", d, d, false);
+        if (r) { /* keys and values from a latent of width r */
+            rc |= lin(&a->wdown, p, prefix, "wdown", d, r, false);
+            rc |= lin(&a->wk, p, prefix, "wuk", r, dkv, false);
+            rc |= lin(&a->wv, p, prefix, "wuv", r, dkv, false);
+        } else {
+            rc |= lin(&a->wk, p, prefix, "wk", d, dkv, false);
+            if (cfg->value_proj) rc |= lin(&a->wv, p, prefix, "wv", d, dkv, false);
+        }
         break;
-    case QKV_ATTN_SHARED: rc |= lin(&a->wq, p, prefix, "w", d, d, false); break;
+    case QKV_ATTN_SHARED:
+        rc |= lin(&a->wq, p, prefix, "w", d, d, false);
+        if (cfg->role_scale) rc |= !(a->sq = ones(p, prefix, "sq", d)) | !(a->sk = ones(p, prefix, "sk", d)) |
+                                   !(a->sv = ones(p, prefix, "sv", d));
+        break;
     case QKV_ATTN_IDENTITY: break;
     case QKV_ATTN_QK_TIED:
         rc |= lin(&a->wq, p, prefix, "wqk", d, d, false);
-        rc |= lin(&a->wv, p, prefix, "wv", d, d, false);
+        if (cfg->value_proj) rc |= lin(&a->wv, p, prefix, "wv", d, d, false);
         break;
     case QKV_ATTN_KV_TIED:
         rc |= lin(&a->wq, p, prefix, "wq", d, d, false);
-        rc |= lin(&a->wk, p, prefix, "wkv", d, d, false);
+        rc |= lin(&a->wk, p, prefix, "wkv", d, dkv, false);
         break;
     case QKV_ATTN_HEAD_SHARED: /* one (hd,hd) map per role, applied to every head's slice */
         rc |= lin(&a->wv, p, prefix, "values", a->hd, a->hd, false);
@@ -48,7 +97,9 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
         snprintf(err, (size_t)errlen, "%s: unknown qkv variant %d", prefix, (int)cfg->qkv);
         return -1;
     }
-    if (cfg->gate != QKV_GATE_NONE) rc |= lin(&a->wg, p, prefix, "wg", d, d, true);
+    if (cfg->gate != QKV_GATE_NONE) /* element-wise over the output (d) or the values, or one per head */
+        rc |= lin(&a->wg, p, prefix, "wg", d,
+                  cfg->gate == QKV_GATE_HEADWISE ? heads : cfg->gate == QKV_GATE_VALUE ? dkv : d, true);
     if (cfg->rel_pos_bias) {
         char name[96];
         int64_t s[2] = {2 * (int64_t)cfg->rel_pos_max + 1, heads};
@@ -56,16 +107,45 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
         a->rel = qkv_params_add(p, name, 2, s, QKV_INIT_ZEROS, 0);
         rc |= !a->rel;
     }
-    rc |= lin(&a->wo, p, prefix, cfg->qkv == QKV_ATTN_HEAD_SHARED ? "fc_out" : "wo", d, d, true);
+    if (cfg->out_proj) rc |= lin(&a->wo, p, prefix, cfg->qkv == QKV_ATTN_HEAD_SHARED ? "fc_out" : "wo", d, d, true);
+    if (!rc && cfg->alibi) {
+        a->slopes = malloc((size_t)heads * sizeof *a->slopes);
+        if (a->slopes) alibi_slopes(heads, a->slopes);
+        rc |= !a->slopes;
+    }
+    if (!rc) init_scheme(a);
     if (rc) snprintf(err, (size_t)errlen, "%s: out of memory declaring parameters", prefix);
     return rc ? -1 : 0;
 }
 
-/* (B,T,d) -> (B,H,T,hd) */
-static qkv_tensor *split_heads(qkv_ctx *ctx, const qkv_attention *a, qkv_tensor *x) {
+void qkv_attention_free(qkv_attention *a) {
+    free(a->slopes);
+    a->slopes = NULL;
+}
+
+/* (B,T,n hd) -> (B,n,T,hd) */
+static qkv_tensor *split_heads(qkv_ctx *ctx, const qkv_attention *a, qkv_tensor *x, int n) {
     if (!x) return NULL;
-    int64_t s[4] = {x->shape[0], x->shape[1], a->heads, a->hd};
+    int64_t s[4] = {x->shape[0], x->shape[1], n, a->hd};
     return qkv_transpose(ctx, qkv_reshape(ctx, x, 4, s), 1, 2);
+}
+
+/* (B,kvh,T,hd) -> (B,H,T,hd): query head h gets key/value head h / (H / kvh) */
+static qkv_tensor *expand_heads(qkv_ctx *ctx, const qkv_attention *a, qkv_tensor *x) {
+    if (!x || a->kvh == a->heads) return x;
+    qkv_tensor *parts[256];
+    int g = a->heads / a->kvh;
+    for (int h = 0; h < a->heads && h < 256; h++) parts[h] = qkv_slice(ctx, x, 1, h / g, 1);
+    return qkv_concat(ctx, parts, a->heads < 256 ? a->heads : 256, 1);
+}
+
+/* x (B,T,n hd) with each head's vector scaled to unit length (key_norm) */
+static qkv_tensor *unit_heads(qkv_ctx *ctx, const qkv_attention *a, qkv_tensor *x, int n) {
+    if (!x) return NULL;
+    int64_t s4[4] = {x->shape[0], x->shape[1], n, a->hd}, s3[3] = {x->shape[0], x->shape[1], (int64_t)n * a->hd};
+    qkv_tensor *h = qkv_reshape(ctx, x, 4, s4);
+    qkv_tensor *len = qkv_sqrt(ctx, qkv_add_scalar(ctx, qkv_sum(ctx, qkv_mul(ctx, h, h), 3, true), 1e-6));
+    return qkv_reshape(ctx, qkv_div(ctx, h, len), 3, s3);
 }
 
 /* (B,T,d) -> (B,T,d) through a projection, or unchanged when the variant has none */
@@ -73,10 +153,15 @@ static qkv_tensor *project(qkv_ctx *ctx, const qkv_linear_layer *l, qkv_tensor *
     return l->w ? qkv_linear_forward(ctx, l, x) : x;
 }
 
-/* y: (B,T,d) merged heads -> gated (if asked) -> Wo */
+/* y: (B,T,d) merged heads -> gated (if asked) -> Wo (if any) */
 static qkv_tensor *output(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *y, qkv_tensor *gate) {
     if (gate && a->cfg.gate == QKV_GATE_OUTPUT) y = qkv_mul(ctx, y, gate);
-    return qkv_linear_forward(ctx, &a->wo, y);
+    if (gate && a->cfg.gate == QKV_GATE_HEADWISE && y) { /* each head's output times its gate */
+        int64_t B = y->shape[0], T = y->shape[1], sh[4] = {B, T, a->heads, a->hd}, sg[4] = {B, T, a->heads, 1},
+                s3[3] = {B, T, a->d};
+        y = qkv_reshape(ctx, qkv_mul(ctx, qkv_reshape(ctx, y, 4, sh), qkv_reshape(ctx, gate, 4, sg)), 3, s3);
+    }
+    return a->wo.w ? qkv_linear_forward(ctx, &a->wo, y) : y;
 }
 
 qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
@@ -89,7 +174,7 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
     double scale = 1.0 / sqrt(a->cfg.scale == QKV_SCALE_EMBED ? (double)a->d : (double)a->hd);
     qkv_tensor *gate = a->wg.w ? qkv_sigmoid(ctx, qkv_linear_forward(ctx, &a->wg, x)) : NULL;
     int64_t s3[3] = {B, T, a->d};
-    qkv_tensor *pq, *pk, *pv; /* (B,T,d), head h in columns h hd .. (h+1) hd - 1 */
+    qkv_tensor *pq, *pk, *pv; /* (B,T,d) (keys and values: (B,T,kvh hd)), head h in columns h hd .. */
     if (a->cfg.qkv == QKV_ATTN_HEAD_SHARED) {
         /* the question's module: split X into heads first, then the shared (hd,hd) maps */
         int64_t s[4] = {B, T, a->heads, a->hd};
@@ -99,29 +184,39 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
         pq = qkv_reshape(ctx, qkv_linear_forward(ctx, &a->wq, xh), 3, s3);
         pk = qkv_reshape(ctx, qkv_linear_forward(ctx, &a->wk, xh), 3, s3);
         pv = qkv_reshape(ctx, qkv_linear_forward(ctx, &a->wv, xvh), 3, s3);
+    } else if (a->sq) {
+        /* one matrix, three roles told apart by per-role diagonal scales */
+        qkv_tensor *p = project(ctx, &a->wq, x);
+        pq = qkv_mul(ctx, p, a->sq);
+        pk = qkv_mul(ctx, p, a->sk);
+        pv = qkv_mul(ctx, p, a->sv);
+        if (gate && a->cfg.gate == QKV_GATE_VALUE) pv = qkv_mul(ctx, pv, gate);
     } else {
         /* a projection shared by two roles is computed once and used twice (tied) */
         pq = project(ctx, &a->wq, x);
-        pk = a->cfg.qkv == QKV_ATTN_FULL || a->cfg.qkv == QKV_ATTN_KV_TIED ? project(ctx, &a->wk, x) : pq;
+        qkv_tensor *lat = a->wdown.w ? qkv_linear_forward(ctx, &a->wdown, x) : x;
+        pk = a->cfg.qkv == QKV_ATTN_FULL || a->cfg.qkv == QKV_ATTN_KV_TIED ? project(ctx, &a->wk, lat) : pq;
         switch (a->cfg.qkv) {
-        case QKV_ATTN_FULL: case QKV_ATTN_QK_TIED: pv = project(ctx, &a->wv, x); break;
+        case QKV_ATTN_FULL: case QKV_ATTN_QK_TIED: pv = a->wv.w ? qkv_linear_forward(ctx, &a->wv, lat) : x; break;
         case QKV_ATTN_KV_TIED: pv = pk; break;
         default: pv = pq; break; /* shared, identity */
         }
         if (gate && a->cfg.gate == QKV_GATE_VALUE) pv = qkv_mul(ctx, pv, gate);
     }
+    if (a->cfg.key_norm) pk = unit_heads(ctx, a, pk, a->kvh); /* a new tensor: a tied value keeps its length */
     if (!(a->rel && m->rel_index)) {
         /* the common case: one fused op, no head split/merge copies. For head_shared it gives
          * exactly what the -1e20 fill gives (exp underflows to 0 either way) in every row with
          * a visible key; a row with none gets zeros, as the composed path's row_alive does */
         const qkv_tensor *mask = m->only_causal ? NULL : m->blocked;
-        qkv_tensor *y = qkv_sdp_attention(ctx, pq, pk, pv, a->heads, mask, a->cfg.causal, scale, &a->last_att);
+        qkv_tensor *y = qkv_sdp_attention_ex(ctx, pq, pk, pv, a->heads, a->kvh, mask, a->cfg.causal, scale, a->slopes,
+                                             &a->last_att);
         return output(ctx, a, y, gate);
     }
     /* relative position bias: the composed ops (the bias enters between the products) */
-    qkv_tensor *q = split_heads(ctx, a, pq);
-    qkv_tensor *k = pk == pq ? q : split_heads(ctx, a, pk);
-    qkv_tensor *v = pv == pq ? q : pv == pk ? k : split_heads(ctx, a, pv);
+    qkv_tensor *q = split_heads(ctx, a, pq, a->heads);
+    qkv_tensor *k = pk == pq ? q : expand_heads(ctx, a, split_heads(ctx, a, pk, a->kvh));
+    qkv_tensor *v = pv == pq ? q : pv == pk ? k : expand_heads(ctx, a, split_heads(ctx, a, pv, a->kvh));
     bool quirk = a->cfg.qkv == QKV_ATTN_HEAD_SHARED;
     double fill = quirk ? -1e20 : -INFINITY;
     qkv_tensor *s = qkv_matmul(ctx, q, k, false, true); /* (B,H,T,T) */

@@ -21,15 +21,21 @@ typedef struct qkv_attn_masks {
 
 typedef struct qkv_attention {
     qkv_attn_config cfg;
-    int d, heads, hd;
+    int d, heads, hd, kvh;         /* kvh: key/value heads (kv_heads, or heads) */
     qkv_linear_layer wq, wk, wv, wo, wg; /* which exist depends on the variant (w == NULL otherwise) */
+    qkv_linear_layer wdown;        /* kv_latent: X -> the latent (wk, wv then map the latent up) */
     qkv_tensor *rel;               /* (2 rel_pos_max + 1, heads) or NULL */
+    qkv_tensor *sq, *sk, *sv;      /* role_scale: (d) each, or NULL */
+    double *slopes;                /* alibi: (heads), or NULL */
     qkv_tensor *last_att;          /* (B,H,T,T) of the last forward; valid until qkv_ctx_reset */
 } qkv_attention;
 
-/* declare the variant's parameters under PREFIX (e.g. "blocks.0.attn"); -1 with err set on a bad config */
+/* declare the variant's parameters under PREFIX (e.g. "blocks.0.attn"); -1 with err set on a bad config
+ * (free with qkv_attention_free) */
 QKV_API int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int d, int heads,
                        const qkv_attn_config *cfg, char *err, int errlen);
+/* what qkv_attention_init allocated besides parameters */
+QKV_API void qkv_attention_free(qkv_attention *a);
 /* x: (B,T,d) -> (B,T,d) */
 QKV_API qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
                                   const qkv_attn_masks *m);

@@ -51,6 +51,7 @@ qkv_model *qkv_model_replica(const qkv_model *m, char *err, int errlen) {
 
 void qkv_model_free(qkv_model *m) {
     if (!m) return;
+    for (int i = 0; m->blocks && i < m->cfg.layers; i++) qkv_attention_free(&m->blocks[i].attn);
     qkv_params_free(&m->params);
     free(m->blocks);
     free(m);
@@ -89,10 +90,13 @@ static int build_masks(qkv_ctx *ctx, const qkv_model *m, int64_t B, int64_t T,
     bool any_dead = false;
     for (int64_t b = 0; b < nb; b++)
         for (int64_t i = 0; i < T; i++) {
-            bool alive_row = false;
+            bool alive_row = false, other = false; /* other: a visible key besides i itself */
+            for (int64_t j = 0; j < T; j++)
+                other |= j != i && !((a->causal && j > i) || (pd && pd[b * T + j] == 0));
+            /* the Reformer's rule: a token attends to itself only when it has no other key */
+            bool no_self = a->self_mask && (a->self_mask_rule == QKV_SELF_STRICT || other);
             for (int64_t j = 0; j < T; j++) {
-                bool blocked = (a->causal && j > i) || (a->self_mask && j == i) ||
-                               (pd && pd[b * T + j] == 0);
+                bool blocked = (a->causal && j > i) || (no_self && j == i) || (pd && pd[b * T + j] == 0);
                 bd[(b * T + i) * T + j] = blocked;
                 alive_row |= !blocked;
             }
@@ -143,20 +147,28 @@ int64_t qkv_model_attention_params(const qkv_model *m) {
 static int64_t saturate(double x) { return x >= 9.2e18 ? INT64_MAX : x <= 0 ? 0 : (int64_t)x; }
 
 int64_t qkv_model_param_count(const qkv_model_config *c) {
+    const qkv_attn_config *a = &c->attn;
     double d = c->d_model, V = c->vocab, T = c->seq_len, F = c->d_ff, H = c->heads > 0 ? c->heads : 1;
-    double hd = d / H, proj;
-    switch (c->attn.qkv) {
-    case QKV_ATTN_FULL: proj = 3 * d * d; break;
-    case QKV_ATTN_SHARED: proj = d * d; break;
+    double hd = d / H, dkv = hd * (a->kv_heads > 0 ? a->kv_heads : H), r = a->kv_latent, proj;
+    switch (a->qkv) {
+    case QKV_ATTN_FULL: /* wq, then wk and wv (or the latent's wdown, wuk, wuv) */
+        proj = d * d + (r > 0 ? d * r + 2 * r * dkv : d * dkv + (a->value_proj ? d * dkv : 0));
+        break;
+    case QKV_ATTN_SHARED: proj = d * d + (a->role_scale ? 3 * d : 0); break;
     case QKV_ATTN_IDENTITY: proj = 0; break;
     case QKV_ATTN_HEAD_SHARED: proj = 3 * hd * hd; break;
-    default: proj = 2 * d * d; break; /* qk_tied, kv_tied */
+    case QKV_ATTN_QK_TIED: proj = d * d + (a->value_proj ? d * d : 0); break;
+    default: proj = d * d + d * dkv; break; /* kv_tied */
     }
-    double layer = 4 * d                     /* ln1, ln2 */
-                   + proj + d * d + d        /* projections, output projection */
-                   + (c->attn.gate != QKV_GATE_NONE ? d * d + d : 0)
-                   + (c->attn.rel_pos_bias ? (2.0 * c->attn.rel_pos_max + 1) * H : 0)
-                   + 2 * d * F + F + d;      /* feed-forward */
+    double gate = a->gate == QKV_GATE_NONE       ? 0
+                  : a->gate == QKV_GATE_HEADWISE ? d * H + H
+                  : a->gate == QKV_GATE_VALUE    ? d * dkv + dkv
+                                                 : d * d + d;
+    double layer = 4 * d                                  /* ln1, ln2 */
+                   + proj + (a->out_proj ? d * d + d : 0) /* projections, output projection */
+                   + gate
+                   + (a->rel_pos_bias ? (2.0 * a->rel_pos_max + 1) * H : 0)
+                   + 2 * d * F + F + d;                   /* feed-forward */
     return saturate(V * d + T * d + (double)c->layers * layer + 2 * d + d * V + V);
 }
 

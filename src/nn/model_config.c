@@ -7,7 +7,11 @@
 const char *const QKV_ATTN_QKV_NAMES[QKV_ATTN_QKV_COUNT] = {
     "full", "shared", "identity", "qk_tied", "kv_tied", "head_shared"};
 const char *const QKV_ATTN_SCALE_NAMES[QKV_SCALE_COUNT] = {"head_dim", "embed"};
-const char *const QKV_ATTN_GATE_NAMES[QKV_GATE_COUNT] = {"none", "output", "value"};
+const char *const QKV_ATTN_GATE_NAMES[QKV_GATE_COUNT] = {"none", "output", "value", "headwise"};
+const char *const QKV_SELF_MASK_RULE_NAMES[QKV_SELF_RULE_COUNT] = {"strict", "reformer"};
+const char *const QKV_INIT_SCHEME_NAMES[QKV_INIT_SCHEME_COUNT] = {"default", "identity", "mimetic"};
+
+int qkv_attn_kv_heads(const qkv_attn_config *a, int heads) { return a->kv_heads > 0 ? a->kv_heads : heads; }
 const char *const QKV_ACTIVATION_NAMES[QKV_ACT_COUNT] = {"gelu", "gelu_tanh", "relu"};
 
 qkv_model_config qkv_model_config_default(void) {
@@ -17,7 +21,9 @@ qkv_model_config qkv_model_config_default(void) {
     c.activation = QKV_ACT_GELU;
     c.attn.qkv = QKV_ATTN_FULL, c.attn.scale = QKV_SCALE_HEAD_DIM, c.attn.causal = true;
     c.attn.rel_pos_bias = false, c.attn.rel_pos_max = 32, c.attn.gate = QKV_GATE_NONE;
-    c.attn.self_mask = false;
+    c.attn.self_mask = false, c.attn.self_mask_rule = QKV_SELF_STRICT, c.attn.kv_heads = 0;
+    c.attn.key_norm = false, c.attn.role_scale = false, c.attn.value_proj = true, c.attn.out_proj = true;
+    c.attn.kv_latent = 0, c.attn.alibi = false, c.attn.init = QKV_INIT_DEFAULT;
     return c;
 }
 
@@ -37,6 +43,36 @@ int qkv_model_config_check(const qkv_model_config *c, char *err, int errlen) {
     if ((unsigned)c->attn.scale >= QKV_SCALE_COUNT) BAD("attn.scale: unknown scale %d", (int)c->attn.scale);
     if ((unsigned)c->attn.gate >= QKV_GATE_COUNT) BAD("attn.gate: unknown gate %d", (int)c->attn.gate);
     if ((unsigned)c->activation >= QKV_ACT_COUNT) BAD("activation: unknown activation %d", (int)c->activation);
+    if ((unsigned)c->attn.self_mask_rule >= QKV_SELF_RULE_COUNT) BAD("attn.self_mask_rule: unknown rule");
+    if ((unsigned)c->attn.init >= QKV_INIT_SCHEME_COUNT) BAD("attn.init: unknown scheme %d", (int)c->attn.init);
+    /* the variants' options: every combination that makes no sense is an error, never a default */
+    const qkv_attn_config *a = &c->attn;
+    const char *v = QKV_ATTN_QKV_NAMES[a->qkv];
+    bool separate_k = a->qkv == QKV_ATTN_FULL || a->qkv == QKV_ATTN_KV_TIED;
+    bool has_v = a->qkv == QKV_ATTN_FULL || a->qkv == QKV_ATTN_QK_TIED;
+    if (a->kv_heads < 0 || (a->kv_heads && c->heads % a->kv_heads))
+        BAD("attn.kv_heads: %d does not divide heads %d (each key/value head serves heads/kv_heads query heads)",
+            a->kv_heads, c->heads);
+    if (a->kv_heads && a->kv_heads != c->heads && !separate_k)
+        BAD("attn.kv_heads: grouped keys and values need their own key projection: qkv full or kv_tied, not %s", v);
+    if (a->kv_heads && a->kv_heads != c->heads && !a->value_proj)
+        BAD("attn.kv_heads: with value_proj false the values are X itself, all %d heads of it", c->heads);
+    if (a->role_scale && a->qkv != QKV_ATTN_SHARED)
+        BAD("attn.role_scale: tells Q, K and V apart inside one shared matrix: needs qkv shared, not %s", v);
+    if (!a->value_proj && !has_v)
+        BAD("attn.value_proj: false removes a value projection of its own: qkv full or qk_tied have one, %s has none", v);
+    if (a->kv_latent < 0) BAD("attn.kv_latent: expected 0 (off) or a width, got %d", a->kv_latent);
+    if (a->kv_latent && a->qkv != QKV_ATTN_FULL)
+        BAD("attn.kv_latent: a latent for keys and values needs their own projections: qkv full, not %s", v);
+    if (a->kv_latent && !a->value_proj) BAD("attn.kv_latent: value_proj false leaves no value projection to factor");
+    if (a->alibi && a->rel_pos_bias)
+        BAD("attn.alibi: rel_pos_bias is on too: both are positional biases on the scores, pick one");
+    if (a->self_mask_rule != QKV_SELF_STRICT && !a->self_mask)
+        BAD("attn.self_mask_rule: %s applies to self_mask, which is off", QKV_SELF_MASK_RULE_NAMES[a->self_mask_rule]);
+    if (a->gate == QKV_GATE_VALUE && !a->value_proj)
+        BAD("attn.gate: value gates the value projection, which value_proj false removes");
+    if (a->qkv == QKV_ATTN_HEAD_SHARED && (a->kv_latent || a->role_scale || a->gate == QKV_GATE_HEADWISE))
+        BAD("attn: head_shared is the question's module as written: no kv_latent, role_scale or headwise gate");
     return 0;
 #undef BAD
 }

@@ -20,7 +20,19 @@ typedef enum {
 } qkv_attn_qkv;
 
 typedef enum { QKV_SCALE_HEAD_DIM, QKV_SCALE_EMBED, QKV_SCALE_COUNT } qkv_attn_scale;
-typedef enum { QKV_GATE_NONE, QKV_GATE_OUTPUT, QKV_GATE_VALUE, QKV_GATE_COUNT } qkv_attn_gate;
+/* none; output: Y * sigmoid(X Wg) element-wise; value: V * sigmoid(X Wg); headwise: each head's
+ * output times one sigmoid(X wg_h) per head and position */
+typedef enum { QKV_GATE_NONE, QKV_GATE_OUTPUT, QKV_GATE_VALUE, QKV_GATE_HEADWISE, QKV_GATE_COUNT } qkv_attn_gate;
+/* self_mask's rule: strict, a token never attends to itself (a row with no other visible key
+ * attends nowhere); reformer, only when it has another visible key (the Reformer's rule: the
+ * first token attends to itself) */
+typedef enum { QKV_SELF_STRICT, QKV_SELF_REFORMER, QKV_SELF_RULE_COUNT } qkv_self_mask_rule;
+/* the Q/K/V (and output) projections' initial weights: default, U(-1/sqrt(in), 1/sqrt(in)) as
+ * PyTorch's Linear; identity, I + N(0, 0.02^2) for every square Q/K/V projection; mimetic
+ * (after Trockman & Kolter 2023), W_Q = sqrt(0.7) I + noise and W_K likewise, so W_Q^T W_K
+ * starts near 0.7 I, W_V = sqrt(0.4) I + noise and W_O = -sqrt(0.4) I + noise, so W_O W_V starts
+ * near -0.4 I (noise N(0, 0.02^2)) */
+typedef enum { QKV_INIT_DEFAULT, QKV_INIT_IDENTITY, QKV_INIT_MIMETIC, QKV_INIT_SCHEME_COUNT } qkv_init_scheme;
 typedef enum { QKV_ACT_GELU, QKV_ACT_GELU_TANH, QKV_ACT_RELU, QKV_ACT_COUNT } qkv_activation;
 
 typedef struct qkv_attn_config {
@@ -30,7 +42,17 @@ typedef struct qkv_attn_config {
     bool rel_pos_bias;     /* learned scalar per head per clipped relative offset */
     int rel_pos_max;       /* offsets are clipped to [-rel_pos_max, rel_pos_max] */
     qkv_attn_gate gate;
-    bool self_mask;        /* a token may not attend to itself */
+    bool self_mask;        /* a token may not attend to itself (see self_mask_rule) */
+    qkv_self_mask_rule self_mask_rule;
+    int kv_heads;          /* heads of keys and values (grouped-query attention; 1: multi-query;
+                              0: as many as heads); must divide heads */
+    bool key_norm;         /* keys divided by their length, per head (the Reformer's shared Q = K) */
+    bool role_scale;       /* shared: Q, K, V = X W diag(s_q), diag(s_k), diag(s_v) (3 d parameters) */
+    bool value_proj;       /* false: V = X (no value projection) */
+    bool out_proj;         /* false: no output projection */
+    int kv_latent;         /* > 0: K, V from a latent of this width: K = (X W_down) W_uk, V = (X W_down) W_uv */
+    bool alibi;            /* fixed per-head distance penalties on the scores (no parameters) */
+    qkv_init_scheme init;
 } qkv_attn_config;
 
 typedef struct qkv_model_config {
@@ -46,6 +68,10 @@ QKV_API extern const char *const QKV_ATTN_QKV_NAMES[QKV_ATTN_QKV_COUNT];
 QKV_API extern const char *const QKV_ATTN_SCALE_NAMES[QKV_SCALE_COUNT];
 QKV_API extern const char *const QKV_ATTN_GATE_NAMES[QKV_GATE_COUNT];
 QKV_API extern const char *const QKV_ACTIVATION_NAMES[QKV_ACT_COUNT];
+QKV_API extern const char *const QKV_SELF_MASK_RULE_NAMES[QKV_SELF_RULE_COUNT];
+QKV_API extern const char *const QKV_INIT_SCHEME_NAMES[QKV_INIT_SCHEME_COUNT];
+/* heads of keys and values: kv_heads, or heads when 0 */
+QKV_API int qkv_attn_kv_heads(const qkv_attn_config *a, int heads);
 
 /* the defaults of docs/config.md (vocab and seq_len 0: taken from the task) */
 QKV_API qkv_model_config qkv_model_config_default(void);

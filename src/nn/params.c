@@ -1,6 +1,7 @@
 #include "nn/params.h"
 #include "tensor/rng.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,15 @@ qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int6
     return &q->t;
 }
 
+int qkv_params_set_eye(qkv_tensor *t, double diag, double noise) {
+    if (t->ndim != 2 || t->shape[0] != t->shape[1]) return -1;
+    qkv_param *q = (qkv_param *)((char *)t - offsetof(qkv_param, t)); /* params hand out &param->t */
+    q->init = QKV_INIT_EYE;
+    q->diag = diag;
+    q->scale = noise;
+    return 0;
+}
+
 int qkv_params_finalize(qkv_params *p) {
     size_t es = qkv_dtype_size(p->dtype), n = (size_t)(p->numel ? p->numel : 1);
     p->data = calloc(n, es);
@@ -56,6 +66,11 @@ void qkv_params_init_values(qkv_params *p, uint64_t seed) {
         case QKV_INIT_ONES: qkv_tensor_fill_uniform(&q->t, &r, 1, 1); break;
         case QKV_INIT_UNIFORM: qkv_tensor_fill_uniform(&q->t, &r, -q->scale, q->scale); break;
         case QKV_INIT_NORMAL: qkv_tensor_fill_normal(&q->t, &r, 0, q->scale); break;
+        case QKV_INIT_EYE:
+            qkv_tensor_fill_normal(&q->t, &r, 0, q->scale);
+            for (int64_t e = 0; e < q->t.shape[0]; e++)
+                qkv_tensor_set(&q->t, e * q->t.shape[1] + e, qkv_tensor_get(&q->t, e * q->t.shape[1] + e) + q->diag);
+            break;
         }
     }
 }

@@ -11,13 +11,15 @@
 
 #include "tensor/tensor.h"
 
-typedef enum { QKV_INIT_ZEROS, QKV_INIT_ONES, QKV_INIT_UNIFORM, QKV_INIT_NORMAL } qkv_init_kind;
+/* EYE: diag times the identity plus N(0, scale^2) noise (a square 2-D parameter) */
+typedef enum { QKV_INIT_ZEROS, QKV_INIT_ONES, QKV_INIT_UNIFORM, QKV_INIT_NORMAL, QKV_INIT_EYE } qkv_init_kind;
 
 typedef struct qkv_param {
     char name[96];
     qkv_tensor t;          /* data and grad point into the flat buffers after finalize */
     qkv_init_kind init;
     double scale;          /* U(-scale, scale) or N(0, scale^2) */
+    double diag;           /* EYE: the identity's factor */
     int64_t offset;        /* element offset in the flat buffers */
 } qkv_param;
 
@@ -35,6 +37,8 @@ QKV_API void qkv_params_init(qkv_params *p, qkv_dtype dt);
 /* declare a parameter; returns its tensor (data NULL until finalize), NULL on OOM/bad shape */
 QKV_API qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int64_t *shape,
                            qkv_init_kind init, double scale);
+/* start a declared square parameter at diag I + N(0, noise^2) instead; -1 when it is not square */
+QKV_API int qkv_params_set_eye(qkv_tensor *t, double diag, double noise);
 /* allocate the flat buffers and point every parameter into them; 0 or -1 (OOM) */
 QKV_API int qkv_params_finalize(qkv_params *p);
 /* draw every parameter's initial values, in declaration order, from one seeded stream */

@@ -8,8 +8,9 @@
  * time in a per-thread (T,T) scratch that stays in cache, and with a causal mask the products
  * skip the blocks above the diagonal and the softmax touches only keys j <= i.
  *
- * Each (b,h) pair is computed whole by one thread, in the same order whatever the thread
- * count, so results are the same bits for any number of threads. */
+ * Each (b,h) pair is computed whole by one thread (in the backward, each key/value head with
+ * all the query heads that use it), in the same order whatever the thread count, so results
+ * are the same bits for any number of threads. */
 #include "tensor/kernel_prelude.h"
 #include <math.h>
 #include "tensor/fastmath.h"
@@ -46,12 +47,22 @@ static int64_t padded(int64_t n, int64_t ncols) {
     return nv < ncols ? nv : ncols;
 }
 
-/* one row, in place: p[0..n) = softmax(blocked ? -inf : scale p), p[n..ncols) = 0 */
+/* one row i, in place: p[0..n) = softmax(blocked ? -inf : scale p - slope |i - j|),
+ * p[n..ncols) = 0 */
 QKV_VECTOR_CLONES
-static void softmax_row(int64_t n, int64_t ncols, real *p, real scale, const int32_t *m, int64_t ms) {
+static void softmax_row(int64_t n, int64_t ncols, real *p, real scale, const int32_t *m, int64_t ms, real slope,
+                        int64_t i) {
     real mx, sum;
     int64_t nv = padded(n, ncols);
-    if (m || !(scale > 0)) {
+    if (slope != 0) { /* ALiBi: a distance penalty per head (no parameters, so no gradient) */
+        for (int64_t j = 0; j < n; j++) {
+            real dist = (real)(j > i ? j - i : i - j);
+            p[j] = m && m[j * ms] ? -INFINITY : scale * p[j] - slope * dist;
+        }
+        scale = 1;
+        for (int64_t j = n; j < nv; j++) p[j] = -INFINITY;
+        QKV_LANE_MAX(mx, nv, j, p[j]);
+    } else if (m || !(scale > 0)) {
         if (m)
             for (int64_t j = 0; j < n; j++) p[j] = m[j * ms] ? -INFINITY : scale * p[j];
         else
@@ -103,31 +114,44 @@ static void zero_head(real *g, int64_t T, int64_t hd, int64_t d) {
         for (int64_t c = 0; c < hd; c++) g[t * d + c] = 0;
 }
 
-/* the first element of head h of batch b in a (B,T,d) array */
+/* key/value heads, and query heads per key/value head */
+static int64_t kv_heads(const qkv_sdpa_shape *s) { return s->kvH > 0 ? s->kvH : s->H; }
+static int64_t group(const qkv_sdpa_shape *s) { return s->H / kv_heads(s); }
+
+/* the first element of query head h of batch b (pair = b H + h) in a (B,T,H hd) array */
 static int64_t head_at(const qkv_sdpa_shape *s, int64_t pair) {
     int64_t b = pair / s->H, h = pair % s->H;
     return b * s->T * s->H * s->hd + h * s->hd;
 }
 
+/* the first element of the key/value head that pair's query head uses, in a (B,T,kvH hd) array */
+static int64_t kv_at(const qkv_sdpa_shape *s, int64_t pair) {
+    int64_t b = pair / s->H, h = pair % s->H;
+    return b * s->T * kv_heads(s) * s->hd + h / group(s) * s->hd;
+}
+
+/* head h's ALiBi slope (0: none) */
+static real slope_of(const qkv_sdpa_shape *s, int64_t pair) { return s->slopes ? (real)s->slopes[pair % s->H] : 0; }
+
 static void forward_pairs(void *arg, int64_t p0, int64_t p1) {
     const sdpa_job *j = arg;
     const qkv_sdpa_shape *s = j->s;
-    int64_t T = s->T, hd = s->hd, d = s->H * hd, rb = block_rows(s);
+    int64_t T = s->T, hd = s->hd, d = s->H * hd, dkv = kv_heads(s) * hd, rb = block_rows(s);
     for (int64_t pair = p0; pair < p1; pair++) {
-        int64_t at = head_at(s, pair);
-        const real *Q = j->q + at, *Kh = j->k + at, *V = j->v + at;
-        real *P = j->pw + pair * T * T, *Y = j->y + at;
+        int64_t at = head_at(s, pair), kat = kv_at(s, pair);
+        const real *Q = j->q + at, *Kh = j->k + kat, *V = j->v + kat;
+        real *P = j->pw + pair * T * T, *Y = j->y + at, slope = slope_of(s, pair);
         for (int64_t r0 = 0; r0 < T; r0 += rb) {
             int64_t r1 = r0 + rb < T ? r0 + rb : T, nk = block_keys(s, r1);
             /* S[r0:r1, :nk] = Q[r0:r1] K[:nk]^T */
-            K(gemm_ld)(0, 1, r1 - r0, nk, hd, Q + r0 * d, d, Kh, d, 0, P + r0 * T, T);
+            K(gemm_ld)(0, 1, r1 - r0, nk, hd, Q + r0 * d, d, Kh, dkv, 0, P + r0 * T, T);
             for (int64_t i = r0; i < r1; i++) {
                 int64_t ms = 0;
                 const int32_t *m = mask_row(s, pair, i, &ms);
-                softmax_row(row_keys(s, i), T, P + i * T, (real)s->scale, m, ms);
+                softmax_row(row_keys(s, i), T, P + i * T, (real)s->scale, m, ms, slope, i);
             }
             /* Y[r0:r1] = P[r0:r1, :nk] V[:nk] */
-            K(gemm_ld)(0, 0, r1 - r0, hd, nk, P + r0 * T, T, V, d, 0, Y + r0 * d, d);
+            K(gemm_ld)(0, 0, r1 - r0, hd, nk, P + r0 * T, T, V, dkv, 0, Y + r0 * d, d);
         }
     }
 }
@@ -148,38 +172,43 @@ void K(sdpa)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *
     qkv_parallel_for(s->B * s->H, 1, forward_pairs, &j);
 }
 
-static void backward_pairs(const sdpa_job *j, int64_t p0, int64_t p1, real *dP) {
+/* the query heads of key/value groups [g0, g1) (group = b kvH + kh: query heads kh G .. kh G +
+ * G - 1, G = H / kvH), in that order: a key/value head's gradients are added to by its query
+ * heads one after another, on one thread (no two threads write one head, and the order is fixed) */
+static void backward_groups(const sdpa_job *j, int64_t g0, int64_t g1, real *dP) {
     const qkv_sdpa_shape *s = j->s;
-    int64_t T = s->T, hd = s->hd, d = s->H * hd, rb = block_rows(s);
-    for (int64_t pair = p0; pair < p1; pair++) {
-        int64_t at = head_at(s, pair);
-        const real *Q = j->q + at, *Kh = j->k + at, *V = j->v + at, *dY = j->dy + at;
-        const real *P = j->p + pair * T * T;
-        if (j->zero & 1) zero_head(j->dq + at, T, hd, d); /* before any product adds to it (q may be k) */
-        if (j->zero & 2) zero_head(j->dk + at, T, hd, d);
-        if (j->zero & 4) zero_head(j->dv + at, T, hd, d);
-        for (int64_t r0 = 0; r0 < T; r0 += rb) {
-            int64_t r1 = r0 + rb < T ? r0 + rb : T, nk = block_keys(s, r1), m = r1 - r0;
-            /* dV[:nk] += P[r0:r1, :nk]^T dY[r0:r1] */
-            if (j->dv) K(gemm_ld)(1, 0, nk, hd, m, P + r0 * T, T, dY + r0 * d, d, 1, j->dv + at, d);
-            if (!j->dq && !j->dk) continue;
-            /* dP[r0:r1, :nk] = dY[r0:r1] V[:nk]^T, then dS in place */
-            K(gemm_ld)(0, 1, m, nk, hd, dY + r0 * d, d, V, d, 0, dP + r0 * T, T);
-            for (int64_t i = r0; i < r1; i++)
-                softmax_backward_row(row_keys(s, i), nk, P + i * T, dP + i * T, (real)s->scale);
-            /* dQ[r0:r1] += dS[r0:r1, :nk] K[:nk];  dK[:nk] += dS[r0:r1, :nk]^T Q[r0:r1] */
-            if (j->dq) K(gemm_ld)(0, 0, m, hd, nk, dP + r0 * T, T, Kh, d, 1, j->dq + at + r0 * d, d);
-            if (j->dk) K(gemm_ld)(1, 0, nk, hd, m, dP + r0 * T, T, Q + r0 * d, d, 1, j->dk + at, d);
+    int64_t T = s->T, hd = s->hd, d = s->H * hd, dkv = kv_heads(s) * hd, rb = block_rows(s), G = group(s);
+    for (int64_t g = g0; g < g1; g++)
+        for (int64_t pair = g * G; pair < (g + 1) * G; pair++) {
+            int64_t at = head_at(s, pair), kat = kv_at(s, pair);
+            const real *Q = j->q + at, *Kh = j->k + kat, *V = j->v + kat, *dY = j->dy + at;
+            const real *P = j->p + pair * T * T;
+            bool first = pair == g * G; /* the group's first query head: the kv gradients start here */
+            if (j->zero & 1) zero_head(j->dq + at, T, hd, d); /* before any product adds to it (q may be k) */
+            if (first && (j->zero & 2)) zero_head(j->dk + kat, T, hd, dkv);
+            if (first && (j->zero & 4)) zero_head(j->dv + kat, T, hd, dkv);
+            for (int64_t r0 = 0; r0 < T; r0 += rb) {
+                int64_t r1 = r0 + rb < T ? r0 + rb : T, nk = block_keys(s, r1), m = r1 - r0;
+                /* dV[:nk] += P[r0:r1, :nk]^T dY[r0:r1] */
+                if (j->dv) K(gemm_ld)(1, 0, nk, hd, m, P + r0 * T, T, dY + r0 * d, d, 1, j->dv + kat, dkv);
+                if (!j->dq && !j->dk) continue;
+                /* dP[r0:r1, :nk] = dY[r0:r1] V[:nk]^T, then dS in place */
+                K(gemm_ld)(0, 1, m, nk, hd, dY + r0 * d, d, V, dkv, 0, dP + r0 * T, T);
+                for (int64_t i = r0; i < r1; i++)
+                    softmax_backward_row(row_keys(s, i), nk, P + i * T, dP + i * T, (real)s->scale);
+                /* dQ[r0:r1] += dS[r0:r1, :nk] K[:nk];  dK[:nk] += dS[r0:r1, :nk]^T Q[r0:r1] */
+                if (j->dq) K(gemm_ld)(0, 0, m, hd, nk, dP + r0 * T, T, Kh, dkv, 1, j->dq + at + r0 * d, d);
+                if (j->dk) K(gemm_ld)(1, 0, nk, hd, m, dP + r0 * T, T, Q + r0 * d, d, 1, j->dk + kat, dkv);
+            }
         }
-    }
 }
 
-/* part p of `parts` takes a contiguous share of the pairs and scratch (T,T) number p */
+/* part p of `parts` takes a contiguous share of the key/value groups and scratch (T,T) number p */
 static void backward_parts(void *arg, int64_t b, int64_t e) {
     const sdpa_job *j = arg;
-    int64_t pairs = j->s->B * j->s->H, TT = j->s->T * j->s->T;
+    int64_t groups = j->s->B * kv_heads(j->s), TT = j->s->T * j->s->T;
     for (int64_t part = b; part < e; part++)
-        backward_pairs(j, part * pairs / j->parts, (part + 1) * pairs / j->parts, j->scratch + part * TT);
+        backward_groups(j, part * groups / j->parts, (part + 1) * groups / j->parts, j->scratch + part * TT);
 }
 
 void K(sdpa_backward)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *v, const real *p,

@@ -36,13 +36,17 @@ QKV_INTERNAL int qkv_bcast_init(qkv_bcast *bc, int nda, const int64_t *a, int nd
                    int *out_ndim, int64_t *out_shape);
 
 /* Scaled dot-product attention over H heads of a (B,T,d) layout, d = H hd (k_attention.c):
- * a query row i may not see key j where (causal && j > i) or mask[b,h,i,j] != 0. */
+ * a query row i may not see key j where (causal && j > i) or mask[b,h,i,j] != 0. Keys and
+ * values may have fewer heads (grouped-query attention): kvH heads of (B,T,kvH hd), query head
+ * h using key/value head h / (H / kvH). With slopes, ALiBi: score(i,j) -= slopes[h] |i - j|. */
 typedef struct qkv_sdpa_shape {
     int64_t B, T, H, hd;
     int causal;
     const int32_t *mask;   /* I32 broadcast over (B,H,T,T) by bc (b = the mask), or NULL */
     const qkv_bcast *bc;
     double scale;          /* scores are scale Q K^T */
+    int64_t kvH;           /* key/value heads (0: H); H is a multiple of it */
+    const double *slopes;  /* H ALiBi slopes, or NULL */
 } qkv_sdpa_shape;
 
 /* Backward kernels that take `zero` flags: the gradient array a flag names holds garbage (it
