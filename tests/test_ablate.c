@@ -167,6 +167,71 @@ START_TEST(test_lr_chosen_on_validation) {
 }
 END_TEST
 
+/* metric "bpb" on byte-level text: learning rates chosen on validation loss, the difference
+ * from the baseline in bits (the paired mean of (loss - baseline loss) / ln 2), no extension */
+START_TEST(test_metric_bpb) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/corpus.txt", TMP);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 400; i++) fprintf(f, "the quick brown fox %d jumps over the lazy dog.\n", i * 7919 % 1000);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/base.json", TMP);
+    write_file(path, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+                     " \"task\": {\"name\": \"text\", \"path\": \"corpus.txt\", \"seq_len\": 16},\n"
+                     " \"train\": {\"steps\": 30, \"batch\": 8, \"eval_every\": 10, \"eval_examples\": 32},\n"
+                     " \"optim\": {\"lr\": 0.01, \"clip\": 1}}\n");
+    snprintf(path, sizeof path, "%s/abl.json", TMP);
+    write_file(path, "{\"base\": \"base.json\", \"metric\": \"bpb\", \"lrs\": [0.003, 0.03],\n"
+                     " \"variants\": [{\"name\": \"full\"}, {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"]}],\n"
+                     " \"seeds\": [0, 1, 2]}\n");
+    /* the text task's path is relative to the working directory: run from TMP */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd %s && %s ablate abl.json --out bpb --jobs 2 --quiet >/dev/null 2>bpb.err", TMP,
+             qkv_test_bin());
+    int st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed", cmd);
+    snprintf(path, sizeof path, "%s/bpb/results.json", TMP);
+    cJSON *j = read_json(path);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "metric");
+    ck_assert(cJSON_IsString(m) && !strcmp(m->valuestring, "bpb"));
+    const cJSON *vars = cJSON_GetObjectItemCaseSensitive(j, "variants");
+    double base_loss[3];
+    for (int v = 0; v < 2; v++) {
+        const cJSON *var = cJSON_GetArrayItem(vars, v), *runs = cJSON_GetObjectItemCaseSensitive(var, "runs");
+        ck_assert_int_eq(cJSON_GetArraySize(runs), 6); /* 2 rates x 3 seeds */
+        double best = INFINITY, best_lr = NAN, chosen[3];
+        int l_chosen = -1;
+        for (int l = 0; l < 2; l++) {
+            double loss = 0;
+            for (int s = 0; s < 3; s++) {
+                const cJSON *r = cJSON_GetArrayItem(runs, l * 3 + s);
+                loss += num(r, "val_loss") / 3;
+                ck_assert_double_eq(num(r, "budget"), 30); /* never extended */
+            }
+            if (loss < best) best = loss, best_lr = num(cJSON_GetArrayItem(runs, l * 3), "lr"), l_chosen = l;
+        }
+        ck_assert_double_eq(num(var, "lr"), best_lr);
+        for (int s = 0; s < 3; s++) chosen[s] = num(cJSON_GetArrayItem(runs, l_chosen * 3 + s), "final_loss");
+        if (v == 0) {
+            memcpy(base_loss, chosen, sizeof base_loss);
+            continue;
+        }
+        double d = 0;
+        for (int s = 0; s < 3; s++) d += (chosen[s] - base_loss[s]) / log(2.0) / 3;
+        ck_assert_msg(fabs(num(var, "delta_vs_baseline") - d) < 1e-9, "delta %g, expected %g",
+                      num(var, "delta_vs_baseline"), d);
+    }
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/bpb/results.md", TMP);
+    size_t len;
+    char err[256], *md = qkv_read_file(path, &len, err, sizeof err);
+    ck_assert_ptr_nonnull(md);
+    ck_assert_ptr_nonnull(strstr(md, "bits per byte vs full (bits)"));
+    free(md);
+}
+END_TEST
+
 /* a parameter-matched control: model.d_ff widened so that its count is the baseline's to
  * within half a width step (2 layers x (2 d + 1) parameters per unit of d_ff) */
 START_TEST(test_match_params) {
@@ -377,6 +442,7 @@ Suite *ablate_suite(void) {
     tcase_add_test(tc, test_extension_rule_and_order);
     tcase_add_test(tc, test_lr_chosen_on_validation);
     tcase_add_test(tc, test_match_params);
+    tcase_add_test(tc, test_metric_bpb);
     tcase_add_test(tc, test_shards_status_report);
     tcase_add_test(tc, test_two_workers_and_changed_config);
     tcase_add_test(tc, test_claims);

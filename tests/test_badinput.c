@@ -396,6 +396,13 @@ static const bad_case CASES[] = {
      ABL("\"variants\": [{\"name\": \"a\", \"set\": [\"optim.schedule=cosine\"]}], \"seeds\": [0], \"max_steps\": 100000"),
      {{"cfg.json", BASE}}, CK_NONE, "ablate abl.json --out out", 2,
      "abl.json: max_steps: variant a's optim.schedule cosine decays over train.steps"},
+    {"ablation: unknown metric", ABL("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"metric\": \"perplexity\""),
+     {{"cfg.json", BASE}}, CK_NONE, "ablate abl.json --out out", 2,
+     "abl.json: metric: expected \"accuracy\", \"loss\" or \"bpb\""},
+    {"ablation: extension when comparing losses",
+     ABL("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"metric\": \"bpb\", \"max_steps\": 1000"),
+     {{"cfg.json", BASE}}, CK_NONE, "ablate abl.json --out out", 2,
+     "abl.json: max_steps: a sweep on metric \"bpb\" is not extended"},
 };
 enum { NCASES = (int)(sizeof CASES / sizeof CASES[0]) };
 

@@ -23,6 +23,12 @@ typedef struct qkv_ablate_variant {
     int64_t params, baseline_params;/* this variant's parameter count (matched) and the baseline's */
 } qkv_ablate_variant;
 
+/* What the sweep compares: final accuracy (higher is better), or the evaluation loss in nats or
+ * in bits per token (= per byte on byte-level text; lower is better). */
+typedef enum { QKV_METRIC_ACCURACY, QKV_METRIC_LOSS, QKV_METRIC_BPB, QKV_METRIC_COUNT } qkv_ablate_metric;
+/* names used in ablation configs ("accuracy", "loss", "bpb"; index = enum value) */
+QKV_API extern const char *const QKV_METRIC_NAMES[QKV_METRIC_COUNT];
+
 typedef struct qkv_ablate_config {
     char path[1024];                /* the ablation config file */
     char base_path[1024];           /* the base training config (resolved against path's directory), or "" */
@@ -38,6 +44,7 @@ typedef struct qkv_ablate_config {
     long long max_steps;            /* extension budget (0: 4 x train.steps of each run) */
     int baseline;                   /* the variant the others are compared with */
     double threshold;               /* validation accuracy that counts as solved */
+    qkv_ablate_metric metric;       /* compared against the baseline and chosen on (learning rates) */
     int example;                    /* index of the evaluation example whose attention is drawn */
     char title[256];                /* report title ("" = from the file name) */
 } qkv_ablate_config;

@@ -90,9 +90,13 @@ int qkv__ablate_variant_config(const qkv_ablate_config *c, int v, qkv_config *cf
     return rc ? -1 : 0;
 }
 
+const char *const QKV_METRIC_NAMES[QKV_METRIC_COUNT] = {"accuracy", "loss", "bpb"};
+
 long long qkv__ablate_budget(const qkv_ablate_config *c, const qkv_config *cfg) {
-    /* without max_steps: 4 x train.steps, unless the schedule decays (then no extension) */
+    /* without max_steps: 4 x train.steps, unless the schedule decays or the sweep compares losses
+     * (then no extension: "solved" is an accuracy threshold) */
     long long m = c->max_steps                            ? c->max_steps
+                  : c->metric != QKV_METRIC_ACCURACY      ? cfg->train.steps
                   : cfg->optim.schedule == QKV_SCHED_CONSTANT ? 4LL * cfg->train.steps
                                                           : cfg->train.steps;
     return m > cfg->train.steps ? m : cfg->train.steps;
@@ -159,7 +163,7 @@ static int match_params(qkv_ablate_config *c, int v, char *err, int errlen) {
 
 int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, int errlen) {
     static const char *const TOP[] = {"title", "base", "set", "variants", "seeds", "lrs", "max_steps", "baseline",
-                                      "threshold", "example", NULL};
+                                      "threshold", "metric", "example", NULL};
     static const char *const VAR[] = {"name", "set", "match_params", NULL};
     memset(c, 0, sizeof *c);
     snprintf(c->path, sizeof c->path, "%s", path);
@@ -276,6 +280,16 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
     if (th && (!cJSON_IsNumber(th) || !(th->valuedouble > 0 && th->valuedouble <= 1)))
         FAIL("%s: threshold: expected an accuracy in (0, 1]", path);
     if (th) c->threshold = th->valuedouble;
+    const cJSON *me = cJSON_GetObjectItemCaseSensitive(j, "metric");
+    if (me) {
+        int k = 0;
+        while (k < QKV_METRIC_COUNT && !(cJSON_IsString(me) && !strcmp(me->valuestring, QKV_METRIC_NAMES[k]))) k++;
+        if (k == QKV_METRIC_COUNT) FAIL("%s: metric: expected \"accuracy\", \"loss\" or \"bpb\"", path);
+        c->metric = (qkv_ablate_metric)k;
+    }
+    if (c->metric != QKV_METRIC_ACCURACY && c->max_steps)
+        FAIL("%s: max_steps: a sweep on metric \"%s\" is not extended (solving is an accuracy threshold); "
+             "drop max_steps", path, QKV_METRIC_NAMES[c->metric]);
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(j, "example");
     if (ex && (!cJSON_IsNumber(ex) || ex->valuedouble < 0 || ex->valuedouble > 1e6 ||
                ex->valuedouble != (double)(int)ex->valuedouble))

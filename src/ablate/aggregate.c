@@ -108,9 +108,16 @@ static int read_run(const qkv_ablate_plan *p, int r, qkv_run_result *rr, qkv_var
     return 0;
 }
 
+/* a run's number on the sweep's metric: accuracy, or the loss in nats or bits (lower is better) */
+static double metric_value(qkv_ablate_metric m, double acc, double loss) {
+    return m == QKV_METRIC_ACCURACY ? acc : m == QKV_METRIC_BPB ? loss / 0.69314718055994530942 : loss; /* ln 2 */
+}
+
 /* the rate with the best mean validation accuracy, then the lowest mean validation loss, then the
- * first; a run without validation (task.val_fraction 0) counts with its evaluation numbers */
-static void choose_lr(qkv_variant_result *vr, const qkv_run_result *all, int v, int nl, int ns) {
+ * first (comparing losses: the lowest mean validation loss, then the first); a run without
+ * validation (task.val_fraction 0) counts with its evaluation numbers */
+static void choose_lr(qkv_variant_result *vr, const qkv_run_result *all, int v, int nl, int ns,
+                      qkv_ablate_metric metric) {
     vr->lr_chosen = 0;
     for (int l = 0; l < nl; l++) {
         qkv_lr_result *lr = &vr->lrs[l];
@@ -133,8 +140,11 @@ static void choose_lr(qkv_variant_result *vr, const qkv_run_result *all, int v, 
         lr->val_loss_mean = qkv_stats_mean(loss, k);
         if (!k) lr->val_acc_min = lr->val_acc_max = NAN;
         const qkv_lr_result *b = &vr->lrs[vr->lr_chosen];
-        if (k && (!b->runs_ok || lr->val_acc_mean > b->val_acc_mean ||
-                  (lr->val_acc_mean == b->val_acc_mean && lr->val_loss_mean < b->val_loss_mean)))
+        bool better = metric == QKV_METRIC_ACCURACY
+                          ? lr->val_acc_mean > b->val_acc_mean ||
+                                (lr->val_acc_mean == b->val_acc_mean && lr->val_loss_mean < b->val_loss_mean)
+                          : lr->val_loss_mean < b->val_loss_mean;
+        if (k && (!b->runs_ok || better))
             vr->lr_chosen = l;
     }
     vr->lr = vr->lrs[vr->lr_chosen].lr;
@@ -146,7 +156,8 @@ static void fmt_range(char *b, size_t n, long long lo, long long hi) {
 }
 
 /* the chosen runs over seeds: means, spread, intervals, verdicts */
-static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns, uint64_t seed) {
+static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns, qkv_ablate_metric metric,
+                      uint64_t seed) {
     double acc[512], loss[512], at[512], secs = 0;
     bool censored[512];
     int m = 0;
@@ -193,6 +204,21 @@ static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns
     size_t cap = sizeof vr->verdicts, len = 0;
     int failed = ns - m;
 #define PUT(...) (len += (size_t)snprintf(o + len, len < cap ? cap - len : 0, __VA_ARGS__))
+    if (metric != QKV_METRIC_ACCURACY) { /* no threshold: how long, and whether still improving */
+        long long lo = INT64_MAX, hi = -1;
+        int improving = 0;
+        for (int s = 0; s < ns; s++)
+            if (runs[s].ok) {
+                lo = runs[s].steps < lo ? runs[s].steps : lo;
+                hi = runs[s].steps > hi ? runs[s].steps : hi;
+                improving += runs[s].improving;
+            }
+        char b[64];
+        if (m) fmt_range(b, sizeof b, lo, hi);
+        if (m) PUT("%s steps, %d/%d still improving", b, improving, m);
+        if (failed) PUT("%s%d/%d failed", m ? ", " : "", failed, ns);
+        return;
+    }
     if (vr->solved) {
         if (vr->steps_median >= 0)
             PUT("%d/%d solved (median step %lld%s)", vr->solved, ns, vr->steps_median,
@@ -220,13 +246,13 @@ static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns
 
 /* variant v against the baseline b, paired by seed */
 static void compare(qkv_variant_result *vr, const qkv_run_result *runs, const qkv_run_result *base, int ns,
-                    uint64_t seed) {
+                    qkv_ablate_metric metric, uint64_t seed) {
     double a[512], bb[512], d[512];
     int k = 0;
     for (int s = 0; s < ns && k < 512; s++)
         if (runs[s].ok && base[s].ok) {
-            a[k] = runs[s].final_acc;
-            bb[k] = base[s].final_acc;
+            a[k] = metric_value(metric, runs[s].final_acc, runs[s].final_loss);
+            bb[k] = metric_value(metric, base[s].final_acc, base[s].final_loss);
             d[k] = a[k] - bb[k];
             k++;
         }
@@ -285,9 +311,9 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
                     res->max_solved_at = rr->steps_to_threshold;
             }
         if (oom) break;
-        choose_lr(vr, res->all_runs, v, nl, ns);
+        choose_lr(vr, res->all_runs, v, nl, ns, c->metric);
         for (int s = 0; s < ns; s++) res->runs[v * ns + s] = res->all_runs[qkv__ablate_index(p, v, vr->lr_chosen, s)];
-        summarise(vr, res->runs + v * ns, ns, 0x5eed0000u + (uint64_t)v * 16);
+        summarise(vr, res->runs + v * ns, ns, c->metric, 0x5eed0000u + (uint64_t)v * 16);
     }
     if (oom) {
         snprintf(err, (size_t)errlen, "out of memory");
@@ -314,7 +340,7 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
         qkv_variant_result *vr = &res->v[v];
         vr->p_value = vr->p_holm = vr->delta = vr->delta_ci_lo = vr->delta_ci_hi = NAN;
         if (v == c->baseline) continue;
-        compare(vr, res->runs + v * ns, res->runs + c->baseline * ns, ns, 0xd1ff0000u + (uint64_t)v * 16);
+        compare(vr, res->runs + v * ns, res->runs + c->baseline * ns, ns, c->metric, 0xd1ff0000u + (uint64_t)v * 16);
         pv[m++] = vr->p_value;
     }
     qkv_stats_holm(pv, m, ALPHA, adj, rej);

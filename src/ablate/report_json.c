@@ -79,6 +79,7 @@ char *qkv_report_render_json(const qkv_report *p) {
     cJSON_AddStringToObject(root, "title", p->title);
     j_num(root, "threshold", cfg->threshold);
     cJSON_AddStringToObject(root, "baseline", cfg->variants[cfg->baseline].name);
+    cJSON_AddStringToObject(root, "metric", QKV_METRIC_NAMES[cfg->metric]);
     cJSON *lrs = cJSON_AddArrayToObject(root, "lrs");
     for (int l = 0; lrs && l < cfg->n_lrs; l++) cJSON_AddItemToArray(lrs, cJSON_CreateNumber(cfg->lrs[l]));
     if (p->r->max_solved_at >= 0) cJSON_AddNumberToObject(root, "max_solved_at", (double)p->r->max_solved_at);

@@ -35,6 +35,8 @@ static void significance(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
     const qkv_ablate_results *r = p->r;
     const char *base = r->v[cfg->baseline].name;
+    static const char *const WHAT[QKV_METRIC_COUNT] = {"accuracy", "evaluation loss", "bits per byte"};
+    const char *what = WHAT[cfg->metric];
 #define TEXT(...) qkv_report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
     qkv_report_doc_paragraph(doc);
     if (p->nv < 2) {
@@ -42,8 +44,8 @@ static void significance(qkv_report_doc *doc, const qkv_report *p) {
         return;
     }
     if (!r->significant) {
-        TEXT("No difference in final accuracy from the baseline (%s) is significant at 0.05 after Holm's "
-             "correction over %d comparison%s.", base, p->nv - 1, p->nv == 2 ? "" : "s");
+        TEXT("No difference in final %s from the baseline (%s) is significant at 0.05 after Holm's "
+             "correction over %d comparison%s.", what, base, p->nv - 1, p->nv == 2 ? "" : "s");
         /* what the seeds allow: the sign-flip test's smallest two-sided p is 2 / 2^n */
         int n = cfg->n_seeds;
         double pmin = n < 60 ? 2.0 / (double)(1ULL << (n < 63 ? n : 62)) : 0;
@@ -53,14 +55,19 @@ static void significance(qkv_report_doc *doc, const qkv_report *p) {
                  n, pmin, 0.05 / (p->nv - 1), p->nv - 1);
         return;
     }
-    TEXT("Significant differences in final accuracy from the baseline (%s), at 0.05 after Holm's correction "
-         "over %d comparison%s: ", base, p->nv - 1, p->nv == 2 ? "" : "s");
+    TEXT("Significant differences in final %s from the baseline (%s), at 0.05 after Holm's correction "
+         "over %d comparison%s: ", what, base, p->nv - 1, p->nv == 2 ? "" : "s");
     int k = 0;
     for (int i = 0; i < p->nv; i++) {
         const qkv_variant_result *v = &r->v[i];
         if (!v->significant) continue;
-        TEXT("%s%s %+.1f points [%+.1f, %+.1f] (p = %.3g, Holm %.3g)", k++ ? "; " : "", v->name, 100 * v->delta,
-             100 * v->delta_ci_lo, 100 * v->delta_ci_hi, v->p_value, v->p_holm);
+        if (cfg->metric == QKV_METRIC_ACCURACY)
+            TEXT("%s%s %+.1f points [%+.1f, %+.1f] (p = %.3g, Holm %.3g)", k++ ? "; " : "", v->name, 100 * v->delta,
+                 100 * v->delta_ci_lo, 100 * v->delta_ci_hi, v->p_value, v->p_holm);
+        else
+            TEXT("%s%s %+.3f %s [%+.3f, %+.3f] (p = %.3g, Holm %.3g)", k++ ? "; " : "", v->name, v->delta,
+                 cfg->metric == QKV_METRIC_BPB ? "bits" : "nats", v->delta_ci_lo, v->delta_ci_hi, v->p_value,
+                 v->p_holm);
     }
     TEXT(". No other difference is.");
 #undef TEXT

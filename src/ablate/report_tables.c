@@ -109,10 +109,14 @@ static void cell_delta(char *dst, size_t n, const qkv_report *p, int i) {
         snprintf(dst, n, "baseline");
         return;
     }
+    /* accuracy in points (1 decimal); losses in nats or bits (3 decimals) */
+    bool acc = p->cfg->metric == QKV_METRIC_ACCURACY;
+    double k = acc ? 100 : 1;
+    int dec = acc ? 1 : 3;
     char d[32], lo[32], hi[32];
-    fmt_fixed(d, sizeof d, v->delta * 100, 1);
-    fmt_fixed(lo, sizeof lo, v->delta_ci_lo * 100, 1);
-    fmt_fixed(hi, sizeof hi, v->delta_ci_hi * 100, 1);
+    fmt_fixed(d, sizeof d, v->delta * k, dec);
+    fmt_fixed(lo, sizeof lo, v->delta_ci_lo * k, dec);
+    fmt_fixed(hi, sizeof hi, v->delta_ci_hi * k, dec);
     snprintf(dst, n, "%s%s [%s, %s]", v->delta > 0 ? "+" : "", d, lo, hi);
 }
 
@@ -129,10 +133,11 @@ static void cell_p(char *dst, size_t n, const qkv_report *p, int i) {
 /* final loss: mean [95% interval] */
 static void cell_loss_ci(char *dst, size_t n, const qkv_report *p, int i) {
     const qkv_variant_result *v = &p->r->v[i];
+    double k = p->cfg->metric == QKV_METRIC_BPB ? 1 / 0.69314718055994530942 : 1; /* nats -> bits */
     char a[32], lo[32], hi[32];
-    fmt_small(a, sizeof a, v->loss_mean);
-    fmt_small(lo, sizeof lo, v->loss_ci_lo);
-    fmt_small(hi, sizeof hi, v->loss_ci_hi);
+    fmt_small(a, sizeof a, v->loss_mean * k);
+    fmt_small(lo, sizeof lo, v->loss_ci_lo * k);
+    fmt_small(hi, sizeof hi, v->loss_ci_hi * k);
     snprintf(dst, n, "%s [%s, %s]", a, lo, hi);
 }
 
@@ -199,9 +204,14 @@ static int table_build(qkv_report_table *t, const qkv_report *p, const column *c
 
 /* the column lists are here, in report order; a header may point into *p */
 int qkv_report_tables_build(qkv_report *p) {
-    snprintf(p->steps_head, sizeof p->steps_head, "verdicts (validation acc \xe2\x89\xa5 %s)", p->thr);
-    snprintf(p->delta_head, sizeof p->delta_head, "\xce\x94 acc vs %s (points) [95%% CI]",
-             p->r->v[p->cfg->baseline].name);
+    if (p->cfg->metric == QKV_METRIC_ACCURACY)
+        snprintf(p->steps_head, sizeof p->steps_head, "verdicts (validation acc \xe2\x89\xa5 %s)", p->thr);
+    else
+        snprintf(p->steps_head, sizeof p->steps_head, "steps (validation loss still improving?)");
+    static const char *const DELTA[QKV_METRIC_COUNT] = {"acc", "eval loss", "bits per byte"};
+    static const char *const UNIT[QKV_METRIC_COUNT] = {"points", "nats", "bits"};
+    snprintf(p->delta_head, sizeof p->delta_head, "\xce\x94 %s vs %s (%s) [95%% CI]", DELTA[p->cfg->metric],
+             p->r->v[p->cfg->baseline].name, UNIT[p->cfg->metric]);
     const column all[] = {
         {"variant", false, false, cell_name},
         {"attention params", true, false, cell_attn_params},
@@ -211,7 +221,8 @@ int qkv_report_tables_build(qkv_report *p) {
         {"final eval acc %: mean [95% CI] (min)", true, true, cell_acc_ci},
         {p->delta_head, true, true, cell_delta},
         {"p (Holm)", true, true, cell_p},
-        {"eval loss: mean [95% CI]", true, true, cell_loss_ci},
+        {p->cfg->metric == QKV_METRIC_BPB ? "eval bits per byte: mean [95% CI]" : "eval loss: mean [95% CI]", true,
+         true, cell_loss_ci},
         {"s/run", true, false, cell_seconds},
     };
     /* the lr column only with a grid */
