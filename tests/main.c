@@ -16,6 +16,7 @@ int main(void) {
     srunner_add_suite(sr, parity_suite());
     srunner_add_suite(sr, optim_suite());
     srunner_add_suite(sr, config_suite());
+    srunner_add_suite(sr, tasks_suite());
     srunner_add_suite(sr, fastmath_suite());
     srunner_add_suite(sr, report_suite());
     srunner_add_suite(sr, e2e_suite());

@@ -10,6 +10,7 @@ Suite *nn_suite(void);
 Suite *parity_suite(void);
 Suite *optim_suite(void);
 Suite *config_suite(void);
+Suite *tasks_suite(void);
 Suite *fastmath_suite(void);
 Suite *e2e_suite(void);
 Suite *report_suite(void);

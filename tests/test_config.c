@@ -89,6 +89,11 @@ START_TEST(test_defaults) {
     ck_assert_int_eq(c.task.keys, 32);
     ck_assert_int_eq(c.task.values, 32);
     ck_assert_int_eq(c.task.queries, 0);
+    ck_assert_int_eq(c.task.key_len, 2);
+    ck_assert_int_eq(c.task.value_len, 2);
+    ck_assert_int_eq(c.task.noise, 16);
+    ck_assert_int_eq(c.task.noise_symbols, 16);
+    ck_assert_int_eq(c.task.copy_tokens, 4);
     ck_assert_str_eq(c.task.path, "");
     ck_assert_str_eq(c.task.eval_path, "");
     ck_assert(c.task.eval_fraction == 0.1);
@@ -191,8 +196,8 @@ START_TEST(test_example) {
 END_TEST
 
 START_TEST(test_task_names) {
-    static const char *const want[] = {"copy", "reverse", "sort", "recall",
-                                       "induction", "text", "file"};
+    static const char *const want[] = {"copy", "reverse", "sort", "recall", "induction", "fuzzy_recall",
+                                       "noisy_recall", "selective_copy", "text", "file"};
     for (int i = 0; i < QKV_TASK_COUNT; i++) ck_assert_str_eq(QKV_TASK_NAMES[i], want[i]);
 }
 END_TEST
@@ -205,7 +210,7 @@ START_TEST(test_keys) {
         ck_assert(!strncmp(k[n], "model.", 6) || !strncmp(k[n], "task.", 5) ||
                   !strncmp(k[n], "train.", 6) || !strncmp(k[n], "optim.", 6));
     }
-    ck_assert_int_eq(n, 57);
+    ck_assert_int_eq(n, 62);
     ck_assert_str_eq(k[0], "model.vocab");
     ck_assert_str_eq(k[7], "model.attention.qkv");
     ck_assert_str_eq(k[n - 1], "optim.min_lr");
@@ -298,7 +303,8 @@ static const bad_case BAD[] = {
     {"{\"optim\": {\"name\": \"Adam\"}}",
      "x.json: optim.name: expected one of sgd, adam, adamw, got \"Adam\" (did you mean adam?)"},
     {"{\"task\": {\"name\": \"lm\"}}",
-     "x.json: task.name: expected one of copy, reverse, sort, recall, induction, text, file, got \"lm\""},
+     "x.json: task.name: expected one of copy, reverse, sort, recall, induction, fuzzy_recall, noisy_recall, "
+     "selective_copy, text, file, got \"lm\""},
     {"{\"model\": {\"attention\": {\"gate\": 1}}}",
      "x.json: model.attention.gate: expected one of none, output, value, headwise, got 1"},
     /* strings */
@@ -494,7 +500,24 @@ START_TEST(test_validate) {
     VALID(c.task.queries = 8);
     INVALID("task.queries: 9 is more than task.pairs 8", c.task.queries = 9);
     INVALID("task.keys: 4 is less than task.pairs 8", c.task.keys = 4);
-    VALID(c.task.kind = QKV_TASK_COPY, c.task.keys = 4); /* only recall uses keys */
+    VALID(c.task.kind = QKV_TASK_COPY, c.task.keys = 4); /* only the recalls use keys */
+    INVALID("task.length: induction needs at least 3 positions, got 2", c.task.kind = QKV_TASK_INDUCTION,
+            c.task.length = 2);
+    INVALID("task.queries: 9 is more than task.pairs 8", c.task.kind = QKV_TASK_FUZZY_RECALL, c.task.queries = 9);
+    VALID(c.task.kind = QKV_TASK_FUZZY_RECALL, c.task.keys = 3); /* 9 keys of 2 tokens */
+    INVALID("task.keys: 2 keys make only 4 distinct keys of task.key_len 2 tokens, fewer than task.pairs 8",
+            c.task.kind = QKV_TASK_FUZZY_RECALL, c.task.keys = 2);
+    INVALID("task.pairs: fuzzy_recall examples of 65551 positions are longer than a model takes",
+            c.task.kind = QKV_TASK_FUZZY_RECALL, c.task.pairs = 4096, c.task.keys = 4096, c.task.key_len = 8,
+            c.task.value_len = 8, c.task.queries = 1);
+    INVALID("task.keys: 4 is less than task.pairs 8", c.task.kind = QKV_TASK_NOISY_RECALL, c.task.keys = 4);
+    INVALID("task.queries: 9 is more than task.pairs 8", c.task.kind = QKV_TASK_NOISY_RECALL, c.task.queries = 9);
+    INVALID("task.noise: noisy_recall examples of 65537 positions", c.task.kind = QKV_TASK_NOISY_RECALL,
+            c.task.noise = 65536 - 23);
+    VALID(c.task.kind = QKV_TASK_SELECTIVE_COPY, c.task.copy_tokens = 8);
+    INVALID("task.copy_tokens: 9 is more than task.length 8", c.task.kind = QKV_TASK_SELECTIVE_COPY,
+            c.task.copy_tokens = 9);
+    VALID(c.task.copy_tokens = 9, c.task.noise = 65536); /* only their own tasks use them */
     VALID(c.optim.warmup = 3000);
     INVALID("optim.warmup: 3001 is more than train.steps 3000", c.optim.warmup = 3001);
     INVALID("optim.min_lr: 0.01 is more than optim.lr 0.001", c.optim.schedule = QKV_SCHED_COSINE,
@@ -569,7 +592,8 @@ START_TEST(test_to_json_round_trip) {
         "model.attention.rel_pos_max=4096", "model.attention.gate=output",
         "model.attention.self_mask=true", "task.name=file", "task.length=4096",
         "task.symbols=65536", "task.pairs=1", "task.keys=65536", "task.values=1",
-        "task.queries=4096", "task.path=\"tab\\there \\\"quoted\\\" \\u00e9\"",
+        "task.queries=4096", "task.key_len=64", "task.value_len=1", "task.noise=65536",
+        "task.noise_symbols=65536", "task.copy_tokens=4096", "task.path=\"tab\\there \\\"quoted\\\" \\u00e9\"",
         "task.eval_path=/tmp/e v.jsonl", "task.eval_fraction=0.30000000000000004",
         "task.seq_len=2", "train.steps=1000000000", "train.batch=65536",
         "train.seed=9007199254740991", "train.eval_every=0", "train.eval_examples=10000000",
@@ -582,7 +606,7 @@ START_TEST(test_to_json_round_trip) {
     qkv_config_defaults(&a);
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
         ck_assert_msg(qkv_config_set(&a, sets[i], err, sizeof err) == 0, "%s: %s", sets[i], err);
-    ck_assert_int_eq(sizeof sets / sizeof sets[0], 44); /* one per key */
+    ck_assert_int_eq(sizeof sets / sizeof sets[0], 49); /* one per key */
     j = qkv_config_to_json(&a);
     ck_assert_ptr_nonnull(j);
     b = parse_ok(j);
@@ -664,7 +688,7 @@ START_TEST(test_docs_list_every_key) {
         ck_assert_msg(found, "docs/config.md lists unknown key %.*s", (int)(e - s), s);
         rows++;
     }
-    ck_assert_int_eq(rows, 57);
+    ck_assert_int_eq(rows, 62);
     ck_assert_ptr_nonnull(strstr(doc, "## Shipped configs"));
     free(doc);
 }

@@ -86,9 +86,10 @@ START_TEST(test_usage_errors_exit_2) {
 END_TEST
 
 START_TEST(test_shipped_configs_validate) {
-    const char *names[] = {"recall", "copy", "reverse", "sort", "induction", "text", "file"};
+    const char *names[] = {"recall", "copy", "reverse", "sort", "induction", "text", "file",
+                           "fuzzy_recall", "noisy_recall", "selective_copy"};
     char out[8192];
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 10; i++) {
         int rc = run(out, sizeof out, true, "cd .. && %s%s params configs/%s.json",
                      qkv_test_bin()[0] == '/' ? "" : "tests/", qkv_test_bin(), names[i]);
         ck_assert_msg(rc == 0, "configs/%s.json: %s", names[i], out);

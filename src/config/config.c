@@ -98,15 +98,24 @@ typedef struct key_def {
     X(ENUM, "task.name", task.kind, QKV_TASK_NAMES, QKV_TASK_COUNT,                            \
       "the task to train on")                                                                  \
     X(INT, "task.length", task.length, 1, 4096,                                                \
-      "copy/reverse/sort/induction: symbols per sequence")                                     \
+      "copy/reverse/sort/induction: symbols per sequence; selective_copy: places before the separator") \
     X(INT, "task.symbols", task.symbols, 2, 65536,                                             \
-      "copy/reverse/sort/induction: size of the symbol alphabet")                              \
-    X(INT, "task.pairs", task.pairs, 1, 4096, "recall: key-value pairs per example")           \
+      "copy/reverse/sort/induction/selective_copy: size of the symbol alphabet")               \
+    X(INT, "task.pairs", task.pairs, 1, 4096, "recall, fuzzy_recall, noisy_recall: key-value pairs per example") \
     X(INT, "task.keys", task.keys, 1, 65536,                                                   \
-      "recall: size of the key alphabet (at least pairs)")                                     \
-    X(INT, "task.values", task.values, 1, 65536, "recall: size of the value alphabet")         \
+      "recall, fuzzy_recall, noisy_recall: size of the key alphabet")                          \
+    X(INT, "task.values", task.values, 1, 65536,                                               \
+      "recall, fuzzy_recall, noisy_recall: size of the value alphabet")                        \
     X(INT, "task.queries", task.queries, 0, 4096,                                              \
-      "recall: queries per example, at most pairs (0 = pairs)")                                \
+      "recall, fuzzy_recall, noisy_recall: queries per example, at most pairs (0 = pairs)")    \
+    X(INT, "task.key_len", task.key_len, 1, 64, "fuzzy_recall: tokens per key")                \
+    X(INT, "task.value_len", task.value_len, 1, 64, "fuzzy_recall: tokens per value")          \
+    X(INT, "task.noise", task.noise, 0, 65536,                                                 \
+      "noisy_recall: noise tokens per example, scattered between the pairs")                   \
+    X(INT, "task.noise_symbols", task.noise_symbols, 1, 65536,                                 \
+      "noisy_recall: size of the noise alphabet")                                              \
+    X(INT, "task.copy_tokens", task.copy_tokens, 1, 4096,                                      \
+      "selective_copy: data tokens to copy, at most length")                                   \
     X(STR, "task.path", task.path, "text: any file; file: JSON Lines training data")           \
     X(STR, "task.eval_path", task.eval_path,                                                   \
       "file: JSON Lines evaluation data (\"\" = hold out the tail)")                           \
@@ -791,20 +800,11 @@ static int check_task_files(const qkv_config *c, char *err, int errlen) {
     return 0;
 }
 
-static int check_recall(const qkv_config *c, char *err, int errlen) {
-    const qkv_task_config *t = &c->task;
-    if (t->kind != QKV_TASK_RECALL) return 0;
-    if (t->queries > t->pairs)
-        return fail(err, errlen,
-                    "task.queries: %d is more than task.pairs %d (each query asks for one of the "
-                    "example's pairs)",
-                    t->queries, t->pairs);
-    if (t->keys < t->pairs)
-        return fail(err, errlen,
-                    "task.keys: %d is less than task.pairs %d (the keys of one example are "
-                    "distinct)",
-                    t->keys, t->pairs);
-    return 0;
+/* the task's sizes agree (recall's distinct keys, queries <= pairs, ...): the task layer's rules */
+static int check_task(const qkv_config *c, char *err, int errlen) {
+    char inner[512];
+    if (!qkv_task_config_check(&c->task, inner, sizeof inner)) return 0;
+    return fail(err, errlen, "%s", inner);
 }
 
 static int check_fractions(const qkv_config *c, char *err, int errlen) {
@@ -842,7 +842,7 @@ static int check_schedule(const qkv_config *c, char *err, int errlen) {
 
 /* cross-key checks, in order; add new ones here */
 static int (*const CHECKS[])(const qkv_config *, char *, int) = {
-    check_ranges,  check_heads,   check_model,    check_recall,
+    check_ranges,  check_heads,   check_model,    check_task,
     check_fractions, check_shards, check_schedule, check_task_files,
 };
 

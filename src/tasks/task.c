@@ -1,6 +1,8 @@
-/* Task opening, batching and the generated tasks (copy, reverse, sort, recall, induction). */
+/* Task opening, batching and the generated tasks (copy, reverse, sort, recall, induction; the
+ * MAD suite's are in task_mad.c). */
 #include "tasks/task.h"
 #include "tasks/task_data.h"
+#include "tasks/task_mad.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,13 +11,15 @@
 enum { STREAM_TRAIN = 101, STREAM_EVAL = 202, STREAM_VAL = 303, STREAM_TRAIN_SHARD = 404 };
 
 const char *const QKV_TASK_NAMES[QKV_TASK_COUNT] = {
-    "copy", "reverse", "sort", "recall", "induction", "text", "file"};
+    "copy", "reverse", "sort", "recall", "induction", "fuzzy_recall", "noisy_recall", "selective_copy",
+    "text", "file"};
 
 qkv_task_config qkv_task_config_default(void) {
     qkv_task_config c;
     memset(&c, 0, sizeof c); /* padding and the paths' unused bytes too: configs compare as bytes */
     c.kind = QKV_TASK_RECALL, c.length = 8, c.symbols = 16;
     c.pairs = 8, c.keys = 32, c.values = 32, c.queries = 0;
+    c.key_len = 2, c.value_len = 2, c.noise = 16, c.noise_symbols = 16, c.copy_tokens = 4;
     c.eval_fraction = 0.1, c.val_fraction = 0.1, c.seq_len = 64; /* path and eval_path: "" */
     return c;
 }
@@ -43,24 +47,9 @@ static void gen_seq2seq(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tg
 
 /* multi-query associative recall: k1 v1 ... kP vP q1 ... qQ; at q_i predict its value */
 static void gen_recall(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt) {
-    int P = t->cfg.pairs, Q = t->cfg.queries ? t->cfg.queries : P, K = t->cfg.keys;
+    int P = t->cfg.pairs, Q = t->cfg.queries ? t->cfg.queries : P;
     int32_t keys[4096], vals[4096], order[4096];
-    for (int i = 0; i < P; i++) { /* distinct keys: a partial Fisher-Yates over [0, K) */
-        int32_t k;
-        bool dup;
-        do {
-            k = (int32_t)qkv_rng_below(r, (uint64_t)K);
-            dup = false;
-            for (int j = 0; j < i; j++) dup |= keys[j] == k;
-        } while (dup);
-        keys[i] = k;
-        vals[i] = K + (int32_t)qkv_rng_below(r, (uint64_t)t->cfg.values);
-        order[i] = i;
-    }
-    for (int i = P - 1; i > 0; i--) { /* queries: the pairs in a random order */
-        int j = (int)qkv_rng_below(r, (uint64_t)i + 1);
-        int32_t x = order[i]; order[i] = order[j]; order[j] = x;
-    }
+    qkv_task_draw_pairs(r, P, t->cfg.keys, t->cfg.values, keys, vals, order);
     for (int i = 0; i < P; i++) {
         tok[2 * i] = keys[i];
         tok[2 * i + 1] = vals[i];
@@ -89,11 +78,60 @@ static void generate(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt) 
     switch (t->cfg.kind) {
     case QKV_TASK_RECALL: gen_recall(t, r, tok, tgt); break;
     case QKV_TASK_INDUCTION: gen_induction(t, r, tok, tgt); break;
+    case QKV_TASK_FUZZY_RECALL: case QKV_TASK_NOISY_RECALL: case QKV_TASK_SELECTIVE_COPY:
+        qkv_task_mad_example(t, r, tok, tgt);
+        break;
     default: gen_seq2seq(t, r, tok, tgt); break;
     }
 }
 
 /* ---- opening ---------------------------------------------------------------------------- */
+
+/* a generated task's vocab and positions after checking its sizes (text and file: 0, 0; their
+ * files decide); 0, or -1 with one line naming the key in err */
+static int generated_shape(const qkv_task_config *c, int *vocab, int *seq_len, char *err, int errlen) {
+    bool recalls = c->kind == QKV_TASK_RECALL || c->kind == QKV_TASK_FUZZY_RECALL || c->kind == QKV_TASK_NOISY_RECALL;
+    if (recalls && c->queries > c->pairs) {
+        snprintf(err, (size_t)errlen, "task.queries: %d is more than task.pairs %d (each query asks for one of the "
+                 "example's pairs)", c->queries, c->pairs);
+        return -1;
+    }
+    if ((c->kind == QKV_TASK_RECALL || c->kind == QKV_TASK_NOISY_RECALL) && c->keys < c->pairs) {
+        snprintf(err, (size_t)errlen, "task.keys: %d is less than task.pairs %d (the keys of one example are "
+                 "distinct)", c->keys, c->pairs);
+        return -1;
+    }
+    *vocab = *seq_len = 0;
+    switch (c->kind) {
+    case QKV_TASK_COPY: case QKV_TASK_REVERSE: case QKV_TASK_SORT:
+        *vocab = c->symbols + 1;
+        *seq_len = 2 * c->length;
+        return 0;
+    case QKV_TASK_RECALL:
+        *vocab = c->keys + c->values;
+        *seq_len = 2 * c->pairs + (c->queries ? c->queries : c->pairs);
+        return 0;
+    case QKV_TASK_INDUCTION:
+        if (c->length < 3) {
+            snprintf(err, (size_t)errlen, "task.length: induction needs at least 3 positions, got %d", c->length);
+            return -1;
+        }
+        *vocab = c->symbols + 1;
+        *seq_len = c->length;
+        return 0;
+    case QKV_TASK_FUZZY_RECALL: case QKV_TASK_NOISY_RECALL: case QKV_TASK_SELECTIVE_COPY:
+        return qkv_task_mad_shape(c, vocab, seq_len, err, errlen);
+    case QKV_TASK_TEXT: case QKV_TASK_FILE: return 0;
+    default:
+        snprintf(err, (size_t)errlen, "task.name: unknown task %d", (int)c->kind);
+        return -1;
+    }
+}
+
+int qkv_task_config_check(const qkv_task_config *c, char *err, int errlen) {
+    int vocab, seq_len;
+    return generated_shape(c, &vocab, &seq_len, err, errlen);
+}
 
 int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t seed, char *err, int errlen) {
     memset(t, 0, sizeof *t);
@@ -101,36 +139,9 @@ int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t seed, char *
     t->seed = seed;
     qkv_rng_seed_stream(&t->train_rng, seed, STREAM_TRAIN);
     switch (cfg->kind) {
-    case QKV_TASK_COPY: case QKV_TASK_REVERSE: case QKV_TASK_SORT:
-        t->vocab = cfg->symbols + 1;
-        t->seq_len = 2 * cfg->length;
-        return 0;
-    case QKV_TASK_RECALL:
-        if (cfg->keys < cfg->pairs) {
-            snprintf(err, (size_t)errlen, "task.keys: %d keys cannot make %d distinct pairs", cfg->keys, cfg->pairs);
-            return -1;
-        }
-        if (cfg->queries > cfg->pairs) {
-            snprintf(err, (size_t)errlen, "task.queries: %d queries, but only %d pairs to ask about",
-                     cfg->queries, cfg->pairs);
-            return -1;
-        }
-        t->vocab = cfg->keys + cfg->values;
-        t->seq_len = 2 * cfg->pairs + (cfg->queries ? cfg->queries : cfg->pairs);
-        return 0;
-    case QKV_TASK_INDUCTION:
-        if (cfg->length < 3) {
-            snprintf(err, (size_t)errlen, "task.length: induction needs at least 3 positions, got %d", cfg->length);
-            return -1;
-        }
-        t->vocab = cfg->symbols + 1;
-        t->seq_len = cfg->length;
-        return 0;
     case QKV_TASK_TEXT: return qkv_task_open_text(t, err, errlen);
     case QKV_TASK_FILE: return qkv_task_open_file(t, err, errlen);
-    default:
-        snprintf(err, (size_t)errlen, "task.name: unknown task %d", (int)cfg->kind);
-        return -1;
+    default: return generated_shape(cfg, &t->vocab, &t->seq_len, err, errlen);
     }
 }
 

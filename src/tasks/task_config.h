@@ -6,6 +6,7 @@
 
 typedef enum {
     QKV_TASK_COPY, QKV_TASK_REVERSE, QKV_TASK_SORT, QKV_TASK_RECALL, QKV_TASK_INDUCTION,
+    QKV_TASK_FUZZY_RECALL, QKV_TASK_NOISY_RECALL, QKV_TASK_SELECTIVE_COPY, /* the MAD suite's */
     QKV_TASK_TEXT, QKV_TASK_FILE, QKV_TASK_COUNT
 } qkv_task_kind;
 
@@ -14,10 +15,14 @@ QKV_API extern const char *const QKV_TASK_NAMES[QKV_TASK_COUNT];
 
 typedef struct qkv_task_config {
     qkv_task_kind kind;
-    int length;            /* copy/reverse/sort/induction: symbols per sequence */
-    int symbols;           /* copy/reverse/sort/induction: size of the symbol alphabet */
-    int pairs, keys, values, queries; /* recall: pairs per example, key and value alphabet sizes,
-                                         queries per example (0 = pairs) */
+    int length;            /* copy/reverse/sort/induction: symbols per sequence;
+                              selective_copy: positions the data tokens are scattered over */
+    int symbols;           /* copy/reverse/sort/induction/selective_copy: size of the symbol alphabet */
+    int pairs, keys, values, queries; /* recall, fuzzy_recall, noisy_recall: pairs per example, key
+                                         and value alphabet sizes, queries per example (0 = pairs) */
+    int key_len, value_len; /* fuzzy_recall: tokens per key and per value */
+    int noise, noise_symbols; /* noisy_recall: noise tokens per example, size of their alphabet */
+    int copy_tokens;       /* selective_copy: data tokens to copy (at most length) */
     char path[1024];       /* text: any file; file: JSON Lines training data */
     char eval_path[1024];  /* file: JSON Lines evaluation data ("" = hold out the tail) */
     double eval_fraction;  /* text/file: share of the data held out for evaluation */
@@ -28,5 +33,9 @@ typedef struct qkv_task_config {
 
 /* the defaults of docs/config.md: recall, 8 pairs of 32 keys and 32 values */
 QKV_API qkv_task_config qkv_task_config_default(void);
+/* the sizes of a generated task agree (recall: distinct keys, queries <= pairs, ...): 0, or -1
+ * with one line naming the key in err; text and file tasks pass (their files are checked when
+ * opened) */
+QKV_API int qkv_task_config_check(const qkv_task_config *c, char *err, int errlen);
 
 #endif

@@ -1,0 +1,20 @@
+/* Internal: three tasks of the MAD suite (Poli et al. 2024, "Mechanistic Design and Scaling of
+ * Hybrid Architectures"): fuzzy_recall, noisy_recall and selective_copy, in qkv's fixed-length
+ * form (docs/config.md gives each one's format), and the key-value draw recall shares. */
+#ifndef QKV_TASK_MAD_H
+#define QKV_TASK_MAD_H
+
+#include "qkv_api.h"
+
+#include "tasks/task.h"
+
+/* P distinct keys in [0, K), P values in [K, K + V), order a random permutation of [0, P):
+ * the draws of recall and noisy_recall (P <= 4096, K >= P) */
+QKV_INTERNAL void qkv_task_draw_pairs(qkv_rng *r, int P, int K, int V, int32_t *keys, int32_t *vals, int32_t *order);
+/* vocab and positions of a MAD task (c->kind one of the three) after checking its sizes: 0, or
+ * -1 with one line naming the key in err */
+QKV_INTERNAL int qkv_task_mad_shape(const qkv_task_config *c, int *vocab, int *seq_len, char *err, int errlen);
+/* one example into tok/tgt (t->seq_len positions each, every one written) from r */
+QKV_INTERNAL void qkv_task_mad_example(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt);
+
+#endif
