@@ -386,6 +386,19 @@ static const char *const VARIANT_SETS[] = {
     "--set model.attention.qkv=qk_tied --set model.attention.self_mask=true",
     "--set model.attention.causal=false --pad",
     "--set model.activation=relu",
+    "--set model.attention.kv_heads=1",
+    "--set model.heads=4 --set model.attention.kv_heads=2",
+    "--set model.attention.qkv=kv_tied --set model.attention.kv_heads=1",
+    "--set model.attention.qkv=qk_tied --set model.attention.key_norm=true --set model.attention.self_mask=true "
+    "--set model.attention.self_mask_rule=reformer",
+    "--set model.attention.qkv=shared --set model.attention.role_scale=true",
+    "--set model.attention.value_proj=false",
+    "--set model.attention.out_proj=false",
+    "--set model.attention.kv_latent=4",
+    "--set model.attention.alibi=true",
+    "--set model.attention.init=identity",
+    "--set model.attention.init=mimetic",
+    "--set model.attention.gate=headwise",
 };
 
 START_TEST(test_gradcheck_command_every_variant) {
