@@ -76,8 +76,9 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
         break;
     case QKV_ATTN_SHARED:
         rc |= lin(&a->wq, p, prefix, "w", d, d, false);
-        if (cfg->role_scale) rc |= !(a->sq = ones(p, prefix, "sq", d)) | !(a->sk = ones(p, prefix, "sk", d)) |
-                                   !(a->sv = ones(p, prefix, "sv", d));
+        if (cfg->role_scale) /* PREFIX.role_scale.q, .k, .v: one module of three (d) scales */
+            rc |= !(a->sq = ones(p, prefix, "role_scale.q", d)) | !(a->sk = ones(p, prefix, "role_scale.k", d)) |
+                  !(a->sv = ones(p, prefix, "role_scale.v", d));
         break;
     case QKV_ATTN_IDENTITY: break;
     case QKV_ATTN_QK_TIED:
