@@ -5,7 +5,11 @@ Run by hand with Debian's python3-torch:  /usr/bin/python3 scripts/torch_fixture
 CI never runs this; the fixtures it writes are committed in tests/fixtures/.
 
 For each attention variant and option, the model below is built the way qkv builds it
-(same parameter names and shapes, same maths), with PyTorch's own random weights. A
+(same parameter names and shapes, same maths), with PyTorch's own random weights. The maths
+is written here from each option's definition, not from qkv's code: grouped-query keys and
+values are repeated to the query heads with repeat_interleave, ALiBi's slopes come from the
+paper's reference rule (including its rule for head counts that are not powers of two), keys
+are normalized with F.normalize, and so on; a wrong rule in qkv shows as a parity failure. A
 fixture holds the weights, one batch, the logits, the loss and every parameter's gradient
 (as "grad.<name>"), and the config in the safetensors metadata. question_selfattention
 holds the seed question's SelfAttention class exactly as written, against which qkv's
@@ -24,7 +28,9 @@ import torch.nn.functional as F
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
 BASE = dict(vocab=16, seq_len=8, d_model=32, heads=4, layers=2, d_ff=64, activation="gelu",
             qkv="full", scale="head_dim", causal=True, rel_pos_bias=False, rel_pos_max=3,
-            gate="none", self_mask=False, pad=False)
+            gate="none", self_mask=False, pad=False,
+            kv_heads=0, self_mask_rule="strict", key_norm=False, role_scale=False, value_proj=True,
+            out_proj=True, kv_latent=0, alibi=False)
 
 
 # ---- safetensors writer (the format is simple; no extra package needed) ----------------
@@ -47,35 +53,62 @@ def save_safetensors(path, tensors, metadata):
 
 
 # ---- the model, as qkv builds it --------------------------------------------------------
+def alibi_slopes(n):
+    """ALiBi's head slopes (Press, Smith and Lewis 2022), as the authors' code computes them: for
+    n a power of two the geometric sequence from 2^(-8/n) with that ratio; otherwise the slopes
+    of the largest power of two below n, then every other slope of twice that many heads."""
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    p = 2 ** math.floor(math.log2(n))
+    return power_of_2(p) + alibi_slopes(2 * p)[0::2][:n - p]
+
+
 class Attention(nn.Module):
     def __init__(self, c):
         super().__init__()
         d, H = c["d_model"], c["heads"]
         self.c, self.d, self.H, self.hd = c, d, H, d // H
+        self.G = c["kv_heads"] or H  # heads of keys and values
+        dkv = self.G * self.hd
         q = c["qkv"]
         lin = lambda i, o, bias=False: nn.Linear(i, o, bias=bias)
         if q == "full":
-            self.wq, self.wk, self.wv = lin(d, d), lin(d, d), lin(d, d)
+            self.wq = lin(d, d)
+            if c["kv_latent"]:  # keys and values from a latent of width r
+                r = c["kv_latent"]
+                self.wdown, self.wuk, self.wuv = lin(d, r), lin(r, dkv), lin(r, dkv)
+            else:
+                self.wk = lin(d, dkv)
+                if c["value_proj"]:
+                    self.wv = lin(d, dkv)
         elif q == "shared":
             self.w = lin(d, d)
+            if c["role_scale"]:
+                self.role_scale = nn.ParameterDict({r: nn.Parameter(torch.ones(d)) for r in "qkv"})
         elif q == "qk_tied":
-            self.wqk, self.wv = lin(d, d), lin(d, d)
+            self.wqk = lin(d, d)
+            if c["value_proj"]:
+                self.wv = lin(d, d)
         elif q == "kv_tied":
-            self.wq, self.wkv = lin(d, d), lin(d, d)
+            self.wq, self.wkv = lin(d, d), lin(d, dkv)
         elif q == "head_shared":
             self.values, self.keys, self.queries = lin(self.hd, self.hd), lin(self.hd, self.hd), lin(self.hd, self.hd)
         if c["gate"] != "none":
-            self.wg = lin(d, d, True)
+            self.wg = lin(d, {"headwise": H, "value": dkv}.get(c["gate"], d), True)
         if c["rel_pos_bias"]:
             self.rel_pos = nn.Embedding(2 * c["rel_pos_max"] + 1, H)
-        if q == "head_shared":
-            self.fc_out = lin(d, d, True)
-        else:
-            self.wo = lin(d, d, True)
+        if c["out_proj"]:
+            if q == "head_shared":
+                self.fc_out = lin(d, d, True)
+            else:
+                self.wo = lin(d, d, True)
 
-    def split(self, x):
+    def split(self, x, heads):
         B, T, _ = x.shape
-        return x.reshape(B, T, self.H, self.hd).transpose(1, 2)
+        return x.reshape(B, T, heads, self.hd).transpose(1, 2)
 
     def forward(self, x, blocked, alive):
         c, q = self.c, self.c["qkv"]
@@ -88,20 +121,38 @@ class Attention(nn.Module):
             K = self.keys(xh).transpose(1, 2)
             V = self.values(xvh).transpose(1, 2)
         else:
-            pq = {"full": lambda: self.wq(x), "shared": lambda: self.w(x), "identity": lambda: x,
-                  "qk_tied": lambda: self.wqk(x), "kv_tied": lambda: self.wq(x)}[q]()
-            pk = self.wk(x) if q == "full" else self.wkv(x) if q == "kv_tied" else pq
-            pv = self.wv(x) if q in ("full", "qk_tied") else pk if q == "kv_tied" else pq
+            if q == "shared" and c["role_scale"]:  # one matrix, three roles: X W diag(s_role)
+                p = self.w(x)
+                pq, pk, pv = p * self.role_scale["q"], p * self.role_scale["k"], p * self.role_scale["v"]
+            else:
+                pq = {"full": lambda: self.wq(x), "shared": lambda: self.w(x), "identity": lambda: x,
+                      "qk_tied": lambda: self.wqk(x), "kv_tied": lambda: self.wq(x)}[q]()
+                if c["kv_latent"]:
+                    latent = self.wdown(x)
+                    pk, pv = self.wuk(latent), self.wuv(latent)
+                else:
+                    pk = self.wk(x) if q == "full" else self.wkv(x) if q == "kv_tied" else pq
+                    if q in ("full", "qk_tied"):
+                        pv = self.wv(x) if c["value_proj"] else x
+                    else:
+                        pv = pk if q == "kv_tied" else pq
             if c["gate"] == "value":
                 pv = pv * gate
-            Q, K, V = self.split(pq), self.split(pk), self.split(pv)
+            # G key/value heads, each repeated for the H / G query heads that share it
+            Q, K, V = self.split(pq, self.H), self.split(pk, self.G), self.split(pv, self.G)
+            if c["key_norm"]:
+                K = F.normalize(K, dim=-1)  # unit-length keys per head; the values keep theirs
+            K, V = K.repeat_interleave(self.H // self.G, dim=1), V.repeat_interleave(self.H // self.G, dim=1)
         scale = 1 / math.sqrt(d if c["scale"] == "embed" else self.hd)
         S = Q @ K.transpose(-1, -2) * scale
+        i = torch.arange(T)
         if c["rel_pos_bias"]:
             R = c["rel_pos_max"]
-            i = torch.arange(T)
             off = (i[None, :] - i[:, None]).clamp(-R, R) + R  # [i][j] = clip(j - i) + R
             S = S + self.rel_pos(off).permute(2, 0, 1)
+        if c["alibi"]:  # head h: score(i, j) - m_h |i - j|, no parameters
+            m = torch.tensor(alibi_slopes(self.H))
+            S = S - m[:, None, None] * (i[:, None] - i[None, :]).abs()
         if blocked is not None:
             S = S.masked_fill(blocked, -1e20 if q == "head_shared" else float("-inf"))
         A = torch.softmax(S, dim=-1)
@@ -111,6 +162,10 @@ class Attention(nn.Module):
         Y = (A @ V).transpose(1, 2).reshape(B, T, d)
         if c["gate"] == "output":
             Y = Y * gate
+        if c["gate"] == "headwise":  # one gate per head and position
+            Y = (Y.reshape(B, T, self.H, self.hd) * gate[..., None]).reshape(B, T, d)
+        if not c["out_proj"]:
+            return Y
         return (self.fc_out if q == "head_shared" else self.wo)(Y)
 
 
@@ -143,11 +198,14 @@ class Model(nn.Module):
         blocked = torch.zeros(T, T, dtype=torch.bool)
         if c["causal"]:
             blocked |= i[None, :] > i[:, None]
-        if c["self_mask"]:
-            blocked |= torch.eye(T, dtype=torch.bool)
         if pad is not None:
             blocked = blocked[None, None] | (pad == 0)[:, None, None, :]
-        elif not (c["causal"] or c["self_mask"]):
+        if c["self_mask"]:
+            eye = torch.eye(T, dtype=torch.bool)
+            if c["self_mask_rule"] == "reformer":  # itself only when no other key is visible
+                eye = eye & (~blocked & ~eye).any(-1, keepdim=True)
+            blocked = blocked | eye
+        if pad is None and not (c["causal"] or c["self_mask"]):
             blocked = None
         alive = None
         if blocked is not None:
@@ -164,7 +222,7 @@ def model_fixture(name, **over):
     m = Model(c)
     with torch.no_grad():  # move LayerNorm and relative-bias parameters off their trivial init
         for n, p in m.named_parameters():
-            if "ln" in n or "rel_pos" in n:
+            if "ln" in n or "rel_pos" in n or "role_scale" in n:
                 p.add_(0.1 * torch.randn_like(p))
     B, T = 2, c["seq_len"]
     tokens = torch.randint(0, c["vocab"], (B, T), dtype=torch.int32)
@@ -251,6 +309,21 @@ FIXTURES = {
     "head_shared_self_mask": dict(qkv="head_shared", scale="embed", self_mask=True),
     "bidirectional_pad": dict(causal=False, pad=True), "relu": dict(activation="relu"),
     "gelu_tanh": dict(activation="gelu_tanh"), "scale_embed": dict(scale="embed"),
+    # the options real models use
+    "gqa": dict(kv_heads=2), "mqa": dict(kv_heads=1), "kv_tied_mqa": dict(qkv="kv_tied", kv_heads=1),
+    "gqa_rel_pos_bias": dict(kv_heads=2, rel_pos_bias=True),
+    "gqa_gate_value": dict(kv_heads=2, gate="value"),
+    "qk_tied_key_norm_reformer": dict(qkv="qk_tied", key_norm=True, self_mask=True, self_mask_rule="reformer"),
+    "head_shared_reformer_pad": dict(qkv="head_shared", scale="embed", self_mask=True, self_mask_rule="reformer",
+                                     pad=True),
+    "kv_tied_key_norm": dict(qkv="kv_tied", key_norm=True),
+    "shared_role_scale": dict(qkv="shared", role_scale=True),
+    "value_proj_off": dict(value_proj=False), "qk_tied_value_proj_off": dict(qkv="qk_tied", value_proj=False),
+    "out_proj_off": dict(out_proj=False), "kv_latent": dict(kv_latent=8),
+    "kv_latent_gqa": dict(kv_latent=8, kv_heads=2),
+    "alibi": dict(alibi=True), "alibi_6_heads": dict(alibi=True, d_model=24, heads=6),
+    "alibi_bidirectional_pad": dict(alibi=True, causal=False, pad=True),
+    "gate_headwise": dict(gate="headwise"),
 }
 
 if __name__ == "__main__":

@@ -387,6 +387,19 @@ static const char *const VARIANT_SETS[] = {
     "--set model.attention.qkv=qk_tied --set model.attention.self_mask=true",
     "--set model.attention.causal=false --pad",
     "--set model.activation=relu",
+    "--set model.attention.kv_heads=1",
+    "--set model.heads=4 --set model.attention.kv_heads=2",
+    "--set model.attention.qkv=kv_tied --set model.attention.kv_heads=1",
+    "--set model.attention.qkv=qk_tied --set model.attention.key_norm=true --set model.attention.self_mask=true "
+    "--set model.attention.self_mask_rule=reformer",
+    "--set model.attention.qkv=shared --set model.attention.role_scale=true",
+    "--set model.attention.value_proj=false",
+    "--set model.attention.out_proj=false",
+    "--set model.attention.kv_latent=4",
+    "--set model.attention.alibi=true",
+    "--set model.attention.init=identity",
+    "--set model.attention.init=mimetic",
+    "--set model.attention.gate=headwise",
 };
 
 START_TEST(test_gradcheck_command_every_variant) {
@@ -408,6 +421,26 @@ START_TEST(test_params_table_matches_claim) {
     ck_assert_int_eq(run(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
                          "--set model.attention.qkv=head_shared", qkv_test_bin()), 0);
     ck_assert_ptr_nonnull(strstr(out, "768 = 0.188 x d_model^2")); /* 3 x 16^2 */
+    /* recall: d_model 64, 4 heads of 16. Multi-query: Wq 64^2, Wk and Wv 64 x 16 each */
+    ck_assert_int_eq(run(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
+                         "--set model.attention.kv_heads=1 --set model.attention.alibi=true", qkv_test_bin()), 0);
+    ck_assert_msg(strstr(out, "options: kv_heads 1 (4 query heads each), alibi\n"), "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "blocks.0.attn.wk                           1024  1\n"));
+    ck_assert_ptr_nonnull(strstr(out, "6144 = 1.5 x d_model^2"));
+    /* attention modules: 6144 + Wo (64^2 + 64) = 10304 of 53568 */
+    ck_assert_msg(strstr(out, "attention modules (all layers): 10304 (19.2% of the model)"), "%s", out);
+    /* shared with role scales: the three scales one module of 3 x 64, counted with W */
+    ck_assert_int_eq(run(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
+                         "--set model.attention.qkv=shared --set model.attention.role_scale=true", qkv_test_bin()), 0);
+    ck_assert_msg(strstr(out, "blocks.0.attn.role_scale                    192  3\n"), "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "4288 = 1.05 x d_model^2"));
+    /* a latent of 16 for keys and values: W_down 64 x 16, W_uk and W_uv 16 x 64 */
+    ck_assert_int_eq(run(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
+                         "--set model.attention.kv_latent=16 --set model.attention.gate=headwise --all", qkv_test_bin()), 0);
+    ck_assert_msg(strstr(out, "blocks.0.attn.wdown.weight                 1024  (16,64)\n") &&
+                  strstr(out, "blocks.0.attn.wuv.weight                   1024  (64,16)\n") &&
+                  strstr(out, "blocks.0.attn.wg.weight                     256  (4,64)\n"), "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "7168 = 1.75 x d_model^2")); /* 4096 + 3 x 1024; the gate is not Q/K/V */
 }
 END_TEST
 

@@ -10,6 +10,7 @@
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "autograd/tape.h"
+#include "tensor/parallel.h"
 #include "tensor/rng.h"
 #include "suites.h"
 
@@ -103,12 +104,16 @@ static qkv_tensor *f_slice(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
 }
 static qkv_tensor *f_concat(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { return qkv_concat(c, x, n, *(int *)u); }
 
-/* fused attention; one input: q = k = v; two: q = k, v; three: q, k, v */
-typedef struct { int heads; bool causal; const qkv_tensor *mask; double scale; } sdpa_arg;
+/* fused attention; one input: q = k = v; two: q = k, v (kv_tied: q, k = v); three: q, k, v.
+ * kv_heads (0: heads) heads of keys and values, ALiBi slopes (or NULL) */
+typedef struct { int heads; bool causal; const qkv_tensor *mask; double scale; int kv_heads; const double *slopes;
+                 bool kv_tied; } sdpa_arg;
 static qkv_tensor *f_sdpa(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
     const sdpa_arg *a = u;
-    qkv_tensor *k = n > 2 ? x[1] : x[0], *v = x[n - 1];
-    return qkv_sdp_attention(c, x[0], k, v, a->heads, a->mask, a->causal, a->scale, NULL);
+    qkv_tensor *k = n > 2 || a->kv_tied ? x[1] : x[0], *v = x[n - 1];
+    if (!a->kv_heads && !a->slopes) return qkv_sdp_attention(c, x[0], k, v, a->heads, a->mask, a->causal, a->scale, NULL);
+    return qkv_sdp_attention_ex(c, x[0], k, v, a->heads, a->kv_heads ? a->kv_heads : a->heads, a->mask, a->causal,
+                                a->scale, a->slopes, NULL);
 }
 
 /* the diamond: one tensor used as Q, K and V: softmax(X X^T / sqrt d) X */
@@ -152,9 +157,17 @@ static int32_t MASK_DATA[9] = {0, 1, 1, 0, 0, 1, 0, 0, 0}; /* causal (T,T), 1 = 
 static int32_t MASK2_DATA[18] = {0, 0, 1, 1, 1, 1, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
 static int32_t MASK70_DATA[70 * 70]; /* (70,70), an irregular pattern, filled by init_aux */
 static qkv_tensor IDX, TGT, MASK, MASK2, MASK70;
-static sdpa_arg SD_CAUSAL = {2, true, NULL, 0.6}, SD_MASK = {2, false, &MASK2, 0.8},
-                SD_BOTH = {2, true, &MASK2, 0.5}, SD_TIED = {3, true, NULL, 0.4},
-                SD_BLOCKS = {2, true, &MASK70, 0.7}, SD_DENSE = {1, false, NULL, 1.1};
+static sdpa_arg SD_CAUSAL = {2, true, NULL, 0.6, 0, NULL, false}, SD_MASK = {2, false, &MASK2, 0.8, 0, NULL, false},
+                SD_BOTH = {2, true, &MASK2, 0.5, 0, NULL, false}, SD_TIED = {3, true, NULL, 0.4, 0, NULL, false},
+                SD_BLOCKS = {2, true, &MASK70, 0.7, 0, NULL, false}, SD_DENSE = {1, false, NULL, 1.1, 0, NULL, false};
+/* grouped-query attention (kv_heads < heads; 1: multi-query) and ALiBi slopes, alone and together */
+static const double SLOPES2[2] = {0.9, 0.3}, SLOPES3[3] = {0.7, 0.2, 1.3}, SLOPES4[4] = {0.5, 0.25, 0.125, 0.0625};
+static sdpa_arg SD_GQA = {4, true, NULL, 0.6, 2, NULL, false}, SD_MQA_MASK = {3, false, &MASK2, 0.8, 1, NULL, false},
+                SD_ALIBI = {2, true, NULL, 0.7, 0, SLOPES2, false},
+                SD_ALIBI_MASK = {3, false, &MASK2, 0.5, 0, SLOPES3, false},
+                SD_GQA_ALIBI_BLOCKS = {4, true, &MASK70, 0.7, 2, SLOPES4, false},
+                SD_MQA_KV_TIED = {4, true, NULL, 0.5, 1, SLOPES4, true},
+                SD_MQA_DENSE = {4, false, NULL, 0.9, 1, NULL, false};
 
 static const gcase CASES[] = {
     {"matmul", f_matmul, &MM00, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {4, 5}}, {0}},
@@ -227,6 +240,15 @@ static const gcase CASES[] = {
     {"sdp_attention_q_eq_k", f_sdpa, &SD_TIED, 2, DOM_NORMAL, {3, 3}, {{2, 4, 6}, {2, 4, 6}}, {0}},
     {"sdp_attention_const_v", f_sdpa, &SD_CAUSAL, 3, DOM_NORMAL, {3, 3, 3}, {{1, 3, 4}, {1, 3, 4}, {1, 3, 4}}, {0, 0, 1}},
     {"sdp_attention_row_blocks", f_sdpa, &SD_BLOCKS, 3, DOM_NORMAL, {3, 3, 3}, {{1, 70, 4}, {1, 70, 4}, {1, 70, 4}}, {0}},
+    {"sdp_attention_gqa", f_sdpa, &SD_GQA, 3, DOM_NORMAL, {3, 3, 3}, {{2, 4, 8}, {2, 4, 4}, {2, 4, 4}}, {0}},
+    {"sdp_attention_mqa_mask", f_sdpa, &SD_MQA_MASK, 3, DOM_NORMAL, {3, 3, 3}, {{2, 3, 6}, {2, 3, 2}, {2, 3, 2}}, {0}},
+    {"sdp_attention_mqa_dense", f_sdpa, &SD_MQA_DENSE, 3, DOM_NORMAL, {3, 3, 3}, {{1, 5, 8}, {1, 5, 2}, {1, 5, 2}}, {0}},
+    {"sdp_attention_mqa_k_eq_v", f_sdpa, &SD_MQA_KV_TIED, 2, DOM_NORMAL, {3, 3}, {{2, 4, 8}, {2, 4, 2}}, {0}},
+    {"sdp_attention_gqa_const_v", f_sdpa, &SD_GQA, 3, DOM_NORMAL, {3, 3, 3}, {{1, 3, 8}, {1, 3, 4}, {1, 3, 4}}, {0, 0, 1}},
+    {"sdp_attention_alibi", f_sdpa, &SD_ALIBI, 3, DOM_NORMAL, {3, 3, 3}, {{2, 5, 4}, {2, 5, 4}, {2, 5, 4}}, {0}},
+    {"sdp_attention_alibi_mask", f_sdpa, &SD_ALIBI_MASK, 3, DOM_NORMAL, {3, 3, 3}, {{2, 3, 6}, {2, 3, 6}, {2, 3, 6}}, {0}},
+    {"sdp_attention_gqa_alibi_row_blocks", f_sdpa, &SD_GQA_ALIBI_BLOCKS, 3, DOM_NORMAL, {3, 3, 3},
+     {{1, 70, 8}, {1, 70, 4}, {1, 70, 4}}, {0}},
     {"diamond_q_eq_k_eq_v", f_qkv_diamond, NULL, 1, DOM_NORMAL, {2}, {{5, 4}}, {0}},
     {"chain_ln_linear_gelu", f_chain, NULL, 3, DOM_NORMAL, {3, 2, 1}, {{2, 3, 4}, {5, 4}, {4}}, {0}},
 };
@@ -391,6 +413,35 @@ static int wrong_sdp_attention(qkv_ctx *ctx, const qkv_record *r) {
     return 0;
 }
 
+/* grouped-query attention whose key/value gradients average the shares of their query heads
+ * instead of adding them */
+static int wrong_sdp_attention_gqa(qkv_ctx *ctx, const qkv_record *r) {
+    int rc = qkv__sdp_attention_backward(ctx, r);
+    double G = (double)(r->p.sdpa.H / r->p.sdpa.kvH);
+    for (int i = 1; i < 3; i++) {
+        double *g = r->in[i]->grad;
+        for (int64_t j = 0; g && j < r->in[i]->numel; j++) g[j] /= G;
+    }
+    return rc;
+}
+
+/* ALiBi whose backward recomputes the weights P without the slopes (as a recomputing kernel
+ * that forgot them would) */
+static int wrong_sdp_attention_alibi(qkv_ctx *ctx, const qkv_record *r) {
+    const qkv_tensor *m = r->p.sdpa.mask;
+    qkv_sdpa_shape s = {r->p.sdpa.B, r->p.sdpa.T, r->p.sdpa.H, r->p.sdpa.hd, r->p.sdpa.causal, m ? m->data : NULL,
+                        &r->p.sdpa.bc, r->p.sdpa.scale, r->p.sdpa.kvH, NULL};
+    double *p = malloc((size_t)(s.B * s.H * s.T * s.T) * sizeof *p), *y = malloc((size_t)r->out->numel * sizeof *y);
+    double *scratch = malloc((size_t)(s.T * s.T) * sizeof *scratch);
+    qkv_k_sdpa_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, p, y);
+    qkv_k_sdpa_backward_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, p, r->out->grad,
+                            qkv__grad(ctx, r->in[0]), qkv__grad(ctx, r->in[1]), qkv__grad(ctx, r->in[2]), scratch, 1, 0);
+    free(p);
+    free(y);
+    free(scratch);
+    return 0;
+}
+
 typedef struct { qkv_op op; qkv_backward_fn wrong; int case_index; } broken;
 
 static int find_case(const char *name) {
@@ -410,6 +461,11 @@ START_TEST(test_harness_catches_wrong_rules) {
         {QKV_OP_LINEAR, wrong_linear, find_case("linear")},
         {QKV_OP_MASKED_SOFTMAX, wrong_masked_softmax, find_case("masked_softmax")},
         {QKV_OP_SDP_ATTENTION, wrong_sdp_attention, find_case("sdp_attention_causal_mask")},
+        {QKV_OP_SDP_ATTENTION, wrong_sdp_attention, find_case("sdp_attention_gqa_alibi_row_blocks")},
+        {QKV_OP_SDP_ATTENTION, wrong_sdp_attention_gqa, find_case("sdp_attention_gqa")},
+        {QKV_OP_SDP_ATTENTION, wrong_sdp_attention_gqa, find_case("sdp_attention_mqa_mask")},
+        {QKV_OP_SDP_ATTENTION, wrong_sdp_attention_alibi, find_case("sdp_attention_alibi")},
+        {QKV_OP_SDP_ATTENTION, wrong_sdp_attention_alibi, find_case("sdp_attention_alibi_mask")},
     };
     for (size_t k = 0; k < sizeof b / sizeof b[0]; k++) {
         const gcase *gc = &CASES[b[k].case_index];
@@ -432,25 +488,58 @@ END_TEST
 
 /* the fused op against the composed ops it replaces (split heads, Q K^T, masked softmax,
  * P V, merge heads), outputs and gradients, at a length with several causal row blocks and a
- * padding mask that blocks whole rows */
+ * padding mask that blocks whole rows. Keys and values of kvH heads are repeated to the H
+ * query heads the plain way (head h takes key/value head h / (H / kvH): slices concatenated),
+ * and ALiBi is a constant (H,T,T) bias -slope_h |i - j| added to the scaled scores. */
+static qkv_tensor *kv_repeat(qkv_ctx *c, qkv_tensor *x, int H) { /* (B,kvH,T,hd) -> (B,H,T,hd) */
+    int kvH = (int)x->shape[1];
+    if (kvH == H) return x;
+    qkv_tensor *parts[16];
+    for (int h = 0; h < H; h++) parts[h] = qkv_slice(c, x, 1, h / (H / kvH), 1);
+    return qkv_concat(c, parts, H, 1);
+}
+
 static qkv_tensor *composed_attention(qkv_ctx *c, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int H,
-                                      const qkv_tensor *blocked, double scale) {
-    int64_t B = q->shape[0], T = q->shape[1], d = q->shape[2], s4[4] = {B, T, H, d / H}, s3[3] = {B, T, d};
+                                      const qkv_tensor *blocked, double scale, qkv_tensor *alibi) {
+    int64_t B = q->shape[0], T = q->shape[1], d = q->shape[2], hd = d / H, kvH = k->shape[2] / hd;
+    int64_t s4[4] = {B, T, H, hd}, s4kv[4] = {B, T, kvH, hd}, s3[3] = {B, T, d};
     qkv_tensor *qh = qkv_transpose(c, qkv_reshape(c, q, 4, s4), 1, 2);
-    qkv_tensor *kh = qkv_transpose(c, qkv_reshape(c, k, 4, s4), 1, 2);
-    qkv_tensor *vh = qkv_transpose(c, qkv_reshape(c, v, 4, s4), 1, 2);
-    qkv_tensor *p = qkv_masked_softmax(c, qkv_matmul(c, qh, kh, false, true), blocked, scale, -INFINITY);
+    qkv_tensor *kh = kv_repeat(c, qkv_transpose(c, qkv_reshape(c, k, 4, s4kv), 1, 2), H);
+    qkv_tensor *vh = kv_repeat(c, qkv_transpose(c, qkv_reshape(c, v, 4, s4kv), 1, 2), H);
+    qkv_tensor *sc = qkv_matmul(c, qh, kh, false, true), *p;
+    if (alibi) p = qkv_masked_softmax(c, qkv_add(c, qkv_scale(c, sc, scale), alibi), blocked, 1.0, -INFINITY);
+    else p = qkv_masked_softmax(c, sc, blocked, scale, -INFINITY);
     return qkv_reshape(c, qkv_transpose(c, qkv_matmul(c, p, vh, false, false), 1, 2), 3, s3);
 }
 
+/* (H,T,T): -slopes[h] |i - j| */
+static qkv_tensor *alibi_bias(int H, int64_t T, const double *slopes) {
+    int64_t s[3] = {H, T, T};
+    qkv_tensor *b = qkv_tensor_zeros(QKV_F64, 3, s);
+    for (int h = 0; h < H; h++)
+        for (int64_t i = 0; i < T; i++)
+            for (int64_t j = 0; j < T; j++)
+                ((double *)b->data)[(h * T + i) * T + j] = -slopes[h] * (double)(i > j ? i - j : j - i);
+    return b;
+}
+
+/* heads, key/value heads, ALiBi */
+typedef struct { int H, kvH; bool alibi; } sdpa_form;
+static const sdpa_form FORMS[] = {{2, 2, false}, {4, 2, false}, {4, 1, false}, {4, 4, true}, {4, 2, true}, {4, 1, true}};
+#define NFORMS ((int)(sizeof FORMS / sizeof FORMS[0]))
+
 START_TEST(test_sdpa_matches_composed) {
-    enum { B = 2, T = 150, D = 8, H = 2 };
-    int64_t s3[3] = {B, T, D}, sm[4] = {B, 1, T, T};
+    enum { B = 2, T = 150, D = 8 };
+    const sdpa_form *f = &FORMS[_i];
+    int H = f->H, dkv = D / H * f->kvH;
+    const double slopes[4] = {0.5, 0.25, 0.125, 0.0625}; /* 2^(-8h/H) for H = 4: ALiBi's own */
+    int64_t s3[3] = {B, T, D}, s3kv[3] = {B, T, dkv}, sm[4] = {B, 1, T, T};
     qkv_tensor *x[4], *mask = qkv_tensor_zeros(QKV_I32, 4, sm), *causal_mask = qkv_tensor_zeros(QKV_I32, 4, sm);
+    qkv_tensor *alibi = f->alibi ? alibi_bias(H, T, slopes) : NULL;
     qkv_rng r;
     qkv_rng_seed(&r, 77);
     for (int i = 0; i < 4; i++) { /* q, k, v and the loss weights */
-        x[i] = qkv_tensor_zeros(QKV_F64, 3, s3);
+        x[i] = qkv_tensor_zeros(QKV_F64, 3, i == 1 || i == 2 ? s3kv : s3);
         for (int64_t j = 0; j < x[i]->numel; j++) ((double *)x[i]->data)[j] = qkv_rng_normal(&r);
         x[i]->requires_grad = i < 3; /* gradients in each context's arena (set to NULL before a run) */
     }
@@ -467,8 +556,14 @@ START_TEST(test_sdpa_matches_composed) {
         qkv_ctx *ctx[2] = {qkv_ctx_new(), qkv_ctx_new()};
         for (int way = 0; way < 2; way++) {
             for (int i = 0; i < 3; i++) x[i]->grad = NULL;
-            qkv_tensor *y = way ? composed_attention(ctx[way], x[0], x[1], x[2], H, causal ? causal_mask : mask, 0.3)
-                                : qkv_sdp_attention(ctx[way], x[0], x[1], x[2], H, mask, causal, 0.3, NULL);
+            qkv_tensor *y;
+            if (way)
+                y = composed_attention(ctx[way], x[0], x[1], x[2], H, causal ? causal_mask : mask, 0.3, alibi);
+            else if (f->kvH == H && !f->alibi) /* the plain entry point */
+                y = qkv_sdp_attention(ctx[way], x[0], x[1], x[2], H, mask, causal, 0.3, NULL);
+            else
+                y = qkv_sdp_attention_ex(ctx[way], x[0], x[1], x[2], H, f->kvH, mask, causal, 0.3,
+                                         f->alibi ? slopes : NULL, NULL);
             ck_assert_msg(y != NULL, "%s", qkv_ctx_error(ctx[way]));
             qkv_tensor *loss = qkv_sum(ctx[way], qkv_mul(ctx[way], y, x[3]), -1, false);
             loss = qkv_sum(ctx[way], qkv_sum(ctx[way], loss, -1, false), -1, false);
@@ -478,13 +573,14 @@ START_TEST(test_sdpa_matches_composed) {
         }
         const double *y0 = outs[0]->data, *y1 = outs[1]->data;
         for (int64_t j = 0; j < outs[0]->numel; j++)
-            ck_assert_msg(fabs(y0[j] - y1[j]) <= 1e-12 * (1 + fabs(y1[j])), "causal %d: y[%lld] %.17g vs %.17g",
-                          causal, (long long)j, y0[j], y1[j]);
+            ck_assert_msg(fabs(y0[j] - y1[j]) <= 1e-12 * (1 + fabs(y1[j])),
+                          "H %d kvH %d alibi %d causal %d: y[%lld] %.17g vs %.17g", H, f->kvH, f->alibi, causal,
+                          (long long)j, y0[j], y1[j]);
         for (int i = 0; i < 3; i++)
             for (int64_t j = 0; j < x[i]->numel; j++)
                 ck_assert_msg(fabs(grads[0][i][j] - grads[1][i][j]) <= 1e-12 * (1 + fabs(grads[1][i][j])),
-                              "causal %d: grad %d [%lld] %.17g vs %.17g", causal, i, (long long)j, grads[0][i][j],
-                              grads[1][i][j]);
+                              "H %d kvH %d alibi %d causal %d: grad %d [%lld] %.17g vs %.17g", H, f->kvH, f->alibi,
+                              causal, i, (long long)j, grads[0][i][j], grads[1][i][j]);
         for (int i = 0; i < 3; i++) x[i]->grad = NULL; /* arena memory: gone with the contexts */
         qkv_ctx_free(ctx[0]);
         qkv_ctx_free(ctx[1]);
@@ -492,6 +588,47 @@ START_TEST(test_sdpa_matches_composed) {
     for (int i = 0; i < 4; i++) qkv_tensor_free(x[i]);
     qkv_tensor_free(mask);
     qkv_tensor_free(causal_mask);
+    qkv_tensor_free(alibi);
+}
+END_TEST
+
+/* grouped-query attention with ALiBi: the same bits with 1 and 3 threads (the backward gives a
+ * key/value head and all its query heads to one thread, in a fixed order) */
+START_TEST(test_sdpa_gqa_alibi_threads_bits) {
+    enum { B = 3, T = 70, D = 16, H = 4, KVH = 2 };
+    const double slopes[H] = {0.5, 0.25, 0.125, 0.0625};
+    int64_t s3[3] = {B, T, D}, s3kv[3] = {B, T, D / H * KVH};
+    qkv_tensor *x[4];
+    qkv_rng r;
+    qkv_rng_seed(&r, 5);
+    for (int i = 0; i < 4; i++) {
+        x[i] = qkv_tensor_zeros(QKV_F32, 3, i == 1 || i == 2 ? s3kv : s3);
+        qkv_tensor_fill_normal(x[i], &r, 0, 1);
+        x[i]->requires_grad = i < 3;
+    }
+    float *keep[2][4];
+    for (int t = 0; t < 2; t++) {
+        ck_assert_int_eq(qkv_set_threads(t ? 3 : 1), 0);
+        qkv_ctx *ctx = qkv_ctx_new();
+        for (int i = 0; i < 3; i++) x[i]->grad = NULL;
+        qkv_tensor *y = qkv_sdp_attention_ex(ctx, x[0], x[1], x[2], H, KVH, NULL, true, 0.4, slopes, NULL);
+        ck_assert_int_eq(qkv_backward(ctx, qkv_sum_all(ctx, qkv_mul(ctx, y, x[3]))), 0);
+        for (int i = 0; i < 4; i++) {
+            const qkv_tensor *src = i < 3 ? x[i] : y;
+            keep[t][i] = malloc((size_t)src->numel * sizeof(float));
+            memcpy(keep[t][i], i < 3 ? src->grad : src->data, (size_t)src->numel * sizeof(float));
+        }
+        for (int i = 0; i < 3; i++) x[i]->grad = NULL;
+        qkv_ctx_free(ctx);
+    }
+    qkv_set_threads(1);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_msg(!memcmp(keep[0][i], keep[1][i], (size_t)x[i < 3 ? i : 0]->numel * sizeof(float)),
+                      "%s differs between 1 and 3 threads", i < 3 ? "a gradient" : "the output");
+        free(keep[0][i]);
+        free(keep[1][i]);
+    }
+    for (int i = 0; i < 4; i++) qkv_tensor_free(x[i]);
 }
 END_TEST
 
@@ -518,7 +655,8 @@ Suite *grad_ops_suite(void) {
     tcase_add_test(tc, test_every_op_covered);
     tcase_add_test(tc, test_harness_catches_wrong_rules);
     tcase_add_test(tc, test_sampled_check_counts);
-    tcase_add_test(tc, test_sdpa_matches_composed);
+    tcase_add_loop_test(tc, test_sdpa_matches_composed, 0, NFORMS);
+    tcase_add_test(tc, test_sdpa_gqa_alibi_threads_bits);
     suite_add_tcase(s, tc);
     return s;
 }

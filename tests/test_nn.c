@@ -91,6 +91,84 @@ END_TEST
 START_TEST(test_attention_module_grad) { check_module(3, (qkv_attn_qkv)_i); }
 END_TEST
 
+/* the attention module alone with each of the options real models use, and combinations:
+ * d out / d (x and every parameter); parameters moved off their start (role scales off ones) */
+typedef struct { const char *name; int d, heads; qkv_attn_config a; } attn_case;
+
+static int attn_cases(attn_case *v) {
+    int n = 0;
+    const qkv_attn_config base = qkv_model_config_default().attn;
+    qkv_attn_config a;
+#define ADD(nm, dd, hh, ...) (a = base, __VA_ARGS__, v[n++] = (attn_case){nm, dd, hh, a})
+    ADD("kv_heads=1", 6, 2, a.kv_heads = 1);
+    ADD("kv_heads=2 of 4", 8, 4, a.kv_heads = 2);
+    ADD("kv_heads=1 of 4, bidirectional", 8, 4, a.kv_heads = 1, a.causal = false);
+    ADD("kv_tied+kv_heads=1", 8, 4, a.qkv = QKV_ATTN_KV_TIED, a.kv_heads = 1);
+    ADD("key_norm", 6, 2, a.key_norm = true);
+    ADD("qk_tied+key_norm", 6, 2, a.qkv = QKV_ATTN_QK_TIED, a.key_norm = true);
+    ADD("kv_tied+key_norm+kv_heads=2", 8, 4, a.qkv = QKV_ATTN_KV_TIED, a.key_norm = true, a.kv_heads = 2);
+    ADD("shared+role_scale", 6, 2, a.qkv = QKV_ATTN_SHARED, a.role_scale = true);
+    ADD("shared+role_scale+gate=value", 6, 2, a.qkv = QKV_ATTN_SHARED, a.role_scale = true, a.gate = QKV_GATE_VALUE);
+    ADD("value_proj=false", 6, 2, a.value_proj = false);
+    ADD("qk_tied+value_proj=false", 6, 2, a.qkv = QKV_ATTN_QK_TIED, a.value_proj = false);
+    ADD("out_proj=false", 6, 2, a.out_proj = false);
+    ADD("identity+out_proj=false", 6, 2, a.qkv = QKV_ATTN_IDENTITY, a.out_proj = false);
+    ADD("kv_latent=3", 6, 2, a.kv_latent = 3);
+    ADD("kv_latent=3+kv_heads=2 of 4", 8, 4, a.kv_latent = 3, a.kv_heads = 2);
+    ADD("alibi", 6, 2, a.alibi = true);
+    ADD("alibi, bidirectional", 6, 3, a.alibi = true, a.causal = false);
+    ADD("alibi+kv_heads=1 of 4", 8, 4, a.alibi = true, a.kv_heads = 1);
+    ADD("head_shared+alibi", 6, 2, a.qkv = QKV_ATTN_HEAD_SHARED, a.alibi = true);
+    ADD("init=identity", 6, 2, a.init = QKV_INIT_IDENTITY);
+    ADD("init=mimetic", 6, 2, a.init = QKV_INIT_MIMETIC);
+    ADD("gate=headwise", 6, 2, a.gate = QKV_GATE_HEADWISE);
+    ADD("gate=headwise+out_proj=false", 8, 4, a.gate = QKV_GATE_HEADWISE, a.out_proj = false);
+    ADD("gate=value+kv_heads=2 of 4", 8, 4, a.gate = QKV_GATE_VALUE, a.kv_heads = 2);
+#undef ADD
+    return n;
+}
+#define NATTN_CASES 24
+
+START_TEST(test_attention_option_grad) {
+    attn_case v[32];
+    ck_assert_int_eq(attn_cases(v), NATTN_CASES);
+    const attn_case *ac = &v[_i];
+    qkv_params p;
+    qkv_params_init(&p, QKV_F64);
+    module_ref m = {.kind = 3};
+    char err[256];
+    ck_assert_msg(qkv_attention_init(&m.at, &p, "attn", ac->d, ac->heads, &ac->a, err, sizeof err) == 0, "%s: %s",
+                  ac->name, err);
+    ck_assert_int_eq(qkv_params_finalize(&p), 0);
+    qkv_params_init_values(&p, 5 + (uint64_t)_i);
+    for (int i = 0; i < p.n; i++)
+        for (int64_t j = 0; j < p.items[i]->t.numel; j++)
+            qkv_tensor_set(&p.items[i]->t, j, qkv_tensor_get(&p.items[i]->t, j) + 0.1 * (double)(j % 3));
+    int64_t xs[3] = {2, 4, ac->d};
+    qkv_tensor *x = qkv_tensor_zeros(QKV_F64, 3, xs);
+    qkv_rng r;
+    qkv_rng_seed(&r, 9);
+    qkv_tensor_fill_normal(x, &r, 0, 1);
+    qkv_tensor_require_grad(x);
+    qkv_tensor *in[16] = {x};
+    ck_assert_int_lt(p.n, 16);
+    for (int i = 0; i < p.n; i++) in[1 + i] = &p.items[i]->t;
+    qkv_ctx *ctx = qkv_ctx_new();
+    qkv_gradcheck_result res;
+    int rc = qkv_gradcheck(ctx, module_fn, in, 1 + p.n, &m, NULL, &res);
+    ck_assert_msg(rc == 0, "attention %s: rc %d, %lld of %lld failed, worst input %d: %g vs %g (%s)", ac->name, rc,
+                  (long long)res.failed, (long long)res.checked, res.worst_input, res.worst_analytic,
+                  res.worst_numeric, res.error);
+    int64_t expect = x->numel; /* every element of x and of every parameter */
+    for (int i = 0; i < p.n; i++) expect += p.items[i]->t.numel;
+    ck_assert_int_eq(res.checked, expect);
+    qkv_ctx_free(ctx);
+    qkv_tensor_free(x);
+    qkv_attention_free(&m.at);
+    qkv_params_free(&p);
+}
+END_TEST
+
 /* ---- the whole model in every variant and option ------------------------------------- */
 
 typedef struct { const char *name; qkv_model_config cfg; bool pad; } variant_case;
@@ -122,12 +200,36 @@ static int variant_cases(variant_case *v) {
     c = tiny(); c.activation = QKV_ACT_GELU_TANH; v[n++] = (variant_case){"gelu_tanh", c, false};
     c = tiny(); c.heads = 1; v[n++] = (variant_case){"one_head", c, false};
     c = tiny(); c.heads = 8; v[n++] = (variant_case){"head_dim_1", c, false};
+    /* the options real models use, alone and combined */
+    c = tiny(); c.attn.kv_heads = 1; v[n++] = (variant_case){"kv_heads=1", c, false};
+    c = tiny(); c.heads = 4; c.attn.kv_heads = 2; v[n++] = (variant_case){"kv_heads=2_of_4", c, false};
+    c = tiny(); c.attn.qkv = QKV_ATTN_KV_TIED; c.attn.kv_heads = 1; v[n++] = (variant_case){"kv_tied+kv_heads=1", c, false};
+    c = tiny(); c.heads = 4; c.attn.kv_heads = 1; c.attn.rel_pos_bias = true; /* the composed path repeats heads */
+    v[n++] = (variant_case){"kv_heads=1+rel_pos_bias", c, false};
+    c = tiny(); c.attn.qkv = QKV_ATTN_QK_TIED; c.attn.key_norm = true; c.attn.self_mask = true;
+    c.attn.self_mask_rule = QKV_SELF_REFORMER; v[n++] = (variant_case){"qk_tied+key_norm+reformer", c, false};
+    c = tiny(); c.attn.causal = false; c.attn.self_mask = true; c.attn.self_mask_rule = QKV_SELF_REFORMER;
+    v[n++] = (variant_case){"reformer+padding", c, true};
+    c = tiny(); c.attn.qkv = QKV_ATTN_HEAD_SHARED; c.attn.self_mask = true; c.attn.self_mask_rule = QKV_SELF_REFORMER;
+    v[n++] = (variant_case){"head_shared+reformer", c, false};
+    c = tiny(); c.attn.qkv = QKV_ATTN_KV_TIED; c.attn.key_norm = true; c.attn.kv_heads = 1; c.attn.gate = QKV_GATE_VALUE;
+    c.attn.rel_pos_bias = true; v[n++] = (variant_case){"kv_tied+key_norm+kv_heads=1+gate_value+rel_pos", c, false};
+    c = tiny(); c.attn.qkv = QKV_ATTN_SHARED; c.attn.role_scale = true; v[n++] = (variant_case){"shared+role_scale", c, false};
+    c = tiny(); c.attn.value_proj = false; v[n++] = (variant_case){"value_proj=false", c, false};
+    c = tiny(); c.attn.out_proj = false; v[n++] = (variant_case){"out_proj=false", c, false};
+    c = tiny(); c.attn.kv_latent = 4; v[n++] = (variant_case){"kv_latent=4", c, false};
+    c = tiny(); c.attn.alibi = true; v[n++] = (variant_case){"alibi", c, false};
+    c = tiny(); c.heads = 4; c.attn.alibi = true; c.attn.kv_heads = 1; c.attn.causal = false;
+    v[n++] = (variant_case){"alibi+kv_heads=1+padding", c, true};
+    c = tiny(); c.attn.init = QKV_INIT_IDENTITY; v[n++] = (variant_case){"init=identity", c, false};
+    c = tiny(); c.attn.init = QKV_INIT_MIMETIC; v[n++] = (variant_case){"init=mimetic", c, false};
+    c = tiny(); c.attn.gate = QKV_GATE_HEADWISE; v[n++] = (variant_case){"gate=headwise", c, false};
     return n;
 }
-#define NVARIANTS 24
+#define NVARIANTS 41
 
 START_TEST(test_model_grad_variant) {
-    variant_case v[32];
+    variant_case v[48];
     ck_assert_int_eq(variant_cases(v), NVARIANTS);
     qkv_model_check opt = {.batch = 2, .seed = 11 + (uint64_t)_i, .pad = v[_i].pad};
     qkv_model *m;
@@ -266,6 +368,234 @@ START_TEST(test_attention_rows_and_blocked_row) {
         }
     }
     qkv_ctx_free(ctx); qkv_tensor_free(t); qkv_model_free(m);
+}
+END_TEST
+
+/* self_mask_rule reformer: a token attends to itself only when no other key is visible. Causal:
+ * the first token attends to itself alone (weight 1), no other token ever does; strict leaves
+ * the first row empty. Bidirectional with every key but the first padded: the first query has
+ * only itself (reformer: weight 1 on itself; strict: an empty row), the others see the first. */
+START_TEST(test_self_mask_reformer_rule) {
+    char err[256];
+    for (int rule = 0; rule < QKV_SELF_RULE_COUNT; rule++)
+        for (int causal = 0; causal < 2; causal++) {
+            qkv_model_config c = tiny();
+            c.attn.self_mask = true;
+            c.attn.self_mask_rule = (qkv_self_mask_rule)rule;
+            c.attn.causal = causal;
+            qkv_model *m = qkv_model_new(&c, QKV_F64, 1, err, sizeof err);
+            ck_assert_msg(m != NULL, "%s", err);
+            qkv_tensor *t = tokens_of(2, 5, 7, 4);
+            int64_t ps[2] = {2, 5};
+            int32_t pv[10] = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0}; /* batch 1: only the first token is real */
+            qkv_tensor *pad = causal ? NULL : qkv_tensor_from_buffer(QKV_I32, 2, ps, pv);
+            qkv_ctx *ctx = qkv_ctx_new();
+            ck_assert_ptr_nonnull(qkv_model_forward(ctx, m, t, pad));
+            bool reformer = rule == QKV_SELF_REFORMER;
+            for (int layer = 0; layer < 2; layer++) {
+                const qkv_tensor *a = qkv_model_attention(m, layer); /* (B,H,T,T) */
+                for (int64_t b = 0; b < 2; b++)
+                    for (int64_t h = 0; h < 2; h++)
+                        for (int64_t i = 0; i < 5; i++) {
+                            const int64_t row = ((b * 2 + h) * 5 + i) * 5;
+                            /* alone: no other visible key (causal: the first token; padded: batch 1) */
+                            bool alone = causal ? i == 0 : b == 1 && i == 0;
+                            double self = qkv_tensor_get(a, row + i), sum = 0;
+                            for (int j = 0; j < 5; j++) sum += qkv_tensor_get(a, row + j);
+                            if (alone) {
+                                ck_assert_msg(self == (reformer ? 1.0 : 0.0), "rule %d causal %d b %lld i %lld: "
+                                              "self weight %g", rule, causal, (long long)b, (long long)i, self);
+                                ck_assert_double_eq_tol(sum, reformer ? 1 : 0, 1e-12);
+                            } else {
+                                ck_assert_msg(self == 0, "rule %d causal %d b %lld i %lld attends to itself (%g)",
+                                              rule, causal, (long long)b, (long long)i, self);
+                                ck_assert_double_eq_tol(sum, 1, 1e-12);
+                            }
+                            if (!causal && b == 1 && i > 0) /* padded batch: only the first key is visible */
+                                ck_assert_double_eq_tol(qkv_tensor_get(a, row), 1, 1e-12);
+                        }
+            }
+            qkv_ctx_free(ctx); qkv_tensor_free(t); qkv_tensor_free(pad); qkv_model_free(m);
+        }
+}
+END_TEST
+
+/* weights of a (out,in) parameter */
+static double wat(const qkv_model *m, const char *name, int64_t r, int64_t col) {
+    qkv_param *p = qkv_params_find(&m->params, name);
+    ck_assert_msg(p != NULL, "no parameter %s", name);
+    return qkv_tensor_get(&p->t, r * p->t.shape[1] + col);
+}
+
+/* max |W - diag I| and the standard deviation of W - diag I over a square parameter */
+static void eye_stats(const qkv_model *m, const char *name, double diag, double *maxdev, double *sd) {
+    qkv_param *p = qkv_params_find(&m->params, name);
+    ck_assert_msg(p != NULL, "no parameter %s", name);
+    ck_assert_int_eq(p->t.shape[0], p->t.shape[1]);
+    int64_t n = p->t.shape[0];
+    double mx = 0, s2 = 0;
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t col = 0; col < n; col++) {
+            double e = wat(m, name, r, col) - (r == col ? diag : 0);
+            mx = fmax(mx, fabs(e));
+            s2 += e * e;
+        }
+    *maxdev = mx;
+    *sd = sqrt(s2 / (double)(n * n));
+}
+
+/* max |A^T B - target I| for (n,n) parameters A, B (stored (out,in)): with Q = X A^T and
+ * K = X B^T the scores are X A^T B X^T, and the output map of V = X Wv^T, Y = V Wo^T is Wo Wv
+ * (then A = Wo^T: pass transpose_a) */
+static double product_dev(const qkv_model *m, const char *a, const char *b, bool a_rows, double target) {
+    qkv_param *pa = qkv_params_find(&m->params, a);
+    int64_t n = pa->t.shape[0];
+    double mx = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0;
+            for (int64_t r = 0; r < n; r++) s += (a_rows ? wat(m, a, i, r) : wat(m, a, r, i)) * wat(m, b, r, j);
+            mx = fmax(mx, fabs(s - (i == j ? target : 0)));
+        }
+    return mx;
+}
+
+/* model.attention.init: identity starts each square Q/K/V projection at I + N(0, 0.02^2);
+ * mimetic at W_Q = W_K = sqrt(0.7) I + noise, W_V = sqrt(0.4) I + noise, W_O = -sqrt(0.4) I +
+ * noise, so W_Q^T W_K is near 0.7 I and W_O W_V near -0.4 I; seeded like every other start.
+ * Bounds: 6 standard deviations of the noise (0.12 for one weight; for a product of two
+ * (16,16) starts, sqrt(0.7) (0.02 sqrt 2) per entry plus the noise's own product: 0.15). */
+START_TEST(test_init_identity_mimetic) {
+    qkv_model_config c = tiny();
+    c.d_model = 16; c.heads = 2; c.layers = 1;
+    char err[256];
+    double mx, sd;
+    c.attn.init = QKV_INIT_IDENTITY;
+    qkv_model *m = qkv_model_new(&c, QKV_F64, 3, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    const char *qkv[3] = {"blocks.0.attn.wq.weight", "blocks.0.attn.wk.weight", "blocks.0.attn.wv.weight"};
+    for (int i = 0; i < 3; i++) {
+        eye_stats(m, qkv[i], 1.0, &mx, &sd);
+        ck_assert_msg(mx < 0.12 && sd > 0.017 && sd < 0.023, "%s: max |W - I| %g, noise sd %g", qkv[i], mx, sd);
+    }
+    eye_stats(m, "blocks.0.attn.wo.weight", 1.0, &mx, &sd); /* identity leaves W_O at its default */
+    ck_assert_msg(mx > 0.7, "identity init moved W_O to I (max |W_O - I| %g)", mx);
+    for (int64_t i = 0; i < 16 * 16; i++)
+        ck_assert(fabs(qkv_tensor_get(&qkv_params_find(&m->params, "blocks.0.attn.wo.weight")->t, i)) <= 0.25);
+    /* seeded: the same seed gives the same bits (F32 too), another seed another noise */
+    qkv_model *same = qkv_model_new(&c, QKV_F64, 3, err, sizeof err), *other = qkv_model_new(&c, QKV_F64, 4, err, sizeof err);
+    ck_assert_int_eq(memcmp(m->params.data, same->params.data, (size_t)m->params.numel * sizeof(double)), 0);
+    ck_assert(wat(m, qkv[0], 0, 1) != wat(other, qkv[0], 0, 1));
+    qkv_model *f32 = qkv_model_new(&c, QKV_F32, 3, err, sizeof err);
+    for (int64_t i = 0; i < m->params.numel; i++)
+        ck_assert_float_eq(((float *)f32->params.data)[i], (float)((double *)m->params.data)[i]);
+    qkv_model_free(m); qkv_model_free(same); qkv_model_free(other); qkv_model_free(f32);
+
+    c.attn.init = QKV_INIT_MIMETIC;
+    m = qkv_model_new(&c, QKV_F64, 3, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    eye_stats(m, qkv[0], sqrt(0.7), &mx, &sd);
+    ck_assert_msg(mx < 0.12 && sd > 0.017 && sd < 0.023, "mimetic W_Q: max dev %g, sd %g", mx, sd);
+    eye_stats(m, qkv[2], sqrt(0.4), &mx, &sd);
+    ck_assert_msg(mx < 0.12, "mimetic W_V: max dev %g", mx);
+    eye_stats(m, "blocks.0.attn.wo.weight", -sqrt(0.4), &mx, &sd);
+    ck_assert_msg(mx < 0.12, "mimetic W_O: max dev %g", mx);
+    double qk = product_dev(m, qkv[0], qkv[1], false, 0.7);
+    double ov = product_dev(m, "blocks.0.attn.wo.weight", qkv[2], true, -0.4);
+    ck_assert_msg(qk < 0.15 && ov < 0.15, "mimetic: max |W_Q^T W_K - 0.7 I| %g, max |W_O W_V + 0.4 I| %g", qk, ov);
+    qkv_model_free(m);
+
+    /* the default start is nowhere near either: the bounds above can fail */
+    c.attn.init = QKV_INIT_DEFAULT;
+    m = qkv_model_new(&c, QKV_F64, 3, err, sizeof err);
+    ck_assert(product_dev(m, qkv[0], qkv[1], false, 0.7) > 0.5);
+    eye_stats(m, qkv[0], 1.0, &mx, &sd);
+    ck_assert(mx > 0.7);
+    qkv_model_free(m);
+
+    /* tied and grouped maps: kv_tied's wkv is a value too (sqrt(0.4)), qk_tied's wqk a query and a
+     * key (sqrt(0.7)); a non-square map (grouped keys and values) keeps the default start */
+    c.attn.init = QKV_INIT_MIMETIC;
+    c.attn.qkv = QKV_ATTN_KV_TIED;
+    m = qkv_model_new(&c, QKV_F64, 3, err, sizeof err);
+    eye_stats(m, "blocks.0.attn.wkv.weight", sqrt(0.4), &mx, &sd);
+    ck_assert_msg(mx < 0.12, "kv_tied mimetic wkv: max dev %g", mx);
+    qkv_model_free(m);
+    c.attn.qkv = QKV_ATTN_QK_TIED;
+    m = qkv_model_new(&c, QKV_F64, 3, err, sizeof err);
+    eye_stats(m, "blocks.0.attn.wqk.weight", sqrt(0.7), &mx, &sd);
+    ck_assert_msg(mx < 0.12, "qk_tied mimetic wqk: max dev %g", mx);
+    qkv_model_free(m);
+    c.attn.qkv = QKV_ATTN_FULL;
+    c.attn.init = QKV_INIT_IDENTITY;
+    c.attn.kv_heads = 1;
+    m = qkv_model_new(&c, QKV_F64, 3, err, sizeof err);
+    eye_stats(m, qkv[0], 1.0, &mx, &sd);
+    ck_assert(mx < 0.12);
+    qkv_param *wk = qkv_params_find(&m->params, qkv[1]);
+    ck_assert_int_eq(wk->t.shape[0], 8); /* (kv_heads head_dim, d_model) */
+    for (int64_t i = 0; i < wk->t.numel; i++) ck_assert(fabs(qkv_tensor_get(&wk->t, i)) <= 0.25);
+    qkv_model_free(m);
+}
+END_TEST
+
+/* Parameter counts: for every option, the estimate qkv_model_param_count, the model's
+ * parameter tensors and a count written from the maths agree. d = 64, H = 4 (head_dim 16),
+ * 2 layers, d_ff 96, vocab 20, seq_len 12; attn is one layer's attention, output projection
+ * (d^2 + d) included. */
+START_TEST(test_variant_param_counts) {
+    const int64_t d = 64, H = 4, hd = 16, L = 2, F = 96, V = 20, T = 12, R = 3, r = 8;
+    const int64_t wo = d * d + d;
+    typedef struct { const char *name; qkv_model_config c; int64_t attn; } count_case;
+    count_case v[32];
+    int n = 0;
+    qkv_model_config base = qkv_model_config_default(), c;
+    base.vocab = (int)V; base.seq_len = (int)T; base.d_model = (int)d; base.heads = (int)H; base.layers = (int)L;
+    base.d_ff = (int)F; base.attn.rel_pos_max = (int)R;
+#define ROW(nm, expect, ...) (c = base, __VA_ARGS__, v[n++] = (count_case){nm, c, expect})
+    ROW("full", 3 * d * d + wo, (void)0);
+    ROW("kv_heads=1", d * d + 2 * d * hd + wo, c.attn.kv_heads = 1);             /* Wk, Wv: (d, d g / H) */
+    ROW("kv_heads=2", d * d + 2 * d * (2 * hd) + wo, c.attn.kv_heads = 2);
+    ROW("kv_heads=4 (= heads)", 3 * d * d + wo, c.attn.kv_heads = 4);
+    ROW("kv_tied+kv_heads=2", d * d + d * (2 * hd) + wo, c.attn.qkv = QKV_ATTN_KV_TIED, c.attn.kv_heads = 2);
+    ROW("shared+role_scale", d * d + 3 * d + wo, c.attn.qkv = QKV_ATTN_SHARED, c.attn.role_scale = true);
+    ROW("value_proj=false", 2 * d * d + wo, c.attn.value_proj = false);
+    ROW("qk_tied+value_proj=false", d * d + wo, c.attn.qkv = QKV_ATTN_QK_TIED, c.attn.value_proj = false);
+    ROW("out_proj=false", 3 * d * d, c.attn.out_proj = false);
+    ROW("identity+out_proj=false", 0, c.attn.qkv = QKV_ATTN_IDENTITY, c.attn.out_proj = false);
+    ROW("kv_latent=8", d * d + d * r + 2 * r * d + wo, c.attn.kv_latent = (int)r);
+    ROW("kv_latent=8+kv_heads=1", d * d + d * r + 2 * r * hd + wo, c.attn.kv_latent = (int)r, c.attn.kv_heads = 1);
+    ROW("alibi", 3 * d * d + wo, c.attn.alibi = true);                            /* fixed slopes */
+    ROW("key_norm+self_mask+reformer", 3 * d * d + wo, c.attn.key_norm = true, c.attn.self_mask = true,
+        c.attn.self_mask_rule = QKV_SELF_REFORMER);
+    ROW("init=mimetic", 3 * d * d + wo, c.attn.init = QKV_INIT_MIMETIC);
+    ROW("gate=headwise", 3 * d * d + wo + d * H + H, c.attn.gate = QKV_GATE_HEADWISE);
+    ROW("gate=output", 3 * d * d + wo + d * d + d, c.attn.gate = QKV_GATE_OUTPUT);
+    ROW("gate=value+kv_heads=1", d * d + 2 * d * hd + wo + d * hd + hd, c.attn.gate = QKV_GATE_VALUE,
+        c.attn.kv_heads = 1);
+    ROW("gate=headwise+out_proj=false", 3 * d * d + d * H + H, c.attn.gate = QKV_GATE_HEADWISE,
+        c.attn.out_proj = false);
+    ROW("rel_pos_bias+kv_heads=2", d * d + 2 * d * (2 * hd) + wo + (2 * R + 1) * H, c.attn.rel_pos_bias = true,
+        c.attn.kv_heads = 2);
+    ROW("head_shared+out_proj=false", 3 * hd * hd, c.attn.qkv = QKV_ATTN_HEAD_SHARED, c.attn.out_proj = false);
+    ROW("shared+role_scale+gate=headwise", d * d + 3 * d + wo + d * H + H, c.attn.qkv = QKV_ATTN_SHARED,
+        c.attn.role_scale = true, c.attn.gate = QKV_GATE_HEADWISE);
+#undef ROW
+    char err[256];
+    for (int i = 0; i < n; i++) {
+        /* embeddings, per layer (2 LayerNorms, attention, feed-forward), final LayerNorm, head */
+        int64_t expect = V * d + T * d + L * (4 * d + v[i].attn + 2 * d * F + F + d) + 2 * d + d * V + V;
+        qkv_model *m = qkv_model_new(&v[i].c, QKV_F32, 0, err, sizeof err);
+        ck_assert_msg(m != NULL, "%s: %s", v[i].name, err);
+        int64_t sum = 0;
+        for (int k = 0; k < m->params.n; k++) sum += m->params.items[k]->t.numel;
+        ck_assert_msg(sum == m->params.numel && sum == expect && qkv_model_param_count(&v[i].c) == expect,
+                      "%s: tensors %lld, flat %lld, estimate %lld, expected %lld", v[i].name, (long long)sum,
+                      (long long)m->params.numel, (long long)qkv_model_param_count(&v[i].c), (long long)expect);
+        ck_assert_msg(qkv_model_attention_params(m) == L * v[i].attn, "%s: attention %lld, expected %lld", v[i].name,
+                      (long long)qkv_model_attention_params(m), (long long)(L * v[i].attn));
+        qkv_model_free(m);
+    }
 }
 END_TEST
 
@@ -427,6 +757,7 @@ Suite *nn_suite(void) {
     tcase_add_test(g, test_layernorm_grad);
     tcase_add_test(g, test_feedforward_grad);
     tcase_add_loop_test(g, test_attention_module_grad, 0, QKV_ATTN_QKV_COUNT);
+    tcase_add_loop_test(g, test_attention_option_grad, 0, NATTN_CASES);
     tcase_add_loop_test(g, test_model_grad_variant, 0, NVARIANTS);
     suite_add_tcase(s, g);
     TCase *p = tcase_create("properties");
@@ -435,6 +766,9 @@ Suite *nn_suite(void) {
     tcase_add_test(p, test_init_deterministic);
     tcase_add_loop_test(p, test_causal_no_future_leak, 0, QKV_ATTN_QKV_COUNT);
     tcase_add_loop_test(p, test_attention_rows_and_blocked_row, 0, QKV_ATTN_QKV_COUNT);
+    tcase_add_test(p, test_self_mask_reformer_rule);
+    tcase_add_test(p, test_init_identity_mimetic);
+    tcase_add_test(p, test_variant_param_counts);
     tcase_add_test(p, test_identity_single_token);
     tcase_add_test(p, test_padding_keys_ignored);
     tcase_add_test(p, test_sequence_too_long);

@@ -19,7 +19,12 @@
 static const char *const MODEL_FIXTURES[] = {
     "full", "shared", "identity", "qk_tied", "kv_tied", "head_shared", "head_shared_head_dim",
     "rel_pos_bias", "gate_output", "gate_value", "qk_tied_self_mask", "head_shared_self_mask",
-    "bidirectional_pad", "relu", "gelu_tanh", "scale_embed"};
+    "bidirectional_pad", "relu", "gelu_tanh", "scale_embed",
+    /* the options real models use (fixtures written with their keys in the metadata) */
+    "gqa", "mqa", "kv_tied_mqa", "gqa_rel_pos_bias", "gqa_gate_value", "qk_tied_key_norm_reformer",
+    "head_shared_reformer_pad", "kv_tied_key_norm", "shared_role_scale", "value_proj_off", "qk_tied_value_proj_off",
+    "out_proj_off", "kv_latent", "kv_latent_gqa", "alibi", "alibi_6_heads", "alibi_bidirectional_pad",
+    "gate_headwise"};
 #define NFIX ((int)(sizeof MODEL_FIXTURES / sizeof MODEL_FIXTURES[0]))
 
 static cJSON *meta(const qkv_safetensors *st, const char *key) {
@@ -47,6 +52,14 @@ static int meta_enum(const qkv_safetensors *st, const char *key, const char *con
     cJSON_Delete(j);
     ck_assert_msg(v >= 0, "fixture metadata %s has an unknown value", key);
     return v;
+}
+
+/* keys the older fixtures were written without: their default when absent */
+static int meta_int_or(const qkv_safetensors *st, const char *key, int dflt) {
+    return qkv_st_meta(st, key) ? meta_int(st, key) : dflt;
+}
+static bool meta_bool_or(const qkv_safetensors *st, const char *key, bool dflt) {
+    return qkv_st_meta(st, key) ? meta_bool(st, key) : dflt;
 }
 
 /* a tensor from the fixture, as a new heap tensor */
@@ -95,6 +108,17 @@ START_TEST(test_model_parity) {
     c.attn.rel_pos_bias = meta_bool(st, "rel_pos_bias");
     c.attn.rel_pos_max = meta_int(st, "rel_pos_max");
     c.attn.self_mask = meta_bool(st, "self_mask");
+    const qkv_attn_config dflt = qkv_model_config_default().attn;
+    c.attn.kv_heads = meta_int_or(st, "kv_heads", dflt.kv_heads);
+    if (qkv_st_meta(st, "self_mask_rule"))
+        c.attn.self_mask_rule = (qkv_self_mask_rule)meta_enum(st, "self_mask_rule", QKV_SELF_MASK_RULE_NAMES,
+                                                              QKV_SELF_RULE_COUNT);
+    c.attn.key_norm = meta_bool_or(st, "key_norm", dflt.key_norm);
+    c.attn.role_scale = meta_bool_or(st, "role_scale", dflt.role_scale);
+    c.attn.value_proj = meta_bool_or(st, "value_proj", dflt.value_proj);
+    c.attn.out_proj = meta_bool_or(st, "out_proj", dflt.out_proj);
+    c.attn.kv_latent = meta_int_or(st, "kv_latent", dflt.kv_latent);
+    c.attn.alibi = meta_bool_or(st, "alibi", dflt.alibi);
 
     qkv_model *m = qkv_model_new(&c, QKV_F32, 0, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);

@@ -5,6 +5,8 @@
 #include "nn/model.h"
 #include "tasks/task.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +30,32 @@ static const qkv_cli_command COMMAND = {
     "can be checked for every variant.",
     "CONFIG", OPTIONS,
 };
+
+/* out += ", " (unless first) and the formatted text, truncated to n bytes */
+static void add_option(char *out, size_t n, const char *fmt, ...) {
+    size_t k = strlen(out);
+    if (k && k + 2 < n) strcpy(out + k, ", "), k += 2;
+    va_list ap;
+    va_start(ap, fmt);
+    if (k < n) vsnprintf(out + k, n - k, fmt, ap);
+    va_end(ap);
+}
+
+/* the attention options that differ from their defaults, into out ("" if none) */
+static void options_of(const qkv_attn_config *a, int heads, char *out, size_t n) {
+    out[0] = 0;
+    if (a->kv_heads && a->kv_heads != heads)
+        add_option(out, n, "kv_heads %d (%d query heads each)", a->kv_heads, heads / a->kv_heads);
+    if (a->kv_latent) add_option(out, n, "kv_latent %d", a->kv_latent);
+    if (a->role_scale) add_option(out, n, "role_scale");
+    if (!a->value_proj) add_option(out, n, "value_proj off (V = X)");
+    if (!a->out_proj) add_option(out, n, "out_proj off");
+    if (a->key_norm) add_option(out, n, "key_norm");
+    if (a->alibi) add_option(out, n, "alibi");
+    if (a->self_mask) add_option(out, n, "self_mask %s", QKV_SELF_MASK_RULE_NAMES[a->self_mask_rule]);
+    if (!a->causal) add_option(out, n, "bidirectional");
+    if (a->init != QKV_INIT_DEFAULT) add_option(out, n, "init %s", QKV_INIT_SCHEME_NAMES[a->init]);
+}
 
 /* the module a parameter belongs to: its name without the last component */
 static void module_of(const char *name, char *out, size_t n) {
@@ -67,9 +95,13 @@ int qkv_cmd_params(int argc, char **argv) {
     int d = mc.d_model, hd = mc.d_model / mc.heads;
     printf("model: d_model %d, heads %d (head_dim %d), layers %d, d_ff %d, vocab %d, seq_len %d\n",
            d, mc.heads, hd, mc.layers, mc.d_ff, mc.vocab, mc.seq_len);
-    printf("attention: qkv %s, scale %s, gate %s, rel_pos_bias %s\n\n", QKV_ATTN_QKV_NAMES[mc.attn.qkv],
+    printf("attention: qkv %s, scale %s, gate %s, rel_pos_bias %s\n", QKV_ATTN_QKV_NAMES[mc.attn.qkv],
            QKV_ATTN_SCALE_NAMES[mc.attn.scale], QKV_ATTN_GATE_NAMES[mc.attn.gate],
            mc.attn.rel_pos_bias ? "on" : "off");
+    char opts[512];
+    options_of(&mc.attn, mc.heads, opts, sizeof opts);
+    if (opts[0]) printf("options: %s\n", opts);
+    printf("\n");
     printf("%-34s %12s  %s\n", all ? "parameter" : "module", "parameters", all ? "shape" : "tensors");
     int64_t total = m->params.numel, qkv_proj = 0;
     for (int i = 0; i < m->params.n;) {

@@ -76,8 +76,9 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
         break;
     case QKV_ATTN_SHARED:
         rc |= lin(&a->wq, p, prefix, "w", d, d, false);
-        if (cfg->role_scale) rc |= !(a->sq = ones(p, prefix, "sq", d)) | !(a->sk = ones(p, prefix, "sk", d)) |
-                                   !(a->sv = ones(p, prefix, "sv", d));
+        if (cfg->role_scale) /* PREFIX.role_scale.q, .k, .v: one module of three (d) scales */
+            rc |= !(a->sq = ones(p, prefix, "role_scale.q", d)) | !(a->sk = ones(p, prefix, "role_scale.k", d)) |
+                  !(a->sv = ones(p, prefix, "role_scale.v", d));
         break;
     case QKV_ATTN_IDENTITY: break;
     case QKV_ATTN_QK_TIED:
@@ -130,13 +131,16 @@ static qkv_tensor *split_heads(qkv_ctx *ctx, const qkv_attention *a, qkv_tensor 
     return qkv_transpose(ctx, qkv_reshape(ctx, x, 4, s), 1, 2);
 }
 
-/* (B,kvh,T,hd) -> (B,H,T,hd): query head h gets key/value head h / (H / kvh) */
+/* (B,kvh,T,hd) -> (B,H,T,hd): query head h gets key/value head h / (H / kvh). As x + 0
+ * broadcast over each group of H / kvh heads: two ops whatever the head count (a slice per
+ * head made 2 H tensors and their gradients, more memory than the estimate allows) */
 static qkv_tensor *expand_heads(qkv_ctx *ctx, const qkv_attention *a, qkv_tensor *x) {
     if (!x || a->kvh == a->heads) return x;
-    qkv_tensor *parts[256];
-    int g = a->heads / a->kvh;
-    for (int h = 0; h < a->heads && h < 256; h++) parts[h] = qkv_slice(ctx, x, 1, h / g, 1);
-    return qkv_concat(ctx, parts, a->heads < 256 ? a->heads : 256, 1);
+    int64_t B = x->shape[0], T = x->shape[2], g = a->heads / a->kvh;
+    int64_t sx[4] = {B, a->kvh, 1, T * a->hd}, sz[4] = {1, 1, g, 1}, sy[4] = {B, a->heads, T, a->hd};
+    qkv_tensor *zero = qkv_ctx_tensor(ctx, x->dtype, 4, sz); /* zeros, no gradient */
+    if (!zero) return NULL;
+    return qkv_reshape(ctx, qkv_add(ctx, qkv_reshape(ctx, x, 4, sx), zero), 4, sy);
 }
 
 /* x (B,T,n hd) with each head's vector scaled to unit length (key_norm) */

@@ -189,6 +189,18 @@ int64_t qkv_model_activation_bytes(const qkv_model_config *c, int batch, int seq
         layer = BT * (d * (gated ? 34 : 28) + 6 * F) + B * H * T * T * 2 + 2048;
     else
         layer = BT * (d * (gated ? 42 : 36) + 6 * F) + B * H * T * T * 11 + 4 * H * T * T + 3072;
+    /* the attention options' own ops (or the ops they remove), each about 200 floats of
+     * records, tensor headers and alignment besides its data and gradient */
+    const qkv_attn_config *a = &c->attn;
+    double ops = 0, per_td = 0, kvh = a->kv_heads > 0 ? a->kv_heads : H;
+    if (a->key_norm) ops += rel ? 12 : 7, per_td += 8; /* the keys' lengths (composed: a tied value split apart) */
+    if (a->role_scale) ops += 3, per_td += 6;          /* Q, K, V = P diag(s) */
+    if (kvh < H) per_td -= 4 * (1 - kvh / H);          /* narrower keys and values, and their gradients */
+    if (rel && kvh < H) ops += 6, per_td += 4;         /* keys and values repeated to the query heads */
+    if (a->gate == QKV_GATE_HEADWISE) ops += 3;
+    if (!a->value_proj) ops -= 1, per_td -= 2;
+    if (!a->out_proj) ops -= 1, per_td -= 2;
+    layer += ops * 200 + BT * (d * per_td + 2.0 * a->kv_latent); /* the latent and its gradient */
     double floats = (double)c->layers * layer + BT * (12 * d + 3 * (double)c->vocab) + 2 * B * T * T + 3072;
     return saturate(4 * floats);
 }

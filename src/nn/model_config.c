@@ -65,14 +65,21 @@ int qkv_model_config_check(const qkv_model_config *c, char *err, int errlen) {
     if (a->kv_latent && a->qkv != QKV_ATTN_FULL)
         BAD("attn.kv_latent: a latent for keys and values needs their own projections: qkv full, not %s", v);
     if (a->kv_latent && !a->value_proj) BAD("attn.kv_latent: value_proj false leaves no value projection to factor");
+    int kv_width = c->d_model / c->heads * qkv_attn_kv_heads(a, c->heads), wide = 2 * kv_width;
+    if (wide > c->d_model) wide = c->d_model; /* [K V] = X [Wk Wv] has rank at most this already */
+    if (a->kv_latent && a->kv_latent >= wide)
+        BAD("attn.kv_latent: %d is not below %d (d_model, or 2 x kv_heads x head_dim if smaller): a latent that "
+            "wide constrains nothing", a->kv_latent, wide);
     if (a->alibi && a->rel_pos_bias)
         BAD("attn.alibi: rel_pos_bias is on too: both are positional biases on the scores, pick one");
     if (a->self_mask_rule != QKV_SELF_STRICT && !a->self_mask)
         BAD("attn.self_mask_rule: %s applies to self_mask, which is off", QKV_SELF_MASK_RULE_NAMES[a->self_mask_rule]);
     if (a->gate == QKV_GATE_VALUE && !a->value_proj)
         BAD("attn.gate: value gates the value projection, which value_proj false removes");
-    if (a->qkv == QKV_ATTN_HEAD_SHARED && (a->kv_latent || a->role_scale || a->gate == QKV_GATE_HEADWISE))
-        BAD("attn: head_shared is the question's module as written: no kv_latent, role_scale or headwise gate");
+    if (a->qkv == QKV_ATTN_HEAD_SHARED && a->gate == QKV_GATE_HEADWISE) /* (kv_latent, role_scale: refused above) */
+        BAD("attn.gate: headwise is not for head_shared, the question's module as written");
+    if (a->init != QKV_INIT_DEFAULT && a->qkv == QKV_ATTN_IDENTITY)
+        BAD("attn.init: %s starts the Q/K/V projections, and qkv identity has none", QKV_INIT_SCHEME_NAMES[a->init]);
     return 0;
 #undef BAD
 }

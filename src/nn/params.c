@@ -66,10 +66,9 @@ void qkv_params_init_values(qkv_params *p, uint64_t seed) {
         case QKV_INIT_ONES: qkv_tensor_fill_uniform(&q->t, &r, 1, 1); break;
         case QKV_INIT_UNIFORM: qkv_tensor_fill_uniform(&q->t, &r, -q->scale, q->scale); break;
         case QKV_INIT_NORMAL: qkv_tensor_fill_normal(&q->t, &r, 0, q->scale); break;
-        case QKV_INIT_EYE:
-            qkv_tensor_fill_normal(&q->t, &r, 0, q->scale);
-            for (int64_t e = 0; e < q->t.shape[0]; e++)
-                qkv_tensor_set(&q->t, e * q->t.shape[1] + e, qkv_tensor_get(&q->t, e * q->t.shape[1] + e) + q->diag);
+        case QKV_INIT_EYE: /* noise plus diagonal in double, rounded once: a F32 start is the F64 one rounded */
+            for (int64_t e = 0, n = q->t.shape[1]; e < q->t.numel; e++)
+                qkv_tensor_set(&q->t, e, q->scale * qkv_rng_normal(&r) + (e / n == e % n ? q->diag : 0));
             break;
         }
     }
