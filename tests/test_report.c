@@ -792,7 +792,7 @@ START_TEST(report_json_has_variants_and_runs) {
     ck_assert_msg(root != NULL, "results.json does not parse");
     char keys[1024];
     keys_of(root, keys, sizeof keys);
-    ck_assert_str_eq(keys, "title threshold baseline lrs max_solved_at seeds version wall_seconds jobs variants ");
+    ck_assert_str_eq(keys, "title threshold baseline metric lrs max_solved_at seeds version wall_seconds jobs variants ");
     ck_assert_str_eq(item(root, "title")->valuestring, "Q/K/V ablation & <test>");
     ck_assert(fabs(number(root, "threshold") - 0.9) < 1e-12);
     ck_assert_str_eq(item(root, "baseline")->valuestring, "full");
