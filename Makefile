@@ -24,14 +24,19 @@ endif
 ifeq ($(MPI),1)
 EXTRA_PKGS += libopenmpi-dev openmpi-bin
 endif
+# the tests use these when present (installed when missing and root; never an error): the
+# fortunes corpus (task.corpus fortunes) and xz, whose size the xz baseline is checked against
+ifneq ($(filter test asan,$(MAKECMDGOALS)),)
+OPTIONAL_PKGS += fortunes xz-utils
+endif
 NODEPS_GOALS := clean help
 ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
-DEPS_OK := $(shell QKV_EXTRA_PKGS="$(EXTRA_PKGS)" scripts/install-deps.sh >&2 && echo ok)
+DEPS_OK := $(shell QKV_EXTRA_PKGS="$(EXTRA_PKGS)" QKV_OPTIONAL_PKGS="$(OPTIONAL_PKGS)" scripts/install-deps.sh >&2 && echo ok)
 ifneq ($(DEPS_OK),ok)
 $(error qkv: build dependencies are missing (see the message above))
 endif
-PKG_CFLAGS := $(shell pkg-config --cflags openblas libcjson)
-PKG_LIBS   := $(shell pkg-config --libs openblas libcjson) -lm
+PKG_CFLAGS := $(shell pkg-config --cflags openblas libcjson liblzma)
+PKG_LIBS   := $(shell pkg-config --libs openblas libcjson liblzma) -lm
 CHECK_CFLAGS := $(shell pkg-config --cflags check)
 CHECK_LIBS   := $(shell pkg-config --libs check)
 ifeq ($(MPI),1)
