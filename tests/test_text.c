@@ -1,6 +1,7 @@
 /* The text task's real text: the fortunes corpus (fortune files, duplicates, symlinks and
  * indexes; fortune-aligned splits), bits per byte and its baselines (xz -9 checked against the
- * xz command, the unigram model recomputed here), and install-deps' corpus detection. The
+ * xz command, the unigram model recomputed here), the ablation report of a text task (bits per
+ * byte beside the baselines, a sample per variant), and install-deps' corpus detection. The
  * tests that need Debian's fortunes package or the xz command say so and skip that part when
  * it is missing (make test installs both when it can). */
 #define _GNU_SOURCE
@@ -14,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ablate/samples.h"
 #include "tasks/task.h"
 #include "tasks/task_data.h"
 #include "suites.h"
@@ -356,6 +358,47 @@ START_TEST(test_bpb_reported) {
 }
 END_TEST
 
+/* the text task's ablation report: each variant's bits per byte beside the baselines, and a
+ * sample per variant that is the same when the report is made again */
+START_TEST(test_ablation_report_text) {
+    char out[16384], body[1024], a[65536], b[65536];
+    write_words("words.txt", 20000);
+    snprintf(body, sizeof body,
+             "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+             " \"task\": {\"name\": \"text\", \"path\": \"%s/words.txt\", \"seq_len\": 16},\n"
+             " \"train\": {\"steps\": 30, \"batch\": 8, \"eval_every\": 15, \"eval_examples\": 32}}\n", TMP);
+    put_str(TMP, "base.json", body);
+    put_str(TMP, "abl.json", "{\"base\": \"base.json\", \"variants\": [{\"name\": \"full\"}, "
+                             "{\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"]}], \"seeds\": [0]}\n");
+    ck_assert_int_eq(run(out, sizeof out, "%s ablate %s/abl.json --out %s/abl --jobs 1 --quiet", qkv_test_bin(), TMP,
+                         TMP), 0);
+    ck_assert_int_eq(run(out, sizeof out, "cat %s/abl/results.md", TMP), 0);
+    ck_assert_msg(strstr(out, "Bits per byte on the held-out text (the final evaluation loss / ln 2, mean over seeds): "
+                              "full ") && strstr(out, "On the same bytes, xz -9 needs "), "%s", out);
+    ck_assert_int_eq(run(a, sizeof a, "sed -n '/^## Samples/,/^## Reproduce/p' %s/abl/report.md", TMP), 0);
+    ck_assert_msg(strstr(a, "### full\n\n```text\nThe ") && strstr(a, "### shared\n\n```text\nThe "), "%s", a);
+    /* the sample is what qkv sample writes for the run with the report's options (shown as text) */
+    ck_assert_int_eq(run(NULL, 0, "%s sample %s/abl/runs/full/seed0/config.json --checkpoint "
+                         "%s/abl/runs/full/seed0/model.safetensors --prompt 'The ' --tokens 200 --temperature 0.8 "
+                         "--seed 0 > %s/sample.out", qkv_test_bin(), TMP, TMP, TMP), 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/sample.out", TMP);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    uint8_t raw[1024];
+    size_t n = fread(raw, 1, sizeof raw, f);
+    fclose(f);
+    ck_assert_int_eq(n, 4 + 200);
+    char *shown = qkv__ablate_display_text(raw, n);
+    ck_assert_msg(strstr(a, shown) != NULL, "the report's sample of full is not qkv sample's:\n%s\n%s", a, shown);
+    free(shown);
+    ck_assert_int_eq(run(out, sizeof out, "%s ablate %s/abl.json --out %s/abl --jobs 1 --quiet", qkv_test_bin(), TMP,
+                         TMP), 0);
+    ck_assert_int_eq(run(b, sizeof b, "sed -n '/^## Samples/,/^## Reproduce/p' %s/abl/report.md", TMP), 0);
+    ck_assert_str_eq(a, b);
+}
+END_TEST
+
 /* ---- install-deps: a config that needs the fortunes corpus gets the fortunes package ------- */
 
 START_TEST(test_install_deps_detects_corpus) {
@@ -396,6 +439,7 @@ Suite *text_suite(void) {
     tcase_add_test(tc, test_baselines_file);
     tcase_add_test(tc, test_baselines_fortunes);
     tcase_add_test(tc, test_bpb_reported);
+    tcase_add_test(tc, test_ablation_report_text);
     tcase_add_test(tc, test_install_deps_detects_corpus);
     suite_add_tcase(s, tc);
     return s;

@@ -215,7 +215,9 @@ int qkv_cmd_sample(int argc, char **argv) {
     }
     if (bytes) {
         fwrite(text, 1, (size_t)n, stdout);
-        for (int i = 0; i < o.tokens; i++) putchar(out[i]);
+        for (int i = 0; i < o.tokens; i++) /* a token past the bytes (model.vocab > 256) is no byte: U+FFFD */
+            if (out[i] < 256) putchar(out[i]);
+            else fputs("\xef\xbf\xbd", stdout);
     } else {
         fputs("{\"prompt\": [", stdout);
         for (int i = 0; i < n; i++) printf("%s%d", i ? ", " : "", prompt[i]);
