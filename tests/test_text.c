@@ -240,6 +240,23 @@ START_TEST(test_fortunes_debian) {
 }
 END_TEST
 
+/* the shipped config validates where the package is installed; where it is not, the command
+ * stops with one line that says how to install it */
+START_TEST(test_fortunes_config) {
+    char out[4096];
+    bool have = have_fortunes();
+    int rc = run(out, sizeof out, "cd .. && %s params configs/text-fortunes.json 2>&1", qkv_test_bin());
+    if (have) {
+        ck_assert_msg(rc == 0 && strstr(out, "total"), "exit %d: %s", rc, out);
+    } else {
+        ck_assert_msg(rc == 2, "exit %d: %s", rc, out);
+        ck_assert_msg(strstr(out, "task.corpus: fortunes reads Debian's fortunes package, which is not installed") &&
+                      strstr(out, "apt-get install fortunes (or scripts/install-deps.sh fortunes)") &&
+                      strchr(out, '\n') == out + strlen(out) - 1, "%s", out);
+    }
+}
+END_TEST
+
 /* ---- bits per byte and its baselines ------------------------------------------------------- */
 
 /* a text of words from a small vocabulary: compressible, with a skewed byte distribution */
@@ -436,6 +453,7 @@ Suite *text_suite(void) {
     tcase_add_test(tc, test_fortunes_missing);
     tcase_add_test(tc, test_fortunes_split);
     tcase_add_test(tc, test_fortunes_debian);
+    tcase_add_test(tc, test_fortunes_config);
     tcase_add_test(tc, test_baselines_file);
     tcase_add_test(tc, test_baselines_fortunes);
     tcase_add_test(tc, test_bpb_reported);
