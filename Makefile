@@ -24,14 +24,19 @@ endif
 ifeq ($(MPI),1)
 EXTRA_PKGS += libopenmpi-dev openmpi-bin
 endif
+# the tests use these when present (installed when missing and root; never an error): the
+# fortunes corpus (task.corpus fortunes) and xz, whose size the xz baseline is checked against
+ifneq ($(filter test asan,$(MAKECMDGOALS)),)
+OPTIONAL_PKGS += fortunes xz-utils
+endif
 NODEPS_GOALS := clean help
 ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
-DEPS_OK := $(shell QKV_EXTRA_PKGS="$(EXTRA_PKGS)" scripts/install-deps.sh >&2 && echo ok)
+DEPS_OK := $(shell QKV_EXTRA_PKGS="$(EXTRA_PKGS)" QKV_OPTIONAL_PKGS="$(OPTIONAL_PKGS)" scripts/install-deps.sh >&2 && echo ok)
 ifneq ($(DEPS_OK),ok)
 $(error qkv: build dependencies are missing (see the message above))
 endif
-PKG_CFLAGS := $(shell pkg-config --cflags openblas libcjson)
-PKG_LIBS   := $(shell pkg-config --libs openblas libcjson) -lm
+PKG_CFLAGS := $(shell pkg-config --cflags openblas libcjson liblzma)
+PKG_LIBS   := $(shell pkg-config --libs openblas libcjson liblzma) -lm
 CHECK_CFLAGS := $(shell pkg-config --cflags check)
 CHECK_LIBS   := $(shell pkg-config --libs check)
 ifeq ($(MPI),1)
@@ -71,7 +76,7 @@ HEADERS   := $(wildcard src/*.h src/*/*.h)
 # objects depend on a stamp named after the flags, so changing flags rebuilds them
 FLAGS_STAMP := $(BUILD)/.flags-$(shell echo '$(CC) $(CFLAGS_Q) $(KOPT)' | cksum | cut -d' ' -f1)
 
-.PHONY: all test asan install uninstall clean help bench bench-torch demo valgrind examples fuzz
+.PHONY: all test asan install uninstall clean help bench bench-torch demo valgrind examples fuzz study study-full
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 
 $(FLAGS_STAMP):
@@ -162,6 +167,13 @@ asan:
 # the README's first command: the Q/K/V ablation on recall, at demo size (~3 minutes on 2 cores)
 demo: all
 	$(BUILD)/qkv ablate configs/ablate-qkv-recall-demo.json --out runs/demo --jobs 2
+
+# the study of docs/qkv-answer.md: its one-machine version (about an hour on 2 cores), and the
+# study as designed (configs/study/, scripts/study.sh)
+study: all
+	QKV=$(BUILD)/qkv scripts/study.sh quick
+study-full: all
+	QKV=$(BUILD)/qkv scripts/study.sh full
 
 # every size at 1 and 2 threads (docs/performance.md)
 bench: all
@@ -256,6 +268,8 @@ help:
 	@echo "make test       run the test suites"
 	@echo "make asan       run the test suites under ASan + UBSan"
 	@echo "make demo       the Q/K/V ablation on recall, ~3 minutes (report in runs/demo/)"
+	@echo "make study      the study of docs/qkv-answer.md, one-machine version (~1 hour on 2 cores)"
+	@echo "make study-full the study as designed (docs/qkv-answer.md gives its compute)"
 	@echo "make bench      time the training step of the standard sizes"
 	@echo "make fuzz       run the libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make install    install (PREFIX=$(PREFIX), DESTDIR=)"

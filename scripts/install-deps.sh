@@ -1,12 +1,51 @@
 #!/bin/sh
 # Install qkv's build dependencies from Debian when any is missing.
 # Called by `make` and `make test`; safe to run by hand. Exits 0 when all are present.
+#   scripts/install-deps.sh [--list] [PACKAGE | CONFIG.json]...
+#       also checks/installs these Debian packages, and what a config's data needs: a config
+#       (or an ablation config, or its "base" config) with task.corpus "fortunes" needs the
+#       fortunes package (/usr/share/games/fortunes), e.g. scripts/install-deps.sh fortunes;
+#       --list prints the packages the arguments need, one per line, and installs nothing
 #   QKV_EXTRA_PKGS="clang valgrind" scripts/install-deps.sh   also checks/installs those
+#   QKV_OPTIONAL_PKGS="fortunes"   installed when missing and root; otherwise only a note
+#       (make test: the tests that need them say they were skipped)
 set -eu
 
 # pkg-config module -> Debian package that provides it
-PC_MODULES="openblas:libopenblas-dev libcjson:libcjson-dev check:check"
+PC_MODULES="openblas:libopenblas-dev libcjson:libcjson-dev liblzma:liblzma-dev check:check"
 missing=""
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+# whether a config file asks for the fortunes corpus: "corpus": "fortunes" in it (a run config,
+# an ablation config's inline base) or a --set-style "task.corpus=fortunes" (an ablation's
+# overrides), or the same in the base config an ablation config names
+needs_fortunes() {
+    grep -Eq '"corpus"[[:space:]]*:[[:space:]]*"fortunes"|task\.corpus=("|\\")?fortunes' "$1" && return 0
+    base=$(sed -n 's/.*"base"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' "$1" | head -n 1)
+    [ -n "$base" ] || return 1
+    case $base in /*) ;; *) base="$(dirname "$1")/$base" ;; esac
+    [ -f "$base" ] && grep -Eq '"corpus"[[:space:]]*:[[:space:]]*"fortunes"' "$base"
+}
+
+wanted="${QKV_EXTRA_PKGS:-}"
+list=0
+for arg in "$@"; do
+    case $arg in
+    --list) list=1 ;;
+    *.json)
+        if [ ! -f "$arg" ]; then echo "qkv: install-deps: $arg: no such config file" >&2; exit 2; fi
+        if needs_fortunes "$arg"; then wanted="$wanted fortunes"; fi ;;
+    -*) echo "qkv: install-deps: unknown option '$arg' (expected Debian package names or config files)" >&2
+        exit 2 ;;
+    *) wanted="$wanted $arg" ;;
+    esac
+done
+
+if [ $list -eq 1 ]; then
+    for pkg in $wanted; do echo "$pkg"; done | awk '!seen[$0]++'
+    exit 0
+fi
 
 if ! command -v pkg-config >/dev/null 2>&1; then
     missing="pkg-config"
@@ -17,22 +56,37 @@ for pair in $PC_MODULES; do
         missing="$missing $pkg"
     fi
 done
-for pkg in ${QKV_EXTRA_PKGS:-}; do
-    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-        missing="$missing $pkg"
-    fi
+for pkg in $wanted; do
+    installed "$pkg" || missing="$missing $pkg"
+done
+optional=""
+for pkg in ${QKV_OPTIONAL_PKGS:-}; do
+    installed "$pkg" || optional="$optional $pkg"
 done
 
-[ -z "$missing" ] && exit 0
+[ -z "$missing$optional" ] && exit 0
 
-cmd="apt-get install -y --no-install-recommends$missing"
 if [ "$(id -u)" -ne 0 ]; then
+    if [ -n "$optional" ]; then
+        echo "qkv: optional packages not installed:$optional (the tests that need them are skipped);" \
+             "install them with: sudo apt-get install$optional" >&2
+    fi
+    [ -z "$missing" ] && exit 0
     echo "qkv: missing build dependencies:$missing" >&2
-    echo "qkv: install them with: sudo apt-get update && sudo $cmd" >&2
+    echo "qkv: install them with: sudo apt-get update && sudo apt-get install -y --no-install-recommends$missing" >&2
     exit 1
 fi
-echo "qkv: installing missing build dependencies:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >&2
-# shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >&2
+if [ -n "$missing" ]; then
+    echo "qkv: installing missing packages:$missing" >&2
+    apt-get update -qq >&2
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $missing >&2
+fi
+if [ -n "$optional" ]; then # never fatal: offline, the tests that need them are skipped
+    echo "qkv: installing optional packages:$optional" >&2
+    # shellcheck disable=SC2086
+    { [ -n "$missing" ] || apt-get update -qq; } >&2 && apt-get install -y -qq --no-install-recommends $optional >&2 ||
+        echo "qkv: could not install the optional packages$optional (the tests that need them are skipped)" >&2
+fi
+exit 0

@@ -34,6 +34,11 @@ cat > "$tmp/abl.json" <<'J'
  {"name": "qk_tied", "set": ["model.attention.qkv=qk_tied", "model.attention.self_mask=true"]}],
  "seeds": [0], "threshold": 0.5}
 J
+cat > "$tmp/text.json" <<'J'
+{"model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32},
+ "task": {"name": "text", "path": "/usr/share/common-licenses/GPL-3", "seq_len": 16},
+ "train": {"steps": 5, "batch": 8, "eval_examples": 16}}
+J
 printf '{"input": [1, 2, 3], "target": [2, 3, 4]}\n{"input": [4, 5], "target": [5, -100], "mask": [1, 0]}\n' > "$tmp/d.jsonl"
 check 0 "$qkv" --help
 check 0 "$qkv" params "$tmp/cfg.json" --set model.attention.qkv=head_shared
@@ -44,6 +49,9 @@ check 0 "$qkv" train --resume "$tmp/part" --threads 1 --quiet
 check 0 "$qkv" eval "$tmp/run/config.json" --checkpoint "$tmp/run/model.safetensors"
 check 0 "$qkv" eval "$tmp/run/config.json" --checkpoint "$tmp/run/model.safetensors" --data "$tmp/d.jsonl"
 check 0 "$qkv" ablate "$tmp/abl.json" --out "$tmp/abl" --jobs 2 --quiet
+check 0 "$qkv" sample "$tmp/run/config.json" --checkpoint "$tmp/run/model.safetensors" --prompt "1 9 2" --tokens 4
+check 0 "$qkv" train "$tmp/text.json" --out "$tmp/text" --threads 1 --quiet
+check 0 "$qkv" sample "$tmp/text/config.json" --checkpoint "$tmp/text/model.safetensors" --tokens 20 --top-k 5
 # error paths must not leak either
 check 2 "$qkv" train "$tmp/cfg.json" --set model.heads=3
 check 2 "$qkv" train "$tmp/cfg.json" --set model.attention.qvk=full
@@ -51,5 +59,7 @@ head -c 100 "$tmp/run/model.safetensors" > "$tmp/trunc.safetensors"
 check 1 "$qkv" eval "$tmp/run/config.json" --checkpoint "$tmp/trunc.safetensors"
 check 1 "$qkv" eval "$tmp/cfg.json" --checkpoint "$tmp/run/model.safetensors" --set model.d_model=32
 check 2 "$qkv" train "$tmp/nope.json"
+check 2 "$qkv" sample "$tmp/run/config.json" --checkpoint "$tmp/run/model.safetensors" --prompt "1 99"
+check 1 "$qkv" sample "$tmp/run/config.json" --checkpoint "$tmp/run/model.safetensors" --prompt 1 --set model.attention.causal=false
 if [ "$fails" -ne 0 ]; then echo "valgrind-e2e: $fails failed"; exit 1; fi
 echo "valgrind-e2e: all passed (memcheck: 0 errors, no definite or indirect leaks)"

@@ -19,4 +19,5 @@ Suite *faults_suite(void);
 Suite *stats_suite(void);
 Suite *verdict_suite(void);
 Suite *ablate_suite(void);
+Suite *text_suite(void);
 #endif

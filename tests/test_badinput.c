@@ -140,9 +140,12 @@ static void teardown(void) { qkv_test_rmtree(TMP); }
 _Static_assert(OVER_MAX_THREADS == QKV_MAX_THREADS + 1, "OVER_MAX_THREADS is one more than the pool runs");
 #define THREADS_RANGE "--threads: expected an integer in [1, " STR(QKV_MAX_THREADS) "], got "
 
-/* ck.safetensors: made from a valid model file of the base config */
+/* ck.safetensors: made from a valid model file of the base config (CK_META: with the base
+ * config's effective config as its metadata, as qkv train writes it) */
+#define BASE_EFFECTIVE "{\"model\": {\"vocab\": 16, \"seq_len\": 9, \"d_model\": 16, \"heads\": 2, \"layers\": 1, " \
+                       "\"d_ff\": 32}, \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8}}"
 typedef enum {
-    CK_NONE, CK_GOOD, CK_EMPTY, CK_TRUNCATED, CK_SHORT_DATA, CK_HUGE_HEADER, CK_HEADER_PAST_END,
+    CK_NONE, CK_GOOD, CK_META, CK_EMPTY, CK_TRUNCATED, CK_SHORT_DATA, CK_HUGE_HEADER, CK_HEADER_PAST_END,
     CK_NOT_OBJECT, CK_BAD_DTYPE, CK_NAN, CK_TEXT
 } ck_kind;
 
@@ -357,6 +360,17 @@ static const bad_case CASES[] = {
      "train cfg.json --out out", 1, "d.jsonl:1: \"input\"[1] must be an integer in [0, 1048576]"},
     {"text file shorter than a window", "{\"task\": {\"name\": \"text\", \"path\": \"t.txt\", \"seq_len\": 64}}",
      {{"t.txt", "too short\n"}}, CK_NONE, "train cfg.json --out out", 1, "task.path: t.txt has 10 bytes"},
+    {"unknown text corpus", "{\"task\": {\"name\": \"text\", \"corpus\": \"fortune\"}}", {{0}}, CK_NONE,
+     "train cfg.json --out out", 2, "task.corpus: expected one of file, fortunes, got \"fortune\" (did you mean fortunes?)"},
+    {"a corpus for a task that is not text", BASE, {{0}}, CK_NONE, "train cfg.json --set task.corpus=fortunes --out out",
+     2, "task.corpus: fortunes is a corpus of the text task, not of task \"recall\""},
+    {"fortunes directory missing", "{\"task\": {\"name\": \"text\", \"corpus\": \"fortunes\", \"path\": \"fdir\"}}",
+     {{0}}, CK_NONE, "train cfg.json --out out", 2,
+     "task.path: cannot open the fortunes directory \"fdir\": No such file or directory (Debian's fortunes package "
+     "installs /usr/share/games/fortunes: apt-get install fortunes (or scripts/install-deps.sh fortunes))"},
+    {"fortunes directory without fortunes", "{\"task\": {\"name\": \"text\", \"corpus\": \"fortunes\", \"path\": \"fdir\"}}",
+     {{"fdir", DIRECTORY}, {"fdir/blank", "%\n  \n%\n"}}, CK_NONE, "train cfg.json --out out", 1,
+     "task.path: fdir holds no fortunes (expected plain-text fortune files"},
     {"eval --data missing", BASE, {{0}}, CK_GOOD, "eval cfg.json --checkpoint ck.safetensors --data nope.jsonl", 1,
      "--data: nope.jsonl: cannot read: No such file or directory"},
     {"eval --data ragged", BASE, {{"r.jsonl", "{\"input\": [1, 2], \"target\": [1, 2]}\n{\"input\": [1], \"target\": [1, 2]}\n"}},
@@ -396,6 +410,43 @@ static const bad_case CASES[] = {
      "no tensor \"blocks.0.attn.w.weight\": the checkpoint is from a model of another shape or variant"},
     {"checkpoint with fewer layers", BASE, {{0}}, CK_GOOD,
      "eval cfg.json --checkpoint ck.safetensors --set model.layers=2", 1, "no tensor \"blocks.1.ln1.weight\""},
+    /* ---- qkv sample */
+    {"sample without --checkpoint", BASE, {{0}}, CK_NONE, "sample cfg.json --prompt 1", 2,
+     "qkv sample: needs CONFIG and --checkpoint FILE"},
+    {"sample: checkpoint missing", BASE, {{0}}, CK_NONE, "sample cfg.json --checkpoint ck.safetensors --prompt 1", 1,
+     "qkv sample: ck.safetensors: cannot open: No such file or directory"},
+    {"sample: checkpoint of another width", BASE, {{0}}, CK_GOOD,
+     "sample cfg.json --checkpoint ck.safetensors --prompt 1 --set model.d_model=32", 1,
+     "tensor \"tok_emb.weight\": shape (16,16) in the file, expected (16,32)"},
+    {"sample: checkpoint of another model config, same shapes", BASE, {{0}}, CK_META,
+     "sample cfg.json --checkpoint ck.safetensors --prompt 1 --set model.attention.causal=false", 1,
+     "qkv sample: ck.safetensors was trained with model.attention.causal true, but cfg.json has false"},
+    {"sample: checkpoint of another task, same shapes", BASE, {{0}}, CK_META,
+     "sample cfg.json --checkpoint ck.safetensors --prompt 1 --set task.name=copy --set task.symbols=15 "
+     "--set task.length=4 --set model.seq_len=9", 1,
+     "ck.safetensors was trained with task.name \"recall\", but cfg.json has \"copy\""},
+    {"sample: prompt token outside the vocabulary", BASE, {{0}}, CK_GOOD,
+     "sample cfg.json --checkpoint ck.safetensors --prompt '1 99'", 2,
+     "qkv sample: --prompt: token 99 (token 2) is outside the model's vocabulary [0, 16)"},
+    {"sample: prompt that is not token ids", BASE, {{0}}, CK_GOOD, "sample cfg.json --checkpoint ck.safetensors --prompt 1,x",
+     2, "qkv sample: --prompt: expected token ids separated by spaces or commas, got 'x' (token 2)"},
+    {"sample: no prompt for a task of token ids", BASE, {{0}}, CK_GOOD, "sample cfg.json --checkpoint ck.safetensors", 2,
+     "qkv sample: --prompt: task \"recall\" needs one"},
+    {"sample: an empty prompt", BASE, {{0}}, CK_GOOD, "sample cfg.json --checkpoint ck.safetensors --prompt ' , '", 2,
+     "qkv sample: --prompt: empty; give at least one token id"},
+    {"sample: no tokens to generate", BASE, {{0}}, CK_GOOD,
+     "sample cfg.json --checkpoint ck.safetensors --prompt 1 --tokens 0", 2,
+     "qkv sample: --tokens: expected an integer in [1, 1000000], got '0'"},
+    {"sample: negative temperature", BASE, {{0}}, CK_GOOD,
+     "sample cfg.json --checkpoint ck.safetensors --prompt 1 --temperature -1", 2,
+     "qkv sample: --temperature: expected a number in [0, 1000], got '-1'"},
+    {"sample: temperature not a number", BASE, {{0}}, CK_GOOD,
+     "sample cfg.json --checkpoint ck.safetensors --prompt 1 --temperature nan", 2,
+     "qkv sample: --temperature: expected a number in [0, 1000], got 'nan'"},
+    {"sample: negative top-k", BASE, {{0}}, CK_GOOD, "sample cfg.json --checkpoint ck.safetensors --prompt 1 --top-k -1",
+     2, "qkv sample: --top-k: expected an integer in [0, 1048576], got '-1'"},
+    {"sample: unknown option", BASE, {{0}}, CK_GOOD, "sample cfg.json --checkpoint ck.safetensors --prompt 1 --bogus", 2,
+     "qkv sample: unknown option '--bogus'"},
     /* ---- command lines */
     {"train: unknown option", BASE, {{0}}, CK_NONE, "train cfg.json --bogus --out out", 2,
      "qkv train: unknown option '--bogus' (try 'qkv train --help')"},
@@ -509,7 +560,7 @@ static void make_checkpoint(ck_kind kind, const char *dir) {
     char err[512];
     qkv_model *m = qkv_model_new(&mc, QKV_F32, 1, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
-    ck_assert_msg(qkv_save_model(m, good, "{}", 0, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_save_model(m, good, kind == CK_META ? BASE_EFFECTIVE : "{}", 0, err, sizeof err) == 0, "%s", err);
     qkv_model_free(m);
     size_t n;
     uint8_t *b = read_bytes(good, &n);
@@ -518,7 +569,7 @@ static void make_checkpoint(ck_kind kind, const char *dir) {
     for (int i = 7; i >= 0; i--) hlen = hlen << 8 | b[i];
     switch (kind) {
     case CK_NONE: break;
-    case CK_GOOD: write_bytes(path, b, n); break;
+    case CK_GOOD: case CK_META: write_bytes(path, b, n); break;
     case CK_EMPTY: write_bytes(path, b, 0); break;
     case CK_TRUNCATED: write_bytes(path, b, 100); break;
     case CK_SHORT_DATA: write_bytes(path, b, n - 4); break;
@@ -582,8 +633,8 @@ END_TEST
 /* the table covers at least the 45 cases, every command and both exit statuses */
 START_TEST(test_table_coverage) {
     ck_assert_int_ge(NCASES, 45);
-    const char *cmds[] = {"train ", "eval ", "params ", "gradcheck ", "ablate ", "bench "};
-    for (int k = 0; k < 6; k++) {
+    const char *cmds[] = {"train ", "eval ", "sample ", "params ", "gradcheck ", "ablate ", "bench "};
+    for (int k = 0; k < 7; k++) {
         bool seen = false;
         for (int i = 0; i < NCASES && !seen; i++) seen = !strncmp(CASES[i].args, cmds[k], strlen(cmds[k]));
         ck_assert_msg(seen, "no bad-input case for qkv %s", cmds[k]);

@@ -210,7 +210,7 @@ START_TEST(test_keys) {
         ck_assert(!strncmp(k[n], "model.", 6) || !strncmp(k[n], "task.", 5) ||
                   !strncmp(k[n], "train.", 6) || !strncmp(k[n], "optim.", 6));
     }
-    ck_assert_int_eq(n, 62);
+    ck_assert_int_eq(n, 63);
     ck_assert_str_eq(k[0], "model.vocab");
     ck_assert_str_eq(k[7], "model.attention.qkv");
     ck_assert_str_eq(k[n - 1], "optim.min_lr");
@@ -494,6 +494,14 @@ START_TEST(test_validate) {
     INVALID("task.path: cannot read \"/tmp\": Is a directory", c.task.kind = QKV_TASK_TEXT,
             strcpy(c.task.path, "/tmp"));
     VALID(c.task.kind = QKV_TASK_TEXT, strcpy(c.task.path, file));
+    /* the fortunes corpus: task.path is a directory (any readable one here; its fortunes are
+     * read when the task opens) */
+    VALID(c.task.kind = QKV_TASK_TEXT, c.task.corpus = QKV_CORPUS_FORTUNES, strcpy(c.task.path, "/tmp"));
+    INVALID("task.path: cannot open the fortunes directory \"/nonexistent/qkv\": No such file or directory "
+            "(Debian's fortunes package installs /usr/share/games/fortunes: apt-get install fortunes",
+            c.task.kind = QKV_TASK_TEXT, c.task.corpus = QKV_CORPUS_FORTUNES, strcpy(c.task.path, "/nonexistent/qkv"));
+    INVALID("task.corpus: fortunes is a corpus of the text task, not of task \"recall\"",
+            c.task.corpus = QKV_CORPUS_FORTUNES);
     INVALID("task.eval_path: cannot open \"/nonexistent/eval.jsonl\"", c.task.kind = QKV_TASK_FILE,
             strcpy(c.task.path, file), strcpy(c.task.eval_path, "/nonexistent/eval.jsonl"));
     VALID(c.task.kind = QKV_TASK_FILE, strcpy(c.task.path, file), strcpy(c.task.eval_path, file));
@@ -688,7 +696,7 @@ START_TEST(test_docs_list_every_key) {
         ck_assert_msg(found, "docs/config.md lists unknown key %.*s", (int)(e - s), s);
         rows++;
     }
-    ck_assert_int_eq(rows, 62);
+    ck_assert_int_eq(rows, 63);
     ck_assert_ptr_nonnull(strstr(doc, "## Shipped configs"));
     free(doc);
 }

@@ -63,8 +63,8 @@ START_TEST(test_help_and_version) {
     ck_assert_ptr_nonnull(strstr(out, "gradcheck"));
     ck_assert_int_eq(run(out, sizeof out, false, "%s --version", qkv_test_bin()), 0);
     ck_assert_ptr_nonnull(strstr(out, "qkv "));
-    const char *cmds[] = {"train", "eval", "params", "gradcheck"};
-    for (int i = 0; i < 4; i++) {
+    const char *cmds[] = {"train", "eval", "sample", "params", "gradcheck"};
+    for (int i = 0; i < 5; i++) {
         ck_assert_int_eq(run(out, sizeof out, false, "%s %s --help", qkv_test_bin(), cmds[i]), 0);
         ck_assert_ptr_nonnull(strstr(out, "usage: qkv"));
     }
@@ -492,6 +492,85 @@ START_TEST(test_tiny_ablation) {
 }
 END_TEST
 
+/* qkv sample: a small byte model of Debian's GPL-3 text (seq_len 16) and a recall model */
+static void sample_model(void) {
+    char cfg[512], out[4096];
+    snprintf(cfg, sizeof cfg, "%s/text.json", TMP);
+    write_file(cfg, "{\"model\": {\"d_model\": 32, \"heads\": 2, \"layers\": 1, \"d_ff\": 64},\n"
+                    " \"task\": {\"name\": \"text\", \"path\": \"/usr/share/common-licenses/GPL-3\", \"seq_len\": 16},\n"
+                    " \"train\": {\"steps\": 150, \"batch\": 16, \"eval_examples\": 32},\n"
+                    " \"optim\": {\"lr\": 0.005}}\n");
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/text --threads 1 --quiet", qkv_test_bin(), cfg,
+                         TMP), 0);
+}
+
+/* the sample's bytes (the prompt and what follows) for these options */
+static void sample(char *out, size_t n, const char *opts) {
+    int rc = run(out, n, false, "%s sample %s/text/config.json --checkpoint %s/text/model.safetensors %s",
+                 qkv_test_bin(), TMP, TMP, opts);
+    ck_assert_msg(rc == 0, "qkv sample %s: exit %d", opts, rc);
+}
+
+START_TEST(test_sample) {
+    sample_model();
+    char a[4096], b[4096], c[4096];
+    /* the prompt, then exactly --tokens bytes; a seed gives the same sample every time */
+    sample(a, sizeof a, "--prompt 'the Program' --tokens 120 --seed 3");
+    ck_assert_int_eq(strlen(a), 11 + 120);
+    ck_assert(!strncmp(a, "the Program", 11));
+    sample(b, sizeof b, "--prompt 'the Program' --tokens 120 --seed 3");
+    ck_assert_str_eq(a, b);
+    /* another seed, another sample */
+    sample(c, sizeof c, "--prompt 'the Program' --tokens 120 --seed 4");
+    ck_assert_str_ne(a, c);
+    /* greedy (temperature 0) ignores the seed, is what a temperature near 0 draws, and what
+     * top-k 1 draws at any temperature */
+    sample(a, sizeof a, "--prompt 'the Program' --tokens 120 --temperature 0 --seed 1");
+    sample(b, sizeof b, "--prompt 'the Program' --tokens 120 --temperature 0 --seed 2");
+    ck_assert_str_eq(a, b);
+    sample(b, sizeof b, "--prompt 'the Program' --tokens 120 --temperature 1e-6 --seed 3");
+    ck_assert_str_eq(a, b);
+    sample(b, sizeof b, "--prompt 'the Program' --tokens 120 --top-k 1 --temperature 1.5 --seed 4");
+    ck_assert_str_eq(a, b);
+    /* top-k 2 draws only the two most likely bytes: not greedy, and the same for a seed */
+    sample(b, sizeof b, "--prompt 'the Program' --tokens 120 --top-k 2 --seed 5");
+    sample(c, sizeof c, "--prompt 'the Program' --tokens 120 --top-k 2 --seed 5");
+    ck_assert_str_eq(b, c);
+    ck_assert_str_ne(a, b);
+    /* a context longer than seq_len (16) keeps its last 16 bytes: a long prompt continues as its
+     * last 16 bytes do */
+    sample(a, sizeof a, "--prompt 'of this License, the Program' --tokens 60 --temperature 0");
+    sample(b, sizeof b, "--prompt 'icense, the Program' --tokens 60 --temperature 0");
+    ck_assert_str_eq(a + 28, b + 19);
+    /* the default prompt is a newline */
+    sample(a, sizeof a, "--tokens 5 --temperature 0");
+    ck_assert_int_eq(strlen(a), 6);
+    ck_assert_int_eq(a[0], '\n');
+}
+END_TEST
+
+/* a task whose tokens are not bytes: ids in, ids out, as JSON */
+START_TEST(test_sample_tokens) {
+    char cfg[512], out[4096];
+    snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
+    write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+                    " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
+                    " \"train\": {\"steps\": 20, \"batch\": 8, \"eval_examples\": 16}}\n");
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(run(out, sizeof out, false, "%s sample %s/r/config.json --checkpoint %s/r/checkpoint.safetensors "
+                         "--prompt '1, 9 2 10' --tokens 12", qkv_test_bin(), TMP, TMP), 0);
+    const char *head = "{\"prompt\": [1, 9, 2, 10], \"tokens\": [";
+    ck_assert_msg(!strncmp(out, head, strlen(head)), "%s", out);
+    int k = 0;
+    for (char *p = strstr(out, "\"tokens\": [") + 11; *p && *p != ']'; k++) {
+        long v = strtol(p, &p, 10);
+        ck_assert(v >= 0 && v < 16);
+        while (*p == ',' || *p == ' ') p++;
+    }
+    ck_assert_int_eq(k, 12);
+}
+END_TEST
+
 Suite *e2e_suite(void) {
     Suite *s = suite_create("e2e");
     TCase *tc = tcase_create("cli");
@@ -512,6 +591,8 @@ Suite *e2e_suite(void) {
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_tiny_ablation);
     tcase_add_test(tc, test_ablate_sigterm_stops_runs);
+    tcase_add_test(tc, test_sample);
+    tcase_add_test(tc, test_sample_tokens);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ablate/results.h"
+#include "ablate/samples.h"
 #include "ablate/strbuf.h"
 #include "ablate/svg.h"
 #include "io/fileio.h"
@@ -1516,6 +1517,74 @@ START_TEST(svg_log_x) {
 }
 END_TEST
 
+/* The text task: the variants' bits per byte and the baselines under the results table (one
+ * pair when the variants share them, per variant when not), and a sample per variant in a code
+ * block whose fence no backtick run in it can end, escaped in HTML; other tasks have neither */
+#define BPB_LINE "Bits per byte on the held-out text (the final evaluation loss / ln 2, mean over seeds): full 1.169, " \
+                 "shared 1.731, a&amp;b&lt;c 1.190"
+START_TEST(report_text_task) {
+    fixture *f = fixture_new(false);
+    char *dir = write_report(f);
+    char *md = read_in(dir, "report.md");
+    ck_assert_ptr_null(strstr(md, "Bits per byte"));
+    ck_assert_ptr_null(strstr(md, "## Samples"));
+    free(md);
+    qkv_test_rmtree(dir);
+    free(dir);
+
+    f->r.base_config_json = "{\"task\": {\"name\": \"text\"}}";
+    for (int i = 0; i < NV; i++) f->v[i].xz_bpb = 3.1133, f->v[i].unigram_bpb = 4.7941;
+    char s0[] = "The ``` fence <b>&amp;\n\n```` four\nend", s2[] = "The x";
+    f->v[0].sample = s0;
+    f->v[2].sample = s2;
+    dir = write_report(f);
+    char *res = read_in(dir, "results.md");
+    md = read_in(dir, "report.md");
+    char *html = read_in(dir, "report.html");
+    const char *bpb = BPB_LINE ". On the same bytes, xz -9 needs 3.113 bits per byte, and a unigram model of the "
+                      "training bytes (add-one smoothing) 4.794.\n";
+    ck_assert_msg(strstr(res, bpb) != NULL, "%s", res);
+    ck_assert_ptr_nonnull(strstr(md, bpb));
+    ck_assert_ptr_nonnull(strstr(md, "## Samples\n"));
+    ck_assert_ptr_nonnull(strstr(md, "\n### full\n\n`````text\nThe ``` fence <b>&amp;\n\n```` four\nend\n`````\n"));
+    ck_assert_ptr_nonnull(strstr(md, "\n### shared\n\nNo sample: the first seed's run has no finished model.\n"));
+    ck_assert_ptr_nonnull(strstr(md, "```text\nThe x\n```\n"));
+    ck_assert_ptr_nonnull(strstr(html, "<pre><code>The ``` fence &lt;b&gt;&amp;amp;\n\n```` four\nend</code></pre>"));
+    ck_assert_ptr_nonnull(strstr(html, "<h2>Samples</h2>"));
+    ck_assert(strstr(md, "## Samples") < strstr(md, "## Reproduce"));
+    free(res);
+    free(md);
+    free(html);
+    qkv_test_rmtree(dir);
+    free(dir);
+
+    /* baselines that differ between variants (their tasks differ): each variant's own */
+    f->v[2].xz_bpb = 3.0;
+    dir = write_report(f);
+    res = read_in(dir, "results.md");
+    ck_assert_msg(strstr(res, "full 1.169 (xz -9 3.113, unigram 4.794), shared 1.731 (xz -9 3.113, unigram 4.794), "
+                              "a&amp;b&lt;c 1.190 (xz -9 3.000, unigram 4.794). In brackets:") != NULL, "%s", res);
+    free(res);
+    qkv_test_rmtree(dir);
+    free(dir);
+    free(f);
+}
+END_TEST
+
+/* sample bytes as text a page shows as it is: UTF-8 kept, everything else U+FFFD */
+START_TEST(report_display_text) {
+    static const uint8_t in[] = "a\0b\xff\xc3\xa9\r\t\n\xc0\xaf\xc2\x85\xed\xa0\x80\xf0\x9f\x98\x80\x7f\xe2\x82";
+    char *t = qkv__ablate_display_text(in, sizeof in - 1);
+#define R "\xef\xbf\xbd"
+    ck_assert_str_eq(t, "a" R "b" R "\xc3\xa9" R "\t\n" R R R R R R R "\xf0\x9f\x98\x80" R R R);
+#undef R
+    free(t);
+    t = qkv__ablate_display_text(in, 0);
+    ck_assert_str_eq(t, "");
+    free(t);
+}
+END_TEST
+
 Suite *report_suite(void) {
     Suite *s = suite_create("report");
     TCase *tc = tcase_create("report");
@@ -1537,6 +1606,8 @@ Suite *report_suite(void) {
     tcase_add_test(tc, svg_curves_edge_cases);
     tcase_add_test(tc, svg_heatmap_shapes);
     tcase_add_test(tc, svg_log_x);
+    tcase_add_test(tc, report_text_task);
+    tcase_add_test(tc, report_display_text);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -5,6 +5,7 @@
 #include "ablate/plan.h"
 #include "ablate/results.h"
 #include "ablate/runner.h"
+#include "ablate/samples.h"
 #include "ablate/stats.h"
 #include "io/fileio.h"
 #include "train/run_dir.h"
@@ -98,6 +99,8 @@ static int read_run(const qkv_ablate_plan *p, int r, qkv_run_result *rr, qkv_var
     double at = num(s, "solved_at"), flat = num(s, "flat_since");
     rr->steps_to_threshold = rr->solved && isfinite(at) ? (long long)at : -1;
     rr->flat_since = isfinite(flat) ? (long long)flat : -1;
+    rr->xz_bpb = num(s, "baseline_xz_bpb");
+    rr->unigram_bpb = num(s, "baseline_unigram_bpb");
     if (!vr->params) { /* the same for every run of the variant */
         vr->params = (int64_t)num(s, "params");
         vr->attn_params = (int64_t)num(s, "attn_params");
@@ -273,6 +276,7 @@ void qkv__ablate_results_free(qkv_ablate_results *res) {
         free(res->v[v].heat.w);
         free(res->v[v].heat.tokens);
         free(res->v[v].heat.targets);
+        free(res->v[v].sample);
     }
     free(res->all_runs);
     free(res->runs); /* copies of all_runs' entries: their arrays are all_runs' */
@@ -314,6 +318,12 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
         choose_lr(vr, res->all_runs, v, nl, ns, c->metric);
         for (int s = 0; s < ns; s++) res->runs[v * ns + s] = res->all_runs[qkv__ablate_index(p, v, vr->lr_chosen, s)];
         summarise(vr, res->runs + v * ns, ns, c->metric, 0x5eed0000u + (uint64_t)v * 16);
+        vr->xz_bpb = vr->unigram_bpb = NAN;
+        for (int s = 0; s < ns && isnan(vr->xz_bpb); s++)
+            if (res->runs[v * ns + s].ok) {
+                vr->xz_bpb = res->runs[v * ns + s].xz_bpb;
+                vr->unigram_bpb = res->runs[v * ns + s].unigram_bpb;
+            }
     }
     if (oom) {
         snprintf(err, (size_t)errlen, "out of memory");
@@ -367,6 +377,11 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
         double rows = sums.rows ? (double)sums.rows : NAN;
         vr->diag = (qkv_attn_diag){sums.diag / rows, sums.first / rows, sums.entropy / rows,
                                    sums.entropy_uniform / rows};
+        /* the text task: a sample of the first seed's run (the same prompt and seed for all) */
+        int r0 = qkv__ablate_index(p, v, vr->lr_chosen, 0);
+        char e2[512];
+        if (res->all_runs[r0].ok && qkv__ablate_sample(p->runs[r0].dir, &vr->sample, e2, sizeof e2) && !quiet)
+            fprintf(stderr, "qkv ablate: the sample of %s skipped: %s\n", p->runs[r0].dir, e2);
     }
     for (int r = 0; r < p->n && !res->base_config_json; r++)
         if (res->all_runs[r].ok) {

@@ -2,6 +2,10 @@
  * report.html, the summary paragraph's wording and the explanatory notes. Formats are the
  * renderers' business (report_md.c, report_html.c). */
 #include "ablate/report_doc.h"
+#include "ablate/samples.h"
+#include "tasks/task.h"
+
+#include <math.h>
 
 static const char RESULTS_NOTE[] =
     "Each variant at its learning rate (chosen on the validation set, never on the numbers shown). Accuracy and "
@@ -131,10 +135,64 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
 #undef CODE
 }
 
+/* the text task: each variant's bits per byte beside what xz -9 and a unigram model need for
+ * the same held-out bytes (one pair of baselines when every variant's task gives the same) */
+static void bits_per_byte(qkv_report_doc *doc, const qkv_report *p) {
+    if (!p->text_task) return;
+    const qkv_ablate_results *r = p->r;
+    double xz = NAN, uni = NAN;
+    bool same = true;
+    for (int i = 0; i < p->nv; i++) {
+        const qkv_variant_result *v = &r->v[i];
+        if (!isfinite(v->xz_bpb) || !isfinite(v->unigram_bpb)) continue;
+        if (isnan(xz)) xz = v->xz_bpb, uni = v->unigram_bpb;
+        else same &= v->xz_bpb == xz && v->unigram_bpb == uni;
+    }
+#define TEXT(...) qkv_report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
+    qkv_report_doc_paragraph(doc);
+    TEXT("Bits per byte on the held-out text (the final evaluation loss / ln 2, mean over seeds): ");
+    for (int i = 0; i < p->nv; i++) {
+        const qkv_variant_result *v = &r->v[i];
+        TEXT("%s%s ", i ? ", " : "", v->name);
+        if (v->runs_ok > 0 && isfinite(v->loss_mean)) TEXT("%.3f", v->loss_mean / QKV_LN2);
+        else TEXT("(no finished run)");
+        if (!same && isfinite(v->xz_bpb) && isfinite(v->unigram_bpb))
+            TEXT(" (xz -9 %.3f, unigram %.3f)", v->xz_bpb, v->unigram_bpb);
+    }
+    if (same && isfinite(xz))
+        TEXT(". On the same bytes, xz -9 needs %.3f bits per byte, and a unigram model of the training bytes "
+             "(add-one smoothing) %.3f.", xz, uni);
+    else if (!same)
+        TEXT(". In brackets: xz -9 and a unigram model of the training bytes (add-one smoothing) on each variant's "
+             "held-out bytes.");
+    else
+        TEXT(".");
+#undef TEXT
+}
+
 /* the results table and how to read it */
 static void results(qkv_report_doc *doc, const qkv_report *p) {
     qkv_report_doc_table(doc, &p->results);
+    bits_per_byte(doc, p);
     qkv_report_doc_note(doc, "%s", RESULTS_NOTE);
+}
+
+/* the text task: what each variant's model writes, from the same prompt with the same seed */
+static void samples(qkv_report_doc *doc, const qkv_report *p) {
+    if (!p->text_task) return;
+    qkv_report_doc_heading(doc, 2, "Samples");
+    qkv_report_doc_note(doc, "The final model of each variant's first-seed run (at its chosen learning rate) continues "
+                        "the prompt \"%s\" with %d bytes drawn at temperature %.1f with seed %d, as qkv sample "
+                        "--prompt '%s' --tokens %d --temperature %.1f --seed %d does. Bytes that are not UTF-8 text "
+                        "show as \xef\xbf\xbd.", QKV_ABLATE_SAMPLE_PROMPT, QKV_ABLATE_SAMPLE_BYTES,
+                        QKV_ABLATE_SAMPLE_TEMPERATURE, QKV_ABLATE_SAMPLE_SEED, QKV_ABLATE_SAMPLE_PROMPT,
+                        QKV_ABLATE_SAMPLE_BYTES, QKV_ABLATE_SAMPLE_TEMPERATURE, QKV_ABLATE_SAMPLE_SEED);
+    for (int i = 0; i < p->nv; i++) {
+        const qkv_variant_result *v = &p->r->v[i];
+        qkv_report_doc_heading(doc, 3, v->name);
+        if (v->sample) qkv_report_doc_code(doc, "text", v->sample);
+        else qkv_report_doc_note(doc, "No sample: the first seed's run has no finished model.");
+    }
 }
 
 /* where the heads look, with what each number means */
@@ -174,6 +232,7 @@ int qkv_report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
         if (p->maps[i].svg) qkv_report_doc_figure(doc, &p->maps[i]);
         else qkv_report_doc_note(doc, "No attention map was recorded for this variant.");
     }
+    samples(doc, p);
     qkv_report_doc_heading(doc, 2, "Reproduce");
     qkv_report_doc_text(doc, "The effective config of the first variant's first run:");
     qkv_report_doc_code(doc, "json", p->r->base_config_json ? p->r->base_config_json : "null");

@@ -80,9 +80,17 @@ static void md_block(qkv_strbuf *b, const qkv_report_block *k) {
         }
         break;
     case QKV_BLOCK_CODE: {
-        size_t n = strlen(k->text);
-        qkv_strbuf_printf(b, "```%s\n%s%s```\n", k->lang ? k->lang : "", k->text,
-                          n == 0 || k->text[n - 1] != '\n' ? "\n" : "");
+        /* a fence of more backticks than any run of them in the text, so none can end it */
+        size_t n = strlen(k->text), run = 0, longest = 0;
+        for (size_t i = 0; i < n; i++) {
+            run = k->text[i] == '`' ? run + 1 : 0;
+            if (run > longest) longest = run;
+        }
+        size_t f = longest >= 3 ? longest + 1 : 3;
+        for (size_t i = 0; i < f; i++) qkv_strbuf_puts(b, "`");
+        qkv_strbuf_printf(b, "%s\n%s%s", k->lang ? k->lang : "", k->text, n == 0 || k->text[n - 1] != '\n' ? "\n" : "");
+        for (size_t i = 0; i < f; i++) qkv_strbuf_puts(b, "`");
+        qkv_strbuf_puts(b, "\n");
         break;
     }
     case QKV_BLOCK_TABLE: md_table(b, k->table); break;

@@ -23,6 +23,7 @@ typedef struct qkv_run_result {
     bool solved, improving;         /* its verdict (summary.json, train/verdict.h) */
     long long steps_to_threshold;   /* solved_at: the first evaluated step at the threshold; -1 none */
     long long flat_since;           /* -1 while improving */
+    double xz_bpb, unigram_bpb;     /* the text task: its baselines in bits per byte (summary.json); NaN otherwise */
 } qkv_run_result;
 
 /* Attention diagnostics, averaged over layers, heads, seeds and the query rows of the
@@ -77,6 +78,10 @@ typedef struct qkv_variant_result {
     double seconds;                 /* mean wall time of a run */
     qkv_attn_diag diag;
     qkv_heatmap heat;
+    /* the text task: the baselines of its first finished chosen run (NaN: none), and the sample
+     * of its first seed's chosen run (ablate/samples.h; NULL: none, or not the text task) */
+    double xz_bpb, unigram_bpb;
+    char *sample;
 } qkv_variant_result;
 
 typedef struct qkv_ablate_results {

@@ -17,6 +17,7 @@ QKV_INTERNAL int qkv_cmd_params(int argc, char **argv);
 QKV_INTERNAL int qkv_cmd_gradcheck(int argc, char **argv);
 QKV_INTERNAL int qkv_cmd_ablate(int argc, char **argv);
 QKV_INTERNAL int qkv_cmd_bench(int argc, char **argv);
+QKV_INTERNAL int qkv_cmd_sample(int argc, char **argv);
 
 /* "qkv CMD: message" on stderr */
 QKV_INTERNAL void qkv_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

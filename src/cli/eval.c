@@ -33,7 +33,7 @@ static const qkv_cli_command COMMAND = {
     "eval", "CONFIG --checkpoint FILE [OPTION]...",
     "Evaluate the model.safetensors (or checkpoint.safetensors) of a run. The model is built\n"
     "from CONFIG (use the run's config.json). Prints {\"loss\", \"accuracy\", \"examples\",\n"
-    "\"positions\"} as JSON.",
+    "\"positions\"} as JSON, and for the text task \"bpb\": bits per byte, loss / ln 2.",
     "CONFIG", OPTIONS,
 };
 
@@ -90,8 +90,11 @@ int qkv_cmd_eval(int argc, char **argv) {
     char loss[64]; /* JSON has no NaN or Inf: null */
     if (isfinite(r.loss)) snprintf(loss, sizeof loss, "%.6f", r.loss);
     else snprintf(loss, sizeof loss, "null");
-    printf("{\"loss\":%s,\"accuracy\":%.6f,\"examples\":%lld,\"positions\":%lld}\n", loss, r.accuracy,
-           (long long)r.examples, (long long)r.positions);
+    char bpb[48] = ""; /* the text task's bytes: bits per byte, loss / ln 2 */
+    if (!have_data && task.cfg.kind == QKV_TASK_TEXT && isfinite(r.loss))
+        snprintf(bpb, sizeof bpb, ",\"bpb\":%.6f", r.loss / QKV_LN2);
+    printf("{\"loss\":%s,\"accuracy\":%.6f,\"examples\":%lld,\"positions\":%lld%s}\n", loss, r.accuracy,
+           (long long)r.examples, (long long)r.positions, bpb);
     rc = QKV_EXIT_OK;
 cleanup:
     qkv_ctx_free(ctx);

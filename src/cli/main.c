@@ -13,6 +13,7 @@ static const char USAGE[] =
     "commands:\n"
     "  train      train a model from a JSON config (or resume a run)\n"
     "  eval       evaluate a checkpoint on the task or on a JSON Lines file\n"
+    "  sample     generate text (or tokens) from a checkpoint\n"
     "  params     count a config's parameters per module\n"
     "  gradcheck  check the model's gradients against finite differences\n"
     "  ablate     train and compare variants (the Q/K/V ablation) and write a report\n"
@@ -27,7 +28,7 @@ static const char USAGE[] =
 typedef struct { const char *name; int (*run)(int, char **); } command;
 
 static const command COMMANDS[] = {
-    {"train", qkv_cmd_train}, {"eval", qkv_cmd_eval}, {"params", qkv_cmd_params},
+    {"train", qkv_cmd_train}, {"eval", qkv_cmd_eval}, {"sample", qkv_cmd_sample}, {"params", qkv_cmd_params},
     {"gradcheck", qkv_cmd_gradcheck}, {"ablate", qkv_cmd_ablate},
     {"bench", qkv_cmd_bench},
 };

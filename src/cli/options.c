@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,19 @@ static bool parse_int(const char *cmd, const char *name, const char *s, long lon
     long long v = strtoll(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) {
         qkv_cli_error(cmd, "%s: expected an integer in [%lld, %lld], got '%s'", name, lo, hi, s);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* a finite number in [lo, hi] (a usage error message otherwise) */
+static bool parse_num(const char *cmd, const char *name, const char *s, long long lo, long long hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < (double)lo || v > (double)hi) {
+        qkv_cli_error(cmd, "%s: expected a number in [%lld, %lld], got '%s'", name, lo, hi, s);
         return false;
     }
     *out = v;
@@ -70,6 +84,7 @@ static int parse_arg(const qkv_cli_command *c, int argc, char **argv, int *i, vo
     if (!val) val = argv[++*i];
     if (o->kind == QKV_ARG_STRING) *(const char **)field = val;
     if (o->kind == QKV_ARG_INT && !parse_int(c->name, o->name, val, o->lo, o->hi, field)) return QKV_EXIT_USAGE;
+    if (o->kind == QKV_ARG_NUM && !parse_num(c->name, o->name, val, o->lo, o->hi, field)) return QKV_EXIT_USAGE;
     if (o->kind == QKV_ARG_LIST) {
         qkv_cli_list *l = field;
         if (!l->v && !(l->v = calloc((size_t)argc, sizeof *l->v))) { /* room for every argument */

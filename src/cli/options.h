@@ -14,6 +14,7 @@ typedef enum {
     QKV_ARG_STRING, /* a value: a const char * (the last one given wins) */
     QKV_ARG_LIST,   /* a value, repeatable: appended to a qkv_cli_list (e.g. --set) */
     QKV_ARG_INT,    /* a value: a whole number in [lo, hi], into a long long */
+    QKV_ARG_NUM,    /* a value: a finite number in [lo, hi], into a double */
     QKV_ARG_HELP,   /* no value: print the command's help on stdout and stop (exit status 0) */
 } qkv_arg_kind;
 
@@ -29,7 +30,7 @@ typedef struct qkv_cli_option {
     qkv_arg_kind kind;
     const char *value; /* the value's name in the help ("DIR"); NULL without a value */
     size_t offset;     /* where the value goes in the command's argument struct */
-    long long lo, hi;  /* QKV_ARG_INT: the accepted range */
+    long long lo, hi;  /* QKV_ARG_INT, QKV_ARG_NUM: the accepted range */
     const char *help;  /* what it does; each '\n' starts an indented continuation line */
 } qkv_cli_option;
 
@@ -45,6 +46,8 @@ typedef struct qkv_cli_option {
     {name, NULL, QKV_ARG_LIST, value, QKV_ARG_AT(type, field, qkv_cli_list), 0, 0, help}
 #define QKV_INT(name, value, type, field, lo, hi, help) \
     {name, NULL, QKV_ARG_INT, value, QKV_ARG_AT(type, field, long long), lo, hi, help}
+#define QKV_NUM(name, value, type, field, lo, hi, help) \
+    {name, NULL, QKV_ARG_NUM, value, QKV_ARG_AT(type, field, double), lo, hi, help}
 #define QKV_HELP {"--help", "-h", QKV_ARG_HELP, NULL, 0, 0, 0, "show this help"}
 #define QKV_OPTIONS_END {NULL, NULL, QKV_ARG_FLAG, NULL, 0, 0, 0, NULL}
 

@@ -171,9 +171,14 @@ static int train_command(int argc, char **argv) {
     if (d.size > 1)
         snprintf(procs, sizeof procs, ",\"processes\":%d,\"param_checksum\":\"%016llx\"", s.processes,
                  (unsigned long long)s.param_checksum);
-    printf("{\"eval_accuracy\":%s,\"eval_loss\":%s,\"train_loss\":%s,\"steps\":%lld,"
+    char bpb[256] = "", b1[64], b2[64], b3[64]; /* bytes: bits per byte and the baselines beside it */
+    if (s.text)
+        snprintf(bpb, sizeof bpb, ",\"eval_bpb\":%s,\"baseline_xz_bpb\":%s,\"baseline_unigram_bpb\":%s",
+                 json_num(s.eval_bpb, b1, sizeof b1), json_num(s.baseline_xz_bpb, b2, sizeof b2),
+                 json_num(s.baseline_unigram_bpb, b3, sizeof b3));
+    printf("{\"eval_accuracy\":%s,\"eval_loss\":%s%s,\"train_loss\":%s,\"steps\":%lld,"
            "\"skipped_steps\":%lld,\"seconds\":%.2f,\"params\":%lld,\"attn_params\":%lld,\"run\":\"%s\"%s}\n",
-           json_num(s.eval.accuracy, acc, sizeof acc), json_num(s.eval.loss, el, sizeof el),
+           json_num(s.eval.accuracy, acc, sizeof acc), json_num(s.eval.loss, el, sizeof el), bpb,
            json_num(s.train_loss, tl, sizeof tl), s.steps, s.skipped_steps, s.seconds,
            (long long)s.params, (long long)s.attn_params, out, procs);
     if (!a.quiet) fprintf(stderr, "qkv train: run directory %s\n", out);

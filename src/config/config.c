@@ -12,6 +12,7 @@
 #include "io/json.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -28,6 +29,7 @@ _Static_assert(sizeof(qkv_self_mask_rule) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_init_scheme) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_activation) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_task_kind) == sizeof(int), "enum size");
+_Static_assert(sizeof(qkv_text_corpus) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_optim_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_schedule_kind) == sizeof(int), "enum size");
 
@@ -116,7 +118,10 @@ typedef struct key_def {
       "noisy_recall: size of the noise alphabet")                                              \
     X(INT, "task.copy_tokens", task.copy_tokens, 1, 4096,                                      \
       "selective_copy: data tokens to copy, at most length")                                   \
-    X(STR, "task.path", task.path, "text: any file; file: JSON Lines training data")           \
+    X(ENUM, "task.corpus", task.corpus, QKV_TEXT_CORPUS_NAMES, QKV_CORPUS_COUNT,               \
+      "text: file (task.path is the text) or fortunes (Debian's fortunes package)")            \
+    X(STR, "task.path", task.path,                                                             \
+      "text: any file (corpus fortunes: a directory of fortune files); file: JSON Lines training data") \
     X(STR, "task.eval_path", task.eval_path,                                                   \
       "file: JSON Lines evaluation data (\"\" = hold out the tail)")                           \
     X(NUM, "task.eval_fraction", task.eval_fraction, '(', 0, 1, ')',                           \
@@ -787,13 +792,36 @@ static int check_readable(const char *key, const char *path, char *err, int errl
     return 0;
 }
 
+/* the fortunes corpus's directory: task.path, or Debian's; missing, it names the package */
+static int check_fortunes_dir(const qkv_task_config *t, char *err, int errlen) {
+    const char *dir = t->path[0] ? t->path : QKV_FORTUNES_DIR;
+    char shown[160];
+    show_text(dir, 120, shown, sizeof shown);
+    errno = 0;
+    DIR *d = opendir(dir);
+    if (d) {
+        closedir(d);
+        return 0;
+    }
+    if (!t->path[0])
+        return fail(err, errlen, "task.corpus: fortunes reads Debian's fortunes package, which is not installed "
+                    "(%s: %s); install it with %s", shown, strerror(errno), QKV_FORTUNES_INSTALL);
+    return fail(err, errlen, "task.path: cannot open the fortunes directory \"%s\": %s (Debian's fortunes "
+                "package installs %s: %s)", shown, strerror(errno), QKV_FORTUNES_DIR, QKV_FORTUNES_INSTALL);
+}
+
 static int check_task_files(const qkv_config *c, char *err, int errlen) {
     const qkv_task_config *t = &c->task;
-    if (t->kind == QKV_TASK_TEXT || t->kind == QKV_TASK_FILE) {
+    if (t->corpus != QKV_CORPUS_FILE && t->kind != QKV_TASK_TEXT)
+        return fail(err, errlen, "task.corpus: %s is a corpus of the text task, not of task \"%s\"",
+                    QKV_TEXT_CORPUS_NAMES[t->corpus], QKV_TASK_NAMES[t->kind]);
+    if (t->kind == QKV_TASK_TEXT && t->corpus == QKV_CORPUS_FORTUNES) {
+        if (check_fortunes_dir(t, err, errlen)) return -1;
+    } else if (t->kind == QKV_TASK_TEXT || t->kind == QKV_TASK_FILE) {
         if (!t->path[0])
             return fail(err, errlen, "task.path: task \"%s\" needs a path to %s",
                         QKV_TASK_NAMES[t->kind],
-                        t->kind == QKV_TASK_TEXT ? "a text file" : "a JSON Lines file");
+                        t->kind == QKV_TASK_TEXT ? "a text file (or task.corpus fortunes)" : "a JSON Lines file");
         if (check_readable("task.path", t->path, err, errlen)) return -1;
     }
     if (t->eval_path[0] && check_readable("task.eval_path", t->eval_path, err, errlen)) return -1;

@@ -14,6 +14,8 @@ const char *const QKV_TASK_NAMES[QKV_TASK_COUNT] = {
     "copy", "reverse", "sort", "recall", "induction", "fuzzy_recall", "noisy_recall", "selective_copy",
     "text", "file"};
 
+const char *const QKV_TEXT_CORPUS_NAMES[QKV_CORPUS_COUNT] = {"file", "fortunes"};
+
 qkv_task_config qkv_task_config_default(void) {
     qkv_task_config c;
     memset(&c, 0, sizeof c); /* padding and the paths' unused bytes too: configs compare as bytes */

@@ -16,6 +16,8 @@
 #include "tensor/rng.h"
 
 #define QKV_IGNORE (-100)
+/* ln 2: a byte-level loss in nats over this is bits per byte */
+#define QKV_LN2 0.693147180559945309417
 
 typedef enum { QKV_SPLIT_TRAIN, QKV_SPLIT_EVAL, QKV_SPLIT_VAL } qkv_split;
 
@@ -81,5 +83,12 @@ QKV_API int64_t qkv_task_split_size(const qkv_task *t, qkv_split split);
  * compared by a 64-bit hash of their tokens and targets). Text and file tasks are disjoint by
  * their slices already. Call once after qkv_task_open, before the first batch. 0, or -1 (OOM). */
 QKV_API int qkv_task_hold_out(qkv_task *t, int64_t n_eval, int64_t n_val, char *err, int errlen);
+
+/* text: the bits per byte of two baselines on the evaluation slice (the held-out tail, the
+ * text the model's eval_bpb is measured on): xz -9's compressed size x 8 / bytes (liblzma, as
+ * `xz -9 -c`), and the cross-entropy in bits of a unigram model of the training bytes with
+ * add-one smoothing, p(b) = (count(b) + 1) / (training bytes + 256) (text_baseline.c).
+ * 0, or -1 with one line in err */
+QKV_API int qkv_task_text_baselines(const qkv_task *t, double *xz_bpb, double *unigram_bpb, char *err, int errlen);
 
 #endif

@@ -13,6 +13,21 @@ typedef enum {
 /* names used in configs: "copy", "reverse", ... (index = enum value) */
 QKV_API extern const char *const QKV_TASK_NAMES[QKV_TASK_COUNT];
 
+/* text: where the bytes come from */
+typedef enum {
+    QKV_CORPUS_FILE,     /* task.path is the text */
+    QKV_CORPUS_FORTUNES, /* the fortunes of a directory of fortune files (task_data.h) */
+    QKV_CORPUS_COUNT
+} qkv_text_corpus;
+
+/* names used in configs: "file", "fortunes" (index = enum value) */
+QKV_API extern const char *const QKV_TEXT_CORPUS_NAMES[QKV_CORPUS_COUNT];
+
+/* where Debian's fortunes package (and fortunes-min, which it depends on) puts its fortune
+ * files, and how to get them: the fortunes corpus's default directory and its one-line hint */
+#define QKV_FORTUNES_DIR "/usr/share/games/fortunes"
+#define QKV_FORTUNES_INSTALL "apt-get install fortunes (or scripts/install-deps.sh fortunes)"
+
 typedef struct qkv_task_config {
     qkv_task_kind kind;
     int length;            /* copy/reverse/sort/induction: symbols per sequence;
@@ -23,7 +38,9 @@ typedef struct qkv_task_config {
     int key_len, value_len; /* fuzzy_recall: tokens per key and per value */
     int noise, noise_symbols; /* noisy_recall: noise tokens per example, size of their alphabet */
     int copy_tokens;       /* selective_copy: data tokens to copy (at most length) */
-    char path[1024];       /* text: any file; file: JSON Lines training data */
+    qkv_text_corpus corpus; /* text: task.path is the text, or a directory of fortune files */
+    char path[1024];       /* text: any file (corpus fortunes: the directory, "" = QKV_FORTUNES_DIR);
+                              file: JSON Lines training data */
     char eval_path[1024];  /* file: JSON Lines evaluation data ("" = hold out the tail) */
     double eval_fraction;  /* text/file: share of the data held out for evaluation */
     double val_fraction;   /* text/file: share held out for validation, before the evaluation

@@ -29,21 +29,31 @@ static int read_file(const char *path, const char *key, uint8_t **out, int64_t *
 }
 
 int qkv_task_open_text(qkv_task *t, char *err, int errlen) {
-    if (read_file(t->cfg.path, "task.path", &t->text, &t->text_len, err, errlen)) return -1;
+    bool fortunes = t->cfg.corpus == QKV_CORPUS_FORTUNES;
+    const char *src = fortunes && !t->cfg.path[0] ? QKV_FORTUNES_DIR : t->cfg.path;
+    const char *key = fortunes && !t->cfg.path[0] ? "task.corpus" : "task.path";
+    if (fortunes ? qkv_task_read_fortunes(src, key, &t->text, &t->text_len, NULL, NULL, err, errlen)
+                 : read_file(src, key, &t->text, &t->text_len, err, errlen))
+        return -1;
     t->vocab = 256;
     t->seq_len = t->cfg.seq_len;
-    t->text_split = t->text_len - (int64_t)((double)t->text_len * t->cfg.eval_fraction);
+    /* a part of the fortunes starts where a fortune does: the cut moves forward to the next one */
+    int64_t len = t->text_len;
+    int64_t split = len - (int64_t)((double)len * t->cfg.eval_fraction);
+    if (fortunes) split = qkv_task_fortune_start(t->text, len, split);
+    t->text_split = split;
     int64_t need = t->seq_len + 1;
-    if (t->text_split < need || t->text_len - t->text_split < need) {
-        snprintf(err, (size_t)errlen, "task.path: %s has %lld bytes; with task.eval_fraction %g both parts "
-                 "need at least task.seq_len + 1 = %lld bytes", t->cfg.path, (long long)t->text_len,
+    if (t->text_split < need || len - t->text_split < need) {
+        snprintf(err, (size_t)errlen, "%s: %s has %lld bytes; with task.eval_fraction %g both parts "
+                 "need at least task.seq_len + 1 = %lld bytes", key, src, (long long)len,
                  t->cfg.eval_fraction, (long long)need);
         return -1;
     }
     /* the validation slice, cut from the end of the training part; none when either would be
      * shorter than a window */
-    int64_t val = (int64_t)((double)t->text_len * t->cfg.val_fraction);
-    t->text_val = val >= need && t->text_split - val >= need ? t->text_split - val : t->text_split;
+    int64_t val = t->text_split - (int64_t)((double)len * t->cfg.val_fraction);
+    if (fortunes) val = qkv_task_fortune_start(t->text, len, val < 0 ? 0 : val);
+    t->text_val = t->cfg.val_fraction > 0 && val >= need && t->text_split - val >= need ? val : t->text_split;
     return 0;
 }
 

@@ -125,12 +125,15 @@ static int metrics_line(run *r, double loss, double lr, double gnorm, const qkv_
     errno = 0;
     fprintf(r->metrics, "{\"step\":%lld,\"loss\":%s,\"lr\":%.9g,\"grad_norm\":%s", r->st.step,
             jnum(loss, a, sizeof a), lr, jnum(gnorm, b, sizeof b));
+    bool bytes = r->task.cfg.kind == QKV_TASK_TEXT; /* byte-level: bits per byte too */
     if (ev)
         fprintf(r->metrics, ",\"eval_loss\":%s,\"eval_accuracy\":%s", jnum(ev->loss, a, sizeof a),
                 jnum(ev->accuracy, c, sizeof c));
+    if (ev && bytes) fprintf(r->metrics, ",\"eval_bpb\":%s", jnum(ev->loss / QKV_LN2, a, sizeof a));
     if (ev && val)
         fprintf(r->metrics, ",\"val_loss\":%s,\"val_accuracy\":%s", jnum(val->loss, a, sizeof a),
                 jnum(val->accuracy, c, sizeof c));
+    if (ev && val && bytes) fprintf(r->metrics, ",\"val_bpb\":%s", jnum(val->loss / QKV_LN2, a, sizeof a));
     fprintf(r->metrics, ",\"skipped_steps\":%lld,\"tokens_per_s\":%.1f,\"elapsed\":%.3f}\n", r->st.skipped, tps, elapsed);
     if (fflush(r->metrics) || ferror(r->metrics)) {
         snprintf(err, (size_t)errlen, "%s/metrics.jsonl: cannot write: %s", r->opt->out_dir, strerror(errno ? errno : EIO));
@@ -430,6 +433,14 @@ static int write_summary(run *r, qkv_run_summary *s, char *err, int errlen) {
                      s->interrupted ? "true" : "false", v.solved ? "solved" : "unsolved", solved, v.budget,
                      r->cfg->train.threshold, v.improving ? "improving" : "flat", flat,
                      v.on_validation ? "validation" : "evaluation");
+    if (s->text) { /* byte-level: bits per byte, and the baselines on the same held-out bytes */
+        char xb[32], ub[32];
+        n -= 2; /* before the closing "}\n" */
+        n += snprintf(buf + n, sizeof buf - (size_t)n,
+                      ",\"eval_bpb\":%s,\"val_bpb\":%s,\"baseline_xz_bpb\":%s,\"baseline_unigram_bpb\":%s}\n",
+                      jnum(s->eval_bpb, a, sizeof a), s->has_val ? jnum(s->val_bpb, vl, sizeof vl) : "null",
+                      jnum(s->baseline_xz_bpb, xb, sizeof xb), jnum(s->baseline_unigram_bpb, ub, sizeof ub));
+    }
     return qkv_write_file_atomic(in_dir(r, QKV_RUN_SUMMARY), buf, (size_t)n, err, errlen);
 }
 
@@ -570,6 +581,16 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
                 }
     }
     sum->attn_params = r->model ? qkv_model_attention_params(r->model) : 0;
+    sum->text = r->task.cfg.kind == QKV_TASK_TEXT && r->task.text;
+    if (sum->text) {
+        sum->eval_bpb = ev.loss / QKV_LN2;
+        sum->val_bpb = sum->has_val ? val.loss / QKV_LN2 : NAN;
+        sum->baseline_xz_bpb = sum->baseline_unigram_bpb = NAN;
+        char e[512]; /* xz -9 on the held-out bytes (about a second per 250 KB); once, for the summary */
+        if (!rc && lead && !sum->interrupted &&
+            qkv_task_text_baselines(&r->task, &sum->baseline_xz_bpb, &sum->baseline_unigram_bpb, e, sizeof e))
+            fprintf(stderr, "qkv train: %s (summary.json's baselines are null)\n", e); /* the run is done: go on */
+    }
     if (!rc && lead && !sum->interrupted && write_summary(r, sum, err, errlen)) rc = -1;
     if (r->metrics) fclose(r->metrics);
     qkv_batch_free(&r->batch);

@@ -43,6 +43,11 @@ typedef struct qkv_run_summary {
     qkv_verdict verdict;         /* solved within the budget? still improving? (verdict.h) */
     int processes;               /* that trained it together (dist.h) */
     uint64_t param_checksum;     /* FNV-1a of the final parameters' bytes, equal on every process */
+    /* the text task (bytes): the final evaluation's and validation's bits per byte (loss / ln 2;
+     * val_bpb NaN without validation) and the baselines on the evaluation bytes
+     * (qkv_task_text_baselines; NaN when they could not be computed) */
+    bool text;
+    double eval_bpb, val_bpb, baseline_xz_bpb, baseline_unigram_bpb;
 } qkv_run_summary;
 
 /* train per cfg (already validated); 0 done, 1 interrupted (checkpoint saved), -1 error (one line

@@ -1,0 +1,49 @@
+#!/bin/sh
+# The study of docs/qkv-answer.md: every ablation of configs/study/VERSION/, then the summary.
+#
+#   scripts/study.sh [quick|full]     (make study / make study-full)
+#
+# quick (the default) is the one-machine version, about an hour on 2 cores; full is the study
+# as designed (docs/qkv-answer.md gives its compute). Runs go to runs/study-VERSION/NAME (not
+# committed; a second call reuses finished runs and resumes the rest); the reports are copied
+# to docs/results/study-VERSION/NAME (results.md, .csv, .json, report.md, plots/) and
+# `qkv summarize` writes docs/results/study-VERSION/summary/. Wall times go to
+# docs/results/study-VERSION/times.txt. JOBS (default: the number of cores) runs at once.
+set -eu
+cd "$(dirname "$0")/.."
+version=${1:-quick}
+case "$version" in quick|full) ;; *) echo "usage: scripts/study.sh [quick|full]" >&2; exit 2 ;; esac
+qkv=${QKV:-build/qkv}
+jobs=${JOBS:-$(getconf _NPROCESSORS_ONLN)}
+runs=runs/study-$version
+results=docs/results/study-$version
+[ -x "$qkv" ] || { echo "study: $qkv is missing: run make first" >&2; exit 1; }
+# the fortunes corpus for the text ablations (installs it when run as root, else says how)
+scripts/install-deps.sh configs/study/base/text.json
+mkdir -p "$runs" "$results"
+times=$results/times.txt.tmp
+{
+    echo "# scripts/study.sh $version: $(date -u +%Y-%m-%dT%H:%MZ), $(getconf _NPROCESSORS_ONLN) cores, --jobs $jobs,"
+    echo "# $($qkv --version 2>/dev/null | head -n 1), load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$times"
+total0=$(date +%s)
+dirs=
+for cfg in configs/study/$version/*.json; do
+    name=$(basename "$cfg" .json)
+    t0=$(date +%s)
+    "$qkv" ablate "$cfg" --out "$runs/$name" --jobs "$jobs"
+    t1=$(date +%s)
+    echo "$name $((t1 - t0)) s" >> "$times"
+    mkdir -p "$results/$name"
+    for f in results.md results.csv results.json report.md; do
+        [ ! -f "$runs/$name/$f" ] || cp "$runs/$name/$f" "$results/$name/$f"
+    done
+    rm -rf "$results/$name/plots"
+    [ ! -d "$runs/$name/plots" ] || cp -r "$runs/$name/plots" "$results/$name/plots"
+    dirs="$dirs $results/$name"
+done
+echo "total $(( $(date +%s) - total0 )) s" >> "$times"
+mv "$times" "$results/times.txt"
+# shellcheck disable=SC2086
+"$qkv" summarize $dirs --out "$results/summary"
+echo "study: reports in $results/, the summary in $results/summary/summary.md"
