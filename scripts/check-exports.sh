@@ -12,7 +12,10 @@ headers=$(scripts/public-headers.sh)
 # the name declared on each QKV_API line: the identifier before the first '(' or '['
 # shellcheck disable=SC2086
 sed -n 's/^QKV_API [^([]*[^A-Za-z0-9_([]\([A-Za-z_][A-Za-z0-9_]*\) *[([].*/\1/p' $headers | sort -u > "$tmp/declared"
-nm -D --defined-only "$lib" | awk '$2 ~ /^[TDRBV]$/ {print $3}' | sort -u > "$tmp/exported"
+# AddressSanitizer adds one '__odr_asan.NAME' indicator beside each exported variable (its
+# one-definition-rule check): the sanitizer's names, not ours, so they are left out here
+nm -D --defined-only "$lib" | awk '$2 ~ /^[TDRBV]$/ && $3 !~ /^__odr_asan[.]/ {print $3}' \
+    | sort -u > "$tmp/exported"
 status=0
 # shellcheck disable=SC2086
 if grep -n '^QKV_INTERNAL' $headers; then
