@@ -329,6 +329,18 @@ START_TEST(test_shards_status_report) {
                   "%s", out);
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --report", qkv_test_bin(), TMP, TMP), 0);
     ck_assert_msg(strstr(out, "a partial report: 2 of 4 runs have not finished"), "%s", out);
+    /* the partial report says so in its files, and records the baseline's task and size */
+    snprintf(path, sizeof path, "%s/part/results.json", TMP);
+    cJSON *j = read_json(path);
+    ck_assert(num(j, "missing_runs") == 2 && num(j, "runs_planned") == 4);
+    ck_assert(num(j, "d_model") == 16 && num(j, "layers") == 2 && num(j, "heads") == 2);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "task")->valuestring, "recall");
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/part/results.md", TMP);
+    char *md = qkv_read_file(path, NULL, out, sizeof out);
+    ck_assert_ptr_nonnull(md);
+    ck_assert_msg(strstr(md, "\nPartial results: 2 of 4 runs have not finished"), "%s", md);
+    free(md);
     ck_assert_int_eq(sh(out, sizeof out, "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 %s ablate %s/abl.json --out "
                         "%s/part --shard auto --quiet", qkv_test_bin(), TMP, TMP), 0);
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --report --quiet", qkv_test_bin(), TMP,
@@ -336,6 +348,10 @@ START_TEST(test_shards_status_report) {
     csv_sans_time("whole", a, sizeof a);
     csv_sans_time("part", b, sizeof b);
     ck_assert_str_eq(a, b);
+    snprintf(path, sizeof path, "%s/part/results.json", TMP);
+    j = read_json(path);
+    ck_assert(num(j, "missing_runs") == 0);
+    cJSON_Delete(j);
 }
 END_TEST
 

@@ -481,6 +481,9 @@ static fixture *fixture_base(int ns, bool grid) {
     f->r.n_lrs = grid ? MAXL : 1;
     f->r.max_solved_at = -1;
     f->r.base_config_json = "{\n  \"task\": {\"name\": \"recall\"},\n  \"note\": \"<b>&</b>\"\n}";
+    f->r.d_model = 64;   /* the baseline's size (aggregate.c reads it from its config) */
+    f->r.layers = 2;
+    f->r.heads = 4;
     f->r.version = "0.1.0";
     f->r.wall_seconds = 12.5;
     f->r.jobs = 2;
@@ -793,10 +796,20 @@ START_TEST(report_json_has_variants_and_runs) {
     ck_assert_msg(root != NULL, "results.json does not parse");
     char keys[1024];
     keys_of(root, keys, sizeof keys);
-    ck_assert_str_eq(keys, "title threshold baseline metric lrs max_solved_at seeds version wall_seconds jobs variants ");
+    ck_assert_str_eq(keys, "title threshold baseline metric task d_model layers heads lrs max_solved_at seeds version "
+                           "wall_seconds jobs runs_planned missing_runs runs_to_extend variants ");
     ck_assert_str_eq(item(root, "title")->valuestring, "Q/K/V ablation & <test>");
     ck_assert(fabs(number(root, "threshold") - 0.9) < 1e-12);
     ck_assert_str_eq(item(root, "baseline")->valuestring, "full");
+    /* the task (from the effective config here) and the baseline's size */
+    ck_assert_str_eq(item(root, "task")->valuestring, "recall");
+    ck_assert_int_eq((int)number(root, "d_model"), 64);
+    ck_assert_int_eq((int)number(root, "layers"), 2);
+    ck_assert_int_eq((int)number(root, "heads"), 4);
+    /* every run of every rate planned; the failed one is the aggregation's business, not a missing run */
+    ck_assert_int_eq((int)number(root, "runs_planned"), NV * nl * NS);
+    ck_assert_int_eq((int)number(root, "missing_runs"), 0);
+    ck_assert_int_eq((int)number(root, "runs_to_extend"), 0);
     const cJSON *lrs = item(root, "lrs");
     ck_assert_int_eq(cJSON_GetArraySize(lrs), grid ? MAXL : 0);
     for (int l = 0; grid && l < MAXL; l++) ck_assert(cJSON_GetArrayItem(lrs, l)->valuedouble == f->lrs[l]);
@@ -1571,6 +1584,52 @@ START_TEST(report_text_task) {
 }
 END_TEST
 
+/* a partial report (--report before the sweep is done) says so before any number, in results.md and
+ * report.md, and results.json counts what is missing; a complete one says nothing of it */
+START_TEST(report_marks_partial_results) {
+    fixture *f = fixture_new(false);
+    f->r.missing = 1;
+    f->r.to_extend = 2;
+    f->r.task[0] = 0;
+    f->r.d_model = 0;   /* unknown: null */
+    char *dir = write_report(f);
+    const char *note = "Partial results: 1 of 6 runs has not finished (failed or not yet run) and 2 finished runs "
+                       "may still be extended; the numbers are over the runs finished so far.\n";
+    char *md = read_in(dir, "results.md"), *rmd = read_in(dir, "report.md"), *json = read_in(dir, "results.json");
+    ck_assert_msg(!strncmp(md, TITLE_MD, strlen(TITLE_MD)) && !strncmp(md + strlen(TITLE_MD), note, strlen(note)),
+                  "%s", md);
+    ck_assert_msg(!strncmp(rmd + strlen(TITLE_MD), note, strlen(note)), "%s", rmd);
+    cJSON *root = cJSON_Parse(json);
+    ck_assert_ptr_nonnull(root);
+    ck_assert_int_eq((int)number(root, "missing_runs"), 1);
+    ck_assert_int_eq((int)number(root, "runs_to_extend"), 2);
+    ck_assert(is_null(root, "d_model"));
+    cJSON_Delete(root);
+    free(md);
+    free(rmd);
+    free(json);
+    qkv_test_rmtree(dir);
+    free(dir);
+    /* only what is missing is said: one run left, nothing to extend */
+    f->r.missing = 0;
+    f->r.to_extend = 1;
+    dir = write_report(f);
+    md = read_in(dir, "results.md");
+    ck_assert_ptr_nonnull(strstr(md, "\nPartial results: 1 finished run may still be extended; the numbers"));
+    free(md);
+    qkv_test_rmtree(dir);
+    free(dir);
+    f->r.to_extend = 0;
+    dir = write_report(f);
+    md = read_in(dir, "results.md");
+    ck_assert_ptr_null(strstr(md, "Partial"));
+    free(md);
+    qkv_test_rmtree(dir);
+    free(dir);
+    free(f);
+}
+END_TEST
+
 /* sample bytes as text a page shows as it is: UTF-8 kept, everything else U+FFFD */
 START_TEST(report_display_text) {
     static const uint8_t in[] = "a\0b\xff\xc3\xa9\r\t\n\xc0\xaf\xc2\x85\xed\xa0\x80\xf0\x9f\x98\x80\x7f\xe2\x82";
@@ -1601,6 +1660,7 @@ Suite *report_suite(void) {
     tcase_add_test(tc, report_twelve_variants_long_names);
     tcase_add_test(tc, report_median_with_some_unsolved);
     tcase_add_test(tc, report_unwritable_dir_fails_cleanly);
+    tcase_add_test(tc, report_marks_partial_results);
     tcase_add_test(tc, svg_nice_ticks);
     tcase_add_test(tc, strbuf_and_escape);
     tcase_add_test(tc, svg_curves_edge_cases);
