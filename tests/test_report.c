@@ -1644,6 +1644,41 @@ START_TEST(report_display_text) {
 }
 END_TEST
 
+/* model sizes on a log axis (qkv summarize): the caller's ticks at the sizes, equally spaced, and
+ * no others; intervals as bars with caps at the points (no band), two series nudged apart */
+START_TEST(svg_error_bars_and_x_ticks) {
+    double x[3] = {32, 64, 128}, ya[3] = {0.5, 0.7, 0.9}, la[3] = {0.4, 0.6, 0.85}, ha[3] = {0.6, 0.8, 0.95};
+    double yb[3] = {0.3, NAN, 0.6}, lb[3] = {0.2, NAN, 0.5}, hb[3] = {0.4, NAN, 0.7};
+    double ticks[4] = {32, 64, 128, 1024};   /* 1024 is off the axis: not drawn */
+    qkv_svg_series s[2] = {{"a", 3, x, ya, la, ha}, {"b", 3, x, yb, lb, hb}};
+    qkv_svg_plot pl = {.title = "sizes", .xlabel = "d_model", .ylabel = "acc", .log_x = true, .percent_y = true,
+                       .x_ticks = ticks, .n_x_ticks = 4, .error_bars = true};
+    char *a = qkv_svg_curves(&pl, s, 2);
+    assert_svg(a, "error bars");
+    double t32 = x_tick(a, "32"), t64 = x_tick(a, "64"), t128 = x_tick(a, "128");
+    ck_assert(fabs((t64 - t32) - (t128 - t64)) < 0.03);
+    ck_assert_ptr_null(strstr(a, ">100</text>"));
+    ck_assert_ptr_null(strstr(a, ">1024</text>"));
+    ck_assert_ptr_null(strstr(a, "<polygon"));
+    /* series a 2.5 px left of each tick, b 2.5 px right (b has no point at 64) */
+    for (int j = 0; j < 3; j++) {
+        double t = j == 0 ? t32 : j == 1 ? t64 : t128;
+        ck_assert_msg(circle_at(a, t - 2.5), "no point of a at tick %d", j);
+        ck_assert(circle_at(a, t + 2.5) == (j != 1));
+        char bar[96];   /* the bar's vertical line at the point's x */
+        snprintf(bar, sizeof bar, "<line x1=\"%.2f\" y1=", t - 2.5);
+        ck_assert_msg(strstr(a, bar), "no bar of a at tick %d", j);
+    }
+    /* 5 bars of 3 lines (a bar, two caps), in the series' colours: 3 of a, 2 of b */
+    const char *ga = strstr(a, "<g stroke=\"#4e79a7\" stroke-width=\"1.5\">"), *gb = strstr(a, "<g stroke=\"#f28e2b\" stroke-width=\"1.5\">");
+    ck_assert_ptr_nonnull(ga);
+    ck_assert_ptr_nonnull(gb);
+    ck_assert_int_eq(count(ga, "<line") - count(strstr(ga, "</g>"), "<line"), 9);
+    ck_assert_int_eq(count(gb, "<line") - count(strstr(gb, "</g>"), "<line"), 6);
+    free(a);
+}
+END_TEST
+
 Suite *report_suite(void) {
     Suite *s = suite_create("report");
     TCase *tc = tcase_create("report");
@@ -1668,6 +1703,7 @@ Suite *report_suite(void) {
     tcase_add_test(tc, svg_log_x);
     tcase_add_test(tc, report_text_task);
     tcase_add_test(tc, report_display_text);
+    tcase_add_test(tc, svg_error_bars_and_x_ticks);
     suite_add_tcase(s, tc);
     return s;
 }
