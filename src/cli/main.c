@@ -30,7 +30,7 @@ typedef struct { const char *name; int (*run)(int, char **); } command;
 static const command COMMANDS[] = {
     {"train", qkv_cmd_train}, {"eval", qkv_cmd_eval}, {"sample", qkv_cmd_sample}, {"params", qkv_cmd_params},
     {"gradcheck", qkv_cmd_gradcheck}, {"ablate", qkv_cmd_ablate},
-    {"bench", qkv_cmd_bench},
+    {"summarize", qkv_cmd_summarize}, {"bench", qkv_cmd_bench},
 };
 
 int main(int argc, char **argv) {
