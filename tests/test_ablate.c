@@ -352,6 +352,28 @@ START_TEST(test_shards_status_report) {
     j = read_json(path);
     ck_assert(num(j, "missing_runs") == 0);
     cJSON_Delete(j);
+    /* qkv summarize reads what qkv ablate writes: the two sweeps side by side, cell for cell alike */
+    ck_assert_int_eq(sh(out, sizeof out, "%s summarize %s/whole %s/part --out %s/sum --quiet", qkv_test_bin(), TMP, TMP,
+                        TMP), 0);
+    snprintf(path, sizeof path, "%s/sum/summary.csv", TMP);
+    char *csv = qkv_read_file(path, NULL, out, sizeof out);
+    ck_assert_ptr_nonnull(csv);
+    /* each sweep's rows past its label and directory: full, then identity, the same in both */
+    char rows[2][2][2048];
+    int nr[2] = {0, 0};
+    for (char *line = strtok(csv, "\n"); line; line = strtok(NULL, "\n")) {
+        int k = !strncmp(line, "recall d_model=16 (whole),", 26) ? 0 : !strncmp(line, "recall d_model=16 (part),", 25) ? 1 : -1;
+        if (k < 0 || nr[k] == 2) continue;
+        snprintf(rows[k][nr[k]++], sizeof rows[k][0], "%s", strchr(strchr(line, ',') + 1, ','));
+    }
+    ck_assert(nr[0] == 2 && nr[1] == 2);
+    for (int v = 0; v < 2; v++) {
+        ck_assert_str_eq(rows[0][v], rows[1][v]);
+        const char *want = v ? ",Ablation: abl,recall,16,2,2,false,identity,false,accuracy,"
+                             : ",Ablation: abl,recall,16,2,2,false,full,true,accuracy,";
+        ck_assert_msg(!strncmp(rows[0][v], want, strlen(want)), "%s", rows[0][v]);
+    }
+    free(csv);
 }
 END_TEST
 
