@@ -80,23 +80,23 @@ static void slug(const char *s, size_t len, char *dst, size_t n) {
     dst[o] = 0;
 }
 
-/* a table row's cells (the text between unescaped '|'), trimmed; returns the count */
+/* a table row's cells (the text between unescaped '|'), trimmed, each cut to a cell's size;
+ * returns the count */
 static int row_cells(const line *l, char cells[][QKV_REPORT_CELL], int max) {
-    char t[8192];
-    trimmed(l, t, sizeof t);
-    char *p = t;
-    if (*p == '|') p++;
-    size_t len = strlen(p);
-    if (len && p[len - 1] == '|' && (len < 2 || p[len - 2] != '\\')) p[--len] = 0;
+    const char *p = l->s, *end = l->s + l->len;
+    while (p < end && isspace((unsigned char)*p)) p++;
+    while (end > p && isspace((unsigned char)end[-1])) end--;
+    if (p < end && *p == '|') p++;
+    if (end > p && end[-1] == '|' && (end - p < 2 || end[-2] != '\\')) end--;
     int n = 0;
     while (n < max) {
-        char *q = p;
-        while (*q && !(*q == '|' && (q == p || q[-1] != '\\'))) q++;
-        char *a = p, *b = q;
+        const char *q = p;
+        while (q < end && !(*q == '|' && (q == p || q[-1] != '\\'))) q++;
+        const char *a = p, *b = q;
         while (a < b && isspace((unsigned char)*a)) a++;
         while (b > a && isspace((unsigned char)b[-1])) b--;
         snprintf(cells[n++], QKV_REPORT_CELL, "%.*s", (int)(b - a), a);
-        if (!*q) break;
+        if (q >= end) break;
         p = q + 1;
     }
     return n;

@@ -88,6 +88,8 @@ int qkv_cmd_summarize(int argc, char **argv) {
         }
         if (!a.quiet && a.update_doc)
             printf("%s: %d generated block%s, %d rewritten\n", doc, blocks, blocks == 1 ? "" : "s", changed);
+        else if (!a.quiet && !blocks)
+            printf("%s: no generated blocks\n", doc);
         else if (!a.quiet)
             printf("%s: %d generated block%s as the results make %s\n", doc, blocks, blocks == 1 ? "" : "s",
                    blocks == 1 ? "it" : "them");
