@@ -138,11 +138,12 @@ static void read_runs(reader *r, const cJSON *vo, const char *where, var_rec *v,
     v->cell.budget = -1;
     for (const cJSON *ro = runs ? runs->child : NULL; ro && !r->bad; ro = ro->next, i++) {
         char rw[96];
-        snprintf(rw, sizeof rw, "%sruns[%d].", where, i);
+        snprintf(rw, sizeof rw, "%sruns[%d]", where, i);
         if (!cJSON_IsObject(ro)) {
             wrong(r, rw, "", "an object", ro);
             break;
         }
+        strcat(rw, "."); /* the prefix of its keys */
         bool chosen = get_bool(r, ro, rw, "chosen", true);
         run_rec rr = {.seed = get_num(r, ro, rw, "seed"), .ok = get_bool(r, ro, rw, "ok", false), .bpb = NAN};
         const char *verdict = get_str(r, ro, rw, "verdict", false);
@@ -360,7 +361,7 @@ static int load_one(qkv_sum_ablation *a, const char *dir, var_rec **out, int *n_
         snprintf(err, (size_t)errlen, "%s: out of memory", path);
         r.bad = true;
     }
-    if (!a->bpb_from_loss || a->metric != QKV_SUM_BPB) a->bpb_from_loss = false;
+    if (a->metric != QKV_SUM_BPB) a->bpb_from_loss = false; /* accuracy columns have no bits per byte */
 done:
     cJSON_Delete(root);
     if (r.bad) {

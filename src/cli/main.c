@@ -17,6 +17,7 @@ static const char USAGE[] =
     "  params     count a config's parameters per module\n"
     "  gradcheck  check the model's gradients against finite differences\n"
     "  ablate     train and compare variants (the Q/K/V ablation) and write a report\n"
+    "  summarize  ablations' results side by side; the tables a document embeds, checked\n"
     "  bench      time the training step of the standard sizes\n"
     "\n"
     "'qkv COMMAND --help' describes each command's options.\n"
