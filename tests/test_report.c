@@ -801,6 +801,7 @@ START_TEST(report_json_has_variants_and_runs) {
     ck_assert_str_eq(item(root, "title")->valuestring, "Q/K/V ablation & <test>");
     ck_assert(fabs(number(root, "threshold") - 0.9) < 1e-12);
     ck_assert_str_eq(item(root, "baseline")->valuestring, "full");
+    ck_assert_str_eq(item(root, "metric")->valuestring, "accuracy");
     /* the task (from the effective config here) and the baseline's size */
     ck_assert_str_eq(item(root, "task")->valuestring, "recall");
     ck_assert_int_eq((int)number(root, "d_model"), 64);
@@ -1670,7 +1671,8 @@ START_TEST(svg_error_bars_and_x_ticks) {
         ck_assert_msg(strstr(a, bar), "no bar of a at tick %d", j);
     }
     /* 5 bars of 3 lines (a bar, two caps), in the series' colours: 3 of a, 2 of b */
-    const char *ga = strstr(a, "<g stroke=\"#4e79a7\" stroke-width=\"1.5\">"), *gb = strstr(a, "<g stroke=\"#f28e2b\" stroke-width=\"1.5\">");
+    const char *ga = strstr(a, "<g stroke=\"#4e79a7\" stroke-width=\"1.5\">");
+    const char *gb = strstr(a, "<g stroke=\"#f28e2b\" stroke-width=\"1.5\">");
     ck_assert_ptr_nonnull(ga);
     ck_assert_ptr_nonnull(gb);
     ck_assert_int_eq(count(ga, "<line") - count(strstr(ga, "</g>"), "<line"), 9);

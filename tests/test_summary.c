@@ -56,6 +56,7 @@ typedef struct vspec {
     double params;
     int n_runs;
     rspec runs[8];
+    double loss, llo, lhi;              /* loss_mean and its interval (nats) */
 } vspec;
 
 typedef struct aspec {
@@ -64,6 +65,7 @@ typedef struct aspec {
     double planned, missing, extend;    /* NaN: keys left out */
     int n;
     vspec v[4];
+    const char *metric;                 /* what the ablation compared on; NULL: the key left out */
 } aspec;
 
 static void num_or_null(cJSON *o, const char *k, double v) {
@@ -77,6 +79,7 @@ static void write_results(const aspec *a) {
     cJSON_AddStringToObject(root, "title", a->title);
     cJSON_AddNumberToObject(root, "threshold", 0.99);
     cJSON_AddStringToObject(root, "baseline", "full");
+    if (a->metric) cJSON_AddStringToObject(root, "metric", a->metric);
     cJSON_AddStringToObject(root, "task", a->task);
     cJSON_AddNumberToObject(root, "d_model", a->d_model);
     cJSON_AddNumberToObject(root, "layers", 2);
@@ -98,6 +101,9 @@ static void write_results(const aspec *a) {
         cJSON_AddNumberToObject(o, "params", v->params);
         cJSON_AddNumberToObject(o, "runs_ok", v->runs_ok);
         num_or_null(o, "acc_mean", v->acc);
+        num_or_null(o, "loss_mean", v->loss);
+        num_or_null(o, "loss_ci_low", v->llo);
+        num_or_null(o, "loss_ci_high", v->lhi);
         num_or_null(o, "steps_to_threshold", v->steps);
         cJSON_AddNumberToObject(o, "budget", 99999); /* the longest run: summarize takes the unsolved runs' */
         num_or_null(o, "acc_ci_low", v->lo);
@@ -136,31 +142,35 @@ static void write_results(const aspec *a) {
 }
 
 #define RUN(seed, solved, budget) {seed, true, true, solved, 0.5, NAN, budget}
+#define NO_RUNS {{0, false, false, false, 0, 0, 0}}   /* (filled in afterwards, or none) */
+#define NO_LOSS NAN, NAN, NAN                         /* loss_mean and its interval: null */
 #define LN2 0.69314718055994530942
 
 static void write_fixtures(void) {
     static const aspec A = {"A", "Recall at 32", "recall", 32, 3, 12, 0, 0, 4, {
         {"full", 3, 3, 0, 400, 1, 1, 1, NAN, NAN, NAN, NAN, NAN, -1, 1000, 3,
-         {RUN(0, true, 400), RUN(1, true, 400), RUN(2, true, 800)}},
+         {RUN(0, true, 400), RUN(1, true, 400), RUN(2, true, 800)}, NO_LOSS},
         {"shared", 3, 0, 3, NAN, 0.2, 0.18, 0.22, -0.8, -0.82, -0.78, 0.004, 0.012, 1, 900, 4,
-         {RUN(0, false, 1600), RUN(1, false, 3200), RUN(2, false, 3200), {0, true, false, false, 0.5, NAN, 6400}}},
+         {RUN(0, false, 1600), RUN(1, false, 3200), RUN(2, false, 3200), {0, true, false, false, 0.5, NAN, 6400}},
+         NO_LOSS},
         {"qk_tied", 3, 2, 1, 900, 0.95, 0.9, 1, -0.05, -0.1, 0, 0.25, 0.5, 0, 950, 3,
-         {RUN(0, true, 800), RUN(1, true, 1600), RUN(2, false, 1600)}},
+         {RUN(0, true, 800), RUN(1, true, 1600), RUN(2, false, 1600)}, NO_LOSS},
         {"kv_tied", 2, 1, 1, NAN, 0.97, 0.95, 0.99, 0.015, -0.005, 0.03, 0.5, 0.5, 0, 950, 3,
-         {RUN(0, true, 800), RUN(1, false, 1600), {2, false, true, false, NAN, NAN, NAN}}},
-    }};
+         {RUN(0, true, 800), RUN(1, false, 1600), {2, false, true, false, NAN, NAN, NAN}}, NO_LOSS},
+    }, NULL};
     static const aspec B = {"B", "Recall at 64", "recall", 64, 3, 9, 2, 1, 3, {
         {"full", 3, 3, 0, 300, 1, 1, 1, NAN, NAN, NAN, NAN, NAN, -1, 4000, 3,
-         {RUN(0, true, 400), RUN(1, true, 400), RUN(2, true, 400)}},
+         {RUN(0, true, 400), RUN(1, true, 400), RUN(2, true, 400)}, NO_LOSS},
         {"shared", 3, 0, 3, NAN, 0.6, 0.5, 0.7, -0.4, -0.5, -0.3, 0.25, 0.5, 0, 3500, 3,
-         {RUN(0, false, 6400), RUN(1, false, 6400), RUN(2, false, 6400)}},
-        {"gate", 2, 2, 0, 250, 1, 1, 1, 0.004, 0, 0.01, 1, 1, 0, 4200, 2, {RUN(0, true, 400), RUN(1, true, 400)}},
-    }};
+         {RUN(0, false, 6400), RUN(1, false, 6400), RUN(2, false, 6400)}, NO_LOSS},
+        {"gate", 2, 2, 0, 250, 1, 1, 1, 0.004, 0, 0.01, 1, 1, 0, 4200, 2, {RUN(0, true, 400), RUN(1, true, 400)},
+         NO_LOSS},
+    }, NULL};
     aspec C = {"C", "Text", "text", 32, 7, 21, 0, 0, 3, {
-        {"full", 7, 0, 7, NAN, 0.5, 0.4, 0.6, NAN, NAN, NAN, NAN, NAN, -1, 2000, 7, {{0, false, false, false, 0, 0, 0}}},
-        {"shared", 7, 0, 7, NAN, 0.4, 0.3, 0.5, -0.1, -0.2, 0, 0.1, 0.2, 0, 1800, 7, {{0, false, false, false, 0, 0, 0}}},
-        {"identity", 7, 0, 7, NAN, 0.3, 0.2, 0.4, -0.2, -0.3, -0.1, 0.1, 0.2, 0, 1500, 7, {{0, false, false, false, 0, 0, 0}}},
-    }};
+        {"full", 7, 0, 7, NAN, 0.5, 0.4, 0.6, NAN, NAN, NAN, NAN, NAN, -1, 2000, 7, NO_RUNS, NO_LOSS},
+        {"shared", 7, 0, 7, NAN, 0.4, 0.3, 0.5, -0.1, -0.2, 0, 0.1, 0.2, 0, 1800, 7, NO_RUNS, NO_LOSS},
+        {"identity", 7, 0, 7, NAN, 0.3, 0.2, 0.4, -0.2, -0.3, -0.1, 0.1, 0.2, 0, 1500, 7, NO_RUNS, NO_LOSS},
+    }, NULL};
     for (int s = 0; s < 7; s++) {
         C.v[0].runs[s] = (rspec){s, true, true, false, (1.0 + 0.1 * s) * LN2, NAN, 4000};
         C.v[1].runs[s] = (rspec){s, true, true, false, (1.5 + 0.1 * s) * LN2, NAN, 4000};
@@ -339,28 +349,32 @@ START_TEST(summary_files) {
                                      " | " EM " |\n"));
     ck_assert_ptr_nonnull(strstr(md, DAGGER " Partial results: recall d_model=64 (B): 2 of 9 runs have not finished "
                                      "and 1 finished run may still be extended.\n"));
-    ck_assert_ptr_nonnull(strstr(md, "Bits per byte of text d_model=32: the evaluation loss / ln 2"));
+    ck_assert_ptr_nonnull(strstr(md, "\ntext d_model=32: bits per byte = the evaluation loss / ln 2 (nats per byte), "
+                                     "its runs recording no eval_bpb; the differences, intervals and tests are "
+                                     "computed by qkv summarize from the runs at each variant's chosen learning rate, "
+                                     "paired by seed, with qkv ablate's bootstrap, sign-flip test and Holm correction "
+                                     "(the ablation compared accuracy).\n"));
     ck_assert_ptr_nonnull(strstr(md, "- recall d_model=64: B, \"Recall at 64\"; task recall, d_model 64, 2 layers, "
-                                     "4 heads; 3 seeds; threshold 99%; accuracy; partial\n"));
+                                     "4 heads; 3 seeds; compared on accuracy (threshold 99%); partial\n"));
     ck_assert_ptr_nonnull(strstr(md, "## recall by model size\n"));
     ck_assert_ptr_nonnull(strstr(md, "![recall: final eval accuracy by model size](plots/size-recall.svg)\n"));
     ck_assert_ptr_nonnull(strstr(md, "| kv_tied | 97.0 [95.0, 99.0] (2/3 runs) | " EM " |\n"));
     /* the CSV: its header, 4 + 3 + 3 rows, exact rows for a baseline, a significant one and text */
-    const char *header = "ablation,dir,title,task,d_model,layers,heads,partial,variant,baseline,metric,mean,ci_low,"
-                         "ci_high,delta,delta_ci_low,delta_ci_high,p_value,p_holm,significant,runs_ok,seeds,solved,"
-                         "unsolved,steps_to_threshold,budget,params,attn_params,cell\n";
+    const char *header = "ablation,dir,title,task,d_model,layers,heads,partial,variant,baseline,metric,source,mean,"
+                         "ci_low,ci_high,delta,delta_ci_low,delta_ci_high,p_value,p_holm,significant,runs_ok,seeds,"
+                         "solved,unsolved,steps_to_threshold,budget,params,attn_params,cell\n";
     ck_assert(!strncmp(csv, header, strlen(header)));
     int lines = 0;
     for (const char *p = csv; *p; p++) lines += *p == '\n';
     ck_assert_int_eq(lines, 11);
-    ck_assert_ptr_nonnull(strstr(csv, "\nrecall d_model=32,A,Recall at 32,recall,32,2,4,false,full,true,accuracy,1,1,1,"
-                                      ",,,,,,3,3,3,0,400,,1000,250,solved at 400; baseline\n"));
+    ck_assert_ptr_nonnull(strstr(csv, "\nrecall d_model=32,A,Recall at 32,recall,32,2,4,false,full,true,accuracy,"
+                                      "ablation,1,1,1,,,,,,,3,3,3,0,400,,1000,250,solved at 400; baseline\n"));
     ck_assert_ptr_nonnull(strstr(csv, "\nrecall d_model=32,A,Recall at 32,recall,32,2,4,false,shared,false,accuracy,"
-                                      "0.2,0.18,0.22,-0.8,-0.82,-0.78,0.004,0.012,true,3,3,0,3,,3200,900,225,"
+                                      "ablation,0.2,0.18,0.22,-0.8,-0.82,-0.78,0.004,0.012,true,3,3,0,3,,3200,900,225,"
                                       "\"not within 3200; -80.0 [-82.0, -78.0]*\"\n"));
     ck_assert_ptr_nonnull(strstr(csv, "\nrecall d_model=64,B,Recall at 64,recall,64,2,4,true,gate,false,"));
     ck_assert_ptr_nonnull(strstr(csv, "\ntext d_model=32,C,Text,text,32,2,4,false,shared,false,bits_per_byte_from_loss,"
-                                      "1.8,"));
+                                      "summarize,1.8,"));
     /* the HTML: one page, the plot inline, no network */
     ck_assert_ptr_nonnull(strstr(html, "<title>Summary of 3 ablations</title>"));
     ck_assert_ptr_nonnull(strstr(html, "<svg"));
@@ -380,6 +394,84 @@ START_TEST(summary_files) {
     free(md2);
     free(csv);
     free(html);
+}
+END_TEST
+
+/* Ablations compared on a loss publish their differences: bits per byte on text (D, compared on
+ * bpb; F, on loss in nats: divided by ln 2), nats elsewhere (E); G's runs record eval_bpb, so its
+ * numbers are computed from them (its published ones are nonsense). Text at 32, 64, 128: sizes. */
+START_TEST(summary_published_metrics) {
+    const double L = LN2;
+    aspec D = {"D", "Text bpb", "text", 32, 3, NAN, NAN, NAN, 2, {
+        {"full", 3, 0, 3, NAN, 0.5, 0.4, 0.6, NAN, NAN, NAN, NAN, NAN, -1, 2000, 0, NO_RUNS, L, 0.9 * L, 1.1 * L},
+        {"shared", 3, 0, 3, NAN, 0.4, 0.3, 0.5, 0.25, 0.2, 0.3, 0.01, 0.02, 1, 1800, 0, NO_RUNS,
+         1.25 * L, 1.2 * L, 1.3 * L}}, "bpb"};
+    aspec E = {"E", "Recall loss", "recall", 32, 3, NAN, NAN, NAN, 2, {
+        {"full", 3, 3, 0, 300, 1, 1, 1, NAN, NAN, NAN, NAN, NAN, -1, 1000, 0, NO_RUNS, 0.5, 0.4, 0.6},
+        {"shared", 3, 0, 3, NAN, 0.2, 0.1, 0.3, 1.0, 0.8, 1.2, 0.5, 0.5, 0, 900, 0, NO_RUNS, 1.5, 1.4, 1.6}},
+        "loss"};
+    aspec F = {"F", "Text loss", "text", 64, 3, NAN, NAN, NAN, 2, {
+        {"full", 3, 0, 3, NAN, 0.5, 0.4, 0.6, NAN, NAN, NAN, NAN, NAN, -1, 8000, 0, NO_RUNS,
+         2 * L, 1.9 * L, 2.1 * L},
+        {"shared", 3, 0, 3, NAN, 0.4, 0.3, 0.5, 0.2 * L, 0.1 * L, 0.3 * L, 0.01, 0.01, 1, 7000, 0, NO_RUNS,
+         2.2 * L, 2.1 * L, 2.3 * L}}, "loss"};
+    aspec G = {"G", "Text eval_bpb", "text", 128, 7, NAN, NAN, NAN, 2, {
+        {"full", 7, 0, 7, NAN, 0.5, 0.4, 0.6, NAN, NAN, NAN, NAN, NAN, -1, 30000, 7, NO_RUNS, 9, 9, 9},
+        {"shared", 7, 0, 7, NAN, 0.4, 0.3, 0.5, 5, 5, 5, 1, 1, 0, 28000, 7, NO_RUNS, 9, 9, 9}}, "bpb"};
+    for (int k = 0; k < 7; k++) {
+        G.v[0].runs[k] = (rspec){k, true, true, false, 9.0, 1.0 + 0.1 * k, 4000};
+        G.v[1].runs[k] = (rspec){k, true, true, false, 9.0, 0.9 + 0.1 * k, 4000};
+    }
+    write_results(&D);
+    write_results(&E);
+    write_results(&F);
+    write_results(&G);
+    static const char *const DEFG[] = {"D", "E", "F", "G"};
+    qkv_summary s;
+    load(&s, 4, DEFG);
+    ck_assert(s.a[0].metric == QKV_SUM_BPB && s.a[1].metric == QKV_SUM_LOSS && s.a[2].metric == QKV_SUM_BPB &&
+              s.a[3].metric == QKV_SUM_BPB);
+    ck_assert(!s.a[0].recomputed && !s.a[2].recomputed && s.a[3].recomputed);
+    ck_assert(s.a[0].bpb_from_loss && s.a[2].bpb_from_loss && !s.a[3].bpb_from_loss);
+    qkv_sum_report r;
+    ck_assert_int_eq(qkv_sum_report_build(&r, &s), 0);
+    ck_assert_str_eq(r.main.head[1], "text d_model=32: bits/byte; " DELTA " vs full [95% CI]");
+    ck_assert_str_eq(r.main.head[2], "recall d_model=32: eval loss (nats); " DELTA " vs full [95% CI]");
+    const char *want[2][5] = {
+        {"full", "1.000; baseline", "0.500; baseline", "2.000; baseline", "1.300; baseline"},
+        {"shared", "1.250; +0.250 [0.200, 0.300]*", "1.500; +1.000 [0.800, 1.200]", "2.200; +0.200 [0.100, 0.300]*",
+         "1.200; -0.100 [-0.100, -0.100]*"},
+    };
+    for (int j = 0; j < 2; j++)
+        for (int c = 0; c < 5; c++)
+            ck_assert_msg(!strcmp(qkv_report_cell(&r.main, j, c), want[j][c]), "row %d column %d: [%s], expected [%s]",
+                          j, c, qkv_report_cell(&r.main, j, c), want[j][c]);
+    /* text at three sizes, in bits; recall's one size (on loss) has no axis */
+    ck_assert_int_eq(r.n_sizes, 1);
+    const qkv_sum_sizes *g = &r.sizes[0];
+    ck_assert(g->n == 3 && g->d_model[0] == 32 && g->d_model[1] == 64 && g->d_model[2] == 128);
+    ck_assert_str_eq(qkv_report_cell(&g->values, 0, 1), "1.000 [0.900, 1.100]");
+    ck_assert_str_eq(qkv_report_cell(&g->values, 1, 2), "2.200 [2.100, 2.300]");
+    ck_assert(!strncmp(qkv_report_cell(&g->values, 1, 3), "1.200 [", 7));
+    ck_assert_str_eq(g->plot.path, "plots/size-text.svg");
+    ck_assert_ptr_nonnull(strstr(g->plot.svg, ">eval bits per byte</text>"));
+    /* the notes say where each column's bits come from */
+    char *md = qkv_summary_block(&r, QKV_SUM_PART_MAIN);
+    ck_assert_ptr_nonnull(md);
+    ck_assert_ptr_nonnull(strstr(md, "\ntext d_model=32: bits per byte = the evaluation loss / ln 2 (nats per byte); "
+                                     "the differences, intervals and tests are the ablation's own (it compared "
+                                     "bpb).\n"));
+    ck_assert_ptr_nonnull(strstr(md, "\ntext d_model=64: bits per byte = the evaluation loss / ln 2 (nats per byte); "
+                                     "the differences, intervals and tests are the ablation's own (it compared "
+                                     "loss, in nats: divided by ln 2).\n"));
+    ck_assert_ptr_nonnull(strstr(md, "\ntext d_model=128: the differences, intervals and tests are computed by qkv "
+                                     "summarize from the runs"));
+    ck_assert_ptr_nonnull(strstr(md, "(its runs record eval_bpb).\n"));
+    ck_assert_ptr_nonnull(strstr(md, "Loss columns: the mean final evaluation loss in nats"));
+    ck_assert_ptr_null(strstr(md, "Accuracy columns"));
+    free(md);
+    qkv_sum_report_free(&r);
+    qkv_summary_free(&s);
 }
 END_TEST
 
@@ -471,11 +563,13 @@ START_TEST(summary_doc_quotes_tables) {
     const struct {
         const char *which, *expect;
     } cases[] = {
-        {"quoted.md", "| variant | acc | steps to 99% |\n|---|---:|---:|\n| full | 100.0 | 450 |\n| shared | 19.1 | never |\n"},
+        {"quoted.md",
+         "| variant | acc | steps to 99% |\n|---|---:|---:|\n| full | 100.0 | 450 |\n| shared | 19.1 | never |\n"},
         {"quoted.md#2", "| variant | diagonal share | entropy |\n"},
         {"quoted.md#some-results", "| variant | acc | steps to 99% |\n"},
         {"quoted.md#diagonal", "| variant | diagonal share | entropy |\n"},
-        {"quoted.md#steps cols=3,1", "| steps to 99% | variant |\n| ---: | --- |\n| 450 | full |\n| never | shared |\n"},
+        {"quoted.md#steps cols=3,1",
+         "| steps to 99% | variant |\n| ---: | --- |\n| 450 | full |\n| never | shared |\n"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char doc[512];
@@ -521,6 +615,7 @@ Suite *summary_suite(void) {
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, summary_main_table_cells);
     tcase_add_test(tc, summary_sizes);
+    tcase_add_test(tc, summary_published_metrics);
     tcase_add_test(tc, summary_files);
     tcase_add_test(tc, summary_doc_check_and_update);
     tcase_add_test(tc, summary_doc_quotes_tables);

@@ -1,8 +1,9 @@
 /* qkv summarize's input: each ablation's results.json (report_json.c writes it), read strictly
- * into a qkv_summary (summary.h). Accuracy columns take the ablation's own statistics as it
- * published them; text columns (bits per byte, which results.json does not summarise) are
- * computed here from the chosen runs with the same bootstrap, sign-flip test and Holm
- * correction as aggregate.c, paired by seed. */
+ * into a qkv_summary (summary.h). A column takes the ablation's own statistics as it published
+ * them: accuracy, or the loss of an ablation compared on "loss" or "bpb" (in bits for text and
+ * for "bpb"). Text ablations compared on accuracy publish nothing in bits per byte, so theirs
+ * are computed here from the chosen runs with the bootstrap, sign-flip test, Holm correction and
+ * seeds of aggregate.c, paired by seed; so are those whose runs record eval_bpb. */
 #include "ablate/summary.h"
 
 #include <cjson/cJSON.h>
@@ -21,6 +22,7 @@
 #define BPB_KEY "eval_bpb"
 
 #define MAX_SEEDS 512               /* as aggregate.c */
+#define LN2 0.69314718055994530942  /* nats per bit */
 
 /* ---- strict reading ------------------------------------------------------------------------ */
 
@@ -112,21 +114,22 @@ static const cJSON *get_array(reader *r, const cJSON *o, const char *where, cons
 typedef struct run_rec {
     double seed;
     bool ok, solved;
-    double bpb;                     /* NaN: not finished */
+    double loss, bpb;               /* final eval loss (nats) and eval_bpb; NaN: not recorded */
     long long budget;
 } run_rec;
 
 /* a variant as results.json has it, in its order there */
 typedef struct var_rec {
     char name[QKV_ABLATE_NAME];
-    qkv_sum_cell cell;
+    qkv_sum_cell cell;              /* mean, lo, hi: accuracy's until the column's metric is known */
+    double loss, loss_lo, loss_hi;  /* the final eval loss (nats): mean and interval */
     run_rec *runs;                  /* chosen runs */
     int n_runs;
 } var_rec;
 
-/* variant i's chosen runs (all runs when results.json marks none chosen: no grid); the budget of
- * its unsolved runs; the bits per byte of each finished run (eval_bpb, else eval loss / ln 2) */
-static void read_runs(reader *r, const cJSON *vo, const char *where, var_rec *v, bool *from_loss) {
+/* variant i's chosen runs (all runs when results.json marks none chosen: no grid) and the budget
+ * of its unsolved runs */
+static void read_runs(reader *r, const cJSON *vo, const char *where, var_rec *v) {
     const cJSON *runs = get_array(r, vo, where, "runs", false);
     int n = runs ? cJSON_GetArraySize(runs) : 0, k = 0, i = 0;
     v->runs = calloc((size_t)n + 1, sizeof *v->runs);
@@ -145,17 +148,13 @@ static void read_runs(reader *r, const cJSON *vo, const char *where, var_rec *v,
         }
         strcat(rw, "."); /* the prefix of its keys */
         bool chosen = get_bool(r, ro, rw, "chosen", true);
-        run_rec rr = {.seed = get_num(r, ro, rw, "seed"), .ok = get_bool(r, ro, rw, "ok", false), .bpb = NAN};
+        run_rec rr = {.seed = get_num(r, ro, rw, "seed"), .ok = get_bool(r, ro, rw, "ok", false)};
         const char *verdict = get_str(r, ro, rw, "verdict", false);
-        double bpb = get_num(r, ro, rw, BPB_KEY), loss = get_num(r, ro, rw, "final_loss");
+        rr.bpb = get_num(r, ro, rw, BPB_KEY);
+        rr.loss = get_num(r, ro, rw, "final_loss");
         rr.budget = get_count(r, ro, rw, "budget");
         if (!chosen || r->bad) continue;
         rr.solved = verdict && !strcmp(verdict, "solved");
-        if (rr.ok && isfinite(bpb)) rr.bpb = bpb;
-        else if (rr.ok && isfinite(loss)) {
-            rr.bpb = loss / log(2.0);
-            *from_loss = true;
-        }
         if (rr.ok && !rr.solved && rr.budget > v->cell.budget) v->cell.budget = rr.budget;
         v->runs[k++] = rr;
     }
@@ -163,7 +162,7 @@ static void read_runs(reader *r, const cJSON *vo, const char *where, var_rec *v,
 }
 
 /* a variant object's fields into v (accuracy statistics as published) */
-static void read_variant(reader *r, const cJSON *vo, int i, var_rec *v, bool *from_loss) {
+static void read_variant(reader *r, const cJSON *vo, int i, var_rec *v) {
     char where[48];
     snprintf(where, sizeof where, "variants[%d].", i);
     if (!cJSON_IsObject(vo)) {
@@ -190,6 +189,9 @@ static void read_variant(reader *r, const cJSON *vo, int i, var_rec *v, bool *fr
     c->mean = get_num(r, vo, where, "acc_mean");
     c->lo = get_num(r, vo, where, "acc_ci_low");
     c->hi = get_num(r, vo, where, "acc_ci_high");
+    v->loss = get_num(r, vo, where, "loss_mean");
+    v->loss_lo = get_num(r, vo, where, "loss_ci_low");
+    v->loss_hi = get_num(r, vo, where, "loss_ci_high");
     c->delta = get_num(r, vo, where, "delta_vs_baseline");
     c->delta_lo = get_num(r, vo, where, "delta_ci_low");
     c->delta_hi = get_num(r, vo, where, "delta_ci_high");
@@ -198,7 +200,7 @@ static void read_variant(reader *r, const cJSON *vo, int i, var_rec *v, bool *fr
     /* Holm-adjusted p < 0.05, as the ablation decided it (qkv_stats_holm: adjusted <= alpha) */
     c->significant = get_bool(r, vo, where, "significant", c->p_holm <= QKV_ABLATE_ALPHA);
     double budget = get_num(r, vo, where, "budget");
-    read_runs(r, vo, where, v, from_loss);
+    read_runs(r, vo, where, v);
     if (c->budget < 0 && c->unsolved > 0 && isfinite(budget)) c->budget = (long long)budget;
     if (c->runs_ok < 0) { /* not recorded: count the finished chosen runs */
         c->runs_ok = 0;
@@ -208,9 +210,18 @@ static void read_variant(reader *r, const cJSON *vo, int i, var_rec *v, bool *fr
     if (c->unsolved < 0) c->unsolved = 0;
 }
 
-/* a text ablation's cells: bits per byte over the chosen runs, and the difference from the
- * baseline paired by seed, as aggregate.c does accuracy's (Holm over the other variants) */
-static int bpb_stats(var_rec *v, int nv, int base) {
+/* a finished run's bits per byte: its eval_bpb, else its eval loss / ln 2 (*from_loss set) */
+static double run_bpb(const run_rec *r, bool *from_loss) {
+    if (!r->ok) return NAN;
+    if (isfinite(r->bpb)) return r->bpb;
+    if (isfinite(r->loss)) *from_loss = true;
+    return r->loss / LN2;
+}
+
+/* bits per byte computed from the chosen runs: each variant's mean with its interval, and the
+ * difference from the baseline paired by seed, as aggregate.c does its metric (Holm over the
+ * other variants) */
+static int bpb_stats(var_rec *v, int nv, int base, bool *from_loss) {
     double *pv = calloc((size_t)nv + 1, sizeof *pv), *adj = calloc((size_t)nv + 1, sizeof *adj);
     bool *rej = calloc((size_t)nv + 1, sizeof *rej);
     int *idx = calloc((size_t)nv + 1, sizeof *idx), m = 0;
@@ -222,8 +233,10 @@ static int bpb_stats(var_rec *v, int nv, int base) {
         qkv_sum_cell *c = &v[i].cell;
         double x[MAX_SEEDS], a[MAX_SEEDS], b[MAX_SEEDS], d[MAX_SEEDS];
         int n = 0, k = 0;
-        for (int j = 0; j < v[i].n_runs && n < MAX_SEEDS; j++)
-            if (isfinite(v[i].runs[j].bpb)) x[n++] = v[i].runs[j].bpb;
+        for (int j = 0; j < v[i].n_runs && n < MAX_SEEDS; j++) {
+            double bits = run_bpb(&v[i].runs[j], from_loss);
+            if (isfinite(bits)) x[n++] = bits;
+        }
         c->mean = qkv_stats_mean(x, n);
         qkv_stats_bootstrap_ci(x, n, QKV_ABLATE_RESAMPLES, QKV_ABLATE_LEVEL, QKV_ABLATE_SEED_MEANS(i) + 1, &c->lo,
                                &c->hi);
@@ -232,12 +245,11 @@ static int bpb_stats(var_rec *v, int nv, int base) {
         if (i == base) continue;
         for (int j = 0; j < v[i].n_runs && k < MAX_SEEDS; j++)
             for (int l = 0; l < v[base].n_runs; l++)
-                if (v[base].runs[l].seed == v[i].runs[j].seed && isfinite(v[i].runs[j].bpb) &&
-                    isfinite(v[base].runs[l].bpb)) {
-                    a[k] = v[i].runs[j].bpb;
-                    b[k] = v[base].runs[l].bpb;
+                if (v[base].runs[l].seed == v[i].runs[j].seed) {
+                    a[k] = run_bpb(&v[i].runs[j], from_loss);
+                    b[k] = run_bpb(&v[base].runs[l], from_loss);
                     d[k] = a[k] - b[k];
-                    k++;
+                    k += isfinite(d[k]);
                     break;
                 }
         c->delta = qkv_stats_mean(d, k);
@@ -253,6 +265,38 @@ static int bpb_stats(var_rec *v, int nv, int base) {
         v[idx[k]].cell.significant = rej[k] && isfinite(pv[k]);
     }
     free(pv); free(adj); free(rej); free(idx);
+    return 0;
+}
+
+/* the cells' mean and interval in the column's metric; bits per byte computed from the runs when
+ * the ablation published none (it compared accuracy) or its runs record eval_bpb; 0 or -1 (out of
+ * memory) */
+static int column_stats(qkv_sum_ablation *a, var_rec *v, int nv, int base) {
+    if (a->metric == QKV_SUM_ACCURACY) return 0; /* as read */
+    bool eval_bpb = false, all = true;       /* whether every finished run records eval_bpb */
+    for (int i = 0; i < nv; i++)
+        for (int j = 0; j < v[i].n_runs; j++)
+            if (v[i].runs[j].ok) {
+                eval_bpb = true;
+                all &= isfinite(v[i].runs[j].bpb);
+            }
+    if (a->metric == QKV_SUM_BPB && ((eval_bpb && all) || !strcmp(a->compared, "accuracy"))) {
+        a->recomputed = true;
+        return bpb_stats(v, nv, base, &a->bpb_from_loss);
+    }
+    /* the ablation's own: its loss in nats, or in bits (its differences are in bits already when it
+     * compared on bpb; a loss's are in nats, and scaling changes neither p nor the verdict) */
+    double k = a->metric == QKV_SUM_BPB ? 1 / LN2 : 1, kd = !strcmp(a->compared, "loss") ? k : 1;
+    a->bpb_from_loss = a->metric == QKV_SUM_BPB;
+    for (int i = 0; i < nv; i++) {
+        qkv_sum_cell *c = &v[i].cell;
+        c->mean = v[i].loss * k;
+        c->lo = v[i].loss_lo * k;
+        c->hi = v[i].loss_hi * k;
+        c->delta *= kd;
+        c->delta_lo *= kd;
+        c->delta_hi *= kd;
+    }
     return 0;
 }
 
@@ -305,6 +349,7 @@ static int load_one(qkv_sum_ablation *a, const char *dir, var_rec **out, int *n_
     const char *title = get_str(&r, root, "", "title", true);
     const char *baseline = get_str(&r, root, "", "baseline", true);
     const char *task = get_str(&r, root, "", "task", false);
+    const char *compared = get_str(&r, root, "", "metric", false);
     const cJSON *vars = get_array(&r, root, "", "variants", true);
     const cJSON *seeds = get_array(&r, root, "", "seeds", false);
     a->threshold = get_num(&r, root, "", "threshold");
@@ -315,18 +360,28 @@ static int load_one(qkv_sum_ablation *a, const char *dir, var_rec **out, int *n_
     a->missing = (int)get_count(&r, root, "", "missing_runs");
     a->to_extend = (int)get_count(&r, root, "", "runs_to_extend");
     if (r.bad) goto done;
+    if (compared && strcmp(compared, "accuracy") && strcmp(compared, "loss") && strcmp(compared, "bpb")) {
+        wrong(&r, "", "metric", "\"accuracy\", \"loss\", \"bpb\" or null",
+              cJSON_GetObjectItemCaseSensitive(root, "metric"));
+        goto done;
+    }
+    snprintf(a->compared, sizeof a->compared, "%s", compared ? compared : "accuracy");
     if (a->d_model < 0) a->d_model = 0;
     if (a->layers < 0) a->layers = 0;
     if (a->heads < 0) a->heads = 0;
     if (strlen(baseline) >= sizeof a->baseline) {
-        wrong(&r, "", "baseline", "a variant name of 1 to 63 characters", cJSON_GetObjectItemCaseSensitive(root, "baseline"));
+        wrong(&r, "", "baseline", "a variant name of 1 to 63 characters",
+              cJSON_GetObjectItemCaseSensitive(root, "baseline"));
         goto done;
     }
     snprintf(a->baseline, sizeof a->baseline, "%s", baseline);
     snprintf(a->title, sizeof a->title, "%s", title);
     snprintf(a->task, sizeof a->task, "%s", task ? task : "");
     a->seeds = seeds ? cJSON_GetArraySize(seeds) : 0;
-    a->metric = task && !strcmp(task, "text") ? QKV_SUM_BPB : QKV_SUM_ACCURACY;
+    a->text = task && !strcmp(task, "text");
+    a->metric = a->text || !strcmp(a->compared, "bpb") ? QKV_SUM_BPB
+                : !strcmp(a->compared, "loss")          ? QKV_SUM_LOSS
+                                                        : QKV_SUM_ACCURACY;
     nv = cJSON_GetArraySize(vars);
     if (nv < 1) {
         wrong(&r, "", "variants", "a non-empty array", vars);
@@ -340,7 +395,7 @@ static int load_one(qkv_sum_ablation *a, const char *dir, var_rec **out, int *n_
     }
     int i = 0, base = -1;
     for (const cJSON *vo = vars->child; vo && !r.bad; vo = vo->next, i++) {
-        read_variant(&r, vo, i, &v[i], &a->bpb_from_loss);
+        read_variant(&r, vo, i, &v[i]);
         for (int k = 0; k < i && !r.bad; k++)
             if (!strcmp(v[k].name, v[i].name)) {
                 snprintf(err, (size_t)errlen, "%s: variants[%d].name: \"%s\" is also variants[%d]'s", path, i,
@@ -357,11 +412,10 @@ static int load_one(qkv_sum_ablation *a, const char *dir, var_rec **out, int *n_
         r.bad = true;
         goto done;
     }
-    if (a->metric == QKV_SUM_BPB && bpb_stats(v, nv, base)) {
+    if (column_stats(a, v, nv, base)) {
         snprintf(err, (size_t)errlen, "%s: out of memory", path);
         r.bad = true;
     }
-    if (a->metric != QKV_SUM_BPB) a->bpb_from_loss = false; /* accuracy columns have no bits per byte */
 done:
     cJSON_Delete(root);
     if (r.bad) {

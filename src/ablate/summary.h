@@ -22,9 +22,10 @@
 #include "ablate/ablate.h"
 #include "ablate/report_data.h"
 
-/* what a column measures: final evaluation accuracy (its verdict and difference), or bits per
- * byte (text: lower is better) */
-typedef enum qkv_sum_metric { QKV_SUM_ACCURACY, QKV_SUM_BPB } qkv_sum_metric;
+/* what a column measures: final evaluation accuracy (its verdict and difference), bits per byte
+ * (text, or an ablation compared on "bpb"), or the evaluation loss in nats (an ablation compared
+ * on "loss"); the last two lower is better */
+typedef enum qkv_sum_metric { QKV_SUM_ACCURACY, QKV_SUM_BPB, QKV_SUM_LOSS } qkv_sum_metric;
 
 /* one variant in one ablation */
 typedef struct qkv_sum_cell {
@@ -50,8 +51,13 @@ typedef struct qkv_sum_ablation {
     int seeds;
     double threshold;
     int runs_planned, missing, to_extend; /* a partial report's counts; -1 when not recorded */
+    char compared[16];              /* what the ablation compared on: "accuracy" (also when not recorded),
+                                       "loss" or "bpb" */
+    bool text;                      /* its task is text: its tokens are bytes */
     qkv_sum_metric metric;
-    bool bpb_from_loss;             /* some runs have no eval_bpb: their bits per byte are eval loss / ln 2 */
+    bool bpb_from_loss;             /* bits per byte as eval loss / ln 2 (runs without eval_bpb) */
+    bool recomputed;                /* the bits-per-byte statistics are computed here from the runs (the
+                                       ablation compared accuracy, or its runs record eval_bpb), not its own */
     char label[192];                /* "recall d_model=64": the column's name, unique among the columns */
     qkv_sum_cell *cells;            /* n_variants, in the summary's variant order */
 } qkv_sum_ablation;
@@ -83,7 +89,8 @@ typedef struct qkv_sum_sizes {
     int n_variants;
     char (*heads)[32];              /* n + 1 column headers */
     char heading[96], alt[128];
-    qkv_sum_metric metric;
+    qkv_sum_metric metric;          /* the ablations' (a task on two metrics makes two groups) */
+    bool text;
     qkv_report_table values, params; /* variant x size: the metric with its interval; parameters */
     qkv_report_figure plot;         /* the metric against d_model, one line per variant */
 } qkv_sum_sizes;
@@ -94,9 +101,11 @@ typedef struct qkv_sum_report {
     qkv_report_table main;          /* variant x ablation */
     qkv_sum_sizes *sizes;           /* one per task with several sizes, in the order tasks first appear */
     int n_sizes;
-    bool any_accuracy, any_bpb, any_bpb_from_loss, any_partial, any_short; /* which notes apply */
+    bool any_accuracy, any_bpb, any_loss, any_partial, any_short; /* which notes apply */
 } qkv_sum_report;
 
+/* what a metric's numbers are, in words ("final evaluation accuracy (%)", "... bits per byte ...") */
+QKV_INTERNAL const char *qkv_sum_metric_words(qkv_sum_metric m, bool text);
 /* the tables and plots of s (which must outlive it); 0, or -1 when out of memory (then still safe to free) */
 QKV_INTERNAL int qkv_sum_report_build(qkv_sum_report *r, const qkv_summary *s);
 QKV_INTERNAL void qkv_sum_report_free(qkv_sum_report *r);

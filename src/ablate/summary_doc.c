@@ -255,8 +255,9 @@ static char *generate(char *words, char *err, int errlen) {
         char *file = strtok_r(NULL, " \t", &save), *cols = NULL;
         if (!file) return snprintf(err, (size_t)errlen, "qkv table: needs FILE[#WHICH]"), NULL;
         for (char *w = strtok_r(NULL, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-            if (!strncmp(w, "cols=", 5) && w[5]) cols = w + 5;
-            else return snprintf(err, (size_t)errlen, "qkv table: unexpected '%s' (cols=A,B,... is the option)", w), NULL;
+            if (strncmp(w, "cols=", 5) || !w[5])
+                return snprintf(err, (size_t)errlen, "qkv table: unexpected '%s' (cols=A,B is the option)", w), NULL;
+            cols = w + 5;
         }
         char *hash = strchr(file, '#');
         if (hash) *hash = 0;

@@ -39,7 +39,14 @@ static void fmt_count(char *dst, size_t n, int64_t v) {
     snprintf(dst, n, "%s", out);
 }
 
-/* a metric's display: accuracy in percent with 1 decimal, bits per byte with 3 */
+const char *qkv_sum_metric_words(qkv_sum_metric m, bool text) {
+    return m == QKV_SUM_ACCURACY ? "final evaluation accuracy (%)"
+           : m == QKV_SUM_LOSS   ? "final evaluation loss in nats (lower is better)"
+           : text                ? "final evaluation bits per byte (lower is better)"
+                                 : "final evaluation bits per token (lower is better)";
+}
+
+/* a metric's display: accuracy in percent with 1 decimal, losses (nats, bits) with 3 */
 static double scale_of(qkv_sum_metric m) { return m == QKV_SUM_ACCURACY ? 100 : 1; }
 static int decimals_of(qkv_sum_metric m) { return m == QKV_SUM_ACCURACY ? 1 : 3; }
 
@@ -74,7 +81,8 @@ static void fmt_verdict(char *dst, size_t n, const qkv_sum_cell *c) {
     else snprintf(budget, sizeof budget, "unsolved");
     int done = c->solved + c->unsolved;
     if (c->solved > 0 && c->unsolved == 0 && c->solved_at >= 0) snprintf(dst, n, "solved at %lld", c->solved_at);
-    else if (c->solved > 0 && c->solved_at >= 0) snprintf(dst, n, "solved at %lld (%d/%d)", c->solved_at, c->solved, done);
+    else if (c->solved > 0 && c->solved_at >= 0)
+        snprintf(dst, n, "solved at %lld (%d/%d)", c->solved_at, c->solved, done);
     else if (c->solved > 0) snprintf(dst, n, "%d/%d solved, %s", c->solved, done, budget);
     else snprintf(dst, n, "%s", budget);
 }
@@ -129,17 +137,17 @@ static int main_table(qkv_sum_report *r) {
     for (int i = 0; i < s->n; i++) {
         const qkv_sum_ablation *a = &s->a[i];
         bool partial = qkv_summary_partial(a);
-        if (a->metric == QKV_SUM_ACCURACY)
-            snprintf(r->heads[i + 1], sizeof r->heads[i + 1], "%s: verdict; \xce\x94 acc vs %s (points) [95%% CI]%s",
-                     a->label, s->baseline, partial ? " " DAGGER : "");
-        else
-            snprintf(r->heads[i + 1], sizeof r->heads[i + 1], "%s: bits/byte; \xce\x94 vs %s [95%% CI]%s", a->label,
-                     s->baseline, partial ? " " DAGGER : "");
+        const char *what = a->metric == QKV_SUM_ACCURACY ? "verdict; \xce\x94 acc"
+                           : a->metric == QKV_SUM_LOSS   ? "eval loss (nats); \xce\x94"
+                           : a->text                     ? "bits/byte; \xce\x94"
+                                                         : "bits/token; \xce\x94";
+        snprintf(r->heads[i + 1], sizeof r->heads[i + 1], "%s: %s vs %s%s [95%% CI]%s", a->label, what, s->baseline,
+                 a->metric == QKV_SUM_ACCURACY ? " (points)" : "", partial ? " " DAGGER : "");
         r->main.head[i + 1] = r->heads[i + 1];
-        r->main.right[i + 1] = a->metric == QKV_SUM_BPB;
+        r->main.right[i + 1] = a->metric != QKV_SUM_ACCURACY;
         r->any_accuracy |= a->metric == QKV_SUM_ACCURACY;
         r->any_bpb |= a->metric == QKV_SUM_BPB;
-        r->any_bpb_from_loss |= a->bpb_from_loss;
+        r->any_loss |= a->metric == QKV_SUM_LOSS;
         r->any_partial |= partial;
     }
     for (int j = 0; j < s->n_variants; j++) {
@@ -160,13 +168,15 @@ static int cmp_int(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* whether ablation a is on the size axis of task (its task and size are recorded) */
-static bool on_axis(const qkv_sum_ablation *a, const char *task) { return a->d_model > 0 && !strcmp(a->task, task); }
+/* whether ablation a is on g's size axis: its task, compared on g's metric, its size recorded */
+static bool on_axis(const qkv_sum_ablation *a, const qkv_sum_sizes *g) {
+    return a->d_model > 0 && a->metric == g->metric && !strcmp(a->task, g->task);
+}
 
 /* variant j at size d of g's task: the first ablation given with that size and that variant */
 static const qkv_sum_ablation *at_size(const qkv_summary *s, const qkv_sum_sizes *g, int d, int j) {
     for (int i = 0; i < s->n; i++)
-        if (on_axis(&s->a[i], g->task) && s->a[i].d_model == d && s->a[i].cells[j].present) return &s->a[i];
+        if (on_axis(&s->a[i], g) && s->a[i].d_model == d && s->a[i].cells[j].present) return &s->a[i];
     return NULL;
 }
 
@@ -205,8 +215,10 @@ static int size_plot(qkv_sum_sizes *g, const qkv_summary *s) {
         ser[v] = (qkv_svg_series){s->variants[j], n, x, m, lo, hi};
     }
     bool acc = g->metric == QKV_SUM_ACCURACY;
-    qkv_svg_plot pl = {.title = g->alt, .xlabel = "d_model (log scale)",
-                       .ylabel = acc ? "final eval accuracy" : "eval bits per byte", .log_x = true,
+    const char *ylabel = acc ? "final eval accuracy" : g->metric == QKV_SUM_LOSS ? "eval loss (nats)"
+                                                     : g->text                   ? "eval bits per byte"
+                                                                                 : "eval bits per token";
+    qkv_svg_plot pl = {.title = g->alt, .xlabel = "d_model (log scale)", .ylabel = ylabel, .log_x = true,
                        .percent_y = acc, .x_ticks = x, .n_x_ticks = n, .error_bars = true};
     g->plot.svg = qkv_svg_curves(&pl, ser, nv);
     free(x);
@@ -218,7 +230,8 @@ static int size_plot(qkv_sum_sizes *g, const qkv_summary *s) {
 /* g's tables: the metric with its interval, and the parameter counts, variant x size */
 static int size_tables(qkv_sum_sizes *g, const qkv_summary *s) {
     g->heads = calloc((size_t)g->n + 1, sizeof *g->heads);
-    if (!g->heads || table_alloc(&g->values, g->n_variants, g->n + 1) || table_alloc(&g->params, g->n_variants, g->n + 1))
+    if (!g->heads || table_alloc(&g->values, g->n_variants, g->n + 1) ||
+        table_alloc(&g->params, g->n_variants, g->n + 1))
         return -1;
     snprintf(g->heads[0], sizeof g->heads[0], "variant");
     for (int k = 0; k < g->n; k++) snprintf(g->heads[k + 1], sizeof g->heads[k + 1], "d_model=%d", g->d_model[k]);
@@ -250,7 +263,7 @@ static int size_tables(qkv_sum_sizes *g, const qkv_summary *s) {
     return 0;
 }
 
-/* tasks with two or more sizes, in the order the tasks first appear */
+/* tasks (and metrics) with two or more sizes, in the order they first appear */
 static int sizes_build(qkv_sum_report *r) {
     const qkv_summary *s = r->s;
     r->sizes = calloc((size_t)s->n + 1, sizeof *r->sizes);
@@ -259,18 +272,19 @@ static int sizes_build(qkv_sum_report *r) {
         const qkv_sum_ablation *a = &s->a[i];
         if (!a->task[0] || a->d_model <= 0) continue;
         bool seen = false;
-        for (int k = 0; k < r->n_sizes; k++) seen |= !strcmp(r->sizes[k].task, a->task);
+        for (int k = 0; k < r->n_sizes; k++) seen |= on_axis(a, &r->sizes[k]);
         if (seen) continue;
         qkv_sum_sizes *g = &r->sizes[r->n_sizes];
         memset(g, 0, sizeof *g);
         snprintf(g->task, sizeof g->task, "%s", a->task);
         g->metric = a->metric;
+        g->text = a->text;
         g->d_model = calloc((size_t)s->n, sizeof *g->d_model);
         g->variants = calloc((size_t)s->n_variants + 1, sizeof *g->variants);
         r->n_sizes++; /* owned from here, freed with the report */
         if (!g->d_model || !g->variants) return -1;
         for (int k = i; k < s->n; k++) {
-            if (!on_axis(&s->a[k], g->task)) continue;
+            if (!on_axis(&s->a[k], g)) continue;
             bool have = false;
             for (int m = 0; m < g->n; m++) have |= g->d_model[m] == s->a[k].d_model;
             if (!have) g->d_model[g->n++] = s->a[k].d_model;
@@ -284,15 +298,26 @@ static int sizes_build(qkv_sum_report *r) {
         qsort(g->d_model, (size_t)g->n, sizeof *g->d_model, cmp_int);
         for (int j = 0; j < s->n_variants; j++) {
             bool any = false;
-            for (int k = 0; k < s->n; k++) any |= on_axis(&s->a[k], g->task) && s->a[k].cells[j].present;
+            for (int k = 0; k < s->n; k++) any |= on_axis(&s->a[k], g) && s->a[k].cells[j].present;
             if (any) g->variants[g->n_variants++] = j;
         }
+    }
+    /* names: the task's, and its metric's where the task has groups on two metrics */
+    static const char *const NAME[] = {"accuracy", "bpb", "loss"};
+    static const char *const WORDS[] = {"final eval accuracy", "bits per byte (lower is better)",
+                                        "eval loss in nats (lower is better)"};
+    for (int k = 0; k < r->n_sizes; k++) {
+        qkv_sum_sizes *g = &r->sizes[k];
+        bool two = false;
+        for (int m = 0; m < r->n_sizes; m++) two |= m != k && !strcmp(r->sizes[m].task, g->task);
         char file[32];
         safe_name(file, sizeof file, g->task);
-        snprintf(g->heading, sizeof g->heading, "%s by model size", g->task);
+        snprintf(g->heading, sizeof g->heading, "%s%s%s%s by model size", g->task, two ? " (" : "",
+                 two ? NAME[g->metric] : "", two ? ")" : "");
         snprintf(g->alt, sizeof g->alt, "%s: %s by model size", g->task,
-                 g->metric == QKV_SUM_ACCURACY ? "final eval accuracy" : "bits per byte (lower is better)");
-        snprintf(g->plot.path, sizeof g->plot.path, "%s/size-%s.svg", QKV_REPORT_PLOTS, file);
+                 g->metric == QKV_SUM_BPB && !g->text ? "bits per token (lower is better)" : WORDS[g->metric]);
+        snprintf(g->plot.path, sizeof g->plot.path, "%s/size-%s%s%s.svg", QKV_REPORT_PLOTS, file, two ? "-" : "",
+                 two ? NAME[g->metric] : "");
         snprintf(g->plot.alt, sizeof g->plot.alt, "%s", g->alt);
         if (size_tables(g, s) || size_plot(g, s)) return -1;
     }

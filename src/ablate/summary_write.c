@@ -15,6 +15,27 @@
 
 /* ---- what the summary says ------------------------------------------------------------------ */
 
+/* where a bits-per-byte column's numbers come from: the loss or eval_bpb, the ablation's
+ * statistics or this program's */
+static void bpb_note(qkv_report_doc *doc, const qkv_sum_ablation *a) {
+    if (a->metric != QKV_SUM_BPB) return;
+    const char *unit = a->text ? "byte" : "token";
+    char from[160] = "";
+    if (a->bpb_from_loss)
+        snprintf(from, sizeof from, "bits per %s = the evaluation loss / ln 2 (nats per %s)%s; ", unit, unit,
+                 a->recomputed ? ", its runs recording no eval_bpb" : "");
+    if (a->recomputed)
+        qkv_report_doc_note(doc, "%s: %sthe differences, intervals and tests are computed by qkv summarize from the "
+                            "runs at each variant's chosen learning rate, paired by seed, with qkv ablate's bootstrap, "
+                            "sign-flip test and Holm correction (%s).", a->label, from,
+                            strcmp(a->compared, "accuracy") ? "its runs record eval_bpb"
+                                                            : "the ablation compared accuracy");
+    else
+        qkv_report_doc_note(doc, "%s: %sthe differences, intervals and tests are the ablation's own (it compared "
+                            "%s%s).", a->label, from, a->compared,
+                            strcmp(a->compared, "loss") ? "" : ", in nats: divided by ln 2");
+}
+
 /* how to read the main table: only what applies to its columns */
 static void main_notes(qkv_report_doc *doc, const qkv_sum_report *r) {
     const qkv_summary *s = r->s;
@@ -30,10 +51,11 @@ static void main_notes(qkv_report_doc *doc, const qkv_sum_report *r) {
                           "95%% bootstrap interval. ", s->baseline);
     if (r->any_bpb)
         qkv_strbuf_printf(&b, "Bits/byte columns (text): the mean final evaluation bits per byte (lower is better) "
-                          "and its mean paired difference from the baseline (%s) with its 95%% bootstrap interval, "
-                          "computed by qkv summarize from the runs at each variant's chosen learning rate, paired by "
-                          "seed, with the bootstrap, sign-flip test and Holm correction qkv ablate uses for "
-                          "accuracy. ", s->baseline);
+                          "and its mean paired difference from the baseline (%s) with its 95%% bootstrap "
+                          "interval. ", s->baseline);
+    if (r->any_loss)
+        qkv_strbuf_printf(&b, "Loss columns: the mean final evaluation loss in nats (lower is better) and its mean "
+                          "paired difference from the baseline (%s) with its 95%% bootstrap interval. ", s->baseline);
     qkv_strbuf_puts(&b, "* significant: Holm-adjusted p < 0.05 over the ablation's variants. "
                         "\xe2\x80\x94: not in that ablation.");
     if (r->any_short) qkv_strbuf_puts(&b, " (k/n runs): only k of the n seeds' runs finished.");
@@ -44,10 +66,7 @@ static void main_notes(qkv_report_doc *doc, const qkv_sum_report *r) {
     }
     qkv_report_doc_note(doc, "%s", text);
     free(text);
-    for (int i = 0; r->any_bpb_from_loss && i < s->n; i++)
-        if (s->a[i].bpb_from_loss)
-            qkv_report_doc_note(doc, "Bits per byte of %s: the evaluation loss / ln 2 (nats per byte: text tokens are "
-                                "bytes), since its runs record no eval_bpb.", s->a[i].label);
+    for (int i = 0; r->any_bpb && i < s->n; i++) bpb_note(doc, &s->a[i]);
     for (int i = 0; r->any_partial && i < s->n; i++) {
         const qkv_sum_ablation *a = &s->a[i];
         if (!qkv_summary_partial(a)) continue;
@@ -78,9 +97,9 @@ static void ablation_list(qkv_report_doc *doc, const qkv_summary *s) {
         if (a->d_model > 0) qkv_strbuf_printf(&b, ", d_model %d", a->d_model);
         if (a->layers > 0) qkv_strbuf_printf(&b, ", %d layer%s", a->layers, a->layers == 1 ? "" : "s");
         if (a->heads > 0) qkv_strbuf_printf(&b, ", %d head%s", a->heads, a->heads == 1 ? "" : "s");
-        qkv_strbuf_printf(&b, "; %d seed%s", a->seeds, a->seeds == 1 ? "" : "s");
-        if (isfinite(a->threshold)) qkv_strbuf_printf(&b, "; threshold %.4g%%", a->threshold * 100);
-        qkv_strbuf_printf(&b, "; %s", a->metric == QKV_SUM_BPB ? "bits per byte" : "accuracy");
+        qkv_strbuf_printf(&b, "; %d seed%s; compared on %s", a->seeds, a->seeds == 1 ? "" : "s", a->compared);
+        if (isfinite(a->threshold) && !strcmp(a->compared, "accuracy"))
+            qkv_strbuf_printf(&b, " (threshold %.4g%%)", a->threshold * 100);
         if (qkv_summary_partial(a)) qkv_strbuf_puts(&b, "; partial");
         else if (a->runs_planned < 0) qkv_strbuf_puts(&b, "; completeness not recorded");
         items[i] = qkv_strbuf_take(&b);
@@ -93,11 +112,10 @@ static void ablation_list(qkv_report_doc *doc, const qkv_summary *s) {
 
 /* a task's sizes: what the table holds, the table, (the plot), the parameter counts */
 static void sizes_section(qkv_report_doc *doc, const qkv_sum_sizes *g, bool page) {
-    bool acc = g->metric == QKV_SUM_ACCURACY;
     if (page) qkv_report_doc_heading(doc, 2, g->heading);
     qkv_report_doc_note(doc, "%s: %s, the mean over seeds with its 95%% bootstrap interval, at each model width "
                         "d_model (where two ablations have one width, the first given).", g->heading,
-                        acc ? "final evaluation accuracy (%)" : "final evaluation bits per byte (lower is better)");
+                        qkv_sum_metric_words(g->metric, g->text));
     qkv_report_doc_table(doc, &g->values);
     if (page) qkv_report_doc_figure(doc, &g->plot);
     qkv_report_doc_note(doc, "%s: parameters.", g->heading);
@@ -163,7 +181,7 @@ static void csv_int(qkv_strbuf *b, long long v) {
 }
 
 static const char CSV_HEADER[] =
-    "ablation,dir,title,task,d_model,layers,heads,partial,variant,baseline,metric,mean,ci_low,ci_high,delta,"
+    "ablation,dir,title,task,d_model,layers,heads,partial,variant,baseline,metric,source,mean,ci_low,ci_high,delta,"
     "delta_ci_low,delta_ci_high,p_value,p_holm,significant,runs_ok,seeds,solved,unsolved,steps_to_threshold,"
     "budget,params,attn_params,cell\n";
 
@@ -179,9 +197,11 @@ static char *render_csv(const qkv_sum_report *r) {
             const qkv_sum_cell *c = &a->cells[j];
             if (!c->present) continue;
             bool base = !strcmp(s->variants[j], s->baseline);
+            static const char *const BITS[2][2] = {{"bits_per_token", "bits_per_token_from_loss"},
+                                                   {"bits_per_byte", "bits_per_byte_from_loss"}};
             const char *metric = a->metric == QKV_SUM_ACCURACY ? "accuracy"
-                                 : a->bpb_from_loss            ? "bits_per_byte_from_loss"
-                                                               : "bits_per_byte";
+                                 : a->metric == QKV_SUM_LOSS   ? "loss"
+                                                               : BITS[a->text][a->bpb_from_loss];
             csv_text(&b, a->label);
             qkv_strbuf_puts(&b, ",");
             csv_text(&b, a->dir);
@@ -194,7 +214,8 @@ static char *render_csv(const qkv_sum_report *r) {
             csv_int(&b, a->heads > 0 ? a->heads : -1);
             qkv_strbuf_printf(&b, ",%s,", qkv_summary_partial(a) ? "true" : "false");
             csv_text(&b, s->variants[j]);
-            qkv_strbuf_printf(&b, ",%s,%s", base ? "true" : "false", metric);
+            qkv_strbuf_printf(&b, ",%s,%s,%s", base ? "true" : "false", metric,
+                              a->recomputed ? "summarize" : "ablation");
             csv_num(&b, c->mean);
             csv_num(&b, c->lo);
             csv_num(&b, c->hi);
