@@ -167,6 +167,8 @@ START_TEST(test_lr_chosen_on_validation) {
 }
 END_TEST
 
+static int sh(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* metric "bpb" on byte-level text: learning rates chosen on validation loss, the difference
  * from the baseline in bits (the paired mean of (loss - baseline loss) / ln 2), no extension */
 START_TEST(test_metric_bpb) {
@@ -228,6 +230,37 @@ START_TEST(test_metric_bpb) {
     char err[256], *md = qkv_read_file(path, &len, err, sizeof err);
     ck_assert_ptr_nonnull(md);
     ck_assert_ptr_nonnull(strstr(md, "bits per byte vs full (bits)"));
+    free(md);
+    /* qkv summarize: the same runs compared on bpb (the ablation's own bits) and on accuracy (bits
+     * computed by summarize from the runs, paired by seed as aggregate.c pairs them) give the same cells */
+    snprintf(path, sizeof path, "%s/one-bpb.json", TMP);
+    write_file(path, "{\"base\": \"base.json\", \"metric\": \"bpb\",\n"
+                     " \"variants\": [{\"name\": \"full\"}, {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"]}],\n"
+                     " \"seeds\": [0, 1, 2]}\n");
+    snprintf(path, sizeof path, "%s/one-acc.json", TMP);
+    write_file(path, "{\"base\": \"base.json\", \"max_steps\": 30,\n"
+                     " \"variants\": [{\"name\": \"full\"}, {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"]}],\n"
+                     " \"seeds\": [0, 1, 2]}\n");
+    char out[16384];
+    ck_assert_int_eq(sh(out, sizeof out, "cd %s && %s ablate one-bpb.json --out one-bpb --jobs 2 --quiet && %s ablate "
+                        "one-acc.json --out one-acc --jobs 2 --quiet && %s summarize one-bpb one-acc --out sum --quiet",
+                        TMP, qkv_test_bin(), qkv_test_bin(), qkv_test_bin()), 0);
+    snprintf(path, sizeof path, "%s/sum/summary.md", TMP);
+    md = qkv_read_file(path, &len, err, sizeof err);
+    ck_assert_ptr_nonnull(md);
+    ck_assert_msg(strstr(md, "| variant | text d_model=16 (one-bpb): bits/byte; \xce\x94 vs full [95% CI] | text "
+                             "d_model=16 (one-acc): bits/byte; "), "%s", md);
+    const char *rows[] = {"\n| full | ", "\n| shared | "};
+    for (int v = 0; v < 2; v++) {
+        const char *a = strstr(md, rows[v]);
+        ck_assert_msg(a != NULL, "%s", md);
+        a += strlen(rows[v]);
+        const char *b = strstr(a, " | ") + 3, *e = strstr(b, " |\n");
+        size_t w = (size_t)(b - 3 - a); /* the first cell's width */
+        ck_assert_msg(w == (size_t)(e - b) && !strncmp(a, b, w), "%s", md);
+        if (v == 0) ck_assert(w > 10 && !strncmp(a + w - 10, "; baseline", 10));
+        else ck_assert(a[0] >= '0' && a[0] <= '9' && memchr(a, '[', w));
+    }
     free(md);
 }
 END_TEST
