@@ -71,9 +71,12 @@ static void main_notes(qkv_report_doc *doc, const qkv_sum_report *r) {
         const qkv_sum_ablation *a = &s->a[i];
         if (!qkv_summary_partial(a)) continue;
         char what[160] = "";
-        if (a->missing > 0)
+        if (a->missing > 0 && a->runs_planned > 0)
             snprintf(what, sizeof what, "%d of %d run%s %s not finished", a->missing, a->runs_planned,
                      a->runs_planned == 1 ? "" : "s", a->missing == 1 ? "has" : "have");
+        else if (a->missing > 0)
+            snprintf(what, sizeof what, "%d run%s %s not finished", a->missing, a->missing == 1 ? "" : "s",
+                     a->missing == 1 ? "has" : "have");
         if (a->to_extend > 0)
             snprintf(what + strlen(what), sizeof what - strlen(what), "%s%d finished run%s may still be extended",
                      a->missing > 0 ? " and " : "", a->to_extend, a->to_extend == 1 ? "" : "s");
