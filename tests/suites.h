@@ -20,4 +20,5 @@ Suite *stats_suite(void);
 Suite *verdict_suite(void);
 Suite *ablate_suite(void);
 Suite *text_suite(void);
+Suite *summary_suite(void);
 #endif

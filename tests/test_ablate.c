@@ -167,6 +167,8 @@ START_TEST(test_lr_chosen_on_validation) {
 }
 END_TEST
 
+static int sh(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* metric "bpb" on byte-level text: learning rates chosen on validation loss, the difference
  * from the baseline in bits (the paired mean of (loss - baseline loss) / ln 2), no extension */
 START_TEST(test_metric_bpb) {
@@ -228,6 +230,37 @@ START_TEST(test_metric_bpb) {
     char err[256], *md = qkv_read_file(path, &len, err, sizeof err);
     ck_assert_ptr_nonnull(md);
     ck_assert_ptr_nonnull(strstr(md, "bits per byte vs full (bits)"));
+    free(md);
+    /* qkv summarize: the same runs compared on bpb (the ablation's own bits) and on accuracy (bits
+     * computed by summarize from the runs, paired by seed as aggregate.c pairs them) give the same cells */
+    snprintf(path, sizeof path, "%s/one-bpb.json", TMP);
+    write_file(path, "{\"base\": \"base.json\", \"metric\": \"bpb\",\n"
+                     " \"variants\": [{\"name\": \"full\"}, {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"]}],\n"
+                     " \"seeds\": [0, 1, 2]}\n");
+    snprintf(path, sizeof path, "%s/one-acc.json", TMP);
+    write_file(path, "{\"base\": \"base.json\", \"max_steps\": 30,\n"
+                     " \"variants\": [{\"name\": \"full\"}, {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"]}],\n"
+                     " \"seeds\": [0, 1, 2]}\n");
+    char out[16384];
+    ck_assert_int_eq(sh(out, sizeof out, "cd %s && %s ablate one-bpb.json --out one-bpb --jobs 2 --quiet && %s ablate "
+                        "one-acc.json --out one-acc --jobs 2 --quiet && %s summarize one-bpb one-acc --out sum --quiet",
+                        TMP, qkv_test_bin(), qkv_test_bin(), qkv_test_bin()), 0);
+    snprintf(path, sizeof path, "%s/sum/summary.md", TMP);
+    md = qkv_read_file(path, &len, err, sizeof err);
+    ck_assert_ptr_nonnull(md);
+    ck_assert_msg(strstr(md, "| variant | text d_model=16 (one-bpb): bits/byte; \xce\x94 vs full [95% CI] | text "
+                             "d_model=16 (one-acc): bits/byte; "), "%s", md);
+    const char *rows[] = {"\n| full | ", "\n| shared | "};
+    for (int v = 0; v < 2; v++) {
+        const char *a = strstr(md, rows[v]);
+        ck_assert_msg(a != NULL, "%s", md);
+        a += strlen(rows[v]);
+        const char *b = strstr(a, " | ") + 3, *e = strstr(b, " |\n");
+        size_t w = (size_t)(b - 3 - a); /* the first cell's width */
+        ck_assert_msg(w == (size_t)(e - b) && !strncmp(a, b, w), "%s", md);
+        if (v == 0) ck_assert(w > 10 && !strncmp(a + w - 10, "; baseline", 10));
+        else ck_assert(a[0] >= '0' && a[0] <= '9' && memchr(a, '[', w));
+    }
     free(md);
 }
 END_TEST
@@ -329,6 +362,18 @@ START_TEST(test_shards_status_report) {
                   "%s", out);
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --report", qkv_test_bin(), TMP, TMP), 0);
     ck_assert_msg(strstr(out, "a partial report: 2 of 4 runs have not finished"), "%s", out);
+    /* the partial report says so in its files, and records the baseline's task and size */
+    snprintf(path, sizeof path, "%s/part/results.json", TMP);
+    cJSON *j = read_json(path);
+    ck_assert(num(j, "missing_runs") == 2 && num(j, "runs_planned") == 4);
+    ck_assert(num(j, "d_model") == 16 && num(j, "layers") == 2 && num(j, "heads") == 2);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "task")->valuestring, "recall");
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/part/results.md", TMP);
+    char *md = qkv_read_file(path, NULL, out, sizeof out);
+    ck_assert_ptr_nonnull(md);
+    ck_assert_msg(strstr(md, "\nPartial results: 2 of 4 runs have not finished"), "%s", md);
+    free(md);
     ck_assert_int_eq(sh(out, sizeof out, "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 %s ablate %s/abl.json --out "
                         "%s/part --shard auto --quiet", qkv_test_bin(), TMP, TMP), 0);
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --report --quiet", qkv_test_bin(), TMP,
@@ -336,6 +381,32 @@ START_TEST(test_shards_status_report) {
     csv_sans_time("whole", a, sizeof a);
     csv_sans_time("part", b, sizeof b);
     ck_assert_str_eq(a, b);
+    snprintf(path, sizeof path, "%s/part/results.json", TMP);
+    j = read_json(path);
+    ck_assert(num(j, "missing_runs") == 0);
+    cJSON_Delete(j);
+    /* qkv summarize reads what qkv ablate writes: the two sweeps side by side, cell for cell alike */
+    ck_assert_int_eq(sh(out, sizeof out, "%s summarize %s/whole %s/part --out %s/sum --quiet", qkv_test_bin(), TMP, TMP,
+                        TMP), 0);
+    snprintf(path, sizeof path, "%s/sum/summary.csv", TMP);
+    char *csv = qkv_read_file(path, NULL, out, sizeof out);
+    ck_assert_ptr_nonnull(csv);
+    /* each sweep's rows past its label and directory: full, then identity, the same in both */
+    char rows[2][2][2048];
+    int nr[2] = {0, 0};
+    for (char *line = strtok(csv, "\n"); line; line = strtok(NULL, "\n")) {
+        int k = !strncmp(line, "recall d_model=16 (whole),", 26) ? 0 : !strncmp(line, "recall d_model=16 (part),", 25) ? 1 : -1;
+        if (k < 0 || nr[k] == 2) continue;
+        snprintf(rows[k][nr[k]++], sizeof rows[k][0], "%s", strchr(strchr(line, ',') + 1, ','));
+    }
+    ck_assert(nr[0] == 2 && nr[1] == 2);
+    for (int v = 0; v < 2; v++) {
+        ck_assert_str_eq(rows[0][v], rows[1][v]);
+        const char *want = v ? ",Ablation: abl,recall,16,2,2,false,identity,false,accuracy,"
+                             : ",Ablation: abl,recall,16,2,2,false,full,true,accuracy,";
+        ck_assert_msg(!strncmp(rows[0][v], want, strlen(want)), "%s", rows[0][v]);
+    }
+    free(csv);
 }
 END_TEST
 

@@ -133,6 +133,9 @@ static void teardown(void) { qkv_test_rmtree(TMP); }
 #define LINES4 "{\"input\": [1, 2, 3], \"target\": [2, 3, 4]}\n{\"input\": [4, 5], \"target\": [5, 6]}\n" \
                "{\"input\": [1, 1], \"target\": [1, 1]}\n{\"input\": [7], \"target\": [-100]}\n"
 #define ABL(body) "{\"base\": \"cfg.json\", " body "}\n"
+/* an ablation's results.json (as qkv summarize reads it), its baseline and variants given */
+#define RESULTS(baseline, variants) "{\"title\": \"t\", \"baseline\": \"" baseline "\", \"variants\": [" variants "]}\n"
+#define RES_A(text) {{"a", DIRECTORY}, {"a/results.json", text}}
 /* --threads accepts what the thread pool runs: 1 to QKV_MAX_THREADS */
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -154,7 +157,7 @@ typedef enum {
 typedef struct bad_case {
     const char *desc;
     const char *config;      /* cfg.json, or NULL */
-    const char *files[2][2]; /* more files: {name, text} (text DIRECTORY: a directory) */
+    const char *files[4][2]; /* more files: {name, text} (text DIRECTORY: a directory) */
     ck_kind ck;              /* ck.safetensors */
     const char *args;        /* after "qkv", run in the case's directory */
     int status;              /* expected exit status */
@@ -542,6 +545,60 @@ static const bad_case CASES[] = {
      ABL("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"metric\": \"bpb\", \"max_steps\": 1000"),
      {{"cfg.json", BASE}}, CK_NONE, "ablate abl.json --out out", 2,
      "abl.json: max_steps: a sweep on metric \"bpb\" is not extended"},
+    /* ---- qkv summarize: the results it reads, its options, the documents it checks */
+    {"summarize: a directory without results.json", NULL, {{"a", DIRECTORY}}, CK_NONE, "summarize a --out out", 1,
+     "qkv summarize: a: no results.json (not the output directory of qkv ablate"},
+    {"summarize: no such directory", NULL, {{0}}, CK_NONE, "summarize nope --out out", 1,
+     "qkv summarize: nope: no such directory"},
+    {"summarize: results.json is not JSON", NULL, RES_A("{\"title\": \"t\",}"), CK_NONE, "summarize a --out out", 1,
+     "a/results.json:1:14: JSON syntax error: trailing comma before '}'"},
+    {"summarize: results.json is not an object", NULL, RES_A("[]"), CK_NONE, "summarize a --out out", 1,
+     "a/results.json: expected a JSON object (the results qkv ablate writes)"},
+    {"summarize: a number that is text", NULL, RES_A(RESULTS("full", "{\"name\": \"full\", \"acc_mean\": \"high\"}")),
+     CK_NONE, "summarize a --out out", 1,
+     "a/results.json: variants[0].acc_mean: expected a number or null, got \"high\""},
+    {"summarize: an unknown metric", NULL,
+     RES_A("{\"title\": \"t\", \"baseline\": \"full\", \"metric\": \"perplexity\", \"variants\": [{\"name\": \"full\"}]}"),
+     CK_NONE, "summarize a --out out", 1,
+     "a/results.json: metric: expected \"accuracy\", \"loss\", \"bpb\" or null, got \"perplexity\""},
+    {"summarize: no baseline", NULL, RES_A("{\"title\": \"t\", \"variants\": [{\"name\": \"full\"}]}"), CK_NONE,
+     "summarize a --out out", 1, "a/results.json: baseline: expected a string, missing"},
+    {"summarize: a baseline not among the variants", NULL, RES_A(RESULTS("x", "{\"name\": \"full\"}")), CK_NONE,
+     "summarize a --out out", 1, "a/results.json: baseline: \"x\" is not one of the variants"},
+    {"summarize: variants not an array", NULL, RES_A("{\"title\": \"t\", \"baseline\": \"full\", \"variants\": {}}"),
+     CK_NONE, "summarize a --out out", 1, "a/results.json: variants: expected an array, got an object"},
+    {"summarize: a variant twice", NULL, RES_A(RESULTS("full", "{\"name\": \"full\"}, {\"name\": \"full\"}")), CK_NONE,
+     "summarize a --out out", 1, "a/results.json: variants[1].name: \"full\" is also variants[0]'s"},
+    {"summarize: a run's ok is text", NULL,
+     RES_A(RESULTS("full", "{\"name\": \"full\", \"runs\": [{\"seed\": 0, \"ok\": \"yes\"}]}")), CK_NONE,
+     "summarize a --out out", 1, "a/results.json: variants[0].runs[0].ok: expected true, false or null, got \"yes\""},
+    {"summarize: two baselines", NULL,
+     {{"a", DIRECTORY}, {"a/results.json", RESULTS("full", "{\"name\": \"full\"}")}, {"b", DIRECTORY},
+      {"b/results.json", RESULTS("shared", "{\"name\": \"shared\"}")}},
+     CK_NONE, "summarize a b --out out", 1,
+     "b/results.json: baseline: \"shared\" differs from a/results.json's \"full\" (every column is compared with one"},
+    {"summarize without DIR", NULL, {{0}}, CK_NONE, "summarize --out out", 2, "qkv summarize: missing DIR"},
+    {"summarize without --out", NULL, RES_A(RESULTS("full", "{\"name\": \"full\"}")), CK_NONE, "summarize a", 2,
+     "qkv summarize: --out OUTDIR: where to write the summary"},
+    {"summarize: unknown option", NULL, {{0}}, CK_NONE, "summarize a --out out --bogus", 2,
+     "qkv summarize: unknown option '--bogus'"},
+    {"summarize: --check-doc and --update-doc", NULL, {{0}}, CK_NONE, "summarize --check-doc d.md --update-doc d.md", 2,
+     "--check-doc and --update-doc are separate actions"},
+    {"summarize: --out with --check-doc only", NULL, {{0}}, CK_NONE, "summarize --check-doc d.md --out out", 2,
+     "--out and --title go with DIRs"},
+    {"summarize: --check-doc of a missing file", NULL, {{0}}, CK_NONE, "summarize --check-doc d.md", 1,
+     "qkv summarize: d.md: cannot read: No such file or directory"},
+    {"summarize: a marker without its end", NULL, {{"d.md", "x\n<!-- qkv summarize: a -->\n"}}, CK_NONE,
+     "summarize --check-doc d.md", 1, "qkv summarize: d.md:2: no <!-- end --> after this marker"},
+    {"summarize: a stale block", NULL,
+     {{"a", DIRECTORY}, {"a/results.json", RESULTS("full", "{\"name\": \"full\"}")},
+      {"d.md", "<!-- qkv summarize: a -->\n| old |\n<!-- end -->\n"}},
+     CK_NONE, "summarize --check-doc d.md", 1,
+     "qkv summarize: d.md:2:1: differs from what the marker on line 1 generates: expected \"\", found \"| old |\""},
+    {"summarize: a marker's results are bad", NULL,
+     {{"a", DIRECTORY}, {"a/results.json", RESULTS("x", "{\"name\": \"full\"}")},
+      {"d.md", "<!-- qkv summarize: a -->\n<!-- end -->\n"}},
+     CK_NONE, "summarize --update-doc d.md", 1, "qkv summarize: d.md:1: a/results.json: baseline: \"x\" is not one"},
 };
 enum { NCASES = (int)(sizeof CASES / sizeof CASES[0]) };
 
@@ -599,7 +656,7 @@ static void check_case(const bad_case *c) {
         snprintf(path, sizeof path, "%s/%s", WORK, strstr(c->args, "abl.json") ? "abl.json" : "cfg.json");
         write_bytes(path, c->config, strlen(c->config));
     }
-    for (int i = 0; i < 2 && c->files[i][0]; i++) {
+    for (int i = 0; i < 4 && c->files[i][0]; i++) {
         snprintf(path, sizeof path, "%s/%s", WORK, c->files[i][0]);
         if (c->files[i][1] == DIRECTORY) ck_assert_int_eq(mkdir(path, 0755), 0);
         else write_bytes(path, c->files[i][1], strlen(c->files[i][1]));
@@ -633,8 +690,8 @@ END_TEST
 /* the table covers at least the 45 cases, every command and both exit statuses */
 START_TEST(test_table_coverage) {
     ck_assert_int_ge(NCASES, 45);
-    const char *cmds[] = {"train ", "eval ", "sample ", "params ", "gradcheck ", "ablate ", "bench "};
-    for (int k = 0; k < 7; k++) {
+    const char *cmds[] = {"train ", "eval ", "sample ", "params ", "gradcheck ", "ablate ", "bench ", "summarize "};
+    for (int k = 0; k < 8; k++) {
         bool seen = false;
         for (int i = 0; i < NCASES && !seen; i++) seen = !strncmp(CASES[i].args, cmds[k], strlen(cmds[k]));
         ck_assert_msg(seen, "no bad-input case for qkv %s", cmds[k]);

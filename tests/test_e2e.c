@@ -61,10 +61,11 @@ START_TEST(test_help_and_version) {
     ck_assert_int_eq(run(out, sizeof out, false, "%s --help", qkv_test_bin()), 0);
     ck_assert_ptr_nonnull(strstr(out, "train"));
     ck_assert_ptr_nonnull(strstr(out, "gradcheck"));
+    ck_assert_ptr_nonnull(strstr(out, "summarize"));
     ck_assert_int_eq(run(out, sizeof out, false, "%s --version", qkv_test_bin()), 0);
     ck_assert_ptr_nonnull(strstr(out, "qkv "));
-    const char *cmds[] = {"train", "eval", "sample", "params", "gradcheck"};
-    for (int i = 0; i < 5; i++) {
+    const char *cmds[] = {"train", "eval", "sample", "params", "gradcheck", "summarize"};
+    for (int i = 0; i < 6; i++) {
         ck_assert_int_eq(run(out, sizeof out, false, "%s %s --help", qkv_test_bin(), cmds[i]), 0);
         ck_assert_ptr_nonnull(strstr(out, "usage: qkv"));
     }

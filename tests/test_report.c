@@ -481,6 +481,9 @@ static fixture *fixture_base(int ns, bool grid) {
     f->r.n_lrs = grid ? MAXL : 1;
     f->r.max_solved_at = -1;
     f->r.base_config_json = "{\n  \"task\": {\"name\": \"recall\"},\n  \"note\": \"<b>&</b>\"\n}";
+    f->r.d_model = 64;   /* the baseline's size (aggregate.c reads it from its config) */
+    f->r.layers = 2;
+    f->r.heads = 4;
     f->r.version = "0.1.0";
     f->r.wall_seconds = 12.5;
     f->r.jobs = 2;
@@ -793,10 +796,21 @@ START_TEST(report_json_has_variants_and_runs) {
     ck_assert_msg(root != NULL, "results.json does not parse");
     char keys[1024];
     keys_of(root, keys, sizeof keys);
-    ck_assert_str_eq(keys, "title threshold baseline metric lrs max_solved_at seeds version wall_seconds jobs variants ");
+    ck_assert_str_eq(keys, "title threshold baseline metric task d_model layers heads lrs max_solved_at seeds version "
+                           "wall_seconds jobs runs_planned missing_runs runs_to_extend variants ");
     ck_assert_str_eq(item(root, "title")->valuestring, "Q/K/V ablation & <test>");
     ck_assert(fabs(number(root, "threshold") - 0.9) < 1e-12);
     ck_assert_str_eq(item(root, "baseline")->valuestring, "full");
+    ck_assert_str_eq(item(root, "metric")->valuestring, "accuracy");
+    /* the task (from the effective config here) and the baseline's size */
+    ck_assert_str_eq(item(root, "task")->valuestring, "recall");
+    ck_assert_int_eq((int)number(root, "d_model"), 64);
+    ck_assert_int_eq((int)number(root, "layers"), 2);
+    ck_assert_int_eq((int)number(root, "heads"), 4);
+    /* every run of every rate planned; the failed one is the aggregation's business, not a missing run */
+    ck_assert_int_eq((int)number(root, "runs_planned"), NV * nl * NS);
+    ck_assert_int_eq((int)number(root, "missing_runs"), 0);
+    ck_assert_int_eq((int)number(root, "runs_to_extend"), 0);
     const cJSON *lrs = item(root, "lrs");
     ck_assert_int_eq(cJSON_GetArraySize(lrs), grid ? MAXL : 0);
     for (int l = 0; grid && l < MAXL; l++) ck_assert(cJSON_GetArrayItem(lrs, l)->valuedouble == f->lrs[l]);
@@ -1571,6 +1585,52 @@ START_TEST(report_text_task) {
 }
 END_TEST
 
+/* a partial report (--report before the sweep is done) says so before any number, in results.md and
+ * report.md, and results.json counts what is missing; a complete one says nothing of it */
+START_TEST(report_marks_partial_results) {
+    fixture *f = fixture_new(false);
+    f->r.missing = 1;
+    f->r.to_extend = 2;
+    f->r.task[0] = 0;
+    f->r.d_model = 0;   /* unknown: null */
+    char *dir = write_report(f);
+    const char *note = "Partial results: 1 of 6 runs has not finished (failed or not yet run) and 2 finished runs "
+                       "may still be extended; the numbers are over the runs finished so far.\n";
+    char *md = read_in(dir, "results.md"), *rmd = read_in(dir, "report.md"), *json = read_in(dir, "results.json");
+    ck_assert_msg(!strncmp(md, TITLE_MD, strlen(TITLE_MD)) && !strncmp(md + strlen(TITLE_MD), note, strlen(note)),
+                  "%s", md);
+    ck_assert_msg(!strncmp(rmd + strlen(TITLE_MD), note, strlen(note)), "%s", rmd);
+    cJSON *root = cJSON_Parse(json);
+    ck_assert_ptr_nonnull(root);
+    ck_assert_int_eq((int)number(root, "missing_runs"), 1);
+    ck_assert_int_eq((int)number(root, "runs_to_extend"), 2);
+    ck_assert(is_null(root, "d_model"));
+    cJSON_Delete(root);
+    free(md);
+    free(rmd);
+    free(json);
+    qkv_test_rmtree(dir);
+    free(dir);
+    /* only what is missing is said: one run left, nothing to extend */
+    f->r.missing = 0;
+    f->r.to_extend = 1;
+    dir = write_report(f);
+    md = read_in(dir, "results.md");
+    ck_assert_ptr_nonnull(strstr(md, "\nPartial results: 1 finished run may still be extended; the numbers"));
+    free(md);
+    qkv_test_rmtree(dir);
+    free(dir);
+    f->r.to_extend = 0;
+    dir = write_report(f);
+    md = read_in(dir, "results.md");
+    ck_assert_ptr_null(strstr(md, "Partial"));
+    free(md);
+    qkv_test_rmtree(dir);
+    free(dir);
+    free(f);
+}
+END_TEST
+
 /* sample bytes as text a page shows as it is: UTF-8 kept, everything else U+FFFD */
 START_TEST(report_display_text) {
     static const uint8_t in[] = "a\0b\xff\xc3\xa9\r\t\n\xc0\xaf\xc2\x85\xed\xa0\x80\xf0\x9f\x98\x80\x7f\xe2\x82";
@@ -1582,6 +1642,42 @@ START_TEST(report_display_text) {
     t = qkv__ablate_display_text(in, 0);
     ck_assert_str_eq(t, "");
     free(t);
+}
+END_TEST
+
+/* model sizes on a log axis (qkv summarize): the caller's ticks at the sizes, equally spaced, and
+ * no others; intervals as bars with caps at the points (no band), two series nudged apart */
+START_TEST(svg_error_bars_and_x_ticks) {
+    double x[3] = {32, 64, 128}, ya[3] = {0.5, 0.7, 0.9}, la[3] = {0.4, 0.6, 0.85}, ha[3] = {0.6, 0.8, 0.95};
+    double yb[3] = {0.3, NAN, 0.6}, lb[3] = {0.2, NAN, 0.5}, hb[3] = {0.4, NAN, 0.7};
+    double ticks[4] = {32, 64, 128, 1024};   /* 1024 is off the axis: not drawn */
+    qkv_svg_series s[2] = {{"a", 3, x, ya, la, ha}, {"b", 3, x, yb, lb, hb}};
+    qkv_svg_plot pl = {.title = "sizes", .xlabel = "d_model", .ylabel = "acc", .log_x = true, .percent_y = true,
+                       .x_ticks = ticks, .n_x_ticks = 4, .error_bars = true};
+    char *a = qkv_svg_curves(&pl, s, 2);
+    assert_svg(a, "error bars");
+    double t32 = x_tick(a, "32"), t64 = x_tick(a, "64"), t128 = x_tick(a, "128");
+    ck_assert(fabs((t64 - t32) - (t128 - t64)) < 0.03);
+    ck_assert_ptr_null(strstr(a, ">100</text>"));
+    ck_assert_ptr_null(strstr(a, ">1024</text>"));
+    ck_assert_ptr_null(strstr(a, "<polygon"));
+    /* series a 2.5 px left of each tick, b 2.5 px right (b has no point at 64) */
+    for (int j = 0; j < 3; j++) {
+        double t = j == 0 ? t32 : j == 1 ? t64 : t128;
+        ck_assert_msg(circle_at(a, t - 2.5), "no point of a at tick %d", j);
+        ck_assert(circle_at(a, t + 2.5) == (j != 1));
+        char bar[96];   /* the bar's vertical line at the point's x */
+        snprintf(bar, sizeof bar, "<line x1=\"%.2f\" y1=", t - 2.5);
+        ck_assert_msg(strstr(a, bar), "no bar of a at tick %d", j);
+    }
+    /* 5 bars of 3 lines (a bar, two caps), in the series' colours: 3 of a, 2 of b */
+    const char *ga = strstr(a, "<g stroke=\"#4e79a7\" stroke-width=\"1.5\">");
+    const char *gb = strstr(a, "<g stroke=\"#f28e2b\" stroke-width=\"1.5\">");
+    ck_assert_ptr_nonnull(ga);
+    ck_assert_ptr_nonnull(gb);
+    ck_assert_int_eq(count(ga, "<line") - count(strstr(ga, "</g>"), "<line"), 9);
+    ck_assert_int_eq(count(gb, "<line") - count(strstr(gb, "</g>"), "<line"), 6);
+    free(a);
 }
 END_TEST
 
@@ -1601,6 +1697,7 @@ Suite *report_suite(void) {
     tcase_add_test(tc, report_twelve_variants_long_names);
     tcase_add_test(tc, report_median_with_some_unsolved);
     tcase_add_test(tc, report_unwritable_dir_fails_cleanly);
+    tcase_add_test(tc, report_marks_partial_results);
     tcase_add_test(tc, svg_nice_ticks);
     tcase_add_test(tc, strbuf_and_escape);
     tcase_add_test(tc, svg_curves_edge_cases);
@@ -1608,6 +1705,7 @@ Suite *report_suite(void) {
     tcase_add_test(tc, svg_log_x);
     tcase_add_test(tc, report_text_task);
     tcase_add_test(tc, report_display_text);
+    tcase_add_test(tc, svg_error_bars_and_x_ticks);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { RESAMPLES = 10000, SIGNFLIP_RESAMPLES = 100000 };
-#define LEVEL 0.95
-#define ALPHA 0.05
+enum { RESAMPLES = QKV_ABLATE_RESAMPLES, SIGNFLIP_RESAMPLES = QKV_ABLATE_SIGNFLIP_RESAMPLES };
+#define LEVEL QKV_ABLATE_LEVEL
+#define ALPHA QKV_ABLATE_ALPHA
 
 static double num(const cJSON *j, const char *k) {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, k);
@@ -317,7 +317,7 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
         if (oom) break;
         choose_lr(vr, res->all_runs, v, nl, ns, c->metric);
         for (int s = 0; s < ns; s++) res->runs[v * ns + s] = res->all_runs[qkv__ablate_index(p, v, vr->lr_chosen, s)];
-        summarise(vr, res->runs + v * ns, ns, c->metric, 0x5eed0000u + (uint64_t)v * 16);
+        summarise(vr, res->runs + v * ns, ns, c->metric, QKV_ABLATE_SEED_MEANS(v));
         vr->xz_bpb = vr->unigram_bpb = NAN;
         for (int s = 0; s < ns && isnan(vr->xz_bpb); s++)
             if (res->runs[v * ns + s].ok) {
@@ -350,7 +350,7 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
         qkv_variant_result *vr = &res->v[v];
         vr->p_value = vr->p_holm = vr->delta = vr->delta_ci_lo = vr->delta_ci_hi = NAN;
         if (v == c->baseline) continue;
-        compare(vr, res->runs + v * ns, res->runs + c->baseline * ns, ns, c->metric, 0xd1ff0000u + (uint64_t)v * 16);
+        compare(vr, res->runs + v * ns, res->runs + c->baseline * ns, ns, c->metric, QKV_ABLATE_SEED_PAIRED(v));
         pv[m++] = vr->p_value;
     }
     qkv_stats_holm(pv, m, ALPHA, adj, rej);
@@ -382,6 +382,16 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
         char e2[512];
         if (res->all_runs[r0].ok && qkv__ablate_sample(p->runs[r0].dir, &vr->sample, e2, sizeof e2) && !quiet)
             fprintf(stderr, "qkv ablate: the sample of %s skipped: %s\n", p->runs[r0].dir, e2);
+    }
+    /* the task and model size the variants share, as the baseline has them (qkv summarize puts
+     * ablations of one task at several sizes side by side) */
+    qkv_config bc;
+    char e3[512];
+    if (!qkv__ablate_variant_config(c, c->baseline, &bc, e3, sizeof e3)) {
+        snprintf(res->task, sizeof res->task, "%s", QKV_TASK_NAMES[bc.task.kind]);
+        res->d_model = bc.model.d_model;
+        res->layers = bc.model.layers;
+        res->heads = bc.model.heads;
     }
     for (int r = 0; r < p->n && !res->base_config_json; r++)
         if (res->all_runs[r].ok) {

@@ -39,8 +39,13 @@ static void fmt_duration(char *dst, size_t n, double s) {
     else snprintf(dst, n, "%.2f h (%.0f s)", s / 3600, s);
 }
 
-/* the task name (and whether tokens are bytes) from the effective config */
+/* the task name (and whether tokens are bytes): the baseline's, else the effective config's */
 static void read_task(qkv_report *p) {
+    if (p->r->task[0]) {
+        snprintf(p->task, sizeof p->task, "%s", p->r->task);
+        p->text_task = strcmp(p->task, "text") == 0;
+        return;
+    }
     if (!p->r->base_config_json) return;
     cJSON *root = cJSON_Parse(p->r->base_config_json);
     const cJSON *task = cJSON_GetObjectItemCaseSensitive(root, "task");

@@ -14,6 +14,12 @@ static void j_num(cJSON *o, const char *key, double v) {
     else cJSON_AddNullToObject(o, key);
 }
 
+/* a positive count, null when 0 (unknown) */
+static void j_count(cJSON *o, const char *key, int v) {
+    if (v > 0) cJSON_AddNumberToObject(o, key, v);
+    else cJSON_AddNullToObject(o, key);
+}
+
 /* n numbers as an array, null for the non-finite ones */
 static cJSON *j_array(const double *v, int n) {
     cJSON *a = cJSON_CreateArray();
@@ -80,6 +86,12 @@ char *qkv_report_render_json(const qkv_report *p) {
     j_num(root, "threshold", cfg->threshold);
     cJSON_AddStringToObject(root, "baseline", cfg->variants[cfg->baseline].name);
     cJSON_AddStringToObject(root, "metric", QKV_METRIC_NAMES[cfg->metric]);
+    /* what was trained, as the baseline has it (null: unknown): qkv summarize's size axis */
+    if (p->task[0]) cJSON_AddStringToObject(root, "task", p->task);
+    else cJSON_AddNullToObject(root, "task");
+    j_count(root, "d_model", p->r->d_model);
+    j_count(root, "layers", p->r->layers);
+    j_count(root, "heads", p->r->heads);
     cJSON *lrs = cJSON_AddArrayToObject(root, "lrs");
     for (int l = 0; lrs && l < cfg->n_lrs; l++) cJSON_AddItemToArray(lrs, cJSON_CreateNumber(cfg->lrs[l]));
     if (p->r->max_solved_at >= 0) cJSON_AddNumberToObject(root, "max_solved_at", (double)p->r->max_solved_at);
@@ -91,6 +103,10 @@ char *qkv_report_render_json(const qkv_report *p) {
     else cJSON_AddNullToObject(root, "version");
     j_num(root, "wall_seconds", p->r->wall_seconds);
     cJSON_AddNumberToObject(root, "jobs", p->r->jobs);
+    /* a partial report (ablate --report before the sweep is done) says so */
+    cJSON_AddNumberToObject(root, "runs_planned", (double)p->nv * p->r->n_lrs * cfg->n_seeds);
+    cJSON_AddNumberToObject(root, "missing_runs", p->r->missing);
+    cJSON_AddNumberToObject(root, "runs_to_extend", p->r->to_extend);
     cJSON *vars = cJSON_AddArrayToObject(root, "variants");
     for (int i = 0; vars && i < p->nv; i++)
         if (!j_variant(vars, p, i)) break;

@@ -77,6 +77,24 @@ static void significance(qkv_report_doc *doc, const qkv_report *p) {
 #undef TEXT
 }
 
+/* a partial report (qkv ablate --report before the sweep is done) says what it lacks, first */
+static void partial(qkv_report_doc *doc, const qkv_report *p) {
+    const qkv_ablate_results *r = p->r;
+    if (r->missing <= 0 && r->to_extend <= 0) return;
+    int planned = p->nv * r->n_lrs * p->cfg->n_seeds;
+#define TEXT(...) qkv_report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
+    qkv_report_doc_paragraph(doc);
+    TEXT("Partial results: ");
+    if (r->missing > 0)
+        TEXT("%d of %d run%s %s not finished (failed or not yet run)", r->missing, planned, planned == 1 ? "" : "s",
+             r->missing == 1 ? "has" : "have");
+    if (r->missing > 0 && r->to_extend > 0) TEXT(" and ");
+    if (r->to_extend > 0)
+        TEXT("%d finished run%s may still be extended", r->to_extend, r->to_extend == 1 ? "" : "s");
+    TEXT("; the numbers are over the runs finished so far.");
+#undef TEXT
+}
+
 /* what was run, on what, from which config, and how long it took, in one paragraph */
 static void summary(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
@@ -206,6 +224,7 @@ static void diagnostics(qkv_report_doc *doc, const qkv_report *p) {
 /* results.md: the title and the tables, for a quick look (and the terminal) */
 int qkv_report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
     qkv_report_doc_heading(doc, 1, p->title);
+    partial(doc, p);
     significance(doc, p);
     results(doc, p);
     diagnostics(doc, p);
@@ -215,6 +234,7 @@ int qkv_report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
 /* report.md and report.html: everything, from what was run to how to run it again */
 int qkv_report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
     qkv_report_doc_heading(doc, 1, p->title);
+    partial(doc, p);
     significance(doc, p);
     summary(doc, p);
     qkv_report_doc_heading(doc, 2, "Variants");

@@ -7,6 +7,17 @@
 #include <stdio.h>
 #include "ablate/ablate.h"
 
+/* The statistics' settings: the bootstrap's resamples and level, the sign-flip test's random
+ * patterns (beyond QKV_STATS_EXACT_MAX seeds), the significance level, and the seeds of variant
+ * v's draws (its means' intervals, its comparison with the baseline; each uses seed and seed + 1).
+ * aggregate.c computes the accuracy statistics with them and qkv summarize the bits per byte of
+ * text tasks, so both give the same kind of interval for the same numbers. */
+enum { QKV_ABLATE_RESAMPLES = 10000, QKV_ABLATE_SIGNFLIP_RESAMPLES = 100000 };
+#define QKV_ABLATE_LEVEL 0.95
+#define QKV_ABLATE_ALPHA 0.05
+#define QKV_ABLATE_SEED_MEANS(v) (0x5eed0000u + (uint64_t)(v) * 16)
+#define QKV_ABLATE_SEED_PAIRED(v) (0xd1ff0000u + (uint64_t)(v) * 16)
+
 /* One training run's record, read back from its run directory. */
 typedef struct qkv_run_result {
     int variant, lr_index, seed_index;
@@ -95,6 +106,8 @@ typedef struct qkv_ablate_results {
     int missing;                    /* runs without a finished session (a partial report) */
     int to_extend;                  /* finished runs that the sweep would still extend */
     char *base_config_json;         /* the effective config of the first variant's first run */
+    char task[32];                  /* the baseline's task ("recall", "text"; "" unknown) */
+    int d_model, layers, heads;     /* the baseline's model size (0: unknown), for sizes across ablations */
     const char *version;
     double wall_seconds;            /* this invocation (finished runs it reused cost nothing) */
     int jobs;

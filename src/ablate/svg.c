@@ -169,6 +169,17 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
         nxt = qkv_svg_ticks(ax.lo, ax.hi, xstep, xticks, MAX_TICKS);
     }
 
+    /* the caller's x ticks instead, those on the axis */
+    if (p->x_ticks && p->n_x_ticks > 0) {
+        nxt = 0;
+        for (int i = 0; i < p->n_x_ticks && nxt < MAX_TICKS; i++) {
+            double v = p->x_ticks[i];
+            if (!usable(v, lx)) continue;
+            double t = lx ? log10(v) : v;
+            if (t >= ax.lo - 1e-9 * fabs(ax.lo) && t <= ax.hi + 1e-9 * fabs(ax.hi)) xticks[nxt++] = v;
+        }
+    }
+
     /* y axis */
     double yticks[MAX_TICKS];
     int nyt = 0;
@@ -279,8 +290,25 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
     if (!have_data) svg_text(&b, ML + PW / 2, MT + PH / 2, "middle", "fill=\"#777777\" font-size=\"14\"",
                              "no data");
 
-    /* bands first, then the reference line, then lines on top */
-    for (int i = 0; i < n_series; i++) {
+    /* error bars: series i drawn dx[i] pixels aside (at most 5 apart, 30 in all) */
+    const double dodge = n_series > 1 ? fmin(5, 30.0 / (n_series - 1)) : 0;
+#define DX(i) (p->error_bars ? ((i) - (n_series - 1) / 2.0) * dodge : 0)
+
+    /* bands (or bars) first, then the reference line, then lines on top */
+    for (int i = 0; p->error_bars && i < n_series; i++) {
+        if (!s[i].lo || !s[i].hi || !s[i].x) continue;
+        qkv_strbuf_printf(&b, "<g stroke=\"%s\" stroke-width=\"1.5\">", qkv_svg_color(i));
+        for (int j = 0; j < s[i].n; j++) {
+            if (!usable(s[i].x[j], lx) || !usable(s[i].lo[j], lg) || !usable(s[i].hi[j], lg)) continue;
+            double x = XP(s[i].x[j]) + DX(i), y0 = YP(s[i].lo[j]), y1 = YP(s[i].hi[j]);
+            qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>", x, y0, x, y1);
+            for (int k = 0; k < 2; k++)
+                qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>", x - 3,
+                                  k ? y1 : y0, x + 3, k ? y1 : y0);
+        }
+        qkv_strbuf_puts(&b, "</g>\n");
+    }
+    for (int i = 0; !p->error_bars && i < n_series; i++) {
         if (!s[i].lo || !s[i].hi || !s[i].x) continue;
         int cnt = 0, last = -1;
         for (int j = 0; j < s[i].n; j++)
@@ -329,15 +357,15 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
             qkv_strbuf_puts(&b, " points=\"");
             for (int j = 0; j < s[i].n; j++)
                 if (usable(s[i].x[j], lx) && usable(s[i].y[j], lg))
-                    qkv_strbuf_printf(&b, "%.2f,%.2f ", XP(s[i].x[j]), YP(s[i].y[j]));
+                    qkv_strbuf_printf(&b, "%.2f,%.2f ", XP(s[i].x[j]) + DX(i), YP(s[i].y[j]));
             qkv_strbuf_puts(&b, "\"/>\n");
         }
         if (cnt <= 30) {
             qkv_strbuf_printf(&b, "<g fill=\"%s\">", c);
             for (int j = 0; j < s[i].n; j++)
                 if (usable(s[i].x[j], lx) && usable(s[i].y[j], lg))
-                    qkv_strbuf_printf(&b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%s\"/>", XP(s[i].x[j]),
-                                      YP(s[i].y[j]), cnt == 1 ? "3.5" : "2.5");
+                    qkv_strbuf_printf(&b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%s\"/>", XP(s[i].x[j]) + DX(i),
+                                      YP(s[i].y[j]), cnt == 1 || p->error_bars ? "3.5" : "2.5");
             qkv_strbuf_puts(&b, "</g>\n");
         }
     }
@@ -355,6 +383,7 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
         qkv_strbuf_puts(&b, "/>\n");
         svg_text(&b, x + swatch + 6, y, NULL, "dy=\".35em\" font-size=\"12\" fill=\"#222222\"", s[i].name);
     }
+#undef DX
 #undef XP
 #undef YP
     qkv_strbuf_puts(&b, "</svg>\n");

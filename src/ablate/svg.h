@@ -48,10 +48,14 @@ typedef struct qkv_svg_plot {
     double hline_y;
     const char *hline_label;
     int width;                  /* pixels; 0 = 720 */
+    const double *x_ticks;      /* n_x_ticks explicit x ticks (e.g. the model sizes); NULL: automatic */
+    int n_x_ticks;
+    bool error_bars;            /* each point's lo..hi as a vertical bar with caps instead of a band;
+                                   series are nudged sideways a little so bars at one x stay apart */
 } qkv_svg_plot;
 
-/* lines with semi-transparent bands, axes with ticks, labels, title and a legend below the
- * plot (series i drawn with qkv_svg_color(i)); malloc'd, NULL when out of memory */
+/* lines with semi-transparent bands (or error bars), axes with ticks, labels, title and a legend
+ * below the plot (series i drawn with qkv_svg_color(i)); malloc'd, NULL when out of memory */
 QKV_INTERNAL char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_series);
 
 /* ---- heatmaps ---------------------------------------------------------------------------- */

@@ -16,6 +16,7 @@ QKV_INTERNAL int qkv_cmd_eval(int argc, char **argv);
 QKV_INTERNAL int qkv_cmd_params(int argc, char **argv);
 QKV_INTERNAL int qkv_cmd_gradcheck(int argc, char **argv);
 QKV_INTERNAL int qkv_cmd_ablate(int argc, char **argv);
+QKV_INTERNAL int qkv_cmd_summarize(int argc, char **argv);
 QKV_INTERNAL int qkv_cmd_bench(int argc, char **argv);
 QKV_INTERNAL int qkv_cmd_sample(int argc, char **argv);
 

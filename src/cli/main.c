@@ -17,6 +17,7 @@ static const char USAGE[] =
     "  params     count a config's parameters per module\n"
     "  gradcheck  check the model's gradients against finite differences\n"
     "  ablate     train and compare variants (the Q/K/V ablation) and write a report\n"
+    "  summarize  ablations' results side by side; the tables a document embeds, checked\n"
     "  bench      time the training step of the standard sizes\n"
     "\n"
     "'qkv COMMAND --help' describes each command's options.\n"
@@ -30,7 +31,7 @@ typedef struct { const char *name; int (*run)(int, char **); } command;
 static const command COMMANDS[] = {
     {"train", qkv_cmd_train}, {"eval", qkv_cmd_eval}, {"sample", qkv_cmd_sample}, {"params", qkv_cmd_params},
     {"gradcheck", qkv_cmd_gradcheck}, {"ablate", qkv_cmd_ablate},
-    {"bench", qkv_cmd_bench},
+    {"summarize", qkv_cmd_summarize}, {"bench", qkv_cmd_bench},
 };
 
 int main(int argc, char **argv) {

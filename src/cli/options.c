@@ -49,15 +49,28 @@ static bool parse_num(const char *cmd, const char *name, const char *s, long lon
     return true;
 }
 
-/* one argument, argv[*i] (and its value, which advances *i); -1 to go on, else the exit status */
+/* v appended to l (room for every argument); false when out of memory (said) */
+static bool append(const char *cmd, qkv_cli_list *l, int argc, const char *v) {
+    if (!l->v && !(l->v = calloc((size_t)argc, sizeof *l->v))) {
+        qkv_cli_error(cmd, "out of memory");
+        return false;
+    }
+    l->v[l->n++] = v;
+    return true;
+}
+
+/* one argument, argv[*i] (and its value, which advances *i); -1 to go on, else the exit status.
+ * A positional argument goes to *operand, or with operands (not NULL) to that list */
 static int parse_arg(const qkv_cli_command *c, int argc, char **argv, int *i, void *args,
-                     const char **operand) {
+                     const char **operand, qkv_cli_list *operands) {
     const char *a = argv[*i], *val = NULL;
     const qkv_cli_option *o = c->options;
     while (o->name && !matches(o, a, &val)) o++;
     if (!o->name) {
         if (a[0] == '-' && a[1])
             qkv_cli_error(c->name, "unknown option '%s' (try 'qkv %s --help')", a, c->name);
+        else if (operands)
+            return append(c->name, operands, argc, a) ? -1 : QKV_EXIT_FAIL;
         else if (!operand)
             qkv_cli_error(c->name, "unexpected argument '%s'", a);
         else if (*operand)
@@ -85,28 +98,37 @@ static int parse_arg(const qkv_cli_command *c, int argc, char **argv, int *i, vo
     if (o->kind == QKV_ARG_STRING) *(const char **)field = val;
     if (o->kind == QKV_ARG_INT && !parse_int(c->name, o->name, val, o->lo, o->hi, field)) return QKV_EXIT_USAGE;
     if (o->kind == QKV_ARG_NUM && !parse_num(c->name, o->name, val, o->lo, o->hi, field)) return QKV_EXIT_USAGE;
-    if (o->kind == QKV_ARG_LIST) {
-        qkv_cli_list *l = field;
-        if (!l->v && !(l->v = calloc((size_t)argc, sizeof *l->v))) { /* room for every argument */
-            qkv_cli_error(c->name, "out of memory");
-            return QKV_EXIT_FAIL;
-        }
-        l->v[l->n++] = val;
-    }
+    if (o->kind == QKV_ARG_LIST && !append(c->name, field, argc, val)) return QKV_EXIT_FAIL;
     return -1;
 }
 
-int qkv_cli_parse(const qkv_cli_command *c, int argc, char **argv, void *args, const char **operand) {
+/* both parsers: one positional argument into *operand, or any number into *operands */
+static int parse(const qkv_cli_command *c, int argc, char **argv, void *args, const char **operand,
+                 qkv_cli_list *operands) {
     int rc = -1;
-    for (int i = 1; i < argc && rc < 0; i++) rc = parse_arg(c, argc, argv, &i, args, operand);
-    if (rc >= 0) /* the command will not run: nothing for it to free */
+    for (int i = 1; i < argc && rc < 0; i++) rc = parse_arg(c, argc, argv, &i, args, operand, operands);
+    if (rc >= 0) { /* the command will not run: nothing for it to free */
         for (const qkv_cli_option *o = c->options; o->name; o++)
             if (o->kind == QKV_ARG_LIST) {
                 qkv_cli_list *l = (qkv_cli_list *)((char *)args + o->offset);
                 free(l->v);
                 *l = (qkv_cli_list){0};
             }
+        if (operands) {
+            free(operands->v);
+            *operands = (qkv_cli_list){0};
+        }
+    }
     return rc;
+}
+
+int qkv_cli_parse(const qkv_cli_command *c, int argc, char **argv, void *args, const char **operand) {
+    return parse(c, argc, argv, args, operand, NULL);
+}
+
+int qkv_cli_parse_operands(const qkv_cli_command *c, int argc, char **argv, void *args, qkv_cli_list *operands) {
+    *operands = (qkv_cli_list){0};
+    return parse(c, argc, argv, args, NULL, operands);
 }
 
 /* "-h, --help" or "--out DIR" */

@@ -59,7 +59,7 @@ typedef struct qkv_cli_command {
     const char *name;     /* "train" */
     const char *synopsis; /* what follows "usage: qkv train "; each '\n' starts another form */
     const char *about;    /* what the command does (lines of text, no trailing newline) */
-    const char *operand;  /* the one positional argument's name ("CONFIG"), or NULL for none */
+    const char *operand;  /* the positional argument's name ("CONFIG", "DIR..."), or NULL for none */
     const qkv_cli_option *options; /* ends with QKV_OPTIONS_END */
 } qkv_cli_command;
 
@@ -68,6 +68,10 @@ typedef struct qkv_cli_command {
  * command should run; otherwise its exit status: 0 after --help, 2 after a usage error (a
  * message on stderr), and then no list is left allocated. */
 QKV_INTERNAL int qkv_cli_parse(const qkv_cli_command *cmd, int argc, char **argv, void *args, const char **operand);
+/* qkv_cli_parse for a command of any number of positional arguments (its operand names them,
+ * "DIR..."): they go to *operands in order (v is the caller's to free, as a list option's) */
+QKV_INTERNAL int qkv_cli_parse_operands(const qkv_cli_command *cmd, int argc, char **argv, void *args,
+                                        qkv_cli_list *operands);
 /* the usage text made from the command's table */
 QKV_INTERNAL void qkv_cli_help(const qkv_cli_command *cmd, FILE *f);
 

@@ -1,0 +1,138 @@
+/* Internal: qkv summarize. The results of several ablations (each the output directory of qkv
+ * ablate, read from its results.json) side by side: a table with a row per variant and a column
+ * per ablation (the verdict and the difference from the baseline, or bits per byte for text),
+ * ablations of one task at several model sizes as a size table and plot, written as
+ * summary.md, summary.csv and summary.html; and the generated tables that documents embed
+ * between markers, checked or rewritten in place (docs/ablate.md, "Summaries across
+ * ablations").
+ *
+ *   summary.c         reading results.json into a qkv_summary (and the bits-per-byte statistics)
+ *   summary_tables.c  the cells' text, the tables and the size plots
+ *   summary_write.c   the documents, the CSV, the files
+ *   summary_doc.c     the markers in a document: check or update */
+#ifndef QKV_SUMMARY_H
+#define QKV_SUMMARY_H
+
+#include "qkv_api.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ablate/ablate.h"
+#include "ablate/report_data.h"
+
+/* what a column measures: final evaluation accuracy (its verdict and difference), bits per byte
+ * (text, or an ablation compared on "bpb"), or the evaluation loss in nats (an ablation compared
+ * on "loss"); the last two lower is better */
+typedef enum qkv_sum_metric { QKV_SUM_ACCURACY, QKV_SUM_BPB, QKV_SUM_LOSS } qkv_sum_metric;
+
+/* one variant in one ablation */
+typedef struct qkv_sum_cell {
+    bool present;                   /* the variant is in the ablation (else every field is unset) */
+    int runs_ok, seeds;             /* its finished runs at the chosen rate, of the seeds */
+    int solved, unsolved;           /* verdicts of those runs */
+    long long solved_at;            /* the median step at the threshold over seeds (-1: not reached) */
+    long long budget;               /* the most steps an unsolved run ran (-1: none, or not recorded) */
+    int64_t params, attn_params;    /* -1: not recorded */
+    double mean, lo, hi;            /* the metric (accuracy as a fraction, or bits per byte) and its 95% interval */
+    double delta, delta_lo, delta_hi; /* the mean paired difference from the baseline, its 95% interval */
+    double p, p_holm;               /* the sign-flip p-value and Holm's adjustment over the ablation's variants */
+    bool significant;               /* p_holm < 0.05 (NaN: the baseline, or no pairs) */
+} qkv_sum_cell;
+
+/* one ablation: a column of the table */
+typedef struct qkv_sum_ablation {
+    char dir[1024];                 /* as given */
+    char title[256];
+    char task[32];                  /* "" when results.json does not say */
+    char baseline[QKV_ABLATE_NAME];
+    int d_model, layers, heads;     /* the baseline's model size; 0 when not recorded */
+    int seeds;
+    double threshold;
+    int runs_planned, missing, to_extend; /* a partial report's counts; -1 when not recorded */
+    char compared[16];              /* what the ablation compared on: "accuracy" (also when not recorded),
+                                       "loss" or "bpb" */
+    bool text;                      /* its task is text: its tokens are bytes */
+    qkv_sum_metric metric;
+    bool bpb_from_loss;             /* bits per byte as eval loss / ln 2 (runs without eval_bpb) */
+    bool recomputed;                /* the bits-per-byte statistics are computed here from the runs (the
+                                       ablation compared accuracy, or its runs record eval_bpb), not its own */
+    char label[192];                /* "recall d_model=64": the column's name, unique among the columns */
+    qkv_sum_cell *cells;            /* n_variants, in the summary's variant order */
+} qkv_sum_ablation;
+
+typedef struct qkv_summary {
+    qkv_sum_ablation *a;            /* n, in the order given */
+    int n;
+    char (*variants)[QKV_ABLATE_NAME]; /* every variant of any ablation, in the order they first appear */
+    int n_variants;
+    char baseline[QKV_ABLATE_NAME]; /* every ablation's */
+} qkv_summary;
+
+/* summary.c: read DIR/results.json of each of dirs[0..n) (n >= 1), strictly: a missing file, bad
+ * JSON, a key of the wrong type, an unknown baseline or two different baselines are one line in
+ * err naming the file and key. 0, or -1 (s is then empty) */
+QKV_INTERNAL int qkv_summary_load(qkv_summary *s, const char *const *dirs, int n, char *err, int errlen);
+QKV_INTERNAL void qkv_summary_free(qkv_summary *s);
+/* whether an ablation's report was partial: runs missing, or finished runs it would still extend */
+QKV_INTERNAL bool qkv_summary_partial(const qkv_sum_ablation *a);
+
+/* ---- the rendered summary (summary_tables.c) ------------------------------------------------ */
+
+/* ablations of one task at two or more model sizes */
+typedef struct qkv_sum_sizes {
+    char task[32];
+    int n;                          /* sizes */
+    int *d_model;                   /* n, ascending */
+    int *variants;                  /* n_variants summary variant indices (those in any of the ablations) */
+    int n_variants;
+    char (*heads)[32];              /* n + 1 column headers */
+    char heading[96], alt[128];
+    qkv_sum_metric metric;          /* the ablations' (a task on two metrics makes two groups) */
+    bool text;
+    qkv_report_table values, params; /* variant x size: the metric with its interval; parameters */
+    qkv_report_figure plot;         /* the metric against d_model, one line per variant */
+} qkv_sum_sizes;
+
+typedef struct qkv_sum_report {
+    const qkv_summary *s;
+    char (*heads)[320];             /* n + 1 headers of the main table */
+    qkv_report_table main;          /* variant x ablation */
+    qkv_sum_sizes *sizes;           /* one per task with several sizes, in the order tasks first appear */
+    int n_sizes;
+    bool any_accuracy, any_bpb, any_loss, any_partial, any_short; /* which notes apply */
+} qkv_sum_report;
+
+/* what a metric's numbers are, in words ("final evaluation accuracy (%)", "... bits per byte ...") */
+QKV_INTERNAL const char *qkv_sum_metric_words(qkv_sum_metric m, bool text);
+/* the tables and plots of s (which must outlive it); 0, or -1 when out of memory (then still safe to free) */
+QKV_INTERNAL int qkv_sum_report_build(qkv_sum_report *r, const qkv_summary *s);
+QKV_INTERNAL void qkv_sum_report_free(qkv_sum_report *r);
+
+/* ---- documents and files (summary_write.c) ------------------------------------------------- */
+
+/* which generated block a document embeds */
+typedef enum qkv_sum_part {
+    QKV_SUM_PART_MAIN,              /* the table with its notes */
+    QKV_SUM_PART_SIZES,             /* each task's size tables (no plots) */
+} qkv_sum_part;
+
+/* the Markdown a marker block holds (malloc'd; NULL when out of memory) */
+QKV_INTERNAL char *qkv_summary_block(const qkv_sum_report *r, qkv_sum_part part);
+/* summary.md, summary.csv, summary.html and plots/size-TASK.svg into out_dir (made if needed), each
+ * atomically; title NULL: "Summary of N ablations"; the table (Markdown) also to `table` if not NULL.
+ * 0, or -1 with err */
+QKV_INTERNAL int qkv_summary_write(const qkv_summary *s, const char *out_dir, const char *title, FILE *table,
+                                   char *err, int errlen);
+
+/* ---- documents with generated blocks (summary_doc.c) --------------------------------------- */
+
+/* Regenerate every marked block of the Markdown file at path (docs/ablate.md has the syntax) and
+ * compare: 0 when every block is as generated, 1 when one differs (err: "PATH:LINE: ..." naming the
+ * first differing line; with update, the blocks are rewritten instead, the file replaced
+ * atomically, and 0 returned), -1 on an error (a malformed marker, unreadable results: err). *blocks
+ * gets the number of blocks, *changed how many differed. */
+QKV_INTERNAL int qkv_summary_doc(const char *path, bool update, int *blocks, int *changed, char *err, int errlen);
+
+#endif

@@ -1,0 +1,403 @@
+/* Generated blocks in Markdown documents (summary.h, docs/ablate.md): a marker line names what to
+ * generate, the lines up to the next end marker are its output, regenerated from the committed
+ * results to check the document (the first differing line named) or to rewrite it in place.
+ *
+ *   <!-- qkv summarize: DIR... [--sizes] -->     the table of qkv summarize DIR... (or the size tables)
+ *   <!-- qkv table: FILE[#WHICH] [cols=A,B] -->  a table quoted from a Markdown file (results.md)
+ *   <!-- end -->
+ *
+ * Paths are relative to the directory qkv runs in (the repository's root). Markers are whole
+ * lines; inside fenced code blocks they are text (so documentation can show them). */
+#include "ablate/summary.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ablate/strbuf.h"
+#include "io/fileio.h"
+
+#define OPEN "<!-- qkv "
+#define CLOSE "-->"
+#define END "<!-- end -->"
+
+/* ---- lines ------------------------------------------------------------------------------- */
+
+typedef struct line {
+    const char *s;                  /* its start in the text */
+    size_t len;                     /* without the newline */
+} line;
+
+/* the text's lines (a last line without a newline counts); NULL when out of memory */
+static line *split_lines(const char *text, size_t len, int *n) {
+    int cap = 64;
+    line *l = malloc((size_t)cap * sizeof *l);
+    *n = 0;
+    for (size_t i = 0; l && i < len;) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t e = nl ? (size_t)(nl - text) : len;
+        if (*n == cap) {
+            line *m = realloc(l, (size_t)(cap *= 2) * sizeof *l);
+            if (!m) {
+                free(l);
+                return NULL;
+            }
+            l = m;
+        }
+        l[(*n)++] = (line){text + i, e - i};
+        i = e + 1;
+    }
+    return l;
+}
+
+/* the line without surrounding blanks, into dst (cut to n - 1 bytes) */
+static void trimmed(const line *l, char *dst, size_t n) {
+    size_t a = 0, b = l->len;
+    while (a < b && isspace((unsigned char)l->s[a])) a++;
+    while (b > a && isspace((unsigned char)l->s[b - 1])) b--;
+    snprintf(dst, n, "%.*s", (int)(b - a), l->s + a);
+}
+
+/* whether the line opens or closes a fenced code block (``` or ~~~) */
+static bool fence(const line *l) {
+    size_t a = 0;
+    while (a < l->len && a < 4 && l->s[a] == ' ') a++;
+    return l->len - a >= 3 && (!strncmp(l->s + a, "```", 3) || !strncmp(l->s + a, "~~~", 3));
+}
+
+/* ---- Markdown tables: quoting one from a file --------------------------------------------- */
+
+/* GitHub's anchor of a heading or name: lower case, spaces to '-', letters, digits, '-', '_' and
+ * non-ASCII kept, the rest dropped */
+static void slug(const char *s, size_t len, char *dst, size_t n) {
+    size_t o = 0;
+    for (size_t i = 0; i < len && o + 1 < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == ' ') dst[o++] = '-';
+        else if (isalnum(c) || c == '-' || c == '_' || c >= 0x80) dst[o++] = (char)tolower(c);
+    }
+    dst[o] = 0;
+}
+
+/* a table row's cells (the text between unescaped '|'), trimmed, each cut to a cell's size;
+ * returns the count */
+static int row_cells(const line *l, char cells[][QKV_REPORT_CELL], int max) {
+    const char *p = l->s, *end = l->s + l->len;
+    while (p < end && isspace((unsigned char)*p)) p++;
+    while (end > p && isspace((unsigned char)end[-1])) end--;
+    if (p < end && *p == '|') p++;
+    if (end > p && end[-1] == '|' && (end - p < 2 || end[-2] != '\\')) end--;
+    int n = 0;
+    while (n < max) {
+        const char *q = p;
+        while (q < end && !(*q == '|' && (q == p || q[-1] != '\\'))) q++;
+        const char *a = p, *b = q;
+        while (a < b && isspace((unsigned char)*a)) a++;
+        while (b > a && isspace((unsigned char)b[-1])) b--;
+        snprintf(cells[n++], QKV_REPORT_CELL, "%.*s", (int)(b - a), a);
+        if (q >= end) break;
+        p = q + 1;
+    }
+    return n;
+}
+
+/* whether the line starts a table row ('|' first) */
+static bool table_line(const line *l) {
+    size_t a = 0;
+    while (a < l->len && l->s[a] == ' ') a++;
+    return a < l->len && l->s[a] == '|';
+}
+
+/* whether the line is a table's delimiter row (|---|:---:|) */
+static bool delimiter(const line *l) {
+    if (!table_line(l)) return false;
+    bool dash = false;
+    for (size_t i = 0; i < l->len; i++) {
+        char c = l->s[i];
+        if (c == '-') dash = true;
+        else if (!strchr("|: \t", c)) return false;
+    }
+    return dash;
+}
+
+enum { MAX_COLS = 64 };
+
+/* The table of `file` chosen by `which` ("" the first; a number, the n-th; a heading's anchor, the
+ * first table after that heading; else the first table with a column whose anchor starts so),
+ * with only the columns of `cols` (NULL: all; names match a column's anchor by prefix, numbers
+ * count from 1). The Markdown (malloc'd), or NULL with err. */
+static char *quote_table(const char *file, const char *which, const char *cols, char *err, int errlen) {
+    size_t len;
+    char *text = qkv_read_file(file, &len, err, errlen);
+    if (!text) return NULL;
+    int n = 0, start = -1, end = -1, tables = 0;
+    line *l = split_lines(text, len, &n);
+    char *out = NULL;
+    char want[256];
+    slug(which, strlen(which), want, sizeof want);
+    char *num_end;
+    long idx = strtol(which, &num_end, 10);
+    bool by_number = *which && !*num_end, after_heading = false, in_fence = false;
+    static char cells[MAX_COLS][QKV_REPORT_CELL];
+    for (int i = 0; l && i < n && start < 0; i++) {
+        if (fence(&l[i])) in_fence = !in_fence;
+        if (in_fence) continue;
+        if (l[i].len && l[i].s[0] == '#') { /* a heading: "## Text" */
+            size_t h = 0;
+            while (h < l[i].len && l[i].s[h] == '#') h++;
+            char hs[256];
+            slug(l[i].s + h, l[i].len - h, hs, sizeof hs);
+            const char *t = hs;
+            while (*t == '-') t++; /* the space after the #s */
+            after_heading |= *want && !by_number && !strcmp(t, want);
+            continue;
+        }
+        if (!(table_line(&l[i]) && i + 1 < n && delimiter(&l[i + 1]))) continue;
+        int e = i + 2;
+        while (e < n && table_line(&l[e])) e++;
+        tables++;
+        bool match = !*which || (by_number && idx == tables) || after_heading;
+        if (!match && !by_number && *want) { /* a column's name */
+            int nc = row_cells(&l[i], cells, MAX_COLS);
+            for (int c = 0; c < nc && !match; c++) {
+                char cs[256];
+                slug(cells[c], strlen(cells[c]), cs, sizeof cs);
+                match = !strncmp(cs, want, strlen(want));
+            }
+        }
+        if (match) {
+            start = i;
+            end = e;
+        }
+        i = e - 1;
+    }
+    if (!l) {
+        snprintf(err, (size_t)errlen, "%s: out of memory", file);
+        goto done;
+    }
+    if (start < 0) {
+        snprintf(err, (size_t)errlen, "%s%s%s: no such table (of %d: give a number, a heading's anchor or a column's "
+                 "name)", file, *which ? "#" : "", which, tables);
+        goto done;
+    }
+    qkv_strbuf b;
+    qkv_strbuf_init(&b);
+    if (!cols) {
+        for (int i = start; i < end; i++) qkv_strbuf_printf(&b, "%.*s\n", (int)l[i].len, l[i].s);
+    } else {
+        int pick[MAX_COLS], np = 0, nc = row_cells(&l[start], cells, MAX_COLS);
+        for (const char *c = cols; *c && np < MAX_COLS;) {
+            size_t k = strcspn(c, ",");
+            char name[256], ns[256];
+            snprintf(name, sizeof name, "%.*s", (int)k, c);
+            slug(name, strlen(name), ns, sizeof ns);
+            long col = strtol(name, &num_end, 10);
+            int found = -1;
+            if (*name && !*num_end) found = col >= 1 && col <= nc ? (int)col - 1 : -1;
+            for (int j = 0; j < nc && found < 0 && *ns; j++) {
+                char cs[256];
+                slug(cells[j], strlen(cells[j]), cs, sizeof cs);
+                if (!strncmp(cs, ns, strlen(ns))) found = j;
+            }
+            if (found < 0) {
+                qkv_strbuf_free(&b);
+                snprintf(err, (size_t)errlen, "%s%s%s: cols: no column \"%s\" (the table has %d)", file,
+                         *which ? "#" : "", which, name, nc);
+                goto done;
+            }
+            pick[np++] = found;
+            c += k + (c[k] == ',');
+        }
+        static char row[MAX_COLS][QKV_REPORT_CELL];
+        for (int i = start; i < end; i++) {
+            int m = row_cells(&l[i], row, MAX_COLS);
+            qkv_strbuf_puts(&b, "|");
+            for (int p = 0; p < np; p++)
+                qkv_strbuf_printf(&b, " %s |", pick[p] < m ? row[pick[p]] : "");
+            qkv_strbuf_puts(&b, "\n");
+        }
+    }
+    out = qkv_strbuf_take(&b);
+    if (!out) snprintf(err, (size_t)errlen, "%s: out of memory", file);
+done:
+    free(l);
+    free(text);
+    return out;
+}
+
+/* ---- markers --------------------------------------------------------------------------------- */
+
+/* what a marker's words ask for, generated; NULL with err (without the file and line) */
+static char *generate(char *words, char *err, int errlen) {
+    char *save = NULL, *kind = strtok_r(words, " \t", &save);
+    if (kind && !strcmp(kind, "summarize:")) {
+        const char *dirs[256];
+        int nd = 0;
+        qkv_sum_part part = QKV_SUM_PART_MAIN;
+        for (char *w = strtok_r(NULL, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+            if (!strcmp(w, "--sizes")) part = QKV_SUM_PART_SIZES;
+            else if (w[0] == '-') return snprintf(err, (size_t)errlen, "unknown option '%s' (--sizes is one)", w), NULL;
+            else if (nd == 256) return snprintf(err, (size_t)errlen, "more than 256 directories"), NULL;
+            else dirs[nd++] = w;
+        }
+        if (!nd) return snprintf(err, (size_t)errlen, "qkv summarize: needs the ablations' directories"), NULL;
+        qkv_summary s;
+        if (qkv_summary_load(&s, dirs, nd, err, errlen)) return NULL;
+        qkv_sum_report r;
+        char *md = qkv_sum_report_build(&r, &s) ? NULL : qkv_summary_block(&r, part);
+        if (!md) snprintf(err, (size_t)errlen, "out of memory");
+        qkv_sum_report_free(&r);
+        qkv_summary_free(&s);
+        return md;
+    }
+    if (kind && !strcmp(kind, "table:")) {
+        char *file = strtok_r(NULL, " \t", &save), *cols = NULL;
+        if (!file) return snprintf(err, (size_t)errlen, "qkv table: needs FILE[#WHICH]"), NULL;
+        for (char *w = strtok_r(NULL, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+            if (strncmp(w, "cols=", 5) || !w[5])
+                return snprintf(err, (size_t)errlen, "qkv table: unexpected '%s' (cols=A,B is the option)", w), NULL;
+            cols = w + 5;
+        }
+        char *hash = strchr(file, '#');
+        if (hash) *hash = 0;
+        return quote_table(file, hash ? hash + 1 : "", cols, err, errlen);
+    }
+    snprintf(err, (size_t)errlen, "unknown marker '%s' (expected <!-- qkv summarize: DIR... --> or <!-- qkv table: "
+             "FILE[#WHICH] -->)", kind ? kind : "");
+    return NULL;
+}
+
+/* 70 bytes of a line from `from` for a message, "..." marking what is cut */
+static void excerpt(char *dst, size_t n, const char *s, size_t len, size_t from) {
+    if (from > len) from = len;
+    size_t k = len - from > 70 ? 70 : len - from;
+    snprintf(dst, n, "%s%.*s%s", from ? "..." : "", (int)k, s + from, from + k < len ? "..." : "");
+}
+
+/* where two texts first differ: the 0-based line and byte in it (*col), and each side's line
+ * around that byte (or the end marker where a side has no more lines); -1 when equal */
+static int first_difference(const char *a, const char *b, int *col, char *exp, char *got, size_t n) {
+    for (int k = 0;; k++) {
+        size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+        bool ea = !*a, eb = !*b;
+        if (ea && eb) return -1;
+        if (ea || eb || la != lb || memcmp(a, b, la)) {
+            size_t c = 0;
+            while (!ea && !eb && c < la && c < lb && a[c] == b[c]) c++;
+            size_t from = c > 30 ? c - 30 : 0;
+            *col = (int)c + 1;
+            if (ea) snprintf(exp, n, "%s", END);
+            else excerpt(exp, n, a, la, from);
+            if (eb) snprintf(got, n, "%s", END);
+            else excerpt(got, n, b, lb, from);
+            return k;
+        }
+        a += la + (a[la] == '\n');
+        b += lb + (b[lb] == '\n');
+    }
+}
+
+int qkv_summary_doc(const char *path, bool update, int *blocks, int *changed, char *err, int errlen) {
+    *blocks = *changed = 0;
+    size_t len;
+    char *text = qkv_read_file(path, &len, err, errlen);
+    if (!text) return -1;
+    int n = 0, rc = -1, np = 0, nm = 0;
+    line *l = split_lines(text, len, &n);
+    qkv_wpart *parts = calloc((size_t)n * 2 + 2, sizeof *parts); /* the new text: kept and generated pieces */
+    char **made = calloc((size_t)n + 1, sizeof *made);           /* the generated pieces */
+    if (!l || !parts || !made) {
+        snprintf(err, (size_t)errlen, "%s: out of memory", path);
+        goto done;
+    }
+    const char *copied = text; /* the text before this is in parts */
+    bool in_fence = false;
+    for (int i = 0; i < n; i++) {
+        if (fence(&l[i])) in_fence = !in_fence;
+        char t[4096];
+        trimmed(&l[i], t, sizeof t);
+        if (in_fence || strncmp(t, OPEN, strlen(OPEN))) continue;
+        size_t tl = strlen(t);
+        if (tl < strlen(OPEN) + strlen(CLOSE) || strcmp(t + tl - strlen(CLOSE), CLOSE)) {
+            snprintf(err, (size_t)errlen, "%s:%d: a marker is one line that ends with -->", path, i + 1);
+            goto done;
+        }
+        int e = i + 1;
+        char u[64] = "";
+        for (; e < n; e++) {
+            trimmed(&l[e], u, sizeof u);
+            if (!strcmp(u, END) || !strncmp(u, OPEN, strlen(OPEN))) break;
+        }
+        if (e == n || strcmp(u, END)) {
+            snprintf(err, (size_t)errlen, "%s:%d: no %s after this marker (before %s)", path, i + 1, END,
+                     e == n ? "the end of the file" : "the next marker");
+            goto done;
+        }
+        t[tl - strlen(CLOSE)] = 0;
+        char inner[1024];
+        char *md = generate(t + strlen(OPEN), inner, sizeof inner);
+        if (!md) {
+            snprintf(err, (size_t)errlen, "%s:%d: %s", path, i + 1, inner);
+            goto done;
+        }
+        /* the block: a blank line, what was generated, a blank line */
+        size_t ml = strlen(md);
+        char *want = malloc(ml + 3);
+        if (!want) {
+            free(md);
+            snprintf(err, (size_t)errlen, "%s: out of memory", path);
+            goto done;
+        }
+        want[0] = '\n';
+        memcpy(want + 1, md, ml);
+        want[ml + 1] = '\n';
+        want[ml + 2] = 0;
+        free(md);
+        made[nm++] = want;
+        (*blocks)++;
+        const char *body = l[i + 1].s, *stop = l[e].s; /* the block's lines now */
+        size_t bl = (size_t)(stop - body);
+        if (bl != ml + 2 || memcmp(body, want, bl)) {
+            (*changed)++;
+            if (!update) {
+                char *now = strndup(body, bl), exp[96], got[96];
+                if (!now) {
+                    snprintf(err, (size_t)errlen, "%s: out of memory", path);
+                    goto done;
+                }
+                int col = 1, k = first_difference(want, now, &col, exp, got, sizeof exp);
+                free(now);
+                snprintf(err, (size_t)errlen, "%s:%d:%d: differs from what the marker on line %d generates: expected "
+                         "\"%s\", found \"%s\" (--update-doc rewrites the block)", path, i + 2 + k, col, i + 1, exp,
+                         got);
+                rc = 1;
+                goto done;
+            }
+        }
+        parts[np++] = (qkv_wpart){copied, (size_t)(body - copied)};
+        parts[np++] = (qkv_wpart){want, ml + 2};
+        copied = stop;
+        i = e;
+    }
+    parts[np++] = (qkv_wpart){copied, (size_t)(text + len - copied)};
+    if (update && *changed) {
+        qkv_write_status st;
+        if (qkv_write_parts_atomic(path, parts, np, &st)) {
+            if (st.stage == QKV_WRITE_SYNC_DIR)
+                snprintf(err, (size_t)errlen, "%s: written, but syncing its directory failed: %s", path,
+                         strerror(st.errnum));
+            else
+                snprintf(err, (size_t)errlen, "%s: cannot write: %s", path, strerror(st.errnum));
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    for (int i = 0; made && i < nm; i++) free(made[i]);
+    free(made);
+    free(parts);
+    free(l);
+    free(text);
+    return rc;
+}

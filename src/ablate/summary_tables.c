@@ -1,0 +1,348 @@
+/* qkv summarize's tables and plots (summary.h): the main table's cells (a verdict and the
+ * difference from the baseline, or bits per byte and its difference), and for each task with
+ * ablations at several model sizes a table of the metric, one of parameter counts and a plot of
+ * the metric against d_model. */
+#include "ablate/summary.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ablate/svg.h"
+
+#define DASH "\xe2\x80\x94"    /* em dash: not in that ablation */
+#define DAGGER "\xe2\x80\xa0"  /* a partial ablation */
+
+/* ---- number formats ---------------------------------------------------------------------- */
+
+/* fixed decimals, a dash when not finite */
+static void fmt_fixed(char *dst, size_t n, double v, int decimals) {
+    if (!isfinite(v)) snprintf(dst, n, DASH);
+    else snprintf(dst, n, "%.*f", decimals, v);
+}
+
+/* 1234567 -> "1,234,567"; negative -> a dash (not recorded) */
+static void fmt_count(char *dst, size_t n, int64_t v) {
+    if (v < 0) {
+        snprintf(dst, n, DASH);
+        return;
+    }
+    char raw[32], out[48];
+    snprintf(raw, sizeof raw, "%lld", (long long)v);
+    size_t len = strlen(raw), o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (i > 0 && (len - i) % 3 == 0) out[o++] = ',';
+        out[o++] = raw[i];
+    }
+    out[o] = 0;
+    snprintf(dst, n, "%s", out);
+}
+
+const char *qkv_sum_metric_words(qkv_sum_metric m, bool text) {
+    return m == QKV_SUM_ACCURACY ? "final evaluation accuracy (%)"
+           : m == QKV_SUM_LOSS   ? "final evaluation loss in nats (lower is better)"
+           : text                ? "final evaluation bits per byte (lower is better)"
+                                 : "final evaluation bits per token (lower is better)";
+}
+
+/* a metric's display: accuracy in percent with 1 decimal, losses (nats, bits) with 3 */
+static double scale_of(qkv_sum_metric m) { return m == QKV_SUM_ACCURACY ? 100 : 1; }
+static int decimals_of(qkv_sum_metric m) { return m == QKV_SUM_ACCURACY ? 1 : 3; }
+
+/* "mean [lo, hi]" */
+static void fmt_interval(char *dst, size_t n, qkv_sum_metric m, double mean, double lo, double hi) {
+    char a[32], b[32], c[32];
+    double k = scale_of(m);
+    fmt_fixed(a, sizeof a, mean * k, decimals_of(m));
+    fmt_fixed(b, sizeof b, lo * k, decimals_of(m));
+    fmt_fixed(c, sizeof c, hi * k, decimals_of(m));
+    snprintf(dst, n, "%s [%s, %s]", a, b, c);
+}
+
+/* the difference from the baseline as the ablation report writes it ("+1.0 [-2.0, 4.0]"), with
+ * "*" when significant after Holm's correction */
+static void fmt_delta(char *dst, size_t n, qkv_sum_metric m, const qkv_sum_cell *c) {
+    if (!isfinite(c->delta)) {
+        snprintf(dst, n, DASH);
+        return;
+    }
+    char iv[96];
+    fmt_interval(iv, sizeof iv, m, c->delta, c->delta_lo, c->delta_hi);
+    snprintf(dst, n, "%s%s%s", c->delta > 0 ? "+" : "", iv, c->significant ? "*" : "");
+}
+
+/* the verdicts over seeds in a few words: "solved at 450", "solved at 900 (3/5)", "2/5 solved,
+ * not within 4000", "not within 4000" (solved_at is the median over the finished seeds, an
+ * unsolved seed counting as later than any) */
+static void fmt_verdict(char *dst, size_t n, const qkv_sum_cell *c) {
+    char budget[48];
+    if (c->budget >= 0) snprintf(budget, sizeof budget, "not within %lld", c->budget);
+    else snprintf(budget, sizeof budget, "unsolved");
+    int done = c->solved + c->unsolved;
+    if (c->solved > 0 && c->unsolved == 0 && c->solved_at >= 0) snprintf(dst, n, "solved at %lld", c->solved_at);
+    else if (c->solved > 0 && c->solved_at >= 0)
+        snprintf(dst, n, "solved at %lld (%d/%d)", c->solved_at, c->solved, done);
+    else if (c->solved > 0) snprintf(dst, n, "%d/%d solved, %s", c->solved, done, budget);
+    else snprintf(dst, n, "%s", budget);
+}
+
+/* " (4/5 runs)" when some seeds' runs did not finish */
+static void fmt_short(char *dst, size_t n, const qkv_sum_cell *c) {
+    if (c->seeds > 0 && c->runs_ok < c->seeds) snprintf(dst, n, " (%d/%d runs)", c->runs_ok, c->seeds);
+    else dst[0] = 0;
+}
+
+/* ---- the main table ------------------------------------------------------------------------- */
+
+/* variant j of ablation a: the verdict (accuracy) or bits per byte, then the difference */
+static void main_cell(char *dst, size_t n, const qkv_summary *s, const qkv_sum_ablation *a, int j) {
+    const qkv_sum_cell *c = &a->cells[j];
+    if (!c->present) {
+        snprintf(dst, n, DASH);
+        return;
+    }
+    if (c->runs_ok <= 0) {
+        snprintf(dst, n, "no finished run");
+        return;
+    }
+    char first[128], second[128], tail[32];
+    if (a->metric == QKV_SUM_ACCURACY) fmt_verdict(first, sizeof first, c);
+    else fmt_fixed(first, sizeof first, c->mean, decimals_of(a->metric));
+    if (!strcmp(s->variants[j], s->baseline)) snprintf(second, sizeof second, "baseline");
+    else fmt_delta(second, sizeof second, a->metric, c);
+    fmt_short(tail, sizeof tail, c);
+    snprintf(dst, n, "%s; %s%s", first, second, tail);
+}
+
+/* rows x cols of cells with headers (borrowed) */
+static int table_alloc(qkv_report_table *t, int rows, int cols) {
+    memset(t, 0, sizeof *t);
+    t->rows = rows;
+    t->cols = cols;
+    t->head = calloc((size_t)cols, sizeof *t->head);
+    t->right = calloc((size_t)cols, sizeof *t->right);
+    t->cell = calloc((size_t)rows * (size_t)cols + 1, sizeof *t->cell);
+    return t->head && t->right && t->cell ? 0 : -1;
+}
+
+static char *cell_at(qkv_report_table *t, int r, int c) { return t->cell[(size_t)r * (size_t)t->cols + (size_t)c]; }
+
+static int main_table(qkv_sum_report *r) {
+    const qkv_summary *s = r->s;
+    r->heads = calloc((size_t)s->n + 1, sizeof *r->heads);
+    if (!r->heads || table_alloc(&r->main, s->n_variants, s->n + 1)) return -1;
+    snprintf(r->heads[0], sizeof r->heads[0], "variant");
+    r->main.head[0] = r->heads[0];
+    for (int i = 0; i < s->n; i++) {
+        const qkv_sum_ablation *a = &s->a[i];
+        bool partial = qkv_summary_partial(a);
+        const char *what = a->metric == QKV_SUM_ACCURACY ? "verdict; \xce\x94 acc"
+                           : a->metric == QKV_SUM_LOSS   ? "eval loss (nats); \xce\x94"
+                           : a->text                     ? "bits/byte; \xce\x94"
+                                                         : "bits/token; \xce\x94";
+        snprintf(r->heads[i + 1], sizeof r->heads[i + 1], "%s: %s vs %s%s [95%% CI]%s", a->label, what, s->baseline,
+                 a->metric == QKV_SUM_ACCURACY ? " (points)" : "", partial ? " " DAGGER : "");
+        r->main.head[i + 1] = r->heads[i + 1];
+        r->main.right[i + 1] = a->metric != QKV_SUM_ACCURACY;
+        r->any_accuracy |= a->metric == QKV_SUM_ACCURACY;
+        r->any_bpb |= a->metric == QKV_SUM_BPB;
+        r->any_loss |= a->metric == QKV_SUM_LOSS;
+        r->any_partial |= partial;
+    }
+    for (int j = 0; j < s->n_variants; j++) {
+        snprintf(cell_at(&r->main, j, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
+        for (int i = 0; i < s->n; i++) {
+            main_cell(cell_at(&r->main, j, i + 1), QKV_REPORT_CELL, s, &s->a[i], j);
+            const qkv_sum_cell *c = &s->a[i].cells[j];
+            r->any_short |= c->present && c->runs_ok > 0 && c->seeds > 0 && c->runs_ok < c->seeds;
+        }
+    }
+    return 0;
+}
+
+/* ---- sizes ---------------------------------------------------------------------------------- */
+
+static int cmp_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* whether ablation a is on g's size axis: its task, compared on g's metric, its size recorded */
+static bool on_axis(const qkv_sum_ablation *a, const qkv_sum_sizes *g) {
+    return a->d_model > 0 && a->metric == g->metric && !strcmp(a->task, g->task);
+}
+
+/* variant j at size d of g's task: the first ablation given with that size and that variant */
+static const qkv_sum_ablation *at_size(const qkv_summary *s, const qkv_sum_sizes *g, int d, int j) {
+    for (int i = 0; i < s->n; i++)
+        if (on_axis(&s->a[i], g) && s->a[i].d_model == d && s->a[i].cells[j].present) return &s->a[i];
+    return NULL;
+}
+
+/* a file name from a task name: [A-Za-z0-9_-] kept, anything else '_' (results.json is input) */
+static void safe_name(char *dst, size_t n, const char *s) {
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++) {
+        char c = s[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        dst[i] = ok ? c : '_';
+    }
+    dst[i] = 0;
+}
+
+/* g's plot: the metric's mean with its interval at each size, a line per variant */
+static int size_plot(qkv_sum_sizes *g, const qkv_summary *s) {
+    int n = g->n, nv = g->n_variants;
+    double *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)(n * nv) * 3 + 1, sizeof *y);
+    qkv_svg_series *ser = calloc((size_t)nv + 1, sizeof *ser);
+    if (!x || !y || !ser) {
+        free(x); free(y); free(ser);
+        return -1;
+    }
+    for (int k = 0; k < n; k++) x[k] = g->d_model[k];
+    for (int v = 0; v < nv; v++) {
+        int j = g->variants[v];
+        double *m = y + (size_t)(3 * v) * n, *lo = m + n, *hi = lo + n;
+        for (int k = 0; k < n; k++) {
+            const qkv_sum_ablation *a = at_size(s, g, g->d_model[k], j);
+            const qkv_sum_cell *c = a ? &a->cells[j] : NULL;
+            bool ok = c && c->runs_ok > 0;
+            m[k] = ok ? c->mean : NAN;
+            lo[k] = ok ? c->lo : NAN;
+            hi[k] = ok ? c->hi : NAN;
+        }
+        ser[v] = (qkv_svg_series){s->variants[j], n, x, m, lo, hi};
+    }
+    bool acc = g->metric == QKV_SUM_ACCURACY;
+    const char *ylabel = acc ? "final eval accuracy" : g->metric == QKV_SUM_LOSS ? "eval loss (nats)"
+                                                     : g->text                   ? "eval bits per byte"
+                                                                                 : "eval bits per token";
+    qkv_svg_plot pl = {.title = g->alt, .xlabel = "d_model (log scale)", .ylabel = ylabel, .log_x = true,
+                       .percent_y = acc, .x_ticks = x, .n_x_ticks = n, .error_bars = true};
+    g->plot.svg = qkv_svg_curves(&pl, ser, nv);
+    free(x);
+    free(y);
+    free(ser);
+    return g->plot.svg ? 0 : -1;
+}
+
+/* g's tables: the metric with its interval, and the parameter counts, variant x size */
+static int size_tables(qkv_sum_sizes *g, const qkv_summary *s) {
+    g->heads = calloc((size_t)g->n + 1, sizeof *g->heads);
+    if (!g->heads || table_alloc(&g->values, g->n_variants, g->n + 1) ||
+        table_alloc(&g->params, g->n_variants, g->n + 1))
+        return -1;
+    snprintf(g->heads[0], sizeof g->heads[0], "variant");
+    for (int k = 0; k < g->n; k++) snprintf(g->heads[k + 1], sizeof g->heads[k + 1], "d_model=%d", g->d_model[k]);
+    for (int c = 0; c <= g->n; c++) {
+        g->values.head[c] = g->params.head[c] = g->heads[c];
+        g->values.right[c] = g->params.right[c] = c > 0;
+    }
+    for (int v = 0; v < g->n_variants; v++) {
+        int j = g->variants[v];
+        snprintf(cell_at(&g->values, v, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
+        snprintf(cell_at(&g->params, v, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
+        for (int k = 0; k < g->n; k++) {
+            const qkv_sum_ablation *a = at_size(s, g, g->d_model[k], j);
+            char *vc = cell_at(&g->values, v, k + 1), *pc = cell_at(&g->params, v, k + 1);
+            if (!a) {
+                snprintf(vc, QKV_REPORT_CELL, DASH);
+                snprintf(pc, QKV_REPORT_CELL, DASH);
+                continue;
+            }
+            const qkv_sum_cell *c = &a->cells[j];
+            char iv[128], tail[32];
+            fmt_short(tail, sizeof tail, c);
+            fmt_interval(iv, sizeof iv, g->metric, c->mean, c->lo, c->hi);
+            if (c->runs_ok <= 0) snprintf(vc, QKV_REPORT_CELL, "no finished run");
+            else snprintf(vc, QKV_REPORT_CELL, "%s%s", iv, tail);
+            fmt_count(pc, QKV_REPORT_CELL, c->params);
+        }
+    }
+    return 0;
+}
+
+/* tasks (and metrics) with two or more sizes, in the order they first appear */
+static int sizes_build(qkv_sum_report *r) {
+    const qkv_summary *s = r->s;
+    r->sizes = calloc((size_t)s->n + 1, sizeof *r->sizes);
+    if (!r->sizes) return -1;
+    for (int i = 0; i < s->n; i++) {
+        const qkv_sum_ablation *a = &s->a[i];
+        if (!a->task[0] || a->d_model <= 0) continue;
+        bool seen = false;
+        for (int k = 0; k < r->n_sizes; k++) seen |= on_axis(a, &r->sizes[k]);
+        if (seen) continue;
+        qkv_sum_sizes *g = &r->sizes[r->n_sizes];
+        memset(g, 0, sizeof *g);
+        snprintf(g->task, sizeof g->task, "%s", a->task);
+        g->metric = a->metric;
+        g->text = a->text;
+        g->d_model = calloc((size_t)s->n, sizeof *g->d_model);
+        g->variants = calloc((size_t)s->n_variants + 1, sizeof *g->variants);
+        r->n_sizes++; /* owned from here, freed with the report */
+        if (!g->d_model || !g->variants) return -1;
+        for (int k = i; k < s->n; k++) {
+            if (!on_axis(&s->a[k], g)) continue;
+            bool have = false;
+            for (int m = 0; m < g->n; m++) have |= g->d_model[m] == s->a[k].d_model;
+            if (!have) g->d_model[g->n++] = s->a[k].d_model;
+        }
+        if (g->n < 2) { /* one size: nothing to put on an axis */
+            free(g->d_model);
+            free(g->variants);
+            r->n_sizes--;
+            continue;
+        }
+        qsort(g->d_model, (size_t)g->n, sizeof *g->d_model, cmp_int);
+        for (int j = 0; j < s->n_variants; j++) {
+            bool any = false;
+            for (int k = 0; k < s->n; k++) any |= on_axis(&s->a[k], g) && s->a[k].cells[j].present;
+            if (any) g->variants[g->n_variants++] = j;
+        }
+    }
+    /* names: the task's, and its metric's where the task has groups on two metrics */
+    static const char *const NAME[] = {"accuracy", "bpb", "loss"};
+    static const char *const WORDS[] = {"final eval accuracy", "bits per byte (lower is better)",
+                                        "eval loss in nats (lower is better)"};
+    for (int k = 0; k < r->n_sizes; k++) {
+        qkv_sum_sizes *g = &r->sizes[k];
+        bool two = false;
+        for (int m = 0; m < r->n_sizes; m++) two |= m != k && !strcmp(r->sizes[m].task, g->task);
+        char file[32];
+        safe_name(file, sizeof file, g->task);
+        snprintf(g->heading, sizeof g->heading, "%s%s%s%s by model size", g->task, two ? " (" : "",
+                 two ? NAME[g->metric] : "", two ? ")" : "");
+        snprintf(g->alt, sizeof g->alt, "%s: %s by model size", g->task,
+                 g->metric == QKV_SUM_BPB && !g->text ? "bits per token (lower is better)" : WORDS[g->metric]);
+        snprintf(g->plot.path, sizeof g->plot.path, "%s/size-%s%s%s.svg", QKV_REPORT_PLOTS, file, two ? "-" : "",
+                 two ? NAME[g->metric] : "");
+        snprintf(g->plot.alt, sizeof g->plot.alt, "%s", g->alt);
+        if (size_tables(g, s) || size_plot(g, s)) return -1;
+    }
+    return 0;
+}
+
+int qkv_sum_report_build(qkv_sum_report *r, const qkv_summary *s) {
+    memset(r, 0, sizeof *r);
+    r->s = s;
+    if (main_table(r) || sizes_build(r)) return -1;
+    return 0;
+}
+
+void qkv_sum_report_free(qkv_sum_report *r) {
+    qkv_report_table_free(&r->main);
+    free(r->heads);
+    for (int k = 0; r->sizes && k < r->n_sizes; k++) {
+        qkv_sum_sizes *g = &r->sizes[k];
+        qkv_report_table_free(&g->values);
+        qkv_report_table_free(&g->params);
+        free(g->heads);
+        free(g->d_model);
+        free(g->variants);
+        free(g->plot.svg);
+    }
+    free(r->sizes);
+    memset(r, 0, sizeof *r);
+}

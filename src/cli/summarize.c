@@ -1,0 +1,101 @@
+/* qkv summarize: several ablations' results side by side (summary.md, .csv, .html), and the
+ * generated tables of a document checked against the committed results or rewritten. */
+#include "ablate/summary.h"
+#include "cli/cli.h"
+#include "cli/options.h"
+
+#include <stdlib.h>
+
+typedef struct {
+    const char *out, *title, *check_doc, *update_doc;
+    bool quiet;
+} summarize_args;
+
+static const qkv_cli_option OPTIONS[] = {
+    QKV_STRING("--out", "OUTDIR", summarize_args, out,
+               "where summary.md, summary.csv, summary.html and plots/ go (needed with DIRs)"),
+    QKV_STRING("--title", "TEXT", summarize_args, title, "the summary's title (default: \"Summary of N ablations\")"),
+    QKV_STRING("--check-doc", "FILE", summarize_args, check_doc,
+               "regenerate the tables FILE embeds between markers and compare; exit 1 naming\n"
+               "the first line that differs"),
+    QKV_STRING("--update-doc", "FILE", summarize_args, update_doc,
+               "rewrite the tables FILE embeds between markers in place"),
+    QKV_FLAG("--quiet", summarize_args, quiet, "print nothing but errors"),
+    QKV_HELP,
+    QKV_OPTIONS_END,
+};
+
+static const qkv_cli_command COMMAND = {
+    "summarize", "DIR... --out OUTDIR [OPTION]...\n--check-doc FILE\n--update-doc FILE",
+    "Put the results of several ablations side by side. Each DIR is the output directory of\n"
+    "`qkv ablate` (its results.json is read). The table has a row per variant (in the order they\n"
+    "first appear) and a column per DIR: for accuracy tasks the verdict and the difference from\n"
+    "the baseline with its 95% interval, for text the bits per byte and their difference; * marks\n"
+    "a difference significant after Holm's correction, a dash a variant the ablation lacks, a\n"
+    "dagger a partial ablation. Ablations of one task at several model.d_model get a size table\n"
+    "and plot. Documents embed the tables between markers\n"
+    "(<!-- qkv summarize: DIR... --> ... <!-- end -->, or <!-- qkv table: FILE#WHICH -->):\n"
+    "--check-doc compares them with the results, --update-doc rewrites them. See docs/ablate.md.",
+    "DIR...", OPTIONS,
+};
+
+int qkv_cmd_summarize(int argc, char **argv) {
+    summarize_args a = {0};
+    qkv_cli_list dirs;
+    int rc = qkv_cli_parse_operands(&COMMAND, argc, argv, &a, &dirs);
+    if (rc >= 0) return rc;
+    char err[2048];
+    rc = QKV_EXIT_USAGE;
+    if (a.check_doc && a.update_doc) {
+        qkv_cli_error("summarize", "--check-doc and --update-doc are separate actions: give one");
+        goto done;
+    }
+    if (!dirs.n && !a.check_doc && !a.update_doc) {
+        qkv_cli_error("summarize", "missing DIR (the output directories of qkv ablate) or --check-doc FILE (try 'qkv "
+                      "summarize --help')");
+        goto done;
+    }
+    if (dirs.n && !a.out) {
+        qkv_cli_error("summarize", "--out OUTDIR: where to write the summary (summary.md, .csv, .html)");
+        goto done;
+    }
+    if (!dirs.n && (a.out || a.title)) {
+        qkv_cli_error("summarize", "--out and --title go with DIRs");
+        goto done;
+    }
+    rc = QKV_EXIT_FAIL;
+    if (dirs.n) {
+        qkv_summary s;
+        if (qkv_summary_load(&s, dirs.v, dirs.n, err, sizeof err)) {
+            qkv_cli_error("summarize", "%s", err);
+            goto done;
+        }
+        int w = qkv_summary_write(&s, a.out, a.title, a.quiet ? NULL : stdout, err, sizeof err);
+        qkv_summary_free(&s);
+        if (w) {
+            qkv_cli_error("summarize", "%s", err);
+            goto done;
+        }
+        if (!a.quiet) fprintf(stderr, "qkv summarize: %s/summary.md, summary.csv and summary.html\n", a.out);
+    }
+    const char *doc = a.check_doc ? a.check_doc : a.update_doc;
+    if (doc) {
+        int blocks, changed;
+        int d = qkv_summary_doc(doc, a.update_doc != NULL, &blocks, &changed, err, sizeof err);
+        if (d) {
+            qkv_cli_error("summarize", "%s", err);
+            goto done;
+        }
+        if (!a.quiet && a.update_doc)
+            printf("%s: %d generated block%s, %d rewritten\n", doc, blocks, blocks == 1 ? "" : "s", changed);
+        else if (!a.quiet && !blocks)
+            printf("%s: no generated blocks\n", doc);
+        else if (!a.quiet)
+            printf("%s: %d generated block%s as the results make %s\n", doc, blocks, blocks == 1 ? "" : "s",
+                   blocks == 1 ? "it" : "them");
+    }
+    rc = QKV_EXIT_OK;
+done:
+    free(dirs.v);
+    return rc;
+}
