@@ -21,6 +21,10 @@ VERSION := 0.1.0
 ifneq ($(filter fuzz build-fuzz/%,$(MAKECMDGOALS)),)
 EXTRA_PKGS += clang libclang-rt-14-dev
 endif
+# `make bench-gemm` also needs BLIS (Debian's serial build) and libxsmm
+ifneq ($(filter bench-gemm %/bench/gemm_shapes,$(MAKECMDGOALS)),)
+EXTRA_PKGS += libblis-serial-dev libxsmm-dev
+endif
 ifeq ($(MPI),1)
 EXTRA_PKGS += libopenmpi-dev openmpi-bin
 endif
@@ -71,7 +75,7 @@ HEADERS   := $(wildcard src/*.h src/*/*.h)
 # objects depend on a stamp named after the flags, so changing flags rebuilds them
 FLAGS_STAMP := $(BUILD)/.flags-$(shell echo '$(CC) $(CFLAGS_Q) $(KOPT)' | cksum | cut -d' ' -f1)
 
-.PHONY: all test asan install uninstall clean help bench bench-torch demo valgrind examples fuzz
+.PHONY: all test asan install uninstall clean help bench bench-torch bench-gemm demo valgrind examples fuzz
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 
 $(FLAGS_STAMP):
@@ -173,6 +177,23 @@ bench-torch: all
 	@/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "make bench-torch needs PyTorch: apt-get install python3-torch"; exit 1; }
 	/usr/bin/python3 bench/compare.py
 
+# Single-threaded sgemm on the products of one recall training step: OpenBLAS, BLIS, libxsmm
+# (bench/gemm_shapes.c; docs/performance.md). Not part of the library. BLIS is Debian's serial
+# build, linked statically from its own directory (libblis.so may point at another variant);
+# OpenBLAS comes first on the link line, since BLIS defines cblas_sgemm and sgemm_ as well.
+BLIS_DIR := /usr/lib/$(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/blis-serial
+BLIS_INC := /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/blis-serial
+BENCH_GEMM_ARGS ?=
+$(BUILD)/bench/gemm_shapes: bench/gemm_shapes.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -DHAVE_BLIS -DHAVE_LIBXSMM -isystem $(BLIS_INC) \
+	    $(shell pkg-config --cflags openblas libxsmm) $< -o $@ \
+	    $(shell pkg-config --libs openblas) $(BLIS_DIR)/libblis.a $(shell pkg-config --libs libxsmm) -lm
+
+bench-gemm: $(BUILD)/bench/gemm_shapes
+	$(BUILD)/bench/gemm_shapes $(BENCH_GEMM_ARGS)
+
 # Fuzzing (docs/reliability.md): the whole library (the list above) built with clang, ASan and
 # UBSan into build-fuzz/libqkv.a (the objects above are gcc's), and each libFuzzer target
 # fuzz/fuzz_NAME.c linked against it. Each runs FUZZ_SECONDS (default 60) from its seeds in
@@ -257,5 +278,6 @@ help:
 	@echo "make asan       run the test suites under ASan + UBSan"
 	@echo "make demo       the Q/K/V ablation on recall, ~3 minutes (report in runs/demo/)"
 	@echo "make bench      time the training step of the standard sizes"
+	@echo "make bench-gemm time one recall step's sgemm calls on OpenBLAS, BLIS and libxsmm"
 	@echo "make fuzz       run the libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make install    install (PREFIX=$(PREFIX), DESTDIR=)"
