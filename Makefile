@@ -5,11 +5,13 @@
 PREFIX  ?= /usr/local
 DESTDIR ?=
 # make MPI=1: data-parallel training over OpenMPI (docs/distributed.md), built into build-mpi/
-ifeq ($(MPI),1)
-BUILD   ?= build-mpi
-else
-BUILD   ?= build
+# make GEMM=libxsmm: small float products through libxsmm's JIT kernels, the rest through
+# OpenBLAS (docs/performance.md, "Small products"), built into build-xsmm/ (build-mpi-xsmm/)
+GEMM    ?= openblas
+ifeq ($(filter $(GEMM),openblas libxsmm),)
+$(error GEMM=$(GEMM): use GEMM=openblas (the default) or GEMM=libxsmm)
 endif
+BUILD   ?= build$(if $(filter 1,$(MPI)),-mpi)$(if $(filter libxsmm,$(GEMM)),-xsmm)
 ifeq ($(origin CC),default)
 CC := gcc
 endif
@@ -28,6 +30,9 @@ endif
 ifeq ($(MPI),1)
 EXTRA_PKGS += libopenmpi-dev openmpi-bin
 endif
+ifeq ($(GEMM),libxsmm)
+EXTRA_PKGS += libxsmm-dev
+endif
 NODEPS_GOALS := clean help
 ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
 DEPS_OK := $(shell QKV_EXTRA_PKGS="$(EXTRA_PKGS)" scripts/install-deps.sh >&2 && echo ok)
@@ -42,7 +47,16 @@ ifeq ($(MPI),1)
 PKG_CFLAGS += $(shell mpicc --showme:compile) -DQKV_MPI
 PKG_LIBS   += $(shell mpicc --showme:link)
 endif
+# Debian's libxsmm is a static library (built -fPIC): linked into libqkv.so without exporting
+# its names, and named in qkv.pc for static links
+ifeq ($(GEMM),libxsmm)
+PKG_CFLAGS += $(shell pkg-config --cflags libxsmm) -DQKV_GEMM_LIBXSMM=1
+PKG_LIBS   := $(shell pkg-config --libs libxsmm) $(PKG_LIBS)
+SO_LIBS_FLAGS := -Wl,--exclude-libs,libxsmm.a
+PC_REQUIRES_PRIVATE := openblas libcjson libxsmm
 endif
+endif
+PC_REQUIRES_PRIVATE ?= openblas libcjson
 
 # -ffp-contract=off: no fused multiply-add contraction, so results do not depend on
 # whether the compiler found an FMA (determinism across builds of the same code).
@@ -114,7 +128,7 @@ $(BUILD)/libqkv.a: $(LIB_OBJS)
 
 $(BUILD)/libqkv.so: $(LIB_OBJS)
 	@echo "  LD      $@"
-	$(Q)$(CC) -shared -Wl,-soname,libqkv.so.0 $(LDFLAGS_Q) -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libqkv.so.0 $(LDFLAGS_Q) $(SO_LIBS_FLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/qkv: $(CLI_OBJS) $(BUILD)/libqkv.a
 	@echo "  LD      $@"
@@ -262,7 +276,7 @@ install: all
 	for h in $$(scripts/public-headers.sh); do \
 	    d=$(DESTDIR)$(PREFIX)/include/qkv/$$(dirname $${h#src/}); install -d $$d; \
 	    install -m 644 $$h $$d/; done
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' qkv.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@REQUIRES_PRIVATE@|$(PC_REQUIRES_PRIVATE)|' qkv.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qkv.pc
 
 uninstall:
@@ -270,7 +284,7 @@ uninstall:
 	    $(DESTDIR)$(PREFIX)/lib/pkgconfig/qkv.pc $(DESTDIR)$(PREFIX)/bin/qkv
 
 clean:
-	rm -rf build build-asan build-fuzz build-mpi
+	rm -rf build build-asan build-fuzz build-mpi build-xsmm build-mpi-xsmm
 
 help:
 	@echo "make            build build/libqkv.a, build/libqkv.so, build/qkv"
@@ -281,3 +295,4 @@ help:
 	@echo "make bench-gemm time one recall step's sgemm calls on OpenBLAS, BLIS and libxsmm"
 	@echo "make fuzz       run the libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make install    install (PREFIX=$(PREFIX), DESTDIR=)"
+	@echo "GEMM=libxsmm    (with any target) small float products through libxsmm, into build-xsmm/"

@@ -2,6 +2,8 @@
 # Install qkv's build dependencies from Debian when any is missing.
 # Called by `make` and `make test`; safe to run by hand. Exits 0 when all are present.
 #   QKV_EXTRA_PKGS="clang valgrind" scripts/install-deps.sh   also checks/installs those
+# (the Makefile asks for more this way: libxsmm-dev with GEMM=libxsmm, BLIS and libxsmm for
+# make bench-gemm, OpenMPI with MPI=1, clang for make fuzz)
 set -eu
 
 # pkg-config module -> Debian package that provides it
