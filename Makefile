@@ -5,11 +5,13 @@
 PREFIX  ?= /usr/local
 DESTDIR ?=
 # make MPI=1: data-parallel training over OpenMPI (docs/distributed.md), built into build-mpi/
-ifeq ($(MPI),1)
-BUILD   ?= build-mpi
-else
-BUILD   ?= build
+# make GEMM=libxsmm: small float products through libxsmm's JIT kernels, the rest through
+# OpenBLAS (docs/performance.md, "Small products"), built into build-xsmm/ (build-mpi-xsmm/)
+GEMM    ?= openblas
+ifeq ($(filter $(GEMM),openblas libxsmm),)
+$(error GEMM=$(GEMM): use GEMM=openblas (the default) or GEMM=libxsmm)
 endif
+BUILD   ?= build$(if $(filter 1,$(MPI)),-mpi)$(if $(filter libxsmm,$(GEMM)),-xsmm)
 ifeq ($(origin CC),default)
 CC := gcc
 endif
@@ -21,6 +23,10 @@ VERSION := 0.1.0
 ifneq ($(filter fuzz build-fuzz/%,$(MAKECMDGOALS)),)
 EXTRA_PKGS += clang libclang-rt-14-dev
 endif
+# `make bench-gemm` also needs BLIS (Debian's serial build) and libxsmm
+ifneq ($(filter bench-gemm %/bench/gemm_shapes,$(MAKECMDGOALS)),)
+EXTRA_PKGS += libblis-serial-dev libxsmm-dev
+endif
 ifeq ($(MPI),1)
 EXTRA_PKGS += libopenmpi-dev openmpi-bin
 endif
@@ -28,6 +34,9 @@ endif
 # fortunes corpus (task.corpus fortunes) and xz, whose size the xz baseline is checked against
 ifneq ($(filter test asan,$(MAKECMDGOALS)),)
 OPTIONAL_PKGS += fortunes xz-utils
+endif
+ifeq ($(GEMM),libxsmm)
+EXTRA_PKGS += libxsmm-dev
 endif
 NODEPS_GOALS := clean help
 ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
@@ -43,7 +52,16 @@ ifeq ($(MPI),1)
 PKG_CFLAGS += $(shell mpicc --showme:compile) -DQKV_MPI
 PKG_LIBS   += $(shell mpicc --showme:link)
 endif
+# Debian's libxsmm is a static library (built -fPIC): linked into libqkv.so without exporting
+# its names, and named in qkv.pc for static links
+ifeq ($(GEMM),libxsmm)
+PKG_CFLAGS += $(shell pkg-config --cflags libxsmm) -DQKV_GEMM_LIBXSMM=1
+PKG_LIBS   := $(shell pkg-config --libs libxsmm) $(PKG_LIBS)
+SO_LIBS_FLAGS := -Wl,--exclude-libs,libxsmm.a
+PC_REQUIRES_PRIVATE := openblas libcjson liblzma libxsmm
 endif
+endif
+PC_REQUIRES_PRIVATE ?= openblas libcjson liblzma
 
 # -ffp-contract=off: no fused multiply-add contraction, so results do not depend on
 # whether the compiler found an FMA (determinism across builds of the same code).
@@ -76,7 +94,7 @@ HEADERS   := $(wildcard src/*.h src/*/*.h)
 # objects depend on a stamp named after the flags, so changing flags rebuilds them
 FLAGS_STAMP := $(BUILD)/.flags-$(shell echo '$(CC) $(CFLAGS_Q) $(KOPT)' | cksum | cut -d' ' -f1)
 
-.PHONY: all test asan install uninstall clean help bench bench-torch demo valgrind examples fuzz study study-full
+.PHONY: all test asan install uninstall clean help bench bench-torch bench-gemm demo valgrind examples fuzz study study-full
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 
 $(FLAGS_STAMP):
@@ -115,7 +133,7 @@ $(BUILD)/libqkv.a: $(LIB_OBJS)
 
 $(BUILD)/libqkv.so: $(LIB_OBJS)
 	@echo "  LD      $@"
-	$(Q)$(CC) -shared -Wl,-soname,libqkv.so.0 $(LDFLAGS_Q) -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libqkv.so.0 $(LDFLAGS_Q) $(SO_LIBS_FLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/qkv: $(CLI_OBJS) $(BUILD)/libqkv.a
 	@echo "  LD      $@"
@@ -185,6 +203,23 @@ bench-torch: all
 	@/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "make bench-torch needs PyTorch: apt-get install python3-torch"; exit 1; }
 	/usr/bin/python3 bench/compare.py
 
+# Single-threaded sgemm on the products of one recall training step: OpenBLAS, BLIS, libxsmm
+# (bench/gemm_shapes.c; docs/performance.md). Not part of the library. BLIS is Debian's serial
+# build, linked statically from its own directory (libblis.so may point at another variant);
+# OpenBLAS comes first on the link line, since BLIS defines cblas_sgemm and sgemm_ as well.
+BLIS_DIR := /usr/lib/$(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/blis-serial
+BLIS_INC := /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/blis-serial
+BENCH_GEMM_ARGS ?=
+$(BUILD)/bench/gemm_shapes: bench/gemm_shapes.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -DHAVE_BLIS -DHAVE_LIBXSMM -isystem $(BLIS_INC) \
+	    $(shell pkg-config --cflags openblas libxsmm) $< -o $@ \
+	    $(shell pkg-config --libs openblas) $(BLIS_DIR)/libblis.a $(shell pkg-config --libs libxsmm) -lm
+
+bench-gemm: $(BUILD)/bench/gemm_shapes
+	$(BUILD)/bench/gemm_shapes $(BENCH_GEMM_ARGS)
+
 # Fuzzing (docs/reliability.md): the whole library (the list above) built with clang, ASan and
 # UBSan into build-fuzz/libqkv.a (the objects above are gcc's), and each libFuzzer target
 # fuzz/fuzz_NAME.c linked against it. Each runs FUZZ_SECONDS (default 60) from its seeds in
@@ -253,7 +288,7 @@ install: all
 	for h in $$(scripts/public-headers.sh); do \
 	    d=$(DESTDIR)$(PREFIX)/include/qkv/$$(dirname $${h#src/}); install -d $$d; \
 	    install -m 644 $$h $$d/; done
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' qkv.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@REQUIRES_PRIVATE@|$(PC_REQUIRES_PRIVATE)|' qkv.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qkv.pc
 
 uninstall:
@@ -261,7 +296,7 @@ uninstall:
 	    $(DESTDIR)$(PREFIX)/lib/pkgconfig/qkv.pc $(DESTDIR)$(PREFIX)/bin/qkv
 
 clean:
-	rm -rf build build-asan build-fuzz build-mpi
+	rm -rf build build-asan build-fuzz build-mpi build-xsmm build-mpi-xsmm
 
 help:
 	@echo "make            build build/libqkv.a, build/libqkv.so, build/qkv"
@@ -271,5 +306,7 @@ help:
 	@echo "make study      the study of docs/qkv-answer.md, one-machine version (~1 hour on 2 cores)"
 	@echo "make study-full the study as designed (docs/qkv-answer.md gives its compute)"
 	@echo "make bench      time the training step of the standard sizes"
+	@echo "make bench-gemm time one recall step's sgemm calls on OpenBLAS, BLIS and libxsmm"
 	@echo "make fuzz       run the libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make install    install (PREFIX=$(PREFIX), DESTDIR=)"
+	@echo "GEMM=libxsmm    (with any target) small float products through libxsmm, into build-xsmm/"

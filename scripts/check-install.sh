@@ -3,6 +3,7 @@
 # headers and qkv.pc only (no -Isrc), linked once against the shared library (which must export
 # everything they use) and once statically, and run them. Also checks that exactly the public
 # headers were installed and that libqkv.so exports only the documented API.
+# GEMM=libxsmm scripts/check-install.sh checks that build (build-xsmm/) instead.
 set -eu
 cd "$(dirname "$0")/.."
 dest=$(mktemp -d)
@@ -21,7 +22,7 @@ if ! cmp -s "$dest/installed" "$dest/public"; then
     diff "$dest/public" "$dest/installed" >&2 || true
     exit 1
 fi
-scripts/check-exports.sh build
+scripts/check-exports.sh "build$([ "${GEMM:-openblas}" = libxsmm ] && echo -xsmm)"
 for src in examples/*.c; do
     name=$(basename "$src" .c)
     # shellcheck disable=SC2046

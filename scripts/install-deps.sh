@@ -9,6 +9,8 @@
 #   QKV_EXTRA_PKGS="clang valgrind" scripts/install-deps.sh   also checks/installs those
 #   QKV_OPTIONAL_PKGS="fortunes"   installed when missing and root; otherwise only a note
 #       (make test: the tests that need them say they were skipped)
+# (the Makefile asks for more this way: libxsmm-dev with GEMM=libxsmm, BLIS and libxsmm for
+# make bench-gemm, OpenMPI with MPI=1, clang for make fuzz)
 set -eu
 
 # pkg-config module -> Debian package that provides it

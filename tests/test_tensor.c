@@ -632,6 +632,57 @@ START_TEST(test_gemm_kernels_direct) {
 }
 END_TEST
 
+/* qkv_k_gemm_ld_f32 on strided operands, every form, beta 0 and 1, against a double loop: the
+ * recall step's shapes (with GEMM=libxsmm, libxsmm's kernels) and ones that stay on OpenBLAS in
+ * that build (B^T over 16384 elements, over 2^22 multiply-adds, no K); the padding of C's rows
+ * is left alone, and the same call gives the same bits twice */
+static void gemm_ld_case(int ta, int tb, int64_t M, int64_t N, int64_t Kd, int64_t pad, float beta, qkv_rng *rng) {
+    const int64_t lda = (ta ? M : Kd) + pad, ldb = (tb ? Kd : N) + pad, ldc = N + pad;
+    const int64_t na = (ta ? Kd : M) * lda, nb = (tb ? N : Kd) * ldb, nc = M * ldc;
+    float *A = malloc((size_t)(na + 1) * sizeof *A), *B = malloc((size_t)(nb + 1) * sizeof *B);
+    float *C = malloc((size_t)nc * sizeof *C), *C0 = malloc((size_t)nc * sizeof *C0), *C2 = malloc((size_t)nc * sizeof *C2);
+    ck_assert(A && B && C && C0 && C2);
+    for (int64_t i = 0; i < na; i++) A[i] = (float)(2 * qkv_rng_uniform(rng) - 1);
+    for (int64_t i = 0; i < nb; i++) B[i] = (float)(2 * qkv_rng_uniform(rng) - 1);
+    for (int64_t i = 0; i < nc; i++) C0[i] = (float)(2 * qkv_rng_uniform(rng) - 1);
+    memcpy(C, C0, (size_t)nc * sizeof *C);
+    qkv_k_gemm_ld_f32(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C, ldc);
+    const int64_t every = M * N * Kd > (1 << 20) ? 7 : 1; /* rows checked against the loop: keep it quick */
+    for (int64_t i = 0; i < M; i++) {
+        for (int64_t j = 0; j < N && i % every == 0; j++) {
+            double acc = beta * (double)C0[i * ldc + j], mag = fabs(acc);
+            for (int64_t k = 0; k < Kd; k++) {
+                double p = (double)(ta ? A[k * lda + i] : A[i * lda + k]) * (tb ? B[j * ldb + k] : B[k * ldb + j]);
+                acc += p, mag += fabs(p);
+            }
+            ck_assert_msg(fabs(C[i * ldc + j] - acc) <= 2.0 * (Kd + 1) * FLT_EPSILON * mag,
+                          "gemm_ld ta=%d tb=%d %lldx%lldx%lld beta=%g: C[%lld,%lld] = %.9g, expected %.9g", ta, tb,
+                          (long long)M, (long long)N, (long long)Kd, beta, (long long)i, (long long)j,
+                          C[i * ldc + j], acc);
+        }
+        for (int64_t j = N; j < ldc; j++) ck_assert(C[i * ldc + j] == C0[i * ldc + j]);
+    }
+    memcpy(C2, C0, (size_t)nc * sizeof *C2);
+    qkv_k_gemm_ld_f32(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C2, ldc);
+    ck_assert(!memcmp(C, C2, (size_t)nc * sizeof *C));
+    free(A), free(B), free(C), free(C0), free(C2);
+}
+
+START_TEST(test_gemm_ld_strided) {
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 0x5eed);
+    static const int64_t shapes[][4] = {
+        /* M, N, K, row padding */
+        {24, 24, 16, 48}, {24, 16, 24, 40}, {96, 64, 64, 0},  {96, 256, 64, 0}, {96, 64, 256, 0}, {64, 64, 96, 3},
+        {256, 64, 96, 0}, {1, 7, 2, 1},     {5, 3, 1, 2},     {8, 128, 160, 0}, {128, 256, 160, 0}, {3, 4, 0, 1},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int t = 0; t < 4; t++)
+            for (int b = 0; b < 2; b++)
+                gemm_ld_case(t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], (float)b, &rng);
+}
+END_TEST
+
 /* ---- elementwise binary ------------------------------------------------------------ */
 
 typedef qkv_tensor *(*binary_fn)(qkv_ctx *, qkv_tensor *, qkv_tensor *);
@@ -1473,6 +1524,7 @@ Suite *tensor_suite(void) {
     tcase_add_loop_test(tc, test_matmul_3d_by_shared_2d, 0, 2);
     tcase_add_loop_test(tc, test_matmul_2d_by_3d, 0, 2);
     tcase_add_test(tc, test_gemm_kernels_direct);
+    tcase_add_test(tc, test_gemm_ld_strided);
     tcase_add_loop_test(tc, test_binary_same_shape, 0, 2);
     tcase_add_loop_test(tc, test_binary_bias_over_rows, 0, 2);
     tcase_add_loop_test(tc, test_binary_mask_like_over_4d, 0, 2);

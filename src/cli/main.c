@@ -45,7 +45,11 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+#if QKV_GEMM_LIBXSMM
+        printf("qkv %s (GEMM=libxsmm: small float products through libxsmm, the rest through OpenBLAS)\n", QKV_VERSION);
+#else
         printf("qkv %s\n", QKV_VERSION);
+#endif
         return 0;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)

@@ -1,10 +1,60 @@
-/* Matrix products through CBLAS (OpenBLAS). */
+/* Matrix products through CBLAS (OpenBLAS); with `make GEMM=libxsmm`, small float products
+ * through libxsmm's JIT kernels. */
 #include "tensor/kernel_prelude.h"
 #include <cblas.h>
+
+#if QKV_GEMM_LIBXSMM && !QKV_KERNEL_F64
+#include <libxsmm.h>
+#include <pthread.h>
+
+/* make GEMM=libxsmm (docs/performance.md, "Small products"): a float product of at most
+ * XSMM_MAX_MNK multiply-adds, with beta 0 or 1, is one call of a libxsmm JIT kernel for its
+ * exact shape (strides included); larger ones, double, and whatever libxsmm declines (its
+ * dispatch returns no kernel: unsupported shape, or no JIT on this machine) go to OpenBLAS.
+ * Which library runs a product depends on its shape alone, and a product is one call on the
+ * calling thread either way, so a build gives the same bits every run, for any thread count
+ * (the kernels differ by CPU: libxsmm generates for the one it runs on). Measured with
+ * bench/gemm_shapes.c: faster than OpenBLAS from the recall step's 24x24x16 head products up
+ * to 256x128x128 (--sweep), slower at 256x1024x256 and above. */
+#define XSMM_MAX_MNK (INT64_C(1) << 22)
+/* libxsmm 1.17 has no kernel for qkv's op(B) = B^T (row-major C = A B^T is column-major
+ * C^T = op(B^T) A^T: a transposed first operand): B^T is copied to the stack first, when it
+ * has at most this many elements (64 KiB), and runs the NN kernel */
+#define XSMM_MAX_BT 16384
+
+static pthread_once_t xsmm_once = PTHREAD_ONCE_INIT;
+static void xsmm_init(void) { libxsmm_init(); }
+
+/* the product through libxsmm; 0 when it is not one for libxsmm (the caller uses OpenBLAS) */
+static int xsmm_gemm(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const float *A, int64_t lda, const float *B,
+                     int64_t ldb, float beta, float *C, int64_t ldc) {
+    if (Kd < 1 || M * N * Kd > XSMM_MAX_MNK || (beta != 0 && beta != 1) || (tb && N * Kd > XSMM_MAX_BT)) return 0;
+    pthread_once(&xsmm_once, xsmm_init);
+    /* row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: libxsmm's m, n, a, b are
+     * qkv's N, M, B, A, and qkv's op(A) = A^T is libxsmm's transposed second operand */
+    libxsmm_blasint m = (libxsmm_blasint)N, n = (libxsmm_blasint)M, k = (libxsmm_blasint)Kd;
+    libxsmm_blasint la = (libxsmm_blasint)(tb ? N : ldb), lb = (libxsmm_blasint)lda, lc = (libxsmm_blasint)ldc;
+    float alpha = 1;
+    int flags = (ta ? LIBXSMM_GEMM_FLAG_TRANS_B : 0) | (beta == 0 ? LIBXSMM_GEMM_FLAG_BETA_0 : 0);
+    int prefetch = LIBXSMM_GEMM_PREFETCH_NONE;
+    libxsmm_smmfunction f = libxsmm_smmdispatch(m, n, k, &la, &lb, &lc, &alpha, &beta, &flags, &prefetch);
+    if (!f) return 0;
+    if (tb) { /* B (N,K) with row stride ldb -> bt (K,N), dense */
+        _Alignas(64) float bt[XSMM_MAX_BT];
+        libxsmm_otrans(bt, B, sizeof(float), k, m, (libxsmm_blasint)ldb, m);
+        f(bt, A, C);
+    } else
+        f(B, A, C);
+    return 1;
+}
+#endif
 
 void K(gemm_ld)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int64_t lda, const real *B,
                 int64_t ldb, real beta, real *C, int64_t ldc) {
     if (M <= 0 || N <= 0) return;
+#if QKV_GEMM_LIBXSMM && !QKV_KERNEL_F64
+    if (xsmm_gemm(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C, ldc)) return;
+#endif
 #if QKV_KERNEL_F64
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 (int)M, (int)N, (int)Kd, 1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
