@@ -94,7 +94,8 @@ HEADERS   := $(wildcard src/*.h src/*/*.h)
 # objects depend on a stamp named after the flags, so changing flags rebuilds them
 FLAGS_STAMP := $(BUILD)/.flags-$(shell echo '$(CC) $(CFLAGS_Q) $(KOPT)' | cksum | cut -d' ' -f1)
 
-.PHONY: all test asan install uninstall clean help bench bench-torch bench-gemm demo valgrind examples fuzz study study-full
+.PHONY: all test asan install uninstall clean help bench bench-torch bench-gemm bench-sweep \
+        bench-sweep-torch demo valgrind examples fuzz study study-full
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 
 $(FLAGS_STAMP):
@@ -220,6 +221,16 @@ $(BUILD)/bench/gemm_shapes: bench/gemm_shapes.c
 bench-gemm: $(BUILD)/bench/gemm_shapes
 	$(BUILD)/bench/gemm_shapes $(BENCH_GEMM_ARGS)
 
+# a sweep of tiny runs (recall x 4 variants x 3 seeds, one `qkv train --threads 1` per core at
+# a time): runs per minute, tokens/s per core, FLOPs (docs/performance.md)
+bench-sweep: all
+	$(BUILD)/qkv bench --sweep
+
+# the same sweep in PyTorch (bench/torch_sweep.py), alternating with qkv's, 3 rounds each
+bench-sweep-torch: all
+	@/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "make bench-sweep-torch needs PyTorch: apt-get install python3-torch"; exit 1; }
+	/usr/bin/python3 bench/compare_sweep.py
+
 # Fuzzing (docs/reliability.md): the whole library (the list above) built with clang, ASan and
 # UBSan into build-fuzz/libqkv.a (the objects above are gcc's), and each libFuzzer target
 # fuzz/fuzz_NAME.c linked against it. Each runs FUZZ_SECONDS (default 60) from its seeds in
@@ -307,6 +318,7 @@ help:
 	@echo "make study-full the study as designed (docs/qkv-answer.md gives its compute)"
 	@echo "make bench      time the training step of the standard sizes"
 	@echo "make bench-gemm time one recall step's sgemm calls on OpenBLAS, BLIS and libxsmm"
+	@echo "make bench-sweep  time a sweep of tiny training runs (runs per minute)"
 	@echo "make fuzz       run the libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make install    install (PREFIX=$(PREFIX), DESTDIR=)"
 	@echo "GEMM=libxsmm    (with any target) small float products through libxsmm, into build-xsmm/"

@@ -445,6 +445,45 @@ START_TEST(test_params_table_matches_claim) {
 }
 END_TEST
 
+/* qkv bench --sweep runs its 12 runs (a few steps each: no timing is checked) and prints what
+ * docs/performance.md shows; run from tests/, it finds configs/recall.json beside build/ */
+START_TEST(test_bench_sweep) {
+    char out[8192];
+    int rc = run(out, sizeof out, false, "%s bench --sweep --runs-steps 3 --json 2>&1", qkv_test_bin());
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    const char *keys[] = {"runs_per_min", "tokens_per_s_per_core", "gemm_flops", "gflops", "ceiling_gflops_per_core",
+                          "ceiling_share", "seconds", "run_seconds_median", "peak_rss_mb", "eval_accuracy_mean"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        ck_assert_msg(qkv_test_json_num(out, keys[i]) > 0, "%s: %s", keys[i], out);
+    ck_assert_int_eq((int)qkv_test_json_num(out, "runs"), 12);
+    ck_assert_int_eq((int)qkv_test_json_num(out, "steps"), 3);
+    ck_assert_int_eq((int)qkv_test_json_num(out, "micro_batches"), 8);
+    ck_assert_int_eq((int)qkv_test_json_num(out, "evaluations_per_run"), 1);
+    /* trained tokens: 12 runs x 3 steps x 32 examples x 24 positions */
+    ck_assert_int_eq((long long)qkv_test_json_num(out, "tokens"), 12LL * 3 * 32 * 24);
+    /* the FLOPs are counted, not timed: 4 variants x 3 seeds, each 3 steps of 8 micro-batches of 4
+     * examples (forward and backward: 3 x the forward) and one evaluation of 1000 + 1000 examples
+     * in 64 batches of 32 (forward); a forward of 4 examples (96 positions) of d_model 64, d_ff 256,
+     * 2 layers, T 24, head_dim 16, vocab 64 is 2 x 96 x (2 x (P x 64 x 64 + 2 x 64 x 256) + 64 x 64)
+     * + 2 layers x 2 x 2 x 4 x 4 x 24 x 24 x 16, with P the attention's projections (4 full, 2
+     * shared, 3 qk_tied and kv_tied) */
+    long long fwd[4] = {0}, P[4] = {4, 2, 3, 3}, total = 0;
+    for (int v = 0; v < 4; v++) {
+        fwd[v] = 2LL * 96 * (2 * (P[v] * 64 * 64 + 2 * 64 * 256) + 64 * 64) + 2LL * 2 * 2 * 4 * 4 * 24 * 24 * 16;
+        total += 3 * (3 * 8 * 3 * fwd[v] + 64 * 8 * fwd[v]);
+    }
+    ck_assert_msg((long long)qkv_test_json_num(out, "gemm_flops") == total, "gemm_flops: expected %lld: %s", total, out);
+    /* the table */
+    rc = run(out, sizeof out, false, "%s bench --sweep --runs-steps 2 --jobs 1 2>/dev/null", qkv_test_bin());
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    const char *cols[] = {"runs/min", "tokens/s/core", "GFLOP/s", "ceiling", "share", "12 runs of 2 steps, 1 at a time"};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) ck_assert_msg(strstr(out, cols[i]), "%s: %s", cols[i], out);
+    /* qkv train --gemm-flops is internal: not in --help */
+    ck_assert_int_eq(run(out, sizeof out, false, "%s train --help", qkv_test_bin()), 0);
+    ck_assert_ptr_null(strstr(out, "gemm-flops"));
+}
+END_TEST
+
 /* a tiny ablation end to end: 2 variants x 2 seeds, every output present and consistent */
 START_TEST(test_tiny_ablation) {
     char cfg[512], base[512], out[16384], path[600], text[200000];
@@ -591,6 +630,7 @@ Suite *e2e_suite(void) {
     tcase_add_test(tc, test_train_refuses_existing_run);
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_tiny_ablation);
+    tcase_add_test(tc, test_bench_sweep);
     tcase_add_test(tc, test_ablate_sigterm_stops_runs);
     tcase_add_test(tc, test_sample);
     tcase_add_test(tc, test_sample_tokens);

@@ -18,9 +18,9 @@
 extern char **environ;
 
 typedef struct {
-    const char *size;
-    long long threads, steps;
-    bool json;
+    const char *size, *config;
+    long long threads, steps, runs_steps, jobs;
+    bool json, sweep;
 } bench_args;
 
 static const qkv_cli_option OPTIONS[] = {
@@ -31,7 +31,16 @@ static const qkv_cli_option OPTIONS[] = {
     QKV_INT("--steps", "K", bench_args, steps, 1, 100000, "timed steps (default: 50 tiny, 20 small, 10 medium)"),
     QKV_FLAG("--json", bench_args, json,
              "one JSON object per line: size, threads, ms_per_step, tokens_per_s, gflops,\n"
-             "ceiling_gflops, ceiling_share, peak_rss_mb, allocs_per_step, ..."),
+             "ceiling_gflops, ceiling_share, peak_rss_mb, allocs_per_step, ...; with --sweep:\n"
+             "runs_per_min, tokens_per_s_per_core, gemm_flops, ceiling_share, ..."),
+    QKV_FLAG("--sweep", bench_args, sweep,
+             "time a sweep of tiny runs instead: the recall config x 4 attention variants x 3\n"
+             "seeds, each run a `qkv train --threads 1` process (evaluations included), one run\n"
+             "per core at a time; runs per minute, tokens/s per core, matrix-product FLOPs and\n"
+             "their share of the per-core sgemm ceiling times the cores"),
+    QKV_INT("--runs-steps", "N", bench_args, runs_steps, 1, 1000000, "with --sweep: steps per run (default 300)"),
+    QKV_INT("--jobs", "N", bench_args, jobs, 1, 256, "with --sweep: runs at once (default: the number of cores)"),
+    QKV_STRING("--config", "FILE", bench_args, config, "with --sweep: the runs' config (default: configs/recall.json)"),
     QKV_HELP,
     QKV_OPTIONS_END,
 };
@@ -42,7 +51,9 @@ static const qkv_cli_command COMMAND = {
     "position; random tokens) of the standard sizes (docs/performance.md): median ms/step over\n"
     "K steps after warm-up, tokens/s, matrix-product GFLOP/s, this machine's sgemm ceiling at\n"
     "the same thread count and the step's share of it, peak resident memory, and heap\n"
-    "allocations per step. Each size runs in its own process, so memory is per size.",
+    "allocations per step. Each size runs in its own process, so memory is per size.\n"
+    "--sweep times a sweep of whole tiny training runs instead (bench/torch_sweep.py is the\n"
+    "same sweep in PyTorch).",
     NULL, OPTIONS,
 };
 
@@ -83,6 +94,19 @@ int qkv_cmd_bench(int argc, char **argv) {
     bench_args a = {.threads = 1};
     int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, NULL);
     if (rc >= 0) return rc;
+    if (a.sweep) {
+        if (a.size || a.steps || a.threads != 1) {
+            qkv_cli_error("bench", "--sweep times whole runs, each on one thread: --size, --steps and --threads "
+                          "time one step (--runs-steps N sets the runs' steps)");
+            return QKV_EXIT_USAGE;
+        }
+        return qkv_cli_bench_sweep(a.config, a.runs_steps ? (int)a.runs_steps : 300,
+                                   a.jobs ? (int)a.jobs : qkv_cli_default_threads(), a.json);
+    }
+    if (a.runs_steps || a.jobs || a.config) {
+        qkv_cli_error("bench", "--runs-steps, --jobs and --config go with --sweep");
+        return QKV_EXIT_USAGE;
+    }
     if (a.size && !find_size(a.size)) {
         qkv_cli_error("bench", "--size: expected tiny, small or medium, got '%s'", a.size);
         return QKV_EXIT_USAGE;

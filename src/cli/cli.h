@@ -20,6 +20,10 @@ QKV_INTERNAL int qkv_cmd_summarize(int argc, char **argv);
 QKV_INTERNAL int qkv_cmd_bench(int argc, char **argv);
 QKV_INTERNAL int qkv_cmd_sample(int argc, char **argv);
 
+/* qkv bench --sweep (bench_sweep.c): the fixed sweep of config (NULL: configs/recall.json),
+ * steps per run, jobs runs at once; a table, or one JSON line; the exit status */
+QKV_INTERNAL int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json);
+
 /* "qkv CMD: message" on stderr */
 QKV_INTERNAL void qkv_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* defaults, then the file, then the --set overrides in order, then validation */

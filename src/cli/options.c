@@ -146,10 +146,12 @@ void qkv_cli_help(const qkv_cli_command *c, FILE *f) {
     char buf[128];
     int w = 0;
     for (const qkv_cli_option *o = c->options; o->name; o++) {
+        if (!o->help) continue; /* internal */
         int len = label(o, buf, sizeof buf);
         if (len > w) w = len;
     }
     for (const qkv_cli_option *o = c->options; o->name; o++) {
+        if (!o->help) continue;
         label(o, buf, sizeof buf);
         fprintf(f, "  %-*s  ", w, buf);
         const char *h = o->help; /* continuation lines start at the first line's column */

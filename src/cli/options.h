@@ -31,7 +31,8 @@ typedef struct qkv_cli_option {
     const char *value; /* the value's name in the help ("DIR"); NULL without a value */
     size_t offset;     /* where the value goes in the command's argument struct */
     long long lo, hi;  /* QKV_ARG_INT, QKV_ARG_NUM: the accepted range */
-    const char *help;  /* what it does; each '\n' starts an indented continuation line */
+    const char *help;  /* what it does; each '\n' starts an indented continuation line; NULL: an
+                          internal option, accepted but not listed in --help */
 } qkv_cli_option;
 
 /* offsetof(type, field), and a compile error unless the field is a T */
@@ -40,6 +41,8 @@ typedef struct qkv_cli_option {
 /* the table's rows: name, the value's name, the argument struct and its field, [range,] help */
 #define QKV_FLAG(name, type, field, help) \
     {name, NULL, QKV_ARG_FLAG, NULL, QKV_ARG_AT(type, field, bool), 0, 0, help}
+/* a flag for qkv's own use (one command running another), not listed in --help */
+#define QKV_HIDDEN_FLAG(name, type, field) QKV_FLAG(name, type, field, NULL)
 #define QKV_STRING(name, value, type, field, help) \
     {name, NULL, QKV_ARG_STRING, value, QKV_ARG_AT(type, field, const char *), 0, 0, help}
 #define QKV_LIST(name, value, type, field, help) \

@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "io/fileio.h"
+#include "tensor/kernels.h"
 #include "tensor/parallel.h"
 #include "train/dist.h"
 #include "train/run_dir.h"
@@ -18,7 +19,7 @@ typedef struct {
     const char *config, *out, *resume;
     qkv_cli_list sets;
     long long threads, stop_after, steps;
-    bool quiet, force;
+    bool quiet, force, gemm_flops;
 } train_args;
 
 static const qkv_cli_option OPTIONS[] = {
@@ -36,6 +37,9 @@ static const qkv_cli_option OPTIONS[] = {
     QKV_FLAG("--quiet", train_args, quiet, "no progress on stderr"),
     QKV_INT("--stop-after", "N", train_args, stop_after, 1, 1000000000,
             "stop (as Ctrl-C does) after N more steps; for testing resume"),
+    /* internal (qkv bench --sweep): the matrix-product FLOPs this process executed, as
+     * "gemm_flops" in the summary line */
+    QKV_HIDDEN_FLAG("--gemm-flops", train_args, gemm_flops),
     QKV_HELP,
     QKV_OPTIONS_END,
 };
@@ -167,10 +171,13 @@ static int train_command(int argc, char **argv) {
     }
     rc = QKV_EXIT_OK;
     if (d.rank) goto done; /* the first process speaks for all */
-    char acc[64], el[64], tl[64], procs[96] = ""; /* JSON has no NaN or Inf: null */
+    char acc[64], el[64], tl[64], procs[160] = ""; /* JSON has no NaN or Inf: null */
     if (d.size > 1)
         snprintf(procs, sizeof procs, ",\"processes\":%d,\"param_checksum\":\"%016llx\"", s.processes,
                  (unsigned long long)s.param_checksum);
+    if (a.gemm_flops)
+        snprintf(procs + strlen(procs), sizeof procs - strlen(procs), ",\"gemm_flops\":%llu",
+                 (unsigned long long)qkv_gemm_flops);
     char bpb[256] = "", b1[64], b2[64], b3[64]; /* bytes: bits per byte and the baselines beside it */
     if (s.text)
         snprintf(bpb, sizeof bpb, ",\"eval_bpb\":%s,\"baseline_xz_bpb\":%s,\"baseline_unigram_bpb\":%s",

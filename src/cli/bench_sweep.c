@@ -1,0 +1,291 @@
+/* qkv bench --sweep: the throughput of a sweep of tiny runs, the way qkv ablate trains them.
+ *
+ * A fixed sweep: the recall config (configs/recall.json) x the attention variants below x the
+ * seeds below, each run a `qkv train --threads 1` process of its own (as qkv ablate starts
+ * them), `jobs` at a time (default: one per core), in a temporary directory removed at the end.
+ * Each run is a whole training run of the config with train.steps set to the sweep's steps:
+ * its micro-batches, Adam, clipping, its periodic evaluation and validation, its metrics and
+ * checkpoints; no report is written. The clock runs from the first run's start to the last
+ * run's end. Each run reports the matrix-product FLOPs it executed (qkv train --gemm-flops).
+ * bench/torch_sweep.py is the same sweep in PyTorch (docs/performance.md). */
+#define _DEFAULT_SOURCE  /* wait4 */
+#define _XOPEN_SOURCE 700 /* nftw, mkdtemp */
+#include "cli/cli.h"
+#include "tensor/parallel.h"
+#include "train/bench.h"
+#include "train/run_config.h"
+#include "tasks/task.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* the sweep: every variant with every seed (bench/torch_sweep.py has the same lists) */
+static const char *const VARIANTS[] = {"full", "shared", "qk_tied", "kv_tied"};
+static const int SEEDS[] = {0, 1, 2};
+enum { N_VARIANTS = sizeof VARIANTS / sizeof VARIANTS[0], N_SEEDS = sizeof SEEDS / sizeof SEEDS[0],
+       N_RUNS = N_VARIANTS * N_SEEDS };
+
+typedef struct {
+    pid_t pid;
+    double start, seconds;   /* wall time of the process */
+    double rss_mb;           /* its peak resident memory */
+    double flops, accuracy;  /* from its summary line */
+    long long steps;
+} sweep_run;
+
+static volatile sig_atomic_t interrupted = 0;
+static void on_signal(int sig) { (void)sig; interrupted = 1; }
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb; (void)flag; (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* the default config: configs/recall.json from here, else beside the executable's directory
+ * (build/qkv -> configs/recall.json of its source tree) */
+static const char *find_config(const char *bin, char *buf, size_t n) {
+    if (access("configs/recall.json", R_OK) == 0) return "configs/recall.json";
+    const char *slash = strrchr(bin, '/');
+    if (slash) {
+        snprintf(buf, n, "%.*s/../configs/recall.json", (int)(slash - bin), bin);
+        if (access(buf, R_OK) == 0) return buf;
+    }
+    return NULL;
+}
+
+/* the number after "key": in a JSON line, or -1 */
+static double json_num(const char *text, const char *key) {
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = strstr(text, k);
+    return p ? strtod(p + strlen(k), NULL) : -1;
+}
+
+static pid_t launch(const char *bin, const char *config, const char *dir, int r, int steps) {
+    char out[1200], log[1200], run_dir[1100], qkv[64], seed[64], st[64];
+    snprintf(run_dir, sizeof run_dir, "%s/%s-s%d", dir, VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS]);
+    snprintf(out, sizeof out, "%s.json", run_dir);
+    snprintf(log, sizeof log, "%s.log", run_dir);
+    snprintf(qkv, sizeof qkv, "model.attention.qkv=%s", VARIANTS[r / N_SEEDS]);
+    snprintf(seed, sizeof seed, "train.seed=%d", SEEDS[r % N_SEEDS]);
+    snprintf(st, sizeof st, "train.steps=%d", steps);
+    char *argv[] = {(char *)bin, "train", (char *)config, "--set", qkv, "--set", seed, "--set", st, "--out", run_dir,
+                    "--threads", "1", "--quiet", "--gemm-flops", NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int e = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    return e ? -1 : pid;
+}
+
+/* run r's summary line into *s; 0, or -1 with why in err */
+static int read_result(const char *dir, int r, sweep_run *s, char *err, size_t errlen) {
+    char path[1200], line[4096] = "";
+    snprintf(path, sizeof path, "%s/%s-s%d.json", dir, VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS]);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f)) line[0] = 0;
+        fclose(f);
+    }
+    s->flops = json_num(line, "gemm_flops");
+    s->accuracy = json_num(line, "eval_accuracy");
+    s->steps = (long long)json_num(line, "steps");
+    if (s->flops < 0 || s->steps < 0) {
+        snprintf(err, errlen, "run %s seed %d printed no summary", VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS]);
+        return -1;
+    }
+    return 0;
+}
+
+/* why run r failed: the last line of its log */
+static void report_failure(const char *dir, int r, int status) {
+    char path[1200], line[1024] = "", last[1024] = "";
+    snprintf(path, sizeof path, "%s/%s-s%d.log", dir, VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS]);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f))
+        if (line[0] && line[0] != '\n') snprintf(last, sizeof last, "%s", line);
+    if (f) fclose(f);
+    last[strcspn(last, "\n")] = 0;
+    qkv_cli_error("bench", "--sweep: run %s seed %d failed (%s %d)%s%s", VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS],
+                  WIFEXITED(status) ? "exit" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+                  last[0] ? ": " : "", last);
+}
+
+int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
+    char bin[PATH_MAX], cfg_buf[PATH_MAX + 32], dir[1024], err[1024];
+    ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 1);
+    if (n <= 0) { qkv_cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
+    bin[n] = 0;
+    if (!config && !(config = find_config(bin, cfg_buf, sizeof cfg_buf))) {
+        qkv_cli_error("bench", "--sweep: cannot find configs/recall.json (run from qkv's source tree, or give "
+                      "--config FILE)");
+        return QKV_EXIT_USAGE;
+    }
+    /* the config as every run sees it (checked here, so a bad one fails before any run) */
+    char st[64];
+    snprintf(st, sizeof st, "train.steps=%d", steps);
+    const char *sets[] = {st};
+    qkv_config cfg;
+    if (qkv_cli_load_config("bench", config, sets, 1, &cfg)) return QKV_EXIT_USAGE;
+    qkv_task task;
+    if (qkv_task_open(&task, &cfg.task, 0, err, sizeof err)) {
+        qkv_cli_error("bench", "%s: %s", config, err);
+        return QKV_EXIT_USAGE;
+    }
+    int seq_len = cfg.model.seq_len ? cfg.model.seq_len : task.seq_len;
+    long long val_examples = qkv_task_split_size(&task, QKV_SPLIT_VAL) > 0
+                                 ? (cfg.train.val_examples ? cfg.train.val_examples : cfg.train.eval_examples) : 0;
+    qkv_task_close(&task);
+    const qkv_train_config *tc = &cfg.train;
+    int evals = tc->eval_every > 0 ? steps / tc->eval_every + (steps % tc->eval_every != 0) : 1;
+    if (jobs > N_RUNS) jobs = N_RUNS;
+
+    /* the per-core ceiling: OpenBLAS's sgemm on one thread, before the sweep, on an idle machine */
+    qkv_cli_set_threads(1);
+    double ceiling = qkv_bench_sgemm_ceiling(1024, 10);
+
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/qkv-sweep-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        qkv_cli_error("bench", "--sweep: cannot make a directory %s: %s", dir, strerror(errno));
+        return QKV_EXIT_FAIL;
+    }
+    if (!json)
+        fprintf(stderr, "qkv bench: sweep of %d runs (%d variants x %d seeds) of %d steps, %d at a time, in %s\n",
+                N_RUNS, N_VARIANTS, N_SEEDS, steps, jobs, dir);
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
+    sweep_run runs[N_RUNS];
+    memset(runs, 0, sizeof runs);
+    int next = 0, running = 0, done = 0, rc = 0;
+    double t0 = now();
+    while (done < N_RUNS && !rc) {
+        while (!interrupted && running < jobs && next < N_RUNS) {
+            runs[next].start = now();
+            if ((runs[next].pid = launch(bin, config, dir, next, steps)) < 0) {
+                qkv_cli_error("bench", "--sweep: cannot start %s train", bin);
+                rc = QKV_EXIT_FAIL;
+                break;
+            }
+            next++;
+            running++;
+        }
+        if (rc || interrupted) break;
+        int status;
+        struct rusage ru;
+        pid_t pid = wait4(-1, &status, 0, &ru);
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            qkv_cli_error("bench", "--sweep: wait: %s", strerror(errno));
+            rc = QKV_EXIT_FAIL;
+            break;
+        }
+        int r = 0;
+        while (r < next && runs[r].pid != pid) r++;
+        if (r == next) continue;
+        double t = now();
+        runs[r].pid = 0;
+        runs[r].seconds = t - runs[r].start;
+        runs[r].rss_mb = (double)ru.ru_maxrss / 1024.0;
+        running--;
+        done++;
+        if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+            report_failure(dir, r, status);
+            rc = QKV_EXIT_FAIL;
+        } else if (read_result(dir, r, &runs[r], err, sizeof err) || runs[r].steps != steps) {
+            if (runs[r].steps >= 0 && runs[r].steps != steps)
+                snprintf(err, sizeof err, "run %s seed %d trained %lld steps, not %d", VARIANTS[r / N_SEEDS],
+                         SEEDS[r % N_SEEDS], runs[r].steps, steps);
+            qkv_cli_error("bench", "--sweep: %s", err);
+            rc = QKV_EXIT_FAIL;
+        }
+    }
+    double seconds = now() - t0;
+    /* stopped early (an error, a signal): the runs still going are stopped (they checkpoint) */
+    for (int r = 0; r < next; r++)
+        if (runs[r].pid > 0) kill(runs[r].pid, SIGTERM);
+    for (int r = 0; r < next; r++)
+        if (runs[r].pid > 0) waitpid(runs[r].pid, NULL, 0);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (interrupted && !rc) {
+        qkv_cli_error("bench", "--sweep: interrupted");
+        rc = QKV_EXIT_FAIL;
+    }
+    if (rc) return rc;
+
+    double flops = 0, acc = 0, rss = 0, secs[N_RUNS];
+    for (int r = 0; r < N_RUNS; r++) {
+        flops += runs[r].flops;
+        acc += runs[r].accuracy / N_RUNS;
+        rss = runs[r].rss_mb > rss ? runs[r].rss_mb : rss;
+        secs[r] = runs[r].seconds;
+    }
+    qsort(secs, N_RUNS, sizeof secs[0], cmp_d);
+    double run_median = N_RUNS % 2 ? secs[N_RUNS / 2] : 0.5 * (secs[N_RUNS / 2 - 1] + secs[N_RUNS / 2]);
+    double tokens = (double)N_RUNS * steps * tc->batch * seq_len; /* trained tokens */
+    double runs_per_min = N_RUNS / seconds * 60, tps_core = tokens / seconds / jobs;
+    double gflops = flops / seconds / 1e9, share = ceiling > 0 ? gflops / (ceiling * jobs) : 0;
+    if (json) {
+        printf("{\"program\":\"qkv\",\"sweep\":\"recall\",\"config\":\"%s\",\"variants\":[", config);
+        for (int v = 0; v < N_VARIANTS; v++) printf("%s\"%s\"", v ? "," : "", VARIANTS[v]);
+        printf("],\"seeds\":[");
+        for (int s = 0; s < N_SEEDS; s++) printf("%s%d", s ? "," : "", SEEDS[s]);
+        printf("],\"runs\":%d,\"steps\":%d,\"jobs\":%d,\"batch\":%d,\"micro_batches\":%d,\"seq_len\":%d,"
+               "\"eval_every\":%d,\"eval_examples\":%d,\"val_examples\":%lld,\"evaluations_per_run\":%d,"
+               "\"seconds\":%.3f,\"runs_per_min\":%.3f,\"tokens\":%.0f,\"tokens_per_s_per_core\":%.0f,"
+               "\"gemm_flops\":%.0f,\"gflops\":%.3f,\"ceiling_gflops_per_core\":%.2f,\"ceiling_gflops\":%.2f,"
+               "\"ceiling_share\":%.4f,\"run_seconds_median\":%.3f,\"run_seconds_max\":%.3f,"
+               "\"peak_rss_mb\":%.1f,\"eval_accuracy_mean\":%.4f}\n",
+               N_RUNS, steps, jobs, tc->batch, qkv_train_shards(tc), seq_len, tc->eval_every, tc->eval_examples,
+               val_examples, evals, seconds, runs_per_min, tokens, tps_core, flops, gflops, ceiling, ceiling * jobs,
+               share, run_median, secs[N_RUNS - 1], rss, acc);
+        return 0;
+    }
+    printf("sweep: %s, variants", config);
+    for (int v = 0; v < N_VARIANTS; v++) printf(" %s", VARIANTS[v]);
+    printf(" x seeds");
+    for (int s = 0; s < N_SEEDS; s++) printf(" %d", SEEDS[s]);
+    printf(" = %d runs of %d steps, %d at a time, each `qkv train --threads 1`;\n", N_RUNS, steps, jobs);
+    printf("a step: %d examples of %d tokens in %d micro-batches; evaluation every %d steps (%d + %lld examples), "
+           "%d per run\n", tc->batch, seq_len, qkv_train_shards(tc), tc->eval_every, tc->eval_examples, val_examples,
+           evals);
+    printf("%5s %6s %5s %8s %9s %14s %9s %8s %8s %7s %8s %7s %9s\n", "runs", "steps", "jobs", "seconds", "runs/min",
+           "tokens/s/core", "GFLOP", "GFLOP/s", "ceiling", "share", "run s", "RSS MB", "eval acc");
+    printf("%5d %6d %5d %8.2f %9.2f %14.0f %9.1f %8.2f %8.1f %6.1f%% %8.2f %7.1f %9.3f\n", N_RUNS, steps, jobs, seconds,
+           runs_per_min, tps_core, flops / 1e9, gflops, ceiling * jobs, 100 * share, run_median, rss, acc);
+    return 0;
+}
