@@ -24,6 +24,7 @@ int main(void) {
     srunner_add_suite(sr, stats_suite());
     srunner_add_suite(sr, verdict_suite());
     srunner_add_suite(sr, ablate_suite());
+    srunner_add_suite(sr, group_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

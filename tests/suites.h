@@ -18,4 +18,5 @@ Suite *faults_suite(void);
 Suite *stats_suite(void);
 Suite *verdict_suite(void);
 Suite *ablate_suite(void);
+Suite *group_suite(void);
 #endif

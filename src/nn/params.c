@@ -127,6 +127,19 @@ void qkv_params_zero_grad(qkv_params *p) {
     if (p->grad) memset(p->grad, 0, (size_t)p->numel * qkv_dtype_size(p->dtype));
 }
 
+/* y += x over n elements (distinct arrays: the loop vectorises) */
+static void add_to(float *restrict y, const float *restrict x, int64_t n) {
+    for (int64_t j = 0; j < n; j++) y[j] += x[j];
+}
+
+void qkv_params_add_run_grad(const qkv_params *all, int r, float *grad) {
+    for (int i = 0; i < all->n; i++) {
+        int64_t a, o, n;
+        run_copy(all, all->items[i], r, &a, &o, &n);
+        add_to(grad + o, (const float *)all->grad + a, n);
+    }
+}
+
 qkv_param *qkv_params_find(const qkv_params *p, const char *name) {
     for (int i = 0; i < p->n; i++)
         if (!strcmp(p->items[i]->name, name)) return p->items[i];

@@ -43,9 +43,11 @@ QKV_API void qkv_params_set_runs(qkv_params *p, int runs);
  * runs 1) keeps its parameters together, one after another in its flat buffer. These move run
  * r's parameters and gradients between the two layouts:
  *   put: run r's values = one's flat data (all and one finalized);
- *   get: grad (numel / runs elements, one run's layout) = run r's gradients */
+ *   get: grad (numel / runs elements, one run's layout) = run r's gradients;
+ *   add: grad += run r's gradients, element by element (F32 stores) */
 QKV_API void qkv_params_put_run(qkv_params *all, int r, const void *data);
 QKV_API void qkv_params_get_run_grad(const qkv_params *all, int r, void *grad);
+QKV_API void qkv_params_add_run_grad(const qkv_params *all, int r, float *grad);
 /* declare a parameter; returns its tensor (data NULL until finalize), NULL on OOM/bad shape */
 QKV_API qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int64_t *shape,
                            qkv_init_kind init, double scale);
