@@ -228,13 +228,14 @@ static int group_command(const train_args *a) {
         free(runs);
         return QKV_EXIT_FAIL;
     }
-    for (int i = 0; i < n; i++) {
-        const char *dir = a->group.v[i];
+    for (int i = 0; i < n; i++)
         for (int k = 0; k < i; k++)
-            if (!strcmp(a->group.v[k], dir)) {
-                qkv_cli_error("train", "--group %s is given twice", dir);
+            if (!strcmp(a->group.v[k], a->group.v[i])) {
+                qkv_cli_error("train", "--group %s is given twice", a->group.v[i]);
                 goto done;
             }
+    for (int i = 0; i < n; i++) {
+        const char *dir = a->group.v[i];
         char path[4200];
         snprintf(path, sizeof path, "%s/" QKV_RUN_CONFIG, dir);
         if (qkv_cli_load_config("train", path, NULL, 0, &cfgs[i])) goto done;
