@@ -21,4 +21,5 @@ Suite *verdict_suite(void);
 Suite *ablate_suite(void);
 Suite *text_suite(void);
 Suite *summary_suite(void);
+Suite *group_suite(void);
 #endif

@@ -605,6 +605,18 @@ static const bad_case CASES[] = {
      {{"a", DIRECTORY}, {"a/results.json", RESULTS("x", "{\"name\": \"full\"}")},
       {"d.md", "<!-- qkv summarize: a -->\n<!-- end -->\n"}},
      CK_NONE, "summarize --update-doc d.md", 1, "qkv summarize: d.md:1: a/results.json: baseline: \"x\" is not one"},
+    {"ablation: batch_runs not a boolean", ABL("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"batch_runs\": 1"),
+     {{"cfg.json", BASE}}, CK_NONE, "ablate abl.json --out out", 2, "abl.json: batch_runs: expected true or false"},
+    {"ablation: batch_max_runs of one", ABL("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"batch_max_runs\": 1"),
+     {{"cfg.json", BASE}}, CK_NONE, "ablate abl.json --out out", 2, "abl.json: batch_max_runs: expected an integer in [2, 64]"},
+    {"ablation: batch_max_runs above the limit",
+     ABL("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"batch_max_runs\": 65"), {{"cfg.json", BASE}}, CK_NONE,
+     "ablate abl.json --out out", 2, "abl.json: batch_max_runs: expected an integer in [2, 64]"},
+    {"train --group: a config too", NULL, {{0}}, CK_NONE, "train cfg.json --group run", 2,
+     "qkv train: --group DIR takes each run's config from DIR/config.json; drop CONFIG"},
+    {"train --group: no config.json in DIR", NULL, {{0}}, CK_NONE, "train --group run", 2, "run/config.json"},
+    {"train --group: the same DIR twice", NULL, {{0}}, CK_NONE, "train --group run --group run", 2,
+     "qkv train: --group run is given twice"},
 };
 enum { NCASES = (int)(sizeof CASES / sizeof CASES[0]) };
 

@@ -749,6 +749,162 @@ START_TEST(test_threads_kernels_bit_identical) {
 }
 END_TEST
 
+/* ---- a model of several runs: each run gets the bits of its own model ---------------------- */
+
+/* the variants the shipped ablations use, and every newer option */
+static int runs_cases(variant_case *v) {
+    int n = 0;
+    for (int q = 0; q < QKV_ATTN_QKV_COUNT; q++) {
+        v[n] = (variant_case){QKV_ATTN_QKV_NAMES[q], tiny(), false};
+        v[n].cfg.attn.qkv = (qkv_attn_qkv)q;
+        if (q == QKV_ATTN_HEAD_SHARED) v[n].cfg.attn.scale = QKV_SCALE_EMBED;
+        n++;
+    }
+    qkv_model_config c;
+    c = tiny(); c.attn.rel_pos_bias = true; v[n++] = (variant_case){"rel_pos_bias", c, false};
+    c = tiny(); c.attn.rel_pos_bias = true; c.attn.qkv = QKV_ATTN_HEAD_SHARED; c.attn.self_mask = true;
+    v[n++] = (variant_case){"head_shared+rel_pos_bias+self_mask", c, false};
+    c = tiny(); c.attn.gate = QKV_GATE_OUTPUT; v[n++] = (variant_case){"gate_output", c, false};
+    c = tiny(); c.attn.gate = QKV_GATE_VALUE; v[n++] = (variant_case){"gate_value", c, false};
+    c = tiny(); c.attn.gate = QKV_GATE_HEADWISE; v[n++] = (variant_case){"gate_headwise", c, false};
+    c = tiny(); c.attn.self_mask = true; v[n++] = (variant_case){"self_mask", c, false};
+    c = tiny(); c.attn.self_mask = true; c.attn.self_mask_rule = QKV_SELF_REFORMER; c.attn.qkv = QKV_ATTN_QK_TIED;
+    c.attn.key_norm = true; v[n++] = (variant_case){"reformer", c, false};
+    c = tiny(); c.attn.qkv = QKV_ATTN_SHARED; c.attn.role_scale = true; v[n++] = (variant_case){"shared+role_scale", c, false};
+    c = tiny(); c.attn.kv_heads = 1; v[n++] = (variant_case){"kv_heads_1", c, false};
+    c = tiny(); c.attn.alibi = true; v[n++] = (variant_case){"alibi", c, false};
+    c = tiny(); c.attn.kv_latent = 3; v[n++] = (variant_case){"kv_latent", c, false};
+    c = tiny(); c.attn.value_proj = false; c.attn.out_proj = false; v[n++] = (variant_case){"no_value_no_out", c, false};
+    c = tiny(); c.attn.init = QKV_INIT_MIMETIC; v[n++] = (variant_case){"mimetic", c, false};
+    c = tiny(); c.attn.causal = false; v[n++] = (variant_case){"bidirectional+padding", c, true};
+    c = tiny(); c.attn.rel_pos_bias = true; c.attn.causal = false; v[n++] = (variant_case){"rel_pos_bias+padding", c, true};
+    return n;
+}
+#define NRUNCASES 21
+
+/* variant _i / 4 at 1 or 2 threads (_i % 2), float or double (_i / 2 % 2): a model of 3 runs on
+ * their 3 micro-batches at once, its losses weighted as training weights them, against each
+ * run's own model on its own micro-batch: the same loss and gradient bits. One run's targets
+ * are all ignored in the first variant (its gradient must stay exactly zero). */
+START_TEST(test_runs_model_bits) {
+    enum { R = 3, b = 2, T = 4 };
+    variant_case v[40];
+    ck_assert_int_eq(runs_cases(v), NRUNCASES);
+    const variant_case *vc = &v[_i / 4];
+    int threads = 1 + _i % 2;
+    qkv_dtype dt = _i / 2 % 2 ? QKV_F64 : QKV_F32;
+    char err[256];
+    qkv_model *one[R], *all = qkv_model_new_runs(&vc->cfg, dt, R, err, sizeof err);
+    ck_assert_msg(all != NULL, "%s", err);
+    for (int r = 0; r < R; r++) {
+        one[r] = qkv_model_new(&vc->cfg, dt, 100 + (uint64_t)r, err, sizeof err);
+        ck_assert_msg(one[r] != NULL, "%s", err);
+        qkv_rng noise; /* parameters that start equal in every run (ones, zeros) differ too: a mixup shows */
+        qkv_rng_seed(&noise, 7 + (uint64_t)r);
+        for (int64_t j = 0; j < one[r]->params.numel; j++)
+            qkv_tensor_set(&(qkv_tensor){.dtype = dt, .data = one[r]->params.data}, j,
+                           qkv_tensor_get(&(qkv_tensor){.dtype = dt, .data = one[r]->params.data}, j) +
+                               0.1 * qkv_rng_normal(&noise));
+        qkv_params_put_run(&all->params, r, one[r]->params.data);
+    }
+    qkv_tensor *tok = tokens_of(R * b, T, vc->cfg.vocab, 5 + (uint64_t)_i), *tgt = tokens_of(R * b, T, vc->cfg.vocab, 9);
+    int32_t *tg = tgt->data;
+    for (int64_t i = 0; i < tgt->numel; i += 3) tg[i] = -100;
+    if (_i / 4 == 0)
+        for (int64_t i = b * T; i < 2 * b * T; i++) tg[i] = -100; /* run 1 counts no target */
+    qkv_tensor *pad = NULL;
+    if (vc->pad) { /* every other example ends in padding */
+        pad = qkv_tensor_full(QKV_I32, 2, tok->shape, 1);
+        for (int e = 1; e < R * b; e += 2) ((int32_t *)pad->data)[e * T + T - 1] = 0;
+    }
+    const double weight[R] = {0.375, 0.25, 0.3125};
+    qkv_set_threads(threads);
+    qkv_ctx *ctx = qkv_ctx_new();
+    qkv_tensor *l = qkv_model_loss(ctx, all, tok, tgt, pad);
+    ck_assert_msg(l != NULL, "%s: %s", vc->name, qkv_ctx_error(ctx));
+    ck_assert_int_eq(l->ndim, 1);
+    ck_assert_int_eq(l->shape[0], R);
+    int64_t sR = R;
+    qkv_tensor *w = qkv_ctx_tensor(ctx, dt, 1, &sR);
+    for (int r = 0; r < R; r++) qkv_tensor_set(w, r, weight[r]);
+    ck_assert_int_eq(qkv_backward(ctx, qkv_sum_all(ctx, qkv_mul(ctx, l, w))), 0);
+    size_t es = qkv_dtype_size(dt), bytes = (size_t)one[0]->params.numel * es;
+    char *g = malloc(bytes);
+    for (int r = 0; r < R; r++) {
+        qkv_ctx *c1 = qkv_ctx_new();
+        int64_t s2[2] = {b, T};
+        qkv_tensor *tr = qkv_tensor_from_buffer(QKV_I32, 2, s2, (int32_t *)tok->data + r * b * T);
+        qkv_tensor *gr = qkv_tensor_from_buffer(QKV_I32, 2, s2, tg + r * b * T);
+        qkv_tensor *pr = pad ? qkv_tensor_from_buffer(QKV_I32, 2, s2, (int32_t *)pad->data + r * b * T) : NULL;
+        qkv_tensor *lr = qkv_model_loss(c1, one[r], tr, gr, pr);
+        ck_assert_msg(lr != NULL, "%s", qkv_ctx_error(c1));
+        ck_assert_msg(!memcmp((char *)l->data + r * es, lr->data, es), "%s, %d threads, %s: run %d's loss %.17g, alone %.17g",
+                      vc->name, threads, qkv_dtype_name(dt), r, qkv_tensor_get(l, r), qkv_tensor_get(lr, 0));
+        if (_i / 4 == 0 && r == 1) { /* training runs no backward for a micro-batch without targets */
+            memset(one[r]->params.grad, 0, bytes);
+        } else {
+            ck_assert_int_eq(qkv_backward(c1, qkv_scale(c1, lr, weight[r])), 0);
+        }
+        qkv_params_get_run_grad(&all->params, r, g);
+        for (int i = 0; i < one[r]->params.n; i++) {
+            const qkv_param *q = one[r]->params.items[i];
+            ck_assert_msg(!memcmp(g + q->offset * (int64_t)es, (char *)one[r]->params.grad + q->offset * (int64_t)es,
+                                  (size_t)q->t.numel * es),
+                          "%s, %d threads, %s: run %d: the gradient of %s differs from its own model's", vc->name,
+                          threads, qkv_dtype_name(dt), r, q->name);
+        }
+        qkv_tensor_free(tr); qkv_tensor_free(gr); qkv_tensor_free(pr);
+        qkv_ctx_free(c1);
+    }
+    qkv_set_threads(1);
+    free(g);
+    qkv_ctx_free(ctx);
+    for (int r = 0; r < R; r++) qkv_model_free(one[r]);
+    qkv_model_free(all);
+    qkv_tensor_free(tok); qkv_tensor_free(tgt); qkv_tensor_free(pad);
+}
+END_TEST
+
+/* a model of runs: its parameters carry a leading run axis; runs that do not divide the batch
+ * are refused; replicas keep the runs; put and get move one run's values, nothing else */
+START_TEST(test_runs_model_layout) {
+    qkv_model_config c = tiny();
+    char err[256];
+    qkv_model *one = qkv_model_new(&c, QKV_F32, 1, err, sizeof err), *all = qkv_model_new_runs(&c, QKV_F32, 4, err, sizeof err);
+    ck_assert_int_eq(all->params.numel, 4 * one->params.numel);
+    ck_assert_int_eq(all->params.n, one->params.n);
+    for (int i = 0; i < one->params.n; i++) {
+        const qkv_tensor *a = &all->params.items[i]->t, *o = &one->params.items[i]->t;
+        ck_assert_str_eq(all->params.items[i]->name, one->params.items[i]->name);
+        ck_assert_int_eq(a->ndim, o->ndim + 1);
+        ck_assert_int_eq(a->shape[0], 4);
+        for (int k = 0; k < o->ndim; k++) ck_assert_int_eq(a->shape[k + 1], o->shape[k]);
+    }
+    qkv_params_put_run(&all->params, 2, one->params.data);
+    const float *ad = all->params.data, *od = one->params.data;
+    for (int i = 0; i < one->params.n; i++) { /* run 2's copy holds one's values, the others stay zero */
+        const qkv_param *q = all->params.items[i];
+        int64_t n = q->t.numel / 4;
+        for (int r = 0; r < 4; r++)
+            for (int64_t j = 0; j < n; j++)
+                ck_assert(ad[q->offset + r * n + j] == (r == 2 ? od[one->params.items[i]->offset + j] : 0.0f));
+    }
+    qkv_model *rep = qkv_model_replica(all, err, sizeof err);
+    ck_assert_msg(rep != NULL, "%s", err);
+    ck_assert_int_eq(rep->runs, 4);
+    ck_assert_ptr_eq(rep->params.data, all->params.data);
+    qkv_tensor *tok = tokens_of(6, 3, c.vocab, 1);
+    qkv_ctx *ctx = qkv_ctx_new();
+    ck_assert_ptr_null(qkv_model_forward(ctx, all, tok, NULL));
+    ck_assert_ptr_nonnull(strstr(qkv_ctx_error(ctx), "cannot be split among 4 runs"));
+    qkv_ctx_free(ctx);
+    qkv_tensor_free(tok);
+    qkv_model_free(rep);
+    qkv_model_free(one);
+    qkv_model_free(all);
+}
+END_TEST
+
 Suite *nn_suite(void) {
     Suite *s = suite_create("nn");
     TCase *g = tcase_create("gradcheck");
@@ -774,6 +930,8 @@ Suite *nn_suite(void) {
     tcase_add_test(p, test_sequence_too_long);
     tcase_add_loop_test(p, test_threads_model, 0, 2 * QKV_ATTN_QKV_COUNT);
     tcase_add_test(p, test_threads_kernels_bit_identical);
+    tcase_add_loop_test(p, test_runs_model_bits, 0, 4 * NRUNCASES);
+    tcase_add_test(p, test_runs_model_layout);
     suite_add_tcase(s, p);
     return s;
 }

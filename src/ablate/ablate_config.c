@@ -163,11 +163,12 @@ static int match_params(qkv_ablate_config *c, int v, char *err, int errlen) {
 
 int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, int errlen) {
     static const char *const TOP[] = {"title", "base", "set", "variants", "seeds", "lrs", "max_steps", "baseline",
-                                      "threshold", "metric", "example", NULL};
+                                      "threshold", "metric", "example", "batch_runs", "batch_max_runs", NULL};
     static const char *const VAR[] = {"name", "set", "match_params", NULL};
     memset(c, 0, sizeof *c);
     snprintf(c->path, sizeof c->path, "%s", path);
     c->threshold = 0.99;
+    c->batch_max_runs = 8;
     size_t len;
     char *text = qkv_read_file(path, &len, err, errlen);
     if (!text) return -1;
@@ -295,6 +296,16 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
                ex->valuedouble != (double)(int)ex->valuedouble))
         FAIL("%s: example: expected an evaluation example index in [0, 1000000]", path);
     if (ex) c->example = (int)ex->valuedouble;
+    const cJSON *br = cJSON_GetObjectItemCaseSensitive(j, "batch_runs");
+    if (br && !cJSON_IsBool(br))
+        FAIL("%s: batch_runs: expected true or false (train a variant's runs together, as one model)", path);
+    c->batch_runs = br && cJSON_IsTrue(br);
+    const cJSON *bm = cJSON_GetObjectItemCaseSensitive(j, "batch_max_runs");
+    if (bm && (!cJSON_IsNumber(bm) || bm->valuedouble < 2 || bm->valuedouble > QKV_ABLATE_GROUP_MAX ||
+               bm->valuedouble != (double)(int)bm->valuedouble))
+        FAIL("%s: batch_max_runs: expected an integer in [2, %d] (runs trained together at most)", path,
+             QKV_ABLATE_GROUP_MAX);
+    if (bm) c->batch_max_runs = (int)bm->valuedouble;
     cJSON_Delete(j);
     /* every variant's config is checked now, before any directory or run is made */
     for (int v = 0; v < c->n_variants; v++)

@@ -17,7 +17,7 @@
 
 typedef struct {
     const char *config, *out, *resume;
-    qkv_cli_list sets;
+    qkv_cli_list sets, group;
     long long threads, stop_after, steps;
     bool quiet, force, gemm_flops;
 } train_args;
@@ -33,6 +33,11 @@ static const qkv_cli_option OPTIONS[] = {
     QKV_INT("--threads", "N", train_args, threads, 1, QKV_MAX_THREADS,
             "threads for the step, at most " QKV_STR(QKV_MAX_THREADS) " (default: one per core); the same N\n"
             "gives the same bits, different N agree to float precision"),
+    QKV_LIST("--group", "DIR", train_args, group,
+             "train the run in DIR together with the other --group runs, as one model of all of\n"
+             "them (docs/performance.md, \"Batched runs\"; qkv ablate does this); each DIR holds\n"
+             "its config.json and resumes from its checkpoint when it has one; each ends exactly as\n"
+             "alone. The configs may differ in train.seed and optim.lr only (repeatable)"),
     QKV_FLAG("--force", train_args, force, "start over in an --out DIR that already holds a run (its files are removed)"),
     QKV_FLAG("--quiet", train_args, quiet, "no progress on stderr"),
     QKV_INT("--stop-after", "N", train_args, stop_after, 1, 1000000000,
@@ -45,7 +50,8 @@ static const qkv_cli_option OPTIONS[] = {
 };
 
 static const qkv_cli_command COMMAND = {
-    "train", "CONFIG [OPTION]...\n--resume DIR [--steps N] [--threads N] [--quiet]",
+    "train", "CONFIG [OPTION]...\n--resume DIR [--steps N] [--threads N] [--quiet]\n"
+    "--group DIR --group DIR... [--force] [--steps N] [--threads N] [--quiet]",
     "Train a transformer on the config's task. Writes DIR/config.json (the effective config),\n"
     "metrics.jsonl, model.safetensors, checkpoint.safetensors and summary.json, and prints the\n"
     "summary as JSON on stdout. Ctrl-C saves a checkpoint; --resume DIR continues it, with the\n"
@@ -65,6 +71,7 @@ static void on_signal(int sig) {
 }
 
 static int train_command(int argc, char **argv);
+static int group_command(const train_args *a);
 
 int qkv_cmd_train(int argc, char **argv) {
     /* under mpirun, every process trains the same run together (docs/distributed.md) */
@@ -84,6 +91,12 @@ static int train_command(int argc, char **argv) {
     int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
     if (rc >= 0) return rc;
     qkv_dist d = qkv_dist_world();
+    if (a.group.n) {
+        rc = group_command(&a);
+        free(a.sets.v);
+        free(a.group.v);
+        return rc;
+    }
     rc = QKV_EXIT_USAGE;
     const char *cfg_path = a.config, *out = a.out, *resume = a.resume;
     char resume_cfg[4096];
@@ -191,5 +204,113 @@ static int train_command(int argc, char **argv) {
     if (!a.quiet) fprintf(stderr, "qkv train: run directory %s\n", out);
 done:
     free(a.sets.v);
+    free(a.group.v);
+    return rc;
+}
+
+/* ---- --group: several runs as one model ----------------------------------------------------- */
+
+static void print_summary(const qkv_run_summary *s, const char *dir, const char *extra) {
+    char acc[64], el[64], tl[64]; /* JSON has no NaN or Inf: null */
+    printf("{\"eval_accuracy\":%s,\"eval_loss\":%s,\"train_loss\":%s,\"steps\":%lld,"
+           "\"skipped_steps\":%lld,\"seconds\":%.2f,\"params\":%lld,\"attn_params\":%lld,\"run\":\"%s\"%s}\n",
+           json_num(s->eval.accuracy, acc, sizeof acc), json_num(s->eval.loss, el, sizeof el),
+           json_num(s->train_loss, tl, sizeof tl), s->steps, s->skipped_steps, s->seconds,
+           (long long)s->params, (long long)s->attn_params, dir, extra);
+}
+
+static bool exists_in(const char *dir, const char *file) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, file);
+    return access(p, F_OK) == 0;
+}
+
+static int group_command(const train_args *a) {
+    if (a->config || a->out || a->resume || a->sets.n) {
+        qkv_cli_error("train", "--group DIR takes each run's config from DIR/config.json; drop CONFIG, --set, --out "
+                      "and --resume");
+        return QKV_EXIT_USAGE;
+    }
+    int n = a->group.n, rc = QKV_EXIT_USAGE;
+    qkv_config *cfgs = calloc((size_t)n, sizeof *cfgs);
+    qkv_group_run *runs = calloc((size_t)n, sizeof *runs);
+    if (!cfgs || !runs) {
+        qkv_cli_error("train", "out of memory");
+        free(cfgs);
+        free(runs);
+        return QKV_EXIT_FAIL;
+    }
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < i; k++)
+            if (!strcmp(a->group.v[k], a->group.v[i])) {
+                qkv_cli_error("train", "--group %s is given twice", a->group.v[i]);
+                goto done;
+            }
+    for (int i = 0; i < n; i++) {
+        const char *dir = a->group.v[i];
+        char path[4200];
+        snprintf(path, sizeof path, "%s/" QKV_RUN_CONFIG, dir);
+        if (qkv_cli_load_config("train", path, NULL, 0, &cfgs[i])) goto done;
+        bool resume = exists_in(dir, QKV_RUN_CHECKPOINT);
+        if (a->steps) {
+            if (!resume) {
+                qkv_cli_error("train", "--steps extends runs: %s has no checkpoint", dir);
+                goto done;
+            }
+            if (a->steps < cfgs[i].train.steps) {
+                qkv_cli_error("train", "--steps %lld: the run in %s already has train.steps %d; --steps can only "
+                              "extend it", a->steps, dir, cfgs[i].train.steps);
+                goto done;
+            }
+            if (cfgs[i].optim.schedule != QKV_SCHED_CONSTANT && a->steps != cfgs[i].train.steps) {
+                qkv_cli_error("train", "--steps: the run in %s has the %s schedule, which decays over train.steps %d; "
+                              "extending needs optim.schedule constant", dir,
+                              QKV_SCHEDULE_NAMES[cfgs[i].optim.schedule], cfgs[i].train.steps);
+                goto done;
+            }
+            cfgs[i].train.steps = (int)a->steps;
+        }
+        /* a new run's directory holds its config.json; anything more is a run, kept unless --force */
+        if (!resume && !a->force &&
+            (exists_in(dir, QKV_RUN_METRICS) || exists_in(dir, QKV_RUN_MODEL) || exists_in(dir, QKV_RUN_SUMMARY))) {
+            qkv_cli_error("train", "%s already holds a run without a checkpoint; start it over with --force", dir);
+            goto done;
+        }
+        runs[i] = (qkv_group_run){.cfg = &cfgs[i]};
+        runs[i].opt = (qkv_run_opts){.out_dir = dir, .quiet = a->quiet, .resume = resume, .force = true,
+                                     .stop_after = a->stop_after, .config_json = qkv_config_to_json};
+    }
+    qkv_cli_set_threads((int)a->threads);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    char err[1024];
+    int r = qkv_train_group(runs, n, err, sizeof err);
+    if (r < 0) {
+        for (int i = 0; i < n; i++) /* a run whose own setup failed says so */
+            if (runs[i].err[0] && strcmp(runs[i].err, err)) qkv_cli_error("train", "%s: %s", runs[i].opt.out_dir, runs[i].err);
+        qkv_cli_error("train", "%s", err);
+        rc = r == -2 ? QKV_EXIT_USAGE : QKV_EXIT_FAIL;
+        goto done;
+    }
+    rc = QKV_EXIT_OK;
+    for (int i = 0; i < n; i++) {
+        const char *dir = runs[i].opt.out_dir;
+        if (runs[i].rc < 0) {
+            qkv_cli_error("train", "%s: %s", dir, runs[i].err);
+            rc = QKV_EXIT_FAIL;
+        } else if (runs[i].rc == 1) {
+            fprintf(stderr, "qkv train: %s: stopped at step %lld of %d; checkpoint saved\n", dir, runs[i].sum.steps,
+                    cfgs[i].train.steps);
+            rc = QKV_EXIT_FAIL;
+        } else {
+            print_summary(&runs[i].sum, dir, "");
+        }
+    }
+done:
+    free(cfgs);
+    free(runs);
     return rc;
 }

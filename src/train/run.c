@@ -1,0 +1,496 @@
+/* One training run's state, directory, and the part of its step after the gradient (see run.h). */
+#include "train/run.h"
+#include "io/fileio.h"
+#include "tensor/parallel.h"
+#include "train/memory.h"
+#include "train/run_dir.h"
+#include "train/verdict.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* set by qkv_request_stop (a signal handler): the loop checkpoints and stops */
+static volatile sig_atomic_t stop_requested = 0;
+
+void qkv_request_stop(void) { stop_requested = 1; }
+
+bool qkv__run_should_stop(const qkv__run *r) {
+    return stop_requested || (r->opt->stop_after && r->st.step - r->start >= r->opt->stop_after);
+}
+
+double qkv__now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const char *in_dir(qkv__run *r, const char *file) {
+    snprintf(r->path, sizeof r->path, "%s/%s", r->opt->out_dir, file);
+    return r->path;
+}
+
+/* ---- checkpoint: everything a resumed run needs, in one atomic file (checkpoint.c) ----------- */
+
+static int save_checkpoint(qkv__run *r, char *err, int errlen) {
+    qkv_train_state s = r->st;
+    s.seconds += qkv__now() - r->t0; /* timing too: a resumed run reports the whole run's time */
+    return qkv_checkpoint_save(r->opt->out_dir, r->model, &r->optim, &s, &r->task.train_rng, r->config_json,
+                               err, errlen);
+}
+
+/* keep the metrics lines of steps the checkpoint has (a resumed run rewrites the rest) */
+static int truncate_metrics(qkv__run *r, char *err, int errlen) {
+    size_t len;
+    char *text = qkv_read_file(in_dir(r, QKV_RUN_METRICS), &len, err, errlen);
+    if (!text) return -1;
+    size_t keep = 0;
+    for (char *line = text; *line;) {
+        char *nl = strchr(line, '\n');
+        if (!nl) break; /* a torn last line is dropped */
+        long long s = -1;
+        if (sscanf(line, "{\"step\":%lld", &s) != 1 || s > r->st.step) break;
+        keep = (size_t)(nl + 1 - text);
+        line = nl + 1;
+    }
+    int rc = qkv_write_file_atomic(in_dir(r, QKV_RUN_METRICS), text, keep, err, errlen);
+    free(text);
+    return rc;
+}
+
+/* ---- logging ---------------------------------------------------------------------------------- */
+
+static void fmt_eta(double s, char *buf, size_t n) {
+    if (s < 60) snprintf(buf, n, "%.0fs", s);
+    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)s / 60, (int)s % 60);
+    else snprintf(buf, n, "%dh%02dm", (int)s / 3600, (int)s % 3600 / 60);
+}
+
+static void progress(qkv__run *r, double loss, const qkv_eval_result *ev, double tps, double elapsed, bool final) {
+    if (r->opt->quiet) return;
+    long long total = r->cfg->train.steps;
+    char eta[32], acc[48] = "";
+    double per = r->st.step ? elapsed / (double)r->st.step : 0;
+    fmt_eta(per * (double)(total - r->st.step), eta, sizeof eta);
+    if (ev && ev->positions) snprintf(acc, sizeof acc, "  eval acc %5.1f%%", 100 * ev->accuracy);
+    if (r->tty)
+        fprintf(stderr, "\r\033[K%sstep %lld/%lld  loss %.4f%s  %.0f tok/s  ETA %s%s", r->label, r->st.step, total,
+                loss, acc, tps, eta, final ? "\n" : "");
+    else if (ev)
+        fprintf(stderr, "%sstep %lld/%lld loss %.4f eval_loss %.4f eval_acc %.4f tok/s %.0f elapsed %.1fs\n",
+                r->label, r->st.step, total, loss, ev->loss, ev->accuracy, tps, elapsed);
+}
+
+/* a number as JSON: %.9g, or null when it is not finite (JSON has no NaN or Inf) */
+static const char *jnum(double x, char *buf, size_t n) {
+    if (isfinite(x)) snprintf(buf, n, "%.9g", x);
+    else snprintf(buf, n, "null");
+    return buf;
+}
+
+static int metrics_line(qkv__run *r, double loss, const qkv_eval_result *ev, const qkv_eval_result *val, double tps,
+                        double elapsed, char *err, int errlen) {
+    char a[32], b[32], c[32];
+    errno = 0;
+    fprintf(r->metrics, "{\"step\":%lld,\"loss\":%s,\"lr\":%.9g,\"grad_norm\":%s", r->st.step,
+            jnum(loss, a, sizeof a), r->lr, jnum(r->gnorm, b, sizeof b));
+    bool bytes = r->task.cfg.kind == QKV_TASK_TEXT; /* byte-level: bits per byte too */
+    if (ev)
+        fprintf(r->metrics, ",\"eval_loss\":%s,\"eval_accuracy\":%s", jnum(ev->loss, a, sizeof a),
+                jnum(ev->accuracy, c, sizeof c));
+    if (ev && bytes) fprintf(r->metrics, ",\"eval_bpb\":%s", jnum(ev->loss / QKV_LN2, a, sizeof a));
+    if (ev && val)
+        fprintf(r->metrics, ",\"val_loss\":%s,\"val_accuracy\":%s", jnum(val->loss, a, sizeof a),
+                jnum(val->accuracy, c, sizeof c));
+    if (ev && val && bytes) fprintf(r->metrics, ",\"val_bpb\":%s", jnum(val->loss / QKV_LN2, a, sizeof a));
+    fprintf(r->metrics, ",\"skipped_steps\":%lld,\"tokens_per_s\":%.1f,\"elapsed\":%.3f}\n", r->st.skipped, tps, elapsed);
+    if (fflush(r->metrics) || ferror(r->metrics)) {
+        snprintf(err, (size_t)errlen, "%s/metrics.jsonl: cannot write: %s", r->opt->out_dir, strerror(errno ? errno : EIO));
+        return -1;
+    }
+    return 0;
+}
+
+/* the first parameter whose gradient (grad) or value (!grad) holds a NaN or Inf */
+static const char *nonfinite_param(const qkv_model *m, bool grad) {
+    for (int i = 0; i < m->params.n; i++) {
+        const qkv_tensor *t = &m->params.items[i]->t;
+        const float *x = grad ? t->grad : t->data;
+        for (int64_t j = 0; j < t->numel; j++)
+            if (!isfinite(x[j])) return m->params.items[i]->name;
+    }
+    return NULL;
+}
+
+/* remove NAME.tmp.PID files that a killed process left in the run directory (never another
+ * live process's: PID must be gone) */
+static void remove_stale_temps(qkv__run *r) {
+    DIR *d = opendir(r->opt->out_dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *t = strstr(e->d_name, ".tmp.");
+        if (!t || t == e->d_name) continue;
+        char *end;
+        long pid = strtol(t + 5, &end, 10);
+        if (*end || end == t + 5 || pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", r->opt->out_dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+}
+
+/* ---- the run directory --------------------------------------------------------------------- */
+
+static const char *const RUN_FILES[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN_MODEL, QKV_RUN_CHECKPOINT,
+                                        QKV_RUN_SUMMARY};
+
+/* whether out_dir holds any file of a run */
+static bool holds_run(qkv__run *r) {
+    for (size_t i = 0; i < sizeof RUN_FILES / sizeof RUN_FILES[0]; i++)
+        if (access(in_dir(r, RUN_FILES[i]), F_OK) == 0) return true;
+    return false;
+}
+
+/* remove a run's files (--force) */
+static void clear_run(qkv__run *r) {
+    for (size_t i = 0; i < sizeof RUN_FILES / sizeof RUN_FILES[0]; i++) unlink(in_dir(r, RUN_FILES[i]));
+}
+
+qkv_batch qkv__batch_view(const qkv_batch *all, int first, int rows) {
+    qkv_batch v = *all;
+    size_t off = (size_t)first * (size_t)all->T;
+    int64_t shape[2] = {rows, all->T};
+    v.B = rows;
+    v.tok = all->tok + off;
+    v.tgt = all->tgt + off;
+    v.pad_buf = all->pad_buf + off;
+    qkv_shape_init(&v.tokens, QKV_I32, 2, shape);
+    qkv_shape_init(&v.targets, QKV_I32, 2, shape);
+    qkv_shape_init(&v.pad, QKV_I32, 2, shape);
+    v.tokens.data = v.tok;
+    v.targets.data = v.tgt;
+    v.pad.data = v.pad_buf;
+    return v;
+}
+
+void qkv__run_draw(qkv__run *r) {
+    for (int j = 0; j < r->mine; j++) {
+        qkv_batch v = qkv__batch_view(&r->batch, j * r->rows, r->rows);
+        qkv_task_train_shard(&r->task, &v, r->st.step, r->first + j);
+        int64_t c = 0;
+        for (int64_t i = 0; i < (int64_t)v.B * v.T; i++) c += v.tgt[i] != QKV_IGNORE;
+        r->counts[r->first + j] = c;
+    }
+    r->total = 0;
+    for (int k = 0; k < r->mine; k++) r->total += r->counts[r->first + k];
+}
+
+double qkv__run_loss(const qkv__run *r) {
+    double l = 0;
+    for (int k = 0; k < r->shards && r->total > 0; k++) l += (double)r->counts[k] / (double)r->total * r->losses[k];
+    return l;
+}
+
+/* ---- setup ---------------------------------------------------------------------------------- */
+
+int qkv__run_setup(qkv__run *r, bool alone, char *err, int errlen) {
+    const qkv_config *c = r->cfg;
+    if (!r->label) r->label = "";
+    r->tty = isatty(2) && !r->opt->quiet;
+    if (qkv_task_open(&r->task, &c->task, (uint64_t)c->train.seed, err, errlen)) return -1;
+    /* validation and evaluation examples are never trained on (generated tasks; the others by slices) */
+    r->val_examples = qkv_task_split_size(&r->task, QKV_SPLIT_VAL) > 0
+                          ? (c->train.val_examples ? c->train.val_examples : c->train.eval_examples) : 0;
+    if (qkv_task_hold_out(&r->task, c->train.eval_examples, r->val_examples, err, errlen)) return -1;
+    qkv_model_config mc = c->model;
+    if (qkv_task_fit_model(&r->task, &mc, err, errlen)) return -1;
+    const char *what = qkv_optim_state_floats(&c->optim) == 2 ? "parameters, Adam state and activations"
+                       : qkv_optim_state_floats(&c->optim) == 1 ? "parameters, SGD momentum and activations"
+                                                                : "parameters and activations";
+    if (alone && qkv_check_memory(&mc, c->train.batch, qkv_train_estimate_bytes(&mc, &c->optim, c->train.batch),
+                                    what, err, errlen))
+        return -2; /* before anything is allocated or written (a group checks the whole group's) */
+    r->model = qkv_model_new(&mc, QKV_F32, (uint64_t)c->train.seed, err, errlen); /* the config is checked */
+    if (!r->model) return -1;
+    /* the step's micro-batches, whole ones to each process */
+    r->shards = qkv_train_shards(&c->train);
+    if (r->shards % r->dist.size) {
+        snprintf(err, (size_t)errlen, "train.shards: %d micro-batches cannot be shared by %d processes (the process "
+                 "count must divide train.shards)", r->shards, r->dist.size);
+        return -1;
+    }
+    r->mine = r->shards / r->dist.size;
+    r->first = r->dist.rank * r->mine;
+    r->rows = c->train.batch / r->shards;
+    int64_t n = r->model->params.numel;
+    /* qkv's threads compute whole micro-batches at once, each alone (as with one thread: the
+     * same bits for any thread count); without several micro-batches they split the ops */
+    r->workers = !alone ? 1 : qkv_get_threads() < r->mine ? qkv_get_threads() : r->mine;
+    if (r->workers > 1) {
+        r->reps = calloc((size_t)r->workers, sizeof *r->reps);
+        r->ctxs = calloc((size_t)r->workers, sizeof *r->ctxs);
+        r->werr = calloc((size_t)r->workers, sizeof *r->werr);
+        for (int w = 0; r->reps && r->ctxs && r->werr && w < r->workers; w++) {
+            if (!(r->reps[w] = qkv_model_replica(r->model, err, errlen))) return -1;
+            if (!(r->ctxs[w] = qkv_ctx_new())) break;
+        }
+        if (!r->reps || !r->ctxs || !r->werr || !r->ctxs[r->workers - 1]) {
+            snprintf(err, (size_t)errlen, "out of memory setting up training");
+            return -1;
+        }
+    }
+    r->counts = calloc((size_t)r->shards, sizeof *r->counts);
+    r->losses = calloc((size_t)r->shards, sizeof *r->losses);
+    if (alone) {
+        if (r->dist.size > 1 || r->workers > 1) r->slots = malloc((size_t)r->shards * (size_t)n * sizeof(float));
+        else r->acc = malloc((size_t)(n ? n : 1) * sizeof(float));
+    }
+    if (qkv_optim_init(&r->optim, &c->optim, n) || !(r->ctx = qkv_ctx_new()) || !r->counts || !r->losses ||
+        (alone && !(r->slots || r->acc)) || qkv_batch_alloc(&r->batch, &r->task, r->rows * r->mine)) {
+        snprintf(err, (size_t)errlen, "out of memory setting up training");
+        return -1;
+    }
+    qkv_config eff = *c; /* the effective config: vocab and seq_len filled in */
+    eff.model = mc;
+    r->config_json = r->opt->config_json(&eff);
+    if (!r->config_json) { snprintf(err, (size_t)errlen, "out of memory"); return -1; }
+    /* every process reads the checkpoint; the first one alone keeps the run directory */
+    if (r->opt->resume &&
+        qkv_checkpoint_load(r->opt->out_dir, r->model, &r->optim, &r->st, &r->task.train_rng, err, errlen))
+        return -1;
+    if (!r->opt->resume) r->st.last_loss = r->st.logged_loss = NAN;
+    r->train_loss = r->st.logged_loss;
+    r->start = r->st.step;
+    if (r->dist.rank) return 0;
+    if (!r->opt->resume && holds_run(r)) { /* never overwrite a run by accident */
+        if (!r->opt->force) {
+            snprintf(err, (size_t)errlen, "%s already holds a run; continue it with --resume %s, or start it over "
+                     "with --force", r->opt->out_dir, r->opt->out_dir);
+            return -1;
+        }
+        clear_run(r);
+    }
+    if (qkv_mkdirs(r->opt->out_dir, err, errlen)) return -1;
+    remove_stale_temps(r);
+    if (r->opt->resume && truncate_metrics(r, err, errlen)) return -1;
+    /* a resumed run's config may have grown (train.steps: an extended run) */
+    if (qkv_write_file_atomic(in_dir(r, QKV_RUN_CONFIG), r->config_json, strlen(r->config_json), err, errlen) ||
+        (!r->opt->resume && qkv_write_file_atomic(in_dir(r, QKV_RUN_METRICS), "", 0, err, errlen)))
+        return -1;
+    r->metrics = fopen(in_dir(r, QKV_RUN_METRICS), "a");
+    if (!r->metrics) { snprintf(err, (size_t)errlen, "%s: cannot append", r->path); return -1; }
+    return 0;
+}
+
+/* ---- the step after its gradient ------------------------------------------------------------- */
+
+int qkv__run_update(qkv__run *r, double lv, bool *updated, char *err, int errlen) {
+    const qkv_config *cfg = r->cfg;
+    const qkv_train_config *tc = &cfg->train;
+    float *params = r->model->params.data, *grads = r->model->params.grad;
+    int64_t np = r->model->params.numel;
+    *updated = false;
+    r->gnorm = qkv_clip_grad_norm(grads, np, cfg->optim.clip);
+    r->lr = qkv_schedule_lr(&cfg->optim, r->st.step, tc->steps);
+    if (!isfinite(lv) || !isfinite(r->gnorm)) {
+        /* parameters made non-finite by the last update (finite gradients can still overflow
+         * with a huge lr) make every later step non-finite: skipping cannot recover. Checked
+         * here, where it matters, rather than after every update. */
+        const char *bad = nonfinite_param(r->model, false);
+        if (bad) {
+            snprintf(err, (size_t)errlen, "step %lld: parameter %s is non-finite (the update of step "
+                     "%lld overflowed); lower optim.lr or set optim.clip", r->st.step + 1, bad, r->st.step);
+            return -1;
+        }
+        const char *where = !isfinite(lv) ? "the loss" : nonfinite_param(r->model, true);
+        char what[160];
+        snprintf(what, sizeof what, "%s%s", isfinite(lv) ? "the gradient of " : "", where ? where : "the gradients");
+        if (!tc->skip_nonfinite) {
+            snprintf(err, (size_t)errlen, "step %lld: non-finite value in %s (loss %s); set "
+                     "train.skip_nonfinite to skip such steps, or lower optim.lr", r->st.step + 1,
+                     what, isnan(lv) ? "nan" : isinf(lv) ? "inf" : "finite");
+            return -1;
+        }
+        r->st.skipped++; /* said even with --quiet: a skipped step is never silent */
+        fprintf(stderr, "%sqkv train: %sstep %lld: skipped (non-finite value in %s); %lld skipped so far\n",
+                r->tty ? "\r\033[K" : "", r->label, r->st.step + 1, what, r->st.skipped);
+    } else {
+        qkv_optim_step(&r->optim, params, grads, r->lr);
+        *updated = true;
+        r->st.loss_sum += lv;
+        r->st.loss_count++;
+        r->st.last_loss = lv;
+    }
+    qkv_params_zero_grad(&r->model->params);
+    r->st.step++;
+    r->tokens_since += (long long)tc->batch * r->batch.T;
+
+    /* the first process evaluates, logs and checkpoints (every process holds the same weights) */
+    bool lead = r->dist.rank == 0, last = r->st.step == tc->steps;
+    bool do_eval = lead && (last || (tc->eval_every > 0 && r->st.step % tc->eval_every == 0));
+    bool do_log = lead && (do_eval || r->st.step % tc->log_every == 0);
+    bool do_ckpt = lead && (last || (tc->checkpoint_every > 0 ? r->st.step % tc->checkpoint_every == 0 : do_eval));
+    double t = qkv__now(), elapsed = r->st.seconds + (t - r->t0);
+    double tps = t > r->t_log ? (double)r->tokens_since / (t - r->t_log) : 0;
+    int rc = 0;
+    if (do_eval) {
+        if (qkv_evaluate(r->ctx, r->model, &r->task, tc->eval_examples, tc->batch, &r->ev, err, errlen) ||
+            (r->val_examples && qkv_evaluate_split(r->ctx, r->model, &r->task, QKV_SPLIT_VAL, r->val_examples,
+                                                   tc->batch, &r->val, err, errlen))) {
+            qkv__run_fail_everywhere(r, err);
+            return -1;
+        }
+        r->have_eval = true;
+    }
+    if (do_log) {
+        double mean = r->st.loss_count ? r->st.loss_sum / (double)r->st.loss_count : r->st.last_loss;
+        if (metrics_line(r, mean, do_eval ? &r->ev : NULL, r->val_examples ? &r->val : NULL, tps, elapsed, err,
+                         errlen)) {
+            qkv__run_fail_everywhere(r, err);
+            return -1;
+        }
+        r->train_loss = r->st.logged_loss = mean;
+        r->st.loss_sum = 0;
+        r->st.loss_count = 0;
+        r->t_log = t;
+        r->tokens_since = 0;
+    }
+    if (do_eval || (r->tty && do_log)) progress(r, r->train_loss, r->have_eval ? &r->ev : NULL, tps, elapsed, false);
+    if (do_ckpt && save_checkpoint(r, err, errlen)) rc = -1;
+    if (rc) qkv__run_fail_everywhere(r, err);
+    return rc;
+}
+
+/* ---- the end -------------------------------------------------------------------------------- */
+
+static int write_summary(qkv__run *r, qkv_run_summary *s, char *err, int errlen) {
+    qkv_verdict v;
+    if (qkv_verdict_read(in_dir(r, QKV_RUN_METRICS), r->cfg->train.threshold, s->steps, &v, err, errlen)) return -1;
+    s->verdict = v;
+    char buf[1536], a[32], b[32], c[32], solved[32], flat[32], va[32], vl[32];
+    snprintf(solved, sizeof solved, v.solved ? "%lld" : "null", v.solved_at);
+    snprintf(flat, sizeof flat, v.flat_since >= 0 ? "%lld" : "null", v.flat_since);
+    int n = snprintf(buf, sizeof buf,
+                     "{\"eval_accuracy\":%s,\"eval_loss\":%s,\"train_loss\":%s,\"steps\":%lld,"
+                     "\"skipped_steps\":%lld,\"seconds\":%.3f,\"params\":%lld,\"attn_params\":%lld,"
+                     "\"eval_examples\":%lld,\"val_accuracy\":%s,\"val_loss\":%s,\"interrupted\":%s,"
+                     "\"verdict\":\"%s\",\"solved_at\":%s,\"budget\":%lld,\"threshold\":%.9g,"
+                     "\"trend\":\"%s\",\"flat_since\":%s,\"decided_on\":\"%s\"}\n",
+                     jnum(s->eval.accuracy, a, sizeof a), jnum(s->eval.loss, b, sizeof b),
+                     jnum(s->train_loss, c, sizeof c), s->steps, s->skipped_steps, s->seconds,
+                     (long long)s->params, (long long)s->attn_params, (long long)s->eval.examples,
+                     s->has_val ? jnum(s->val.accuracy, va, sizeof va) : "null",
+                     s->has_val ? jnum(s->val.loss, vl, sizeof vl) : "null",
+                     s->interrupted ? "true" : "false", v.solved ? "solved" : "unsolved", solved, v.budget,
+                     r->cfg->train.threshold, v.improving ? "improving" : "flat", flat,
+                     v.on_validation ? "validation" : "evaluation");
+    if (s->text) { /* byte-level: bits per byte, and the baselines on the same held-out bytes */
+        char xb[32], ub[32];
+        n -= 2; /* before the closing "}\n" */
+        n += snprintf(buf + n, sizeof buf - (size_t)n,
+                      ",\"eval_bpb\":%s,\"val_bpb\":%s,\"baseline_xz_bpb\":%s,\"baseline_unigram_bpb\":%s}\n",
+                      jnum(s->eval_bpb, a, sizeof a), s->has_val ? jnum(s->val_bpb, vl, sizeof vl) : "null",
+                      jnum(s->baseline_xz_bpb, xb, sizeof xb), jnum(s->baseline_unigram_bpb, ub, sizeof ub));
+    }
+    return qkv_write_file_atomic(in_dir(r, QKV_RUN_SUMMARY), buf, (size_t)n, err, errlen);
+}
+
+int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int errlen) {
+    const qkv_train_config *tc = &r->cfg->train;
+    memset(sum, 0, sizeof *sum);
+    sum->interrupted = r->interrupted;
+    sum->train_loss = r->train_loss;
+    bool lead = r->dist.rank == 0;
+    if (!rc && lead && sum->interrupted && save_checkpoint(r, err, errlen)) rc = -1;
+    /* resuming a run that had already finished (say its summary was lost): evaluate the
+     * final model again rather than report the zeros of a session that trained nothing */
+    if (!rc && lead && !sum->interrupted && r->st.step == r->start && r->model &&
+        (qkv_evaluate(r->ctx, r->model, &r->task, tc->eval_examples, tc->batch, &r->ev, err, errlen) ||
+         (r->val_examples && qkv_evaluate_split(r->ctx, r->model, &r->task, QKV_SPLIT_VAL, r->val_examples,
+                                                tc->batch, &r->val, err, errlen))))
+        rc = -1;
+    if (r->tty && !rc) fputc('\n', stderr);
+    sum->eval = r->ev;
+    sum->val = r->val;
+    sum->has_val = r->val_examples > 0;
+    sum->steps = r->st.step;
+    sum->skipped_steps = r->st.skipped;
+    sum->seconds = r->st.seconds + (qkv__now() - r->t0);
+    sum->params = r->model ? r->model->params.numel : 0;
+    sum->processes = r->dist.size;
+    if (r->model && !rc) { /* every process must hold the same weights: check it */
+        const unsigned char *b = r->model->params.data;
+        uint64_t h = 0xcbf29ce484222325ull, all[256];
+        for (size_t i = 0; i < (size_t)r->model->params.numel * sizeof(float); i++) h = (h ^ b[i]) * 0x100000001b3ull;
+        sum->param_checksum = h;
+        if (r->dist.size > 1 && r->dist.size <= 256 && !qkv_dist_allgather(&r->dist, &h, all, sizeof h))
+            for (int i = 0; i < r->dist.size && !rc; i++)
+                if (all[i] != h) {
+                    snprintf(err, (size_t)errlen, "process %d holds other weights than process %d (checksums %016llx "
+                             "and %016llx)", i, r->dist.rank, (unsigned long long)all[i], (unsigned long long)h);
+                    rc = -1;
+                }
+    }
+    sum->attn_params = r->model ? qkv_model_attention_params(r->model) : 0;
+    sum->text = r->task.cfg.kind == QKV_TASK_TEXT && r->task.text;
+    if (sum->text) {
+        sum->eval_bpb = sum->eval.loss / QKV_LN2;
+        sum->val_bpb = sum->has_val ? sum->val.loss / QKV_LN2 : NAN;
+        sum->baseline_xz_bpb = sum->baseline_unigram_bpb = NAN;
+        char e[512]; /* xz -9 on the held-out bytes (about a second per 250 KB); once, for the summary */
+        if (!rc && lead && !sum->interrupted &&
+            qkv_task_text_baselines(&r->task, &sum->baseline_xz_bpb, &sum->baseline_unigram_bpb, e, sizeof e))
+            fprintf(stderr, "qkv train: %s (summary.json's baselines are null)\n", e); /* the run is done: go on */
+    }
+    if (!rc && lead && !sum->interrupted && write_summary(r, sum, err, errlen)) rc = -1;
+    return rc == -2 ? -2 : rc ? -1 : sum->interrupted ? 1 : 0;
+}
+
+void qkv__run_free(qkv__run *r) {
+    if (r->metrics) fclose(r->metrics);
+    r->metrics = NULL;
+    qkv_batch_free(&r->batch);
+    free(r->slots);
+    free(r->acc);
+    free(r->counts);
+    free(r->losses);
+    for (int w = 0; w < r->workers; w++) {
+        if (r->reps) qkv_model_free(r->reps[w]);
+        if (r->ctxs) qkv_ctx_free(r->ctxs[w]);
+    }
+    free(r->reps);
+    free(r->ctxs);
+    free(r->werr);
+    qkv_ctx_free(r->ctx);
+    qkv_optim_free(&r->optim);
+    qkv_model_free(r->model);
+    qkv_task_close(&r->task);
+    free(r->config_json);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- several processes ------------------------------------------------------------------------ */
+
+void qkv__run_fail_everywhere(const qkv__run *r, const char *err) {
+    if (r->dist.size == 1) return;
+    fprintf(stderr, "qkv train: process %d of %d: %s\n", r->dist.rank, r->dist.size, err);
+    qkv_dist_abort(&r->dist, 1);
+}
+
+bool qkv__run_any(const qkv__run *r, bool mine) {
+    if (r->dist.size == 1) return mine;
+    int v = mine, all[256];
+    int *buf = r->dist.size <= 256 ? all : malloc((size_t)r->dist.size * sizeof *buf);
+    if (!buf || qkv_dist_allgather(&r->dist, &v, buf, sizeof v)) qkv__run_fail_everywhere(r, "cannot exchange flags");
+    bool out = false;
+    for (int i = 0; i < r->dist.size; i++) out |= buf[i] != 0;
+    if (buf != all) free(buf);
+    return out;
+}

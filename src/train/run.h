@@ -1,0 +1,82 @@
+/* Internal: one training run's state and the parts of its loop that do not depend on how its
+ * gradient is computed. qkv_train (train.c) computes each step's gradient for one run;
+ * qkv_train_group (train_group.c) for several runs of one model at once; both hand it to
+ * qkv__run_update, which does the rest of the step exactly as for a run alone: clipping, the
+ * optimizer, skipped steps, metrics, evaluation, checkpoints. */
+#ifndef QKV_TRAIN_RUN_H
+#define QKV_TRAIN_RUN_H
+
+#include "qkv_api.h"
+
+#include <stdio.h>
+
+#include "train/checkpoint.h"
+#include "train/dist.h"
+#include "train/train.h"
+
+typedef struct qkv__run {
+    const qkv_config *cfg;
+    const qkv_run_opts *opt;
+    const char *label;              /* prefixes this run's messages: "" alone, "DIR: " in a group */
+    char *config_json;
+    qkv_task task;
+    qkv_model *model;
+    qkv_optim optim;
+    qkv_ctx *ctx;
+    qkv_batch batch;                /* this process's micro-batches, one after another */
+    qkv_dist dist;                  /* the processes sharing the step (1 without MPI) */
+    int shards, mine, first;        /* micro-batches per step; this process's: [first, first + mine) */
+    int rows;                       /* examples per micro-batch */
+    float *slots;                   /* every micro-batch's gradient (shards x n), with several processes or workers */
+    float *acc;                     /* the gradients' running sum (n) with one process and one worker */
+    int workers;                    /* threads that each compute whole micro-batches (1: the caller alone) */
+    qkv_model **reps;               /* per worker: a replica of the model (its own gradients) */
+    qkv_ctx **ctxs;                 /* per worker: its own tape and arena */
+    char (*werr)[512];              /* per worker: its error, "" when none */
+    int64_t *counts;                /* every micro-batch's counted targets (shards) */
+    int64_t total;                  /* the step's counted targets (every micro-batch's) */
+    double *losses;                 /* every micro-batch's mean loss (shards) */
+    FILE *metrics;
+    qkv_train_state st;             /* step, losses, skipped steps; st.seconds: earlier sessions' time */
+    int64_t val_examples;           /* per validation; 0: the task has no validation split */
+    double t0;                      /* this session's start */
+    /* the loop's running values */
+    double t_log, lr, gnorm, train_loss;
+    long long tokens_since, start;  /* tokens since the last log line; the step this session began at */
+    qkv_eval_result ev, val;        /* the last evaluation and validation */
+    bool have_eval, tty, interrupted;
+    char path[4096];
+} qkv__run;
+
+/* The run's task, model, optimizer, data buffers and directory (resumed from its checkpoint
+ * with opt->resume; r->dist set). `alone`: also the memory check and the replicas and gradient
+ * slots qkv_train's step needs (a group checks its memory and computes its members' gradients
+ * itself). 0, -1 (err), -2 (the config needs more memory than the machine has: nothing was
+ * written). The caller starts the clock (t0, t_log) when every run is set up. */
+QKV_INTERNAL int qkv__run_setup(qkv__run *r, bool alone, char *err, int errlen);
+/* this step's micro-batches of this process into r->batch (keyed by the step), their counted
+ * targets into r->counts and the step's into r->total */
+QKV_INTERNAL void qkv__run_draw(qkv__run *r);
+/* the step's loss as the mean over every counted target: sum_k counts[k] / total * losses[k] */
+QKV_INTERNAL double qkv__run_loss(const qkv__run *r);
+/* The rest of a step whose gradient is in r->model's gradient buffer and whose loss is lv:
+ * clip, update (or skip a non-finite step, or fail), step, and log, evaluate, checkpoint when due.
+ * *updated: whether the parameters changed. 0, or -1 with err (the run cannot go on). */
+QKV_INTERNAL int qkv__run_update(qkv__run *r, double lv, bool *updated, char *err, int errlen);
+/* after the loop (rc its outcome, 0 or -1): the interrupted run's checkpoint, the summary; fills
+ * sum; returns qkv_train's result (0 done, 1 interrupted, -1 error, -2 memory) */
+QKV_INTERNAL int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int errlen);
+QKV_INTERNAL void qkv__run_free(qkv__run *r);
+/* a stop was asked for (qkv_request_stop), or --stop-after's steps are done */
+QKV_INTERNAL bool qkv__run_should_stop(const qkv__run *r);
+/* with several processes (MPI): an error only this one has seen stops them all (the others
+ * would wait forever); nothing with one */
+QKV_INTERNAL void qkv__run_fail_everywhere(const qkv__run *r, const char *err);
+/* whether any process says `mine` (a stop, an error) */
+QKV_INTERNAL bool qkv__run_any(const qkv__run *r, bool mine);
+/* now, on the clock the loop's timings use (seconds) */
+QKV_INTERNAL double qkv__now(void);
+/* rows [first, first + rows) of a batch, as a batch of their own */
+QKV_INTERNAL qkv_batch qkv__batch_view(const qkv_batch *all, int first, int rows);
+
+#endif
