@@ -608,6 +608,44 @@ START_TEST(summary_doc_quotes_tables) {
 }
 END_TEST
 
+/* --published FILE: FILE's table of published results (first column a variant), our cells of each
+ * variant appended (a dash where no ablation has it); a row with other cells than the header, a
+ * file without a table and --published without its FILE are errors naming the marker */
+START_TEST(summary_doc_published) {
+    write_fixtures();
+    write_tmp("pub.md", "# Quoted\n\n| variant | published | source |\n|---|---|---|\n| gate | perplexity -4.4% | Q. et al. |\n"
+                        "| elsewhere | +1% | X |\n");
+    write_tmp("doc.md", "<!-- qkv summarize: A B C --published pub.md -->\n<!-- end -->\n");
+    char out[16384];
+    const char *q = qkv_test_bin();
+    ck_assert_int_eq(sh(out, sizeof out, "%s summarize --update-doc doc.md --quiet", q), 0);
+    char *doc = read_tmp("doc.md");
+    ck_assert_msg(strstr(doc, "-->\n\n| variant | published | source | ours, recall d_model=32: verdict; "), "%s", doc);
+    ck_assert_msg(strstr(doc, "|---|---|---|---:|---:|---:|\n"), "%s", doc);
+    ck_assert_msg(strstr(doc, "| gate | perplexity -4.4% | Q. et al. | " EM " | solved at 250; +0.4 [0.0, 1.0] (2/3 runs) | "
+                              EM " |\n"), "%s", doc);
+    ck_assert_msg(strstr(doc, "| elsewhere | +1% | X | " EM " | " EM " | " EM " |\n\n<!-- end -->\n"), "%s", doc);
+    ck_assert_int_eq(sh(out, sizeof out, "%s summarize --check-doc doc.md", q), 0);
+    free(doc);
+    const struct {
+        const char *pub, *marker, *expect;
+    } bad[] = {
+        {"| variant | x |\n|---|---|\n| gate |\n", "A --published pub.md", "d.md:1: pub.md:3: 1 cells, the header has 2"},
+        {"no table here\n", "A --published pub.md", "d.md:1: pub.md: no table (expected a pipe table"},
+        {"| variant |\n|---|\n", "A --published", "d.md:1: --published needs a FILE"},
+        {"| variant |\n|---|\n", "A --publish pub.md", "d.md:1: unknown option '--publish'"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char d[256];
+        snprintf(d, sizeof d, "<!-- qkv summarize: %s -->\n<!-- end -->\n", bad[k].marker);
+        write_tmp("pub.md", bad[k].pub);
+        write_tmp("d.md", d);
+        ck_assert_int_eq(sh(out, sizeof out, "%s summarize --check-doc d.md", q), 1);
+        ck_assert_msg(strstr(out, bad[k].expect) && strchr(out, '\n') == out + strlen(out) - 1, "%zu: %s", k, out);
+    }
+}
+END_TEST
+
 Suite *summary_suite(void) {
     Suite *s = suite_create("summary");
     TCase *tc = tcase_create("summary");
@@ -619,6 +657,7 @@ Suite *summary_suite(void) {
     tcase_add_test(tc, summary_files);
     tcase_add_test(tc, summary_doc_check_and_update);
     tcase_add_test(tc, summary_doc_quotes_tables);
+    tcase_add_test(tc, summary_doc_published);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,6 +3,7 @@
  * results to check the document (the first differing line named) or to rewrite it in place.
  *
  *   <!-- qkv summarize: DIR... [--sizes] -->     the table of qkv summarize DIR... (or the size tables)
+ *   <!-- qkv summarize: DIR... --published FILE -->  FILE's table of published results, our cells beside
  *   <!-- qkv table: FILE[#WHICH] [cols=A,B] -->  a table quoted from a Markdown file (results.md)
  *   <!-- end -->
  *
@@ -226,6 +227,67 @@ done:
     return out;
 }
 
+/* ---- published results beside ours ------------------------------------------------------ */
+
+/* FILE's first pipe table (its first column: one of our variant names), each row with the
+ * summary's cells for that variant appended (the main table's columns; "—" where no ablation has
+ * it). The published numbers are quoted from papers by hand in FILE; ours are generated. */
+static char *published_block(const qkv_sum_report *r, const char *file, char *err, int errlen) {
+    size_t len;
+    char *text = qkv_read_file(file, &len, err, errlen), *out = NULL;
+    if (!text) return NULL;
+    int n = 0, start = -1, end = -1;
+    line *l = split_lines(text, len, &n);
+    bool in_fence = false;
+    for (int i = 0; l && i + 1 < n && start < 0; i++) {
+        if (fence(&l[i])) in_fence = !in_fence;
+        if (!in_fence && table_line(&l[i]) && delimiter(&l[i + 1])) {
+            start = i;
+            for (end = i + 2; end < n && table_line(&l[end]);) end++;
+        }
+    }
+    static char cells[MAX_COLS][QKV_REPORT_CELL];
+    qkv_strbuf b;
+    qkv_strbuf_init(&b);
+    if (!l) {
+        snprintf(err, (size_t)errlen, "%s: out of memory", file);
+        goto done;
+    }
+    if (start < 0) {
+        snprintf(err, (size_t)errlen, "%s: no table (expected a pipe table whose first column names variants)", file);
+        goto done;
+    }
+    const qkv_report_table *m = &r->main;
+    int nc = row_cells(&l[start], cells, MAX_COLS);
+    qkv_strbuf_puts(&b, "|");
+    for (int c = 0; c < nc; c++) qkv_strbuf_printf(&b, " %s |", cells[c]);
+    for (int c = 1; c < m->cols; c++) qkv_strbuf_printf(&b, " ours, %s |", m->head[c]);
+    qkv_strbuf_puts(&b, "\n|");
+    for (int c = 0; c < nc + m->cols - 1; c++) qkv_strbuf_puts(&b, c >= nc ? "---:|" : "---|");
+    qkv_strbuf_puts(&b, "\n");
+    for (int i = start + 2; i < end; i++) {
+        int k = row_cells(&l[i], cells, MAX_COLS);
+        if (k != nc) {
+            snprintf(err, (size_t)errlen, "%s:%d: %d cells, the header has %d", file, i + 1, k, nc);
+            goto done;
+        }
+        int row = -1;
+        for (int j = 0; j < m->rows && row < 0; j++)
+            if (!strcmp(qkv_report_cell(m, j, 0), cells[0])) row = j;
+        qkv_strbuf_puts(&b, "|");
+        for (int c = 0; c < nc; c++) qkv_strbuf_printf(&b, " %s |", cells[c]);
+        for (int c = 1; c < m->cols; c++) qkv_strbuf_printf(&b, " %s |", row < 0 ? "\xe2\x80\x94" : qkv_report_cell(m, row, c));
+        qkv_strbuf_puts(&b, "\n");
+    }
+    out = qkv_strbuf_take(&b);
+    if (!out) snprintf(err, (size_t)errlen, "%s: out of memory", file);
+done:
+    if (!out) qkv_strbuf_free(&b);
+    free(l);
+    free(text);
+    return out;
+}
+
 /* ---- markers --------------------------------------------------------------------------------- */
 
 /* what a marker's words ask for, generated; NULL with err (without the file and line) */
@@ -235,9 +297,14 @@ static char *generate(char *words, char *err, int errlen) {
         const char *dirs[256];
         int nd = 0;
         qkv_sum_part part = QKV_SUM_PART_MAIN;
+        const char *published = NULL;
         for (char *w = strtok_r(NULL, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
             if (!strcmp(w, "--sizes")) part = QKV_SUM_PART_SIZES;
-            else if (w[0] == '-') return snprintf(err, (size_t)errlen, "unknown option '%s' (--sizes is one)", w), NULL;
+            else if (!strcmp(w, "--published")) {
+                if (!(published = strtok_r(NULL, " \t", &save)))
+                    return snprintf(err, (size_t)errlen, "--published needs a FILE"), NULL;
+            } else if (w[0] == '-')
+                return snprintf(err, (size_t)errlen, "unknown option '%s' (--sizes and --published FILE are)", w), NULL;
             else if (nd == 256) return snprintf(err, (size_t)errlen, "more than 256 directories"), NULL;
             else dirs[nd++] = w;
         }
@@ -245,8 +312,10 @@ static char *generate(char *words, char *err, int errlen) {
         qkv_summary s;
         if (qkv_summary_load(&s, dirs, nd, err, errlen)) return NULL;
         qkv_sum_report r;
-        char *md = qkv_sum_report_build(&r, &s) ? NULL : qkv_summary_block(&r, part);
-        if (!md) snprintf(err, (size_t)errlen, "out of memory");
+        char *md = NULL;
+        if (qkv_sum_report_build(&r, &s)) snprintf(err, (size_t)errlen, "out of memory");
+        else if (published) md = published_block(&r, published, err, errlen);
+        else if (!(md = qkv_summary_block(&r, part))) snprintf(err, (size_t)errlen, "out of memory");
         qkv_sum_report_free(&r);
         qkv_summary_free(&s);
         return md;
