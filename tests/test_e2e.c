@@ -99,6 +99,25 @@ START_TEST(test_shipped_configs_validate) {
 }
 END_TEST
 
+/* every shipped ablation (configs/ablate-*.json, the study's configs/study/{base,quick,full}
+ * ablations) loads: its base config, variants, sets and keys are valid (qkv ablate --status reads
+ * them all and writes nothing) */
+START_TEST(test_shipped_ablations_validate) {
+    char out[8192];
+    int rc = run(out, sizeof out, true,
+                 "cd .. && n=0 && for f in configs/ablate-*.json configs/study/quick/*.json configs/study/full/*.json; do "
+                 "%s%s ablate \"$f\" --out %s/never-made --status > /dev/null 2> %s/status.err || "
+                 "{ echo \"$f: $(tail -n 1 %s/status.err)\"; exit 1; }; n=$((n + 1)); done; echo \"$n ablations\"",
+                 qkv_test_bin()[0] == '/' ? "" : "tests/", qkv_test_bin(), TMP, TMP, TMP);
+    ck_assert_msg(rc == 0, "%s", out);
+    int n = atoi(out);
+    ck_assert_msg(n >= 4 + 7 + 9, "%s", out); /* the shipped four, the quick study's seven, the full study's */
+    char path[512];
+    snprintf(path, sizeof path, "%s/never-made", TMP);
+    ck_assert_int_ne(access(path, F_OK), 0);
+}
+END_TEST
+
 START_TEST(test_recall_learns) {
     char cfg[512], out[4096];
     snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
@@ -619,6 +638,7 @@ Suite *e2e_suite(void) {
     tcase_add_test(tc, test_help_and_version);
     tcase_add_test(tc, test_usage_errors_exit_2);
     tcase_add_test(tc, test_shipped_configs_validate);
+    tcase_add_test(tc, test_shipped_ablations_validate);
     tcase_add_test(tc, test_params_table_matches_claim);
     tcase_add_loop_test(tc, test_gradcheck_command_every_variant, 0,
                         (int)(sizeof VARIANT_SETS / sizeof VARIANT_SETS[0]));
