@@ -507,6 +507,33 @@ START_TEST(test_two_workers_and_changed_config) {
     csv_sans_time("one", a, sizeof a);
     csv_sans_time("two", b, sizeof b);
     ck_assert_str_eq(a, b);
+    /* input configs written by an older qkv, before a key existed (here: without
+     * model.attention.kv_latent and alibi, at their defaults): the same config, the runs kept */
+    const char *inputs[] = {"full-seed0", "full-seed1", "identity-seed0", "identity-seed1"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/one/configs/%s.json", TMP, inputs[i]);
+        cJSON *j = read_json(path), *att = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "model"), "attention");
+        ck_assert_ptr_nonnull(cJSON_GetObjectItem(att, "kv_latent"));
+        cJSON_DeleteItemFromObject(att, "kv_latent");
+        cJSON_DeleteItemFromObject(att, "alibi");
+        char *text = cJSON_Print(j);
+        write_file(path, text);
+        free(text);
+        cJSON_Delete(j);
+    }
+    ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/one --quiet", qkv_test_bin(), TMP, TMP), 0);
+    csv_sans_time("one", b, sizeof b);
+    ck_assert_str_eq(a, b);
+    /* but an older config whose value differs from today's default is another config */
+    snprintf(path, sizeof path, "%s/one/configs/full-seed1.json", TMP);
+    cJSON *j = read_json(path);
+    cJSON_AddNumberToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "model"), "attention"), "kv_latent", 4);
+    char *text = cJSON_Print(j);
+    write_file(path, text);
+    free(text);
+    cJSON_Delete(j);
+    ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/one --status", qkv_test_bin(), TMP, TMP), 1);
+    ck_assert_msg(strstr(out, "holds 1 run made from another config (full/seed1)"), "%s", out);
     snprintf(path, sizeof path, "%s/abl.json", TMP);
     write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.7, \"max_steps\": 200,\n"
                      " \"variants\": [{\"name\": \"full\"}], \"seeds\": [0, 1]}\n");

@@ -13,6 +13,19 @@
 
 static bool exists(const char *path) { return access(path, F_OK) == 0; }
 
+/* whether the input config `old` (as an earlier qkv wrote it) is `json` (as this one writes it):
+ * read with today's reader, keys added since take their defaults, which are the behaviour of
+ * the qkv that wrote it; so a finished sweep survives an upgrade that only adds keys */
+static bool same_config(const char *old, const char *json, const char *label) {
+    qkv_config oc;
+    char e[256];
+    if (qkv_config_parse(&oc, old, label, e, sizeof e)) return false;
+    char *now = qkv_config_to_json(&oc);
+    bool same = now && !strcmp(now, json);
+    free(now);
+    return same;
+}
+
 /* run r's input config: variant, learning rate, seed and threshold; malloc'd JSON or NULL */
 static char *run_config(const qkv_ablate_plan *p, const qkv_ablate_run_spec *rs, qkv_config *cfg, char *err,
                         int errlen) {
@@ -87,7 +100,8 @@ int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char 
                 size_t len;
                 char e2[256];
                 char *old = exists(rs->cfg) ? qkv_read_file(rs->cfg, &len, e2, sizeof e2) : NULL;
-                bool differs = old && strcmp(old, json), fresh = !old || (differs && force);
+                bool differs = old && strcmp(old, json) && !same_config(old, json, rs->cfg);
+                bool fresh = !old || (differs && force);
                 free(old);
                 if (differs && !force) { /* collected: the error names them all at once */
                     if (n_differ < 4) {
