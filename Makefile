@@ -145,12 +145,13 @@ $(BUILD)/run_tests: $(TEST_OBJS) $(BUILD)/libqkv.a
 	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $(TEST_OBJS) $(BUILD)/libqkv.a $(PKG_LIBS) $(CHECK_LIBS)
 
 # One BLAS thread in tests: results must not depend on the machine's core count.
-# ... libqkv.so exports exactly the documented API (no internal names), and each layer of src/
-# uses only the layers below it
+# ... libqkv.so exports exactly the documented API (no internal names), each layer of src/
+# uses only the layers below it, and the answer's tables are what its committed results make
 test: all $(BUILD)/run_tests
 	cd tests && OPENBLAS_NUM_THREADS=1 QKV_BIN=$(abspath $(BUILD))/qkv ../$(BUILD)/run_tests
 	scripts/check-exports.sh $(BUILD)
 	scripts/check-layers.sh
+	$(BUILD)/qkv summarize --check-doc docs/qkv-answer.md
 
 # Examples: each examples/NAME.c linked into $(BUILD)/examples/NAME, then all run (one BLAS
 # thread, like the tests); any failing example fails the target.
