@@ -28,13 +28,6 @@ static char TMP[256];
 static void setup(void) { qkv_test_mkdtemp(TMP, sizeof TMP, "ablate"); }
 static void teardown(void) { qkv_test_rmtree(TMP); }
 
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* qkv ablate CONFIG --out TMP/OUT --jobs J --quiet; fails the test on a non-zero exit */
 static void ablate(const char *cfg, const char *out, int jobs) {
     char cmd[2048];
@@ -73,9 +66,9 @@ static double num(const cJSON *o, const char *k) {
 START_TEST(test_extension_rule_and_order) {
     char path[600];
     snprintf(path, sizeof path, "%s/base.json", TMP);
-    write_file(path, BASE);
+    qkv_test_write_file(path, BASE);
     snprintf(path, sizeof path, "%s/abl.json", TMP);
-    write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 400,\n"
+    qkv_test_write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 400,\n"
                      " \"variants\": [{\"name\": \"full\"}, {\"name\": \"identity\", \"set\": [\"model.attention.qkv=identity\"]}],\n"
                      " \"seeds\": [0, 1]}\n");
     ablate("abl.json", "one", 1);
@@ -129,9 +122,9 @@ END_TEST
 START_TEST(test_lr_chosen_on_validation) {
     char path[600];
     snprintf(path, sizeof path, "%s/base.json", TMP);
-    write_file(path, BASE);
+    qkv_test_write_file(path, BASE);
     snprintf(path, sizeof path, "%s/abl.json", TMP);
-    write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.99, \"max_steps\": 50, \"lrs\": [0.001, 0.01, 0.1],\n"
+    qkv_test_write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.99, \"max_steps\": 50, \"lrs\": [0.001, 0.01, 0.1],\n"
                      " \"variants\": [{\"name\": \"full\"}, {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"]}],\n"
                      " \"seeds\": [0, 1]}\n");
     ablate("abl.json", "lr", 2);
@@ -182,7 +175,7 @@ static void drop_timing(cJSON *j) {
 START_TEST(test_batch_runs_same_sweep) {
     char path[600];
     snprintf(path, sizeof path, "%s/base.json", TMP);
-    write_file(path, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 2, \"d_ff\": 32},\n"
+    qkv_test_write_file(path, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 2, \"d_ff\": 32},\n"
                      " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
                      " \"train\": {\"steps\": 50, \"batch\": 16, \"eval_every\": 25, \"eval_examples\": 64},\n"
                      " \"optim\": {\"name\": \"sgd\", \"lr\": 0.3, \"momentum\": 0.9, \"clip\": 0}}\n");
@@ -194,10 +187,10 @@ START_TEST(test_batch_runs_same_sweep) {
     char text[2048];
     snprintf(path, sizeof path, "%s/apart.json", TMP);
     snprintf(text, sizeof text, sweep, " \"batch_runs\": false,");
-    write_file(path, text);
+    qkv_test_write_file(path, text);
     snprintf(path, sizeof path, "%s/together.json", TMP);
     snprintf(text, sizeof text, sweep, " \"batch_runs\": true, \"batch_max_runs\": 4,");
-    write_file(path, text);
+    qkv_test_write_file(path, text);
     ablate("apart.json", "apart", 2);
     ablate("together.json", "together", 2);
     snprintf(path, sizeof path, "%s/together.err", TMP);
@@ -258,12 +251,12 @@ START_TEST(test_metric_bpb) {
     for (int i = 0; i < 400; i++) fprintf(f, "the quick brown fox %d jumps over the lazy dog.\n", i * 7919 % 1000);
     fclose(f);
     snprintf(path, sizeof path, "%s/base.json", TMP);
-    write_file(path, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+    qkv_test_write_file(path, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
                      " \"task\": {\"name\": \"text\", \"path\": \"corpus.txt\", \"seq_len\": 16},\n"
                      " \"train\": {\"steps\": 30, \"batch\": 8, \"eval_every\": 10, \"eval_examples\": 32},\n"
                      " \"optim\": {\"lr\": 0.01, \"clip\": 1}}\n");
     snprintf(path, sizeof path, "%s/abl.json", TMP);
-    write_file(path, "{\"base\": \"base.json\", \"metric\": \"bpb\", \"lrs\": [0.003, 0.03],\n"
+    qkv_test_write_file(path, "{\"base\": \"base.json\", \"metric\": \"bpb\", \"lrs\": [0.003, 0.03],\n"
                      " \"variants\": [{\"name\": \"full\"}, {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"]}],\n"
                      " \"seeds\": [0, 1, 2]}\n");
     /* the text task's path is relative to the working directory: run from TMP */
@@ -313,11 +306,11 @@ START_TEST(test_metric_bpb) {
     /* qkv summarize: the same runs compared on bpb (the ablation's own bits) and on accuracy (bits
      * computed by summarize from the runs, paired by seed as aggregate.c pairs them) give the same cells */
     snprintf(path, sizeof path, "%s/one-bpb.json", TMP);
-    write_file(path, "{\"base\": \"base.json\", \"metric\": \"bpb\",\n"
+    qkv_test_write_file(path, "{\"base\": \"base.json\", \"metric\": \"bpb\",\n"
                      " \"variants\": [{\"name\": \"full\"}, {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"]}],\n"
                      " \"seeds\": [0, 1, 2]}\n");
     snprintf(path, sizeof path, "%s/one-acc.json", TMP);
-    write_file(path, "{\"base\": \"base.json\", \"max_steps\": 30,\n"
+    qkv_test_write_file(path, "{\"base\": \"base.json\", \"max_steps\": 30,\n"
                      " \"variants\": [{\"name\": \"full\"}, {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"]}],\n"
                      " \"seeds\": [0, 1, 2]}\n");
     char out[16384];
@@ -349,9 +342,9 @@ END_TEST
 START_TEST(test_match_params) {
     char path[600];
     snprintf(path, sizeof path, "%s/base.json", TMP);
-    write_file(path, BASE);
+    qkv_test_write_file(path, BASE);
     snprintf(path, sizeof path, "%s/abl.json", TMP);
-    write_file(path, "{\"base\": \"base.json\", \"max_steps\": 50,\n"
+    qkv_test_write_file(path, "{\"base\": \"base.json\", \"max_steps\": 50,\n"
                      " \"variants\": [{\"name\": \"full\"},\n"
                      "   {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"], \"match_params\": \"baseline\"}],\n"
                      " \"seeds\": [0]}\n");
@@ -428,9 +421,9 @@ static void csv_sans_time(const char *dir, char *out, size_t n) {
 START_TEST(test_shards_status_report) {
     char path[600], out[16384], a[65536], b[65536];
     snprintf(path, sizeof path, "%s/base.json", TMP);
-    write_file(path, BASE);
+    qkv_test_write_file(path, BASE);
     snprintf(path, sizeof path, "%s/abl.json", TMP);
-    write_file(path, SWEEP);
+    qkv_test_write_file(path, SWEEP);
     ablate("abl.json", "whole", 2);
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --shard 0/2 --quiet", qkv_test_bin(), TMP,
                         TMP), 0);
@@ -494,9 +487,9 @@ END_TEST
 START_TEST(test_two_workers_and_changed_config) {
     char path[600], out[16384], a[65536], b[65536];
     snprintf(path, sizeof path, "%s/base.json", TMP);
-    write_file(path, BASE);
+    qkv_test_write_file(path, BASE);
     snprintf(path, sizeof path, "%s/abl.json", TMP);
-    write_file(path, SWEEP);
+    qkv_test_write_file(path, SWEEP);
     ablate("abl.json", "one", 1);
     ck_assert_int_eq(sh(out, sizeof out, "(%s ablate %s/abl.json --out %s/two --jobs 1 --quiet & "
                         "%s ablate %s/abl.json --out %s/two --jobs 1 --quiet; wait)", qkv_test_bin(), TMP, TMP,
@@ -517,7 +510,7 @@ START_TEST(test_two_workers_and_changed_config) {
         cJSON_DeleteItemFromObject(att, "kv_latent");
         cJSON_DeleteItemFromObject(att, "alibi");
         char *text = cJSON_Print(j);
-        write_file(path, text);
+        qkv_test_write_file(path, text);
         free(text);
         cJSON_Delete(j);
     }
@@ -529,13 +522,13 @@ START_TEST(test_two_workers_and_changed_config) {
     cJSON *j = read_json(path);
     cJSON_AddNumberToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "model"), "attention"), "kv_latent", 4);
     char *text = cJSON_Print(j);
-    write_file(path, text);
+    qkv_test_write_file(path, text);
     free(text);
     cJSON_Delete(j);
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/one --status", qkv_test_bin(), TMP, TMP), 1);
     ck_assert_msg(strstr(out, "holds 1 run made from another config (full/seed1)"), "%s", out);
     snprintf(path, sizeof path, "%s/abl.json", TMP);
-    write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.7, \"max_steps\": 200,\n"
+    qkv_test_write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.7, \"max_steps\": 200,\n"
                      " \"variants\": [{\"name\": \"full\"}], \"seeds\": [0, 1]}\n");
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/one --quiet", qkv_test_bin(), TMP, TMP), 1);
     ck_assert_msg(strstr(out, "holds 2 runs made from another config (full/seed0, full/seed1)") &&
@@ -578,7 +571,7 @@ START_TEST(test_claims) {
     ck_assert(!ci.held);
     /* another machine's claim: stale only once its heartbeat is older than the limit */
     snprintf(path, sizeof path, "%s/%s", dir, QKV_CLAIM_FILE);
-    write_file(path, "some-other-host 4242 1700000000\n");
+    qkv_test_write_file(path, "some-other-host 4242 1700000000\n");
     ck_assert(!qkv__claim(dir, 600, true));
     struct timespec old[2] = {{time(NULL) - 700, 0}, {time(NULL) - 700, 0}};
     ck_assert_int_eq(utimensat(AT_FDCWD, path, old, 0), 0);
@@ -593,9 +586,9 @@ END_TEST
 START_TEST(test_slurm_scripts) {
     char path[600], out[16384];
     snprintf(path, sizeof path, "%s/base.json", TMP);
-    write_file(path, BASE);
+    qkv_test_write_file(path, BASE);
     snprintf(path, sizeof path, "%s/abl.json", TMP);
-    write_file(path, SWEEP);
+    qkv_test_write_file(path, SWEEP);
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/sl --slurm --tasks 3 --parallel 2 --dry-run "
                         "--sbatch --partition=cpu", qkv_test_bin(), TMP, TMP), 0);
     const char *want[] = {"#SBATCH --array=0-2%2", "#SBATCH --requeue", "#SBATCH --signal=B:TERM@60",

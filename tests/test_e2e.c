@@ -18,34 +18,6 @@
 
 static char TMP[256];
 
-/* run a shell command; stdout (and stderr when merge) into out; returns the exit status */
-static int run(char *out, size_t outlen, bool merge, const char *fmt, ...) {
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    if (merge) strncat(cmd, " 2>&1", sizeof cmd - strlen(cmd) - 1);
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    size_t n = 0;
-    if (out && outlen) {
-        n = fread(out, 1, outlen - 1, p);
-        out[n] = 0;
-    }
-    char sink[4096];
-    while (fread(sink, 1, sizeof sink, p) > 0) {}
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static void setup(void) { qkv_test_mkdtemp(TMP, sizeof TMP, "e2e"); }
 static void teardown(void) { qkv_test_rmtree(TMP); }
 
@@ -58,15 +30,15 @@ static const char *SMALL_RECALL =
 
 START_TEST(test_help_and_version) {
     char out[8192];
-    ck_assert_int_eq(run(out, sizeof out, false, "%s --help", qkv_test_bin()), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s --help", qkv_test_bin()), 0);
     ck_assert_ptr_nonnull(strstr(out, "train"));
     ck_assert_ptr_nonnull(strstr(out, "gradcheck"));
     ck_assert_ptr_nonnull(strstr(out, "summarize"));
-    ck_assert_int_eq(run(out, sizeof out, false, "%s --version", qkv_test_bin()), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s --version", qkv_test_bin()), 0);
     ck_assert_ptr_nonnull(strstr(out, "qkv "));
     const char *cmds[] = {"train", "eval", "sample", "params", "gradcheck", "summarize"};
     for (int i = 0; i < 6; i++) {
-        ck_assert_int_eq(run(out, sizeof out, false, "%s %s --help", qkv_test_bin(), cmds[i]), 0);
+        ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s %s --help", qkv_test_bin(), cmds[i]), 0);
         ck_assert_ptr_nonnull(strstr(out, "usage: qkv"));
     }
 }
@@ -74,14 +46,14 @@ END_TEST
 
 START_TEST(test_usage_errors_exit_2) {
     char out[4096];
-    ck_assert_int_eq(run(out, sizeof out, true, "%s frobnicate", qkv_test_bin()), 2);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s frobnicate", qkv_test_bin()), 2);
     ck_assert_ptr_nonnull(strstr(out, "unknown command"));
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train ../configs/recall.json --bogus", qkv_test_bin()), 2);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train ../configs/recall.json --bogus", qkv_test_bin()), 2);
     ck_assert_ptr_nonnull(strstr(out, "--bogus"));
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train ../configs/recall.json --set model.attention.qvk=1", qkv_test_bin()), 2);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train ../configs/recall.json --set model.attention.qvk=1", qkv_test_bin()), 2);
     ck_assert_ptr_nonnull(strstr(out, "did you mean"));
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s/nope.json", qkv_test_bin(), TMP), 2);
-    ck_assert_int_eq(run(out, sizeof out, true, "%s params ../configs/recall.json --set model.heads=3", qkv_test_bin()), 2);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train %s/nope.json", qkv_test_bin(), TMP), 2);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s params ../configs/recall.json --set model.heads=3", qkv_test_bin()), 2);
     ck_assert_ptr_nonnull(strstr(out, "does not divide"));
 }
 END_TEST
@@ -91,7 +63,7 @@ START_TEST(test_shipped_configs_validate) {
                            "fuzzy_recall", "noisy_recall", "selective_copy"};
     char out[8192];
     for (int i = 0; i < 10; i++) {
-        int rc = run(out, sizeof out, true, "cd .. && %s%s params configs/%s.json",
+        int rc = qkv_test_sh(out, sizeof out, true, "cd .. && %s%s params configs/%s.json",
                      qkv_test_bin()[0] == '/' ? "" : "tests/", qkv_test_bin(), names[i]);
         ck_assert_msg(rc == 0, "configs/%s.json: %s", names[i], out);
         ck_assert_ptr_nonnull(strstr(out, "total"));
@@ -104,7 +76,7 @@ END_TEST
  * them all and writes nothing) */
 START_TEST(test_shipped_ablations_validate) {
     char out[8192];
-    int rc = run(out, sizeof out, true,
+    int rc = qkv_test_sh(out, sizeof out, true,
                  "cd .. && n=0 && for f in configs/ablate-*.json configs/study/quick/*.json configs/study/full/*.json; do "
                  "%s%s ablate \"$f\" --out %s/never-made --status > /dev/null 2> %s/status.err || "
                  "{ echo \"$f: $(tail -n 1 %s/status.err)\"; exit 1; }; n=$((n + 1)); done; echo \"$n ablations\"",
@@ -121,8 +93,8 @@ END_TEST
 START_TEST(test_recall_learns) {
     char cfg[512], out[4096];
     snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
-    write_file(cfg, SMALL_RECALL);
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/run --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    qkv_test_write_file(cfg, SMALL_RECALL);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/run --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
     ck_assert_msg(qkv_test_json_num(out, "eval_accuracy") >= 0.99, "%s", out);
     /* the loss fell: first logged loss vs last */
     char path[512], text[65536];
@@ -141,7 +113,7 @@ START_TEST(test_recall_learns) {
     }
     /* qkv eval on the saved model gives the summary's accuracy */
     char eout[1024];
-    ck_assert_int_eq(run(eout, sizeof eout, false, "%s eval %s/run/config.json --checkpoint %s/run/model.safetensors --threads 1",
+    ck_assert_int_eq(qkv_test_sh(eout, sizeof eout, false, "%s eval %s/run/config.json --checkpoint %s/run/model.safetensors --threads 1",
                          qkv_test_bin(), TMP, TMP), 0);
     ck_assert_double_eq_tol(qkv_test_json_num(eout, "accuracy"), qkv_test_json_num(out, "eval_accuracy"), 1e-6);
 }
@@ -150,11 +122,11 @@ END_TEST
 START_TEST(test_copy_learns) {
     char cfg[512], out[4096];
     snprintf(cfg, sizeof cfg, "%s/copy.json", TMP);
-    write_file(cfg, "{\"model\": {\"d_model\": 32, \"heads\": 2, \"layers\": 2, \"d_ff\": 64},\n"
+    qkv_test_write_file(cfg, "{\"model\": {\"d_model\": 32, \"heads\": 2, \"layers\": 2, \"d_ff\": 64},\n"
                     " \"task\": {\"name\": \"copy\", \"length\": 5, \"symbols\": 8},\n"
                     " \"train\": {\"steps\": 500, \"batch\": 32, \"eval_every\": 250, \"eval_examples\": 400},\n"
                     " \"optim\": {\"lr\": 0.003, \"clip\": 1.0}}\n");
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/run --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/run --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
     ck_assert_msg(qkv_test_json_num(out, "eval_accuracy") >= 0.99, "%s", out);
 }
 END_TEST
@@ -163,27 +135,27 @@ END_TEST
 static void metrics_sans_timing(const char *dir, char *buf, size_t len) {
     char cmd[512];
     snprintf(cmd, sizeof cmd, "sed -e 's/,\"tokens_per_s\".*//' %s/metrics.jsonl", dir);
-    ck_assert_int_eq(run(buf, len, false, "%s", cmd), 0);
+    ck_assert_int_eq(qkv_test_sh(buf, len, false, "%s", cmd), 0);
 }
 
 static bool same_file(const char *a, const char *b) {
     char out[64];
-    return run(out, sizeof out, true, "cmp -s %s %s", a, b) == 0;
+    return qkv_test_sh(out, sizeof out, true, "cmp -s %s %s", a, b) == 0;
 }
 
 START_TEST(test_resume_equals_uninterrupted) {
     char cfg[512], out[4096], a[65536], b[65536], pa[512], pb[512];
     snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
-    write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+    qkv_test_write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
                     " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
                     " \"train\": {\"steps\": 60, \"batch\": 8, \"eval_every\": 20, \"log_every\": 5, \"eval_examples\": 50},\n"
                     " \"optim\": {\"name\": \"adamw\", \"lr\": 0.01, \"weight_decay\": 0.1, \"clip\": 0.5,\n"
                     "            \"schedule\": \"cosine\", \"warmup\": 10}}\n");
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/full --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/full --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
     /* interrupted at step 27 (between checkpoints), then resumed to the end */
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s --out %s/part --threads 1 --quiet --stop-after 27", qkv_test_bin(), cfg, TMP), 1);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train %s --out %s/part --threads 1 --quiet --stop-after 27", qkv_test_bin(), cfg, TMP), 1);
     ck_assert_ptr_nonnull(strstr(out, "--resume"));
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train --resume %s/part --threads 1 --quiet", qkv_test_bin(), TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train --resume %s/part --threads 1 --quiet", qkv_test_bin(), TMP), 0);
     snprintf(pa, sizeof pa, "%s/full", TMP);
     snprintf(pb, sizeof pb, "%s/part", TMP);
     metrics_sans_timing(pa, a, sizeof a);
@@ -195,7 +167,7 @@ START_TEST(test_resume_equals_uninterrupted) {
     ck_assert_msg(same_file(pa, pb), "model.safetensors differs after resume");
     /* elapsed time carries over the interruption: it never goes backwards */
     char elapsed[8192];
-    ck_assert_int_eq(run(elapsed, sizeof elapsed, false, "sed -e 's/.*\"elapsed\"://' -e 's/}//' %s/part/metrics.jsonl", TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(elapsed, sizeof elapsed, false, "sed -e 's/.*\"elapsed\"://' -e 's/}//' %s/part/metrics.jsonl", TMP), 0);
     double prev = -1;
     for (char *tok = strtok(elapsed, "\n"); tok; tok = strtok(NULL, "\n")) {
         double e = strtod(tok, NULL);
@@ -204,9 +176,9 @@ START_TEST(test_resume_equals_uninterrupted) {
     }
     /* resuming the finished run again keeps its results (it evaluates, it does not zero them) */
     char before[1024], after[1024];
-    ck_assert_int_eq(run(before, sizeof before, false, "cat %s/full/summary.json", TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train --resume %s/full --threads 1 --quiet", qkv_test_bin(), TMP), 0);
-    ck_assert_int_eq(run(after, sizeof after, false, "cat %s/full/summary.json", TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(before, sizeof before, false, "cat %s/full/summary.json", TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train --resume %s/full --threads 1 --quiet", qkv_test_bin(), TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(after, sizeof after, false, "cat %s/full/summary.json", TMP), 0);
     ck_assert_double_eq(qkv_test_json_num(after, "eval_accuracy"), qkv_test_json_num(before, "eval_accuracy"));
     ck_assert_double_eq(qkv_test_json_num(after, "eval_loss"), qkv_test_json_num(before, "eval_loss"));
     ck_assert_double_eq(qkv_test_json_num(after, "train_loss"), qkv_test_json_num(before, "train_loss"));
@@ -218,12 +190,12 @@ END_TEST
 START_TEST(test_resume_version1_checkpoint) {
     char cfg[512], out[4096], path[512], pa[512], pb[512], err[512];
     snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
-    write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+    qkv_test_write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
                     " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
                     " \"train\": {\"steps\": 40, \"batch\": 8, \"eval_every\": 20, \"eval_examples\": 50},\n"
                     " \"optim\": {\"name\": \"adam\", \"lr\": 0.01}}\n");
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/full --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s --out %s/old --threads 1 --quiet --stop-after 13", qkv_test_bin(), cfg, TMP), 1);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/full --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train %s --out %s/old --threads 1 --quiet --stop-after 13", qkv_test_bin(), cfg, TMP), 1);
     /* rewrite the checkpoint as the old version wrote it */
     snprintf(path, sizeof path, "%s/old/checkpoint.safetensors", TMP);
     qkv_safetensors *st;
@@ -252,7 +224,7 @@ START_TEST(test_resume_version1_checkpoint) {
     qkv_st_free(st);
     free(items);
     free(ts);
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train --resume %s/old --threads 1 --quiet", qkv_test_bin(), TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train --resume %s/old --threads 1 --quiet", qkv_test_bin(), TMP), 0);
     snprintf(pa, sizeof pa, "%s/full/model.safetensors", TMP);
     snprintf(pb, sizeof pb, "%s/old/model.safetensors", TMP);
     ck_assert_msg(same_file(pa, pb), "model.safetensors differs after resuming a version-1 checkpoint");
@@ -264,14 +236,14 @@ END_TEST
 START_TEST(test_extend_equals_longer_run) {
     char cfg[512], out[4096], a[65536], b[65536], pa[512], pb[512];
     snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
-    write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+    qkv_test_write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
                     " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
                     " \"train\": {\"steps\": 40, \"batch\": 8, \"eval_every\": 20, \"log_every\": 10, \"eval_examples\": 50},\n"
                     " \"optim\": {\"name\": \"adam\", \"lr\": 0.01, \"warmup\": 5, \"clip\": 1}}\n");
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/short --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --set train.steps=100 --out %s/long --threads 1 --quiet",
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/short --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --set train.steps=100 --out %s/long --threads 1 --quiet",
                          qkv_test_bin(), cfg, TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train --resume %s/short --steps 100 --threads 1 --quiet", qkv_test_bin(), TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train --resume %s/short --steps 100 --threads 1 --quiet", qkv_test_bin(), TMP), 0);
     snprintf(pa, sizeof pa, "%s/long", TMP);
     snprintf(pb, sizeof pb, "%s/short", TMP);
     metrics_sans_timing(pa, a, sizeof a);
@@ -285,15 +257,15 @@ START_TEST(test_extend_equals_longer_run) {
     snprintf(pb, sizeof pb, "%s/short/config.json", TMP);
     ck_assert_msg(same_file(pa, pb), "the extended run's config.json does not say its new train.steps");
     char sum[2048];
-    ck_assert_int_eq(run(sum, sizeof sum, false, "cat %s/short/summary.json", TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(sum, sizeof sum, false, "cat %s/short/summary.json", TMP), 0);
     ck_assert_double_eq(qkv_test_json_num(sum, "budget"), 100);
     /* shrinking, a new run, or a decaying schedule: usage errors */
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train --resume %s/short --steps 50 --quiet", qkv_test_bin(), TMP), 2);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --resume %s/short --steps 50 --quiet", qkv_test_bin(), TMP), 2);
     ck_assert_ptr_nonnull(strstr(out, "can only extend"));
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s --steps 50 --out %s/x --quiet", qkv_test_bin(), cfg, TMP), 2);
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --set optim.schedule=cosine --out %s/cos --threads 1 --quiet",
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train %s --steps 50 --out %s/x --quiet", qkv_test_bin(), cfg, TMP), 2);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --set optim.schedule=cosine --out %s/cos --threads 1 --quiet",
                          qkv_test_bin(), cfg, TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train --resume %s/cos --steps 80 --quiet", qkv_test_bin(), TMP), 2);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --resume %s/cos --steps 80 --quiet", qkv_test_bin(), TMP), 2);
     ck_assert_ptr_nonnull(strstr(out, "optim.schedule constant"));
 }
 END_TEST
@@ -303,16 +275,16 @@ END_TEST
 START_TEST(test_train_refuses_existing_run) {
     char cfg[512], out[4096];
     snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
-    write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+    qkv_test_write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
                     " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
                     " \"train\": {\"steps\": 10, \"batch\": 8, \"eval_examples\": 16}}\n");
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r --quiet", qkv_test_bin(), cfg, TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s --out %s/r --quiet", qkv_test_bin(), cfg, TMP), 2);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/r --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train %s --out %s/r --quiet", qkv_test_bin(), cfg, TMP), 2);
     ck_assert_msg(strstr(out, "already holds a run") && strstr(out, "--resume") && strstr(out, "--force"), "%s", out);
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --set train.steps=12 --out %s/r --force --quiet",
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --set train.steps=12 --out %s/r --force --quiet",
                          qkv_test_bin(), cfg, TMP), 0);
     char sum[2048];
-    ck_assert_int_eq(run(sum, sizeof sum, false, "cat %s/r/summary.json", TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(sum, sizeof sum, false, "cat %s/r/summary.json", TMP), 0);
     ck_assert_double_eq(qkv_test_json_num(sum, "steps"), 12);
 }
 END_TEST
@@ -322,14 +294,14 @@ END_TEST
 START_TEST(test_ablate_sigterm_stops_runs) {
     char base[512], cfg[512], out[8192];
     snprintf(base, sizeof base, "%s/base.json", TMP);
-    write_file(base, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+    qkv_test_write_file(base, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
                      " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
                      " \"train\": {\"steps\": 300000, \"batch\": 8, \"eval_every\": 0, \"eval_examples\": 16}}\n");
     snprintf(cfg, sizeof cfg, "%s/abl.json", TMP);
-    write_file(cfg, "{\"base\": \"base.json\", \"variants\": [{\"name\": \"a\", \"set\": []},\n"
+    qkv_test_write_file(cfg, "{\"base\": \"base.json\", \"variants\": [{\"name\": \"a\", \"set\": []},\n"
                     " {\"name\": \"b\", \"set\": [\"model.attention.qkv=shared\"]}], \"seeds\": [0]}\n");
     /* a run of 300000 steps takes minutes: only the forwarded SIGTERM ends it in time */
-    int rc = run(out, sizeof out, true,
+    int rc = qkv_test_sh(out, sizeof out, true,
                  "%s ablate %s --out %s/abl --jobs 2 --quiet 2>&1 & p=$!; "
                  "for i in $(seq 100); do [ -d %s/abl/runs/b/seed0 ] && [ -s %s/abl/runs/b/seed0/metrics.jsonl ] && break; sleep 0.1; done; "
                  "kill -TERM $p; wait $p", qkv_test_bin(), cfg, TMP, TMP, TMP);
@@ -346,11 +318,11 @@ END_TEST
 START_TEST(test_deterministic) {
     char cfg[512], out[4096], a[65536], b[65536], pa[512], pb[512];
     snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
-    write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+    qkv_test_write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
                     " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
                     " \"train\": {\"steps\": 40, \"batch\": 8, \"eval_every\": 20, \"log_every\": 5, \"eval_examples\": 50}}\n");
     for (int i = 0; i < 2; i++)
-        ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r%d --threads 1 --quiet", qkv_test_bin(), cfg, TMP, i), 0);
+        ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/r%d --threads 1 --quiet", qkv_test_bin(), cfg, TMP, i), 0);
     snprintf(pa, sizeof pa, "%s/r0", TMP);
     snprintf(pb, sizeof pb, "%s/r1", TMP);
     metrics_sans_timing(pa, a, sizeof a);
@@ -361,7 +333,7 @@ START_TEST(test_deterministic) {
     ck_assert(same_file(pa, pb));
     /* two threads: again the same bits from run to run */
     for (int i = 3; i < 5; i++)
-        ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r%d --threads 2 --quiet", qkv_test_bin(), cfg, TMP, i), 0);
+        ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/r%d --threads 2 --quiet", qkv_test_bin(), cfg, TMP, i), 0);
     snprintf(pa, sizeof pa, "%s/r3", TMP);
     snprintf(pb, sizeof pb, "%s/r4", TMP);
     metrics_sans_timing(pa, a, sizeof a);
@@ -380,15 +352,15 @@ START_TEST(test_deterministic) {
     metrics_sans_timing(pb, b, sizeof b);
     ck_assert_str_eq(a, b);
     /* no --threads: one thread per core, the same bits as asking for that many */
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r5 --quiet", qkv_test_bin(), cfg, TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r6 --threads %ld --quiet", qkv_test_bin(), cfg, TMP,
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/r5 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/r6 --threads %ld --quiet", qkv_test_bin(), cfg, TMP,
                          sysconf(_SC_NPROCESSORS_ONLN) > 64 ? 64L : sysconf(_SC_NPROCESSORS_ONLN)), 0);
     snprintf(pa, sizeof pa, "%s/r5/model.safetensors", TMP);
     snprintf(pb, sizeof pb, "%s/r6/model.safetensors", TMP);
     ck_assert(same_file(pa, pb));
     snprintf(pa, sizeof pa, "%s/r0/model.safetensors", TMP);
     /* another seed gives other numbers */
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --set train.seed=7 --out %s/r2 --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --set train.seed=7 --out %s/r2 --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
     snprintf(pb, sizeof pb, "%s/r2/model.safetensors", TMP);
     ck_assert(!same_file(pa, pb));
 }
@@ -425,9 +397,9 @@ static const char *const VARIANT_SETS[] = {
 START_TEST(test_gradcheck_command_every_variant) {
     char cfg[512], out[16384];
     snprintf(cfg, sizeof cfg, "%s/gc.json", TMP);
-    write_file(cfg, "{\"model\": {\"d_model\": 8, \"heads\": 2, \"layers\": 2, \"d_ff\": 12},\n"
+    qkv_test_write_file(cfg, "{\"model\": {\"d_model\": 8, \"heads\": 2, \"layers\": 2, \"d_ff\": 12},\n"
                     " \"task\": {\"name\": \"recall\", \"pairs\": 2, \"keys\": 4, \"values\": 4}}\n");
-    int rc = run(out, sizeof out, true, "%s gradcheck %s %s", qkv_test_bin(), cfg, VARIANT_SETS[_i]);
+    int rc = qkv_test_sh(out, sizeof out, true, "%s gradcheck %s %s", qkv_test_bin(), cfg, VARIANT_SETS[_i]);
     ck_assert_msg(rc == 0, "%s: exit %d\n%s", VARIANT_SETS[_i], rc, out);
     ck_assert_ptr_nonnull(strstr(out, "PASS:"));
     ck_assert_ptr_null(strstr(out, "FAIL"));
@@ -436,13 +408,13 @@ END_TEST
 
 START_TEST(test_params_table_matches_claim) {
     char out[16384];
-    ck_assert_int_eq(run(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1", qkv_test_bin()), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1", qkv_test_bin()), 0);
     ck_assert_ptr_nonnull(strstr(out, "12288 = 3 x d_model^2"));
-    ck_assert_int_eq(run(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
                          "--set model.attention.qkv=head_shared", qkv_test_bin()), 0);
     ck_assert_ptr_nonnull(strstr(out, "768 = 0.188 x d_model^2")); /* 3 x 16^2 */
     /* recall: d_model 64, 4 heads of 16. Multi-query: Wq 64^2, Wk and Wv 64 x 16 each */
-    ck_assert_int_eq(run(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
                          "--set model.attention.kv_heads=1 --set model.attention.alibi=true", qkv_test_bin()), 0);
     ck_assert_msg(strstr(out, "options: kv_heads 1 (4 query heads each), alibi\n"), "%s", out);
     ck_assert_ptr_nonnull(strstr(out, "blocks.0.attn.wk                           1024  1\n"));
@@ -450,12 +422,12 @@ START_TEST(test_params_table_matches_claim) {
     /* attention modules: 6144 + Wo (64^2 + 64) = 10304 of 53568 */
     ck_assert_msg(strstr(out, "attention modules (all layers): 10304 (19.2% of the model)"), "%s", out);
     /* shared with role scales: the three scales one module of 3 x 64, counted with W */
-    ck_assert_int_eq(run(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
                          "--set model.attention.qkv=shared --set model.attention.role_scale=true", qkv_test_bin()), 0);
     ck_assert_msg(strstr(out, "blocks.0.attn.role_scale                    192  3\n"), "%s", out);
     ck_assert_ptr_nonnull(strstr(out, "4288 = 1.05 x d_model^2"));
     /* a latent of 16 for keys and values: W_down 64 x 16, W_uk and W_uv 16 x 64 */
-    ck_assert_int_eq(run(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
                          "--set model.attention.kv_latent=16 --set model.attention.gate=headwise --all", qkv_test_bin()), 0);
     ck_assert_msg(strstr(out, "blocks.0.attn.wdown.weight                 1024  (16,64)\n") &&
                   strstr(out, "blocks.0.attn.wuv.weight                   1024  (64,16)\n") &&
@@ -468,7 +440,7 @@ END_TEST
  * docs/performance.md shows; run from tests/, it finds configs/recall.json beside build/ */
 START_TEST(test_bench_sweep) {
     char out[8192];
-    int rc = run(out, sizeof out, false, "%s bench --sweep --runs-steps 3 --json 2>&1", qkv_test_bin());
+    int rc = qkv_test_sh(out, sizeof out, false, "%s bench --sweep --runs-steps 3 --json 2>&1", qkv_test_bin());
     ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
     const char *keys[] = {"runs_per_min", "tokens_per_s_per_core", "gemm_flops", "gflops", "ceiling_gflops_per_core",
                           "ceiling_share", "seconds", "run_seconds_median", "peak_rss_mb", "eval_accuracy_mean"};
@@ -493,12 +465,12 @@ START_TEST(test_bench_sweep) {
     }
     ck_assert_msg((long long)qkv_test_json_num(out, "gemm_flops") == total, "gemm_flops: expected %lld: %s", total, out);
     /* the table */
-    rc = run(out, sizeof out, false, "%s bench --sweep --runs-steps 2 --jobs 1 2>/dev/null", qkv_test_bin());
+    rc = qkv_test_sh(out, sizeof out, false, "%s bench --sweep --runs-steps 2 --jobs 1 2>/dev/null", qkv_test_bin());
     ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
     const char *cols[] = {"runs/min", "tokens/s/core", "GFLOP/s", "ceiling", "share", "12 runs of 2 steps, 1 at a time"};
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) ck_assert_msg(strstr(out, cols[i]), "%s: %s", cols[i], out);
     /* qkv train --gemm-flops is internal: not in --help */
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train --help", qkv_test_bin()), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train --help", qkv_test_bin()), 0);
     ck_assert_ptr_null(strstr(out, "gemm-flops"));
 }
 END_TEST
@@ -507,16 +479,16 @@ END_TEST
 START_TEST(test_tiny_ablation) {
     char cfg[512], base[512], out[16384], path[600], text[200000];
     snprintf(base, sizeof base, "%s/base.json", TMP);
-    write_file(base, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 2, \"d_ff\": 32},\n"
+    qkv_test_write_file(base, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 2, \"d_ff\": 32},\n"
                      " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
                      " \"train\": {\"steps\": 60, \"batch\": 16, \"eval_every\": 20, \"eval_examples\": 64},\n"
                      " \"optim\": {\"lr\": 0.01}}\n");
     snprintf(cfg, sizeof cfg, "%s/abl.json", TMP);
-    write_file(cfg, "{\"title\": \"tiny & <test>\", \"base\": \"base.json\",\n"
+    qkv_test_write_file(cfg, "{\"title\": \"tiny & <test>\", \"base\": \"base.json\",\n"
                     " \"variants\": [{\"name\": \"full\", \"set\": []},\n"
                     "   {\"name\": \"identity\", \"set\": [\"model.attention.qkv=identity\"]}],\n"
                     " \"seeds\": [0, 5], \"threshold\": 0.5}\n");
-    int rc = run(out, sizeof out, false, "%s ablate %s --out %s/abl --jobs 2 --quiet", qkv_test_bin(), cfg, TMP);
+    int rc = qkv_test_sh(out, sizeof out, false, "%s ablate %s --out %s/abl --jobs 2 --quiet", qkv_test_bin(), cfg, TMP);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
     const char *files[] = {"results.md", "results.csv", "results.json", "report.md", "report.html",
                            "plots/accuracy.svg", "plots/loss.svg", "plots/attention-full.svg",
@@ -546,7 +518,7 @@ START_TEST(test_tiny_ablation) {
     ck_assert_ptr_null(strstr(text, "src=\"http"));
     ck_assert_ptr_nonnull(strstr(text, "tiny &amp; &lt;test&gt;"));
     /* a second run keeps every finished run */
-    rc = run(out, sizeof out, true, "%s ablate %s --out %s/abl --jobs 2", qkv_test_bin(), cfg, TMP);
+    rc = qkv_test_sh(out, sizeof out, true, "%s ablate %s --out %s/abl --jobs 2", qkv_test_bin(), cfg, TMP);
     ck_assert_msg(rc == 0 && strstr(out, "4 of 4 runs already finished"), "%s", out);
 }
 END_TEST
@@ -555,17 +527,17 @@ END_TEST
 static void sample_model(void) {
     char cfg[512], out[4096];
     snprintf(cfg, sizeof cfg, "%s/text.json", TMP);
-    write_file(cfg, "{\"model\": {\"d_model\": 32, \"heads\": 2, \"layers\": 1, \"d_ff\": 64},\n"
+    qkv_test_write_file(cfg, "{\"model\": {\"d_model\": 32, \"heads\": 2, \"layers\": 1, \"d_ff\": 64},\n"
                     " \"task\": {\"name\": \"text\", \"path\": \"/usr/share/common-licenses/GPL-3\", \"seq_len\": 16},\n"
                     " \"train\": {\"steps\": 150, \"batch\": 16, \"eval_examples\": 32},\n"
                     " \"optim\": {\"lr\": 0.005}}\n");
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/text --threads 1 --quiet", qkv_test_bin(), cfg,
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/text --threads 1 --quiet", qkv_test_bin(), cfg,
                          TMP), 0);
 }
 
 /* the sample's bytes (the prompt and what follows) for these options */
 static void sample(char *out, size_t n, const char *opts) {
-    int rc = run(out, n, false, "%s sample %s/text/config.json --checkpoint %s/text/model.safetensors %s",
+    int rc = qkv_test_sh(out, n, false, "%s sample %s/text/config.json --checkpoint %s/text/model.safetensors %s",
                  qkv_test_bin(), TMP, TMP, opts);
     ck_assert_msg(rc == 0, "qkv sample %s: exit %d", opts, rc);
 }
@@ -612,11 +584,11 @@ END_TEST
 START_TEST(test_sample_tokens) {
     char cfg[512], out[4096];
     snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
-    write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+    qkv_test_write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
                     " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
                     " \"train\": {\"steps\": 20, \"batch\": 8, \"eval_examples\": 16}}\n");
-    ck_assert_int_eq(run(out, sizeof out, false, "%s train %s --out %s/r --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, false, "%s sample %s/r/config.json --checkpoint %s/r/checkpoint.safetensors "
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/r --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s sample %s/r/config.json --checkpoint %s/r/checkpoint.safetensors "
                          "--prompt '1, 9 2 10' --tokens 12", qkv_test_bin(), TMP, TMP), 0);
     const char *head = "{\"prompt\": [1, 9, 2, 10], \"tokens\": [";
     ck_assert_msg(!strncmp(out, head, strlen(head)), "%s", out);

@@ -23,34 +23,6 @@ static char TMP[256];
 static void setup(void) { qkv_test_mkdtemp(TMP, sizeof TMP, "group"); }
 static void teardown(void) { qkv_test_rmtree(TMP); }
 
-/* run a shell command; stdout (and stderr when merge) into out; returns the exit status */
-static int run(char *out, size_t outlen, bool merge, const char *fmt, ...) {
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    if (merge) strncat(cmd, " 2>&1", sizeof cmd - strlen(cmd) - 1);
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    size_t n = 0;
-    if (out && outlen) {
-        n = fread(out, 1, outlen - 1, p);
-        out[n] = 0;
-    }
-    char sink[4096];
-    while (fread(sink, 1, sizeof sink, p) > 0) {}
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static bool exists(const char *dir, const char *file) {
     char p[1200];
     snprintf(p, sizeof p, "%s/%s", dir, file);
@@ -81,7 +53,7 @@ static void fingerprint(const char *dir, char *out, size_t n) {
     char text[65536];
     size_t at = 0;
     out[0] = 0;
-    ck_assert_int_eq(run(text, sizeof text, false,
+    ck_assert_int_eq(qkv_test_sh(text, sizeof text, false,
                          "sed -e 's/,\"tokens_per_s\".*//' %s/metrics.jsonl; sed -e 's/\"seconds\":[^,]*,//' %s/summary.json; "
                          "cat %s/config.json", dir, dir, dir), 0);
     at += (size_t)snprintf(out + at, n - at, "%s", text);
@@ -150,17 +122,17 @@ START_TEST(test_group_equals_alone) {
         for (int l = 0; l < 2; l++, k++) {
             config(cfg, sizeof cfg, c->attention, c->batch, 20, seeds[s], lrs[l]);
             snprintf(path, sizeof path, "%s/in%d.json", TMP, k);
-            write_file(path, cfg);
-            ck_assert_int_eq(run(out, sizeof out, true, "%s train %s --out %s/alone%d --threads %d --quiet", qkv_test_bin(),
+            qkv_test_write_file(path, cfg);
+            ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train %s --out %s/alone%d --threads %d --quiet", qkv_test_bin(),
                                  path, TMP, k, threads), 0);
             snprintf(path, sizeof path, "%s/together%d", TMP, k);
             ck_assert_int_eq(mkdir(path, 0755), 0);
             snprintf(path, sizeof path, "%s/together%d/config.json", TMP, k);
-            write_file(path, cfg);
+            qkv_test_write_file(path, cfg);
             size_t at = strlen(groups);
             snprintf(groups + at, sizeof groups - at, " --group %s/together%d", TMP, k);
         }
-    ck_assert_msg(run(out, sizeof out, true, "%s train%s --threads %d --quiet", qkv_test_bin(), groups, threads) == 0,
+    ck_assert_msg(qkv_test_sh(out, sizeof out, true, "%s train%s --threads %d --quiet", qkv_test_bin(), groups, threads) == 0,
                   "%s: %s", c->name, out);
     for (k = 0; k < 4; k++) { /* one summary line per run, naming it */
         snprintf(path, sizeof path, "\"run\":\"%s/together%d\"", TMP, k);
@@ -187,18 +159,18 @@ START_TEST(test_group_failing_run_stops_alone) {
     for (int k = 0; k < 3; k++) {
         config_opt(cfg, sizeof cfg, "", 8, 30, 8 - k, lrs[k], true);
         snprintf(path, sizeof path, "%s/in%d.json", TMP, k);
-        write_file(path, cfg);
-        int rc = run(out, sizeof out, true, "%s train %s --out %s/alone%d --threads 1 --quiet", qkv_test_bin(), path, TMP, k);
+        qkv_test_write_file(path, cfg);
+        int rc = qkv_test_sh(out, sizeof out, true, "%s train %s --out %s/alone%d --threads 1 --quiet", qkv_test_bin(), path, TMP, k);
         ck_assert_int_eq(rc, k == 1 ? 1 : 0);
         if (k == 1) snprintf(alone_err, sizeof alone_err, "%s", out);
         snprintf(path, sizeof path, "%s/together%d", TMP, k);
         ck_assert_int_eq(mkdir(path, 0755), 0);
         snprintf(path, sizeof path, "%s/together%d/config.json", TMP, k);
-        write_file(path, cfg);
+        qkv_test_write_file(path, cfg);
         size_t at = strlen(groups);
         snprintf(groups + at, sizeof groups - at, " --group %s/together%d", TMP, k);
     }
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train%s --threads 1 --quiet", qkv_test_bin(), groups), 1);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train%s --threads 1 --quiet", qkv_test_bin(), groups), 1);
     /* alone: "qkv train: step N: ..."; together: "qkv train: DIR: step N: ..." */
     const char *msg = strstr(alone_err, "step ");
     ck_assert_ptr_nonnull(msg);
@@ -210,8 +182,8 @@ START_TEST(test_group_failing_run_stops_alone) {
     snprintf(b, sizeof b, "%s/together1", TMP);
     ck_assert(!exists(a, "summary.json") && !exists(b, "summary.json"));
     char ma[65536], mb[65536];
-    ck_assert_int_eq(run(ma, sizeof ma, false, "sed -e 's/,\"tokens_per_s\".*//' %s/metrics.jsonl", a), 0);
-    ck_assert_int_eq(run(mb, sizeof mb, false, "sed -e 's/,\"tokens_per_s\".*//' %s/metrics.jsonl", b), 0);
+    ck_assert_int_eq(qkv_test_sh(ma, sizeof ma, false, "sed -e 's/,\"tokens_per_s\".*//' %s/metrics.jsonl", a), 0);
+    ck_assert_int_eq(qkv_test_sh(mb, sizeof mb, false, "sed -e 's/,\"tokens_per_s\".*//' %s/metrics.jsonl", b), 0);
     ck_assert_str_eq(ma, mb);
     for (int k = 0; k < 3; k += 2) {
         snprintf(a, sizeof a, "%s/alone%d", TMP, k);
@@ -230,24 +202,24 @@ START_TEST(test_group_resume_and_extend) {
     for (int k = 0; k < 3; k++) {
         config(cfg, sizeof cfg, "\"qkv\": \"shared\"", 8, 20, 20 + k, k ? 0.01 : 0.02);
         snprintf(path, sizeof path, "%s/in%d.json", TMP, k);
-        write_file(path, cfg);
-        ck_assert_int_eq(run(out, sizeof out, true, "%s train %s --out %s/alone%d --threads 1 --quiet --stop-after 7",
+        qkv_test_write_file(path, cfg);
+        ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train %s --out %s/alone%d --threads 1 --quiet --stop-after 7",
                              qkv_test_bin(), path, TMP, k), 1);
-        ck_assert_int_eq(run(out, sizeof out, true, "%s train --resume %s/alone%d --threads 1 --quiet", qkv_test_bin(), TMP,
+        ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --resume %s/alone%d --threads 1 --quiet", qkv_test_bin(), TMP,
                              k), 0);
-        ck_assert_int_eq(run(out, sizeof out, true, "%s train --resume %s/alone%d --steps 40 --threads 1 --quiet",
+        ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --resume %s/alone%d --steps 40 --threads 1 --quiet",
                              qkv_test_bin(), TMP, k), 0);
         snprintf(path, sizeof path, "%s/together%d", TMP, k);
         ck_assert_int_eq(mkdir(path, 0755), 0);
         snprintf(path, sizeof path, "%s/together%d/config.json", TMP, k);
-        write_file(path, cfg);
+        qkv_test_write_file(path, cfg);
         size_t at = strlen(groups);
         snprintf(groups + at, sizeof groups - at, " --group %s/together%d", TMP, k);
     }
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train%s --threads 1 --quiet --stop-after 7", qkv_test_bin(), groups), 1);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train%s --threads 1 --quiet --stop-after 7", qkv_test_bin(), groups), 1);
     ck_assert_ptr_nonnull(strstr(out, "stopped at step 7"));
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train%s --threads 1 --quiet", qkv_test_bin(), groups), 0);
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train%s --steps 40 --threads 1 --quiet", qkv_test_bin(), groups), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train%s --threads 1 --quiet", qkv_test_bin(), groups), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train%s --steps 40 --threads 1 --quiet", qkv_test_bin(), groups), 0);
     for (int k = 0; k < 3; k++) {
         char a[512], b[512];
         snprintf(a, sizeof a, "%s/alone%d", TMP, k);
@@ -266,26 +238,26 @@ START_TEST(test_group_refuses_mismatches) {
         snprintf(path, sizeof path, "%s/r%d", TMP, k);
         ck_assert_int_eq(mkdir(path, 0755), 0);
         snprintf(path, sizeof path, "%s/r%d/config.json", TMP, k);
-        write_file(path, cfg);
+        qkv_test_write_file(path, cfg);
     }
     /* another model: the message names the setting; nothing is written */
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train --group %s/r0 --group %s/r1 --quiet", qkv_test_bin(), TMP, TMP), 1);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --group %s/r0 --group %s/r1 --quiet", qkv_test_bin(), TMP, TMP), 1);
     ck_assert_msg(strstr(out, "differ in more than train.seed and optim.lr") && strstr(out, "\"qkv\""), "%s", out);
     snprintf(path, sizeof path, "%s/r0", TMP);
     ck_assert(!exists(path, "metrics.jsonl"));
     /* runs at different steps */
     config(cfg, sizeof cfg, "", 8, 20, 2, 0.01);
     snprintf(path, sizeof path, "%s/r1/config.json", TMP);
-    write_file(path, cfg);
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train --group %s/r0 --quiet --stop-after 3", qkv_test_bin(), TMP), 1);
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train --group %s/r0 --group %s/r1 --quiet", qkv_test_bin(), TMP, TMP), 1);
+    qkv_test_write_file(path, cfg);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --group %s/r0 --quiet --stop-after 3", qkv_test_bin(), TMP), 1);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --group %s/r0 --group %s/r1 --quiet", qkv_test_bin(), TMP, TMP), 1);
     ck_assert_msg(strstr(out, "stand at steps 3 and 0"), "%s", out);
     /* usage: a config, --out or --resume with --group */
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train %s/in.json --group %s/r0", qkv_test_bin(), TMP, TMP), 2);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train %s/in.json --group %s/r0", qkv_test_bin(), TMP, TMP), 2);
     ck_assert_ptr_nonnull(strstr(out, "drop CONFIG"));
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train --group %s/r0 --group %s/r0", qkv_test_bin(), TMP, TMP), 2);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --group %s/r0 --group %s/r0", qkv_test_bin(), TMP, TMP), 2);
     ck_assert_ptr_nonnull(strstr(out, "given twice"));
-    ck_assert_int_eq(run(out, sizeof out, true, "%s train --group %s/none", qkv_test_bin(), TMP), 2);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --group %s/none", qkv_test_bin(), TMP), 2);
     ck_assert_ptr_nonnull(strstr(out, "config.json"));
 }
 END_TEST

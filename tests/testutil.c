@@ -6,10 +6,12 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 const char *qkv_test_bin(void) {
@@ -85,4 +87,30 @@ bool qkv_test_find_temp(const char *dir, char *found, size_t n) {
     }
     closedir(d);
     return hit;
+}
+
+int qkv_test_sh(char *out, size_t outlen, bool merge, const char *fmt, ...) {
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    if (merge) strncat(cmd, " 2>&1", sizeof cmd - strlen(cmd) - 1);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    if (out && outlen) {
+        size_t n = fread(out, 1, outlen - 1, p);
+        out[n] = 0;
+    }
+    char sink[4096];
+    while (fread(sink, 1, sizeof sink, p) > 0) {}
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+void qkv_test_write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
 }

@@ -19,5 +19,10 @@ pid_t qkv_test_spawn(const char *dir, const char *errpath, const char *bin, char
 double qkv_test_json_num(const char *text, const char *key);
 /* true if a file below dir (recursively) has ".tmp." in its name; its path in found */
 bool qkv_test_find_temp(const char *dir, char *found, size_t n);
+/* run a shell command (printf-formatted); its stdout, and its stderr too when merge, into out
+ * (cut to outlen - 1 bytes; out may be NULL); returns the exit status (-1: killed) */
+int qkv_test_sh(char *out, size_t outlen, bool merge, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* write text to path (fails the test if it cannot) */
+void qkv_test_write_file(const char *path, const char *text);
 
 #endif

@@ -3,6 +3,7 @@
  * (plan.c), the runner (runner.c), the claims (claim.c), the aggregation (aggregate.c) and
  * the report (report*.c) each have a file of their own. */
 #include "ablate/ablate.h"
+#include "tensor/clock.h"
 #include "ablate/claim.h"
 #include "ablate/plan.h"
 #include "ablate/results.h"
@@ -15,11 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* aggregate what has finished and write the report */
 static int report(const qkv_ablate_plan *p, const qkv_ablate_opts *o, double t0, char *err, int errlen) {
@@ -29,7 +25,7 @@ static int report(const qkv_ablate_plan *p, const qkv_ablate_opts *o, double t0,
     if (!rc) {
         res.version = QKV_VERSION;
         res.jobs = o->jobs;
-        res.wall_seconds = now() - t0;
+        res.wall_seconds = qkv_clock_seconds() - t0;
         rc = qkv_ablate_write_report(&res, p->out, o->quiet ? NULL : stdout, err, errlen);
     }
     if (!rc && !o->quiet) {
@@ -44,7 +40,7 @@ static int report(const qkv_ablate_plan *p, const qkv_ablate_opts *o, double t0,
 
 int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, char *err,
                    int errlen) {
-    double t0 = now();
+    double t0 = qkv_clock_seconds();
     qkv_ablate_plan p;
     int rc = qkv__ablate_plan(&p, c, out_dir, true, o->force, err, errlen);
     qkv_ablate_opts run_opts = *o; /* runs trained together as the config says */
@@ -60,7 +56,7 @@ int qkv_ablate_report(const qkv_ablate_config *c, const char *out_dir, const qkv
                       int errlen) {
     qkv_ablate_plan p;
     int rc = qkv__ablate_plan(&p, c, out_dir, false, false, err, errlen);
-    if (!rc) rc = report(&p, o, now(), err, errlen);
+    if (!rc) rc = report(&p, o, qkv_clock_seconds(), err, errlen);
     qkv__ablate_plan_free(&p);
     return rc;
 }

@@ -6,24 +6,13 @@
 
 #include "ablate/strbuf.h"
 
-/* a field, quoted only when it holds a separator, a quote or a line break */
-static void csv_text(qkv_strbuf *b, const char *s) {
-    if (!strpbrk(s, ",\"\r\n")) {
-        qkv_strbuf_puts(b, s);
-        return;
-    }
-    qkv_strbuf_puts(b, "\"");
-    for (; *s; s++) qkv_strbuf_puts(b, *s == '"' ? "\"\"" : (char[2]){*s, 0});
-    qkv_strbuf_puts(b, "\"");
-}
-
 /* one value; a missing one is the field's csv_missing text (empty by default) */
 static void csv_value(qkv_strbuf *b, const qkv_report_field *f, const qkv_report_value *v) {
     switch (v->kind) {
     case QKV_REPORT_MISSING: qkv_strbuf_puts(b, f->csv_missing); break;
     case QKV_REPORT_NUM: qkv_strbuf_printf(b, "%.6g", v->num); break;
     case QKV_REPORT_INT: qkv_strbuf_printf(b, "%lld", v->i); break;
-    case QKV_REPORT_STR: csv_text(b, v->str ? v->str : ""); break;
+    case QKV_REPORT_STR: qkv_strbuf_csv_field(b, v->str ? v->str : ""); break;
     case QKV_REPORT_BOOL: qkv_strbuf_puts(b, v->b ? "true" : "false"); break;
     }
 }
@@ -37,7 +26,7 @@ char *qkv_report_render_csv(const qkv_report *p) {
     for (int f = 0; f < rec->n_fields; f++) {
         if (!rec->fields[f].csv) continue;
         if (!first) qkv_strbuf_puts(&b, ",");
-        csv_text(&b, rec->fields[f].csv);
+        qkv_strbuf_csv_field(&b, rec->fields[f].csv);
         first = false;
     }
     qkv_strbuf_puts(&b, "\n");

@@ -2,6 +2,7 @@
  * cells. Each table is a list of columns: a header, an alignment and a function that writes
  * one variant's cell; adding a column is adding a line to a list (see report_data.h). */
 #include "ablate/report_data.h"
+#include "ablate/strbuf.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,23 +22,6 @@ typedef struct column {
 } column;
 
 /* ---- number formats ---------------------------------------------------------------------- */
-
-/* 1234567 -> "1,234,567"; negative -> a dash (unknown) */
-static void fmt_count(char *dst, size_t n, int64_t v) {
-    if (v < 0) {
-        snprintf(dst, n, DASH);
-        return;
-    }
-    char raw[32], out[48];
-    snprintf(raw, sizeof raw, "%lld", (long long)v);
-    size_t len = strlen(raw), o = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (i > 0 && (len - i) % 3 == 0) out[o++] = ',';
-        out[o++] = raw[i];
-    }
-    out[o] = 0;
-    snprintf(dst, n, "%s", out);
-}
 
 /* a loss-like value: 4 decimals, or 2 significant digits in exponent form when tiny */
 static void fmt_small(char *dst, size_t n, double v) {
@@ -63,19 +47,19 @@ static void cell_name(char *dst, size_t n, const qkv_report *p, int i) {
 /* the attention layers' parameter count */
 static void cell_attn_params(char *dst, size_t n, const qkv_report *p, int i) {
     const qkv_variant_result *v = &p->r->v[i];
-    fmt_count(dst, n, v->attn_params);
+    qkv_fmt_count(dst, n, v->attn_params);
 }
 
 /* the model's parameter count, and for a matched control the width and the baseline's count */
 static void cell_params(char *dst, size_t n, const qkv_report *p, int i) {
     const qkv_variant_result *v = &p->r->v[i];
     char a[32], b[32];
-    fmt_count(a, sizeof a, v->params);
+    qkv_fmt_count(a, sizeof a, v->params);
     if (!v->matched_d_ff) {
         snprintf(dst, n, "%s", a);
         return;
     }
-    fmt_count(b, sizeof b, v->baseline_params);
+    qkv_fmt_count(b, sizeof b, v->baseline_params);
     snprintf(dst, n, "%s (d_ff %d, matched to %s's %s)", a, v->matched_d_ff, p->r->v[p->cfg->baseline].name, b);
 }
 

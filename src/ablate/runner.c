@@ -3,6 +3,7 @@
  * stopped and several workers (processes, machines, Slurm array tasks) can share one sweep:
  * each run is claimed before it is trained (claim.h). */
 #include "ablate/runner.h"
+#include "tensor/clock.h"
 #include "ablate/claim.h"
 #include "io/fileio.h"
 #include "train/checkpoint.h"
@@ -24,11 +25,6 @@ extern char **environ;
 static volatile sig_atomic_t interrupted = 0;
 static void on_signal(int sig) { (void)sig; interrupted = 1; }
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void nap(double s) {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
@@ -236,7 +232,7 @@ static void fmt_time(double s, char *b, size_t n) {
 
 static void show_progress(int done, int total, int running, int elsewhere, int extended, double t0, bool tty) {
     char el[32], other[48] = "";
-    fmt_time(now() - t0, el, sizeof el);
+    fmt_time(qkv_clock_seconds() - t0, el, sizeof el);
     if (elsewhere) snprintf(other, sizeof other, " (+%d elsewhere)", elsewhere);
     fprintf(stderr, tty ? "\r\033[Kqkv ablate: runs %d/%d done, %d running%s, %d extended, %s elapsed"
                         : "qkv ablate: runs %d/%d done, %d running%s, %d extended, %s elapsed\n",
@@ -262,17 +258,17 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     bool tty = isatty(2) && !o->quiet, forwarded = false, first = true, refresh = true;
-    double t0 = now(), last_refresh = 0;
+    double t0 = qkv_clock_seconds(), last_refresh = 0;
     int running = 0, extended = 0, rc = 0, last_done = -1, mine = 0;
     for (int r = 0; r < p->n; r++) mine += r % shards == o->shard;
     for (;;) {
         /* every run's state (the budget depends on all of them), this share's claims */
         long long max_solved = -1;
         int done = 0, kept = 0, elsewhere = 0;
-        if (refresh || now() - last_refresh > 2) {
+        if (refresh || qkv_clock_seconds() - last_refresh > 2) {
             for (int r = 0; r < p->n; r++)
                 if (ph[r] != RUNNING) qkv__ablate_run_state(p, r, &st[r]);
-            last_refresh = now();
+            last_refresh = qkv_clock_seconds();
         }
         refresh = false;
         for (int r = 0; r < p->n; r++)
@@ -310,7 +306,7 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
                 break;
             }
             jb.pid = pid;
-            jb.started = jb.beat = now();
+            jb.started = jb.beat = qkv_clock_seconds();
             for (int k = 0; k < jobs; k++)
                 if (!js[k].pid) { js[k] = jb; break; }
             for (int i = 0; i < jb.n; i++) {
@@ -346,9 +342,9 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
         if (pid < 0 && errno != EINTR && errno != ECHILD) break;
         if (pid <= 0) {
             for (int k = 0; k < jobs; k++)
-                if (js[k].pid && now() - js[k].beat > QKV_CLAIM_HEARTBEAT) {
+                if (js[k].pid && qkv_clock_seconds() - js[k].beat > QKV_CLAIM_HEARTBEAT) {
                     for (int i = 0; i < js[k].n; i++) qkv__claim_touch(p->runs[js[k].runs[i]].dir);
-                    js[k].beat = now();
+                    js[k].beat = qkv_clock_seconds();
                 }
             nap(running ? 0.05 : 2);
             continue;

@@ -116,3 +116,29 @@ void qkv_strbuf_escape_xml(qkv_strbuf *b, const char *s) {
     }
     qkv_strbuf_puts(b, run);
 }
+
+void qkv_strbuf_csv_field(qkv_strbuf *b, const char *s) {
+    if (!strpbrk(s, ",\"\r\n")) {
+        qkv_strbuf_puts(b, s);
+        return;
+    }
+    qkv_strbuf_puts(b, "\"");
+    for (; *s; s++) qkv_strbuf_puts(b, *s == '"' ? "\"\"" : (char[2]){*s, 0});
+    qkv_strbuf_puts(b, "\"");
+}
+
+void qkv_fmt_count(char *dst, size_t n, long long v) {
+    if (v < 0) {
+        snprintf(dst, n, "\xe2\x80\x94");
+        return;
+    }
+    char raw[32], out[48];
+    snprintf(raw, sizeof raw, "%lld", v);
+    size_t len = strlen(raw), o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (i > 0 && (len - i) % 3 == 0) out[o++] = ',';
+        out[o++] = raw[i];
+    }
+    out[o] = 0;
+    snprintf(dst, n, "%s", out);
+}

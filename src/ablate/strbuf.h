@@ -33,5 +33,11 @@ QKV_INTERNAL void qkv_strbuf_vprintf(qkv_strbuf *b, const char *fmt, va_list ap)
 /* s with & < > " ' escaped: valid in XML/HTML text and in quoted attribute values
  * (NULL appends nothing) */
 QKV_INTERNAL void qkv_strbuf_escape_xml(qkv_strbuf *b, const char *s);
+/* s as one CSV field: quoted (quotes doubled) only when it holds a separator, a quote or a
+ * line break (RFC 4180) */
+QKV_INTERNAL void qkv_strbuf_csv_field(qkv_strbuf *b, const char *s);
+
+/* 1234567 -> "1,234,567" into dst (n bytes); a negative count (not recorded) -> an em dash */
+QKV_INTERNAL void qkv_fmt_count(char *dst, size_t n, long long v);
 
 #endif

@@ -3,6 +3,7 @@
  * ablations at several model sizes a table of the metric, one of parameter counts and a plot of
  * the metric against d_model. */
 #include "ablate/summary.h"
+#include "ablate/strbuf.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -20,23 +21,6 @@
 static void fmt_fixed(char *dst, size_t n, double v, int decimals) {
     if (!isfinite(v)) snprintf(dst, n, DASH);
     else snprintf(dst, n, "%.*f", decimals, v);
-}
-
-/* 1234567 -> "1,234,567"; negative -> a dash (not recorded) */
-static void fmt_count(char *dst, size_t n, int64_t v) {
-    if (v < 0) {
-        snprintf(dst, n, DASH);
-        return;
-    }
-    char raw[32], out[48];
-    snprintf(raw, sizeof raw, "%lld", (long long)v);
-    size_t len = strlen(raw), o = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (i > 0 && (len - i) % 3 == 0) out[o++] = ',';
-        out[o++] = raw[i];
-    }
-    out[o] = 0;
-    snprintf(dst, n, "%s", out);
 }
 
 const char *qkv_sum_metric_words(qkv_sum_metric m, bool text) {
@@ -257,7 +241,7 @@ static int size_tables(qkv_sum_sizes *g, const qkv_summary *s) {
             fmt_interval(iv, sizeof iv, g->metric, c->mean, c->lo, c->hi);
             if (c->runs_ok <= 0) snprintf(vc, QKV_REPORT_CELL, "no finished run");
             else snprintf(vc, QKV_REPORT_CELL, "%s%s", iv, tail);
-            fmt_count(pc, QKV_REPORT_CELL, c->params);
+            qkv_fmt_count(pc, QKV_REPORT_CELL, c->params);
         }
     }
     return 0;

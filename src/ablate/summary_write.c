@@ -160,17 +160,6 @@ char *qkv_summary_block(const qkv_sum_report *r, qkv_sum_part part) {
 
 /* ---- summary.csv ---------------------------------------------------------------------------- */
 
-/* a field, quoted only when it holds a separator, a quote or a line break (RFC 4180) */
-static void csv_text(qkv_strbuf *b, const char *s) {
-    if (!strpbrk(s, ",\"\r\n")) {
-        qkv_strbuf_puts(b, s);
-        return;
-    }
-    qkv_strbuf_puts(b, "\"");
-    for (; *s; s++) qkv_strbuf_puts(b, *s == '"' ? "\"\"" : (char[2]){*s, 0});
-    qkv_strbuf_puts(b, "\"");
-}
-
 /* ",%.6g", or "," alone for a missing number */
 static void csv_num(qkv_strbuf *b, double v) {
     if (isfinite(v)) qkv_strbuf_printf(b, ",%.6g", v);
@@ -205,18 +194,18 @@ static char *render_csv(const qkv_sum_report *r) {
             const char *metric = a->metric == QKV_SUM_ACCURACY ? "accuracy"
                                  : a->metric == QKV_SUM_LOSS   ? "loss"
                                                                : BITS[a->text][a->bpb_from_loss];
-            csv_text(&b, a->label);
+            qkv_strbuf_csv_field(&b, a->label);
             qkv_strbuf_puts(&b, ",");
-            csv_text(&b, a->dir);
+            qkv_strbuf_csv_field(&b, a->dir);
             qkv_strbuf_puts(&b, ",");
-            csv_text(&b, a->title);
+            qkv_strbuf_csv_field(&b, a->title);
             qkv_strbuf_puts(&b, ",");
-            csv_text(&b, a->task);
+            qkv_strbuf_csv_field(&b, a->task);
             csv_int(&b, a->d_model > 0 ? a->d_model : -1);
             csv_int(&b, a->layers > 0 ? a->layers : -1);
             csv_int(&b, a->heads > 0 ? a->heads : -1);
             qkv_strbuf_printf(&b, ",%s,", qkv_summary_partial(a) ? "true" : "false");
-            csv_text(&b, s->variants[j]);
+            qkv_strbuf_csv_field(&b, s->variants[j]);
             qkv_strbuf_printf(&b, ",%s,%s,%s", base ? "true" : "false", metric,
                               a->recomputed ? "summarize" : "ablation");
             csv_num(&b, c->mean);
@@ -237,7 +226,7 @@ static char *render_csv(const qkv_sum_report *r) {
             csv_int(&b, c->params);
             csv_int(&b, c->attn_params);
             qkv_strbuf_puts(&b, ",");
-            csv_text(&b, qkv_report_cell(&r->main, j, i + 1));
+            qkv_strbuf_csv_field(&b, qkv_report_cell(&r->main, j, i + 1));
             qkv_strbuf_puts(&b, "\n");
         }
     }

@@ -11,6 +11,7 @@
 #define _DEFAULT_SOURCE  /* wait4 */
 #define _XOPEN_SOURCE 700 /* nftw, mkdtemp */
 #include "cli/cli.h"
+#include "tensor/clock.h"
 #include "tensor/parallel.h"
 #include "train/bench.h"
 #include "train/run_config.h"
@@ -49,11 +50,6 @@ typedef struct {
 static volatile sig_atomic_t interrupted = 0;
 static void on_signal(int sig) { (void)sig; interrupted = 1; }
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -190,10 +186,10 @@ int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
     sweep_run runs[N_RUNS];
     memset(runs, 0, sizeof runs);
     int next = 0, running = 0, done = 0, rc = 0;
-    double t0 = now();
+    double t0 = qkv_clock_seconds();
     while (done < N_RUNS && !rc) {
         while (!interrupted && running < jobs && next < N_RUNS) {
-            runs[next].start = now();
+            runs[next].start = qkv_clock_seconds();
             if ((runs[next].pid = launch(bin, config, dir, next, steps)) < 0) {
                 qkv_cli_error("bench", "--sweep: cannot start %s train", bin);
                 rc = QKV_EXIT_FAIL;
@@ -215,7 +211,7 @@ int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
         int r = 0;
         while (r < next && runs[r].pid != pid) r++;
         if (r == next) continue;
-        double t = now();
+        double t = qkv_clock_seconds();
         runs[r].pid = 0;
         runs[r].seconds = t - runs[r].start;
         runs[r].rss_mb = (double)ru.ru_maxrss / 1024.0;
@@ -232,7 +228,7 @@ int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
             rc = QKV_EXIT_FAIL;
         }
     }
-    double seconds = now() - t0;
+    double seconds = qkv_clock_seconds() - t0;
     /* stopped early (an error, a signal): the runs still going are stopped (they checkpoint) */
     for (int r = 0; r < next; r++)
         if (runs[r].pid > 0) kill(runs[r].pid, SIGTERM);

@@ -1,5 +1,6 @@
 /* The training-step benchmark (see bench.h). */
 #include "train/bench.h"
+#include "tensor/clock.h"
 #include "nn/model.h"
 #include "optim/optim.h"
 #include "tensor/kernels.h"
@@ -19,11 +20,6 @@ const qkv_bench_size QKV_BENCH_SIZES[3] = {
     {"medium", 512, 256, 256, 8, 4, 1024, 8},
 };
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -65,7 +61,7 @@ int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*all
             allocs0 = alloc_count ? alloc_count() : 0;
             flops0 = qkv_gemm_flops;
         }
-        double t = now();
+        double t = qkv_clock_seconds();
         qkv_ctx_reset(ctx);
         qkv_tensor *loss = qkv_model_loss(ctx, m, tok, tgt, NULL);
         if (!loss || qkv_backward(ctx, loss)) {
@@ -74,7 +70,7 @@ int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*all
         }
         qkv_optim_step(&o, m->params.data, m->params.grad, 1e-3);
         qkv_params_zero_grad(&m->params);
-        if (i >= warmup) ms[i - warmup] = 1e3 * (now() - t);
+        if (i >= warmup) ms[i - warmup] = 1e3 * (qkv_clock_seconds() - t);
     }
     r->steady_allocs = alloc_count ? (double)(alloc_count() - allocs0) / steps : -1;
     r->flops_per_step = (double)(qkv_gemm_flops - flops0) / steps;
@@ -109,9 +105,9 @@ double qkv_bench_sgemm_ceiling(int n, int reps) {
     if (a && b && c) {
         for (size_t i = 0; i < (size_t)n * n; i++) { a[i] = (float)(i % 7) * 0.1f; b[i] = (float)(i % 5) * 0.1f; }
         for (int r = 0; r <= reps; r++) {
-            double t = now();
+            double t = qkv_clock_seconds();
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-            double g = 2.0 * n * n * (double)n / (now() - t) / 1e9;
+            double g = 2.0 * n * n * (double)n / (qkv_clock_seconds() - t) / 1e9;
             if (r > 0 && g > best) best = g; /* the first product warms caches and threads */
         }
     }

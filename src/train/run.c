@@ -24,12 +24,6 @@ bool qkv__run_should_stop(const qkv__run *r) {
     return stop_requested || (r->opt->stop_after && r->st.step - r->start >= r->opt->stop_after);
 }
 
-double qkv__now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static const char *in_dir(qkv__run *r, const char *file) {
     snprintf(r->path, sizeof r->path, "%s/%s", r->opt->out_dir, file);
     return r->path;
@@ -39,7 +33,7 @@ static const char *in_dir(qkv__run *r, const char *file) {
 
 static int save_checkpoint(qkv__run *r, char *err, int errlen) {
     qkv_train_state s = r->st;
-    s.seconds += qkv__now() - r->t0; /* timing too: a resumed run reports the whole run's time */
+    s.seconds += qkv_clock_seconds() - r->t0; /* timing too: a resumed run reports the whole run's time */
     return qkv_checkpoint_save(r->opt->out_dir, r->model, &r->optim, &s, &r->task.train_rng, r->config_json,
                                err, errlen);
 }
@@ -337,7 +331,7 @@ int qkv__run_update(qkv__run *r, double lv, bool *updated, char *err, int errlen
     bool do_eval = lead && (last || (tc->eval_every > 0 && r->st.step % tc->eval_every == 0));
     bool do_log = lead && (do_eval || r->st.step % tc->log_every == 0);
     bool do_ckpt = lead && (last || (tc->checkpoint_every > 0 ? r->st.step % tc->checkpoint_every == 0 : do_eval));
-    double t = qkv__now(), elapsed = r->st.seconds + (t - r->t0);
+    double t = qkv_clock_seconds(), elapsed = r->st.seconds + (t - r->t0);
     double tps = t > r->t_log ? (double)r->tokens_since / (t - r->t_log) : 0;
     int rc = 0;
     if (do_eval) {
@@ -422,7 +416,7 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int er
     sum->has_val = r->val_examples > 0;
     sum->steps = r->st.step;
     sum->skipped_steps = r->st.skipped;
-    sum->seconds = r->st.seconds + (qkv__now() - r->t0);
+    sum->seconds = r->st.seconds + (qkv_clock_seconds() - r->t0);
     sum->params = r->model ? r->model->params.numel : 0;
     sum->processes = r->dist.size;
     if (r->model && !rc) { /* every process must hold the same weights: check it */

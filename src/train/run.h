@@ -7,6 +7,7 @@
 #define QKV_TRAIN_RUN_H
 
 #include "qkv_api.h"
+#include "tensor/clock.h"
 
 #include <stdio.h>
 
@@ -74,8 +75,6 @@ QKV_INTERNAL bool qkv__run_should_stop(const qkv__run *r);
 QKV_INTERNAL void qkv__run_fail_everywhere(const qkv__run *r, const char *err);
 /* whether any process says `mine` (a stop, an error) */
 QKV_INTERNAL bool qkv__run_any(const qkv__run *r, bool mine);
-/* now, on the clock the loop's timings use (seconds) */
-QKV_INTERNAL double qkv__now(void);
 /* rows [first, first + rows) of a batch, as a batch of their own */
 QKV_INTERNAL qkv_batch qkv__batch_view(const qkv_batch *all, int first, int rows);
 

@@ -332,7 +332,7 @@ int qkv_train_group(qkv_group_run *runs, int n, char *err, int errlen) {
         group_free(g);
         return -1;
     }
-    double t0 = qkv__now();
+    double t0 = qkv_clock_seconds();
     for (int i = 0; i < n; i++) g->m[i].t0 = g->m[i].t_log = t0;
     long long steps = g->m[0].cfg->train.steps;
     for (;;) {
