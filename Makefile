@@ -188,7 +188,7 @@ asan:
 demo: all
 	$(BUILD)/qkv ablate configs/ablate-qkv-recall-demo.json --out runs/demo --jobs 2
 
-# the study of docs/qkv-answer.md: its one-machine version (about an hour on 2 cores), and the
+# the study of docs/qkv-answer.md: its one-machine version (about 65 minutes on 2 cores), and the
 # study as designed (configs/study/, scripts/study.sh)
 study: all
 	QKV=$(BUILD)/qkv scripts/study.sh quick
@@ -315,7 +315,7 @@ help:
 	@echo "make test       run the test suites"
 	@echo "make asan       run the test suites under ASan + UBSan"
 	@echo "make demo       the Q/K/V ablation on recall, ~3 minutes (report in runs/demo/)"
-	@echo "make study      the study of docs/qkv-answer.md, one-machine version (~1 hour on 2 cores)"
+	@echo "make study      the study of docs/qkv-answer.md, one-machine version (~65 min on 2 cores)"
 	@echo "make study-full the study as designed (docs/qkv-answer.md gives its compute)"
 	@echo "make bench      time the training step of the standard sizes"
 	@echo "make bench-gemm time one recall step's sgemm calls on OpenBLAS, BLIS and libxsmm"

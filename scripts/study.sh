@@ -3,7 +3,7 @@
 #
 #   scripts/study.sh [quick|full]     (make study / make study-full)
 #
-# quick (the default) is the one-machine version, about an hour on 2 cores; full is the study
+# quick (the default) is the one-machine version, about 65 minutes on 2 cores; full is the study
 # as designed (docs/qkv-answer.md gives its compute). Runs go to runs/study-VERSION/NAME (not
 # committed; a second call reuses finished runs and resumes the rest); the reports are copied
 # to docs/results/study-VERSION/NAME (results.md, .csv, .json, report.md, plots/) and
