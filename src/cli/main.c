@@ -1,7 +1,9 @@
 /* The qkv command: dispatches to subcommands. */
 #include "qkv.h"
+#include "cli/alloc_count.h"
 #include "cli/cli.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char USAGE[] =
@@ -53,7 +55,23 @@ int main(int argc, char **argv) {
         return 0;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
-        if (!strcmp(cmd, COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
+        if (!strcmp(cmd, COMMANDS[i].name)) {
+            /* QKV_COUNT_ALLOCS=1: the command's heap allocations, counted and printed on stderr at
+             * the end; two runs that differ only in their steps allocate equally when a step
+             * allocates nothing (docs/performance.md; tests/test_group.c) */
+            const char *count = getenv("QKV_COUNT_ALLOCS");
+            bool counting = count && !strcmp(count, "1") && qkv_alloc_count_available();
+            uint64_t before = qkv_alloc_count();
+            if (counting) qkv_alloc_count_enable(1);
+            int rc = COMMANDS[i].run(argc - 1, argv + 1);
+            if (counting) {
+                qkv_alloc_count_enable(0);
+                fprintf(stderr, "qkv: %llu heap allocations\n", (unsigned long long)(qkv_alloc_count() - before));
+            } else if (count && !strcmp(count, "1")) {
+                fprintf(stderr, "qkv: heap allocations are not counted in this build (a sanitizer's malloc)\n");
+            }
+            return rc;
+        }
     fprintf(stderr, "qkv: unknown command or option '%s' (try 'qkv --help')\n", cmd);
     return QKV_EXIT_USAGE;
 }
