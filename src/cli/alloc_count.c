@@ -13,7 +13,7 @@ static _Atomic uint64_t count;
 static _Atomic int on;
 
 uint64_t qkv_alloc_count(void) { return count; }
-void qkv_alloc_count_enable(int enable) { on = enable; }
+void qkv_alloc_count_enable(int enable) { on += enable ? 1 : -1; } /* nested: counts while any caller counts */
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 int qkv_alloc_count_available(void) { return 0; }

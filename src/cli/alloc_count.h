@@ -8,7 +8,7 @@
 
 /* allocations counted so far */
 QKV_INTERNAL uint64_t qkv_alloc_count(void);
-/* count (1) or not (0) from now on */
+/* start (1) or end (0) counting; nested: counting goes on while any start is not yet ended */
 QKV_INTERNAL void qkv_alloc_count_enable(int enable);
 /* 0 when this build cannot count (sanitizers) */
 QKV_INTERNAL int qkv_alloc_count_available(void);

@@ -60,14 +60,14 @@ int main(int argc, char **argv) {
              * the end; two runs that differ only in their steps allocate equally when a step
              * allocates nothing (docs/performance.md; tests/test_group.c) */
             const char *count = getenv("QKV_COUNT_ALLOCS");
-            bool counting = count && !strcmp(count, "1") && qkv_alloc_count_available();
+            bool asked = count && !strcmp(count, "1"), counting = asked && qkv_alloc_count_available();
             uint64_t before = qkv_alloc_count();
             if (counting) qkv_alloc_count_enable(1);
             int rc = COMMANDS[i].run(argc - 1, argv + 1);
             if (counting) {
                 qkv_alloc_count_enable(0);
                 fprintf(stderr, "qkv: %llu heap allocations\n", (unsigned long long)(qkv_alloc_count() - before));
-            } else if (count && !strcmp(count, "1")) {
+            } else if (asked) {
                 fprintf(stderr, "qkv: heap allocations are not counted in this build (a sanitizer's malloc)\n");
             }
             return rc;
