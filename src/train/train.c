@@ -2,6 +2,7 @@
  * of the step, the directory and the summary are run.c's. */
 #include "train/train.h"
 #include "train/run.h"
+#include "tensor/kernels.h"
 #include "tensor/parallel.h"
 
 #include <stdio.h>
@@ -81,7 +82,7 @@ static int step_gradient(qkv__run *r, double *loss, char *err, int errlen) {
             if (micro_batch(r, m, r->ctx, j, total, dst, err, errlen)) return -1;
             if (r->acc) { /* one process, one worker: the running sum */
                 if (j == 0) memcpy(r->acc, g, (size_t)n * sizeof *g);
-                else for (int64_t i = 0; i < n; i++) r->acc[i] += g[i];
+                else qkv_k_binary_flat_f32(QKV_BIN_ADD, n, r->acc, g, r->acc); /* acc += g, vectorised */
             }
         }
     }
@@ -97,7 +98,7 @@ static int step_gradient(qkv__run *r, double *loss, char *err, int errlen) {
         memcpy(g, r->slots, (size_t)n * sizeof *g);
         for (int k = 1; k < S; k++) {
             const float *sk = r->slots + (size_t)k * (size_t)n;
-            for (int64_t i = 0; i < n; i++) g[i] += sk[i];
+            qkv_k_binary_flat_f32(QKV_BIN_ADD, n, g, sk, g); /* g += sk, element by element */
         }
     }
     *loss = qkv__run_loss(r);
