@@ -157,6 +157,7 @@ int qkv_cmd_ablate(int argc, char **argv) {
         }
         const char *train_cmd[] = {bin, "train", "--threads", "1", "--quiet", NULL}; /* one BLAS thread per run */
         o.train_cmd = train_cmd;
+        qkv_cli_children_one_blas_thread();
         if (qkv_ablate_run(&c, out, &o, err, sizeof err)) goto fail;
     }
     rc = QKV_EXIT_OK;

@@ -167,6 +167,7 @@ int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
     /* the per-core ceiling: OpenBLAS's sgemm on one thread, before the sweep, on an idle machine */
     qkv_cli_set_threads(1);
     double ceiling = qkv_bench_sgemm_ceiling(1024, 10);
+    qkv_cli_children_one_blas_thread(); /* as qkv ablate starts its runs */
 
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/qkv-sweep-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");

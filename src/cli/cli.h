@@ -32,5 +32,8 @@ QKV_INTERNAL int qkv_cli_load_config(const char *cmd, const char *path, const ch
 QKV_INTERNAL int qkv_cli_default_threads(void);
 /* qkv's thread count (0 = qkv_cli_default_threads()) */
 QKV_INTERNAL void qkv_cli_set_threads(int n);
+/* before starting `qkv train --threads 1` children: OPENBLAS_NUM_THREADS=1 in the environment
+ * they inherit, unless the user set it */
+QKV_INTERNAL void qkv_cli_children_one_blas_thread(void);
 
 #endif

@@ -3,6 +3,7 @@
 #include "tensor/parallel.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 void qkv_cli_error(const char *cmd, const char *fmt, ...) {
@@ -42,4 +43,13 @@ void qkv_cli_set_threads(int n) {
     /* qkv's pool on every core by default: faster than OpenBLAS's own threads (which would
      * compete with the pool for the cores; docs/performance.md) */
     qkv_set_threads(n > 0 ? n : qkv_cli_default_threads()); /* also keeps OpenBLAS at one thread */
+}
+
+void qkv_cli_children_one_blas_thread(void) {
+    /* OpenBLAS starts its threads (one per core) when it loads, before qkv can set it to one,
+     * and they busy-wait for work for a while before they sleep. A `--threads 1` run never
+     * gives them any (same kernels, same bits), but with one run per core they spin on the
+     * cores the other runs compute on: measured, the sweep of docs/performance.md gains 1-5%
+     * runs per minute without them. bench/torch_sweep.py starts its workers the same way. */
+    setenv("OPENBLAS_NUM_THREADS", "1", 0);
 }
