@@ -1,4 +1,4 @@
-/* Heap allocation counting for `qkv bench`: the executable's malloc family wraps glibc's and
+/* Heap allocation counting for `qkv bench` and QKV_COUNT_ALLOCS=1 (main.c): the executable's malloc family wraps glibc's and
  * counts calls while counting is on. Defined in the executable, it also sees the calls of
  * shared libraries (OpenBLAS, libc). Off under AddressSanitizer, which has its own malloc. */
 #include "cli/alloc_count.h"
