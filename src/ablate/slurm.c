@@ -27,6 +27,42 @@ static void sbatch_lines(qkv_strbuf *b, const qkv_slurm_opts *o) {
     for (int i = 0; i < o->n_sbatch; i++) qkv_strbuf_printf(b, "#SBATCH %s\n", o->sbatch[i]);
 }
 
+/* the index of the first control character (a byte below 0x20, or DEL) in s, or -1 */
+static long control_at(const char *s) {
+    for (const char *p = s; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) return (long)(p - s);
+    return -1;
+}
+
+/* What goes into a script from the user is checked here, so that it can never start a line or a
+ * command: an #SBATCH line is a comment to the shell up to its newline, so an --sbatch value may
+ * hold anything but a control character (and must be an option); every path is a single-quoted
+ * shell word or an argument of sbatch itself (--output is given to sbatch, not written in an
+ * #SBATCH line, where a space would end it). 0, or -1 with err naming the value */
+int qkv__slurm_check(const qkv_slurm_opts *o, char *err, int errlen) {
+    for (int i = 0; i < o->n_sbatch; i++) {
+        long at = control_at(o->sbatch[i]);
+        if (at >= 0) {
+            snprintf(err, (size_t)errlen, "--sbatch: value %d holds a control character (byte 0x%02x at %ld): an "
+                     "#SBATCH line is one line of the job script", i + 1, (unsigned char)o->sbatch[i][at], at);
+            return -1;
+        }
+        if (o->sbatch[i][0] != '-') {
+            snprintf(err, (size_t)errlen, "--sbatch: expected an sbatch option (such as --partition=cpu), got '%.200s'",
+                     o->sbatch[i]);
+            return -1;
+        }
+    }
+    const char *paths[3][2] = {{"the config path", o->config}, {"--out", o->out}, {"the qkv executable", o->qkv}};
+    for (int i = 0; i < 3; i++)
+        if (control_at(paths[i][1]) >= 0) {
+            snprintf(err, (size_t)errlen, "%s holds a control character: a job script names it; use a path without "
+                     "one", paths[i][0]);
+            return -1;
+        }
+    return 0;
+}
+
 static char *array_script(const qkv_slurm_opts *o) {
     qkv_strbuf b;
     qkv_strbuf_init(&b);
@@ -34,7 +70,6 @@ static char *array_script(const qkv_slurm_opts *o) {
     qkv_strbuf_printf(&b, "#SBATCH --job-name=qkv-ablate\n#SBATCH --array=0-%d%%%d\n#SBATCH --cpus-per-task=1\n",
                       o->tasks - 1, o->parallel);
     qkv_strbuf_puts(&b, "#SBATCH --requeue\n#SBATCH --signal=B:TERM@60\n#SBATCH --open-mode=append\n");
-    qkv_strbuf_printf(&b, "#SBATCH --output=%s/slurm/task-%%A_%%a.log\n", o->out);
     sbatch_lines(&b, o);
     qkv_strbuf_puts(&b,
         "# --shard auto: share SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT. On SIGTERM (preemption,\n"
@@ -59,7 +94,7 @@ static char *report_script(const qkv_slurm_opts *o) {
     qkv_strbuf_init(&b);
     qkv_strbuf_puts(&b, "#!/bin/sh\n# qkv ablate --slurm: after the workers, finish the sweep and write its report\n");
     qkv_strbuf_printf(&b, "#SBATCH --job-name=qkv-ablate-report\n#SBATCH --cpus-per-task=%d\n", o->report_jobs);
-    qkv_strbuf_printf(&b, "#SBATCH --open-mode=append\n#SBATCH --output=%s/slurm/report-%%j.log\n", o->out);
+    qkv_strbuf_puts(&b, "#SBATCH --open-mode=append\n");
     sbatch_lines(&b, o);
     qkv_strbuf_puts(&b, "# runs whose budget another task's results raised, and failed runs, are trained here\nexec ");
     shq(&b, o->qkv);
@@ -71,8 +106,10 @@ static char *report_script(const qkv_slurm_opts *o) {
     return qkv_strbuf_take(&b);
 }
 
-/* sbatch ARGS... SCRIPT; its --parsable output (the job id) into id */
-static int submit(const char *dependency, const char *script, char *id, size_t n, char *err, int errlen) {
+/* sbatch --parsable --output=LOG [DEPENDENCY] SCRIPT (no shell between): its output, the job id,
+ * into id */
+static int submit(const char *output, const char *dependency, const char *script, char *id, size_t n, char *err,
+                  int errlen) {
     int fd[2];
     if (pipe(fd)) {
         snprintf(err, (size_t)errlen, "pipe: %s", strerror(errno));
@@ -87,8 +124,8 @@ static int submit(const char *dependency, const char *script, char *id, size_t n
         dup2(fd[1], 1);
         close(fd[0]);
         close(fd[1]);
-        if (dependency) execlp("sbatch", "sbatch", "--parsable", dependency, script, (char *)NULL);
-        else execlp("sbatch", "sbatch", "--parsable", script, (char *)NULL);
+        if (dependency) execlp("sbatch", "sbatch", "--parsable", output, dependency, script, (char *)NULL);
+        else execlp("sbatch", "sbatch", "--parsable", output, script, (char *)NULL);
         fprintf(stderr, "qkv ablate: cannot run sbatch: %s\n", strerror(errno));
         _exit(127);
     }
@@ -107,25 +144,47 @@ static int submit(const char *dependency, const char *script, char *id, size_t n
     return 0;
 }
 
+/* the sbatch command that submits script (as a shell would take it, for --dry-run) */
+static void command_line(qkv_strbuf *b, const char *output, const char *dependency, const char *script) {
+    qkv_strbuf_puts(b, "# sbatch --parsable ");
+    shq(b, output);
+    if (dependency) qkv_strbuf_printf(b, " %s", dependency);
+    qkv_strbuf_puts(b, " ");
+    shq(b, script);
+    qkv_strbuf_puts(b, "\n");
+}
+
 int qkv__ablate_slurm(const qkv_slurm_opts *o, FILE *f, char *err, int errlen) {
+    if (qkv__slurm_check(o, err, errlen)) return -1;
     char *array = array_script(o), *rep = report_script(o);
+    char dir[4200], pa[4300], pr[4300], oa[4300], orep[4300], id[64] = "", id2[64], dep[96];
+    snprintf(dir, sizeof dir, "%s/slurm", o->out);
+    snprintf(pa, sizeof pa, "%s/array.sh", dir);
+    snprintf(pr, sizeof pr, "%s/report.sh", dir);
+    snprintf(oa, sizeof oa, "--output=%s/task-%%A_%%a.log", dir);
+    snprintf(orep, sizeof orep, "--output=%s/report-%%j.log", dir);
     int rc = 0;
     if (!array || !rep) {
         snprintf(err, (size_t)errlen, "out of memory");
         rc = -1;
-    } else if (o->dry_run) {
-        fprintf(f, "# %s/slurm/array.sh\n%s\n# %s/slurm/report.sh (sbatch --dependency=afterany:<array job>)\n%s",
-                o->out, array, o->out, rep);
+    } else if (o->dry_run) { /* nothing is written: the scripts and the commands that would submit them */
+        qkv_strbuf b;
+        qkv_strbuf_init(&b);
+        command_line(&b, oa, NULL, pa);
+        qkv_strbuf_printf(&b, "%s\n", array);
+        command_line(&b, orep, "--dependency=afterany:<array job>", pr);
+        qkv_strbuf_puts(&b, rep);
+        char *text = qkv_strbuf_take(&b);
+        if (text) fputs(text, f);
+        else { snprintf(err, (size_t)errlen, "out of memory"); rc = -1; }
+        free(text);
     } else {
-        char dir[4200], pa[4300], pr[4300], id[64], id2[64], dep[96];
-        snprintf(dir, sizeof dir, "%s/slurm", o->out);
-        snprintf(pa, sizeof pa, "%s/array.sh", dir);
-        snprintf(pr, sizeof pr, "%s/report.sh", dir);
         rc = qkv_mkdirs(dir, err, errlen) || qkv_write_file_atomic(pa, array, strlen(array), err, errlen) ||
-             qkv_write_file_atomic(pr, rep, strlen(rep), err, errlen) || submit(NULL, pa, id, sizeof id, err, errlen);
+             qkv_write_file_atomic(pr, rep, strlen(rep), err, errlen) ||
+             submit(oa, NULL, pa, id, sizeof id, err, errlen);
         if (!rc) {
             snprintf(dep, sizeof dep, "--dependency=afterany:%s", id);
-            rc = submit(dep, pr, id2, sizeof id2, err, errlen);
+            rc = submit(orep, dep, pr, id2, sizeof id2, err, errlen);
         }
         if (!rc)
             fprintf(f, "qkv ablate: submitted array job %s (%d tasks, %d at a time) and report job %s (after it); "

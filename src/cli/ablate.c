@@ -59,7 +59,8 @@ static const qkv_cli_command COMMAND = {
     "CONFIG", OPTIONS,
 };
 
-/* "I/N" or "auto" (Slurm's array task); 0, or -1 with a usage message */
+/* "I/N" or "auto" (Slurm's array task: each variable parsed whole, its name in the message); 0,
+ * or -1 with a usage message */
 static int parse_shard(const char *s, int *i, int *n) {
     if (!strcmp(s, "auto")) {
         const char *id = getenv("SLURM_ARRAY_TASK_ID"), *count = getenv("SLURM_ARRAY_TASK_COUNT");
@@ -69,13 +70,18 @@ static int parse_shard(const char *s, int *i, int *n) {
                           "Slurm array task); give --shard I/N");
             return -1;
         }
-        *i = atoi(id) - (min ? atoi(min) : 0);
-        *n = atoi(count);
+        long long vi, vn, vmin = 0;
+        if (!qkv_cli_parse_int("ablate", "--shard auto: SLURM_ARRAY_TASK_ID", id, 0, 100000000, &vi) ||
+            !qkv_cli_parse_int("ablate", "--shard auto: SLURM_ARRAY_TASK_COUNT", count, 1, 1000000, &vn) ||
+            (min && !qkv_cli_parse_int("ablate", "--shard auto: SLURM_ARRAY_TASK_MIN", min, 0, 100000000, &vmin)))
+            return -1;
+        *i = (int)(vi - vmin);
+        *n = (int)vn;
     } else {
         char *end;
         errno = 0;
         long a = strtol(s, &end, 10), b = *end == '/' ? strtol(end + 1, &end, 10) : -1;
-        if (errno || *end || a < 0 || b < 1 || a >= b || b > 1000000) {
+        if (errno || *end || s[0] < '0' || s[0] > '9' || a < 0 || b < 1 || a >= b || b > 1000000) {
             qkv_cli_error("ablate", "--shard: expected I/N with 0 <= I < N (or auto), got '%s'", s);
             return -1;
         }
@@ -83,10 +89,32 @@ static int parse_shard(const char *s, int *i, int *n) {
         *n = (int)b;
     }
     if (*n < 1 || *i < 0 || *i >= *n) {
-        qkv_cli_error("ablate", "--shard auto: task %d of %d is not a share", *i, *n);
+        qkv_cli_error("ablate", "--shard auto: task %d of %d is not a share (SLURM_ARRAY_TASK_ID - "
+                      "SLURM_ARRAY_TASK_MIN must be below SLURM_ARRAY_TASK_COUNT)", *i, *n);
         return -1;
     }
     return 0;
+}
+
+/* dir as an absolute path without touching the file system when it does not exist yet (a dry
+ * run creates nothing): its real path if it exists, else the working directory joined to it.
+ * false when it cannot be made (the reason in err) */
+static bool absolute(const char *dir, char *abs, size_t n, char *err, int errlen) {
+    if (realpath(dir, abs)) return true;
+    if (errno != ENOENT) {
+        snprintf(err, (size_t)errlen, "%.900s: %s", dir, strerror(errno));
+        return false;
+    }
+    char cwd[PATH_MAX];
+    if (dir[0] != '/' && !getcwd(cwd, sizeof cwd)) {
+        snprintf(err, (size_t)errlen, "the working directory: %s", strerror(errno));
+        return false;
+    }
+    if ((size_t)snprintf(abs, n, "%s%s%s", dir[0] == '/' ? "" : cwd, dir[0] == '/' ? "" : "/", dir) >= n) {
+        snprintf(err, (size_t)errlen, "%.900s: path too long", dir);
+        return false;
+    }
+    return true;
 }
 
 int qkv_cmd_ablate(int argc, char **argv) {
@@ -134,19 +162,31 @@ int qkv_cmd_ablate(int argc, char **argv) {
     } else if (a.report) {
         if (qkv_ablate_report(&c, out, &o, err, sizeof err)) goto fail;
     } else if (a.slurm) {
-        /* the jobs run elsewhere: absolute paths; the plan is written (and checked) now */
+        /* the jobs run elsewhere: absolute paths; the plan is checked now, and written unless this is
+         * a dry run, which writes nothing anywhere */
         char cfg_abs[PATH_MAX], out_abs[PATH_MAX];
-        qkv_ablate_plan p;
-        if (qkv__ablate_plan(&p, &c, out, true, a.force, err, sizeof err)) goto fail;
-        qkv__ablate_plan_free(&p);
-        if (!realpath(cfg_path, cfg_abs) || !realpath(out, out_abs)) {
-            snprintf(err, sizeof err, "%.900s: %s", out, strerror(errno));
+        if (!realpath(cfg_path, cfg_abs)) {
+            snprintf(err, sizeof err, "%.900s: %s", cfg_path, strerror(errno));
             goto fail;
         }
+        if (!absolute(out, out_abs, sizeof out_abs, err, sizeof err)) goto fail;
         int tasks = a.tasks ? (int)a.tasks : runs < 64 ? runs : 64;
-        qkv_slurm_opts so = {.qkv = bin, .config = cfg_abs, .out = out_abs, .tasks = tasks,
-                             .parallel = a.parallel ? (int)a.parallel : tasks, .report_jobs = 1,
-                             .sbatch = a.sbatch.v, .n_sbatch = a.sbatch.n, .dry_run = a.dry_run};
+        if (tasks > runs) { /* a task without a run would start, find nothing and end: not submitted */
+            fprintf(stderr, "qkv ablate: --tasks %d is more than the sweep's %d runs: submitting %d tasks\n", tasks,
+                    runs, runs);
+            tasks = runs;
+        }
+        int parallel = a.parallel && a.parallel < tasks ? (int)a.parallel : tasks;
+        qkv_slurm_opts so = {.qkv = bin, .config = cfg_abs, .out = out_abs, .tasks = tasks, .parallel = parallel,
+                             .report_jobs = 1, .sbatch = a.sbatch.v, .n_sbatch = a.sbatch.n, .dry_run = a.dry_run};
+        if (qkv__slurm_check(&so, err, sizeof err)) {
+            qkv_cli_error("ablate", "%s", err);
+            rc = QKV_EXIT_USAGE;
+            goto done;
+        }
+        qkv_ablate_plan p;
+        if (qkv__ablate_plan(&p, &c, out, !a.dry_run, a.force, err, sizeof err)) goto fail;
+        qkv__ablate_plan_free(&p);
         if (qkv__ablate_slurm(&so, stdout, err, sizeof err)) goto fail;
     } else {
         if (!a.quiet) {

@@ -22,13 +22,13 @@ static bool matches(const qkv_cli_option *o, const char *a, const char **val) {
     return true;
 }
 
-/* a whole number in [lo, hi] (a usage error message otherwise) */
-static bool parse_int(const char *cmd, const char *name, const char *s, long long lo, long long hi,
-                      long long *out) {
+bool qkv_cli_parse_int(const char *cmd, const char *name, const char *s, long long lo, long long hi,
+                       long long *out) {
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
+    bool digits = (s[0] >= '0' && s[0] <= '9') || ((s[0] == '-' || s[0] == '+') && s[1] >= '0' && s[1] <= '9');
+    if (!digits || errno || end == s || *end || v < lo || v > hi) {
         qkv_cli_error(cmd, "%s: expected an integer in [%lld, %lld], got '%s'", name, lo, hi, s);
         return false;
     }
@@ -96,7 +96,7 @@ static int parse_arg(const qkv_cli_command *c, int argc, char **argv, int *i, vo
     }
     if (!val) val = argv[++*i];
     if (o->kind == QKV_ARG_STRING) *(const char **)field = val;
-    if (o->kind == QKV_ARG_INT && !parse_int(c->name, o->name, val, o->lo, o->hi, field)) return QKV_EXIT_USAGE;
+    if (o->kind == QKV_ARG_INT && !qkv_cli_parse_int(c->name, o->name, val, o->lo, o->hi, field)) return QKV_EXIT_USAGE;
     if (o->kind == QKV_ARG_NUM && !parse_num(c->name, o->name, val, o->lo, o->hi, field)) return QKV_EXIT_USAGE;
     if (o->kind == QKV_ARG_LIST && !append(c->name, field, argc, val)) return QKV_EXIT_FAIL;
     return -1;

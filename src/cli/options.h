@@ -75,6 +75,11 @@ QKV_INTERNAL int qkv_cli_parse(const qkv_cli_command *cmd, int argc, char **argv
  * "DIR..."): they go to *operands in order (v is the caller's to free, as a list option's) */
 QKV_INTERNAL int qkv_cli_parse_operands(const qkv_cli_command *cmd, int argc, char **argv, void *args,
                                         qkv_cli_list *operands);
+/* s as a whole number in [lo, hi]: the whole string is decimal digits after an optional sign (no
+ * space around it), with no overflow; else one usage line "qkv CMD: NAME: expected an integer in
+ * [lo, hi], got 'S'" and false. For options and for integers read from the environment alike */
+QKV_INTERNAL bool qkv_cli_parse_int(const char *cmd, const char *name, const char *s, long long lo, long long hi,
+                                    long long *out);
 /* the usage text made from the command's table */
 QKV_INTERNAL void qkv_cli_help(const qkv_cli_command *cmd, FILE *f);
 
