@@ -170,7 +170,7 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
     c->threshold = 0.99;
     c->batch_max_runs = 8;
     size_t len;
-    char *text = qkv_read_file(path, &len, err, errlen);
+    char *text = qkv_read_config_file(path, &len, err, errlen); /* the same cap as a training config */
     if (!text) return -1;
     cJSON *j = NULL;
     bool oom;

@@ -14,12 +14,15 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* enum fields are read and written as int */
 _Static_assert(sizeof(qkv_attn_qkv) == sizeof(int), "enum size");
@@ -627,17 +630,9 @@ int qkv_config_parse(qkv_config *c, const char *json, const char *label, char *e
 int qkv_config_load(qkv_config *c, const char *path, char *err, int errlen) {
     if (!c || !path) return fail(err, errlen, "config: no file name");
     /* a file of 16 MiB - 1 bytes or more is refused (the limit the message rounds to 16 MiB) */
-    enum { MAX_BYTES = (16 << 20) - 2 };
     size_t len;
-    qkv_read_status st;
-    char *buf = qkv_read_file_max(path, MAX_BYTES, &len, &st);
-    switch (st.stage) {
-    case QKV_READ_OK: break;
-    case QKV_READ_OPEN: return fail(err, errlen, "%s: cannot open: %s", path, strerror(st.errnum));
-    case QKV_READ_IO: return fail(err, errlen, "%s: cannot read: %s", path, strerror(st.errnum));
-    case QKV_READ_TOO_BIG: return fail(err, errlen, "%s: file too large for a config (over 16 MiB)", path);
-    case QKV_READ_NOMEM: return fail(err, errlen, "%s: out of memory", path);
-    }
+    char *buf = qkv_read_config_file(path, &len, err, errlen);
+    if (!buf) return -1;
     /* a NUL byte inside the file: the JSON reader reports it with its line and column */
     int rc = parse_text(c, buf, len, path, err, errlen);
     free(buf);
@@ -779,16 +774,25 @@ static int check_model(const qkv_config *c, char *err, int errlen) {
     return fail(err, errlen, "model.%s%s", attn ? "attention." : "", attn ? inner + 5 : inner);
 }
 
+/* a data file named by key: it opens, and it is a regular file. Nothing is read from it (the
+ * task reads it once, later); O_NONBLOCK, so a FIFO without a writer does not block the open */
 static int check_readable(const char *key, const char *path, char *err, int errlen) {
     char shown[160];
     show_text(path, 120, shown, sizeof shown);
     errno = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, errlen, "%s: cannot open \"%s\": %s", key, shown, strerror(errno));
-    (void)fgetc(f); /* a directory opens but does not read */
-    int bad = ferror(f), e = errno;
-    fclose(f);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return fail(err, errlen, "%s: cannot open \"%s\": %s", key, shown, strerror(errno));
+    struct stat sb;
+    int bad = fstat(fd, &sb), e = errno;
+    close(fd);
     if (bad) return fail(err, errlen, "%s: cannot read \"%s\": %s", key, shown, strerror(e));
+    if (S_ISDIR(sb.st_mode)) return fail(err, errlen, "%s: cannot read \"%s\": %s", key, shown, strerror(EISDIR));
+    if (!S_ISREG(sb.st_mode))
+        return fail(err, errlen, "%s: \"%s\" is %s, not a regular file: qkv reads data from regular "
+                    "files only (every run of a sweep reads it again); save it to a file first", key, shown,
+                    qkv_file_type_name((unsigned)sb.st_mode));
+    if (sb.st_size > (off_t)QKV_MAX_FILE_BYTES)
+        return fail(err, errlen, "%s: \"%s\" is larger than 1 GiB, the most qkv reads of a data file", key, shown);
     return 0;
 }
 

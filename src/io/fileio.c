@@ -1,8 +1,11 @@
 /* Whole files: the atomic writer, the reader, mkdir -p. See fileio.h. */
+#define _DEFAULT_SOURCE /* realpath */
 #include "io/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,14 +51,15 @@ static int write_fail(qkv_write_status *st, qkv_write_stage stage, int errnum) {
     return -1;
 }
 
-int qkv_write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv_write_status *st) {
+/* qkv_write_parts_atomic with the new file's permission bits set to mode (-1: 0666 less the umask) */
+static int write_parts_mode(const char *path, const qkv_wpart *parts, int n, int mode, qkv_write_status *st) {
     st->stage = QKV_WRITE_OK;
     st->errnum = 0;
     if (snprintf(st->tmp, sizeof st->tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof st->tmp)
         return write_fail(st, QKV_WRITE_PATH, ENAMETOOLONG);
     int fd = open(st->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) return write_fail(st, QKV_WRITE_CREATE, errno);
-    int e = 0;
+    int e = mode >= 0 && fchmod(fd, (mode_t)mode) ? errno : 0;
     for (int i = 0; i < n && !e; i++) e = write_all(fd, parts[i].buf, parts[i].len);
     if (!e && fsync(fd)) e = errno;
     if (close(fd) && !e) e = errno;
@@ -72,6 +76,38 @@ int qkv_write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv_
      * same, since the caller asked for a durable file */
     if (sync_parent_dir(path)) return write_fail(st, QKV_WRITE_SYNC_DIR, errno);
     return 0;
+}
+
+int qkv_write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv_write_status *st) {
+    return write_parts_mode(path, parts, n, -1, st);
+}
+
+int qkv_rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, char *err, int errlen) {
+    char target[PATH_MAX];
+    struct stat sb;
+    if (!realpath(path, target) || stat(target, &sb)) { /* through every symbolic link to the file itself */
+        snprintf(err, (size_t)errlen, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        snprintf(err, (size_t)errlen, "%s: is %s, not a regular file: not rewritten", path,
+                 qkv_file_type_name((unsigned)sb.st_mode));
+        return -1;
+    }
+    /* read-only as a user sees it: no write bit, or no write permission (root has it regardless
+     * of the bits, and is refused by the bits, as an editor warns before overwriting) */
+    if (!(sb.st_mode & 0222) || access(target, W_OK)) {
+        snprintf(err, (size_t)errlen, "%s: is read-only (mode %04o): not rewritten; make it writable first", path,
+                 (unsigned)(sb.st_mode & 07777));
+        return -1;
+    }
+    qkv_write_status st;
+    if (write_parts_mode(target, parts, n, (int)(sb.st_mode & 07777), &st) == 0) return 0;
+    if (st.stage == QKV_WRITE_SYNC_DIR)
+        snprintf(err, (size_t)errlen, "%s: written, but syncing its directory failed: %s", path, strerror(st.errnum));
+    else
+        snprintf(err, (size_t)errlen, "%s: cannot write: %s", path, strerror(st.errnum));
+    return -1;
 }
 
 int qkv_write_file_atomic(const char *path, const void *buf, size_t len, char *err, int errlen) {
@@ -123,26 +159,55 @@ static char *read_fail(qkv_read_status *st, qkv_read_stage stage, int errnum, in
     return NULL;
 }
 
-char *qkv_read_file_max(const char *path, size_t max, size_t *len, qkv_read_status *st) {
-    *st = (qkv_read_status){QKV_READ_OK, 0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+const char *qkv_file_type_name(unsigned mode) {
+    switch (mode & S_IFMT) {
+    case S_IFREG: return "a regular file";
+    case S_IFDIR: return "a directory";
+    case S_IFIFO: return "a pipe (FIFO)";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFSOCK: return "a socket";
+    default: return "not a regular file";
+    }
+}
+
+char *qkv_read_file_max(const char *path, size_t max, int flags, size_t *len, qkv_read_status *st) {
+    *st = (qkv_read_status){QKV_READ_OK, 0, 0};
+    bool regular_only = flags & QKV_READ_REGULAR;
+    /* O_NONBLOCK: a FIFO without a writer opens at once instead of blocking in open() (where no
+     * signal handler of ours could end the wait), and is then refused by its type */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0));
     if (fd < 0) return read_fail(st, QKV_READ_OPEN, errno, -1, NULL);
     /* a regular file's size is where the buffer starts (+1 for the terminator, +1 so the read
      * that finds the end needs no growth): one allocation for a big file */
     struct stat sb;
     size_t cap = 4096, n = 0;
-    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
-        if (max && (uint64_t)sb.st_size > max) return read_fail(st, QKV_READ_TOO_BIG, 0, fd, NULL);
-        if ((uint64_t)sb.st_size + 2 > cap && (uint64_t)sb.st_size < SIZE_MAX / 4) cap = (size_t)sb.st_size + 2;
+    if (fstat(fd, &sb) == 0) {
+        st->mode = (unsigned)sb.st_mode;
+        if (regular_only && S_ISDIR(sb.st_mode)) return read_fail(st, QKV_READ_IO, EISDIR, fd, NULL);
+        if (regular_only && !S_ISREG(sb.st_mode)) return read_fail(st, QKV_READ_NOT_REGULAR, 0, fd, NULL);
+        if (S_ISREG(sb.st_mode)) {
+            if (max && (uint64_t)sb.st_size > max) return read_fail(st, QKV_READ_TOO_BIG, 0, fd, NULL);
+            if ((uint64_t)sb.st_size + 2 > cap && (uint64_t)sb.st_size < SIZE_MAX / 4) cap = (size_t)sb.st_size + 2;
+        }
+    } else if (regular_only) {
+        return read_fail(st, QKV_READ_IO, errno, fd, NULL);
+    }
+    if (regular_only) { /* a regular file: blocking reads as usual */
+        int fl = fcntl(fd, F_GETFL);
+        if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     }
     char *buf = malloc(cap);
     if (!buf) return read_fail(st, QKV_READ_NOMEM, ENOMEM, fd, NULL);
     for (;;) {
         if (n + 1 == cap) {   /* full but for the terminator */
-            char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (max && n > max) return read_fail(st, QKV_READ_TOO_BIG, 0, fd, buf);
+            size_t grow = cap <= SIZE_MAX / 2 ? cap * 2 : 0;
+            if (max && grow > max + 2) grow = max + 2; /* one byte past the cap tells "too big" */
+            char *nb = grow > cap ? realloc(buf, grow) : NULL;
             if (!nb) return read_fail(st, QKV_READ_NOMEM, ENOMEM, fd, buf);
             buf = nb;
-            cap *= 2;
+            cap = grow;
         }
         ssize_t r = read(fd, buf + n, cap - 1 - n);
         if (r < 0 && errno == EINTR) continue;
@@ -157,13 +222,45 @@ char *qkv_read_file_max(const char *path, size_t max, size_t *len, qkv_read_stat
     return buf;
 }
 
+/* "PATH: ..." for a failed read of a file capped at max bytes */
+static void read_message(const char *path, size_t max, const qkv_read_status *st, char *err, int errlen) {
+    char cap[32];
+    if (max >= (size_t)1 << 30) snprintf(cap, sizeof cap, "%zu GiB", max >> 30);
+    else snprintf(cap, sizeof cap, "%zu MiB", (max + 2) >> 20);
+    switch (st->stage) {
+    case QKV_READ_OPEN: snprintf(err, (size_t)errlen, "%s: cannot read: %s", path, strerror(st->errnum)); break;
+    case QKV_READ_IO: snprintf(err, (size_t)errlen, "%s: cannot read: %s", path, strerror(st->errnum)); break;
+    case QKV_READ_TOO_BIG:
+        snprintf(err, (size_t)errlen, "%s: larger than %s, the most qkv reads of such a file", path, cap);
+        break;
+    case QKV_READ_NOT_REGULAR:
+        snprintf(err, (size_t)errlen, "%s: is %s, not a regular file: qkv reads data from regular "
+                 "files only (every run of a sweep reads it again); save it to a file first", path, qkv_file_type_name(st->mode));
+        break;
+    default: snprintf(err, (size_t)errlen, "%s: cannot read: out of memory", path); break;
+    }
+}
+
 char *qkv_read_file(const char *path, size_t *len, char *err, int errlen) {
     qkv_read_status st;
-    char *buf = qkv_read_file_max(path, 0, len, &st);
-    if (!buf)
-        snprintf(err, (size_t)errlen, "%s: cannot read: %s", path,
-                 st.stage == QKV_READ_OPEN ? strerror(st.errnum)
-                 : st.stage == QKV_READ_IO ? "read error"
-                                           : "out of memory");
+    char *buf = qkv_read_file_max(path, QKV_MAX_FILE_BYTES, 0, len, &st);
+    if (!buf) read_message(path, QKV_MAX_FILE_BYTES, &st, err, errlen);
+    return buf;
+}
+
+char *qkv_read_config_file(const char *path, size_t *len, char *err, int errlen) {
+    qkv_read_status st;
+    char *buf = qkv_read_file_max(path, QKV_MAX_CONFIG_BYTES, 0, len, &st);
+    if (buf) return buf;
+    if (st.stage == QKV_READ_OPEN) snprintf(err, (size_t)errlen, "%s: cannot open: %s", path, strerror(st.errnum));
+    else if (st.stage == QKV_READ_TOO_BIG) snprintf(err, (size_t)errlen, "%s: file too large for a config (over 16 MiB)", path);
+    else read_message(path, QKV_MAX_CONFIG_BYTES, &st, err, errlen);
+    return NULL;
+}
+
+char *qkv_read_regular_file(const char *path, size_t *len, char *err, int errlen) {
+    qkv_read_status st;
+    char *buf = qkv_read_file_max(path, QKV_MAX_FILE_BYTES, QKV_READ_REGULAR, len, &st);
+    if (!buf) read_message(path, QKV_MAX_FILE_BYTES, &st, err, errlen);
     return buf;
 }

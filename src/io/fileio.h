@@ -38,6 +38,11 @@ typedef struct qkv_write_status {
 QKV_INTERNAL int qkv_write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv_write_status *st);
 /* buf into PATH with qkv_write_parts_atomic: 0, or -1 with "PATH: cannot write: reason" in err */
 QKV_INTERNAL int qkv_write_file_atomic(const char *path, const void *buf, size_t len, char *err, int errlen);
+/* Rewrite an existing file the user owns (a document), as an editor saves it: through symbolic
+ * links to the file itself (the link stays a link), atomically beside it, with its permission
+ * bits kept; a file that is not regular or is read-only (no write bit, even for root) is refused.
+ * 0, or -1 with "PATH: ..." in err */
+QKV_INTERNAL int qkv_rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, char *err, int errlen);
 /* mkdir -p; 0 or -1 with err */
 QKV_INTERNAL int qkv_mkdirs(const char *path, char *err, int errlen);
 
@@ -48,15 +53,40 @@ typedef enum qkv_read_stage {
     QKV_READ_IO,         /* reading it (errnum; EISDIR for a directory) */
     QKV_READ_TOO_BIG,    /* longer than the limit */
     QKV_READ_NOMEM,      /* out of memory */
+    QKV_READ_NOT_REGULAR,/* QKV_READ_REGULAR was asked and it is a pipe, a device, a socket (errnum 0) */
 } qkv_read_stage;
 
-/* the outcome of a read, for the caller's message */
-typedef struct qkv_read_status { qkv_read_stage stage; int errnum; } qkv_read_status;
+/* the outcome of a read, for the caller's message (mode: the file's type bits when known) */
+typedef struct qkv_read_status { qkv_read_stage stage; int errnum; unsigned mode; } qkv_read_status;
+
+/* The size caps of what qkv reads whole (docs/reliability.md, "Size caps"): a config (training
+ * or ablation) is at most 16 MiB - 2 bytes, any other file (a corpus, JSON Lines data, metrics,
+ * results, a document) at most 1 GiB, a safetensors file at most 16 GiB. A pipe is read up to
+ * its cap and no further, so /dev/zero ends in an error, not in the machine's memory. */
+#define QKV_MAX_CONFIG_BYTES ((size_t)(16 << 20) - 2)
+#define QKV_MAX_FILE_BYTES ((size_t)1 << 30)
+#define QKV_MAX_SAFETENSORS_BYTES ((size_t)16 << 30)
+
+/* flags of qkv_read_file_max */
+enum {
+    QKV_READ_REGULAR = 1, /* only a regular file: a pipe, FIFO, device or socket is refused without
+                           * blocking or reading from it (opened O_NONBLOCK, then fstat) */
+};
 
 /* the whole file, NUL-terminated, malloc'd, refusing one longer than max bytes (0: any length);
- * NULL with *st saying where and why */
-QKV_INTERNAL char *qkv_read_file_max(const char *path, size_t max, size_t *len, qkv_read_status *st);
-/* the whole file, NUL-terminated, malloc'd; NULL with "PATH: cannot read: reason" in err */
+ * opened once and read once. NULL with *st saying where and why */
+QKV_INTERNAL char *qkv_read_file_max(const char *path, size_t max, int flags, size_t *len, qkv_read_status *st);
+/* the file type in mode as words for a message: "a directory", "a pipe (FIFO)", ... */
+QKV_INTERNAL const char *qkv_file_type_name(unsigned mode);
+/* a config file (training or ablation; at most QKV_MAX_CONFIG_BYTES), NUL-terminated, malloc'd;
+ * NULL with "PATH: cannot open: reason", "PATH: cannot read: reason" or "PATH: file too large for
+ * a config (over 16 MiB)" in err */
+QKV_INTERNAL char *qkv_read_config_file(const char *path, size_t *len, char *err, int errlen);
+/* the whole file (at most QKV_MAX_FILE_BYTES), NUL-terminated, malloc'd; NULL with
+ * "PATH: cannot read: reason" in err */
 QKV_INTERNAL char *qkv_read_file(const char *path, size_t *len, char *err, int errlen);
+/* qkv_read_file of a regular file only (a corpus, data): a pipe or a device is refused with
+ * "PATH: is a pipe (FIFO), not a regular file: ..." in err; nothing is read from it */
+QKV_INTERNAL char *qkv_read_regular_file(const char *path, size_t *len, char *err, int errlen);
 
 #endif

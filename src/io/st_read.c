@@ -471,8 +471,12 @@ int qkv_st_read(const char *path, qkv_safetensors **out, char *err, size_t errle
     if (!path) return qkv__st_fail(&c, "no path given");
     size_t len = 0;
     qkv_read_status rs;
-    uint8_t *img = (uint8_t *)qkv_read_file_max(path, 0, &len, &rs);
+    uint8_t *img = (uint8_t *)qkv_read_file_max(path, QKV_MAX_SAFETENSORS_BYTES, QKV_READ_REGULAR, &len, &rs);
     if (rs.stage == QKV_READ_OPEN) return qkv__st_fail(&c, "cannot open: %s", strerror(rs.errnum));
+    if (rs.stage == QKV_READ_NOT_REGULAR)
+        return qkv__st_fail(&c, "is %s, not a regular file (a safetensors file is read whole)",
+                            qkv_file_type_name(rs.mode));
+    if (rs.stage == QKV_READ_TOO_BIG) return qkv__st_fail(&c, "larger than 16 GiB, the most qkv reads of a safetensors file");
     if (!img) return qkv__st_fail(&c, "cannot read: %s", strerror(rs.errnum));
     if (len == 0) { free(img); return qkv__st_fail(&c, "file is empty, expected a safetensors header"); }
     return parse_owned(img, len, path, out, err, errlen);

@@ -165,7 +165,7 @@ int qkv_task_read_fortunes(const char *dir, const char *key, uint8_t **out, int6
         char path[4096], e[768];
         size_t len;
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        char *buf = qkv_read_file(path, &len, e, sizeof e);
+        char *buf = qkv_read_regular_file(path, &len, e, sizeof e);
         if (!buf) {
             snprintf(err, (size_t)errlen, "%s: %s", key, e);
             goto done;

@@ -13,7 +13,7 @@
 static int read_file(const char *path, const char *key, uint8_t **out, int64_t *len, char *err, int errlen) {
     char e[768];
     size_t n;
-    char *buf = qkv_read_file(path, &n, e, sizeof e);
+    char *buf = qkv_read_regular_file(path, &n, e, sizeof e); /* opened once, read once; no pipe */
     if (!buf) {
         snprintf(err, (size_t)errlen, "%s: %s", key, e);
         return -1;
