@@ -64,6 +64,19 @@ static double get_num(reader *r, const cJSON *o, const char *where, const char *
     return v->valuedouble;
 }
 
+/* o[key]: a number in [lo, hi] (a share: [0, 1]; a loss: [0, inf)); NaN when absent or null */
+static double get_in(reader *r, const cJSON *o, const char *where, const char *key, double lo, double hi) {
+    double x = get_num(r, o, where, key);
+    if (!isnan(x) && !(x >= lo && x <= hi)) {
+        char what[64];
+        if (isinf(hi)) snprintf(what, sizeof what, "a number >= %g or null", lo);
+        else snprintf(what, sizeof what, "a number in [%g, %g] or null", lo, hi);
+        wrong(r, where, key, what, cJSON_GetObjectItemCaseSensitive(o, key));
+        return NAN;
+    }
+    return x;
+}
+
 /* o[key]: a whole number >= 0; -1 when absent or null */
 static long long get_count(reader *r, const cJSON *o, const char *where, const char *key) {
     double x = get_num(r, o, where, key);
@@ -150,8 +163,8 @@ static void read_runs(reader *r, const cJSON *vo, const char *where, var_rec *v)
         bool chosen = get_bool(r, ro, rw, "chosen", true);
         run_rec rr = {.seed = get_num(r, ro, rw, "seed"), .ok = get_bool(r, ro, rw, "ok", false)};
         const char *verdict = get_str(r, ro, rw, "verdict", false);
-        rr.bpb = get_num(r, ro, rw, BPB_KEY);
-        rr.loss = get_num(r, ro, rw, "final_loss");
+        rr.bpb = get_in(r, ro, rw, BPB_KEY, 0, INFINITY);
+        rr.loss = get_in(r, ro, rw, "final_loss", 0, INFINITY);
         rr.budget = get_count(r, ro, rw, "budget");
         if (!chosen || r->bad) continue;
         rr.solved = verdict && !strcmp(verdict, "solved");
@@ -186,17 +199,17 @@ static void read_variant(reader *r, const cJSON *vo, int i, var_rec *v) {
     c->solved_at = get_count(r, vo, where, "steps_to_threshold");
     c->params = get_count(r, vo, where, "params");
     c->attn_params = get_count(r, vo, where, "attn_params");
-    c->mean = get_num(r, vo, where, "acc_mean");
-    c->lo = get_num(r, vo, where, "acc_ci_low");
-    c->hi = get_num(r, vo, where, "acc_ci_high");
-    v->loss = get_num(r, vo, where, "loss_mean");
-    v->loss_lo = get_num(r, vo, where, "loss_ci_low");
-    v->loss_hi = get_num(r, vo, where, "loss_ci_high");
+    c->mean = get_in(r, vo, where, "acc_mean", 0, 1);
+    c->lo = get_in(r, vo, where, "acc_ci_low", 0, 1);
+    c->hi = get_in(r, vo, where, "acc_ci_high", 0, 1);
+    v->loss = get_in(r, vo, where, "loss_mean", 0, INFINITY);
+    v->loss_lo = get_in(r, vo, where, "loss_ci_low", 0, INFINITY);
+    v->loss_hi = get_in(r, vo, where, "loss_ci_high", 0, INFINITY);
     c->delta = get_num(r, vo, where, "delta_vs_baseline");
     c->delta_lo = get_num(r, vo, where, "delta_ci_low");
     c->delta_hi = get_num(r, vo, where, "delta_ci_high");
-    c->p = get_num(r, vo, where, "p_value");
-    c->p_holm = get_num(r, vo, where, "p_holm");
+    c->p = get_in(r, vo, where, "p_value", 0, 1);
+    c->p_holm = get_in(r, vo, where, "p_holm", 0, 1);
     /* Holm-adjusted p < 0.05, as the ablation decided it (qkv_stats_holm: adjusted <= alpha) */
     c->significant = get_bool(r, vo, where, "significant", c->p_holm <= QKV_ABLATE_ALPHA);
     double budget = get_num(r, vo, where, "budget");
@@ -352,7 +365,7 @@ static int load_one(qkv_sum_ablation *a, const char *dir, var_rec **out, int *n_
     const char *compared = get_str(&r, root, "", "metric", false);
     const cJSON *vars = get_array(&r, root, "", "variants", true);
     const cJSON *seeds = get_array(&r, root, "", "seeds", false);
-    a->threshold = get_num(&r, root, "", "threshold");
+    a->threshold = get_in(&r, root, "", "threshold", 0, INFINITY);
     a->d_model = (int)get_count(&r, root, "", "d_model");
     a->layers = (int)get_count(&r, root, "", "layers");
     a->heads = (int)get_count(&r, root, "", "heads");

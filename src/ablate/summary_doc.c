@@ -386,6 +386,11 @@ int qkv_summary_doc(const char *path, bool update, int *blocks, int *changed, ch
         if (fence(&l[i])) in_fence = !in_fence;
         char t[4096];
         trimmed(&l[i], t, sizeof t);
+        if (!in_fence && !strcmp(t, END)) { /* the lines of a block are skipped below: this one ends none */
+            snprintf(err, (size_t)errlen, "%s:%d: %s without a marker (%s...%s) before it", path, i + 1, END, OPEN,
+                     CLOSE);
+            goto done;
+        }
         if (in_fence || strncmp(t, OPEN, strlen(OPEN))) continue;
         size_t tl = strlen(t);
         if (tl < strlen(OPEN) + strlen(CLOSE) || strcmp(t + tl - strlen(CLOSE), CLOSE)) {
@@ -450,17 +455,7 @@ int qkv_summary_doc(const char *path, bool update, int *blocks, int *changed, ch
         i = e;
     }
     parts[np++] = (qkv_wpart){copied, (size_t)(text + len - copied)};
-    if (update && *changed) {
-        qkv_write_status st;
-        if (qkv_write_parts_atomic(path, parts, np, &st)) {
-            if (st.stage == QKV_WRITE_SYNC_DIR)
-                snprintf(err, (size_t)errlen, "%s: written, but syncing its directory failed: %s", path,
-                         strerror(st.errnum));
-            else
-                snprintf(err, (size_t)errlen, "%s: cannot write: %s", path, strerror(st.errnum));
-            goto done;
-        }
-    }
+    if (update && *changed && qkv_rewrite_file_atomic(path, parts, np, err, errlen)) goto done;
     rc = 0;
 done:
     for (int i = 0; made && i < nm; i++) free(made[i]);
