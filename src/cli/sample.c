@@ -60,9 +60,27 @@ static int32_t *parse_prompt(const char *s, bool bytes, int vocab, int *n) {
     if (bytes) {
         for (size_t i = 0; i < len; i++) t[(*n)++] = (unsigned char)s[i]; /* vocab >= 256: checked by the task */
     } else {
-        for (const char *p = s;;) {
-            while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
+        /* tokens are separated by white space or by one comma (with white space around it if you
+         * like): two commas with nothing between them, or a comma first or last, is an empty
+         * token, an error rather than a token silently dropped */
+        bool after_comma = true; /* the start counts as a comma: a leading comma is an empty token */
+        if (!s[strspn(s, " ,\t\n")]) len = 0; /* separators only: no token at all (said below) */
+        for (const char *p = s; len;) {
+            while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+            if (*p == ',' || (!*p && after_comma && *n > 0)) {
+                if (after_comma) {
+                    qkv_cli_error("sample", "--prompt: token %d is empty (%s)", *n + 1,
+                                  *n == 0 ? "a comma before the first token" : !*p ? "a comma after the last token"
+                                                                                   : "two commas in a row");
+                    free(t);
+                    return NULL;
+                }
+                after_comma = true;
+                p++;
+                continue;
+            }
             if (!*p) break;
+            after_comma = false;
             char *end;
             errno = 0;
             long v = strtol(p, &end, 10);

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -240,12 +241,28 @@ static int group_command(const train_args *a) {
         free(runs);
         return QKV_EXIT_FAIL;
     }
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < i; k++)
-            if (!strcmp(a->group.v[k], a->group.v[i])) {
-                qkv_cli_error("train", "--group %s is given twice", a->group.v[i]);
+    /* one run directory twice (DIR and DIR/, a symbolic link to it, ./DIR): the same device and
+     * inode, whatever the spelling */
+    struct stat *ids = calloc((size_t)n, sizeof *ids);
+    if (!ids) {
+        qkv_cli_error("train", "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        bool found = stat(a->group.v[i], &ids[i]) == 0; /* a missing run: its config.json says so, below */
+        for (int k = 0; k < i; k++) {
+            bool spelled = !strcmp(a->group.v[k], a->group.v[i]);
+            if (spelled || (found && ids[k].st_ino && ids[k].st_dev == ids[i].st_dev && ids[k].st_ino == ids[i].st_ino)) {
+                if (spelled) qkv_cli_error("train", "--group %s is given twice", a->group.v[i]);
+                else
+                    qkv_cli_error("train", "--group %s and --group %s are the same run directory", a->group.v[k],
+                                  a->group.v[i]);
+                free(ids);
                 goto done;
             }
+        }
+    }
+    free(ids);
     for (int i = 0; i < n; i++) {
         const char *dir = a->group.v[i];
         char path[4200];
