@@ -22,4 +22,5 @@ Suite *ablate_suite(void);
 Suite *text_suite(void);
 Suite *summary_suite(void);
 Suite *group_suite(void);
+Suite *ckcheck_suite(void);
 #endif
