@@ -23,4 +23,5 @@ Suite *text_suite(void);
 Suite *summary_suite(void);
 Suite *group_suite(void);
 Suite *hostile_suite(void);
+Suite *ckcheck_suite(void);
 #endif

@@ -79,6 +79,9 @@ int qkv_cmd_eval(int argc, char **argv) {
         qkv_cli_error("eval", "%s", err);
         goto cleanup;
     }
+    qkv_config eff = cfg; /* the effective config: vocab and seq_len filled in, as the file's */
+    eff.model = mc;
+    if (qkv_cli_check_trained_with("eval", a.checkpoint, a.config, &eff)) goto cleanup;
     ctx = qkv_ctx_new();
     qkv_task *t = have_data ? &data_task : &task;
     if (have_data) data_task.seq_len = mc.seq_len; /* batches as long as the longest sequence */

@@ -39,7 +39,10 @@ static const qkv_cli_option OPTIONS[] = {
              "them (docs/performance.md, \"Batched runs\"; qkv ablate does this); each DIR holds\n"
              "its config.json and resumes from its checkpoint when it has one; each ends exactly as\n"
              "alone. The configs may differ in train.seed and optim.lr only (repeatable)"),
-    QKV_FLAG("--force", train_args, force, "start over in an --out DIR that already holds a run (its files are removed)"),
+    QKV_FLAG("--force", train_args, force,
+             "start over in an --out DIR that already holds a run (its files are removed); with\n"
+             "--resume (or --group): resume even though DIR/config.json differs from the config the\n"
+             "checkpoint was written with (train.steps may always differ)"),
     QKV_FLAG("--quiet", train_args, quiet, "no progress on stderr"),
     QKV_INT("--stop-after", "N", train_args, stop_after, 1, 1000000000,
             "stop (as Ctrl-C does) after N more steps; for testing resume"),
@@ -51,7 +54,7 @@ static const qkv_cli_option OPTIONS[] = {
 };
 
 static const qkv_cli_command COMMAND = {
-    "train", "CONFIG [OPTION]...\n--resume DIR [--steps N] [--threads N] [--quiet]\n"
+    "train", "CONFIG [OPTION]...\n--resume DIR [--steps N] [--force] [--threads N] [--quiet]\n"
     "--group DIR --group DIR... [--force] [--steps N] [--threads N] [--quiet]",
     "Train a transformer on the config's task. Writes DIR/config.json (the effective config),\n"
     "metrics.jsonl, model.safetensors, checkpoint.safetensors and summary.json, and prints the\n"
@@ -73,6 +76,41 @@ static void on_signal(int sig) {
 
 static int train_command(int argc, char **argv);
 static int group_command(const train_args *a);
+
+/* Resuming DIR: the config its checkpoint was written with against DIR/config.json (cfg, read
+ * from cfg_path). Exempt: train.steps (--steps, and qkv ablate's extensions, grow it: config.json
+ * holds the new count from the session's start, the checkpoint from its first save), and
+ * model.vocab and model.seq_len where config.json leaves them to the task (0). Any other
+ * difference is refused naming the first key, in qkv_config_keys() order, unless force (then
+ * a note unless quiet). A checkpoint without a config (an older qkv's) or without a file (qkv_train
+ * says so) passes. QKV_EXIT_OK, QKV_EXIT_USAGE (a difference) or QKV_EXIT_FAIL (the checkpoint is
+ * damaged or unreadable), the error said. */
+static int check_resume_config(const char *dir, const char *cfg_path, const qkv_config *cfg, bool force, bool quiet) {
+    char ck[4200], err[1024], key[256], here[128], there[128];
+    snprintf(ck, sizeof ck, "%s/" QKV_RUN_CHECKPOINT, dir);
+    if (access(ck, F_OK)) return QKV_EXIT_OK;
+    qkv_config k;
+    int have = qkv_cli_file_config(ck, &k, err, sizeof err);
+    if (have < 0) {
+        qkv_cli_error("train", "%s", err);
+        return QKV_EXIT_FAIL;
+    }
+    if (!have) return QKV_EXIT_OK;
+    qkv_config c = *cfg;
+    c.train.steps = k.train.steps;
+    if (!c.model.vocab) c.model.vocab = k.model.vocab;
+    if (!c.model.seq_len) c.model.seq_len = k.model.seq_len;
+    if (!qkv_cli_config_diff(&c, &k, NULL, key, sizeof key, here, there, sizeof here)) return QKV_EXIT_OK;
+    if (!force) {
+        qkv_cli_error("train", "%s: %s is %s here, %s in the checkpoint %s (give --force to resume anyway)", cfg_path,
+                      key, here, there, ck);
+        return QKV_EXIT_USAGE;
+    }
+    if (!quiet && qkv_dist_world().rank == 0)
+        fprintf(stderr, "qkv train: note: %s: %s is %s here, %s in the checkpoint %s; resuming anyway (--force)\n",
+                cfg_path, key, here, there, ck);
+    return QKV_EXIT_OK;
+}
 
 int qkv_cmd_train(int argc, char **argv) {
     /* under mpirun, every process trains the same run together (docs/distributed.md) */
@@ -121,6 +159,8 @@ static int train_command(int argc, char **argv) {
     }
     qkv_config cfg;
     if (qkv_cli_load_config("train", cfg_path, a.sets.v, a.sets.n, &cfg)) goto done;
+    if (resume && (rc = check_resume_config(resume, cfg_path, &cfg, a.force, a.quiet)) != QKV_EXIT_OK) goto done;
+    rc = QKV_EXIT_USAGE;
     if (a.steps) {
         if (a.steps < cfg.train.steps) {
             qkv_cli_error("train", "--steps %lld: the run in %s already has train.steps %d; --steps can only "
@@ -269,6 +309,8 @@ static int group_command(const train_args *a) {
         snprintf(path, sizeof path, "%s/" QKV_RUN_CONFIG, dir);
         if (qkv_cli_load_config("train", path, NULL, 0, &cfgs[i])) goto done;
         bool resume = exists_in(dir, QKV_RUN_CHECKPOINT);
+        if (resume && (rc = check_resume_config(dir, path, &cfgs[i], a->force, a->quiet)) != QKV_EXIT_OK) goto done;
+        rc = QKV_EXIT_USAGE;
         if (a->steps) {
             if (!resume) {
                 qkv_cli_error("train", "--steps extends runs: %s has no checkpoint", dir);

@@ -13,6 +13,12 @@
  * QKV_MAX_DIMS. Every function reports bad input through a return value and a
  * one-line message in the caller's buffer; none of them exits or aborts.
  *
+ * Checksum: a file whose metadata holds QKV_ST_CRC32_KEY ("qkv_crc32", 8 lowercase hex digits;
+ * qkv's model files and checkpoints carry it) is refused by the reader, as damaged, when the
+ * CRC-32 of its whole data buffer (every byte after the header) is another, or when the value is
+ * not 8 hex digits. A file without the key (an older qkv's, PyTorch's) is read as before.
+ * Readers that do not know the key (PyTorch's safetensors) ignore it, as any metadata.
+ *
  * Tensor data is stored little-endian; this module assumes a little-endian host
  * (checked at compile time). */
 #ifndef QKV_SAFETENSORS_H
@@ -62,6 +68,14 @@ QKV_API void qkv_st_free(qkv_safetensors *st);
 
 /* one tensor to write */
 typedef struct qkv_st_item { const char *name; const qkv_tensor *t; } qkv_st_item;
+
+/* the metadata key of the data buffer's CRC-32 (see the top of this file) */
+#define QKV_ST_CRC32_KEY "qkv_crc32"
+/* the CRC-32 of the data buffer qkv_st_write would write for items[0..n) (their bytes one after
+ * the other), as 8 lowercase hex digits and a NUL in hex: the value of QKV_ST_CRC32_KEY to pass
+ * in the metadata. The CRC is zlib's, gzip's and xz's (CRC-32/ISO-HDLC). 0, or -1 with err filled
+ * when an item is not writable. */
+QKV_API int qkv_st_data_crc32(const qkv_st_item *items, int n, char hex[9], char *err, size_t errlen);
 
 /* write tensors (in the given order, offsets ascending) and string metadata pairs (meta[2*i] key,
  * meta[2*i+1] value; "format":"pt" is added unless given) atomically (io/fileio.h): write

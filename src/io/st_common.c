@@ -3,6 +3,7 @@
 #include "io/st_internal.h"
 
 #include <inttypes.h>
+#include <lzma.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,10 @@ static size_t utf8_seq(const uint8_t *s, size_t n, const char **why) {
     for (size_t i = 2; i < len; i++)
         if (i >= n || (s[i] & 0xC0) != 0x80) { *why = "truncated multi-byte sequence"; return 0; }
     return len;
+}
+
+uint32_t qkv__st_crc32(uint32_t crc, const void *p, size_t n) {
+    return n ? lzma_crc32((const uint8_t *)p, n, crc) : crc;
 }
 
 bool qkv__st_utf8_valid(const uint8_t *s, size_t n, size_t *bad, const char **why) {

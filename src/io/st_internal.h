@@ -67,6 +67,10 @@ QKV_INTERNAL bool qkv__st_shape_numel(int ndim, const int64_t *shape, uint64_t *
 QKV_INTERNAL bool qkv__st_dtype_valid(int dt);
 /* sorts v by name and returns a name that occurs twice, or NULL; n log n, so big headers stay fast */
 QKV_INTERNAL const char *qkv__st_sort_find_dup(st_named *v, int n);
+/* the CRC-32 of p[0..n) continuing crc (0 to start): liblzma's lzma_crc32, the CRC of zlib,
+ * gzip and xz. liblzma is already one of qkv's libraries (the xz baseline of the text task), so
+ * the checksum adds no dependency and no hand-written table. */
+QKV_INTERNAL uint32_t qkv__st_crc32(uint32_t crc, const void *p, size_t n);
 /* true when s[0..n) is well-formed UTF-8 (as Rust's from_utf8 decides); otherwise the offending
  * offset and reason */
 QKV_INTERNAL bool qkv__st_utf8_valid(const uint8_t *s, size_t n, size_t *bad, const char **why);

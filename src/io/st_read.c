@@ -8,7 +8,9 @@
  *      like serde_json's, the offset of each number token recorded;
  *   4. cJSON's tree; keys are checked for duplicates (cJSON keeps them);
  *   5. each tensor entry (dtype, shape, data_offsets, byte count) and the metadata;
- *   6. the tensors must tile the data buffer from 0 with no gap, overlap or tail. */
+ *   6. the tensors must tile the data buffer from 0 with no gap, overlap or tail;
+ *   7. a file whose metadata names the data buffer's CRC-32 (QKV_ST_CRC32_KEY) must hold data
+ *      with that CRC-32: otherwise the file is damaged (one without it is not checked). */
 #include "io/st_internal.h"
 #include "io/fileio.h"
 #include "io/json.h"
@@ -393,6 +395,30 @@ static int check_tiling(const st_ctx *c, const qkv_safetensors *st, uint64_t dat
     return rc;
 }
 
+/* Stage 7: the data buffer (len bytes at data) against the CRC-32 its metadata names, if any */
+static int check_crc(const st_ctx *c, const qkv_safetensors *st, const uint8_t *data, size_t len) {
+    const char *want = qkv_st_meta(st, QKV_ST_CRC32_KEY);
+    if (!want) return 0; /* an older qkv's or another program's file: nothing to check */
+    st_shown sv;
+    uint32_t w = 0;
+    bool hex = strlen(want) == 8;
+    for (int i = 0; hex && i < 8; i++) {
+        char ch = want[i];
+        int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+        hex = d >= 0;
+        w = w << 4 | (uint32_t)(d & 0xf);
+    }
+    if (!hex)
+        return qkv__st_fail(c, "\"" ST_META_KEY "\" key \"" QKV_ST_CRC32_KEY "\": %s is not a CRC-32 (8 hex "
+                            "digits): the file is damaged", qkv__st_show(&sv, want));
+    uint32_t got = qkv__st_crc32(0, data, len);
+    if (got != w)
+        return qkv__st_fail(c, "data checksum mismatch (crc32 %08" PRIx32 " in the metadata, %08" PRIx32
+                            " computed): the file is damaged", w, got);
+    return 0;
+}
+
 /* Points every entry at its bytes, making them aligned for the dtype: the data buffer is moved
  * to the (malloc-aligned) start of the image when the header length left it misaligned, and a
  * tensor whose own offset is misaligned gets a private copy. */
@@ -440,6 +466,7 @@ static int parse_owned(uint8_t *img, size_t len, const char *label, qkv_safetens
     }
     if (rc == 0) rc = parse_entries(&c, hdr, root, st);
     if (rc == 0) rc = check_tiling(&c, st, (uint64_t)(len - 8 - n));
+    if (rc == 0) rc = check_crc(&c, st, img + 8 + n, len - 8 - n);
     if (rc == 0) rc = place_data(&c, st, 8 + n, len - 8 - n);
     cJSON_Delete(root);
     if (rc < 0) {

@@ -178,6 +178,20 @@ static qkv_wpart *file_parts(const st_plan *p, uint8_t len8[8], const qkv_st_ite
     return parts;
 }
 
+int qkv_st_data_crc32(const qkv_st_item *items, int n, char hex[9], char *err, size_t errlen) {
+    st_ctx c = {"<checksum>", err, errlen};
+    if (!hex) return qkv__st_fail(&c, "no output buffer given");
+    if (n < 0 || (n > 0 && !items)) return qkv__st_fail(&c, "invalid tensor list (%d items)", n);
+    uint32_t crc = 0;
+    uint64_t nbytes;
+    for (int i = 0; i < n; i++) {
+        if (check_item(&c, &items[i], i, &nbytes) < 0) return -1;
+        crc = qkv__st_crc32(crc, items[i].t->data, item_bytes(&items[i]));
+    }
+    snprintf(hex, 9, "%08" PRIx32, crc);
+    return 0;
+}
+
 int qkv_st_write_mem(const qkv_st_item *items, int n, const char *const *meta, int n_meta, uint8_t **out,
                      size_t *out_len, char *err, size_t errlen) {
     st_ctx c = {"<memory>", err, errlen};

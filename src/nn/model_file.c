@@ -38,10 +38,12 @@ int qkv_save_model(const qkv_model *m, const char *path, const char *config_json
     qkv_st_item *items = malloc((size_t)m->params.n * sizeof *items);
     if (!items) { snprintf(err, (size_t)errlen, "%s: out of memory", path); return -1; }
     for (int i = 0; i < m->params.n; i++) items[i] = (qkv_st_item){m->params.items[i]->name, &m->params.items[i]->t};
-    char steps[32];
+    char steps[32], crc[9];
     snprintf(steps, sizeof steps, "%lld", step);
-    const char *meta[6] = {"format", "pt", "qkv_step", steps, "qkv_config", config_json ? config_json : "{}"};
-    int rc = qkv_st_write(path, items, m->params.n, meta, 3, err, (size_t)errlen);
+    const char *meta[8] = {"format", "pt", "qkv_step", steps, "qkv_config", config_json ? config_json : "{}",
+                           QKV_ST_CRC32_KEY, crc};
+    int rc = qkv_st_data_crc32(items, m->params.n, crc, err, (size_t)errlen) ||
+             qkv_st_write(path, items, m->params.n, meta, 4, err, (size_t)errlen) ? -1 : 0;
     free(items);
     return rc;
 }

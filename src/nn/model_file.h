@@ -8,10 +8,11 @@
 #include "nn/model.h"
 
 /* load parameters by name from a safetensors file into m (shapes must match exactly, values
- * must be finite); 0, or -1 with one line in err */
+ * must be finite; a file with a checksum must match it: io/safetensors.h); 0, or -1 with one
+ * line in err */
 QKV_API int qkv_load_model(qkv_model *m, const char *path, char *err, int errlen);
 /* write m's parameters atomically, with metadata (format "pt", qkv_step = step, qkv_config =
- * config_json or "{}"); 0, or -1 with one line in err */
+ * config_json or "{}", qkv_crc32 = the data's CRC-32); 0, or -1 with one line in err */
 QKV_API int qkv_save_model(const qkv_model *m, const char *path, const char *config_json, long long step,
                    char *err, int errlen);
 

@@ -4,7 +4,10 @@
  *                               order of the enum below (checkpoints before 0.1.0's last change
  *                               hold the first 6)
  *   state.rng          I32 (8)  the data stream's four 64-bit words, low half first
- *   metadata           qkv_step, qkv_optim_step (the optimizer's step count) */
+ *   metadata           qkv_step, qkv_optim_step (the optimizer's step count), qkv_config (the
+ *                      run's effective config, as in the model file) and qkv_crc32 (the data
+ *                      buffer's CRC-32: io/safetensors.h); checkpoints of an older qkv have
+ *                      neither of the last two */
 #include "train/checkpoint.h"
 #include "io/safetensors.h"
 #include "nn/model_file.h"
@@ -83,12 +86,14 @@ int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o,
     if (o->v) items[k++] = (qkv_st_item){"optim.v", &tv};
     items[k++] = (qkv_st_item){"state.scalars", &ts};
     items[k++] = (qkv_st_item){"state.rng", &tr};
-    char steps[32], osteps[32], path[4096];
+    char steps[32], osteps[32], crc[9], path[4096];
     snprintf(steps, sizeof steps, "%lld", s->step);
     snprintf(osteps, sizeof osteps, "%lld", o->step);
-    const char *meta[6] = {"format", "pt", "qkv_step", steps, "qkv_optim_step", osteps};
-    int rc = qkv_st_write(in_dir(path, sizeof path, dir, QKV_RUN_CHECKPOINT), items, k, meta, 3, err,
-                          (size_t)errlen);
+    const char *meta[10] = {"format", "pt", "qkv_step", steps, "qkv_optim_step", osteps, QKV_ST_CRC32_KEY, crc,
+                            "qkv_config", config_json};
+    int rc = qkv_st_data_crc32(items, k, crc, err, (size_t)errlen) ||
+             qkv_st_write(in_dir(path, sizeof path, dir, QKV_RUN_CHECKPOINT), items, k, meta, config_json ? 5 : 4,
+                          err, (size_t)errlen) ? -1 : 0;
     free(items);
     /* the parameters alone, for users and PyTorch */
     if (!rc) rc = qkv_save_model(m, in_dir(path, sizeof path, dir, QKV_RUN_MODEL), config_json, s->step, err, errlen);

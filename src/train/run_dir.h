@@ -8,10 +8,11 @@
  *                           tokens_per_s, elapsed; appended as the run goes (a resumed run
  *                           first drops the lines after its checkpoint)
  *   model.safetensors       the parameters, PyTorch-loadable (metadata: format pt, qkv_step,
- *                           qkv_config = the effective config)
+ *                           qkv_config = the effective config, qkv_crc32 = the data's CRC-32)
  *   checkpoint.safetensors  what --resume needs: the parameters, the optimizer's state
  *                           (optim.m, optim.v), the loop's state (state.scalars, checkpoint.c)
- *                           and the training data stream (state.rng)
+ *                           and the training data stream (state.rng); metadata as the model
+ *                           file's, and qkv_optim_step
  *   summary.json            written once, when the run finished: final evaluation, train
  *                           loss, steps, seconds, parameter counts (its presence = done)
  *   train.log               the run's stderr when qkv ablate started it
