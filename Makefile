@@ -75,74 +75,92 @@ CFLAGS_Q := -std=c11 $(OPT) -g -fPIC -fvisibility=hidden -ffp-contract=off -D_PO
             $(WARN) -Isrc $(PKG_CFLAGS) -DQKV_VERSION='"$(VERSION)"' $(SAN_FLAGS) $(CFLAGS)
 LDFLAGS_Q := $(SAN_FLAGS) $(LDFLAGS)
 
-# The library's sources, the one list every build takes them from (the library and the
-# command, the tests, asan, the examples, install, fuzz): every src/*/*.c but the command's
-# (src/cli/); its typed kernels (src/tensor/k_*.c) are compiled once for float, once for double.
-LIB_SRCS    := $(filter-out src/cli/%.c,$(wildcard src/*/*.c))
+# The sources, in the three floors of src/ (README, "Layout"), the one list every build takes
+# them from (the library and the command, the tests, asan, the examples, install, fuzz):
+#   the library (libqkv.a, libqkv.so, <qkv/qkv.h>): tensor, io, autograd, nn, optim; its typed
+#     kernels (src/tensor/k_*.c) are compiled once for float, once for double;
+#   the application (build/libqkv-app.a, qkv_app.h; not installed): a run (config, tasks,
+#     train), the study (ablate), the documents (report);
+#   the command (src/cli/) and the tests, linked with both.
+LIB_DIRS    := tensor io autograd nn optim
+APP_DIRS    := tasks train config ablate report
+LIB_SRCS    := $(wildcard $(LIB_DIRS:%=src/%/*.c))
+APP_SRCS    := $(wildcard $(APP_DIRS:%=src/%/*.c))
 KERNEL_SRCS := $(filter src/tensor/k_%.c,$(LIB_SRCS))
 # $(call lib_objs,DIR): the library's objects under DIR/obj/, the kernels' under DIR/obj/f32/
-# and DIR/obj/f64/
+# and DIR/obj/f64/; $(call app_objs,DIR): the application's
 lib_objs = $(patsubst %.c,$(1)/obj/%.o,$(filter-out $(KERNEL_SRCS),$(LIB_SRCS))) \
            $(KERNEL_SRCS:%.c=$(1)/obj/f32/%.o) $(KERNEL_SRCS:%.c=$(1)/obj/f64/%.o)
+app_objs = $(APP_SRCS:%.c=$(1)/obj/%.o)
 CLI_SRCS    := $(wildcard src/cli/*.c)
 TEST_SRCS   := $(wildcard tests/*.c)
 
 LIB_OBJS  := $(call lib_objs,$(BUILD))
+APP_OBJS  := $(call app_objs,$(BUILD))
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
-HEADERS   := $(wildcard src/*.h src/*/*.h)
-# objects depend on a stamp named after the flags, so changing flags rebuilds them
-FLAGS_STAMP := $(BUILD)/.flags-$(shell echo '$(CC) $(CFLAGS_Q) $(KOPT)' | cksum | cut -d' ' -f1)
+# every object's header dependencies, written by the compiler (-MMD -MP) beside it: a header edit
+# rebuilds only what includes it
+DEPFLAGS  := -MMD -MP   # the .d files are included at the end (after `all`, the default goal)
+# objects depend on a stamp named after the flags (the dependency flags too: objects compiled
+# without them have no .d files), so changing flags rebuilds them
+FLAGS_STAMP := $(BUILD)/.flags-$(shell echo '$(CC) $(CFLAGS_Q) $(KOPT) $(DEPFLAGS)' | cksum | cut -d' ' -f1)
 
 .PHONY: all test asan install uninstall clean help bench bench-torch bench-gemm bench-sweep \
         bench-sweep-torch demo valgrind examples fuzz study study-extra study-full
-all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
+all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/libqkv-app.a $(BUILD)/qkv
 
 $(FLAGS_STAMP):
 	@mkdir -p $(BUILD)
 	@rm -f $(BUILD)/.flags-*
 	@touch $@
 
-$(BUILD)/obj/%.o: %.c $(HEADERS) $(FLAGS_STAMP)
+$(BUILD)/obj/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS_Q) $(EXTRA_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_Q) $(DEPFLAGS) $(EXTRA_CFLAGS) -c $< -o $@
 
 # the optimizer's update loop is a kernel too: -O3 unswitches its branches so it vectorises,
 # and without errno sqrtf is one (correctly rounded, so identical) instruction
 $(BUILD)/obj/src/optim/optim.o: EXTRA_CFLAGS = $(KOPT) -fno-math-errno
 
 # typed kernels: the same source compiled for float and for double
-$(BUILD)/obj/f32/%.o: %.c $(HEADERS) $(FLAGS_STAMP)
+$(BUILD)/obj/f32/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC f32  $<"
-	$(Q)$(CC) $(CFLAGS_Q) $(KOPT) -DQKV_KERNEL_F64=0 -c $< -o $@
-$(BUILD)/obj/f64/%.o: %.c $(HEADERS) $(FLAGS_STAMP)
+	$(Q)$(CC) $(CFLAGS_Q) $(DEPFLAGS) $(KOPT) -DQKV_KERNEL_F64=0 -c $< -o $@
+$(BUILD)/obj/f64/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC f64  $<"
-	$(Q)$(CC) $(CFLAGS_Q) $(KOPT) -DQKV_KERNEL_F64=1 -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_Q) $(DEPFLAGS) $(KOPT) -DQKV_KERNEL_F64=1 -c $< -o $@
 
-$(BUILD)/obj/tests/%.o: tests/%.c $(HEADERS) $(FLAGS_STAMP)
+$(BUILD)/obj/tests/%.o: tests/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS_Q) $(CHECK_CFLAGS) -Wno-missing-prototypes -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_Q) $(DEPFLAGS) $(CHECK_CFLAGS) -Wno-missing-prototypes -c $< -o $@
 
 $(BUILD)/libqkv.a: $(LIB_OBJS)
 	@echo "  AR      $@"
 	$(Q)rm -f $@
 	$(Q)ar rcs $@ $^
 
+# --no-undefined: the library stands alone (nothing in it needs the application's objects)
 $(BUILD)/libqkv.so: $(LIB_OBJS)
 	@echo "  LD      $@"
-	$(Q)$(CC) -shared -Wl,-soname,libqkv.so.0 $(LDFLAGS_Q) $(SO_LIBS_FLAGS) -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libqkv.so.0 -Wl,--no-undefined $(LDFLAGS_Q) $(SO_LIBS_FLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/qkv: $(CLI_OBJS) $(BUILD)/libqkv.a
-	@echo "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $(CLI_OBJS) $(BUILD)/libqkv.a $(PKG_LIBS)
+$(BUILD)/libqkv-app.a: $(APP_OBJS)
+	@echo "  AR      $@"
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
 
-$(BUILD)/run_tests: $(TEST_OBJS) $(BUILD)/libqkv.a
+$(BUILD)/qkv: $(CLI_OBJS) $(BUILD)/libqkv-app.a $(BUILD)/libqkv.a
 	@echo "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $(TEST_OBJS) $(BUILD)/libqkv.a $(PKG_LIBS) $(CHECK_LIBS)
+	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $(CLI_OBJS) $(BUILD)/libqkv-app.a $(BUILD)/libqkv.a $(PKG_LIBS)
+
+$(BUILD)/run_tests: $(TEST_OBJS) $(BUILD)/libqkv-app.a $(BUILD)/libqkv.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $(TEST_OBJS) $(BUILD)/libqkv-app.a $(BUILD)/libqkv.a $(PKG_LIBS) $(CHECK_LIBS)
 
 # One BLAS thread in tests: results must not depend on the machine's core count.
 # ... libqkv.so exports exactly the documented API (no internal names), each layer of src/
@@ -163,15 +181,15 @@ EXAMPLE_BINS := $(EXAMPLES:%=$(BUILD)/examples/%)
 $(BUILD)/include/qkv:
 	@mkdir -p $(BUILD)/include
 	@ln -sfn $(abspath src) $@
-$(BUILD)/obj/examples/%.o: examples/%.c $(HEADERS) $(FLAGS_STAMP) | $(BUILD)/include/qkv
+$(BUILD)/obj/examples/%.o: examples/%.c $(FLAGS_STAMP) | $(BUILD)/include/qkv
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS_Q) -I$(BUILD)/include -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_Q) $(DEPFLAGS) -I$(BUILD)/include -c $< -o $@
 
-$(EXAMPLE_BINS): $(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(BUILD)/libqkv.a
+$(EXAMPLE_BINS): $(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(BUILD)/libqkv-app.a $(BUILD)/libqkv.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $< $(BUILD)/libqkv.a $(PKG_LIBS)
+	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $< $(BUILD)/libqkv-app.a $(BUILD)/libqkv.a $(PKG_LIBS)
 
 # custom_op runs twice: its gradient must pass the check, and a wrong one (--wrong) must not
 examples: $(EXAMPLE_BINS)
@@ -246,35 +264,35 @@ FUZZ_TARGETS := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_CFLAGS  := -std=c11 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=all -ffp-contract=off -D_POSIX_C_SOURCE=200809L -Isrc $(PKG_CFLAGS) \
                 -DQKV_VERSION='"$(VERSION)"'
-FUZZ_OBJS    := $(call lib_objs,$(FUZZ_BUILD))
-FUZZ_STAMP   := $(FUZZ_BUILD)/.flags-$(shell echo 'clang $(FUZZ_CFLAGS)' | cksum | cut -d' ' -f1)
+FUZZ_OBJS    := $(call lib_objs,$(FUZZ_BUILD)) $(call app_objs,$(FUZZ_BUILD))
+FUZZ_STAMP   := $(FUZZ_BUILD)/.flags-$(shell echo 'clang $(FUZZ_CFLAGS) $(DEPFLAGS)' | cksum | cut -d' ' -f1)
 
 $(FUZZ_STAMP):
 	@mkdir -p $(FUZZ_BUILD)
 	@rm -f $(FUZZ_BUILD)/.flags-*
 	@touch $@
 
-$(FUZZ_BUILD)/obj/%.o: %.c $(HEADERS) $(FUZZ_STAMP)
+$(FUZZ_BUILD)/obj/%.o: %.c $(FUZZ_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CLANG   $<"
-	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
-$(FUZZ_BUILD)/obj/f32/%.o: %.c $(HEADERS) $(FUZZ_STAMP)
+	$(Q)clang $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+$(FUZZ_BUILD)/obj/f32/%.o: %.c $(FUZZ_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CLANG f32 $<"
-	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DQKV_KERNEL_F64=0 -c $< -o $@
-$(FUZZ_BUILD)/obj/f64/%.o: %.c $(HEADERS) $(FUZZ_STAMP)
+	$(Q)clang $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -DQKV_KERNEL_F64=0 -c $< -o $@
+$(FUZZ_BUILD)/obj/f64/%.o: %.c $(FUZZ_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CLANG f64 $<"
-	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DQKV_KERNEL_F64=1 -c $< -o $@
+	$(Q)clang $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link -DQKV_KERNEL_F64=1 -c $< -o $@
 
 $(FUZZ_BUILD)/libqkv.a: $(FUZZ_OBJS)
 	@echo "  AR      $@"
 	$(Q)rm -f $@
 	$(Q)ar rcs $@ $^
 
-$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/libqkv.a $(HEADERS) $(FUZZ_STAMP)
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/libqkv.a $(FUZZ_STAMP)
 	@echo "  FUZZER  $@"
-	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/libqkv.a $(PKG_LIBS)
+	$(Q)clang $(FUZZ_CFLAGS) $(DEPFLAGS) -MF $@.d -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/libqkv.a $(PKG_LIBS)
 
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	$(Q)for t in $(FUZZ_TARGETS); do \
@@ -300,7 +318,7 @@ install: all
 	ln -sf libqkv.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libqkv.so.0
 	ln -sf libqkv.so.0 $(DESTDIR)$(PREFIX)/lib/libqkv.so
 	install -m 755 $(BUILD)/qkv $(DESTDIR)$(PREFIX)/bin/qkv
-	for h in $$(scripts/public-headers.sh); do \
+	for h in $$(scripts/public-headers.sh lib); do \
 	    d=$(DESTDIR)$(PREFIX)/include/qkv/$$(dirname $${h#src/}); install -d $$d; \
 	    install -m 644 $$h $$d/; done
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@REQUIRES_PRIVATE@|$(PC_REQUIRES_PRIVATE)|' qkv.pc.in \
@@ -314,7 +332,7 @@ clean:
 	rm -rf build build-asan build-fuzz build-mpi build-xsmm build-mpi-xsmm
 
 help:
-	@echo "make            build build/libqkv.a, build/libqkv.so, build/qkv"
+	@echo "make            build build/libqkv.a, build/libqkv.so (the library), build/libqkv-app.a, build/qkv"
 	@echo "make test       run the test suites"
 	@echo "make asan       run the test suites under ASan + UBSan"
 	@echo "make demo       the Q/K/V ablation on recall, ~3 minutes (report in runs/demo/)"
@@ -327,3 +345,6 @@ help:
 	@echo "make fuzz       run the libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make install    install (PREFIX=$(PREFIX), DESTDIR=)"
 	@echo "GEMM=libxsmm    (with any target) small float products through libxsmm, into build-xsmm/"
+
+# the header dependencies the compiler wrote (DEPFLAGS)
+-include $(shell find $(BUILD) $(if $(filter fuzz build-fuzz/%,$(MAKECMDGOALS)),build-fuzz) -name '*.d' 2>/dev/null)

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Install into a scratch DESTDIR, then build every program in examples/ against the installed
 # headers and qkv.pc only (no -Isrc), linked once against the shared library (which must export
-# everything they use) and once statically, and run them. Also checks that exactly the public
-# headers were installed and that libqkv.so exports only the documented API.
+# everything they use) and once statically, and run them. Also checks that exactly the library's
+# headers were installed (the application layer, qkv_app.h and libqkv-app.a, is not) and that
+# libqkv.so is the library alone and exports only its documented API.
 # GEMM=libxsmm scripts/check-install.sh checks that build (build-xsmm/) instead.
 set -eu
 cd "$(dirname "$0")/.."
@@ -14,9 +15,12 @@ pc="$root/lib/pkgconfig"
 # the .pc names the final prefix; point the flags at the staged copy
 flags() { PKG_CONFIG_PATH="$pc" pkg-config "$@" qkv | sed "s|/opt/qkv|$root|g"; }
 test -x "$root/bin/qkv" && test -f "$root/lib/libqkv.so.0" && test -f "$root/lib/libqkv.a"
+if [ -e "$root/lib/libqkv-app.a" ] || [ -e "$root/include/qkv/qkv_app.h" ]; then
+    echo "check-install: the application layer (libqkv-app.a, qkv_app.h) was installed" >&2; exit 1
+fi
 # the installed headers are exactly the public ones
 (cd "$root/include/qkv" && find . -name '*.h' | sed 's|^\./|src/|' | sort) > "$dest/installed"
-scripts/public-headers.sh > "$dest/public"
+scripts/public-headers.sh lib > "$dest/public"
 if ! cmp -s "$dest/installed" "$dest/public"; then
     echo "check-install: installed headers differ from scripts/public-headers.sh:" >&2
     diff "$dest/public" "$dest/installed" >&2 || true
@@ -35,4 +39,4 @@ for src in examples/*.c; do
     OPENBLAS_NUM_THREADS=1 "$dest/$name-static" >/dev/null
 done
 ldd "$dest/xor_mlp" | grep -q "$root/lib/libqkv.so" || { echo "check-install: xor_mlp is not linked to the installed libqkv.so" >&2; exit 1; }
-echo "install check: ok (public headers only, libqkv.a/.so, qkv.pc, bin/qkv; examples/ built against the installed headers, shared and static, and run)"
+echo "install check: ok (the library's headers only, libqkv.a/.so, qkv.pc, bin/qkv; examples/ built against the installed headers, shared and static, and run)"

@@ -1,8 +1,8 @@
 /* qkv, the application layer the qkv command is built from: JSON configs, the toy tasks and
  * data files, training runs (the loop, evaluation, checkpoints, verdicts) and ablations. It
- * is built on qkv.h and installed beside it; it moves faster than the library does.
- *
- *   #include <qkv/qkv_app.h> */
+ * is built on qkv.h into build/libqkv-app.a (declarations QKV_APP_API), which the qkv command
+ * and the tests link: it is not part of libqkv.so and is not installed, since it changes with
+ * every feature of the command. */
 #ifndef QKV_APP_H
 #define QKV_APP_H
 

@@ -28,7 +28,7 @@ typedef struct qkv_ablate_variant {
  * in bits per token (= per byte on byte-level text; lower is better). */
 typedef enum { QKV_METRIC_ACCURACY, QKV_METRIC_LOSS, QKV_METRIC_BPB, QKV_METRIC_COUNT } qkv_ablate_metric;
 /* names used in ablation configs ("accuracy", "loss", "bpb"; index = enum value) */
-QKV_API extern const char *const QKV_METRIC_NAMES[QKV_METRIC_COUNT];
+QKV_APP_API extern const char *const QKV_METRIC_NAMES[QKV_METRIC_COUNT];
 
 typedef struct qkv_ablate_config {
     char path[1024];                /* the ablation config file */
@@ -53,8 +53,8 @@ typedef struct qkv_ablate_config {
 } qkv_ablate_config;
 
 /* parse (strict: unknown keys, wrong types, duplicate variant names are errors naming the key) */
-QKV_API int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, int errlen);
-QKV_API void qkv_ablate_config_free(qkv_ablate_config *c);
+QKV_APP_API int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, int errlen);
+QKV_APP_API void qkv_ablate_config_free(qkv_ablate_config *c);
 
 /* How qkv_ablate_run works through a sweep. */
 typedef struct qkv_ablate_opts {
@@ -76,14 +76,14 @@ typedef struct qkv_ablate_opts {
  * one run: the runner appends "CONFIG --out RUN_DIR" for a new run and "--resume RUN_DIR" for a
  * run with a checkpoint; it must write the run directory of train/run_dir.h and exit 0 when the
  * run is done (the qkv command passes {qkv, "train", "--threads", "1", "--quiet"}). 0, or -1. */
-QKV_API int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, char *err,
+QKV_APP_API int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, char *err,
                            int errlen);
 /* What the sweep in out_dir has done, one line per run that is not done (running where,
  * failed why, waiting for what) and the counts, to f. 0, or -1 with err */
-QKV_API int qkv_ablate_status(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, FILE *f,
+QKV_APP_API int qkv_ablate_status(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, FILE *f,
                               char *err, int errlen);
 /* The report of whatever runs have finished, saying what is missing; no training. 0, or -1 */
-QKV_API int qkv_ablate_report(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, char *err,
+QKV_APP_API int qkv_ablate_report(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, char *err,
                               int errlen);
 
 #endif

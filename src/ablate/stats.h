@@ -18,33 +18,33 @@
 #define QKV_STATS_EXACT_MAX 20
 
 /* m = (1/n) sum_i x_i; NaN if n < 1 */
-QKV_API double qkv_stats_mean(const double *x, int n);
+QKV_APP_API double qkv_stats_mean(const double *x, int n);
 /* s = sqrt(sum_i (x_i - m)^2 / (n - 1)), the sample sd (numpy ddof=1); NaN if n < 2 */
-QKV_API double qkv_stats_sd(const double *x, int n);
+QKV_APP_API double qkv_stats_sd(const double *x, int n);
 /* numpy.percentile(x, 100 q) of ascending x: h = (n-1) q, i = floor h, x_i + (h-i)(x_{i+1} - x_i);
  * NaN if n < 1 or q is not in [0, 1] */
-QKV_API double qkv_stats_percentile_sorted(const double *sorted, int n, double q);
+QKV_APP_API double qkv_stats_percentile_sorted(const double *sorted, int n, double q);
 /* means[b] = (1/n) sum_j x_{I_bj}, I_bj uniform on 0..n-1 from the generator seeded with seed,
  * b < resamples; returns 0, or -1 (n < 1, resamples < 1, a NaN in x) */
-QKV_API int qkv_stats_bootstrap_means(const double *x, int n, int resamples, uint64_t seed, double *means);
+QKV_APP_API int qkv_stats_bootstrap_means(const double *x, int n, int resamples, uint64_t seed, double *means);
 /* lo, hi = the (1-level)/2 and (1+level)/2 percentiles of `resamples` bootstrap means;
  * n = 1 gives [x, x]; returns 0, or -1 with lo = hi = NaN (n < 1, a NaN, level not in (0, 1)) */
-QKV_API int qkv_stats_bootstrap_ci(const double *x, int n, int resamples, double level, uint64_t seed,
+QKV_APP_API int qkv_stats_bootstrap_ci(const double *x, int n, int resamples, double level, uint64_t seed,
                            double *lo, double *hi);
 /* qkv_stats_bootstrap_ci of the paired differences d_i = a_i - b_i */
-QKV_API int qkv_stats_bootstrap_ci_paired(const double *a, const double *b, int n, int resamples, double level,
+QKV_APP_API int qkv_stats_bootstrap_ci_paired(const double *a, const double *b, int n, int resamples, double level,
                                   uint64_t seed, double *lo, double *hi);
 /* two-sided sign-flip p of mean(d) = 0, as scipy.stats.permutation_test: t = mean(d), T = mean(s_i d_i),
  * g = max(1e-14, 1e-14 |t|), p = min(1, 2 min(#{T <= t+g} + a, #{T >= t-g} + a) / (N + a)) over
  * all N = 2^n sign patterns (a = 0) when n <= QKV_STATS_EXACT_MAX, else N = resamples random
  * ones (a = 1); NaN if n < 1, a NaN in d, or resamples < 1 when they are needed */
-QKV_API double qkv_stats_signflip_p(const double *d, int n, int resamples, uint64_t seed);
+QKV_APP_API double qkv_stats_signflip_p(const double *d, int n, int resamples, uint64_t seed);
 /* Holm: with the m non-NaN p ascending, adj_(i) = max_{j <= i} min(1, (m - j + 1) p_(j));
  * rejected = adj <= alpha (NaN p: adj NaN, not rejected); returns the number rejected, or -1 */
-QKV_API int qkv_stats_holm(const double *p, int m, double alpha, double *adjusted, bool *rejected);
+QKV_APP_API int qkv_stats_holm(const double *p, int m, double alpha, double *adjusted, bool *rejected);
 /* median of v with censored values taken as +infinity: the middle value, or the mean of the two
  * middle values for even n; +INFINITY if a censored value is needed (the median is not reached),
  * NaN if n < 1 or an uncensored value is NaN */
-QKV_API double qkv_stats_median_censored(const double *v, const bool *censored, int n);
+QKV_APP_API double qkv_stats_median_censored(const double *v, const bool *censored, int n);
 
 #endif

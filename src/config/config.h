@@ -16,19 +16,19 @@
 /* parse JSON text (label names it in messages, e.g. the file path) on top of the defaults.
  * Unknown keys (with the closest valid key), duplicate keys, wrong types, out-of-range
  * values and syntax errors (label:line:column) are errors. 0, or -1 with one line in err. */
-QKV_API int qkv_config_parse(qkv_config *c, const char *json, const char *label, char *err, int errlen);
+QKV_APP_API int qkv_config_parse(qkv_config *c, const char *json, const char *label, char *err, int errlen);
 /* read and parse a file */
-QKV_API int qkv_config_load(qkv_config *c, const char *path, char *err, int errlen);
+QKV_APP_API int qkv_config_load(qkv_config *c, const char *path, char *err, int errlen);
 /* apply one "path.to.key=value" override with the same validation (value is JSON, or a bare string) */
-QKV_API int qkv_config_set(qkv_config *c, const char *assignment, char *err, int errlen);
+QKV_APP_API int qkv_config_set(qkv_config *c, const char *assignment, char *err, int errlen);
 /* cross-key checks after all overrides (heads divides d_model, files exist, ...) */
-QKV_API int qkv_config_validate(const qkv_config *c, char *err, int errlen);
+QKV_APP_API int qkv_config_validate(const qkv_config *c, char *err, int errlen);
 /* the effective config as pretty JSON (every key, defaults filled in); malloc'd, NULL on OOM */
-QKV_API char *qkv_config_to_json(const qkv_config *c);
+QKV_APP_API char *qkv_config_to_json(const qkv_config *c);
 /* strict RFC 8259 syntax check of any JSON text by the config file's rules: 0, or -1
  * with "label:line:column: JSON syntax error: what was wrong" in err */
-QKV_API int qkv_json_syntax_check(const char *text, size_t len, const char *label, char *err, int errlen);
+QKV_APP_API int qkv_json_syntax_check(const char *text, size_t len, const char *label, char *err, int errlen);
 /* every valid key path, NULL-terminated (for help and tests) */
-QKV_API const char *const *qkv_config_keys(void);
+QKV_APP_API const char *const *qkv_config_keys(void);
 
 #endif

@@ -51,44 +51,44 @@ typedef struct qkv_batch {
 } qkv_batch;
 
 /* open the configured task (reads files for text/file); 0, or -1 with one line in err */
-QKV_API int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t seed, char *err, int errlen);
-QKV_API void qkv_task_close(qkv_task *t);
+QKV_APP_API int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t seed, char *err, int errlen);
+QKV_APP_API void qkv_task_close(qkv_task *t);
 /* a task whose evaluation set is every sequence of a JSON Lines file (qkv eval --data) */
-QKV_API int qkv_task_open_eval_file(qkv_task *t, const char *path, uint64_t seed, char *err, int errlen);
+QKV_APP_API int qkv_task_open_eval_file(qkv_task *t, const char *path, uint64_t seed, char *err, int errlen);
 /* the config's model.vocab / model.seq_len when given, else the task's; checks they fit */
-QKV_API int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, char *err, int errlen);
+QKV_APP_API int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, char *err, int errlen);
 
 /* buffers for B examples of the task's length */
-QKV_API int qkv_batch_alloc(qkv_batch *b, const qkv_task *t, int B);
-QKV_API void qkv_batch_free(qkv_batch *b);
+QKV_APP_API int qkv_batch_alloc(qkv_batch *b, const qkv_task *t, int B);
+QKV_APP_API void qkv_batch_free(qkv_batch *b);
 /* the next training batch (advances train_rng) */
-QKV_API void qkv_task_train_batch(qkv_task *t, qkv_batch *b);
+QKV_APP_API void qkv_task_train_batch(qkv_task *t, qkv_batch *b);
 /* the training examples of micro-batch `shard` of step `step` (b->B of them): drawn from a
  * stream keyed by (the task's seed, step, shard) alone, so any process can make any shard's
  * examples, in any order (data-parallel training: train/train.c) */
-QKV_API void qkv_task_train_shard(qkv_task *t, qkv_batch *b, long long step, int shard);
+QKV_APP_API void qkv_task_train_shard(qkv_task *t, qkv_batch *b, long long step, int shard);
 /* evaluation examples [first, first + b->B) of the fixed evaluation list (index >= count
  * of a finite list wraps); rows past `count` are filled with ignored targets */
-QKV_API void qkv_task_eval_batch(qkv_task *t, qkv_batch *b, int64_t first, int64_t count);
+QKV_APP_API void qkv_task_eval_batch(qkv_task *t, qkv_batch *b, int64_t first, int64_t count);
 /* how many evaluation examples exist (INT64_MAX for generated tasks) */
-QKV_API int64_t qkv_task_eval_size(const qkv_task *t);
+QKV_APP_API int64_t qkv_task_eval_size(const qkv_task *t);
 /* the same for the evaluation (QKV_SPLIT_EVAL) or the validation (QKV_SPLIT_VAL) list */
-QKV_API void qkv_task_split_batch(qkv_task *t, qkv_split split, qkv_batch *b, int64_t first, int64_t count);
+QKV_APP_API void qkv_task_split_batch(qkv_task *t, qkv_split split, qkv_batch *b, int64_t first, int64_t count);
 /* how many examples the split holds (INT64_MAX for generated tasks; 0: the task has no
  * validation slice, task.val_fraction 0 or too little data) */
-QKV_API int64_t qkv_task_split_size(const qkv_task *t, qkv_split split);
+QKV_APP_API int64_t qkv_task_split_size(const qkv_task *t, qkv_split split);
 /* Make the splits disjoint for a generated task: evaluation examples [0, n_eval) are never
  * drawn as validation examples, and neither they nor validation examples [0, n_val) as
  * training examples (a held-out draw is replaced by the stream's next one; examples are
  * compared by a 64-bit hash of their tokens and targets). Text and file tasks are disjoint by
  * their slices already. Call once after qkv_task_open, before the first batch. 0, or -1 (OOM). */
-QKV_API int qkv_task_hold_out(qkv_task *t, int64_t n_eval, int64_t n_val, char *err, int errlen);
+QKV_APP_API int qkv_task_hold_out(qkv_task *t, int64_t n_eval, int64_t n_val, char *err, int errlen);
 
 /* text: the bits per byte of two baselines on the evaluation slice (the held-out tail, the
  * text the model's eval_bpb is measured on): xz -9's compressed size x 8 / bytes (liblzma, as
  * `xz -9 -c`), and the cross-entropy in bits of a unigram model of the training bytes with
  * add-one smoothing, p(b) = (count(b) + 1) / (training bytes + 256) (text_baseline.c).
  * 0, or -1 with one line in err */
-QKV_API int qkv_task_text_baselines(const qkv_task *t, double *xz_bpb, double *unigram_bpb, char *err, int errlen);
+QKV_APP_API int qkv_task_text_baselines(const qkv_task *t, double *xz_bpb, double *unigram_bpb, char *err, int errlen);
 
 #endif

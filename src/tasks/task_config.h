@@ -11,7 +11,7 @@ typedef enum {
 } qkv_task_kind;
 
 /* names used in configs: "copy", "reverse", ... (index = enum value) */
-QKV_API extern const char *const QKV_TASK_NAMES[QKV_TASK_COUNT];
+QKV_APP_API extern const char *const QKV_TASK_NAMES[QKV_TASK_COUNT];
 
 /* text: where the bytes come from */
 typedef enum {
@@ -21,7 +21,7 @@ typedef enum {
 } qkv_text_corpus;
 
 /* names used in configs: "file", "fortunes" (index = enum value) */
-QKV_API extern const char *const QKV_TEXT_CORPUS_NAMES[QKV_CORPUS_COUNT];
+QKV_APP_API extern const char *const QKV_TEXT_CORPUS_NAMES[QKV_CORPUS_COUNT];
 
 /* where Debian's fortunes package (and fortunes-min, which it depends on) puts its fortune
  * files, and how to get them: the fortunes corpus's default directory and its one-line hint */
@@ -49,10 +49,10 @@ typedef struct qkv_task_config {
 } qkv_task_config;
 
 /* the defaults of docs/config.md: recall, 8 pairs of 32 keys and 32 values */
-QKV_API qkv_task_config qkv_task_config_default(void);
+QKV_APP_API qkv_task_config qkv_task_config_default(void);
 /* the sizes of a generated task agree (recall: distinct keys, queries <= pairs, ...): 0, or -1
  * with one line naming the key in err; text and file tasks pass (their files are checked when
  * opened) */
-QKV_API int qkv_task_config_check(const qkv_task_config *c, char *err, int errlen);
+QKV_APP_API int qkv_task_config_check(const qkv_task_config *c, char *err, int errlen);
 
 #endif

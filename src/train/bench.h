@@ -13,7 +13,7 @@ typedef struct qkv_bench_size {
 } qkv_bench_size;
 
 /* tiny, small, medium (docs/performance.md) */
-QKV_API extern const qkv_bench_size QKV_BENCH_SIZES[3];
+QKV_APP_API extern const qkv_bench_size QKV_BENCH_SIZES[3];
 
 typedef struct qkv_bench_result {
     double ms_per_step;      /* median over the timed steps */
@@ -29,9 +29,9 @@ typedef struct qkv_bench_result {
 
 /* run `steps` timed steps after `warmup`; alloc_count (may be NULL) returns a running count
  * of heap allocations. 0, or -1 with err. */
-QKV_API int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*alloc_count)(void),
+QKV_APP_API int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*alloc_count)(void),
                   qkv_bench_result *r, char *err, int errlen);
 /* this machine's sgemm GFLOP/s on an n x n x n product at the current BLAS thread count (best of reps) */
-QKV_API double qkv_bench_sgemm_ceiling(int n, int reps);
+QKV_APP_API double qkv_bench_sgemm_ceiling(int n, int reps);
 
 #endif

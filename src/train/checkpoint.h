@@ -24,18 +24,18 @@ typedef struct qkv_train_state {
  * DIR/model.safetensors (the parameters alone), each atomically, each with config_json (the
  * effective config; NULL: none in the checkpoint, "{}" in the model file) as metadata qkv_config
  * and the CRC-32 of its data as qkv_crc32 (io/safetensors.h). 0, or -1 with one line in err. */
-QKV_API int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o, const qkv_train_state *s,
+QKV_APP_API int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o, const qkv_train_state *s,
                         const qkv_rng *data, const char *config_json, char *err, int errlen);
 /* Read DIR/checkpoint.safetensors into m, o, s and data (m and o built for the same config).
  * A checkpoint whose data does not match its qkv_crc32 is refused (damaged); checkpoints of
  * earlier versions (no checksum or config, 6 loop scalars, no optimizer step) load too. 0, or
  * -1 with one line in err naming the file. (Whether the checkpoint's qkv_config is the run's
  * is the caller's question: the config layer reads configs, qkv train --resume compares.) */
-QKV_API int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_state *s, qkv_rng *data,
+QKV_APP_API int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_state *s, qkv_rng *data,
                         char *err, int errlen);
 
 /* the step of DIR/checkpoint.safetensors (its qkv_step), without loading it into a model; 0, or
  * -1 with one line in err (no checkpoint, or not one of qkv's) */
-QKV_API int qkv_checkpoint_step(const char *dir, long long *step, char *err, int errlen);
+QKV_APP_API int qkv_checkpoint_step(const char *dir, long long *step, char *err, int errlen);
 
 #endif

@@ -24,9 +24,9 @@ typedef struct qkv_train_config {
 } qkv_train_config;
 
 /* the defaults of docs/config.md: 3000 steps of 32 examples, evaluation every 250 steps */
-QKV_API qkv_train_config qkv_train_config_default(void);
+QKV_APP_API qkv_train_config qkv_train_config_default(void);
 /* the micro-batches per step: c->shards, or for 0 the largest of 8, 4, 2, 1 that divides c->batch */
-QKV_API int qkv_train_shards(const qkv_train_config *c);
+QKV_APP_API int qkv_train_shards(const qkv_train_config *c);
 
 typedef struct qkv_config {
     qkv_model_config model;
@@ -36,6 +36,6 @@ typedef struct qkv_config {
 } qkv_config;
 
 /* every layer's defaults (docs/config.md) */
-QKV_API void qkv_config_defaults(qkv_config *c);
+QKV_APP_API void qkv_config_defaults(qkv_config *c);
 
 #endif

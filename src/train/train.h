@@ -53,7 +53,7 @@ typedef struct qkv_run_summary {
 /* train per cfg (already validated); 0 done, 1 interrupted (checkpoint saved), -1 error (one line
  * in err), -2 the config needs more memory than the machine has (checked before anything is
  * allocated or written; err has the estimate) */
-QKV_API int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, char *err, int errlen);
+QKV_APP_API int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, char *err, int errlen);
 
 /* One run of a group that trains together (qkv_train_group). */
 typedef struct qkv_group_run {
@@ -77,19 +77,19 @@ typedef struct qkv_group_run {
  * differs: checked before anything is written; or a run's own setup failed, after which the
  * runs set up before it are as a run alone that stopped before its first step), -2 when it
  * needs more memory than the machine has (checked first: nothing was written). */
-QKV_API int qkv_train_group(qkv_group_run *runs, int n, char *err, int errlen);
+QKV_APP_API int qkv_train_group(qkv_group_run *runs, int n, char *err, int errlen);
 
 /* mean loss and accuracy of model m on the task's evaluation examples (n of them, capped by
  * the task's size), in batches of `batch`; ctx is reset as it goes */
-QKV_API int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, qkv_eval_result *r,
+QKV_APP_API int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, qkv_eval_result *r,
                  char *err, int errlen);
 /* the same on the split's list: QKV_SPLIT_EVAL (what runs report) or QKV_SPLIT_VAL (what a sweep
  * may choose settings on) */
-QKV_API int qkv_evaluate_split(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
+QKV_APP_API int qkv_evaluate_split(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
                        qkv_eval_result *r, char *err, int errlen);
 
 /* ask the running qkv_train to save a checkpoint and return 1 (interrupted) after its current
  * step; async-signal-safe, for SIGINT/SIGTERM handlers */
-QKV_API void qkv_request_stop(void);
+QKV_APP_API void qkv_request_stop(void);
 
 #endif
