@@ -230,6 +230,8 @@ static void fmt_time(double s, char *b, size_t n) {
     else snprintf(b, n, "%dm%02ds", (int)s / 60, (int)s % 60);
 }
 
+/* the summary line: on a terminal rewritten in place, in a log one line (the caller decides how
+ * often: every loop on a terminal, at most once per QKV_LOG_INTERVAL in a log) */
 static void show_progress(int done, int total, int running, int elsewhere, int extended, double t0, bool tty) {
     char el[32], other[48] = "";
     fmt_time(qkv_clock_seconds() - t0, el, sizeof el);
@@ -237,6 +239,16 @@ static void show_progress(int done, int total, int running, int elsewhere, int e
     fprintf(stderr, tty ? "\r\033[Kqkv ablate: runs %d/%d done, %d running%s, %d extended, %s elapsed"
                         : "qkv ablate: runs %d/%d done, %d running%s, %d extended, %s elapsed\n",
             done, total, running, other, extended, el);
+}
+
+/* in a log (not a terminal): one line for a run whose session ended well, with what it reached */
+static void show_finished(const qkv_ablate_plan *p, int r, double seconds) {
+    qkv_ablate_run_state now;
+    char el[32], how[48] = "not solved";
+    qkv__ablate_run_state(p, r, &now);
+    fmt_time(seconds, el, sizeof el);
+    if (now.solved) snprintf(how, sizeof how, "solved at step %lld", now.solved_at);
+    fprintf(stderr, "qkv ablate: finished %s (%lld steps, %s, %s)\n", p->runs[r].name, now.steps, how, el);
 }
 
 int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int *extended_out, char *err,
@@ -257,8 +269,10 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
     interrupted = 0;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    /* a terminal gets one updating line; a log a line per run started, finished or failed and a
+     * summary at most once per QKV_LOG_INTERVAL (a Slurm task's log must not grow with time) */
     bool tty = isatty(2) && !o->quiet, forwarded = false, first = true, refresh = true;
-    double t0 = qkv_clock_seconds(), last_refresh = 0;
+    double t0 = qkv_clock_seconds(), last_refresh = 0, last_summary = t0;
     int running = 0, extended = 0, rc = 0, last_done = -1, mine = 0;
     for (int r = 0; r < p->n; r++) mine += r % shards == o->shard;
     for (;;) {
@@ -325,7 +339,12 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
         if (first && kept && !o->quiet)
             fprintf(stderr, "qkv ablate: %d of %d runs already finished (kept)\n", kept, mine);
         first = false;
-        if (!o->quiet && (done != last_done || running)) show_progress(done, mine, running, elsewhere, extended, t0, tty);
+        if (!o->quiet && tty && (done != last_done || running))
+            show_progress(done, mine, running, elsewhere, extended, t0, true);
+        else if (!o->quiet && !tty && (running || elsewhere) && qkv_clock_seconds() - last_summary >= QKV_LOG_INTERVAL) {
+            show_progress(done, mine, running, elsewhere, extended, t0, false);
+            last_summary = qkv_clock_seconds();
+        }
         last_done = done;
         if (rc) break;
         /* nothing running here: finished, unless other workers hold runs of this share whose
@@ -368,8 +387,10 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
                     if (!ok) line_about(text, p->runs[r].dir, why, sizeof why);
                 }
                 ph[r] = ok || interrupted ? IDLE : FAILED;
-                if (ok) unmark_failed(p, r);
-                else if (!interrupted) {
+                if (ok) {
+                    unmark_failed(p, r);
+                    if (!o->quiet && !tty) show_finished(p, r, qkv_clock_seconds() - jb->started);
+                } else if (!interrupted) {
                     mark_failed(p, r, code, why);
                     fprintf(stderr, "%sqkv ablate: run %s failed (exit %d); see %s/%s\n", tty ? "\r\033[K" : "",
                             p->runs[r].dir, code, p->runs[r].dir, QKV_RUN_LOG);

@@ -90,13 +90,15 @@ int qkv_cmd_eval(int argc, char **argv) {
         qkv_cli_error("eval", "%s", err);
         goto cleanup;
     }
+    /* %.9g, as summary.json and metrics.jsonl write them: the numbers read back are the ones
+     * those files hold (a fixed count of decimals would cut a small loss's digits) */
     char loss[64]; /* JSON has no NaN or Inf: null */
-    if (isfinite(r.loss)) snprintf(loss, sizeof loss, "%.6f", r.loss);
+    if (isfinite(r.loss)) snprintf(loss, sizeof loss, "%.9g", r.loss);
     else snprintf(loss, sizeof loss, "null");
     char bpb[48] = ""; /* the text task's bytes: bits per byte, loss / ln 2 */
     if (!have_data && task.cfg.kind == QKV_TASK_TEXT && isfinite(r.loss))
-        snprintf(bpb, sizeof bpb, ",\"bpb\":%.6f", r.loss / QKV_LN2);
-    printf("{\"loss\":%s,\"accuracy\":%.6f,\"examples\":%lld,\"positions\":%lld%s}\n", loss, r.accuracy,
+        snprintf(bpb, sizeof bpb, ",\"bpb\":%.9g", r.loss / QKV_LN2);
+    printf("{\"loss\":%s,\"accuracy\":%.9g,\"examples\":%lld,\"positions\":%lld%s}\n", loss, r.accuracy,
            (long long)r.examples, (long long)r.positions, bpb);
     rc = QKV_EXIT_OK;
 cleanup:

@@ -63,8 +63,10 @@ static const qkv_cli_command COMMAND = {
     "CONFIG", OPTIONS,
 };
 
+/* a number of the summary line as JSON: %.9g, as summary.json has it (so the line and the file
+ * agree to the bit when read back), or null when it is not finite (JSON has no NaN or Inf) */
 static const char *json_num(double x, char *buf, size_t n) {
-    if (isfinite(x)) snprintf(buf, n, "%.6f", x);
+    if (isfinite(x)) snprintf(buf, n, "%.9g", x);
     else snprintf(buf, n, "null");
     return buf;
 }

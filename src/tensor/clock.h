@@ -5,6 +5,12 @@
 
 #include <time.h>
 
+/* Seconds between two summary lines of progress written to a file or a pipe (a Slurm log, CI,
+ * nohup): a sweep or a run under a scheduler may last hours, and a line per step or per
+ * evaluation would fill its log; a terminal's one updating line is not limited. As tqdm's
+ * mininterval and pip do for the same reason. docs/reliability.md, "Logs". */
+#define QKV_LOG_INTERVAL 60.0
+
 /* seconds since an arbitrary fixed point (CLOCK_MONOTONIC) */
 static inline double qkv_clock_seconds(void) {
     struct timespec ts;

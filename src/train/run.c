@@ -65,6 +65,8 @@ static void fmt_eta(double s, char *buf, size_t n) {
     else snprintf(buf, n, "%dh%02dm", (int)s / 3600, (int)s % 3600 / 60);
 }
 
+/* the progress line: on a terminal rewritten in place; in a log (file, pipe) one line with the
+ * evaluation, its time kept in r->t_shown (the caller decides when one is due) */
 static void progress(qkv__run *r, double loss, const qkv_eval_result *ev, double tps, double elapsed, bool final) {
     if (r->opt->quiet) return;
     long long total = r->cfg->train.steps;
@@ -75,9 +77,12 @@ static void progress(qkv__run *r, double loss, const qkv_eval_result *ev, double
     if (r->tty)
         fprintf(stderr, "\r\033[K%sstep %lld/%lld  loss %.4f%s  %.0f tok/s  ETA %s%s", r->label, r->st.step, total,
                 loss, acc, tps, eta, final ? "\n" : "");
-    else if (ev)
+    else if (ev) {
         fprintf(stderr, "%sstep %lld/%lld loss %.4f eval_loss %.4f eval_acc %.4f tok/s %.0f elapsed %.1fs\n",
                 r->label, r->st.step, total, loss, ev->loss, ev->accuracy, tps, elapsed);
+        r->shown = true;
+        r->t_shown = qkv_clock_seconds();
+    }
 }
 
 /* a number as JSON: %.9g, or null when it is not finite (JSON has no NaN or Inf) */
@@ -356,7 +361,11 @@ int qkv__run_update(qkv__run *r, double lv, bool *updated, char *err, int errlen
         r->t_log = t;
         r->tokens_since = 0;
     }
-    if (do_eval || (r->tty && do_log)) progress(r, r->train_loss, r->have_eval ? &r->ev : NULL, tps, elapsed, false);
+    /* a terminal: rewritten at every log and evaluation; a log: the session's first evaluation,
+     * its last step, and between them at most one line per QKV_LOG_INTERVAL (eval_every 1 for
+     * hours would otherwise write a line per step) */
+    bool show = r->tty ? do_eval || do_log : do_eval && (!r->shown || last || t - r->t_shown >= QKV_LOG_INTERVAL);
+    if (show) progress(r, r->train_loss, r->have_eval ? &r->ev : NULL, tps, elapsed, false);
     if (do_ckpt && save_checkpoint(r, err, errlen)) rc = -1;
     if (rc) qkv__run_fail_everywhere(r, err);
     return rc;

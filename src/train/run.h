@@ -46,6 +46,8 @@ typedef struct qkv__run {
     long long tokens_since, start;  /* tokens since the last log line; the step this session began at */
     qkv_eval_result ev, val;        /* the last evaluation and validation */
     bool have_eval, tty, interrupted;
+    bool shown;                     /* not a terminal: a progress line was written this session... */
+    double t_shown;                 /* ...at this time (lines in a log are QKV_LOG_INTERVAL apart) */
     char path[4096];
 } qkv__run;
 

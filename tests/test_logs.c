@@ -1,0 +1,233 @@
+/* What the commands write to a stderr that is not a terminal (a Slurm log, CI, nohup; here a
+ * pipe), and that the numbers they print read back to the bit (docs/reliability.md, "Logs"):
+ * qkv ablate writes a line per run started and per run finished, and a summary at most once per
+ * QKV_LOG_INTERVAL (60 s); qkv train its first evaluation, its last, and at most one a minute
+ * between them; qkv eval's loss, parsed, is summary.json's. The sweeps here take seconds, so no
+ * interval passes and the lines are counted exactly (a slow machine that takes longer is allowed
+ * one summary per minute it took). */
+#include <check.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "io/fileio.h"
+#include "suites.h"
+#include "testutil.h"
+
+static char TMP[256];
+
+static void setup(void) { qkv_test_mkdtemp(TMP, sizeof TMP, "logs"); }
+static void teardown(void) { qkv_test_rmtree(TMP); }
+
+/* a small recall model: a run of a few hundred steps takes about a second */
+#define BASE                                                                                              \
+    "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 2, \"d_ff\": 32},\n"                       \
+    " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"                     \
+    " \"train\": {\"steps\": 50, \"batch\": 16, \"eval_every\": 25, \"eval_examples\": 64},\n"          \
+    " \"optim\": {\"lr\": 0.01, \"clip\": 1}}\n"
+
+/* 2 variants x 2 seeds, some runs extended (up to 200 steps) */
+#define SWEEP                                                                                           \
+    "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 200,\n"                              \
+    " \"variants\": [{\"name\": \"full\"}, {\"name\": \"identity\", \"set\": [\"model.attention.qkv=identity\"]}],\n" \
+    " \"seeds\": [0, 1]}\n"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* lines of text that start with prefix */
+static int count_lines(const char *text, const char *prefix) {
+    int n = 0;
+    size_t k = strlen(prefix);
+    for (const char *line = text; *line;) {
+        if (!strncmp(line, prefix, k)) n++;
+        const char *nl = strchr(line, '\n');
+        if (!nl) break;
+        line = nl + 1;
+    }
+    return n;
+}
+
+/* every line of text */
+static int all_lines(const char *text) {
+    int n = 0;
+    for (const char *c = text; *c; c++) n += *c == '\n';
+    return n;
+}
+
+/* the summary lines a run of `seconds` may write: one per whole interval it lasted */
+static int summaries_allowed(double seconds) { return (int)(seconds / 60.0); }
+
+/* A sweep whose stderr is a pipe: for every run one "starting" line, for every session one
+ * start (starting or extending) and one "finished" line, no failure, and beside them only the
+ * sweep's first line and the report's two; no "\r" (no line rewritten in place) */
+START_TEST(test_ablate_pipe_lines) {
+    char path[600], out[65536];
+    snprintf(path, sizeof path, "%s/base.json", TMP);
+    qkv_test_write_file(path, BASE);
+    snprintf(path, sizeof path, "%s/abl.json", TMP);
+    qkv_test_write_file(path, SWEEP);
+    double t = now();
+    /* stderr into the pipe, stdout (the table) discarded */
+    int rc = qkv_test_sh(out, sizeof out, false, "%s ablate %s/abl.json --out %s/abl --jobs 2 2>&1 >/dev/null",
+                         qkv_test_bin(), TMP, TMP);
+    double took = now() - t;
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    ck_assert_msg(!strchr(out, '\r') && !strstr(out, "\033["), "a terminal's line in a pipe:\n%s", out);
+    const char *runs[] = {"full/seed0", "full/seed1", "identity/seed0", "identity/seed1"};
+    for (int i = 0; i < 4; i++) {
+        char want[128];
+        snprintf(want, sizeof want, "qkv ablate: starting %s (50 steps)", runs[i]);
+        ck_assert_msg(count_lines(out, want) == 1, "not one '%s' line in:\n%s", want, out);
+    }
+    int started = count_lines(out, "qkv ablate: starting "), extended = count_lines(out, "qkv ablate: extending ");
+    int finished = count_lines(out, "qkv ablate: finished "), summaries = count_lines(out, "qkv ablate: runs ");
+    ck_assert_int_eq(started, 4);
+    ck_assert_msg(finished == started + extended, "%d sessions started, %d finished:\n%s", started + extended,
+                  finished, out);
+    ck_assert_int_eq(count_lines(out, "qkv ablate: run "), 0); /* "run DIR failed" */
+    ck_assert_msg(summaries <= summaries_allowed(took), "%d summary lines in %.0f s:\n%s", summaries, took, out);
+    ck_assert_int_eq(count_lines(out, "qkv ablate: 2 variants x 1 learning rate x 2 seeds = 4 runs"), 1);
+    ck_assert_int_eq(count_lines(out, "qkv ablate: aggregating"), 1);
+    ck_assert_int_eq(count_lines(out, "qkv ablate: report in "), 1);
+    ck_assert_msg(all_lines(out) == 3 + started + extended + finished + summaries, "other lines in:\n%s", out);
+    /* each finished line says where its run got: the same run's summary.json steps */
+    char want[128];
+    snprintf(want, sizeof want, "qkv ablate: finished full/seed0 (");
+    const char *f = strstr(out, want);
+    ck_assert_ptr_nonnull(f);
+    long long steps = -1;
+    ck_assert_int_eq(sscanf(f + strlen(want), "%lld steps", &steps), 1);
+    snprintf(path, sizeof path, "%s/abl/runs/full/seed0/summary.json", TMP);
+    char err[256];
+    size_t len;
+    char *sum = qkv_read_file(path, &len, err, sizeof err);
+    ck_assert_msg(sum != NULL, "%s", err);
+    /* the first finished line of the run is its first session; the last is its final one */
+    const char *last = f;
+    for (const char *g = f; (g = strstr(g + 1, want));) last = g;
+    ck_assert_int_eq(sscanf(last + strlen(want), "%lld steps", &steps), 1);
+    ck_assert_int_eq(steps, (long long)qkv_test_json_num(sum, "steps"));
+    free(sum);
+    /* a worker of a share (as a Slurm array task is): the same lines for its own runs */
+    rc = qkv_test_sh(out, sizeof out, false, "%s ablate %s/abl.json --out %s/part --shard 1/2 --jobs 1 2>&1 >/dev/null",
+                     qkv_test_bin(), TMP, TMP);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    ck_assert_msg(count_lines(out, "qkv ablate: starting full/seed1 (50 steps)") == 1 &&
+                      count_lines(out, "qkv ablate: starting identity/seed1 (50 steps)") == 1 &&
+                      count_lines(out, "qkv ablate: starting ") == 2, "%s", out);
+    ck_assert_int_eq(count_lines(out, "qkv ablate: finished "),
+                     count_lines(out, "qkv ablate: starting ") + count_lines(out, "qkv ablate: extending "));
+}
+END_TEST
+
+/* qkv train with eval_every 1 (an evaluation every step), stderr a pipe: the first evaluation's
+ * line and the last step's, not one per evaluation; the same for each run of a group */
+START_TEST(test_train_pipe_lines) {
+    char path[600], out[65536];
+    snprintf(path, sizeof path, "%s/base.json", TMP);
+    qkv_test_write_file(path, BASE);
+    double t = now();
+    int rc = qkv_test_sh(out, sizeof out, false,
+                         "%s train %s/base.json --out %s/run --threads 1 --set train.steps=150 --set train.eval_every=1 "
+                         "2>&1 >/dev/null", qkv_test_bin(), TMP, TMP);
+    double took = now() - t;
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    int lines = count_lines(out, "step ");
+    ck_assert_msg(!strchr(out, '\r'), "a terminal's line in a pipe:\n%s", out);
+    ck_assert_msg(count_lines(out, "step 1/150 ") == 1 && count_lines(out, "step 150/150 ") == 1, "%s", out);
+    ck_assert_msg(lines <= 2 + summaries_allowed(took), "%d progress lines in %.0f s:\n%.2000s", lines, took, out);
+    ck_assert_int_eq(count_lines(out, "qkv train: run directory "), 1);
+    ck_assert_int_eq(all_lines(out), lines + 1);
+    /* the metrics still have every evaluation: the log is what was cut, not the record */
+    char err[256];
+    size_t len;
+    snprintf(path, sizeof path, "%s/run/metrics.jsonl", TMP);
+    char *m = qkv_read_file(path, &len, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    int evals = 0;
+    for (const char *p = m; (p = strstr(p, "\"eval_loss\":")); p++) evals++;
+    ck_assert_int_eq(evals, 150);
+    free(m);
+    /* two runs trained as one model (qkv train --group): each its first and last line */
+    char groups[1400] = "";
+    for (int k = 0; k < 2; k++) {
+        char cfg[1024];
+        snprintf(cfg, sizeof cfg,
+                 "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 2, \"d_ff\": 32},\n"
+                 " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
+                 " \"train\": {\"steps\": 100, \"batch\": 16, \"eval_every\": 1, \"eval_examples\": 64, \"seed\": %d},\n"
+                 " \"optim\": {\"lr\": 0.01, \"clip\": 1}}\n", k);
+        snprintf(path, sizeof path, "%s/g%d", TMP, k);
+        ck_assert_int_eq(mkdir(path, 0755), 0);
+        snprintf(path, sizeof path, "%s/g%d/config.json", TMP, k);
+        qkv_test_write_file(path, cfg);
+        size_t at = strlen(groups);
+        snprintf(groups + at, sizeof groups - at, " --group %s/g%d", TMP, k);
+    }
+    t = now();
+    rc = qkv_test_sh(out, sizeof out, false, "%s train%s --threads 1 2>&1 >/dev/null", qkv_test_bin(), groups);
+    took = now() - t;
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    for (int k = 0; k < 2; k++) {
+        char first[700], final[700], any[700];
+        snprintf(first, sizeof first, "%s/g%d: step 1/100 ", TMP, k);
+        snprintf(final, sizeof final, "%s/g%d: step 100/100 ", TMP, k);
+        snprintf(any, sizeof any, "%s/g%d: step ", TMP, k);
+        ck_assert_msg(count_lines(out, first) == 1 && count_lines(out, final) == 1, "%s", out);
+        ck_assert_msg(count_lines(out, any) <= 2 + summaries_allowed(took), "%.3000s", out);
+    }
+}
+END_TEST
+
+/* qkv eval's numbers, parsed back, are summary.json's to the bit (both %.9g of the same
+ * evaluation of the same weights), and so is qkv train's summary line on stdout */
+START_TEST(test_eval_loss_round_trips) {
+    char path[600], out[4096], eout[1024];
+    snprintf(path, sizeof path, "%s/base.json", TMP);
+    qkv_test_write_file(path, BASE);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s/base.json --out %s/run --threads 1 --quiet",
+                                 qkv_test_bin(), TMP, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(eout, sizeof eout, false,
+                                 "%s eval %s/run/config.json --checkpoint %s/run/model.safetensors --threads 1",
+                                 qkv_test_bin(), TMP, TMP), 0);
+    char err[256];
+    size_t len;
+    snprintf(path, sizeof path, "%s/run/summary.json", TMP);
+    char *sum = qkv_read_file(path, &len, err, sizeof err);
+    ck_assert_msg(sum != NULL, "%s", err);
+    double eval_loss = qkv_test_json_num(eout, "loss"), file_loss = qkv_test_json_num(sum, "eval_loss");
+    double eval_acc = qkv_test_json_num(eout, "accuracy"), file_acc = qkv_test_json_num(sum, "eval_accuracy");
+    ck_assert_msg(isfinite(eval_loss) && eval_loss > 0, "%s", eout);
+    ck_assert_msg(!memcmp(&eval_loss, &file_loss, sizeof eval_loss), "qkv eval's loss %.17g (%s) is not summary.json's %.17g",
+                  eval_loss, eout, file_loss);
+    ck_assert_msg(!memcmp(&eval_acc, &file_acc, sizeof eval_acc), "qkv eval's accuracy %.17g is not summary.json's %.17g",
+                  eval_acc, file_acc);
+    /* and a float parsed from it is the float the loss rounds to (%.9g round-trips a float) */
+    ck_assert((float)eval_loss == (float)file_loss);
+    double line_loss = qkv_test_json_num(out, "eval_loss"), line_train = qkv_test_json_num(out, "train_loss");
+    double file_train = qkv_test_json_num(sum, "train_loss");
+    ck_assert_msg(!memcmp(&line_loss, &file_loss, sizeof line_loss) && !memcmp(&line_train, &file_train, sizeof line_train),
+                  "qkv train's line %s is not summary.json's %s", out, sum);
+    free(sum);
+}
+END_TEST
+
+Suite *logs_suite(void) {
+    Suite *s = suite_create("logs");
+    TCase *tc = tcase_create("logs");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_ablate_pipe_lines);
+    tcase_add_test(tc, test_train_pipe_lines);
+    tcase_add_test(tc, test_eval_loss_round_trips);
+    suite_add_tcase(s, tc);
+    return s;
+}
