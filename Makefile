@@ -176,7 +176,7 @@ test: all $(BUILD)/run_tests
 EXAMPLES     := xor_mlp attention_recall custom_op
 EXAMPLE_BINS := $(EXAMPLES:%=$(BUILD)/examples/%)
 
-# examples include <qkv/qkv.h> and <qkv/qkv_app.h> as an installed program does ($(BUILD)/include/qkv
+# examples include <qkv/qkv.h> (the library alone) as an installed program does ($(BUILD)/include/qkv
 # stands for the installed include/qkv; scripts/check-install.sh builds them against a real install)
 $(BUILD)/include/qkv:
 	@mkdir -p $(BUILD)/include
