@@ -186,10 +186,11 @@ $(BUILD)/obj/examples/%.o: examples/%.c $(FLAGS_STAMP) | $(BUILD)/include/qkv
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS_Q) $(DEPFLAGS) -I$(BUILD)/include -c $< -o $@
 
-$(EXAMPLE_BINS): $(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(BUILD)/libqkv-app.a $(BUILD)/libqkv.a
+# (linked with the library alone: an example that used the application layer would not link)
+$(EXAMPLE_BINS): $(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(BUILD)/libqkv.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $< $(BUILD)/libqkv-app.a $(BUILD)/libqkv.a $(PKG_LIBS)
+	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $< $(BUILD)/libqkv.a $(PKG_LIBS)
 
 # custom_op runs twice: its gradient must pass the check, and a wrong one (--wrong) must not
 examples: $(EXAMPLE_BINS)

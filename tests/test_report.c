@@ -18,9 +18,10 @@
 #include <unistd.h>
 
 #include "ablate/results.h"
-#include "ablate/samples.h"
-#include "ablate/strbuf.h"
-#include "ablate/svg.h"
+#include "report/report.h"
+#include "io/strbuf.h"
+#include "io/strbuf.h"
+#include "report/svg.h"
 #include "io/fileio.h"
 #include "testutil.h"
 
@@ -602,7 +603,7 @@ static fixture *fixture_seeds(int ns, bool effect) {
 static char *write_report(const fixture *f) {
     char *dir = make_tmpdir();
     err[0] = 0;
-    int rc = qkv_ablate_write_report(&f->r, dir, NULL, err, sizeof err);
+    int rc = qkv_report_write(&f->r, dir, NULL, err, sizeof err);
     ck_assert_msg(rc == 0, "report failed: %s", err);
     return dir;
 }
@@ -644,7 +645,7 @@ START_TEST(report_writes_every_file) {
     FILE *table = tmpfile();
     ck_assert_ptr_nonnull(table);
     err[0] = 0;
-    int rc = qkv_ablate_write_report(&f->r, dir, table, err, sizeof err);
+    int rc = qkv_report_write(&f->r, dir, table, err, sizeof err);
     ck_assert_msg(rc == 0, "report failed: %s", err);
     for (int i = 0; i < N_FILES - 1; i++) ck_assert_msg(exists(dir, FILES[i]), "%s is missing", FILES[i]);
     /* the learning-rate plot only with a grid */
@@ -1279,7 +1280,7 @@ START_TEST(report_twelve_variants_long_names) {
     qkv_ablate_results r = {.cfg = &cfg, .v = v, .runs = runs, .all_runs = runs, .n_lrs = 1,
                             .max_solved_at = -1, .version = "0.1.0", .jobs = 4};
     char *dir = make_tmpdir();
-    ck_assert_msg(qkv_ablate_write_report(&r, dir, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_report_write(&r, dir, NULL, err, sizeof err) == 0, "%s", err);
     char *acc_svg = read_in(dir, "plots/accuracy.svg");
     assert_svg(acc_svg, "accuracy.svg");
     ck_assert_int_eq(count(acc_svg, "-with-a-rather-long-name-for-the-legend_xx<"), V);
@@ -1363,9 +1364,9 @@ START_TEST(report_unwritable_dir_fails_cleanly) {
     ck_assert_int_eq(qkv_write_file_atomic(file, "x", 1, err, sizeof err), 0);
     snprintf(below, sizeof below, "%s/out", file);
     err[0] = 0;
-    ck_assert_int_eq(qkv_ablate_write_report(&f->r, below, NULL, err, sizeof err), -1);
+    ck_assert_int_eq(qkv_report_write(&f->r, below, NULL, err, sizeof err), -1);
     ck_assert_msg(err[0] != 0, "no error message");
-    ck_assert_int_eq(qkv_ablate_write_report(NULL, dir, NULL, err, sizeof err), -1);
+    ck_assert_int_eq(qkv_report_write(NULL, dir, NULL, err, sizeof err), -1);
     qkv_test_rmtree(dir);
     free(dir);
     free(f);
@@ -1547,6 +1548,10 @@ START_TEST(report_text_task) {
     free(dir);
 
     f->r.base_config_json = "{\"task\": {\"name\": \"text\"}}";
+    f->r.sample_prompt = "The "; /* as train/observe.h has them: the aggregation fills them in */
+    f->r.sample_bytes = 200;
+    f->r.sample_temperature = 0.8;
+    f->r.sample_seed = 0;
     for (int i = 0; i < NV; i++) f->v[i].xz_bpb = 3.1133, f->v[i].unigram_bpb = 4.7941;
     char s0[] = "The ``` fence <b>&amp;\n\n```` four\nend", s2[] = "The x";
     f->v[0].sample = s0;
@@ -1634,12 +1639,12 @@ END_TEST
 /* sample bytes as text a page shows as it is: UTF-8 kept, everything else U+FFFD */
 START_TEST(report_display_text) {
     static const uint8_t in[] = "a\0b\xff\xc3\xa9\r\t\n\xc0\xaf\xc2\x85\xed\xa0\x80\xf0\x9f\x98\x80\x7f\xe2\x82";
-    char *t = qkv__ablate_display_text(in, sizeof in - 1);
+    char *t = qkv__display_text(in, sizeof in - 1);
 #define R "\xef\xbf\xbd"
     ck_assert_str_eq(t, "a" R "b" R "\xc3\xa9" R "\t\n" R R R R R R R "\xf0\x9f\x98\x80" R R R);
 #undef R
     free(t);
-    t = qkv__ablate_display_text(in, 0);
+    t = qkv__display_text(in, 0);
     ck_assert_str_eq(t, "");
     free(t);
 }

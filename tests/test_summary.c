@@ -24,7 +24,7 @@
 
 #include "ablate/results.h"
 #include "ablate/stats.h"
-#include "ablate/summary.h"
+#include "report/summary.h"
 #include "io/fileio.h"
 #include "suites.h"
 #include "testutil.h"

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ablate/samples.h"
+#include "io/strbuf.h"
 #include "tasks/task.h"
 #include "tasks/task_data.h"
 #include "suites.h"
@@ -406,7 +406,7 @@ START_TEST(test_ablation_report_text) {
     size_t n = fread(raw, 1, sizeof raw, f);
     fclose(f);
     ck_assert_int_eq(n, 4 + 200);
-    char *shown = qkv__ablate_display_text(raw, n);
+    char *shown = qkv__display_text(raw, n);
     ck_assert_msg(strstr(a, shown) != NULL, "the report's sample of full is not qkv sample's:\n%s\n%s", a, shown);
     free(shown);
     ck_assert_int_eq(run(out, sizeof out, "%s ablate %s/abl.json --out %s/abl --jobs 1 --quiet", qkv_test_bin(), TMP,

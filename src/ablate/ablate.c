@@ -1,14 +1,16 @@
-/* qkv ablate: plan the runs, train them (extending those that have not solved the task),
- * aggregate, report; or say where a sweep stands, or report whatever has finished. The plan
- * (plan.c), the runner (runner.c), the claims (claim.c), the aggregation (aggregate.c) and
- * the report (report*.c) each have a file of their own. */
+/* qkv ablate: plan the runs and train them (extending those that have not solved the task); or
+ * say where a sweep stands; or record what old runs did not (--refresh). The plan (plan.c), the
+ * runner (runner.c), the claims (claim.c) and the aggregation (aggregate.c) each have a file of
+ * their own; the report, one floor up, is src/report/. */
 #include "ablate/ablate.h"
-#include "tensor/clock.h"
 #include "ablate/claim.h"
 #include "ablate/plan.h"
 #include "ablate/results.h"
 #include "ablate/runner.h"
+#include "config/config.h"
 #include "io/fileio.h"
+#include "train/observe.h"
+#include "train/run_dir.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,48 +19,36 @@
 #include <unistd.h>
 
 
-/* aggregate what has finished and write the report */
-static int report(const qkv_ablate_plan *p, const qkv_ablate_opts *o, double t0, char *err, int errlen) {
-    qkv_ablate_results res = {0};
-    if (!o->quiet) fprintf(stderr, "qkv ablate: aggregating and drawing the report\n");
-    int rc = qkv__ablate_aggregate(&res, p, o->quiet, err, errlen);
-    if (!rc) {
-        res.version = QKV_VERSION;
-        res.jobs = o->jobs;
-        res.wall_seconds = qkv_clock_seconds() - t0;
-        rc = qkv_ablate_write_report(&res, p->out, o->quiet ? NULL : stdout, err, errlen);
-    }
-    if (!rc && !o->quiet) {
-        if (res.missing || res.to_extend)
-            fprintf(stderr, "qkv ablate: a partial report: %d of %d runs have not finished and %d may still be "
-                    "extended\n", res.missing, p->n, res.to_extend);
-        fprintf(stderr, "qkv ablate: report in %s/report.md and %s/report.html\n", p->out, p->out);
-    }
-    qkv__ablate_results_free(&res);
-    return rc;
-}
-
 int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, char *err,
                    int errlen) {
-    double t0 = qkv_clock_seconds();
     qkv_ablate_plan p;
     int rc = qkv__ablate_plan(&p, c, out_dir, true, o->force, err, errlen);
     qkv_ablate_opts run_opts = *o; /* runs trained together as the config says */
     if (!run_opts.group) run_opts.group = c->batch_runs ? c->batch_max_runs : 1;
     if (!rc) rc = qkv__ablate_execute(&p, &run_opts, NULL, err, errlen);
-    /* a worker with a share of the sweep leaves the report to whoever finishes it */
-    if (!rc && (o->shards <= 1)) rc = report(&p, o, t0, err, errlen);
     qkv__ablate_plan_free(&p);
     return rc;
 }
 
-int qkv_ablate_report(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, char *err,
-                      int errlen) {
+int qkv_ablate_refresh(const qkv_ablate_config *c, const char *out_dir, bool quiet, char *err, int errlen) {
     qkv_ablate_plan p;
-    int rc = qkv__ablate_plan(&p, c, out_dir, false, false, err, errlen);
-    if (!rc) rc = report(&p, o, qkv_clock_seconds(), err, errlen);
+    if (qkv__ablate_plan(&p, c, out_dir, false, false, err, errlen)) return -1;
+    int rc = 0, n = 0;
+    for (int r = 0; r < p.n && !rc; r++) {
+        qkv_ablate_run_state st;
+        qkv__ablate_run_state(&p, r, &st);
+        if (!st.done) continue; /* nothing finished to observe: its run records it when it is */
+        char path[1400];
+        qkv_config cfg;
+        qkv_config_defaults(&cfg);
+        snprintf(path, sizeof path, "%s/%s", p.runs[r].dir, QKV_RUN_CONFIG);
+        rc = qkv_config_load(&cfg, path, err, errlen) ||
+             qkv__run_observe(&cfg, p.runs[r].dir, c->example, st.steps, err, errlen);
+        n += !rc;
+    }
+    if (!rc && !quiet) fprintf(stderr, "qkv ablate: recorded the attention diagnostics of %d finished runs\n", n);
     qkv__ablate_plan_free(&p);
-    return rc;
+    return rc ? -1 : 0;
 }
 
 int qkv_ablate_status(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, FILE *f,

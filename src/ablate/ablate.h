@@ -72,7 +72,7 @@ typedef struct qkv_ablate_opts {
 } qkv_ablate_opts;
 
 /* Run every variant x seed (skipping finished runs, resuming interrupted ones), `jobs` processes
- * at a time, then aggregate and report. train_cmd (NULL-terminated; train_cmd[0] a path) trains
+ * at a time (the report is src/report/'s: qkv_report_sweep). train_cmd (NULL-terminated; train_cmd[0] a path) trains
  * one run: the runner appends "CONFIG --out RUN_DIR" for a new run and "--resume RUN_DIR" for a
  * run with a checkpoint; it must write the run directory of train/run_dir.h and exit 0 when the
  * run is done (the qkv command passes {qkv, "train", "--threads", "1", "--quiet"}). 0, or -1. */
@@ -82,8 +82,9 @@ QKV_APP_API int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, 
  * failed why, waiting for what) and the counts, to f. 0, or -1 with err */
 QKV_APP_API int qkv_ablate_status(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, FILE *f,
                               char *err, int errlen);
-/* The report of whatever runs have finished, saying what is missing; no training. 0, or -1 */
-QKV_APP_API int qkv_ablate_report(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, char *err,
-                              int errlen);
+/* Record, for every finished run in out_dir, what a report shows of it (train/observe.h), as a
+ * run of today's qkv does when it finishes: for runs made before runs recorded it. 0, or -1 */
+QKV_APP_API int qkv_ablate_refresh(const qkv_ablate_config *c, const char *out_dir, bool quiet, char *err,
+                                   int errlen);
 
 #endif

@@ -1,13 +1,14 @@
 /* From finished runs to an ablation's results (results.h): each variant's learning rate chosen
  * on validation, its chosen runs' means with bootstrap intervals, the paired comparison with the
  * baseline (sign-flip test, Holm over the variants), the verdicts, the attention diagnostics. */
-#include "ablate/diagnostics.h"
+#include "tensor/tensor.h"
 #include "ablate/plan.h"
 #include "ablate/results.h"
 #include "ablate/runner.h"
-#include "ablate/samples.h"
 #include "ablate/stats.h"
 #include "io/fileio.h"
+#include "io/strbuf.h"
+#include "train/observe.h"
 #include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
@@ -113,7 +114,7 @@ static int read_run(const qkv_ablate_plan *p, int r, qkv_run_result *rr, qkv_var
 
 /* a run's number on the sweep's metric: accuracy, or the loss in nats or bits (lower is better) */
 static double metric_value(qkv_ablate_metric m, double acc, double loss) {
-    return m == QKV_METRIC_ACCURACY ? acc : m == QKV_METRIC_BPB ? loss / 0.69314718055994530942 : loss; /* ln 2 */
+    return m == QKV_METRIC_ACCURACY ? acc : m == QKV_METRIC_BPB ? loss / QKV_LN2 : loss;
 }
 
 /* the rate with the best mean validation accuracy, then the lowest mean validation loss, then the
@@ -285,6 +286,46 @@ void qkv__ablate_results_free(qkv_ablate_results *res) {
     memset(res, 0, sizeof *res);
 }
 
+/* run r's recorded attention (observe.h) added to *sums; with vr, its heatmap and sample into
+ * vr. A run without a record of its final model's (older runs, or another example) is said on
+ * stderr (unless quiet), with how to record one: 1; 0 when added */
+static int observed(const qkv_ablate_plan *p, int r, int example, long long steps, qkv_diag_sums *sums,
+                    qkv_variant_result *vr, bool quiet) {
+    qkv_observed o;
+    char e[700];
+    int got = qkv__run_observed(p->runs[r].dir, &o, e, sizeof e);
+    if (!got && (o.step != steps || o.example != example)) {
+        snprintf(e, sizeof e, "%.400s/%s records step %lld and example %d, not the run's step %lld and example %d",
+                 p->runs[r].dir, QKV_RUN_OBSERVED, o.step, o.example, steps, example);
+        got = -1;
+    }
+    if (got) {
+        if (!quiet)
+            fprintf(stderr, "qkv ablate: no attention diagnostics of %s (%s); qkv ablate CONFIG --out DIR --refresh "
+                    "records them\n", p->runs[r].name, got > 0 ? "a run of an older qkv: it recorded none" : e);
+        qkv__observed_free(&o);
+        return 1;
+    }
+    sums->diag += o.sums.diag;
+    sums->first += o.sums.first;
+    sums->entropy += o.sums.entropy;
+    sums->entropy_uniform += o.sums.entropy_uniform;
+    sums->rows += o.sums.rows;
+    if (vr) {
+        vr->heat = (qkv_heatmap){o.layers, o.heads, o.T, o.w, o.tokens, o.targets};
+        o.w = NULL;
+        o.tokens = o.targets = NULL;
+        if (o.sample) { /* bytes to display text; a token past the bytes shows as U+FFFD, as NUL does */
+            uint8_t *b = malloc((size_t)o.sample_len + 1);
+            for (int i = 0; b && i < o.sample_len; i++) b[i] = o.sample[i] >= 0 && o.sample[i] < 256 ? (uint8_t)o.sample[i] : 0;
+            vr->sample = b ? qkv__display_text(b, (size_t)o.sample_len) : NULL;
+            free(b);
+        }
+    }
+    qkv__observed_free(&o);
+    return 0;
+}
+
 int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, bool quiet, char *err, int errlen) {
     const qkv_ablate_config *c = p->c;
     int nv = c->n_variants, nl = p->n_lrs, ns = c->n_seeds;
@@ -362,27 +403,25 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
         k++;
     }
     free(pv); free(adj); free(rej);
-    /* attention diagnostics of the chosen runs; the heatmap of the first seed's */
+    /* attention diagnostics of the chosen runs, the heatmap of the first seed's and (the text
+     * task) its sample: as the runs recorded them (train/observe.h); no model is built here */
     for (int v = 0; v < nv; v++) {
         qkv_variant_result *vr = &res->v[v];
         qkv_diag_sums sums = {0};
         for (int s = 0; s < ns; s++) {
             int r = qkv__ablate_index(p, v, vr->lr_chosen, s);
             if (!res->all_runs[r].ok) continue;
-            char e2[512];
-            if (qkv_ablate_diagnose(p->runs[r].dir, 256, c->example, &sums, s == 0 ? &vr->heat : NULL, e2, sizeof e2) &&
-                !quiet)
-                fprintf(stderr, "qkv ablate: diagnostics of %s skipped: %s\n", p->runs[r].dir, e2);
+            if (observed(p, r, c->example, res->all_runs[r].steps, &sums, s == 0 ? vr : NULL, quiet))
+                res->unobserved++;
         }
         double rows = sums.rows ? (double)sums.rows : NAN;
         vr->diag = (qkv_attn_diag){sums.diag / rows, sums.first / rows, sums.entropy / rows,
                                    sums.entropy_uniform / rows};
-        /* the text task: a sample of the first seed's run (the same prompt and seed for all) */
-        int r0 = qkv__ablate_index(p, v, vr->lr_chosen, 0);
-        char e2[512];
-        if (res->all_runs[r0].ok && qkv__ablate_sample(p->runs[r0].dir, &vr->sample, e2, sizeof e2) && !quiet)
-            fprintf(stderr, "qkv ablate: the sample of %s skipped: %s\n", p->runs[r0].dir, e2);
     }
+    res->sample_prompt = QKV_OBSERVE_SAMPLE_PROMPT;
+    res->sample_bytes = QKV_OBSERVE_SAMPLE_BYTES;
+    res->sample_temperature = QKV_OBSERVE_SAMPLE_TEMPERATURE;
+    res->sample_seed = QKV_OBSERVE_SAMPLE_SEED;
     /* the task and model size the variants share, as the baseline has them (qkv summarize puts
      * ablations of one task at several sizes side by side) */
     qkv_config bc;

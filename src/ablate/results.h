@@ -90,7 +90,7 @@ typedef struct qkv_variant_result {
     qkv_attn_diag diag;
     qkv_heatmap heat;
     /* the text task: the baselines of its first finished chosen run (NaN: none), and the sample
-     * of its first seed's chosen run (ablate/samples.h; NULL: none, or not the text task) */
+     * of its first seed's chosen run (as the run recorded it, train/observe.h; NULL: none, or not the text task) */
     double xz_bpb, unigram_bpb;
     char *sample;
 } qkv_variant_result;
@@ -104,6 +104,11 @@ typedef struct qkv_ablate_results {
     int significant;                /* variants whose difference from the baseline is significant */
     long long max_solved_at;        /* the sweep's largest solved_at (-1: none), which set the budget */
     int missing;                    /* runs without a finished session (a partial report) */
+    int unobserved;                 /* finished chosen runs without recorded attention diagnostics */
+    /* how the runs drew their samples (train/observe.h), for the report to say */
+    const char *sample_prompt;
+    int sample_bytes, sample_seed;
+    double sample_temperature;
     int to_extend;                  /* finished runs that the sweep would still extend */
     char *base_config_json;         /* the effective config of the first variant's first run */
     char task[32];                  /* the baseline's task ("recall", "text"; "" unknown) */
@@ -120,10 +125,5 @@ struct qkv_ablate_plan;
 QKV_INTERNAL int qkv__ablate_aggregate(qkv_ablate_results *r, const struct qkv_ablate_plan *p, bool quiet,
                                        char *err, int errlen);
 QKV_INTERNAL void qkv__ablate_results_free(qkv_ablate_results *r);
-
-/* Write results.md, results.csv, results.json, plots/ (SVG files), report.md and report.html into
- * out_dir (atomically, file by file); also print the markdown table to `table` if non-NULL. */
-QKV_INTERNAL int qkv_ablate_write_report(const qkv_ablate_results *r, const char *out_dir, FILE *table,
-                            char *err, int errlen);
 
 #endif

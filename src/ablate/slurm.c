@@ -4,7 +4,7 @@
  * whatever the tasks could not (extensions whose budget another task's runs raised, failed runs
  * tried again) before it writes the report. qkv talks to Slurm through sbatch only. */
 #include "ablate/slurm.h"
-#include "ablate/strbuf.h"
+#include "io/strbuf.h"
 #include "io/fileio.h"
 
 #include <errno.h>

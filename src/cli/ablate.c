@@ -3,9 +3,12 @@
 #define _DEFAULT_SOURCE /* realpath */
 #include "ablate/ablate.h"
 #include "ablate/plan.h"
+#include "ablate/results.h"
 #include "ablate/slurm.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "report/report.h"
+#include "tensor/clock.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -16,7 +19,7 @@
 typedef struct {
     const char *config, *out, *shard;
     long long jobs, stale, tasks, parallel;
-    bool quiet, status, report, force, slurm, dry_run;
+    bool quiet, status, report, refresh, force, slurm, dry_run;
     qkv_cli_list sbatch;
 } ablate_args;
 
@@ -30,6 +33,9 @@ static const qkv_cli_option OPTIONS[] = {
                                                "waiting; train nothing"),
     QKV_FLAG("--report", ablate_args, report, "write the report of whatever has finished (marking what is\n"
                                                "missing); train nothing"),
+    QKV_FLAG("--refresh", ablate_args, refresh, "record what the report shows of finished runs made by an older qkv\n"
+                                                 "(their attention diagnostics and samples), then write the report;\n"
+                                                 "train nothing"),
     QKV_FLAG("--force", ablate_args, force, "discard runs in DIR made from another config (else an error)"),
     QKV_INT("--stale-after", "S", ablate_args, stale, 1, 1000000000,
             "seconds without a heartbeat before another worker's claim is taken over (600)"),
@@ -117,7 +123,38 @@ static bool absolute(const char *dir, char *abs, size_t n, char *err, int errlen
     return true;
 }
 
+/* The report of whatever runs of the sweep in out_dir have finished, saying what is missing:
+ * aggregated by the study, then written by the report; progress on stderr unless o->quiet, the
+ * table on stdout. t0: when the command started (the report's wall time). 0, or -1 with err */
+static int report_sweep(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, double t0,
+                        char *err, int errlen) {
+    qkv_ablate_plan p;
+    if (qkv__ablate_plan(&p, c, out_dir, false, false, err, errlen)) return -1;
+    qkv_ablate_results res = {0};
+    if (!o->quiet) fprintf(stderr, "qkv ablate: aggregating and drawing the report\n");
+    int rc = qkv__ablate_aggregate(&res, &p, o->quiet, err, errlen);
+    if (!rc) {
+        res.version = QKV_VERSION;
+        res.jobs = o->jobs;
+        res.wall_seconds = qkv_clock_seconds() - t0;
+        rc = qkv_report_write(&res, p.out, o->quiet ? NULL : stdout, err, errlen);
+    }
+    if (!rc && !o->quiet) {
+        if (res.missing || res.to_extend)
+            fprintf(stderr, "qkv ablate: a partial report: %d of %d runs have not finished and %d may still be "
+                    "extended\n", res.missing, p.n, res.to_extend);
+        if (res.unobserved)
+            fprintf(stderr, "qkv ablate: %d runs have no recorded attention diagnostics (the report marks them); "
+                    "qkv ablate CONFIG --out %s --refresh records them\n", res.unobserved, p.out);
+        fprintf(stderr, "qkv ablate: report in %s/report.md and %s/report.html\n", p.out, p.out);
+    }
+    qkv__ablate_results_free(&res);
+    qkv__ablate_plan_free(&p);
+    return rc;
+}
+
 int qkv_cmd_ablate(int argc, char **argv) {
+    double t0 = qkv_clock_seconds(); /* the report's wall time counts from here */
     ablate_args a = {.jobs = sysconf(_SC_NPROCESSORS_ONLN)};
     int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
     if (rc >= 0) return rc;
@@ -128,8 +165,8 @@ int qkv_cmd_ablate(int argc, char **argv) {
     qkv_ablate_opts o = {.jobs = a.jobs < 1 ? 1 : (int)a.jobs, .quiet = a.quiet, .shards = 1, .stale = (double)a.stale,
                          .force = a.force};
     if (!cfg_path) { qkv_cli_error("ablate", "missing CONFIG (try 'qkv ablate --help')"); goto done; }
-    if (a.status + a.report + a.slurm > 1) {
-        qkv_cli_error("ablate", "--status, --report and --slurm are separate actions: give one");
+    if (a.status + a.report + a.refresh + a.slurm > 1) {
+        qkv_cli_error("ablate", "--status, --report, --refresh and --slurm are separate actions: give one");
         goto done;
     }
     if (!a.slurm && (a.tasks || a.parallel || a.dry_run || a.sbatch.n)) {
@@ -160,7 +197,10 @@ int qkv_cmd_ablate(int argc, char **argv) {
     if (a.status) {
         if (qkv_ablate_status(&c, out, &o, stdout, err, sizeof err)) goto fail;
     } else if (a.report) {
-        if (qkv_ablate_report(&c, out, &o, err, sizeof err)) goto fail;
+        if (report_sweep(&c, out, &o, t0, err, sizeof err)) goto fail;
+    } else if (a.refresh) {
+        if (qkv_ablate_refresh(&c, out, a.quiet, err, sizeof err) || report_sweep(&c, out, &o, t0, err, sizeof err))
+            goto fail;
     } else if (a.slurm) {
         /* the jobs run elsewhere: absolute paths; the plan is checked now, and written unless this is
          * a dry run, which writes nothing anywhere */
@@ -195,10 +235,16 @@ int qkv_cmd_ablate(int argc, char **argv) {
             fprintf(stderr, "qkv ablate: %d variants x %d learning rate%s x %d seeds = %d runs%s, %d at a time, into %s\n",
                     c.n_variants, c.n_lrs ? c.n_lrs : 1, c.n_lrs > 1 ? "s" : "", c.n_seeds, runs, share, o.jobs, out);
         }
-        const char *train_cmd[] = {bin, "train", "--threads", "1", "--quiet", NULL}; /* one BLAS thread per run */
+        /* one BLAS thread per run; the example whose attention the runs record, when not the first */
+        char example[32];
+        snprintf(example, sizeof example, "%d", c.example);
+        const char *train_cmd[] = {bin, "train", "--threads", "1", "--quiet", c.example ? "--example" : NULL, example,
+                                   NULL};
         o.train_cmd = train_cmd;
         qkv_cli_children_one_blas_thread();
         if (qkv_ablate_run(&c, out, &o, err, sizeof err)) goto fail;
+        /* a worker with a share of the sweep leaves the report to whoever finishes it */
+        if (o.shards <= 1 && report_sweep(&c, out, &o, t0, err, sizeof err)) goto fail;
     }
     rc = QKV_EXIT_OK;
     goto done;

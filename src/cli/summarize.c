@@ -1,6 +1,6 @@
 /* qkv summarize: several ablations' results side by side (summary.md, .csv, .html), and the
  * generated tables of a document checked against the committed results or rewritten. */
-#include "ablate/summary.h"
+#include "report/summary.h"
 #include "cli/cli.h"
 #include "cli/options.h"
 

@@ -19,7 +19,7 @@
 typedef struct {
     const char *config, *out, *resume;
     qkv_cli_list sets, group;
-    long long threads, stop_after, steps;
+    long long threads, stop_after, steps, example;
     bool quiet, force, gemm_flops;
 } train_args;
 
@@ -44,6 +44,9 @@ static const qkv_cli_option OPTIONS[] = {
              "--resume (or --group): resume even though DIR/config.json differs from the config the\n"
              "checkpoint was written with (train.steps may always differ)"),
     QKV_FLAG("--quiet", train_args, quiet, "no progress on stderr"),
+    QKV_INT("--example", "N", train_args, example, 0, 1000000000,
+            "the evaluation example whose attention weights the run records for reports\n"
+            "(DIR/observed.safetensors; default 0; qkv ablate passes its config's example)"),
     QKV_INT("--stop-after", "N", train_args, stop_after, 1, 1000000000,
             "stop (as Ctrl-C does) after N more steps; for testing resume"),
     /* internal (qkv bench --sweep): the matrix-product FLOPs this process executed, as
@@ -197,7 +200,8 @@ static int train_command(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
 
     qkv_run_opts opt = {.out_dir = out, .quiet = a.quiet, .resume = resume != NULL,
-                        .stop_after = a.stop_after, .config_json = qkv_config_to_json, .force = a.force};
+                        .stop_after = a.stop_after, .config_json = qkv_config_to_json, .force = a.force,
+                        .example = (int)a.example};
     qkv_run_summary s;
     char err[1024];
     if (d.size == 1 && !resume && !a.force) { /* a usage error (qkv_train checks too, for several processes) */
@@ -339,7 +343,8 @@ static int group_command(const train_args *a) {
         }
         runs[i] = (qkv_group_run){.cfg = &cfgs[i]};
         runs[i].opt = (qkv_run_opts){.out_dir = dir, .quiet = a->quiet, .resume = resume, .force = true,
-                                     .stop_after = a->stop_after, .config_json = qkv_config_to_json};
+                                     .stop_after = a->stop_after, .config_json = qkv_config_to_json,
+                                     .example = (int)a->example};
     }
     qkv_cli_set_threads((int)a->threads);
     struct sigaction sa;

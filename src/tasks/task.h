@@ -16,8 +16,6 @@
 #include "tensor/rng.h"
 
 #define QKV_IGNORE (-100)
-/* ln 2: a byte-level loss in nats over this is bits per byte */
-#define QKV_LN2 0.693147180559945309417
 
 typedef enum { QKV_SPLIT_TRAIN, QKV_SPLIT_EVAL, QKV_SPLIT_VAL } qkv_split;
 

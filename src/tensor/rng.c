@@ -55,7 +55,7 @@ double qkv_rng_log(double x) {
     if (m < 0.70710678118654752440) { m *= 2; e -= 1; }
     double z = (m - 1) / (m + 1), z2 = z * z, term = z, sum = 0;
     for (int k = 1; k <= 29; k += 2) { sum += term / k; term *= z2; }
-    return 2 * sum + e * 0.69314718055994530942;
+    return 2 * sum + e * QKV_LN2;
 }
 
 double qkv_rng_normal(qkv_rng *r) { /* Marsaglia's polar method */

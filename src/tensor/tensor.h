@@ -13,6 +13,9 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+/* ln 2, the one spelling of it: nats / QKV_LN2 = bits (a byte-level loss over it is bits per byte) */
+#define QKV_LN2 0.69314718055994530942
+
 #define QKV_MAX_DIMS 4
 
 typedef enum { QKV_F32 = 0, QKV_F64 = 1, QKV_I32 = 2, QKV_DTYPE_COUNT } qkv_dtype;

@@ -4,6 +4,7 @@
 #include "tensor/parallel.h"
 #include "train/memory.h"
 #include "train/run_dir.h"
+#include "train/observe.h"
 #include "train/verdict.h"
 
 #include <dirent.h>
@@ -453,6 +454,10 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int er
             fprintf(stderr, "qkv train: %s (summary.json's baselines are null)\n", e); /* the run is done: go on */
     }
     if (!rc && lead && !sum->interrupted && write_summary(r, sum, err, errlen)) rc = -1;
+    /* what the reports show of the run, recorded now, beside the model it comes from */
+    if (!rc && lead && !sum->interrupted &&
+        qkv__run_observe(r->cfg, r->opt->out_dir, r->opt->example, sum->steps, err, errlen))
+        rc = -1;
     return rc == -2 ? -2 : rc ? -1 : sum->interrupted ? 1 : 0;
 }
 

@@ -28,5 +28,6 @@
 #define QKV_RUN_CHECKPOINT "checkpoint.safetensors"
 #define QKV_RUN_SUMMARY "summary.json"
 #define QKV_RUN_LOG "train.log"
+#define QKV_RUN_OBSERVED "observed.safetensors"
 
 #endif

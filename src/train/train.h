@@ -26,6 +26,8 @@ typedef struct qkv_run_opts {
     bool resume;                 /* continue from out_dir's checkpoint */
     bool force;                  /* a new run may replace a run in out_dir (else that is an error) */
     long long stop_after;        /* testing: stop (as if interrupted) after this many steps; 0 = off */
+    int example;                 /* the evaluation example whose attention the run records for reports
+                                    (observe.h; qkv train --example) */
     /* the effective config (vocab and seq_len filled in) as JSON text, for config.json and the
      * model files' metadata: the config layer's qkv_config_to_json, which sits above this
      * layer; malloc'd, NULL when out of memory */

@@ -3,7 +3,7 @@
  * a field's CSV and JSON names and the function that reads its value; adding a column is
  * adding a line to a list (see report_data.h). Statistics of a variant without a finished run
  * are missing, not zero. */
-#include "ablate/report_data.h"
+#include "report/report_data.h"
 
 #include <math.h>
 #include <stdlib.h>

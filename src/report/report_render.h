@@ -7,8 +7,8 @@
 
 #include "qkv_api.h"
 
-#include "ablate/report_data.h"
-#include "ablate/report_doc.h"
+#include "report/report_data.h"
+#include "report/report_doc.h"
 
 /* report_md.c: the document as Markdown (results.md, report.md) */
 QKV_INTERNAL char *qkv_report_render_md(const qkv_report_doc *doc);

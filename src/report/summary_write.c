@@ -1,16 +1,16 @@
 /* qkv summarize's documents and files: what the summary says and in which order (the page, and
  * the blocks documents embed), rendered by the report's Markdown and HTML renderers; the CSV;
  * writing them. */
-#include "ablate/summary.h"
+#include "report/summary.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ablate/report_doc.h"
-#include "ablate/report_render.h"
-#include "ablate/strbuf.h"
+#include "report/report_doc.h"
+#include "report/report_render.h"
+#include "io/strbuf.h"
 #include "io/fileio.h"
 
 /* ---- what the summary says ------------------------------------------------------------------ */

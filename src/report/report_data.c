@@ -1,6 +1,6 @@
 /* The report's data (see report_data.h): the facts the summary paragraph states, and the
  * curves, tables, fields and plots built by the other report_*.c files. */
-#include "ablate/report_data.h"
+#include "report/report_data.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ablate/strbuf.h"
+#include "io/strbuf.h"
 
 /* the config's title, else "Ablation: <config file name without extension>" */
 static void report_title(qkv_report *p) {

@@ -1,10 +1,10 @@
 /* The report's document as Markdown (results.md, report.md): blocks separated by blank
  * lines, text made safe for tables and inline HTML, figures as links to their SVG files. */
-#include "ablate/report_render.h"
+#include "report/report_render.h"
 
 #include <string.h>
 
-#include "ablate/strbuf.h"
+#include "io/strbuf.h"
 
 /* text with HTML-significant characters as entities, '|' escaped (it would end a table
  * cell) and no line breaks (they would end a cell or a heading) */

@@ -1,13 +1,13 @@
 /* The report's format-independent document (see report_doc.h): appending blocks and spans.
  * Appends never fail loudly: running out of memory sets doc->oom, checked once at the end. */
-#include "ablate/report_doc.h"
+#include "report/report_doc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ablate/strbuf.h"
+#include "io/strbuf.h"
 
 /* an empty document */
 void qkv_report_doc_init(qkv_report_doc *doc, const char *title) {

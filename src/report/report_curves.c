@@ -1,6 +1,6 @@
 /* The report's curves: for each variant, the mean and the min-max band over its finished
  * runs of each evaluated metric at each evaluated step (see report_data.h). */
-#include "ablate/report_data.h"
+#include "report/report_data.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* A tiny SVG writer for the ablation report (see svg.h). */
-#include "ablate/svg.h"
-#include "ablate/strbuf.h"
+#include "report/svg.h"
+#include "io/strbuf.h"
 
 #include <math.h>
 #include <stdio.h>

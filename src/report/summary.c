@@ -4,7 +4,8 @@
  * for "bpb"). Text ablations compared on accuracy publish nothing in bits per byte, so theirs
  * are computed here from the chosen runs with the bootstrap, sign-flip test, Holm correction and
  * seeds of aggregate.c, paired by seed; so are those whose runs record eval_bpb. */
-#include "ablate/summary.h"
+#include "tensor/tensor.h"
+#include "report/summary.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -22,7 +23,6 @@
 #define BPB_KEY "eval_bpb"
 
 #define MAX_SEEDS 512               /* as aggregate.c */
-#define LN2 0.69314718055994530942  /* nats per bit */
 
 /* ---- strict reading ------------------------------------------------------------------------ */
 
@@ -228,7 +228,7 @@ static double run_bpb(const run_rec *r, bool *from_loss) {
     if (!r->ok) return NAN;
     if (isfinite(r->bpb)) return r->bpb;
     if (isfinite(r->loss)) *from_loss = true;
-    return r->loss / LN2;
+    return r->loss / QKV_LN2;
 }
 
 /* bits per byte computed from the chosen runs: each variant's mean with its interval, and the
@@ -299,7 +299,7 @@ static int column_stats(qkv_sum_ablation *a, var_rec *v, int nv, int base) {
     }
     /* the ablation's own: its loss in nats, or in bits (its differences are in bits already when it
      * compared on bpb; a loss's are in nats, and scaling changes neither p nor the verdict) */
-    double k = a->metric == QKV_SUM_BPB ? 1 / LN2 : 1, kd = !strcmp(a->compared, "loss") ? k : 1;
+    double k = a->metric == QKV_SUM_BPB ? 1 / QKV_LN2 : 1, kd = !strcmp(a->compared, "loss") ? k : 1;
     a->bpb_from_loss = a->metric == QKV_SUM_BPB;
     for (int i = 0; i < nv; i++) {
         qkv_sum_cell *c = &v[i].cell;

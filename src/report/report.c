@@ -1,15 +1,15 @@
 /* The ablation report's entry point: compute the data (report_data.c), arrange the documents
  * (report_layout.c), render every file (report_md.c, report_html.c, report_csv.c,
  * report_json.c) and write them, each atomically. */
-#include "ablate/results.h"
+#include "report/report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ablate/report_data.h"
-#include "ablate/report_doc.h"
-#include "ablate/report_render.h"
+#include "report/report_data.h"
+#include "report/report_doc.h"
+#include "report/report_render.h"
 #include "io/fileio.h"
 
 /* err gets msg (when there is room for it) */
@@ -42,8 +42,7 @@ static int write_figures(const char *out_dir, const qkv_report_figure *f, int n,
 
 /* everything is built in memory before the first file is written, so running out of memory
  * leaves the previous report's files as they were */
-int qkv_ablate_write_report(const qkv_ablate_results *r, const char *out_dir, FILE *table_out, char *err,
-                            int errlen) {
+int qkv_report_write(const qkv_ablate_results *r, const char *out_dir, FILE *table_out, char *err, int errlen) {
     if (!r || !r->cfg || !out_dir || !*out_dir || (r->cfg->n_variants > 0 && !r->v) || r->cfg->n_variants < 0 ||
         r->cfg->n_seeds < 0 || (r->cfg->n_seeds > 0 && !r->cfg->seeds)) {
         set_err(err, errlen, "ablate report: incomplete results");
@@ -92,3 +91,4 @@ done:
     free(html);
     return rc;
 }
+

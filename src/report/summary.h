@@ -20,7 +20,7 @@
 #include <stdio.h>
 
 #include "ablate/ablate.h"
-#include "ablate/report_data.h"
+#include "report/report_data.h"
 
 /* what a column measures: final evaluation accuracy (its verdict and difference), bits per byte
  * (text, or an ablation compared on "bpb"), or the evaluation loss in nats (an ablation compared

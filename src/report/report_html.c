@@ -1,8 +1,8 @@
 /* The report's document as one self-contained HTML page (report.html): inline CSS and SVG,
  * no scripts, nothing fetched from the network. */
-#include "ablate/report_render.h"
+#include "report/report_render.h"
 
-#include "ablate/strbuf.h"
+#include "io/strbuf.h"
 
 static const char HTML_STYLE[] =
     "body{font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,Helvetica,Arial,sans-serif;"

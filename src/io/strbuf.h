@@ -6,6 +6,9 @@
 
 #include "qkv_api.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,5 +42,11 @@ QKV_INTERNAL void qkv_strbuf_csv_field(qkv_strbuf *b, const char *s);
 
 /* 1234567 -> "1,234,567" into dst (n bytes); a negative count (not recorded) -> an em dash */
 QKV_INTERNAL void qkv_fmt_count(char *dst, size_t n, long long v);
+
+/* bytes as text that any Markdown or HTML page shows as it is: valid UTF-8 is kept (with
+ * newlines and tabs), and every byte that is not (invalid UTF-8, NUL and the other control
+ * characters, C1 controls) becomes U+FFFD, the replacement character. malloc'd, NULL when out of
+ * memory */
+QKV_INTERNAL char *qkv__display_text(const uint8_t *b, size_t n);
 
 #endif

@@ -1,14 +1,14 @@
 /* The report's figures: the summary plots (one line per variant over training steps) and
  * each variant's attention map, drawn with svg.c. Adding a plot is adding a line to PLOTS
  * (see report_data.h). */
-#include "ablate/report_data.h"
+#include "report/report_data.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ablate/svg.h"
+#include "report/svg.h"
 
 typedef struct plot {
     const char *file;                   /* under plots/ */

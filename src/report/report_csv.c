@@ -1,10 +1,10 @@
 /* results.csv: a header of the fields' CSV names and one row per variant (RFC 4180 quoting;
  * numbers in %.6g, which round-trips the precision anyone reads from a table). */
-#include "ablate/report_render.h"
+#include "report/report_render.h"
 
 #include <string.h>
 
-#include "ablate/strbuf.h"
+#include "io/strbuf.h"
 
 /* one value; a missing one is the field's csv_missing text (empty by default) */
 static void csv_value(qkv_strbuf *b, const qkv_report_field *f, const qkv_report_value *v) {

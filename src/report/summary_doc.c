@@ -9,14 +9,14 @@
  *
  * Paths are relative to the directory qkv runs in (the repository's root). Markers are whole
  * lines; inside fenced code blocks they are text (so documentation can show them). */
-#include "ablate/summary.h"
+#include "report/summary.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ablate/strbuf.h"
+#include "io/strbuf.h"
 #include "io/fileio.h"
 
 #define OPEN "<!-- qkv "

@@ -1,5 +1,5 @@
 /* A growable string (see strbuf.h). */
-#include "ablate/strbuf.h"
+#include "io/strbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,4 +141,33 @@ void qkv_fmt_count(char *dst, size_t n, long long v) {
     }
     out[o] = 0;
     snprintf(dst, n, "%s", out);
+}
+
+/* the length of the valid UTF-8 sequence at b (n bytes left) that is not a control character,
+ * or 0 */
+static size_t utf8_char(const uint8_t *b, size_t n) {
+    uint8_t c = b[0];
+    if (c < 0x80) return c >= 0x20 && c != 0x7f ? 1 : 0;
+    size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (!len || len > n) return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((b[i] & 0xc0) != 0x80) return 0;
+    /* no overlong forms, no surrogates, nothing past U+10FFFF, no C1 controls (U+0080-U+009F) */
+    if ((c == 0xe0 && b[1] < 0xa0) || (c == 0xed && b[1] > 0x9f) || (c == 0xf0 && b[1] < 0x90) ||
+        (c == 0xf4 && b[1] > 0x8f) || (c == 0xc2 && b[1] < 0xa0))
+        return 0;
+    return len;
+}
+
+char *qkv__display_text(const uint8_t *b, size_t n) {
+    qkv_strbuf s;
+    qkv_strbuf_init(&s);
+    qkv_strbuf_puts(&s, ""); /* an empty text is "", not NULL */
+    for (size_t i = 0; i < n;) {
+        size_t k = b[i] == '\n' || b[i] == '\t' ? 1 : utf8_char(b + i, n - i);
+        if (k) qkv_strbuf_putn(&s, (const char *)b + i, k);
+        else qkv_strbuf_puts(&s, "\xef\xbf\xbd"); /* U+FFFD */
+        i += k ? k : 1;
+    }
+    return qkv_strbuf_take(&s);
 }

@@ -1,9 +1,8 @@
 /* What the report says and in which order: the sections of results.md and of report.md /
  * report.html, the summary paragraph's wording and the explanatory notes. Formats are the
  * renderers' business (report_md.c, report_html.c). */
-#include "ablate/report_doc.h"
-#include "ablate/samples.h"
-#include "tasks/task.h"
+#include "tensor/tensor.h"
+#include "report/report_doc.h"
 
 #include <math.h>
 
@@ -202,9 +201,9 @@ static void samples(qkv_report_doc *doc, const qkv_report *p) {
     qkv_report_doc_note(doc, "The final model of each variant's first-seed run (at its chosen learning rate) continues "
                         "the prompt \"%s\" with %d bytes drawn at temperature %.1f with seed %d, as qkv sample "
                         "--prompt '%s' --tokens %d --temperature %.1f --seed %d does. Bytes that are not UTF-8 text "
-                        "show as \xef\xbf\xbd.", QKV_ABLATE_SAMPLE_PROMPT, QKV_ABLATE_SAMPLE_BYTES,
-                        QKV_ABLATE_SAMPLE_TEMPERATURE, QKV_ABLATE_SAMPLE_SEED, QKV_ABLATE_SAMPLE_PROMPT,
-                        QKV_ABLATE_SAMPLE_BYTES, QKV_ABLATE_SAMPLE_TEMPERATURE, QKV_ABLATE_SAMPLE_SEED);
+                        "show as \xef\xbf\xbd.", p->r->sample_prompt, p->r->sample_bytes,
+                        p->r->sample_temperature, p->r->sample_seed, p->r->sample_prompt,
+                        p->r->sample_bytes, p->r->sample_temperature, p->r->sample_seed);
     for (int i = 0; i < p->nv; i++) {
         const qkv_variant_result *v = &p->r->v[i];
         qkv_report_doc_heading(doc, 3, v->name);

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "ablate/report_data.h"
+#include "report/report_data.h"
 
 /* inline runs of a paragraph */
 typedef enum qkv_report_span_kind {

@@ -2,15 +2,15 @@
  * difference from the baseline, or bits per byte and its difference), and for each task with
  * ablations at several model sizes a table of the metric, one of parameter counts and a plot of
  * the metric against d_model. */
-#include "ablate/summary.h"
-#include "ablate/strbuf.h"
+#include "report/summary.h"
+#include "io/strbuf.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ablate/svg.h"
+#include "report/svg.h"
 
 #define DASH "\xe2\x80\x94"    /* em dash: not in that ablation */
 #define DAGGER "\xe2\x80\xa0"  /* a partial ablation */

@@ -1,8 +1,9 @@
 /* The report's human-readable tables (results, attention diagnostics, variants) as text
  * cells. Each table is a list of columns: a header, an alignment and a function that writes
  * one variant's cell; adding a column is adding a line to a list (see report_data.h). */
-#include "ablate/report_data.h"
-#include "ablate/strbuf.h"
+#include "tensor/tensor.h"
+#include "report/report_data.h"
+#include "io/strbuf.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -117,7 +118,7 @@ static void cell_p(char *dst, size_t n, const qkv_report *p, int i) {
 /* final loss: mean [95% interval] */
 static void cell_loss_ci(char *dst, size_t n, const qkv_report *p, int i) {
     const qkv_variant_result *v = &p->r->v[i];
-    double k = p->cfg->metric == QKV_METRIC_BPB ? 1 / 0.69314718055994530942 : 1; /* nats -> bits */
+    double k = p->cfg->metric == QKV_METRIC_BPB ? 1 / QKV_LN2 : 1; /* nats -> bits */
     char a[32], lo[32], hi[32];
     fmt_small(a, sizeof a, v->loss_mean * k);
     fmt_small(lo, sizeof lo, v->loss_ci_lo * k);

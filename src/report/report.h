@@ -1,0 +1,18 @@
+/* The documents of a sweep: what the study (src/ablate/) aggregated from its runs, rendered as
+ * tables, plots, Markdown and HTML. The report layer reads results and files only; it never
+ * builds a model or trains (the runs recorded what it shows: train/observe.h). */
+#ifndef QKV_REPORT_H
+#define QKV_REPORT_H
+
+#include "qkv_api.h"
+
+#include "ablate/results.h"
+
+#include <stdio.h>
+
+/* Write results.md, results.csv, results.json, plots/ (SVG files), report.md and report.html into
+ * out_dir (atomically, file by file); also print the markdown table to `table` if non-NULL.
+ * 0, or -1 with err */
+QKV_INTERNAL int qkv_report_write(const qkv_ablate_results *r, const char *out_dir, FILE *table, char *err,
+                                  int errlen);
+#endif

@@ -1,0 +1,213 @@
+/* What a finished run saw (observe.h): where its trained heads look (own position, first
+ * position), how spread out they are (entropy), the weights of one fixed evaluation example, and
+ * for the text task a sample, written beside its model for the reports. */
+#include "train/observe.h"
+#include "io/safetensors.h"
+#include "train/run_dir.h"
+#include "train/sample.h"
+#include "train/train.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* the order of the sums in the file's "diag.sums" */
+enum { SUM_DIAG, SUM_FIRST, SUM_ENTROPY, SUM_ENTROPY_UNIFORM, SUM_ROWS, SUM_COUNT };
+
+/* add the rows of one layer's attention a: (B,H,T,T) */
+static void add_rows(const qkv_tensor *a, const qkv_batch *b, qkv_diag_sums *s) {
+    int64_t B = a->shape[0], H = a->shape[1], T = a->shape[2];
+    const float *w = a->data;
+    for (int64_t bi = 0; bi < B; bi++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < T; i++) {
+                if (b->has_pad && !b->pad_buf[bi * T + i]) continue; /* a padding query */
+                const float *row = w + ((bi * H + h) * T + i) * T;
+                double sum = 0, ent = 0;
+                int64_t allowed = 0;
+                for (int64_t j = 0; j < T; j++) {
+                    sum += row[j];
+                    if (row[j] > 0) { ent -= row[j] * log(row[j]); allowed++; }
+                }
+                if (sum < 0.5) continue; /* a fully masked row attends nowhere */
+                s->diag += row[i];
+                s->first += row[0];
+                s->entropy += ent;
+                s->entropy_uniform += log((double)allowed); /* softmax gives every allowed key > 0 */
+                s->rows++;
+            }
+}
+
+/* the attention of the model m (built, loaded) on the task's evaluation examples into o: the sums
+ * over the first QKV_OBSERVE_EXAMPLES, the weights of example o->example. 0, or -1 with err */
+static int attention(qkv_model *m, qkv_task *task, int layers, int heads, qkv_observed *o, char *err, int errlen) {
+    int64_t avail = qkv_task_eval_size(task);
+    int n = QKV_OBSERVE_EXAMPLES > avail ? (int)avail : QKV_OBSERVE_EXAMPLES;
+    qkv_ctx *ctx = qkv_ctx_new();
+    qkv_batch b = {0}, one = {0};
+    int rc = -1;
+    if (!ctx || qkv_batch_alloc(&b, task, n) || qkv_batch_alloc(&one, task, 1)) {
+        snprintf(err, (size_t)errlen, "out of memory");
+        goto done;
+    }
+    qkv_ctx_set_grad_enabled(ctx, false);
+    qkv_task_eval_batch(task, &b, 0, n);
+    if (!qkv_model_forward(ctx, m, &b.tokens, b.has_pad ? &b.pad : NULL)) goto fail;
+    for (int l = 0; l < layers; l++) add_rows(qkv_model_attention(m, l), &b, &o->sums);
+    /* one example, all layers and heads */
+    qkv_ctx_reset(ctx);
+    qkv_task_eval_batch(task, &one, o->example % (avail > 0 ? avail : 1), avail);
+    if (!qkv_model_forward(ctx, m, &one.tokens, one.has_pad ? &one.pad : NULL)) goto fail;
+    int T = one.T;
+    o->layers = layers;
+    o->heads = heads;
+    o->T = T;
+    o->w = malloc((size_t)layers * heads * T * T * sizeof *o->w);
+    o->tokens = malloc((size_t)T * sizeof *o->tokens);
+    o->targets = malloc((size_t)T * sizeof *o->targets);
+    if (!o->w || !o->tokens || !o->targets) {
+        snprintf(err, (size_t)errlen, "out of memory");
+        goto done;
+    }
+    for (int l = 0; l < layers; l++)
+        memcpy(o->w + (size_t)l * heads * T * T, qkv_model_attention(m, l)->data, (size_t)heads * T * T * sizeof(float));
+    memcpy(o->tokens, one.tok, (size_t)T * sizeof *o->tokens);
+    memcpy(o->targets, one.tgt, (size_t)T * sizeof *o->targets);
+    rc = 0;
+    goto done;
+fail:
+    snprintf(err, (size_t)errlen, "%s", qkv_ctx_error(ctx));
+done:
+    qkv_batch_free(&one);
+    qkv_batch_free(&b);
+    qkv_ctx_free(ctx);
+    return rc;
+}
+
+/* the text task's sample from m into o (the prompt's bytes, then what the model drew) */
+static int sample(qkv_model *m, qkv_observed *o, char *err, int errlen) {
+    const char *prompt = QKV_OBSERVE_SAMPLE_PROMPT;
+    int np = (int)strlen(prompt), total = np + QKV_OBSERVE_SAMPLE_BYTES;
+    if (!(o->sample = malloc((size_t)total * sizeof *o->sample))) {
+        snprintf(err, (size_t)errlen, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < np; i++) o->sample[i] = (unsigned char)prompt[i];
+    qkv_sample_opts so = {QKV_OBSERVE_SAMPLE_BYTES, QKV_OBSERVE_SAMPLE_TEMPERATURE, 0, QKV_OBSERVE_SAMPLE_SEED};
+    if (qkv_sample(m, o->sample, np, &so, o->sample + np, err, errlen)) return -1;
+    o->sample_len = total;
+    return 0;
+}
+
+/* a 1-D or 4-D header over caller memory */
+static qkv_tensor view(qkv_dtype dt, int ndim, const int64_t *shape, void *data) {
+    qkv_tensor t;
+    qkv_shape_init(&t, dt, ndim, shape);
+    t.data = data;
+    return t;
+}
+
+/* o into DIR/observed.safetensors */
+static int write_observed(const char *dir, const qkv_observed *o, char *err, int errlen) {
+    double sums[SUM_COUNT] = {o->sums.diag, o->sums.first, o->sums.entropy, o->sums.entropy_uniform,
+                              (double)o->sums.rows};
+    int64_t ns = SUM_COUNT, nw[4] = {o->layers, o->heads, o->T, o->T}, nt = o->T, nsample = o->sample_len;
+    qkv_tensor ts = view(QKV_F64, 1, &ns, sums), tw = view(QKV_F32, 4, nw, o->w),
+               tk = view(QKV_I32, 1, &nt, o->tokens), tg = view(QKV_I32, 1, &nt, o->targets),
+               tx = view(QKV_I32, 1, &nsample, o->sample);
+    qkv_st_item items[5] = {{"diag.sums", &ts}, {"example.attention", &tw}, {"example.tokens", &tk},
+                            {"example.targets", &tg}, {"sample.tokens", &tx}};
+    char step[32], example[32], path[4200];
+    snprintf(step, sizeof step, "%lld", o->step);
+    snprintf(example, sizeof example, "%d", o->example);
+    const char *meta[4] = {"qkv_step", step, "qkv_example", example};
+    snprintf(path, sizeof path, "%s/" QKV_RUN_OBSERVED, dir);
+    return qkv_st_write(path, items, o->sample ? 5 : 4, meta, 2, err, (size_t)errlen);
+}
+
+int qkv__run_observe(const qkv_config *cfg, const char *dir, int example, long long step, char *err, int errlen) {
+    qkv_observed o = {.step = step, .example = example < 0 ? 0 : example};
+    qkv_task task;
+    if (qkv_task_open(&task, &cfg->task, (uint64_t)cfg->train.seed, err, errlen)) return -1;
+    qkv_model_config mc = cfg->model;
+    qkv_model *m = NULL;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/" QKV_RUN_MODEL, dir);
+    int rc = -1;
+    if (qkv_task_fit_model(&task, &mc, err, errlen) || !(m = qkv_model_new(&mc, QKV_F32, 0, err, errlen)) ||
+        qkv_load_model(m, path, err, errlen) || attention(m, &task, mc.layers, mc.heads, &o, err, errlen) ||
+        (cfg->task.kind == QKV_TASK_TEXT && sample(m, &o, err, errlen)))
+        goto done;
+    rc = write_observed(dir, &o, err, errlen);
+done:
+    qkv__observed_free(&o);
+    qkv_model_free(m);
+    qkv_task_close(&task);
+    return rc;
+}
+
+/* tensor name of st into a malloc'd copy of `want` elements of dtype dt (and its shape), or NULL */
+static void *take(const qkv_safetensors *st, const char *name, qkv_dtype dt, int ndim, int64_t *shape, size_t elem) {
+    const qkv_st_entry *e = qkv_st_find(st, name);
+    if (!e || e->dtype != dt || e->ndim != ndim) return NULL;
+    size_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (e->shape[i] < 0 || e->shape[i] > (1 << 24)) return NULL;
+        shape[i] = e->shape[i];
+        n *= (size_t)e->shape[i];
+    }
+    if (n * elem != e->end - e->begin) return NULL;
+    void *p = malloc(n ? n * elem : 1);
+    if (p && n) memcpy(p, qkv_st_data(st, e), n * elem);
+    return p;
+}
+
+int qkv__run_observed(const char *dir, qkv_observed *o, char *err, int errlen) {
+    memset(o, 0, sizeof *o);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/" QKV_RUN_OBSERVED, dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) return 1;
+    fclose(f);
+    qkv_safetensors *st;
+    if (qkv_st_read(path, &st, err, (size_t)errlen)) return -1;
+    int64_t ns[1], nw[4], nt[1], nt2[1], nx[1];
+    double *sums = take(st, "diag.sums", QKV_F64, 1, ns, sizeof(double));
+    o->w = take(st, "example.attention", QKV_F32, 4, nw, sizeof(float));
+    o->tokens = take(st, "example.tokens", QKV_I32, 1, nt, sizeof(int32_t));
+    o->targets = take(st, "example.targets", QKV_I32, 1, nt2, sizeof(int32_t));
+    bool has_sample = qkv_st_find(st, "sample.tokens") != NULL;
+    if (has_sample) o->sample = take(st, "sample.tokens", QKV_I32, 1, nx, sizeof(int32_t));
+    const char *step = qkv_st_meta(st, "qkv_step"), *example = qkv_st_meta(st, "qkv_example");
+    char *e1 = NULL, *e2 = NULL;
+    if (step) o->step = strtoll(step, &e1, 10);
+    if (example) o->example = (int)strtol(example, &e2, 10);
+    bool ok = sums && ns[0] == SUM_COUNT && o->w && o->tokens && o->targets && nw[2] == nw[3] && nw[2] == nt[0] &&
+              nt2[0] == nt[0] && (!has_sample || o->sample) && step && e1 != step && !*e1 && example && e2 != example &&
+              !*e2;
+    if (ok) {
+        o->sums = (qkv_diag_sums){sums[SUM_DIAG], sums[SUM_FIRST], sums[SUM_ENTROPY], sums[SUM_ENTROPY_UNIFORM],
+                                  (int64_t)sums[SUM_ROWS]};
+        o->layers = (int)nw[0];
+        o->heads = (int)nw[1];
+        o->T = (int)nw[2];
+        o->sample_len = has_sample ? (int)nx[0] : 0;
+    } else {
+        snprintf(err, (size_t)errlen, "%s: not what qkv train records (tensors diag.sums, example.attention, "
+                 "example.tokens, example.targets; metadata qkv_step, qkv_example)", path);
+        qkv__observed_free(o);
+    }
+    free(sums);
+    qkv_st_free(st);
+    return ok ? 0 : -1;
+}
+
+void qkv__observed_free(qkv_observed *o) {
+    free(o->w);
+    free(o->tokens);
+    free(o->targets);
+    free(o->sample);
+    o->w = NULL;
+    o->tokens = o->targets = o->sample = NULL;
+}
