@@ -24,4 +24,5 @@ Suite *summary_suite(void);
 Suite *group_suite(void);
 Suite *hostile_suite(void);
 Suite *ckcheck_suite(void);
+Suite *pass2_suite(void);
 #endif
