@@ -25,4 +25,5 @@ Suite *group_suite(void);
 Suite *hostile_suite(void);
 Suite *ckcheck_suite(void);
 Suite *logs_suite(void);
+Suite *pass2_suite(void);
 #endif

@@ -23,12 +23,17 @@ void qkv__claim_read(const char *dir, double stale, qkv_claim_info *c) {
     memset(c, 0, sizeof *c);
     char path[1400];
     path_of(path, sizeof path, dir, QKV_CLAIM_FILE);
-    FILE *f = fopen(path, "r");
-    if (!f) return;
+    /* O_NONBLOCK, and only a regular file is read: a FIFO put there would block the open or the
+     * read for good (--status would hang); anything but a file reads as a torn claim, which ages
+     * into staleness as one does */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return;
     struct stat st;
     c->held = true;
-    if (fscanf(f, "%255s %ld %lld", c->host, &c->pid, &c->started) != 3) c->host[0] = 0; /* torn: being written */
-    fclose(f);
+    FILE *f = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "r") : NULL;
+    if (!f || fscanf(f, "%255s %ld %lld", c->host, &c->pid, &c->started) != 3) c->host[0] = 0; /* torn: being written */
+    if (f) fclose(f);
+    else close(fd);
     c->age = stat(path, &st) == 0 ? difftime(time(NULL), st.st_mtime) : 0;
     bool here = !strcmp(c->host, qkv__claim_host());
     bool gone = here && c->pid > 0 && kill((pid_t)c->pid, 0) != 0 && errno == ESRCH;

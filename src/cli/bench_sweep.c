@@ -170,9 +170,11 @@ int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
     qkv_cli_children_one_blas_thread(); /* as qkv ablate starts its runs */
 
     const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/qkv-sweep-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        qkv_cli_error("bench", "--sweep: cannot make a directory %s: %s", dir, strerror(errno));
+    const char *parent = tmp && tmp[0] ? tmp : "/tmp";
+    snprintf(dir, sizeof dir, "%s/qkv-sweep-XXXXXX", parent);
+    if (!mkdtemp(dir)) { /* named by the parent and its origin: the random name mkdtemp tried says nothing */
+        qkv_cli_error("bench", "--sweep: cannot make a directory in %s%s: %s", parent,
+                      parent == tmp ? " (TMPDIR)" : "", strerror(errno));
         return QKV_EXIT_FAIL;
     }
     if (!json)

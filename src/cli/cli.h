@@ -24,7 +24,8 @@ QKV_INTERNAL int qkv_cmd_sample(int argc, char **argv);
  * steps per run, jobs runs at once; a table, or one JSON line; the exit status */
 QKV_INTERNAL int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json);
 
-/* "qkv CMD: message" on stderr */
+/* "qkv CMD: message" (cmd NULL: "qkv: message") on stderr, one line: control characters in the
+ * message are written as \xNN */
 QKV_INTERNAL void qkv_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* defaults, then the file, then the --set overrides in order, then validation */
 QKV_INTERNAL int qkv_cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c);

@@ -10,12 +10,21 @@
 #include <unistd.h>
 
 void qkv_cli_error(const char *cmd, const char *fmt, ...) {
+    /* the message is formatted whole, then written with every control character shown as \xNN:
+     * it quotes paths and values from the user (a file name may hold a newline), and an error is
+     * one line whatever they hold */
+    char msg[8192];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "qkv %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (cmd) fprintf(stderr, "qkv %s: ", cmd);
+    else fputs("qkv: ", stderr);
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) fprintf(stderr, "\\x%02x", *p);
+        else fputc(*p, stderr);
+    }
+    fputc('\n', stderr);
 }
 
 int qkv_cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c) {

@@ -37,8 +37,9 @@ static const command COMMANDS[] = {
 };
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fputs(USAGE, stderr);
+    if (argc < 2) { /* a usage error, so one line like every other; --help prints the usage */
+        qkv_cli_error(NULL, "missing COMMAND: train, eval, sample, params, gradcheck, ablate, summarize or bench "
+                      "(try 'qkv --help')");
         return QKV_EXIT_USAGE;
     }
     const char *cmd = argv[1];
@@ -64,14 +65,17 @@ int main(int argc, char **argv) {
             uint64_t before = qkv_alloc_count();
             if (counting) qkv_alloc_count_enable(1);
             int rc = COMMANDS[i].run(argc - 1, argv + 1);
+            if (counting) qkv_alloc_count_enable(0);
+            /* a failed command's one line on stderr stays its only line: the count is for runs
+             * that did their work */
+            if (rc != 0) return rc;
             if (counting) {
-                qkv_alloc_count_enable(0);
                 fprintf(stderr, "qkv: %llu heap allocations\n", (unsigned long long)(qkv_alloc_count() - before));
             } else if (asked) {
                 fprintf(stderr, "qkv: heap allocations are not counted in this build (a sanitizer's malloc)\n");
             }
             return rc;
         }
-    fprintf(stderr, "qkv: unknown command or option '%s' (try 'qkv --help')\n", cmd);
+    qkv_cli_error(NULL, "unknown command or option '%s' (try 'qkv --help')", cmd);
     return QKV_EXIT_USAGE;
 }

@@ -205,7 +205,10 @@ static int train_command(int argc, char **argv) {
     qkv_run_summary s;
     char err[1024];
     if (d.size == 1 && !resume && !a.force) { /* a usage error (qkv_train checks too, for several processes) */
-        static const char *const files[] = {QKV_RUN_CONFIG, QKV_RUN_CHECKPOINT, QKV_RUN_SUMMARY};
+        /* every file of a run, as qkv_train's own check has them: a directory holding only a
+         * model.safetensors (or metrics.jsonl) is refused here too, with the same exit status */
+        static const char *const files[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN_MODEL, QKV_RUN_CHECKPOINT,
+                                            QKV_RUN_SUMMARY};
         for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
             char p[4200];
             snprintf(p, sizeof p, "%s/%s", out, files[i]);

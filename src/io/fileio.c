@@ -175,8 +175,9 @@ char *qkv_read_file_max(const char *path, size_t max, int flags, size_t *len, qk
     *st = (qkv_read_status){QKV_READ_OK, 0, 0};
     bool regular_only = flags & QKV_READ_REGULAR;
     /* O_NONBLOCK: a FIFO without a writer opens at once instead of blocking in open() (where no
-     * signal handler of ours could end the wait), and is then refused by its type */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0));
+     * signal handler of ours could end the wait); then it is refused by its type, or read from
+     * a writer that has it open (cleared below) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return read_fail(st, QKV_READ_OPEN, errno, -1, NULL);
     /* a regular file's size is where the buffer starts (+1 for the terminator, +1 so the read
      * that finds the end needs no growth): one allocation for a big file */
@@ -193,10 +194,8 @@ char *qkv_read_file_max(const char *path, size_t max, int flags, size_t *len, qk
     } else if (regular_only) {
         return read_fail(st, QKV_READ_IO, errno, fd, NULL);
     }
-    if (regular_only) { /* a regular file: blocking reads as usual */
-        int fl = fcntl(fd, F_GETFL);
-        if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-    }
+    int fl = fcntl(fd, F_GETFL); /* blocking reads as usual from here */
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     char *buf = malloc(cap);
     if (!buf) return read_fail(st, QKV_READ_NOMEM, ENOMEM, fd, NULL);
     for (;;) {
@@ -217,6 +216,10 @@ char *qkv_read_file_max(const char *path, size_t max, int flags, size_t *len, qk
         if (max && n > max) return read_fail(st, QKV_READ_TOO_BIG, 0, fd, buf);
     }
     close(fd);
+    /* a pipe that gave nothing: no process had it open for writing (a named FIFO nobody
+     * writes to reads as end of file at once), or its writer wrote nothing. Said as such rather
+     * than parsed as an empty file */
+    if (n == 0 && S_ISFIFO(st->mode)) return read_fail(st, QKV_READ_EMPTY_PIPE, 0, -1, buf);
     buf[n] = '\0';
     if (len) *len = n;
     return buf;
@@ -232,6 +235,10 @@ static void read_message(const char *path, size_t max, const qkv_read_status *st
     case QKV_READ_IO: snprintf(err, (size_t)errlen, "%s: cannot read: %s", path, strerror(st->errnum)); break;
     case QKV_READ_TOO_BIG:
         snprintf(err, (size_t)errlen, "%s: larger than %s, the most qkv reads of such a file", path, cap);
+        break;
+    case QKV_READ_EMPTY_PIPE:
+        snprintf(err, (size_t)errlen, "%s: is a pipe (FIFO) that gave nothing to read: no process had it open for "
+                 "writing, or the writer wrote nothing", path);
         break;
     case QKV_READ_NOT_REGULAR:
         snprintf(err, (size_t)errlen, "%s: is %s, not a regular file: qkv reads data from regular "

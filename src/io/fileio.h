@@ -54,6 +54,7 @@ typedef enum qkv_read_stage {
     QKV_READ_TOO_BIG,    /* longer than the limit */
     QKV_READ_NOMEM,      /* out of memory */
     QKV_READ_NOT_REGULAR,/* QKV_READ_REGULAR was asked and it is a pipe, a device, a socket (errnum 0) */
+    QKV_READ_EMPTY_PIPE, /* a pipe or FIFO that gave no bytes: nothing was writing to it (errnum 0) */
 } qkv_read_stage;
 
 /* the outcome of a read, for the caller's message (mode: the file's type bits when known) */
