@@ -429,8 +429,8 @@ START_TEST(summary_published_metrics) {
     static const char *const DEFG[] = {"D", "E", "F", "G"};
     qkv_summary s;
     load(&s, 4, DEFG);
-    ck_assert(s.a[0].metric == QKV_SUM_BPB && s.a[1].metric == QKV_SUM_LOSS && s.a[2].metric == QKV_SUM_BPB &&
-              s.a[3].metric == QKV_SUM_BPB);
+    ck_assert(s.a[0].metric == QKV_METRIC_BPB && s.a[1].metric == QKV_METRIC_LOSS && s.a[2].metric == QKV_METRIC_BPB &&
+              s.a[3].metric == QKV_METRIC_BPB);
     ck_assert(!s.a[0].recomputed && !s.a[2].recomputed && s.a[3].recomputed);
     ck_assert(s.a[0].bpb_from_loss && s.a[2].bpb_from_loss && !s.a[3].bpb_from_loss);
     qkv_sum_report r;

@@ -216,6 +216,11 @@ static void samples(qkv_report_doc *doc, const qkv_report *p) {
 static void diagnostics(qkv_report_doc *doc, const qkv_report *p) {
     qkv_report_doc_heading(doc, 2, "Attention diagnostics");
     qkv_report_doc_note(doc, "%s", DIAG_INTRO);
+    if (p->r->unobserved) /* runs of an older qkv: the report only shows what runs recorded */
+        qkv_report_doc_note(doc, "%d finished run%s recorded no attention diagnostics (made by an older qkv): the "
+                            "numbers and maps below leave %s out; `qkv ablate CONFIG --out DIR --refresh` records "
+                            "them.", p->r->unobserved, p->r->unobserved == 1 ? "" : "s",
+                            p->r->unobserved == 1 ? "it" : "them");
     qkv_report_doc_table(doc, &p->diag);
     qkv_report_doc_list(doc, DIAG_NOTES, (int)(sizeof DIAG_NOTES / sizeof DIAG_NOTES[0]));
 }

@@ -285,7 +285,7 @@ static int bpb_stats(var_rec *v, int nv, int base, bool *from_loss) {
  * the ablation published none (it compared accuracy) or its runs record eval_bpb; 0 or -1 (out of
  * memory) */
 static int column_stats(qkv_sum_ablation *a, var_rec *v, int nv, int base) {
-    if (a->metric == QKV_SUM_ACCURACY) return 0; /* as read */
+    if (a->metric == QKV_METRIC_ACCURACY) return 0; /* as read */
     bool eval_bpb = false, all = true;       /* whether every finished run records eval_bpb */
     for (int i = 0; i < nv; i++)
         for (int j = 0; j < v[i].n_runs; j++)
@@ -293,14 +293,14 @@ static int column_stats(qkv_sum_ablation *a, var_rec *v, int nv, int base) {
                 eval_bpb = true;
                 all &= isfinite(v[i].runs[j].bpb);
             }
-    if (a->metric == QKV_SUM_BPB && ((eval_bpb && all) || !strcmp(a->compared, "accuracy"))) {
+    if (a->metric == QKV_METRIC_BPB && ((eval_bpb && all) || a->compared == QKV_METRIC_ACCURACY)) {
         a->recomputed = true;
         return bpb_stats(v, nv, base, &a->bpb_from_loss);
     }
     /* the ablation's own: its loss in nats, or in bits (its differences are in bits already when it
      * compared on bpb; a loss's are in nats, and scaling changes neither p nor the verdict) */
-    double k = a->metric == QKV_SUM_BPB ? 1 / QKV_LN2 : 1, kd = !strcmp(a->compared, "loss") ? k : 1;
-    a->bpb_from_loss = a->metric == QKV_SUM_BPB;
+    double k = a->metric == QKV_METRIC_BPB ? 1 / QKV_LN2 : 1, kd = a->compared == QKV_METRIC_LOSS ? k : 1;
+    a->bpb_from_loss = a->metric == QKV_METRIC_BPB;
     for (int i = 0; i < nv; i++) {
         qkv_sum_cell *c = &v[i].cell;
         c->mean = v[i].loss * k;
@@ -373,12 +373,14 @@ static int load_one(qkv_sum_ablation *a, const char *dir, var_rec **out, int *n_
     a->missing = (int)get_count(&r, root, "", "missing_runs");
     a->to_extend = (int)get_count(&r, root, "", "runs_to_extend");
     if (r.bad) goto done;
-    if (compared && strcmp(compared, "accuracy") && strcmp(compared, "loss") && strcmp(compared, "bpb")) {
+    int cm = 0; /* the name's metric (QKV_METRIC_NAMES), once: compared below by value */
+    while (compared && cm < QKV_METRIC_COUNT && strcmp(compared, QKV_METRIC_NAMES[cm])) cm++;
+    if (compared && cm == QKV_METRIC_COUNT) {
         wrong(&r, "", "metric", "\"accuracy\", \"loss\", \"bpb\" or null",
               cJSON_GetObjectItemCaseSensitive(root, "metric"));
         goto done;
     }
-    snprintf(a->compared, sizeof a->compared, "%s", compared ? compared : "accuracy");
+    a->compared = compared ? (qkv_ablate_metric)cm : QKV_METRIC_ACCURACY;
     if (a->d_model < 0) a->d_model = 0;
     if (a->layers < 0) a->layers = 0;
     if (a->heads < 0) a->heads = 0;
@@ -392,9 +394,7 @@ static int load_one(qkv_sum_ablation *a, const char *dir, var_rec **out, int *n_
     snprintf(a->task, sizeof a->task, "%s", task ? task : "");
     a->seeds = seeds ? cJSON_GetArraySize(seeds) : 0;
     a->text = task && !strcmp(task, "text");
-    a->metric = a->text || !strcmp(a->compared, "bpb") ? QKV_SUM_BPB
-                : !strcmp(a->compared, "loss")          ? QKV_SUM_LOSS
-                                                        : QKV_SUM_ACCURACY;
+    a->metric = a->text ? QKV_METRIC_BPB : a->compared;
     nv = cJSON_GetArraySize(vars);
     if (nv < 1) {
         wrong(&r, "", "variants", "a non-empty array", vars);

@@ -25,7 +25,6 @@
 /* what a column measures: final evaluation accuracy (its verdict and difference), bits per byte
  * (text, or an ablation compared on "bpb"), or the evaluation loss in nats (an ablation compared
  * on "loss"); the last two lower is better */
-typedef enum qkv_sum_metric { QKV_SUM_ACCURACY, QKV_SUM_BPB, QKV_SUM_LOSS } qkv_sum_metric;
 
 /* one variant in one ablation */
 typedef struct qkv_sum_cell {
@@ -51,10 +50,9 @@ typedef struct qkv_sum_ablation {
     int seeds;
     double threshold;
     int runs_planned, missing, to_extend; /* a partial report's counts; -1 when not recorded */
-    char compared[16];              /* what the ablation compared on: "accuracy" (also when not recorded),
-                                       "loss" or "bpb" */
+    qkv_ablate_metric compared;     /* what the ablation compared on (accuracy when not recorded) */
     bool text;                      /* its task is text: its tokens are bytes */
-    qkv_sum_metric metric;
+    qkv_ablate_metric metric;
     bool bpb_from_loss;             /* bits per byte as eval loss / ln 2 (runs without eval_bpb) */
     bool recomputed;                /* the bits-per-byte statistics are computed here from the runs (the
                                        ablation compared accuracy, or its runs record eval_bpb), not its own */
@@ -89,7 +87,7 @@ typedef struct qkv_sum_sizes {
     int n_variants;
     char (*heads)[32];              /* n + 1 column headers */
     char heading[96], alt[128];
-    qkv_sum_metric metric;          /* the ablations' (a task on two metrics makes two groups) */
+    qkv_ablate_metric metric;          /* the ablations' (a task on two metrics makes two groups) */
     bool text;
     qkv_report_table values, params; /* variant x size: the metric with its interval; parameters */
     qkv_report_figure plot;         /* the metric against d_model, one line per variant */
@@ -105,7 +103,7 @@ typedef struct qkv_sum_report {
 } qkv_sum_report;
 
 /* what a metric's numbers are, in words ("final evaluation accuracy (%)", "... bits per byte ...") */
-QKV_INTERNAL const char *qkv_sum_metric_words(qkv_sum_metric m, bool text);
+QKV_INTERNAL const char *qkv__metric_words(qkv_ablate_metric m, bool text);
 /* the tables and plots of s (which must outlive it); 0, or -1 when out of memory (then still safe to free) */
 QKV_INTERNAL int qkv_sum_report_build(qkv_sum_report *r, const qkv_summary *s);
 QKV_INTERNAL void qkv_sum_report_free(qkv_sum_report *r);

@@ -23,19 +23,19 @@ static void fmt_fixed(char *dst, size_t n, double v, int decimals) {
     else snprintf(dst, n, "%.*f", decimals, v);
 }
 
-const char *qkv_sum_metric_words(qkv_sum_metric m, bool text) {
-    return m == QKV_SUM_ACCURACY ? "final evaluation accuracy (%)"
-           : m == QKV_SUM_LOSS   ? "final evaluation loss in nats (lower is better)"
+const char *qkv__metric_words(qkv_ablate_metric m, bool text) {
+    return m == QKV_METRIC_ACCURACY ? "final evaluation accuracy (%)"
+           : m == QKV_METRIC_LOSS   ? "final evaluation loss in nats (lower is better)"
            : text                ? "final evaluation bits per byte (lower is better)"
                                  : "final evaluation bits per token (lower is better)";
 }
 
 /* a metric's display: accuracy in percent with 1 decimal, losses (nats, bits) with 3 */
-static double scale_of(qkv_sum_metric m) { return m == QKV_SUM_ACCURACY ? 100 : 1; }
-static int decimals_of(qkv_sum_metric m) { return m == QKV_SUM_ACCURACY ? 1 : 3; }
+static double scale_of(qkv_ablate_metric m) { return m == QKV_METRIC_ACCURACY ? 100 : 1; }
+static int decimals_of(qkv_ablate_metric m) { return m == QKV_METRIC_ACCURACY ? 1 : 3; }
 
 /* "mean [lo, hi]" */
-static void fmt_interval(char *dst, size_t n, qkv_sum_metric m, double mean, double lo, double hi) {
+static void fmt_interval(char *dst, size_t n, qkv_ablate_metric m, double mean, double lo, double hi) {
     char a[32], b[32], c[32];
     double k = scale_of(m);
     fmt_fixed(a, sizeof a, mean * k, decimals_of(m));
@@ -46,7 +46,7 @@ static void fmt_interval(char *dst, size_t n, qkv_sum_metric m, double mean, dou
 
 /* the difference from the baseline as the ablation report writes it ("+1.0 [-2.0, 4.0]"), with
  * "*" when significant after Holm's correction */
-static void fmt_delta(char *dst, size_t n, qkv_sum_metric m, const qkv_sum_cell *c) {
+static void fmt_delta(char *dst, size_t n, qkv_ablate_metric m, const qkv_sum_cell *c) {
     if (!isfinite(c->delta)) {
         snprintf(dst, n, DASH);
         return;
@@ -91,7 +91,7 @@ static void main_cell(char *dst, size_t n, const qkv_summary *s, const qkv_sum_a
         return;
     }
     char first[128], second[128], tail[32];
-    if (a->metric == QKV_SUM_ACCURACY) fmt_verdict(first, sizeof first, c);
+    if (a->metric == QKV_METRIC_ACCURACY) fmt_verdict(first, sizeof first, c);
     else fmt_fixed(first, sizeof first, c->mean, decimals_of(a->metric));
     if (!strcmp(s->variants[j], s->baseline)) snprintf(second, sizeof second, "baseline");
     else fmt_delta(second, sizeof second, a->metric, c);
@@ -121,17 +121,17 @@ static int main_table(qkv_sum_report *r) {
     for (int i = 0; i < s->n; i++) {
         const qkv_sum_ablation *a = &s->a[i];
         bool partial = qkv_summary_partial(a);
-        const char *what = a->metric == QKV_SUM_ACCURACY ? "verdict; \xce\x94 acc"
-                           : a->metric == QKV_SUM_LOSS   ? "eval loss (nats); \xce\x94"
+        const char *what = a->metric == QKV_METRIC_ACCURACY ? "verdict; \xce\x94 acc"
+                           : a->metric == QKV_METRIC_LOSS   ? "eval loss (nats); \xce\x94"
                            : a->text                     ? "bits/byte; \xce\x94"
                                                          : "bits/token; \xce\x94";
         snprintf(r->heads[i + 1], sizeof r->heads[i + 1], "%s: %s vs %s%s [95%% CI]%s", a->label, what, s->baseline,
-                 a->metric == QKV_SUM_ACCURACY ? " (points)" : "", partial ? " " DAGGER : "");
+                 a->metric == QKV_METRIC_ACCURACY ? " (points)" : "", partial ? " " DAGGER : "");
         r->main.head[i + 1] = r->heads[i + 1];
-        r->main.right[i + 1] = a->metric != QKV_SUM_ACCURACY;
-        r->any_accuracy |= a->metric == QKV_SUM_ACCURACY;
-        r->any_bpb |= a->metric == QKV_SUM_BPB;
-        r->any_loss |= a->metric == QKV_SUM_LOSS;
+        r->main.right[i + 1] = a->metric != QKV_METRIC_ACCURACY;
+        r->any_accuracy |= a->metric == QKV_METRIC_ACCURACY;
+        r->any_bpb |= a->metric == QKV_METRIC_BPB;
+        r->any_loss |= a->metric == QKV_METRIC_LOSS;
         r->any_partial |= partial;
     }
     for (int j = 0; j < s->n_variants; j++) {
@@ -198,8 +198,8 @@ static int size_plot(qkv_sum_sizes *g, const qkv_summary *s) {
         }
         ser[v] = (qkv_svg_series){s->variants[j], n, x, m, lo, hi};
     }
-    bool acc = g->metric == QKV_SUM_ACCURACY;
-    const char *ylabel = acc ? "final eval accuracy" : g->metric == QKV_SUM_LOSS ? "eval loss (nats)"
+    bool acc = g->metric == QKV_METRIC_ACCURACY;
+    const char *ylabel = acc ? "final eval accuracy" : g->metric == QKV_METRIC_LOSS ? "eval loss (nats)"
                                                      : g->text                   ? "eval bits per byte"
                                                                                  : "eval bits per token";
     qkv_svg_plot pl = {.title = g->alt, .xlabel = "d_model (log scale)", .ylabel = ylabel, .log_x = true,
@@ -287,9 +287,9 @@ static int sizes_build(qkv_sum_report *r) {
         }
     }
     /* names: the task's, and its metric's where the task has groups on two metrics */
-    static const char *const NAME[] = {"accuracy", "bpb", "loss"};
-    static const char *const WORDS[] = {"final eval accuracy", "bits per byte (lower is better)",
-                                        "eval loss in nats (lower is better)"};
+    static const char *const WORDS[QKV_METRIC_COUNT] = {
+        [QKV_METRIC_ACCURACY] = "final eval accuracy", [QKV_METRIC_LOSS] = "eval loss in nats (lower is better)",
+        [QKV_METRIC_BPB] = "bits per byte (lower is better)"};
     for (int k = 0; k < r->n_sizes; k++) {
         qkv_sum_sizes *g = &r->sizes[k];
         bool two = false;
@@ -297,11 +297,11 @@ static int sizes_build(qkv_sum_report *r) {
         char file[32];
         safe_name(file, sizeof file, g->task);
         snprintf(g->heading, sizeof g->heading, "%s%s%s%s by model size", g->task, two ? " (" : "",
-                 two ? NAME[g->metric] : "", two ? ")" : "");
+                 two ? QKV_METRIC_NAMES[g->metric] : "", two ? ")" : "");
         snprintf(g->alt, sizeof g->alt, "%s: %s by model size", g->task,
-                 g->metric == QKV_SUM_BPB && !g->text ? "bits per token (lower is better)" : WORDS[g->metric]);
+                 g->metric == QKV_METRIC_BPB && !g->text ? "bits per token (lower is better)" : WORDS[g->metric]);
         snprintf(g->plot.path, sizeof g->plot.path, "%s/size-%s%s%s.svg", QKV_REPORT_PLOTS, file, two ? "-" : "",
-                 two ? NAME[g->metric] : "");
+                 two ? QKV_METRIC_NAMES[g->metric] : "");
         snprintf(g->plot.alt, sizeof g->plot.alt, "%s", g->alt);
         if (size_tables(g, s) || size_plot(g, s)) return -1;
     }

@@ -18,7 +18,7 @@
 /* where a bits-per-byte column's numbers come from: the loss or eval_bpb, the ablation's
  * statistics or this program's */
 static void bpb_note(qkv_report_doc *doc, const qkv_sum_ablation *a) {
-    if (a->metric != QKV_SUM_BPB) return;
+    if (a->metric != QKV_METRIC_BPB) return;
     const char *unit = a->text ? "byte" : "token";
     char from[160] = "";
     if (a->bpb_from_loss)
@@ -28,12 +28,12 @@ static void bpb_note(qkv_report_doc *doc, const qkv_sum_ablation *a) {
         qkv_report_doc_note(doc, "%s: %sthe differences, intervals and tests are computed by qkv summarize from the "
                             "runs at each variant's chosen learning rate, paired by seed, with qkv ablate's bootstrap, "
                             "sign-flip test and Holm correction (%s).", a->label, from,
-                            strcmp(a->compared, "accuracy") ? "its runs record eval_bpb"
+                            a->compared != QKV_METRIC_ACCURACY ? "its runs record eval_bpb"
                                                             : "the ablation compared accuracy");
     else
         qkv_report_doc_note(doc, "%s: %sthe differences, intervals and tests are the ablation's own (it compared "
-                            "%s%s).", a->label, from, a->compared,
-                            strcmp(a->compared, "loss") ? "" : ", in nats: divided by ln 2");
+                            "%s%s).", a->label, from, QKV_METRIC_NAMES[a->compared],
+                            a->compared != QKV_METRIC_LOSS ? "" : ", in nats: divided by ln 2");
 }
 
 /* how to read the main table: only what applies to its columns */
@@ -100,8 +100,8 @@ static void ablation_list(qkv_report_doc *doc, const qkv_summary *s) {
         if (a->d_model > 0) qkv_strbuf_printf(&b, ", d_model %d", a->d_model);
         if (a->layers > 0) qkv_strbuf_printf(&b, ", %d layer%s", a->layers, a->layers == 1 ? "" : "s");
         if (a->heads > 0) qkv_strbuf_printf(&b, ", %d head%s", a->heads, a->heads == 1 ? "" : "s");
-        qkv_strbuf_printf(&b, "; %d seed%s; compared on %s", a->seeds, a->seeds == 1 ? "" : "s", a->compared);
-        if (isfinite(a->threshold) && !strcmp(a->compared, "accuracy"))
+        qkv_strbuf_printf(&b, "; %d seed%s; compared on %s", a->seeds, a->seeds == 1 ? "" : "s", QKV_METRIC_NAMES[a->compared]);
+        if (isfinite(a->threshold) && a->compared == QKV_METRIC_ACCURACY)
             qkv_strbuf_printf(&b, " (threshold %.4g%%)", a->threshold * 100);
         if (qkv_summary_partial(a)) qkv_strbuf_puts(&b, "; partial");
         else if (a->runs_planned < 0) qkv_strbuf_puts(&b, "; completeness not recorded");
@@ -118,7 +118,7 @@ static void sizes_section(qkv_report_doc *doc, const qkv_sum_sizes *g, bool page
     if (page) qkv_report_doc_heading(doc, 2, g->heading);
     qkv_report_doc_note(doc, "%s: %s, the mean over seeds with its 95%% bootstrap interval, at each model width "
                         "d_model (where two ablations have one width, the first given).", g->heading,
-                        qkv_sum_metric_words(g->metric, g->text));
+                        qkv__metric_words(g->metric, g->text));
     qkv_report_doc_table(doc, &g->values);
     if (page) qkv_report_doc_figure(doc, &g->plot);
     qkv_report_doc_note(doc, "%s: parameters.", g->heading);
@@ -191,8 +191,8 @@ static char *render_csv(const qkv_sum_report *r) {
             bool base = !strcmp(s->variants[j], s->baseline);
             static const char *const BITS[2][2] = {{"bits_per_token", "bits_per_token_from_loss"},
                                                    {"bits_per_byte", "bits_per_byte_from_loss"}};
-            const char *metric = a->metric == QKV_SUM_ACCURACY ? "accuracy"
-                                 : a->metric == QKV_SUM_LOSS   ? "loss"
+            const char *metric = a->metric == QKV_METRIC_ACCURACY ? "accuracy"
+                                 : a->metric == QKV_METRIC_LOSS   ? "loss"
                                                                : BITS[a->text][a->bpb_from_loss];
             qkv_strbuf_csv_field(&b, a->label);
             qkv_strbuf_puts(&b, ",");

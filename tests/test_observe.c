@@ -1,0 +1,129 @@
+/* A run records what reports show of it (src/train/observe.c), and the report renders only what
+ * was recorded: every finished run of a sweep holds observed.safetensors; without it (a run of an
+ * older qkv) the report says so and leaves the run out; qkv ablate --refresh records it again,
+ * and the report is then what it was. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "suites.h"
+#include "testutil.h"
+#include "train/observe.h"
+
+static char TMP[256];
+
+static void setup(void) { qkv_test_mkdtemp(TMP, sizeof TMP, "observe"); }
+static void teardown(void) { qkv_test_rmtree(TMP); }
+
+static void put(const char *rel, const char *text) {
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", TMP, rel);
+    qkv_test_write_file(p, text);
+}
+
+static char *get(const char *rel) {
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", TMP, rel);
+    FILE *f = fopen(p, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", p);
+    char *b = calloc(1, 1 << 20);
+    size_t n = fread(b, 1, (1 << 20) - 1, f);
+    b[n] = 0;
+    fclose(f);
+    return b;
+}
+
+/* results.json without the lines that hold times */
+static char *untimed(const char *rel) {
+    char *t = get(rel), *o = t;
+    for (char *l = t, *e; *l; l = e + 1) {
+        e = strchr(l, '\n');
+        if (!e) e = l + strlen(l);
+        if (!strstr(l, "seconds") || strstr(l, "seconds") > e) {
+            memmove(o, l, (size_t)(e - l) + (*e != 0));
+            o += (e - l) + (*e != 0);
+        }
+        if (!*e) break;
+    }
+    *o = 0;
+    return t;
+}
+
+#define BASE                                                                                             \
+    "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 2, \"d_ff\": 32},\n"                        \
+    " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"                     \
+    " \"train\": {\"steps\": 40, \"batch\": 8, \"eval_every\": 20, \"eval_examples\": 32}}\n"
+#define SWEEP                                                                                            \
+    "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 80, \"example\": 3,\n"                \
+    " \"variants\": [{\"name\": \"full\"}, {\"name\": \"qk_tied\", \"set\": [\"model.attention.qkv=qk_tied\"]}],\n" \
+    " \"seeds\": [0, 1]}\n"
+
+START_TEST(test_runs_record_and_report_reads) {
+    put("base.json", BASE);
+    put("abl.json", SWEEP);
+    char out[16384];
+    const char *q = qkv_test_bin();
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "cd %s && %s ablate abl.json --out s --jobs 2 --quiet", TMP, q),
+                     0);
+    /* every run recorded its final model's attention, for the sweep's example */
+    char pat[600];
+    snprintf(pat, sizeof pat, "%s/s/runs/*/seed*", TMP);
+    glob_t g;
+    ck_assert_int_eq(glob(pat, 0, NULL, &g), 0);
+    ck_assert_int_eq((int)g.gl_pathc, 4);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        qkv_observed o;
+        char err[512];
+        ck_assert_msg(qkv__run_observed(g.gl_pathv[i], &o, err, sizeof err) == 0, "%s: %s", g.gl_pathv[i], err);
+        ck_assert_int_eq(o.example, 3);
+        ck_assert(o.sums.rows > 0 && o.layers == 2 && o.heads == 2 && o.T > 0 && o.w && !o.sample);
+        qkv__observed_free(&o);
+    }
+    char *before = untimed("s/results.json");
+    ck_assert_ptr_nonnull(strstr(before, "\"diag_share\":\t0."));
+    /* a sweep whose runs recorded nothing (an older qkv): said per run, marked in the report */
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        char p[900];
+        snprintf(p, sizeof p, "%s/observed.safetensors", g.gl_pathv[i]);
+        ck_assert_int_eq(unlink(p), 0);
+    }
+    globfree(&g);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "cd %s && %s ablate abl.json --out s --report 2>&1 >/dev/null",
+                                 TMP, q), 0);
+    ck_assert_msg(strstr(out, "qkv ablate: no attention diagnostics of full/seed0 (a run of an older qkv: it recorded "
+                              "none); qkv ablate CONFIG --out DIR --refresh records them"), "%s", out);
+    ck_assert_msg(strstr(out, "qkv ablate: 4 runs have no recorded attention diagnostics"), "%s", out);
+    char *md = get("s/report.md");
+    ck_assert_ptr_nonnull(strstr(md, "4 finished runs recorded no attention diagnostics (made by an older qkv)"));
+    free(md);
+    char *without = untimed("s/results.json");
+    ck_assert_ptr_null(strstr(without, "\"diag_share\":\t0.")); /* left out, not made up */
+    free(without);
+    /* --refresh records them (training nothing): the results are what they were */
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "cd %s && %s ablate abl.json --out s --refresh 2>&1 >/dev/null",
+                                 TMP, q), 0);
+    ck_assert_msg(strstr(out, "recorded the attention diagnostics of 4 finished runs"), "%s", out);
+    ck_assert_ptr_null(strstr(out, "no attention diagnostics of"));
+    char *after = untimed("s/results.json");
+    ck_assert_str_eq(after, before);
+    free(after);
+    free(before);
+    md = get("s/report.md");
+    ck_assert_ptr_null(strstr(md, "recorded no attention diagnostics"));
+    free(md);
+}
+END_TEST
+
+Suite *observe_suite(void) {
+    Suite *s = suite_create("observe");
+    TCase *tc = tcase_create("record");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_runs_record_and_report_reads);
+    suite_add_tcase(s, tc);
+    return s;
+}
