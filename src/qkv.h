@@ -22,6 +22,7 @@
 #include "nn/model.h"           /* the transformer */
 #include "nn/model_check.h"     /* whole-model gradient check */
 #include "nn/model_file.h"      /* a model's parameters in safetensors */
+#include "nn/score.h"          /* the shape of a head's score: symmetric or directional */
 #include "optim/optim.h"        /* SGD, Adam, AdamW, clipping, schedules */
 
 #endif

@@ -30,6 +30,7 @@ int main(void) {
     srunner_add_suite(sr, group_suite());
     srunner_add_suite(sr, hostile_suite());
     srunner_add_suite(sr, observe_suite());
+    srunner_add_suite(sr, score_suite());
     srunner_add_suite(sr, ckcheck_suite());
     srunner_add_suite(sr, logs_suite());
     srunner_add_suite(sr, pass2_suite());

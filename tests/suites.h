@@ -24,6 +24,7 @@ Suite *summary_suite(void);
 Suite *group_suite(void);
 Suite *hostile_suite(void);
 Suite *observe_suite(void);
+Suite *score_suite(void);
 Suite *ckcheck_suite(void);
 Suite *logs_suite(void);
 Suite *pass2_suite(void);

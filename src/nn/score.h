@@ -1,0 +1,24 @@
+/* The shape of an attention head's score. A head scores query position i against key position j
+ * with a bilinear form of the two inputs, x_i^T M x_j, with M = W_q^h (W_k^h)^T in the input's
+ * coordinates (before scaling, biases and masks): a tied Q = K makes M symmetric and positive
+ * semi-definite, a general pair of projections lets it be directional. These numbers say which
+ * a trained head's M is (Saponati et al.'s symmetry score; docs/ablate.md). */
+#ifndef QKV_NN_SCORE_H
+#define QKV_NN_SCORE_H
+
+#include "qkv_api.h"
+
+/* What one score matrix is like. */
+typedef struct qkv_score_stats {
+    double symmetry;       /* (|M_s|^2 - |M_a|^2) / |M|^2 (Frobenius norms of the symmetric and
+                              antisymmetric parts): 1 symmetric, -1 antisymmetric, 0 neither; NaN for M = 0 */
+    double negative_mass;  /* sum |lambda| over the negative eigenvalues of M_s / sum |lambda| over all:
+                              0 for a positive semi-definite M_s (a tied Q = K); NaN for M_s = 0 */
+} qkv_score_stats;
+
+/* M: (d,d) row-major doubles (not changed) -> its symmetry score and the negative share of its
+ * symmetric part's eigenvalue mass (LAPACK's dsyev, from OpenBLAS). 0, or -1 when d < 1 or out
+ * of memory */
+QKV_API int qkv_score_stats_of(const double *M, int d, qkv_score_stats *out);
+
+#endif
