@@ -28,6 +28,7 @@ static qkv_model *build(const qkv_model_config *cfg, qkv_dtype dt, int runs, cha
         char prefix[32];
         snprintf(prefix, sizeof prefix, "blocks.%d", i);
         rc = qkv_block_init(&m->blocks[i], &m->params, prefix, cfg, err, errlen);
+        if (!rc) qkv_attention_set_layer(&m->blocks[i].attn, i);
     }
     if (!rc && (qkv_lnorm_init(&m->ln_f, &m->params, "ln_f", cfg->d_model) ||
                 qkv_linear_init(&m->head, &m->params, "lm_head", cfg->d_model, cfg->vocab, true))) {
@@ -182,14 +183,17 @@ int64_t qkv_model_param_count(const qkv_model_config *c) {
     double hd = d / H, dkv = hd * (a->kv_heads > 0 ? a->kv_heads : H), r = a->kv_latent, proj;
     switch (a->qkv) {
     case QKV_ATTN_FULL: /* wq, then wk and wv (or the latent's wdown, wuk, wuv) */
-        proj = d * d + (r > 0 ? d * r + 2 * r * dkv : d * dkv + (a->value_proj ? d * dkv : 0));
+        proj = (a->query_proj ? d * d : 0) +
+               (r > 0 ? d * r + 2 * r * dkv : (a->key_proj ? d * dkv : 0) + (a->value_proj ? d * dkv : 0));
         break;
     case QKV_ATTN_SHARED: proj = d * d + (a->role_scale ? 3 * d : 0); break;
     case QKV_ATTN_IDENTITY: proj = 0; break;
     case QKV_ATTN_HEAD_SHARED: proj = 3 * hd * hd; break;
     case QKV_ATTN_QK_TIED: proj = d * d + (a->value_proj ? d * d : 0); break;
-    default: proj = d * d + d * dkv; break; /* kv_tied */
+    default: proj = (a->query_proj ? d * d : 0) + d * dkv; break; /* kv_tied */
     }
+    if (a->diff) proj += 4 * (hd / 2) + hd;      /* lambda_q1, k1, q2, k2 (hd/2 each), subln (hd) */
+    if (a->talking_heads) proj += 2 * H * H;     /* the two (H,H) head maps */
     double gate = a->gate == QKV_GATE_NONE       ? 0
                   : a->gate == QKV_GATE_HEADWISE ? d * H + H
                   : a->gate == QKV_GATE_VALUE    ? d * dkv + dkv

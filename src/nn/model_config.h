@@ -53,6 +53,13 @@ typedef struct qkv_attn_config {
     int kv_latent;         /* > 0: K, V from a latent of this width: K = (X W_down) W_uk, V = (X W_down) W_uv */
     bool alibi;            /* fixed per-head distance penalties on the scores (no parameters) */
     qkv_init_scheme init;
+    bool query_proj;       /* false: Q = X (no query projection; full or kv_tied) */
+    bool key_proj;         /* false: K = X (no key projection; full) */
+    bool diff;             /* differential attention (Ye et al. 2025): per head two half-width
+                              query/key pairs, softmax(Q1 K1^T s) - lambda softmax(Q2 K2^T s), a
+                              learned lambda, RMS-normalised head outputs times (1 - lambda_init) */
+    bool talking_heads;    /* talking-heads attention (Shazeer et al. 2020): learned H x H mixing of
+                              the heads' scores before the softmax and of their weights after it */
 } qkv_attn_config;
 
 typedef struct qkv_model_config {
