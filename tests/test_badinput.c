@@ -817,10 +817,17 @@ static void est_option(int k, qkv_model_config *mc) {
         if (a->gate == QKV_GATE_VALUE) a->gate = QKV_GATE_NONE;
         break;
     case 8: a->self_mask = true; a->self_mask_rule = QKV_SELF_REFORMER; break;
+    case 9: /* differential attention: its own scale, no positional bias, heads of even width */
+        a->diff = true; a->rel_pos_bias = false; a->scale = QKV_SCALE_HEAD_DIM; a->qkv = QKV_ATTN_FULL;
+        if (mc->d_model % 2) a->diff = false;
+        else if (mc->d_model / mc->heads % 2) mc->heads = 1;
+        break;
+    case 10: a->talking_heads = true; a->rel_pos_bias = false; if (a->qkv == QKV_ATTN_HEAD_SHARED) a->qkv = QKV_ATTN_FULL; break;
+    case 11: a->query_proj = false; a->key_proj = false; a->qkv = QKV_ATTN_FULL; break;
     default: break;
     }
 }
-#define NEST_OPTIONS 9
+#define NEST_OPTIONS 12
 
 /* the estimate is at least the real arena peak of a training step and at most twice it; the
  * parameter count is exact. Every case plain and with each attention option. */

@@ -219,7 +219,11 @@ int64_t qkv_model_activation_bytes(const qkv_model_config *c, int batch, int seq
     double B = batch, T = seq, BT = B * T, d = c->d_model, F = c->d_ff, H = c->heads;
     bool gated = c->attn.gate != QKV_GATE_NONE, rel = c->attn.rel_pos_bias;
     double layer;
-    if (!rel)
+    if (c->attn.diff) /* composed: two softmaxes per head, their slices and difference, the head norm */
+        layer = BT * (d * (gated ? 60 : 54) + 6 * F) + B * H * T * T * 24 + T * T + 45 * 200;
+    else if (c->attn.talking_heads) /* composed: scores, their mix, softmax, the weights' mix */
+        layer = BT * (d * (gated ? 48 : 42) + 6 * F) + B * H * T * T * 16 + T * T + 25 * 200;
+    else if (!rel)
         layer = BT * (d * (gated ? 34 : 28) + 6 * F) + B * H * T * T * 2 + 2048;
     else
         layer = BT * (d * (gated ? 42 : 36) + 6 * F) + B * H * T * T * 11 + 4 * H * T * T + 3072;
@@ -233,6 +237,8 @@ int64_t qkv_model_activation_bytes(const qkv_model_config *c, int batch, int seq
     if (rel && kvh < H) ops += 6, per_td += 4;         /* keys and values repeated to the query heads */
     if (a->gate == QKV_GATE_HEADWISE) ops += 3;
     if (!a->value_proj) ops -= 1, per_td -= 2;
+    if (!a->query_proj) ops -= 1, per_td -= 2;  /* Q = X: no product, no gradient of its own */
+    if (!a->key_proj) ops -= 1, per_td -= 2;
     if (!a->out_proj) ops -= 1, per_td -= 2;
     layer += ops * 200 + BT * (d * per_td + 2.0 * a->kv_latent); /* the latent and its gradient */
     double floats = (double)c->layers * layer + BT * (12 * d + 3 * (double)c->vocab) + 2 * B * T * T + 3072;
