@@ -214,7 +214,8 @@ int64_t qkv_model_param_count(const qkv_model_config *c) {
  * attention weight (the relative-position bias adds 5 per weight and 3 per head and position
  * pair). Outside the blocks, about 8 per token and dimension and 2 per token and vocabulary
  * entry. The coefficients below are rounded up, with 8-12 KiB per layer for small tensors and
- * alignment. */
+ * alignment. The composed diff and talking_heads paths keep about 20 and 14 floats per attention
+ * weight and 50 and 40 per token and dimension (estimated as 24, 16 and 54, 42). */
 int64_t qkv_model_activation_bytes(const qkv_model_config *c, int batch, int seq) {
     double B = batch, T = seq, BT = B * T, d = c->d_model, F = c->d_ff, H = c->heads;
     bool gated = c->attn.gate != QKV_GATE_NONE, rel = c->attn.rel_pos_bias;
