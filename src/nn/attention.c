@@ -266,9 +266,9 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
     }
     if (a->cfg.key_norm) pk = unit_heads(ctx, a, pk, a->kvh); /* a new tensor: a tied value keeps its length */
     if (a->cfg.diff || a->cfg.talking_heads) {
-        /* composed (op_attn_variants.c); m->blocked includes the causal mask when it is there */
+        /* composed (op_attn_variants.c), blocked as the fused op: causal or masked */
         const qkv_tensor *mask = m->only_causal ? NULL : m->blocked;
-        bool causal = a->cfg.causal && !mask;
+        bool causal = a->cfg.causal;
         qkv_tensor *y = a->cfg.diff
             ? qkv_diff_attention(ctx, pq, pk, pv, a->heads, mask, causal, 1.0 / sqrt(a->hd / 2.0), lambda_of(ctx, a),
                                  a->lambda_init, a->subln, 1e-5, &a->last_att)
