@@ -30,7 +30,8 @@ BASE = dict(vocab=16, seq_len=8, d_model=32, heads=4, layers=2, d_ff=64, activat
             qkv="full", scale="head_dim", causal=True, rel_pos_bias=False, rel_pos_max=3,
             gate="none", self_mask=False, pad=False,
             kv_heads=0, self_mask_rule="strict", key_norm=False, role_scale=False, value_proj=True,
-            out_proj=True, kv_latent=0, alibi=False)
+            out_proj=True, kv_latent=0, alibi=False, query_proj=True, key_proj=True, diff=False,
+            talking_heads=False)
 
 
 # ---- safetensors writer (the format is simple; no extra package needed) ----------------
@@ -66,8 +67,18 @@ def alibi_slopes(n):
     return power_of_2(p) + alibi_slopes(2 * p)[0::2][:n - p]
 
 
+class RMSNorm(nn.Module):
+    """The differential transformer's head norm: x / sqrt(mean(x^2) + eps) * weight."""
+    def __init__(self, n, eps=1e-5):
+        super().__init__()
+        self.eps, self.weight = eps, nn.Parameter(torch.ones(n))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
 class Attention(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c, depth=0):
         super().__init__()
         d, H = c["d_model"], c["heads"]
         self.c, self.d, self.H, self.hd = c, d, H, d // H
@@ -76,12 +87,14 @@ class Attention(nn.Module):
         q = c["qkv"]
         lin = lambda i, o, bias=False: nn.Linear(i, o, bias=bias)
         if q == "full":
-            self.wq = lin(d, d)
+            if c["query_proj"]:
+                self.wq = lin(d, d)
             if c["kv_latent"]:  # keys and values from a latent of width r
                 r = c["kv_latent"]
                 self.wdown, self.wuk, self.wuv = lin(d, r), lin(r, dkv), lin(r, dkv)
             else:
-                self.wk = lin(d, dkv)
+                if c["key_proj"]:
+                    self.wk = lin(d, dkv)
                 if c["value_proj"]:
                     self.wv = lin(d, dkv)
         elif q == "shared":
@@ -93,13 +106,23 @@ class Attention(nn.Module):
             if c["value_proj"]:
                 self.wv = lin(d, d)
         elif q == "kv_tied":
-            self.wq, self.wkv = lin(d, d), lin(d, dkv)
+            if c["query_proj"]:
+                self.wq = lin(d, d)
+            self.wkv = lin(d, dkv)
         elif q == "head_shared":
             self.values, self.keys, self.queries = lin(self.hd, self.hd), lin(self.hd, self.hd), lin(self.hd, self.hd)
         if c["gate"] != "none":
             self.wg = lin(d, {"headwise": H, "value": dkv}.get(c["gate"], d), True)
         if c["rel_pos_bias"]:
             self.rel_pos = nn.Embedding(2 * c["rel_pos_max"] + 1, H)
+        if c["diff"]:  # as the Differential Transformer's MultiheadDiffAttn (its head_dim is our hd / 2)
+            half = self.hd // 2
+            self.lambda_init = 0.8 - 0.6 * math.exp(-0.3 * depth)  # depth = l - 1 of layer l = 1, 2, ...
+            for n in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2"):
+                setattr(self, n, nn.Parameter(torch.zeros(half).normal_(mean=0, std=0.1)))
+            self.subln = RMSNorm(2 * half, eps=1e-5)
+        if c["talking_heads"]:  # Shazeer et al.: (H,H) maps of the logits and of the weights, y = W x
+            self.talking_heads = nn.ModuleDict({"logits": lin(H, H), "weights": lin(H, H)})
         if c["out_proj"]:
             if q == "head_shared":
                 self.fc_out = lin(d, d, True)
@@ -126,18 +149,20 @@ class Attention(nn.Module):
                 pq, pk, pv = p * self.role_scale["q"], p * self.role_scale["k"], p * self.role_scale["v"]
             else:
                 pq = {"full": lambda: self.wq(x), "shared": lambda: self.w(x), "identity": lambda: x,
-                      "qk_tied": lambda: self.wqk(x), "kv_tied": lambda: self.wq(x)}[q]()
+                      "qk_tied": lambda: self.wqk(x), "kv_tied": lambda: self.wq(x)}[q]() if c["query_proj"] else x
                 if c["kv_latent"]:
                     latent = self.wdown(x)
                     pk, pv = self.wuk(latent), self.wuv(latent)
                 else:
-                    pk = self.wk(x) if q == "full" else self.wkv(x) if q == "kv_tied" else pq
+                    pk = (self.wk(x) if c["key_proj"] else x) if q == "full" else self.wkv(x) if q == "kv_tied" else pq
                     if q in ("full", "qk_tied"):
                         pv = self.wv(x) if c["value_proj"] else x
                     else:
                         pv = pk if q == "kv_tied" else pq
             if c["gate"] == "value":
                 pv = pv * gate
+            if c["diff"]:
+                return self.output(self.diff_attention(pq, pk, pv, blocked), gate)
             # G key/value heads, each repeated for the H / G query heads that share it
             Q, K, V = self.split(pq, self.H), self.split(pk, self.G), self.split(pv, self.G)
             if c["key_norm"]:
@@ -153,13 +178,42 @@ class Attention(nn.Module):
         if c["alibi"]:  # head h: score(i, j) - m_h |i - j|, no parameters
             m = torch.tensor(alibi_slopes(self.H))
             S = S - m[:, None, None] * (i[:, None] - i[None, :]).abs()
+        if c["talking_heads"]:  # mix the heads' logits: L[g] = sum_h W[g, h] S[h]
+            S = torch.einsum("bhij,gh->bgij", S, self.talking_heads["logits"].weight)
         if blocked is not None:
             S = S.masked_fill(blocked, -1e20 if q == "head_shared" else float("-inf"))
         A = torch.softmax(S, dim=-1)
         A = torch.nan_to_num(A, nan=0.0)  # qkv: a fully blocked row attends nowhere
         if q == "head_shared" and alive is not None:
             A = A * alive
+        if c["talking_heads"]:  # ... and their weights after the softmax
+            A = torch.einsum("bhij,gh->bgij", A, self.talking_heads["weights"].weight)
         Y = (A @ V).transpose(1, 2).reshape(B, T, d)
+        return self.output(Y, gate)
+
+    def diff_attention(self, pq, pk, pv, blocked):
+        """MultiheadDiffAttn.forward of the paper's code, without rotary embeddings: 2H half-width query and
+        key heads (head h's pair is half-heads 2h and 2h + 1), H full-width value heads."""
+        B, T, d = pq.shape
+        half = self.hd // 2
+        q = pq.view(B, T, 2 * self.H, half).transpose(1, 2) * half ** -0.5
+        k = pk.view(B, T, 2 * self.H, half).transpose(1, 2)
+        v = pv.view(B, T, self.H, 2 * half).transpose(1, 2)
+        w = q @ k.transpose(-1, -2)
+        if blocked is not None:
+            w = w.masked_fill(blocked, float("-inf"))
+        w = torch.nan_to_num(torch.softmax(w, dim=-1), nan=0.0)
+        lambda_1 = torch.exp(torch.sum(self.lambda_q1 * self.lambda_k1, dim=-1))
+        lambda_2 = torch.exp(torch.sum(self.lambda_q2 * self.lambda_k2, dim=-1))
+        lambda_full = lambda_1 - lambda_2 + self.lambda_init
+        w = w.view(B, self.H, 2, T, T)
+        w = w[:, :, 0] - lambda_full * w[:, :, 1]
+        attn = self.subln(w @ v) * (1 - self.lambda_init)
+        return attn.transpose(1, 2).reshape(B, T, d)
+
+    def output(self, Y, gate):
+        c, q = self.c, self.c["qkv"]
+        B, T, d = Y.shape
         if c["gate"] == "output":
             Y = Y * gate
         if c["gate"] == "headwise":  # one gate per head and position
@@ -170,9 +224,9 @@ class Attention(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c, depth=0):
         super().__init__()
-        self.ln1, self.attn = nn.LayerNorm(c["d_model"]), Attention(c)
+        self.ln1, self.attn = nn.LayerNorm(c["d_model"]), Attention(c, depth)
         self.ln2 = nn.LayerNorm(c["d_model"])
         self.ff = nn.Module()
         self.ff.fc1, self.ff.fc2 = nn.Linear(c["d_model"], c["d_ff"]), nn.Linear(c["d_ff"], c["d_model"])
@@ -188,7 +242,7 @@ class Model(nn.Module):
         super().__init__()
         self.c = c
         self.tok_emb, self.pos_emb = nn.Embedding(c["vocab"], c["d_model"]), nn.Embedding(c["seq_len"], c["d_model"])
-        self.blocks = nn.ModuleList([Block(c) for _ in range(c["layers"])])
+        self.blocks = nn.ModuleList([Block(c, i) for i in range(c["layers"])])
         self.ln_f, self.lm_head = nn.LayerNorm(c["d_model"]), nn.Linear(c["d_model"], c["vocab"])
 
     def forward(self, tokens, pad):
@@ -224,6 +278,8 @@ def model_fixture(name, **over):
         for n, p in m.named_parameters():
             if "ln" in n or "rel_pos" in n or "role_scale" in n:
                 p.add_(0.1 * torch.randn_like(p))
+            if "lambda_" in n:  # lambda well away from lambda_init
+                p.add_(0.3 * torch.randn_like(p))
     B, T = 2, c["seq_len"]
     tokens = torch.randint(0, c["vocab"], (B, T), dtype=torch.int32)
     targets = torch.randint(0, c["vocab"], (B, T), dtype=torch.int32)
@@ -324,6 +380,14 @@ FIXTURES = {
     "alibi": dict(alibi=True), "alibi_6_heads": dict(alibi=True, d_model=24, heads=6),
     "alibi_bidirectional_pad": dict(alibi=True, causal=False, pad=True),
     "gate_headwise": dict(gate="headwise"),
+    # issue 22: projections removed one at a time, differential and talking-heads attention
+    "query_proj_off": dict(query_proj=False), "key_proj_off": dict(key_proj=False),
+    "query_key_proj_off": dict(query_proj=False, key_proj=False),
+    "kv_tied_query_proj_off": dict(qkv="kv_tied", query_proj=False),
+    "diff": dict(diff=True), "diff_bidirectional_pad": dict(diff=True, causal=False, pad=True),
+    "diff_qk_tied_gate_headwise": dict(diff=True, qkv="qk_tied", gate="headwise", layers=3),
+    "talking_heads": dict(talking_heads=True), "talking_heads_gqa": dict(talking_heads=True, kv_heads=2),
+    "talking_heads_bidirectional_pad": dict(talking_heads=True, causal=False, pad=True, self_mask=True),
 }
 
 if __name__ == "__main__":

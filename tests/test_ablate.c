@@ -171,7 +171,8 @@ static void drop_timing(cJSON *j) {
  * same sweep as runs trained one per process: results.json equal but for times, each run's weights
  * equal, and the failed runs marked alike. SGD without clipping at lr 10 fails at step 9 (groups
  * of 4 hold runs at both rates: the failing runs stop alone); lr 0.3 solves nothing, so every
- * such run is extended (50 -> 100 steps) in a group of the variant's three. */
+ * such run is extended (50 -> 100 steps) in a group of the variant's three. A diff variant's
+ * runs train one at a time even so (their model has no grouped form), with the same results. */
 START_TEST(test_batch_runs_same_sweep) {
     char path[600];
     snprintf(path, sizeof path, "%s/base.json", TMP);
@@ -182,7 +183,9 @@ START_TEST(test_batch_runs_same_sweep) {
     const char *sweep =
         "{\"base\": \"base.json\", \"title\": \"T\", \"threshold\": 0.6, \"max_steps\": 100, \"lrs\": [0.3, 10],%s\n"
         " \"variants\": [{\"name\": \"full\"}, {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\",\n"
-        "   \"model.attention.role_scale=true\"]}, {\"name\": \"head_shared\", \"set\": [\"model.attention.qkv=head_shared\"]}],\n"
+        "   \"model.attention.role_scale=true\"]}, {\"name\": \"head_shared\", \"set\": [\"model.attention.qkv=head_shared\"]},\n"
+        "  {\"name\": \"q_is_x\", \"set\": [\"model.attention.query_proj=false\"]},\n"
+        "  {\"name\": \"diff\", \"set\": [\"model.attention.diff=true\"]}],\n"
         " \"seeds\": [0, 1, 2]}\n";
     char text[2048];
     snprintf(path, sizeof path, "%s/apart.json", TMP);

@@ -309,6 +309,56 @@ static const bad_case CASES[] = {
              CFG "init: mimetic starts the Q/K/V projections, and qkv identity has none"),
     ATTN_BAD("unknown init", "--set " ATT "init=mimic",
              SET "init: expected one of default, identity, mimetic, got \"mimic\" (did you mean mimetic?)"),
+    /* issue 22: a projection removed, differential and talking-heads attention */
+    ATTN_BAD("query_proj false with qkv shared", "--set " ATT "query_proj=false --set " ATT "qkv=shared",
+             CFG "query_proj: false removes a query projection of its own: qkv full or kv_tied have one, shared has none"),
+    ATTN_BAD("query_proj false with qkv qk_tied", "--set " ATT "query_proj=false --set " ATT "qkv=qk_tied",
+             CFG "query_proj: false removes a query projection of its own: qkv full or kv_tied have one, qk_tied has none"),
+    ATTN_BAD("query_proj false with qkv identity", "--set " ATT "query_proj=false --set " ATT "qkv=identity",
+             CFG "query_proj: false removes a query projection of its own: qkv full or kv_tied have one, identity has none"),
+    ATTN_BAD("query_proj false with qkv head_shared", "--set " ATT "query_proj=false --set " ATT "qkv=head_shared",
+             CFG "query_proj: false removes a query projection of its own: qkv full or kv_tied have one, head_shared has "
+             "none"),
+    ATTN_BAD("key_proj false with qkv kv_tied", "--set " ATT "key_proj=false --set " ATT "qkv=kv_tied",
+             CFG "key_proj: false removes a key projection of its own: qkv full has one, kv_tied has none (kv_tied's Wkv "
+             "is the values' too)"),
+    ATTN_BAD("key_proj false with qkv shared", "--set " ATT "key_proj=false --set " ATT "qkv=shared",
+             CFG "key_proj: false removes a key projection of its own: qkv full has one, shared has none"),
+    ATTN_BAD("key_proj false with qkv qk_tied", "--set " ATT "key_proj=false --set " ATT "qkv=qk_tied",
+             CFG "key_proj: false removes a key projection of its own: qkv full has one, qk_tied has none"),
+    ATTN_BAD("key_proj false with qkv identity", "--set " ATT "key_proj=false --set " ATT "qkv=identity",
+             CFG "key_proj: false removes a key projection of its own: qkv full has one, identity has none"),
+    ATTN_BAD("key_proj false with qkv head_shared", "--set " ATT "key_proj=false --set " ATT "qkv=head_shared",
+             CFG "key_proj: false removes a key projection of its own: qkv full has one, head_shared has none"),
+    ATTN_BAD("key_proj false with kv_heads", "--set " ATT "key_proj=false --set " ATT "kv_heads=1",
+             CFG "key_proj: with key_proj false the keys are X itself, all 2 heads of it (kv_heads 1)"),
+    ATTN_BAD("key_proj false with kv_latent", "--set " ATT "key_proj=false --set " ATT "kv_latent=4",
+             CFG "key_proj: kv_latent factors the key projection, which key_proj false removes"),
+    ATTN_BAD("query, key and value projections all off", "--set " ATT "query_proj=false --set " ATT "key_proj=false "
+             "--set " ATT "value_proj=false",
+             CFG "query_proj: query_proj, key_proj and value_proj all false is qkv identity: use that"),
+    ATTN_BAD("diff with qkv head_shared", "--set " ATT "diff=true --set " ATT "qkv=head_shared",
+             CFG "diff: not with qkv head_shared (differential attention rewrites the scores itself)"),
+    ATTN_BAD("diff with talking_heads", "--set " ATT "diff=true --set " ATT "talking_heads=true",
+             CFG "diff: not with talking_heads (differential attention rewrites the scores itself)"),
+    ATTN_BAD("diff with rel_pos_bias", "--set " ATT "diff=true --set " ATT "rel_pos_bias=true",
+             CFG "diff: not with rel_pos_bias"),
+    ATTN_BAD("diff with alibi", "--set " ATT "diff=true --set " ATT "alibi=true", CFG "diff: not with alibi"),
+    ATTN_BAD("diff with key_norm", "--set " ATT "diff=true --set " ATT "key_norm=true",
+             CFG "diff: not with key_norm (it would normalise whole heads, not each half)"),
+    ATTN_BAD("diff with an odd head_dim", "--set " ATT "diff=true --set model.heads=16",
+             CFG "diff: head_dim 1 (d_model / heads) is odd: each head splits into two query/key halves"),
+    ATTN_BAD("diff with kv_heads", "--set " ATT "diff=true --set " ATT "kv_heads=1",
+             CFG "diff: not with kv_heads 1 (the published code repeats 2 kv_heads half-width keys"),
+    ATTN_BAD("diff with scale embed", "--set " ATT "diff=true --set " ATT "scale=embed",
+             CFG "diff: scales by 1/sqrt(head_dim / 2), the width of each half, as published: scale embed does not apply"),
+    ATTN_BAD("talking_heads with qkv head_shared", "--set " ATT "talking_heads=true --set " ATT "qkv=head_shared",
+             CFG "talking_heads: not with qkv head_shared, the question's module as written"),
+    ATTN_BAD("talking_heads with rel_pos_bias", "--set " ATT "talking_heads=true --set " ATT "rel_pos_bias=true",
+             CFG "talking_heads: not with rel_pos_bias (a bias between the scores and their mixing: pick one)"),
+    ATTN_BAD("talking_heads with alibi", "--set " ATT "talking_heads=true --set " ATT "alibi=true",
+             CFG "talking_heads: not with alibi (its slopes are in the fused kernel, which talking heads do not use)"),
+    ATTN_BAD("diff not a boolean", "--set " ATT "diff=1", SET "diff: expected true or false"),
     {"kv_heads not dividing heads (in the file)", "{\"model\": {\"heads\": 4, \"attention\": {\"kv_heads\": 3}}}", {{0}},
      CK_NONE, "train cfg.json --out out", 2, "cfg.json: model.attention.kv_heads: 3 does not divide heads 4"},
 #undef ATT
@@ -767,10 +817,17 @@ static void est_option(int k, qkv_model_config *mc) {
         if (a->gate == QKV_GATE_VALUE) a->gate = QKV_GATE_NONE;
         break;
     case 8: a->self_mask = true; a->self_mask_rule = QKV_SELF_REFORMER; break;
+    case 9: /* differential attention: its own scale, no positional bias, heads of even width */
+        a->diff = true; a->rel_pos_bias = false; a->scale = QKV_SCALE_HEAD_DIM; a->qkv = QKV_ATTN_FULL;
+        if (mc->d_model % 2) a->diff = false;
+        else if (mc->d_model / mc->heads % 2) mc->heads = 1;
+        break;
+    case 10: a->talking_heads = true; a->rel_pos_bias = false; if (a->qkv == QKV_ATTN_HEAD_SHARED) a->qkv = QKV_ATTN_FULL; break;
+    case 11: a->query_proj = false; a->key_proj = false; a->qkv = QKV_ATTN_FULL; break;
     default: break;
     }
 }
-#define NEST_OPTIONS 9
+#define NEST_OPTIONS 12
 
 /* the estimate is at least the real arena peak of a training step and at most twice it; the
  * parameter count is exact. Every case plain and with each attention option. */

@@ -394,6 +394,13 @@ static const char *const VARIANT_SETS[] = {
     "--set model.attention.init=identity",
     "--set model.attention.init=mimetic",
     "--set model.attention.gate=headwise",
+    "--set model.attention.query_proj=false",
+    "--set model.attention.key_proj=false",
+    "--set model.attention.query_proj=false --set model.attention.key_proj=false",
+    "--set model.attention.diff=true",
+    "--set model.attention.diff=true --set model.attention.causal=false --pad",
+    "--set model.attention.talking_heads=true",
+    "--set model.attention.talking_heads=true --set model.attention.kv_heads=1",
 };
 
 START_TEST(test_gradcheck_command_every_variant) {
@@ -428,6 +435,21 @@ START_TEST(test_params_table_matches_claim) {
                          "--set model.attention.qkv=shared --set model.attention.role_scale=true", qkv_test_bin()), 0);
     ck_assert_msg(strstr(out, "blocks.0.attn.role_scale                    192  3\n"), "%s", out);
     ck_assert_ptr_nonnull(strstr(out, "4288 = 1.05 x d_model^2"));
+    /* issue 22: Q = K = X leaves Wv (64^2); diff adds lambda's 4 x 8 and the head norm's 16; talking
+     * heads two 4 x 4 maps */
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
+                         "--set model.attention.query_proj=false --set model.attention.key_proj=false", qkv_test_bin()), 0);
+    ck_assert_msg(strstr(out, "options: query_proj off (Q = X), key_proj off (K = X)\n"), "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "4096 = 1 x d_model^2"));
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
+                         "--set model.attention.diff=true", qkv_test_bin()), 0);
+    ck_assert_msg(strstr(out, "options: diff\n") && strstr(out, "blocks.0.attn.subln                          16  1\n"),
+                  "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "12336 = 3.01 x d_model^2"));
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
+                         "--set model.attention.talking_heads=true", qkv_test_bin()), 0);
+    ck_assert_msg(strstr(out, "blocks.0.attn.talking_heads.logits           16  1\n"), "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "12320 = 3.01 x d_model^2"));
     /* a latent of 16 for keys and values: W_down 64 x 16, W_uk and W_uv 16 x 64 */
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s params ../configs/recall.json --set model.layers=1 "
                          "--set model.attention.kv_latent=16 --set model.attention.gate=headwise --all", qkv_test_bin()), 0);

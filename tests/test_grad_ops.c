@@ -120,6 +120,30 @@ static qkv_tensor *f_sdpa(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
                                 a->scale, a->slopes, NULL);
 }
 
+/* differential attention (composed). Three inputs q, k, v: lambda = 0.5 + 0.1 mean(v), no norm
+ * scale; or one tensor as q = k = v with lambda (1) and the norm scale (hd) as inputs */
+typedef struct { int heads; bool causal; const qkv_tensor *mask; double scale, lambda_init; } diff_arg;
+static qkv_tensor *f_diff(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    const diff_arg *a = u;
+    if (n == 3 && x[1]->ndim == 1)
+        return qkv_diff_attention(c, x[0], x[0], x[0], a->heads, a->mask, a->causal, a->scale, x[1], a->lambda_init,
+                                  x[2], 1e-5, NULL);
+    qkv_tensor *lambda = qkv_add_scalar(c, qkv_scale(c, qkv_mean_all(c, x[2]), 0.1), 0.5);
+    return qkv_diff_attention(c, x[0], x[1], x[2], a->heads, a->mask, a->causal, a->scale, lambda, a->lambda_init,
+                              NULL, 1e-5, NULL);
+}
+/* talking heads (composed): q = k = v, the logits' map, the weights' map; or q, k = v (kv_heads
+ * heads), one map for both */
+typedef struct { int heads, kv_heads; bool causal; const qkv_tensor *mask; double scale; } th_arg;
+static qkv_tensor *f_talking(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n;
+    const th_arg *a = u;
+    if (x[1]->ndim == 2) return qkv_talking_heads_attention(c, x[0], x[0], x[0], a->heads, a->heads, a->mask, a->causal,
+                                                            a->scale, x[1], x[2], NULL);
+    return qkv_talking_heads_attention(c, x[0], x[1], x[1], a->heads, a->kv_heads, a->mask, a->causal, a->scale, x[2],
+                                       x[2], NULL);
+}
+
 /* the diamond: one tensor used as Q, K and V: softmax(X X^T / sqrt d) X */
 static qkv_tensor *f_qkv_diamond(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
     (void)n; (void)u;
@@ -173,6 +197,11 @@ static sdpa_arg SD_GQA = {4, true, NULL, 0.6, 2, NULL, false}, SD_MQA_MASK = {3,
                 SD_GQA_ALIBI_BLOCKS = {4, true, &MASK70, 0.7, 2, SLOPES4, false},
                 SD_MQA_KV_TIED = {4, true, NULL, 0.5, 1, SLOPES4, true},
                 SD_MQA_DENSE = {4, false, NULL, 0.9, 1, NULL, false};
+
+static diff_arg DF_CAUSAL = {2, true, NULL, 0.7, 0.2}, DF_BOTH = {2, true, &MASK2, 0.9, 0.6},
+                DF_DENSE = {1, false, NULL, 0.5, 0.45};
+static th_arg TH_CAUSAL = {3, 3, true, NULL, 0.6}, TH_MASK = {2, 2, false, &MASK2, 0.8},
+              TH_GQA = {4, 2, true, &MASK2, 0.5};
 
 static const gcase CASES[] = {
     {"matmul", f_matmul, &MM00, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {4, 5}}, {0}},
@@ -261,6 +290,13 @@ static const gcase CASES[] = {
     {"sdp_attention_alibi_mask", f_sdpa, &SD_ALIBI_MASK, 3, DOM_NORMAL, {3, 3, 3}, {{2, 3, 6}, {2, 3, 6}, {2, 3, 6}}, {0}},
     {"sdp_attention_gqa_alibi_row_blocks", f_sdpa, &SD_GQA_ALIBI_BLOCKS, 3, DOM_NORMAL, {3, 3, 3},
      {{1, 70, 8}, {1, 70, 4}, {1, 70, 4}}, {0}},
+    {"diff_attention_causal", f_diff, &DF_CAUSAL, 3, DOM_NORMAL, {3, 3, 3}, {{2, 4, 8}, {2, 4, 8}, {2, 4, 8}}, {0}},
+    {"diff_attention_causal_mask", f_diff, &DF_BOTH, 3, DOM_NORMAL, {3, 3, 3}, {{2, 3, 8}, {2, 3, 8}, {2, 3, 8}}, {0}},
+    {"diff_attention_lambda_norm", f_diff, &DF_CAUSAL, 3, DOM_NORMAL, {3, 1, 1}, {{2, 4, 8}, {1}, {4}}, {0}},
+    {"diff_attention_dense", f_diff, &DF_DENSE, 3, DOM_NORMAL, {3, 1, 1}, {{1, 5, 6}, {1}, {6}}, {0}},
+    {"talking_heads_causal", f_talking, &TH_CAUSAL, 3, DOM_NORMAL, {3, 2, 2}, {{2, 4, 6}, {3, 3}, {3, 3}}, {0}},
+    {"talking_heads_mask", f_talking, &TH_MASK, 3, DOM_NORMAL, {3, 2, 2}, {{2, 3, 4}, {2, 2}, {2, 2}}, {0}},
+    {"talking_heads_gqa_mask", f_talking, &TH_GQA, 3, DOM_NORMAL, {3, 3, 2}, {{2, 3, 8}, {2, 3, 4}, {4, 4}}, {0}},
     {"diamond_q_eq_k_eq_v", f_qkv_diamond, NULL, 1, DOM_NORMAL, {2}, {{5, 4}}, {0}},
     {"chain_ln_linear_gelu", f_chain, NULL, 3, DOM_NORMAL, {3, 2, 1}, {{2, 3, 4}, {5, 4}, {4}}, {0}},
 };
@@ -463,6 +499,27 @@ static int runs_forgotten_linear(qkv_ctx *ctx, const qkv_record *r) {
     return qkv__linear_backward(ctx, &one);
 }
 
+/* a - b differentiated as a + b: the sign of the subtracted term forgotten (A = P1 + lambda P2) */
+static int wrong_sub_rhs(qkv_ctx *ctx, const qkv_record *r) {
+    qkv_record one = *r;
+    one.p.binary.op = QKV_BIN_ADD;
+    return qkv__binary_backward(ctx, &one);
+}
+
+/* a shared 2-D left operand's gradient as (dC B^T)^T: the head maps' rows and columns swapped */
+static int wrong_matmul_left_transposed(qkv_ctx *ctx, const qkv_record *r) {
+    qkv_tensor *a = r->in[0];
+    int rc = qkv__matmul_backward(ctx, r);
+    if (a->ndim != 2 || a->shape[0] != a->shape[1] || !a->grad) return rc;
+    double *g = a->grad;
+    for (int64_t i = 0, n = a->shape[0]; i < n; i++)
+        for (int64_t j = i + 1; j < n; j++) {
+            double t = g[i * n + j];
+            g[i * n + j] = g[j * n + i], g[j * n + i] = t;
+        }
+    return rc;
+}
+
 typedef struct { qkv_op op; qkv_backward_fn wrong; int case_index; } broken;
 
 static int find_case(const char *name) {
@@ -489,6 +546,13 @@ START_TEST(test_harness_catches_wrong_rules) {
         {QKV_OP_SDP_ATTENTION, wrong_sdp_attention_gqa, find_case("sdp_attention_mqa_mask")},
         {QKV_OP_SDP_ATTENTION, wrong_sdp_attention_alibi, find_case("sdp_attention_alibi")},
         {QKV_OP_SDP_ATTENTION, wrong_sdp_attention_alibi, find_case("sdp_attention_alibi_mask")},
+        /* the composed variants: a wrong rule of one of their ops shows in their checks */
+        {QKV_OP_MASKED_SOFTMAX, wrong_masked_softmax, find_case("diff_attention_causal")},
+        {QKV_OP_MASKED_SOFTMAX, wrong_masked_softmax, find_case("diff_attention_lambda_norm")},
+        {QKV_OP_SUB, wrong_sub_rhs, find_case("diff_attention_lambda_norm")},
+        {QKV_OP_MATMUL, slightly_wrong_matmul, find_case("talking_heads_causal")},
+        {QKV_OP_MATMUL, wrong_matmul_left_transposed, find_case("talking_heads_mask")},
+        {QKV_OP_MATMUL, wrong_matmul_left_transposed, find_case("talking_heads_gqa_mask")},
     };
     for (size_t k = 0; k < sizeof b / sizeof b[0]; k++) {
         const gcase *gc = &CASES[b[k].case_index];

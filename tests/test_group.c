@@ -108,6 +108,8 @@ static const group_case CASES[] = {
     {"head_shared", "\"qkv\": \"head_shared\", \"scale\": \"embed\"", 6},
     {"rel_pos_bias", "\"rel_pos_bias\": true", 8},
     {"gate", "\"gate\": \"output\"", 5},
+    {"query_proj", "\"query_proj\": false", 8},
+    {"key_proj", "\"key_proj\": false, \"query_proj\": false", 6},
     {"self_mask", "\"qkv\": \"qk_tied\", \"self_mask\": true, \"self_mask_rule\": \"reformer\", \"key_norm\": true", 8},
     {"shared_role_scale", "\"qkv\": \"shared\", \"role_scale\": true", 6},
 };
@@ -236,10 +238,10 @@ END_TEST
 
 /* the heap allocations of `qkv train` (QKV_COUNT_ALLOCS=1) of the runs in cfg at `steps` steps,
  * alone (group 0) or as a group of `group` runs (seeds 1, 2, ...); -1 when the build cannot count */
-static long long train_allocs(int group, int threads, int steps, const char *tag) {
+static long long train_allocs_of(const char *attention, int group, int threads, int steps, const char *tag) {
     char cfg[2048], path[1024], args[4096] = "", out[8192];
     for (int k = 0; k < (group ? group : 1); k++) {
-        config_opt(cfg, sizeof cfg, "", 8, steps, 1 + k, 0.01, false, 0); /* one evaluation, at the end */
+        config_opt(cfg, sizeof cfg, attention, 8, steps, 1 + k, 0.01, false, 0); /* one evaluation, at the end */
         snprintf(path, sizeof path, "%s/%s%d", TMP, tag, k);
         ck_assert_int_eq(mkdir(path, 0755), 0);
         size_t at = strlen(args);
@@ -260,6 +262,10 @@ static long long train_allocs(int group, int threads, int steps, const char *tag
     return atoll(p + 5);
 }
 
+static long long train_allocs(int group, int threads, int steps, const char *tag) {
+    return train_allocs_of("", group, threads, steps, tag);
+}
+
 /* runs of 40 and of 80 steps (metric lines every 5, one evaluation and checkpoint at the end)
  * allocate equally: a training step allocates nothing, its metric lines included; alone and as
  * a group of 3, at 1 and 2 threads (2: the group's per-worker replicas and gradient slots).
@@ -272,6 +278,51 @@ START_TEST(test_steady_steps_allocate_nothing) {
     ck_assert_int_gt(a, 0);
     ck_assert_msg(a == b, "%s, %d threads: %lld heap allocations at 40 steps, %lld at 80", group ? "a group of 3" : "alone",
                   threads, a, b);
+}
+END_TEST
+
+/* the options of issue 22 that train one run at a time (differential and talking-heads attention)
+ * and Q = X: a steady step allocates nothing at 1 and 2 threads, and runs at 1 and 2 threads are
+ * the same bits */
+static const char *const ALONE_OPTIONS[] = {"\"diff\": true", "\"talking_heads\": true",
+                                            "\"talking_heads\": true, \"causal\": false", "\"query_proj\": false"};
+
+START_TEST(test_alone_options_steady_and_deterministic) {
+    const char *att = ALONE_OPTIONS[_i];
+    for (int threads = 1; threads <= 2; threads++) {
+        char t1[16], t2[16];
+        snprintf(t1, sizeof t1, "s%d", threads);
+        snprintf(t2, sizeof t2, "l%d", threads);
+        long long a = train_allocs_of(att, 0, threads, 40, t1), b = train_allocs_of(att, 0, threads, 80, t2);
+        if (a < 0 || b < 0) break; /* a sanitizer's malloc: nothing to count */
+        ck_assert_msg(a == b, "%s, %d threads: %lld heap allocations at 40 steps, %lld at 80", att, threads, a, b);
+    }
+    char cfg[2048], path[1024], out[8192], a[1024], b[1024];
+    config(cfg, sizeof cfg, att, 8, 20, 3, 0.01);
+    snprintf(path, sizeof path, "%s/det.json", TMP);
+    qkv_test_write_file(path, cfg);
+    for (int threads = 1; threads <= 2; threads++)
+        ck_assert_msg(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/det%d --threads %d --quiet",
+                                  qkv_test_bin(), path, TMP, threads, threads) == 0, "%s", out);
+    snprintf(a, sizeof a, "%s/det1", TMP);
+    snprintf(b, sizeof b, "%s/det2", TMP);
+    same_run(a, b, att);
+}
+END_TEST
+
+/* differential and talking-heads attention are refused in a group, with the reason */
+START_TEST(test_group_refuses_alone_options) {
+    char cfg[2048], path[1024], out[8192];
+    for (int k = 0; k < 2; k++) {
+        config(cfg, sizeof cfg, "\"diff\": true", 8, 20, 1 + k, 0.01);
+        snprintf(path, sizeof path, "%s/d%d", TMP, k);
+        ck_assert_int_eq(mkdir(path, 0755), 0);
+        snprintf(path, sizeof path, "%s/d%d/config.json", TMP, k);
+        qkv_test_write_file(path, cfg);
+    }
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --group %s/d0 --group %s/d1 --quiet", qkv_test_bin(),
+                                 TMP, TMP), 1);
+    ck_assert_msg(strstr(out, "diff trains one run at a time (not batched runs"), "%s", out);
 }
 END_TEST
 
@@ -318,6 +369,8 @@ Suite *group_suite(void) {
     tcase_add_test(tc, test_group_resume_and_extend);
     tcase_add_test(tc, test_group_refuses_mismatches);
     tcase_add_loop_test(tc, test_steady_steps_allocate_nothing, 0, 4);
+    tcase_add_loop_test(tc, test_alone_options_steady_and_deterministic, 0, 4);
+    tcase_add_test(tc, test_group_refuses_alone_options);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -124,13 +124,26 @@ static int attn_cases(attn_case *v) {
     ADD("gate=headwise", 6, 2, a.gate = QKV_GATE_HEADWISE);
     ADD("gate=headwise+out_proj=false", 8, 4, a.gate = QKV_GATE_HEADWISE, a.out_proj = false);
     ADD("gate=value+kv_heads=2 of 4", 8, 4, a.gate = QKV_GATE_VALUE, a.kv_heads = 2);
+    ADD("query_proj=false", 6, 2, a.query_proj = false);
+    ADD("key_proj=false", 6, 2, a.key_proj = false);
+    ADD("query_proj=false+key_proj=false", 6, 2, a.query_proj = false, a.key_proj = false);
+    ADD("query_proj=false+kv_heads=1 of 4", 8, 4, a.query_proj = false, a.kv_heads = 1);
+    ADD("kv_tied+query_proj=false", 6, 2, a.qkv = QKV_ATTN_KV_TIED, a.query_proj = false);
+    ADD("diff", 8, 2, a.diff = true);
+    ADD("diff, bidirectional", 8, 2, a.diff = true, a.causal = false);
+    ADD("diff+qk_tied+gate=output", 8, 2, a.diff = true, a.qkv = QKV_ATTN_QK_TIED, a.gate = QKV_GATE_OUTPUT);
+    ADD("diff+identity", 8, 2, a.diff = true, a.qkv = QKV_ATTN_IDENTITY);
+    ADD("talking_heads", 6, 3, a.talking_heads = true);
+    ADD("talking_heads, bidirectional", 6, 3, a.talking_heads = true, a.causal = false);
+    ADD("talking_heads+kv_heads=2 of 4", 8, 4, a.talking_heads = true, a.kv_heads = 2);
+    ADD("talking_heads+shared+key_norm", 6, 2, a.talking_heads = true, a.qkv = QKV_ATTN_SHARED, a.key_norm = true);
 #undef ADD
     return n;
 }
-#define NATTN_CASES 24
+#define NATTN_CASES 37
 
 START_TEST(test_attention_option_grad) {
-    attn_case v[32];
+    attn_case v[48];
     ck_assert_int_eq(attn_cases(v), NATTN_CASES);
     const attn_case *ac = &v[_i];
     qkv_params p;
@@ -152,6 +165,7 @@ START_TEST(test_attention_option_grad) {
     qkv_tensor_require_grad(x);
     qkv_tensor *in[16] = {x};
     ck_assert_int_lt(p.n, 16);
+    qkv_attention_set_layer(&m.at, _i % 3); /* diff: lambda_init of layers 1..3 */
     for (int i = 0; i < p.n; i++) in[1 + i] = &p.items[i]->t;
     qkv_ctx *ctx = qkv_ctx_new();
     qkv_gradcheck_result res;
@@ -224,12 +238,23 @@ static int variant_cases(variant_case *v) {
     c = tiny(); c.attn.init = QKV_INIT_IDENTITY; v[n++] = (variant_case){"init=identity", c, false};
     c = tiny(); c.attn.init = QKV_INIT_MIMETIC; v[n++] = (variant_case){"init=mimetic", c, false};
     c = tiny(); c.attn.gate = QKV_GATE_HEADWISE; v[n++] = (variant_case){"gate=headwise", c, false};
+    /* issue 22: a projection removed, differential and talking-heads attention */
+    c = tiny(); c.attn.query_proj = false; v[n++] = (variant_case){"query_proj=false", c, false};
+    c = tiny(); c.attn.key_proj = false; v[n++] = (variant_case){"key_proj=false", c, false};
+    c = tiny(); c.attn.query_proj = false; c.attn.key_proj = false; v[n++] = (variant_case){"query+key_proj=false", c, false};
+    c = tiny(); c.attn.qkv = QKV_ATTN_KV_TIED; c.attn.query_proj = false; v[n++] = (variant_case){"kv_tied+query_proj=false", c, false};
+    c = tiny(); c.attn.diff = true; c.layers = 3; v[n++] = (variant_case){"diff", c, false};
+    c = tiny(); c.attn.diff = true; c.attn.causal = false; v[n++] = (variant_case){"diff+padding", c, true};
+    c = tiny(); c.attn.diff = true; c.attn.self_mask = true; v[n++] = (variant_case){"diff+self_mask", c, false};
+    c = tiny(); c.attn.talking_heads = true; c.heads = 4; v[n++] = (variant_case){"talking_heads", c, false};
+    c = tiny(); c.attn.talking_heads = true; c.heads = 4; c.attn.kv_heads = 2; c.attn.causal = false;
+    v[n++] = (variant_case){"talking_heads+kv_heads=2+padding", c, true};
     return n;
 }
-#define NVARIANTS 41
+#define NVARIANTS 50
 
 START_TEST(test_model_grad_variant) {
-    variant_case v[48];
+    variant_case v[64];
     ck_assert_int_eq(variant_cases(v), NVARIANTS);
     qkv_model_check opt = {.batch = 2, .seed = 11 + (uint64_t)_i, .pad = v[_i].pad};
     qkv_model *m;
@@ -547,7 +572,7 @@ START_TEST(test_variant_param_counts) {
     const int64_t d = 64, H = 4, hd = 16, L = 2, F = 96, V = 20, T = 12, R = 3, r = 8;
     const int64_t wo = d * d + d;
     typedef struct { const char *name; qkv_model_config c; int64_t attn; } count_case;
-    count_case v[32];
+    count_case v[40];
     int n = 0;
     qkv_model_config base = qkv_model_config_default(), c;
     base.vocab = (int)V; base.seq_len = (int)T; base.d_model = (int)d; base.heads = (int)H; base.layers = (int)L;
@@ -580,6 +605,16 @@ START_TEST(test_variant_param_counts) {
     ROW("head_shared+out_proj=false", 3 * hd * hd, c.attn.qkv = QKV_ATTN_HEAD_SHARED, c.attn.out_proj = false);
     ROW("shared+role_scale+gate=headwise", d * d + 3 * d + wo + d * H + H, c.attn.qkv = QKV_ATTN_SHARED,
         c.attn.role_scale = true, c.attn.gate = QKV_GATE_HEADWISE);
+    ROW("query_proj=false", 2 * d * d + wo, c.attn.query_proj = false);
+    ROW("key_proj=false", 2 * d * d + wo, c.attn.key_proj = false);
+    ROW("query_proj=false+key_proj=false", d * d + wo, c.attn.query_proj = false, c.attn.key_proj = false);
+    ROW("query_proj=false+kv_heads=1", 2 * d * hd + wo, c.attn.query_proj = false, c.attn.kv_heads = 1);
+    ROW("kv_tied+query_proj=false", d * d + wo, c.attn.qkv = QKV_ATTN_KV_TIED, c.attn.query_proj = false);
+    ROW("query_proj=false+kv_latent=8", d * r + 2 * r * d + wo, c.attn.query_proj = false, c.attn.kv_latent = (int)r);
+    ROW("diff", 3 * d * d + wo + 4 * (hd / 2) + hd, c.attn.diff = true); /* lambda_q1..k2, subln */
+    ROW("talking_heads", 3 * d * d + wo + 2 * H * H, c.attn.talking_heads = true);
+    ROW("talking_heads+kv_heads=2", d * d + 2 * d * (2 * hd) + wo + 2 * H * H, c.attn.talking_heads = true,
+        c.attn.kv_heads = 2);
 #undef ROW
     char err[256];
     for (int i = 0; i < n; i++) {
@@ -778,9 +813,11 @@ static int runs_cases(variant_case *v) {
     c = tiny(); c.attn.init = QKV_INIT_MIMETIC; v[n++] = (variant_case){"mimetic", c, false};
     c = tiny(); c.attn.causal = false; v[n++] = (variant_case){"bidirectional+padding", c, true};
     c = tiny(); c.attn.rel_pos_bias = true; c.attn.causal = false; v[n++] = (variant_case){"rel_pos_bias+padding", c, true};
+    c = tiny(); c.attn.query_proj = false; v[n++] = (variant_case){"query_proj=false", c, false};
+    c = tiny(); c.attn.key_proj = false; c.attn.kv_latent = 0; v[n++] = (variant_case){"key_proj=false", c, false};
     return n;
 }
-#define NRUNCASES 21
+#define NRUNCASES 23
 
 /* variant _i / 4 at 1 or 2 threads (_i % 2), float or double (_i / 2 % 2): a model of 3 runs on
  * their 3 micro-batches at once, its losses weighted as training weights them, against each

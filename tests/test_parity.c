@@ -24,7 +24,10 @@ static const char *const MODEL_FIXTURES[] = {
     "gqa", "mqa", "kv_tied_mqa", "gqa_rel_pos_bias", "gqa_gate_value", "qk_tied_key_norm_reformer",
     "head_shared_reformer_pad", "kv_tied_key_norm", "shared_role_scale", "value_proj_off", "qk_tied_value_proj_off",
     "out_proj_off", "kv_latent", "kv_latent_gqa", "alibi", "alibi_6_heads", "alibi_bidirectional_pad",
-    "gate_headwise"};
+    "gate_headwise",
+    /* issue 22 */
+    "query_proj_off", "key_proj_off", "query_key_proj_off", "kv_tied_query_proj_off", "diff", "diff_bidirectional_pad",
+    "diff_qk_tied_gate_headwise", "talking_heads", "talking_heads_gqa", "talking_heads_bidirectional_pad"};
 #define NFIX ((int)(sizeof MODEL_FIXTURES / sizeof MODEL_FIXTURES[0]))
 
 static cJSON *meta(const qkv_safetensors *st, const char *key) {
@@ -119,6 +122,10 @@ START_TEST(test_model_parity) {
     c.attn.out_proj = meta_bool_or(st, "out_proj", dflt.out_proj);
     c.attn.kv_latent = meta_int_or(st, "kv_latent", dflt.kv_latent);
     c.attn.alibi = meta_bool_or(st, "alibi", dflt.alibi);
+    c.attn.query_proj = meta_bool_or(st, "query_proj", dflt.query_proj);
+    c.attn.key_proj = meta_bool_or(st, "key_proj", dflt.key_proj);
+    c.attn.diff = meta_bool_or(st, "diff", dflt.diff);
+    c.attn.talking_heads = meta_bool_or(st, "talking_heads", dflt.talking_heads);
 
     qkv_model *m = qkv_model_new(&c, QKV_F32, 0, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);

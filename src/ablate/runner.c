@@ -312,7 +312,7 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
                 continue;
             }
             job jb = {.n = 1, .runs = {r}, .steps = steps};
-            if (o->group > 1) gather(p, o, ph, st, max_solved, stale, &jb, resume, extend);
+            if (o->group > 1 && !p->runs[r].alone) gather(p, o, ph, st, max_solved, stale, &jb, resume, extend);
             pid_t pid = launch(p, &jb, o->train_cmd, resume, extend, err, errlen);
             if (pid < 0) {
                 for (int i = 0; i < jb.n; i++) qkv__claim_release(p->runs[jb.runs[i]].dir);

@@ -78,6 +78,20 @@ QKV_API qkv_tensor *qkv_sdp_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k
 QKV_API qkv_tensor *qkv_sdp_attention_ex(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
                                          int kv_heads, const qkv_tensor *mask, bool causal, double scale,
                                          const double *slopes, qkv_tensor **probs);
+/* Differential attention (Ye et al. 2025), composed from the ops above: q, k, v: (B,T,d), d = heads hd,
+ * hd even -> y: (B,T,d). Per head h, q1, q2 (k1, k2) its two column halves:
+ * A_h = softmax(scale q1 k1^T) - lambda softmax(scale q2 k2^T) (blocked as sdp_attention),
+ * y_h = (1 - lambda_init) A_h v_h / sqrt(mean((A_h v_h)^2) + eps) * norm_w (per position);
+ * lambda: one element (differentiable), norm_w: (hd) or NULL. probs, if not NULL, gets A (B,heads,T,T). */
+QKV_API qkv_tensor *qkv_diff_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
+                                       const qkv_tensor *mask, bool causal, double scale, qkv_tensor *lambda,
+                                       double lambda_init, qkv_tensor *norm_w, double eps, qkv_tensor **probs);
+/* Talking-heads attention (Shazeer et al. 2020), composed: q (B,T,d), k, v (B,T,kv_heads hd) -> y (B,T,d);
+ * S_h = scale q_h k_h^T, L_g = sum_h w_logits[g,h] S_h, P = softmax(L) (blocked as sdp_attention),
+ * W_g = sum_h w_weights[g,h] P_h, y_g = W_g v_g; w_logits, w_weights: (heads, heads). probs gets W. */
+QKV_API qkv_tensor *qkv_talking_heads_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
+                                                int kv_heads, const qkv_tensor *mask, bool causal, double scale,
+                                                qkv_tensor *w_logits, qkv_tensor *w_weights, qkv_tensor **probs);
 /* y = x - logsumexp(x) over the last axis */
 QKV_API qkv_tensor *qkv_log_softmax(qkv_ctx *ctx, qkv_tensor *x);
 /* y = (x - mean) / sqrt(var + eps) * w + b over the last axis (n); w, b: (n) or NULL; over R runs,

@@ -3,6 +3,8 @@
 #include "cli/alloc_count.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "config/config.h"
+#include "train/run_config.h"
 #include "tensor/parallel.h"
 #include "train/bench.h"
 
@@ -19,12 +21,15 @@ extern char **environ;
 
 typedef struct {
     const char *size, *config;
+    qkv_cli_list sets;
     long long threads, steps, runs_steps, jobs;
     bool json, sweep;
 } bench_args;
 
 static const qkv_cli_option OPTIONS[] = {
     QKV_STRING("--size", "S", bench_args, size, "one size: tiny, small or medium (default: all three)"),
+    QKV_LIST("--set", "KEY=VALUE", bench_args, sets,
+             "a model.attention key of the timed model (repeatable), e.g. model.attention.diff=true"),
     QKV_INT("--threads", "N", bench_args, threads, 1, QKV_MAX_THREADS,
             "threads, at most " QKV_STR(QKV_MAX_THREADS) " (default 1): qkv's pool, each matrix-product\n"
             "piece on one BLAS thread"),
@@ -63,14 +68,34 @@ static const qkv_bench_size *find_size(const char *name) {
     return NULL;
 }
 
+/* the attention of the --set assignments (model.attention keys only) into *attn; 0 or -1 (printed) */
+static int attention_of(const qkv_cli_list *sets, qkv_attn_config *attn) {
+    qkv_config c;
+    qkv_config_defaults(&c);
+    char err[512];
+    for (int i = 0; i < sets->n; i++) {
+        if (strncmp(sets->v[i], "model.attention.", 16)) {
+            qkv_cli_error("bench", "--set: %s: only model.attention keys (the sizes fix the rest)", sets->v[i]);
+            return -1;
+        }
+        if (qkv_config_set(&c, sets->v[i], err, sizeof err)) {
+            qkv_cli_error("bench", "--set: %s", err);
+            return -1;
+        }
+    }
+    *attn = c.model.attn;
+    return 0;
+}
+
 /* one size in this process; prints one JSON line */
-static int bench_one(const qkv_bench_size *s, int threads, int steps) {
+static int bench_one(const qkv_bench_size *s, const qkv_attn_config *attn, int threads, int steps) {
     qkv_cli_set_threads(threads);
     double ceiling = qkv_bench_sgemm_ceiling(1024, 10); /* best of 10: a shared machine has slow moments */
     qkv_bench_result r;
     char err[512];
     qkv_alloc_count_enable(1);
-    int rc = qkv_bench_run(s, 3, steps, qkv_alloc_count_available() ? qkv_alloc_count : NULL, &r, err, sizeof err);
+    int rc = qkv_bench_run_attn(s, attn, 3, steps, qkv_alloc_count_available() ? qkv_alloc_count : NULL, &r, err,
+                                sizeof err);
     qkv_alloc_count_enable(0);
     if (rc) { qkv_cli_error("bench", "%s: %s", s->name, err); return QKV_EXIT_FAIL; }
     struct rusage ru;
@@ -103,6 +128,8 @@ int qkv_cmd_bench(int argc, char **argv) {
         return qkv_cli_bench_sweep(a.config, a.runs_steps ? (int)a.runs_steps : 300,
                                    a.jobs ? (int)a.jobs : qkv_cli_default_threads(), a.json);
     }
+    qkv_attn_config attn;
+    if (attention_of(&a.sets, &attn)) return QKV_EXIT_USAGE;
     if (a.runs_steps || a.jobs || a.config) {
         qkv_cli_error("bench", "--runs-steps, --jobs and --config go with --sweep");
         return QKV_EXIT_USAGE;
@@ -113,7 +140,7 @@ int qkv_cmd_bench(int argc, char **argv) {
     }
     if (a.size && a.json) { /* one size, in this process */
         const qkv_bench_size *s = find_size(a.size);
-        return bench_one(s, (int)a.threads, a.steps ? (int)a.steps : default_steps(s));
+        return bench_one(s, &attn, (int)a.threads, a.steps ? (int)a.steps : default_steps(s));
     }
 
     /* every requested size in a child process of its own (clean peak memory per size) */
@@ -136,7 +163,8 @@ int qkv_cmd_bench(int argc, char **argv) {
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
         posix_spawn_file_actions_addclose(&fa, fd[0]);
-        char *args[] = {bin, "bench", "--size", (char *)s->name, "--threads", th, "--steps", st, "--json", NULL};
+        char *args[10 + 2 * 64] = {bin, "bench", "--size", (char *)s->name, "--threads", th, "--steps", st, "--json"};
+        for (int k = 0, at = 9; k < a.sets.n && k < 64; k++) args[at++] = "--set", args[at++] = (char *)a.sets.v[k];
         pid_t pid;
         int e = posix_spawn(&pid, bin, &fa, NULL, args, environ);
         posix_spawn_file_actions_destroy(&fa);

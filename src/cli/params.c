@@ -48,7 +48,11 @@ static void options_of(const qkv_attn_config *a, int heads, char *out, size_t n)
         add_option(out, n, "kv_heads %d (%d query heads each)", a->kv_heads, heads / a->kv_heads);
     if (a->kv_latent) add_option(out, n, "kv_latent %d", a->kv_latent);
     if (a->role_scale) add_option(out, n, "role_scale");
+    if (!a->query_proj) add_option(out, n, "query_proj off (Q = X)");
+    if (!a->key_proj) add_option(out, n, "key_proj off (K = X)");
     if (!a->value_proj) add_option(out, n, "value_proj off (V = X)");
+    if (a->diff) add_option(out, n, "diff");
+    if (a->talking_heads) add_option(out, n, "talking_heads");
     if (!a->out_proj) add_option(out, n, "out_proj off");
     if (a->key_norm) add_option(out, n, "key_norm");
     if (a->alibi) add_option(out, n, "alibi");

@@ -100,6 +100,12 @@ typedef struct key_def {
     X(BOOL, "model.attention.alibi", model.attn.alibi, "ALiBi: fixed per-head distance penalties on the scores") \
     X(ENUM, "model.attention.init", model.attn.init, QKV_INIT_SCHEME_NAMES, QKV_INIT_SCHEME_COUNT, \
       "Q/K/V projections start at: default, identity (I + noise) or mimetic")                  \
+    X(BOOL, "model.attention.query_proj", model.attn.query_proj, "a query projection (false: Q = X)") \
+    X(BOOL, "model.attention.key_proj", model.attn.key_proj, "a key projection (false: K = X)") \
+    X(BOOL, "model.attention.diff", model.attn.diff,                                           \
+      "differential attention: two half-width softmaxes per head, the second times a learned lambda subtracted") \
+    X(BOOL, "model.attention.talking_heads", model.attn.talking_heads,                         \
+      "talking heads: learned heads x heads mixing of the scores and of the weights")          \
     X(ENUM, "task.name", task.kind, QKV_TASK_NAMES, QKV_TASK_COUNT,                            \
       "the task to train on")                                                                  \
     X(INT, "task.length", task.length, 1, 4096,                                                \

@@ -65,13 +65,13 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
     int dkv = a->kvh * a->hd, r = cfg->kv_latent, rc = 0;
     switch (cfg->qkv) { /* Q/K/V projections have no bias, as in the question's module */
     case QKV_ATTN_FULL:
-        rc |= lin(&a->wq, p, prefix, "wq", d, d, false);
+        if (cfg->query_proj) rc |= lin(&a->wq, p, prefix, "wq", d, d, false);
         if (r) { /* keys and values from a latent of width r */
             rc |= lin(&a->wdown, p, prefix, "wdown", d, r, false);
             rc |= lin(&a->wk, p, prefix, "wuk", r, dkv, false);
             rc |= lin(&a->wv, p, prefix, "wuv", r, dkv, false);
         } else {
-            rc |= lin(&a->wk, p, prefix, "wk", d, dkv, false);
+            if (cfg->key_proj) rc |= lin(&a->wk, p, prefix, "wk", d, dkv, false);
             if (cfg->value_proj) rc |= lin(&a->wv, p, prefix, "wv", d, dkv, false);
         }
         break;
@@ -87,7 +87,7 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
         if (cfg->value_proj) rc |= lin(&a->wv, p, prefix, "wv", d, d, false);
         break;
     case QKV_ATTN_KV_TIED:
-        rc |= lin(&a->wq, p, prefix, "wq", d, d, false);
+        if (cfg->query_proj) rc |= lin(&a->wq, p, prefix, "wq", d, d, false);
         rc |= lin(&a->wk, p, prefix, "wkv", d, dkv, false);
         break;
     case QKV_ATTN_HEAD_SHARED: /* one (hd,hd) map per role, applied to every head's slice */
@@ -109,6 +109,34 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
         a->rel = qkv_params_add(p, name, 2, s, QKV_INIT_ZEROS, 0);
         rc |= !a->rel;
     }
+    if (cfg->diff) { /* the published module's names: lambda_q1, ..., subln.weight */
+        int64_t half[1] = {a->hd / 2}, full[1] = {a->hd};
+        const char *leaf[4] = {"lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2"};
+        qkv_tensor **dst[4] = {&a->lq1, &a->lk1, &a->lq2, &a->lk2};
+        for (int i = 0; i < 4; i++) {
+            char name[96];
+            snprintf(name, sizeof name, "%s.%s", prefix, leaf[i]);
+            rc |= !(*dst[i] = qkv_params_add(p, name, 1, half, QKV_INIT_NORMAL, 0.1)); /* N(0, 0.1^2) */
+        }
+        char name[96];
+        snprintf(name, sizeof name, "%s.subln.weight", prefix);
+        rc |= !(a->subln = qkv_params_add(p, name, 1, full, QKV_INIT_ONES, 0));
+        qkv_attention_set_layer(a, 0);
+    }
+    if (cfg->talking_heads) { /* PREFIX.talking_heads.logits.weight, .weights.weight: (H,H) maps, y = W x */
+        int64_t s[2] = {heads, heads};
+        char name[96];
+        snprintf(name, sizeof name, "%s.talking_heads.logits.weight", prefix);
+        rc |= !(a->th_logits = qkv_params_add(p, name, 2, s, QKV_INIT_ZEROS, 0));
+        snprintf(name, sizeof name, "%s.talking_heads.weights.weight", prefix);
+        rc |= !(a->th_weights = qkv_params_add(p, name, 2, s, QKV_INIT_ZEROS, 0));
+        if (!rc) qkv_params_set_eye(a->th_logits, 1, 0), qkv_params_set_eye(a->th_weights, 1, 0); /* exactly I */
+    }
+    if ((cfg->diff || cfg->talking_heads) && p->runs > 1) {
+        snprintf(err, (size_t)errlen, "%s: %s trains one run at a time (not batched runs: train --group, ablate "
+                 "batch_runs)", prefix, cfg->diff ? "diff" : "talking_heads");
+        return -1;
+    }
     if (cfg->out_proj) rc |= lin(&a->wo, p, prefix, cfg->qkv == QKV_ATTN_HEAD_SHARED ? "fc_out" : "wo", d, d, true);
     if (!rc && cfg->alibi) {
         a->slopes = malloc((size_t)heads * sizeof *a->slopes);
@@ -118,6 +146,17 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
     if (!rc) init_scheme(a);
     if (rc) snprintf(err, (size_t)errlen, "%s: out of memory declaring parameters", prefix);
     return rc ? -1 : 0;
+}
+
+void qkv_attention_set_layer(qkv_attention *a, int layer) {
+    a->lambda_init = 0.8 - 0.6 * exp(-0.3 * (double)layer); /* the paper's l - 1 = layer */
+}
+
+/* diff's lambda = exp(lq1 . lk1) - exp(lq2 . lk2) + lambda_init: a scalar tensor */
+static qkv_tensor *lambda_of(qkv_ctx *ctx, const qkv_attention *a) {
+    qkv_tensor *l1 = qkv_exp(ctx, qkv_sum_all(ctx, qkv_mul(ctx, a->lq1, a->lk1)));
+    qkv_tensor *l2 = qkv_exp(ctx, qkv_sum_all(ctx, qkv_mul(ctx, a->lq2, a->lk2)));
+    return qkv_add_scalar(ctx, qkv_sub(ctx, l1, l2), a->lambda_init);
 }
 
 void qkv_attention_free(qkv_attention *a) {
@@ -226,6 +265,17 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
         if (gate && a->cfg.gate == QKV_GATE_VALUE) pv = qkv_mul(ctx, pv, gate);
     }
     if (a->cfg.key_norm) pk = unit_heads(ctx, a, pk, a->kvh); /* a new tensor: a tied value keeps its length */
+    if (a->cfg.diff || a->cfg.talking_heads) {
+        /* composed (op_attn_variants.c), blocked as the fused op: causal or masked */
+        const qkv_tensor *mask = m->only_causal ? NULL : m->blocked;
+        bool causal = a->cfg.causal;
+        qkv_tensor *y = a->cfg.diff
+            ? qkv_diff_attention(ctx, pq, pk, pv, a->heads, mask, causal, 1.0 / sqrt(a->hd / 2.0), lambda_of(ctx, a),
+                                 a->lambda_init, a->subln, 1e-5, &a->last_att)
+            : qkv_talking_heads_attention(ctx, pq, pk, pv, a->heads, a->kvh, mask, causal, scale, a->th_logits,
+                                          a->th_weights, &a->last_att);
+        return output(ctx, a, y, gate);
+    }
     if (!(a->rel && m->rel_index)) {
         /* the common case: one fused op, no head split/merge copies. For head_shared it gives
          * exactly what the -1e20 fill gives (exp underflows to 0 either way) in every row with

@@ -2,7 +2,9 @@
  *
  *   Q, K, V from X per the variant; S = Q K^T * scale (+ relative position bias);
  *   S[blocked] = -inf (-1e20 in head_shared, as the question's module writes it);
- *   A = softmax(S) (a fully blocked row gives A = 0); Y = A V (gated if asked); out = Y Wo^T + bo */
+ *   A = softmax(S) (a fully blocked row gives A = 0); Y = A V (gated if asked); out = Y Wo^T + bo
+ *   (diff: A = softmax(S1) - lambda softmax(S2) over half-width Q/K pairs, Y normalised per head;
+ *   talking_heads: S and A mixed over heads by learned (H,H) maps) */
 #ifndef QKV_ATTENTION_H
 #define QKV_ATTENTION_H
 
@@ -29,6 +31,10 @@ typedef struct qkv_attention {
     qkv_tensor *rel;               /* (2 rel_pos_max + 1, heads) or NULL */
     qkv_tensor *sq, *sk, *sv;      /* role_scale: (d) each, or NULL */
     double *slopes;                /* alibi: (heads), or NULL */
+    qkv_tensor *lq1, *lk1, *lq2, *lk2; /* diff: lambda's vectors (hd/2) each, or NULL */
+    qkv_tensor *subln;             /* diff: the head norm's scale (hd), or NULL */
+    double lambda_init;            /* diff: 0.8 - 0.6 exp(-0.3 (l - 1)) of layer l = 1, 2, ... */
+    qkv_tensor *th_logits, *th_weights; /* talking_heads: (heads, heads) each, or NULL */
     qkv_tensor *last_att;          /* (B,H,T,T) of the last forward; valid until qkv_ctx_reset */
 } qkv_attention;
 
@@ -36,6 +42,9 @@ typedef struct qkv_attention {
  * (free with qkv_attention_free) */
 QKV_API int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int d, int heads,
                        const qkv_attn_config *cfg, char *err, int errlen);
+/* the layer (0, 1, ...) a module is in: differential attention's lambda_init depends on it
+ * (qkv_attention_init assumes 0, the first layer) */
+QKV_API void qkv_attention_set_layer(qkv_attention *a, int layer);
 /* what qkv_attention_init allocated besides parameters */
 QKV_API void qkv_attention_free(qkv_attention *a);
 /* x: (B,T,d) -> (B,T,d) */

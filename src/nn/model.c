@@ -28,6 +28,7 @@ static qkv_model *build(const qkv_model_config *cfg, qkv_dtype dt, int runs, cha
         char prefix[32];
         snprintf(prefix, sizeof prefix, "blocks.%d", i);
         rc = qkv_block_init(&m->blocks[i], &m->params, prefix, cfg, err, errlen);
+        if (!rc) qkv_attention_set_layer(&m->blocks[i].attn, i);
     }
     if (!rc && (qkv_lnorm_init(&m->ln_f, &m->params, "ln_f", cfg->d_model) ||
                 qkv_linear_init(&m->head, &m->params, "lm_head", cfg->d_model, cfg->vocab, true))) {
@@ -182,14 +183,17 @@ int64_t qkv_model_param_count(const qkv_model_config *c) {
     double hd = d / H, dkv = hd * (a->kv_heads > 0 ? a->kv_heads : H), r = a->kv_latent, proj;
     switch (a->qkv) {
     case QKV_ATTN_FULL: /* wq, then wk and wv (or the latent's wdown, wuk, wuv) */
-        proj = d * d + (r > 0 ? d * r + 2 * r * dkv : d * dkv + (a->value_proj ? d * dkv : 0));
+        proj = (a->query_proj ? d * d : 0) +
+               (r > 0 ? d * r + 2 * r * dkv : (a->key_proj ? d * dkv : 0) + (a->value_proj ? d * dkv : 0));
         break;
     case QKV_ATTN_SHARED: proj = d * d + (a->role_scale ? 3 * d : 0); break;
     case QKV_ATTN_IDENTITY: proj = 0; break;
     case QKV_ATTN_HEAD_SHARED: proj = 3 * hd * hd; break;
     case QKV_ATTN_QK_TIED: proj = d * d + (a->value_proj ? d * d : 0); break;
-    default: proj = d * d + d * dkv; break; /* kv_tied */
+    default: proj = (a->query_proj ? d * d : 0) + d * dkv; break; /* kv_tied */
     }
+    if (a->diff) proj += 4 * (hd / 2) + hd;      /* lambda_q1, k1, q2, k2 (hd/2 each), subln (hd) */
+    if (a->talking_heads) proj += 2 * H * H;     /* the two (H,H) head maps */
     double gate = a->gate == QKV_GATE_NONE       ? 0
                   : a->gate == QKV_GATE_HEADWISE ? d * H + H
                   : a->gate == QKV_GATE_VALUE    ? d * dkv + dkv
@@ -210,12 +214,17 @@ int64_t qkv_model_param_count(const qkv_model_config *c) {
  * attention weight (the relative-position bias adds 5 per weight and 3 per head and position
  * pair). Outside the blocks, about 8 per token and dimension and 2 per token and vocabulary
  * entry. The coefficients below are rounded up, with 8-12 KiB per layer for small tensors and
- * alignment. */
+ * alignment. The composed diff and talking_heads paths keep about 20 and 14 floats per attention
+ * weight and 50 and 40 per token and dimension (estimated as 24, 16 and 54, 42). */
 int64_t qkv_model_activation_bytes(const qkv_model_config *c, int batch, int seq) {
     double B = batch, T = seq, BT = B * T, d = c->d_model, F = c->d_ff, H = c->heads;
     bool gated = c->attn.gate != QKV_GATE_NONE, rel = c->attn.rel_pos_bias;
     double layer;
-    if (!rel)
+    if (c->attn.diff) /* composed: two softmaxes per head, their slices and difference, the head norm */
+        layer = BT * (d * (gated ? 60 : 54) + 6 * F) + B * H * T * T * 24 + T * T + 45 * 200;
+    else if (c->attn.talking_heads) /* composed: scores, their mix, softmax, the weights' mix */
+        layer = BT * (d * (gated ? 48 : 42) + 6 * F) + B * H * T * T * 16 + T * T + 25 * 200;
+    else if (!rel)
         layer = BT * (d * (gated ? 34 : 28) + 6 * F) + B * H * T * T * 2 + 2048;
     else
         layer = BT * (d * (gated ? 42 : 36) + 6 * F) + B * H * T * T * 11 + 4 * H * T * T + 3072;
@@ -229,6 +238,8 @@ int64_t qkv_model_activation_bytes(const qkv_model_config *c, int batch, int seq
     if (rel && kvh < H) ops += 6, per_td += 4;         /* keys and values repeated to the query heads */
     if (a->gate == QKV_GATE_HEADWISE) ops += 3;
     if (!a->value_proj) ops -= 1, per_td -= 2;
+    if (!a->query_proj) ops -= 1, per_td -= 2;  /* Q = X: no product, no gradient of its own */
+    if (!a->key_proj) ops -= 1, per_td -= 2;
     if (!a->out_proj) ops -= 1, per_td -= 2;
     layer += ops * 200 + BT * (d * per_td + 2.0 * a->kv_latent); /* the latent and its gradient */
     double floats = (double)c->layers * layer + BT * (12 * d + 3 * (double)c->vocab) + 2 * B * T * T + 3072;

@@ -14,6 +14,8 @@ const char *const QKV_INIT_SCHEME_NAMES[QKV_INIT_SCHEME_COUNT] = {"default", "id
 int qkv_attn_kv_heads(const qkv_attn_config *a, int heads) { return a->kv_heads > 0 ? a->kv_heads : heads; }
 const char *const QKV_ACTIVATION_NAMES[QKV_ACT_COUNT] = {"gelu", "gelu_tanh", "relu"};
 
+bool qkv_model_config_batchable(const qkv_model_config *c) { return !c->attn.diff && !c->attn.talking_heads; }
+
 qkv_model_config qkv_model_config_default(void) {
     qkv_model_config c;
     memset(&c, 0, sizeof c); /* padding too: configs compare as bytes */
@@ -24,6 +26,7 @@ qkv_model_config qkv_model_config_default(void) {
     c.attn.self_mask = false, c.attn.self_mask_rule = QKV_SELF_STRICT, c.attn.kv_heads = 0;
     c.attn.key_norm = false, c.attn.role_scale = false, c.attn.value_proj = true, c.attn.out_proj = true;
     c.attn.kv_latent = 0, c.attn.alibi = false, c.attn.init = QKV_INIT_DEFAULT;
+    c.attn.query_proj = true, c.attn.key_proj = true, c.attn.diff = false, c.attn.talking_heads = false;
     return c;
 }
 
@@ -80,6 +83,36 @@ int qkv_model_config_check(const qkv_model_config *c, char *err, int errlen) {
         BAD("attn.gate: headwise is not for head_shared, the question's module as written");
     if (a->init != QKV_INIT_DEFAULT && a->qkv == QKV_ATTN_IDENTITY)
         BAD("attn.init: %s starts the Q/K/V projections, and qkv identity has none", QKV_INIT_SCHEME_NAMES[a->init]);
+    /* removing one projection: only where the variant has it as a projection of its own */
+    if (!a->query_proj && !separate_k)
+        BAD("attn.query_proj: false removes a query projection of its own: qkv full or kv_tied have one, %s has none", v);
+    if (!a->key_proj && a->qkv != QKV_ATTN_FULL)
+        BAD("attn.key_proj: false removes a key projection of its own: qkv full has one, %s has none%s", v,
+            a->qkv == QKV_ATTN_KV_TIED ? " (kv_tied's Wkv is the values' too)" : "");
+    if (!a->key_proj && a->kv_heads && a->kv_heads != c->heads)
+        BAD("attn.key_proj: with key_proj false the keys are X itself, all %d heads of it (kv_heads %d)", c->heads,
+            a->kv_heads);
+    if (!a->key_proj && a->kv_latent) BAD("attn.key_proj: kv_latent factors the key projection, which key_proj false removes");
+    if (!a->query_proj && !a->key_proj && !a->value_proj)
+        BAD("attn.query_proj: query_proj, key_proj and value_proj all false is qkv identity: use that");
+    /* differential attention: the published form (docs/config.md) */
+    int hd = c->d_model / c->heads;
+    if (a->diff && (a->qkv == QKV_ATTN_HEAD_SHARED || a->talking_heads || a->rel_pos_bias || a->alibi || a->key_norm))
+        BAD("attn.diff: not with %s (differential attention rewrites the scores itself)",
+            a->qkv == QKV_ATTN_HEAD_SHARED ? "qkv head_shared" : a->talking_heads ? "talking_heads" :
+            a->rel_pos_bias ? "rel_pos_bias" : a->alibi ? "alibi" : "key_norm (it would normalise whole heads, not "
+            "each half)");
+    if (a->diff && hd % 2)
+        BAD("attn.diff: head_dim %d (d_model / heads) is odd: each head splits into two query/key halves", hd);
+    if (a->diff && a->kv_heads && a->kv_heads != c->heads)
+        BAD("attn.diff: not with kv_heads %d (the published code repeats 2 kv_heads half-width keys, which pairs a "
+            "head's two queries with the same key half)", a->kv_heads);
+    if (a->diff && a->scale != QKV_SCALE_HEAD_DIM)
+        BAD("attn.diff: scales by 1/sqrt(head_dim / 2), the width of each half, as published: scale embed does not apply");
+    if (a->talking_heads && (a->qkv == QKV_ATTN_HEAD_SHARED || a->rel_pos_bias || a->alibi))
+        BAD("attn.talking_heads: not with %s", a->qkv == QKV_ATTN_HEAD_SHARED ? "qkv head_shared, the question's module "
+            "as written" : a->rel_pos_bias ? "rel_pos_bias (a bias between the scores and their mixing: pick one)" :
+            "alibi (its slopes are in the fused kernel, which talking heads do not use)");
     return 0;
 #undef BAD
 }

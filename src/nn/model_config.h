@@ -53,6 +53,13 @@ typedef struct qkv_attn_config {
     int kv_latent;         /* > 0: K, V from a latent of this width: K = (X W_down) W_uk, V = (X W_down) W_uv */
     bool alibi;            /* fixed per-head distance penalties on the scores (no parameters) */
     qkv_init_scheme init;
+    bool query_proj;       /* false: Q = X (no query projection; full or kv_tied) */
+    bool key_proj;         /* false: K = X (no key projection; full) */
+    bool diff;             /* differential attention (Ye et al. 2025): per head two half-width
+                              query/key pairs, softmax(Q1 K1^T s) - lambda softmax(Q2 K2^T s), a
+                              learned lambda, RMS-normalised head outputs times (1 - lambda_init) */
+    bool talking_heads;    /* talking-heads attention (Shazeer et al. 2020): learned H x H mixing of
+                              the heads' scores before the softmax and of their weights after it */
 } qkv_attn_config;
 
 typedef struct qkv_model_config {
@@ -72,6 +79,10 @@ QKV_API extern const char *const QKV_SELF_MASK_RULE_NAMES[QKV_SELF_RULE_COUNT];
 QKV_API extern const char *const QKV_INIT_SCHEME_NAMES[QKV_INIT_SCHEME_COUNT];
 /* heads of keys and values: kv_heads, or heads when 0 */
 QKV_API int qkv_attn_kv_heads(const qkv_attn_config *a, int heads);
+
+/* whether models of c can train several runs at once (train --group, ablate batch_runs): not with
+ * diff or talking_heads, whose composed ops have no per-run form */
+QKV_API bool qkv_model_config_batchable(const qkv_model_config *c);
 
 /* the defaults of docs/config.md (vocab and seq_len 0: taken from the task) */
 QKV_API qkv_model_config qkv_model_config_default(void);

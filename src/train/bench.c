@@ -28,8 +28,14 @@ static int cmp_d(const void *a, const void *b) {
 
 int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*alloc_count)(void),
                   qkv_bench_result *r, char *err, int errlen) {
+    return qkv_bench_run_attn(s, NULL, warmup, steps, alloc_count, r, err, errlen);
+}
+
+int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int warmup, int steps,
+                       uint64_t (*alloc_count)(void), qkv_bench_result *r, char *err, int errlen) {
     memset(r, 0, sizeof *r);
     qkv_model_config mc = qkv_model_config_default();
+    if (attn) mc.attn = *attn;
     mc.vocab = s->vocab;
     mc.seq_len = s->seq;
     mc.d_model = s->d_model;
