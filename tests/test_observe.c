@@ -85,6 +85,18 @@ START_TEST(test_runs_record_and_report_reads) {
     }
     char *before = untimed("s/results.json");
     ck_assert_ptr_nonnull(strstr(before, "\"diag_share\":\t0."));
+    /* the score's shape per variant: a tied Q = K is symmetric and positive semi-definite by
+     * construction, full is not */
+    char *qk = strstr(before, "\"name\":\t\"qk_tied\"");
+    ck_assert_ptr_nonnull(qk);
+    ck_assert_msg(strstr(qk, "\"score_symmetry\":\t1,") || strstr(qk, "\"score_symmetry\":\t0.99999"), "%s", qk);
+    ck_assert_ptr_nonnull(strstr(qk, "\"score_negative_share\":\t0"));
+    double full_sym = qkv_test_json_num(strstr(before, "\"name\":\t\"full\""), "score_symmetry");
+    ck_assert_msg(full_sym > -1 && full_sym < 0.99, "full's symmetry %g", full_sym);
+    /* qkv inspect prints them per layer and head, writing nothing */
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "cd %s && %s inspect s/runs/qk_tied/seed0", TMP, q), 0);
+    ck_assert_msg(strstr(out, "s/runs/qk_tied/seed0: qkv qk_tied, 2 layers x 2 heads\n") &&
+                  strstr(out, "    1     1     1.000     0.000"), "%s", out);
     /* a sweep whose runs recorded nothing (an older qkv): said per run, marked in the report */
     for (size_t i = 0; i < g.gl_pathc; i++) {
         char p[900];

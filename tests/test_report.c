@@ -472,6 +472,8 @@ static fixture *fixture_base(int ns, bool grid) {
         v->diag.first_share = 0.05 * (i + 1);
         v->diag.entropy = i == 2 ? NAN : 1.0 + 0.1 * i;
         v->diag.entropy_uniform = 1.7;
+        v->diag.symmetry = i == 1 ? 1 : 0.25 * i - 0.125; /* shared: a tied Q = K is symmetric */
+        v->diag.negative_mass = i == 1 ? 0 : i == 2 ? NAN : 0.5;
         if (i != 1)   /* no heatmap for "shared" */
             v->heat = (qkv_heatmap){2, 2, 5, &f->w[0][0][0][0], f->tokens, f->targets};
     }
@@ -717,21 +719,21 @@ END_TEST
     "variant,attn_params,params,acc_mean,acc_std,acc_min,loss_mean,loss_std,steps_to_threshold,seconds,"   \
     "diag_share,first_share,entropy,sets,verdicts,budget,lr,acc_ci_low,acc_ci_high,loss_ci_low,"           \
     "loss_ci_high,delta_vs_baseline,delta_ci_low,delta_ci_high,p_value,p_holm,significant,solved,unsolved," \
-    "matched_d_ff,baseline_params\n"
-#define CSV_FIELDS 31
+    "matched_d_ff,baseline_params,score_symmetry,score_negative_share\n"
+#define CSV_FIELDS 33
 
 /* the main fixture's rows, split around the lr column; computed by hand from fixture_new */
 #define CSV_FULL_A "full,24576,124576,0.72,0.311127,0.5,0.81,0.975807,never,2.25,0.1,0.05,1,"              \
                    "model.attention.qkv=full,"                                                             \
                    "\"1/2 solved (median not reached within the budget), 1/2 unsolved at 400, flat since 100\",400,"
-#define CSV_FULL_B ",0.5,0.94,0.12,1.5,,,,,,,1,1,,\n"
+#define CSV_FULL_B ",0.5,0.94,0.12,1.5,,,,,,,1,1,,,-0.125,0.5\n"
 #define CSV_SHARED_A "shared,8192,124560,0.6123,0,0.6123,1.2,0,never,3,0.2,0.1,1.1,model.attention.qkv=shared,"   \
                      "\"1/2 unsolved at 400, still improving, 1/2 failed\",400,"
-#define CSV_SHARED_B ",0.6123,0.6123,1.2,1.2,-0.3277,-0.3277,-0.3277,1,1,false,0,1,288,124576\n"
+#define CSV_SHARED_B ",0.6123,0.6123,1.2,1.2,-0.3277,-0.3277,-0.3277,1,1,false,0,1,288,124576,1,0\n"
 #define CSV_WEIRD_A WEIRD ",0,100000,0.73,0.353553,0.48,0.825,1.09602,never,4.25,0.3,0.15,,"                    \
                     "\"model.attention.qkv=identity task.note=\"\"x,y\"\"\","                                   \
                     "\"1/2 solved (median not reached within the budget), 1/2 unsolved at 400, still improving\",400,"
-#define CSV_WEIRD_B ",0.48,0.98,0.05,1.6,0.01,-0.02,0.04,1,1,false,1,1,,\n"
+#define CSV_WEIRD_B ",0.48,0.98,0.05,1.6,0.01,-0.02,0.04,1,1,false,1,1,,,0.375,\n"
 
 /* _i: 0 without a learning-rate grid, 1 with one */
 START_TEST(report_csv_is_exact) {
@@ -780,7 +782,7 @@ static void assert_csv_field(const char *csv, int row, const char *name, const c
     "name sets attn_params params runs_ok acc_mean acc_std acc_min loss_mean loss_std steps_to_threshold " \
     "reached seconds diag_share first_share entropy entropy_uniform verdicts budget lr acc_ci_low "        \
     "acc_ci_high loss_ci_low loss_ci_high delta_vs_baseline delta_ci_low delta_ci_high p_value p_holm "    \
-    "significant solved unsolved matched_d_ff baseline_params runs "
+    "significant solved unsolved matched_d_ff baseline_params score_symmetry score_negative_share runs "
 #define RUN_KEYS                                                                                      \
     "seed lr chosen ok final_acc final_loss val_acc val_loss verdict steps_to_threshold budget trend " \
     "flat_since seconds curve "
@@ -1149,7 +1151,7 @@ START_TEST(report_one_variant_one_seed_all_failed) {
     set_loss(v, NAN, 0, NAN, NAN);
     set_verdicts(v, 0, 0, 0, -1, 0, 0, "1/1 failed");
     v->seconds = NAN;
-    v->diag = (qkv_attn_diag){NAN, NAN, NAN, NAN};
+    v->diag = (qkv_attn_diag){NAN, NAN, NAN, NAN, NAN, NAN, NULL, 0, 0};
     v->heat = (qkv_heatmap){0};
     f->cfg.title[0] = 0;
     f->r.base_config_json = NULL;

@@ -3,7 +3,11 @@
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "autograd/ctx.h"
+#include "nn/model_config.h"
+#include "nn/params.h"
 #include "nn/score.h"
 #include "suites.h"
 #include "tensor/rng.h"
@@ -93,11 +97,91 @@ START_TEST(score_tied_general_and_mixed) {
 }
 END_TEST
 
+/* The score matrix of every kind of head is the one the module scores with: with two keys and no
+ * mask, log(w_i0 / w_i1) = scale (x_i^T M x_0 - x_i^T M x_1) for every head and query i */
+typedef struct variant { const char *name; int qkv; bool query_proj, key_proj, role_scale, talking; int kv_heads, latent; } variant;
+
+START_TEST(score_matrix_is_the_modules) {
+    const variant V[] = {
+        {"full", QKV_ATTN_FULL, true, true, false, false, 0, 0},
+        {"shared", QKV_ATTN_SHARED, true, true, false, false, 0, 0},
+        {"shared role_scale", QKV_ATTN_SHARED, true, true, true, false, 0, 0},
+        {"identity", QKV_ATTN_IDENTITY, true, true, false, false, 0, 0},
+        {"qk_tied", QKV_ATTN_QK_TIED, true, true, false, false, 0, 0},
+        {"kv_tied", QKV_ATTN_KV_TIED, true, true, false, false, 0, 0},
+        {"head_shared", QKV_ATTN_HEAD_SHARED, true, true, false, false, 0, 0},
+        {"query_proj false", QKV_ATTN_FULL, false, true, false, false, 0, 0},
+        {"key_proj false", QKV_ATTN_FULL, true, false, false, false, 0, 0},
+        {"both false", QKV_ATTN_FULL, false, false, false, false, 0, 0},
+        {"kv_heads 1", QKV_ATTN_FULL, true, true, false, false, 1, 0},
+        {"kv_latent 3", QKV_ATTN_FULL, true, true, false, false, 0, 3},
+        {"talking_heads", QKV_ATTN_FULL, true, true, false, true, 0, 0},
+    };
+    enum { d = 8, H = 2, T = 2 };
+    for (size_t v = 0; v < sizeof V / sizeof V[0]; v++) {
+        qkv_params p;
+        qkv_params_init(&p, QKV_F64);
+        qkv_attention at;
+        qkv_attn_config ac = qkv_model_config_default().attn;
+        ac.qkv = (qkv_attn_qkv)V[v].qkv;
+        ac.causal = false;
+        ac.query_proj = V[v].query_proj;
+        ac.key_proj = V[v].key_proj;
+        ac.role_scale = V[v].role_scale;
+        ac.talking_heads = V[v].talking;
+        ac.kv_heads = V[v].kv_heads;
+        ac.kv_latent = V[v].latent;
+        char err[256];
+        ck_assert_msg(qkv_attention_init(&at, &p, "a", d, H, &ac, err, sizeof err) == 0, "%s: %s", V[v].name, err);
+        ck_assert_int_eq(qkv_params_finalize(&p), 0);
+        qkv_params_init_values(&p, 7 + v);
+        qkv_rng r;
+        qkv_rng_seed(&r, 11);
+        for (int i = 0; i < p.n; i++) /* role scales and head mixing away from their ones and identity */
+            if (strstr(p.items[i]->name, "role_scale") || strstr(p.items[i]->name, "talking_heads.logits"))
+                for (int64_t k = 0; k < p.items[i]->t.numel; k++)
+                    ((double *)p.items[i]->t.data)[k] += 0.5 * qkv_rng_normal(&r);
+        int64_t s[3] = {1, T, d};
+        double xv[T * d];
+        for (int i = 0; i < T * d; i++) xv[i] = qkv_rng_normal(&r);
+        qkv_tensor *x = qkv_tensor_from_buffer(QKV_F64, 3, s, xv);
+        qkv_ctx *ctx = qkv_ctx_new();
+        qkv_attn_masks none = {0};
+        ck_assert_ptr_nonnull(qkv_attention_forward(ctx, &at, x, &none));
+        const qkv_tensor *w = at.last_att; /* (1,H,T,T) */
+        int n = qkv_attention_score_dim(&at), hd = d / H;
+        double scale = 1 / sqrt((double)hd), M[d * d];
+        for (int h = 0; h < H; h++) {
+            ck_assert_int_eq(qkv_attention_score_matrix(&at, h, 0, M), 0);
+            const double *xs[T];
+            for (int t = 0; t < T; t++) xs[t] = xv + t * d + (n == d ? 0 : h * hd); /* head_shared: the slice */
+            for (int i = 0; i < T; i++) {
+                double sc[T];
+                for (int j = 0; j < T; j++) {
+                    sc[j] = 0;
+                    for (int a = 0; a < n; a++)
+                        for (int b = 0; b < n; b++) sc[j] += xs[i][a] * M[a * n + b] * xs[j][b];
+                }
+                double got = log(qkv_tensor_get(w, (h * T + i) * T + 0) / qkv_tensor_get(w, (h * T + i) * T + 1));
+                ck_assert_msg(fabs(got - scale * (sc[0] - sc[1])) < 1e-9 * (1 + fabs(got)), "%s head %d row %d: %g, "
+                              "M gives %g", V[v].name, h, i, got, scale * (sc[0] - sc[1]));
+            }
+        }
+        ck_assert_int_eq(qkv_attention_score_matrix(&at, H, 0, M), -1);
+        qkv_ctx_free(ctx);
+        qkv_tensor_free(x);
+        qkv_attention_free(&at);
+        qkv_params_free(&p);
+    }
+}
+END_TEST
+
 Suite *score_suite(void) {
     Suite *s = suite_create("score");
     TCase *tc = tcase_create("stats");
     tcase_add_test(tc, score_symmetric_antisymmetric_identity);
     tcase_add_test(tc, score_tied_general_and_mixed);
+    tcase_add_test(tc, score_matrix_is_the_modules);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -274,6 +274,7 @@ void qkv__ablate_results_free(qkv_ablate_results *res) {
     }
     for (int v = 0; res->v && v < nv; v++) {
         free(res->v[v].lrs);
+        free(res->v[v].diag.symmetry_grid);
         free(res->v[v].heat.w);
         free(res->v[v].heat.tokens);
         free(res->v[v].heat.targets);
@@ -289,8 +290,37 @@ void qkv__ablate_results_free(qkv_ablate_results *res) {
 /* run r's recorded attention (observe.h) added to *sums; with vr, its heatmap and sample into
  * vr. A run without a record of its final model's (older runs, or another example) is said on
  * stderr (unless quiet), with how to record one: 1; 0 when added */
+/* the score diagnostics of a variant's chosen runs, summed */
+typedef struct score_sums {
+    double sym, neg;                /* over every layer, head and run with a number */
+    int n_sym, n_neg;
+    double *grid;                   /* per layer and head, over runs */
+    int *grid_n, layers, heads;
+} score_sums;
+
+/* o's score diagnostics added to *s (nothing for a record without them) */
+static void add_scores(score_sums *s, const qkv_observed *o) {
+    if (!o->symmetry) return;
+    int n = o->layers * o->heads;
+    if (!s->grid) {
+        s->grid = calloc((size_t)n, sizeof *s->grid);
+        s->grid_n = calloc((size_t)n, sizeof *s->grid_n);
+        s->layers = o->layers;
+        s->heads = o->heads;
+    }
+    bool grid = s->grid && s->grid_n && s->layers == o->layers && s->heads == o->heads;
+    for (int i = 0; i < n; i++) {
+        if (isfinite(o->symmetry[i])) {
+            s->sym += o->symmetry[i];
+            s->n_sym++;
+            if (grid) s->grid[i] += o->symmetry[i], s->grid_n[i]++;
+        }
+        if (isfinite(o->negative_mass[i])) s->neg += o->negative_mass[i], s->n_neg++;
+    }
+}
+
 static int observed(const qkv_ablate_plan *p, int r, int example, long long steps, qkv_diag_sums *sums,
-                    qkv_variant_result *vr, bool quiet) {
+                    score_sums *ss, qkv_variant_result *vr, bool quiet) {
     qkv_observed o;
     char e[700];
     int got = qkv__run_observed(p->runs[r].dir, &o, e, sizeof e);
@@ -311,6 +341,7 @@ static int observed(const qkv_ablate_plan *p, int r, int example, long long step
     sums->entropy += o.sums.entropy;
     sums->entropy_uniform += o.sums.entropy_uniform;
     sums->rows += o.sums.rows;
+    add_scores(ss, &o);
     if (vr) {
         vr->heat = (qkv_heatmap){o.layers, o.heads, o.T, o.w, o.tokens, o.targets};
         o.w = NULL;
@@ -408,15 +439,26 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
     for (int v = 0; v < nv; v++) {
         qkv_variant_result *vr = &res->v[v];
         qkv_diag_sums sums = {0};
+        score_sums ss = {0};
         for (int s = 0; s < ns; s++) {
             int r = qkv__ablate_index(p, v, vr->lr_chosen, s);
             if (!res->all_runs[r].ok) continue;
-            if (observed(p, r, c->example, res->all_runs[r].steps, &sums, s == 0 ? vr : NULL, quiet))
+            if (observed(p, r, c->example, res->all_runs[r].steps, &sums, &ss, s == 0 ? vr : NULL, quiet))
                 res->unobserved++;
         }
         double rows = sums.rows ? (double)sums.rows : NAN;
         vr->diag = (qkv_attn_diag){sums.diag / rows, sums.first / rows, sums.entropy / rows,
-                                   sums.entropy_uniform / rows};
+                                   sums.entropy_uniform / rows, ss.n_sym ? ss.sym / ss.n_sym : NAN,
+                                   ss.n_neg ? ss.neg / ss.n_neg : NAN, NULL, 0, 0};
+        if (ss.grid && ss.grid_n) {
+            for (int i = 0; i < ss.layers * ss.heads; i++) ss.grid[i] = ss.grid_n[i] ? ss.grid[i] / ss.grid_n[i] : NAN;
+            vr->diag.symmetry_grid = ss.grid;
+            vr->diag.grid_layers = ss.layers;
+            vr->diag.grid_heads = ss.heads;
+            ss.grid = NULL;
+        }
+        free(ss.grid);
+        free(ss.grid_n);
     }
     res->sample_prompt = QKV_OBSERVE_SAMPLE_PROMPT;
     res->sample_bytes = QKV_OBSERVE_SAMPLE_BYTES;

@@ -44,6 +44,12 @@ typedef struct qkv_attn_diag {
     double first_share;             /* mean weight on the first position */
     double entropy;                 /* mean entropy of a query's weights (nats) */
     double entropy_uniform;         /* the same for uniform causal attention, for scale */
+    /* the shape of the heads' score matrices (nn/score.h), averaged over layers, heads and seeds: */
+    double symmetry;                /* symmetry score: 1 symmetric, -1 antisymmetric, 0 neither */
+    double negative_mass;           /* the negative share of the symmetric part's eigenvalue mass */
+    /* the symmetry score per layer and head, averaged over seeds ([l][h]; NULL: none recorded) */
+    double *symmetry_grid;
+    int grid_layers, grid_heads;
 } qkv_attn_diag;
 
 /* The attention weights of one fixed evaluation example (seed index 0 run). */

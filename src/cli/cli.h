@@ -19,6 +19,7 @@ QKV_INTERNAL int qkv_cmd_ablate(int argc, char **argv);
 QKV_INTERNAL int qkv_cmd_summarize(int argc, char **argv);
 QKV_INTERNAL int qkv_cmd_bench(int argc, char **argv);
 QKV_INTERNAL int qkv_cmd_sample(int argc, char **argv);
+QKV_INTERNAL int qkv_cmd_inspect(int argc, char **argv);
 
 /* qkv bench --sweep (bench_sweep.c): the fixed sweep of config (NULL: configs/recall.json),
  * steps per run, jobs runs at once; a table, or one JSON line; the exit status */

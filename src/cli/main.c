@@ -21,6 +21,7 @@ static const char USAGE[] =
     "  ablate     train and compare variants (the Q/K/V ablation) and write a report\n"
     "  summarize  ablations' results side by side; the tables a document embeds, checked\n"
     "  bench      time the training step of the standard sizes\n"
+    "  inspect    a trained run's heads: the shape of each score matrix, where queries look\n"
     "\n"
     "'qkv COMMAND --help' describes each command's options.\n"
     "\n"
@@ -33,12 +34,12 @@ typedef struct { const char *name; int (*run)(int, char **); } command;
 static const command COMMANDS[] = {
     {"train", qkv_cmd_train}, {"eval", qkv_cmd_eval}, {"sample", qkv_cmd_sample}, {"params", qkv_cmd_params},
     {"gradcheck", qkv_cmd_gradcheck}, {"ablate", qkv_cmd_ablate},
-    {"summarize", qkv_cmd_summarize}, {"bench", qkv_cmd_bench},
+    {"summarize", qkv_cmd_summarize}, {"bench", qkv_cmd_bench}, {"inspect", qkv_cmd_inspect},
 };
 
 int main(int argc, char **argv) {
     if (argc < 2) { /* a usage error, so one line like every other; --help prints the usage */
-        qkv_cli_error(NULL, "missing COMMAND: train, eval, sample, params, gradcheck, ablate, summarize or bench "
+        qkv_cli_error(NULL, "missing COMMAND: train, eval, sample, params, gradcheck, ablate, summarize, bench or inspect "
                       "(try 'qkv --help')");
         return QKV_EXIT_USAGE;
     }

@@ -131,6 +131,10 @@ static qkv_report_value v_entropy(const qkv_report *p, int i) { return stat(p, i
 /* the same for uniform causal attention (a property of the task, so kept for failed variants) */
 static qkv_report_value v_entropy_uniform(const qkv_report *p, int i) { return num(var(p, i)->diag.entropy_uniform); }
 
+/* the shape of the heads' score matrices: symmetry score, negative eigenvalue share */
+static qkv_report_value v_symmetry(const qkv_report *p, int i) { return stat(p, i, var(p, i)->diag.symmetry); }
+static qkv_report_value v_negative(const qkv_report *p, int i) { return stat(p, i, var(p, i)->diag.negative_mass); }
+
 /* CSV columns in CSV order, JSON keys in JSON order; "sets" appears twice because it is the
  * 14th CSV column (the last of those results.csv had first: a column is added after them, so a
  * reader of the older columns by position still finds them) but the second JSON key */
@@ -170,6 +174,8 @@ static const variant_field VARIANT_FIELDS[] = {
     {{"unsolved", "unsolved", NULL}, v_unsolved},
     {{"matched_d_ff", "matched_d_ff", NULL}, v_matched},
     {{"baseline_params", "baseline_params", NULL}, v_baseline_params},
+    {{"score_symmetry", "score_symmetry", NULL}, v_symmetry},
+    {{"score_negative_share", "score_negative_share", NULL}, v_negative},
 };
 
 /* ---- per run ----------------------------------------------------------------------------- */

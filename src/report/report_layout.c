@@ -25,6 +25,11 @@ static const char *const DIAG_NOTES[] = {
     "first-position share: the mean weight on the first position (an attention sink)",
     "entropy: the mean entropy of a query's attention weights in nats (low = focused)",
     "uniform causal entropy: the same for uniform attention over the visible positions, for scale",
+    "score symmetry: of each head's score matrix M = W_q W_k^T (the bilinear form x_i^T M x_j of the query and "
+    "key inputs), (|M_s|^2 - |M_a|^2) / |M|^2 with M_s, M_a its symmetric and antisymmetric parts: 1 symmetric (a "
+    "tied Q = K is, by construction), -1 antisymmetric, 0 neither (Saponati et al.); for diff, its first map",
+    "negative eigenvalue share: the share of M_s's eigenvalue mass that is negative (0 for a tied Q = K, whose M "
+    "is positive semi-definite)",
 };
 static const char CURVES_NOTE[] =
     "Lines: the mean over the finished runs at each evaluated step; bands: the minimum and maximum over seeds.";

@@ -156,6 +156,14 @@ static void cell_entropy_uniform(char *dst, size_t n, const qkv_report *p, int i
     fmt_fixed(dst, n, v->diag.entropy_uniform, 3);
 }
 
+/* the heads' mean symmetry score and negative eigenvalue share (nn/score.h) */
+static void cell_symmetry(char *dst, size_t n, const qkv_report *p, int i) {
+    fmt_fixed(dst, n, p->r->v[i].diag.symmetry, 2);
+}
+static void cell_negative(char *dst, size_t n, const qkv_report *p, int i) {
+    fmt_fixed(dst, n, p->r->v[i].diag.negative_mass, 2);
+}
+
 /* the variant's overrides */
 static void cell_sets(char *dst, size_t n, const qkv_report *p, int i) {
     const qkv_variant_result *v = &p->r->v[i];
@@ -221,6 +229,8 @@ int qkv_report_tables_build(qkv_report *p) {
         {"first-position share", true, true, cell_first_share},
         {"entropy (nats)", true, true, cell_entropy},
         {"uniform causal entropy (nats)", true, true, cell_entropy_uniform},
+        {"score symmetry", true, true, cell_symmetry},
+        {"negative eigenvalue share", true, true, cell_negative},
     };
     const column variants[] = {
         {"variant", false, false, cell_name},

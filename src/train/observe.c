@@ -3,6 +3,7 @@
  * for the text task a sample, written beside its model for the reports. */
 #include "train/observe.h"
 #include "io/safetensors.h"
+#include "nn/score.h"
 #include "train/run_dir.h"
 #include "train/sample.h"
 #include "train/train.h"
@@ -15,8 +16,8 @@
 /* the order of the sums in the file's "diag.sums" */
 enum { SUM_DIAG, SUM_FIRST, SUM_ENTROPY, SUM_ENTROPY_UNIFORM, SUM_ROWS, SUM_COUNT };
 
-/* add the rows of one layer's attention a: (B,H,T,T) */
-static void add_rows(const qkv_tensor *a, const qkv_batch *b, qkv_diag_sums *s) {
+/* add the rows of one layer's attention a: (B,H,T,T); head_diag[h], head_rows[h]: per head too */
+static void add_rows(const qkv_tensor *a, const qkv_batch *b, qkv_diag_sums *s, double *head_diag, int64_t *head_rows) {
     int64_t B = a->shape[0], H = a->shape[1], T = a->shape[2];
     const float *w = a->data;
     for (int64_t bi = 0; bi < B; bi++)
@@ -32,6 +33,8 @@ static void add_rows(const qkv_tensor *a, const qkv_batch *b, qkv_diag_sums *s) 
                 }
                 if (sum < 0.5) continue; /* a fully masked row attends nowhere */
                 s->diag += row[i];
+                head_diag[h] += row[i];
+                head_rows[h]++;
                 s->first += row[0];
                 s->entropy += ent;
                 s->entropy_uniform += log((double)allowed); /* softmax gives every allowed key > 0 */
@@ -54,7 +57,19 @@ static int attention(qkv_model *m, qkv_task *task, int layers, int heads, qkv_ob
     qkv_ctx_set_grad_enabled(ctx, false);
     qkv_task_eval_batch(task, &b, 0, n);
     if (!qkv_model_forward(ctx, m, &b.tokens, b.has_pad ? &b.pad : NULL)) goto fail;
-    for (int l = 0; l < layers; l++) add_rows(qkv_model_attention(m, l), &b, &o->sums);
+    o->diag_share = calloc((size_t)layers * heads, sizeof *o->diag_share);
+    int64_t *rows = calloc((size_t)heads, sizeof *rows);
+    for (int l = 0; o->diag_share && rows && l < layers; l++) {
+        memset(rows, 0, (size_t)heads * sizeof *rows);
+        double *hd = o->diag_share + (size_t)l * heads;
+        add_rows(qkv_model_attention(m, l), &b, &o->sums, hd, rows);
+        for (int h = 0; h < heads; h++) hd[h] = rows[h] ? hd[h] / (double)rows[h] : NAN;
+    }
+    free(rows);
+    if (!o->diag_share) {
+        snprintf(err, (size_t)errlen, "out of memory");
+        goto done;
+    }
     /* one example, all layers and heads */
     qkv_ctx_reset(ctx);
     qkv_task_eval_batch(task, &one, o->example % (avail > 0 ? avail : 1), avail);
@@ -85,6 +100,26 @@ done:
     return rc;
 }
 
+/* every layer's and head's score matrix, described (nn/score.h; diff: the first map) */
+static int scores(const qkv_model *m, int layers, int heads, qkv_observed *o, char *err, int errlen) {
+    size_t n = (size_t)layers * heads;
+    o->symmetry = malloc(n * sizeof *o->symmetry);
+    o->negative_mass = malloc(n * sizeof *o->negative_mass);
+    int dim = layers ? qkv_attention_score_dim(&m->blocks[0].attn) : 1;
+    double *M = malloc((size_t)dim * dim * sizeof *M);
+    int rc = !o->symmetry || !o->negative_mass || !M ? -1 : 0;
+    for (int l = 0; l < layers && !rc; l++)
+        for (int h = 0; h < heads && !rc; h++) {
+            qkv_score_stats st;
+            rc = qkv_attention_score_matrix(&m->blocks[l].attn, h, 0, M) || qkv_score_stats_of(M, dim, &st);
+            o->symmetry[(size_t)l * heads + h] = st.symmetry;
+            o->negative_mass[(size_t)l * heads + h] = st.negative_mass;
+        }
+    free(M);
+    if (rc) snprintf(err, (size_t)errlen, "the score diagnostics: out of memory");
+    return rc;
+}
+
 /* the text task's sample from m into o (the prompt's bytes, then what the model drew) */
 static int sample(qkv_model *m, qkv_observed *o, char *err, int errlen) {
     const char *prompt = QKV_OBSERVE_SAMPLE_PROMPT;
@@ -110,24 +145,29 @@ static qkv_tensor view(qkv_dtype dt, int ndim, const int64_t *shape, void *data)
 
 /* o into DIR/observed.safetensors */
 static int write_observed(const char *dir, const qkv_observed *o, char *err, int errlen) {
+    int64_t nlh[2] = {o->layers, o->heads};
     double sums[SUM_COUNT] = {o->sums.diag, o->sums.first, o->sums.entropy, o->sums.entropy_uniform,
                               (double)o->sums.rows};
     int64_t ns = SUM_COUNT, nw[4] = {o->layers, o->heads, o->T, o->T}, nt = o->T, nsample = o->sample_len;
     qkv_tensor ts = view(QKV_F64, 1, &ns, sums), tw = view(QKV_F32, 4, nw, o->w),
                tk = view(QKV_I32, 1, &nt, o->tokens), tg = view(QKV_I32, 1, &nt, o->targets),
                tx = view(QKV_I32, 1, &nsample, o->sample);
-    qkv_st_item items[5] = {{"diag.sums", &ts}, {"example.attention", &tw}, {"example.tokens", &tk},
-                            {"example.targets", &tg}, {"sample.tokens", &tx}};
+    qkv_tensor tsym = view(QKV_F64, 2, nlh, o->symmetry), tneg = view(QKV_F64, 2, nlh, o->negative_mass),
+               tdiag = view(QKV_F64, 2, nlh, o->diag_share);
+    qkv_st_item items[8] = {{"diag.sums", &ts}, {"example.attention", &tw}, {"example.tokens", &tk},
+                            {"example.targets", &tg}, {"score.symmetry", &tsym}, {"score.negative_mass", &tneg},
+                            {"score.diag_share", &tdiag}, {"sample.tokens", &tx}};
     char step[32], example[32], path[4200];
     snprintf(step, sizeof step, "%lld", o->step);
     snprintf(example, sizeof example, "%d", o->example);
     const char *meta[4] = {"qkv_step", step, "qkv_example", example};
     snprintf(path, sizeof path, "%s/" QKV_RUN_OBSERVED, dir);
-    return qkv_st_write(path, items, o->sample ? 5 : 4, meta, 2, err, (size_t)errlen);
+    return qkv_st_write(path, items, o->sample ? 8 : 7, meta, 2, err, (size_t)errlen);
 }
 
-int qkv__run_observe(const qkv_config *cfg, const char *dir, int example, long long step, char *err, int errlen) {
-    qkv_observed o = {.step = step, .example = example < 0 ? 0 : example};
+int qkv__run_observation(const qkv_config *cfg, const char *dir, int example, long long step, qkv_observed *o,
+                         char *err, int errlen) {
+    *o = (qkv_observed){.step = step, .example = example < 0 ? 0 : example};
     qkv_task task;
     if (qkv_task_open(&task, &cfg->task, (uint64_t)cfg->train.seed, err, errlen)) return -1;
     qkv_model_config mc = cfg->model;
@@ -136,14 +176,23 @@ int qkv__run_observe(const qkv_config *cfg, const char *dir, int example, long l
     snprintf(path, sizeof path, "%s/" QKV_RUN_MODEL, dir);
     int rc = -1;
     if (qkv_task_fit_model(&task, &mc, err, errlen) || !(m = qkv_model_new(&mc, QKV_F32, 0, err, errlen)) ||
-        qkv_load_model(m, path, err, errlen) || attention(m, &task, mc.layers, mc.heads, &o, err, errlen) ||
-        (cfg->task.kind == QKV_TASK_TEXT && sample(m, &o, err, errlen)))
+        qkv_load_model(m, path, err, errlen) || attention(m, &task, mc.layers, mc.heads, o, err, errlen) ||
+        scores(m, mc.layers, mc.heads, o, err, errlen) ||
+        (cfg->task.kind == QKV_TASK_TEXT && sample(m, o, err, errlen)))
         goto done;
-    rc = write_observed(dir, &o, err, errlen);
+    rc = 0;
 done:
-    qkv__observed_free(&o);
+    if (rc) qkv__observed_free(o);
     qkv_model_free(m);
     qkv_task_close(&task);
+    return rc;
+}
+
+int qkv__run_observe(const qkv_config *cfg, const char *dir, int example, long long step, char *err, int errlen) {
+    qkv_observed o;
+    if (qkv__run_observation(cfg, dir, example, step, &o, err, errlen)) return -1;
+    int rc = write_observed(dir, &o, err, errlen);
+    qkv__observed_free(&o);
     return rc;
 }
 
@@ -172,11 +221,21 @@ int qkv__run_observed(const char *dir, qkv_observed *o, char *err, int errlen) {
     fclose(f);
     qkv_safetensors *st;
     if (qkv_st_read(path, &st, err, (size_t)errlen)) return -1;
-    int64_t ns[1], nw[4], nt[1], nt2[1], nx[1];
+    int64_t ns[1] = {0}, nw[4] = {0}, nt[1] = {0}, nt2[1] = {0}, nx[1] = {0};
     double *sums = take(st, "diag.sums", QKV_F64, 1, ns, sizeof(double));
     o->w = take(st, "example.attention", QKV_F32, 4, nw, sizeof(float));
     o->tokens = take(st, "example.tokens", QKV_I32, 1, nt, sizeof(int32_t));
     o->targets = take(st, "example.targets", QKV_I32, 1, nt2, sizeof(int32_t));
+    int64_t n1[2], n2[2], n3[2];
+    o->symmetry = take(st, "score.symmetry", QKV_F64, 2, n1, sizeof(double));
+    o->negative_mass = take(st, "score.negative_mass", QKV_F64, 2, n2, sizeof(double));
+    o->diag_share = take(st, "score.diag_share", QKV_F64, 2, n3, sizeof(double));
+    bool scored = o->symmetry && o->negative_mass && o->diag_share && n1[0] == nw[0] && n1[1] == nw[1] &&
+                  n2[0] == nw[0] && n2[1] == nw[1] && n3[0] == nw[0] && n3[1] == nw[1];
+    if (!scored) { /* a record made before them: the rest stands */
+        free(o->symmetry); free(o->negative_mass); free(o->diag_share);
+        o->symmetry = o->negative_mass = o->diag_share = NULL;
+    }
     bool has_sample = qkv_st_find(st, "sample.tokens") != NULL;
     if (has_sample) o->sample = take(st, "sample.tokens", QKV_I32, 1, nx, sizeof(int32_t));
     const char *step = qkv_st_meta(st, "qkv_step"), *example = qkv_st_meta(st, "qkv_example");
@@ -204,6 +263,10 @@ int qkv__run_observed(const char *dir, qkv_observed *o, char *err, int errlen) {
 }
 
 void qkv__observed_free(qkv_observed *o) {
+    free(o->symmetry);
+    free(o->negative_mass);
+    free(o->diag_share);
+    o->symmetry = o->negative_mass = o->diag_share = NULL;
     free(o->w);
     free(o->tokens);
     free(o->targets);

@@ -36,17 +36,24 @@ typedef struct qkv_observed {
     int32_t *tokens, *targets;      /* (T) the example's input tokens and targets (-100: no loss) */
     int32_t *sample;                /* the text task: the prompt's bytes and the sample's; NULL otherwise */
     int sample_len;
+    /* per layer and head (layers x heads, [l][h]): the shape of the head's score matrix (nn/score.h;
+     * diff: its first map's) and the weight its queries put on their own position; NULL in a record
+     * of a qkv before them */
+    double *symmetry, *negative_mass, *diag_share;
 } qkv_observed;
 
 /* Build the run's model from cfg (its effective config) and DIR/model.safetensors, run it on the
  * evaluation examples and write DIR/observed.safetensors (atomically): the sums, the weights of
  * evaluation example `example` (taken modulo the examples there are), the text task's sample, and
- * step. 0, or -1 with one line in err */
+ * step, and the score diagnostics of every layer and head. 0, or -1 with one line in err */
 QKV_INTERNAL int qkv__run_observe(const qkv_config *cfg, const char *dir, int example, long long step, char *err,
                                   int errlen);
 /* DIR/observed.safetensors into *o (its arrays malloc'd: qkv__observed_free). 1 when the run has
  * none (a run of a qkv before it), 0 when read, -1 with one line in err when it is damaged */
 QKV_INTERNAL int qkv__run_observed(const char *dir, qkv_observed *o, char *err, int errlen);
 QKV_INTERNAL void qkv__observed_free(qkv_observed *o);
+/* What qkv__run_observe records, computed into *o and not written (qkv inspect): 0, or -1 */
+QKV_INTERNAL int qkv__run_observation(const qkv_config *cfg, const char *dir, int example, long long step,
+                                      qkv_observed *o, char *err, int errlen);
 
 #endif
