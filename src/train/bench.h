@@ -34,7 +34,7 @@ typedef struct qkv_bench_result {
 QKV_APP_API int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*alloc_count)(void),
                   qkv_bench_result *r, char *err, int errlen);
 /* the same with the attention of attn (NULL: the default, full) */
-QKV_API int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int warmup, int steps,
+QKV_APP_API int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int warmup, int steps,
                                uint64_t (*alloc_count)(void), qkv_bench_result *r, char *err, int errlen);
 /* this machine's sgemm GFLOP/s on an n x n x n product at the current BLAS thread count (best of reps) */
 QKV_APP_API double qkv_bench_sgemm_ceiling(int n, int reps);
