@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAIL(...) do { snprintf(err, (size_t)errlen, __VA_ARGS__); goto fail; } while (0)
-
 static char **string_list(const cJSON *a, int *n, const char *path, const char *key, char *err, int errlen) {
     *n = 0;
     if (!a) return NULL;
@@ -161,10 +159,189 @@ static int match_params(qkv_ablate_config *c, int v, char *err, int errlen) {
     return 0;
 }
 
+/* the ablation config's keys, and a variant's */
+static const char *const TOP[] = {"title", "base", "set", "variants", "seeds", "lrs", "max_steps", "baseline",
+                                  "threshold", "metric", "example", "batch_runs", "batch_max_runs", NULL};
+static const char *const VAR[] = {"name", "set", "match_params", NULL};
+
+/* fail a parsing step with a message */
+#define BAD(...) return snprintf(err, (size_t)errlen, __VA_ARGS__), -1
+
+/* title, base (a path relative to path's directory, or an inline config) and the common set */
+static int parse_head(qkv_ablate_config *c, const cJSON *j, const char *path, char *err, int errlen) {
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "title");
+    if (t && !cJSON_IsString(t)) BAD("%s: title: expected a string", path);
+    if (t) snprintf(c->title, sizeof c->title, "%s", t->valuestring);
+
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "base");
+    if (cJSON_IsString(b)) { /* a path, relative to this file's directory */
+        const char *slash = strrchr(path, '/');
+        if (b->valuestring[0] == '/' || !slash) snprintf(c->base_path, sizeof c->base_path, "%s", b->valuestring);
+        else snprintf(c->base_path, sizeof c->base_path, "%.*s/%s", (int)(slash - path), path, b->valuestring);
+    } else if (cJSON_IsObject(b)) {
+        c->base_json = cJSON_Print(b);
+    } else {
+        BAD("%s: base: expected a config path (string) or an inline config (object)", path);
+    }
+
+    char **l = string_list(cJSON_GetObjectItemCaseSensitive(j, "set"), &c->n_sets, path, "set", err, errlen);
+    if (l == (char **)-1) return -1;
+    c->sets = l;
+    return 0;
+}
+
+/* variants[i]: its name (unique among the first i), set and match_params */
+static int parse_variant(qkv_ablate_config *c, const cJSON *v, int i, const char *path, char *err, int errlen) {
+    char where[64];
+    snprintf(where, sizeof where, "variants[%d].", i);
+    if (!cJSON_IsObject(v)) BAD("%s: variants[%d]: expected an object {\"name\": ..., \"set\": [...]}", path, i);
+    if (check_keys(v, VAR, path, where, err, errlen)) return -1;
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(v, "name");
+    if (!cJSON_IsString(n) || !name_ok(n->valuestring))
+        BAD("%s: variants[%d].name: expected 1-63 characters of A-Z a-z 0-9 _ - + .", path, i);
+    for (int k = 0; k < i; k++)
+        if (!strcmp(c->variants[k].name, n->valuestring))
+            BAD("%s: variants[%d].name: \"%s\" is used twice", path, i, n->valuestring);
+    snprintf(c->variants[i].name, QKV_ABLATE_NAME, "%s", n->valuestring);
+    char key[80];
+    snprintf(key, sizeof key, "variants[%d].set", i);
+    char **l = string_list(cJSON_GetObjectItemCaseSensitive(v, "set"), &c->variants[i].n_sets, path, key, err, errlen);
+    if (l == (char **)-1) return -1;
+    c->variants[i].sets = l;
+    const cJSON *mp = cJSON_GetObjectItemCaseSensitive(v, "match_params");
+    if (mp && (!cJSON_IsString(mp) || strcmp(mp->valuestring, "baseline")))
+        BAD("%s: variants[%d].match_params: expected \"baseline\" (widen model.d_ff to the baseline's "
+            "parameter count)", path, i);
+    c->variants[i].match_params = mp != NULL;
+    return 0;
+}
+
+/* the non-empty variants array */
+static int parse_variants(qkv_ablate_config *c, const cJSON *j, const char *path, char *err, int errlen) {
+    const cJSON *vs = cJSON_GetObjectItemCaseSensitive(j, "variants");
+    if (!cJSON_IsArray(vs) || cJSON_GetArraySize(vs) < 1)
+        BAD("%s: variants: expected a non-empty array of {\"name\": ..., \"set\": [...]}", path);
+    c->n_variants = cJSON_GetArraySize(vs);
+    c->variants = calloc((size_t)c->n_variants, sizeof *c->variants);
+    int i = 0;
+    for (const cJSON *v = vs->child; v; v = v->next, i++)
+        if (parse_variant(c, v, i, path, err, errlen)) return -1;
+    return 0;
+}
+
+/* the seeds (distinct integers in [0, 2^53)) and the optional learning-rate grid (distinct, in (0, 10]) */
+static int parse_seeds_lrs(qkv_ablate_config *c, const cJSON *j, const char *path, char *err, int errlen) {
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "seeds");
+    if (!cJSON_IsArray(s) || cJSON_GetArraySize(s) < 1)
+        BAD("%s: seeds: expected a non-empty array of integers", path);
+    c->n_seeds = cJSON_GetArraySize(s);
+    c->seeds = calloc((size_t)c->n_seeds, sizeof *c->seeds);
+    int i = 0;
+    for (const cJSON *e = s->child; e; e = e->next, i++) {
+        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 9007199254740991.0 ||
+            e->valuedouble != (double)(long long)e->valuedouble)
+            BAD("%s: seeds[%d]: expected an integer in [0, 2^53)", path, i);
+        c->seeds[i] = (long long)e->valuedouble;
+        for (int k = 0; k < i; k++)
+            if (c->seeds[k] == c->seeds[i]) BAD("%s: seeds[%d]: %lld is listed twice", path, i, c->seeds[i]);
+    }
+    const cJSON *lr = cJSON_GetObjectItemCaseSensitive(j, "lrs");
+    if (!lr) return 0;
+    if (!cJSON_IsArray(lr) || cJSON_GetArraySize(lr) < 1)
+        BAD("%s: lrs: expected a non-empty array of learning rates in (0, 10]", path);
+    c->n_lrs = cJSON_GetArraySize(lr);
+    c->lrs = calloc((size_t)c->n_lrs, sizeof *c->lrs);
+    i = 0;
+    for (const cJSON *e = lr->child; e; e = e->next, i++) {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble > 0 && e->valuedouble <= 10))
+            BAD("%s: lrs[%d]: expected a learning rate in (0, 10]", path, i);
+        c->lrs[i] = e->valuedouble;
+        for (int k = 0; k < i; k++)
+            if (c->lrs[k] == c->lrs[i]) BAD("%s: lrs[%d]: %g is listed twice", path, i, c->lrs[i]);
+    }
+    return 0;
+}
+
+/* max_steps, the baseline (by name; not itself matched), threshold and metric (no extension
+ * unless on accuracy) */
+static int parse_study(qkv_ablate_config *c, const cJSON *j, const char *path, char *err, int errlen) {
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(j, "max_steps");
+    if (ms && (!cJSON_IsNumber(ms) || ms->valuedouble < 1 || ms->valuedouble > 1e9 ||
+               ms->valuedouble != (double)(long long)ms->valuedouble))
+        BAD("%s: max_steps: expected an integer in [1, 1000000000] (the extension budget)", path);
+    if (ms) c->max_steps = (long long)ms->valuedouble;
+    const cJSON *bl = cJSON_GetObjectItemCaseSensitive(j, "baseline");
+    if (bl) {
+        if (!cJSON_IsString(bl)) BAD("%s: baseline: expected a variant's name", path);
+        c->baseline = -1;
+        for (int k = 0; k < c->n_variants; k++)
+            if (!strcmp(c->variants[k].name, bl->valuestring)) c->baseline = k;
+        if (c->baseline < 0) BAD("%s: baseline: \"%s\" is not one of the variants", path, bl->valuestring);
+    }
+    if (c->variants[c->baseline].match_params)
+        BAD("%s: variants[%d].match_params: %s is the baseline itself", path, c->baseline,
+            c->variants[c->baseline].name);
+    const cJSON *th = cJSON_GetObjectItemCaseSensitive(j, "threshold");
+    if (th && (!cJSON_IsNumber(th) || !(th->valuedouble > 0 && th->valuedouble <= 1)))
+        BAD("%s: threshold: expected an accuracy in (0, 1]", path);
+    if (th) c->threshold = th->valuedouble;
+    const cJSON *me = cJSON_GetObjectItemCaseSensitive(j, "metric");
+    if (me) {
+        int k = 0;
+        while (k < QKV_METRIC_COUNT && !(cJSON_IsString(me) && !strcmp(me->valuestring, QKV_METRIC_NAMES[k]))) k++;
+        if (k == QKV_METRIC_COUNT) BAD("%s: metric: expected \"accuracy\", \"loss\" or \"bpb\"", path);
+        c->metric = (qkv_ablate_metric)k;
+    }
+    if (c->metric != QKV_METRIC_ACCURACY && c->max_steps)
+        BAD("%s: max_steps: a sweep on metric \"%s\" is not extended (solving is an accuracy threshold); "
+            "drop max_steps", path, QKV_METRIC_NAMES[c->metric]);
+    return 0;
+}
+
+/* the example shown in the report, and batching runs together */
+static int parse_extras(qkv_ablate_config *c, const cJSON *j, const char *path, char *err, int errlen) {
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(j, "example");
+    if (ex && (!cJSON_IsNumber(ex) || ex->valuedouble < 0 || ex->valuedouble > 1e6 ||
+               ex->valuedouble != (double)(int)ex->valuedouble))
+        BAD("%s: example: expected an evaluation example index in [0, 1000000]", path);
+    if (ex) c->example = (int)ex->valuedouble;
+    const cJSON *br = cJSON_GetObjectItemCaseSensitive(j, "batch_runs");
+    if (br && !cJSON_IsBool(br))
+        BAD("%s: batch_runs: expected true or false (train a variant's runs together, as one model)", path);
+    c->batch_runs = br && cJSON_IsTrue(br);
+    const cJSON *bm = cJSON_GetObjectItemCaseSensitive(j, "batch_max_runs");
+    if (bm && (!cJSON_IsNumber(bm) || bm->valuedouble < 2 || bm->valuedouble > QKV_ABLATE_GROUP_MAX ||
+               bm->valuedouble != (double)(int)bm->valuedouble))
+        BAD("%s: batch_max_runs: expected an integer in [2, %d] (runs trained together at most)", path,
+            QKV_ABLATE_GROUP_MAX);
+    if (bm) c->batch_max_runs = (int)bm->valuedouble;
+    return 0;
+}
+
+/* the whole parsed config j into c, key by key in the order of the file format */
+static int parse_config(qkv_ablate_config *c, const cJSON *j, const char *path, char *err, int errlen) {
+    if (!cJSON_IsObject(j)) BAD("%s: expected a JSON object", path);
+    if (check_keys(j, TOP, path, "", err, errlen)) return -1;
+    if (parse_head(c, j, path, err, errlen) || parse_variants(c, j, path, err, errlen) ||
+        parse_seeds_lrs(c, j, path, err, errlen) || parse_study(c, j, path, err, errlen) ||
+        parse_extras(c, j, path, err, errlen))
+        return -1;
+    return 0;
+}
+
+#undef BAD
+
+/* every variant's config checked, before any directory or run is made; then the parameter-matched
+ * controls: the baseline's count, then each matched variant's width */
+static int check_variants(qkv_ablate_config *c, char *err, int errlen) {
+    for (int v = 0; v < c->n_variants; v++)
+        if (check_variant(c, v, err, errlen)) return -1;
+    for (int v = 0; v < c->n_variants; v++)
+        if (match_params(c, v, err, errlen)) return -1;
+    return 0;
+}
+
 int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, int errlen) {
-    static const char *const TOP[] = {"title", "base", "set", "variants", "seeds", "lrs", "max_steps", "baseline",
-                                      "threshold", "metric", "example", "batch_runs", "batch_max_runs", NULL};
-    static const char *const VAR[] = {"name", "set", "match_params", NULL};
     memset(c, 0, sizeof *c);
     snprintf(c->path, sizeof c->path, "%s", path);
     c->threshold = 0.99;
@@ -180,150 +357,13 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
         if (oom) snprintf(err, (size_t)errlen, "%s: out of memory reading the config", path);
         return -1;
     }
-    if (!cJSON_IsObject(j)) FAIL("%s: expected a JSON object", path);
-    if (check_keys(j, TOP, path, "", err, errlen)) goto fail;
-
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "title");
-    if (t && !cJSON_IsString(t)) FAIL("%s: title: expected a string", path);
-    if (t) snprintf(c->title, sizeof c->title, "%s", t->valuestring);
-
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "base");
-    if (cJSON_IsString(b)) { /* a path, relative to this file's directory */
-        const char *slash = strrchr(path, '/');
-        if (b->valuestring[0] == '/' || !slash) snprintf(c->base_path, sizeof c->base_path, "%s", b->valuestring);
-        else snprintf(c->base_path, sizeof c->base_path, "%.*s/%s", (int)(slash - path), path, b->valuestring);
-    } else if (cJSON_IsObject(b)) {
-        c->base_json = cJSON_Print(b);
-    } else {
-        FAIL("%s: base: expected a config path (string) or an inline config (object)", path);
-    }
-
-    char **l = string_list(cJSON_GetObjectItemCaseSensitive(j, "set"), &c->n_sets, path, "set", err, errlen);
-    if (l == (char **)-1) goto fail;
-    c->sets = l;
-
-    const cJSON *vs = cJSON_GetObjectItemCaseSensitive(j, "variants");
-    if (!cJSON_IsArray(vs) || cJSON_GetArraySize(vs) < 1)
-        FAIL("%s: variants: expected a non-empty array of {\"name\": ..., \"set\": [...]}", path);
-    c->n_variants = cJSON_GetArraySize(vs);
-    c->variants = calloc((size_t)c->n_variants, sizeof *c->variants);
-    int i = 0;
-    for (const cJSON *v = vs->child; v; v = v->next, i++) {
-        char where[64];
-        snprintf(where, sizeof where, "variants[%d].", i);
-        if (!cJSON_IsObject(v)) FAIL("%s: variants[%d]: expected an object {\"name\": ..., \"set\": [...]}", path, i);
-        if (check_keys(v, VAR, path, where, err, errlen)) goto fail;
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(v, "name");
-        if (!cJSON_IsString(n) || !name_ok(n->valuestring))
-            FAIL("%s: variants[%d].name: expected 1-63 characters of A-Z a-z 0-9 _ - + .", path, i);
-        for (int k = 0; k < i; k++)
-            if (!strcmp(c->variants[k].name, n->valuestring))
-                FAIL("%s: variants[%d].name: \"%s\" is used twice", path, i, n->valuestring);
-        snprintf(c->variants[i].name, QKV_ABLATE_NAME, "%s", n->valuestring);
-        char key[80];
-        snprintf(key, sizeof key, "variants[%d].set", i);
-        l = string_list(cJSON_GetObjectItemCaseSensitive(v, "set"), &c->variants[i].n_sets, path, key, err, errlen);
-        if (l == (char **)-1) goto fail;
-        c->variants[i].sets = l;
-        const cJSON *mp = cJSON_GetObjectItemCaseSensitive(v, "match_params");
-        if (mp && (!cJSON_IsString(mp) || strcmp(mp->valuestring, "baseline")))
-            FAIL("%s: variants[%d].match_params: expected \"baseline\" (widen model.d_ff to the baseline's "
-                 "parameter count)", path, i);
-        c->variants[i].match_params = mp != NULL;
-    }
-
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "seeds");
-    if (!cJSON_IsArray(s) || cJSON_GetArraySize(s) < 1)
-        FAIL("%s: seeds: expected a non-empty array of integers", path);
-    c->n_seeds = cJSON_GetArraySize(s);
-    c->seeds = calloc((size_t)c->n_seeds, sizeof *c->seeds);
-    i = 0;
-    for (const cJSON *e = s->child; e; e = e->next, i++) {
-        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 9007199254740991.0 ||
-            e->valuedouble != (double)(long long)e->valuedouble)
-            FAIL("%s: seeds[%d]: expected an integer in [0, 2^53)", path, i);
-        c->seeds[i] = (long long)e->valuedouble;
-        for (int k = 0; k < i; k++)
-            if (c->seeds[k] == c->seeds[i]) FAIL("%s: seeds[%d]: %lld is listed twice", path, i, c->seeds[i]);
-    }
-    const cJSON *lr = cJSON_GetObjectItemCaseSensitive(j, "lrs");
-    if (lr) {
-        if (!cJSON_IsArray(lr) || cJSON_GetArraySize(lr) < 1)
-            FAIL("%s: lrs: expected a non-empty array of learning rates in (0, 10]", path);
-        c->n_lrs = cJSON_GetArraySize(lr);
-        c->lrs = calloc((size_t)c->n_lrs, sizeof *c->lrs);
-        i = 0;
-        for (const cJSON *e = lr->child; e; e = e->next, i++) {
-            if (!cJSON_IsNumber(e) || !(e->valuedouble > 0 && e->valuedouble <= 10))
-                FAIL("%s: lrs[%d]: expected a learning rate in (0, 10]", path, i);
-            c->lrs[i] = e->valuedouble;
-            for (int k = 0; k < i; k++)
-                if (c->lrs[k] == c->lrs[i]) FAIL("%s: lrs[%d]: %g is listed twice", path, i, c->lrs[i]);
-        }
-    }
-    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(j, "max_steps");
-    if (ms && (!cJSON_IsNumber(ms) || ms->valuedouble < 1 || ms->valuedouble > 1e9 ||
-               ms->valuedouble != (double)(long long)ms->valuedouble))
-        FAIL("%s: max_steps: expected an integer in [1, 1000000000] (the extension budget)", path);
-    if (ms) c->max_steps = (long long)ms->valuedouble;
-    const cJSON *bl = cJSON_GetObjectItemCaseSensitive(j, "baseline");
-    if (bl) {
-        if (!cJSON_IsString(bl)) FAIL("%s: baseline: expected a variant's name", path);
-        c->baseline = -1;
-        for (int k = 0; k < c->n_variants; k++)
-            if (!strcmp(c->variants[k].name, bl->valuestring)) c->baseline = k;
-        if (c->baseline < 0) FAIL("%s: baseline: \"%s\" is not one of the variants", path, bl->valuestring);
-    }
-    if (c->variants[c->baseline].match_params)
-        FAIL("%s: variants[%d].match_params: %s is the baseline itself", path, c->baseline,
-             c->variants[c->baseline].name);
-    const cJSON *th = cJSON_GetObjectItemCaseSensitive(j, "threshold");
-    if (th && (!cJSON_IsNumber(th) || !(th->valuedouble > 0 && th->valuedouble <= 1)))
-        FAIL("%s: threshold: expected an accuracy in (0, 1]", path);
-    if (th) c->threshold = th->valuedouble;
-    const cJSON *me = cJSON_GetObjectItemCaseSensitive(j, "metric");
-    if (me) {
-        int k = 0;
-        while (k < QKV_METRIC_COUNT && !(cJSON_IsString(me) && !strcmp(me->valuestring, QKV_METRIC_NAMES[k]))) k++;
-        if (k == QKV_METRIC_COUNT) FAIL("%s: metric: expected \"accuracy\", \"loss\" or \"bpb\"", path);
-        c->metric = (qkv_ablate_metric)k;
-    }
-    if (c->metric != QKV_METRIC_ACCURACY && c->max_steps)
-        FAIL("%s: max_steps: a sweep on metric \"%s\" is not extended (solving is an accuracy threshold); "
-             "drop max_steps", path, QKV_METRIC_NAMES[c->metric]);
-    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(j, "example");
-    if (ex && (!cJSON_IsNumber(ex) || ex->valuedouble < 0 || ex->valuedouble > 1e6 ||
-               ex->valuedouble != (double)(int)ex->valuedouble))
-        FAIL("%s: example: expected an evaluation example index in [0, 1000000]", path);
-    if (ex) c->example = (int)ex->valuedouble;
-    const cJSON *br = cJSON_GetObjectItemCaseSensitive(j, "batch_runs");
-    if (br && !cJSON_IsBool(br))
-        FAIL("%s: batch_runs: expected true or false (train a variant's runs together, as one model)", path);
-    c->batch_runs = br && cJSON_IsTrue(br);
-    const cJSON *bm = cJSON_GetObjectItemCaseSensitive(j, "batch_max_runs");
-    if (bm && (!cJSON_IsNumber(bm) || bm->valuedouble < 2 || bm->valuedouble > QKV_ABLATE_GROUP_MAX ||
-               bm->valuedouble != (double)(int)bm->valuedouble))
-        FAIL("%s: batch_max_runs: expected an integer in [2, %d] (runs trained together at most)", path,
-             QKV_ABLATE_GROUP_MAX);
-    if (bm) c->batch_max_runs = (int)bm->valuedouble;
+    int rc = parse_config(c, j, path, err, errlen);
     cJSON_Delete(j);
-    /* every variant's config is checked now, before any directory or run is made */
-    for (int v = 0; v < c->n_variants; v++)
-        if (check_variant(c, v, err, errlen)) {
-            qkv_ablate_config_free(c);
-            return -1;
-        }
-    /* parameter-matched controls: the baseline's count, then each matched variant's width */
-    for (int v = 0; v < c->n_variants; v++)
-        if (match_params(c, v, err, errlen)) {
-            qkv_ablate_config_free(c);
-            return -1;
-        }
+    if (rc || check_variants(c, err, errlen)) {
+        qkv_ablate_config_free(c);
+        return -1;
+    }
     return 0;
-fail:
-    cJSON_Delete(j);
-    qkv_ablate_config_free(c);
-    return -1;
 }
 
 void qkv_ablate_config_free(qkv_ablate_config *c) {

@@ -162,7 +162,7 @@ static void fmt_range(char *b, size_t n, long long lo, long long hi) {
 /* the chosen runs over seeds: means, spread, intervals, verdicts */
 static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns, qkv_ablate_metric metric,
                       uint64_t seed) {
-    double acc[512], loss[512], at[512], secs = 0;
+    double acc[512] = {0}, loss[512], at[512], secs = 0; /* zeroed: gcc cannot see that only the first m are read */
     bool censored[512];
     int m = 0;
     vr->acc_min = INFINITY;
@@ -251,7 +251,7 @@ static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns
 /* variant v against the baseline b, paired by seed */
 static void compare(qkv_variant_result *vr, const qkv_run_result *runs, const qkv_run_result *base, int ns,
                     qkv_ablate_metric metric, uint64_t seed) {
-    double a[512], bb[512], d[512];
+    double a[512], bb[512], d[512] = {0}; /* zeroed: gcc cannot see that only the first k are read */
     int k = 0;
     for (int s = 0; s < ns && k < 512; s++)
         if (runs[s].ok && base[s].ok) {
@@ -357,51 +357,44 @@ static int observed(const qkv_ablate_plan *p, int r, int example, long long step
     return 0;
 }
 
-int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, bool quiet, char *err, int errlen) {
+/* variant v's result: its name and sets, its runs read at every rate and seed (the largest
+ * solved_at noted), the rate chosen, its statistics over the chosen runs; -1 out of memory */
+static int aggregate_variant(qkv_ablate_results *res, const qkv_ablate_plan *p, int v) {
     const qkv_ablate_config *c = p->c;
-    int nv = c->n_variants, nl = p->n_lrs, ns = c->n_seeds;
-    res->cfg = c;
-    res->n_lrs = nl;
-    res->v = calloc((size_t)nv, sizeof *res->v);
-    res->all_runs = calloc((size_t)p->n, sizeof *res->all_runs);
-    res->runs = calloc((size_t)nv * (size_t)ns, sizeof *res->runs);
-    res->max_solved_at = -1;
-    bool oom = !res->v || !res->all_runs || !res->runs;
-    for (int v = 0; !oom && v < nv; v++) {
-        qkv_variant_result *vr = &res->v[v];
-        snprintf(vr->name, sizeof vr->name, "%s", c->variants[v].name);
-        for (int i = 0; i < c->variants[v].n_sets; i++) {
-            if (i) strncat(vr->sets, " ", sizeof vr->sets - strlen(vr->sets) - 1);
-            strncat(vr->sets, c->variants[v].sets[i], sizeof vr->sets - strlen(vr->sets) - 1);
+    int nl = p->n_lrs, ns = c->n_seeds;
+    qkv_variant_result *vr = &res->v[v];
+    snprintf(vr->name, sizeof vr->name, "%s", c->variants[v].name);
+    for (int i = 0; i < c->variants[v].n_sets; i++) {
+        if (i) strncat(vr->sets, " ", sizeof vr->sets - strlen(vr->sets) - 1);
+        strncat(vr->sets, c->variants[v].sets[i], sizeof vr->sets - strlen(vr->sets) - 1);
+    }
+    vr->matched_d_ff = c->variants[v].matched_d_ff;
+    vr->baseline_params = c->variants[v].baseline_params;
+    vr->lrs = calloc((size_t)nl, sizeof *vr->lrs);
+    bool oom = !vr->lrs;
+    for (int l = 0; !oom && l < nl; l++)
+        for (int s = 0; !oom && s < ns; s++) {
+            int r = qkv__ablate_index(p, v, l, s);
+            oom = read_run(p, r, &res->all_runs[r], vr) != 0;
+            const qkv_run_result *rr = &res->all_runs[r];
+            if (rr->ok && rr->solved && rr->steps_to_threshold > res->max_solved_at)
+                res->max_solved_at = rr->steps_to_threshold;
         }
-        vr->matched_d_ff = c->variants[v].matched_d_ff;
-        vr->baseline_params = c->variants[v].baseline_params;
-        vr->lrs = calloc((size_t)nl, sizeof *vr->lrs);
-        oom = !vr->lrs;
-        for (int l = 0; !oom && l < nl; l++)
-            for (int s = 0; !oom && s < ns; s++) {
-                int r = qkv__ablate_index(p, v, l, s);
-                oom = read_run(p, r, &res->all_runs[r], vr) != 0;
-                const qkv_run_result *rr = &res->all_runs[r];
-                if (rr->ok && rr->solved && rr->steps_to_threshold > res->max_solved_at)
-                    res->max_solved_at = rr->steps_to_threshold;
-            }
-        if (oom) break;
-        choose_lr(vr, res->all_runs, v, nl, ns, c->metric);
-        for (int s = 0; s < ns; s++) res->runs[v * ns + s] = res->all_runs[qkv__ablate_index(p, v, vr->lr_chosen, s)];
-        summarise(vr, res->runs + v * ns, ns, c->metric, QKV_ABLATE_SEED_MEANS(v));
-        vr->xz_bpb = vr->unigram_bpb = NAN;
-        for (int s = 0; s < ns && isnan(vr->xz_bpb); s++)
-            if (res->runs[v * ns + s].ok) {
-                vr->xz_bpb = res->runs[v * ns + s].xz_bpb;
-                vr->unigram_bpb = res->runs[v * ns + s].unigram_bpb;
-            }
-    }
-    if (oom) {
-        snprintf(err, (size_t)errlen, "out of memory");
-        return -1;
-    }
-    /* what is missing: runs not finished, and finished ones the sweep would extend further */
+    if (oom) return -1;
+    choose_lr(vr, res->all_runs, v, nl, ns, c->metric);
+    for (int s = 0; s < ns; s++) res->runs[v * ns + s] = res->all_runs[qkv__ablate_index(p, v, vr->lr_chosen, s)];
+    summarise(vr, res->runs + v * ns, ns, c->metric, QKV_ABLATE_SEED_MEANS(v));
+    vr->xz_bpb = vr->unigram_bpb = NAN;
+    for (int s = 0; s < ns && isnan(vr->xz_bpb); s++)
+        if (res->runs[v * ns + s].ok) {
+            vr->xz_bpb = res->runs[v * ns + s].xz_bpb;
+            vr->unigram_bpb = res->runs[v * ns + s].unigram_bpb;
+        }
+    return 0;
+}
+
+/* what is missing: runs not finished, and finished ones the sweep would extend further */
+static void count_missing(qkv_ablate_results *res, const qkv_ablate_plan *p) {
     for (int r = 0; r < p->n; r++) {
         qkv_ablate_run_state st;
         bool resume, extend;
@@ -409,12 +402,15 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
         res->missing += !st.done;
         res->to_extend += st.done && qkv__ablate_next(p, r, &st, res->max_solved_at, &resume, &extend) > 0;
     }
-    /* against the baseline; Holm over every other variant */
+}
+
+/* every variant against the baseline; Holm over every other variant; -1 out of memory */
+static int compare_variants(qkv_ablate_results *res, const qkv_ablate_config *c) {
+    int nv = c->n_variants, ns = c->n_seeds;
     double *pv = calloc((size_t)nv, sizeof *pv), *adj = calloc((size_t)nv, sizeof *adj);
     bool *rej = calloc((size_t)nv, sizeof *rej);
     if (!pv || !adj || !rej) {
         free(pv); free(adj); free(rej);
-        snprintf(err, (size_t)errlen, "out of memory");
         return -1;
     }
     int m = 0;
@@ -434,9 +430,15 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
         k++;
     }
     free(pv); free(adj); free(rej);
-    /* attention diagnostics of the chosen runs, the heatmap of the first seed's and (the text
-     * task) its sample: as the runs recorded them (train/observe.h); no model is built here */
-    for (int v = 0; v < nv; v++) {
+    return 0;
+}
+
+/* attention diagnostics of the chosen runs, the heatmap of the first seed's and (the text
+ * task) its sample: as the runs recorded them (train/observe.h); no model is built here */
+static void observe_variants(qkv_ablate_results *res, const qkv_ablate_plan *p, bool quiet) {
+    const qkv_ablate_config *c = p->c;
+    int ns = c->n_seeds;
+    for (int v = 0; v < c->n_variants; v++) {
         qkv_variant_result *vr = &res->v[v];
         qkv_diag_sums sums = {0};
         score_sums ss = {0};
@@ -464,8 +466,12 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
     res->sample_bytes = QKV_OBSERVE_SAMPLE_BYTES;
     res->sample_temperature = QKV_OBSERVE_SAMPLE_TEMPERATURE;
     res->sample_seed = QKV_OBSERVE_SAMPLE_SEED;
-    /* the task and model size the variants share, as the baseline has them (qkv summarize puts
-     * ablations of one task at several sizes side by side) */
+}
+
+/* the task and model size the variants share, as the baseline has them (qkv summarize puts
+ * ablations of one task at several sizes side by side), and the first finished run's config */
+static void shared_config(qkv_ablate_results *res, const qkv_ablate_plan *p) {
+    const qkv_ablate_config *c = p->c;
     qkv_config bc;
     char e3[512];
     if (!qkv__ablate_variant_config(c, c->baseline, &bc, e3, sizeof e3)) {
@@ -481,5 +487,25 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
             snprintf(path, sizeof path, "%s/%s", p->runs[r].dir, QKV_RUN_CONFIG);
             res->base_config_json = qkv_read_file(path, &len, e2, sizeof e2);
         }
+}
+
+int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, bool quiet, char *err, int errlen) {
+    const qkv_ablate_config *c = p->c;
+    int nv = c->n_variants, nl = p->n_lrs, ns = c->n_seeds;
+    res->cfg = c;
+    res->n_lrs = nl;
+    res->v = calloc((size_t)nv, sizeof *res->v);
+    res->all_runs = calloc((size_t)p->n, sizeof *res->all_runs);
+    res->runs = calloc((size_t)nv * (size_t)ns, sizeof *res->runs);
+    res->max_solved_at = -1;
+    bool oom = !res->v || !res->all_runs || !res->runs;
+    for (int v = 0; !oom && v < nv; v++) oom = aggregate_variant(res, p, v) != 0;
+    if (!oom) count_missing(res, p);
+    if (oom || compare_variants(res, c)) {
+        snprintf(err, (size_t)errlen, "out of memory");
+        return -1;
+    }
+    observe_variants(res, p, quiet);
+    shared_config(res, p);
     return 0;
 }

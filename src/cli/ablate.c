@@ -153,6 +153,77 @@ static int report_sweep(const qkv_ablate_config *c, const char *out_dir, const q
     return rc;
 }
 
+/* --slurm: the sweep submitted as an array job and a report job, with absolute paths (the jobs run
+ * elsewhere); the plan is checked now, and written unless this is a dry run, which writes nothing
+ * anywhere. 0, -1 with err, or QKV_EXIT_USAGE (said) when sbatch's options are wrong */
+static int submit_slurm(const ablate_args *a, qkv_ablate_config *c, const char *cfg_path, const char *out,
+                        const char *bin, int runs, char *err, int errlen) {
+    char cfg_abs[PATH_MAX], out_abs[PATH_MAX];
+    if (!realpath(cfg_path, cfg_abs)) {
+        snprintf(err, (size_t)errlen, "%.900s: %s", cfg_path, strerror(errno));
+        return -1;
+    }
+    if (!absolute(out, out_abs, sizeof out_abs, err, errlen)) return -1;
+    int tasks = a->tasks ? (int)a->tasks : runs < 64 ? runs : 64;
+    if (tasks > runs) { /* a task without a run would start, find nothing and end: not submitted */
+        fprintf(stderr, "qkv ablate: --tasks %d is more than the sweep's %d runs: submitting %d tasks\n", tasks,
+                runs, runs);
+        tasks = runs;
+    }
+    int parallel = a->parallel && a->parallel < tasks ? (int)a->parallel : tasks;
+    qkv_slurm_opts so = {.qkv = bin, .config = cfg_abs, .out = out_abs, .tasks = tasks, .parallel = parallel,
+                         .report_jobs = 1, .sbatch = a->sbatch.v, .n_sbatch = a->sbatch.n, .dry_run = a->dry_run};
+    if (qkv__slurm_check(&so, err, errlen)) {
+        qkv_cli_error("ablate", "%s", err);
+        return QKV_EXIT_USAGE;
+    }
+    qkv_ablate_plan p;
+    if (qkv__ablate_plan(&p, c, out, !a->dry_run, a->force, err, errlen)) return -1;
+    qkv__ablate_plan_free(&p);
+    return qkv__ablate_slurm(&so, stdout, err, errlen) ? -1 : 0;
+}
+
+/* the sweep (or this worker's share of it) run here, o->jobs at a time, each run a `bin train`
+ * with one BLAS thread; then the report unless this is a share; 0 or -1 with err */
+static int run_here(const ablate_args *a, qkv_ablate_config *c, const char *out, qkv_ablate_opts *o, const char *bin,
+                    int runs, double t0, char *err, int errlen) {
+    if (!a->quiet) {
+        char share[64] = "";
+        if (o->shards > 1) snprintf(share, sizeof share, " (share %d of %d)", o->shard, o->shards);
+        fprintf(stderr, "qkv ablate: %d variants x %d learning rate%s x %d seeds = %d runs%s, %d at a time, into %s\n",
+                c->n_variants, c->n_lrs ? c->n_lrs : 1, c->n_lrs > 1 ? "s" : "", c->n_seeds, runs, share, o->jobs,
+                out);
+    }
+    /* one BLAS thread per run; the example whose attention the runs record, when not the first */
+    char example[32];
+    snprintf(example, sizeof example, "%d", c->example);
+    const char *train_cmd[] = {bin, "train", "--threads", "1", "--quiet", c->example ? "--example" : NULL, example,
+                               NULL};
+    o->train_cmd = train_cmd;
+    qkv_cli_children_one_blas_thread();
+    if (qkv_ablate_run(c, out, o, err, errlen)) return -1;
+    /* a worker with a share of the sweep leaves the report to whoever finishes it */
+    if (o->shards <= 1 && report_sweep(c, out, o, t0, err, errlen)) return -1;
+    return 0;
+}
+
+/* the arguments that cannot go together; 0 or QKV_EXIT_USAGE, the error said */
+static int check_actions(const ablate_args *a) {
+    if (!a->config) {
+        qkv_cli_error("ablate", "missing CONFIG (try 'qkv ablate --help')");
+        return QKV_EXIT_USAGE;
+    }
+    if (a->status + a->report + a->refresh + a->slurm > 1) {
+        qkv_cli_error("ablate", "--status, --report, --refresh and --slurm are separate actions: give one");
+        return QKV_EXIT_USAGE;
+    }
+    if (!a->slurm && (a->tasks || a->parallel || a->dry_run || a->sbatch.n)) {
+        qkv_cli_error("ablate", "--tasks, --parallel, --dry-run and --sbatch go with --slurm");
+        return QKV_EXIT_USAGE;
+    }
+    return QKV_EXIT_OK;
+}
+
 int qkv_cmd_ablate(int argc, char **argv) {
     double t0 = qkv_clock_seconds(); /* the report's wall time counts from here */
     ablate_args a = {.jobs = sysconf(_SC_NPROCESSORS_ONLN)};
@@ -164,15 +235,7 @@ int qkv_cmd_ablate(int argc, char **argv) {
     char err[1024];
     qkv_ablate_opts o = {.jobs = a.jobs < 1 ? 1 : (int)a.jobs, .quiet = a.quiet, .shards = 1, .stale = (double)a.stale,
                          .force = a.force};
-    if (!cfg_path) { qkv_cli_error("ablate", "missing CONFIG (try 'qkv ablate --help')"); goto done; }
-    if (a.status + a.report + a.refresh + a.slurm > 1) {
-        qkv_cli_error("ablate", "--status, --report, --refresh and --slurm are separate actions: give one");
-        goto done;
-    }
-    if (!a.slurm && (a.tasks || a.parallel || a.dry_run || a.sbatch.n)) {
-        qkv_cli_error("ablate", "--tasks, --parallel, --dry-run and --sbatch go with --slurm");
-        goto done;
-    }
+    if (check_actions(&a)) goto done;
     if (a.shard && parse_shard(a.shard, &o.shard, &o.shards)) goto done;
     if (qkv_ablate_config_load(&c, cfg_path, err, sizeof err)) {
         qkv_cli_error("ablate", "%s", err);
@@ -202,49 +265,14 @@ int qkv_cmd_ablate(int argc, char **argv) {
         if (qkv_ablate_refresh(&c, out, a.quiet, err, sizeof err) || report_sweep(&c, out, &o, t0, err, sizeof err))
             goto fail;
     } else if (a.slurm) {
-        /* the jobs run elsewhere: absolute paths; the plan is checked now, and written unless this is
-         * a dry run, which writes nothing anywhere */
-        char cfg_abs[PATH_MAX], out_abs[PATH_MAX];
-        if (!realpath(cfg_path, cfg_abs)) {
-            snprintf(err, sizeof err, "%.900s: %s", cfg_path, strerror(errno));
-            goto fail;
-        }
-        if (!absolute(out, out_abs, sizeof out_abs, err, sizeof err)) goto fail;
-        int tasks = a.tasks ? (int)a.tasks : runs < 64 ? runs : 64;
-        if (tasks > runs) { /* a task without a run would start, find nothing and end: not submitted */
-            fprintf(stderr, "qkv ablate: --tasks %d is more than the sweep's %d runs: submitting %d tasks\n", tasks,
-                    runs, runs);
-            tasks = runs;
-        }
-        int parallel = a.parallel && a.parallel < tasks ? (int)a.parallel : tasks;
-        qkv_slurm_opts so = {.qkv = bin, .config = cfg_abs, .out = out_abs, .tasks = tasks, .parallel = parallel,
-                             .report_jobs = 1, .sbatch = a.sbatch.v, .n_sbatch = a.sbatch.n, .dry_run = a.dry_run};
-        if (qkv__slurm_check(&so, err, sizeof err)) {
-            qkv_cli_error("ablate", "%s", err);
-            rc = QKV_EXIT_USAGE;
+        int s = submit_slurm(&a, &c, cfg_path, out, bin, runs, err, sizeof err);
+        if (s > 0) {
+            rc = s;
             goto done;
         }
-        qkv_ablate_plan p;
-        if (qkv__ablate_plan(&p, &c, out, !a.dry_run, a.force, err, sizeof err)) goto fail;
-        qkv__ablate_plan_free(&p);
-        if (qkv__ablate_slurm(&so, stdout, err, sizeof err)) goto fail;
-    } else {
-        if (!a.quiet) {
-            char share[64] = "";
-            if (o.shards > 1) snprintf(share, sizeof share, " (share %d of %d)", o.shard, o.shards);
-            fprintf(stderr, "qkv ablate: %d variants x %d learning rate%s x %d seeds = %d runs%s, %d at a time, into %s\n",
-                    c.n_variants, c.n_lrs ? c.n_lrs : 1, c.n_lrs > 1 ? "s" : "", c.n_seeds, runs, share, o.jobs, out);
-        }
-        /* one BLAS thread per run; the example whose attention the runs record, when not the first */
-        char example[32];
-        snprintf(example, sizeof example, "%d", c.example);
-        const char *train_cmd[] = {bin, "train", "--threads", "1", "--quiet", c.example ? "--example" : NULL, example,
-                                   NULL};
-        o.train_cmd = train_cmd;
-        qkv_cli_children_one_blas_thread();
-        if (qkv_ablate_run(&c, out, &o, err, sizeof err)) goto fail;
-        /* a worker with a share of the sweep leaves the report to whoever finishes it */
-        if (o.shards <= 1 && report_sweep(&c, out, &o, t0, err, sizeof err)) goto fail;
+        if (s < 0) goto fail;
+    } else if (run_here(&a, &c, out, &o, bin, runs, t0, err, sizeof err)) {
+        goto fail;
     }
     rc = QKV_EXIT_OK;
     goto done;

@@ -135,61 +135,74 @@ static void report_failure(const char *dir, int r, int status) {
                   last[0] ? ": " : "", last);
 }
 
-int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
-    char bin[PATH_MAX], cfg_buf[PATH_MAX + 32], dir[1024], err[1024];
-    ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 1);
-    if (n <= 0) { qkv_cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
-    bin[n] = 0;
-    if (!config && !(config = find_config(bin, cfg_buf, sizeof cfg_buf))) {
-        qkv_cli_error("bench", "--sweep: cannot find configs/recall.json (run from qkv's source tree, or give "
-                      "--config FILE)");
-        return QKV_EXIT_USAGE;
-    }
-    /* the config as every run sees it (checked here, so a bad one fails before any run) */
-    char st[64];
+/* the config as every run sees it, and what the report says of it */
+typedef struct sweep_shape {
+    qkv_config cfg;
+    int seq_len;                /* tokens of an example */
+    long long val_examples;     /* validation examples of an evaluation (0: the task has none) */
+    int evals;                  /* evaluations of a run */
+} sweep_shape;
+
+/* config with train.steps = steps, checked here so a bad one fails before any run; 0 or an exit code */
+static int sweep_config(const char *config, int steps, sweep_shape *sh) {
+    char st[64], err[1024];
     snprintf(st, sizeof st, "train.steps=%d", steps);
     const char *sets[] = {st};
-    qkv_config cfg;
-    if (qkv_cli_load_config("bench", config, sets, 1, &cfg)) return QKV_EXIT_USAGE;
+    if (qkv_cli_load_config("bench", config, sets, 1, &sh->cfg)) return QKV_EXIT_USAGE;
     qkv_task task;
-    if (qkv_task_open(&task, &cfg.task, 0, err, sizeof err)) {
+    if (qkv_task_open(&task, &sh->cfg.task, 0, err, sizeof err)) {
         qkv_cli_error("bench", "%s: %s", config, err);
         return QKV_EXIT_USAGE;
     }
-    int seq_len = cfg.model.seq_len ? cfg.model.seq_len : task.seq_len;
-    long long val_examples = qkv_task_split_size(&task, QKV_SPLIT_VAL) > 0
-                                 ? (cfg.train.val_examples ? cfg.train.val_examples : cfg.train.eval_examples) : 0;
+    const qkv_config *cfg = &sh->cfg;
+    sh->seq_len = cfg->model.seq_len ? cfg->model.seq_len : task.seq_len;
+    sh->val_examples = qkv_task_split_size(&task, QKV_SPLIT_VAL) > 0
+                           ? (cfg->train.val_examples ? cfg->train.val_examples : cfg->train.eval_examples) : 0;
     qkv_task_close(&task);
-    const qkv_train_config *tc = &cfg.train;
-    int evals = tc->eval_every > 0 ? steps / tc->eval_every + (steps % tc->eval_every != 0) : 1;
-    if (jobs > N_RUNS) jobs = N_RUNS;
+    const qkv_train_config *tc = &cfg->train;
+    sh->evals = tc->eval_every > 0 ? steps / tc->eval_every + (steps % tc->eval_every != 0) : 1;
+    return 0;
+}
 
-    /* the per-core ceiling: OpenBLAS's sgemm on one thread, before the sweep, on an idle machine */
-    qkv_cli_set_threads(1);
-    double ceiling = qkv_bench_sgemm_ceiling(1024, 10);
-    qkv_cli_children_one_blas_thread(); /* as qkv ablate starts its runs */
-
+/* a fresh directory for the runs under $TMPDIR (or /tmp) into dir; 0 or an exit code */
+static int sweep_dir(char *dir, size_t n) {
     const char *tmp = getenv("TMPDIR");
     const char *parent = tmp && tmp[0] ? tmp : "/tmp";
-    snprintf(dir, sizeof dir, "%s/qkv-sweep-XXXXXX", parent);
+    snprintf(dir, n, "%s/qkv-sweep-XXXXXX", parent);
     if (!mkdtemp(dir)) { /* named by the parent and its origin: the random name mkdtemp tried says nothing */
         qkv_cli_error("bench", "--sweep: cannot make a directory in %s%s: %s", parent,
                       parent == tmp ? " (TMPDIR)" : "", strerror(errno));
         return QKV_EXIT_FAIL;
     }
-    if (!json)
-        fprintf(stderr, "qkv bench: sweep of %d runs (%d variants x %d seeds) of %d steps, %d at a time, in %s\n",
-                N_RUNS, N_VARIANTS, N_SEEDS, steps, jobs, dir);
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    return 0;
+}
 
-    sweep_run runs[N_RUNS];
-    memset(runs, 0, sizeof runs);
+/* run r has ended with status: its wall time and memory, then its result checked; 0 or an exit code */
+static int sweep_ended(const char *dir, sweep_run *runs, int r, int status, const struct rusage *ru, int steps) {
+    char err[1024];
+    double t = qkv_clock_seconds();
+    runs[r].pid = 0;
+    runs[r].seconds = t - runs[r].start;
+    runs[r].rss_mb = (double)ru->ru_maxrss / 1024.0;
+    if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+        report_failure(dir, r, status);
+        return QKV_EXIT_FAIL;
+    }
+    if (read_result(dir, r, &runs[r], err, sizeof err) || runs[r].steps != steps) {
+        if (runs[r].steps >= 0 && runs[r].steps != steps)
+            snprintf(err, sizeof err, "run %s seed %d trained %lld steps, not %d", VARIANTS[r / N_SEEDS],
+                     SEEDS[r % N_SEEDS], runs[r].steps, steps);
+        qkv_cli_error("bench", "--sweep: %s", err);
+        return QKV_EXIT_FAIL;
+    }
+    return 0;
+}
+
+/* the runs, jobs at a time, until all have ended, one fails or a signal comes; *started: how many
+ * were started; 0 or an exit code */
+static int sweep_runs(const char *bin, const char *config, const char *dir, int steps, int jobs, sweep_run *runs,
+                      int *started) {
     int next = 0, running = 0, done = 0, rc = 0;
-    double t0 = qkv_clock_seconds();
     while (done < N_RUNS && !rc) {
         while (!interrupted && running < jobs && next < N_RUNS) {
             runs[next].start = qkv_clock_seconds();
@@ -214,29 +227,125 @@ int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
         int r = 0;
         while (r < next && runs[r].pid != pid) r++;
         if (r == next) continue;
-        double t = qkv_clock_seconds();
-        runs[r].pid = 0;
-        runs[r].seconds = t - runs[r].start;
-        runs[r].rss_mb = (double)ru.ru_maxrss / 1024.0;
         running--;
         done++;
-        if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-            report_failure(dir, r, status);
-            rc = QKV_EXIT_FAIL;
-        } else if (read_result(dir, r, &runs[r], err, sizeof err) || runs[r].steps != steps) {
-            if (runs[r].steps >= 0 && runs[r].steps != steps)
-                snprintf(err, sizeof err, "run %s seed %d trained %lld steps, not %d", VARIANTS[r / N_SEEDS],
-                         SEEDS[r % N_SEEDS], runs[r].steps, steps);
-            qkv_cli_error("bench", "--sweep: %s", err);
-            rc = QKV_EXIT_FAIL;
-        }
+        rc = sweep_ended(dir, runs, r, status, &ru, steps);
     }
-    double seconds = qkv_clock_seconds() - t0;
-    /* stopped early (an error, a signal): the runs still going are stopped (they checkpoint) */
-    for (int r = 0; r < next; r++)
+    *started = next;
+    return rc;
+}
+
+/* the runs still going (stopped early: an error, a signal) stopped (they checkpoint) and waited for */
+static void stop_runs(const sweep_run *runs, int n) {
+    for (int r = 0; r < n; r++)
         if (runs[r].pid > 0) kill(runs[r].pid, SIGTERM);
-    for (int r = 0; r < next; r++)
+    for (int r = 0; r < n; r++)
         if (runs[r].pid > 0) waitpid(runs[r].pid, NULL, 0);
+}
+
+/* what a finished sweep measured */
+typedef struct sweep_stats {
+    double seconds, ceiling;
+    double flops, acc, rss;         /* the runs' matrix-product FLOPs, mean accuracy, peak memory */
+    double run_median, run_max;     /* a run's wall time */
+    double tokens, runs_per_min, tps_core, gflops, share;
+} sweep_stats;
+
+/* the figures of a finished sweep: its runs, wall time and the per-core ceiling */
+static sweep_stats sweep_figures(const sweep_run *runs, double seconds, double ceiling, int steps, int jobs,
+                                 const sweep_shape *sh) {
+    sweep_stats st = {.seconds = seconds, .ceiling = ceiling};
+    double secs[N_RUNS];
+    for (int r = 0; r < N_RUNS; r++) {
+        st.flops += runs[r].flops;
+        st.acc += runs[r].accuracy / N_RUNS;
+        st.rss = runs[r].rss_mb > st.rss ? runs[r].rss_mb : st.rss;
+        secs[r] = runs[r].seconds;
+    }
+    qsort(secs, N_RUNS, sizeof secs[0], cmp_d);
+    st.run_median = N_RUNS % 2 ? secs[N_RUNS / 2] : 0.5 * (secs[N_RUNS / 2 - 1] + secs[N_RUNS / 2]);
+    st.run_max = secs[N_RUNS - 1];
+    st.tokens = (double)N_RUNS * steps * sh->cfg.train.batch * sh->seq_len; /* trained tokens */
+    st.runs_per_min = N_RUNS / seconds * 60;
+    st.tps_core = st.tokens / seconds / jobs;
+    st.gflops = st.flops / seconds / 1e9;
+    st.share = ceiling > 0 ? st.gflops / (ceiling * jobs) : 0;
+    return st;
+}
+
+/* the figures as one JSON object on stdout */
+static void print_json(const char *config, int steps, int jobs, const sweep_shape *sh, const sweep_stats *st) {
+    const qkv_train_config *tc = &sh->cfg.train;
+    printf("{\"program\":\"qkv\",\"sweep\":\"recall\",\"config\":\"%s\",\"variants\":[", config);
+    for (int v = 0; v < N_VARIANTS; v++) printf("%s\"%s\"", v ? "," : "", VARIANTS[v]);
+    printf("],\"seeds\":[");
+    for (int s = 0; s < N_SEEDS; s++) printf("%s%d", s ? "," : "", SEEDS[s]);
+    printf("],\"runs\":%d,\"steps\":%d,\"jobs\":%d,\"batch\":%d,\"micro_batches\":%d,\"seq_len\":%d,"
+           "\"eval_every\":%d,\"eval_examples\":%d,\"val_examples\":%lld,\"evaluations_per_run\":%d,"
+           "\"seconds\":%.3f,\"runs_per_min\":%.3f,\"tokens\":%.0f,\"tokens_per_s_per_core\":%.0f,"
+           "\"gemm_flops\":%.0f,\"gflops\":%.3f,\"ceiling_gflops_per_core\":%.2f,\"ceiling_gflops\":%.2f,"
+           "\"ceiling_share\":%.4f,\"run_seconds_median\":%.3f,\"run_seconds_max\":%.3f,"
+           "\"peak_rss_mb\":%.1f,\"eval_accuracy_mean\":%.4f}\n",
+           N_RUNS, steps, jobs, tc->batch, qkv_train_shards(tc), sh->seq_len, tc->eval_every, tc->eval_examples,
+           sh->val_examples, sh->evals, st->seconds, st->runs_per_min, st->tokens, st->tps_core, st->flops,
+           st->gflops, st->ceiling, st->ceiling * jobs, st->share, st->run_median, st->run_max, st->rss, st->acc);
+}
+
+/* the sweep in words, then the figures as a table, on stdout */
+static void print_table(const char *config, int steps, int jobs, const sweep_shape *sh, const sweep_stats *st) {
+    const qkv_train_config *tc = &sh->cfg.train;
+    printf("sweep: %s, variants", config);
+    for (int v = 0; v < N_VARIANTS; v++) printf(" %s", VARIANTS[v]);
+    printf(" x seeds");
+    for (int s = 0; s < N_SEEDS; s++) printf(" %d", SEEDS[s]);
+    printf(" = %d runs of %d steps, %d at a time, each `qkv train --threads 1`;\n", N_RUNS, steps, jobs);
+    printf("a step: %d examples of %d tokens in %d micro-batches; evaluation every %d steps (%d + %lld examples), "
+           "%d per run\n", tc->batch, sh->seq_len, qkv_train_shards(tc), tc->eval_every, tc->eval_examples,
+           sh->val_examples, sh->evals);
+    printf("%5s %6s %5s %8s %9s %14s %9s %8s %8s %7s %8s %7s %9s\n", "runs", "steps", "jobs", "seconds", "runs/min",
+           "tokens/s/core", "GFLOP", "GFLOP/s", "ceiling", "share", "run s", "RSS MB", "eval acc");
+    printf("%5d %6d %5d %8.2f %9.2f %14.0f %9.1f %8.2f %8.1f %6.1f%% %8.2f %7.1f %9.3f\n", N_RUNS, steps, jobs,
+           st->seconds, st->runs_per_min, st->tps_core, st->flops / 1e9, st->gflops, st->ceiling * jobs,
+           100 * st->share, st->run_median, st->rss, st->acc);
+}
+
+int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
+    char bin[PATH_MAX], cfg_buf[PATH_MAX + 32], dir[1024];
+    ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 1);
+    if (n <= 0) { qkv_cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
+    bin[n] = 0;
+    if (!config && !(config = find_config(bin, cfg_buf, sizeof cfg_buf))) {
+        qkv_cli_error("bench", "--sweep: cannot find configs/recall.json (run from qkv's source tree, or give "
+                      "--config FILE)");
+        return QKV_EXIT_USAGE;
+    }
+    sweep_shape sh;
+    int rc = sweep_config(config, steps, &sh);
+    if (rc) return rc;
+    if (jobs > N_RUNS) jobs = N_RUNS;
+
+    /* the per-core ceiling: OpenBLAS's sgemm on one thread, before the sweep, on an idle machine */
+    qkv_cli_set_threads(1);
+    double ceiling = qkv_bench_sgemm_ceiling(1024, 10);
+    qkv_cli_children_one_blas_thread(); /* as qkv ablate starts its runs */
+
+    if ((rc = sweep_dir(dir, sizeof dir))) return rc;
+    if (!json)
+        fprintf(stderr, "qkv bench: sweep of %d runs (%d variants x %d seeds) of %d steps, %d at a time, in %s\n",
+                N_RUNS, N_VARIANTS, N_SEEDS, steps, jobs, dir);
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
+    sweep_run runs[N_RUNS];
+    memset(runs, 0, sizeof runs);
+    int started;
+    double t0 = qkv_clock_seconds();
+    rc = sweep_runs(bin, config, dir, steps, jobs, runs, &started);
+    double seconds = qkv_clock_seconds() - t0;
+    stop_runs(runs, started);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -246,45 +355,8 @@ int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
     }
     if (rc) return rc;
 
-    double flops = 0, acc = 0, rss = 0, secs[N_RUNS];
-    for (int r = 0; r < N_RUNS; r++) {
-        flops += runs[r].flops;
-        acc += runs[r].accuracy / N_RUNS;
-        rss = runs[r].rss_mb > rss ? runs[r].rss_mb : rss;
-        secs[r] = runs[r].seconds;
-    }
-    qsort(secs, N_RUNS, sizeof secs[0], cmp_d);
-    double run_median = N_RUNS % 2 ? secs[N_RUNS / 2] : 0.5 * (secs[N_RUNS / 2 - 1] + secs[N_RUNS / 2]);
-    double tokens = (double)N_RUNS * steps * tc->batch * seq_len; /* trained tokens */
-    double runs_per_min = N_RUNS / seconds * 60, tps_core = tokens / seconds / jobs;
-    double gflops = flops / seconds / 1e9, share = ceiling > 0 ? gflops / (ceiling * jobs) : 0;
-    if (json) {
-        printf("{\"program\":\"qkv\",\"sweep\":\"recall\",\"config\":\"%s\",\"variants\":[", config);
-        for (int v = 0; v < N_VARIANTS; v++) printf("%s\"%s\"", v ? "," : "", VARIANTS[v]);
-        printf("],\"seeds\":[");
-        for (int s = 0; s < N_SEEDS; s++) printf("%s%d", s ? "," : "", SEEDS[s]);
-        printf("],\"runs\":%d,\"steps\":%d,\"jobs\":%d,\"batch\":%d,\"micro_batches\":%d,\"seq_len\":%d,"
-               "\"eval_every\":%d,\"eval_examples\":%d,\"val_examples\":%lld,\"evaluations_per_run\":%d,"
-               "\"seconds\":%.3f,\"runs_per_min\":%.3f,\"tokens\":%.0f,\"tokens_per_s_per_core\":%.0f,"
-               "\"gemm_flops\":%.0f,\"gflops\":%.3f,\"ceiling_gflops_per_core\":%.2f,\"ceiling_gflops\":%.2f,"
-               "\"ceiling_share\":%.4f,\"run_seconds_median\":%.3f,\"run_seconds_max\":%.3f,"
-               "\"peak_rss_mb\":%.1f,\"eval_accuracy_mean\":%.4f}\n",
-               N_RUNS, steps, jobs, tc->batch, qkv_train_shards(tc), seq_len, tc->eval_every, tc->eval_examples,
-               val_examples, evals, seconds, runs_per_min, tokens, tps_core, flops, gflops, ceiling, ceiling * jobs,
-               share, run_median, secs[N_RUNS - 1], rss, acc);
-        return 0;
-    }
-    printf("sweep: %s, variants", config);
-    for (int v = 0; v < N_VARIANTS; v++) printf(" %s", VARIANTS[v]);
-    printf(" x seeds");
-    for (int s = 0; s < N_SEEDS; s++) printf(" %d", SEEDS[s]);
-    printf(" = %d runs of %d steps, %d at a time, each `qkv train --threads 1`;\n", N_RUNS, steps, jobs);
-    printf("a step: %d examples of %d tokens in %d micro-batches; evaluation every %d steps (%d + %lld examples), "
-           "%d per run\n", tc->batch, seq_len, qkv_train_shards(tc), tc->eval_every, tc->eval_examples, val_examples,
-           evals);
-    printf("%5s %6s %5s %8s %9s %14s %9s %8s %8s %7s %8s %7s %9s\n", "runs", "steps", "jobs", "seconds", "runs/min",
-           "tokens/s/core", "GFLOP", "GFLOP/s", "ceiling", "share", "run s", "RSS MB", "eval acc");
-    printf("%5d %6d %5d %8.2f %9.2f %14.0f %9.1f %8.2f %8.1f %6.1f%% %8.2f %7.1f %9.3f\n", N_RUNS, steps, jobs, seconds,
-           runs_per_min, tps_core, flops / 1e9, gflops, ceiling * jobs, 100 * share, run_median, rss, acc);
+    sweep_stats st = sweep_figures(runs, seconds, ceiling, steps, jobs, &sh);
+    if (json) print_json(config, steps, jobs, &sh, &st);
+    else print_table(config, steps, jobs, &sh, &st);
     return 0;
 }

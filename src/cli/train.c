@@ -130,129 +130,167 @@ int qkv_cmd_train(int argc, char **argv) {
     return rc;
 }
 
-static int train_command(int argc, char **argv) {
-    train_args a = {0};
-    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
-    if (rc >= 0) return rc;
-    qkv_dist d = qkv_dist_world();
-    if (a.group.n) {
-        rc = group_command(&a);
-        free(a.sets.v);
-        free(a.group.v);
-        return rc;
-    }
-    rc = QKV_EXIT_USAGE;
-    const char *cfg_path = a.config, *out = a.out, *resume = a.resume;
-    char resume_cfg[4096];
-    if (resume) {
-        if (cfg_path || a.sets.n || out) {
-            qkv_cli_error("train", "--resume DIR takes its config from DIR/config.json; drop CONFIG, --set and --out");
-            goto done;
-        }
-        snprintf(resume_cfg, sizeof resume_cfg, "%s/" QKV_RUN_CONFIG, resume);
-        cfg_path = resume_cfg;
-        out = resume;
-    }
-    if (!cfg_path) { qkv_cli_error("train", "missing CONFIG (try 'qkv train --help')"); goto done; }
-    if (d.size > 1 && !out) { /* the default name has the time in it: each process would pick its own */
-        qkv_cli_error("train", "with %d processes, name the run directory: --out DIR", d.size);
-        goto done;
-    }
-    if (a.steps && !resume) {
-        qkv_cli_error("train", "--steps extends a run: use it with --resume DIR (a new run takes train.steps)");
-        goto done;
-    }
-    qkv_config cfg;
-    if (qkv_cli_load_config("train", cfg_path, a.sets.v, a.sets.n, &cfg)) goto done;
-    if (resume && (rc = check_resume_config(resume, cfg_path, &cfg, a.force, a.quiet)) != QKV_EXIT_OK) goto done;
-    rc = QKV_EXIT_USAGE;
-    if (a.steps) {
-        if (a.steps < cfg.train.steps) {
-            qkv_cli_error("train", "--steps %lld: the run in %s already has train.steps %d; --steps can only "
-                          "extend it", a.steps, resume, cfg.train.steps);
-            goto done;
-        }
-        if (cfg.optim.schedule != QKV_SCHED_CONSTANT && a.steps != cfg.train.steps) {
-            qkv_cli_error("train", "--steps: the run's %s schedule decays over train.steps %d, so a longer run would "
-                          "have had other learning rates; extending needs optim.schedule constant",
-                          QKV_SCHEDULE_NAMES[cfg.optim.schedule], cfg.train.steps);
-            goto done;
-        }
-        cfg.train.steps = (int)a.steps;
-    }
-    char out_buf[4096];
-    if (!out) {
-        const char *base = strrchr(cfg_path, '/') ? strrchr(cfg_path, '/') + 1 : cfg_path;
-        size_t n = strcspn(base, ".");
-        time_t now = time(NULL);
-        struct tm tm;
-        localtime_r(&now, &tm);
-        char stamp[32];
-        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-        snprintf(out_buf, sizeof out_buf, "runs/%.*s-%s", (int)n, base, stamp);
-        out = out_buf;
-    }
-    qkv_cli_set_threads((int)a.threads);
+/* Ctrl-C and SIGTERM ask the training to stop (it saves a checkpoint) */
+static void catch_signals(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+}
 
-    qkv_run_opts opt = {.out_dir = out, .quiet = a.quiet, .resume = resume != NULL,
-                        .stop_after = a.stop_after, .config_json = qkv_config_to_json, .force = a.force,
-                        .example = (int)a.example};
-    qkv_run_summary s;
-    char err[1024];
-    if (d.size == 1 && !resume && !a.force) { /* a usage error (qkv_train checks too, for several processes) */
-        /* every file of a run, as qkv_train's own check has them: a directory holding only a
-         * model.safetensors (or metrics.jsonl) is refused here too, with the same exit status */
-        static const char *const files[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN_MODEL, QKV_RUN_CHECKPOINT,
-                                            QKV_RUN_SUMMARY};
-        for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-            char p[4200];
-            snprintf(p, sizeof p, "%s/%s", out, files[i]);
-            if (access(p, F_OK) == 0) {
-                qkv_cli_error("train", "%s already holds a run; continue it with --resume %s, or start it over "
-                              "with --force", out, out);
-                goto done;
-            }
+/* a run's summary line on stdout: JSON, bpb (the text figures, or "") after eval_loss, extra at the end */
+static void print_summary(const qkv_run_summary *s, const char *dir, const char *bpb, const char *extra) {
+    char acc[64], el[64], tl[64]; /* JSON has no NaN or Inf: null */
+    printf("{\"eval_accuracy\":%s,\"eval_loss\":%s%s,\"train_loss\":%s,\"steps\":%lld,"
+           "\"skipped_steps\":%lld,\"seconds\":%.2f,\"params\":%lld,\"attn_params\":%lld,\"run\":\"%s\"%s}\n",
+           json_num(s->eval.accuracy, acc, sizeof acc), json_num(s->eval.loss, el, sizeof el), bpb,
+           json_num(s->train_loss, tl, sizeof tl), s->steps, s->skipped_steps, s->seconds,
+           (long long)s->params, (long long)s->attn_params, dir, extra);
+}
+
+/* the config file and run directory of a's run (*out NULL: the default name, made later), checked
+ * against the other arguments and the number of processes; 0 or QKV_EXIT_USAGE, the error said */
+static int run_paths(const train_args *a, qkv_dist d, char *resume_cfg, size_t n, const char **cfg_path,
+                     const char **out) {
+    *cfg_path = a->config;
+    *out = a->out;
+    if (a->resume) {
+        if (a->config || a->sets.n || a->out) {
+            qkv_cli_error("train", "--resume DIR takes its config from DIR/config.json; drop CONFIG, --set and --out");
+            return QKV_EXIT_USAGE;
+        }
+        snprintf(resume_cfg, n, "%s/" QKV_RUN_CONFIG, a->resume);
+        *cfg_path = resume_cfg;
+        *out = a->resume;
+    }
+    if (!*cfg_path) {
+        qkv_cli_error("train", "missing CONFIG (try 'qkv train --help')");
+        return QKV_EXIT_USAGE;
+    }
+    if (d.size > 1 && !*out) { /* the default name has the time in it: each process would pick its own */
+        qkv_cli_error("train", "with %d processes, name the run directory: --out DIR", d.size);
+        return QKV_EXIT_USAGE;
+    }
+    if (a->steps && !a->resume) {
+        qkv_cli_error("train", "--steps extends a run: use it with --resume DIR (a new run takes train.steps)");
+        return QKV_EXIT_USAGE;
+    }
+    return QKV_EXIT_OK;
+}
+
+/* --steps N on the resumed run of cfg: its new train.steps, when it only extends a constant
+ * schedule; 0 or QKV_EXIT_USAGE, the error said */
+static int extend_steps(const train_args *a, qkv_config *cfg) {
+    if (!a->steps) return QKV_EXIT_OK;
+    if (a->steps < cfg->train.steps) {
+        qkv_cli_error("train", "--steps %lld: the run in %s already has train.steps %d; --steps can only "
+                      "extend it", a->steps, a->resume, cfg->train.steps);
+        return QKV_EXIT_USAGE;
+    }
+    if (cfg->optim.schedule != QKV_SCHED_CONSTANT && a->steps != cfg->train.steps) {
+        qkv_cli_error("train", "--steps: the run's %s schedule decays over train.steps %d, so a longer run would "
+                      "have had other learning rates; extending needs optim.schedule constant",
+                      QKV_SCHEDULE_NAMES[cfg->optim.schedule], cfg->train.steps);
+        return QKV_EXIT_USAGE;
+    }
+    cfg->train.steps = (int)a->steps;
+    return QKV_EXIT_OK;
+}
+
+/* the default run directory, runs/NAME-YYYYmmdd-HHMMSS (NAME: the config file's up to its first dot) */
+static const char *default_out(const char *cfg_path, char *buf, size_t size) {
+    const char *base = strrchr(cfg_path, '/') ? strrchr(cfg_path, '/') + 1 : cfg_path;
+    size_t n = strcspn(base, ".");
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    snprintf(buf, size, "runs/%.*s-%s", (int)n, base, stamp);
+    return buf;
+}
+
+/* a new run into out: refused (QKV_EXIT_USAGE, the error said) when out holds any file of a run,
+ * as qkv_train's own check has them (a directory holding only a model.safetensors, or
+ * metrics.jsonl, too, with the same exit status); otherwise 0 */
+static int refuse_existing_run(const char *out) {
+    static const char *const files[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN_MODEL, QKV_RUN_CHECKPOINT,
+                                        QKV_RUN_SUMMARY};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/%s", out, files[i]);
+        if (access(p, F_OK) == 0) {
+            qkv_cli_error("train", "%s already holds a run; continue it with --resume %s, or start it over "
+                          "with --force", out, out);
+            return QKV_EXIT_USAGE;
         }
     }
+    return QKV_EXIT_OK;
+}
+
+/* the summary line of a finished run of d.size processes (with --gemm-flops, the FLOPs), by the first */
+static void print_run(const qkv_run_summary *s, const char *out, const train_args *a, qkv_dist d) {
+    char procs[160] = "";
+    if (d.size > 1)
+        snprintf(procs, sizeof procs, ",\"processes\":%d,\"param_checksum\":\"%016llx\"", s->processes,
+                 (unsigned long long)s->param_checksum);
+    if (a->gemm_flops)
+        snprintf(procs + strlen(procs), sizeof procs - strlen(procs), ",\"gemm_flops\":%llu",
+                 (unsigned long long)qkv_gemm_flops);
+    char bpb[256] = "", b1[64], b2[64], b3[64]; /* bytes: bits per byte and the baselines beside it */
+    if (s->text)
+        snprintf(bpb, sizeof bpb, ",\"eval_bpb\":%s,\"baseline_xz_bpb\":%s,\"baseline_unigram_bpb\":%s",
+                 json_num(s->eval_bpb, b1, sizeof b1), json_num(s->baseline_xz_bpb, b2, sizeof b2),
+                 json_num(s->baseline_unigram_bpb, b3, sizeof b3));
+    print_summary(s, out, bpb, procs);
+}
+
+/* one run: a new one from CONFIG, or --resume DIR; its summary line; an exit code */
+static int train_one(const train_args *a) {
+    qkv_dist d = qkv_dist_world();
+    const char *cfg_path, *out;
+    char resume_cfg[4096], out_buf[4096];
+    int rc = run_paths(a, d, resume_cfg, sizeof resume_cfg, &cfg_path, &out);
+    if (rc) return rc;
+    qkv_config cfg;
+    if (qkv_cli_load_config("train", cfg_path, a->sets.v, a->sets.n, &cfg)) return QKV_EXIT_USAGE;
+    if (a->resume && (rc = check_resume_config(a->resume, cfg_path, &cfg, a->force, a->quiet)) != QKV_EXIT_OK)
+        return rc;
+    if ((rc = extend_steps(a, &cfg))) return rc;
+    if (!out) out = default_out(cfg_path, out_buf, sizeof out_buf);
+    qkv_cli_set_threads((int)a->threads);
+    catch_signals();
+
+    qkv_run_opts opt = {.out_dir = out, .quiet = a->quiet, .resume = a->resume != NULL,
+                        .stop_after = a->stop_after, .config_json = qkv_config_to_json, .force = a->force,
+                        .example = (int)a->example};
+    qkv_run_summary s;
+    char err[1024];
+    /* a usage error (qkv_train checks too, for several processes) */
+    if (d.size == 1 && !a->resume && !a->force && (rc = refuse_existing_run(out))) return rc;
     int r = qkv_train(&cfg, &opt, &s, err, sizeof err);
     if (r < 0) {
         qkv_cli_error("train", "%s", err);
-        rc = r == -2 ? QKV_EXIT_USAGE : QKV_EXIT_FAIL; /* -2: the config does not fit in memory */
-        goto done;
+        return r == -2 ? QKV_EXIT_USAGE : QKV_EXIT_FAIL; /* -2: the config does not fit in memory */
     }
     if (r == 1) {
         if (d.rank == 0)
             fprintf(stderr, "qkv train: stopped at step %lld of %d; checkpoint saved. Resume with:\n"
                     "  qkv train --resume %s\n", s.steps, cfg.train.steps, out);
-        rc = QKV_EXIT_FAIL;
-        goto done;
+        return QKV_EXIT_FAIL;
     }
-    rc = QKV_EXIT_OK;
-    if (d.rank) goto done; /* the first process speaks for all */
-    char acc[64], el[64], tl[64], procs[160] = ""; /* JSON has no NaN or Inf: null */
-    if (d.size > 1)
-        snprintf(procs, sizeof procs, ",\"processes\":%d,\"param_checksum\":\"%016llx\"", s.processes,
-                 (unsigned long long)s.param_checksum);
-    if (a.gemm_flops)
-        snprintf(procs + strlen(procs), sizeof procs - strlen(procs), ",\"gemm_flops\":%llu",
-                 (unsigned long long)qkv_gemm_flops);
-    char bpb[256] = "", b1[64], b2[64], b3[64]; /* bytes: bits per byte and the baselines beside it */
-    if (s.text)
-        snprintf(bpb, sizeof bpb, ",\"eval_bpb\":%s,\"baseline_xz_bpb\":%s,\"baseline_unigram_bpb\":%s",
-                 json_num(s.eval_bpb, b1, sizeof b1), json_num(s.baseline_xz_bpb, b2, sizeof b2),
-                 json_num(s.baseline_unigram_bpb, b3, sizeof b3));
-    printf("{\"eval_accuracy\":%s,\"eval_loss\":%s%s,\"train_loss\":%s,\"steps\":%lld,"
-           "\"skipped_steps\":%lld,\"seconds\":%.2f,\"params\":%lld,\"attn_params\":%lld,\"run\":\"%s\"%s}\n",
-           json_num(s.eval.accuracy, acc, sizeof acc), json_num(s.eval.loss, el, sizeof el), bpb,
-           json_num(s.train_loss, tl, sizeof tl), s.steps, s.skipped_steps, s.seconds,
-           (long long)s.params, (long long)s.attn_params, out, procs);
-    if (!a.quiet) fprintf(stderr, "qkv train: run directory %s\n", out);
-done:
+    if (d.rank) return QKV_EXIT_OK; /* the first process speaks for all */
+    print_run(&s, out, a, d);
+    if (!a->quiet) fprintf(stderr, "qkv train: run directory %s\n", out);
+    return QKV_EXIT_OK;
+}
+
+static int train_command(int argc, char **argv) {
+    train_args a = {0};
+    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
+    if (rc >= 0) return rc;
+    rc = a.group.n ? group_command(&a) : train_one(&a);
     free(a.sets.v);
     free(a.group.v);
     return rc;
@@ -260,42 +298,20 @@ done:
 
 /* ---- --group: several runs as one model ----------------------------------------------------- */
 
-static void print_summary(const qkv_run_summary *s, const char *dir, const char *extra) {
-    char acc[64], el[64], tl[64]; /* JSON has no NaN or Inf: null */
-    printf("{\"eval_accuracy\":%s,\"eval_loss\":%s,\"train_loss\":%s,\"steps\":%lld,"
-           "\"skipped_steps\":%lld,\"seconds\":%.2f,\"params\":%lld,\"attn_params\":%lld,\"run\":\"%s\"%s}\n",
-           json_num(s->eval.accuracy, acc, sizeof acc), json_num(s->eval.loss, el, sizeof el),
-           json_num(s->train_loss, tl, sizeof tl), s->steps, s->skipped_steps, s->seconds,
-           (long long)s->params, (long long)s->attn_params, dir, extra);
-}
-
 static bool exists_in(const char *dir, const char *file) {
     char p[4200];
     snprintf(p, sizeof p, "%s/%s", dir, file);
     return access(p, F_OK) == 0;
 }
 
-static int group_command(const train_args *a) {
-    if (a->config || a->out || a->resume || a->sets.n) {
-        qkv_cli_error("train", "--group DIR takes each run's config from DIR/config.json; drop CONFIG, --set, --out "
-                      "and --resume");
-        return QKV_EXIT_USAGE;
-    }
-    int n = a->group.n, rc = QKV_EXIT_USAGE;
-    qkv_config *cfgs = calloc((size_t)n, sizeof *cfgs);
-    qkv_group_run *runs = calloc((size_t)n, sizeof *runs);
-    if (!cfgs || !runs) {
-        qkv_cli_error("train", "out of memory");
-        free(cfgs);
-        free(runs);
-        return QKV_EXIT_FAIL;
-    }
-    /* one run directory twice (DIR and DIR/, a symbolic link to it, ./DIR): the same device and
-     * inode, whatever the spelling */
+/* no run directory twice (DIR and DIR/, a symbolic link to it, ./DIR: the same device and inode,
+ * whatever the spelling); 0 or QKV_EXIT_USAGE, the error said */
+static int distinct_dirs(const train_args *a) {
+    int n = a->group.n;
     struct stat *ids = calloc((size_t)n, sizeof *ids);
     if (!ids) {
         qkv_cli_error("train", "out of memory");
-        goto done;
+        return QKV_EXIT_USAGE;
     }
     for (int i = 0; i < n; i++) {
         bool found = stat(a->group.v[i], &ids[i]) == 0; /* a missing run: its config.json says so, below */
@@ -307,64 +323,62 @@ static int group_command(const train_args *a) {
                     qkv_cli_error("train", "--group %s and --group %s are the same run directory", a->group.v[k],
                                   a->group.v[i]);
                 free(ids);
-                goto done;
+                return QKV_EXIT_USAGE;
             }
         }
     }
     free(ids);
-    for (int i = 0; i < n; i++) {
-        const char *dir = a->group.v[i];
-        char path[4200];
-        snprintf(path, sizeof path, "%s/" QKV_RUN_CONFIG, dir);
-        if (qkv_cli_load_config("train", path, NULL, 0, &cfgs[i])) goto done;
-        bool resume = exists_in(dir, QKV_RUN_CHECKPOINT);
-        if (resume && (rc = check_resume_config(dir, path, &cfgs[i], a->force, a->quiet)) != QKV_EXIT_OK) goto done;
-        rc = QKV_EXIT_USAGE;
-        if (a->steps) {
-            if (!resume) {
-                qkv_cli_error("train", "--steps extends runs: %s has no checkpoint", dir);
-                goto done;
-            }
-            if (a->steps < cfgs[i].train.steps) {
-                qkv_cli_error("train", "--steps %lld: the run in %s already has train.steps %d; --steps can only "
-                              "extend it", a->steps, dir, cfgs[i].train.steps);
-                goto done;
-            }
-            if (cfgs[i].optim.schedule != QKV_SCHED_CONSTANT && a->steps != cfgs[i].train.steps) {
-                qkv_cli_error("train", "--steps: the run in %s has the %s schedule, which decays over train.steps %d; "
-                              "extending needs optim.schedule constant", dir,
-                              QKV_SCHEDULE_NAMES[cfgs[i].optim.schedule], cfgs[i].train.steps);
-                goto done;
-            }
-            cfgs[i].train.steps = (int)a->steps;
-        }
-        /* a new run's directory holds its config.json; anything more is a run, kept unless --force */
-        if (!resume && !a->force &&
-            (exists_in(dir, QKV_RUN_METRICS) || exists_in(dir, QKV_RUN_MODEL) || exists_in(dir, QKV_RUN_SUMMARY))) {
-            qkv_cli_error("train", "%s already holds a run without a checkpoint; start it over with --force", dir);
-            goto done;
-        }
-        runs[i] = (qkv_group_run){.cfg = &cfgs[i]};
-        runs[i].opt = (qkv_run_opts){.out_dir = dir, .quiet = a->quiet, .resume = resume, .force = true,
-                                     .stop_after = a->stop_after, .config_json = qkv_config_to_json,
-                                     .example = (int)a->example};
+    return QKV_EXIT_OK;
+}
+
+/* --steps N on the group's run in dir (resumed or not) with config cfg; 0 or QKV_EXIT_USAGE */
+static int group_extend_steps(const train_args *a, const char *dir, bool resume, qkv_config *cfg) {
+    if (!a->steps) return QKV_EXIT_OK;
+    if (!resume) {
+        qkv_cli_error("train", "--steps extends runs: %s has no checkpoint", dir);
+        return QKV_EXIT_USAGE;
     }
-    qkv_cli_set_threads((int)a->threads);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    char err[1024];
-    int r = qkv_train_group(runs, n, err, sizeof err);
-    if (r < 0) {
-        for (int i = 0; i < n; i++) /* a run whose own setup failed says so */
-            if (runs[i].err[0] && strcmp(runs[i].err, err)) qkv_cli_error("train", "%s: %s", runs[i].opt.out_dir, runs[i].err);
-        qkv_cli_error("train", "%s", err);
-        rc = r == -2 ? QKV_EXIT_USAGE : QKV_EXIT_FAIL;
-        goto done;
+    if (a->steps < cfg->train.steps) {
+        qkv_cli_error("train", "--steps %lld: the run in %s already has train.steps %d; --steps can only "
+                      "extend it", a->steps, dir, cfg->train.steps);
+        return QKV_EXIT_USAGE;
     }
-    rc = QKV_EXIT_OK;
+    if (cfg->optim.schedule != QKV_SCHED_CONSTANT && a->steps != cfg->train.steps) {
+        qkv_cli_error("train", "--steps: the run in %s has the %s schedule, which decays over train.steps %d; "
+                      "extending needs optim.schedule constant", dir,
+                      QKV_SCHEDULE_NAMES[cfg->optim.schedule], cfg->train.steps);
+        return QKV_EXIT_USAGE;
+    }
+    cfg->train.steps = (int)a->steps;
+    return QKV_EXIT_OK;
+}
+
+/* the group's run in dir: its config (from dir/config.json) into *cfg and its options into *run,
+ * resumed when dir has a checkpoint; an exit code, the error said */
+static int group_run(const train_args *a, const char *dir, qkv_config *cfg, qkv_group_run *run) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/" QKV_RUN_CONFIG, dir);
+    if (qkv_cli_load_config("train", path, NULL, 0, cfg)) return QKV_EXIT_USAGE;
+    bool resume = exists_in(dir, QKV_RUN_CHECKPOINT);
+    int rc;
+    if (resume && (rc = check_resume_config(dir, path, cfg, a->force, a->quiet)) != QKV_EXIT_OK) return rc;
+    if ((rc = group_extend_steps(a, dir, resume, cfg))) return rc;
+    /* a new run's directory holds its config.json; anything more is a run, kept unless --force */
+    if (!resume && !a->force &&
+        (exists_in(dir, QKV_RUN_METRICS) || exists_in(dir, QKV_RUN_MODEL) || exists_in(dir, QKV_RUN_SUMMARY))) {
+        qkv_cli_error("train", "%s already holds a run without a checkpoint; start it over with --force", dir);
+        return QKV_EXIT_USAGE;
+    }
+    *run = (qkv_group_run){.cfg = cfg};
+    run->opt = (qkv_run_opts){.out_dir = dir, .quiet = a->quiet, .resume = resume, .force = true,
+                              .stop_after = a->stop_after, .config_json = qkv_config_to_json,
+                              .example = (int)a->example};
+    return QKV_EXIT_OK;
+}
+
+/* each of the n trained runs' outcome: its summary line, or why it failed or stopped; an exit code */
+static int group_results(const qkv_group_run *runs, const qkv_config *cfgs, int n) {
+    int rc = QKV_EXIT_OK;
     for (int i = 0; i < n; i++) {
         const char *dir = runs[i].opt.out_dir;
         if (runs[i].rc < 0) {
@@ -375,10 +389,45 @@ static int group_command(const train_args *a) {
                     cfgs[i].train.steps);
             rc = QKV_EXIT_FAIL;
         } else {
-            print_summary(&runs[i].sum, dir, "");
+            print_summary(&runs[i].sum, dir, "", "");
         }
     }
-done:
+    return rc;
+}
+
+/* the runs of cfgs/runs (set up) trained together; an exit code */
+static int group_train(const train_args *a, qkv_group_run *runs, const qkv_config *cfgs, int n) {
+    qkv_cli_set_threads((int)a->threads);
+    catch_signals();
+    char err[1024];
+    int r = qkv_train_group(runs, n, err, sizeof err);
+    if (r < 0) {
+        for (int i = 0; i < n; i++) /* a run whose own setup failed says so */
+            if (runs[i].err[0] && strcmp(runs[i].err, err)) qkv_cli_error("train", "%s: %s", runs[i].opt.out_dir, runs[i].err);
+        qkv_cli_error("train", "%s", err);
+        return r == -2 ? QKV_EXIT_USAGE : QKV_EXIT_FAIL;
+    }
+    return group_results(runs, cfgs, n);
+}
+
+static int group_command(const train_args *a) {
+    if (a->config || a->out || a->resume || a->sets.n) {
+        qkv_cli_error("train", "--group DIR takes each run's config from DIR/config.json; drop CONFIG, --set, --out "
+                      "and --resume");
+        return QKV_EXIT_USAGE;
+    }
+    int n = a->group.n;
+    qkv_config *cfgs = calloc((size_t)n, sizeof *cfgs);
+    qkv_group_run *runs = calloc((size_t)n, sizeof *runs);
+    if (!cfgs || !runs) {
+        qkv_cli_error("train", "out of memory");
+        free(cfgs);
+        free(runs);
+        return QKV_EXIT_FAIL;
+    }
+    int rc = distinct_dirs(a);
+    for (int i = 0; !rc && i < n; i++) rc = group_run(a, a->group.v[i], &cfgs[i], &runs[i]);
+    if (!rc) rc = group_train(a, runs, cfgs, n);
     free(cfgs);
     free(runs);
     return rc;

@@ -318,12 +318,11 @@ static void free_recs(var_rec *v, int n) {
     free(v);
 }
 
-/* dir's results.json into *a and its variants (in file order) into *out; 0 or -1 with err */
-static int load_one(qkv_sum_ablation *a, const char *dir, var_rec **out, int *n_out, char *err, int errlen) {
-    char path[1200];
-    *out = NULL;
-    *n_out = 0;
-    if (snprintf(path, sizeof path, "%s/results.json", dir) >= (int)sizeof path || strlen(dir) >= sizeof a->dir) {
+/* dir's results.json (path: room for its name) parsed into *root; 0 or -1 with err, naming what dir is
+ * not (too long a name, no directory, no results.json) */
+static int read_results(const char *dir, size_t dir_max, char *path, size_t path_max, cJSON **root, char *err,
+                        int errlen) {
+    if (snprintf(path, path_max, "%s/results.json", dir) >= (int)path_max || strlen(dir) >= dir_max) {
         snprintf(err, (size_t)errlen, "%.200s...: path too long", dir);
         return -1;
     }
@@ -341,53 +340,56 @@ static int load_one(qkv_sum_ablation *a, const char *dir, var_rec **out, int *n_
     size_t len;
     char *text = qkv_read_file(path, &len, err, errlen);
     if (!text) return -1;
-    cJSON *root = NULL;
     bool oom = false;
-    int rc = qkv_config_json(text, len, path, &root, &oom, err, errlen);
+    int rc = qkv_config_json(text, len, path, root, &oom, err, errlen);
     free(text);
     if (rc) {
         if (oom) snprintf(err, (size_t)errlen, "%s: out of memory", path);
         return -1;
     }
-    reader r = {path, err, errlen, false};
-    var_rec *v = NULL;
-    int nv = 0;
+    return 0;
+}
+
+/* the ablation's own keys of root (title, baseline, task, metric, sizes, run counts) into a, and
+ * its baseline's name and variants array; 0 or -1 with r->bad */
+static int read_header(reader *r, const cJSON *root, const char *dir, qkv_sum_ablation *a, const char **baseline_out,
+                       const cJSON **vars_out) {
     if (!cJSON_IsObject(root)) {
-        snprintf(err, (size_t)errlen, "%s: expected a JSON object (the results qkv ablate writes)", path);
-        r.bad = true;
-        goto done;
+        snprintf(r->err, (size_t)r->errlen, "%s: expected a JSON object (the results qkv ablate writes)", r->path);
+        r->bad = true;
+        return -1;
     }
     memset(a, 0, sizeof *a);
     snprintf(a->dir, sizeof a->dir, "%s", dir);
-    const char *title = get_str(&r, root, "", "title", true);
-    const char *baseline = get_str(&r, root, "", "baseline", true);
-    const char *task = get_str(&r, root, "", "task", false);
-    const char *compared = get_str(&r, root, "", "metric", false);
-    const cJSON *vars = get_array(&r, root, "", "variants", true);
-    const cJSON *seeds = get_array(&r, root, "", "seeds", false);
-    a->threshold = get_in(&r, root, "", "threshold", 0, INFINITY);
-    a->d_model = (int)get_count(&r, root, "", "d_model");
-    a->layers = (int)get_count(&r, root, "", "layers");
-    a->heads = (int)get_count(&r, root, "", "heads");
-    a->runs_planned = (int)get_count(&r, root, "", "runs_planned");
-    a->missing = (int)get_count(&r, root, "", "missing_runs");
-    a->to_extend = (int)get_count(&r, root, "", "runs_to_extend");
-    if (r.bad) goto done;
+    const char *title = get_str(r, root, "", "title", true);
+    const char *baseline = get_str(r, root, "", "baseline", true);
+    const char *task = get_str(r, root, "", "task", false);
+    const char *compared = get_str(r, root, "", "metric", false);
+    const cJSON *vars = get_array(r, root, "", "variants", true);
+    const cJSON *seeds = get_array(r, root, "", "seeds", false);
+    a->threshold = get_in(r, root, "", "threshold", 0, INFINITY);
+    a->d_model = (int)get_count(r, root, "", "d_model");
+    a->layers = (int)get_count(r, root, "", "layers");
+    a->heads = (int)get_count(r, root, "", "heads");
+    a->runs_planned = (int)get_count(r, root, "", "runs_planned");
+    a->missing = (int)get_count(r, root, "", "missing_runs");
+    a->to_extend = (int)get_count(r, root, "", "runs_to_extend");
+    if (r->bad) return -1;
     int cm = 0; /* the name's metric (QKV_METRIC_NAMES), once: compared below by value */
     while (compared && cm < QKV_METRIC_COUNT && strcmp(compared, QKV_METRIC_NAMES[cm])) cm++;
     if (compared && cm == QKV_METRIC_COUNT) {
-        wrong(&r, "", "metric", "\"accuracy\", \"loss\", \"bpb\" or null",
+        wrong(r, "", "metric", "\"accuracy\", \"loss\", \"bpb\" or null",
               cJSON_GetObjectItemCaseSensitive(root, "metric"));
-        goto done;
+        return -1;
     }
     a->compared = compared ? (qkv_ablate_metric)cm : QKV_METRIC_ACCURACY;
     if (a->d_model < 0) a->d_model = 0;
     if (a->layers < 0) a->layers = 0;
     if (a->heads < 0) a->heads = 0;
     if (strlen(baseline) >= sizeof a->baseline) {
-        wrong(&r, "", "baseline", "a variant name of 1 to 63 characters",
+        wrong(r, "", "baseline", "a variant name of 1 to 63 characters",
               cJSON_GetObjectItemCaseSensitive(root, "baseline"));
-        goto done;
+        return -1;
     }
     snprintf(a->baseline, sizeof a->baseline, "%s", baseline);
     snprintf(a->title, sizeof a->title, "%s", title);
@@ -395,41 +397,66 @@ static int load_one(qkv_sum_ablation *a, const char *dir, var_rec **out, int *n_
     a->seeds = seeds ? cJSON_GetArraySize(seeds) : 0;
     a->text = task && !strcmp(task, "text");
     a->metric = a->text ? QKV_METRIC_BPB : a->compared;
-    nv = cJSON_GetArraySize(vars);
+    *baseline_out = baseline;
+    *vars_out = vars;
+    return 0;
+}
+
+/* the variants array vars (non-empty, distinct names, baseline among them) into *out (*n_out of
+ * them, also when this fails), each with its column's statistics; 0 or -1 with r->bad */
+static int read_variants(reader *r, qkv_sum_ablation *a, const cJSON *vars, const char *baseline, var_rec **out,
+                         int *n_out) {
+    int nv = *n_out = cJSON_GetArraySize(vars);
     if (nv < 1) {
-        wrong(&r, "", "variants", "a non-empty array", vars);
-        goto done;
+        wrong(r, "", "variants", "a non-empty array", vars);
+        return -1;
     }
-    v = calloc((size_t)nv, sizeof *v);
+    var_rec *v = *out = calloc((size_t)nv, sizeof *v);
     if (!v) {
-        snprintf(err, (size_t)errlen, "%s: out of memory", path);
-        r.bad = true;
-        goto done;
+        snprintf(r->err, (size_t)r->errlen, "%s: out of memory", r->path);
+        r->bad = true;
+        return -1;
     }
     int i = 0, base = -1;
-    for (const cJSON *vo = vars->child; vo && !r.bad; vo = vo->next, i++) {
-        read_variant(&r, vo, i, &v[i]);
-        for (int k = 0; k < i && !r.bad; k++)
+    for (const cJSON *vo = vars->child; vo && !r->bad; vo = vo->next, i++) {
+        read_variant(r, vo, i, &v[i]);
+        for (int k = 0; k < i && !r->bad; k++)
             if (!strcmp(v[k].name, v[i].name)) {
-                snprintf(err, (size_t)errlen, "%s: variants[%d].name: \"%s\" is also variants[%d]'s", path, i,
-                         v[i].name, k);
-                r.bad = true;
+                snprintf(r->err, (size_t)r->errlen, "%s: variants[%d].name: \"%s\" is also variants[%d]'s", r->path,
+                         i, v[i].name, k);
+                r->bad = true;
             }
-        if (!r.bad && !strcmp(v[i].name, baseline)) base = i;
-        if (!r.bad && !a->seeds) a->seeds = v[i].n_runs;
+        if (!r->bad && !strcmp(v[i].name, baseline)) base = i;
+        if (!r->bad && !a->seeds) a->seeds = v[i].n_runs;
     }
-    if (r.bad) goto done;
+    if (r->bad) return -1;
     for (int k = 0; k < nv; k++) v[k].cell.seeds = a->seeds;
     if (base < 0) {
-        snprintf(err, (size_t)errlen, "%s: baseline: \"%s\" is not one of the variants", path, baseline);
-        r.bad = true;
-        goto done;
+        snprintf(r->err, (size_t)r->errlen, "%s: baseline: \"%s\" is not one of the variants", r->path, baseline);
+        r->bad = true;
+        return -1;
     }
     if (column_stats(a, v, nv, base)) {
-        snprintf(err, (size_t)errlen, "%s: out of memory", path);
-        r.bad = true;
+        snprintf(r->err, (size_t)r->errlen, "%s: out of memory", r->path);
+        r->bad = true;
+        return -1;
     }
-done:
+    return 0;
+}
+
+/* dir's results.json into *a and its variants (in file order) into *out; 0 or -1 with err */
+static int load_one(qkv_sum_ablation *a, const char *dir, var_rec **out, int *n_out, char *err, int errlen) {
+    char path[1200];
+    *out = NULL;
+    *n_out = 0;
+    cJSON *root = NULL;
+    if (read_results(dir, sizeof a->dir, path, sizeof path, &root, err, errlen)) return -1;
+    reader r = {path, err, errlen, false};
+    var_rec *v = NULL;
+    int nv = 0;
+    const char *baseline = NULL;
+    const cJSON *vars = NULL;
+    if (!read_header(&r, root, dir, a, &baseline, &vars)) read_variants(&r, a, vars, baseline, &v, &nv);
     cJSON_Delete(root);
     if (r.bad) {
         free_recs(v, nv);

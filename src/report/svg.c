@@ -71,7 +71,7 @@ const char *qkv_svg_dash(int i) {
     return dashes[((i < 0 ? -i : i) / N_PALETTE) % 4];
 }
 
-/* ---- shared helpers ---------------------------------------------------------------------- */
+/* ---- shared by every picture: the element, text, lines, the header ----------------------- */
 
 /* characters (not bytes) of UTF-8 text */
 static int utf8_len(const char *s) {
@@ -84,6 +84,7 @@ static int utf8_len(const char *s) {
 /* a rough width of text in a sans-serif font of size fs */
 static double text_width(const char *s, double fs) { return utf8_len(s) * fs * 0.6; }
 
+/* the <svg> element of a w x h picture on a white background */
 static void svg_open(qkv_strbuf *b, double w, double h) {
     qkv_strbuf_printf(b,
                       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -92,6 +93,7 @@ static void svg_open(qkv_strbuf *b, double w, double h) {
     qkv_strbuf_printf(b, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", w, h);
 }
 
+/* text at (x, y): anchor and extra attributes (both optional), the text escaped */
 static void svg_text(qkv_strbuf *b, double x, double y, const char *anchor, const char *extra,
                      const char *text) {
     qkv_strbuf_printf(b, "<text x=\"%.2f\" y=\"%.2f\"", x, y);
@@ -102,7 +104,26 @@ static void svg_text(qkv_strbuf *b, double x, double y, const char *anchor, cons
     qkv_strbuf_puts(b, "</text>\n");
 }
 
-/* ---- line plots -------------------------------------------------------------------------- */
+/* text read upwards (rotated -90 degrees) about (x, y), x with x_decimals decimals */
+static void svg_text_up(qkv_strbuf *b, double x, int x_decimals, double y, const char *attrs, const char *text) {
+    qkv_strbuf_printf(b, "<text transform=\"translate(%.*f,%.2f) rotate(-90)\" %s>", x_decimals, x, y, attrs);
+    qkv_strbuf_escape_xml(b, text);
+    qkv_strbuf_puts(b, "</text>\n");
+}
+
+/* a line from (x1, y1) to (x2, y2); tail: its further attributes and the end of the element */
+static void svg_line(qkv_strbuf *b, double x1, double y1, double x2, double y2, const char *tail) {
+    qkv_strbuf_printf(b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"%s", x1, y1, x2, y2, tail);
+}
+
+/* the picture's opening: the <svg> element, the title (if any) and the subtitle (if any) */
+static void svg_header(qkv_strbuf *b, double w, double h, const char *title, const char *subtitle) {
+    svg_open(b, w, h);
+    if (title) svg_text(b, w / 2, 26, "middle", "font-size=\"16\" font-weight=\"bold\"", title);
+    if (subtitle && *subtitle) svg_text(b, w / 2, 46, "middle", "font-size=\"12\" fill=\"#444444\"", subtitle);
+}
+
+/* ---- line plots: axes -------------------------------------------------------------------- */
 
 typedef struct axis {
     double lo, hi;
@@ -118,41 +139,58 @@ static bool usable(double v, bool log) { return isfinite(v) && (!log || v > 0); 
 
 #define MAX_TICKS 64
 
-char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_series) {
-    if (!p || n_series < 0 || (n_series > 0 && !s)) return NULL;
-    const bool lg = p->log_y, lx = p->log_x;
+/* a plot frame: the plotting area (left, top, width, height in pixels), its axes and ticks */
+typedef struct frame {
+    double ml, mt, pw, ph;
+    axis ax, ay;
+    double xticks[MAX_TICKS], yticks[MAX_TICKS];
+    int nxt, nyt;
+} frame;
 
-    /* data ranges */
-    double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+/* the pixel column of x value v */
+static double frame_x(const frame *f, double v) { return f->ml + axis_t(&f->ax, v) * f->pw; }
+
+/* the pixel row of y value v */
+static double frame_y(const frame *f, double v) { return f->mt + f->ph - axis_t(&f->ay, v) * f->ph; }
+
+/* the point (x, y) lies on both axes (finite, and positive on a log axis) */
+static bool frame_has(const frame *f, double x, double y) { return usable(x, f->ax.log) && usable(y, f->ay.log); }
+
+/* the data's x and y ranges over the points with a usable x and a usable line or band value;
+ * empty (min > max) when there are none */
+static void data_range(const qkv_svg_plot *p, const qkv_svg_series *s, int n_series, double *xmin,
+                       double *xmax, double *ymin, double *ymax) {
+    *xmin = *ymin = INFINITY;
+    *xmax = *ymax = -INFINITY;
     for (int i = 0; i < n_series; i++) {
         for (int j = 0; j < s[i].n; j++) {
-            if (!s[i].x || !usable(s[i].x[j], lx)) continue;
+            if (!s[i].x || !usable(s[i].x[j], p->log_x)) continue;
             const double vals[3] = {s[i].y ? s[i].y[j] : NAN, s[i].lo ? s[i].lo[j] : NAN,
                                     s[i].hi ? s[i].hi[j] : NAN};
             bool any = false;
             for (int k = 0; k < 3; k++) {
-                if (!usable(vals[k], lg)) continue;
+                if (!usable(vals[k], p->log_y)) continue;
                 any = true;
-                ymin = fmin(ymin, vals[k]);
-                ymax = fmax(ymax, vals[k]);
+                *ymin = fmin(*ymin, vals[k]);
+                *ymax = fmax(*ymax, vals[k]);
             }
             if (any) {
-                xmin = fmin(xmin, s[i].x[j]);
-                xmax = fmax(xmax, s[i].x[j]);
+                *xmin = fmin(*xmin, s[i].x[j]);
+                *xmax = fmax(*xmax, s[i].x[j]);
             }
         }
     }
-    bool have_data = xmin <= xmax;
+}
 
-    /* x axis (linear: from 0 when the data starts close to it, as steps do; log: decades) */
-    double xticks[MAX_TICKS];
-    axis ax;
-    int nxt;
+/* f's x axis and ticks for data over [xmin, xmax] (linear: from 0 when the data starts close to
+ * it, as steps do; log: decades); the caller's x ticks instead when given, those on the axis */
+static void x_axis(frame *f, const qkv_svg_plot *p, bool have_data, double xmin, double xmax) {
+    const bool lx = p->log_x;
     if (lx) {
         double l0 = have_data ? log10(xmin) : -1, l1 = have_data ? log10(xmax) : 1;
         double pad = l1 - l0 < 1e-9 ? 0.25 : (l1 - l0) * 0.06;
-        ax = (axis){l0 - pad, l1 + pad, true};
-        nxt = qkv_svg_log_ticks(pow(10, ax.lo), pow(10, ax.hi), xticks, MAX_TICKS);
+        f->ax = (axis){l0 - pad, l1 + pad, true};
+        f->nxt = qkv_svg_log_ticks(pow(10, f->ax.lo), pow(10, f->ax.hi), f->xticks, MAX_TICKS);
     } else {
         if (have_data && xmin > 0 && xmin <= 0.25 * xmax) xmin = 0;
         if (!have_data) {
@@ -164,26 +202,27 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
             xmax += pad;
         }
         double xstep = qkv_svg_nice_step(xmax - xmin, 6);
-        ax = (axis){floor(xmin / xstep) * xstep, ceil(xmax / xstep) * xstep, false};
-        if (!(ax.hi > ax.lo)) ax.hi = ax.lo + xstep;
-        nxt = qkv_svg_ticks(ax.lo, ax.hi, xstep, xticks, MAX_TICKS);
+        f->ax = (axis){floor(xmin / xstep) * xstep, ceil(xmax / xstep) * xstep, false};
+        if (!(f->ax.hi > f->ax.lo)) f->ax.hi = f->ax.lo + xstep;
+        f->nxt = qkv_svg_ticks(f->ax.lo, f->ax.hi, xstep, f->xticks, MAX_TICKS);
     }
-
-    /* the caller's x ticks instead, those on the axis */
     if (p->x_ticks && p->n_x_ticks > 0) {
-        nxt = 0;
-        for (int i = 0; i < p->n_x_ticks && nxt < MAX_TICKS; i++) {
+        const axis *ax = &f->ax;
+        f->nxt = 0;
+        for (int i = 0; i < p->n_x_ticks && f->nxt < MAX_TICKS; i++) {
             double v = p->x_ticks[i];
             if (!usable(v, lx)) continue;
             double t = lx ? log10(v) : v;
-            if (t >= ax.lo - 1e-9 * fabs(ax.lo) && t <= ax.hi + 1e-9 * fabs(ax.hi)) xticks[nxt++] = v;
+            if (t >= ax->lo - 1e-9 * fabs(ax->lo) && t <= ax->hi + 1e-9 * fabs(ax->hi)) f->xticks[f->nxt++] = v;
         }
     }
+}
 
-    /* y axis */
-    double yticks[MAX_TICKS];
-    int nyt = 0;
-    axis ay = {0, 1, lg};
+/* f's y axis and ticks for data over [ymin, ymax] (the plot's fixed range instead when it has
+ * a valid one; a default range without data): padded, on nice steps or decades */
+static void y_axis(frame *f, const qkv_svg_plot *p, double ymin, double ymax) {
+    const bool lg = p->log_y;
+    f->ay = (axis){0, 1, lg};
     if (p->fixed_y && (lg ? (p->y_min > 0 && p->y_max > p->y_min) : p->y_max > p->y_min)) {
         ymin = p->y_min;
         ymax = p->y_max;
@@ -203,12 +242,12 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
             l0 -= pad;
             l1 += pad;
         }
-        ay.lo = l0;
-        ay.hi = l1;
-        nyt = qkv_svg_log_ticks(pow(10, l0), pow(10, l1), yticks, MAX_TICKS);
-        if (nyt < 3) {  /* a very short range: plain nice steps */
+        f->ay.lo = l0;
+        f->ay.hi = l1;
+        f->nyt = qkv_svg_log_ticks(pow(10, l0), pow(10, l1), f->yticks, MAX_TICKS);
+        if (f->nyt < 3) {  /* a very short range: plain nice steps */
             double a = pow(10, l0), c = pow(10, l1);
-            nyt = qkv_svg_ticks(a, c, qkv_svg_nice_step(c - a, 7), yticks, MAX_TICKS);
+            f->nyt = qkv_svg_ticks(a, c, qkv_svg_nice_step(c - a, 7), f->yticks, MAX_TICKS);
         }
     } else {
         if (ymax - ymin < 1e-12 * fmax(1, fabs(ymax))) {
@@ -221,171 +260,232 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
             ymin = floor(ymin / ystep) * ystep;
             ymax = ceil(ymax / ystep) * ystep;
         }
-        ay.lo = ymin;
-        ay.hi = ymax;
-        nyt = qkv_svg_ticks(ymin, ymax, ystep, yticks, MAX_TICKS);
+        f->ay.lo = ymin;
+        f->ay.hi = ymax;
+        f->nyt = qkv_svg_ticks(ymin, ymax, ystep, f->yticks, MAX_TICKS);
     }
+}
 
-    /* layout */
-    const double fs_leg = 12, row_h = 18, swatch = 26;
-    double W = p->width > 0 ? p->width : 720;
-    const double ML = 72, MR = 24, MT = 44, PH = 300;
+/* f's grid, the two axes with their ticks and tick labels (y as percent when asked), and the
+ * axis labels */
+static void svg_axes(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p) {
+    const double ML = f->ml, MT = f->mt, PW = f->pw, PH = f->ph;
+    char lab[64];
+    qkv_strbuf_puts(b, "<g stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
+    for (int i = 0; i < f->nyt; i++) {
+        double y = frame_y(f, f->yticks[i]);
+        svg_line(b, ML, y, ML + PW, y, "/>\n");
+    }
+    for (int i = 0; i < f->nxt; i++) {
+        double x = frame_x(f, f->xticks[i]);
+        svg_line(b, x, MT, x, MT + PH, "/>\n");
+    }
+    qkv_strbuf_puts(b, "</g>\n<g stroke=\"#333333\" stroke-width=\"1\">\n");
+    svg_line(b, ML, MT, ML, MT + PH, "/>\n");
+    svg_line(b, ML, MT + PH, ML + PW, MT + PH, "/>\n");
+    for (int i = 0; i < f->nyt; i++) {
+        double y = frame_y(f, f->yticks[i]);
+        svg_line(b, ML - 5, y, ML, y, "/>\n");
+    }
+    for (int i = 0; i < f->nxt; i++) {
+        double x = frame_x(f, f->xticks[i]);
+        svg_line(b, x, MT + PH, x, MT + PH + 5, "/>\n");
+    }
+    qkv_strbuf_puts(b, "</g>\n<g fill=\"#333333\">\n");
+    for (int i = 0; i < f->nyt; i++) {
+        qkv_svg_format_tick(lab, sizeof lab - 2, p->percent_y ? f->yticks[i] * 100 : f->yticks[i]);
+        if (p->percent_y) strcat(lab, "%");
+        svg_text(b, ML - 8, frame_y(f, f->yticks[i]), "end", "dy=\".35em\"", lab);
+    }
+    for (int i = 0; i < f->nxt; i++) {
+        qkv_svg_format_tick(lab, sizeof lab, f->xticks[i]);
+        svg_text(b, frame_x(f, f->xticks[i]), MT + PH + 18, "middle", NULL, lab);
+    }
+    if (p->xlabel) svg_text(b, ML + PW / 2, MT + PH + 38, "middle", "font-size=\"12\"", p->xlabel);
+    if (p->ylabel) svg_text_up(b, 16, 0, MT + PH / 2, "text-anchor=\"middle\" font-size=\"12\"", p->ylabel);
+    qkv_strbuf_puts(b, "</g>\n");
+}
+
+/* ---- line plots: legend ------------------------------------------------------------------ */
+
+/* a legend: a grid of items (a swatch and the series name) below the plot */
+typedef struct legend {
+    double x, y;        /* the first item's swatch: left end and middle */
+    double item_w;      /* a column's width */
+    int ncol, nrow;
+} legend;
+
+#define LEGEND_FS 12.0
+#define LEGEND_ROW_H 18.0
+#define LEGEND_SWATCH 26.0
+
+/* the widest legend item of the series' names (0 without series) */
+static double legend_item_width(const qkv_svg_series *s, int n_series) {
     double item_w = 0;
     for (int i = 0; i < n_series; i++)
-        item_w = fmax(item_w, swatch + 8 + text_width(s[i].name, fs_leg) + 18);
-    if (ML + item_w + MR > W) W = ML + item_w + MR;
-    const double PW = W - ML - MR;
-    int ncol = item_w > 0 ? (int)(PW / item_w) : 1;
-    if (ncol < 1) ncol = 1;
-    if (ncol > n_series && n_series > 0) ncol = n_series;
-    int nrow = n_series > 0 ? (n_series + ncol - 1) / ncol : 0;
-    const double leg_y = MT + PH + 60;
-    double H = leg_y + nrow * row_h + 10;
+        item_w = fmax(item_w, LEGEND_SWATCH + 8 + text_width(s[i].name, LEGEND_FS) + 18);
+    return item_w;
+}
 
-#define XP(v) (ML + axis_t(&ax, (v)) * PW)
-#define YP(v) (MT + PH - axis_t(&ay, (v)) * PH)
+/* the legend of n_series items of width item_w at (x, y), in as many columns as fit in width w */
+static legend legend_layout(int n_series, double item_w, double x, double y, double w) {
+    legend l = {x, y, item_w, item_w > 0 ? (int)(w / item_w) : 1, 0};
+    if (l.ncol < 1) l.ncol = 1;
+    if (l.ncol > n_series && n_series > 0) l.ncol = n_series;
+    l.nrow = n_series > 0 ? (n_series + l.ncol - 1) / l.ncol : 0;
+    return l;
+}
 
-    qkv_strbuf b;
-    qkv_strbuf_init(&b);
-    svg_open(&b, W, H);
-    if (p->title) svg_text(&b, W / 2, 26, "middle", "font-size=\"16\" font-weight=\"bold\"", p->title);
-
-    /* grid and ticks */
-    char lab[64];
-    qkv_strbuf_puts(&b, "<g stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
-    for (int i = 0; i < nyt; i++)
-        qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", ML,
-                          YP(yticks[i]), ML + PW, YP(yticks[i]));
-    for (int i = 0; i < nxt; i++)
-        qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", XP(xticks[i]),
-                          MT, XP(xticks[i]), MT + PH);
-    qkv_strbuf_puts(&b, "</g>\n<g stroke=\"#333333\" stroke-width=\"1\">\n");
-    qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", ML, MT, ML, MT + PH);
-    qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", ML, MT + PH,
-                      ML + PW, MT + PH);
-    for (int i = 0; i < nyt; i++)
-        qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", ML - 5,
-                          YP(yticks[i]), ML, YP(yticks[i]));
-    for (int i = 0; i < nxt; i++)
-        qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n", XP(xticks[i]),
-                          MT + PH, XP(xticks[i]), MT + PH + 5);
-    qkv_strbuf_puts(&b, "</g>\n<g fill=\"#333333\">\n");
-    for (int i = 0; i < nyt; i++) {
-        qkv_svg_format_tick(lab, sizeof lab - 2, p->percent_y ? yticks[i] * 100 : yticks[i]);
-        if (p->percent_y) strcat(lab, "%");
-        svg_text(&b, ML - 8, YP(yticks[i]), "end", "dy=\".35em\"", lab);
+/* the legend's items: series i's colour and dash as a band swatch with a line, then its name */
+static void svg_legend(qkv_strbuf *b, const legend *l, const qkv_svg_series *s, int n_series) {
+    char tail[160];
+    for (int i = 0; i < n_series; i++) {
+        int row = i / l->ncol, col = i % l->ncol;
+        double x = l->x + col * l->item_w, y = l->y + row * LEGEND_ROW_H;
+        const char *c = qkv_svg_color(i), *dash = qkv_svg_dash(i);
+        qkv_strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"10\" fill=\"%s\" "
+                             "fill-opacity=\"0.18\"/>\n", x, y - 5, LEGEND_SWATCH, c);
+        snprintf(tail, sizeof tail, " stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>\n", c,
+                 *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "");
+        svg_line(b, x, y, x + LEGEND_SWATCH, y, tail);
+        svg_text(b, x + LEGEND_SWATCH + 6, y, NULL, "dy=\".35em\" font-size=\"12\" fill=\"#222222\"", s[i].name);
     }
-    for (int i = 0; i < nxt; i++) {
-        qkv_svg_format_tick(lab, sizeof lab, xticks[i]);
-        svg_text(&b, XP(xticks[i]), MT + PH + 18, "middle", NULL, lab);
-    }
-    if (p->xlabel) svg_text(&b, ML + PW / 2, MT + PH + 38, "middle", "font-size=\"12\"", p->xlabel);
-    if (p->ylabel) {
-        qkv_strbuf_printf(&b, "<text transform=\"translate(16,%.2f) rotate(-90)\" text-anchor=\"middle\" "
-                              "font-size=\"12\">", MT + PH / 2);
-        qkv_strbuf_escape_xml(&b, p->ylabel);
-        qkv_strbuf_puts(&b, "</text>\n");
-    }
-    qkv_strbuf_puts(&b, "</g>\n");
-    if (!have_data) svg_text(&b, ML + PW / 2, MT + PH / 2, "middle", "fill=\"#777777\" font-size=\"14\"",
-                             "no data");
+}
 
-    /* error bars: series i drawn dx[i] pixels aside (at most 5 apart, 30 in all) */
+/* ---- line plots: series ------------------------------------------------------------------ */
+
+/* the sideways nudge of series i of n_series: with error bars, at most 5 px apart and 30 in all */
+static double series_dx(const qkv_svg_plot *p, int i, int n_series) {
     const double dodge = n_series > 1 ? fmin(5, 30.0 / (n_series - 1)) : 0;
-#define DX(i) (p->error_bars ? ((i) - (n_series - 1) / 2.0) * dodge : 0)
+    return p->error_bars ? (i - (n_series - 1) / 2.0) * dodge : 0;
+}
 
-    /* bands (or bars) first, then the reference line, then lines on top */
-    for (int i = 0; p->error_bars && i < n_series; i++) {
+/* point j of series s has a usable x and band */
+static bool band_at(const frame *f, const qkv_svg_series *s, int j) {
+    return frame_has(f, s->x[j], s->lo[j]) && usable(s->hi[j], f->ay.log);
+}
+
+/* each series' lo..hi as vertical bars with caps, in its colour and nudged aside */
+static void svg_error_bars(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p, const qkv_svg_series *s,
+                           int n_series) {
+    for (int i = 0; i < n_series; i++) {
         if (!s[i].lo || !s[i].hi || !s[i].x) continue;
-        qkv_strbuf_printf(&b, "<g stroke=\"%s\" stroke-width=\"1.5\">", qkv_svg_color(i));
+        qkv_strbuf_printf(b, "<g stroke=\"%s\" stroke-width=\"1.5\">", qkv_svg_color(i));
         for (int j = 0; j < s[i].n; j++) {
-            if (!usable(s[i].x[j], lx) || !usable(s[i].lo[j], lg) || !usable(s[i].hi[j], lg)) continue;
-            double x = XP(s[i].x[j]) + DX(i), y0 = YP(s[i].lo[j]), y1 = YP(s[i].hi[j]);
-            qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>", x, y0, x, y1);
-            for (int k = 0; k < 2; k++)
-                qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>", x - 3,
-                                  k ? y1 : y0, x + 3, k ? y1 : y0);
+            if (!band_at(f, &s[i], j)) continue;
+            double x = frame_x(f, s[i].x[j]) + series_dx(p, i, n_series), y0 = frame_y(f, s[i].lo[j]),
+                   y1 = frame_y(f, s[i].hi[j]);
+            svg_line(b, x, y0, x, y1, "/>");
+            for (int k = 0; k < 2; k++) svg_line(b, x - 3, k ? y1 : y0, x + 3, k ? y1 : y0, "/>");
         }
-        qkv_strbuf_puts(&b, "</g>\n");
+        qkv_strbuf_puts(b, "</g>\n");
     }
-    for (int i = 0; !p->error_bars && i < n_series; i++) {
+}
+
+/* each series' lo..hi as a semi-transparent band in its colour (a thick bar for one point) */
+static void svg_bands(qkv_strbuf *b, const frame *f, const qkv_svg_series *s, int n_series) {
+    char tail[96];
+    for (int i = 0; i < n_series; i++) {
         if (!s[i].lo || !s[i].hi || !s[i].x) continue;
         int cnt = 0, last = -1;
         for (int j = 0; j < s[i].n; j++)
-            if (usable(s[i].x[j], lx) && usable(s[i].lo[j], lg) && usable(s[i].hi[j], lg)) {
+            if (band_at(f, &s[i], j)) {
                 cnt++;
                 last = j;
             }
         if (cnt == 0) continue;
         const char *c = qkv_svg_color(i);
         if (cnt == 1) {
-            qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
-                                  "stroke-width=\"7\" stroke-opacity=\"0.25\"/>\n",
-                              XP(s[i].x[last]), YP(s[i].lo[last]), XP(s[i].x[last]), YP(s[i].hi[last]), c);
+            snprintf(tail, sizeof tail, " stroke=\"%s\" stroke-width=\"7\" stroke-opacity=\"0.25\"/>\n", c);
+            svg_line(b, frame_x(f, s[i].x[last]), frame_y(f, s[i].lo[last]), frame_x(f, s[i].x[last]),
+                     frame_y(f, s[i].hi[last]), tail);
             continue;
         }
-        qkv_strbuf_printf(&b, "<polygon fill=\"%s\" fill-opacity=\"0.18\" stroke=\"none\" points=\"", c);
+        qkv_strbuf_printf(b, "<polygon fill=\"%s\" fill-opacity=\"0.18\" stroke=\"none\" points=\"", c);
         for (int j = 0; j < s[i].n; j++)
-            if (usable(s[i].x[j], lx) && usable(s[i].lo[j], lg) && usable(s[i].hi[j], lg))
-                qkv_strbuf_printf(&b, "%.2f,%.2f ", XP(s[i].x[j]), YP(s[i].hi[j]));
+            if (band_at(f, &s[i], j)) qkv_strbuf_printf(b, "%.2f,%.2f ", frame_x(f, s[i].x[j]), frame_y(f, s[i].hi[j]));
         for (int j = s[i].n - 1; j >= 0; j--)
-            if (usable(s[i].x[j], lx) && usable(s[i].lo[j], lg) && usable(s[i].hi[j], lg))
-                qkv_strbuf_printf(&b, "%.2f,%.2f ", XP(s[i].x[j]), YP(s[i].lo[j]));
-        qkv_strbuf_puts(&b, "\"/>\n");
+            if (band_at(f, &s[i], j)) qkv_strbuf_printf(b, "%.2f,%.2f ", frame_x(f, s[i].x[j]), frame_y(f, s[i].lo[j]));
+        qkv_strbuf_puts(b, "\"/>\n");
     }
-    if (p->hline && usable(p->hline_y, lg)) {
-        double y = YP(p->hline_y);
-        qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#444444\" "
-                              "stroke-width=\"1.2\" stroke-dasharray=\"6 4\"/>\n", ML, y, ML + PW, y);
-        /* at the left end, where training curves start low: below the line in the upper half */
-        if (p->hline_label)
-            svg_text(&b, ML + 6, y < MT + PH / 2 ? y + 14 : y - 6, NULL,
-                     "fill=\"#444444\" font-size=\"11\" stroke=\"#ffffff\" stroke-width=\"3\" "
-                     "paint-order=\"stroke\"", p->hline_label);
-    }
+}
+
+/* the plot's dashed horizontal reference line and its label, when it has one on the y axis */
+static void svg_hline(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p) {
+    if (!p->hline || !usable(p->hline_y, p->log_y)) return;
+    double y = frame_y(f, p->hline_y);
+    svg_line(b, f->ml, y, f->ml + f->pw, y, " stroke=\"#444444\" stroke-width=\"1.2\" stroke-dasharray=\"6 4\"/>\n");
+    /* at the left end, where training curves start low: below the line in the upper half */
+    if (p->hline_label)
+        svg_text(b, f->ml + 6, y < f->mt + f->ph / 2 ? y + 14 : y - 6, NULL,
+                 "fill=\"#444444\" font-size=\"11\" stroke=\"#ffffff\" stroke-width=\"3\" "
+                 "paint-order=\"stroke\"", p->hline_label);
+}
+
+/* each series' line in its colour and dash, with dots at its points when there are at most 30 */
+static void svg_lines(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p, const qkv_svg_series *s,
+                      int n_series) {
     for (int i = 0; i < n_series; i++) {
         if (!s[i].y || !s[i].x) continue;
         const char *c = qkv_svg_color(i), *dash = qkv_svg_dash(i);
+        const double dx = series_dx(p, i, n_series);
         int cnt = 0;
         for (int j = 0; j < s[i].n; j++)
-            if (usable(s[i].x[j], lx) && usable(s[i].y[j], lg)) cnt++;
+            if (frame_has(f, s[i].x[j], s[i].y[j])) cnt++;
         if (cnt == 0) continue;
         if (cnt > 1) {
-            qkv_strbuf_printf(&b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
-                                  "stroke-linejoin=\"round\"", c);
-            if (*dash) qkv_strbuf_printf(&b, " stroke-dasharray=\"%s\"", dash);
-            qkv_strbuf_puts(&b, " points=\"");
+            qkv_strbuf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+                                 "stroke-linejoin=\"round\"", c);
+            if (*dash) qkv_strbuf_printf(b, " stroke-dasharray=\"%s\"", dash);
+            qkv_strbuf_puts(b, " points=\"");
             for (int j = 0; j < s[i].n; j++)
-                if (usable(s[i].x[j], lx) && usable(s[i].y[j], lg))
-                    qkv_strbuf_printf(&b, "%.2f,%.2f ", XP(s[i].x[j]) + DX(i), YP(s[i].y[j]));
-            qkv_strbuf_puts(&b, "\"/>\n");
+                if (frame_has(f, s[i].x[j], s[i].y[j]))
+                    qkv_strbuf_printf(b, "%.2f,%.2f ", frame_x(f, s[i].x[j]) + dx, frame_y(f, s[i].y[j]));
+            qkv_strbuf_puts(b, "\"/>\n");
         }
         if (cnt <= 30) {
-            qkv_strbuf_printf(&b, "<g fill=\"%s\">", c);
+            qkv_strbuf_printf(b, "<g fill=\"%s\">", c);
             for (int j = 0; j < s[i].n; j++)
-                if (usable(s[i].x[j], lx) && usable(s[i].y[j], lg))
-                    qkv_strbuf_printf(&b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%s\"/>", XP(s[i].x[j]) + DX(i),
-                                      YP(s[i].y[j]), cnt == 1 || p->error_bars ? "3.5" : "2.5");
-            qkv_strbuf_puts(&b, "</g>\n");
+                if (frame_has(f, s[i].x[j], s[i].y[j]))
+                    qkv_strbuf_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%s\"/>", frame_x(f, s[i].x[j]) + dx,
+                                      frame_y(f, s[i].y[j]), cnt == 1 || p->error_bars ? "3.5" : "2.5");
+            qkv_strbuf_puts(b, "</g>\n");
         }
     }
+}
 
-    /* legend: a grid below the plot */
-    for (int i = 0; i < n_series; i++) {
-        int row = i / ncol, col = i % ncol;
-        double x = ML + col * item_w, y = leg_y + row * row_h;
-        const char *c = qkv_svg_color(i), *dash = qkv_svg_dash(i);
-        qkv_strbuf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"10\" fill=\"%s\" "
-                              "fill-opacity=\"0.18\"/>\n", x, y - 5, swatch, c);
-        qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
-                              "stroke-width=\"2.5\"", x, y, x + swatch, y, c);
-        if (*dash) qkv_strbuf_printf(&b, " stroke-dasharray=\"%s\"", dash);
-        qkv_strbuf_puts(&b, "/>\n");
-        svg_text(&b, x + swatch + 6, y, NULL, "dy=\".35em\" font-size=\"12\" fill=\"#222222\"", s[i].name);
-    }
-#undef DX
-#undef XP
-#undef YP
+/* ---- line plots -------------------------------------------------------------------------- */
+
+char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_series) {
+    if (!p || n_series < 0 || (n_series > 0 && !s)) return NULL;
+    double xmin, xmax, ymin, ymax;
+    data_range(p, s, n_series, &xmin, &xmax, &ymin, &ymax);
+    const bool have_data = xmin <= xmax;
+    frame f = {.ml = 72, .mt = 44, .ph = 300};
+    x_axis(&f, p, have_data, xmin, xmax);
+    y_axis(&f, p, ymin, ymax);
+
+    /* layout: the legend's widest item widens the picture when it must */
+    const double MR = 24;
+    double W = p->width > 0 ? p->width : 720;
+    const double item_w = legend_item_width(s, n_series);
+    if (f.ml + item_w + MR > W) W = f.ml + item_w + MR;
+    f.pw = W - f.ml - MR;
+    const legend leg = legend_layout(n_series, item_w, f.ml, f.mt + f.ph + 60, f.pw);
+    const double H = leg.y + leg.nrow * LEGEND_ROW_H + 10;
+
+    qkv_strbuf b;
+    qkv_strbuf_init(&b);
+    svg_header(&b, W, H, p->title, NULL);
+    svg_axes(&b, &f, p);
+    if (!have_data)
+        svg_text(&b, f.ml + f.pw / 2, f.mt + f.ph / 2, "middle", "fill=\"#777777\" font-size=\"14\"", "no data");
+    /* bands (or bars) first, then the reference line, then lines on top */
+    if (p->error_bars) svg_error_bars(&b, &f, p, s, n_series);
+    else svg_bands(&b, &f, s, n_series);
+    svg_hline(&b, &f, p);
+    svg_lines(&b, &f, p, s, n_series);
+    svg_legend(&b, &leg, s, n_series);
     qkv_strbuf_puts(&b, "</svg>\n");
     return qkv_strbuf_take(&b);
 }
@@ -426,166 +526,199 @@ static int cmp_run(const void *a, const void *b) {
     return (x->k0 > y->k0) - (x->k0 < y->k0);
 }
 
+/* frees the first n of T position labels and the array */
+static void free_labels(char **own, int n) {
+    for (int i = 0; i < n; i++) free(own[i]);
+    free(own);
+}
+
+/* the labels "0" ... "T-1"; NULL when out of memory */
+static char **position_labels(int T) {
+    char **own = calloc((size_t)T, sizeof *own);
+    if (!own) return NULL;
+    for (int i = 0; i < T; i++) {
+        own[i] = malloc(12);
+        if (!own[i]) {
+            free_labels(own, i);
+            return NULL;
+        }
+        snprintf(own[i], 12, "%d", i);
+    }
+    return own;
+}
+
+#define HM_ML 30.0      /* left margin */
+#define HM_MR_BAR 84.0  /* right margin, holding the colour bar */
+#define HM_GAPX 18.0    /* between panels */
+#define HM_GAPY 14.0
+#define HM_CAP 18.0     /* a panel's caption */
+
+/* the heatmap's layout: panel and cell sizes, label font and spacing, the picture's size */
+typedef struct heat_layout {
+    double fs, panel, cell;     /* tick label font size, a panel's side, a cell's side */
+    int k;                      /* every k-th token labelled */
+    double ylab, xlab;          /* room for the query labels (left) and key labels (below) */
+    bool rotate_x;              /* key labels read upwards */
+    double block_w, block_h;    /* a panel with its labels and gaps */
+    double mt, W, H;
+} heat_layout;
+
+/* the layout of layers x heads panels of T x T cells with labels of up to maxlab characters:
+ * panels sized so the page is about 960 px wide, wide enough for the title and subtitle */
+static heat_layout heatmap_layout(const char *title, const char *subtitle, int layers, int heads, int T,
+                                  int maxlab) {
+    heat_layout L = {.fs = 9};
+    for (int pass = 0; pass < 2; pass++) {
+        double ylab = maxlab * L.fs * 0.6 + 6;
+        L.panel = (960 - HM_ML - HM_MR_BAR) / heads - ylab - HM_GAPX;
+        if (L.panel > 300) L.panel = 300;
+        if (L.panel > T * 28.0) L.panel = T * 28.0;
+        if (L.panel < 96) L.panel = 96;
+        L.cell = L.panel / T;
+        L.fs = L.cell * 0.85;
+        if (L.fs > 9) L.fs = 9;
+        if (L.fs < 5) L.fs = 5;
+    }
+    L.k = 1;
+    while (L.k * L.cell < L.fs * 1.15) L.k++;
+    if (T > 32 && L.k < (T + 31) / 32) L.k = (T + 31) / 32;
+    const double labw = maxlab * L.fs * 0.6;
+    L.ylab = labw + 6;
+    L.rotate_x = labw > L.k * L.cell * 0.9;
+    L.xlab = L.rotate_x ? labw + 8 : L.fs + 8;
+    L.block_w = L.ylab + L.panel + HM_GAPX;
+    L.block_h = HM_CAP + L.panel + L.xlab + HM_GAPY;
+    L.mt = subtitle && *subtitle ? 62 : 44;
+    const double MB = 30;
+    L.W = HM_ML + heads * L.block_w + HM_MR_BAR;
+    double tw = title ? text_width(title, 16) + 40 : 0, sw = subtitle ? text_width(subtitle, 12) + 40 : 0;
+    if (L.W < tw) L.W = tw;
+    if (L.W < sw) L.W = sw;
+    L.H = L.mt + layers * L.block_h + MB;
+    return L;
+}
+
+/* the T x T weights m as cells at (px, py): runs of equal colour along a row merged, white (0)
+ * left to the background, then one path per colour (compact: about 30 bytes per run); runs:
+ * room for T x T of them */
+static void heatmap_cells(qkv_strbuf *b, const heat_layout *L, const float *m, int T, double px, double py,
+                          cell_run *runs) {
+    const double cell = L->cell;
+    char col[8];
+    int nr = 0;
+    for (int q = 0; q < T; q++) {
+        int key = 0;
+        while (key < T) {
+            int lv = level(m[(size_t)q * T + key]), end = key + 1;
+            while (end < T && level(m[(size_t)q * T + end]) == lv) end++;
+            if (lv != 0) runs[nr++] = (cell_run){lv, q, key, end};
+            key = end;
+        }
+    }
+    qsort(runs, (size_t)nr, sizeof *runs, cmp_run);
+    qkv_strbuf_puts(b, "<g shape-rendering=\"crispEdges\">\n");
+    for (int i = 0; i < nr; i++) {
+        if (i == 0 || runs[i].level != runs[i - 1].level) {
+            if (runs[i].level < 0) snprintf(col, sizeof col, "#bbbbbb");
+            else ramp(runs[i].level / 255.0, col);
+            qkv_strbuf_printf(b, "<path fill=\"%s\" d=\"", col);
+        }
+        double rw = (runs[i].k1 - runs[i].k0) * cell;
+        qkv_strbuf_printf(b, "M%.2f %.2fh%.2fv%.2fh%.2fz", px + runs[i].k0 * cell, py + runs[i].q * cell, rw, cell,
+                          -rw);
+        if (i == nr - 1 || runs[i + 1].level != runs[i].level) qkv_strbuf_puts(b, "\"/>\n");
+    }
+    qkv_strbuf_puts(b, "</g>\n");
+}
+
+/* a panel's tick labels (every k-th of the T tokens lab): queries on the left, keys below */
+static void heatmap_ticks(qkv_strbuf *b, const heat_layout *L, const char *const *lab, int T, double px,
+                          double py) {
+    qkv_strbuf_printf(b, "<g font-size=\"%.1f\" fill=\"#333333\">\n", L->fs);
+    for (int i = 0; i < T; i += L->k) svg_text(b, px - 3, py + (i + 0.5) * L->cell, "end", "dy=\".35em\"", lab[i]);
+    for (int i = 0; i < T; i += L->k) {
+        double x = px + (i + 0.5) * L->cell;
+        if (L->rotate_x) svg_text_up(b, x, 2, py + L->panel + 3, "text-anchor=\"end\" dy=\".35em\"", lab[i]);
+        else svg_text(b, x, py + L->panel + L->fs + 2, "middle", NULL, lab[i]);
+    }
+    qkv_strbuf_puts(b, "</g>\n");
+}
+
+/* the colour bar right of a grid grid_w wide: the ramp from 0 at the bottom to 1 at the top, with
+ * ticks at quarters */
+static void heatmap_colour_bar(qkv_strbuf *b, const heat_layout *L, double grid_w) {
+    const int nbar = 50;
+    const double panel = L->panel;
+    double bx = HM_ML + grid_w + 8, by = L->mt + HM_CAP, bh = panel < 120 ? 120 : panel > 220 ? 220 : panel;
+    char col[8], txt[32];
+    qkv_strbuf_puts(b, "<g shape-rendering=\"crispEdges\">\n");
+    for (int i = 0; i < nbar; i++) {
+        ramp((i + 0.5) / nbar, col);
+        qkv_strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"%.2f\" fill=\"%s\"/>\n", bx,
+                          by + bh - (i + 1) * bh / nbar, bh / nbar + 0.05, col);
+    }
+    qkv_strbuf_puts(b, "</g>\n");
+    qkv_strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"%.2f\" fill=\"none\" "
+                         "stroke=\"#888888\" stroke-width=\"0.8\"/>\n", bx, by, bh);
+    qkv_strbuf_puts(b, "<g font-size=\"10\" fill=\"#333333\">\n");
+    for (int i = 0; i <= 4; i++) {
+        double y = by + bh - i * bh / 4;
+        svg_line(b, bx + 14, y, bx + 18, y, " stroke=\"#333333\"/>\n");
+        snprintf(txt, sizeof txt, "%.2f", i / 4.0);
+        svg_text(b, bx + 21, y, NULL, "dy=\".35em\"", txt);
+    }
+    qkv_strbuf_puts(b, "</g>\n");
+    svg_text(b, bx, by - 12, NULL, "font-size=\"11\" fill=\"#222222\"", "weight");
+}
+
+/* the picture: the panels (layer l's head h at row l, column h), axis titles and colour bar */
+static void heatmap_draw(qkv_strbuf *b, const heat_layout *L, const char *title, const char *subtitle, int layers,
+                         int heads, int T, const float *w, const char *const *lab, cell_run *runs) {
+    const size_t TT = (size_t)T * (size_t)T;
+    char txt[64];
+    svg_header(b, L->W, L->H, title, subtitle);
+    for (int l = 0; l < layers; l++) {
+        for (int h = 0; h < heads; h++) {
+            const float *m = w + ((size_t)l * (size_t)heads + (size_t)h) * TT;
+            double px = HM_ML + h * L->block_w + L->ylab, py = L->mt + l * L->block_h + HM_CAP;
+            snprintf(txt, sizeof txt, "layer %d, head %d", l, h);
+            svg_text(b, px + L->panel / 2, py - 6, "middle", "font-size=\"11\" fill=\"#222222\"", txt);
+            heatmap_cells(b, L, m, T, px, py, runs);
+            qkv_strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" "
+                                 "stroke=\"#888888\" stroke-width=\"0.8\"/>\n", px, py, L->panel, L->panel);
+            heatmap_ticks(b, L, lab, T, px, py);
+        }
+    }
+    double grid_w = heads * L->block_w;
+    svg_text(b, HM_ML + grid_w / 2, L->H - 10, "middle", "font-size=\"12\" fill=\"#222222\"",
+             "key (attended position) \xe2\x86\x92");
+    svg_text_up(b, 14, 0, L->mt + layers * L->block_h / 2, "text-anchor=\"middle\" font-size=\"12\" fill=\"#222222\"",
+                "\xe2\x86\x90 query (attending position)");
+    heatmap_colour_bar(b, L, grid_w);
+    qkv_strbuf_puts(b, "</svg>\n");
+}
+
 char *qkv_svg_heatmap(const char *title, const char *subtitle, int layers, int heads, int T,
                       const float *w, const char *const *labels) {
     if (!w || layers < 1 || heads < 1 || T < 1 || layers > 4096 || heads > 4096 || T > 65536) return NULL;
     cell_run *runs = malloc((size_t)T * (size_t)T * sizeof *runs);
     if (!runs) return NULL;
-
-    /* tick labels (positions when none are given) */
-    char **own = NULL;
-    const char *const *lab = labels;
-    if (!lab) {
-        own = calloc((size_t)T, sizeof *own);
-        if (!own) {
-            free(runs);
-            return NULL;
-        }
-        for (int i = 0; i < T; i++) {
-            own[i] = malloc(12);
-            if (!own[i]) {
-                for (int j = 0; j < i; j++) free(own[j]);
-                free(own);
-                free(runs);
-                return NULL;
-            }
-            snprintf(own[i], 12, "%d", i);
-        }
-        lab = (const char *const *)own;
+    char **own = labels ? NULL : position_labels(T);   /* positions when no labels are given */
+    if (!labels && !own) {
+        free(runs);
+        return NULL;
     }
+    const char *const *lab = labels ? labels : (const char *const *)own;
     int maxlab = 1;
     for (int i = 0; i < T; i++) {
         int n = utf8_len(lab[i]);
         if (n > maxlab) maxlab = n;
     }
-
-    /* layout: panels sized so the page is about 960 px wide */
-    const double ML = 30, MR_BAR = 84, GAPX = 18, GAPY = 14, CAP = 18;
-    double fs = 9, panel = 0, cell = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        double ylab = maxlab * fs * 0.6 + 6;
-        panel = (960 - ML - MR_BAR) / heads - ylab - GAPX;
-        if (panel > 300) panel = 300;
-        if (panel > T * 28.0) panel = T * 28.0;
-        if (panel < 96) panel = 96;
-        cell = panel / T;
-        fs = cell * 0.85;
-        if (fs > 9) fs = 9;
-        if (fs < 5) fs = 5;
-    }
-    int k = 1;
-    while (k * cell < fs * 1.15) k++;
-    if (T > 32 && k < (T + 31) / 32) k = (T + 31) / 32;
-    const double labw = maxlab * fs * 0.6;
-    const double ylab = labw + 6;
-    const bool rotate_x = labw > k * cell * 0.9;
-    const double xlab = rotate_x ? labw + 8 : fs + 8;
-    const double block_w = ylab + panel + GAPX, block_h = CAP + panel + xlab + GAPY;
-    const double MT = subtitle && *subtitle ? 62 : 44, MB = 30;
-    double W = ML + heads * block_w + MR_BAR;
-    double tw = title ? text_width(title, 16) + 40 : 0, sw = subtitle ? text_width(subtitle, 12) + 40 : 0;
-    if (W < tw) W = tw;
-    if (W < sw) W = sw;
-    const double H = MT + layers * block_h + MB;
-
+    const heat_layout L = heatmap_layout(title, subtitle, layers, heads, T, maxlab);
     qkv_strbuf b;
     qkv_strbuf_init(&b);
-    svg_open(&b, W, H);
-    if (title) svg_text(&b, W / 2, 26, "middle", "font-size=\"16\" font-weight=\"bold\"", title);
-    if (subtitle && *subtitle) svg_text(&b, W / 2, 46, "middle", "font-size=\"12\" fill=\"#444444\"", subtitle);
-
-    const size_t TT = (size_t)T * (size_t)T;
-    char col[8], txt[64];
-    for (int l = 0; l < layers; l++) {
-        for (int h = 0; h < heads; h++) {
-            const float *m = w + ((size_t)l * (size_t)heads + (size_t)h) * TT;
-            double px = ML + h * block_w + ylab, py = MT + l * block_h + CAP;
-            snprintf(txt, sizeof txt, "layer %d, head %d", l, h);
-            svg_text(&b, px + panel / 2, py - 6, "middle", "font-size=\"11\" fill=\"#222222\"", txt);
-            /* cells: runs of equal colour along a row merged, white (0) left to the background,
-             * then one path per colour (compact: about 30 bytes per run) */
-            int nr = 0;
-            for (int q = 0; q < T; q++) {
-                int key = 0;
-                while (key < T) {
-                    int lv = level(m[(size_t)q * T + key]), end = key + 1;
-                    while (end < T && level(m[(size_t)q * T + end]) == lv) end++;
-                    if (lv != 0) runs[nr++] = (cell_run){lv, q, key, end};
-                    key = end;
-                }
-            }
-            qsort(runs, (size_t)nr, sizeof *runs, cmp_run);
-            qkv_strbuf_puts(&b, "<g shape-rendering=\"crispEdges\">\n");
-            for (int i = 0; i < nr; i++) {
-                if (i == 0 || runs[i].level != runs[i - 1].level) {
-                    if (runs[i].level < 0) snprintf(col, sizeof col, "#bbbbbb");
-                    else ramp(runs[i].level / 255.0, col);
-                    qkv_strbuf_printf(&b, "<path fill=\"%s\" d=\"", col);
-                }
-                double rw = (runs[i].k1 - runs[i].k0) * cell;
-                qkv_strbuf_printf(&b, "M%.2f %.2fh%.2fv%.2fh%.2fz", px + runs[i].k0 * cell, py + runs[i].q * cell,
-                                  rw, cell, -rw);
-                if (i == nr - 1 || runs[i + 1].level != runs[i].level) qkv_strbuf_puts(&b, "\"/>\n");
-            }
-            qkv_strbuf_puts(&b, "</g>\n");
-            qkv_strbuf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" "
-                                  "stroke=\"#888888\" stroke-width=\"0.8\"/>\n", px, py, panel, panel);
-            /* tick labels: query tokens on the left, key tokens below */
-            qkv_strbuf_printf(&b, "<g font-size=\"%.1f\" fill=\"#333333\">\n", fs);
-            for (int i = 0; i < T; i += k)
-                svg_text(&b, px - 3, py + (i + 0.5) * cell, "end", "dy=\".35em\"", lab[i]);
-            for (int i = 0; i < T; i += k) {
-                double x = px + (i + 0.5) * cell;
-                if (rotate_x) {
-                    qkv_strbuf_printf(&b, "<text transform=\"translate(%.2f,%.2f) rotate(-90)\" "
-                                          "text-anchor=\"end\" dy=\".35em\">", x, py + panel + 3);
-                    qkv_strbuf_escape_xml(&b, lab[i]);
-                    qkv_strbuf_puts(&b, "</text>\n");
-                } else {
-                    svg_text(&b, x, py + panel + fs + 2, "middle", NULL, lab[i]);
-                }
-            }
-            qkv_strbuf_puts(&b, "</g>\n");
-        }
-    }
-
-    /* axis titles */
-    double grid_w = heads * block_w;
-    svg_text(&b, ML + grid_w / 2, H - 10, "middle", "font-size=\"12\" fill=\"#222222\"",
-             "key (attended position) \xe2\x86\x92");
-    qkv_strbuf_printf(&b, "<text transform=\"translate(14,%.2f) rotate(-90)\" text-anchor=\"middle\" "
-                          "font-size=\"12\" fill=\"#222222\">", MT + layers * block_h / 2);
-    qkv_strbuf_escape_xml(&b, "\xe2\x86\x90 query (attending position)");
-    qkv_strbuf_puts(&b, "</text>\n");
-
-    /* colour bar: 0 at the bottom, 1 at the top */
-    const int nbar = 50;
-    double bx = ML + grid_w + 8, by = MT + CAP, bh = panel < 120 ? 120 : panel > 220 ? 220 : panel;
-    qkv_strbuf_puts(&b, "<g shape-rendering=\"crispEdges\">\n");
-    for (int i = 0; i < nbar; i++) {
-        ramp((i + 0.5) / nbar, col);
-        qkv_strbuf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"%.2f\" fill=\"%s\"/>\n", bx,
-                          by + bh - (i + 1) * bh / nbar, bh / nbar + 0.05, col);
-    }
-    qkv_strbuf_puts(&b, "</g>\n");
-    qkv_strbuf_printf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"%.2f\" fill=\"none\" "
-                          "stroke=\"#888888\" stroke-width=\"0.8\"/>\n", bx, by, bh);
-    qkv_strbuf_puts(&b, "<g font-size=\"10\" fill=\"#333333\">\n");
-    for (int i = 0; i <= 4; i++) {
-        double y = by + bh - i * bh / 4;
-        qkv_strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333333\"/>\n",
-                          bx + 14, y, bx + 18, y);
-        snprintf(txt, sizeof txt, "%.2f", i / 4.0);
-        svg_text(&b, bx + 21, y, NULL, "dy=\".35em\"", txt);
-    }
-    qkv_strbuf_puts(&b, "</g>\n");
-    svg_text(&b, bx, by - 12, NULL, "font-size=\"11\" fill=\"#222222\"", "weight");
-
-    qkv_strbuf_puts(&b, "</svg>\n");
+    heatmap_draw(&b, &L, title, subtitle, layers, heads, T, w, lab, runs);
     free(runs);
-    if (own) {
-        for (int i = 0; i < T; i++) free(own[i]);
-        free(own);
-    }
+    if (own) free_labels(own, T);
     return qkv_strbuf_take(&b);
 }
