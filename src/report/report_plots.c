@@ -114,6 +114,49 @@ static char *draw_lrs(const qkv_report *p) {
     return svg;
 }
 
+/* ---- the shape of the score ---------------------------------------------------------------- */
+
+/* each variant's symmetry score per layer and head (mean over seeds), layer-major on the x axis:
+ * head h of layer l at l x heads + h */
+static char *draw_symmetry(const qkv_report *p) {
+    int most = 0;
+    for (int i = 0; i < p->nv; i++) {
+        const qkv_attn_diag *d = &p->r->v[i].diag;
+        if (d->symmetry_grid && d->grid_layers * d->grid_heads > most) most = d->grid_layers * d->grid_heads;
+    }
+    qkv_svg_series *series = calloc((size_t)p->nv + 1, sizeof *series);
+    double *x = calloc((size_t)most + 1, sizeof *x);
+    char *svg = NULL;
+    if (series && x) {
+        for (int k = 0; k < most; k++) x[k] = k;
+        for (int i = 0; i < p->nv; i++) {
+            const qkv_attn_diag *d = &p->r->v[i].diag;
+            series[i] = (qkv_svg_series){p->r->v[i].name, d->symmetry_grid ? d->grid_layers * d->grid_heads : 0, x,
+                                         d->symmetry_grid, NULL, NULL};
+        }
+        qkv_svg_plot pl = {.title = "Score symmetry of each head (mean over seeds): 1 symmetric, -1 antisymmetric",
+                           .xlabel = "head, layer by layer (layer l, head h at l \xc3\x97 heads + h)",
+                           .ylabel = "symmetry score of W_q W_k^T",
+                           .fixed_y = true,
+                           .y_min = -1,
+                           .y_max = 1,
+                           .hline = true,
+                           .hline_y = 0,
+                           .width = 860};
+        svg = qkv_svg_curves(&pl, series, p->nv);
+    }
+    free(series);
+    free(x);
+    return svg;
+}
+
+/* a symmetry plot needs a run that recorded its scores */
+static bool has_symmetry(const qkv_report *p) {
+    for (int i = 0; i < p->nv; i++)
+        if (p->r->v[i].diag.symmetry_grid) return true;
+    return false;
+}
+
 /* a learning-rate plot needs a grid */
 static bool has_grid(const qkv_report *p) { return p->r->n_lrs > 1; }
 
@@ -122,6 +165,7 @@ static const plot PLOTS[] = {
     {"accuracy.svg", "Evaluation accuracy against training step", draw_accuracy, NULL},
     {"loss.svg", "Evaluation loss against training step", draw_loss, NULL},
     {"learning-rate.svg", "Validation accuracy against learning rate", draw_lrs, has_grid},
+    {"symmetry.svg", "Score symmetry by layer and head", draw_symmetry, has_symmetry},
 };
 
 /* ---- attention maps ---------------------------------------------------------------------- */
