@@ -93,6 +93,9 @@ START_TEST(test_runs_record_and_report_reads) {
     ck_assert_ptr_nonnull(strstr(qk, "\"score_negative_share\":\t0"));
     double full_sym = qkv_test_json_num(strstr(before, "\"name\":\t\"full\""), "score_symmetry");
     ck_assert_msg(full_sym > -1 && full_sym < 0.99, "full's symmetry %g", full_sym);
+    char *svg = get("s/plots/symmetry.svg"); /* per layer and head, one line per variant */
+    ck_assert_ptr_nonnull(strstr(svg, "Score symmetry of each head"));
+    free(svg);
     /* qkv inspect prints them per layer and head, writing nothing */
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "cd %s && %s inspect s/runs/qk_tied/seed0", TMP, q), 0);
     ck_assert_msg(strstr(out, "s/runs/qk_tied/seed0: qkv qk_tied, 2 layers x 2 heads\n") &&

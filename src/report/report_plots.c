@@ -142,7 +142,9 @@ static char *draw_symmetry(const qkv_report *p) {
                            .y_max = 1,
                            .hline = true,
                            .hline_y = 0,
-                           .width = 860};
+                           .width = 860,
+                           .x_ticks = most <= 32 ? x : NULL, /* whole heads */
+                           .n_x_ticks = most <= 32 ? most : 0};
         svg = qkv_svg_curves(&pl, series, p->nv);
     }
     free(series);
