@@ -1,4 +1,4 @@
-/* libFuzzer target: the JSON Lines reader of the file task (qkv_task_parse_jsonl).
+/* libFuzzer target: the JSON Lines reader of the file task (qkv__task_parse_jsonl).
  *
  * For accepted text: every sequence has 1 to 65536 tokens, inputs in [0, vocab), targets in
  * [0, vocab) or -100, seq_len is the longest sequence; fitting a smaller model.vocab reports
@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     t.variable_length = true;
     snprintf(t.cfg.path, sizeof t.cfg.path, "fuzz.jsonl");
     char err[1024];
-    if (qkv_task_parse_jsonl(&t, (const char *)data, size, "fuzz.jsonl", err, sizeof err)) {
+    if (qkv__task_parse_jsonl(&t, (const char *)data, size, "fuzz.jsonl", err, sizeof err)) {
         CHECK(err[0] && !strchr(err, '\n'), "not a one-line error: [%s]", err);
         qkv_task_close(&t);
         return 0;

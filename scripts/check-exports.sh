@@ -34,6 +34,15 @@ if [ -n "$app_headers" ] && grep -n '^QKV_API\|^QKV_INTERNAL' $app_headers; then
     echo "check-exports: the application's headers above declare library (QKV_API) or internal functions" >&2
     status=1
 fi
+# the naming rule (src/qkv_api.h): internal names qkv__NAME, the others qkv_NAME
+# shellcheck disable=SC2046
+bad_names=$(grep -n '^QKV_INTERNAL' $(find src -name '*.h') | grep -v 'QKV_K(' \
+    | grep -v '^[^:]*:[0-9]*:QKV_INTERNAL [^(\[]*[^A-Za-z0-9_]qkv__[A-Za-z0-9_]* *[(\[;]' || true)
+bad_public=$(grep -n '^QKV_API\|^QKV_APP_API' $(find src -name '*.h') | grep '[^A-Za-z0-9_]qkv__[A-Za-z0-9_]* *[(\[]' || true)
+if [ -n "$bad_names" ] || [ -n "$bad_public" ]; then
+    echo "check-exports: internal declarations are named qkv__NAME, the others qkv_NAME (src/qkv_api.h):" >&2
+    printf '%s\n%s\n' "$bad_names" "$bad_public" | sed '/^$/d; s/^/  /' >&2; status=1
+fi
 in_both=$(comm -12 "$tmp/app" "$tmp/exported")
 if [ -n "$in_both" ]; then
     echo "check-exports: $lib exports names of the application layer ($app):" >&2

@@ -6,6 +6,9 @@
  *                 ablations): what the qkv command and the tests use of it, linked from
  *                 build/libqkv-app.a; never in libqkv.so, not installed;
  *   QKV_INTERNAL  shared between qkv's own files and its tests only.
+ * One naming rule goes with them: QKV_API and QKV_APP_API names are qkv_NAME, QKV_INTERNAL ones
+ * qkv__NAME (two underscores, so every call site shows that it reaches inside; the kernels are
+ * qkv__k_NAME_f32 and _f64).
  * scripts/check-exports.sh holds the three sets apart. */
 #ifndef QKV_API_H
 #define QKV_API_H

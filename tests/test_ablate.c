@@ -40,7 +40,7 @@ static void ablate(const char *cfg, const char *out, int jobs) {
 static cJSON *read_json(const char *path) {
     char err[512];
     size_t len;
-    char *t = qkv_read_file(path, &len, err, sizeof err);
+    char *t = qkv__read_file(path, &len, err, sizeof err);
     ck_assert_msg(t != NULL, "%s", err);
     cJSON *j = cJSON_Parse(t);
     free(t);
@@ -199,7 +199,7 @@ START_TEST(test_batch_runs_same_sweep) {
     snprintf(path, sizeof path, "%s/together.err", TMP);
     char err[512];
     size_t len;
-    char *log = qkv_read_file(path, &len, err, sizeof err);
+    char *log = qkv__read_file(path, &len, err, sizeof err);
     ck_assert_msg(log != NULL, "%s", err);
     free(log);
     snprintf(path, sizeof path, "%s/apart/results.json", TMP);
@@ -230,7 +230,7 @@ START_TEST(test_batch_runs_same_sweep) {
         size_t l1, l2;
         snprintf(p1, sizeof p1, "%s/apart/runs/shared/lr10/seed%d/failed", TMP, s);
         snprintf(p2, sizeof p2, "%s/together/runs/shared/lr10/seed%d/failed", TMP, s);
-        char *m1 = qkv_read_file(p1, &l1, e1, sizeof e1), *m2 = qkv_read_file(p2, &l2, e2, sizeof e2);
+        char *m1 = qkv__read_file(p1, &l1, e1, sizeof e1), *m2 = qkv__read_file(p2, &l2, e2, sizeof e2);
         ck_assert_msg(m1 && m2, "%s / %s", e1, e2);
         ck_assert_ptr_nonnull(strstr(m1, "non-finite value in the loss"));
         ck_assert_str_eq(m1, m2);
@@ -302,7 +302,7 @@ START_TEST(test_metric_bpb) {
     cJSON_Delete(j);
     snprintf(path, sizeof path, "%s/bpb/results.md", TMP);
     size_t len;
-    char err[256], *md = qkv_read_file(path, &len, err, sizeof err);
+    char err[256], *md = qkv__read_file(path, &len, err, sizeof err);
     ck_assert_ptr_nonnull(md);
     ck_assert_ptr_nonnull(strstr(md, "bits per byte vs full (bits)"));
     free(md);
@@ -321,7 +321,7 @@ START_TEST(test_metric_bpb) {
                         "one-acc.json --out one-acc --jobs 2 --quiet && %s summarize one-bpb one-acc --out sum --quiet",
                         TMP, qkv_test_bin(), qkv_test_bin(), qkv_test_bin()), 0);
     snprintf(path, sizeof path, "%s/sum/summary.md", TMP);
-    md = qkv_read_file(path, &len, err, sizeof err);
+    md = qkv__read_file(path, &len, err, sizeof err);
     ck_assert_ptr_nonnull(md);
     ck_assert_msg(strstr(md, "| variant | text d_model=16 (one-bpb): bits/byte; \xce\x94 vs full [95% CI] | text "
                              "d_model=16 (one-acc): bits/byte; "), "%s", md);
@@ -367,7 +367,7 @@ START_TEST(test_match_params) {
     snprintf(path, sizeof path, "%s/mp/runs/shared/seed0/config.json", TMP);
     char err[256];
     size_t len;
-    char *cfg = qkv_read_file(path, &len, err, sizeof err);
+    char *cfg = qkv__read_file(path, &len, err, sizeof err);
     ck_assert_ptr_nonnull(cfg);
     ck_assert_ptr_nonnull(strstr(cfg, "\"d_ff\":\t48"));
     free(cfg);
@@ -397,7 +397,7 @@ static void csv_sans_time(const char *dir, char *out, size_t n) {
     snprintf(path, sizeof path, "%s/%s/results.csv", TMP, dir);
     char err[256];
     size_t len;
-    char *t = qkv_read_file(path, &len, err, sizeof err);
+    char *t = qkv__read_file(path, &len, err, sizeof err);
     ck_assert_msg(t != NULL, "%s", err);
     size_t o = 0;
     for (char *line = strtok(t, "\n"); line && o < n; line = strtok(NULL, "\n")) {
@@ -445,7 +445,7 @@ START_TEST(test_shards_status_report) {
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "task")->valuestring, "recall");
     cJSON_Delete(j);
     snprintf(path, sizeof path, "%s/part/results.md", TMP);
-    char *md = qkv_read_file(path, NULL, out, sizeof out);
+    char *md = qkv__read_file(path, NULL, out, sizeof out);
     ck_assert_ptr_nonnull(md);
     ck_assert_msg(strstr(md, "\nPartial results: 2 of 4 runs have not finished"), "%s", md);
     free(md);
@@ -464,7 +464,7 @@ START_TEST(test_shards_status_report) {
     ck_assert_int_eq(sh(out, sizeof out, "%s summarize %s/whole %s/part --out %s/sum --quiet", qkv_test_bin(), TMP, TMP,
                         TMP), 0);
     snprintf(path, sizeof path, "%s/sum/summary.csv", TMP);
-    char *csv = qkv_read_file(path, NULL, out, sizeof out);
+    char *csv = qkv__read_file(path, NULL, out, sizeof out);
     ck_assert_ptr_nonnull(csv);
     /* each sweep's rows past its label and directory: full, then identity, the same in both */
     char rows[2][2][2048];

@@ -403,7 +403,7 @@ static int wrong_softmax(qkv_ctx *ctx, const qkv_record *r) {
 /* the tanh-approximation derivative for the exact (erf) GELU: off by at most ~1e-3 */
 static int wrong_gelu(qkv_ctx *ctx, const qkv_record *r) {
     double *dx = qkv__grad(ctx, r->in[0]);
-    qkv_k_unary_backward_f64(QKV_UN_GELU_TANH, r->in[0]->numel, r->in[0]->data, r->out->data, NULL,
+    qkv__k_unary_backward_f64(QKV_UN_GELU_TANH, r->in[0]->numel, r->in[0]->data, r->out->data, NULL,
                              r->out->grad, dx, 0);
     return 0;
 }
@@ -447,7 +447,7 @@ static int wrong_linear(qkv_ctx *ctx, const qkv_record *r) {
 /* masked softmax that forgets its scale in the backward */
 static int wrong_masked_softmax(qkv_ctx *ctx, const qkv_record *r) {
     double *dx = qkv__grad(ctx, r->in[0]);
-    qkv_k_softmax_backward_f64(r->p.masked_softmax.rows, r->p.masked_softmax.n, r->out->data, r->out->grad, 1.0, dx);
+    qkv__k_softmax_backward_f64(r->p.masked_softmax.rows, r->p.masked_softmax.n, r->out->data, r->out->grad, 1.0, dx);
     return 0;
 }
 
@@ -457,7 +457,7 @@ static int wrong_sdp_attention(qkv_ctx *ctx, const qkv_record *r) {
     qkv_sdpa_shape s = {r->p.sdpa.B, r->p.sdpa.T, r->p.sdpa.H, r->p.sdpa.hd, r->p.sdpa.causal, m ? m->data : NULL,
                         &r->p.sdpa.bc, 1.0, r->p.sdpa.kvH, r->p.sdpa.slopes};
     double *scratch = malloc((size_t)(s.T * s.T) * sizeof *scratch);
-    qkv_k_sdpa_backward_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, r->p.sdpa.probs, r->out->grad,
+    qkv__k_sdpa_backward_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, r->p.sdpa.probs, r->out->grad,
                             qkv__grad(ctx, r->in[0]), qkv__grad(ctx, r->in[1]), qkv__grad(ctx, r->in[2]), scratch, 1, 0);
     free(scratch);
     return 0;
@@ -483,8 +483,8 @@ static int wrong_sdp_attention_alibi(qkv_ctx *ctx, const qkv_record *r) {
                         &r->p.sdpa.bc, r->p.sdpa.scale, r->p.sdpa.kvH, NULL};
     double *p = malloc((size_t)(s.B * s.H * s.T * s.T) * sizeof *p), *y = malloc((size_t)r->out->numel * sizeof *y);
     double *scratch = malloc((size_t)(s.T * s.T) * sizeof *scratch);
-    qkv_k_sdpa_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, p, y);
-    qkv_k_sdpa_backward_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, p, r->out->grad,
+    qkv__k_sdpa_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, p, y);
+    qkv__k_sdpa_backward_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, p, r->out->grad,
                             qkv__grad(ctx, r->in[0]), qkv__grad(ctx, r->in[1]), qkv__grad(ctx, r->in[2]), scratch, 1, 0);
     free(p);
     free(y);
@@ -561,11 +561,11 @@ START_TEST(test_harness_catches_wrong_rules) {
         qkv_ctx *ctx = qkv_ctx_new();
         qkv_gradcheck_result res;
         ck_assert_int_eq(qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res), 0);
-        qkv_ctx_override_backward(ctx, b[k].op, b[k].wrong);
+        qkv__ctx_override_backward(ctx, b[k].op, b[k].wrong);
         int rc = qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res);
         ck_assert_msg(rc == 1 && res.failed > 0, "wrong %s rule on case %s was not caught",
                       qkv_op_name(b[k].op), gc->name);
-        qkv_ctx_override_backward(ctx, b[k].op, NULL); /* restoring makes it pass again */
+        qkv__ctx_override_backward(ctx, b[k].op, NULL); /* restoring makes it pass again */
         ck_assert_int_eq(qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res), 0);
         for (int i = 0; i < gc->n; i++) qkv_tensor_free(in[i]);
         qkv_ctx_free(ctx);

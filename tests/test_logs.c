@@ -108,7 +108,7 @@ START_TEST(test_ablate_pipe_lines) {
     snprintf(path, sizeof path, "%s/abl/runs/full/seed0/summary.json", TMP);
     char err[256];
     size_t len;
-    char *sum = qkv_read_file(path, &len, err, sizeof err);
+    char *sum = qkv__read_file(path, &len, err, sizeof err);
     ck_assert_msg(sum != NULL, "%s", err);
     /* the first finished line of the run is its first session; the last is its final one */
     const char *last = f;
@@ -150,7 +150,7 @@ START_TEST(test_train_pipe_lines) {
     char err[256];
     size_t len;
     snprintf(path, sizeof path, "%s/run/metrics.jsonl", TMP);
-    char *m = qkv_read_file(path, &len, err, sizeof err);
+    char *m = qkv__read_file(path, &len, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     int evals = 0;
     for (const char *p = m; (p = strstr(p, "\"eval_loss\":")); p++) evals++;
@@ -201,7 +201,7 @@ START_TEST(test_eval_loss_round_trips) {
     char err[256];
     size_t len;
     snprintf(path, sizeof path, "%s/run/summary.json", TMP);
-    char *sum = qkv_read_file(path, &len, err, sizeof err);
+    char *sum = qkv__read_file(path, &len, err, sizeof err);
     ck_assert_msg(sum != NULL, "%s", err);
     double eval_loss = qkv_test_json_num(eout, "loss"), file_loss = qkv_test_json_num(sum, "eval_loss");
     double eval_acc = qkv_test_json_num(eout, "accuracy"), file_acc = qkv_test_json_num(sum, "eval_accuracy");

@@ -41,7 +41,7 @@ static char *make_tmpdir(void) {
 static char *read_in(const char *dir, const char *name) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    char *s = qkv_read_file(path, NULL, err, sizeof err);
+    char *s = qkv__read_file(path, NULL, err, sizeof err);
     ck_assert_msg(s != NULL, "cannot read %s: %s", name, err);
     return s;
 }
@@ -605,7 +605,7 @@ static fixture *fixture_seeds(int ns, bool effect) {
 static char *write_report(const fixture *f) {
     char *dir = make_tmpdir();
     err[0] = 0;
-    int rc = qkv_report_write(&f->r, dir, NULL, err, sizeof err);
+    int rc = qkv__report_write(&f->r, dir, NULL, err, sizeof err);
     ck_assert_msg(rc == 0, "report failed: %s", err);
     return dir;
 }
@@ -647,7 +647,7 @@ START_TEST(report_writes_every_file) {
     FILE *table = tmpfile();
     ck_assert_ptr_nonnull(table);
     err[0] = 0;
-    int rc = qkv_report_write(&f->r, dir, table, err, sizeof err);
+    int rc = qkv__report_write(&f->r, dir, table, err, sizeof err);
     ck_assert_msg(rc == 0, "report failed: %s", err);
     for (int i = 0; i < N_FILES - 1; i++) ck_assert_msg(exists(dir, FILES[i]), "%s is missing", FILES[i]);
     /* the learning-rate plot only with a grid */
@@ -1282,7 +1282,7 @@ START_TEST(report_twelve_variants_long_names) {
     qkv_ablate_results r = {.cfg = &cfg, .v = v, .runs = runs, .all_runs = runs, .n_lrs = 1,
                             .max_solved_at = -1, .version = "0.1.0", .jobs = 4};
     char *dir = make_tmpdir();
-    ck_assert_msg(qkv_report_write(&r, dir, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv__report_write(&r, dir, NULL, err, sizeof err) == 0, "%s", err);
     char *acc_svg = read_in(dir, "plots/accuracy.svg");
     assert_svg(acc_svg, "accuracy.svg");
     ck_assert_int_eq(count(acc_svg, "-with-a-rather-long-name-for-the-legend_xx<"), V);
@@ -1363,12 +1363,12 @@ START_TEST(report_unwritable_dir_fails_cleanly) {
     char *dir = make_tmpdir();
     char file[4200], below[4300];
     snprintf(file, sizeof file, "%s/plain-file", dir);
-    ck_assert_int_eq(qkv_write_file_atomic(file, "x", 1, err, sizeof err), 0);
+    ck_assert_int_eq(qkv__write_file_atomic(file, "x", 1, err, sizeof err), 0);
     snprintf(below, sizeof below, "%s/out", file);
     err[0] = 0;
-    ck_assert_int_eq(qkv_report_write(&f->r, below, NULL, err, sizeof err), -1);
+    ck_assert_int_eq(qkv__report_write(&f->r, below, NULL, err, sizeof err), -1);
     ck_assert_msg(err[0] != 0, "no error message");
-    ck_assert_int_eq(qkv_report_write(NULL, dir, NULL, err, sizeof err), -1);
+    ck_assert_int_eq(qkv__report_write(NULL, dir, NULL, err, sizeof err), -1);
     qkv_test_rmtree(dir);
     free(dir);
     free(f);
@@ -1378,46 +1378,46 @@ END_TEST
 /* ---------------------------------------------------------------- the SVG builder */
 
 START_TEST(svg_nice_ticks) {
-    ck_assert(fabs(qkv_svg_nice_step(1, 5) - 0.2) < 1e-12);
-    ck_assert(fabs(qkv_svg_nice_step(730, 6) - 200) < 1e-9);
-    ck_assert(fabs(qkv_svg_nice_step(0.037, 4) - 0.01) < 1e-12);
-    ck_assert(fabs(qkv_svg_nice_step(45, 5) - 10) < 1e-9);
+    ck_assert(fabs(qkv__svg_nice_step(1, 5) - 0.2) < 1e-12);
+    ck_assert(fabs(qkv__svg_nice_step(730, 6) - 200) < 1e-9);
+    ck_assert(fabs(qkv__svg_nice_step(0.037, 4) - 0.01) < 1e-12);
+    ck_assert(fabs(qkv__svg_nice_step(45, 5) - 10) < 1e-9);
     double t[64];
-    ck_assert_int_eq(qkv_svg_ticks(0, 1, 0.2, t, 64), 6);
+    ck_assert_int_eq(qkv__svg_ticks(0, 1, 0.2, t, 64), 6);
     ck_assert(t[0] == 0 && fabs(t[5] - 1) < 1e-12);
-    ck_assert_int_eq(qkv_svg_ticks(-0.3, 0.5, 0.2, t, 64), 4);     /* -0.2 .. 0.4 */
-    ck_assert_int_eq(qkv_svg_log_ticks(0.001, 100, t, 64), 6);      /* 5 decades: 10^-3 .. 10^2 */
+    ck_assert_int_eq(qkv__svg_ticks(-0.3, 0.5, 0.2, t, 64), 4);     /* -0.2 .. 0.4 */
+    ck_assert_int_eq(qkv__svg_log_ticks(0.001, 100, t, 64), 6);      /* 5 decades: 10^-3 .. 10^2 */
     ck_assert(fabs(t[0] - 0.001) < 1e-15 && fabs(t[5] - 100) < 1e-12);
-    ck_assert_int_eq(qkv_svg_log_ticks(0.01, 10, t, 64), 10);       /* 3 decades: 1, 2, 5 */
-    ck_assert_int_eq(qkv_svg_log_ticks(0.2, 30, t, 64), 7);         /* 0.2 0.5 1 2 5 10 20 */
-    ck_assert_int_eq(qkv_svg_log_ticks(0.2, 3, t, 64), 4);          /* 0.2 0.5 1 2 */
-    ck_assert_int_eq(qkv_svg_log_ticks(0.3, 0.9, t, 64), 7);        /* short: every digit */
-    ck_assert_int_eq(qkv_svg_log_ticks(1e-4, 10, t, 64), 6);        /* long: decades */
+    ck_assert_int_eq(qkv__svg_log_ticks(0.01, 10, t, 64), 10);       /* 3 decades: 1, 2, 5 */
+    ck_assert_int_eq(qkv__svg_log_ticks(0.2, 30, t, 64), 7);         /* 0.2 0.5 1 2 5 10 20 */
+    ck_assert_int_eq(qkv__svg_log_ticks(0.2, 3, t, 64), 4);          /* 0.2 0.5 1 2 */
+    ck_assert_int_eq(qkv__svg_log_ticks(0.3, 0.9, t, 64), 7);        /* short: every digit */
+    ck_assert_int_eq(qkv__svg_log_ticks(1e-4, 10, t, 64), 6);        /* long: decades */
     char s[32];
-    qkv_svg_format_tick(s, sizeof s, 1000);
+    qkv__svg_format_tick(s, sizeof s, 1000);
     ck_assert_str_eq(s, "1000");
-    qkv_svg_format_tick(s, sizeof s, 0.05);
+    qkv__svg_format_tick(s, sizeof s, 0.05);
     ck_assert_str_eq(s, "0.05");
-    qkv_svg_format_tick(s, sizeof s, -1e-17);
+    qkv__svg_format_tick(s, sizeof s, -1e-17);
     ck_assert_str_eq(s, "0");
-    ck_assert_str_eq(qkv_svg_color(0), qkv_svg_color(10));         /* the palette cycles */
-    ck_assert_str_ne(qkv_svg_dash(0), qkv_svg_dash(10));           /* ... with a dash */
+    ck_assert_str_eq(qkv__svg_color(0), qkv__svg_color(10));         /* the palette cycles */
+    ck_assert_str_ne(qkv__svg_dash(0), qkv__svg_dash(10));           /* ... with a dash */
 }
 END_TEST
 
 START_TEST(strbuf_and_escape) {
     qkv_strbuf b;
-    qkv_strbuf_init(&b);
-    qkv_strbuf_escape_xml(&b, "a&b<c>\"d'e\x01");
-    qkv_strbuf_printf(&b, "|%d|", 42);
-    for (int i = 0; i < 1000; i++) qkv_strbuf_printf(&b, "%0300d", i);   /* growth past the small buffer */
-    char *s = qkv_strbuf_take(&b);
+    qkv__strbuf_init(&b);
+    qkv__strbuf_escape_xml(&b, "a&b<c>\"d'e\x01");
+    qkv__strbuf_printf(&b, "|%d|", 42);
+    for (int i = 0; i < 1000; i++) qkv__strbuf_printf(&b, "%0300d", i);   /* growth past the small buffer */
+    char *s = qkv__strbuf_take(&b);
     ck_assert_ptr_nonnull(s);
     ck_assert_int_eq(strncmp(s, "a&amp;b&lt;c&gt;&quot;d&#39;e?|42|", 34), 0);
     ck_assert_uint_eq(strlen(s), 34 + 300 * 1000);
     free(s);
-    qkv_strbuf_init(&b);
-    s = qkv_strbuf_take(&b);   /* empty, not NULL */
+    qkv__strbuf_init(&b);
+    s = qkv__strbuf_take(&b);   /* empty, not NULL */
     ck_assert_ptr_nonnull(s);
     ck_assert_str_eq(s, "");
     free(s);
@@ -1430,25 +1430,25 @@ START_TEST(svg_curves_edge_cases) {
     qkv_svg_series s[3] = {{"NaN & Inf", 5, x, y, lo, hi}, {"single <point>", 1, x + 2, y + 2, NULL, NULL},
                            {"empty", 0, NULL, NULL, NULL, NULL}};
     qkv_svg_plot lin = {.title = "t", .xlabel = "x", .ylabel = "y"};
-    char *a = qkv_svg_curves(&lin, s, 3);
+    char *a = qkv__svg_curves(&lin, s, 3);
     assert_svg(a, "linear");
     ck_assert_ptr_nonnull(strstr(a, ">single &lt;point&gt;<"));
     free(a);
     qkv_svg_plot lg = {.title = "t", .log_y = true};   /* -1 skipped on a log axis */
-    a = qkv_svg_curves(&lg, s, 3);
+    a = qkv__svg_curves(&lg, s, 3);
     assert_svg(a, "log");
     free(a);
-    a = qkv_svg_curves(&lg, NULL, 0);
+    a = qkv__svg_curves(&lg, NULL, 0);
     assert_svg(a, "no series");
     ck_assert_ptr_nonnull(strstr(a, ">no data<"));
     free(a);
     /* a constant series: the axis still has a span */
     double c[3] = {2, 2, 2};
     qkv_svg_series one = {"const", 3, x, c, c, c};
-    a = qkv_svg_curves(&lg, &one, 1);
+    a = qkv__svg_curves(&lg, &one, 1);
     assert_svg(a, "constant log");
     free(a);
-    a = qkv_svg_curves(&lin, &one, 1);
+    a = qkv__svg_curves(&lin, &one, 1);
     assert_svg(a, "constant linear");
     free(a);
 }
@@ -1458,7 +1458,7 @@ START_TEST(svg_heatmap_shapes) {
     float w[3 * 1 * 4 * 4];
     for (int i = 0; i < 48; i++) w[i] = (float)(i % 5) / 4.0f;
     w[7] = NAN;
-    char *s = qkv_svg_heatmap("map <1>", NULL, 3, 1, 4, w, NULL);
+    char *s = qkv__svg_heatmap("map <1>", NULL, 3, 1, 4, w, NULL);
     assert_svg(s, "heatmap");
     ck_assert_ptr_nonnull(strstr(s, "map &lt;1&gt;"));
     ck_assert_ptr_nonnull(strstr(s, ">layer 2, head 0<"));
@@ -1467,11 +1467,11 @@ START_TEST(svg_heatmap_shapes) {
     free(s);
     float one = 1;
     const char *lab[1] = {"&"};
-    s = qkv_svg_heatmap("t", "sub", 1, 1, 1, &one, lab);
+    s = qkv__svg_heatmap("t", "sub", 1, 1, 1, &one, lab);
     assert_svg(s, "1x1 heatmap");
     free(s);
-    ck_assert_ptr_null(qkv_svg_heatmap("t", NULL, 0, 1, 4, w, NULL));
-    ck_assert_ptr_null(qkv_svg_heatmap("t", NULL, 1, 1, 4, NULL, NULL));
+    ck_assert_ptr_null(qkv__svg_heatmap("t", NULL, 0, 1, 4, w, NULL));
+    ck_assert_ptr_null(qkv__svg_heatmap("t", NULL, 1, 1, 4, NULL, NULL));
 }
 END_TEST
 
@@ -1481,7 +1481,7 @@ START_TEST(svg_log_x) {
     double x[5] = {-1, 0, 1e-3, 1e-2, 1e-1}, y[5] = {0.9, 0.8, 0.5, 0.7, 0.6};
     qkv_svg_series all = {"rate", 5, x, y, y, y}, positive = {"rate", 3, x + 2, y + 2, y + 2, y + 2};
     qkv_svg_plot pl = {.title = "t", .xlabel = "learning rate", .log_x = true};
-    char *a = qkv_svg_curves(&pl, &all, 1), *b = qkv_svg_curves(&pl, &positive, 1);
+    char *a = qkv__svg_curves(&pl, &all, 1), *b = qkv__svg_curves(&pl, &positive, 1);
     assert_svg(a, "log x");
     ck_assert_msg(!strcmp(a, b), "x <= 0 changed the plot");   /* not drawn, nor part of the axes' ranges */
     ck_assert_int_eq(count(a, "<circle"), 3);
@@ -1498,8 +1498,8 @@ START_TEST(svg_log_x) {
     free(b);
     /* one positive point among them is a single point (a marker, no line) */
     qkv_svg_series one_of = {"rate", 3, x, y, NULL, NULL}, one = {"rate", 1, x + 2, y + 2, NULL, NULL};
-    a = qkv_svg_curves(&pl, &one_of, 1);
-    b = qkv_svg_curves(&pl, &one, 1);
+    a = qkv__svg_curves(&pl, &one_of, 1);
+    b = qkv__svg_curves(&pl, &one, 1);
     assert_svg(a, "one positive x");
     ck_assert_msg(!strcmp(a, b), "x <= 0 changed the plot of one point");
     ck_assert_int_eq(count(a, "<polyline"), 0);
@@ -1508,7 +1508,7 @@ START_TEST(svg_log_x) {
     free(b);
     /* the same points on a linear axis: evenly spaced values, no decades */
     pl.log_x = false;
-    a = qkv_svg_curves(&pl, &positive, 1);
+    a = qkv__svg_curves(&pl, &positive, 1);
     assert_svg(a, "linear x");
     ck_assert_ptr_null(strstr(a, ">0.001<"));
     ck_assert(fabs(x_tick(a, "0.04") - x_tick(a, "0.02") - (x_tick(a, "0.02") - x_tick(a, "0"))) < 0.03);
@@ -1517,7 +1517,7 @@ START_TEST(svg_log_x) {
     /* six decades: decades only */
     double wx[2] = {1e-6, 1}, wy[2] = {0.5, 0.6};
     qkv_svg_series wide = {"wide", 2, wx, wy, NULL, NULL};
-    a = qkv_svg_curves(&pl, &wide, 1);
+    a = qkv__svg_curves(&pl, &wide, 1);
     assert_svg(a, "wide log x");
     double w4 = x_tick(a, "0.0001"), w3 = x_tick(a, "0.001"), w2 = x_tick(a, "0.01");
     ck_assert(fabs((w3 - w4) - (w2 - w3)) < 0.03);
@@ -1526,7 +1526,7 @@ START_TEST(svg_log_x) {
     free(a);
     /* nothing positive: no data, still a well-formed plot */
     qkv_svg_series none = {"none", 2, x, y, y, y};
-    a = qkv_svg_curves(&pl, &none, 1);
+    a = qkv__svg_curves(&pl, &none, 1);
     assert_svg(a, "no positive x");
     ck_assert_ptr_nonnull(strstr(a, ">no data<"));
     ck_assert_int_eq(count(a, "<circle"), 0);
@@ -1661,7 +1661,7 @@ START_TEST(svg_error_bars_and_x_ticks) {
     qkv_svg_series s[2] = {{"a", 3, x, ya, la, ha}, {"b", 3, x, yb, lb, hb}};
     qkv_svg_plot pl = {.title = "sizes", .xlabel = "d_model", .ylabel = "acc", .log_x = true, .percent_y = true,
                        .x_ticks = ticks, .n_x_ticks = 4, .error_bars = true};
-    char *a = qkv_svg_curves(&pl, s, 2);
+    char *a = qkv__svg_curves(&pl, s, 2);
     assert_svg(a, "error bars");
     double t32 = x_tick(a, "32"), t64 = x_tick(a, "64"), t128 = x_tick(a, "128");
     ck_assert(fabs((t64 - t32) - (t128 - t64)) < 0.03);

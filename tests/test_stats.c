@@ -231,7 +231,7 @@ END_TEST
 
 static cJSON *load_fixture(void) {
     char err[512];
-    char *text = qkv_read_file("fixtures/stats.json", NULL, err, sizeof err);
+    char *text = qkv__read_file("fixtures/stats.json", NULL, err, sizeof err);
     ck_assert_msg(text != NULL, "fixtures/stats.json: %s", err);
     cJSON *root = cJSON_Parse(text);
     free(text);

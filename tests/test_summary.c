@@ -135,9 +135,9 @@ static void write_results(const aspec *a) {
     char *text = cJSON_Print(root), path[600], err[512];
     cJSON_Delete(root);
     snprintf(path, sizeof path, "%s/%s", TMP, a->dir);
-    ck_assert_int_eq(qkv_mkdirs(path, err, sizeof err), 0);
+    ck_assert_int_eq(qkv__mkdirs(path, err, sizeof err), 0);
     snprintf(path, sizeof path, "%s/%s/results.json", TMP, a->dir);
-    ck_assert_int_eq(qkv_write_file_atomic(path, text, strlen(text), err, sizeof err), 0);
+    ck_assert_int_eq(qkv__write_file_atomic(path, text, strlen(text), err, sizeof err), 0);
     free(text);
 }
 
@@ -189,7 +189,7 @@ static void load(qkv_summary *s, int n, const char *const *names) {
         snprintf(paths[i], sizeof paths[i], "%s/%s", TMP, names[i]);
         dirs[i] = paths[i];
     }
-    int rc = qkv_summary_load(s, dirs, n, err, sizeof err);
+    int rc = qkv__summary_load(s, dirs, n, err, sizeof err);
     ck_assert_msg(rc == 0, "%s", err);
 }
 
@@ -218,7 +218,7 @@ static int sh(char *out, size_t n, const char *fmt, ...) {
 static char *read_tmp(const char *name) {
     char path[600], err[512];
     snprintf(path, sizeof path, "%s/%s", TMP, name);
-    char *s = qkv_read_file(path, NULL, err, sizeof err);
+    char *s = qkv__read_file(path, NULL, err, sizeof err);
     ck_assert_msg(s != NULL, "%s", err);
     return s;
 }
@@ -226,7 +226,7 @@ static char *read_tmp(const char *name) {
 static void write_tmp(const char *name, const char *text) {
     char path[600], err[512];
     snprintf(path, sizeof path, "%s/%s", TMP, name);
-    ck_assert_int_eq(qkv_write_file_atomic(path, text, strlen(text), err, sizeof err), 0);
+    ck_assert_int_eq(qkv__write_file_atomic(path, text, strlen(text), err, sizeof err), 0);
 }
 
 /* ---- the main table -------------------------------------------------------------------------- */
@@ -241,11 +241,11 @@ START_TEST(summary_main_table_cells) {
     const char *rows[] = {"full", "shared", "qk_tied", "kv_tied", "gate", "identity"};
     ck_assert_int_eq(s.n_variants, 6);
     for (int j = 0; j < 6; j++) ck_assert_str_eq(s.variants[j], rows[j]);
-    ck_assert(!qkv_summary_partial(&s.a[0]) && qkv_summary_partial(&s.a[1]) && !qkv_summary_partial(&s.a[2]));
+    ck_assert(!qkv__summary_partial(&s.a[0]) && qkv__summary_partial(&s.a[1]) && !qkv__summary_partial(&s.a[2]));
     ck_assert(!s.a[0].bpb_from_loss && s.a[2].bpb_from_loss);
 
     qkv_sum_report r;
-    ck_assert_int_eq(qkv_sum_report_build(&r, &s), 0);
+    ck_assert_int_eq(qkv__sum_report_build(&r, &s), 0);
     ck_assert_int_eq(r.main.rows, 6);
     ck_assert_int_eq(r.main.cols, 4);
     ck_assert_str_eq(r.main.head[0], "variant");
@@ -283,8 +283,8 @@ START_TEST(summary_main_table_cells) {
     const qkv_sum_cell *sh_c = &s.a[2].cells[1];
     ck_assert(fabs(sh_c->p - 2.0 / 128) < 1e-12 && fabs(sh_c->p_holm - 4.0 / 128) < 1e-12 && sh_c->significant);
     ck_assert(fabs(s.a[2].cells[0].mean - 1.3) < 1e-12);
-    qkv_sum_report_free(&r);
-    qkv_summary_free(&s);
+    qkv__sum_report_free(&r);
+    qkv__summary_free(&s);
 }
 END_TEST
 
@@ -294,7 +294,7 @@ START_TEST(summary_sizes) {
     qkv_summary s;
     load(&s, 3, ABC);
     qkv_sum_report r;
-    ck_assert_int_eq(qkv_sum_report_build(&r, &s), 0);
+    ck_assert_int_eq(qkv__sum_report_build(&r, &s), 0);
     ck_assert_int_eq(r.n_sizes, 1);
     const qkv_sum_sizes *g = &r.sizes[0];
     ck_assert_str_eq(g->task, "recall");
@@ -329,8 +329,8 @@ START_TEST(summary_sizes) {
     ck_assert_int_eq(circles, 7);
     ck_assert_ptr_nonnull(strstr(svg, "recall: final eval accuracy by model size"));
     ck_assert_ptr_null(strstr(svg, "<polygon"));
-    qkv_sum_report_free(&r);
-    qkv_summary_free(&s);
+    qkv__sum_report_free(&r);
+    qkv__summary_free(&s);
 }
 END_TEST
 
@@ -434,7 +434,7 @@ START_TEST(summary_published_metrics) {
     ck_assert(!s.a[0].recomputed && !s.a[2].recomputed && s.a[3].recomputed);
     ck_assert(s.a[0].bpb_from_loss && s.a[2].bpb_from_loss && !s.a[3].bpb_from_loss);
     qkv_sum_report r;
-    ck_assert_int_eq(qkv_sum_report_build(&r, &s), 0);
+    ck_assert_int_eq(qkv__sum_report_build(&r, &s), 0);
     ck_assert_str_eq(r.main.head[1], "text d_model=32: bits/byte; " DELTA " vs full [95% CI]");
     ck_assert_str_eq(r.main.head[2], "recall d_model=32: eval loss (nats); " DELTA " vs full [95% CI]");
     const char *want[2][5] = {
@@ -456,7 +456,7 @@ START_TEST(summary_published_metrics) {
     ck_assert_str_eq(g->plot.path, "plots/size-text.svg");
     ck_assert_ptr_nonnull(strstr(g->plot.svg, ">eval bits per byte</text>"));
     /* the notes say where each column's bits come from */
-    char *md = qkv_summary_block(&r, QKV_SUM_PART_MAIN);
+    char *md = qkv__summary_block(&r, QKV_SUM_PART_MAIN);
     ck_assert_ptr_nonnull(md);
     ck_assert_ptr_nonnull(strstr(md, "\ntext d_model=32: bits per byte = the evaluation loss / ln 2 (nats per byte); "
                                      "the differences, intervals and tests are the ablation's own (it compared "
@@ -470,8 +470,8 @@ START_TEST(summary_published_metrics) {
     ck_assert_ptr_nonnull(strstr(md, "Loss columns: the mean final evaluation loss in nats"));
     ck_assert_ptr_null(strstr(md, "Accuracy columns"));
     free(md);
-    qkv_sum_report_free(&r);
-    qkv_summary_free(&s);
+    qkv__sum_report_free(&r);
+    qkv__summary_free(&s);
 }
 END_TEST
 

@@ -612,27 +612,27 @@ START_TEST(test_gemm_kernels_direct) {
     /* hand-computed: [[1,2,3],[4,5,6]] [[7,8],[9,10],[11,12]] = [[58,64],[139,154]] */
     const float A[6] = {1, 2, 3, 4, 5, 6}, B[6] = {7, 8, 9, 10, 11, 12};
     float C[4] = {1, 1, 1, 1};
-    qkv_k_gemm_f32(0, 0, 2, 2, 3, A, B, 1.0f, C); /* beta = 1 accumulates */
+    qkv__k_gemm_f32(0, 0, 2, 2, 3, A, B, 1.0f, C); /* beta = 1 accumulates */
     ck_assert(C[0] == 59 && C[1] == 65 && C[2] == 140 && C[3] == 155);
-    qkv_k_gemm_f32(0, 0, 2, 2, 3, A, B, 0.0f, C); /* beta = 0 overwrites */
+    qkv__k_gemm_f32(0, 0, 2, 2, 3, A, B, 0.0f, C); /* beta = 0 overwrites */
     ck_assert(C[0] == 58 && C[1] == 64 && C[2] == 139 && C[3] == 154);
     /* the same product through both transposes: A stored (3,2), B stored (2,3) */
     const double At[6] = {1, 4, 2, 5, 3, 6}; /* (3,2): its transpose is [[1,2,3],[4,5,6]] */
     const double Bt[6] = {7, 9, 11, 8, 10, 12}; /* (2,3): its transpose is [[7,8],[9,10],[11,12]] */
     double D[8] = {0};
     /* two batches sharing B (stride 0), A advancing by 0 too: both equal the product */
-    qkv_k_gemm_batched_f64(2, 1, 1, 2, 2, 3, At, 0, Bt, 0, 0.0, D, 4);
+    qkv__k_gemm_batched_f64(2, 1, 1, 2, 2, 3, At, 0, Bt, 0, 0.0, D, 4);
     for (int b = 0; b < 2; b++)
         ck_assert(D[4 * b] == 58 && D[4 * b + 1] == 64 && D[4 * b + 2] == 139 && D[4 * b + 3] == 154);
     /* the second batch of A doubled: its product doubles */
     const double A2[12] = {1, 2, 3, 4, 5, 6, 2, 4, 6, 8, 10, 12};
     const double Bn[6] = {7, 8, 9, 10, 11, 12};
-    qkv_k_gemm_batched_f64(2, 0, 0, 2, 2, 3, A2, 6, Bn, 0, 0.0, D, 4);
+    qkv__k_gemm_batched_f64(2, 0, 0, 2, 2, 3, A2, 6, Bn, 0, 0.0, D, 4);
     ck_assert(D[0] == 58 && D[3] == 154 && D[4] == 116 && D[7] == 308);
 }
 END_TEST
 
-/* qkv_k_gemm_ld_f32 on strided operands, every form, beta 0 and 1, against a double loop: the
+/* qkv__k_gemm_ld_f32 on strided operands, every form, beta 0 and 1, against a double loop: the
  * recall step's shapes (with GEMM=libxsmm, libxsmm's kernels) and ones that stay on OpenBLAS in
  * that build (B^T over 16384 elements, over 2^22 multiply-adds, no K); the padding of C's rows
  * is left alone, and the same call gives the same bits twice */
@@ -646,7 +646,7 @@ static void gemm_ld_case(int ta, int tb, int64_t M, int64_t N, int64_t Kd, int64
     for (int64_t i = 0; i < nb; i++) B[i] = (float)(2 * qkv_rng_uniform(rng) - 1);
     for (int64_t i = 0; i < nc; i++) C0[i] = (float)(2 * qkv_rng_uniform(rng) - 1);
     memcpy(C, C0, (size_t)nc * sizeof *C);
-    qkv_k_gemm_ld_f32(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C, ldc);
+    qkv__k_gemm_ld_f32(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C, ldc);
     const int64_t every = M * N * Kd > (1 << 20) ? 7 : 1; /* rows checked against the loop: keep it quick */
     for (int64_t i = 0; i < M; i++) {
         for (int64_t j = 0; j < N && i % every == 0; j++) {
@@ -663,7 +663,7 @@ static void gemm_ld_case(int ta, int tb, int64_t M, int64_t N, int64_t Kd, int64
         for (int64_t j = N; j < ldc; j++) ck_assert(C[i * ldc + j] == C0[i * ldc + j]);
     }
     memcpy(C2, C0, (size_t)nc * sizeof *C2);
-    qkv_k_gemm_ld_f32(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C2, ldc);
+    qkv__k_gemm_ld_f32(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C2, ldc);
     ck_assert(!memcmp(C, C2, (size_t)nc * sizeof *C));
     free(A), free(B), free(C), free(C0), free(C2);
 }

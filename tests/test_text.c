@@ -121,7 +121,7 @@ START_TEST(test_fortunes_files) {
     int64_t len = 0, len2 = 0, nf = 0;
     int files = 0;
     char err[1024];
-    ck_assert_msg(!qkv_task_read_fortunes(dir, "task.path", &text, &len, &files, &nf, err, sizeof err), "%s", err);
+    ck_assert_msg(!qkv__task_read_fortunes(dir, "task.path", &text, &len, &files, &nf, err, sizeof err), "%s", err);
     ck_assert_int_eq(files, 3); /* a, b, crlf */
     ck_assert_int_eq(nf, 6);
     const char *want[] = {"one\nline two\n", "four\n", "two\n", "three\n", "crlf one\r\n", "crlf two\r\n"};
@@ -132,7 +132,7 @@ START_TEST(test_fortunes_files) {
     }
     ck_assert_int_eq(len, total); /* nothing else: no index, link, hidden or subdirectory text */
     /* the same corpus every time */
-    ck_assert(!qkv_task_read_fortunes(dir, "task.path", &again, &len2, NULL, NULL, err, sizeof err));
+    ck_assert(!qkv__task_read_fortunes(dir, "task.path", &again, &len2, NULL, NULL, err, sizeof err));
     ck_assert_int_eq(len, len2);
     ck_assert(!memcmp(text, again, (size_t)len));
     free(text);
@@ -147,13 +147,13 @@ START_TEST(test_fortunes_missing) {
     uint8_t *text = NULL;
     int64_t len;
     snprintf(dir, sizeof dir, "%s/none", TMP);
-    ck_assert_int_eq(qkv_task_read_fortunes(dir, "task.path", &text, &len, NULL, NULL, err, sizeof err), -1);
+    ck_assert_int_eq(qkv__task_read_fortunes(dir, "task.path", &text, &len, NULL, NULL, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "task.path: cannot open the fortunes directory") && strstr(err, "apt-get install fortunes") &&
                   !strchr(err, '\n'), "%s", err);
     ck_assert_int_eq(mkdir(dir, 0755), 0);
     put_str(dir, "empty", "%\n  \n%\n");
     put_str(dir, "empty.dat", "x");
-    ck_assert_int_eq(qkv_task_read_fortunes(dir, "task.corpus", &text, &len, NULL, NULL, err, sizeof err), -1);
+    ck_assert_int_eq(qkv__task_read_fortunes(dir, "task.corpus", &text, &len, NULL, NULL, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "task.corpus: ") && strstr(err, "holds no fortunes") &&
                   strstr(err, "scripts/install-deps.sh fortunes"), "%s", err);
     ck_assert_ptr_null(text);
@@ -219,7 +219,7 @@ START_TEST(test_fortunes_debian) {
     uint8_t *text = NULL, *again = NULL;
     int64_t len, len2, nf;
     int files;
-    ck_assert_msg(!qkv_task_read_fortunes(QKV_FORTUNES_DIR, "task.corpus", &text, &len, &files, &nf, err, sizeof err),
+    ck_assert_msg(!qkv__task_read_fortunes(QKV_FORTUNES_DIR, "task.corpus", &text, &len, &files, &nf, err, sizeof err),
                   "%s", err);
     /* strfile's indexes: one NAME.dat per fortune file, its count of fortunes (big-endian u32 at byte 4) */
     ck_assert_int_eq(run(out, sizeof out, "cd %s && for d in *.dat; do f=${d%%.dat}; [ -f \"$f\" ] && "
@@ -233,7 +233,7 @@ START_TEST(test_fortunes_debian) {
     ck_assert_msg(nf >= counted * 99 / 100, "%lld fortunes of strfile's %lld", (long long)nf, counted);
     printf("test_text: %s: %d files, %lld fortunes (strfile counts %lld), %lld bytes\n", QKV_FORTUNES_DIR, files,
            (long long)nf, counted, (long long)len);
-    ck_assert(!qkv_task_read_fortunes(QKV_FORTUNES_DIR, "task.corpus", &again, &len2, NULL, NULL, err, sizeof err));
+    ck_assert(!qkv__task_read_fortunes(QKV_FORTUNES_DIR, "task.corpus", &again, &len2, NULL, NULL, err, sizeof err));
     ck_assert(len == len2 && !memcmp(text, again, (size_t)len));
     free(text);
     free(again);

@@ -77,7 +77,7 @@ int qkv_ablate_status(const qkv_ablate_config *c, const char *out_dir, const qkv
         char path[1400], e[256], why[700] = "";
         size_t len;
         snprintf(path, sizeof path, "%s/%s", rs->dir, QKV_RUN_FAILED);
-        char *mark = access(path, F_OK) == 0 ? qkv_read_file(path, &len, e, sizeof e) : NULL;
+        char *mark = access(path, F_OK) == 0 ? qkv__read_file(path, &len, e, sizeof e) : NULL;
         if (mark) {
             snprintf(why, sizeof why, "%s", mark);
             why[strcspn(why, "\n")] = 0;

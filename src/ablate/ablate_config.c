@@ -347,11 +347,11 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
     c->threshold = 0.99;
     c->batch_max_runs = 8;
     size_t len;
-    char *text = qkv_read_config_file(path, &len, err, errlen); /* the same cap as a training config */
+    char *text = qkv__read_config_file(path, &len, err, errlen); /* the same cap as a training config */
     if (!text) return -1;
     cJSON *j = NULL;
     bool oom;
-    int bad = qkv_config_json(text, len, path, &j, &oom, err, errlen); /* line:column and what was wrong */
+    int bad = qkv__config_json(text, len, path, &j, &oom, err, errlen); /* line:column and what was wrong */
     free(text);
     if (bad) {
         if (oom) snprintf(err, (size_t)errlen, "%s: out of memory reading the config", path);

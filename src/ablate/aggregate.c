@@ -30,7 +30,7 @@ static cJSON *read_json(const char *dir, const char *file) {
     char path[1400], e[256];
     size_t len;
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    char *t = qkv_read_file(path, &len, e, sizeof e);
+    char *t = qkv__read_file(path, &len, e, sizeof e);
     cJSON *j = t ? cJSON_Parse(t) : NULL;
     free(t);
     return j;
@@ -41,7 +41,7 @@ static int read_curves(const char *dir, qkv_run_result *rr) {
     char path[1400], e[256];
     size_t len;
     snprintf(path, sizeof path, "%s/%s", dir, QKV_RUN_METRICS);
-    char *m = qkv_read_file(path, &len, e, sizeof e);
+    char *m = qkv__read_file(path, &len, e, sizeof e);
     if (!m) return 0;
     int cap = 0, rc = 0;
     for (char *line = strtok(m, "\n"); line && !rc; line = strtok(NULL, "\n")) {
@@ -485,7 +485,7 @@ static void shared_config(qkv_ablate_results *res, const qkv_ablate_plan *p) {
             char path[1400], e2[256];
             size_t len;
             snprintf(path, sizeof path, "%s/%s", p->runs[r].dir, QKV_RUN_CONFIG);
-            res->base_config_json = qkv_read_file(path, &len, e2, sizeof e2);
+            res->base_config_json = qkv__read_file(path, &len, e2, sizeof e2);
         }
 }
 

@@ -76,7 +76,7 @@ int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char 
     char d[1200], differ[512] = "";
     int n_differ = 0;
     snprintf(d, sizeof d, "%s/configs", out);
-    if (write && qkv_mkdirs(d, err, errlen)) return -1;
+    if (write && qkv__mkdirs(d, err, errlen)) return -1;
     for (int v = 0; v < c->n_variants; v++)
         for (int l = 0; l < p->n_lrs; l++)
             for (int s = 0; s < c->n_seeds; s++) {
@@ -100,7 +100,7 @@ int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char 
                 int rc = 0;
                 size_t len;
                 char e2[256];
-                char *old = exists(rs->cfg) ? qkv_read_file(rs->cfg, &len, e2, sizeof e2) : NULL;
+                char *old = exists(rs->cfg) ? qkv__read_file(rs->cfg, &len, e2, sizeof e2) : NULL;
                 bool differs = old && strcmp(old, json) && !same_config(old, json, rs->cfg);
                 bool fresh = !old || (differs && force);
                 free(old);
@@ -111,10 +111,10 @@ int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char 
                     }
                     n_differ++;
                 } else if (write) {
-                    rc = qkv_mkdirs(rs->dir, err, errlen);
+                    rc = qkv__mkdirs(rs->dir, err, errlen);
                     if (!rc && fresh) {
                         if (differs) clear_run(rs); /* --force: the old config's results go */
-                        rc = qkv_write_file_atomic(rs->cfg, json, strlen(json), err, errlen);
+                        rc = qkv__write_file_atomic(rs->cfg, json, strlen(json), err, errlen);
                     }
                 }
                 free(json);
@@ -143,7 +143,7 @@ void qkv__ablate_run_state(const qkv_ablate_plan *p, int r, qkv_ablate_run_state
     st->checkpoint = exists(b);
     snprintf(b, sizeof b, "%s/%s", rs->dir, QKV_RUN_SUMMARY);
     size_t len;
-    char *text = exists(b) ? qkv_read_file(b, &len, e, sizeof e) : NULL;
+    char *text = exists(b) ? qkv__read_file(b, &len, e, sizeof e) : NULL;
     cJSON *j = text ? cJSON_Parse(text) : NULL;
     free(text);
     if (!j) return;

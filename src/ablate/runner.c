@@ -59,10 +59,10 @@ long long qkv__ablate_next(const qkv_ablate_plan *p, int r, const qkv_ablate_run
 static int place_config(const qkv_ablate_run_spec *rs, char *err, int errlen) {
     size_t len;
     char path[1400];
-    char *text = qkv_read_file(rs->cfg, &len, err, errlen);
+    char *text = qkv__read_file(rs->cfg, &len, err, errlen);
     if (!text) return -1;
     snprintf(path, sizeof path, "%s/%s", rs->dir, QKV_RUN_CONFIG);
-    int rc = qkv_write_file_atomic(path, text, len, err, errlen);
+    int rc = qkv__write_file_atomic(path, text, len, err, errlen);
     free(text);
     return rc;
 }
@@ -95,7 +95,7 @@ static pid_t launch(const qkv_ablate_plan *p, job *jb, const char *const *cmd, b
             if (!resume) { /* a new run's log starts empty, as alone */
                 char log[1400], e[256];
                 snprintf(log, sizeof log, "%s/%s", m->dir, QKV_RUN_LOG);
-                qkv_write_file_atomic(log, "", 0, e, sizeof e);
+                qkv__write_file_atomic(log, "", 0, e, sizeof e);
             }
             argv[k++] = "--group";
             argv[k++] = (char *)m->dir;
@@ -139,7 +139,7 @@ static void last_log_line(const char *dir, char *out, size_t n) {
     char path[1400], e[256];
     size_t len;
     snprintf(path, sizeof path, "%s/%s", dir, QKV_RUN_LOG);
-    char *t = qkv_read_file(path, &len, e, sizeof e);
+    char *t = qkv__read_file(path, &len, e, sizeof e);
     out[0] = 0;
     if (!t) return;
     while (len && (t[len - 1] == '\n' || t[len - 1] == '\r' || t[len - 1] == ' ')) t[--len] = 0;
@@ -155,7 +155,7 @@ static void mark_failed(const qkv_ablate_plan *p, int r, int code, const char *w
     else last_log_line(p->runs[r].dir, line, sizeof line);
     int n = snprintf(text, sizeof text, "exit %d: %s\n", code, line[0] ? line : "(no output)");
     snprintf(path, sizeof path, "%s/%s", p->runs[r].dir, QKV_RUN_FAILED);
-    qkv_write_file_atomic(path, text, (size_t)n, e, sizeof e);
+    qkv__write_file_atomic(path, text, (size_t)n, e, sizeof e);
 }
 
 /* the last line of a group's output about the run in dir ("qkv train: DIR: what"), as the run
@@ -374,7 +374,7 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
             bool all_ok = WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
             int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
             size_t len = 0;
-            char e[256], *text = jb->n > 1 ? qkv_read_file(jb->log, &len, e, sizeof e) : NULL;
+            char e[256], *text = jb->n > 1 ? qkv__read_file(jb->log, &len, e, sizeof e) : NULL;
             for (int i = 0; i < jb->n; i++) {
                 int r = jb->runs[i];
                 bool ok = all_ok;

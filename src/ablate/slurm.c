@@ -15,16 +15,16 @@
 
 /* s as one single-quoted shell word */
 static void shq(qkv_strbuf *b, const char *s) {
-    qkv_strbuf_puts(b, "'");
+    qkv__strbuf_puts(b, "'");
     for (; *s; s++) {
-        if (*s == '\'') qkv_strbuf_puts(b, "'\\''");
-        else qkv_strbuf_putn(b, s, 1);
+        if (*s == '\'') qkv__strbuf_puts(b, "'\\''");
+        else qkv__strbuf_putn(b, s, 1);
     }
-    qkv_strbuf_puts(b, "'");
+    qkv__strbuf_puts(b, "'");
 }
 
 static void sbatch_lines(qkv_strbuf *b, const qkv_slurm_opts *o) {
-    for (int i = 0; i < o->n_sbatch; i++) qkv_strbuf_printf(b, "#SBATCH %s\n", o->sbatch[i]);
+    for (int i = 0; i < o->n_sbatch; i++) qkv__strbuf_printf(b, "#SBATCH %s\n", o->sbatch[i]);
 }
 
 /* the index of the first control character (a byte below 0x20, or DEL) in s, or -1 */
@@ -65,45 +65,45 @@ int qkv__slurm_check(const qkv_slurm_opts *o, char *err, int errlen) {
 
 static char *array_script(const qkv_slurm_opts *o) {
     qkv_strbuf b;
-    qkv_strbuf_init(&b);
-    qkv_strbuf_puts(&b, "#!/bin/sh\n# qkv ablate --slurm: the workers of a sweep, one share of its runs each\n");
-    qkv_strbuf_printf(&b, "#SBATCH --job-name=qkv-ablate\n#SBATCH --array=0-%d%%%d\n#SBATCH --cpus-per-task=1\n",
+    qkv__strbuf_init(&b);
+    qkv__strbuf_puts(&b, "#!/bin/sh\n# qkv ablate --slurm: the workers of a sweep, one share of its runs each\n");
+    qkv__strbuf_printf(&b, "#SBATCH --job-name=qkv-ablate\n#SBATCH --array=0-%d%%%d\n#SBATCH --cpus-per-task=1\n",
                       o->tasks - 1, o->parallel);
-    qkv_strbuf_puts(&b, "#SBATCH --requeue\n#SBATCH --signal=B:TERM@60\n#SBATCH --open-mode=append\n");
+    qkv__strbuf_puts(&b, "#SBATCH --requeue\n#SBATCH --signal=B:TERM@60\n#SBATCH --open-mode=append\n");
     sbatch_lines(&b, o);
-    qkv_strbuf_puts(&b,
+    qkv__strbuf_puts(&b,
         "# --shard auto: share SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT. On SIGTERM (preemption,\n"
         "# the time limit, scontrol requeue) the runs checkpoint and their claims are released; the\n"
         "# task then requeues itself and its next start resumes them from their checkpoints.\n");
-    qkv_strbuf_puts(&b, "echo \"qkv ablate --slurm: task ${SLURM_ARRAY_TASK_ID} of ${SLURM_ARRAY_TASK_COUNT}, attempt "
+    qkv__strbuf_puts(&b, "echo \"qkv ablate --slurm: task ${SLURM_ARRAY_TASK_ID} of ${SLURM_ARRAY_TASK_COUNT}, attempt "
                         "$((${SLURM_RESTART_COUNT:-0} + 1)) on $(hostname)\"\n");
     shq(&b, o->qkv);
-    qkv_strbuf_puts(&b, " ablate ");
+    qkv__strbuf_puts(&b, " ablate ");
     shq(&b, o->config);
-    qkv_strbuf_puts(&b, " --out ");
+    qkv__strbuf_puts(&b, " --out ");
     shq(&b, o->out);
-    qkv_strbuf_puts(&b, " --shard auto --jobs 1 &\npid=$!\n"
+    qkv__strbuf_puts(&b, " --shard auto --jobs 1 &\npid=$!\n"
                         "trap 'kill -TERM $pid 2>/dev/null; wait $pid; "
                         "scontrol requeue \"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}\"; exit 0' TERM\n"
                         "wait $pid\n");
-    return qkv_strbuf_take(&b);
+    return qkv__strbuf_take(&b);
 }
 
 static char *report_script(const qkv_slurm_opts *o) {
     qkv_strbuf b;
-    qkv_strbuf_init(&b);
-    qkv_strbuf_puts(&b, "#!/bin/sh\n# qkv ablate --slurm: after the workers, finish the sweep and write its report\n");
-    qkv_strbuf_printf(&b, "#SBATCH --job-name=qkv-ablate-report\n#SBATCH --cpus-per-task=%d\n", o->report_jobs);
-    qkv_strbuf_puts(&b, "#SBATCH --open-mode=append\n");
+    qkv__strbuf_init(&b);
+    qkv__strbuf_puts(&b, "#!/bin/sh\n# qkv ablate --slurm: after the workers, finish the sweep and write its report\n");
+    qkv__strbuf_printf(&b, "#SBATCH --job-name=qkv-ablate-report\n#SBATCH --cpus-per-task=%d\n", o->report_jobs);
+    qkv__strbuf_puts(&b, "#SBATCH --open-mode=append\n");
     sbatch_lines(&b, o);
-    qkv_strbuf_puts(&b, "# runs whose budget another task's results raised, and failed runs, are trained here\nexec ");
+    qkv__strbuf_puts(&b, "# runs whose budget another task's results raised, and failed runs, are trained here\nexec ");
     shq(&b, o->qkv);
-    qkv_strbuf_puts(&b, " ablate ");
+    qkv__strbuf_puts(&b, " ablate ");
     shq(&b, o->config);
-    qkv_strbuf_puts(&b, " --out ");
+    qkv__strbuf_puts(&b, " --out ");
     shq(&b, o->out);
-    qkv_strbuf_printf(&b, " --jobs %d\n", o->report_jobs);
-    return qkv_strbuf_take(&b);
+    qkv__strbuf_printf(&b, " --jobs %d\n", o->report_jobs);
+    return qkv__strbuf_take(&b);
 }
 
 /* sbatch --parsable --output=LOG [DEPENDENCY] SCRIPT (no shell between): its output, the job id,
@@ -146,12 +146,12 @@ static int submit(const char *output, const char *dependency, const char *script
 
 /* the sbatch command that submits script (as a shell would take it, for --dry-run) */
 static void command_line(qkv_strbuf *b, const char *output, const char *dependency, const char *script) {
-    qkv_strbuf_puts(b, "# sbatch --parsable ");
+    qkv__strbuf_puts(b, "# sbatch --parsable ");
     shq(b, output);
-    if (dependency) qkv_strbuf_printf(b, " %s", dependency);
-    qkv_strbuf_puts(b, " ");
+    if (dependency) qkv__strbuf_printf(b, " %s", dependency);
+    qkv__strbuf_puts(b, " ");
     shq(b, script);
-    qkv_strbuf_puts(b, "\n");
+    qkv__strbuf_puts(b, "\n");
 }
 
 int qkv__ablate_slurm(const qkv_slurm_opts *o, FILE *f, char *err, int errlen) {
@@ -169,18 +169,18 @@ int qkv__ablate_slurm(const qkv_slurm_opts *o, FILE *f, char *err, int errlen) {
         rc = -1;
     } else if (o->dry_run) { /* nothing is written: the scripts and the commands that would submit them */
         qkv_strbuf b;
-        qkv_strbuf_init(&b);
+        qkv__strbuf_init(&b);
         command_line(&b, oa, NULL, pa);
-        qkv_strbuf_printf(&b, "%s\n", array);
+        qkv__strbuf_printf(&b, "%s\n", array);
         command_line(&b, orep, "--dependency=afterany:<array job>", pr);
-        qkv_strbuf_puts(&b, rep);
-        char *text = qkv_strbuf_take(&b);
+        qkv__strbuf_puts(&b, rep);
+        char *text = qkv__strbuf_take(&b);
         if (text) fputs(text, f);
         else { snprintf(err, (size_t)errlen, "out of memory"); rc = -1; }
         free(text);
     } else {
-        rc = qkv_mkdirs(dir, err, errlen) || qkv_write_file_atomic(pa, array, strlen(array), err, errlen) ||
-             qkv_write_file_atomic(pr, rep, strlen(rep), err, errlen) ||
+        rc = qkv__mkdirs(dir, err, errlen) || qkv__write_file_atomic(pa, array, strlen(array), err, errlen) ||
+             qkv__write_file_atomic(pr, rep, strlen(rep), err, errlen) ||
              submit(oa, NULL, pa, id, sizeof id, err, errlen);
         if (!rc) {
             snprintf(dep, sizeof dep, "--dependency=afterany:%s", id);

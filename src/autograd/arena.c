@@ -12,7 +12,7 @@ struct qkv_arena_chunk {
     unsigned char *base; /* ALIGN-aligned */
 };
 
-void qkv_arena_init(qkv_arena *a) {
+void qkv__arena_init(qkv_arena *a) {
     memset(a, 0, sizeof *a);
     a->poison = getenv("QKV_ARENA_POISON") != NULL;
 }
@@ -33,7 +33,7 @@ static qkv_arena_chunk *new_chunk(qkv_arena *a, size_t min_size) {
     return c;
 }
 
-void *qkv_arena_alloc(qkv_arena *a, size_t bytes) {
+void *qkv__arena_alloc(qkv_arena *a, size_t bytes) {
     if (bytes > SIZE_MAX / 2) return NULL;
     size_t need = (bytes + ALIGN - 1) & ~(size_t)(ALIGN - 1);
     if (need == 0) need = ALIGN;
@@ -59,13 +59,13 @@ void *qkv_arena_alloc(qkv_arena *a, size_t bytes) {
     return p;
 }
 
-void *qkv_arena_calloc(qkv_arena *a, size_t bytes) {
-    void *p = qkv_arena_alloc(a, bytes);
+void *qkv__arena_calloc(qkv_arena *a, size_t bytes) {
+    void *p = qkv__arena_alloc(a, bytes);
     if (p) memset(p, 0, bytes);
     return p;
 }
 
-void qkv_arena_reset(qkv_arena *a) {
+void qkv__arena_reset(qkv_arena *a) {
     for (qkv_arena_chunk *c = a->first; c; c = c->next) c->used = 0; /* a handful of chunks */
     a->cur = a->first;
     a->used = 0;
@@ -76,7 +76,7 @@ static bool in_range(const void *p, const unsigned char *base, size_t n) {
     return x >= b && x < b + n;
 }
 
-bool qkv_arena_owns_live(const qkv_arena *a, const void *p) {
+bool qkv__arena_owns_live(const qkv_arena *a, const void *p) {
     for (qkv_arena_chunk *c = a->first; c; c = c->next) {
         if (in_range(p, c->base, c->used)) return true;
         if (c == a->cur) break; /* later chunks hold nothing live */
@@ -84,13 +84,13 @@ bool qkv_arena_owns_live(const qkv_arena *a, const void *p) {
     return false;
 }
 
-bool qkv_arena_owns(const qkv_arena *a, const void *p) {
+bool qkv__arena_owns(const qkv_arena *a, const void *p) {
     for (qkv_arena_chunk *c = a->first; c; c = c->next)
         if (in_range(p, c->base, c->size)) return true;
     return false;
 }
 
-void qkv_arena_free(qkv_arena *a) {
+void qkv__arena_free(qkv_arena *a) {
     qkv_arena_chunk *c = a->first;
     while (c) {
         qkv_arena_chunk *n = c->next;
@@ -98,5 +98,5 @@ void qkv_arena_free(qkv_arena *a) {
         free(c);
         c = n;
     }
-    qkv_arena_init(a);
+    qkv__arena_init(a);
 }

@@ -27,18 +27,18 @@ typedef struct qkv_arena {
 } qkv_arena;
 
 /* an empty arena (no memory until the first allocation) */
-QKV_INTERNAL void qkv_arena_init(qkv_arena *a);
+QKV_INTERNAL void qkv__arena_init(qkv_arena *a);
 /* 64-byte aligned block of `bytes`, or NULL when out of memory */
-QKV_INTERNAL void *qkv_arena_alloc(qkv_arena *a, size_t bytes);
+QKV_INTERNAL void *qkv__arena_alloc(qkv_arena *a, size_t bytes);
 /* the same, zero-filled */
-QKV_INTERNAL void *qkv_arena_calloc(qkv_arena *a, size_t bytes);
+QKV_INTERNAL void *qkv__arena_calloc(qkv_arena *a, size_t bytes);
 /* forget every allocation; memory is kept for reuse */
-QKV_INTERNAL void qkv_arena_reset(qkv_arena *a);
+QKV_INTERNAL void qkv__arena_reset(qkv_arena *a);
 /* true when p points into memory the arena handed out since the last reset */
-QKV_INTERNAL bool qkv_arena_owns_live(const qkv_arena *a, const void *p);
+QKV_INTERNAL bool qkv__arena_owns_live(const qkv_arena *a, const void *p);
 /* true when p points anywhere inside the arena's chunks */
-QKV_INTERNAL bool qkv_arena_owns(const qkv_arena *a, const void *p);
+QKV_INTERNAL bool qkv__arena_owns(const qkv_arena *a, const void *p);
 /* give all memory back */
-QKV_INTERNAL void qkv_arena_free(qkv_arena *a);
+QKV_INTERNAL void qkv__arena_free(qkv_arena *a);
 
 #endif

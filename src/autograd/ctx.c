@@ -9,7 +9,7 @@
 qkv_ctx *qkv_ctx_new(void) {
     qkv_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
-    qkv_arena_init(&ctx->arena);
+    qkv__arena_init(&ctx->arena);
     ctx->gen = 1; /* 0 marks tensors that do not live in an arena */
     ctx->grad_enabled = true;
     return ctx;
@@ -17,12 +17,12 @@ qkv_ctx *qkv_ctx_new(void) {
 
 void qkv_ctx_free(qkv_ctx *ctx) {
     if (!ctx) return;
-    qkv_arena_free(&ctx->arena);
+    qkv__arena_free(&ctx->arena);
     free(ctx);
 }
 
 void qkv_ctx_reset(qkv_ctx *ctx) {
-    qkv_arena_reset(&ctx->arena);
+    qkv__arena_reset(&ctx->arena);
     ctx->tape = NULL;
     ctx->tape_len = 0;
     ctx->backward_done = false;
@@ -51,7 +51,7 @@ void *qkv_ctx_fail(qkv_ctx *ctx, const char *fmt, ...) {
 }
 
 void *qkv_ctx_alloc(qkv_ctx *ctx, size_t bytes) {
-    void *p = qkv_arena_alloc(&ctx->arena, bytes);
+    void *p = qkv__arena_alloc(&ctx->arena, bytes);
     if (!p) qkv_ctx_fail(ctx, "out of memory: the step needs %zu more bytes of activations", bytes);
     return p;
 }
@@ -89,7 +89,7 @@ size_t qkv_ctx_arena_used(const qkv_ctx *ctx) { return ctx->arena.used; }
 size_t qkv_ctx_arena_peak(const qkv_ctx *ctx) { return ctx->arena.peak; }
 unsigned long long qkv_ctx_arena_mallocs(const qkv_ctx *ctx) { return ctx->arena.mallocs; }
 
-void qkv_ctx_override_backward(qkv_ctx *ctx, qkv_op op, qkv_backward_fn fn) {
+void qkv__ctx_override_backward(qkv_ctx *ctx, qkv_op op, qkv_backward_fn fn) {
     if ((unsigned)op < QKV_OP_COUNT) ctx->override[op] = fn;
 }
 
@@ -108,7 +108,7 @@ bool qkv__mask_plan(qkv_ctx *ctx, const char *what, const qkv_tensor *mask, int 
     }
     int nd;
     int64_t out[QKV_MAX_DIMS];
-    if (qkv_bcast_init(bc, ndim, shape, mask->ndim, mask->shape, &nd, out) || nd != ndim ||
+    if (qkv__bcast_init(bc, ndim, shape, mask->ndim, mask->shape, &nd, out) || nd != ndim ||
         qkv_shape_numel(nd, out) != qkv_shape_numel(ndim, shape)) {
         char s[96];
         qkv_ctx_fail(ctx, "%s: mask %s does not broadcast over %s", what, qkv__shp(mask),

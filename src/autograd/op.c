@@ -12,6 +12,6 @@ _Static_assert(sizeof BACKWARD / sizeof BACKWARD[0] == QKV_OP_COUNT, "BACKWARD o
 
 const char *qkv_op_name(qkv_op op) { return (unsigned)op < QKV_OP_COUNT ? OP_NAMES[op] : "?"; }
 
-qkv_backward_fn qkv_op_backward(qkv_op op) {
+qkv_backward_fn qkv__op_backward(qkv_op op) {
     return (unsigned)op < QKV_OP_COUNT ? BACKWARD[op] : NULL;
 }

@@ -13,7 +13,7 @@ static qkv_tensor *binary(qkv_ctx *ctx, qkv_binop op, qkv_tensor *a, qkv_tensor 
     qkv_bcast bc;
     int nd;
     int64_t shape[QKV_MAX_DIMS];
-    if (qkv_bcast_init(&bc, a->ndim, a->shape, b->ndim, b->shape, &nd, shape))
+    if (qkv__bcast_init(&bc, a->ndim, a->shape, b->ndim, b->shape, &nd, shape))
         return qkv_ctx_fail(ctx, "%s: shapes %s and %s do not broadcast", name, qkv__shp(a),
                             qkv__shp(b));
     qkv_tensor *y = qkv__out(ctx, a->dtype, nd, shape);

@@ -52,14 +52,14 @@ void *qkv__grad_fresh(qkv_ctx *ctx, qkv_tensor *t, bool *fresh) {
 void *qkv__grad(qkv_ctx *ctx, qkv_tensor *t) {
     bool fresh;
     void *g = qkv__grad_fresh(ctx, t, &fresh);
-    if (fresh) qkv_zero(g, (size_t)t->numel * qkv_dtype_size(t->dtype));
+    if (fresh) qkv__zero(g, (size_t)t->numel * qkv_dtype_size(t->dtype));
     return g;
 }
 
 /* Is `t` a tensor made in this step? Only pointers into the arena are dereferenced
  * before the check, so a tensor from a released step is reported, not read blindly. */
 static bool from_this_step(const qkv_ctx *ctx, const qkv_tensor *t) {
-    return qkv_arena_owns_live(&ctx->arena, t) && t->gen == ctx->gen;
+    return qkv__arena_owns_live(&ctx->arena, t) && t->gen == ctx->gen;
 }
 
 int qkv_backward(qkv_ctx *ctx, qkv_tensor *loss) {
@@ -67,7 +67,7 @@ int qkv_backward(qkv_ctx *ctx, qkv_tensor *loss) {
         qkv_ctx_fail(ctx, "backward: no loss tensor (an earlier op failed)");
         return -1;
     }
-    if (qkv_arena_owns(&ctx->arena, loss) && !from_this_step(ctx, loss)) {
+    if (qkv__arena_owns(&ctx->arena, loss) && !from_this_step(ctx, loss)) {
         qkv_ctx_fail(ctx, "backward: the tape holding this tensor was released by qkv_ctx_reset");
         return -1;
     }
@@ -96,7 +96,7 @@ int qkv_backward(qkv_ctx *ctx, qkv_tensor *loss) {
 
     for (qkv_record *r = ctx->tape; r; r = r->prev) {
         if (!r->out->grad) continue; /* nothing flowed into this op */
-        qkv_backward_fn fn = ctx->override[r->op] ? ctx->override[r->op] : qkv_op_backward(r->op);
+        qkv_backward_fn fn = ctx->override[r->op] ? ctx->override[r->op] : qkv__op_backward(r->op);
         if (fn(ctx, r) || !qkv_ctx_ok(ctx)) return -1;
     }
     return 0;

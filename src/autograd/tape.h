@@ -75,10 +75,10 @@ typedef struct qkv_record {
  * require grad); 0, or -1 with the error set */
 typedef int (*qkv_backward_fn)(qkv_ctx *ctx, const qkv_record *rec);
 /* the built-in backward rule of op (NULL outside the enum) */
-QKV_INTERNAL qkv_backward_fn qkv_op_backward(qkv_op op);
+QKV_INTERNAL qkv_backward_fn qkv__op_backward(qkv_op op);
 /* Testing hook: replace one op's backward rule in this context (NULL restores the real one).
  * The harness tests use it to prove a wrong rule is caught. */
-QKV_INTERNAL void qkv_ctx_override_backward(qkv_ctx *ctx, qkv_op op, qkv_backward_fn fn);
+QKV_INTERNAL void qkv__ctx_override_backward(qkv_ctx *ctx, qkv_op op, qkv_backward_fn fn);
 
 struct qkv_ctx {
     qkv_arena arena;
@@ -121,7 +121,7 @@ QKV_INTERNAL const char *qkv__shp(const qkv_tensor *t);
 
 /* dispatch a typed kernel on a float dtype */
 #define QKV_KCALL(dtype, name, ...) \
-    ((dtype) == QKV_F64 ? qkv_k_##name##_f64(__VA_ARGS__) : qkv_k_##name##_f32(__VA_ARGS__))
+    ((dtype) == QKV_F64 ? qkv__k_##name##_f64(__VA_ARGS__) : qkv__k_##name##_f32(__VA_ARGS__))
 
 /* backward rules, one per op file */
 QKV_INTERNAL int qkv__matmul_backward(qkv_ctx *ctx, const qkv_record *r);

@@ -72,14 +72,14 @@ static int parse_shard(const char *s, int *i, int *n) {
         const char *id = getenv("SLURM_ARRAY_TASK_ID"), *count = getenv("SLURM_ARRAY_TASK_COUNT");
         const char *min = getenv("SLURM_ARRAY_TASK_MIN");
         if (!id || !count) {
-            qkv_cli_error("ablate", "--shard auto: SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT are not set (not a "
+            qkv__cli_error("ablate", "--shard auto: SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT are not set (not a "
                           "Slurm array task); give --shard I/N");
             return -1;
         }
         long long vi, vn, vmin = 0;
-        if (!qkv_cli_parse_int("ablate", "--shard auto: SLURM_ARRAY_TASK_ID", id, 0, 100000000, &vi) ||
-            !qkv_cli_parse_int("ablate", "--shard auto: SLURM_ARRAY_TASK_COUNT", count, 1, 1000000, &vn) ||
-            (min && !qkv_cli_parse_int("ablate", "--shard auto: SLURM_ARRAY_TASK_MIN", min, 0, 100000000, &vmin)))
+        if (!qkv__cli_parse_int("ablate", "--shard auto: SLURM_ARRAY_TASK_ID", id, 0, 100000000, &vi) ||
+            !qkv__cli_parse_int("ablate", "--shard auto: SLURM_ARRAY_TASK_COUNT", count, 1, 1000000, &vn) ||
+            (min && !qkv__cli_parse_int("ablate", "--shard auto: SLURM_ARRAY_TASK_MIN", min, 0, 100000000, &vmin)))
             return -1;
         *i = (int)(vi - vmin);
         *n = (int)vn;
@@ -88,14 +88,14 @@ static int parse_shard(const char *s, int *i, int *n) {
         errno = 0;
         long a = strtol(s, &end, 10), b = *end == '/' ? strtol(end + 1, &end, 10) : -1;
         if (errno || *end || s[0] < '0' || s[0] > '9' || a < 0 || b < 1 || a >= b || b > 1000000) {
-            qkv_cli_error("ablate", "--shard: expected I/N with 0 <= I < N (or auto), got '%s'", s);
+            qkv__cli_error("ablate", "--shard: expected I/N with 0 <= I < N (or auto), got '%s'", s);
             return -1;
         }
         *i = (int)a;
         *n = (int)b;
     }
     if (*n < 1 || *i < 0 || *i >= *n) {
-        qkv_cli_error("ablate", "--shard auto: task %d of %d is not a share (SLURM_ARRAY_TASK_ID - "
+        qkv__cli_error("ablate", "--shard auto: task %d of %d is not a share (SLURM_ARRAY_TASK_ID - "
                       "SLURM_ARRAY_TASK_MIN must be below SLURM_ARRAY_TASK_COUNT)", *i, *n);
         return -1;
     }
@@ -137,7 +137,7 @@ static int report_sweep(const qkv_ablate_config *c, const char *out_dir, const q
         res.version = QKV_VERSION;
         res.jobs = o->jobs;
         res.wall_seconds = qkv_clock_seconds() - t0;
-        rc = qkv_report_write(&res, p.out, o->quiet ? NULL : stdout, err, errlen);
+        rc = qkv__report_write(&res, p.out, o->quiet ? NULL : stdout, err, errlen);
     }
     if (!rc && !o->quiet) {
         if (res.missing || res.to_extend)
@@ -174,7 +174,7 @@ static int submit_slurm(const ablate_args *a, qkv_ablate_config *c, const char *
     qkv_slurm_opts so = {.qkv = bin, .config = cfg_abs, .out = out_abs, .tasks = tasks, .parallel = parallel,
                          .report_jobs = 1, .sbatch = a->sbatch.v, .n_sbatch = a->sbatch.n, .dry_run = a->dry_run};
     if (qkv__slurm_check(&so, err, errlen)) {
-        qkv_cli_error("ablate", "%s", err);
+        qkv__cli_error("ablate", "%s", err);
         return QKV_EXIT_USAGE;
     }
     qkv_ablate_plan p;
@@ -200,7 +200,7 @@ static int run_here(const ablate_args *a, qkv_ablate_config *c, const char *out,
     const char *train_cmd[] = {bin, "train", "--threads", "1", "--quiet", c->example ? "--example" : NULL, example,
                                NULL};
     o->train_cmd = train_cmd;
-    qkv_cli_children_one_blas_thread();
+    qkv__cli_children_one_blas_thread();
     if (qkv_ablate_run(c, out, o, err, errlen)) return -1;
     /* a worker with a share of the sweep leaves the report to whoever finishes it */
     if (o->shards <= 1 && report_sweep(c, out, o, t0, err, errlen)) return -1;
@@ -210,24 +210,24 @@ static int run_here(const ablate_args *a, qkv_ablate_config *c, const char *out,
 /* the arguments that cannot go together; 0 or QKV_EXIT_USAGE, the error said */
 static int check_actions(const ablate_args *a) {
     if (!a->config) {
-        qkv_cli_error("ablate", "missing CONFIG (try 'qkv ablate --help')");
+        qkv__cli_error("ablate", "missing CONFIG (try 'qkv ablate --help')");
         return QKV_EXIT_USAGE;
     }
     if (a->status + a->report + a->refresh + a->slurm > 1) {
-        qkv_cli_error("ablate", "--status, --report, --refresh and --slurm are separate actions: give one");
+        qkv__cli_error("ablate", "--status, --report, --refresh and --slurm are separate actions: give one");
         return QKV_EXIT_USAGE;
     }
     if (!a->slurm && (a->tasks || a->parallel || a->dry_run || a->sbatch.n)) {
-        qkv_cli_error("ablate", "--tasks, --parallel, --dry-run and --sbatch go with --slurm");
+        qkv__cli_error("ablate", "--tasks, --parallel, --dry-run and --sbatch go with --slurm");
         return QKV_EXIT_USAGE;
     }
     return QKV_EXIT_OK;
 }
 
-int qkv_cmd_ablate(int argc, char **argv) {
+int qkv__cmd_ablate(int argc, char **argv) {
     double t0 = qkv_clock_seconds(); /* the report's wall time counts from here */
     ablate_args a = {.jobs = sysconf(_SC_NPROCESSORS_ONLN)};
-    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
+    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config);
     if (rc >= 0) return rc;
     rc = QKV_EXIT_USAGE;
     const char *cfg_path = a.config, *out = a.out;
@@ -238,7 +238,7 @@ int qkv_cmd_ablate(int argc, char **argv) {
     if (check_actions(&a)) goto done;
     if (a.shard && parse_shard(a.shard, &o.shard, &o.shards)) goto done;
     if (qkv_ablate_config_load(&c, cfg_path, err, sizeof err)) {
-        qkv_cli_error("ablate", "%s", err);
+        qkv__cli_error("ablate", "%s", err);
         goto done;
     }
     char out_buf[4096];
@@ -250,7 +250,7 @@ int qkv_cmd_ablate(int argc, char **argv) {
     char bin[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 1); /* run the same qkv for every run */
     if (n <= 0) {
-        qkv_cli_error("ablate", "cannot find the qkv executable (/proc/self/exe)");
+        qkv__cli_error("ablate", "cannot find the qkv executable (/proc/self/exe)");
         rc = QKV_EXIT_FAIL;
         goto done;
     }
@@ -277,7 +277,7 @@ int qkv_cmd_ablate(int argc, char **argv) {
     rc = QKV_EXIT_OK;
     goto done;
 fail:
-    qkv_cli_error("ablate", "%s", err);
+    qkv__cli_error("ablate", "%s", err);
 done:
     free(a.sbatch.v);
     qkv_ablate_config_free(&c);

@@ -12,13 +12,13 @@
 static _Atomic uint64_t count;
 static _Atomic int on;
 
-uint64_t qkv_alloc_count(void) { return count; }
-void qkv_alloc_count_enable(int enable) { on += enable ? 1 : -1; } /* nested: counts while any caller counts */
+uint64_t qkv__alloc_count(void) { return count; }
+void qkv__alloc_count_enable(int enable) { on += enable ? 1 : -1; } /* nested: counts while any caller counts */
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-int qkv_alloc_count_available(void) { return 0; }
+int qkv__alloc_count_available(void) { return 0; }
 #else
-int qkv_alloc_count_available(void) { return 1; }
+int qkv__alloc_count_available(void) { return 1; }
 
 /* glibc's own entry points */
 extern void *__libc_malloc(size_t);

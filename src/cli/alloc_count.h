@@ -7,10 +7,10 @@
 #include <stdint.h>
 
 /* allocations counted so far */
-QKV_INTERNAL uint64_t qkv_alloc_count(void);
+QKV_INTERNAL uint64_t qkv__alloc_count(void);
 /* start (1) or end (0) counting; nested: counting goes on while any start is not yet ended */
-QKV_INTERNAL void qkv_alloc_count_enable(int enable);
+QKV_INTERNAL void qkv__alloc_count_enable(int enable);
 /* 0 when this build cannot count (sanitizers) */
-QKV_INTERNAL int qkv_alloc_count_available(void);
+QKV_INTERNAL int qkv__alloc_count_available(void);
 
 #endif

@@ -75,11 +75,11 @@ static int attention_of(const qkv_cli_list *sets, qkv_attn_config *attn) {
     char err[512];
     for (int i = 0; i < sets->n; i++) {
         if (strncmp(sets->v[i], "model.attention.", 16)) {
-            qkv_cli_error("bench", "--set: %s: only model.attention keys (the sizes fix the rest)", sets->v[i]);
+            qkv__cli_error("bench", "--set: %s: only model.attention keys (the sizes fix the rest)", sets->v[i]);
             return -1;
         }
         if (qkv_config_set(&c, sets->v[i], err, sizeof err)) {
-            qkv_cli_error("bench", "--set: %s", err);
+            qkv__cli_error("bench", "--set: %s", err);
             return -1;
         }
     }
@@ -89,15 +89,15 @@ static int attention_of(const qkv_cli_list *sets, qkv_attn_config *attn) {
 
 /* one size in this process; prints one JSON line */
 static int bench_one(const qkv_bench_size *s, const qkv_attn_config *attn, int threads, int steps) {
-    qkv_cli_set_threads(threads);
+    qkv__cli_set_threads(threads);
     double ceiling = qkv_bench_sgemm_ceiling(1024, 10); /* best of 10: a shared machine has slow moments */
     qkv_bench_result r;
     char err[512];
-    qkv_alloc_count_enable(1);
-    int rc = qkv_bench_run_attn(s, attn, 3, steps, qkv_alloc_count_available() ? qkv_alloc_count : NULL, &r, err,
+    qkv__alloc_count_enable(1);
+    int rc = qkv_bench_run_attn(s, attn, 3, steps, qkv__alloc_count_available() ? qkv__alloc_count : NULL, &r, err,
                                 sizeof err);
-    qkv_alloc_count_enable(0);
-    if (rc) { qkv_cli_error("bench", "%s: %s", s->name, err); return QKV_EXIT_FAIL; }
+    qkv__alloc_count_enable(0);
+    if (rc) { qkv__cli_error("bench", "%s: %s", s->name, err); return QKV_EXIT_FAIL; }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double rss = (double)ru.ru_maxrss / 1024.0;
@@ -115,27 +115,27 @@ static int default_steps(const qkv_bench_size *s) {
     return !strcmp(s->name, "tiny") ? 50 : !strcmp(s->name, "small") ? 20 : 10;
 }
 
-int qkv_cmd_bench(int argc, char **argv) {
+int qkv__cmd_bench(int argc, char **argv) {
     bench_args a = {.threads = 1};
-    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, NULL);
+    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, NULL);
     if (rc >= 0) return rc;
     if (a.sweep) {
         if (a.size || a.steps || a.threads != 1) {
-            qkv_cli_error("bench", "--sweep times whole runs, each on one thread: --size, --steps and --threads "
+            qkv__cli_error("bench", "--sweep times whole runs, each on one thread: --size, --steps and --threads "
                           "time one step (--runs-steps N sets the runs' steps)");
             return QKV_EXIT_USAGE;
         }
-        return qkv_cli_bench_sweep(a.config, a.runs_steps ? (int)a.runs_steps : 300,
-                                   a.jobs ? (int)a.jobs : qkv_cli_default_threads(), a.json);
+        return qkv__cli_bench_sweep(a.config, a.runs_steps ? (int)a.runs_steps : 300,
+                                   a.jobs ? (int)a.jobs : qkv__cli_default_threads(), a.json);
     }
     qkv_attn_config attn;
     if (attention_of(&a.sets, &attn)) return QKV_EXIT_USAGE;
     if (a.runs_steps || a.jobs || a.config) {
-        qkv_cli_error("bench", "--runs-steps, --jobs and --config go with --sweep");
+        qkv__cli_error("bench", "--runs-steps, --jobs and --config go with --sweep");
         return QKV_EXIT_USAGE;
     }
     if (a.size && !find_size(a.size)) {
-        qkv_cli_error("bench", "--size: expected tiny, small or medium, got '%s'", a.size);
+        qkv__cli_error("bench", "--size: expected tiny, small or medium, got '%s'", a.size);
         return QKV_EXIT_USAGE;
     }
     if (a.size && a.json) { /* one size, in this process */
@@ -146,7 +146,7 @@ int qkv_cmd_bench(int argc, char **argv) {
     /* every requested size in a child process of its own (clean peak memory per size) */
     char bin[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 1);
-    if (n <= 0) { qkv_cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
+    if (n <= 0) { qkv__cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
     bin[n] = 0;
     if (!a.json)
         printf("%-7s %7s %10s %11s %9s %9s %7s %9s %11s\n", "size", "threads", "ms/step", "tokens/s",
@@ -158,7 +158,7 @@ int qkv_cmd_bench(int argc, char **argv) {
         snprintf(th, sizeof th, "%lld", a.threads);
         snprintf(st, sizeof st, "%lld", a.steps ? a.steps : default_steps(s));
         int fd[2];
-        if (pipe(fd)) { qkv_cli_error("bench", "pipe failed"); return QKV_EXIT_FAIL; }
+        if (pipe(fd)) { qkv__cli_error("bench", "pipe failed"); return QKV_EXIT_FAIL; }
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
@@ -176,7 +176,7 @@ int qkv_cmd_bench(int argc, char **argv) {
         int status = 0;
         if (!e) waitpid(pid, &status, 0);
         if (!line[0] || !WIFEXITED(status) || WEXITSTATUS(status)) {
-            qkv_cli_error("bench", "size %s failed", s->name);
+            qkv__cli_error("bench", "size %s failed", s->name);
             return QKV_EXIT_FAIL;
         }
         if (a.json) { fputs(line, stdout); fflush(stdout); continue; }

@@ -130,7 +130,7 @@ static void report_failure(const char *dir, int r, int status) {
         if (line[0] && line[0] != '\n') snprintf(last, sizeof last, "%s", line);
     if (f) fclose(f);
     last[strcspn(last, "\n")] = 0;
-    qkv_cli_error("bench", "--sweep: run %s seed %d failed (%s %d)%s%s", VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS],
+    qkv__cli_error("bench", "--sweep: run %s seed %d failed (%s %d)%s%s", VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS],
                   WIFEXITED(status) ? "exit" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
                   last[0] ? ": " : "", last);
 }
@@ -148,10 +148,10 @@ static int sweep_config(const char *config, int steps, sweep_shape *sh) {
     char st[64], err[1024];
     snprintf(st, sizeof st, "train.steps=%d", steps);
     const char *sets[] = {st};
-    if (qkv_cli_load_config("bench", config, sets, 1, &sh->cfg)) return QKV_EXIT_USAGE;
+    if (qkv__cli_load_config("bench", config, sets, 1, &sh->cfg)) return QKV_EXIT_USAGE;
     qkv_task task;
     if (qkv_task_open(&task, &sh->cfg.task, 0, err, sizeof err)) {
-        qkv_cli_error("bench", "%s: %s", config, err);
+        qkv__cli_error("bench", "%s: %s", config, err);
         return QKV_EXIT_USAGE;
     }
     const qkv_config *cfg = &sh->cfg;
@@ -170,7 +170,7 @@ static int sweep_dir(char *dir, size_t n) {
     const char *parent = tmp && tmp[0] ? tmp : "/tmp";
     snprintf(dir, n, "%s/qkv-sweep-XXXXXX", parent);
     if (!mkdtemp(dir)) { /* named by the parent and its origin: the random name mkdtemp tried says nothing */
-        qkv_cli_error("bench", "--sweep: cannot make a directory in %s%s: %s", parent,
+        qkv__cli_error("bench", "--sweep: cannot make a directory in %s%s: %s", parent,
                       parent == tmp ? " (TMPDIR)" : "", strerror(errno));
         return QKV_EXIT_FAIL;
     }
@@ -192,7 +192,7 @@ static int sweep_ended(const char *dir, sweep_run *runs, int r, int status, cons
         if (runs[r].steps >= 0 && runs[r].steps != steps)
             snprintf(err, sizeof err, "run %s seed %d trained %lld steps, not %d", VARIANTS[r / N_SEEDS],
                      SEEDS[r % N_SEEDS], runs[r].steps, steps);
-        qkv_cli_error("bench", "--sweep: %s", err);
+        qkv__cli_error("bench", "--sweep: %s", err);
         return QKV_EXIT_FAIL;
     }
     return 0;
@@ -207,7 +207,7 @@ static int sweep_runs(const char *bin, const char *config, const char *dir, int 
         while (!interrupted && running < jobs && next < N_RUNS) {
             runs[next].start = qkv_clock_seconds();
             if ((runs[next].pid = launch(bin, config, dir, next, steps)) < 0) {
-                qkv_cli_error("bench", "--sweep: cannot start %s train", bin);
+                qkv__cli_error("bench", "--sweep: cannot start %s train", bin);
                 rc = QKV_EXIT_FAIL;
                 break;
             }
@@ -220,7 +220,7 @@ static int sweep_runs(const char *bin, const char *config, const char *dir, int 
         pid_t pid = wait4(-1, &status, 0, &ru);
         if (pid < 0) {
             if (errno == EINTR) continue;
-            qkv_cli_error("bench", "--sweep: wait: %s", strerror(errno));
+            qkv__cli_error("bench", "--sweep: wait: %s", strerror(errno));
             rc = QKV_EXIT_FAIL;
             break;
         }
@@ -309,13 +309,13 @@ static void print_table(const char *config, int steps, int jobs, const sweep_sha
            100 * st->share, st->run_median, st->rss, st->acc);
 }
 
-int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
+int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
     char bin[PATH_MAX], cfg_buf[PATH_MAX + 32], dir[1024];
     ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 1);
-    if (n <= 0) { qkv_cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
+    if (n <= 0) { qkv__cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
     bin[n] = 0;
     if (!config && !(config = find_config(bin, cfg_buf, sizeof cfg_buf))) {
-        qkv_cli_error("bench", "--sweep: cannot find configs/recall.json (run from qkv's source tree, or give "
+        qkv__cli_error("bench", "--sweep: cannot find configs/recall.json (run from qkv's source tree, or give "
                       "--config FILE)");
         return QKV_EXIT_USAGE;
     }
@@ -325,9 +325,9 @@ int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
     if (jobs > N_RUNS) jobs = N_RUNS;
 
     /* the per-core ceiling: OpenBLAS's sgemm on one thread, before the sweep, on an idle machine */
-    qkv_cli_set_threads(1);
+    qkv__cli_set_threads(1);
     double ceiling = qkv_bench_sgemm_ceiling(1024, 10);
-    qkv_cli_children_one_blas_thread(); /* as qkv ablate starts its runs */
+    qkv__cli_children_one_blas_thread(); /* as qkv ablate starts its runs */
 
     if ((rc = sweep_dir(dir, sizeof dir))) return rc;
     if (!json)
@@ -350,7 +350,7 @@ int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
     sigaction(SIGTERM, &old_term, NULL);
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     if (interrupted && !rc) {
-        qkv_cli_error("bench", "--sweep: interrupted");
+        qkv__cli_error("bench", "--sweep: interrupted");
         rc = QKV_EXIT_FAIL;
     }
     if (rc) return rc;

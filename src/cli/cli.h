@@ -11,47 +11,47 @@
 /* exit statuses: 0 ok, 1 runtime error (or a failed check), 2 usage error (bad option or config) */
 enum { QKV_EXIT_OK = 0, QKV_EXIT_FAIL = 1, QKV_EXIT_USAGE = 2 };
 
-QKV_INTERNAL int qkv_cmd_train(int argc, char **argv);
-QKV_INTERNAL int qkv_cmd_eval(int argc, char **argv);
-QKV_INTERNAL int qkv_cmd_params(int argc, char **argv);
-QKV_INTERNAL int qkv_cmd_gradcheck(int argc, char **argv);
-QKV_INTERNAL int qkv_cmd_ablate(int argc, char **argv);
-QKV_INTERNAL int qkv_cmd_summarize(int argc, char **argv);
-QKV_INTERNAL int qkv_cmd_bench(int argc, char **argv);
-QKV_INTERNAL int qkv_cmd_sample(int argc, char **argv);
-QKV_INTERNAL int qkv_cmd_inspect(int argc, char **argv);
+QKV_INTERNAL int qkv__cmd_train(int argc, char **argv);
+QKV_INTERNAL int qkv__cmd_eval(int argc, char **argv);
+QKV_INTERNAL int qkv__cmd_params(int argc, char **argv);
+QKV_INTERNAL int qkv__cmd_gradcheck(int argc, char **argv);
+QKV_INTERNAL int qkv__cmd_ablate(int argc, char **argv);
+QKV_INTERNAL int qkv__cmd_summarize(int argc, char **argv);
+QKV_INTERNAL int qkv__cmd_bench(int argc, char **argv);
+QKV_INTERNAL int qkv__cmd_sample(int argc, char **argv);
+QKV_INTERNAL int qkv__cmd_inspect(int argc, char **argv);
 
 /* qkv bench --sweep (bench_sweep.c): the fixed sweep of config (NULL: configs/recall.json),
  * steps per run, jobs runs at once; a table, or one JSON line; the exit status */
-QKV_INTERNAL int qkv_cli_bench_sweep(const char *config, int steps, int jobs, bool json);
+QKV_INTERNAL int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json);
 
 /* "qkv CMD: message" (cmd NULL: "qkv: message") on stderr, one line: control characters in the
  * message are written as \xNN */
-QKV_INTERNAL void qkv_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+QKV_INTERNAL void qkv__cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* defaults, then the file, then the --set overrides in order, then validation */
-QKV_INTERNAL int qkv_cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c);
+QKV_INTERNAL int qkv__cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c);
 /* the config a model file or checkpoint was written with (its metadata qkv_config) into *c:
  * 1 when it has one this version reads; 0 when it has none (an older qkv's checkpoint, a
  * PyTorch file, "{}": written without a config) or one this version cannot read; -1 when the
  * file cannot be read (damaged, missing, not safetensors), with one line in err */
-QKV_INTERNAL int qkv_cli_file_config(const char *path, qkv_config *c, char *err, size_t errlen);
+QKV_INTERNAL int qkv__cli_file_config(const char *path, qkv_config *c, char *err, size_t errlen);
 /* the first key of qkv_config_keys() (in that order) whose value differs between a and b,
  * among those starting with one of the NULL-terminated `keys` (NULL: every key): its path in
  * key and its values as JSON in va (a's) and vb (b's); false when they agree */
-QKV_INTERNAL bool qkv_cli_config_diff(const qkv_config *a, const qkv_config *b, const char *const *keys, char *key,
+QKV_INTERNAL bool qkv__cli_config_diff(const qkv_config *a, const qkv_config *b, const char *const *keys, char *key,
                                       size_t kn, char *va, char *vb, size_t vn);
 /* qkv sample and qkv eval: refuse the model file or checkpoint at path when the config it was
  * written with differs from eff (CONFIG's effective config, read from cfg_path) in its model
  * (any model.* key) or its task (task.name), even when the shapes agree; a file without a config
  * is checked by its shapes alone (when loaded). 0, or -1 after one "qkv CMD: ..." line. */
-QKV_INTERNAL int qkv_cli_check_trained_with(const char *cmd, const char *path, const char *cfg_path,
+QKV_INTERNAL int qkv__cli_check_trained_with(const char *cmd, const char *path, const char *cfg_path,
                                             const qkv_config *eff);
 /* the number of online cores, at most QKV_MAX_THREADS */
-QKV_INTERNAL int qkv_cli_default_threads(void);
-/* qkv's thread count (0 = qkv_cli_default_threads()) */
-QKV_INTERNAL void qkv_cli_set_threads(int n);
+QKV_INTERNAL int qkv__cli_default_threads(void);
+/* qkv's thread count (0 = qkv__cli_default_threads()) */
+QKV_INTERNAL void qkv__cli_set_threads(int n);
 /* before starting `qkv train --threads 1` children: OPENBLAS_NUM_THREADS=1 in the environment
  * they inherit, unless the user set it */
-QKV_INTERNAL void qkv_cli_children_one_blas_thread(void);
+QKV_INTERNAL void qkv__cli_children_one_blas_thread(void);
 
 #endif

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-void qkv_cli_error(const char *cmd, const char *fmt, ...) {
+void qkv__cli_error(const char *cmd, const char *fmt, ...) {
     /* the message is formatted whole, then written with every control character shown as \xNN:
      * it quotes paths and values from the user (a file name may hold a newline), and an error is
      * one line whatever they hold */
@@ -27,26 +27,26 @@ void qkv_cli_error(const char *cmd, const char *fmt, ...) {
     fputc('\n', stderr);
 }
 
-int qkv_cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c) {
+int qkv__cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c) {
     char err[1024];
     qkv_config_defaults(c);
     if (qkv_config_load(c, path, err, sizeof err)) {
-        qkv_cli_error(cmd, "%s", err);
+        qkv__cli_error(cmd, "%s", err);
         return -1;
     }
     for (int i = 0; i < nsets; i++)
         if (qkv_config_set(c, sets[i], err, sizeof err)) {
-            qkv_cli_error(cmd, "%s", err);
+            qkv__cli_error(cmd, "%s", err);
             return -1;
         }
     if (qkv_config_validate(c, err, sizeof err)) {
-        qkv_cli_error(cmd, "%s: %s", path, err);
+        qkv__cli_error(cmd, "%s: %s", path, err);
         return -1;
     }
     return 0;
 }
 
-int qkv_cli_file_config(const char *path, qkv_config *c, char *err, size_t errlen) {
+int qkv__cli_file_config(const char *path, qkv_config *c, char *err, size_t errlen) {
     qkv_safetensors *st;
     if (qkv_st_read(path, &st, err, errlen)) return -1; /* a damaged file: its checksum */
     const char *meta = qkv_st_meta(st, "qkv_config");
@@ -70,7 +70,7 @@ static const cJSON *at_path(const cJSON *root, const char *path) {
     return x;
 }
 
-bool qkv_cli_config_diff(const qkv_config *a, const qkv_config *b, const char *const *keys, char *key, size_t kn,
+bool qkv__cli_config_diff(const qkv_config *a, const qkv_config *b, const char *const *keys, char *key, size_t kn,
                          char *va, char *vb, size_t vn) {
     char *ja = qkv_config_to_json(a), *jb = qkv_config_to_json(b);
     cJSON *x = ja ? cJSON_Parse(ja) : NULL, *y = jb ? cJSON_Parse(jb) : NULL;
@@ -96,35 +96,35 @@ bool qkv_cli_config_diff(const qkv_config *a, const qkv_config *b, const char *c
     return diff;
 }
 
-int qkv_cli_check_trained_with(const char *cmd, const char *path, const char *cfg_path, const qkv_config *eff) {
+int qkv__cli_check_trained_with(const char *cmd, const char *path, const char *cfg_path, const qkv_config *eff) {
     /* the model's keys, then the task's name: the same model on another task would read its
      * tokens as other things (the task's other keys may differ: another length, say) */
     static const char *const KEYS[] = {"model.", "task.name", NULL};
     qkv_config k;
     char err[1024], key[256], a[128], b[128];
-    int have = qkv_cli_file_config(path, &k, err, sizeof err);
+    int have = qkv__cli_file_config(path, &k, err, sizeof err);
     if (have < 0) {
-        qkv_cli_error(cmd, "%s", err);
+        qkv__cli_error(cmd, "%s", err);
         return -1;
     }
-    if (!have || !qkv_cli_config_diff(&k, eff, KEYS, key, sizeof key, a, b, sizeof a)) return 0;
-    qkv_cli_error(cmd, "%s was trained with %s %s, but %s has %s (%s with the run's config.json)", path, key, a,
+    if (!have || !qkv__cli_config_diff(&k, eff, KEYS, key, sizeof key, a, b, sizeof a)) return 0;
+    qkv__cli_error(cmd, "%s was trained with %s %s, but %s has %s (%s with the run's config.json)", path, key, a,
                   cfg_path, b, strcmp(cmd, "eval") ? cmd : "evaluate");
     return -1;
 }
 
-int qkv_cli_default_threads(void) {
+int qkv__cli_default_threads(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > QKV_MAX_THREADS ? QKV_MAX_THREADS : (int)n;
 }
 
-void qkv_cli_set_threads(int n) {
+void qkv__cli_set_threads(int n) {
     /* qkv's pool on every core by default: faster than OpenBLAS's own threads (which would
      * compete with the pool for the cores; docs/performance.md) */
-    qkv_set_threads(n > 0 ? n : qkv_cli_default_threads()); /* also keeps OpenBLAS at one thread */
+    qkv_set_threads(n > 0 ? n : qkv__cli_default_threads()); /* also keeps OpenBLAS at one thread */
 }
 
-void qkv_cli_children_one_blas_thread(void) {
+void qkv__cli_children_one_blas_thread(void) {
     /* OpenBLAS starts its threads (one per core) when it loads, before qkv can set it to one,
      * and they busy-wait for work for a while before they sleep. A `--threads 1` run never
      * gives them any (same kernels, same bits), but with one run per core they spin on the

@@ -37,18 +37,18 @@ static const qkv_cli_command COMMAND = {
     "CONFIG", OPTIONS,
 };
 
-int qkv_cmd_eval(int argc, char **argv) {
+int qkv__cmd_eval(int argc, char **argv) {
     eval_args a = {0};
-    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
+    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config);
     if (rc >= 0) return rc;
     rc = QKV_EXIT_USAGE;
     if (!a.config || !a.checkpoint) {
-        qkv_cli_error("eval", "needs CONFIG and --checkpoint FILE (try 'qkv eval --help')");
+        qkv__cli_error("eval", "needs CONFIG and --checkpoint FILE (try 'qkv eval --help')");
         goto done;
     }
     qkv_config cfg;
-    if (qkv_cli_load_config("eval", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
-    qkv_cli_set_threads((int)a.threads);
+    if (qkv__cli_load_config("eval", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
+    qkv__cli_set_threads((int)a.threads);
     rc = QKV_EXIT_FAIL;
     char err[1024];
     qkv_task task, data_task; /* closed on every path: a failed open may hold sequences */
@@ -57,37 +57,37 @@ int qkv_cmd_eval(int argc, char **argv) {
     qkv_ctx *ctx = NULL;
     bool have_data = false;
     if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, err, sizeof err)) {
-        qkv_cli_error("eval", "%s", err);
+        qkv__cli_error("eval", "%s", err);
         goto cleanup;
     }
     qkv_model_config mc = cfg.model;
     if (qkv_task_fit_model(&task, &mc, err, sizeof err) ||
         (a.data && (have_data = !qkv_task_open_eval_file(&data_task, a.data, 0, err, sizeof err), !have_data)) ||
         (have_data && qkv_task_fit_model(&data_task, &mc, err, sizeof err))) {
-        qkv_cli_error("eval", "%s", err);
+        qkv__cli_error("eval", "%s", err);
         goto cleanup;
     }
     /* parameters and their gradient buffers, and a batch's activations (a bound: no backward) */
     if (qkv_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc) +
                                qkv_model_activation_bytes(&mc, cfg.train.batch, mc.seq_len),
                                "parameters and activations", err, sizeof err)) {
-        qkv_cli_error("eval", "%s", err);
+        qkv__cli_error("eval", "%s", err);
         rc = QKV_EXIT_USAGE;
         goto cleanup;
     }
     if (!(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err)) || qkv_load_model(m, a.checkpoint, err, sizeof err)) {
-        qkv_cli_error("eval", "%s", err);
+        qkv__cli_error("eval", "%s", err);
         goto cleanup;
     }
     qkv_config eff = cfg; /* the effective config: vocab and seq_len filled in, as the file's */
     eff.model = mc;
-    if (qkv_cli_check_trained_with("eval", a.checkpoint, a.config, &eff)) goto cleanup;
+    if (qkv__cli_check_trained_with("eval", a.checkpoint, a.config, &eff)) goto cleanup;
     ctx = qkv_ctx_new();
     qkv_task *t = have_data ? &data_task : &task;
     if (have_data) data_task.seq_len = mc.seq_len; /* batches as long as the longest sequence */
     qkv_eval_result r;
     if (qkv_evaluate(ctx, m, t, a.examples ? a.examples : cfg.train.eval_examples, cfg.train.batch, &r, err, sizeof err)) {
-        qkv_cli_error("eval", "%s", err);
+        qkv__cli_error("eval", "%s", err);
         goto cleanup;
     }
     /* %.9g, as summary.json and metrics.jsonl write them: the numbers read back are the ones

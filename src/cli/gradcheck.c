@@ -40,21 +40,21 @@ static const qkv_cli_command COMMAND = {
     "CONFIG", OPTIONS,
 };
 
-int qkv_cmd_gradcheck(int argc, char **argv) {
+int qkv__cmd_gradcheck(int argc, char **argv) {
     gradcheck_args a = {.batch = 2, .sample = 24, .small = 256, .seed = -1};
-    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
+    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config);
     if (rc >= 0) return rc;
     rc = QKV_EXIT_USAGE;
-    if (!a.config) { qkv_cli_error("gradcheck", "missing CONFIG (try 'qkv gradcheck --help')"); goto done; }
+    if (!a.config) { qkv__cli_error("gradcheck", "missing CONFIG (try 'qkv gradcheck --help')"); goto done; }
     qkv_config cfg;
-    if (qkv_cli_load_config("gradcheck", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
+    if (qkv__cli_load_config("gradcheck", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
     rc = QKV_EXIT_FAIL;
     char err[1024];
     qkv_task task;
     qkv_model_config mc = cfg.model;
     if (qkv_task_open(&task, &cfg.task, 0, err, sizeof err) || qkv_task_fit_model(&task, &mc, err, sizeof err)) {
         qkv_task_close(&task);
-        qkv_cli_error("gradcheck", "%s", err);
+        qkv__cli_error("gradcheck", "%s", err);
         goto done;
     }
     qkv_task_close(&task);
@@ -66,14 +66,14 @@ int qkv_cmd_gradcheck(int argc, char **argv) {
     if (qkv_check_memory(&mc, opt.batch, 16 * qkv_model_param_count(&mc) +
                                2 * qkv_model_activation_bytes(&mc, opt.batch, opt.seq_len),
                                "double-precision parameters and activations", err, sizeof err)) {
-        qkv_cli_error("gradcheck", "%s", err);
+        qkv__cli_error("gradcheck", "%s", err);
         rc = QKV_EXIT_USAGE;
         goto done;
     }
     qkv_model *m;
     qkv_gradcheck_stat *st;
     int r = qkv_model_gradcheck(&mc, &opt, &m, &st, err, sizeof err);
-    if (r < 0) { qkv_cli_error("gradcheck", "%s", err); goto done; }
+    if (r < 0) { qkv__cli_error("gradcheck", "%s", err); goto done; }
     printf("gradcheck: qkv %s, %d layers, d_model %d, batch %d x %d positions, double precision\n",
            QKV_ATTN_QKV_NAMES[mc.attn.qkv], mc.layers, mc.d_model, opt.batch, opt.seq_len);
     printf("%-34s %15s %14s %12s  %s\n", "parameter", "checked", "max|a-n|", "max excess", "result");

@@ -35,21 +35,21 @@ static void show(double x) {
     else printf("  %8s", "-");
 }
 
-int qkv_cmd_inspect(int argc, char **argv) {
+int qkv__cmd_inspect(int argc, char **argv) {
     inspect_args a = {0};
-    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.dir);
+    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.dir);
     if (rc >= 0) return rc;
     if (!a.dir) {
-        qkv_cli_error("inspect", "missing RUN_DIR (try 'qkv inspect --help')");
+        qkv__cli_error("inspect", "missing RUN_DIR (try 'qkv inspect --help')");
         return QKV_EXIT_USAGE;
     }
     char path[4200], err[1024];
     snprintf(path, sizeof path, "%s/" QKV_RUN_CONFIG, a.dir);
     qkv_config cfg;
-    if (qkv_cli_load_config("inspect", path, NULL, 0, &cfg)) return QKV_EXIT_USAGE;
+    if (qkv__cli_load_config("inspect", path, NULL, 0, &cfg)) return QKV_EXIT_USAGE;
     qkv_observed o;
     if (qkv__run_observation(&cfg, a.dir, 0, 0, &o, err, sizeof err)) {
-        qkv_cli_error("inspect", "%s", err);
+        qkv__cli_error("inspect", "%s", err);
         return QKV_EXIT_FAIL;
     }
     printf("%s: qkv %s%s%s, %d layers x %d heads\n", a.dir, QKV_ATTN_QKV_NAMES[cfg.model.attn.qkv],

@@ -32,14 +32,14 @@ static const char USAGE[] =
 typedef struct { const char *name; int (*run)(int, char **); } command;
 
 static const command COMMANDS[] = {
-    {"train", qkv_cmd_train}, {"eval", qkv_cmd_eval}, {"sample", qkv_cmd_sample}, {"params", qkv_cmd_params},
-    {"gradcheck", qkv_cmd_gradcheck}, {"ablate", qkv_cmd_ablate},
-    {"summarize", qkv_cmd_summarize}, {"bench", qkv_cmd_bench}, {"inspect", qkv_cmd_inspect},
+    {"train", qkv__cmd_train}, {"eval", qkv__cmd_eval}, {"sample", qkv__cmd_sample}, {"params", qkv__cmd_params},
+    {"gradcheck", qkv__cmd_gradcheck}, {"ablate", qkv__cmd_ablate},
+    {"summarize", qkv__cmd_summarize}, {"bench", qkv__cmd_bench}, {"inspect", qkv__cmd_inspect},
 };
 
 int main(int argc, char **argv) {
     if (argc < 2) { /* a usage error, so one line like every other; --help prints the usage */
-        qkv_cli_error(NULL, "missing COMMAND: train, eval, sample, params, gradcheck, ablate, summarize, bench or inspect "
+        qkv__cli_error(NULL, "missing COMMAND: train, eval, sample, params, gradcheck, ablate, summarize, bench or inspect "
                       "(try 'qkv --help')");
         return QKV_EXIT_USAGE;
     }
@@ -62,21 +62,21 @@ int main(int argc, char **argv) {
              * the end; two runs that differ only in their steps allocate equally when a step
              * allocates nothing (docs/performance.md; tests/test_group.c) */
             const char *count = getenv("QKV_COUNT_ALLOCS");
-            bool asked = count && !strcmp(count, "1"), counting = asked && qkv_alloc_count_available();
-            uint64_t before = qkv_alloc_count();
-            if (counting) qkv_alloc_count_enable(1);
+            bool asked = count && !strcmp(count, "1"), counting = asked && qkv__alloc_count_available();
+            uint64_t before = qkv__alloc_count();
+            if (counting) qkv__alloc_count_enable(1);
             int rc = COMMANDS[i].run(argc - 1, argv + 1);
-            if (counting) qkv_alloc_count_enable(0);
+            if (counting) qkv__alloc_count_enable(0);
             /* a failed command's one line on stderr stays its only line: the count is for runs
              * that did their work */
             if (rc != 0) return rc;
             if (counting) {
-                fprintf(stderr, "qkv: %llu heap allocations\n", (unsigned long long)(qkv_alloc_count() - before));
+                fprintf(stderr, "qkv: %llu heap allocations\n", (unsigned long long)(qkv__alloc_count() - before));
             } else if (asked) {
                 fprintf(stderr, "qkv: heap allocations are not counted in this build (a sanitizer's malloc)\n");
             }
             return rc;
         }
-    qkv_cli_error(NULL, "unknown command or option '%s' (try 'qkv --help')", cmd);
+    qkv__cli_error(NULL, "unknown command or option '%s' (try 'qkv --help')", cmd);
     return QKV_EXIT_USAGE;
 }

@@ -22,14 +22,14 @@ static bool matches(const qkv_cli_option *o, const char *a, const char **val) {
     return true;
 }
 
-bool qkv_cli_parse_int(const char *cmd, const char *name, const char *s, long long lo, long long hi,
+bool qkv__cli_parse_int(const char *cmd, const char *name, const char *s, long long lo, long long hi,
                        long long *out) {
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
     bool digits = (s[0] >= '0' && s[0] <= '9') || ((s[0] == '-' || s[0] == '+') && s[1] >= '0' && s[1] <= '9');
     if (!digits || errno || end == s || *end || v < lo || v > hi) {
-        qkv_cli_error(cmd, "%s: expected an integer in [%lld, %lld], got '%s'", name, lo, hi, s);
+        qkv__cli_error(cmd, "%s: expected an integer in [%lld, %lld], got '%s'", name, lo, hi, s);
         return false;
     }
     *out = v;
@@ -42,7 +42,7 @@ static bool parse_num(const char *cmd, const char *name, const char *s, long lon
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !isfinite(v) || v < (double)lo || v > (double)hi) {
-        qkv_cli_error(cmd, "%s: expected a number in [%lld, %lld], got '%s'", name, lo, hi, s);
+        qkv__cli_error(cmd, "%s: expected a number in [%lld, %lld], got '%s'", name, lo, hi, s);
         return false;
     }
     *out = v;
@@ -52,7 +52,7 @@ static bool parse_num(const char *cmd, const char *name, const char *s, long lon
 /* v appended to l (room for every argument); false when out of memory (said) */
 static bool append(const char *cmd, qkv_cli_list *l, int argc, const char *v) {
     if (!l->v && !(l->v = calloc((size_t)argc, sizeof *l->v))) {
-        qkv_cli_error(cmd, "out of memory");
+        qkv__cli_error(cmd, "out of memory");
         return false;
     }
     l->v[l->n++] = v;
@@ -68,13 +68,13 @@ static int parse_arg(const qkv_cli_command *c, int argc, char **argv, int *i, vo
     while (o->name && !matches(o, a, &val)) o++;
     if (!o->name) {
         if (a[0] == '-' && a[1])
-            qkv_cli_error(c->name, "unknown option '%s' (try 'qkv %s --help')", a, c->name);
+            qkv__cli_error(c->name, "unknown option '%s' (try 'qkv %s --help')", a, c->name);
         else if (operands)
             return append(c->name, operands, argc, a) ? -1 : QKV_EXIT_FAIL;
         else if (!operand)
-            qkv_cli_error(c->name, "unexpected argument '%s'", a);
+            qkv__cli_error(c->name, "unexpected argument '%s'", a);
         else if (*operand)
-            qkv_cli_error(c->name, "unexpected argument '%s' (one %s only)", a, c->operand);
+            qkv__cli_error(c->name, "unexpected argument '%s' (one %s only)", a, c->operand);
         else {
             *operand = a;
             return -1;
@@ -83,7 +83,7 @@ static int parse_arg(const qkv_cli_command *c, int argc, char **argv, int *i, vo
     }
     void *field = (char *)args + o->offset;
     if (o->kind == QKV_ARG_HELP) {
-        qkv_cli_help(c, stdout);
+        qkv__cli_help(c, stdout);
         return QKV_EXIT_OK;
     }
     if (o->kind == QKV_ARG_FLAG) {
@@ -91,12 +91,12 @@ static int parse_arg(const qkv_cli_command *c, int argc, char **argv, int *i, vo
         return -1;
     }
     if (!val && *i + 1 >= argc) {
-        qkv_cli_error(c->name, "%s needs a value", a);
+        qkv__cli_error(c->name, "%s needs a value", a);
         return QKV_EXIT_USAGE;
     }
     if (!val) val = argv[++*i];
     if (o->kind == QKV_ARG_STRING) *(const char **)field = val;
-    if (o->kind == QKV_ARG_INT && !qkv_cli_parse_int(c->name, o->name, val, o->lo, o->hi, field)) return QKV_EXIT_USAGE;
+    if (o->kind == QKV_ARG_INT && !qkv__cli_parse_int(c->name, o->name, val, o->lo, o->hi, field)) return QKV_EXIT_USAGE;
     if (o->kind == QKV_ARG_NUM && !parse_num(c->name, o->name, val, o->lo, o->hi, field)) return QKV_EXIT_USAGE;
     if (o->kind == QKV_ARG_LIST && !append(c->name, field, argc, val)) return QKV_EXIT_FAIL;
     return -1;
@@ -122,11 +122,11 @@ static int parse(const qkv_cli_command *c, int argc, char **argv, void *args, co
     return rc;
 }
 
-int qkv_cli_parse(const qkv_cli_command *c, int argc, char **argv, void *args, const char **operand) {
+int qkv__cli_parse(const qkv_cli_command *c, int argc, char **argv, void *args, const char **operand) {
     return parse(c, argc, argv, args, operand, NULL);
 }
 
-int qkv_cli_parse_operands(const qkv_cli_command *c, int argc, char **argv, void *args, qkv_cli_list *operands) {
+int qkv__cli_parse_operands(const qkv_cli_command *c, int argc, char **argv, void *args, qkv_cli_list *operands) {
     *operands = (qkv_cli_list){0};
     return parse(c, argc, argv, args, NULL, operands);
 }
@@ -137,7 +137,7 @@ static int label(const qkv_cli_option *o, char *buf, size_t n) {
                     o->value ? " " : "", o->value ? o->value : "");
 }
 
-void qkv_cli_help(const qkv_cli_command *c, FILE *f) {
+void qkv__cli_help(const qkv_cli_command *c, FILE *f) {
     const char *s = c->synopsis;
     size_t n;
     fputs("usage: ", f);

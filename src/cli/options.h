@@ -70,17 +70,17 @@ typedef struct qkv_cli_command {
  * positional argument into *operand (NULL when the command takes none). Returns -1 when the
  * command should run; otherwise its exit status: 0 after --help, 2 after a usage error (a
  * message on stderr), and then no list is left allocated. */
-QKV_INTERNAL int qkv_cli_parse(const qkv_cli_command *cmd, int argc, char **argv, void *args, const char **operand);
-/* qkv_cli_parse for a command of any number of positional arguments (its operand names them,
+QKV_INTERNAL int qkv__cli_parse(const qkv_cli_command *cmd, int argc, char **argv, void *args, const char **operand);
+/* qkv__cli_parse for a command of any number of positional arguments (its operand names them,
  * "DIR..."): they go to *operands in order (v is the caller's to free, as a list option's) */
-QKV_INTERNAL int qkv_cli_parse_operands(const qkv_cli_command *cmd, int argc, char **argv, void *args,
+QKV_INTERNAL int qkv__cli_parse_operands(const qkv_cli_command *cmd, int argc, char **argv, void *args,
                                         qkv_cli_list *operands);
 /* s as a whole number in [lo, hi]: the whole string is decimal digits after an optional sign (no
  * space around it), with no overflow; else one usage line "qkv CMD: NAME: expected an integer in
  * [lo, hi], got 'S'" and false. For options and for integers read from the environment alike */
-QKV_INTERNAL bool qkv_cli_parse_int(const char *cmd, const char *name, const char *s, long long lo, long long hi,
+QKV_INTERNAL bool qkv__cli_parse_int(const char *cmd, const char *name, const char *s, long long lo, long long hi,
                                     long long *out);
 /* the usage text made from the command's table */
-QKV_INTERNAL void qkv_cli_help(const qkv_cli_command *cmd, FILE *f);
+QKV_INTERNAL void qkv__cli_help(const qkv_cli_command *cmd, FILE *f);
 
 #endif

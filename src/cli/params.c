@@ -68,21 +68,21 @@ static void module_of(const char *name, char *out, size_t n) {
     if (dot) *dot = 0;
 }
 
-int qkv_cmd_params(int argc, char **argv) {
+int qkv__cmd_params(int argc, char **argv) {
     params_args a = {0};
-    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
+    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config);
     if (rc >= 0) return rc;
     rc = QKV_EXIT_USAGE;
     bool all = a.all;
-    if (!a.config) { qkv_cli_error("params", "missing CONFIG (try 'qkv params --help')"); goto done; }
+    if (!a.config) { qkv__cli_error("params", "missing CONFIG (try 'qkv params --help')"); goto done; }
     qkv_config cfg;
-    if (qkv_cli_load_config("params", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
+    if (qkv__cli_load_config("params", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
     char err[1024];
     qkv_task task;
     qkv_model_config mc = cfg.model;
     qkv_model *m = NULL;
     if (qkv_task_open(&task, &cfg.task, 0, err, sizeof err) || qkv_task_fit_model(&task, &mc, err, sizeof err)) {
-        qkv_cli_error("params", "%s", err);
+        qkv__cli_error("params", "%s", err);
         rc = QKV_EXIT_FAIL;
         qkv_task_close(&task);
         goto done;
@@ -90,7 +90,7 @@ int qkv_cmd_params(int argc, char **argv) {
     bool too_big = qkv_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc),
                                           "parameters and their gradients", err, sizeof err) != 0;
     if (too_big || !(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err))) {
-        qkv_cli_error("params", "%s", err);
+        qkv__cli_error("params", "%s", err);
         rc = too_big ? QKV_EXIT_USAGE : QKV_EXIT_FAIL;
         qkv_task_close(&task);
         goto done;

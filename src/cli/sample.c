@@ -51,7 +51,7 @@ static int32_t *parse_prompt(const char *s, bool bytes, int vocab, int *n) {
     size_t len = strlen(s);
     int32_t *t = malloc((len + 1) * sizeof *t);
     if (!t) {
-        qkv_cli_error("sample", "out of memory");
+        qkv__cli_error("sample", "out of memory");
         return NULL;
     }
     *n = 0;
@@ -67,7 +67,7 @@ static int32_t *parse_prompt(const char *s, bool bytes, int vocab, int *n) {
             while (*p == ' ' || *p == '\t' || *p == '\n') p++;
             if (*p == ',' || (!*p && after_comma && *n > 0)) {
                 if (after_comma) {
-                    qkv_cli_error("sample", "--prompt: token %d is empty (%s)", *n + 1,
+                    qkv__cli_error("sample", "--prompt: token %d is empty (%s)", *n + 1,
                                   *n == 0 ? "a comma before the first token" : !*p ? "a comma after the last token"
                                                                                    : "two commas in a row");
                     free(t);
@@ -83,13 +83,13 @@ static int32_t *parse_prompt(const char *s, bool bytes, int vocab, int *n) {
             errno = 0;
             long v = strtol(p, &end, 10);
             if (end == p || errno || (*end && !strchr(" ,\t\n", *end))) {
-                qkv_cli_error("sample", "--prompt: expected token ids separated by spaces or commas, got '%.*s' "
+                qkv__cli_error("sample", "--prompt: expected token ids separated by spaces or commas, got '%.*s' "
                               "(token %d)", (int)strcspn(p, " ,\t\n"), p, *n + 1);
                 free(t);
                 return NULL;
             }
             if (v < 0 || v >= vocab) {
-                qkv_cli_error("sample", "--prompt: token %ld (token %d) is outside the model's vocabulary [0, %d)", v,
+                qkv__cli_error("sample", "--prompt: token %ld (token %d) is outside the model's vocabulary [0, %d)", v,
                               *n + 1, vocab);
                 free(t);
                 return NULL;
@@ -99,16 +99,16 @@ static int32_t *parse_prompt(const char *s, bool bytes, int vocab, int *n) {
         }
     }
     if (*n == 0) {
-        qkv_cli_error("sample", "--prompt: empty; give at least one %s", bytes ? "byte" : "token id");
+        qkv__cli_error("sample", "--prompt: empty; give at least one %s", bytes ? "byte" : "token id");
         free(t);
         return NULL;
     }
     return t;
 }
 
-int qkv_cmd_sample(int argc, char **argv) {
+int qkv__cmd_sample(int argc, char **argv) {
     sample_args a = {.tokens = 200, .temperature = 1.0};
-    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
+    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config);
     if (rc >= 0) return rc;
     rc = QKV_EXIT_USAGE;
     qkv_task task;
@@ -117,22 +117,22 @@ int qkv_cmd_sample(int argc, char **argv) {
     int32_t *prompt = NULL, *out = NULL;
     char err[1024];
     if (!a.config || !a.checkpoint) {
-        qkv_cli_error("sample", "needs CONFIG and --checkpoint FILE (try 'qkv sample --help')");
+        qkv__cli_error("sample", "needs CONFIG and --checkpoint FILE (try 'qkv sample --help')");
         goto done;
     }
     qkv_config cfg;
-    if (qkv_cli_load_config("sample", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
+    if (qkv__cli_load_config("sample", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
     rc = QKV_EXIT_FAIL;
     qkv_model_config mc = cfg.model;
     if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, err, sizeof err) ||
         qkv_task_fit_model(&task, &mc, err, sizeof err)) {
-        qkv_cli_error("sample", "%s", err);
+        qkv__cli_error("sample", "%s", err);
         goto done;
     }
     bool bytes = task.cfg.kind == QKV_TASK_TEXT;
     const char *text = a.prompt ? a.prompt : bytes && task.cfg.corpus == QKV_CORPUS_FORTUNES ? "%\n" : bytes ? "\n" : NULL;
     if (!text) {
-        qkv_cli_error("sample", "--prompt: task \"%s\" needs one: token ids separated by spaces or commas",
+        qkv__cli_error("sample", "--prompt: task \"%s\" needs one: token ids separated by spaces or commas",
                       QKV_TASK_NAMES[task.cfg.kind]);
         rc = QKV_EXIT_USAGE;
         goto done;
@@ -145,24 +145,24 @@ int qkv_cmd_sample(int argc, char **argv) {
     /* the parameters and one forward pass's activations (a bound: no backward) */
     if (qkv_check_memory(&mc, 1, 4 * qkv_model_param_count(&mc) + qkv_model_activation_bytes(&mc, 1, mc.seq_len),
                          "parameters and activations", err, sizeof err)) {
-        qkv_cli_error("sample", "%s", err);
+        qkv__cli_error("sample", "%s", err);
         rc = QKV_EXIT_USAGE;
         goto done;
     }
     qkv_config eff = cfg;
     eff.model = mc;
     if (!(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err)) || qkv_load_model(m, a.checkpoint, err, sizeof err)) {
-        qkv_cli_error("sample", "%s", err);
+        qkv__cli_error("sample", "%s", err);
         goto done;
     }
-    if (qkv_cli_check_trained_with("sample", a.checkpoint, a.config, &eff)) goto done;
+    if (qkv__cli_check_trained_with("sample", a.checkpoint, a.config, &eff)) goto done;
     qkv_sample_opts o = {(int)a.tokens, a.temperature, (int)a.top_k, (uint64_t)a.seed};
     if (!(out = malloc((size_t)o.tokens * sizeof *out))) {
-        qkv_cli_error("sample", "out of memory");
+        qkv__cli_error("sample", "out of memory");
         goto done;
     }
     if (qkv_sample(m, prompt, n, &o, out, err, sizeof err)) {
-        qkv_cli_error("sample", "%s", err);
+        qkv__cli_error("sample", "%s", err);
         goto done;
     }
     if (bytes) {
@@ -178,7 +178,7 @@ int qkv_cmd_sample(int argc, char **argv) {
         fputs("]}\n", stdout);
     }
     rc = fflush(stdout) ? QKV_EXIT_FAIL : QKV_EXIT_OK;
-    if (rc) qkv_cli_error("sample", "cannot write the sample: %s", strerror(errno));
+    if (rc) qkv__cli_error("sample", "cannot write the sample: %s", strerror(errno));
 done:
     qkv_model_free(m);
     qkv_task_close(&task);

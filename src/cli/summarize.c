@@ -39,41 +39,41 @@ static const qkv_cli_command COMMAND = {
     "DIR...", OPTIONS,
 };
 
-int qkv_cmd_summarize(int argc, char **argv) {
+int qkv__cmd_summarize(int argc, char **argv) {
     summarize_args a = {0};
     qkv_cli_list dirs;
-    int rc = qkv_cli_parse_operands(&COMMAND, argc, argv, &a, &dirs);
+    int rc = qkv__cli_parse_operands(&COMMAND, argc, argv, &a, &dirs);
     if (rc >= 0) return rc;
     char err[2048];
     rc = QKV_EXIT_USAGE;
     if (a.check_doc && a.update_doc) {
-        qkv_cli_error("summarize", "--check-doc and --update-doc are separate actions: give one");
+        qkv__cli_error("summarize", "--check-doc and --update-doc are separate actions: give one");
         goto done;
     }
     if (!dirs.n && !a.check_doc && !a.update_doc) {
-        qkv_cli_error("summarize", "missing DIR (the output directories of qkv ablate) or --check-doc FILE (try 'qkv "
+        qkv__cli_error("summarize", "missing DIR (the output directories of qkv ablate) or --check-doc FILE (try 'qkv "
                       "summarize --help')");
         goto done;
     }
     if (dirs.n && !a.out) {
-        qkv_cli_error("summarize", "--out OUTDIR: where to write the summary (summary.md, .csv, .html)");
+        qkv__cli_error("summarize", "--out OUTDIR: where to write the summary (summary.md, .csv, .html)");
         goto done;
     }
     if (!dirs.n && (a.out || a.title)) {
-        qkv_cli_error("summarize", "--out and --title go with DIRs");
+        qkv__cli_error("summarize", "--out and --title go with DIRs");
         goto done;
     }
     rc = QKV_EXIT_FAIL;
     if (dirs.n) {
         qkv_summary s;
-        if (qkv_summary_load(&s, dirs.v, dirs.n, err, sizeof err)) {
-            qkv_cli_error("summarize", "%s", err);
+        if (qkv__summary_load(&s, dirs.v, dirs.n, err, sizeof err)) {
+            qkv__cli_error("summarize", "%s", err);
             goto done;
         }
-        int w = qkv_summary_write(&s, a.out, a.title, a.quiet ? NULL : stdout, err, sizeof err);
-        qkv_summary_free(&s);
+        int w = qkv__summary_write(&s, a.out, a.title, a.quiet ? NULL : stdout, err, sizeof err);
+        qkv__summary_free(&s);
         if (w) {
-            qkv_cli_error("summarize", "%s", err);
+            qkv__cli_error("summarize", "%s", err);
             goto done;
         }
         if (!a.quiet) fprintf(stderr, "qkv summarize: %s/summary.md, summary.csv and summary.html\n", a.out);
@@ -81,9 +81,9 @@ int qkv_cmd_summarize(int argc, char **argv) {
     const char *doc = a.check_doc ? a.check_doc : a.update_doc;
     if (doc) {
         int blocks, changed;
-        int d = qkv_summary_doc(doc, a.update_doc != NULL, &blocks, &changed, err, sizeof err);
+        int d = qkv__summary_doc(doc, a.update_doc != NULL, &blocks, &changed, err, sizeof err);
         if (d) {
-            qkv_cli_error("summarize", "%s", err);
+            qkv__cli_error("summarize", "%s", err);
             goto done;
         }
         if (!a.quiet && a.update_doc)

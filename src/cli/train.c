@@ -95,9 +95,9 @@ static int check_resume_config(const char *dir, const char *cfg_path, const qkv_
     snprintf(ck, sizeof ck, "%s/" QKV_RUN_CHECKPOINT, dir);
     if (access(ck, F_OK)) return QKV_EXIT_OK;
     qkv_config k;
-    int have = qkv_cli_file_config(ck, &k, err, sizeof err);
+    int have = qkv__cli_file_config(ck, &k, err, sizeof err);
     if (have < 0) {
-        qkv_cli_error("train", "%s", err);
+        qkv__cli_error("train", "%s", err);
         return QKV_EXIT_FAIL;
     }
     if (!have) return QKV_EXIT_OK;
@@ -105,28 +105,28 @@ static int check_resume_config(const char *dir, const char *cfg_path, const qkv_
     c.train.steps = k.train.steps;
     if (!c.model.vocab) c.model.vocab = k.model.vocab;
     if (!c.model.seq_len) c.model.seq_len = k.model.seq_len;
-    if (!qkv_cli_config_diff(&c, &k, NULL, key, sizeof key, here, there, sizeof here)) return QKV_EXIT_OK;
+    if (!qkv__cli_config_diff(&c, &k, NULL, key, sizeof key, here, there, sizeof here)) return QKV_EXIT_OK;
     if (!force) {
-        qkv_cli_error("train", "%s: %s is %s here, %s in the checkpoint %s (give --force to resume anyway)", cfg_path,
+        qkv__cli_error("train", "%s: %s is %s here, %s in the checkpoint %s (give --force to resume anyway)", cfg_path,
                       key, here, there, ck);
         return QKV_EXIT_USAGE;
     }
-    if (!quiet && qkv_dist_world().rank == 0)
+    if (!quiet && qkv__dist_world().rank == 0)
         fprintf(stderr, "qkv train: note: %s: %s is %s here, %s in the checkpoint %s; resuming anyway (--force)\n",
                 cfg_path, key, here, there, ck);
     return QKV_EXIT_OK;
 }
 
-int qkv_cmd_train(int argc, char **argv) {
+int qkv__cmd_train(int argc, char **argv) {
     /* under mpirun, every process trains the same run together (docs/distributed.md) */
     qkv_dist d;
     char err[512];
-    if (qkv_dist_init(NULL, NULL, &d, err, sizeof err)) {
-        qkv_cli_error("train", "%s", err);
+    if (qkv__dist_init(NULL, NULL, &d, err, sizeof err)) {
+        qkv__cli_error("train", "%s", err);
         return QKV_EXIT_FAIL;
     }
     int rc = train_command(argc, argv);
-    qkv_dist_finalize();
+    qkv__dist_finalize();
     return rc;
 }
 
@@ -157,7 +157,7 @@ static int run_paths(const train_args *a, qkv_dist d, char *resume_cfg, size_t n
     *out = a->out;
     if (a->resume) {
         if (a->config || a->sets.n || a->out) {
-            qkv_cli_error("train", "--resume DIR takes its config from DIR/config.json; drop CONFIG, --set and --out");
+            qkv__cli_error("train", "--resume DIR takes its config from DIR/config.json; drop CONFIG, --set and --out");
             return QKV_EXIT_USAGE;
         }
         snprintf(resume_cfg, n, "%s/" QKV_RUN_CONFIG, a->resume);
@@ -165,15 +165,15 @@ static int run_paths(const train_args *a, qkv_dist d, char *resume_cfg, size_t n
         *out = a->resume;
     }
     if (!*cfg_path) {
-        qkv_cli_error("train", "missing CONFIG (try 'qkv train --help')");
+        qkv__cli_error("train", "missing CONFIG (try 'qkv train --help')");
         return QKV_EXIT_USAGE;
     }
     if (d.size > 1 && !*out) { /* the default name has the time in it: each process would pick its own */
-        qkv_cli_error("train", "with %d processes, name the run directory: --out DIR", d.size);
+        qkv__cli_error("train", "with %d processes, name the run directory: --out DIR", d.size);
         return QKV_EXIT_USAGE;
     }
     if (a->steps && !a->resume) {
-        qkv_cli_error("train", "--steps extends a run: use it with --resume DIR (a new run takes train.steps)");
+        qkv__cli_error("train", "--steps extends a run: use it with --resume DIR (a new run takes train.steps)");
         return QKV_EXIT_USAGE;
     }
     return QKV_EXIT_OK;
@@ -184,12 +184,12 @@ static int run_paths(const train_args *a, qkv_dist d, char *resume_cfg, size_t n
 static int extend_steps(const train_args *a, qkv_config *cfg) {
     if (!a->steps) return QKV_EXIT_OK;
     if (a->steps < cfg->train.steps) {
-        qkv_cli_error("train", "--steps %lld: the run in %s already has train.steps %d; --steps can only "
+        qkv__cli_error("train", "--steps %lld: the run in %s already has train.steps %d; --steps can only "
                       "extend it", a->steps, a->resume, cfg->train.steps);
         return QKV_EXIT_USAGE;
     }
     if (cfg->optim.schedule != QKV_SCHED_CONSTANT && a->steps != cfg->train.steps) {
-        qkv_cli_error("train", "--steps: the run's %s schedule decays over train.steps %d, so a longer run would "
+        qkv__cli_error("train", "--steps: the run's %s schedule decays over train.steps %d, so a longer run would "
                       "have had other learning rates; extending needs optim.schedule constant",
                       QKV_SCHEDULE_NAMES[cfg->optim.schedule], cfg->train.steps);
         return QKV_EXIT_USAGE;
@@ -221,7 +221,7 @@ static int refuse_existing_run(const char *out) {
         char p[4200];
         snprintf(p, sizeof p, "%s/%s", out, files[i]);
         if (access(p, F_OK) == 0) {
-            qkv_cli_error("train", "%s already holds a run; continue it with --resume %s, or start it over "
+            qkv__cli_error("train", "%s already holds a run; continue it with --resume %s, or start it over "
                           "with --force", out, out);
             return QKV_EXIT_USAGE;
         }
@@ -237,7 +237,7 @@ static void print_run(const qkv_run_summary *s, const char *out, const train_arg
                  (unsigned long long)s->param_checksum);
     if (a->gemm_flops)
         snprintf(procs + strlen(procs), sizeof procs - strlen(procs), ",\"gemm_flops\":%llu",
-                 (unsigned long long)qkv_gemm_flops);
+                 (unsigned long long)qkv__gemm_flops);
     char bpb[256] = "", b1[64], b2[64], b3[64]; /* bytes: bits per byte and the baselines beside it */
     if (s->text)
         snprintf(bpb, sizeof bpb, ",\"eval_bpb\":%s,\"baseline_xz_bpb\":%s,\"baseline_unigram_bpb\":%s",
@@ -248,18 +248,18 @@ static void print_run(const qkv_run_summary *s, const char *out, const train_arg
 
 /* one run: a new one from CONFIG, or --resume DIR; its summary line; an exit code */
 static int train_one(const train_args *a) {
-    qkv_dist d = qkv_dist_world();
+    qkv_dist d = qkv__dist_world();
     const char *cfg_path, *out;
     char resume_cfg[4096], out_buf[4096];
     int rc = run_paths(a, d, resume_cfg, sizeof resume_cfg, &cfg_path, &out);
     if (rc) return rc;
     qkv_config cfg;
-    if (qkv_cli_load_config("train", cfg_path, a->sets.v, a->sets.n, &cfg)) return QKV_EXIT_USAGE;
+    if (qkv__cli_load_config("train", cfg_path, a->sets.v, a->sets.n, &cfg)) return QKV_EXIT_USAGE;
     if (a->resume && (rc = check_resume_config(a->resume, cfg_path, &cfg, a->force, a->quiet)) != QKV_EXIT_OK)
         return rc;
     if ((rc = extend_steps(a, &cfg))) return rc;
     if (!out) out = default_out(cfg_path, out_buf, sizeof out_buf);
-    qkv_cli_set_threads((int)a->threads);
+    qkv__cli_set_threads((int)a->threads);
     catch_signals();
 
     qkv_run_opts opt = {.out_dir = out, .quiet = a->quiet, .resume = a->resume != NULL,
@@ -271,7 +271,7 @@ static int train_one(const train_args *a) {
     if (d.size == 1 && !a->resume && !a->force && (rc = refuse_existing_run(out))) return rc;
     int r = qkv_train(&cfg, &opt, &s, err, sizeof err);
     if (r < 0) {
-        qkv_cli_error("train", "%s", err);
+        qkv__cli_error("train", "%s", err);
         return r == -2 ? QKV_EXIT_USAGE : QKV_EXIT_FAIL; /* -2: the config does not fit in memory */
     }
     if (r == 1) {
@@ -288,7 +288,7 @@ static int train_one(const train_args *a) {
 
 static int train_command(int argc, char **argv) {
     train_args a = {0};
-    int rc = qkv_cli_parse(&COMMAND, argc, argv, &a, &a.config);
+    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config);
     if (rc >= 0) return rc;
     rc = a.group.n ? group_command(&a) : train_one(&a);
     free(a.sets.v);
@@ -310,7 +310,7 @@ static int distinct_dirs(const train_args *a) {
     int n = a->group.n;
     struct stat *ids = calloc((size_t)n, sizeof *ids);
     if (!ids) {
-        qkv_cli_error("train", "out of memory");
+        qkv__cli_error("train", "out of memory");
         return QKV_EXIT_USAGE;
     }
     for (int i = 0; i < n; i++) {
@@ -318,9 +318,9 @@ static int distinct_dirs(const train_args *a) {
         for (int k = 0; k < i; k++) {
             bool spelled = !strcmp(a->group.v[k], a->group.v[i]);
             if (spelled || (found && ids[k].st_ino && ids[k].st_dev == ids[i].st_dev && ids[k].st_ino == ids[i].st_ino)) {
-                if (spelled) qkv_cli_error("train", "--group %s is given twice", a->group.v[i]);
+                if (spelled) qkv__cli_error("train", "--group %s is given twice", a->group.v[i]);
                 else
-                    qkv_cli_error("train", "--group %s and --group %s are the same run directory", a->group.v[k],
+                    qkv__cli_error("train", "--group %s and --group %s are the same run directory", a->group.v[k],
                                   a->group.v[i]);
                 free(ids);
                 return QKV_EXIT_USAGE;
@@ -335,16 +335,16 @@ static int distinct_dirs(const train_args *a) {
 static int group_extend_steps(const train_args *a, const char *dir, bool resume, qkv_config *cfg) {
     if (!a->steps) return QKV_EXIT_OK;
     if (!resume) {
-        qkv_cli_error("train", "--steps extends runs: %s has no checkpoint", dir);
+        qkv__cli_error("train", "--steps extends runs: %s has no checkpoint", dir);
         return QKV_EXIT_USAGE;
     }
     if (a->steps < cfg->train.steps) {
-        qkv_cli_error("train", "--steps %lld: the run in %s already has train.steps %d; --steps can only "
+        qkv__cli_error("train", "--steps %lld: the run in %s already has train.steps %d; --steps can only "
                       "extend it", a->steps, dir, cfg->train.steps);
         return QKV_EXIT_USAGE;
     }
     if (cfg->optim.schedule != QKV_SCHED_CONSTANT && a->steps != cfg->train.steps) {
-        qkv_cli_error("train", "--steps: the run in %s has the %s schedule, which decays over train.steps %d; "
+        qkv__cli_error("train", "--steps: the run in %s has the %s schedule, which decays over train.steps %d; "
                       "extending needs optim.schedule constant", dir,
                       QKV_SCHEDULE_NAMES[cfg->optim.schedule], cfg->train.steps);
         return QKV_EXIT_USAGE;
@@ -358,7 +358,7 @@ static int group_extend_steps(const train_args *a, const char *dir, bool resume,
 static int group_run(const train_args *a, const char *dir, qkv_config *cfg, qkv_group_run *run) {
     char path[4200];
     snprintf(path, sizeof path, "%s/" QKV_RUN_CONFIG, dir);
-    if (qkv_cli_load_config("train", path, NULL, 0, cfg)) return QKV_EXIT_USAGE;
+    if (qkv__cli_load_config("train", path, NULL, 0, cfg)) return QKV_EXIT_USAGE;
     bool resume = exists_in(dir, QKV_RUN_CHECKPOINT);
     int rc;
     if (resume && (rc = check_resume_config(dir, path, cfg, a->force, a->quiet)) != QKV_EXIT_OK) return rc;
@@ -366,7 +366,7 @@ static int group_run(const train_args *a, const char *dir, qkv_config *cfg, qkv_
     /* a new run's directory holds its config.json; anything more is a run, kept unless --force */
     if (!resume && !a->force &&
         (exists_in(dir, QKV_RUN_METRICS) || exists_in(dir, QKV_RUN_MODEL) || exists_in(dir, QKV_RUN_SUMMARY))) {
-        qkv_cli_error("train", "%s already holds a run without a checkpoint; start it over with --force", dir);
+        qkv__cli_error("train", "%s already holds a run without a checkpoint; start it over with --force", dir);
         return QKV_EXIT_USAGE;
     }
     *run = (qkv_group_run){.cfg = cfg};
@@ -382,7 +382,7 @@ static int group_results(const qkv_group_run *runs, const qkv_config *cfgs, int 
     for (int i = 0; i < n; i++) {
         const char *dir = runs[i].opt.out_dir;
         if (runs[i].rc < 0) {
-            qkv_cli_error("train", "%s: %s", dir, runs[i].err);
+            qkv__cli_error("train", "%s: %s", dir, runs[i].err);
             rc = QKV_EXIT_FAIL;
         } else if (runs[i].rc == 1) {
             fprintf(stderr, "qkv train: %s: stopped at step %lld of %d; checkpoint saved\n", dir, runs[i].sum.steps,
@@ -397,14 +397,14 @@ static int group_results(const qkv_group_run *runs, const qkv_config *cfgs, int 
 
 /* the runs of cfgs/runs (set up) trained together; an exit code */
 static int group_train(const train_args *a, qkv_group_run *runs, const qkv_config *cfgs, int n) {
-    qkv_cli_set_threads((int)a->threads);
+    qkv__cli_set_threads((int)a->threads);
     catch_signals();
     char err[1024];
     int r = qkv_train_group(runs, n, err, sizeof err);
     if (r < 0) {
         for (int i = 0; i < n; i++) /* a run whose own setup failed says so */
-            if (runs[i].err[0] && strcmp(runs[i].err, err)) qkv_cli_error("train", "%s: %s", runs[i].opt.out_dir, runs[i].err);
-        qkv_cli_error("train", "%s", err);
+            if (runs[i].err[0] && strcmp(runs[i].err, err)) qkv__cli_error("train", "%s: %s", runs[i].opt.out_dir, runs[i].err);
+        qkv__cli_error("train", "%s", err);
         return r == -2 ? QKV_EXIT_USAGE : QKV_EXIT_FAIL;
     }
     return group_results(runs, cfgs, n);
@@ -412,7 +412,7 @@ static int group_train(const train_args *a, qkv_group_run *runs, const qkv_confi
 
 static int group_command(const train_args *a) {
     if (a->config || a->out || a->resume || a->sets.n) {
-        qkv_cli_error("train", "--group DIR takes each run's config from DIR/config.json; drop CONFIG, --set, --out "
+        qkv__cli_error("train", "--group DIR takes each run's config from DIR/config.json; drop CONFIG, --set, --out "
                       "and --resume");
         return QKV_EXIT_USAGE;
     }
@@ -420,7 +420,7 @@ static int group_command(const train_args *a) {
     qkv_config *cfgs = calloc((size_t)n, sizeof *cfgs);
     qkv_group_run *runs = calloc((size_t)n, sizeof *runs);
     if (!cfgs || !runs) {
-        qkv_cli_error("train", "out of memory");
+        qkv__cli_error("train", "out of memory");
         free(cfgs);
         free(runs);
         return QKV_EXIT_FAIL;

@@ -477,21 +477,21 @@ static const qkv_json_opts JSON_RULES = {
 /* "label:line:column: JSON syntax error: what was wrong" */
 static int json_fail(const char *text, const qkv_json_error *e, const char *label, char *err, int errlen) {
     int line, col;
-    qkv_json_line_col(text, e->pos, &line, &col);
+    qkv__json_line_col(text, e->pos, &line, &col);
     return fail(err, errlen, "%s:%d:%d: JSON syntax error: %s", label, line, col, e->msg);
 }
 
-int qkv_config_json(const char *text, size_t len, const char *label, cJSON **out, bool *oom, char *err,
+int qkv__config_json(const char *text, size_t len, const char *label, cJSON **out, bool *oom, char *err,
                     int errlen) {
     qkv_json_error e;
-    int rc = qkv_json_parse(text, len, &JSON_RULES, out, &e);
+    int rc = qkv__json_parse(text, len, &JSON_RULES, out, &e);
     if (oom) *oom = rc && e.kind == QKV_JSON_NOMEM;
     return rc ? json_fail(text, &e, label, err, errlen) : 0;
 }
 
 int qkv_json_syntax_check(const char *text, size_t len, const char *label, char *err, int errlen) {
     qkv_json_error e;
-    return qkv_json_check(text, len, &JSON_RULES, &e) ? json_fail(text, &e, label, err, errlen) : 0;
+    return qkv__json_check(text, len, &JSON_RULES, &e) ? json_fail(text, &e, label, err, errlen) : 0;
 }
 
 /* ------------------------------------------------------------------ the tree walk */
@@ -607,7 +607,7 @@ static int apply_object(qkv_config *c, const cJSON *obj, const char *prefix, con
 static int parse_text(qkv_config *c, const char *text, size_t len, const char *label, char *err,
                       int errlen) {
     cJSON *root;
-    if (qkv_config_json(text, len, label, &root, NULL, err, errlen)) return -1;
+    if (qkv__config_json(text, len, label, &root, NULL, err, errlen)) return -1;
     qkv_config tmp;
     qkv_config_defaults(&tmp);
     int rc;
@@ -637,7 +637,7 @@ int qkv_config_load(qkv_config *c, const char *path, char *err, int errlen) {
     if (!c || !path) return fail(err, errlen, "config: no file name");
     /* a file of 16 MiB - 1 bytes or more is refused (the limit the message rounds to 16 MiB) */
     size_t len;
-    char *buf = qkv_read_config_file(path, &len, err, errlen);
+    char *buf = qkv__read_config_file(path, &len, err, errlen);
     if (!buf) return -1;
     /* a NUL byte inside the file: the JSON reader reports it with its line and column */
     int rc = parse_text(c, buf, len, path, err, errlen);
@@ -691,7 +691,7 @@ int qkv_config_set(qkv_config *c, const char *assignment, char *err, int errlen)
     }
     const char *text = eq + 1;
     cJSON *v = NULL;
-    if (qkv_config_json(text, strlen(text), label, &v, NULL, NULL, 0) == 0 && k->kind == K_STR &&
+    if (qkv__config_json(text, strlen(text), label, &v, NULL, NULL, 0) == 0 && k->kind == K_STR &&
         !cJSON_IsString(v)) {
         cJSON_Delete(v); /* a string key takes unquoted text as it is (task.path=123) */
         v = NULL;
@@ -796,7 +796,7 @@ static int check_readable(const char *key, const char *path, char *err, int errl
     if (!S_ISREG(sb.st_mode))
         return fail(err, errlen, "%s: \"%s\" is %s, not a regular file: qkv reads data from regular "
                     "files only (every run of a sweep reads it again); save it to a file first", key, shown,
-                    qkv_file_type_name((unsigned)sb.st_mode));
+                    qkv__file_type_name((unsigned)sb.st_mode));
     if (sb.st_size > (off_t)QKV_MAX_FILE_BYTES)
         return fail(err, errlen, "%s: \"%s\" is larger than 1 GiB, the most qkv reads of a data file", key, shown);
     return 0;

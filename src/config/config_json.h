@@ -14,6 +14,6 @@ struct cJSON;
  * nesting up to 512 levels, no \u0000, a UTF-8 byte-order mark skipped, numbers of at most 63
  * characters): 0, or -1 with "label:line:column: JSON syntax error: ..." in err (which may be
  * NULL); *oom, if given, is set when cJSON ran out of memory rather than the text being wrong */
-QKV_INTERNAL int qkv_config_json(const char *text, size_t len, const char *label, struct cJSON **out, bool *oom, char *err,
+QKV_INTERNAL int qkv__config_json(const char *text, size_t len, const char *label, struct cJSON **out, bool *oom, char *err,
                     int errlen);
 #endif

@@ -51,7 +51,7 @@ static int write_fail(qkv_write_status *st, qkv_write_stage stage, int errnum) {
     return -1;
 }
 
-/* qkv_write_parts_atomic with the new file's permission bits set to mode (-1: 0666 less the umask) */
+/* qkv__write_parts_atomic with the new file's permission bits set to mode (-1: 0666 less the umask) */
 static int write_parts_mode(const char *path, const qkv_wpart *parts, int n, int mode, qkv_write_status *st) {
     st->stage = QKV_WRITE_OK;
     st->errnum = 0;
@@ -78,11 +78,11 @@ static int write_parts_mode(const char *path, const qkv_wpart *parts, int n, int
     return 0;
 }
 
-int qkv_write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv_write_status *st) {
+int qkv__write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv_write_status *st) {
     return write_parts_mode(path, parts, n, -1, st);
 }
 
-int qkv_rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, char *err, int errlen) {
+int qkv__rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, char *err, int errlen) {
     char target[PATH_MAX];
     struct stat sb;
     if (!realpath(path, target) || stat(target, &sb)) { /* through every symbolic link to the file itself */
@@ -91,7 +91,7 @@ int qkv_rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, cha
     }
     if (!S_ISREG(sb.st_mode)) {
         snprintf(err, (size_t)errlen, "%s: is %s, not a regular file: not rewritten", path,
-                 qkv_file_type_name((unsigned)sb.st_mode));
+                 qkv__file_type_name((unsigned)sb.st_mode));
         return -1;
     }
     /* read-only as a user sees it: no write bit, or no write permission (root has it regardless
@@ -110,10 +110,10 @@ int qkv_rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, cha
     return -1;
 }
 
-int qkv_write_file_atomic(const char *path, const void *buf, size_t len, char *err, int errlen) {
+int qkv__write_file_atomic(const char *path, const void *buf, size_t len, char *err, int errlen) {
     qkv_write_status st;
     qkv_wpart part = {buf, len};
-    if (qkv_write_parts_atomic(path, &part, 1, &st) == 0) return 0;
+    if (qkv__write_parts_atomic(path, &part, 1, &st) == 0) return 0;
     if (st.stage == QKV_WRITE_PATH)
         snprintf(err, (size_t)errlen, "%s: path too long", path);
     else if (st.stage == QKV_WRITE_SYNC_DIR)
@@ -123,7 +123,7 @@ int qkv_write_file_atomic(const char *path, const void *buf, size_t len, char *e
     return -1;
 }
 
-int qkv_mkdirs(const char *path, char *err, int errlen) {
+int qkv__mkdirs(const char *path, char *err, int errlen) {
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
         snprintf(err, (size_t)errlen, "%s: path too long", path);
@@ -159,7 +159,7 @@ static char *read_fail(qkv_read_status *st, qkv_read_stage stage, int errnum, in
     return NULL;
 }
 
-const char *qkv_file_type_name(unsigned mode) {
+const char *qkv__file_type_name(unsigned mode) {
     switch (mode & S_IFMT) {
     case S_IFREG: return "a regular file";
     case S_IFDIR: return "a directory";
@@ -171,7 +171,7 @@ const char *qkv_file_type_name(unsigned mode) {
     }
 }
 
-char *qkv_read_file_max(const char *path, size_t max, int flags, size_t *len, qkv_read_status *st) {
+char *qkv__read_file_max(const char *path, size_t max, int flags, size_t *len, qkv_read_status *st) {
     *st = (qkv_read_status){QKV_READ_OK, 0, 0};
     bool regular_only = flags & QKV_READ_REGULAR;
     /* O_NONBLOCK: a FIFO without a writer opens at once instead of blocking in open() (where no
@@ -242,22 +242,22 @@ static void read_message(const char *path, size_t max, const qkv_read_status *st
         break;
     case QKV_READ_NOT_REGULAR:
         snprintf(err, (size_t)errlen, "%s: is %s, not a regular file: qkv reads data from regular "
-                 "files only (every run of a sweep reads it again); save it to a file first", path, qkv_file_type_name(st->mode));
+                 "files only (every run of a sweep reads it again); save it to a file first", path, qkv__file_type_name(st->mode));
         break;
     default: snprintf(err, (size_t)errlen, "%s: cannot read: out of memory", path); break;
     }
 }
 
-char *qkv_read_file(const char *path, size_t *len, char *err, int errlen) {
+char *qkv__read_file(const char *path, size_t *len, char *err, int errlen) {
     qkv_read_status st;
-    char *buf = qkv_read_file_max(path, QKV_MAX_FILE_BYTES, 0, len, &st);
+    char *buf = qkv__read_file_max(path, QKV_MAX_FILE_BYTES, 0, len, &st);
     if (!buf) read_message(path, QKV_MAX_FILE_BYTES, &st, err, errlen);
     return buf;
 }
 
-char *qkv_read_config_file(const char *path, size_t *len, char *err, int errlen) {
+char *qkv__read_config_file(const char *path, size_t *len, char *err, int errlen) {
     qkv_read_status st;
-    char *buf = qkv_read_file_max(path, QKV_MAX_CONFIG_BYTES, 0, len, &st);
+    char *buf = qkv__read_file_max(path, QKV_MAX_CONFIG_BYTES, 0, len, &st);
     if (buf) return buf;
     if (st.stage == QKV_READ_OPEN) snprintf(err, (size_t)errlen, "%s: cannot open: %s", path, strerror(st.errnum));
     else if (st.stage == QKV_READ_TOO_BIG) snprintf(err, (size_t)errlen, "%s: file too large for a config (over 16 MiB)", path);
@@ -265,9 +265,9 @@ char *qkv_read_config_file(const char *path, size_t *len, char *err, int errlen)
     return NULL;
 }
 
-char *qkv_read_regular_file(const char *path, size_t *len, char *err, int errlen) {
+char *qkv__read_regular_file(const char *path, size_t *len, char *err, int errlen) {
     qkv_read_status st;
-    char *buf = qkv_read_file_max(path, QKV_MAX_FILE_BYTES, QKV_READ_REGULAR, len, &st);
+    char *buf = qkv__read_file_max(path, QKV_MAX_FILE_BYTES, QKV_READ_REGULAR, len, &st);
     if (!buf) read_message(path, QKV_MAX_FILE_BYTES, &st, err, errlen);
     return buf;
 }

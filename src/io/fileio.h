@@ -1,7 +1,7 @@
 /* Whole files: the one atomic writer, the one reader, and directory creation.
  *
  * Every file qkv writes whole (configs, summaries, checkpoints, model files, reports) goes
- * through qkv_write_parts_atomic: PATH.tmp.<pid> is written, fsynced and renamed over PATH, and
+ * through qkv__write_parts_atomic: PATH.tmp.<pid> is written, fsynced and renamed over PATH, and
  * the directory is fsynced so the rename survives a crash. A reader sees the old file or the new
  * one, never a part; on a failure before the rename the temporary file is removed and PATH is
  * untouched. (A killed process can leave PATH.tmp.<pid> behind; the run directory's owner
@@ -35,16 +35,16 @@ typedef struct qkv_write_status {
 
 /* parts[0..n) one after the other into PATH, atomically and durably (see above): 0, or -1 with
  * *st saying where and why */
-QKV_INTERNAL int qkv_write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv_write_status *st);
-/* buf into PATH with qkv_write_parts_atomic: 0, or -1 with "PATH: cannot write: reason" in err */
-QKV_INTERNAL int qkv_write_file_atomic(const char *path, const void *buf, size_t len, char *err, int errlen);
+QKV_INTERNAL int qkv__write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv_write_status *st);
+/* buf into PATH with qkv__write_parts_atomic: 0, or -1 with "PATH: cannot write: reason" in err */
+QKV_INTERNAL int qkv__write_file_atomic(const char *path, const void *buf, size_t len, char *err, int errlen);
 /* Rewrite an existing file the user owns (a document), as an editor saves it: through symbolic
  * links to the file itself (the link stays a link), atomically beside it, with its permission
  * bits kept; a file that is not regular or is read-only (no write bit, even for root) is refused.
  * 0, or -1 with "PATH: ..." in err */
-QKV_INTERNAL int qkv_rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, char *err, int errlen);
+QKV_INTERNAL int qkv__rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, char *err, int errlen);
 /* mkdir -p; 0 or -1 with err */
-QKV_INTERNAL int qkv_mkdirs(const char *path, char *err, int errlen);
+QKV_INTERNAL int qkv__mkdirs(const char *path, char *err, int errlen);
 
 /* where reading a whole file failed */
 typedef enum qkv_read_stage {
@@ -68,7 +68,7 @@ typedef struct qkv_read_status { qkv_read_stage stage; int errnum; unsigned mode
 #define QKV_MAX_FILE_BYTES ((size_t)1 << 30)
 #define QKV_MAX_SAFETENSORS_BYTES ((size_t)16 << 30)
 
-/* flags of qkv_read_file_max */
+/* flags of qkv__read_file_max */
 enum {
     QKV_READ_REGULAR = 1, /* only a regular file: a pipe, FIFO, device or socket is refused without
                            * blocking or reading from it (opened O_NONBLOCK, then fstat) */
@@ -76,18 +76,18 @@ enum {
 
 /* the whole file, NUL-terminated, malloc'd, refusing one longer than max bytes (0: any length);
  * opened once and read once. NULL with *st saying where and why */
-QKV_INTERNAL char *qkv_read_file_max(const char *path, size_t max, int flags, size_t *len, qkv_read_status *st);
+QKV_INTERNAL char *qkv__read_file_max(const char *path, size_t max, int flags, size_t *len, qkv_read_status *st);
 /* the file type in mode as words for a message: "a directory", "a pipe (FIFO)", ... */
-QKV_INTERNAL const char *qkv_file_type_name(unsigned mode);
+QKV_INTERNAL const char *qkv__file_type_name(unsigned mode);
 /* a config file (training or ablation; at most QKV_MAX_CONFIG_BYTES), NUL-terminated, malloc'd;
  * NULL with "PATH: cannot open: reason", "PATH: cannot read: reason" or "PATH: file too large for
  * a config (over 16 MiB)" in err */
-QKV_INTERNAL char *qkv_read_config_file(const char *path, size_t *len, char *err, int errlen);
+QKV_INTERNAL char *qkv__read_config_file(const char *path, size_t *len, char *err, int errlen);
 /* the whole file (at most QKV_MAX_FILE_BYTES), NUL-terminated, malloc'd; NULL with
  * "PATH: cannot read: reason" in err */
-QKV_INTERNAL char *qkv_read_file(const char *path, size_t *len, char *err, int errlen);
-/* qkv_read_file of a regular file only (a corpus, data): a pipe or a device is refused with
+QKV_INTERNAL char *qkv__read_file(const char *path, size_t *len, char *err, int errlen);
+/* qkv__read_file of a regular file only (a corpus, data): a pipe or a device is refused with
  * "PATH: is a pipe (FIFO), not a regular file: ..." in err; nothing is read from it */
-QKV_INTERNAL char *qkv_read_regular_file(const char *path, size_t *len, char *err, int errlen);
+QKV_INTERNAL char *qkv__read_regular_file(const char *path, size_t *len, char *err, int errlen);
 
 #endif

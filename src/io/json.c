@@ -255,7 +255,7 @@ static size_t bom_len(const char *text, size_t len, const qkv_json_opts *o) {
     return o->skip_bom && len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0;
 }
 
-int qkv_json_check(const char *text, size_t len, const qkv_json_opts *o, qkv_json_error *e) {
+int qkv__json_check(const char *text, size_t len, const qkv_json_opts *o, qkv_json_error *e) {
     memset(e, 0, sizeof *e);
     scanner S = {.s = text, .n = len, .pos = bom_len(text, len, o), .o = o, .e = e};
     /* the whole text: one value and nothing after it */
@@ -266,9 +266,9 @@ int qkv_json_check(const char *text, size_t len, const qkv_json_opts *o, qkv_jso
     return ok ? 0 : -1;
 }
 
-int qkv_json_parse(const char *text, size_t len, const qkv_json_opts *o, cJSON **out, qkv_json_error *e) {
+int qkv__json_parse(const char *text, size_t len, const qkv_json_opts *o, cJSON **out, qkv_json_error *e) {
     *out = NULL;
-    if (qkv_json_check(text, len, o, e)) return -1;
+    if (qkv__json_check(text, len, o, e)) return -1;
     /* the syntax is checked: cJSON fails only when it runs out of memory; it needs no terminator
      * when it need not check for trailing text */
     size_t skip = bom_len(text, len, o);
@@ -281,7 +281,7 @@ int qkv_json_parse(const char *text, size_t len, const qkv_json_opts *o, cJSON *
     return -1;
 }
 
-void qkv_json_line_col(const char *text, size_t pos, int *line, int *col) {
+void qkv__json_line_col(const char *text, size_t pos, int *line, int *col) {
     int l = 1;
     size_t last = 0; /* index just after the last newline */
     for (size_t i = 0; i < pos; i++)

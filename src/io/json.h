@@ -10,7 +10,7 @@
  * The caller chooses the nesting limit, whether \u0000 is refused (cJSON would silently cut the
  * string there), whether a leading UTF-8 byte-order mark is skipped, and may be told the offset of
  * every number token (cJSON keeps only a double). The caller formats the position: a config names
- * the line and column (qkv_json_line_col), a safetensors header the byte. Nothing here exits or
+ * the line and column (qkv__json_line_col), a safetensors header the byte. Nothing here exits or
  * aborts on bad input. */
 #ifndef QKV_JSON_H
 #define QKV_JSON_H
@@ -56,11 +56,11 @@ typedef struct qkv_json_opts {
 } qkv_json_opts;
 
 /* strict RFC 8259 syntax check of text[0..len) (no terminator needed): 0, or -1 with *e filled */
-QKV_INTERNAL int qkv_json_check(const char *text, size_t len, const qkv_json_opts *o, qkv_json_error *e);
-/* qkv_json_check, then the cJSON tree (the caller frees it with cJSON_Delete): 0 and *out, or -1
+QKV_INTERNAL int qkv__json_check(const char *text, size_t len, const qkv_json_opts *o, qkv_json_error *e);
+/* qkv__json_check, then the cJSON tree (the caller frees it with cJSON_Delete): 0 and *out, or -1
  * with *out NULL and *e filled (cJSON running out of memory is QKV_JSON_NOMEM at cJSON's offset) */
-QKV_INTERNAL int qkv_json_parse(const char *text, size_t len, const qkv_json_opts *o, struct cJSON **out, qkv_json_error *e);
+QKV_INTERNAL int qkv__json_parse(const char *text, size_t len, const qkv_json_opts *o, struct cJSON **out, qkv_json_error *e);
 /* line and column (both from 1; a column counts bytes) of byte offset pos in text */
-QKV_INTERNAL void qkv_json_line_col(const char *text, size_t pos, int *line, int *col);
+QKV_INTERNAL void qkv__json_line_col(const char *text, size_t pos, int *line, int *col);
 
 #endif

@@ -162,7 +162,7 @@ static int parse_json(const st_ctx *c, const char *h, size_t n, cJSON **root) {
     qkv_json_opts o = {.max_depth = ST_MAX_DEPTH, .reject_nul = true, .on_number = num_push, .ctx = &nums};
     qkv_json_error e;
     cJSON *r = NULL;
-    if (qkv_json_parse(h, n, &o, &r, &e)) {
+    if (qkv__json_parse(h, n, &o, &r, &e)) {
         free(nums.off);
         return json_fail(c, h, n, &e);
     }
@@ -498,11 +498,11 @@ int qkv_st_read(const char *path, qkv_safetensors **out, char *err, size_t errle
     if (!path) return qkv__st_fail(&c, "no path given");
     size_t len = 0;
     qkv_read_status rs;
-    uint8_t *img = (uint8_t *)qkv_read_file_max(path, QKV_MAX_SAFETENSORS_BYTES, QKV_READ_REGULAR, &len, &rs);
+    uint8_t *img = (uint8_t *)qkv__read_file_max(path, QKV_MAX_SAFETENSORS_BYTES, QKV_READ_REGULAR, &len, &rs);
     if (rs.stage == QKV_READ_OPEN) return qkv__st_fail(&c, "cannot open: %s", strerror(rs.errnum));
     if (rs.stage == QKV_READ_NOT_REGULAR)
         return qkv__st_fail(&c, "is %s, not a regular file (a safetensors file is read whole)",
-                            qkv_file_type_name(rs.mode));
+                            qkv__file_type_name(rs.mode));
     if (rs.stage == QKV_READ_TOO_BIG) return qkv__st_fail(&c, "larger than 16 GiB, the most qkv reads of a safetensors file");
     if (!img) return qkv__st_fail(&c, "cannot read: %s", strerror(rs.errnum));
     if (len == 0) { free(img); return qkv__st_fail(&c, "file is empty, expected a safetensors header"); }

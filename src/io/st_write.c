@@ -238,7 +238,7 @@ int qkv_st_write(const char *path, const qkv_st_item *items, int n, const char *
         return qkv__st_fail(&c, "out of memory");
     }
     qkv_write_status ws;
-    int rc = qkv_write_parts_atomic(path, parts, n + 2, &ws);
+    int rc = qkv__write_parts_atomic(path, parts, n + 2, &ws);
     free(parts);
     free(p.header);
     if (rc == 0) return 0;

@@ -6,16 +6,16 @@
 #include <string.h>
 
 /* nothing allocated until the first append */
-void qkv_strbuf_init(qkv_strbuf *b) { memset(b, 0, sizeof *b); }
+void qkv__strbuf_init(qkv_strbuf *b) { memset(b, 0, sizeof *b); }
 
 /* error paths: the text is not wanted */
-void qkv_strbuf_free(qkv_strbuf *b) {
+void qkv__strbuf_free(qkv_strbuf *b) {
     free(b->s);
     memset(b, 0, sizeof *b);
 }
 
 /* an untouched buffer still yields "" so callers need not tell "empty" from "failed" */
-char *qkv_strbuf_take(qkv_strbuf *b) {
+char *qkv__strbuf_take(qkv_strbuf *b) {
     char *s = b->s;
     if (b->oom) {
         free(s);
@@ -50,7 +50,7 @@ static bool reserve(qkv_strbuf *b, size_t extra) {
 }
 
 /* the one place that copies bytes in; keeps the NUL after them */
-void qkv_strbuf_putn(qkv_strbuf *b, const char *s, size_t n) {
+void qkv__strbuf_putn(qkv_strbuf *b, const char *s, size_t n) {
     if (!reserve(b, n)) return;
     memcpy(b->s + b->len, s, n);
     b->len += n;
@@ -58,12 +58,12 @@ void qkv_strbuf_putn(qkv_strbuf *b, const char *s, size_t n) {
 }
 
 /* NULL is allowed so optional strings need no check at the call */
-void qkv_strbuf_puts(qkv_strbuf *b, const char *s) {
-    if (s) qkv_strbuf_putn(b, s, strlen(s));
+void qkv__strbuf_puts(qkv_strbuf *b, const char *s) {
+    if (s) qkv__strbuf_putn(b, s, strlen(s));
 }
 
 /* short results go through a stack buffer, so most appends format once */
-void qkv_strbuf_vprintf(qkv_strbuf *b, const char *fmt, va_list ap) {
+void qkv__strbuf_vprintf(qkv_strbuf *b, const char *fmt, va_list ap) {
     if (b->oom) return;
     va_list ap2;
     va_copy(ap2, ap);
@@ -75,7 +75,7 @@ void qkv_strbuf_vprintf(qkv_strbuf *b, const char *fmt, va_list ap) {
         return;
     }
     if ((size_t)n < sizeof small) {
-        qkv_strbuf_putn(b, small, (size_t)n);
+        qkv__strbuf_putn(b, small, (size_t)n);
         return;
     }
     if (!reserve(b, (size_t)n)) return;
@@ -83,16 +83,16 @@ void qkv_strbuf_vprintf(qkv_strbuf *b, const char *fmt, va_list ap) {
     b->len += (size_t)n;
 }
 
-/* the varargs front of qkv_strbuf_vprintf */
-void qkv_strbuf_printf(qkv_strbuf *b, const char *fmt, ...) {
+/* the varargs front of qkv__strbuf_vprintf */
+void qkv__strbuf_printf(qkv_strbuf *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    qkv_strbuf_vprintf(b, fmt, ap);
+    qkv__strbuf_vprintf(b, fmt, ap);
     va_end(ap);
 }
 
 /* copies unescaped runs in one piece; control characters XML forbids become '?' */
-void qkv_strbuf_escape_xml(qkv_strbuf *b, const char *s) {
+void qkv__strbuf_escape_xml(qkv_strbuf *b, const char *s) {
     if (!s) return;
     const char *run = s;
     for (const char *p = s; *p; p++) {
@@ -109,25 +109,25 @@ void qkv_strbuf_escape_xml(qkv_strbuf *b, const char *s) {
             break;
         }
         if (rep) {
-            qkv_strbuf_putn(b, run, (size_t)(p - run));
-            qkv_strbuf_puts(b, rep);
+            qkv__strbuf_putn(b, run, (size_t)(p - run));
+            qkv__strbuf_puts(b, rep);
             run = p + 1;
         }
     }
-    qkv_strbuf_puts(b, run);
+    qkv__strbuf_puts(b, run);
 }
 
-void qkv_strbuf_csv_field(qkv_strbuf *b, const char *s) {
+void qkv__strbuf_csv_field(qkv_strbuf *b, const char *s) {
     if (!strpbrk(s, ",\"\r\n")) {
-        qkv_strbuf_puts(b, s);
+        qkv__strbuf_puts(b, s);
         return;
     }
-    qkv_strbuf_puts(b, "\"");
-    for (; *s; s++) qkv_strbuf_puts(b, *s == '"' ? "\"\"" : (char[2]){*s, 0});
-    qkv_strbuf_puts(b, "\"");
+    qkv__strbuf_puts(b, "\"");
+    for (; *s; s++) qkv__strbuf_puts(b, *s == '"' ? "\"\"" : (char[2]){*s, 0});
+    qkv__strbuf_puts(b, "\"");
 }
 
-void qkv_fmt_count(char *dst, size_t n, long long v) {
+void qkv__fmt_count(char *dst, size_t n, long long v) {
     if (v < 0) {
         snprintf(dst, n, "\xe2\x80\x94");
         return;
@@ -161,13 +161,13 @@ static size_t utf8_char(const uint8_t *b, size_t n) {
 
 char *qkv__display_text(const uint8_t *b, size_t n) {
     qkv_strbuf s;
-    qkv_strbuf_init(&s);
-    qkv_strbuf_puts(&s, ""); /* an empty text is "", not NULL */
+    qkv__strbuf_init(&s);
+    qkv__strbuf_puts(&s, ""); /* an empty text is "", not NULL */
     for (size_t i = 0; i < n;) {
         size_t k = b[i] == '\n' || b[i] == '\t' ? 1 : utf8_char(b + i, n - i);
-        if (k) qkv_strbuf_putn(&s, (const char *)b + i, k);
-        else qkv_strbuf_puts(&s, "\xef\xbf\xbd"); /* U+FFFD */
+        if (k) qkv__strbuf_putn(&s, (const char *)b + i, k);
+        else qkv__strbuf_puts(&s, "\xef\xbf\xbd"); /* U+FFFD */
         i += k ? k : 1;
     }
-    return qkv_strbuf_take(&s);
+    return qkv__strbuf_take(&s);
 }

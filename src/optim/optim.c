@@ -80,7 +80,7 @@ static void adam(qkv_optim *o, float *p, float *g, double lr, bool decoupled) {
                   .a1 = (float)(1 - c->beta1), .a2 = (float)(1 - c->beta2), .eps = (float)c->eps,
                   .step_size = (float)(lr / bc1), .bc2_sqrt = (float)sqrt(bc2), .wd = (float)c->weight_decay,
                   .shrink = (float)(1 - lr * c->weight_decay), .decoupled = decoupled};
-    qkv_parallel_for(o->n, 16384, adam_range, &j);
+    qkv__parallel_for(o->n, 16384, adam_range, &j);
 }
 
 void qkv_optim_step(qkv_optim *o, float *p, float *g, double lr) {

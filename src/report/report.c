@@ -30,7 +30,7 @@ static int join(char *dst, size_t n, const char *dir, const char *name, char *er
 static int write_text(const char *dir, const char *name, const char *text, char *err, int errlen) {
     char path[4096];
     if (join(path, sizeof path, dir, name, err, errlen)) return -1;
-    return qkv_write_file_atomic(path, text, strlen(text), err, errlen);
+    return qkv__write_file_atomic(path, text, strlen(text), err, errlen);
 }
 
 /* every figure that was drawn, under its path */
@@ -42,29 +42,29 @@ static int write_figures(const char *out_dir, const qkv_report_figure *f, int n,
 
 /* everything is built in memory before the first file is written, so running out of memory
  * leaves the previous report's files as they were */
-int qkv_report_write(const qkv_ablate_results *r, const char *out_dir, FILE *table_out, char *err, int errlen) {
+int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *table_out, char *err, int errlen) {
     if (!r || !r->cfg || !out_dir || !*out_dir || (r->cfg->n_variants > 0 && !r->v) || r->cfg->n_variants < 0 ||
         r->cfg->n_seeds < 0 || (r->cfg->n_seeds > 0 && !r->cfg->seeds)) {
         set_err(err, errlen, "ablate report: incomplete results");
         return -1;
     }
     char plots[4096];
-    if (join(plots, sizeof plots, out_dir, QKV_REPORT_PLOTS, err, errlen) || qkv_mkdirs(plots, err, errlen))
+    if (join(plots, sizeof plots, out_dir, QKV_REPORT_PLOTS, err, errlen) || qkv__mkdirs(plots, err, errlen))
         return -1;
 
     int rc = -1;
     qkv_report p;
     qkv_report_doc results, page;
     char *md = NULL, *csv = NULL, *json = NULL, *rmd = NULL, *html = NULL;
-    int built = qkv_report_build(&p, r, out_dir);
-    qkv_report_doc_init(&results, p.title);
-    qkv_report_doc_init(&page, p.title);
-    if (built || qkv_report_layout_results(&results, &p) || qkv_report_layout_page(&page, &p)) goto oom;
-    md = qkv_report_render_md(&results);
-    csv = qkv_report_render_csv(&p);
-    json = qkv_report_render_json(&p);
-    rmd = qkv_report_render_md(&page);
-    html = qkv_report_render_html(&page);
+    int built = qkv__report_build(&p, r, out_dir);
+    qkv__report_doc_init(&results, p.title);
+    qkv__report_doc_init(&page, p.title);
+    if (built || qkv__report_layout_results(&results, &p) || qkv__report_layout_page(&page, &p)) goto oom;
+    md = qkv__report_render_md(&results);
+    csv = qkv__report_render_csv(&p);
+    json = qkv__report_render_json(&p);
+    rmd = qkv__report_render_md(&page);
+    html = qkv__report_render_html(&page);
     if (!md || !csv || !json || !rmd || !html) goto oom;
 
     if (table_out) {
@@ -81,9 +81,9 @@ int qkv_report_write(const qkv_ablate_results *r, const char *out_dir, FILE *tab
 oom:
     set_err(err, errlen, "ablate report: out of memory");
 done:
-    qkv_report_doc_free(&results);
-    qkv_report_doc_free(&page);
-    qkv_report_free(&p);
+    qkv__report_doc_free(&results);
+    qkv__report_doc_free(&page);
+    qkv__report_free(&p);
     free(md);
     free(csv);
     free(json);

@@ -9,36 +9,36 @@
 /* one value; a missing one is the field's csv_missing text (empty by default) */
 static void csv_value(qkv_strbuf *b, const qkv_report_field *f, const qkv_report_value *v) {
     switch (v->kind) {
-    case QKV_REPORT_MISSING: qkv_strbuf_puts(b, f->csv_missing); break;
-    case QKV_REPORT_NUM: qkv_strbuf_printf(b, "%.6g", v->num); break;
-    case QKV_REPORT_INT: qkv_strbuf_printf(b, "%lld", v->i); break;
-    case QKV_REPORT_STR: qkv_strbuf_csv_field(b, v->str ? v->str : ""); break;
-    case QKV_REPORT_BOOL: qkv_strbuf_puts(b, v->b ? "true" : "false"); break;
+    case QKV_REPORT_MISSING: qkv__strbuf_puts(b, f->csv_missing); break;
+    case QKV_REPORT_NUM: qkv__strbuf_printf(b, "%.6g", v->num); break;
+    case QKV_REPORT_INT: qkv__strbuf_printf(b, "%lld", v->i); break;
+    case QKV_REPORT_STR: qkv__strbuf_csv_field(b, v->str ? v->str : ""); break;
+    case QKV_REPORT_BOOL: qkv__strbuf_puts(b, v->b ? "true" : "false"); break;
     }
 }
 
 /* the fields with a CSV name, in list order */
-char *qkv_report_render_csv(const qkv_report *p) {
+char *qkv__report_render_csv(const qkv_report *p) {
     const qkv_report_records *rec = &p->variant_fields;
     qkv_strbuf b;
-    qkv_strbuf_init(&b);
+    qkv__strbuf_init(&b);
     bool first = true;
     for (int f = 0; f < rec->n_fields; f++) {
         if (!rec->fields[f].csv) continue;
-        if (!first) qkv_strbuf_puts(&b, ",");
-        qkv_strbuf_csv_field(&b, rec->fields[f].csv);
+        if (!first) qkv__strbuf_puts(&b, ",");
+        qkv__strbuf_csv_field(&b, rec->fields[f].csv);
         first = false;
     }
-    qkv_strbuf_puts(&b, "\n");
+    qkv__strbuf_puts(&b, "\n");
     for (int r = 0; r < rec->rows; r++) {
         first = true;
         for (int f = 0; f < rec->n_fields; f++) {
             if (!rec->fields[f].csv) continue;
-            if (!first) qkv_strbuf_puts(&b, ",");
+            if (!first) qkv__strbuf_puts(&b, ",");
             csv_value(&b, &rec->fields[f], qkv_report_value_at(rec, r, f));
             first = false;
         }
-        qkv_strbuf_puts(&b, "\n");
+        qkv__strbuf_puts(&b, "\n");
     }
-    return qkv_strbuf_take(&b);
+    return qkv__strbuf_take(&b);
 }

@@ -31,7 +31,7 @@ static long long union_steps(const qkv_report *p, int v, long long **steps) {
     int ns = p->cfg->n_seeds;
     size_t total = 0;
     for (int s = 0; s < ns; s++) {
-        const qkv_run_result *run = qkv_report_run(p, v, s);
+        const qkv_run_result *run = qkv__report_run(p, v, s);
         if (usable(run) && run->n > 0) total += (size_t)run->n;
     }
     if (total == 0) return 0;
@@ -39,7 +39,7 @@ static long long union_steps(const qkv_report *p, int v, long long **steps) {
     if (!st) return -1;
     size_t k = 0;
     for (int s = 0; s < ns; s++) {
-        const qkv_run_result *run = qkv_report_run(p, v, s);
+        const qkv_run_result *run = qkv__report_run(p, v, s);
         if (usable(run) && run->n > 0)
             for (int i = 0; i < run->n; i++) st[k++] = run->step[i];
     }
@@ -52,7 +52,7 @@ static long long union_steps(const qkv_report *p, int v, long long **steps) {
 }
 
 /* one variant over its finished runs; a step missing from some runs uses the others */
-int qkv_report_curve_build(qkv_report_curve *c, const qkv_report *p, int v) {
+int qkv__report_curve_build(qkv_report_curve *c, const qkv_report *p, int v) {
     memset(c, 0, sizeof *c);
     long long *steps;
     long long nu = union_steps(p, v, &steps);
@@ -80,7 +80,7 @@ int qkv_report_curve_build(qkv_report_curve *c, const qkv_report *p, int v) {
             hi[k] = -INFINITY;
         }
         for (int s = 0; s < p->cfg->n_seeds; s++) {
-            const qkv_run_result *run = qkv_report_run(p, v, s);
+            const qkv_run_result *run = qkv__report_run(p, v, s);
             if (!usable(run)) continue;
             int at = -1;
             for (int i = run->n - 1; i >= 0; i--)   /* the last record of a step wins */
@@ -110,7 +110,7 @@ int qkv_report_curve_build(qkv_report_curve *c, const qkv_report *p, int v) {
 }
 
 /* the arrays share x's allocation */
-void qkv_report_curve_free(qkv_report_curve *c) {
+void qkv__report_curve_free(qkv_report_curve *c) {
     free(c->x);
     memset(c, 0, sizeof *c);
 }

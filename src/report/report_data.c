@@ -63,33 +63,33 @@ static void shell_word(qkv_strbuf *b, const char *s) {
     for (const char *c = s; *c; c++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-./=,:@%", *c)) plain = false;
     if (plain) {
-        qkv_strbuf_puts(b, s);
+        qkv__strbuf_puts(b, s);
         return;
     }
-    qkv_strbuf_puts(b, "'");
-    for (; *s; s++) qkv_strbuf_puts(b, *s == '\'' ? "'\\''" : (char[2]){*s, 0});
-    qkv_strbuf_puts(b, "'");
+    qkv__strbuf_puts(b, "'");
+    for (; *s; s++) qkv__strbuf_puts(b, *s == '\'' ? "'\\''" : (char[2]){*s, 0});
+    qkv__strbuf_puts(b, "'");
 }
 
 /* the command that reruns this ablation into the same directory (reusing finished runs) */
 static char *command(const qkv_report *p, const char *out_dir) {
     qkv_strbuf b;
-    qkv_strbuf_init(&b);
-    qkv_strbuf_puts(&b, "build/qkv ablate ");
+    qkv__strbuf_init(&b);
+    qkv__strbuf_puts(&b, "build/qkv ablate ");
     shell_word(&b, p->cfg->path);
-    qkv_strbuf_puts(&b, " --out ");
+    qkv__strbuf_puts(&b, " --out ");
     shell_word(&b, out_dir);
-    return qkv_strbuf_take(&b);
+    return qkv__strbuf_take(&b);
 }
 
 /* the runs are a flat variant-major array; NULL when the results have none */
-const qkv_run_result *qkv_report_run(const qkv_report *p, int v, int s) {
+const qkv_run_result *qkv__report_run(const qkv_report *p, int v, int s) {
     if (!p->r->runs) return NULL;
     return &p->r->runs[(size_t)v * (size_t)p->cfg->n_seeds + (size_t)s];
 }
 
 /* the facts first (cheap, cannot fail), then the parts that allocate */
-int qkv_report_build(qkv_report *p, const qkv_ablate_results *r, const char *out_dir) {
+int qkv__report_build(qkv_report *p, const qkv_ablate_results *r, const char *out_dir) {
     memset(p, 0, sizeof *p);
     p->r = r;
     p->cfg = r->cfg;
@@ -108,20 +108,20 @@ int qkv_report_build(qkv_report *p, const qkv_ablate_results *r, const char *out
     p->curves = calloc((size_t)p->nv + 1, sizeof *p->curves);
     if (!p->command || !p->curves) return -1;
     for (int i = 0; i < p->nv; i++)
-        if (qkv_report_curve_build(&p->curves[i], p, i)) return -1;
-    if (qkv_report_tables_build(p) || qkv_report_fields_build(p) || qkv_report_plots_build(p)) return -1;
+        if (qkv__report_curve_build(&p->curves[i], p, i)) return -1;
+    if (qkv__report_tables_build(p) || qkv__report_fields_build(p) || qkv__report_plots_build(p)) return -1;
     return 0;
 }
 
-/* frees whatever a complete or failed qkv_report_build allocated */
-void qkv_report_free(qkv_report *p) {
-    for (int i = 0; p->curves && i < p->nv; i++) qkv_report_curve_free(&p->curves[i]);
+/* frees whatever a complete or failed qkv__report_build allocated */
+void qkv__report_free(qkv_report *p) {
+    for (int i = 0; p->curves && i < p->nv; i++) qkv__report_curve_free(&p->curves[i]);
     free(p->curves);
-    qkv_report_table_free(&p->results);
-    qkv_report_table_free(&p->diag);
-    qkv_report_table_free(&p->variants);
-    qkv_report_records_free(&p->variant_fields);
-    qkv_report_records_free(&p->run_fields);
+    qkv__report_table_free(&p->results);
+    qkv__report_table_free(&p->diag);
+    qkv__report_table_free(&p->variants);
+    qkv__report_records_free(&p->variant_fields);
+    qkv__report_records_free(&p->run_fields);
     for (int i = 0; p->plots && i < p->n_plots; i++) free(p->plots[i].svg);
     for (int i = 0; p->maps && i < p->nv; i++) free(p->maps[i].svg);
     free(p->plots);

@@ -120,29 +120,29 @@ typedef struct qkv_report {
 
 /* report_data.c: everything above from r (out_dir goes into the command); 0, or -1 when out
  * of memory (p is then still safe to free) */
-QKV_INTERNAL int qkv_report_build(qkv_report *p, const qkv_ablate_results *r, const char *out_dir);
-/* frees what qkv_report_build allocated, complete or not */
-QKV_INTERNAL void qkv_report_free(qkv_report *p);
+QKV_INTERNAL int qkv__report_build(qkv_report *p, const qkv_ablate_results *r, const char *out_dir);
+/* frees what qkv__report_build allocated, complete or not */
+QKV_INTERNAL void qkv__report_free(qkv_report *p);
 /* run s of variant v, or NULL when the results carry no runs */
-QKV_INTERNAL const qkv_run_result *qkv_report_run(const qkv_report *p, int v, int s);
+QKV_INTERNAL const qkv_run_result *qkv__report_run(const qkv_report *p, int v, int s);
 
 /* report_curves.c: variant v's curve (n = 0 without evaluations); 0 or -1 (out of memory) */
-QKV_INTERNAL int qkv_report_curve_build(qkv_report_curve *c, const qkv_report *p, int v);
+QKV_INTERNAL int qkv__report_curve_build(qkv_report_curve *c, const qkv_report *p, int v);
 /* frees a curve's arrays */
-QKV_INTERNAL void qkv_report_curve_free(qkv_report_curve *c);
+QKV_INTERNAL void qkv__report_curve_free(qkv_report_curve *c);
 
 /* report_tables.c: p->results, p->diag and p->variants; 0 or -1 (out of memory) */
-QKV_INTERNAL int qkv_report_tables_build(qkv_report *p);
+QKV_INTERNAL int qkv__report_tables_build(qkv_report *p);
 /* frees a table's arrays (its headers are borrowed) */
-QKV_INTERNAL void qkv_report_table_free(qkv_report_table *t);
+QKV_INTERNAL void qkv__report_table_free(qkv_report_table *t);
 
 /* report_fields.c: p->variant_fields and p->run_fields; 0 or -1 (out of memory) */
-QKV_INTERNAL int qkv_report_fields_build(qkv_report *p);
+QKV_INTERNAL int qkv__report_fields_build(qkv_report *p);
 /* frees the records' arrays (their strings are borrowed) */
-QKV_INTERNAL void qkv_report_records_free(qkv_report_records *rec);
+QKV_INTERNAL void qkv__report_records_free(qkv_report_records *rec);
 
 /* report_plots.c: p->plots and p->maps from p->curves and the heatmaps; 0 or -1 (out of
  * memory, or a heatmap the SVG writer refused) */
-QKV_INTERNAL int qkv_report_plots_build(qkv_report *p);
+QKV_INTERNAL int qkv__report_plots_build(qkv_report *p);
 
 #endif

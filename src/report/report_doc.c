@@ -10,13 +10,13 @@
 #include "io/strbuf.h"
 
 /* an empty document */
-void qkv_report_doc_init(qkv_report_doc *doc, const char *title) {
+void qkv__report_doc_init(qkv_report_doc *doc, const char *title) {
     memset(doc, 0, sizeof *doc);
     doc->title = title;
 }
 
 /* every owned string of every block */
-void qkv_report_doc_free(qkv_report_doc *doc) {
+void qkv__report_doc_free(qkv_report_doc *doc) {
     for (int i = 0; i < doc->n; i++) {
         qkv_report_block *b = &doc->blocks[i];
         free(b->text);
@@ -58,15 +58,15 @@ static char *copy(qkv_report_doc *doc, const char *s) {
 /* printf into a string owned by the document, or NULL (out of memory, recorded) */
 static char *vformat(qkv_report_doc *doc, const char *fmt, va_list ap) {
     qkv_strbuf b;
-    qkv_strbuf_init(&b);
-    qkv_strbuf_vprintf(&b, fmt, ap);
-    char *s = qkv_strbuf_take(&b);
+    qkv__strbuf_init(&b);
+    qkv__strbuf_vprintf(&b, fmt, ap);
+    char *s = qkv__strbuf_take(&b);
     if (!s) doc->oom = true;
     return s;
 }
 
 /* a section heading (level 1: the title) */
-void qkv_report_doc_heading(qkv_report_doc *doc, int level, const char *text) {
+void qkv__report_doc_heading(qkv_report_doc *doc, int level, const char *text) {
     qkv_report_block *b = add(doc, QKV_BLOCK_HEADING);
     if (!b) return;
     b->level = level;
@@ -74,7 +74,7 @@ void qkv_report_doc_heading(qkv_report_doc *doc, int level, const char *text) {
 }
 
 /* an explanatory paragraph, printf-formatted */
-void qkv_report_doc_note(qkv_report_doc *doc, const char *fmt, ...) {
+void qkv__report_doc_note(qkv_report_doc *doc, const char *fmt, ...) {
     qkv_report_block *b = add(doc, QKV_BLOCK_NOTE);
     if (!b) return;
     va_list ap;
@@ -84,10 +84,10 @@ void qkv_report_doc_note(qkv_report_doc *doc, const char *fmt, ...) {
 }
 
 /* an empty paragraph for spans to follow */
-void qkv_report_doc_paragraph(qkv_report_doc *doc) { add(doc, QKV_BLOCK_PARAGRAPH); }
+void qkv__report_doc_paragraph(qkv_report_doc *doc) { add(doc, QKV_BLOCK_PARAGRAPH); }
 
 /* one printf-formatted span at the end of the last block, which must be a paragraph */
-void qkv_report_doc_span(qkv_report_doc *doc, qkv_report_span_kind kind, const char *fmt, ...) {
+void qkv__report_doc_span(qkv_report_doc *doc, qkv_report_span_kind kind, const char *fmt, ...) {
     if (doc->oom || doc->n == 0 || doc->blocks[doc->n - 1].kind != QKV_BLOCK_PARAGRAPH) {
         doc->oom = true;   /* a layout bug: fail the report rather than drop text */
         return;
@@ -108,13 +108,13 @@ void qkv_report_doc_span(qkv_report_doc *doc, qkv_report_span_kind kind, const c
 }
 
 /* a paragraph of one plain text span */
-void qkv_report_doc_text(qkv_report_doc *doc, const char *text) {
-    qkv_report_doc_paragraph(doc);
-    qkv_report_doc_span(doc, QKV_SPAN_TEXT, "%s", text);
+void qkv__report_doc_text(qkv_report_doc *doc, const char *text) {
+    qkv__report_doc_paragraph(doc);
+    qkv__report_doc_span(doc, QKV_SPAN_TEXT, "%s", text);
 }
 
 /* a bulleted list; the items are copied */
-void qkv_report_doc_list(qkv_report_doc *doc, const char *const *items, int n) {
+void qkv__report_doc_list(qkv_report_doc *doc, const char *const *items, int n) {
     qkv_report_block *b = add(doc, QKV_BLOCK_LIST);
     if (!b) return;
     b->items = calloc((size_t)n + 1, sizeof *b->items);
@@ -127,7 +127,7 @@ void qkv_report_doc_list(qkv_report_doc *doc, const char *const *items, int n) {
 }
 
 /* verbatim text, e.g. a config or a command; lang names it for Markdown highlighting */
-void qkv_report_doc_code(qkv_report_doc *doc, const char *lang, const char *text) {
+void qkv__report_doc_code(qkv_report_doc *doc, const char *lang, const char *text) {
     qkv_report_block *b = add(doc, QKV_BLOCK_CODE);
     if (!b) return;
     b->lang = lang;
@@ -135,13 +135,13 @@ void qkv_report_doc_code(qkv_report_doc *doc, const char *lang, const char *text
 }
 
 /* a table, borrowed: it must outlive the document */
-void qkv_report_doc_table(qkv_report_doc *doc, const qkv_report_table *t) {
+void qkv__report_doc_table(qkv_report_doc *doc, const qkv_report_table *t) {
     qkv_report_block *b = add(doc, QKV_BLOCK_TABLE);
     if (b) b->table = t;
 }
 
 /* a figure, borrowed: it must outlive the document */
-void qkv_report_doc_figure(qkv_report_doc *doc, const qkv_report_figure *f) {
+void qkv__report_doc_figure(qkv_report_doc *doc, const qkv_report_figure *f) {
     qkv_report_block *b = add(doc, QKV_BLOCK_FIGURE);
     if (b) b->figure = f;
 }

@@ -53,33 +53,33 @@ typedef struct qkv_report_doc {
 
 /* report_doc.c: building. An append that runs out of memory sets doc->oom (checked once). */
 /* an empty document; title is borrowed */
-QKV_INTERNAL void qkv_report_doc_init(qkv_report_doc *doc, const char *title);
+QKV_INTERNAL void qkv__report_doc_init(qkv_report_doc *doc, const char *title);
 /* frees the blocks and the strings they own */
-QKV_INTERNAL void qkv_report_doc_free(qkv_report_doc *doc);
+QKV_INTERNAL void qkv__report_doc_free(qkv_report_doc *doc);
 /* a heading; level 1 is the title */
-QKV_INTERNAL void qkv_report_doc_heading(qkv_report_doc *doc, int level, const char *text);
+QKV_INTERNAL void qkv__report_doc_heading(qkv_report_doc *doc, int level, const char *text);
 /* an explanatory paragraph, printf-formatted */
-QKV_INTERNAL void qkv_report_doc_note(qkv_report_doc *doc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* starts a paragraph; qkv_report_doc_span appends to it */
-QKV_INTERNAL void qkv_report_doc_paragraph(qkv_report_doc *doc);
+QKV_INTERNAL void qkv__report_doc_note(qkv_report_doc *doc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* starts a paragraph; qkv__report_doc_span appends to it */
+QKV_INTERNAL void qkv__report_doc_paragraph(qkv_report_doc *doc);
 /* a printf-formatted span at the end of the current paragraph */
-QKV_INTERNAL void qkv_report_doc_span(qkv_report_doc *doc, qkv_report_span_kind kind, const char *fmt, ...)
+QKV_INTERNAL void qkv__report_doc_span(qkv_report_doc *doc, qkv_report_span_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* a paragraph of plain text */
-QKV_INTERNAL void qkv_report_doc_text(qkv_report_doc *doc, const char *text);
+QKV_INTERNAL void qkv__report_doc_text(qkv_report_doc *doc, const char *text);
 /* a bulleted list (the items are copied) */
-QKV_INTERNAL void qkv_report_doc_list(qkv_report_doc *doc, const char *const *items, int n);
+QKV_INTERNAL void qkv__report_doc_list(qkv_report_doc *doc, const char *const *items, int n);
 /* verbatim text; lang names it for Markdown's code fence */
-QKV_INTERNAL void qkv_report_doc_code(qkv_report_doc *doc, const char *lang, const char *text);
+QKV_INTERNAL void qkv__report_doc_code(qkv_report_doc *doc, const char *lang, const char *text);
 /* a table, borrowed from the qkv_report */
-QKV_INTERNAL void qkv_report_doc_table(qkv_report_doc *doc, const qkv_report_table *t);
+QKV_INTERNAL void qkv__report_doc_table(qkv_report_doc *doc, const qkv_report_table *t);
 /* a figure, borrowed from the qkv_report */
-QKV_INTERNAL void qkv_report_doc_figure(qkv_report_doc *doc, const qkv_report_figure *f);
+QKV_INTERNAL void qkv__report_doc_figure(qkv_report_doc *doc, const qkv_report_figure *f);
 
 /* report_layout.c: results.md's document (the tables) */
-QKV_INTERNAL int qkv_report_layout_results(qkv_report_doc *doc, const qkv_report *p);
+QKV_INTERNAL int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p);
 /* report_layout.c: report.md's and report.html's document (everything); both 0, or -1 when
  * out of memory */
-QKV_INTERNAL int qkv_report_layout_page(qkv_report_doc *doc, const qkv_report *p);
+QKV_INTERNAL int qkv__report_layout_page(qkv_report_doc *doc, const qkv_report *p);
 
 #endif

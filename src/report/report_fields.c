@@ -85,7 +85,7 @@ static qkv_report_value v_verdicts(const qkv_report *p, int i) { return str(var(
 static qkv_report_value v_budget(const qkv_report *p, int i) {
     long long b = -1;
     for (int s = 0; s < p->cfg->n_seeds; s++) {
-        const qkv_run_result *run = qkv_report_run(p, i, s);
+        const qkv_run_result *run = qkv__report_run(p, i, s);
         if (run && run->ok && run->steps > b) b = run->steps;
     }
     return steps(b);
@@ -247,7 +247,7 @@ static int records_alloc(qkv_report_records *rec, int rows, int n_fields) {
 }
 
 /* every variant's and every run's values, read once */
-int qkv_report_fields_build(qkv_report *p) {
+int qkv__report_fields_build(qkv_report *p) {
     const int nvf = (int)(sizeof VARIANT_FIELDS / sizeof VARIANT_FIELDS[0]);
     const int nrf = (int)(sizeof RUN_FIELDS / sizeof RUN_FIELDS[0]);
     int nr = p->nv * p->r->n_lrs * p->cfg->n_seeds; /* every run, plan order */
@@ -269,7 +269,7 @@ int qkv_report_fields_build(qkv_report *p) {
 }
 
 /* the names are copied, the strings in the values borrowed */
-void qkv_report_records_free(qkv_report_records *rec) {
+void qkv__report_records_free(qkv_report_records *rec) {
     free(rec->fields);
     free(rec->v);
     memset(rec, 0, sizeof *rec);

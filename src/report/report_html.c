@@ -27,86 +27,86 @@ static const char HTML_STYLE[] =
 
 /* a table in a horizontally scrolling wrapper (wide tables must not widen the page) */
 static void html_table(qkv_strbuf *b, const qkv_report_table *t) {
-    qkv_strbuf_puts(b, "<div class=\"tw\"><table>\n<thead><tr>");
+    qkv__strbuf_puts(b, "<div class=\"tw\"><table>\n<thead><tr>");
     for (int c = 0; c < t->cols; c++) {
-        qkv_strbuf_puts(b, t->right[c] ? "<th class=\"num\">" : "<th>");
-        qkv_strbuf_escape_xml(b, t->head[c]);
-        qkv_strbuf_puts(b, "</th>");
+        qkv__strbuf_puts(b, t->right[c] ? "<th class=\"num\">" : "<th>");
+        qkv__strbuf_escape_xml(b, t->head[c]);
+        qkv__strbuf_puts(b, "</th>");
     }
-    qkv_strbuf_puts(b, "</tr></thead>\n<tbody>\n");
+    qkv__strbuf_puts(b, "</tr></thead>\n<tbody>\n");
     for (int r = 0; r < t->rows; r++) {
-        qkv_strbuf_puts(b, "<tr>");
+        qkv__strbuf_puts(b, "<tr>");
         for (int c = 0; c < t->cols; c++) {
-            qkv_strbuf_puts(b, t->right[c] ? "<td class=\"num\">" : "<td>");
-            qkv_strbuf_escape_xml(b, qkv_report_cell(t, r, c));
-            qkv_strbuf_puts(b, "</td>");
+            qkv__strbuf_puts(b, t->right[c] ? "<td class=\"num\">" : "<td>");
+            qkv__strbuf_escape_xml(b, qkv_report_cell(t, r, c));
+            qkv__strbuf_puts(b, "</td>");
         }
-        qkv_strbuf_puts(b, "</tr>\n");
+        qkv__strbuf_puts(b, "</tr>\n");
     }
-    qkv_strbuf_puts(b, "</tbody></table></div>\n");
+    qkv__strbuf_puts(b, "</tbody></table></div>\n");
 }
 
 /* one inline span */
 static void html_span(qkv_strbuf *b, const qkv_report_span *s) {
     switch (s->kind) {
-    case QKV_SPAN_TEXT: qkv_strbuf_escape_xml(b, s->text); return;
-    case QKV_SPAN_CODE: qkv_strbuf_puts(b, "<code>"); break;
-    case QKV_SPAN_CODE_NOWRAP: qkv_strbuf_puts(b, "<code class=\"nw\">"); break;
+    case QKV_SPAN_TEXT: qkv__strbuf_escape_xml(b, s->text); return;
+    case QKV_SPAN_CODE: qkv__strbuf_puts(b, "<code>"); break;
+    case QKV_SPAN_CODE_NOWRAP: qkv__strbuf_puts(b, "<code class=\"nw\">"); break;
     }
-    qkv_strbuf_escape_xml(b, s->text);
-    qkv_strbuf_puts(b, "</code>");
+    qkv__strbuf_escape_xml(b, s->text);
+    qkv__strbuf_puts(b, "</code>");
 }
 
 /* one block; the SVG of a figure is inlined (it uses no ids, so several cannot clash) */
 static void html_block(qkv_strbuf *b, const qkv_report_block *k) {
     switch (k->kind) {
     case QKV_BLOCK_HEADING:
-        qkv_strbuf_printf(b, "<h%d>", k->level);
-        qkv_strbuf_escape_xml(b, k->text);
-        qkv_strbuf_printf(b, "</h%d>\n", k->level);
+        qkv__strbuf_printf(b, "<h%d>", k->level);
+        qkv__strbuf_escape_xml(b, k->text);
+        qkv__strbuf_printf(b, "</h%d>\n", k->level);
         break;
     case QKV_BLOCK_PARAGRAPH:
-        qkv_strbuf_puts(b, "<p>");
+        qkv__strbuf_puts(b, "<p>");
         for (int i = 0; i < k->n; i++) html_span(b, &k->spans[i]);
-        qkv_strbuf_puts(b, "</p>\n");
+        qkv__strbuf_puts(b, "</p>\n");
         break;
     case QKV_BLOCK_NOTE:
-        qkv_strbuf_puts(b, "<p class=\"note\">");
-        qkv_strbuf_escape_xml(b, k->text);
-        qkv_strbuf_puts(b, "</p>\n");
+        qkv__strbuf_puts(b, "<p class=\"note\">");
+        qkv__strbuf_escape_xml(b, k->text);
+        qkv__strbuf_puts(b, "</p>\n");
         break;
     case QKV_BLOCK_LIST:
-        qkv_strbuf_puts(b, "<ul>\n");
+        qkv__strbuf_puts(b, "<ul>\n");
         for (int i = 0; i < k->n; i++) {
-            qkv_strbuf_puts(b, "<li>");
-            qkv_strbuf_escape_xml(b, k->items[i]);
-            qkv_strbuf_puts(b, "</li>\n");
+            qkv__strbuf_puts(b, "<li>");
+            qkv__strbuf_escape_xml(b, k->items[i]);
+            qkv__strbuf_puts(b, "</li>\n");
         }
-        qkv_strbuf_puts(b, "</ul>\n");
+        qkv__strbuf_puts(b, "</ul>\n");
         break;
     case QKV_BLOCK_CODE:
-        qkv_strbuf_puts(b, "<pre><code>");
-        qkv_strbuf_escape_xml(b, k->text);
-        qkv_strbuf_puts(b, "</code></pre>\n");
+        qkv__strbuf_puts(b, "<pre><code>");
+        qkv__strbuf_escape_xml(b, k->text);
+        qkv__strbuf_puts(b, "</code></pre>\n");
         break;
     case QKV_BLOCK_TABLE: html_table(b, k->table); break;
     case QKV_BLOCK_FIGURE:
-        qkv_strbuf_puts(b, "<figure>\n");
-        qkv_strbuf_puts(b, k->figure->svg);
-        qkv_strbuf_puts(b, "</figure>\n");
+        qkv__strbuf_puts(b, "<figure>\n");
+        qkv__strbuf_puts(b, k->figure->svg);
+        qkv__strbuf_puts(b, "</figure>\n");
         break;
     }
 }
 
 /* the page: head with title and style, then the blocks as the body */
-char *qkv_report_render_html(const qkv_report_doc *doc) {
+char *qkv__report_render_html(const qkv_report_doc *doc) {
     qkv_strbuf b;
-    qkv_strbuf_init(&b);
-    qkv_strbuf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    qkv__strbuf_init(&b);
+    qkv__strbuf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
-    qkv_strbuf_escape_xml(&b, doc->title);
-    qkv_strbuf_printf(&b, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", HTML_STYLE);
+    qkv__strbuf_escape_xml(&b, doc->title);
+    qkv__strbuf_printf(&b, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", HTML_STYLE);
     for (int i = 0; i < doc->n; i++) html_block(&b, &doc->blocks[i]);
-    qkv_strbuf_puts(&b, "</body>\n</html>\n");
-    return qkv_strbuf_take(&b);
+    qkv__strbuf_puts(&b, "</body>\n</html>\n");
+    return qkv__strbuf_take(&b);
 }

@@ -78,7 +78,7 @@ static bool j_variant(cJSON *vars, const qkv_report *p, int i) {
 }
 
 /* the whole file, with a final newline */
-char *qkv_report_render_json(const qkv_report *p) {
+char *qkv__report_render_json(const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;

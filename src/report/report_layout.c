@@ -45,8 +45,8 @@ static void significance(qkv_report_doc *doc, const qkv_report *p) {
     const char *base = r->v[cfg->baseline].name;
     static const char *const WHAT[QKV_METRIC_COUNT] = {"accuracy", "evaluation loss", "bits per byte"};
     const char *what = WHAT[cfg->metric];
-#define TEXT(...) qkv_report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
-    qkv_report_doc_paragraph(doc);
+#define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
+    qkv__report_doc_paragraph(doc);
     if (p->nv < 2) {
         TEXT("One variant: nothing to compare.");
         return;
@@ -86,8 +86,8 @@ static void partial(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_results *r = p->r;
     if (r->missing <= 0 && r->to_extend <= 0) return;
     int planned = p->nv * r->n_lrs * p->cfg->n_seeds;
-#define TEXT(...) qkv_report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
-    qkv_report_doc_paragraph(doc);
+#define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
+    qkv__report_doc_paragraph(doc);
     TEXT("Partial results: ");
     if (r->missing > 0)
         TEXT("%d of %d run%s %s not finished (failed or not yet run)", r->missing, planned, planned == 1 ? "" : "s",
@@ -103,9 +103,9 @@ static void partial(qkv_report_doc *doc, const qkv_report *p) {
 static void summary(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
     const qkv_ablate_results *r = p->r;
-#define TEXT(...) qkv_report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
-#define CODE(s) qkv_report_doc_span(doc, QKV_SPAN_CODE, "%s", (s))
-    qkv_report_doc_paragraph(doc);
+#define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
+#define CODE(s) qkv__report_doc_span(doc, QKV_SPAN_CODE, "%s", (s))
+    qkv__report_doc_paragraph(doc);
     TEXT("qkv %s trained %d variant%s \xc3\x97 ", r->version ? r->version : "(unknown version)", p->nv,
          p->nv == 1 ? "" : "s");
     if (cfg->n_lrs) {
@@ -135,7 +135,7 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
         TEXT(" with the common overrides ");
         for (int i = 0; i < cfg->n_sets; i++) {
             if (i) TEXT(" ");
-            qkv_report_doc_span(doc, QKV_SPAN_CODE_NOWRAP, "--set %s", cfg->sets[i] ? cfg->sets[i] : "");
+            qkv__report_doc_span(doc, QKV_SPAN_CODE_NOWRAP, "--set %s", cfg->sets[i] ? cfg->sets[i] : "");
         }
     } else {
         TEXT(" with no common overrides");
@@ -170,8 +170,8 @@ static void bits_per_byte(qkv_report_doc *doc, const qkv_report *p) {
         if (isnan(xz)) xz = v->xz_bpb, uni = v->unigram_bpb;
         else same &= v->xz_bpb == xz && v->unigram_bpb == uni;
     }
-#define TEXT(...) qkv_report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
-    qkv_report_doc_paragraph(doc);
+#define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
+    qkv__report_doc_paragraph(doc);
     TEXT("Bits per byte on the held-out text (the final evaluation loss / ln 2, mean over seeds): ");
     for (int i = 0; i < p->nv; i++) {
         const qkv_variant_result *v = &r->v[i];
@@ -194,16 +194,16 @@ static void bits_per_byte(qkv_report_doc *doc, const qkv_report *p) {
 
 /* the results table and how to read it */
 static void results(qkv_report_doc *doc, const qkv_report *p) {
-    qkv_report_doc_table(doc, &p->results);
+    qkv__report_doc_table(doc, &p->results);
     bits_per_byte(doc, p);
-    qkv_report_doc_note(doc, "%s", RESULTS_NOTE);
+    qkv__report_doc_note(doc, "%s", RESULTS_NOTE);
 }
 
 /* the text task: what each variant's model writes, from the same prompt with the same seed */
 static void samples(qkv_report_doc *doc, const qkv_report *p) {
     if (!p->text_task) return;
-    qkv_report_doc_heading(doc, 2, "Samples");
-    qkv_report_doc_note(doc, "The final model of each variant's first-seed run (at its chosen learning rate) continues "
+    qkv__report_doc_heading(doc, 2, "Samples");
+    qkv__report_doc_note(doc, "The final model of each variant's first-seed run (at its chosen learning rate) continues "
                         "the prompt \"%s\" with %d bytes drawn at temperature %.1f with seed %d, as qkv sample "
                         "--prompt '%s' --tokens %d --temperature %.1f --seed %d does. Bytes that are not UTF-8 text "
                         "show as \xef\xbf\xbd.", p->r->sample_prompt, p->r->sample_bytes,
@@ -211,28 +211,28 @@ static void samples(qkv_report_doc *doc, const qkv_report *p) {
                         p->r->sample_bytes, p->r->sample_temperature, p->r->sample_seed);
     for (int i = 0; i < p->nv; i++) {
         const qkv_variant_result *v = &p->r->v[i];
-        qkv_report_doc_heading(doc, 3, v->name);
-        if (v->sample) qkv_report_doc_code(doc, "text", v->sample);
-        else qkv_report_doc_note(doc, "No sample: the first seed's run has no finished model.");
+        qkv__report_doc_heading(doc, 3, v->name);
+        if (v->sample) qkv__report_doc_code(doc, "text", v->sample);
+        else qkv__report_doc_note(doc, "No sample: the first seed's run has no finished model.");
     }
 }
 
 /* where the heads look, with what each number means */
 static void diagnostics(qkv_report_doc *doc, const qkv_report *p) {
-    qkv_report_doc_heading(doc, 2, "Attention diagnostics");
-    qkv_report_doc_note(doc, "%s", DIAG_INTRO);
+    qkv__report_doc_heading(doc, 2, "Attention diagnostics");
+    qkv__report_doc_note(doc, "%s", DIAG_INTRO);
     if (p->r->unobserved) /* runs of an older qkv: the report only shows what runs recorded */
-        qkv_report_doc_note(doc, "%d finished run%s recorded no attention diagnostics (made by an older qkv): the "
+        qkv__report_doc_note(doc, "%d finished run%s recorded no attention diagnostics (made by an older qkv): the "
                             "numbers and maps below leave %s out; `qkv ablate CONFIG --out DIR --refresh` records "
                             "them.", p->r->unobserved, p->r->unobserved == 1 ? "" : "s",
                             p->r->unobserved == 1 ? "it" : "them");
-    qkv_report_doc_table(doc, &p->diag);
-    qkv_report_doc_list(doc, DIAG_NOTES, (int)(sizeof DIAG_NOTES / sizeof DIAG_NOTES[0]));
+    qkv__report_doc_table(doc, &p->diag);
+    qkv__report_doc_list(doc, DIAG_NOTES, (int)(sizeof DIAG_NOTES / sizeof DIAG_NOTES[0]));
 }
 
 /* results.md: the title and the tables, for a quick look (and the terminal) */
-int qkv_report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
-    qkv_report_doc_heading(doc, 1, p->title);
+int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
+    qkv__report_doc_heading(doc, 1, p->title);
     partial(doc, p);
     significance(doc, p);
     results(doc, p);
@@ -241,31 +241,31 @@ int qkv_report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
 }
 
 /* report.md and report.html: everything, from what was run to how to run it again */
-int qkv_report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
-    qkv_report_doc_heading(doc, 1, p->title);
+int qkv__report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
+    qkv__report_doc_heading(doc, 1, p->title);
     partial(doc, p);
     significance(doc, p);
     summary(doc, p);
-    qkv_report_doc_heading(doc, 2, "Variants");
-    qkv_report_doc_table(doc, &p->variants);
-    qkv_report_doc_heading(doc, 2, "Results");
+    qkv__report_doc_heading(doc, 2, "Variants");
+    qkv__report_doc_table(doc, &p->variants);
+    qkv__report_doc_heading(doc, 2, "Results");
     results(doc, p);
-    qkv_report_doc_heading(doc, 2, "Training curves");
-    for (int i = 0; i < p->n_plots; i++) qkv_report_doc_figure(doc, &p->plots[i]);
-    qkv_report_doc_note(doc, "%s", CURVES_NOTE);
+    qkv__report_doc_heading(doc, 2, "Training curves");
+    for (int i = 0; i < p->n_plots; i++) qkv__report_doc_figure(doc, &p->plots[i]);
+    qkv__report_doc_note(doc, "%s", CURVES_NOTE);
     diagnostics(doc, p);
-    qkv_report_doc_heading(doc, 2, "Attention maps");
-    qkv_report_doc_note(doc, HEAT_NOTE_FMT, p->cfg->example);
+    qkv__report_doc_heading(doc, 2, "Attention maps");
+    qkv__report_doc_note(doc, HEAT_NOTE_FMT, p->cfg->example);
     for (int i = 0; i < p->nv; i++) {
-        qkv_report_doc_heading(doc, 3, p->r->v[i].name);
-        if (p->maps[i].svg) qkv_report_doc_figure(doc, &p->maps[i]);
-        else qkv_report_doc_note(doc, "No attention map was recorded for this variant.");
+        qkv__report_doc_heading(doc, 3, p->r->v[i].name);
+        if (p->maps[i].svg) qkv__report_doc_figure(doc, &p->maps[i]);
+        else qkv__report_doc_note(doc, "No attention map was recorded for this variant.");
     }
     samples(doc, p);
-    qkv_report_doc_heading(doc, 2, "Reproduce");
-    qkv_report_doc_text(doc, "The effective config of the first variant's first run:");
-    qkv_report_doc_code(doc, "json", p->r->base_config_json ? p->r->base_config_json : "null");
-    qkv_report_doc_text(doc, "To run the ablation again (finished runs are reused):");
-    qkv_report_doc_code(doc, "sh", p->command);
+    qkv__report_doc_heading(doc, 2, "Reproduce");
+    qkv__report_doc_text(doc, "The effective config of the first variant's first run:");
+    qkv__report_doc_code(doc, "json", p->r->base_config_json ? p->r->base_config_json : "null");
+    qkv__report_doc_text(doc, "To run the ablation again (finished runs are reused):");
+    qkv__report_doc_code(doc, "sh", p->command);
     return doc->oom ? -1 : 0;
 }

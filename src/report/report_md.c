@@ -11,35 +11,35 @@
 static void md_text(qkv_strbuf *b, const char *s) {
     for (; *s; s++) {
         switch (*s) {
-        case '&': qkv_strbuf_puts(b, "&amp;"); break;
-        case '<': qkv_strbuf_puts(b, "&lt;"); break;
-        case '>': qkv_strbuf_puts(b, "&gt;"); break;
-        case '|': qkv_strbuf_puts(b, "\\|"); break;
-        case '\n': case '\r': case '\t': qkv_strbuf_puts(b, " "); break;
-        default: qkv_strbuf_putn(b, s, 1); break;
+        case '&': qkv__strbuf_puts(b, "&amp;"); break;
+        case '<': qkv__strbuf_puts(b, "&lt;"); break;
+        case '>': qkv__strbuf_puts(b, "&gt;"); break;
+        case '|': qkv__strbuf_puts(b, "\\|"); break;
+        case '\n': case '\r': case '\t': qkv__strbuf_puts(b, " "); break;
+        default: qkv__strbuf_putn(b, s, 1); break;
         }
     }
 }
 
 /* a pipe table; numeric columns right-aligned */
 static void md_table(qkv_strbuf *b, const qkv_report_table *t) {
-    qkv_strbuf_puts(b, "|");
+    qkv__strbuf_puts(b, "|");
     for (int c = 0; c < t->cols; c++) {
-        qkv_strbuf_puts(b, " ");
+        qkv__strbuf_puts(b, " ");
         md_text(b, t->head[c]);
-        qkv_strbuf_puts(b, " |");
+        qkv__strbuf_puts(b, " |");
     }
-    qkv_strbuf_puts(b, "\n|");
-    for (int c = 0; c < t->cols; c++) qkv_strbuf_puts(b, t->right[c] ? "---:|" : "---|");
-    qkv_strbuf_puts(b, "\n");
+    qkv__strbuf_puts(b, "\n|");
+    for (int c = 0; c < t->cols; c++) qkv__strbuf_puts(b, t->right[c] ? "---:|" : "---|");
+    qkv__strbuf_puts(b, "\n");
     for (int r = 0; r < t->rows; r++) {
-        qkv_strbuf_puts(b, "|");
+        qkv__strbuf_puts(b, "|");
         for (int c = 0; c < t->cols; c++) {
-            qkv_strbuf_puts(b, " ");
+            qkv__strbuf_puts(b, " ");
             md_text(b, qkv_report_cell(t, r, c));
-            qkv_strbuf_puts(b, " |");
+            qkv__strbuf_puts(b, " |");
         }
-        qkv_strbuf_puts(b, "\n");
+        qkv__strbuf_puts(b, "\n");
     }
 }
 
@@ -48,9 +48,9 @@ static void md_table(qkv_strbuf *b, const qkv_report_table *t) {
 static void md_span(qkv_strbuf *b, const qkv_report_span *s) {
     switch (s->kind) {
     case QKV_SPAN_TEXT: md_text(b, s->text); break;
-    case QKV_SPAN_CODE: qkv_strbuf_printf(b, "`%s`", s->text); break;
+    case QKV_SPAN_CODE: qkv__strbuf_printf(b, "`%s`", s->text); break;
     case QKV_SPAN_CODE_NOWRAP:
-        qkv_strbuf_printf(b, strchr(s->text, '`') ? "`` %s ``" : "`%s`", s->text);
+        qkv__strbuf_printf(b, strchr(s->text, '`') ? "`` %s ``" : "`%s`", s->text);
         break;
     }
 }
@@ -59,24 +59,24 @@ static void md_span(qkv_strbuf *b, const qkv_report_span *s) {
 static void md_block(qkv_strbuf *b, const qkv_report_block *k) {
     switch (k->kind) {
     case QKV_BLOCK_HEADING:
-        for (int i = 0; i < k->level; i++) qkv_strbuf_puts(b, "#");
-        qkv_strbuf_puts(b, " ");
+        for (int i = 0; i < k->level; i++) qkv__strbuf_puts(b, "#");
+        qkv__strbuf_puts(b, " ");
         md_text(b, k->text);
-        qkv_strbuf_puts(b, "\n");
+        qkv__strbuf_puts(b, "\n");
         break;
     case QKV_BLOCK_PARAGRAPH:
         for (int i = 0; i < k->n; i++) md_span(b, &k->spans[i]);
-        qkv_strbuf_puts(b, "\n");
+        qkv__strbuf_puts(b, "\n");
         break;
     case QKV_BLOCK_NOTE:
         md_text(b, k->text);
-        qkv_strbuf_puts(b, "\n");
+        qkv__strbuf_puts(b, "\n");
         break;
     case QKV_BLOCK_LIST:
         for (int i = 0; i < k->n; i++) {
-            qkv_strbuf_puts(b, "- ");
+            qkv__strbuf_puts(b, "- ");
             md_text(b, k->items[i]);
-            qkv_strbuf_puts(b, "\n");
+            qkv__strbuf_puts(b, "\n");
         }
         break;
     case QKV_BLOCK_CODE: {
@@ -87,28 +87,28 @@ static void md_block(qkv_strbuf *b, const qkv_report_block *k) {
             if (run > longest) longest = run;
         }
         size_t f = longest >= 3 ? longest + 1 : 3;
-        for (size_t i = 0; i < f; i++) qkv_strbuf_puts(b, "`");
-        qkv_strbuf_printf(b, "%s\n%s%s", k->lang ? k->lang : "", k->text, n == 0 || k->text[n - 1] != '\n' ? "\n" : "");
-        for (size_t i = 0; i < f; i++) qkv_strbuf_puts(b, "`");
-        qkv_strbuf_puts(b, "\n");
+        for (size_t i = 0; i < f; i++) qkv__strbuf_puts(b, "`");
+        qkv__strbuf_printf(b, "%s\n%s%s", k->lang ? k->lang : "", k->text, n == 0 || k->text[n - 1] != '\n' ? "\n" : "");
+        for (size_t i = 0; i < f; i++) qkv__strbuf_puts(b, "`");
+        qkv__strbuf_puts(b, "\n");
         break;
     }
     case QKV_BLOCK_TABLE: md_table(b, k->table); break;
     case QKV_BLOCK_FIGURE:
-        qkv_strbuf_puts(b, "![");
+        qkv__strbuf_puts(b, "![");
         md_text(b, k->figure->alt);
-        qkv_strbuf_printf(b, "](%s)\n", k->figure->path);
+        qkv__strbuf_printf(b, "](%s)\n", k->figure->path);
         break;
     }
 }
 
 /* blocks separated by one blank line */
-char *qkv_report_render_md(const qkv_report_doc *doc) {
+char *qkv__report_render_md(const qkv_report_doc *doc) {
     qkv_strbuf b;
-    qkv_strbuf_init(&b);
+    qkv__strbuf_init(&b);
     for (int i = 0; i < doc->n; i++) {
-        if (i) qkv_strbuf_puts(&b, "\n");
+        if (i) qkv__strbuf_puts(&b, "\n");
         md_block(&b, &doc->blocks[i]);
     }
-    return qkv_strbuf_take(&b);
+    return qkv__strbuf_take(&b);
 }

@@ -35,7 +35,7 @@ static char *draw_curves(const qkv_report *p, const qkv_svg_plot *plot_cfg, int 
             else snprintf(names[i], sizeof names[i], "%s", v->name);
             series[i] = (qkv_svg_series){names[i], c->n, c->x, c->y[k].mean, c->y[k].lo, c->y[k].hi};
         }
-        svg = qkv_svg_curves(plot_cfg, series, p->nv);
+        svg = qkv__svg_curves(plot_cfg, series, p->nv);
     }
     free(series);
     free(names);
@@ -106,7 +106,7 @@ static char *draw_lrs(const qkv_report *p) {
                            .y_min = 0,
                            .y_max = 1,
                            .width = 860};
-        svg = qkv_svg_curves(&pl, series, p->nv);
+        svg = qkv__svg_curves(&pl, series, p->nv);
     }
     free(series);
     free(buf);
@@ -145,7 +145,7 @@ static char *draw_symmetry(const qkv_report *p) {
                            .width = 860,
                            .x_ticks = most <= 32 ? x : NULL, /* whole heads */
                            .n_x_ticks = most <= 32 ? most : 0};
-        svg = qkv_svg_curves(&pl, series, p->nv);
+        svg = qkv__svg_curves(&pl, series, p->nv);
     }
     free(series);
     free(x);
@@ -222,7 +222,7 @@ static char *draw_map(const qkv_report *p, int i) {
     snprintf(sub, sizeof sub, "evaluation example #%d, seed %lld run%s; row: query, column: key", cfg->example,
              seed0, h->tokens ? "; tick labels: input tokens" : "");
     char *svg = NULL;
-    if (labels_ok) svg = qkv_svg_heatmap(title, sub, h->layers, h->heads, h->T, h->w, (const char *const *)labels);
+    if (labels_ok) svg = qkv__svg_heatmap(title, sub, h->layers, h->heads, h->T, h->w, (const char *const *)labels);
     for (int t = 0; labels && t < h->T; t++) free(labels[t]);
     free(labels);
     return svg;
@@ -231,7 +231,7 @@ static char *draw_map(const qkv_report *p, int i) {
 /* ---- all figures ------------------------------------------------------------------------- */
 
 /* every plot in PLOTS and every variant's map (a variant without weights has none) */
-int qkv_report_plots_build(qkv_report *p) {
+int qkv__report_plots_build(qkv_report *p) {
     int n = (int)(sizeof PLOTS / sizeof PLOTS[0]);
     p->plots = calloc((size_t)n, sizeof *p->plots);
     p->maps = calloc((size_t)p->nv + 1, sizeof *p->maps);

@@ -11,12 +11,12 @@
 #include "report/report_doc.h"
 
 /* report_md.c: the document as Markdown (results.md, report.md) */
-QKV_INTERNAL char *qkv_report_render_md(const qkv_report_doc *doc);
+QKV_INTERNAL char *qkv__report_render_md(const qkv_report_doc *doc);
 /* report_html.c: the document as one self-contained HTML page (report.html) */
-QKV_INTERNAL char *qkv_report_render_html(const qkv_report_doc *doc);
+QKV_INTERNAL char *qkv__report_render_html(const qkv_report_doc *doc);
 /* report_csv.c: one row per variant (results.csv) */
-QKV_INTERNAL char *qkv_report_render_csv(const qkv_report *p);
+QKV_INTERNAL char *qkv__report_render_csv(const qkv_report *p);
 /* report_json.c: the configuration, the variants and their runs (results.json) */
-QKV_INTERNAL char *qkv_report_render_json(const qkv_report *p);
+QKV_INTERNAL char *qkv__report_render_json(const qkv_report *p);
 
 #endif

@@ -48,19 +48,19 @@ static void cell_name(char *dst, size_t n, const qkv_report *p, int i) {
 /* the attention layers' parameter count */
 static void cell_attn_params(char *dst, size_t n, const qkv_report *p, int i) {
     const qkv_variant_result *v = &p->r->v[i];
-    qkv_fmt_count(dst, n, v->attn_params);
+    qkv__fmt_count(dst, n, v->attn_params);
 }
 
 /* the model's parameter count, and for a matched control the width and the baseline's count */
 static void cell_params(char *dst, size_t n, const qkv_report *p, int i) {
     const qkv_variant_result *v = &p->r->v[i];
     char a[32], b[32];
-    qkv_fmt_count(a, sizeof a, v->params);
+    qkv__fmt_count(a, sizeof a, v->params);
     if (!v->matched_d_ff) {
         snprintf(dst, n, "%s", a);
         return;
     }
-    qkv_fmt_count(b, sizeof b, v->baseline_params);
+    qkv__fmt_count(b, sizeof b, v->baseline_params);
     snprintf(dst, n, "%s (d_ff %d, matched to %s's %s)", a, v->matched_d_ff, p->r->v[p->cfg->baseline].name, b);
 }
 
@@ -196,7 +196,7 @@ static int table_build(qkv_report_table *t, const qkv_report *p, const column *c
 }
 
 /* the column lists are here, in report order; a header may point into *p */
-int qkv_report_tables_build(qkv_report *p) {
+int qkv__report_tables_build(qkv_report *p) {
     if (p->cfg->metric == QKV_METRIC_ACCURACY)
         snprintf(p->steps_head, sizeof p->steps_head, "verdicts (validation acc \xe2\x89\xa5 %s)", p->thr);
     else
@@ -245,7 +245,7 @@ int qkv_report_tables_build(qkv_report *p) {
 }
 
 /* the header pointers are borrowed, the arrays owned */
-void qkv_report_table_free(qkv_report_table *t) {
+void qkv__report_table_free(qkv_report_table *t) {
     free(t->head);
     free(t->right);
     free(t->cell);

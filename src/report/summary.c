@@ -338,10 +338,10 @@ static int read_results(const char *dir, size_t dir_max, char *path, size_t path
         return -1;
     }
     size_t len;
-    char *text = qkv_read_file(path, &len, err, errlen);
+    char *text = qkv__read_file(path, &len, err, errlen);
     if (!text) return -1;
     bool oom = false;
-    int rc = qkv_config_json(text, len, path, root, &oom, err, errlen);
+    int rc = qkv__config_json(text, len, path, root, &oom, err, errlen);
     free(text);
     if (rc) {
         if (oom) snprintf(err, (size_t)errlen, "%s: out of memory", path);
@@ -469,7 +469,7 @@ static int load_one(qkv_sum_ablation *a, const char *dir, var_rec **out, int *n_
 
 /* ---- the summary ---------------------------------------------------------------------------- */
 
-bool qkv_summary_partial(const qkv_sum_ablation *a) { return a->missing > 0 || a->to_extend > 0; }
+bool qkv__summary_partial(const qkv_sum_ablation *a) { return a->missing > 0 || a->to_extend > 0; }
 
 /* the last component of a path ("a/b/" -> "b") */
 static void base_name(char *dst, size_t n, const char *path) {
@@ -521,7 +521,7 @@ static int merge(qkv_summary *s, const var_rec *v, int nv) {
     return 0;
 }
 
-int qkv_summary_load(qkv_summary *s, const char *const *dirs, int n, char *err, int errlen) {
+int qkv__summary_load(qkv_summary *s, const char *const *dirs, int n, char *err, int errlen) {
     memset(s, 0, sizeof *s);
     if (n < 1) {
         snprintf(err, (size_t)errlen, "no ablation directories");
@@ -567,12 +567,12 @@ done:
     for (int i = 0; recs && i < n; i++) free_recs(recs[i], counts[i]);
     free(recs);
     free(counts);
-    if (rc) qkv_summary_free(s);
+    if (rc) qkv__summary_free(s);
     else label_columns(s);
     return rc;
 }
 
-void qkv_summary_free(qkv_summary *s) {
+void qkv__summary_free(qkv_summary *s) {
     for (int i = 0; s->a && i < s->n; i++) free(s->a[i].cells);
     free(s->a);
     free(s->variants);

@@ -71,10 +71,10 @@ typedef struct qkv_summary {
 /* summary.c: read DIR/results.json of each of dirs[0..n) (n >= 1), strictly: a missing file, bad
  * JSON, a key of the wrong type, an unknown baseline or two different baselines are one line in
  * err naming the file and key. 0, or -1 (s is then empty) */
-QKV_INTERNAL int qkv_summary_load(qkv_summary *s, const char *const *dirs, int n, char *err, int errlen);
-QKV_INTERNAL void qkv_summary_free(qkv_summary *s);
+QKV_INTERNAL int qkv__summary_load(qkv_summary *s, const char *const *dirs, int n, char *err, int errlen);
+QKV_INTERNAL void qkv__summary_free(qkv_summary *s);
 /* whether an ablation's report was partial: runs missing, or finished runs it would still extend */
-QKV_INTERNAL bool qkv_summary_partial(const qkv_sum_ablation *a);
+QKV_INTERNAL bool qkv__summary_partial(const qkv_sum_ablation *a);
 
 /* ---- the rendered summary (summary_tables.c) ------------------------------------------------ */
 
@@ -105,8 +105,8 @@ typedef struct qkv_sum_report {
 /* what a metric's numbers are, in words ("final evaluation accuracy (%)", "... bits per byte ...") */
 QKV_INTERNAL const char *qkv__metric_words(qkv_ablate_metric m, bool text);
 /* the tables and plots of s (which must outlive it); 0, or -1 when out of memory (then still safe to free) */
-QKV_INTERNAL int qkv_sum_report_build(qkv_sum_report *r, const qkv_summary *s);
-QKV_INTERNAL void qkv_sum_report_free(qkv_sum_report *r);
+QKV_INTERNAL int qkv__sum_report_build(qkv_sum_report *r, const qkv_summary *s);
+QKV_INTERNAL void qkv__sum_report_free(qkv_sum_report *r);
 
 /* ---- documents and files (summary_write.c) ------------------------------------------------- */
 
@@ -117,11 +117,11 @@ typedef enum qkv_sum_part {
 } qkv_sum_part;
 
 /* the Markdown a marker block holds (malloc'd; NULL when out of memory) */
-QKV_INTERNAL char *qkv_summary_block(const qkv_sum_report *r, qkv_sum_part part);
+QKV_INTERNAL char *qkv__summary_block(const qkv_sum_report *r, qkv_sum_part part);
 /* summary.md, summary.csv, summary.html and plots/size-TASK.svg into out_dir (made if needed), each
  * atomically; title NULL: "Summary of N ablations"; the table (Markdown) also to `table` if not NULL.
  * 0, or -1 with err */
-QKV_INTERNAL int qkv_summary_write(const qkv_summary *s, const char *out_dir, const char *title, FILE *table,
+QKV_INTERNAL int qkv__summary_write(const qkv_summary *s, const char *out_dir, const char *title, FILE *table,
                                    char *err, int errlen);
 
 /* ---- documents with generated blocks (summary_doc.c) --------------------------------------- */
@@ -131,6 +131,6 @@ QKV_INTERNAL int qkv_summary_write(const qkv_summary *s, const char *out_dir, co
  * first differing line; with update, the blocks are rewritten instead, the file replaced
  * atomically, and 0 returned), -1 on an error (a malformed marker, unreadable results: err). *blocks
  * gets the number of blocks, *changed how many differed. */
-QKV_INTERNAL int qkv_summary_doc(const char *path, bool update, int *blocks, int *changed, char *err, int errlen);
+QKV_INTERNAL int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, char *err, int errlen);
 
 #endif

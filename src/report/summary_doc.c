@@ -130,7 +130,7 @@ enum { MAX_COLS = 64 };
  * count from 1). The Markdown (malloc'd), or NULL with err. */
 static char *quote_table(const char *file, const char *which, const char *cols, char *err, int errlen) {
     size_t len;
-    char *text = qkv_read_file(file, &len, err, errlen);
+    char *text = qkv__read_file(file, &len, err, errlen);
     if (!text) return NULL;
     int n = 0, start = -1, end = -1, tables = 0;
     line *l = split_lines(text, len, &n);
@@ -183,9 +183,9 @@ static char *quote_table(const char *file, const char *which, const char *cols, 
         goto done;
     }
     qkv_strbuf b;
-    qkv_strbuf_init(&b);
+    qkv__strbuf_init(&b);
     if (!cols) {
-        for (int i = start; i < end; i++) qkv_strbuf_printf(&b, "%.*s\n", (int)l[i].len, l[i].s);
+        for (int i = start; i < end; i++) qkv__strbuf_printf(&b, "%.*s\n", (int)l[i].len, l[i].s);
     } else {
         int pick[MAX_COLS], np = 0, nc = row_cells(&l[start], cells, MAX_COLS);
         for (const char *c = cols; *c && np < MAX_COLS;) {
@@ -202,7 +202,7 @@ static char *quote_table(const char *file, const char *which, const char *cols, 
                 if (!strncmp(cs, ns, strlen(ns))) found = j;
             }
             if (found < 0) {
-                qkv_strbuf_free(&b);
+                qkv__strbuf_free(&b);
                 snprintf(err, (size_t)errlen, "%s%s%s: cols: no column \"%s\" (the table has %d)", file,
                          *which ? "#" : "", which, name, nc);
                 goto done;
@@ -213,13 +213,13 @@ static char *quote_table(const char *file, const char *which, const char *cols, 
         static char row[MAX_COLS][QKV_REPORT_CELL];
         for (int i = start; i < end; i++) {
             int m = row_cells(&l[i], row, MAX_COLS);
-            qkv_strbuf_puts(&b, "|");
+            qkv__strbuf_puts(&b, "|");
             for (int p = 0; p < np; p++)
-                qkv_strbuf_printf(&b, " %s |", pick[p] < m ? row[pick[p]] : "");
-            qkv_strbuf_puts(&b, "\n");
+                qkv__strbuf_printf(&b, " %s |", pick[p] < m ? row[pick[p]] : "");
+            qkv__strbuf_puts(&b, "\n");
         }
     }
-    out = qkv_strbuf_take(&b);
+    out = qkv__strbuf_take(&b);
     if (!out) snprintf(err, (size_t)errlen, "%s: out of memory", file);
 done:
     free(l);
@@ -234,7 +234,7 @@ done:
  * it). The published numbers are quoted from papers by hand in FILE; ours are generated. */
 static char *published_block(const qkv_sum_report *r, const char *file, char *err, int errlen) {
     size_t len;
-    char *text = qkv_read_file(file, &len, err, errlen), *out = NULL;
+    char *text = qkv__read_file(file, &len, err, errlen), *out = NULL;
     if (!text) return NULL;
     int n = 0, start = -1, end = -1;
     line *l = split_lines(text, len, &n);
@@ -248,7 +248,7 @@ static char *published_block(const qkv_sum_report *r, const char *file, char *er
     }
     static char cells[MAX_COLS][QKV_REPORT_CELL];
     qkv_strbuf b;
-    qkv_strbuf_init(&b);
+    qkv__strbuf_init(&b);
     if (!l) {
         snprintf(err, (size_t)errlen, "%s: out of memory", file);
         goto done;
@@ -259,12 +259,12 @@ static char *published_block(const qkv_sum_report *r, const char *file, char *er
     }
     const qkv_report_table *m = &r->main;
     int nc = row_cells(&l[start], cells, MAX_COLS);
-    qkv_strbuf_puts(&b, "|");
-    for (int c = 0; c < nc; c++) qkv_strbuf_printf(&b, " %s |", cells[c]);
-    for (int c = 1; c < m->cols; c++) qkv_strbuf_printf(&b, " ours, %s |", m->head[c]);
-    qkv_strbuf_puts(&b, "\n|");
-    for (int c = 0; c < nc + m->cols - 1; c++) qkv_strbuf_puts(&b, c >= nc ? "---:|" : "---|");
-    qkv_strbuf_puts(&b, "\n");
+    qkv__strbuf_puts(&b, "|");
+    for (int c = 0; c < nc; c++) qkv__strbuf_printf(&b, " %s |", cells[c]);
+    for (int c = 1; c < m->cols; c++) qkv__strbuf_printf(&b, " ours, %s |", m->head[c]);
+    qkv__strbuf_puts(&b, "\n|");
+    for (int c = 0; c < nc + m->cols - 1; c++) qkv__strbuf_puts(&b, c >= nc ? "---:|" : "---|");
+    qkv__strbuf_puts(&b, "\n");
     for (int i = start + 2; i < end; i++) {
         int k = row_cells(&l[i], cells, MAX_COLS);
         if (k != nc) {
@@ -274,15 +274,15 @@ static char *published_block(const qkv_sum_report *r, const char *file, char *er
         int row = -1;
         for (int j = 0; j < m->rows && row < 0; j++)
             if (!strcmp(qkv_report_cell(m, j, 0), cells[0])) row = j;
-        qkv_strbuf_puts(&b, "|");
-        for (int c = 0; c < nc; c++) qkv_strbuf_printf(&b, " %s |", cells[c]);
-        for (int c = 1; c < m->cols; c++) qkv_strbuf_printf(&b, " %s |", row < 0 ? "\xe2\x80\x94" : qkv_report_cell(m, row, c));
-        qkv_strbuf_puts(&b, "\n");
+        qkv__strbuf_puts(&b, "|");
+        for (int c = 0; c < nc; c++) qkv__strbuf_printf(&b, " %s |", cells[c]);
+        for (int c = 1; c < m->cols; c++) qkv__strbuf_printf(&b, " %s |", row < 0 ? "\xe2\x80\x94" : qkv_report_cell(m, row, c));
+        qkv__strbuf_puts(&b, "\n");
     }
-    out = qkv_strbuf_take(&b);
+    out = qkv__strbuf_take(&b);
     if (!out) snprintf(err, (size_t)errlen, "%s: out of memory", file);
 done:
-    if (!out) qkv_strbuf_free(&b);
+    if (!out) qkv__strbuf_free(&b);
     free(l);
     free(text);
     return out;
@@ -310,14 +310,14 @@ static char *generate(char *words, char *err, int errlen) {
         }
         if (!nd) return snprintf(err, (size_t)errlen, "qkv summarize: needs the ablations' directories"), NULL;
         qkv_summary s;
-        if (qkv_summary_load(&s, dirs, nd, err, errlen)) return NULL;
+        if (qkv__summary_load(&s, dirs, nd, err, errlen)) return NULL;
         qkv_sum_report r;
         char *md = NULL;
-        if (qkv_sum_report_build(&r, &s)) snprintf(err, (size_t)errlen, "out of memory");
+        if (qkv__sum_report_build(&r, &s)) snprintf(err, (size_t)errlen, "out of memory");
         else if (published) md = published_block(&r, published, err, errlen);
-        else if (!(md = qkv_summary_block(&r, part))) snprintf(err, (size_t)errlen, "out of memory");
-        qkv_sum_report_free(&r);
-        qkv_summary_free(&s);
+        else if (!(md = qkv__summary_block(&r, part))) snprintf(err, (size_t)errlen, "out of memory");
+        qkv__sum_report_free(&r);
+        qkv__summary_free(&s);
         return md;
     }
     if (kind && !strcmp(kind, "table:")) {
@@ -367,10 +367,10 @@ static int first_difference(const char *a, const char *b, int *col, char *exp, c
     }
 }
 
-int qkv_summary_doc(const char *path, bool update, int *blocks, int *changed, char *err, int errlen) {
+int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, char *err, int errlen) {
     *blocks = *changed = 0;
     size_t len;
-    char *text = qkv_read_file(path, &len, err, errlen);
+    char *text = qkv__read_file(path, &len, err, errlen);
     if (!text) return -1;
     int n = 0, rc = -1, np = 0, nm = 0;
     line *l = split_lines(text, len, &n);
@@ -455,7 +455,7 @@ int qkv_summary_doc(const char *path, bool update, int *blocks, int *changed, ch
         i = e;
     }
     parts[np++] = (qkv_wpart){copied, (size_t)(text + len - copied)};
-    if (update && *changed && qkv_rewrite_file_atomic(path, parts, np, err, errlen)) goto done;
+    if (update && *changed && qkv__rewrite_file_atomic(path, parts, np, err, errlen)) goto done;
     rc = 0;
 done:
     for (int i = 0; made && i < nm; i++) free(made[i]);

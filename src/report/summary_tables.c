@@ -120,7 +120,7 @@ static int main_table(qkv_sum_report *r) {
     r->main.head[0] = r->heads[0];
     for (int i = 0; i < s->n; i++) {
         const qkv_sum_ablation *a = &s->a[i];
-        bool partial = qkv_summary_partial(a);
+        bool partial = qkv__summary_partial(a);
         const char *what = a->metric == QKV_METRIC_ACCURACY ? "verdict; \xce\x94 acc"
                            : a->metric == QKV_METRIC_LOSS   ? "eval loss (nats); \xce\x94"
                            : a->text                     ? "bits/byte; \xce\x94"
@@ -204,7 +204,7 @@ static int size_plot(qkv_sum_sizes *g, const qkv_summary *s) {
                                                                                  : "eval bits per token";
     qkv_svg_plot pl = {.title = g->alt, .xlabel = "d_model (log scale)", .ylabel = ylabel, .log_x = true,
                        .percent_y = acc, .x_ticks = x, .n_x_ticks = n, .error_bars = true};
-    g->plot.svg = qkv_svg_curves(&pl, ser, nv);
+    g->plot.svg = qkv__svg_curves(&pl, ser, nv);
     free(x);
     free(y);
     free(ser);
@@ -241,7 +241,7 @@ static int size_tables(qkv_sum_sizes *g, const qkv_summary *s) {
             fmt_interval(iv, sizeof iv, g->metric, c->mean, c->lo, c->hi);
             if (c->runs_ok <= 0) snprintf(vc, QKV_REPORT_CELL, "no finished run");
             else snprintf(vc, QKV_REPORT_CELL, "%s%s", iv, tail);
-            qkv_fmt_count(pc, QKV_REPORT_CELL, c->params);
+            qkv__fmt_count(pc, QKV_REPORT_CELL, c->params);
         }
     }
     return 0;
@@ -308,20 +308,20 @@ static int sizes_build(qkv_sum_report *r) {
     return 0;
 }
 
-int qkv_sum_report_build(qkv_sum_report *r, const qkv_summary *s) {
+int qkv__sum_report_build(qkv_sum_report *r, const qkv_summary *s) {
     memset(r, 0, sizeof *r);
     r->s = s;
     if (main_table(r) || sizes_build(r)) return -1;
     return 0;
 }
 
-void qkv_sum_report_free(qkv_sum_report *r) {
-    qkv_report_table_free(&r->main);
+void qkv__sum_report_free(qkv_sum_report *r) {
+    qkv__report_table_free(&r->main);
     free(r->heads);
     for (int k = 0; r->sizes && k < r->n_sizes; k++) {
         qkv_sum_sizes *g = &r->sizes[k];
-        qkv_report_table_free(&g->values);
-        qkv_report_table_free(&g->params);
+        qkv__report_table_free(&g->values);
+        qkv__report_table_free(&g->params);
         free(g->heads);
         free(g->d_model);
         free(g->variants);

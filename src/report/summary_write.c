@@ -25,13 +25,13 @@ static void bpb_note(qkv_report_doc *doc, const qkv_sum_ablation *a) {
         snprintf(from, sizeof from, "bits per %s = the evaluation loss / ln 2 (nats per %s)%s; ", unit, unit,
                  a->recomputed ? ", its runs recording no eval_bpb" : "");
     if (a->recomputed)
-        qkv_report_doc_note(doc, "%s: %sthe differences, intervals and tests are computed by qkv summarize from the "
+        qkv__report_doc_note(doc, "%s: %sthe differences, intervals and tests are computed by qkv summarize from the "
                             "runs at each variant's chosen learning rate, paired by seed, with qkv ablate's bootstrap, "
                             "sign-flip test and Holm correction (%s).", a->label, from,
                             a->compared != QKV_METRIC_ACCURACY ? "its runs record eval_bpb"
                                                             : "the ablation compared accuracy");
     else
-        qkv_report_doc_note(doc, "%s: %sthe differences, intervals and tests are the ablation's own (it compared "
+        qkv__report_doc_note(doc, "%s: %sthe differences, intervals and tests are the ablation's own (it compared "
                             "%s%s).", a->label, from, QKV_METRIC_NAMES[a->compared],
                             a->compared != QKV_METRIC_LOSS ? "" : ", in nats: divided by ln 2");
 }
@@ -40,36 +40,36 @@ static void bpb_note(qkv_report_doc *doc, const qkv_sum_ablation *a) {
 static void main_notes(qkv_report_doc *doc, const qkv_sum_report *r) {
     const qkv_summary *s = r->s;
     qkv_strbuf b;
-    qkv_strbuf_init(&b);
-    qkv_strbuf_puts(&b, "One column per ablation (its results.json). ");
+    qkv__strbuf_init(&b);
+    qkv__strbuf_puts(&b, "One column per ablation (its results.json). ");
     if (r->any_accuracy)
-        qkv_strbuf_printf(&b, "Accuracy columns: the verdict over seeds (solved at S: the median over seeds of the "
+        qkv__strbuf_printf(&b, "Accuracy columns: the verdict over seeds (solved at S: the median over seeds of the "
                           "first evaluated step whose validation accuracy reached the ablation's threshold, an "
                           "unsolved seed counting as later than any; (k/n): k of the n finished seeds solved; not "
                           "within N: no seed, or too few for a median, solved within the N-step budget) and the mean "
                           "paired difference in final evaluation accuracy from the baseline (%s) in points, with its "
                           "95%% bootstrap interval. ", s->baseline);
     if (r->any_bpb)
-        qkv_strbuf_printf(&b, "Bits/byte columns (text): the mean final evaluation bits per byte (lower is better) "
+        qkv__strbuf_printf(&b, "Bits/byte columns (text): the mean final evaluation bits per byte (lower is better) "
                           "and its mean paired difference from the baseline (%s) with its 95%% bootstrap "
                           "interval. ", s->baseline);
     if (r->any_loss)
-        qkv_strbuf_printf(&b, "Loss columns: the mean final evaluation loss in nats (lower is better) and its mean "
+        qkv__strbuf_printf(&b, "Loss columns: the mean final evaluation loss in nats (lower is better) and its mean "
                           "paired difference from the baseline (%s) with its 95%% bootstrap interval. ", s->baseline);
-    qkv_strbuf_puts(&b, "* significant: Holm-adjusted p < 0.05 over the ablation's variants. "
+    qkv__strbuf_puts(&b, "* significant: Holm-adjusted p < 0.05 over the ablation's variants. "
                         "\xe2\x80\x94: not in that ablation.");
-    if (r->any_short) qkv_strbuf_puts(&b, " (k/n runs): only k of the n seeds' runs finished.");
-    char *text = qkv_strbuf_take(&b);
+    if (r->any_short) qkv__strbuf_puts(&b, " (k/n runs): only k of the n seeds' runs finished.");
+    char *text = qkv__strbuf_take(&b);
     if (!text) {
         doc->oom = true;
         return;
     }
-    qkv_report_doc_note(doc, "%s", text);
+    qkv__report_doc_note(doc, "%s", text);
     free(text);
     for (int i = 0; r->any_bpb && i < s->n; i++) bpb_note(doc, &s->a[i]);
     for (int i = 0; r->any_partial && i < s->n; i++) {
         const qkv_sum_ablation *a = &s->a[i];
-        if (!qkv_summary_partial(a)) continue;
+        if (!qkv__summary_partial(a)) continue;
         char what[160] = "";
         if (a->missing > 0 && a->runs_planned > 0)
             snprintf(what, sizeof what, "%d of %d run%s %s not finished", a->missing, a->runs_planned,
@@ -80,7 +80,7 @@ static void main_notes(qkv_report_doc *doc, const qkv_sum_report *r) {
         if (a->to_extend > 0)
             snprintf(what + strlen(what), sizeof what - strlen(what), "%s%d finished run%s may still be extended",
                      a->missing > 0 ? " and " : "", a->to_extend, a->to_extend == 1 ? "" : "s");
-        qkv_report_doc_note(doc, "\xe2\x80\xa0 Partial results: %s (%s): %s.", a->label, a->dir, what);
+        qkv__report_doc_note(doc, "\xe2\x80\xa0 Partial results: %s (%s): %s.", a->label, a->dir, what);
     }
 }
 
@@ -94,67 +94,67 @@ static void ablation_list(qkv_report_doc *doc, const qkv_summary *s) {
     for (int i = 0; i < s->n; i++) {
         const qkv_sum_ablation *a = &s->a[i];
         qkv_strbuf b;
-        qkv_strbuf_init(&b);
-        qkv_strbuf_printf(&b, "%s: %s, \"%s\"", a->label, a->dir, a->title);
-        if (a->task[0]) qkv_strbuf_printf(&b, "; task %s", a->task);
-        if (a->d_model > 0) qkv_strbuf_printf(&b, ", d_model %d", a->d_model);
-        if (a->layers > 0) qkv_strbuf_printf(&b, ", %d layer%s", a->layers, a->layers == 1 ? "" : "s");
-        if (a->heads > 0) qkv_strbuf_printf(&b, ", %d head%s", a->heads, a->heads == 1 ? "" : "s");
-        qkv_strbuf_printf(&b, "; %d seed%s; compared on %s", a->seeds, a->seeds == 1 ? "" : "s", QKV_METRIC_NAMES[a->compared]);
+        qkv__strbuf_init(&b);
+        qkv__strbuf_printf(&b, "%s: %s, \"%s\"", a->label, a->dir, a->title);
+        if (a->task[0]) qkv__strbuf_printf(&b, "; task %s", a->task);
+        if (a->d_model > 0) qkv__strbuf_printf(&b, ", d_model %d", a->d_model);
+        if (a->layers > 0) qkv__strbuf_printf(&b, ", %d layer%s", a->layers, a->layers == 1 ? "" : "s");
+        if (a->heads > 0) qkv__strbuf_printf(&b, ", %d head%s", a->heads, a->heads == 1 ? "" : "s");
+        qkv__strbuf_printf(&b, "; %d seed%s; compared on %s", a->seeds, a->seeds == 1 ? "" : "s", QKV_METRIC_NAMES[a->compared]);
         if (isfinite(a->threshold) && a->compared == QKV_METRIC_ACCURACY)
-            qkv_strbuf_printf(&b, " (threshold %.4g%%)", a->threshold * 100);
-        if (qkv_summary_partial(a)) qkv_strbuf_puts(&b, "; partial");
-        else if (a->runs_planned < 0) qkv_strbuf_puts(&b, "; completeness not recorded");
-        items[i] = qkv_strbuf_take(&b);
+            qkv__strbuf_printf(&b, " (threshold %.4g%%)", a->threshold * 100);
+        if (qkv__summary_partial(a)) qkv__strbuf_puts(&b, "; partial");
+        else if (a->runs_planned < 0) qkv__strbuf_puts(&b, "; completeness not recorded");
+        items[i] = qkv__strbuf_take(&b);
         if (!items[i]) doc->oom = true;
     }
-    if (!doc->oom) qkv_report_doc_list(doc, (const char *const *)items, s->n);
+    if (!doc->oom) qkv__report_doc_list(doc, (const char *const *)items, s->n);
     for (int i = 0; i < s->n; i++) free(items[i]);
     free(items);
 }
 
 /* a task's sizes: what the table holds, the table, (the plot), the parameter counts */
 static void sizes_section(qkv_report_doc *doc, const qkv_sum_sizes *g, bool page) {
-    if (page) qkv_report_doc_heading(doc, 2, g->heading);
-    qkv_report_doc_note(doc, "%s: %s, the mean over seeds with its 95%% bootstrap interval, at each model width "
+    if (page) qkv__report_doc_heading(doc, 2, g->heading);
+    qkv__report_doc_note(doc, "%s: %s, the mean over seeds with its 95%% bootstrap interval, at each model width "
                         "d_model (where two ablations have one width, the first given).", g->heading,
                         qkv__metric_words(g->metric, g->text));
-    qkv_report_doc_table(doc, &g->values);
-    if (page) qkv_report_doc_figure(doc, &g->plot);
-    qkv_report_doc_note(doc, "%s: parameters.", g->heading);
-    qkv_report_doc_table(doc, &g->params);
+    qkv__report_doc_table(doc, &g->values);
+    if (page) qkv__report_doc_figure(doc, &g->plot);
+    qkv__report_doc_note(doc, "%s: parameters.", g->heading);
+    qkv__report_doc_table(doc, &g->params);
 }
 
 /* the page: summary.md and summary.html */
 static int layout_page(qkv_report_doc *doc, const qkv_sum_report *r, const char *title) {
     const qkv_summary *s = r->s;
-    qkv_report_doc_heading(doc, 1, title);
-    qkv_report_doc_paragraph(doc);
-    qkv_report_doc_span(doc, QKV_SPAN_TEXT, "%d ablation%s side by side, %d variant%s, each compared with the "
+    qkv__report_doc_heading(doc, 1, title);
+    qkv__report_doc_paragraph(doc);
+    qkv__report_doc_span(doc, QKV_SPAN_TEXT, "%d ablation%s side by side, %d variant%s, each compared with the "
                         "baseline ", s->n, s->n == 1 ? "" : "s", s->n_variants, s->n_variants == 1 ? "" : "s");
-    qkv_report_doc_span(doc, QKV_SPAN_CODE, "%s", s->baseline);
-    qkv_report_doc_span(doc, QKV_SPAN_TEXT, " of its own ablation.");
-    qkv_report_doc_table(doc, &r->main);
+    qkv__report_doc_span(doc, QKV_SPAN_CODE, "%s", s->baseline);
+    qkv__report_doc_span(doc, QKV_SPAN_TEXT, " of its own ablation.");
+    qkv__report_doc_table(doc, &r->main);
     main_notes(doc, r);
-    qkv_report_doc_heading(doc, 2, "Ablations");
+    qkv__report_doc_heading(doc, 2, "Ablations");
     ablation_list(doc, s);
     for (int k = 0; k < r->n_sizes; k++) sizes_section(doc, &r->sizes[k], true);
     return doc->oom ? -1 : 0;
 }
 
-char *qkv_summary_block(const qkv_sum_report *r, qkv_sum_part part) {
+char *qkv__summary_block(const qkv_sum_report *r, qkv_sum_part part) {
     qkv_report_doc doc;
-    qkv_report_doc_init(&doc, "");
+    qkv__report_doc_init(&doc, "");
     if (part == QKV_SUM_PART_MAIN) {
-        qkv_report_doc_table(&doc, &r->main);
+        qkv__report_doc_table(&doc, &r->main);
         main_notes(&doc, r);
     } else if (r->n_sizes == 0) {
-        qkv_report_doc_note(&doc, "No task has ablations at two or more model sizes here.");
+        qkv__report_doc_note(&doc, "No task has ablations at two or more model sizes here.");
     } else {
         for (int k = 0; k < r->n_sizes; k++) sizes_section(&doc, &r->sizes[k], false);
     }
-    char *md = doc.oom ? NULL : qkv_report_render_md(&doc);
-    qkv_report_doc_free(&doc);
+    char *md = doc.oom ? NULL : qkv__report_render_md(&doc);
+    qkv__report_doc_free(&doc);
     return md;
 }
 
@@ -162,14 +162,14 @@ char *qkv_summary_block(const qkv_sum_report *r, qkv_sum_part part) {
 
 /* ",%.6g", or "," alone for a missing number */
 static void csv_num(qkv_strbuf *b, double v) {
-    if (isfinite(v)) qkv_strbuf_printf(b, ",%.6g", v);
-    else qkv_strbuf_puts(b, ",");
+    if (isfinite(v)) qkv__strbuf_printf(b, ",%.6g", v);
+    else qkv__strbuf_puts(b, ",");
 }
 
 /* ",%lld", or "," when negative (not recorded) */
 static void csv_int(qkv_strbuf *b, long long v) {
-    if (v >= 0) qkv_strbuf_printf(b, ",%lld", v);
-    else qkv_strbuf_puts(b, ",");
+    if (v >= 0) qkv__strbuf_printf(b, ",%lld", v);
+    else qkv__strbuf_puts(b, ",");
 }
 
 static const char CSV_HEADER[] =
@@ -181,8 +181,8 @@ static const char CSV_HEADER[] =
 static char *render_csv(const qkv_sum_report *r) {
     const qkv_summary *s = r->s;
     qkv_strbuf b;
-    qkv_strbuf_init(&b);
-    qkv_strbuf_puts(&b, CSV_HEADER);
+    qkv__strbuf_init(&b);
+    qkv__strbuf_puts(&b, CSV_HEADER);
     for (int i = 0; i < s->n; i++) {
         const qkv_sum_ablation *a = &s->a[i];
         for (int j = 0; j < s->n_variants; j++) {
@@ -194,19 +194,19 @@ static char *render_csv(const qkv_sum_report *r) {
             const char *metric = a->metric == QKV_METRIC_ACCURACY ? "accuracy"
                                  : a->metric == QKV_METRIC_LOSS   ? "loss"
                                                                : BITS[a->text][a->bpb_from_loss];
-            qkv_strbuf_csv_field(&b, a->label);
-            qkv_strbuf_puts(&b, ",");
-            qkv_strbuf_csv_field(&b, a->dir);
-            qkv_strbuf_puts(&b, ",");
-            qkv_strbuf_csv_field(&b, a->title);
-            qkv_strbuf_puts(&b, ",");
-            qkv_strbuf_csv_field(&b, a->task);
+            qkv__strbuf_csv_field(&b, a->label);
+            qkv__strbuf_puts(&b, ",");
+            qkv__strbuf_csv_field(&b, a->dir);
+            qkv__strbuf_puts(&b, ",");
+            qkv__strbuf_csv_field(&b, a->title);
+            qkv__strbuf_puts(&b, ",");
+            qkv__strbuf_csv_field(&b, a->task);
             csv_int(&b, a->d_model > 0 ? a->d_model : -1);
             csv_int(&b, a->layers > 0 ? a->layers : -1);
             csv_int(&b, a->heads > 0 ? a->heads : -1);
-            qkv_strbuf_printf(&b, ",%s,", qkv_summary_partial(a) ? "true" : "false");
-            qkv_strbuf_csv_field(&b, s->variants[j]);
-            qkv_strbuf_printf(&b, ",%s,%s,%s", base ? "true" : "false", metric,
+            qkv__strbuf_printf(&b, ",%s,", qkv__summary_partial(a) ? "true" : "false");
+            qkv__strbuf_csv_field(&b, s->variants[j]);
+            qkv__strbuf_printf(&b, ",%s,%s,%s", base ? "true" : "false", metric,
                               a->recomputed ? "summarize" : "ablation");
             csv_num(&b, c->mean);
             csv_num(&b, c->lo);
@@ -216,7 +216,7 @@ static char *render_csv(const qkv_sum_report *r) {
             csv_num(&b, c->delta_hi);
             csv_num(&b, c->p);
             csv_num(&b, c->p_holm);
-            qkv_strbuf_puts(&b, base || !isfinite(c->p) ? "," : c->significant ? ",true" : ",false");
+            qkv__strbuf_puts(&b, base || !isfinite(c->p) ? "," : c->significant ? ",true" : ",false");
             csv_int(&b, c->runs_ok);
             csv_int(&b, c->seeds);
             csv_int(&b, c->solved);
@@ -225,12 +225,12 @@ static char *render_csv(const qkv_sum_report *r) {
             csv_int(&b, c->budget);
             csv_int(&b, c->params);
             csv_int(&b, c->attn_params);
-            qkv_strbuf_puts(&b, ",");
-            qkv_strbuf_csv_field(&b, qkv_report_cell(&r->main, j, i + 1));
-            qkv_strbuf_puts(&b, "\n");
+            qkv__strbuf_puts(&b, ",");
+            qkv__strbuf_csv_field(&b, qkv_report_cell(&r->main, j, i + 1));
+            qkv__strbuf_puts(&b, "\n");
         }
     }
-    return qkv_strbuf_take(&b);
+    return qkv__strbuf_take(&b);
 }
 
 /* ---- files ---------------------------------------------------------------------------------- */
@@ -242,11 +242,11 @@ static int write_text(const char *dir, const char *name, const char *text, char 
         snprintf(err, (size_t)errlen, "%.200s/%s: path too long", dir, name);
         return -1;
     }
-    return qkv_write_file_atomic(path, text, strlen(text), err, errlen);
+    return qkv__write_file_atomic(path, text, strlen(text), err, errlen);
 }
 
 /* everything is built in memory before the first file is written */
-int qkv_summary_write(const qkv_summary *s, const char *out_dir, const char *title, FILE *table, char *err,
+int qkv__summary_write(const qkv_summary *s, const char *out_dir, const char *title, FILE *table, char *err,
                       int errlen) {
     char def[64], plots[4096];
     snprintf(def, sizeof def, "Summary of %d ablation%s", s->n, s->n == 1 ? "" : "s");
@@ -254,19 +254,19 @@ int qkv_summary_write(const qkv_summary *s, const char *out_dir, const char *tit
     qkv_sum_report r;
     qkv_report_doc page;
     char *md = NULL, *html = NULL, *csv = NULL, *block = NULL;
-    int rc = -1, built = qkv_sum_report_build(&r, s);
-    qkv_report_doc_init(&page, title);
+    int rc = -1, built = qkv__sum_report_build(&r, s);
+    qkv__report_doc_init(&page, title);
     if (built || layout_page(&page, &r, title)) goto oom;
-    md = qkv_report_render_md(&page);
-    html = qkv_report_render_html(&page);
+    md = qkv__report_render_md(&page);
+    html = qkv__report_render_html(&page);
     csv = render_csv(&r);
-    block = table ? qkv_summary_block(&r, QKV_SUM_PART_MAIN) : NULL;
+    block = table ? qkv__summary_block(&r, QKV_SUM_PART_MAIN) : NULL;
     if (!md || !html || !csv || (table && !block)) goto oom;
     if ((size_t)snprintf(plots, sizeof plots, "%s/%s", out_dir, QKV_REPORT_PLOTS) >= sizeof plots) {
         snprintf(err, (size_t)errlen, "%.200s: path too long", out_dir);
         goto done;
     }
-    if (qkv_mkdirs(r.n_sizes ? plots : out_dir, err, errlen)) goto done;
+    if (qkv__mkdirs(r.n_sizes ? plots : out_dir, err, errlen)) goto done;
     for (int k = 0; k < r.n_sizes; k++)
         if (write_text(out_dir, r.sizes[k].plot.path, r.sizes[k].plot.svg, err, errlen)) goto done;
     if (write_text(out_dir, "summary.md", md, err, errlen) || write_text(out_dir, "summary.csv", csv, err, errlen) ||
@@ -281,8 +281,8 @@ int qkv_summary_write(const qkv_summary *s, const char *out_dir, const char *tit
 oom:
     snprintf(err, (size_t)errlen, "summarize: out of memory");
 done:
-    qkv_report_doc_free(&page);
-    qkv_sum_report_free(&r);
+    qkv__report_doc_free(&page);
+    qkv__sum_report_free(&r);
     free(md);
     free(html);
     free(csv);

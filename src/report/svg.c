@@ -11,7 +11,7 @@
 
 /* ---- axes -------------------------------------------------------------------------------- */
 
-double qkv_svg_nice_step(double span, int target) {
+double qkv__svg_nice_step(double span, int target) {
     if (!(span > 0) || !isfinite(span)) return 1;
     if (target < 1) target = 1;
     double raw = span / target;
@@ -21,7 +21,7 @@ double qkv_svg_nice_step(double span, int target) {
     return nice * e;
 }
 
-int qkv_svg_ticks(double lo, double hi, double step, double *out, int max) {
+int qkv__svg_ticks(double lo, double hi, double step, double *out, int max) {
     if (!(step > 0) || !isfinite(lo) || !isfinite(hi) || hi < lo) return 0;
     double eps = step * 1e-9;
     double first = ceil((lo - eps) / step);
@@ -35,7 +35,7 @@ int qkv_svg_ticks(double lo, double hi, double step, double *out, int max) {
     return n;
 }
 
-int qkv_svg_log_ticks(double lo, double hi, double *out, int max) {
+int qkv__svg_log_ticks(double lo, double hi, double *out, int max) {
     if (!(lo > 0) || !(hi >= lo) || !isfinite(hi)) return 0;
     double llo = log10(lo), lhi = log10(hi), span = lhi - llo;
     static const double every[] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, some[] = {1, 2, 5}, one[] = {1};
@@ -53,7 +53,7 @@ int qkv_svg_log_ticks(double lo, double hi, double *out, int max) {
     return n;
 }
 
-void qkv_svg_format_tick(char *dst, size_t n, double v) {
+void qkv__svg_format_tick(char *dst, size_t n, double v) {
     if (fabs(v) < 1e15 && fabs(v - round(v)) < 1e-9 * fmax(1, fabs(v)))
         snprintf(dst, n, "%.0f", round(v) == 0 ? 0.0 : round(v));
     else
@@ -64,9 +64,9 @@ static const char *const PALETTE[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2"
                                       "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 #define N_PALETTE ((int)(sizeof PALETTE / sizeof PALETTE[0]))
 
-const char *qkv_svg_color(int i) { return PALETTE[(i < 0 ? -i : i) % N_PALETTE]; }
+const char *qkv__svg_color(int i) { return PALETTE[(i < 0 ? -i : i) % N_PALETTE]; }
 
-const char *qkv_svg_dash(int i) {
+const char *qkv__svg_dash(int i) {
     static const char *const dashes[] = {"", "7 3", "2 2", "7 2 2 2"};
     return dashes[((i < 0 ? -i : i) / N_PALETTE) % 4];
 }
@@ -86,34 +86,34 @@ static double text_width(const char *s, double fs) { return utf8_len(s) * fs * 0
 
 /* the <svg> element of a w x h picture on a white background */
 static void svg_open(qkv_strbuf *b, double w, double h) {
-    qkv_strbuf_printf(b,
+    qkv__strbuf_printf(b,
                       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                       "viewBox=\"0 0 %.0f %.0f\" font-family=\"%s\" font-size=\"11\">\n",
                       w, h, w, h, FONT);
-    qkv_strbuf_printf(b, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", w, h);
+    qkv__strbuf_printf(b, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", w, h);
 }
 
 /* text at (x, y): anchor and extra attributes (both optional), the text escaped */
 static void svg_text(qkv_strbuf *b, double x, double y, const char *anchor, const char *extra,
                      const char *text) {
-    qkv_strbuf_printf(b, "<text x=\"%.2f\" y=\"%.2f\"", x, y);
-    if (anchor && *anchor) qkv_strbuf_printf(b, " text-anchor=\"%s\"", anchor);
-    if (extra && *extra) qkv_strbuf_printf(b, " %s", extra);
-    qkv_strbuf_puts(b, ">");
-    qkv_strbuf_escape_xml(b, text);
-    qkv_strbuf_puts(b, "</text>\n");
+    qkv__strbuf_printf(b, "<text x=\"%.2f\" y=\"%.2f\"", x, y);
+    if (anchor && *anchor) qkv__strbuf_printf(b, " text-anchor=\"%s\"", anchor);
+    if (extra && *extra) qkv__strbuf_printf(b, " %s", extra);
+    qkv__strbuf_puts(b, ">");
+    qkv__strbuf_escape_xml(b, text);
+    qkv__strbuf_puts(b, "</text>\n");
 }
 
 /* text read upwards (rotated -90 degrees) about (x, y), x with x_decimals decimals */
 static void svg_text_up(qkv_strbuf *b, double x, int x_decimals, double y, const char *attrs, const char *text) {
-    qkv_strbuf_printf(b, "<text transform=\"translate(%.*f,%.2f) rotate(-90)\" %s>", x_decimals, x, y, attrs);
-    qkv_strbuf_escape_xml(b, text);
-    qkv_strbuf_puts(b, "</text>\n");
+    qkv__strbuf_printf(b, "<text transform=\"translate(%.*f,%.2f) rotate(-90)\" %s>", x_decimals, x, y, attrs);
+    qkv__strbuf_escape_xml(b, text);
+    qkv__strbuf_puts(b, "</text>\n");
 }
 
 /* a line from (x1, y1) to (x2, y2); tail: its further attributes and the end of the element */
 static void svg_line(qkv_strbuf *b, double x1, double y1, double x2, double y2, const char *tail) {
-    qkv_strbuf_printf(b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"%s", x1, y1, x2, y2, tail);
+    qkv__strbuf_printf(b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"%s", x1, y1, x2, y2, tail);
 }
 
 /* the picture's opening: the <svg> element, the title (if any) and the subtitle (if any) */
@@ -190,7 +190,7 @@ static void x_axis(frame *f, const qkv_svg_plot *p, bool have_data, double xmin,
         double l0 = have_data ? log10(xmin) : -1, l1 = have_data ? log10(xmax) : 1;
         double pad = l1 - l0 < 1e-9 ? 0.25 : (l1 - l0) * 0.06;
         f->ax = (axis){l0 - pad, l1 + pad, true};
-        f->nxt = qkv_svg_log_ticks(pow(10, f->ax.lo), pow(10, f->ax.hi), f->xticks, MAX_TICKS);
+        f->nxt = qkv__svg_log_ticks(pow(10, f->ax.lo), pow(10, f->ax.hi), f->xticks, MAX_TICKS);
     } else {
         if (have_data && xmin > 0 && xmin <= 0.25 * xmax) xmin = 0;
         if (!have_data) {
@@ -201,10 +201,10 @@ static void x_axis(frame *f, const qkv_svg_plot *p, bool have_data, double xmin,
             xmin -= pad;
             xmax += pad;
         }
-        double xstep = qkv_svg_nice_step(xmax - xmin, 6);
+        double xstep = qkv__svg_nice_step(xmax - xmin, 6);
         f->ax = (axis){floor(xmin / xstep) * xstep, ceil(xmax / xstep) * xstep, false};
         if (!(f->ax.hi > f->ax.lo)) f->ax.hi = f->ax.lo + xstep;
-        f->nxt = qkv_svg_ticks(f->ax.lo, f->ax.hi, xstep, f->xticks, MAX_TICKS);
+        f->nxt = qkv__svg_ticks(f->ax.lo, f->ax.hi, xstep, f->xticks, MAX_TICKS);
     }
     if (p->x_ticks && p->n_x_ticks > 0) {
         const axis *ax = &f->ax;
@@ -244,10 +244,10 @@ static void y_axis(frame *f, const qkv_svg_plot *p, double ymin, double ymax) {
         }
         f->ay.lo = l0;
         f->ay.hi = l1;
-        f->nyt = qkv_svg_log_ticks(pow(10, l0), pow(10, l1), f->yticks, MAX_TICKS);
+        f->nyt = qkv__svg_log_ticks(pow(10, l0), pow(10, l1), f->yticks, MAX_TICKS);
         if (f->nyt < 3) {  /* a very short range: plain nice steps */
             double a = pow(10, l0), c = pow(10, l1);
-            f->nyt = qkv_svg_ticks(a, c, qkv_svg_nice_step(c - a, 7), f->yticks, MAX_TICKS);
+            f->nyt = qkv__svg_ticks(a, c, qkv__svg_nice_step(c - a, 7), f->yticks, MAX_TICKS);
         }
     } else {
         if (ymax - ymin < 1e-12 * fmax(1, fabs(ymax))) {
@@ -255,14 +255,14 @@ static void y_axis(frame *f, const qkv_svg_plot *p, double ymin, double ymax) {
             ymin -= pad;
             ymax += pad;
         }
-        double ystep = qkv_svg_nice_step(ymax - ymin, 5);
+        double ystep = qkv__svg_nice_step(ymax - ymin, 5);
         if (!p->fixed_y) {
             ymin = floor(ymin / ystep) * ystep;
             ymax = ceil(ymax / ystep) * ystep;
         }
         f->ay.lo = ymin;
         f->ay.hi = ymax;
-        f->nyt = qkv_svg_ticks(ymin, ymax, ystep, f->yticks, MAX_TICKS);
+        f->nyt = qkv__svg_ticks(ymin, ymax, ystep, f->yticks, MAX_TICKS);
     }
 }
 
@@ -271,7 +271,7 @@ static void y_axis(frame *f, const qkv_svg_plot *p, double ymin, double ymax) {
 static void svg_axes(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p) {
     const double ML = f->ml, MT = f->mt, PW = f->pw, PH = f->ph;
     char lab[64];
-    qkv_strbuf_puts(b, "<g stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
+    qkv__strbuf_puts(b, "<g stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
     for (int i = 0; i < f->nyt; i++) {
         double y = frame_y(f, f->yticks[i]);
         svg_line(b, ML, y, ML + PW, y, "/>\n");
@@ -280,7 +280,7 @@ static void svg_axes(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p) {
         double x = frame_x(f, f->xticks[i]);
         svg_line(b, x, MT, x, MT + PH, "/>\n");
     }
-    qkv_strbuf_puts(b, "</g>\n<g stroke=\"#333333\" stroke-width=\"1\">\n");
+    qkv__strbuf_puts(b, "</g>\n<g stroke=\"#333333\" stroke-width=\"1\">\n");
     svg_line(b, ML, MT, ML, MT + PH, "/>\n");
     svg_line(b, ML, MT + PH, ML + PW, MT + PH, "/>\n");
     for (int i = 0; i < f->nyt; i++) {
@@ -291,19 +291,19 @@ static void svg_axes(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p) {
         double x = frame_x(f, f->xticks[i]);
         svg_line(b, x, MT + PH, x, MT + PH + 5, "/>\n");
     }
-    qkv_strbuf_puts(b, "</g>\n<g fill=\"#333333\">\n");
+    qkv__strbuf_puts(b, "</g>\n<g fill=\"#333333\">\n");
     for (int i = 0; i < f->nyt; i++) {
-        qkv_svg_format_tick(lab, sizeof lab - 2, p->percent_y ? f->yticks[i] * 100 : f->yticks[i]);
+        qkv__svg_format_tick(lab, sizeof lab - 2, p->percent_y ? f->yticks[i] * 100 : f->yticks[i]);
         if (p->percent_y) strcat(lab, "%");
         svg_text(b, ML - 8, frame_y(f, f->yticks[i]), "end", "dy=\".35em\"", lab);
     }
     for (int i = 0; i < f->nxt; i++) {
-        qkv_svg_format_tick(lab, sizeof lab, f->xticks[i]);
+        qkv__svg_format_tick(lab, sizeof lab, f->xticks[i]);
         svg_text(b, frame_x(f, f->xticks[i]), MT + PH + 18, "middle", NULL, lab);
     }
     if (p->xlabel) svg_text(b, ML + PW / 2, MT + PH + 38, "middle", "font-size=\"12\"", p->xlabel);
     if (p->ylabel) svg_text_up(b, 16, 0, MT + PH / 2, "text-anchor=\"middle\" font-size=\"12\"", p->ylabel);
-    qkv_strbuf_puts(b, "</g>\n");
+    qkv__strbuf_puts(b, "</g>\n");
 }
 
 /* ---- line plots: legend ------------------------------------------------------------------ */
@@ -342,8 +342,8 @@ static void svg_legend(qkv_strbuf *b, const legend *l, const qkv_svg_series *s, 
     for (int i = 0; i < n_series; i++) {
         int row = i / l->ncol, col = i % l->ncol;
         double x = l->x + col * l->item_w, y = l->y + row * LEGEND_ROW_H;
-        const char *c = qkv_svg_color(i), *dash = qkv_svg_dash(i);
-        qkv_strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"10\" fill=\"%s\" "
+        const char *c = qkv__svg_color(i), *dash = qkv__svg_dash(i);
+        qkv__strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"10\" fill=\"%s\" "
                              "fill-opacity=\"0.18\"/>\n", x, y - 5, LEGEND_SWATCH, c);
         snprintf(tail, sizeof tail, " stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>\n", c,
                  *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "");
@@ -370,7 +370,7 @@ static void svg_error_bars(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p,
                            int n_series) {
     for (int i = 0; i < n_series; i++) {
         if (!s[i].lo || !s[i].hi || !s[i].x) continue;
-        qkv_strbuf_printf(b, "<g stroke=\"%s\" stroke-width=\"1.5\">", qkv_svg_color(i));
+        qkv__strbuf_printf(b, "<g stroke=\"%s\" stroke-width=\"1.5\">", qkv__svg_color(i));
         for (int j = 0; j < s[i].n; j++) {
             if (!band_at(f, &s[i], j)) continue;
             double x = frame_x(f, s[i].x[j]) + series_dx(p, i, n_series), y0 = frame_y(f, s[i].lo[j]),
@@ -378,7 +378,7 @@ static void svg_error_bars(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p,
             svg_line(b, x, y0, x, y1, "/>");
             for (int k = 0; k < 2; k++) svg_line(b, x - 3, k ? y1 : y0, x + 3, k ? y1 : y0, "/>");
         }
-        qkv_strbuf_puts(b, "</g>\n");
+        qkv__strbuf_puts(b, "</g>\n");
     }
 }
 
@@ -394,19 +394,19 @@ static void svg_bands(qkv_strbuf *b, const frame *f, const qkv_svg_series *s, in
                 last = j;
             }
         if (cnt == 0) continue;
-        const char *c = qkv_svg_color(i);
+        const char *c = qkv__svg_color(i);
         if (cnt == 1) {
             snprintf(tail, sizeof tail, " stroke=\"%s\" stroke-width=\"7\" stroke-opacity=\"0.25\"/>\n", c);
             svg_line(b, frame_x(f, s[i].x[last]), frame_y(f, s[i].lo[last]), frame_x(f, s[i].x[last]),
                      frame_y(f, s[i].hi[last]), tail);
             continue;
         }
-        qkv_strbuf_printf(b, "<polygon fill=\"%s\" fill-opacity=\"0.18\" stroke=\"none\" points=\"", c);
+        qkv__strbuf_printf(b, "<polygon fill=\"%s\" fill-opacity=\"0.18\" stroke=\"none\" points=\"", c);
         for (int j = 0; j < s[i].n; j++)
-            if (band_at(f, &s[i], j)) qkv_strbuf_printf(b, "%.2f,%.2f ", frame_x(f, s[i].x[j]), frame_y(f, s[i].hi[j]));
+            if (band_at(f, &s[i], j)) qkv__strbuf_printf(b, "%.2f,%.2f ", frame_x(f, s[i].x[j]), frame_y(f, s[i].hi[j]));
         for (int j = s[i].n - 1; j >= 0; j--)
-            if (band_at(f, &s[i], j)) qkv_strbuf_printf(b, "%.2f,%.2f ", frame_x(f, s[i].x[j]), frame_y(f, s[i].lo[j]));
-        qkv_strbuf_puts(b, "\"/>\n");
+            if (band_at(f, &s[i], j)) qkv__strbuf_printf(b, "%.2f,%.2f ", frame_x(f, s[i].x[j]), frame_y(f, s[i].lo[j]));
+        qkv__strbuf_puts(b, "\"/>\n");
     }
 }
 
@@ -427,36 +427,36 @@ static void svg_lines(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p, cons
                       int n_series) {
     for (int i = 0; i < n_series; i++) {
         if (!s[i].y || !s[i].x) continue;
-        const char *c = qkv_svg_color(i), *dash = qkv_svg_dash(i);
+        const char *c = qkv__svg_color(i), *dash = qkv__svg_dash(i);
         const double dx = series_dx(p, i, n_series);
         int cnt = 0;
         for (int j = 0; j < s[i].n; j++)
             if (frame_has(f, s[i].x[j], s[i].y[j])) cnt++;
         if (cnt == 0) continue;
         if (cnt > 1) {
-            qkv_strbuf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+            qkv__strbuf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
                                  "stroke-linejoin=\"round\"", c);
-            if (*dash) qkv_strbuf_printf(b, " stroke-dasharray=\"%s\"", dash);
-            qkv_strbuf_puts(b, " points=\"");
+            if (*dash) qkv__strbuf_printf(b, " stroke-dasharray=\"%s\"", dash);
+            qkv__strbuf_puts(b, " points=\"");
             for (int j = 0; j < s[i].n; j++)
                 if (frame_has(f, s[i].x[j], s[i].y[j]))
-                    qkv_strbuf_printf(b, "%.2f,%.2f ", frame_x(f, s[i].x[j]) + dx, frame_y(f, s[i].y[j]));
-            qkv_strbuf_puts(b, "\"/>\n");
+                    qkv__strbuf_printf(b, "%.2f,%.2f ", frame_x(f, s[i].x[j]) + dx, frame_y(f, s[i].y[j]));
+            qkv__strbuf_puts(b, "\"/>\n");
         }
         if (cnt <= 30) {
-            qkv_strbuf_printf(b, "<g fill=\"%s\">", c);
+            qkv__strbuf_printf(b, "<g fill=\"%s\">", c);
             for (int j = 0; j < s[i].n; j++)
                 if (frame_has(f, s[i].x[j], s[i].y[j]))
-                    qkv_strbuf_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%s\"/>", frame_x(f, s[i].x[j]) + dx,
+                    qkv__strbuf_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%s\"/>", frame_x(f, s[i].x[j]) + dx,
                                       frame_y(f, s[i].y[j]), cnt == 1 || p->error_bars ? "3.5" : "2.5");
-            qkv_strbuf_puts(b, "</g>\n");
+            qkv__strbuf_puts(b, "</g>\n");
         }
     }
 }
 
 /* ---- line plots -------------------------------------------------------------------------- */
 
-char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_series) {
+char *qkv__svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_series) {
     if (!p || n_series < 0 || (n_series > 0 && !s)) return NULL;
     double xmin, xmax, ymin, ymax;
     data_range(p, s, n_series, &xmin, &xmax, &ymin, &ymax);
@@ -475,7 +475,7 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
     const double H = leg.y + leg.nrow * LEGEND_ROW_H + 10;
 
     qkv_strbuf b;
-    qkv_strbuf_init(&b);
+    qkv__strbuf_init(&b);
     svg_header(&b, W, H, p->title, NULL);
     svg_axes(&b, &f, p);
     if (!have_data)
@@ -486,8 +486,8 @@ char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_serie
     svg_hline(&b, &f, p);
     svg_lines(&b, &f, p, s, n_series);
     svg_legend(&b, &leg, s, n_series);
-    qkv_strbuf_puts(&b, "</svg>\n");
-    return qkv_strbuf_take(&b);
+    qkv__strbuf_puts(&b, "</svg>\n");
+    return qkv__strbuf_take(&b);
 }
 
 /* ---- heatmaps ---------------------------------------------------------------------------- */
@@ -616,32 +616,32 @@ static void heatmap_cells(qkv_strbuf *b, const heat_layout *L, const float *m, i
         }
     }
     qsort(runs, (size_t)nr, sizeof *runs, cmp_run);
-    qkv_strbuf_puts(b, "<g shape-rendering=\"crispEdges\">\n");
+    qkv__strbuf_puts(b, "<g shape-rendering=\"crispEdges\">\n");
     for (int i = 0; i < nr; i++) {
         if (i == 0 || runs[i].level != runs[i - 1].level) {
             if (runs[i].level < 0) snprintf(col, sizeof col, "#bbbbbb");
             else ramp(runs[i].level / 255.0, col);
-            qkv_strbuf_printf(b, "<path fill=\"%s\" d=\"", col);
+            qkv__strbuf_printf(b, "<path fill=\"%s\" d=\"", col);
         }
         double rw = (runs[i].k1 - runs[i].k0) * cell;
-        qkv_strbuf_printf(b, "M%.2f %.2fh%.2fv%.2fh%.2fz", px + runs[i].k0 * cell, py + runs[i].q * cell, rw, cell,
+        qkv__strbuf_printf(b, "M%.2f %.2fh%.2fv%.2fh%.2fz", px + runs[i].k0 * cell, py + runs[i].q * cell, rw, cell,
                           -rw);
-        if (i == nr - 1 || runs[i + 1].level != runs[i].level) qkv_strbuf_puts(b, "\"/>\n");
+        if (i == nr - 1 || runs[i + 1].level != runs[i].level) qkv__strbuf_puts(b, "\"/>\n");
     }
-    qkv_strbuf_puts(b, "</g>\n");
+    qkv__strbuf_puts(b, "</g>\n");
 }
 
 /* a panel's tick labels (every k-th of the T tokens lab): queries on the left, keys below */
 static void heatmap_ticks(qkv_strbuf *b, const heat_layout *L, const char *const *lab, int T, double px,
                           double py) {
-    qkv_strbuf_printf(b, "<g font-size=\"%.1f\" fill=\"#333333\">\n", L->fs);
+    qkv__strbuf_printf(b, "<g font-size=\"%.1f\" fill=\"#333333\">\n", L->fs);
     for (int i = 0; i < T; i += L->k) svg_text(b, px - 3, py + (i + 0.5) * L->cell, "end", "dy=\".35em\"", lab[i]);
     for (int i = 0; i < T; i += L->k) {
         double x = px + (i + 0.5) * L->cell;
         if (L->rotate_x) svg_text_up(b, x, 2, py + L->panel + 3, "text-anchor=\"end\" dy=\".35em\"", lab[i]);
         else svg_text(b, x, py + L->panel + L->fs + 2, "middle", NULL, lab[i]);
     }
-    qkv_strbuf_puts(b, "</g>\n");
+    qkv__strbuf_puts(b, "</g>\n");
 }
 
 /* the colour bar right of a grid grid_w wide: the ramp from 0 at the bottom to 1 at the top, with
@@ -651,23 +651,23 @@ static void heatmap_colour_bar(qkv_strbuf *b, const heat_layout *L, double grid_
     const double panel = L->panel;
     double bx = HM_ML + grid_w + 8, by = L->mt + HM_CAP, bh = panel < 120 ? 120 : panel > 220 ? 220 : panel;
     char col[8], txt[32];
-    qkv_strbuf_puts(b, "<g shape-rendering=\"crispEdges\">\n");
+    qkv__strbuf_puts(b, "<g shape-rendering=\"crispEdges\">\n");
     for (int i = 0; i < nbar; i++) {
         ramp((i + 0.5) / nbar, col);
-        qkv_strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"%.2f\" fill=\"%s\"/>\n", bx,
+        qkv__strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"%.2f\" fill=\"%s\"/>\n", bx,
                           by + bh - (i + 1) * bh / nbar, bh / nbar + 0.05, col);
     }
-    qkv_strbuf_puts(b, "</g>\n");
-    qkv_strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"%.2f\" fill=\"none\" "
+    qkv__strbuf_puts(b, "</g>\n");
+    qkv__strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"14\" height=\"%.2f\" fill=\"none\" "
                          "stroke=\"#888888\" stroke-width=\"0.8\"/>\n", bx, by, bh);
-    qkv_strbuf_puts(b, "<g font-size=\"10\" fill=\"#333333\">\n");
+    qkv__strbuf_puts(b, "<g font-size=\"10\" fill=\"#333333\">\n");
     for (int i = 0; i <= 4; i++) {
         double y = by + bh - i * bh / 4;
         svg_line(b, bx + 14, y, bx + 18, y, " stroke=\"#333333\"/>\n");
         snprintf(txt, sizeof txt, "%.2f", i / 4.0);
         svg_text(b, bx + 21, y, NULL, "dy=\".35em\"", txt);
     }
-    qkv_strbuf_puts(b, "</g>\n");
+    qkv__strbuf_puts(b, "</g>\n");
     svg_text(b, bx, by - 12, NULL, "font-size=\"11\" fill=\"#222222\"", "weight");
 }
 
@@ -684,7 +684,7 @@ static void heatmap_draw(qkv_strbuf *b, const heat_layout *L, const char *title,
             snprintf(txt, sizeof txt, "layer %d, head %d", l, h);
             svg_text(b, px + L->panel / 2, py - 6, "middle", "font-size=\"11\" fill=\"#222222\"", txt);
             heatmap_cells(b, L, m, T, px, py, runs);
-            qkv_strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" "
+            qkv__strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" "
                                  "stroke=\"#888888\" stroke-width=\"0.8\"/>\n", px, py, L->panel, L->panel);
             heatmap_ticks(b, L, lab, T, px, py);
         }
@@ -695,10 +695,10 @@ static void heatmap_draw(qkv_strbuf *b, const heat_layout *L, const char *title,
     svg_text_up(b, 14, 0, L->mt + layers * L->block_h / 2, "text-anchor=\"middle\" font-size=\"12\" fill=\"#222222\"",
                 "\xe2\x86\x90 query (attending position)");
     heatmap_colour_bar(b, L, grid_w);
-    qkv_strbuf_puts(b, "</svg>\n");
+    qkv__strbuf_puts(b, "</svg>\n");
 }
 
-char *qkv_svg_heatmap(const char *title, const char *subtitle, int layers, int heads, int T,
+char *qkv__svg_heatmap(const char *title, const char *subtitle, int layers, int heads, int T,
                       const float *w, const char *const *labels) {
     if (!w || layers < 1 || heads < 1 || T < 1 || layers > 4096 || heads > 4096 || T > 65536) return NULL;
     cell_run *runs = malloc((size_t)T * (size_t)T * sizeof *runs);
@@ -716,9 +716,9 @@ char *qkv_svg_heatmap(const char *title, const char *subtitle, int layers, int h
     }
     const heat_layout L = heatmap_layout(title, subtitle, layers, heads, T, maxlab);
     qkv_strbuf b;
-    qkv_strbuf_init(&b);
+    qkv__strbuf_init(&b);
     heatmap_draw(&b, &L, title, subtitle, layers, heads, T, w, lab, runs);
     free(runs);
     if (own) free_labels(own, T);
-    return qkv_strbuf_take(&b);
+    return qkv__strbuf_take(&b);
 }

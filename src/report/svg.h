@@ -13,19 +13,19 @@
 /* ---- axes -------------------------------------------------------------------------------- */
 
 /* the "nice" step (1, 2 or 5 x 10^k) that divides span into about `target` intervals */
-QKV_INTERNAL double qkv_svg_nice_step(double span, int target);
+QKV_INTERNAL double qkv__svg_nice_step(double span, int target);
 /* ticks: multiples of step in [lo, hi] (up to max of them); returns the count */
-QKV_INTERNAL int qkv_svg_ticks(double lo, double hi, double step, double *out, int max);
+QKV_INTERNAL int qkv__svg_ticks(double lo, double hi, double step, double *out, int max);
 /* ticks for a log axis over [lo, hi] (lo > 0): decades, with 2 and 5 (or every digit)
  * between them when the range is short; returns the count */
-QKV_INTERNAL int qkv_svg_log_ticks(double lo, double hi, double *out, int max);
+QKV_INTERNAL int qkv__svg_log_ticks(double lo, double hi, double *out, int max);
 /* a tick label: integers without decimals, otherwise %g with up to 4 significant digits */
-QKV_INTERNAL void qkv_svg_format_tick(char *dst, size_t n, double v);
+QKV_INTERNAL void qkv__svg_format_tick(char *dst, size_t n, double v);
 
 /* colour i of a colour-blind-friendly palette (Tableau 10; cycles) as "#rrggbb" */
-QKV_INTERNAL const char *qkv_svg_color(int i);
+QKV_INTERNAL const char *qkv__svg_color(int i);
 /* the dash pattern used for series i ("" for the first cycle of colours, then dashed) */
-QKV_INTERNAL const char *qkv_svg_dash(int i);
+QKV_INTERNAL const char *qkv__svg_dash(int i);
 
 /* ---- line plots -------------------------------------------------------------------------- */
 
@@ -55,8 +55,8 @@ typedef struct qkv_svg_plot {
 } qkv_svg_plot;
 
 /* lines with semi-transparent bands (or error bars), axes with ticks, labels, title and a legend
- * below the plot (series i drawn with qkv_svg_color(i)); malloc'd, NULL when out of memory */
-QKV_INTERNAL char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_series);
+ * below the plot (series i drawn with qkv__svg_color(i)); malloc'd, NULL when out of memory */
+QKV_INTERNAL char *qkv__svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_series);
 
 /* ---- heatmaps ---------------------------------------------------------------------------- */
 
@@ -64,7 +64,7 @@ QKV_INTERNAL char *qkv_svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s
  * as rows, heads as columns; query on y, key on x), white -> dark for 0 -> 1 with a
  * colour bar; labels: T tick labels (the tokens) or NULL for positions; subtitle may be
  * NULL. Non-finite weights are drawn grey. malloc'd, NULL when out of memory or bad sizes */
-QKV_INTERNAL char *qkv_svg_heatmap(const char *title, const char *subtitle, int layers, int heads, int T,
+QKV_INTERNAL char *qkv__svg_heatmap(const char *title, const char *subtitle, int layers, int heads, int T,
                       const float *w, const char *const *labels);
 
 #endif

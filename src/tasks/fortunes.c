@@ -154,7 +154,7 @@ oom:
     return NULL;
 }
 
-int qkv_task_read_fortunes(const char *dir, const char *key, uint8_t **out, int64_t *out_len, int *n_files,
+int qkv__task_read_fortunes(const char *dir, const char *key, uint8_t **out, int64_t *out_len, int *n_files,
                            int64_t *n_fortunes, char *err, int errlen) {
     int nf = 0, rc = -1;
     char **names = list_files(dir, key, &nf, err, errlen);
@@ -165,7 +165,7 @@ int qkv_task_read_fortunes(const char *dir, const char *key, uint8_t **out, int6
         char path[4096], e[768];
         size_t len;
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        char *buf = qkv_read_regular_file(path, &len, e, sizeof e);
+        char *buf = qkv__read_regular_file(path, &len, e, sizeof e);
         if (!buf) {
             snprintf(err, (size_t)errlen, "%s: %s", key, e);
             goto done;
@@ -228,7 +228,7 @@ done:
     return rc;
 }
 
-int64_t qkv_task_fortune_start(const uint8_t *text, int64_t len, int64_t pos) {
+int64_t qkv__task_fortune_start(const uint8_t *text, int64_t len, int64_t pos) {
     if (pos <= 0) return 0;
     /* a fortune starts after a "%" line; the corpus has no other line holding only "%" */
     for (int64_t p = pos; p < len; p++)

@@ -51,7 +51,7 @@ static void gen_seq2seq(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tg
 static void gen_recall(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt) {
     int P = t->cfg.pairs, Q = t->cfg.queries ? t->cfg.queries : P;
     int32_t keys[4096], vals[4096], order[4096];
-    qkv_task_draw_pairs(r, P, t->cfg.keys, t->cfg.values, keys, vals, order);
+    qkv__task_draw_pairs(r, P, t->cfg.keys, t->cfg.values, keys, vals, order);
     for (int i = 0; i < P; i++) {
         tok[2 * i] = keys[i];
         tok[2 * i + 1] = vals[i];
@@ -81,7 +81,7 @@ static void generate(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt) 
     case QKV_TASK_RECALL: gen_recall(t, r, tok, tgt); break;
     case QKV_TASK_INDUCTION: gen_induction(t, r, tok, tgt); break;
     case QKV_TASK_FUZZY_RECALL: case QKV_TASK_NOISY_RECALL: case QKV_TASK_SELECTIVE_COPY:
-        qkv_task_mad_example(t, r, tok, tgt);
+        qkv__task_mad_example(t, r, tok, tgt);
         break;
     default: gen_seq2seq(t, r, tok, tgt); break;
     }
@@ -122,7 +122,7 @@ static int generated_shape(const qkv_task_config *c, int *vocab, int *seq_len, c
         *seq_len = c->length;
         return 0;
     case QKV_TASK_FUZZY_RECALL: case QKV_TASK_NOISY_RECALL: case QKV_TASK_SELECTIVE_COPY:
-        return qkv_task_mad_shape(c, vocab, seq_len, err, errlen);
+        return qkv__task_mad_shape(c, vocab, seq_len, err, errlen);
     case QKV_TASK_TEXT: case QKV_TASK_FILE: return 0;
     default:
         snprintf(err, (size_t)errlen, "task.name: unknown task %d", (int)c->kind);
@@ -141,8 +141,8 @@ int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t seed, char *
     t->seed = seed;
     qkv_rng_seed_stream(&t->train_rng, seed, STREAM_TRAIN);
     switch (cfg->kind) {
-    case QKV_TASK_TEXT: return qkv_task_open_text(t, err, errlen);
-    case QKV_TASK_FILE: return qkv_task_open_file(t, err, errlen);
+    case QKV_TASK_TEXT: return qkv__task_open_text(t, err, errlen);
+    case QKV_TASK_FILE: return qkv__task_open_file(t, err, errlen);
     default: return generated_shape(cfg, &t->vocab, &t->seq_len, err, errlen);
     }
 }
@@ -316,7 +316,7 @@ static void fill_row(qkv_task *t, qkv_batch *b, int i, qkv_rng *r, qkv_split spl
     int32_t *tok = b->tok + (size_t)i * b->T, *tgt = b->tgt + (size_t)i * b->T;
     for (int j = 0; j < b->T; j++) b->pad_buf[(size_t)i * b->T + j] = 1;
     switch (t->cfg.kind) {
-    case QKV_TASK_TEXT: qkv_task_text_example(t, r, split, tok, tgt); break;
+    case QKV_TASK_TEXT: qkv__task_text_example(t, r, split, tok, tgt); break;
     case QKV_TASK_FILE: {
         int n_eval = t->n_seqs - t->n_train - t->n_val;
         int idx = split == QKV_SPLIT_EVAL  ? t->n_train + t->n_val + (int)(k % n_eval)

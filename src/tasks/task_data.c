@@ -13,7 +13,7 @@
 static int read_file(const char *path, const char *key, uint8_t **out, int64_t *len, char *err, int errlen) {
     char e[768];
     size_t n;
-    char *buf = qkv_read_regular_file(path, &n, e, sizeof e); /* opened once, read once; no pipe */
+    char *buf = qkv__read_regular_file(path, &n, e, sizeof e); /* opened once, read once; no pipe */
     if (!buf) {
         snprintf(err, (size_t)errlen, "%s: %s", key, e);
         return -1;
@@ -28,11 +28,11 @@ static int read_file(const char *path, const char *key, uint8_t **out, int64_t *
     return 0;
 }
 
-int qkv_task_open_text(qkv_task *t, char *err, int errlen) {
+int qkv__task_open_text(qkv_task *t, char *err, int errlen) {
     bool fortunes = t->cfg.corpus == QKV_CORPUS_FORTUNES;
     const char *src = fortunes && !t->cfg.path[0] ? QKV_FORTUNES_DIR : t->cfg.path;
     const char *key = fortunes && !t->cfg.path[0] ? "task.corpus" : "task.path";
-    if (fortunes ? qkv_task_read_fortunes(src, key, &t->text, &t->text_len, NULL, NULL, err, errlen)
+    if (fortunes ? qkv__task_read_fortunes(src, key, &t->text, &t->text_len, NULL, NULL, err, errlen)
                  : read_file(src, key, &t->text, &t->text_len, err, errlen))
         return -1;
     t->vocab = 256;
@@ -40,7 +40,7 @@ int qkv_task_open_text(qkv_task *t, char *err, int errlen) {
     /* a part of the fortunes starts where a fortune does: the cut moves forward to the next one */
     int64_t len = t->text_len;
     int64_t split = len - (int64_t)((double)len * t->cfg.eval_fraction);
-    if (fortunes) split = qkv_task_fortune_start(t->text, len, split);
+    if (fortunes) split = qkv__task_fortune_start(t->text, len, split);
     t->text_split = split;
     int64_t need = t->seq_len + 1;
     if (t->text_split < need || len - t->text_split < need) {
@@ -52,12 +52,12 @@ int qkv_task_open_text(qkv_task *t, char *err, int errlen) {
     /* the validation slice, cut from the end of the training part; none when either would be
      * shorter than a window */
     int64_t val = t->text_split - (int64_t)((double)len * t->cfg.val_fraction);
-    if (fortunes) val = qkv_task_fortune_start(t->text, len, val < 0 ? 0 : val);
+    if (fortunes) val = qkv__task_fortune_start(t->text, len, val < 0 ? 0 : val);
     t->text_val = t->cfg.val_fraction > 0 && val >= need && t->text_split - val >= need ? val : t->text_split;
     return 0;
 }
 
-void qkv_task_text_example(const qkv_task *t, qkv_rng *r, qkv_split split, int32_t *tok, int32_t *tgt) {
+void qkv__task_text_example(const qkv_task *t, qkv_rng *r, qkv_split split, int32_t *tok, int32_t *tgt) {
     int64_t lo = split == QKV_SPLIT_EVAL ? t->text_split : split == QKV_SPLIT_VAL ? t->text_val : 0;
     int64_t hi = split == QKV_SPLIT_EVAL ? t->text_len : split == QKV_SPLIT_VAL ? t->text_split : t->text_val;
     int64_t at = lo + (int64_t)qkv_rng_below(r, (uint64_t)(hi - lo - t->seq_len));
@@ -106,7 +106,7 @@ static int int_array(const cJSON *a, const char *what, int n_expect, int32_t lo,
     return n;
 }
 
-int qkv_task_parse_jsonl(qkv_task *t, const char *text, size_t len, const char *label, char *err, int errlen) {
+int qkv__task_parse_jsonl(qkv_task *t, const char *text, size_t len, const char *label, char *err, int errlen) {
     const char *p = text, *end = text + len;
     int line = 0, cap = t->n_seqs;
     while (p < end) {
@@ -184,7 +184,7 @@ static int load_jsonl(qkv_task *t, const char *path, const char *key, char *err,
     int64_t len;
     if (read_file(path, key, &buf, &len, err, errlen)) return -1;
     int before = t->n_seqs;
-    int rc = qkv_task_parse_jsonl(t, (const char *)buf, (size_t)len, path, err, errlen);
+    int rc = qkv__task_parse_jsonl(t, (const char *)buf, (size_t)len, path, err, errlen);
     free(buf);
     if (!rc && t->n_seqs == before) {
         snprintf(err, (size_t)errlen, "%s: %s holds no sequences", key, path);
@@ -193,7 +193,7 @@ static int load_jsonl(qkv_task *t, const char *path, const char *key, char *err,
     return rc;
 }
 
-int qkv_task_open_file(qkv_task *t, char *err, int errlen) {
+int qkv__task_open_file(qkv_task *t, char *err, int errlen) {
     t->variable_length = true;
     if (load_jsonl(t, t->cfg.path, "task.path", err, errlen)) return -1;
     if (t->cfg.eval_path[0]) {

@@ -28,7 +28,7 @@ static bool take(qkv_rng *r, int *need, int left) {
     return true;
 }
 
-void qkv_task_draw_pairs(qkv_rng *r, int P, int K, int V, int32_t *keys, int32_t *vals, int32_t *order) {
+void qkv__task_draw_pairs(qkv_rng *r, int P, int K, int V, int32_t *keys, int32_t *vals, int32_t *order) {
     for (int i = 0; i < P; i++) { /* distinct keys: drawn again while equal to an earlier one */
         int32_t k;
         bool dup;
@@ -82,7 +82,7 @@ static void gen_noisy(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt)
     const qkv_task_config *c = &t->cfg;
     int P = c->pairs, Q = c->queries ? c->queries : P, K = c->keys, V = c->values;
     int32_t keys[MAX_PAIRS], vals[MAX_PAIRS], order[MAX_PAIRS];
-    qkv_task_draw_pairs(r, P, K, V, keys, vals, order);
+    qkv__task_draw_pairs(r, P, K, V, keys, vals, order);
     int at = 0, next = 0, need = P;
     for (int left = P + c->noise; left > 0; left--) { /* P pair places among P + N */
         if (take(r, &need, left)) {
@@ -117,7 +117,7 @@ static void gen_selective(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *
     }
 }
 
-void qkv_task_mad_example(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt) {
+void qkv__task_mad_example(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt) {
     switch (t->cfg.kind) {
     case QKV_TASK_FUZZY_RECALL: gen_fuzzy(t, r, tok, tgt); break;
     case QKV_TASK_NOISY_RECALL: gen_noisy(t, r, tok, tgt); break;
@@ -125,7 +125,7 @@ void qkv_task_mad_example(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *
     }
 }
 
-int qkv_task_mad_shape(const qkv_task_config *c, int *vocab, int *seq_len, char *err, int errlen) {
+int qkv__task_mad_shape(const qkv_task_config *c, int *vocab, int *seq_len, char *err, int errlen) {
     int P = c->pairs, Q = c->queries ? c->queries : c->pairs;
     int64_t T;
     const char *key; /* the key that sets the length, named when it is too long */

@@ -10,11 +10,11 @@
 
 /* P distinct keys in [0, K), P values in [K, K + V), order a random permutation of [0, P):
  * the draws of recall and noisy_recall (P <= 4096, K >= P) */
-QKV_INTERNAL void qkv_task_draw_pairs(qkv_rng *r, int P, int K, int V, int32_t *keys, int32_t *vals, int32_t *order);
+QKV_INTERNAL void qkv__task_draw_pairs(qkv_rng *r, int P, int K, int V, int32_t *keys, int32_t *vals, int32_t *order);
 /* vocab and positions of a MAD task (c->kind one of the three) after checking its sizes: 0, or
  * -1 with one line naming the key in err */
-QKV_INTERNAL int qkv_task_mad_shape(const qkv_task_config *c, int *vocab, int *seq_len, char *err, int errlen);
+QKV_INTERNAL int qkv__task_mad_shape(const qkv_task_config *c, int *vocab, int *seq_len, char *err, int errlen);
 /* one example into tok/tgt (t->seq_len positions each, every one written) from r */
-QKV_INTERNAL void qkv_task_mad_example(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt);
+QKV_INTERNAL void qkv__task_mad_example(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt);
 
 #endif

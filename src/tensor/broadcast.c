@@ -1,9 +1,9 @@
 /* Broadcast plans for elementwise ops (trailing-aligned, as NumPy and PyTorch). */
 #include "tensor/kernels.h"
 
-_Atomic uint64_t qkv_gemm_flops = 0;
+_Atomic uint64_t qkv__gemm_flops = 0;
 
-int qkv_bcast_init(qkv_bcast *bc, int nda, const int64_t *a, int ndb, const int64_t *b,
+int qkv__bcast_init(qkv_bcast *bc, int nda, const int64_t *a, int ndb, const int64_t *b,
                    int *out_ndim, int64_t *out_shape) {
     int nd = nda > ndb ? nda : ndb;
     if (nd > 4) return -1;

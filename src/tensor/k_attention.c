@@ -167,9 +167,9 @@ static uint64_t pass_flops(const qkv_sdpa_shape *s, int products) {
 }
 
 void K(sdpa)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *v, real *p, real *y) {
-    qkv_gemm_flops += pass_flops(s, 2);
+    qkv__gemm_flops += pass_flops(s, 2);
     sdpa_job j = {.s = s, .q = q, .k = k, .v = v, .pw = p, .y = y};
-    qkv_parallel_for(s->B * s->H, 1, forward_pairs, &j);
+    qkv__parallel_for(s->B * s->H, 1, forward_pairs, &j);
 }
 
 /* the query heads of key/value groups [g0, g1) (group = b kvH + kh: query heads kh G .. kh G +
@@ -213,8 +213,8 @@ static void backward_parts(void *arg, int64_t b, int64_t e) {
 
 void K(sdpa_backward)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *v, const real *p,
                       const real *dy, real *dq, real *dk, real *dv, real *scratch, int64_t parts, int zero) {
-    qkv_gemm_flops += pass_flops(s, (dv ? 1 : 0) + (dq || dk ? 1 : 0) + (dq ? 1 : 0) + (dk ? 1 : 0));
+    qkv__gemm_flops += pass_flops(s, (dv ? 1 : 0) + (dq || dk ? 1 : 0) + (dq ? 1 : 0) + (dk ? 1 : 0));
     sdpa_job j = {.s = s, .q = q, .k = k, .v = v, .p = p, .dy = dy, .dq = dq, .dk = dk, .dv = dv,
                   .scratch = scratch, .parts = parts, .zero = zero};
-    qkv_parallel_for(parts, 1, backward_parts, &j);
+    qkv__parallel_for(parts, 1, backward_parts, &j);
 }

@@ -117,7 +117,7 @@ static void binary_flat_range(void *p, int64_t s, int64_t e) {
 }
 void K(binary_flat)(qkv_binop op, int64_t n, const real *a, const real *b, real *y) {
     flat_job j = {.op = op, .a = a, .b = b, .y = y};
-    qkv_parallel_for(n, QKV_GRAIN, binary_flat_range, &j);
+    qkv__parallel_for(n, QKV_GRAIN, binary_flat_range, &j);
 }
 
 static void binary_flat_backward_range(void *p, int64_t s, int64_t e) {
@@ -128,7 +128,7 @@ static void binary_flat_backward_range(void *p, int64_t s, int64_t e) {
 void K(binary_flat_backward)(qkv_binop op, int64_t n, const real *a, const real *b, const real *dy, real *da,
                              real *db, int zero) {
     flat_job j = {.op = op, .a = a, .b = b, .dy = dy, .da = da, .db = db, .zero = zero};
-    qkv_parallel_for(n, QKV_GRAIN, binary_flat_backward_range, &j);
+    qkv__parallel_for(n, QKV_GRAIN, binary_flat_backward_range, &j);
 }
 
 static void affine_range(void *p, int64_t s, int64_t e) {
@@ -137,7 +137,7 @@ static void affine_range(void *p, int64_t s, int64_t e) {
 }
 void K(affine)(int64_t n, const real *x, double alpha, double beta, real *y) {
     flat_job j = {.a = x, .y = y, .alpha = alpha, .beta = beta};
-    qkv_parallel_for(n, QKV_GRAIN, affine_range, &j);
+    qkv__parallel_for(n, QKV_GRAIN, affine_range, &j);
 }
 
 static void axpy_range(void *p, int64_t s, int64_t e) {
@@ -146,5 +146,5 @@ static void axpy_range(void *p, int64_t s, int64_t e) {
 }
 void K(axpy)(int64_t n, double alpha, const real *x, real *y) {
     flat_job j = {.a = x, .y = y, .alpha = alpha};
-    qkv_parallel_for(n, QKV_GRAIN, axpy_range, &j);
+    qkv__parallel_for(n, QKV_GRAIN, axpy_range, &j);
 }

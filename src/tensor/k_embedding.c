@@ -12,7 +12,7 @@ static void embedding_range(void *p, int64_t i0, int64_t i1) {
 
 void K(embedding)(int64_t n, int64_t dim, const real *table, const int32_t *idx, real *y) {
     emb_job j = {.n = n, .dim = dim, .table = table, .idx = idx, .y = y};
-    qkv_parallel_for(n, qkv_row_grain(dim), embedding_range, &j);
+    qkv__parallel_for(n, qkv_row_grain(dim), embedding_range, &j);
 }
 
 /* columns [k0, k1) of every table row: indices may repeat, so split by column, not by index,
@@ -28,5 +28,5 @@ static void embedding_backward_range(void *p, int64_t k0, int64_t k1) {
 
 void K(embedding_backward)(int64_t n, int64_t dim, const int32_t *idx, const real *dy, real *dtable) {
     emb_job j = {.n = n, .dim = dim, .idx = idx, .dy = dy, .dtable = dtable};
-    qkv_parallel_for(dim, n >= QKV_GRAIN ? 8 : (QKV_GRAIN / (n > 0 ? n : 1) + 7) / 8 * 8, embedding_backward_range, &j);
+    qkv__parallel_for(dim, n >= QKV_GRAIN ? 8 : (QKV_GRAIN / (n > 0 ? n : 1) + 7) / 8 * 8, embedding_backward_range, &j);
 }

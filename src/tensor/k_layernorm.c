@@ -44,7 +44,7 @@ static void layernorm_range(void *p, int64_t r0, int64_t r1) {
 void K(layernorm)(int64_t rows, int64_t n, const real *x, const real *w, const real *b, double eps, real *y,
                   real *mean, real *rstd) {
     ln_job j = {.n = n, .x = x, .w = w, .b = b, .y = y, .mean_out = mean, .rstd_out = rstd, .eps = eps};
-    qkv_parallel_for(rows, qkv_row_grain(n), layernorm_range, &j);
+    qkv__parallel_for(rows, qkv_row_grain(n), layernorm_range, &j);
 }
 
 /* one row: dx += rstd (g - mean(g) - xh mean(g xh)), g = dy w */
@@ -108,6 +108,6 @@ void K(layernorm_backward)(int64_t rows, int64_t n, const real *x, const real *w
     ln_job j = {.n = n, .x = x, .w = w, .mean = mean, .rstd = rstd, .dy = dy, .dx = dx, .dw = dw, .db = db,
                 .rows = rows, .zero = zero, .part = scratch};
     int64_t blocks = (rows + QKV_LN_BLOCK - 1) / QKV_LN_BLOCK, per = QKV_LN_BLOCK * n;
-    qkv_parallel_for(blocks, per >= QKV_GRAIN ? 1 : QKV_GRAIN / per, backward_blocks, &j);
-    if (dw || db) qkv_parallel_for(n, 64, add_partials, &j);
+    qkv__parallel_for(blocks, per >= QKV_GRAIN ? 1 : QKV_GRAIN / per, backward_blocks, &j);
+    if (dw || db) qkv__parallel_for(n, 64, add_partials, &j);
 }

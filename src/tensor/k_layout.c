@@ -48,7 +48,7 @@ void K(transpose)(const int64_t shape[4], int a1, int a2, const real *x, real *y
     for (int i = 0; i < 4; i++) j.xs[i] = ystride[i];
     j.xs[a1] = ystride[a2];
     j.xs[a2] = ystride[a1];
-    qkv_parallel_for(shape[0] * shape[1] * shape[2], qkv_row_grain(shape[3]), transpose_range, &j);
+    qkv__parallel_for(shape[0] * shape[1] * shape[2], qkv_row_grain(shape[3]), transpose_range, &j);
 }
 
 QKV_VECTOR_CLONES
@@ -71,5 +71,5 @@ void K(copy_block)(int64_t outer, int64_t len, int64_t inner, const real *src, i
                    real *dst, int64_t dst_n, int64_t dst_at, int accumulate) {
     layout_job j = {.x = src, .y = dst, .accumulate = accumulate, .len = len, .inner = inner, .src_n = src_n,
                     .src_at = src_at, .dst_n = dst_n, .dst_at = dst_at};
-    qkv_parallel_for(outer, qkv_row_grain(len * inner), copy_block_range, &j);
+    qkv__parallel_for(outer, qkv_row_grain(len * inner), copy_block_range, &j);
 }

@@ -48,7 +48,7 @@ double K(cross_entropy)(int64_t rows, int64_t V, const real *logits, const int32
         j.logits = logits + r0 * V;
         j.targets = targets + r0;
         j.lse = lse + r0;
-        qkv_parallel_for(n, qkv_row_grain(V), cross_entropy_range, &j);
+        qkv__parallel_for(n, qkv_row_grain(V), cross_entropy_range, &j);
         for (int64_t r = 0; r < n; r++) {
             if (targets[r0 + r] == ignore) continue;
             total += (double)row_loss[r];
@@ -76,5 +76,5 @@ void K(cross_entropy_backward)(int64_t rows, int64_t V, const real *logits, cons
                                const real *lse, double g_over_count, real *dlogits) {
     ce_job j = {.V = V, .logits = logits, .targets = targets, .ignore = ignore, .lse_in = lse,
                 .dlogits = dlogits, .g = (real)g_over_count};
-    qkv_parallel_for(rows, qkv_row_grain(V), cross_entropy_backward_range, &j);
+    qkv__parallel_for(rows, qkv_row_grain(V), cross_entropy_backward_range, &j);
 }

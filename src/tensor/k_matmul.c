@@ -100,10 +100,10 @@ static void gemm_batches(void *p, int64_t b0, int64_t b1) {
 #define GEMM_SPLIT_WORK (1 << 20)
 
 void K(gemm)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, const real *B, real beta, real *C) {
-    qkv_gemm_flops += (uint64_t)(2 * M * N * Kd);
+    qkv__gemm_flops += (uint64_t)(2 * M * N * Kd);
     gemm_job j = {ta, tb, M, N, Kd, 0, 0, 0, A, B, beta, C};
     int64_t grain = M * N * Kd >= GEMM_SPLIT_WORK ? 16 : M; /* rows per piece */
-    qkv_parallel_for(M, grain, gemm_rows, &j);
+    qkv__parallel_for(M, grain, gemm_rows, &j);
 }
 
 void K(gemm_batched)(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int64_t sa,
@@ -112,7 +112,7 @@ void K(gemm_batched)(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_
         K(gemm)(ta, tb, M, N, Kd, A, B, beta, C);
         return;
     }
-    qkv_gemm_flops += (uint64_t)(2 * M * N * Kd * batch);
+    qkv__gemm_flops += (uint64_t)(2 * M * N * Kd * batch);
     if (sc == 0) { /* every product accumulates into one C (a shared weight's gradient): in order */
         for (int64_t i = 0; i < batch; i++) /* beta applies once; later products add on */
             blas(ta, tb, M, N, Kd, A + i * sa, (int)(ta ? M : Kd), B + i * sb, i ? 1 : beta, C + i * sc);
@@ -120,7 +120,7 @@ void K(gemm_batched)(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_
     }
     gemm_job j = {ta, tb, M, N, Kd, sa, sb, sc, A, B, beta, C};
     int64_t per = M * N * Kd, grain = per * batch >= GEMM_SPLIT_WORK ? 1 : batch;
-    qkv_parallel_for(batch, grain, gemm_batches, &j);
+    qkv__parallel_for(batch, grain, gemm_batches, &j);
 }
 
 typedef struct { int64_t rows, n; const real *src; real *dst; } rows_job;
@@ -137,7 +137,7 @@ static void fill_rows_range(void *p, int64_t r0, int64_t r1) {
 
 void K(fill_rows)(int64_t rows, int64_t n, const real *b, real *y) {
     rows_job j = {rows, n, b, y};
-    qkv_parallel_for(rows, qkv_row_grain(n), fill_rows_range, &j);
+    qkv__parallel_for(rows, qkv_row_grain(n), fill_rows_range, &j);
 }
 
 /* columns [k0, k1) of db, each summed over rows in order */
@@ -153,5 +153,5 @@ static void sum_rows_range(void *p, int64_t k0, int64_t k1) {
 
 void K(sum_rows)(int64_t rows, int64_t n, const real *dy, real *db) {
     rows_job j = {rows, n, dy, db};
-    qkv_parallel_for(n, rows >= QKV_GRAIN ? 8 : (QKV_GRAIN / (rows > 0 ? rows : 1) + 7) / 8 * 8, sum_rows_range, &j);
+    qkv__parallel_for(n, rows >= QKV_GRAIN ? 8 : (QKV_GRAIN / (rows > 0 ? rows : 1) + 7) / 8 * 8, sum_rows_range, &j);
 }

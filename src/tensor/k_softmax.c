@@ -48,7 +48,7 @@ static void softmax_range(void *p, int64_t b, int64_t e) {
 
 void K(softmax)(int64_t rows, int64_t n, const real *x, real *y) {
     softmax_job j = {.n = n, .x = x, .out = y};
-    qkv_parallel_for(rows, qkv_row_grain(n), softmax_range, &j);
+    qkv__parallel_for(rows, qkv_row_grain(n), softmax_range, &j);
 }
 
 static void masked_softmax_range(void *p, int64_t b, int64_t e) {
@@ -72,7 +72,7 @@ static void masked_softmax_range(void *p, int64_t b, int64_t e) {
 void K(masked_softmax)(int64_t rows, int64_t n, const real *x, const qkv_bcast *bc,
                        const int32_t *mask, double scale, double fill, real *y) {
     softmax_job j = {.n = n, .x = x, .out = y, .bc = bc, .mask = mask, .scale = (real)scale, .fill = (real)fill};
-    qkv_parallel_for(rows, qkv_row_grain(n), masked_softmax_range, &j);
+    qkv__parallel_for(rows, qkv_row_grain(n), masked_softmax_range, &j);
 }
 
 QKV_VECTOR_CLONES
@@ -93,7 +93,7 @@ static void softmax_backward_range(void *p, int64_t b, int64_t e) {
 
 void K(softmax_backward)(int64_t rows, int64_t n, const real *y, const real *dy, double scale, real *dx) {
     softmax_job j = {.n = n, .y = y, .dy = dy, .out = dx, .scale = (real)scale};
-    qkv_parallel_for(rows, qkv_row_grain(n), softmax_backward_range, &j);
+    qkv__parallel_for(rows, qkv_row_grain(n), softmax_backward_range, &j);
 }
 
 static void log_softmax_range(void *p, int64_t b, int64_t e) {
@@ -111,7 +111,7 @@ static void log_softmax_range(void *p, int64_t b, int64_t e) {
 
 void K(log_softmax)(int64_t rows, int64_t n, const real *x, real *y) {
     softmax_job j = {.n = n, .x = x, .out = y};
-    qkv_parallel_for(rows, qkv_row_grain(n), log_softmax_range, &j);
+    qkv__parallel_for(rows, qkv_row_grain(n), log_softmax_range, &j);
 }
 
 static void log_softmax_backward_range(void *p, int64_t b, int64_t e) {
@@ -127,5 +127,5 @@ static void log_softmax_backward_range(void *p, int64_t b, int64_t e) {
 
 void K(log_softmax_backward)(int64_t rows, int64_t n, const real *y, const real *dy, real *dx) {
     softmax_job j = {.n = n, .y = y, .dy = dy, .out = dx};
-    qkv_parallel_for(rows, qkv_row_grain(n), log_softmax_backward_range, &j);
+    qkv__parallel_for(rows, qkv_row_grain(n), log_softmax_backward_range, &j);
 }

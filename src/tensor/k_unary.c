@@ -95,7 +95,7 @@ static void unary_range(void *p, int64_t b, int64_t e) {
 
 void K(unary)(qkv_unop op, int64_t n, const real *x, real *y, real *d) {
     unary_job j = {.op = op, .x = x, .out = y, .dout = d};
-    qkv_parallel_for(n, QKV_GRAIN, unary_range, &j);
+    qkv__parallel_for(n, QKV_GRAIN, unary_range, &j);
 }
 
 static void unary_backward_range(void *p, int64_t b, int64_t e) {
@@ -106,5 +106,5 @@ static void unary_backward_range(void *p, int64_t b, int64_t e) {
 void K(unary_backward)(qkv_unop op, int64_t n, const real *x, const real *y, const real *d, const real *dy,
                        real *dx, int zero) {
     unary_job j = {.op = op, .x = x, .y = y, .d = d, .dy = dy, .out = dx, .zero = zero};
-    qkv_parallel_for(n, QKV_GRAIN, unary_backward_range, &j);
+    qkv__parallel_for(n, QKV_GRAIN, unary_backward_range, &j);
 }

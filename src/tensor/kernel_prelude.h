@@ -9,10 +9,10 @@
 
 #if QKV_KERNEL_F64
 typedef double real;
-#define K(name) qkv_k_##name##_f64
+#define K(name) qkv__k_##name##_f64
 #else
 typedef float real;
-#define K(name) qkv_k_##name##_f32
+#define K(name) qkv__k_##name##_f32
 #endif
 
 /* smallest piece of work worth a thread: about this many elements */

@@ -1,6 +1,6 @@
 /* qkv kernels: plain loops over raw arrays, one forward/backward pair per op.
  *
- * Every kernel exists twice, for float (qkv_k_NAME_f32) and double (qkv_k_NAME_f64):
+ * Every kernel exists twice, for float (qkv__k_NAME_f32) and double (qkv__k_NAME_f64):
  * the same source (src/tensor/k_*.c) is compiled once per scalar type. Training runs
  * in float; gradient checks run the very same code in double (see README, design notes).
  * Backward kernels ACCUMULATE into their gradient outputs (+=). */
@@ -32,7 +32,7 @@ static inline int64_t qkv_bcast_row_b(const qkv_bcast *bc, int64_t r) {
 }
 
 /* Trailing-aligned (NumPy/PyTorch) broadcast of shapes a and b into out; -1 if incompatible. */
-QKV_INTERNAL int qkv_bcast_init(qkv_bcast *bc, int nda, const int64_t *a, int ndb, const int64_t *b,
+QKV_INTERNAL int qkv__bcast_init(qkv_bcast *bc, int nda, const int64_t *a, int ndb, const int64_t *b,
                    int *out_ndim, int64_t *out_shape);
 
 /* Scaled dot-product attention over H heads of a (B,T,d) layout, d = H hd (k_attention.c):
@@ -62,15 +62,15 @@ static inline int64_t qkv_layernorm_backward_scratch(int64_t rows, int64_t n) {
 
 /* floating-point operations done by the gemm kernels (2 M N K each), for benchmarks;
  * atomic: micro-batches may be computed on several threads at once */
-QKV_INTERNAL extern _Atomic uint64_t qkv_gemm_flops;
+QKV_INTERNAL extern _Atomic uint64_t qkv__gemm_flops;
 
 #define QKV_KREAL float
-#define QKV_K(name) qkv_k_##name##_f32
+#define QKV_K(name) qkv__k_##name##_f32
 #include "tensor/kernels_decl.h"
 #undef QKV_KREAL
 #undef QKV_K
 #define QKV_KREAL double
-#define QKV_K(name) qkv_k_##name##_f64
+#define QKV_K(name) qkv__k_##name##_f64
 #include "tensor/kernels_decl.h"
 #undef QKV_KREAL
 #undef QKV_K

@@ -5,7 +5,7 @@
 QKV_INTERNAL void QKV_K(gemm)(int ta, int tb, int64_t M, int64_t N, int64_t K, const QKV_KREAL *A,
                  const QKV_KREAL *B, QKV_KREAL beta, QKV_KREAL *C);
 /* one BLAS call with explicit row strides (lda, ldb, ldc), on the calling thread; not
- * counted in qkv_gemm_flops (callers that use it count their own) */
+ * counted in qkv__gemm_flops (callers that use it count their own) */
 QKV_INTERNAL void QKV_K(gemm_ld)(int ta, int tb, int64_t M, int64_t N, int64_t K, const QKV_KREAL *A, int64_t lda,
                     const QKV_KREAL *B, int64_t ldb, QKV_KREAL beta, QKV_KREAL *C, int64_t ldc);
 /* the same over `batch` matrices; sa/sb/sc are element strides between them (0 = broadcast) */

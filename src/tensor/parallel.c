@@ -92,13 +92,13 @@ static void zero_range(void *p, int64_t b, int64_t e) {
     memset((char *)p + b * ZERO_PIECE, 0, (size_t)(e - b) * ZERO_PIECE);
 }
 
-void qkv_zero(void *p, size_t bytes) {
+void qkv__zero(void *p, size_t bytes) {
     size_t whole = bytes / ZERO_PIECE;
-    qkv_parallel_for((int64_t)whole, 4, zero_range, p);
+    qkv__parallel_for((int64_t)whole, 4, zero_range, p);
     memset((char *)p + whole * ZERO_PIECE, 0, bytes - whole * ZERO_PIECE);
 }
 
-void qkv_parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t begin, int64_t end), void *arg) {
+void qkv__parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t begin, int64_t end), void *arg) {
     if (n <= 0) return;
     if (grain < 1) grain = 1;
     int parts = serial ? 1 : nthreads;

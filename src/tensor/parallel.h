@@ -15,7 +15,7 @@
 
 /* fn(arg, begin, end) over [0, n), in up to qkv_get_threads() contiguous ranges of at least
  * `grain` items each; returns when every range is done */
-QKV_INTERNAL void qkv_parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t begin, int64_t end), void *arg);
+QKV_INTERNAL void qkv__parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t begin, int64_t end), void *arg);
 
 /* on = 1: the calling thread computes alone from now on, as if qkv had one thread (its kernels
  * run inline, qkv_get_threads() says 1), so that several threads can each compute a whole
@@ -24,6 +24,6 @@ QKV_INTERNAL void qkv_parallel_for(int64_t n, int64_t grain, void (*fn)(void *ar
 QKV_INTERNAL int qkv__serial(int on);
 
 /* memset(p, 0, bytes) on qkv's threads */
-QKV_INTERNAL void qkv_zero(void *p, size_t bytes);
+QKV_INTERNAL void qkv__zero(void *p, size_t bytes);
 
 #endif

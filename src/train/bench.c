@@ -65,7 +65,7 @@ int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int
     for (int i = 0; i < warmup + steps; i++) {
         if (i == warmup) {
             allocs0 = alloc_count ? alloc_count() : 0;
-            flops0 = qkv_gemm_flops;
+            flops0 = qkv__gemm_flops;
         }
         double t = qkv_clock_seconds();
         qkv_ctx_reset(ctx);
@@ -79,7 +79,7 @@ int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int
         if (i >= warmup) ms[i - warmup] = 1e3 * (qkv_clock_seconds() - t);
     }
     r->steady_allocs = alloc_count ? (double)(alloc_count() - allocs0) / steps : -1;
-    r->flops_per_step = (double)(qkv_gemm_flops - flops0) / steps;
+    r->flops_per_step = (double)(qkv__gemm_flops - flops0) / steps;
     qsort(ms, (size_t)steps, sizeof *ms, cmp_d);
     r->ms_per_step = steps % 2 ? ms[steps / 2] : 0.5 * (ms[steps / 2 - 1] + ms[steps / 2]);
     r->ms_min = ms[0];

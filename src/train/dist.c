@@ -11,7 +11,7 @@
 
 static qkv_dist WORLD = {0, 1};
 
-bool qkv_dist_mpi(void) {
+bool qkv__dist_mpi(void) {
 #ifdef QKV_MPI
     return true;
 #else
@@ -19,7 +19,7 @@ bool qkv_dist_mpi(void) {
 #endif
 }
 
-qkv_dist qkv_dist_world(void) { return WORLD; }
+qkv_dist qkv__dist_world(void) { return WORLD; }
 
 #ifdef QKV_MPI
 /* started by mpirun (OpenMPI, or a PMI launcher such as srun)? A plain start is a world of
@@ -29,7 +29,7 @@ static bool launched(void) {
 }
 #endif
 
-int qkv_dist_init(int *argc, char ***argv, qkv_dist *d, char *err, int errlen) {
+int qkv__dist_init(int *argc, char ***argv, qkv_dist *d, char *err, int errlen) {
 #ifdef QKV_MPI
     if (!launched()) {
         *d = WORLD;
@@ -53,7 +53,7 @@ int qkv_dist_init(int *argc, char ***argv, qkv_dist *d, char *err, int errlen) {
     return 0;
 }
 
-void qkv_dist_finalize(void) {
+void qkv__dist_finalize(void) {
 #ifdef QKV_MPI
     if (!launched()) return;
     int ok = 0, done = 0;
@@ -63,7 +63,7 @@ void qkv_dist_finalize(void) {
 #endif
 }
 
-int qkv_dist_allgather(const qkv_dist *d, const void *mine, void *all, size_t n) {
+int qkv__dist_allgather(const qkv_dist *d, const void *mine, void *all, size_t n) {
     if (d->size == 1) {
         if (all != mine) memmove(all, mine, n);
         return 0;
@@ -90,7 +90,7 @@ int qkv_dist_allgather(const qkv_dist *d, const void *mine, void *all, size_t n)
 #endif
 }
 
-void qkv_dist_abort(const qkv_dist *d, int code) {
+void qkv__dist_abort(const qkv_dist *d, int code) {
 #ifdef QKV_MPI
     if (d->size > 1) MPI_Abort(MPI_COMM_WORLD, code);
 #else

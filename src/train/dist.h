@@ -17,17 +17,17 @@ typedef struct qkv_dist {
 
 /* MPI_Init when built with MPI (a process started without mpirun is a world of one), else
  * rank 0 of 1; call once, from main, before anything else. 0, or -1 with one line in err */
-QKV_INTERNAL int qkv_dist_init(int *argc, char ***argv, qkv_dist *d, char *err, int errlen);
+QKV_INTERNAL int qkv__dist_init(int *argc, char ***argv, qkv_dist *d, char *err, int errlen);
 /* MPI_Finalize (nothing without MPI) */
-QKV_INTERNAL void qkv_dist_finalize(void);
-/* the process's place, as qkv_dist_init found it (rank 0 of 1 before it or without MPI) */
-QKV_INTERNAL qkv_dist qkv_dist_world(void);
+QKV_INTERNAL void qkv__dist_finalize(void);
+/* the process's place, as qkv__dist_init found it (rank 0 of 1 before it or without MPI) */
+QKV_INTERNAL qkv_dist qkv__dist_world(void);
 /* true when built with MPI */
-QKV_INTERNAL bool qkv_dist_mpi(void);
+QKV_INTERNAL bool qkv__dist_mpi(void);
 /* every process's n bytes from `mine`, in rank order, into `all` (size x n bytes; n the same on
  * every process). 0, or -1 */
-QKV_INTERNAL int qkv_dist_allgather(const qkv_dist *d, const void *mine, void *all, size_t n);
+QKV_INTERNAL int qkv__dist_allgather(const qkv_dist *d, const void *mine, void *all, size_t n);
 /* stop every process at once after an error that only this one has seen */
-QKV_INTERNAL void qkv_dist_abort(const qkv_dist *d, int code);
+QKV_INTERNAL void qkv__dist_abort(const qkv_dist *d, int code);
 
 #endif

@@ -42,7 +42,7 @@ static int save_checkpoint(qkv__run *r, char *err, int errlen) {
 /* keep the metrics lines of steps the checkpoint has (a resumed run rewrites the rest) */
 static int truncate_metrics(qkv__run *r, char *err, int errlen) {
     size_t len;
-    char *text = qkv_read_file(in_dir(r, QKV_RUN_METRICS), &len, err, errlen);
+    char *text = qkv__read_file(in_dir(r, QKV_RUN_METRICS), &len, err, errlen);
     if (!text) return -1;
     size_t keep = 0;
     for (char *line = text; *line;) {
@@ -53,7 +53,7 @@ static int truncate_metrics(qkv__run *r, char *err, int errlen) {
         keep = (size_t)(nl + 1 - text);
         line = nl + 1;
     }
-    int rc = qkv_write_file_atomic(in_dir(r, QKV_RUN_METRICS), text, keep, err, errlen);
+    int rc = qkv__write_file_atomic(in_dir(r, QKV_RUN_METRICS), text, keep, err, errlen);
     free(text);
     return rc;
 }
@@ -277,12 +277,12 @@ int qkv__run_setup(qkv__run *r, bool alone, char *err, int errlen) {
         }
         clear_run(r);
     }
-    if (qkv_mkdirs(r->opt->out_dir, err, errlen)) return -1;
+    if (qkv__mkdirs(r->opt->out_dir, err, errlen)) return -1;
     remove_stale_temps(r);
     if (r->opt->resume && truncate_metrics(r, err, errlen)) return -1;
     /* a resumed run's config may have grown (train.steps: an extended run) */
-    if (qkv_write_file_atomic(in_dir(r, QKV_RUN_CONFIG), r->config_json, strlen(r->config_json), err, errlen) ||
-        (!r->opt->resume && qkv_write_file_atomic(in_dir(r, QKV_RUN_METRICS), "", 0, err, errlen)))
+    if (qkv__write_file_atomic(in_dir(r, QKV_RUN_CONFIG), r->config_json, strlen(r->config_json), err, errlen) ||
+        (!r->opt->resume && qkv__write_file_atomic(in_dir(r, QKV_RUN_METRICS), "", 0, err, errlen)))
         return -1;
     r->metrics = fopen(in_dir(r, QKV_RUN_METRICS), "a");
     if (!r->metrics) { snprintf(err, (size_t)errlen, "%s: cannot append", r->path); return -1; }
@@ -403,7 +403,7 @@ static int write_summary(qkv__run *r, qkv_run_summary *s, char *err, int errlen)
                       jnum(s->eval_bpb, a, sizeof a), s->has_val ? jnum(s->val_bpb, vl, sizeof vl) : "null",
                       jnum(s->baseline_xz_bpb, xb, sizeof xb), jnum(s->baseline_unigram_bpb, ub, sizeof ub));
     }
-    return qkv_write_file_atomic(in_dir(r, QKV_RUN_SUMMARY), buf, (size_t)n, err, errlen);
+    return qkv__write_file_atomic(in_dir(r, QKV_RUN_SUMMARY), buf, (size_t)n, err, errlen);
 }
 
 int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int errlen) {
@@ -434,7 +434,7 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int er
         uint64_t h = 0xcbf29ce484222325ull, all[256];
         for (size_t i = 0; i < (size_t)r->model->params.numel * sizeof(float); i++) h = (h ^ b[i]) * 0x100000001b3ull;
         sum->param_checksum = h;
-        if (r->dist.size > 1 && r->dist.size <= 256 && !qkv_dist_allgather(&r->dist, &h, all, sizeof h))
+        if (r->dist.size > 1 && r->dist.size <= 256 && !qkv__dist_allgather(&r->dist, &h, all, sizeof h))
             for (int i = 0; i < r->dist.size && !rc; i++)
                 if (all[i] != h) {
                     snprintf(err, (size_t)errlen, "process %d holds other weights than process %d (checksums %016llx "
@@ -489,14 +489,14 @@ void qkv__run_free(qkv__run *r) {
 void qkv__run_fail_everywhere(const qkv__run *r, const char *err) {
     if (r->dist.size == 1) return;
     fprintf(stderr, "qkv train: process %d of %d: %s\n", r->dist.rank, r->dist.size, err);
-    qkv_dist_abort(&r->dist, 1);
+    qkv__dist_abort(&r->dist, 1);
 }
 
 bool qkv__run_any(const qkv__run *r, bool mine) {
     if (r->dist.size == 1) return mine;
     int v = mine, all[256];
     int *buf = r->dist.size <= 256 ? all : malloc((size_t)r->dist.size * sizeof *buf);
-    if (!buf || qkv_dist_allgather(&r->dist, &v, buf, sizeof v)) qkv__run_fail_everywhere(r, "cannot exchange flags");
+    if (!buf || qkv__dist_allgather(&r->dist, &v, buf, sizeof v)) qkv__run_fail_everywhere(r, "cannot exchange flags");
     bool out = false;
     for (int i = 0; i < r->dist.size; i++) out |= buf[i] != 0;
     if (buf != all) free(buf);

@@ -61,7 +61,7 @@ static int step_gradient(qkv__run *r, double *loss, char *err, int errlen) {
     float *g = m->params.grad;
     int S = r->shards;
     qkv__run_draw(r); /* this process's examples, and the targets each of its micro-batches counts */
-    if (qkv_dist_allgather(&r->dist, r->counts + r->first, r->counts, (size_t)r->mine * sizeof *r->counts)) {
+    if (qkv__dist_allgather(&r->dist, r->counts + r->first, r->counts, (size_t)r->mine * sizeof *r->counts)) {
         snprintf(err, (size_t)errlen, "cannot exchange target counts");
         return -1;
     }
@@ -70,7 +70,7 @@ static int step_gradient(qkv__run *r, double *loss, char *err, int errlen) {
     r->total = total;
     if (r->workers > 1) { /* whole micro-batches on qkv's threads, gradients into their slots */
         step_total = total;
-        qkv_parallel_for(r->workers, 1, worker_batches, r);
+        qkv__parallel_for(r->workers, 1, worker_batches, r);
         for (int w = 0; w < r->workers; w++)
             if (r->werr[w][0]) {
                 snprintf(err, (size_t)errlen, "%s", r->werr[w]);
@@ -82,23 +82,23 @@ static int step_gradient(qkv__run *r, double *loss, char *err, int errlen) {
             if (micro_batch(r, m, r->ctx, j, total, dst, err, errlen)) return -1;
             if (r->acc) { /* one process, one worker: the running sum */
                 if (j == 0) memcpy(r->acc, g, (size_t)n * sizeof *g);
-                else qkv_k_binary_flat_f32(QKV_BIN_ADD, n, r->acc, g, r->acc); /* acc += g, vectorised */
+                else qkv__k_binary_flat_f32(QKV_BIN_ADD, n, r->acc, g, r->acc); /* acc += g, vectorised */
             }
         }
     }
     if (r->acc) {
         memcpy(g, r->acc, (size_t)n * sizeof *g);
     } else {
-        if (qkv_dist_allgather(&r->dist, r->slots + (size_t)r->first * (size_t)n, r->slots,
+        if (qkv__dist_allgather(&r->dist, r->slots + (size_t)r->first * (size_t)n, r->slots,
                                (size_t)r->mine * (size_t)n * sizeof *g) ||
-            qkv_dist_allgather(&r->dist, r->losses + r->first, r->losses, (size_t)r->mine * sizeof *r->losses)) {
+            qkv__dist_allgather(&r->dist, r->losses + r->first, r->losses, (size_t)r->mine * sizeof *r->losses)) {
             snprintf(err, (size_t)errlen, "cannot exchange gradients");
             return -1;
         }
         memcpy(g, r->slots, (size_t)n * sizeof *g);
         for (int k = 1; k < S; k++) {
             const float *sk = r->slots + (size_t)k * (size_t)n;
-            qkv_k_binary_flat_f32(QKV_BIN_ADD, n, g, sk, g); /* g += sk, element by element */
+            qkv__k_binary_flat_f32(QKV_BIN_ADD, n, g, sk, g); /* g += sk, element by element */
         }
     }
     *loss = qkv__run_loss(r);
@@ -110,7 +110,7 @@ static int step_gradient(qkv__run *r, double *loss, char *err, int errlen) {
 int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, char *err, int errlen) {
     qkv__run R = {.cfg = cfg, .opt = opt}, *r = &R;
     memset(sum, 0, sizeof *sum);
-    r->dist = qkv_dist_world();
+    r->dist = qkv__dist_world();
     int rc = qkv__run_setup(r, true, err, errlen);
     if (qkv__run_any(r, rc != 0) && !rc) { /* every process starts, or none does */
         snprintf(err, (size_t)errlen, "another process could not set up the run");

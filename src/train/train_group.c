@@ -181,7 +181,7 @@ static int step_gradients(group *g, char *err, int errlen) {
     for (int i = 0; i < g->n; i++)
         if (g->live[i]) qkv__run_draw(&g->m[i]);
     if (g->workers > 1) {
-        qkv_parallel_for(g->workers, 1, worker_batches, g);
+        qkv__parallel_for(g->workers, 1, worker_batches, g);
         for (int w = 0; w < g->workers; w++)
             if (g->werr[w][0]) {
                 snprintf(err, (size_t)errlen, "%s", g->werr[w]);
@@ -319,9 +319,9 @@ int qkv_train_group(qkv_group_run *runs, int n, char *err, int errlen) {
         runs[i].rc = 0;
         runs[i].err[0] = 0;
     }
-    if (qkv_dist_world().size > 1) {
+    if (qkv__dist_world().size > 1) {
         snprintf(err, (size_t)errlen, "runs train together in one process only (not under mpirun with %d processes)",
-                 qkv_dist_world().size);
+                 qkv__dist_world().size);
         return -1;
     }
     int rc = check(runs, n, err, errlen);

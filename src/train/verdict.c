@@ -49,7 +49,7 @@ static double num(const cJSON *j, const char *k) {
 int qkv_verdict_read(const char *metrics_path, double threshold, long long budget, qkv_verdict *v, char *err,
                      int errlen) {
     size_t len;
-    char *text = qkv_read_file(metrics_path, &len, err, errlen);
+    char *text = qkv__read_file(metrics_path, &len, err, errlen);
     if (!text) return -1;
     int n = 0, cap = 0, nval = 0;
     long long *step = NULL;
