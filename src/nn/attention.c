@@ -63,7 +63,7 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
     a->hd = d / heads;
     a->kvh = qkv_attn_kv_heads(cfg, heads);
     int dkv = a->kvh * a->hd, r = cfg->kv_latent, rc = 0;
-    switch (cfg->qkv) { /* Q/K/V projections have no bias, as in the question's module */
+    switch (cfg->qkv) { /* Q/K/V projections have no bias (head_shared's module has none either) */
     case QKV_ATTN_FULL:
         if (cfg->query_proj) rc |= lin(&a->wq, p, prefix, "wq", d, d, false);
         if (r) { /* keys and values from a latent of width r */
@@ -237,7 +237,7 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
     int64_t s3[3] = {B, T, a->d};
     qkv_tensor *pq, *pk, *pv; /* (B,T,d) (keys and values: (B,T,kvh hd)), head h in columns h hd .. */
     if (a->cfg.qkv == QKV_ATTN_HEAD_SHARED) {
-        /* the question's module: split X into heads first, then the shared (hd,hd) maps */
+        /* head_shared: split X into heads first, then the shared (hd,hd) maps */
         int64_t s[4] = {B, T, a->heads, a->hd};
         qkv_tensor *xv = x;
         if (gate && a->cfg.gate == QKV_GATE_VALUE) xv = qkv_mul(ctx, x, gate);
@@ -289,15 +289,15 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
     qkv_tensor *q = split_heads(ctx, a, pq, a->heads);
     qkv_tensor *k = pk == pq ? q : expand_heads(ctx, a, split_heads(ctx, a, pk, a->kvh));
     qkv_tensor *v = pv == pq ? q : pv == pk ? k : expand_heads(ctx, a, split_heads(ctx, a, pv, a->kvh));
-    bool quirk = a->cfg.qkv == QKV_ATTN_HEAD_SHARED;
-    double fill = quirk ? -1e20 : -INFINITY;
+    bool head_shared = a->cfg.qkv == QKV_ATTN_HEAD_SHARED; /* fills masked scores with -1e20 */
+    double fill = head_shared ? -1e20 : -INFINITY;
     qkv_tensor *s = qkv_matmul(ctx, q, k, false, true); /* (B,H,T,T) */
     /* bias[h][i][j] = rel[clip(j-i)+R][h] (each run's: [r][h][i][j]), added after scaling; then
      * mask and softmax */
     qkv_tensor *bias = qkv_transpose(ctx, qkv_embedding(ctx, a->rel, m->rel_index), a->runs > 1, a->runs > 1 ? 3 : 2);
     qkv_tensor *att = qkv_masked_softmax(ctx, add_bias(ctx, a, qkv_scale(ctx, s, scale), bias), m->blocked, 1.0, fill);
     /* with a finite fill a fully blocked row would average every key: zero it, as with -inf */
-    if (quirk && m->row_alive) att = qkv_mul(ctx, att, m->row_alive);
+    if (head_shared && m->row_alive) att = qkv_mul(ctx, att, m->row_alive);
     a->last_att = att;
     qkv_tensor *y = qkv_matmul(ctx, att, v, false, false); /* (B,H,T,hd) */
     y = qkv_reshape(ctx, qkv_transpose(ctx, y, 1, 2), 3, s3);

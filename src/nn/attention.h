@@ -1,7 +1,7 @@
 /* Multi-head self-attention with every Q/K/V variant of model_config.h.
  *
  *   Q, K, V from X per the variant; S = Q K^T * scale (+ relative position bias);
- *   S[blocked] = -inf (-1e20 in head_shared, as the question's module writes it);
+ *   S[blocked] = -inf (-1e20 in head_shared, as that module writes it);
  *   A = softmax(S) (a fully blocked row gives A = 0); Y = A V (gated if asked); out = Y Wo^T + bo
  *   (diff: A = softmax(S1) - lambda softmax(S2) over half-width Q/K pairs, Y normalised per head;
  *   talking_heads: S and A mixed over heads by learned (H,H) maps) */

@@ -80,7 +80,7 @@ int qkv_model_config_check(const qkv_model_config *c, char *err, int errlen) {
     if (a->gate == QKV_GATE_VALUE && !a->value_proj)
         BAD("attn.gate: value gates the value projection, which value_proj false removes");
     if (a->qkv == QKV_ATTN_HEAD_SHARED && a->gate == QKV_GATE_HEADWISE) /* (kv_latent, role_scale: refused above) */
-        BAD("attn.gate: headwise is not for head_shared, the question's module as written");
+        BAD("attn.gate: headwise is not for head_shared, whose heads share one map per role");
     if (a->init != QKV_INIT_DEFAULT && a->qkv == QKV_ATTN_IDENTITY)
         BAD("attn.init: %s starts the Q/K/V projections, and qkv identity has none", QKV_INIT_SCHEME_NAMES[a->init]);
     /* removing one projection: only where the variant has it as a projection of its own */
@@ -110,8 +110,8 @@ int qkv_model_config_check(const qkv_model_config *c, char *err, int errlen) {
     if (a->diff && a->scale != QKV_SCALE_HEAD_DIM)
         BAD("attn.diff: scales by 1/sqrt(head_dim / 2), the width of each half, as published: scale embed does not apply");
     if (a->talking_heads && (a->qkv == QKV_ATTN_HEAD_SHARED || a->rel_pos_bias || a->alibi))
-        BAD("attn.talking_heads: not with %s", a->qkv == QKV_ATTN_HEAD_SHARED ? "qkv head_shared, the question's module "
-            "as written" : a->rel_pos_bias ? "rel_pos_bias (a bias between the scores and their mixing: pick one)" :
+        BAD("attn.talking_heads: not with %s", a->qkv == QKV_ATTN_HEAD_SHARED ? "qkv head_shared, whose heads share one map "
+            "per role" : a->rel_pos_bias ? "rel_pos_bias (a bias between the scores and their mixing: pick one)" :
             "alibi (its slopes are in the fused kernel, which talking heads do not use)");
     return 0;
 #undef BAD

@@ -14,8 +14,8 @@ typedef enum {
     QKV_ATTN_IDENTITY,    /* Q = K = V = X: no projection (heads are slices of X) */
     QKV_ATTN_QK_TIED,     /* Q = K = X Wqk^T, V = X Wv^T */
     QKV_ATTN_KV_TIED,     /* Q = X Wq^T, K = V = X Wkv^T (a control) */
-    QKV_ATTN_HEAD_SHARED, /* the seed question's module: X split into heads, then one
-                             head_dim x head_dim projection per role shared by all heads */
+    QKV_ATTN_HEAD_SHARED, /* X split into heads, then one head_dim x head_dim projection per role
+                             shared by all heads (a module kept as its source wrote it: docs) */
     QKV_ATTN_QKV_COUNT
 } qkv_attn_qkv;
 
@@ -37,7 +37,7 @@ typedef enum { QKV_ACT_GELU, QKV_ACT_GELU_TANH, QKV_ACT_RELU, QKV_ACT_COUNT } qk
 
 typedef struct qkv_attn_config {
     qkv_attn_qkv qkv;
-    qkv_attn_scale scale;  /* 1/sqrt(head_dim) (standard) or 1/sqrt(d_model) (the question's) */
+    qkv_attn_scale scale;  /* 1/sqrt(head_dim) (standard) or 1/sqrt(d_model) (embed) */
     bool causal;
     bool rel_pos_bias;     /* learned scalar per head per clipped relative offset */
     int rel_pos_max;       /* offsets are clipped to [-rel_pos_max, rel_pos_max] */
