@@ -43,6 +43,16 @@ if [ -n "$bad_names" ] || [ -n "$bad_public" ]; then
     echo "check-exports: internal declarations are named qkv__NAME, the others qkv_NAME (src/qkv_api.h):" >&2
     printf '%s\n%s\n' "$bad_names" "$bad_public" | sed '/^$/d; s/^/  /' >&2; status=1
 fi
+# KANN's style: every declaration of the library's interface has its one-line math or contract
+# comment, just above it (consecutive declarations may share one) or on its line
+# shellcheck disable=SC2086
+undocumented=$(for h in $lib_headers; do
+    awk -v f="$h" '/^QKV_API/ { if (prev !~ /\*\/[ \t]*$/ && prev !~ /^QKV_API/ && $0 !~ /\/\*/) print f ": " $0 }
+                   { if ($0 !~ /^[ \t]*$/) prev = $0 }' "$h"; done)
+if [ -n "$undocumented" ]; then
+    echo "check-exports: declarations of the library without their comment:" >&2
+    echo "$undocumented" | sed 's/^/  /' >&2; status=1
+fi
 in_both=$(comm -12 "$tmp/app" "$tmp/exported")
 if [ -n "$in_both" ]; then
     echo "check-exports: $lib exports names of the application layer ($app):" >&2

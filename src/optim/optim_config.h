@@ -19,6 +19,7 @@ typedef struct qkv_optim_config {
     double min_lr;          /* the decay's final learning rate */
 } qkv_optim_config;
 
+/* the optimizers' names in configs ("sgd", "adam", "adamw"; index = qkv_optim_kind) */
 QKV_API extern const char *const QKV_OPTIM_NAMES[QKV_OPT_COUNT];
 
 /* PyTorch's defaults for Adam (lr 1e-3, betas 0.9/0.999, eps 1e-8), constant schedule */
