@@ -101,7 +101,8 @@ CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 # every object's header dependencies, written by the compiler (-MMD -MP) beside it: a header edit
 # rebuilds only what includes it
-DEPFLAGS  := -MMD -MP   # the .d files are included at the end (after `all`, the default goal)
+# (the .d files are included at the end, after `all`, the default goal)
+DEPFLAGS  := -MMD -MP
 # objects depend on a stamp named after the flags (the dependency flags too: objects compiled
 # without them have no .d files), so changing flags rebuilds them
 FLAGS_STAMP := $(BUILD)/.flags-$(shell echo '$(CC) $(CFLAGS_Q) $(KOPT) $(DEPFLAGS)' | cksum | cut -d' ' -f1)
@@ -293,7 +294,7 @@ $(FUZZ_BUILD)/libqkv.a: $(FUZZ_OBJS)
 
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/libqkv.a $(FUZZ_STAMP)
 	@echo "  FUZZER  $@"
-	$(Q)clang $(FUZZ_CFLAGS) $(DEPFLAGS) -MF $@.d -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/libqkv.a $(PKG_LIBS)
+	$(Q)clang $(FUZZ_CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/libqkv.a $(PKG_LIBS)
 
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	$(Q)for t in $(FUZZ_TARGETS); do \

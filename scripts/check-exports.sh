@@ -12,6 +12,9 @@ set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
 lib=$build/libqkv.so app=$build/libqkv-app.a
+for f in "$lib" "$app"; do
+    [ -f "$f" ] || { echo "check-exports: $f is missing (build it first: make)" >&2; exit 1; }
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 lib_headers=$(scripts/public-headers.sh lib)
@@ -23,7 +26,7 @@ sed -n 's/^QKV_API [^([]*[^A-Za-z0-9_([]\([A-Za-z_][A-Za-z0-9_]*\) *[([].*/\1/p'
 # one-definition-rule check): the sanitizer's names, not ours, so they are left out here
 nm -D --defined-only "$lib" | awk '$2 ~ /^[TDRBV]$/ && $3 !~ /^__odr_asan[.]/ {print $3}' \
     | sort -u > "$tmp/exported"
-nm --defined-only "$app" 2>/dev/null | awk '$2 ~ /^[TDRBV]$/ {print $3}' | sort -u > "$tmp/app"
+nm --defined-only "$app" | awk '$2 ~ /^[TDRBV]$/ {print $3}' | sort -u > "$tmp/app"
 status=0
 # shellcheck disable=SC2086
 if grep -n '^QKV_INTERNAL\|^QKV_APP_API' $lib_headers; then

@@ -22,7 +22,7 @@ done
 # The report renders what runs recorded and the study aggregated: it never builds a model or
 # trains, so nothing it includes, directly or through other headers, is from these layers
 REPORT_NEVER="nn autograd tasks train"
-includes() { sed -n 's/^#include "\([a-z]*\/[^"]*\)".*/\1/p' "$1"; }
+includes() { sed -n 's/^#include "\([^"]*\)".*/\1/p' "$1"; } # dir/x.h or a top-level qkv*.h, under src/
 closure() { # the headers a file includes, transitively (paths under src/)
     seen="" todo=$(includes "$1")
     while [ -n "$(echo $todo)" ]; do

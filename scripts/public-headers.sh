@@ -19,7 +19,7 @@ closure() {
 }
 case "${1:-all}" in
 lib) closure qkv.h ;;
-app) closure qkv.h > /tmp/qkv-lib-headers.$$; closure qkv_app.h | comm -13 /tmp/qkv-lib-headers.$$ -
-     rm -f /tmp/qkv-lib-headers.$$ ;;
+app) t=$(mktemp); trap 'rm -f "$t"' EXIT
+     closure qkv.h > "$t"; closure qkv_app.h | comm -13 "$t" - ;;
 *) closure qkv.h qkv_app.h ;;
 esac

@@ -675,13 +675,7 @@ static void make_checkpoint(ck_kind kind, const char *dir) {
     char good[512], path[512];
     snprintf(good, sizeof good, "%s/good.safetensors", TMP);
     snprintf(path, sizeof path, "%s/ck.safetensors", dir);
-    qkv_model_config mc = qkv_model_config_default();
-    mc.vocab = 16;
-    mc.seq_len = 9;
-    mc.d_model = 16;
-    mc.heads = 2;
-    mc.layers = 1;
-    mc.d_ff = 32;
+    qkv_model_config mc = qkv_test_small_model();
     char err[512];
     qkv_model *m = qkv_model_new(&mc, QKV_F32, 1, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);

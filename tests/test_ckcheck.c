@@ -253,13 +253,7 @@ END_TEST
 /* unit: a file as PyTorch's safetensors writes it (format "pt", no qkv metadata) loads into a
  * model; the same bytes with a qkv_crc32 that does not match, or is not one, are refused */
 START_TEST(test_pytorch_file_without_qkv_metadata_loads) {
-    qkv_model_config mc = qkv_model_config_default();
-    mc.vocab = 16;
-    mc.seq_len = 9;
-    mc.d_model = 16;
-    mc.heads = 2;
-    mc.layers = 1;
-    mc.d_ff = 32;
+    qkv_model_config mc = qkv_test_small_model();
     char err[512], path[400];
     qkv_model *m = qkv_model_new(&mc, QKV_F32, 1, err, sizeof err), *m2 = qkv_model_new(&mc, QKV_F32, 2, err, sizeof err);
     ck_assert_msg(m && m2, "%s", err);

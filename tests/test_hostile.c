@@ -53,23 +53,8 @@ static bool exists(const char *rel) {
     return lstat(p, &st) == 0;
 }
 
-static void put(const char *rel, const char *text) {
-    char p[600];
-    snprintf(p, sizeof p, "%s/%s", TMP, rel);
-    qkv_test_write_file(p, text);
-}
-
-static char *get(const char *rel) {
-    char p[600];
-    snprintf(p, sizeof p, "%s/%s", TMP, rel);
-    FILE *f = fopen(p, "rb");
-    ck_assert_msg(f != NULL, "cannot read %s", p);
-    char *b = calloc(1, 1 << 20);
-    size_t n = fread(b, 1, (1 << 20) - 1, f);
-    b[n] = 0;
-    fclose(f);
-    return b;
-}
+static void put(const char *rel, const char *text) { qkv_test_put(TMP, rel, text); }
+static char *get(const char *rel) { return qkv_test_get(TMP, rel); }
 
 #define Q qkv_test_bin()
 /* a tiny recall model and a sweep of 2 variants x 2 seeds over it */
@@ -129,6 +114,9 @@ START_TEST(test_slurm_script_injection_refused) {
     }
     free(dry);
     ck_assert(!exists("it's here"));
+    /* sbatch expands %A, %a, %j in --output: a % of the directory's own is doubled */
+    ck_assert_int_eq(run(out, sizeof out, "%s ablate abl.json --out '50%%a' --slurm --dry-run", Q), 0);
+    ck_assert_msg(strstr(out, "/50%%a/slurm/task-%A_%a.log' '"), "%s", out);
 }
 END_TEST
 
@@ -156,6 +144,12 @@ START_TEST(test_shard_auto_env_parsed_strictly) {
     ck_assert_int_eq(run(out, sizeof out, "SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_COUNT=2 SLURM_ARRAY_TASK_MIN=-1 %s "
                          "ablate abl.json --out sh --shard auto", Q), 2);
     one_line(out, "SLURM_ARRAY_TASK_MIN: expected an integer in [0, 100000000], got '-1'");
+    /* I/N is as strict: no space or sign after the slash; and a share goes with training only */
+    ck_assert_int_eq(run(out, sizeof out, "%s ablate abl.json --out sh --shard '0/ 3'", Q), 2);
+    one_line(out, "--shard: expected I/N with 0 <= I < N (or auto), got '0/ 3'");
+    ck_assert_int_eq(run(out, sizeof out, "%s ablate abl.json --out sh --shard 0/+3", Q), 2);
+    ck_assert_int_eq(run(out, sizeof out, "%s ablate abl.json --out sh --shard 0/2 --status", Q), 2);
+    one_line(out, "--shard trains a share of the sweep: not with --status, --report, --refresh or --slurm");
     /* the option parser is as strict: no space before the number */
     ck_assert_int_eq(run(out, sizeof out, "%s ablate abl.json --out sh --jobs ' 2'", Q), 2);
     one_line(out, "--jobs: expected an integer in [1, 256], got ' 2'");

@@ -19,23 +19,8 @@ static char TMP[256];
 static void setup(void) { qkv_test_mkdtemp(TMP, sizeof TMP, "observe"); }
 static void teardown(void) { qkv_test_rmtree(TMP); }
 
-static void put(const char *rel, const char *text) {
-    char p[600];
-    snprintf(p, sizeof p, "%s/%s", TMP, rel);
-    qkv_test_write_file(p, text);
-}
-
-static char *get(const char *rel) {
-    char p[600];
-    snprintf(p, sizeof p, "%s/%s", TMP, rel);
-    FILE *f = fopen(p, "rb");
-    ck_assert_msg(f != NULL, "cannot read %s", p);
-    char *b = calloc(1, 1 << 20);
-    size_t n = fread(b, 1, (1 << 20) - 1, f);
-    b[n] = 0;
-    fclose(f);
-    return b;
-}
+static void put(const char *rel, const char *text) { qkv_test_put(TMP, rel, text); }
+static char *get(const char *rel) { return qkv_test_get(TMP, rel); }
 
 /* results.json without the lines that hold times */
 static char *untimed(const char *rel) {

@@ -114,3 +114,33 @@ void qkv_test_write_file(const char *path, const char *text) {
     fputs(text, f);
     fclose(f);
 }
+
+void qkv_test_put(const char *dir, const char *rel, const char *text) {
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    qkv_test_write_file(p, text);
+}
+
+char *qkv_test_get(const char *dir, const char *rel) {
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    FILE *f = fopen(p, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", p);
+    char *b = calloc(1, 1 << 20);
+    ck_assert_ptr_nonnull(b);
+    size_t n = fread(b, 1, (1 << 20) - 1, f);
+    b[n] = 0;
+    fclose(f);
+    return b;
+}
+
+qkv_model_config qkv_test_small_model(void) {
+    qkv_model_config mc = qkv_model_config_default();
+    mc.vocab = 16;
+    mc.seq_len = 9;
+    mc.d_model = 16;
+    mc.heads = 2;
+    mc.layers = 1;
+    mc.d_ff = 32;
+    return mc;
+}

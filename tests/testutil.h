@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "nn/model_config.h"
+
 /* the qkv binary, as an absolute path: $QKV_BIN (set by the Makefile) or ../build/qkv */
 const char *qkv_test_bin(void);
 /* dir = a new directory /tmp/qkv-<tag>-XXXXXX (fails the test if it cannot be made) */
@@ -24,5 +26,12 @@ bool qkv_test_find_temp(const char *dir, char *found, size_t n);
 int qkv_test_sh(char *out, size_t outlen, bool merge, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* write text to path (fails the test if it cannot) */
 void qkv_test_write_file(const char *path, const char *text);
+/* text into dir/rel (fails the test if it cannot) */
+void qkv_test_put(const char *dir, const char *rel, const char *text);
+/* dir/rel's first MiB, NUL-terminated, malloc'd (fails the test if it cannot be read) */
+char *qkv_test_get(const char *dir, const char *rel);
+/* the model of the tests' small recall configs: vocab 16, 9 positions, d_model 16, 2 heads, one
+ * layer, d_ff 32 (the rest the library's defaults) */
+qkv_model_config qkv_test_small_model(void);
 
 #endif

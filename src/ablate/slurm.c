@@ -118,6 +118,8 @@ static int submit(const char *output, const char *dependency, const char *script
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(err, (size_t)errlen, "fork: %s", strerror(errno));
+        close(fd[0]);
+        close(fd[1]);
         return -1;
     }
     if (pid == 0) {
@@ -130,12 +132,14 @@ static int submit(const char *output, const char *dependency, const char *script
         _exit(127);
     }
     close(fd[1]);
-    ssize_t got = read(fd[0], id, n - 1);
+    ssize_t got;
+    do got = read(fd[0], id, n - 1);
+    while (got < 0 && errno == EINTR);
     close(fd[0]);
     id[got > 0 ? got : 0] = 0;
     id[strcspn(id, ";\n")] = 0; /* "123" or "123;cluster" */
-    int st;
-    waitpid(pid, &st, 0);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     if (!WIFEXITED(st) || WEXITSTATUS(st) || !id[0]) {
         snprintf(err, (size_t)errlen, "sbatch %s failed (exit %d)%s", script, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
                  WIFEXITED(st) && WEXITSTATUS(st) == 127 ? ": is Slurm installed (sbatch on PATH)?" : "");
@@ -157,12 +161,19 @@ static void command_line(qkv_strbuf *b, const char *output, const char *dependen
 int qkv__ablate_slurm(const qkv_slurm_opts *o, FILE *f, char *err, int errlen) {
     if (qkv__slurm_check(o, err, errlen)) return -1;
     char *array = array_script(o), *rep = report_script(o);
-    char dir[4200], pa[4300], pr[4300], oa[4300], orep[4300], id[64] = "", id2[64], dep[96];
+    char dir[4200], pa[4300], pr[4300], oa[8500], orep[8500], id[64] = "", id2[64], dep[96];
     snprintf(dir, sizeof dir, "%s/slurm", o->out);
     snprintf(pa, sizeof pa, "%s/array.sh", dir);
     snprintf(pr, sizeof pr, "%s/report.sh", dir);
-    snprintf(oa, sizeof oa, "--output=%s/task-%%A_%%a.log", dir);
-    snprintf(orep, sizeof orep, "--output=%s/report-%%j.log", dir);
+    char dir_pct[8400]; /* sbatch expands %A, %a, %j, ... in --output: the directory's own % doubled */
+    size_t k = 0;
+    for (const char *c = dir; *c && k + 2 < sizeof dir_pct; c++) {
+        if (*c == '%') dir_pct[k++] = '%';
+        dir_pct[k++] = *c;
+    }
+    dir_pct[k] = 0;
+    snprintf(oa, sizeof oa, "--output=%s/task-%%A_%%a.log", dir_pct);
+    snprintf(orep, sizeof orep, "--output=%s/report-%%j.log", dir_pct);
     int rc = 0;
     if (!array || !rep) {
         snprintf(err, (size_t)errlen, "out of memory");

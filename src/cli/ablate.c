@@ -86,8 +86,10 @@ static int parse_shard(const char *s, int *i, int *n) {
     } else {
         char *end;
         errno = 0;
-        long a = strtol(s, &end, 10), b = *end == '/' ? strtol(end + 1, &end, 10) : -1;
-        if (errno || *end || s[0] < '0' || s[0] > '9' || a < 0 || b < 1 || a >= b || b > 1000000) {
+        long a = strtol(s, &end, 10), b = -1;
+        bool digits = s[0] >= '0' && s[0] <= '9' && (*end != '/' || (end[1] >= '0' && end[1] <= '9'));
+        if (*end == '/') b = strtol(end + 1, &end, 10); /* both numbers bare: no space or sign */
+        if (!digits || errno || *end || a < 0 || b < 1 || a >= b || b > 1000000) {
             qkv__cli_error("ablate", "--shard: expected I/N with 0 <= I < N (or auto), got '%s'", s);
             return -1;
         }
@@ -221,6 +223,11 @@ static int check_actions(const ablate_args *a) {
         qkv__cli_error("ablate", "--tasks, --parallel, --dry-run and --sbatch go with --slurm");
         return QKV_EXIT_USAGE;
     }
+    if (a->shard && (a->status || a->report || a->refresh || a->slurm)) { /* it would be ignored */
+        qkv__cli_error("ablate", "--shard trains a share of the sweep: not with --status, --report, --refresh or "
+                       "--slurm (whose array tasks are the shares)");
+        return QKV_EXIT_USAGE;
+    }
     return QKV_EXIT_OK;
 }
 
@@ -262,6 +269,7 @@ int qkv__cmd_ablate(int argc, char **argv) {
     } else if (a.report) {
         if (report_sweep(&c, out, &o, t0, err, sizeof err)) goto fail;
     } else if (a.refresh) {
+        qkv__cli_set_threads(1); /* as the runs record them: one BLAS thread, the same bits */
         if (qkv_ablate_refresh(&c, out, a.quiet, err, sizeof err) || report_sweep(&c, out, &o, t0, err, sizeof err))
             goto fail;
     } else if (a.slurm) {

@@ -47,6 +47,7 @@ int qkv__cmd_inspect(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/" QKV_RUN_CONFIG, a.dir);
     qkv_config cfg;
     if (qkv__cli_load_config("inspect", path, NULL, 0, &cfg)) return QKV_EXIT_USAGE;
+    qkv__cli_set_threads(1); /* as the run that recorded them: one BLAS thread, the same bits */
     qkv_observed o;
     if (qkv__run_observation(&cfg, a.dir, 0, 0, &o, err, sizeof err)) {
         qkv__cli_error("inspect", "%s", err);

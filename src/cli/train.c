@@ -305,13 +305,13 @@ static bool exists_in(const char *dir, const char *file) {
 }
 
 /* no run directory twice (DIR and DIR/, a symbolic link to it, ./DIR: the same device and inode,
- * whatever the spelling); 0 or QKV_EXIT_USAGE, the error said */
+ * whatever the spelling); 0, QKV_EXIT_USAGE or (out of memory) QKV_EXIT_FAIL, the error said */
 static int distinct_dirs(const train_args *a) {
     int n = a->group.n;
     struct stat *ids = calloc((size_t)n, sizeof *ids);
     if (!ids) {
         qkv__cli_error("train", "out of memory");
-        return QKV_EXIT_USAGE;
+        return QKV_EXIT_FAIL;
     }
     for (int i = 0; i < n; i++) {
         bool found = stat(a->group.v[i], &ids[i]) == 0; /* a missing run: its config.json says so, below */

@@ -19,8 +19,8 @@ typedef struct qkv_score_stats {
 } qkv_score_stats;
 
 /* M: (d,d) row-major doubles (not changed) -> its symmetry score and the negative share of its
- * symmetric part's eigenvalue mass (LAPACK's dsyev, from OpenBLAS). 0, or -1 when d < 1 or out
- * of memory */
+ * symmetric part's eigenvalue mass (LAPACK's dsyev, from OpenBLAS; NaN if it does not converge).
+ * 0, or -1 when d < 1 or out of memory */
 QKV_API int qkv_score_stats_of(const double *M, int d, qkv_score_stats *out);
 
 /* The side of head h's score matrix: the module's input width d_model, or head_dim for

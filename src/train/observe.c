@@ -8,10 +8,12 @@
 #include "train/sample.h"
 #include "train/train.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* the order of the sums in the file's "diag.sums" */
 enum { SUM_DIAG, SUM_FIRST, SUM_ENTROPY, SUM_ENTROPY_UNIFORM, SUM_ROWS, SUM_COUNT };
@@ -65,8 +67,9 @@ static int attention(qkv_model *m, qkv_task *task, int layers, int heads, qkv_ob
         add_rows(qkv_model_attention(m, l), &b, &o->sums, hd, rows);
         for (int h = 0; h < heads; h++) hd[h] = rows[h] ? hd[h] / (double)rows[h] : NAN;
     }
+    bool counted = rows != NULL;
     free(rows);
-    if (!o->diag_share) {
+    if (!o->diag_share || !counted) {
         snprintf(err, (size_t)errlen, "out of memory");
         goto done;
     }
@@ -110,7 +113,7 @@ static int scores(const qkv_model *m, int layers, int heads, qkv_observed *o, ch
     int rc = !o->symmetry || !o->negative_mass || !M ? -1 : 0;
     for (int l = 0; l < layers && !rc; l++)
         for (int h = 0; h < heads && !rc; h++) {
-            qkv_score_stats st;
+            qkv_score_stats st = {NAN, NAN};
             rc = qkv_attention_score_matrix(&m->blocks[l].attn, h, 0, M) || qkv_score_stats_of(M, dim, &st);
             o->symmetry[(size_t)l * heads + h] = st.symmetry;
             o->negative_mass[(size_t)l * heads + h] = st.negative_mass;
@@ -216,9 +219,12 @@ int qkv__run_observed(const char *dir, qkv_observed *o, char *err, int errlen) {
     memset(o, 0, sizeof *o);
     char path[4200];
     snprintf(path, sizeof path, "%s/" QKV_RUN_OBSERVED, dir);
-    FILE *f = fopen(path, "rb");
-    if (!f) return 1;
-    fclose(f);
+    struct stat sb;
+    if (stat(path, &sb)) { /* not there: a run of an older qkv (stat, not open: a FIFO must not block) */
+        if (errno == ENOENT) return 1;
+        snprintf(err, (size_t)errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
     qkv_safetensors *st;
     if (qkv_st_read(path, &st, err, (size_t)errlen)) return -1;
     int64_t ns[1] = {0}, nw[4] = {0}, nt[1] = {0}, nt2[1] = {0}, nx[1] = {0};

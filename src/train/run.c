@@ -454,10 +454,22 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int er
             fprintf(stderr, "qkv train: %s (summary.json's baselines are null)\n", e); /* the run is done: go on */
     }
     if (!rc && lead && !sum->interrupted && write_summary(r, sum, err, errlen)) rc = -1;
-    /* what the reports show of the run, recorded now, beside the model it comes from */
-    if (!rc && lead && !sum->interrupted &&
-        qkv__run_observe(r->cfg, r->opt->out_dir, r->opt->example, sum->steps, err, errlen))
-        rc = -1;
+    /* what the reports show of the run, recorded beside the model it comes from (train/observe.h),
+     * after summary.json (the run is done whatever happens here: a run without a record of its
+     * final step is said by the report, and qkv ablate --refresh records it). The observation
+     * builds a model of its own: the step's memory goes first */
+    if (!rc && lead && !sum->interrupted) {
+        for (int w = 0; w < r->workers && r->ctxs; w++) {
+            qkv_ctx_free(r->ctxs[w]);
+            r->ctxs[w] = NULL;
+        }
+        qkv_ctx_free(r->ctx);
+        r->ctx = NULL;
+        char e[512];
+        if (qkv__run_observe(r->cfg, r->opt->out_dir, r->opt->example, sum->steps, e, sizeof e))
+            fprintf(stderr, "qkv train: %s%s: its attention diagnostics were not recorded (%s); qkv ablate --refresh "
+                    "records them\n", r->label, r->opt->out_dir, e);
+    }
     return rc == -2 ? -2 : rc ? -1 : sum->interrupted ? 1 : 0;
 }
 
