@@ -667,6 +667,14 @@ static const bad_case CASES[] = {
     {"train --group: no config.json in DIR", NULL, {{0}}, CK_NONE, "train --group run", 2, "run/config.json"},
     {"train --group: the same DIR twice", NULL, {{0}}, CK_NONE, "train --group run --group run", 2,
      "qkv train: --group run is given twice"},
+    /* ---- qkv inspect RUN_DIR */
+    {"inspect: no run directory", NULL, {{0}}, CK_NONE, "inspect nope", 2,
+     "qkv inspect: nope/config.json: cannot open: No such file or directory"},
+    {"inspect: a run without its model", NULL, {{"run", DIRECTORY}, {"run/config.json", BASE}}, CK_NONE, "inspect run",
+     1, "qkv inspect: run/model.safetensors: cannot open: No such file or directory"},
+    {"inspect: an unknown option", NULL, {{0}}, CK_NONE, "inspect run --bogus", 2, "qkv inspect: unknown option '--bogus'"},
+    {"inspect: two run directories", NULL, {{0}}, CK_NONE, "inspect a b", 2,
+     "qkv inspect: unexpected argument 'b' (one RUN_DIR only)"},
 };
 enum { NCASES = (int)(sizeof CASES / sizeof CASES[0]) };
 
