@@ -61,8 +61,9 @@ static void clear_run(const qkv_ablate_run_spec *rs) {
     }
 }
 
-int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char *out, bool write, bool force,
-                     char *err, int errlen) {
+/* qkv__ablate_plan's work; on failure p->runs may be left allocated (the caller frees it) */
+static int plan_build(qkv_ablate_plan *p, const qkv_ablate_config *c, const char *out, bool write, bool force,
+                      char *err, int errlen) {
     memset(p, 0, sizeof *p);
     p->c = c;
     p->out = out;
@@ -127,6 +128,13 @@ int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char 
         return -1;
     }
     return 0;
+}
+
+int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char *out, bool write, bool force,
+                     char *err, int errlen) {
+    int rc = plan_build(p, c, out, write, force, err, errlen);
+    if (rc) qkv__ablate_plan_free(p); /* a failed plan holds nothing: callers need not free it */
+    return rc;
 }
 
 void qkv__ablate_plan_free(qkv_ablate_plan *p) {

@@ -38,7 +38,7 @@ typedef struct qkv_ablate_plan {
 /* The plan of c into out. A run whose input config on disk differs from c's is an error that
  * names the runs (a sweep never mixes results of two configs), unless `force`, which discards
  * them. With `write`, also create the run directories and write the input configs. 0, or -1 with
- * one line in err */
+ * one line in err (and nothing left to free) */
 QKV_INTERNAL int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char *out, bool write,
                                   bool force, char *err, int errlen);
 QKV_INTERNAL void qkv__ablate_plan_free(qkv_ablate_plan *p);
