@@ -550,12 +550,7 @@ static void sh_run(const char *dir, const char *script, const char *errpath, out
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         setpgid(0, 0);
-        int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY);
-        int err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (in < 0 || out < 0 || err < 0 || chdir(dir)) _exit(127);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(err, 2);
+        qkv_test_child_stdio(dir, errpath);
         execl("/bin/sh", "sh", "-c", script, (char *)NULL);
         _exit(127);
     }

@@ -48,17 +48,21 @@ pid_t qkv_test_spawn(const char *dir, const char *errpath, const char *bin, char
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY);
-        int err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (in < 0 || out < 0 || err < 0 || chdir(dir)) _exit(127);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(err, 2);
+        qkv_test_child_stdio(dir, errpath);
         alarm(60);
         execv(bin, argv);
         _exit(127);
     }
     return pid;
+}
+
+void qkv_test_child_stdio(const char *dir, const char *errpath) {
+    int in = open("/dev/null", O_RDONLY), out = open("/dev/null", O_WRONLY);
+    int err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || err < 0 || chdir(dir)) _exit(127);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
 }
 
 double qkv_test_json_num(const char *text, const char *key) {

@@ -17,6 +17,9 @@ void qkv_test_rmtree(const char *dir);
 /* fork and exec bin (argv) in dir with stdin and stdout on /dev/null and stderr into errpath;
  * a child that hangs is killed by SIGALRM after 60 s; returns its pid */
 pid_t qkv_test_spawn(const char *dir, const char *errpath, const char *bin, char *const argv[]);
+/* in a forked child: stdin and stdout on /dev/null, stderr into errpath, working directory dir
+ * (_exit(127) when any of that fails) */
+void qkv_test_child_stdio(const char *dir, const char *errpath);
 /* the number after "key": in a JSON text (fails the test if the key is missing) */
 double qkv_test_json_num(const char *text, const char *key);
 /* true if a file below dir (recursively) has ".tmp." in its name; its path in found */

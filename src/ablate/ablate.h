@@ -29,6 +29,8 @@ typedef struct qkv_ablate_variant {
 typedef enum { QKV_METRIC_ACCURACY, QKV_METRIC_LOSS, QKV_METRIC_BPB, QKV_METRIC_COUNT } qkv_ablate_metric;
 /* names used in ablation configs ("accuracy", "loss", "bpb"; index = enum value) */
 QKV_APP_API extern const char *const QKV_METRIC_NAMES[QKV_METRIC_COUNT];
+/* the metric called name (QKV_METRIC_NAMES), or QKV_METRIC_COUNT when none is (or name is NULL) */
+QKV_APP_API qkv_ablate_metric qkv_ablate_metric_named(const char *name);
 
 typedef struct qkv_ablate_config {
     char path[1024];                /* the ablation config file */

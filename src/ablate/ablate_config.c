@@ -90,6 +90,12 @@ int qkv__ablate_variant_config(const qkv_ablate_config *c, int v, qkv_config *cf
 
 const char *const QKV_METRIC_NAMES[QKV_METRIC_COUNT] = {"accuracy", "loss", "bpb"};
 
+qkv_ablate_metric qkv_ablate_metric_named(const char *name) {
+    int k = 0;
+    while (name && k < QKV_METRIC_COUNT && strcmp(name, QKV_METRIC_NAMES[k])) k++;
+    return name ? (qkv_ablate_metric)k : QKV_METRIC_COUNT;
+}
+
 long long qkv__ablate_budget(const qkv_ablate_config *c, const qkv_config *cfg) {
     /* without max_steps: 4 x train.steps, unless the schedule decays or the sweep compares losses
      * (then no extension: "solved" is an accuracy threshold) */
@@ -287,10 +293,9 @@ static int parse_study(qkv_ablate_config *c, const cJSON *j, const char *path, c
     if (th) c->threshold = th->valuedouble;
     const cJSON *me = cJSON_GetObjectItemCaseSensitive(j, "metric");
     if (me) {
-        int k = 0;
-        while (k < QKV_METRIC_COUNT && !(cJSON_IsString(me) && !strcmp(me->valuestring, QKV_METRIC_NAMES[k]))) k++;
+        qkv_ablate_metric k = qkv_ablate_metric_named(cJSON_IsString(me) ? me->valuestring : NULL);
         if (k == QKV_METRIC_COUNT) BAD("%s: metric: expected \"accuracy\", \"loss\" or \"bpb\"", path);
-        c->metric = (qkv_ablate_metric)k;
+        c->metric = k;
     }
     if (c->metric != QKV_METRIC_ACCURACY && c->max_steps)
         BAD("%s: max_steps: a sweep on metric \"%s\" is not extended (solving is an accuracy threshold); "

@@ -14,15 +14,12 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* enum fields are read and written as int */
 _Static_assert(sizeof(qkv_attn_qkv) == sizeof(int), "enum size");
@@ -785,21 +782,18 @@ static int check_model(const qkv_config *c, char *err, int errlen) {
 static int check_readable(const char *key, const char *path, char *err, int errlen) {
     char shown[160];
     show_text(path, 120, shown, sizeof shown);
-    errno = 0;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return fail(err, errlen, "%s: cannot open \"%s\": %s", key, shown, strerror(errno));
-    struct stat sb;
-    int bad = fstat(fd, &sb), e = errno;
-    close(fd);
-    if (bad) return fail(err, errlen, "%s: cannot read \"%s\": %s", key, shown, strerror(e));
-    if (S_ISDIR(sb.st_mode)) return fail(err, errlen, "%s: cannot read \"%s\": %s", key, shown, strerror(EISDIR));
-    if (!S_ISREG(sb.st_mode))
+    qkv_read_status st;
+    if (!qkv__probe_file(path, QKV_MAX_FILE_BYTES, QKV_READ_REGULAR, &st)) return 0;
+    switch (st.stage) {
+    case QKV_READ_OPEN: return fail(err, errlen, "%s: cannot open \"%s\": %s", key, shown, strerror(st.errnum));
+    case QKV_READ_NOT_REGULAR:
         return fail(err, errlen, "%s: \"%s\" is %s, not a regular file: qkv reads data from regular "
                     "files only (every run of a sweep reads it again); save it to a file first", key, shown,
-                    qkv__file_type_name((unsigned)sb.st_mode));
-    if (sb.st_size > (off_t)QKV_MAX_FILE_BYTES)
+                    qkv__file_type_name(st.mode));
+    case QKV_READ_TOO_BIG:
         return fail(err, errlen, "%s: \"%s\" is larger than 1 GiB, the most qkv reads of a data file", key, shown);
-    return 0;
+    default: return fail(err, errlen, "%s: cannot read \"%s\": %s", key, shown, strerror(st.errnum));
+    }
 }
 
 /* the fortunes corpus's directory: task.path, or Debian's; missing, it names the package */

@@ -171,29 +171,44 @@ const char *qkv__file_type_name(unsigned mode) {
     }
 }
 
-char *qkv__read_file_max(const char *path, size_t max, int flags, size_t *len, qkv_read_status *st) {
+/* path opened for reading and checked against flags and max before anything is read: the fd
+ * (O_NONBLOCK still set) with *sb filled, or -1 with *st saying why. O_NONBLOCK: a FIFO without a
+ * writer opens at once instead of blocking in open() (where no signal handler of ours could end
+ * the wait); then it is refused by its type, or read from a writer that has it open */
+static int open_checked(const char *path, size_t max, int flags, struct stat *sb, qkv_read_status *st) {
     *st = (qkv_read_status){QKV_READ_OK, 0, 0};
     bool regular_only = flags & QKV_READ_REGULAR;
-    /* O_NONBLOCK: a FIFO without a writer opens at once instead of blocking in open() (where no
-     * signal handler of ours could end the wait); then it is refused by its type, or read from
-     * a writer that has it open (cleared below) */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return read_fail(st, QKV_READ_OPEN, errno, -1, NULL);
+    if (fd < 0) return read_fail(st, QKV_READ_OPEN, errno, -1, NULL), -1;
+    if (fstat(fd, sb)) {
+        if (regular_only) return read_fail(st, QKV_READ_IO, errno, fd, NULL), -1;
+        sb->st_mode = 0;
+        return fd;
+    }
+    st->mode = (unsigned)sb->st_mode;
+    if (regular_only && S_ISDIR(sb->st_mode)) return read_fail(st, QKV_READ_IO, EISDIR, fd, NULL), -1;
+    if (regular_only && !S_ISREG(sb->st_mode)) return read_fail(st, QKV_READ_NOT_REGULAR, 0, fd, NULL), -1;
+    if (S_ISREG(sb->st_mode) && max && (uint64_t)sb->st_size > max) return read_fail(st, QKV_READ_TOO_BIG, 0, fd, NULL), -1;
+    return fd;
+}
+
+int qkv__probe_file(const char *path, size_t max, int flags, qkv_read_status *st) {
+    struct stat sb;
+    int fd = open_checked(path, max, flags, &sb, st);
+    if (fd < 0) return -1;
+    close(fd);
+    return 0;
+}
+
+char *qkv__read_file_max(const char *path, size_t max, int flags, size_t *len, qkv_read_status *st) {
+    struct stat sb;
+    int fd = open_checked(path, max, flags, &sb, st);
+    if (fd < 0) return NULL;
     /* a regular file's size is where the buffer starts (+1 for the terminator, +1 so the read
      * that finds the end needs no growth): one allocation for a big file */
-    struct stat sb;
     size_t cap = 4096, n = 0;
-    if (fstat(fd, &sb) == 0) {
-        st->mode = (unsigned)sb.st_mode;
-        if (regular_only && S_ISDIR(sb.st_mode)) return read_fail(st, QKV_READ_IO, EISDIR, fd, NULL);
-        if (regular_only && !S_ISREG(sb.st_mode)) return read_fail(st, QKV_READ_NOT_REGULAR, 0, fd, NULL);
-        if (S_ISREG(sb.st_mode)) {
-            if (max && (uint64_t)sb.st_size > max) return read_fail(st, QKV_READ_TOO_BIG, 0, fd, NULL);
-            if ((uint64_t)sb.st_size + 2 > cap && (uint64_t)sb.st_size < SIZE_MAX / 4) cap = (size_t)sb.st_size + 2;
-        }
-    } else if (regular_only) {
-        return read_fail(st, QKV_READ_IO, errno, fd, NULL);
-    }
+    if (S_ISREG(sb.st_mode) && (uint64_t)sb.st_size + 2 > cap && (uint64_t)sb.st_size < SIZE_MAX / 4)
+        cap = (size_t)sb.st_size + 2;
     int fl = fcntl(fd, F_GETFL); /* blocking reads as usual from here */
     if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     char *buf = malloc(cap);

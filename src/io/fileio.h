@@ -77,6 +77,10 @@ enum {
 /* the whole file, NUL-terminated, malloc'd, refusing one longer than max bytes (0: any length);
  * opened once and read once. NULL with *st saying where and why */
 QKV_INTERNAL char *qkv__read_file_max(const char *path, size_t max, int flags, size_t *len, qkv_read_status *st);
+/* what qkv__read_file_max checks before it reads (the open, and with QKV_READ_REGULAR the type;
+ * the size against max), done and nothing read: a config checks its data files with it, and the
+ * task reads them later. 0, or -1 with *st saying why */
+QKV_INTERNAL int qkv__probe_file(const char *path, size_t max, int flags, qkv_read_status *st);
 /* the file type in mode as words for a message: "a directory", "a pipe (FIFO)", ... */
 QKV_INTERNAL const char *qkv__file_type_name(unsigned mode);
 /* a config file (training or ablation; at most QKV_MAX_CONFIG_BYTES), NUL-terminated, malloc'd;

@@ -375,14 +375,13 @@ static int read_header(reader *r, const cJSON *root, const char *dir, qkv_sum_ab
     a->missing = (int)get_count(r, root, "", "missing_runs");
     a->to_extend = (int)get_count(r, root, "", "runs_to_extend");
     if (r->bad) return -1;
-    int cm = 0; /* the name's metric (QKV_METRIC_NAMES), once: compared below by value */
-    while (compared && cm < QKV_METRIC_COUNT && strcmp(compared, QKV_METRIC_NAMES[cm])) cm++;
+    qkv_ablate_metric cm = qkv_ablate_metric_named(compared); /* once: compared below by value */
     if (compared && cm == QKV_METRIC_COUNT) {
         wrong(r, "", "metric", "\"accuracy\", \"loss\", \"bpb\" or null",
               cJSON_GetObjectItemCaseSensitive(root, "metric"));
         return -1;
     }
-    a->compared = compared ? (qkv_ablate_metric)cm : QKV_METRIC_ACCURACY;
+    a->compared = compared ? cm : QKV_METRIC_ACCURACY;
     if (a->d_model < 0) a->d_model = 0;
     if (a->layers < 0) a->layers = 0;
     if (a->heads < 0) a->heads = 0;
