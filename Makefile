@@ -107,7 +107,7 @@ DEPFLAGS  := -MMD -MP
 # without them have no .d files), so changing flags rebuilds them
 FLAGS_STAMP := $(BUILD)/.flags-$(shell echo '$(CC) $(CFLAGS_Q) $(KOPT) $(DEPFLAGS)' | cksum | cut -d' ' -f1)
 
-.PHONY: all test asan install uninstall clean help bench bench-torch bench-gemm bench-sweep \
+.PHONY: all test asan install uninstall clean help check-fastmath bench bench-torch bench-gemm bench-sweep \
         bench-sweep-torch demo valgrind examples fuzz study study-extra study-full
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/libqkv-app.a $(BUILD)/qkv
 
@@ -219,6 +219,13 @@ study-full: all
 	QKV=$(BUILD)/qkv scripts/study.sh full
 
 # every size at 1 and 2 threads (docs/performance.md)
+# every float through the float kernels' exp and normal CDF (tests/test_fastmath.c), one
+# process per core; make test checks every 61st
+check-fastmath: $(BUILD)/run_tests
+	$(Q)n=$$(nproc); k=0; pids=; while [ $$k -lt $$n ]; do \
+	    (cd tests && QKV_FASTMATH_ALL=$$k/$$n CK_RUN_SUITE=fastmath CK_RUN_CASE=accuracy ../$(BUILD)/run_tests) & pids="$$pids $$!"; \
+	    k=$$((k + 1)); done; rc=0; for p in $$pids; do wait $$p || rc=1; done; exit $$rc
+
 bench: all
 	$(BUILD)/qkv bench --threads 1
 	$(BUILD)/qkv bench --threads 2
@@ -341,6 +348,7 @@ help:
 	@echo "make study      the study of docs/qkv-answer.md, one-machine version (~56 min on 2 cores)"
 	@echo "make study-extra fuzzy recall, cut from make study to fit its hour (~12 min)"
 	@echo "make study-full the study as designed (docs/qkv-answer.md gives its compute)"
+	@echo "make check-fastmath  every float through the kernels' exp and normal CDF (against libm)"
 	@echo "make bench      time the training step of the standard sizes"
 	@echo "make bench-gemm time one recall step's sgemm calls on OpenBLAS, BLIS and libxsmm"
 	@echo "make bench-sweep  time a sweep of tiny training runs (runs per minute)"

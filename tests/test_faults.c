@@ -443,7 +443,7 @@ START_TEST(test_fast_exp_nonfinite) {
     volatile float nan = NAN, inf = INFINITY;
     ck_assert(isnan(qkv_expf_fast(nan)));
     ck_assert(isnan(qkv_expf_fast(-nan)));
-    ck_assert(isfinite(qkv_expf_fast(inf)) && qkv_expf_fast(inf) > 1e38f);
+    ck_assert(qkv_expf_fast(inf) == INFINITY); /* as expf */
     ck_assert(qkv_expf_fast(-inf) == 0.0f);
     ck_assert(isnan(qkv_normal_cdf_fast(nan)));
 }

@@ -1,3 +1,4 @@
+#include "tensor/vector_clones.h"
 #include "optim/optim.h"
 #include "tensor/parallel.h"
 
@@ -51,9 +52,7 @@ typedef struct {
 } adam_job;
 
 /* one pass over [i0, i1), vectorisable, in the order of PyTorch's single-tensor Adam */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+QKV_VECTOR_CLONES
 static void adam_range(void *arg, int64_t i0, int64_t i1) {
     const adam_job *j = arg;
     float *p = j->p, *m = j->m, *v = j->v;

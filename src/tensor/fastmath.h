@@ -1,36 +1,66 @@
-/* Vectorisable float exp and normal CDF for the float kernels' hot loops.
+/* Vectorisable float exp and normal CDF for the float kernels' hot loops (softmax, attention,
+ * cross-entropy; exact GELU, x Phi(x), and its derivative).
  *
  * libm's expf/erff are scalar calls the compiler cannot vectorise; these use only
- * arithmetic, selects and an integer bit trick, so a loop over them vectorises.
- * Accuracy (checked in tests/test_tensor.c against double libm): exp within 2 ulp;
- * Phi(x) within 5e-7 relative for x >= -5 (below, absolutely within 1e-11); phi(x) within
- * 2.5e-7 relative for |x| <= 5. The double kernels (gradient checks) keep libm. */
+ * arithmetic, selects, an integer bit trick and fused multiply-adds written as fmaf(), so a
+ * loop over them vectorises. fmaf is exactly rounded by definition, so the result is the same
+ * bits wherever it runs: one instruction in the kernels' x86-64-v3 and -v4 clones
+ * (kernel_prelude.h), libm's exact software fmaf in the baseline clone and outside the kernels.
+ *
+ * Error bounds, in ulp of the exact value (an ulp below FLT_MIN is 2^-149), checked over
+ * every float by tests/test_fastmath.c against double-precision libm (in `make test` on every
+ * 61st bit pattern, and on all 2^32 by `make check-fastmath` in .ci/run):
+ *   qkv_expf_fast(x): <= QKV_EXPF_ULP ulp for every x (inf above 88.72, 0 below -103.97, as expf);
+ *   qkv_normal_cdf_fast(x): <= QKV_CDF_ULP ulp, its density (*pdf) <= QKV_PDF_ULP ulp, for every x
+ *   (Phi misses 2 ulp: the rounding of t and the cancelling terms of F leave up to 5.9 ulp).
+ * The double kernels (the gradient checks) keep libm's exp and erf. */
 #ifndef QKV_FASTMATH_H
 #define QKV_FASTMATH_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-/* e^x for float x; 0 below -87.3 (also for -inf); saturates at e^88 above 88 */
-static inline float qkv_expf_fast(float x) {
-    float xc = x > 88.0f ? 88.0f : x; /* e^88 = 1.65e38: still finite after 2^n scaling */
-    xc = xc < -87.3f ? -87.3f : xc;
+/* the bounds the tests hold the functions to (measured: tests/test_fastmath.c prints them) */
+#define QKV_EXPF_ULP 2
+#define QKV_CDF_ULP 6 /* Phi; its density phi: QKV_PDF_ULP */
+#define QKV_PDF_ULP 3
+
+/* always inlined: a kernel's loop vectorises only with the whole function in its body (and in
+ * the vector clone it is compiled for) */
+#define QKV_FASTMATH_FN static inline __attribute__((always_inline))
+
+/* 2^k for an integer-valued float k in [-126, 127] */
+QKV_FASTMATH_FN float qkv_pow2i_fast(float k) {
+    int32_t bits = ((int32_t)k + 127) << 23;
+    float s;
+    memcpy(&s, &bits, sizeof s);
+    return s;
+}
+
+/* e^x for float x, within QKV_EXPF_ULP ulp everywhere (subnormal results included) */
+QKV_FASTMATH_FN float qkv_expf_fast(float x) {
+    float xc = x > 89.0f ? 89.0f : x; /* e^89 overflows to inf below, as expf does */
+    xc = xc < -104.0f ? -104.0f : xc; /* e^-104 rounds to 0 below, as expf does */
     xc = xc == xc ? xc : 0.0f; /* NaN: a harmless n below (converting NaN to int is undefined) */
-    /* n = round(x / ln 2) by the 1.5 * 2^23 trick (no rounding instruction needed) */
+    /* n = round(x / ln 2) by the 1.5 * 2^23 trick (no rounding instruction needed); r = x - n ln 2
+     * in two fused steps (ln 2 = hi + lo, hi with 16 significant bits: n hi is exact) */
     float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    float r = xc - n * 0.693359375f + n * 2.12194440e-4f; /* ln 2 split in two: exact first product */
+    float r = fmaf(n, -0.693145751953125f, xc);
+    r = fmaf(n, -1.42860682030941723e-6f, r);
+    /* e^r - 1 - r = r^2 P(r) on |r| <= ln2 / 2 (Taylor-fitted minimax degree 5) */
     float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) << 23; /* 2^n */
-    float scale;
-    memcpy(&scale, &bits, sizeof scale);
-    float y = p * scale;
-    return x < -87.3f ? 0.0f : x == x ? y : x;
+    p = fmaf(p, r, 1.3981999507e-3f);
+    p = fmaf(p, r, 8.3334519073e-3f);
+    p = fmaf(p, r, 4.1665795894e-2f);
+    p = fmaf(p, r, 1.6666665459e-1f);
+    p = fmaf(p, r, 5.0000001201e-1f);
+    p = fmaf(p, r * r, r) + 1.0f;
+    /* 2^n in two factors, each a normal float for n in [-150, 129]: the first product is exact,
+     * the second rounds once (into the subnormals, or to inf, as the exact value would) */
+    float n1 = (float)((int32_t)n / 2);
+    float y = (p * qkv_pow2i_fast(n1)) * qkv_pow2i_fast(n - n1);
+    return x == x ? y : x;
 }
 
 /* Phi(x) = P(N(0,1) <= x) = erfc(-x / sqrt 2) / 2 and, through *pdf, the density
@@ -38,40 +68,34 @@ static inline float qkv_expf_fast(float x) {
  * erfc(z) = t F(t) e^(-z^2) for z = |x| / sqrt 2 >= 0, t = 1 / (1 + z/2), with F(t) =
  * erfcx(z) / t a smooth function on (0, 1] fitted by a degree-10 polynomial (relative error
  * 1.1e-8; scripts/fit_normal_cdf.py): no second exp. */
-static inline float qkv_normal_cdf_pdf_fast(float x, float *pdf) {
+QKV_FASTMATH_FN float qkv_normal_cdf_pdf_fast(float x, float *pdf) {
     float a = x < 0 ? -x : x;
-    a = a > 14.0f ? 14.0f : a; /* e^(-98): below the fast exp's range, so phi = 0; NaN stays NaN */
-    float t = 1.0f / (1.0f + 0.35355339059327376f * a); /* 1 / (1 + z/2) */
+    a = a > 15.0f ? 15.0f : a; /* Phi(-15) = 3.7e-51 and phi(15) = 7.4e-50: both round to 0; NaN stays NaN */
+    float t = 1.0f / fmaf(0.35355339059327376f, a, 1.0f); /* 1 / (1 + z/2) */
     float f = 0.042352661f;
-    f = f * t - 0.23085797f;
-    f = f * t + 0.48617952f;
-    f = f * t - 0.44697817f;
-    f = f * t + 0.12708994f;
-    f = f * t - 0.057232672f;
-    f = f * t + 0.093000630f;
-    f = f * t + 0.17537682f;
-    f = f * t + 0.24688059f;
-    f = f * t + 0.28209385f;
-    f = f * t + 0.28209479f;
-    /* -x^2/2 rounded in float would cost |x|^2 ulps of relative error: split a = ah + al with
-     * ah of 12 significant bits, so ah^2/2 is exact, and e^(-a^2/2) = e^(-ah^2/2) e^u with
-     * u = -al (a + ah)/2, |u| <= a^2 2^-11 <= 0.1: e^u from its Taylor series to u^4
-     * (relative error < u^5/120 <= 1e-7, and < 3e-9 for |x| <= 5) */
-    float ah;
-    uint32_t ab;
-    memcpy(&ab, &a, sizeof ab);
-    ab &= 0xFFFFF000u;
-    memcpy(&ah, &ab, sizeof ah);
-    float u = -0.5f * ((a - ah) * (a + ah));
-    float eu = 1.0f + u * (1.0f + u * (0.5f + u * (0.16666667f + u * 0.041666668f)));
-    float g = qkv_expf_fast(-0.5f * (ah * ah)) * eu; /* e^(-x^2/2) */
+    f = fmaf(f, t, -0.23085797f);
+    f = fmaf(f, t, 0.48617952f);
+    f = fmaf(f, t, -0.44697817f);
+    f = fmaf(f, t, 0.12708994f);
+    f = fmaf(f, t, -0.057232672f);
+    f = fmaf(f, t, 0.093000630f);
+    f = fmaf(f, t, 0.17537682f);
+    f = fmaf(f, t, 0.24688059f);
+    f = fmaf(f, t, 0.28209385f);
+    f = fmaf(f, t, 0.28209479f);
+    /* x^2 = hi + lo exactly (lo = fma(a, a, -hi)), so e^(-x^2/2) = e^(-hi/2) e^(-lo/2) with
+     * |lo/2| <= 2^-25 hi: e^(-lo/2) = 1 - lo/2 to within 2^-51 */
+    float hi = a * a, lo = fmaf(a, a, -hi);
+    float g = qkv_expf_fast(-0.5f * hi);
+    g = fmaf(g, -0.5f * lo, g); /* e^(-x^2/2) */
     *pdf = 0.39894228040143268f * g;
-    float erfc = t * f * g;
-    return x < 0 ? 0.5f * erfc : 1.0f - 0.5f * erfc;
+    /* erfc / 2 = (t F / 2) g: the normal factors first, so a subnormal result rounds once */
+    float half_erfc = (0.5f * (t * f)) * g;
+    return x < 0 ? half_erfc : 1.0f - half_erfc;
 }
 
 /* Phi(x) alone (the same bits as qkv_normal_cdf_pdf_fast's) */
-static inline float qkv_normal_cdf_fast(float x) {
+QKV_FASTMATH_FN float qkv_normal_cdf_fast(float x) {
     float pdf;
     return qkv_normal_cdf_pdf_fast(x, &pdf);
 }

@@ -20,14 +20,7 @@ typedef float real;
 /* rows of n elements per piece */
 static inline int64_t qkv_row_grain(int64_t n) { return n >= QKV_GRAIN ? 1 : QKV_GRAIN / (n > 0 ? n : 1); }
 
-/* Elementwise kernels are also compiled for AVX2 and AVX-512 and picked at load time
- * (ifunc). Results do not change with the vector width: no FMA contraction
- * (-ffp-contract=off), and float reductions are not reassociated, so they stay scalar. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define QKV_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define QKV_VECTOR_CLONES
-#endif
+#include "tensor/vector_clones.h"
 
 /* dst += val, or dst = val when `assign` (a new gradient: kernels.h); in a loop the test is
  * loop-invariant and the compiler unswitches it, so each loop vectorises either way */
