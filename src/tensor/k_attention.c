@@ -48,9 +48,9 @@ static int64_t padded(int64_t n, int64_t ncols) {
 }
 
 /* one row i, in place: p[0..n) = softmax(blocked ? -inf : scale p - slope |i - j|),
- * p[n..ncols) = 0 */
-QKV_VECTOR_CLONES
-static void softmax_row(int64_t n, int64_t ncols, real *p, real scale, const int32_t *m, int64_t ms, real slope,
+ * p[n..ncols) = 0 (inlined into the rows' loop below, which is the vector-cloned function:
+ * one dispatched call per block of rows, not per row) */
+static inline __attribute__((always_inline)) void softmax_row(int64_t n, int64_t ncols, real *p, real scale, const int32_t *m, int64_t ms, real slope,
                         int64_t i) {
     real mx, sum;
     int64_t nv = padded(n, ncols);
@@ -87,8 +87,7 @@ static void softmax_row(int64_t n, int64_t ncols, real *p, real scale, const int
 
 /* one row, in place over dp: dS = scale P (dP - sum(P dP)) on [0, n), 0 on [n, ncols)
  * (P is 0 past n, so the padded loops add and write only zeros there) */
-QKV_VECTOR_CLONES
-static void softmax_backward_row(int64_t n, int64_t ncols, const real *p, real *dp, real scale) {
+static inline __attribute__((always_inline)) void softmax_backward_row(int64_t n, int64_t ncols, const real *p, real *dp, real scale) {
     real dot;
     int64_t nv = padded(n, ncols);
     QKV_LANE_SUM(dot, nv, j, dp[j] * p[j]);
@@ -133,6 +132,24 @@ static int64_t kv_at(const qkv_sdpa_shape *s, int64_t pair) {
 /* head h's ALiBi slope (0: none) */
 static real slope_of(const qkv_sdpa_shape *s, int64_t pair) { return s->slopes ? (real)s->slopes[pair % s->H] : 0; }
 
+/* rows [r0, r1) of pair's (T,T) scores P, in place: the masked, scaled softmax */
+QKV_VECTOR_CLONES
+static void softmax_rows(const qkv_sdpa_shape *s, int64_t pair, int64_t r0, int64_t r1, real *P, real slope) {
+    for (int64_t i = r0; i < r1; i++) {
+        int64_t ms = 0;
+        const int32_t *m = mask_row(s, pair, i, &ms);
+        softmax_row(row_keys(s, i), s->T, P + i * s->T, (real)s->scale, m, ms, slope, i);
+    }
+}
+
+/* rows [r0, r1) of dP, in place: dS (the first nk columns; the rest are not read) */
+QKV_VECTOR_CLONES
+static void softmax_backward_rows(const qkv_sdpa_shape *s, int64_t r0, int64_t r1, int64_t nk, const real *P,
+                                  real *dP) {
+    for (int64_t i = r0; i < r1; i++)
+        softmax_backward_row(row_keys(s, i), nk, P + i * s->T, dP + i * s->T, (real)s->scale);
+}
+
 static void forward_pairs(void *arg, int64_t p0, int64_t p1) {
     const sdpa_job *j = arg;
     const qkv_sdpa_shape *s = j->s;
@@ -145,11 +162,7 @@ static void forward_pairs(void *arg, int64_t p0, int64_t p1) {
             int64_t r1 = r0 + rb < T ? r0 + rb : T, nk = block_keys(s, r1);
             /* S[r0:r1, :nk] = Q[r0:r1] K[:nk]^T */
             K(gemm_ld)(0, 1, r1 - r0, nk, hd, Q + r0 * d, d, Kh, dkv, 0, P + r0 * T, T);
-            for (int64_t i = r0; i < r1; i++) {
-                int64_t ms = 0;
-                const int32_t *m = mask_row(s, pair, i, &ms);
-                softmax_row(row_keys(s, i), T, P + i * T, (real)s->scale, m, ms, slope, i);
-            }
+            softmax_rows(s, pair, r0, r1, P, slope);
             /* Y[r0:r1] = P[r0:r1, :nk] V[:nk] */
             K(gemm_ld)(0, 0, r1 - r0, hd, nk, P + r0 * T, T, V, dkv, 0, Y + r0 * d, d);
         }
@@ -194,8 +207,7 @@ static void backward_groups(const sdpa_job *j, int64_t g0, int64_t g1, real *dP)
                 if (!j->dq && !j->dk) continue;
                 /* dP[r0:r1, :nk] = dY[r0:r1] V[:nk]^T, then dS in place */
                 K(gemm_ld)(0, 1, m, nk, hd, dY + r0 * d, d, V, dkv, 0, dP + r0 * T, T);
-                for (int64_t i = r0; i < r1; i++)
-                    softmax_backward_row(row_keys(s, i), nk, P + i * T, dP + i * T, (real)s->scale);
+                softmax_backward_rows(s, r0, r1, nk, P, dP);
                 /* dQ[r0:r1] += dS[r0:r1, :nk] K[:nk];  dK[:nk] += dS[r0:r1, :nk]^T Q[r0:r1] */
                 if (j->dq) K(gemm_ld)(0, 0, m, hd, nk, dP + r0 * T, T, Kh, dkv, 1, j->dq + at + r0 * d, d);
                 if (j->dk) K(gemm_ld)(1, 0, nk, hd, m, dP + r0 * T, T, Q + r0 * d, d, 1, j->dk + kat, dkv);
