@@ -30,6 +30,10 @@ static qkv_tensor *f_linear(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
     (void)u;
     return qkv_linear(c, x[0], x[1], n > 2 ? x[2] : NULL);
 }
+/* u: the activation (a qkv_op) */
+static qkv_tensor *f_linear_act(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    return qkv_linear_act(c, x[0], x[1], n > 2 ? x[2] : NULL, *(const qkv_op *)u);
+}
 static qkv_tensor *f_add(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_add(c, x[0], x[1]); }
 /* one tensor on both sides: the first gradient write assigns, the second adds */
 static qkv_tensor *f_add_self(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; (void)u; return qkv_add(c, x[0], x[0]); }
@@ -173,6 +177,7 @@ typedef struct {
     int no_grad[3];              /* 1: that input does not require grad */
 } gcase;
 
+static qkv_op ACT_GELU = QKV_OP_GELU, ACT_GELU_TANH = QKV_OP_GELU_TANH, ACT_RELU = QKV_OP_RELU;
 static mm_flags MM00 = {0, 0}, MM01 = {0, 1}, MM10 = {1, 0}, MM11 = {1, 1};
 static axis_arg AX0 = {0, false}, AX1K = {1, true}, AXM1 = {-1, false}, AX2 = {2, false};
 static axes_arg HEADS = {1, 2}, LAST2 = {-1, -2}, AX03 = {0, 3};
@@ -220,6 +225,12 @@ static const gcase CASES[] = {
     /* over runs: weights with a leading run axis, the rows split among the runs */
     {"linear_runs", f_linear, NULL, 3, DOM_NORMAL, {3, 3, 2}, {{4, 3, 4}, {2, 5, 4}, {2, 5}}, {0}},
     {"linear_runs_no_bias", f_linear, NULL, 2, DOM_NORMAL, {2, 3}, {{6, 4}, {3, 2, 4}}, {0}},
+    /* linear with its bias and activation as the epilogue */
+    {"linear_act_gelu", f_linear_act, &ACT_GELU, 3, DOM_NORMAL, {3, 2, 1}, {{2, 3, 4}, {5, 4}, {5}}, {0}},
+    {"linear_act_gelu_no_bias", f_linear_act, &ACT_GELU, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {2, 4}}, {0}},
+    {"linear_act_gelu_tanh", f_linear_act, &ACT_GELU_TANH, 3, DOM_NORMAL, {2, 2, 1}, {{3, 4}, {6, 4}, {6}}, {0}},
+    {"linear_act_relu", f_linear_act, &ACT_RELU, 3, DOM_NORMAL, {2, 2, 1}, {{3, 4}, {6, 4}, {6}}, {0}},
+    {"linear_act_gelu_runs", f_linear_act, &ACT_GELU, 3, DOM_NORMAL, {3, 3, 2}, {{4, 3, 4}, {2, 5, 4}, {2, 5}}, {0}},
     {"add", f_add, NULL, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {3, 4}}, {0}},
     {"add_bias", f_add, NULL, 2, DOM_NORMAL, {3, 1}, {{2, 3, 4}, {4}}, {0}},
     {"add_mask_over_bhtt", f_add, NULL, 2, DOM_NORMAL, {4, 2}, {{2, 2, 3, 3}, {3, 3}}, {0}},
@@ -539,6 +550,9 @@ START_TEST(test_harness_catches_wrong_rules) {
         {QKV_OP_LINEAR, wrong_linear, find_case("linear")},
         {QKV_OP_LINEAR, wrong_linear, find_case("linear_runs")},
         {QKV_OP_LINEAR, runs_forgotten_linear, find_case("linear_runs")},
+        /* the activation's derivative forgotten: the plain linear's rule */
+        {QKV_OP_LINEAR_ACT, qkv__linear_backward, find_case("linear_act_gelu")},
+        {QKV_OP_LINEAR_ACT, qkv__linear_backward, find_case("linear_act_gelu_runs")},
         {QKV_OP_MASKED_SOFTMAX, wrong_masked_softmax, find_case("masked_softmax")},
         {QKV_OP_SDP_ATTENTION, wrong_sdp_attention, find_case("sdp_attention_causal_mask")},
         {QKV_OP_SDP_ATTENTION, wrong_sdp_attention, find_case("sdp_attention_gqa_alibi_row_blocks")},

@@ -11,6 +11,7 @@
 #define QKV_OP_LIST(X)                                                                               \
     X(MATMUL, "matmul", matmul)                                                                      \
     X(LINEAR, "linear", linear)         /* matmul with the weight transposed and a bias, fused */    \
+    X(LINEAR_ACT, "linear_act", linear_act) /* linear + bias + activation as its epilogue */         \
     X(ADD, "add", binary)               /* ADD..DIV in qkv_binop's order (op_binary.c) */            \
     X(SUB, "sub", binary)                                                                            \
     X(MUL, "mul", binary)                                                                            \

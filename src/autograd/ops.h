@@ -18,6 +18,9 @@ QKV_API qkv_tensor *qkv_matmul(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b, bool 
  * b: (R,out): x's rows are R equal groups, group r gets x_r W[r]^T + b[r] with the bits of the
  * op on that group alone (the same products are made; docs/performance.md, "Batched runs") */
 QKV_API qkv_tensor *qkv_linear(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b);
+/* y = f(x W^T + b), f = act: QKV_OP_GELU, QKV_OP_GELU_TANH or QKV_OP_RELU; qkv_linear's shapes and
+ * runs. One op: the bias and f are applied in one pass after the product (f(0) = 0 at ReLU's kink) */
+QKV_API qkv_tensor *qkv_linear_act(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b, qkv_op act);
 
 /* y = a + b (broadcast, trailing-aligned) */
 QKV_API qkv_tensor *qkv_add(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b);

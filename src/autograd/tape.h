@@ -30,8 +30,9 @@ typedef struct qkv_record {
          * of A's rows folded into one product. */
         struct { int ta, tb; int64_t batch, M, N, K, sa, sb; } matmul;
         /* y (rows,d_out) = x (rows,d_in) W^T + b; b is in[2], or NULL; runs: W (runs,d_out,d_in), the rows
-         * in `runs` equal groups (1: W (d_out,d_in)) */
-        struct { int64_t rows, d_in, d_out, runs; qkv_tensor *b; } linear;
+         * in `runs` equal groups (1: W (d_out,d_in)); linear_act: y = f(x W^T + b), f = act, and
+         * deriv (rows,d_out) = f'(x W^T + b), kept by the forward */
+        struct { int64_t rows, d_in, d_out, runs; qkv_tensor *b; qkv_unop act; void *deriv; } linear;
         /* add, sub, mul, div: y = a op b, b broadcast over a by bc */
         struct { qkv_binop op; qkv_bcast bc; } binary;
         /* y = alpha x + beta (beta needs no gradient) */
@@ -126,6 +127,7 @@ QKV_INTERNAL const char *qkv__shp(const qkv_tensor *t);
 /* backward rules, one per op file */
 QKV_INTERNAL int qkv__matmul_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__linear_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__linear_act_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__binary_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__affine_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__reduce_backward(qkv_ctx *ctx, const qkv_record *r);

@@ -66,6 +66,8 @@ qkv_tensor *qkv_activation_forward(qkv_ctx *ctx, qkv_activation act, qkv_tensor 
 }
 
 qkv_tensor *qkv_ffn_forward(qkv_ctx *ctx, const qkv_ffn *f, qkv_tensor *x) {
-    qkv_tensor *h = qkv_activation_forward(ctx, f->act, qkv_linear_forward(ctx, &f->fc1, x));
+    /* fc1's bias and the activation as the epilogue of its product (one op, one pass) */
+    qkv_op act = f->act == QKV_ACT_RELU ? QKV_OP_RELU : f->act == QKV_ACT_GELU_TANH ? QKV_OP_GELU_TANH : QKV_OP_GELU;
+    qkv_tensor *h = qkv_linear_act(ctx, x, f->fc1.w, f->fc1.b, act);
     return qkv_linear_forward(ctx, &f->fc2, h);
 }

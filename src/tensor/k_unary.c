@@ -7,6 +7,27 @@
 #define INV_SQRT_2PI 0.3989422804014327
 #define GELU_C 0.044715
 
+/* GELU x Phi(x) and its derivative Phi + x phi; in float from fastmath.h, in double from libm
+ * (one definition each: the unary op and the linear's epilogue give the same bits) */
+static inline __attribute__((always_inline)) real gelu_d(real x, real *d) {
+#if QKV_KERNEL_F64
+    real cdf = (real)0.5 * (1 + erf(x * (real)INV_SQRT_2));
+    *d = cdf + x * (real)INV_SQRT_2PI * exp((real)-0.5 * x * x);
+#else
+    float pdf, cdf = qkv_normal_cdf_pdf_fast(x, &pdf);
+    *d = cdf + x * pdf;
+#endif
+    return x * cdf;
+}
+
+/* x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2 and its derivative */
+static inline __attribute__((always_inline)) real gelu_tanh_d(real x, real *d) {
+    real x2 = x * x;
+    real t = tanh((real)SQRT_2_OVER_PI * (x + (real)GELU_C * x2 * x));
+    *d = (real)0.5 * (1 + t) + (real)0.5 * x * (1 - t * t) * ((real)SQRT_2_OVER_PI * (1 + 3 * (real)GELU_C * x2));
+    return (real)0.5 * x * (1 + t);
+}
+
 QKV_VECTOR_CLONES
 static void unary_serial(qkv_unop op, int64_t n, const real *x, real *y, real *d) {
     switch (op) {
@@ -16,31 +37,23 @@ static void unary_serial(qkv_unop op, int64_t n, const real *x, real *y, real *d
     case QKV_UN_SQRT: for (int64_t i = 0; i < n; i++) y[i] = sqrt(x[i]); break;
     case QKV_UN_RELU: for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0; break;
     case QKV_UN_GELU: /* x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2; f' = Phi + x phi */
-#if QKV_KERNEL_F64
-        for (int64_t i = 0; i < n; i++) {
-            real cdf = (real)0.5 * (1 + erf(x[i] * (real)INV_SQRT_2));
-            y[i] = x[i] * cdf;
-            if (d) d[i] = cdf + x[i] * (real)INV_SQRT_2PI * exp((real)-0.5 * x[i] * x[i]);
-        }
-#else /* float: vectorisable approximations (fastmath.h) */
         if (d)
-            for (int64_t i = 0; i < n; i++) {
-                float pdf, cdf = qkv_normal_cdf_pdf_fast(x[i], &pdf);
-                y[i] = x[i] * cdf;
-                d[i] = cdf + x[i] * pdf;
-            }
+            for (int64_t i = 0; i < n; i++) y[i] = gelu_d(x[i], &d[i]);
         else
+#if QKV_KERNEL_F64
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] * ((real)0.5 * (1 + erf(x[i] * (real)INV_SQRT_2)));
+#else
             for (int64_t i = 0; i < n; i++) y[i] = x[i] * qkv_normal_cdf_fast(x[i]);
 #endif
         break;
     case QKV_UN_GELU_TANH: /* x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2 */
-        for (int64_t i = 0; i < n; i++) {
-            real x2 = x[i] * x[i];
-            real t = tanh((real)SQRT_2_OVER_PI * (x[i] + (real)GELU_C * x2 * x[i]));
-            y[i] = (real)0.5 * x[i] * (1 + t);
-            if (d) d[i] = (real)0.5 * (1 + t) + (real)0.5 * x[i] * (1 - t * t) *
-                          ((real)SQRT_2_OVER_PI * (1 + 3 * (real)GELU_C * x2));
-        }
+        if (d)
+            for (int64_t i = 0; i < n; i++) y[i] = gelu_tanh_d(x[i], &d[i]);
+        else
+            for (int64_t i = 0; i < n; i++) {
+                real dd;
+                y[i] = gelu_tanh_d(x[i], &dd);
+            }
         break;
     case QKV_UN_SIGMOID: /* 1 / (1 + exp(-x)), split by sign so exp never overflows */
         for (int64_t i = 0; i < n; i++) {
@@ -107,4 +120,34 @@ void K(unary_backward)(qkv_unop op, int64_t n, const real *x, const real *y, con
                        real *dx, int zero) {
     unary_job j = {.op = op, .x = x, .y = y, .d = d, .dy = dy, .out = dx, .zero = zero};
     qkv__parallel_for(n, QKV_GRAIN, unary_backward_range, &j);
+}
+
+/* rows [r0, r1) of the epilogue: y = f(y + b), d = f'(y + b) */
+typedef struct { qkv_unop op; int64_t n; const real *b; real *y, *d; } bias_act_job;
+
+QKV_VECTOR_CLONES
+static void bias_act_range(void *p, int64_t r0, int64_t r1) {
+    const bias_act_job *j = p;
+    const int64_t n = j->n;
+    const real *b = j->b;
+    for (int64_t r = r0; r < r1; r++) {
+        real *y = j->y + r * n, *d = j->d + r * n;
+        if (b)
+            for (int64_t k = 0; k < n; k++) y[k] += b[k];
+        switch (j->op) {
+        case QKV_UN_RELU:
+            for (int64_t k = 0; k < n; k++) {
+                d[k] = y[k] > 0 ? 1 : 0;
+                y[k] = y[k] > 0 ? y[k] : 0;
+            }
+            break;
+        case QKV_UN_GELU_TANH: for (int64_t k = 0; k < n; k++) y[k] = gelu_tanh_d(y[k], &d[k]); break;
+        default: for (int64_t k = 0; k < n; k++) y[k] = gelu_d(y[k], &d[k]); break; /* GELU */
+        }
+    }
+}
+
+void K(bias_act)(qkv_unop op, int64_t rows, int64_t n, const real *b, real *y, real *d) {
+    bias_act_job j = {op, n, b, y, d};
+    qkv__parallel_for(rows, qkv_row_grain(n), bias_act_range, &j);
 }
