@@ -5,7 +5,8 @@ Runs `qkv bench --sweep --json` and bench/torch_sweep.py --json (the same sweep,
 work, in PyTorch) alternately, QKV_BENCH_ROUNDS times each (default 3: qkv, torch, qkv, torch,
 qkv, torch), so both see the same machine state, and prints the median of each quantity over
 the rounds for both, each round's runs per minute, and the ratio of the median runs per
-minute (qkv / PyTorch). Extra arguments (--runs-steps N, --jobs J) go to both.
+minute (qkv / PyTorch). Extra arguments (--runs-steps N, --jobs J) go to both. PyTorch does each
+step's whole batch in one pass, as its users do (QKV_TORCH_MICRO_BATCHES=1: qkv's micro-batches).
 """
 import json
 import os
@@ -15,7 +16,8 @@ import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 QKV = [os.path.join(ROOT, "build", "qkv"), "bench", "--sweep", "--json"]
-TORCH = ["/usr/bin/python3", os.path.join(ROOT, "bench", "torch_sweep.py"), "--json"]
+TORCH = ["/usr/bin/python3", os.path.join(ROOT, "bench", "torch_sweep.py"), "--json"] + \
+    (["--micro-batches"] if os.environ.get("QKV_TORCH_MICRO_BATCHES") == "1" else [])
 ROUNDS = int(os.environ.get("QKV_BENCH_ROUNDS", "3"))
 KEYS = ("runs_per_min", "tokens_per_s_per_core", "gflops", "ceiling_gflops", "ceiling_share", "run_seconds_median",
         "peak_rss_mb", "eval_accuracy_mean", "seconds")
@@ -39,7 +41,8 @@ def main():
     med = {n: {k: statistics.median(r[k] for r in rs) for k in KEYS} for n, rs in res.items()}
     print(f"sweep: {q0['config']}, variants {' '.join(q0['variants'])} x seeds {' '.join(map(str, q0['seeds']))} = "
           f"{q0['runs']} runs of {q0['steps']} steps, {q0['jobs']} at a time (one thread each); a step: "
-          f"{q0['batch']} examples of {q0['seq_len']} tokens in {q0['micro_batches']} micro-batches; evaluation every "
+          f"{q0['batch']} examples of {q0['seq_len']} tokens (qkv: {q0['micro_batches']} micro-batches; PyTorch: "
+          f"{res['torch'][0].get('torch_passes', q0['micro_batches'])} pass(es)); evaluation every "
           f"{q0['eval_every']} steps ({q0['eval_examples']} + {q0['val_examples']} examples), "
           f"{q0['evaluations_per_run']} per run")
     print(f"matrix-product work of the sweep: qkv counted {q0['gemm_flops'] / 1e9:.1f} GFLOP, PyTorch's profiler "

@@ -20,10 +20,12 @@ Each run does what a `qkv train --threads 1` run of the config does (src/train/t
   many validation examples held out (validation avoids evaluation examples), and training
   examples drawn again if they are held out. Other random streams than qkv's: the same work,
   not the same numbers;
-- a step: batch examples in train.shards micro-batches (8 of 4 for the shipped config),
-  each forward and backward alone with its mean loss weighted by its share of the step's
-  targets, the gradients accumulated; gradient clipping to optim.clip; Adam (optim.lr, betas,
-  eps, weight decay);
+- a step: the whole batch in one forward and backward, the mean loss over the step's targets,
+  as PyTorch's users train (qkv splits the same step into train.shards micro-batches, 8 of 4
+  for the shipped config, each loss weighted by its share of the targets: the same objective
+  and gradient; --micro-batches makes PyTorch do the same, as earlier versions of this
+  benchmark did, which costs PyTorch eight small passes); gradient clipping to optim.clip;
+  Adam (optim.lr, betas, eps, weight decay);
 - every train.eval_every steps and at the last: loss and accuracy on the evaluation and the
   validation examples, in batches of train.batch (the last one padded with rows that carry no
   loss, as qkv's are), then a checkpoint (weights, Adam state, step; written to a temporary
@@ -193,7 +195,7 @@ def train_run(c, variant, seed, out):
                            weight_decay=o["weight_decay"])
     task = Recall(c, seed)
     eval_b, val_b = batches(task.eval, tr["batch"]), batches(task.val, tr["batch"])
-    S, rows = tr["shards"], tr["batch"] // tr["shards"]
+    S, rows = tr["passes"], tr["batch"] // tr["passes"]
     metrics = open(os.path.join(out, "metrics.jsonl"), "w")
 
     def evaluate(bs):
@@ -216,7 +218,12 @@ def train_run(c, variant, seed, out):
         total = sum(counts)
         opt.zero_grad(set_to_none=False)
         step_loss = 0.0
-        for k in range(S):  # each micro-batch alone, its gradient accumulated
+        if S == 1:  # the whole batch in one pass: the mean over its targets
+            lk = F.cross_entropy(m(tok, None).reshape(-1, V), tgt.reshape(-1), ignore_index=IGNORE)
+            if total:
+                lk.backward()
+            counts, step_loss = [], lk.detach()
+        for k in range(len(counts)):  # with --micro-batches: each alone, its gradient accumulated
             t, y = tok[k * rows:(k + 1) * rows], tgt[k * rows:(k + 1) * rows]
             lk = F.cross_entropy(m(t, None).reshape(-1, V), y.reshape(-1), ignore_index=IGNORE)
             if counts[k]:
@@ -298,7 +305,7 @@ def run_flops(c, variant):
     m = Model(mc)
     task = Recall(c, 0)
     tok, tgt = task.train_batch(tr["batch"])
-    S, rows = tr["shards"], tr["batch"] // tr["shards"]
+    S, rows = tr["passes"], tr["batch"] // tr["passes"]
 
     def flops(prof):
         return sum(e.flops for e in prof.key_averages() if e.key in ("aten::mm", "aten::addmm", "aten::bmm",
@@ -321,6 +328,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count(), help="runs at once (default: one per core)")
     ap.add_argument("--config", default=os.path.join(ROOT, "configs", "recall.json"))
     ap.add_argument("--json", action="store_true", help="one JSON line")
+    ap.add_argument("--micro-batches", action="store_true",
+                    help="split each step into qkv's train.shards passes (default: the whole batch in one pass)")
     a = ap.parse_args()
     for v in THREAD_VARS:  # before PyTorch is imported, here and in every worker
         os.environ[v] = "1"
@@ -329,6 +338,7 @@ def main():
     torch.set_num_threads(1)
     c = load_config(a.config, a.runs_steps)
     tr = c["train"]
+    tr["passes"] = tr["shards"] if a.micro_batches else 1  # forward/backward passes per step
     runs = [(v, s) for v in VARIANTS for s in SEEDS]
     jobs = max(1, min(a.jobs, len(runs)))
     ceiling = sgemm_ceiling()
@@ -369,7 +379,7 @@ def main():
     gflops = flops / seconds / 1e9
     res = {"program": "torch", "sweep": "recall", "config": os.path.relpath(a.config, ROOT), "variants": VARIANTS,
            "seeds": SEEDS, "runs": len(runs), "steps": tr["steps"], "jobs": jobs, "batch": tr["batch"],
-           "micro_batches": tr["shards"], "seq_len": c["seq_len"], "eval_every": tr["eval_every"],
+           "micro_batches": tr["shards"], "torch_passes": tr["passes"], "seq_len": c["seq_len"], "eval_every": tr["eval_every"],
            "eval_examples": tr["eval_examples"], "val_examples": tr["val_examples"],
            "evaluations_per_run": evaluations(tr["steps"], tr["eval_every"]), "seconds": round(seconds, 3),
            "runs_per_min": round(len(runs) / seconds * 60, 3), "tokens": tokens,
@@ -386,7 +396,7 @@ def main():
         return
     print(f"sweep: {res['config']}, variants {' '.join(VARIANTS)} x seeds {' '.join(map(str, SEEDS))} = "
           f"{len(runs)} runs of {tr['steps']} steps, {jobs} at a time, PyTorch {torch.__version__} workers of one "
-          f"thread each;\na step: {tr['batch']} examples of {c['seq_len']} tokens in {tr['shards']} micro-batches; "
+          f"thread each;\na step: {tr['batch']} examples of {c['seq_len']} tokens in {tr['passes']} forward/backward pass(es); "
           f"evaluation every {tr['eval_every']} steps ({tr['eval_examples']} + {tr['val_examples']} examples), "
           f"{res['evaluations_per_run']} per run; startup (importing PyTorch, not timed) {t0 - t_start:.2f} s")
     print(f"{'runs':>5} {'steps':>6} {'jobs':>5} {'seconds':>8} {'runs/min':>9} {'tokens/s/core':>14} {'GFLOP':>9} "
