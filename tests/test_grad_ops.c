@@ -762,6 +762,51 @@ static void same_bits(const qkv_tensor *whole, int64_t first, const qkv_tensor *
 /* sum(y * c): every element of y gets its own weight, so every gradient is exercised */
 static qkv_tensor *weighted(qkv_ctx *ctx, qkv_tensor *y, qkv_tensor *c) { return qkv_sum_all(ctx, qkv_mul(ctx, y, c)); }
 
+/* the fused epilogue in float: the same bits with a backward to come (f' kept) or not, and the
+ * composed linear + activation within a few roundings (the bias is added after the product
+ * there, before it here); its gradient equals the composed ops' within float rounding */
+START_TEST(test_linear_act_float) {
+    enum { ROWS = 37, IN = 19, OUT = 29 };
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 7);
+    int64_t sx[2] = {ROWS, IN}, sw[2] = {OUT, IN}, sb[1] = {OUT}, sy[2] = {ROWS, OUT};
+    qkv_op acts[3] = {QKV_OP_GELU, QKV_OP_GELU_TANH, QKV_OP_RELU};
+    for (int a = 0; a < 3; a++) {
+        qkv_tensor *x = rand_f32(&rng, 2, sx, true), *w = rand_f32(&rng, 2, sw, true), *b = rand_f32(&rng, 1, sb, true);
+        qkv_tensor *xc = rand_f32(&rng, 2, sx, false), *c = rand_f32(&rng, 2, sy, false);
+        memcpy(xc->data, x->data, (size_t)x->numel * sizeof(float));
+        qkv_ctx *ctx = qkv_ctx_new(), *ctx2 = qkv_ctx_new(), *ctx3 = qkv_ctx_new();
+        qkv_tensor *y = qkv_linear_act(ctx, x, w, b, acts[a]);
+        qkv_tensor *wc = rand_f32(&rng, 2, sw, false), *bc = rand_f32(&rng, 1, sb, false);
+        memcpy(wc->data, w->data, (size_t)w->numel * sizeof(float));
+        memcpy(bc->data, b->data, (size_t)b->numel * sizeof(float));
+        qkv_tensor *y_eval = qkv_linear_act(ctx2, xc, wc, bc, acts[a]); /* nothing requires grad */
+        qkv_tensor *pre = qkv_linear(ctx3, x, w, b);
+        qkv_tensor *y_comp = acts[a] == QKV_OP_GELU ? qkv_gelu(ctx3, pre) : acts[a] == QKV_OP_GELU_TANH
+                           ? qkv_gelu_tanh(ctx3, pre) : qkv_relu(ctx3, pre);
+        ck_assert(y && y_eval && y_comp);
+        ck_assert(memcmp(y->data, y_eval->data, (size_t)y->numel * sizeof(float)) == 0);
+        for (int64_t i = 0; i < y->numel; i++) {
+            float u = ((float *)y->data)[i], v = ((float *)y_comp->data)[i];
+            ck_assert_msg(fabsf(u - v) <= 1e-5f * (1 + fabsf(v)), "%s: %d: %g vs %g", qkv_op_name(acts[a]), (int)i, u, v);
+        }
+        ck_assert_int_eq(qkv_backward(ctx, weighted(ctx, y, c)), 0);
+        float *g1 = malloc((size_t)x->numel * sizeof(float));
+        memcpy(g1, x->grad, (size_t)x->numel * sizeof(float));
+        qkv_tensor_zero_grad(x);
+        ck_assert_int_eq(qkv_backward(ctx3, weighted(ctx3, y_comp, c)), 0);
+        for (int64_t i = 0; i < x->numel; i++) {
+            float u = g1[i], v = ((float *)x->grad)[i];
+            ck_assert_msg(fabsf(u - v) <= 1e-4f * (1 + fabsf(v)), "%s: dx %d: %g vs %g", qkv_op_name(acts[a]), (int)i, u, v);
+        }
+        free(g1);
+        qkv_ctx_free(ctx), qkv_ctx_free(ctx2), qkv_ctx_free(ctx3);
+        qkv_tensor *all[] = {x, w, b, xc, c, wc, bc};
+        for (size_t k = 0; k < sizeof all / sizeof *all; k++) qkv_tensor_free(all[k]);
+    }
+}
+END_TEST
+
 START_TEST(test_runs_bits_equal_alone) {
     enum { R = 3, B = 2, T = 5, IN = 7, OUT = 6, V = 9 };
     qkv_rng rng;
@@ -854,6 +899,7 @@ Suite *grad_ops_suite(void) {
     tcase_add_loop_test(tc, test_sdpa_matches_composed, 0, NFORMS);
     tcase_add_test(tc, test_sdpa_gqa_alibi_threads_bits);
     tcase_add_test(tc, test_runs_bits_equal_alone);
+    tcase_add_test(tc, test_linear_act_float);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -59,18 +59,20 @@ qkv_tensor *qkv_linear_act(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tenso
     int64_t runs, in, out, rows;
     qkv_tensor *y = linear_out(ctx, "linear_act", x, w, b, &runs, &in, &out, &rows);
     if (!y) return NULL;
-    /* f' is kept for the backward (always: the epilogue computes it at no extra pass) */
-    void *d = qkv_ctx_alloc(ctx, (size_t)y->numel * qkv_dtype_size(y->dtype));
-    if (!d) return NULL;
+    /* f' is kept for the backward when there will be one (the epilogue computes it in its pass) */
+    qkv_tensor *ins[3] = {x, w, b};
+    void *d = NULL;
+    if (qkv__will_record(ctx, b ? 3 : 2, ins) && !(d = qkv_ctx_alloc(ctx, (size_t)y->numel * qkv_dtype_size(y->dtype))))
+        return NULL;
     int64_t per = rows / runs;
     qkv_dtype dt = x->dtype;
     for (int64_t r = 0; r < runs; r++) { /* y_r = x_r W[r]^T, then y_r = f(y_r + b[r]) while in cache */
         void *yr = qkv__at(y->data, r * per * out, dt);
         QKV_KCALL(dt, gemm, 0, 1, per, out, in, qkv__at(x->data, r * per * in, dt), qkv__at(w->data, r * out * in, dt),
                   0, yr);
-        QKV_KCALL(dt, bias_act, f, per, out, b ? qkv__at(b->data, r * out, dt) : NULL, yr, qkv__at(d, r * per * out, dt));
+        QKV_KCALL(dt, bias_act, f, per, out, b ? qkv__at(b->data, r * out, dt) : NULL, yr,
+                  d ? qkv__at(d, r * per * out, dt) : NULL);
     }
-    qkv_tensor *ins[3] = {x, w, b};
     qkv_record *r = qkv__record(ctx, QKV_OP_LINEAR_ACT, y, b ? 3 : 2, ins);
     if (r) {
         r->p.linear.rows = rows; r->p.linear.d_in = in; r->p.linear.d_out = out; r->p.linear.b = b;

@@ -131,9 +131,25 @@ static void bias_act_range(void *p, int64_t r0, int64_t r1) {
     const int64_t n = j->n;
     const real *b = j->b;
     for (int64_t r = r0; r < r1; r++) {
-        real *y = j->y + r * n, *d = j->d + r * n;
+        real *y = j->y + r * n;
         if (b)
             for (int64_t k = 0; k < n; k++) y[k] += b[k];
+        if (!j->d) { /* no backward to come: f alone (the unary op's formulas without d) */
+            real dd;
+            switch (j->op) {
+            case QKV_UN_RELU: for (int64_t k = 0; k < n; k++) y[k] = y[k] > 0 ? y[k] : 0; break;
+            case QKV_UN_GELU_TANH: for (int64_t k = 0; k < n; k++) y[k] = gelu_tanh_d(y[k], &dd); break;
+            default:
+#if QKV_KERNEL_F64
+                for (int64_t k = 0; k < n; k++) y[k] = y[k] * ((real)0.5 * (1 + erf(y[k] * (real)INV_SQRT_2)));
+#else
+                for (int64_t k = 0; k < n; k++) y[k] = y[k] * qkv_normal_cdf_fast(y[k]);
+#endif
+                break;
+            }
+            continue;
+        }
+        real *d = j->d + r * n;
         switch (j->op) {
         case QKV_UN_RELU:
             for (int64_t k = 0; k < n; k++) {

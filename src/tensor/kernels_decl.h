@@ -40,8 +40,8 @@ QKV_INTERNAL void QKV_K(axpy)(int64_t n, double alpha, const QKV_KREAL *x, QKV_K
 /* y = f(x) elementwise for f in qkv_unop; for GELU (both forms) also d = f'(x) when d != NULL,
  * so the backward needs no second erf/tanh */
 QKV_INTERNAL void QKV_K(unary)(qkv_unop op, int64_t n, const QKV_KREAL *x, QKV_KREAL *y, QKV_KREAL *d);
-/* the epilogue of a linear, in place over its (rows,n) output y: y = f(y + b) and d = f'(y + b),
- * for f = ReLU (d: 1 or 0), GELU or its tanh form; b (n) or NULL */
+/* the epilogue of a linear, in place over its (rows,n) output y: y = f(y + b) and d = f'(y + b)
+ * (d NULL: f alone), for f = ReLU (d: 1 or 0), GELU or its tanh form; b (n) or NULL */
 QKV_INTERNAL void QKV_K(bias_act)(qkv_unop op, int64_t rows, int64_t n, const QKV_KREAL *b, QKV_KREAL *y,
                      QKV_KREAL *d);
 /* dx += dy f'(x); uses x, y = f(x) or the saved d = f'(x), whichever is cheapest;
