@@ -27,7 +27,7 @@ static const char USAGE[] =
     "\n"
     "options:\n"
     "  -h, --help     show this help and exit\n"
-    "  -V, --version  print the version and exit\n";
+    "  -V, --version  print the version and the matrix-product build (GEMM), and exit\n";
 
 typedef struct { const char *name; int (*run)(int, char **); } command;
 
@@ -50,9 +50,10 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
 #if QKV_GEMM_LIBXSMM
-        printf("qkv %s (GEMM=libxsmm: small float products through libxsmm, the rest through OpenBLAS)\n", QKV_VERSION);
+        printf("qkv %s, GEMM libxsmm+openblas (small float products through libxsmm's JIT kernels, the rest "
+               "through OpenBLAS)\n", QKV_VERSION);
 #else
-        printf("qkv %s\n", QKV_VERSION);
+        printf("qkv %s, GEMM openblas (every product through OpenBLAS)\n", QKV_VERSION);
 #endif
         return 0;
     }
