@@ -6,7 +6,7 @@
 #   scripts/check-weights.sh                  compare with tests/fixtures/weights-200.txt
 #   scripts/check-weights.sh --against REF    build git revision REF in a scratch worktree and
 #                                             compare the two builds' weights on this machine
-#   scripts/check-weights.sh --print          print this build's hashes only
+#   scripts/check-weights.sh --print          print this build's hashes, after one line naming the machine and build
 #
 # A restructuring that must not change results (same config, seed and thread count give the
 # same bits) is checked with --against. The fixture was recorded on the machine named in its
@@ -84,7 +84,7 @@ case $mode in
 print)
     echo "# recorded on $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | sed 's/^$/an unknown CPU/')," \
          "GEMM=$gemm, OpenBLAS $(dpkg-query -W -f='${Version}' libopenblas0 2>/dev/null || echo '?')," \
-         "build of $(git rev-parse --short HEAD)"
+         "build of $(git rev-parse --short HEAD), $("$bin" --version | sed -n 's/^machine: /machine /p')"
     cat "$scratch/new.txt"; exit 0 ;;
 fixture) grep -v '^#' "$fixture" > "$scratch/old.txt"; what="$fixture ($(head -n 1 "$fixture" | sed 's/^# //'))" ;;
 against)
