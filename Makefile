@@ -4,17 +4,28 @@
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
-# make MPI=1: data-parallel training over OpenMPI (docs/distributed.md), built into build-mpi/
-# make GEMM=libxsmm: small float products through libxsmm's JIT kernels, the rest through
-# OpenBLAS (docs/performance.md, "Small products"), built into build-xsmm/ (build-mpi-xsmm/)
-GEMM    ?= openblas
-ifeq ($(filter $(GEMM),openblas libxsmm),)
-$(error GEMM=$(GEMM): use GEMM=openblas (the default) or GEMM=libxsmm)
-endif
-BUILD   ?= build$(if $(filter 1,$(MPI)),-mpi)$(if $(filter libxsmm,$(GEMM)),-xsmm)
 ifeq ($(origin CC),default)
 CC := gcc
 endif
+# make MPI=1: data-parallel training over OpenMPI (docs/distributed.md), built into build-mpi/
+# The matrix products (docs/performance.md, "Small products"):
+#   make              on x86-64, small float products through libxsmm's JIT kernels and the rest
+#                     through OpenBLAS (libxsmm-dev is installed when missing and root); when
+#                     libxsmm cannot be had, or on another architecture, OpenBLAS alone (on x86-64,
+#                     with one note); into build/ (build-mpi/)
+#   make GEMM=libxsmm the same, but an error when libxsmm cannot be had; into build/ (build-mpi/)
+#   make GEMM=openblas OpenBLAS alone; into build-openblas/ (build-mpi-openblas/)
+ifneq ($(origin GEMM),undefined)
+ifneq ($(filter-out 1,$(words $(GEMM)))$(filter-out openblas libxsmm,$(GEMM)),)
+$(error GEMM=$(GEMM): use GEMM=libxsmm (the default on x86-64) or GEMM=openblas)
+endif
+endif
+# GEMM unset: GEMM_AUTO is what the default tries (GEMM is decided once the dependencies are in)
+ifeq ($(origin GEMM),undefined)
+GEMM_AUTO := $(if $(filter x86_64-%,$(shell $(CC) -dumpmachine 2>/dev/null)),libxsmm,openblas)
+endif
+GEMM_ASKED := $(GEMM)
+BUILD   ?= build$(if $(filter 1,$(MPI)),-mpi)$(if $(filter openblas,$(GEMM_ASKED)),-openblas)
 Q ?= @
 VERSION := 0.1.0
 
@@ -38,11 +49,26 @@ endif
 ifeq ($(GEMM),libxsmm)
 EXTRA_PKGS += libxsmm-dev
 endif
+# the default on x86-64: libxsmm when it is installed or can be (when not, no error: a note)
+ifeq ($(GEMM_AUTO),libxsmm)
+TRY_PKGS += $(if $(shell pkg-config --exists libxsmm 2>/dev/null && echo yes),,libxsmm-dev)
+endif
 NODEPS_GOALS := clean help
 ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
-DEPS_OK := $(shell QKV_EXTRA_PKGS="$(EXTRA_PKGS)" QKV_OPTIONAL_PKGS="$(OPTIONAL_PKGS)" scripts/install-deps.sh >&2 && echo ok)
+DEPS_OK := $(shell QKV_EXTRA_PKGS="$(EXTRA_PKGS)" QKV_OPTIONAL_PKGS="$(OPTIONAL_PKGS)" QKV_TRY_PKGS="$(TRY_PKGS)" \
+                   scripts/install-deps.sh >&2 && echo ok)
 ifneq ($(DEPS_OK),ok)
 $(error qkv: build dependencies are missing (see the message above))
+endif
+ifdef GEMM_AUTO
+ifeq ($(GEMM_AUTO),libxsmm)
+GEMM := $(if $(shell pkg-config --exists libxsmm && echo yes),libxsmm,openblas)
+ifeq ($(GEMM),openblas)
+$(shell echo "qkv: note: libxsmm is not installed and could not be (libxsmm-dev: not root, or no such package), so $(BUILD)/ uses OpenBLAS alone for every product" >&2)
+endif
+else
+GEMM := openblas
+endif
 endif
 PKG_CFLAGS := $(shell pkg-config --cflags openblas libcjson liblzma)
 PKG_LIBS   := $(shell pkg-config --libs openblas libcjson liblzma) -lm
@@ -337,11 +363,13 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/qkv $(DESTDIR)$(PREFIX)/lib/libqkv.* \
 	    $(DESTDIR)$(PREFIX)/lib/pkgconfig/qkv.pc $(DESTDIR)$(PREFIX)/bin/qkv
 
+# (build-xsmm and build-mpi-xsmm: the GEMM=libxsmm builds of older versions)
 clean:
-	rm -rf build build-asan build-fuzz build-mpi build-xsmm build-mpi-xsmm
+	rm -rf build build-asan build-fuzz build-mpi build-openblas build-mpi-openblas build-xsmm build-mpi-xsmm
 
 help:
 	@echo "make            build build/libqkv.a, build/libqkv.so (the library), build/libqkv-app.a, build/qkv"
+	@echo "                (on x86-64 with libxsmm for the small float products: GEMM below)"
 	@echo "make test       run the test suites"
 	@echo "make asan       run the test suites under ASan + UBSan"
 	@echo "make demo       the Q/K/V ablation on recall, ~3 minutes (report in runs/demo/)"
@@ -354,7 +382,9 @@ help:
 	@echo "make bench-sweep  time a sweep of tiny training runs (runs per minute)"
 	@echo "make fuzz       run the libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make install    install (PREFIX=$(PREFIX), DESTDIR=)"
-	@echo "GEMM=libxsmm    (with any target) small float products through libxsmm, into build-xsmm/"
+	@echo "GEMM=openblas   (with any target) OpenBLAS alone for every product, into build-openblas/"
+	@echo "GEMM=libxsmm    (with any target) small float products through libxsmm, the rest through OpenBLAS:"
+	@echo "                the default on x86-64 (an error instead of OpenBLAS alone when libxsmm cannot be had)"
 
 # the header dependencies the compiler wrote (DEPFLAGS)
 -include $(shell find $(BUILD) $(if $(filter fuzz build-fuzz/%,$(MAKECMDGOALS)),build-fuzz) -name '*.d' 2>/dev/null)

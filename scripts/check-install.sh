@@ -4,7 +4,8 @@
 # everything they use) and once statically, and run them. Also checks that exactly the library's
 # headers were installed (the application layer, qkv_app.h and libqkv-app.a, is not) and that
 # libqkv.so is the library alone and exports only its documented API.
-# GEMM=libxsmm scripts/check-install.sh checks that build (build-xsmm/) instead.
+# It checks the default build (build/: on x86-64, libxsmm for the small products and OpenBLAS);
+# GEMM=openblas scripts/check-install.sh checks the OpenBLAS-only build (build-openblas/) instead.
 set -eu
 cd "$(dirname "$0")/.."
 dest=$(mktemp -d)
@@ -26,7 +27,7 @@ if ! cmp -s "$dest/installed" "$dest/public"; then
     diff "$dest/public" "$dest/installed" >&2 || true
     exit 1
 fi
-scripts/check-exports.sh "build$([ "${GEMM:-openblas}" = libxsmm ] && echo -xsmm)"
+scripts/check-exports.sh "build$([ "${GEMM:-}" = openblas ] && echo -openblas)"
 for src in examples/*.c; do
     name=$(basename "$src" .c)
     # shellcheck disable=SC2046

@@ -9,8 +9,11 @@
 #   QKV_EXTRA_PKGS="clang valgrind" scripts/install-deps.sh   also checks/installs those
 #   QKV_OPTIONAL_PKGS="fortunes"   installed when missing and root; otherwise only a note
 #       (make test: the tests that need them say they were skipped)
-# (the Makefile asks for more this way: libxsmm-dev with GEMM=libxsmm, BLIS and libxsmm for
-# make bench-gemm, OpenMPI with MPI=1, clang for make fuzz)
+#   QKV_TRY_PKGS="libxsmm-dev"     installed when missing and root, and nothing said when they
+#       cannot be (the caller checks what it got and says what that means: the default build
+#       on x86-64 uses OpenBLAS alone without libxsmm, with one note)
+# (the Makefile asks for more this way: libxsmm-dev with GEMM=libxsmm (tried for the default
+# build on x86-64), BLIS and libxsmm for make bench-gemm, OpenMPI with MPI=1, clang for make fuzz)
 set -eu
 
 # pkg-config module -> Debian package that provides it
@@ -65,8 +68,13 @@ optional=""
 for pkg in ${QKV_OPTIONAL_PKGS:-}; do
     installed "$pkg" || optional="$optional $pkg"
 done
+try=""
+for pkg in ${QKV_TRY_PKGS:-}; do
+    installed "$pkg" || try="$try $pkg"
+done
+[ "$(id -u)" -eq 0 ] || try="" # not root: nothing to try, and nothing to say
 
-[ -z "$missing$optional" ] && exit 0
+[ -z "$missing$optional$try" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
     if [ -n "$optional" ]; then
@@ -90,5 +98,11 @@ if [ -n "$optional" ]; then # never fatal: offline, the tests that need them are
     # shellcheck disable=SC2086
     { [ -n "$missing" ] || apt-get update -qq; } >&2 && apt-get install -y -qq --no-install-recommends $optional >&2 ||
         echo "qkv: could not install the optional packages$optional (the tests that need them are skipped)" >&2
+fi
+if [ -n "$try" ]; then # never fatal, and silent when it fails: the caller says what it means
+    echo "qkv: installing$try (when it cannot be installed, the build goes on without it)" >&2
+    # shellcheck disable=SC2086
+    { { [ -n "$missing$optional" ] || apt-get update -qq; } && apt-get install -y -qq --no-install-recommends $try; } \
+        >/dev/null 2>&1 || true
 fi
 exit 0

@@ -9,7 +9,10 @@
 # committed; a second call reuses finished runs and resumes the rest); the reports are copied
 # to docs/results/study-VERSION/NAME (results.md, .csv, .json, report.md, plots/) and
 # `qkv summarize` writes docs/results/study-VERSION/summary/. Wall times go to
-# docs/results/study-VERSION/times.txt. JOBS (default: the number of cores) runs at once.
+# docs/results/study-VERSION/times.txt, after three comment lines: the date, cores and jobs; the
+# qkv version and its GEMM build, and the load average; and "# machine: " with the JSON object
+# `qkv --version` prints and every run's summary.json holds as "machine" (the CPU, GEMM build,
+# vector ISA, OpenBLAS core, libxsmm target). JOBS (default: the number of cores) runs at once.
 set -eu
 cd "$(dirname "$0")/.."
 version=${1:-quick}
@@ -26,6 +29,7 @@ times=$results/times.txt.tmp
 {
     echo "# scripts/study.sh $version: $(date -u +%Y-%m-%dT%H:%MZ), $(getconf _NPROCESSORS_ONLN) cores, --jobs $jobs,"
     echo "# $($qkv --version 2>/dev/null | head -n 1), load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "# machine: $($qkv --version 2>/dev/null | sed -n 's/^machine: //p')"
 } > "$times"
 total0=$(date +%s)
 dirs=

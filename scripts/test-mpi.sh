@@ -6,6 +6,8 @@
 #     weights (the parameter checksum each reports);
 #   - a run interrupted by SIGTERM to one process stops on every process at the same step,
 #     with one checkpoint, and resumes with another process count to the same weights.
+# Both builds are the default's (build/ and build-mpi/: on x86-64, libxsmm and OpenBLAS);
+# GEMM=openblas scripts/test-mpi.sh tests the OpenBLAS-only ones (build-openblas/, build-mpi-openblas/).
 set -eu
 cd "$(dirname "$0")/.."
 make -s >/dev/null
@@ -16,7 +18,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-serial=$PWD/build/qkv mpi=$PWD/build-mpi/qkv
+gemm=$(if [ "${GEMM:-}" = openblas ]; then echo -openblas; fi)
+serial=$PWD/build$gemm/qkv mpi=$PWD/build-mpi$gemm/qkv
 cat > "$tmp/r.json" <<'JSON'
 {"model": {"d_model": 32, "heads": 2, "layers": 2, "d_ff": 64},
  "task": {"name": "recall", "pairs": 4, "keys": 16, "values": 16},

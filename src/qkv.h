@@ -12,6 +12,7 @@
 #include "tensor/tensor.h"      /* tensors, dtypes, shapes */
 #include "tensor/rng.h"         /* the seeded generator */
 #include "tensor/threads.h"     /* how many threads qkv computes on */
+#include "tensor/buildinfo.h"   /* the CPU, GEMM build and vector ISA results are computed with */
 #include "io/safetensors.h"     /* the checkpoint format, read and written */
 #include "autograd/ctx.h"       /* context, per-step memory, backward */
 #include "autograd/ops.h"       /* differentiable ops */

@@ -28,4 +28,5 @@ Suite *score_suite(void);
 Suite *ckcheck_suite(void);
 Suite *logs_suite(void);
 Suite *pass2_suite(void);
+Suite *buildinfo_suite(void);
 #endif

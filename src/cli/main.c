@@ -27,7 +27,9 @@ static const char USAGE[] =
     "\n"
     "options:\n"
     "  -h, --help     show this help and exit\n"
-    "  -V, --version  print the version and exit\n";
+    "  -V, --version  print the version and the matrix-product build, then the machine as a\n"
+    "                 JSON line (summary.json's \"machine\": CPU, GEMM, ISA, OpenBLAS core, libxsmm\n"
+    "                 target), and exit\n";
 
 typedef struct { const char *name; int (*run)(int, char **); } command;
 
@@ -50,10 +52,13 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
 #if QKV_GEMM_LIBXSMM
-        printf("qkv %s (GEMM=libxsmm: small float products through libxsmm, the rest through OpenBLAS)\n", QKV_VERSION);
+        printf("qkv %s, GEMM libxsmm+openblas (small float products through libxsmm's JIT kernels, the rest "
+               "through OpenBLAS)\n", QKV_VERSION);
 #else
-        printf("qkv %s\n", QKV_VERSION);
+        printf("qkv %s, GEMM openblas (every product through OpenBLAS)\n", QKV_VERSION);
 #endif
+        char machine[640];
+        if (qkv_buildinfo_json(machine, sizeof machine) >= 0) printf("machine: %s\n", machine);
         return 0;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)

@@ -1,6 +1,7 @@
 /* One training run's state, directory, and the part of its step after the gradient (see run.h). */
 #include "train/run.h"
 #include "io/fileio.h"
+#include "tensor/buildinfo.h"
 #include "tensor/parallel.h"
 #include "train/memory.h"
 #include "train/run_dir.h"
@@ -378,7 +379,7 @@ static int write_summary(qkv__run *r, qkv_run_summary *s, char *err, int errlen)
     qkv_verdict v;
     if (qkv_verdict_read(in_dir(r, QKV_RUN_METRICS), r->cfg->train.threshold, s->steps, &v, err, errlen)) return -1;
     s->verdict = v;
-    char buf[1536], a[32], b[32], c[32], solved[32], flat[32], va[32], vl[32];
+    char buf[2560], a[32], b[32], c[32], solved[32], flat[32], va[32], vl[32], machine[640];
     snprintf(solved, sizeof solved, v.solved ? "%lld" : "null", v.solved_at);
     snprintf(flat, sizeof flat, v.flat_since >= 0 ? "%lld" : "null", v.flat_since);
     int n = snprintf(buf, sizeof buf,
@@ -402,6 +403,14 @@ static int write_summary(qkv__run *r, qkv_run_summary *s, char *err, int errlen)
                       ",\"eval_bpb\":%s,\"val_bpb\":%s,\"baseline_xz_bpb\":%s,\"baseline_unigram_bpb\":%s}\n",
                       jnum(s->eval_bpb, a, sizeof a), s->has_val ? jnum(s->val_bpb, vl, sizeof vl) : "null",
                       jnum(s->baseline_xz_bpb, xb, sizeof xb), jnum(s->baseline_unigram_bpb, ub, sizeof ub));
+    }
+    /* what the run was computed with (tensor/buildinfo.h): its bits depend on the build and CPU */
+    if (qkv_buildinfo_json(machine, sizeof machine) < 0) snprintf(machine, sizeof machine, "null");
+    n -= 2;
+    n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"machine\":%s}\n", machine);
+    if (n >= (int)sizeof buf) {
+        snprintf(err, (size_t)errlen, "%s: the summary is too long (%d bytes)", in_dir(r, QKV_RUN_SUMMARY), n);
+        return -1;
     }
     return qkv__write_file_atomic(in_dir(r, QKV_RUN_SUMMARY), buf, (size_t)n, err, errlen);
 }

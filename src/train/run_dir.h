@@ -14,7 +14,9 @@
  *                           and the training data stream (state.rng); metadata as the model
  *                           file's, and qkv_optim_step
  *   summary.json            written once, when the run finished: final evaluation, train
- *                           loss, steps, seconds, parameter counts (its presence = done)
+ *                           loss, steps, seconds, parameter counts, and "machine", what it
+ *                           was computed with (tensor/buildinfo.h; summaries of older runs
+ *                           lack it, and readers need none of it) (its presence = done)
  *   train.log               the run's stderr when qkv ablate started it
  *
  * Every file but the two logs is replaced atomically (src/io/fileio.h), so a reader sees a

@@ -1,0 +1,27 @@
+/* What a result was computed with: the CPU, this build's matrix-product libraries and the
+ * vector code the kernels run, so results can say where they come from (a run's summary.json
+ * has them as "machine", `qkv --version` prints them). Products differ in their last bits
+ * between GEMM builds, and between CPUs (OpenBLAS and libxsmm pick their kernels by CPU). */
+#ifndef QKV_BUILDINFO_H
+#define QKV_BUILDINFO_H
+
+#include "qkv_api.h"
+
+#include <stddef.h>
+
+typedef struct qkv_buildinfo {
+    const char *cpu;       /* /proc/cpuinfo's "model name", or "unknown" */
+    const char *gemm;      /* the products: "libxsmm+openblas" (small float ones through libxsmm) or "openblas" */
+    const char *isa;       /* the vector kernels' clone on this CPU: "avx512f", "avx2" or "default" */
+    const char *blas_core; /* OpenBLAS's kernels (openblas_get_corename), or "unknown" */
+    const char *xsmm_arch; /* libxsmm's code target (libxsmm_get_target_arch); "none" in an OpenBLAS-only build */
+} qkv_buildinfo;
+
+/* this process's machine and build, found on the first call (thread-safe); never NULL, every
+ * string non-empty and alive as long as the process */
+QKV_API const qkv_buildinfo *qkv_buildinfo_get(void);
+/* the same as one JSON object, {"cpu":...,"gemm":...,"isa":...,"blas_core":...,"xsmm_arch":...},
+ * NUL-terminated in buf (n bytes): its length, or -1 when it does not fit */
+QKV_API int qkv_buildinfo_json(char *buf, size_t n);
+
+#endif
