@@ -11,16 +11,14 @@
 #endif
 
 /* The clone of the vector kernels this CPU runs. It must match QKV_VECTOR_CLONES in
- * src/tensor/kernel_prelude.h: the same condition, and its clones best first (GCC's resolver
- * runs the best one the CPU supports), each tested as that resolver does. When the clones
- * change (say to "arch=x86-64-v4", "arch=x86-64-v3", "default": __builtin_cpu_supports
- * ("x86-64-v4") and "x86-64-v3", named without "arch="), change this with them:
- * tests/test_buildinfo.c fails until the two agree. */
+ * src/tensor/vector_clones.h: the same condition, and its clones best first (GCC's resolver
+ * runs the best one the CPU supports), each tested as that resolver does ("arch=x86-64-v4" is
+ * __builtin_cpu_supports("x86-64-v4")); tests/test_buildinfo.c fails until the two agree. */
 static const char *vector_isa(void) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return "avx512f";
-    if (__builtin_cpu_supports("avx2")) return "avx2";
+    if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4";
+    if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3";
 #endif
     return "default";
 }

@@ -12,7 +12,7 @@
 typedef struct qkv_buildinfo {
     const char *cpu;       /* /proc/cpuinfo's "model name", or "unknown" */
     const char *gemm;      /* the products: "libxsmm+openblas" (small float ones through libxsmm) or "openblas" */
-    const char *isa;       /* the vector kernels' clone on this CPU: "avx512f", "avx2" or "default" */
+    const char *isa;       /* the vector kernels' clone on this CPU: "x86-64-v4", "x86-64-v3" or "default" */
     const char *blas_core; /* OpenBLAS's kernels (openblas_get_corename), or "unknown" */
     const char *xsmm_arch; /* libxsmm's code target (libxsmm_get_target_arch); "none" in an OpenBLAS-only build */
 } qkv_buildinfo;

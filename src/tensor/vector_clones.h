@@ -4,7 +4,8 @@
  * Results do not change with the clone: no FMA contraction (-ffp-contract=off), the fused
  * multiply-adds the code asks for are fmaf() (exactly rounded: one instruction in v3 and v4,
  * libm's exact software fma in the baseline), and float reductions are not reassociated
- * (tensor/lanes.h). qkv_isa_path() (tensor/buildinfo.h) must name the same list. */
+ * (tensor/lanes.h). vector_isa() in tensor/buildinfo.c must name the same list
+ * (tests/test_buildinfo.c checks). */
 #ifndef QKV_VECTOR_CLONES_H
 #define QKV_VECTOR_CLONES_H
 
