@@ -18,12 +18,17 @@ typedef struct {
     real g;
 } ce_job;
 
-/* per row: lse and the row's loss (the mean is summed afterwards, in row order) */
+/* per row with a target: lse and the row's loss (the mean is summed afterwards, in row order);
+ * an ignored row (most of a recall example's) costs nothing */
 QKV_VECTOR_CLONES
 static void cross_entropy_range(void *p, int64_t r0, int64_t r1) {
     ce_job *j = p;
     int64_t V = j->V;
     for (int64_t r = r0; r < r1; r++) {
+        if (j->targets[r] == j->ignore) { /* no loss, and the backward skips the row: no lse needed */
+            j->lse[r] = 0, j->row_loss[r] = 0;
+            continue;
+        }
         const real *x = j->logits + r * V;
         real m;
         QKV_LANE_MAX(m, V, k, x[k]);
@@ -31,7 +36,7 @@ static void cross_entropy_range(void *p, int64_t r0, int64_t r1) {
         QKV_LANE_SUM(s, V, k, EXP(x[k] - m));
         real ls = log(s);
         j->lse[r] = m + ls; /* for backward's exp(x - lse); the loss avoids this rounding */
-        j->row_loss[r] = j->targets[r] == j->ignore ? 0 : ls - (x[j->targets[r]] - m);
+        j->row_loss[r] = ls - (x[j->targets[r]] - m);
     }
 }
 
