@@ -27,7 +27,7 @@ def main():
     sizes = sys.argv[1:] or ["tiny", "small", "medium"]
     rows = []
     for size in sizes:
-        res = {k: [] for k in ("qkv1", "qkv2", "torch1", "torch2")}
+        res = {k: [] for k in ("qkv1", "qkv2", "torch1", "torch2", "share2", "ceiling2")}
         mem = {}
         for _ in range(ROUNDS):
             for th in (1, 2):
@@ -36,16 +36,20 @@ def main():
                 res[f"qkv{th}"].append(q["ms_per_step"])
                 res[f"torch{th}"].append(t["ms_per_step"])
                 mem[f"qkv{th}"], mem[f"torch{th}"] = q["peak_rss_mb"], t["peak_rss_mb"]
-                mem["share"] = q["ceiling_share"] if th == 2 else mem.get("share")
+                if th == 2:  # this run's two-thread sgemm ceiling and the step's share of it
+                    res.setdefault("share2", []).append(q["ceiling_share"])
+                    res.setdefault("ceiling2", []).append(q["ceiling_gflops"])
         med = {k: statistics.median(v) for k, v in res.items()}
         best_torch = min(med["torch1"], med["torch2"])
         rows.append((size, med, mem, best_torch / med["qkv2"]))
     print(f"{'size':7} {'qkv 1t':>9} {'qkv 2t':>9} {'torch 1t':>9} {'torch 2t':>9} {'speed-up':>9} "
-          f"{'qkv RSS':>8} {'torch RSS':>9}   (ms/step, median of {ROUNDS} rounds; RSS in MB)")
+          f"{'qkv RSS':>8} {'torch RSS':>9} {'2t ceiling':>10} {'2t share':>8}   (ms/step, median of {ROUNDS} rounds; "
+          f"RSS in MB; ceiling GFLOP/s)")
     for size, med, mem, sp in rows:
         print(f"{size:7} {med['qkv1']:9.2f} {med['qkv2']:9.2f} {med['torch1']:9.2f} {med['torch2']:9.2f} "
-              f"{sp:8.2f}x {mem['qkv2']:8.1f} {mem['torch2']:9.1f}")
-    print("speed-up = PyTorch at its fastest thread setting / qkv with 2 threads")
+              f"{sp:8.2f}x {mem['qkv2']:8.1f} {mem['torch2']:9.1f} {med['ceiling2']:10.1f} {100 * med['share2']:7.1f}%")
+    print("speed-up = PyTorch at its fastest thread setting / qkv with 2 threads; 2t share: qkv's matrix-product "
+          "GFLOP/s at 2 threads over the two-thread sgemm ceiling `qkv bench` measured in the same run")
 
 
 if __name__ == "__main__":

@@ -136,6 +136,16 @@ static qkv_tensor *f_diff(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
     return qkv_diff_attention(c, x[0], x[1], x[2], a->heads, a->mask, a->causal, a->scale, lambda, a->lambda_init,
                               NULL, 1e-5, NULL);
 }
+/* the same through the composed reference (qkv__diff_attention_composed) */
+static qkv_tensor *f_diff_composed(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    const diff_arg *a = u;
+    if (n == 3 && x[1]->ndim == 1)
+        return qkv__diff_attention_composed(c, x[0], x[0], x[0], a->heads, a->mask, a->causal, a->scale, x[1],
+                                            a->lambda_init, x[2], 1e-5, NULL);
+    qkv_tensor *lambda = qkv_add_scalar(c, qkv_scale(c, qkv_mean_all(c, x[2]), 0.1), 0.5);
+    return qkv__diff_attention_composed(c, x[0], x[1], x[2], a->heads, a->mask, a->causal, a->scale, lambda,
+                                        a->lambda_init, NULL, 1e-5, NULL);
+}
 /* talking heads (composed): q = k = v, the logits' map, the weights' map; or q, k = v (kv_heads
  * heads), one map for both */
 typedef struct { int heads, kv_heads; bool causal; const qkv_tensor *mask; double scale; } th_arg;
@@ -402,6 +412,39 @@ START_TEST(test_every_op_covered) {
 }
 END_TEST
 
+/* fused differential attention (one sdp_attention over the half-heads) against its composed
+ * reference, in double: the same output and input gradients to rounding, in every diff case */
+START_TEST(test_diff_fused_matches_composed) {
+    init_aux();
+    int checked = 0;
+    for (int i = 0; i < NCASES; i++) {
+        if (CASES[i].fn != f_diff) continue;
+        qkv_tensor *in[3] = {0}, *in2[3] = {0};
+        ck_assert_int_eq(make_inputs(&CASES[i], i, in), 0);
+        ck_assert_int_eq(make_inputs(&CASES[i], i, in2), 0);
+        qkv_ctx *c1 = qkv_ctx_new(), *c2 = qkv_ctx_new();
+        qkv_tensor *y1 = f_diff(c1, in, CASES[i].n, CASES[i].user), *y2 = f_diff_composed(c2, in2, CASES[i].n, CASES[i].user);
+        ck_assert_msg(y1 && y2, "%s: %s %s", CASES[i].name, qkv_ctx_error(c1), qkv_ctx_error(c2));
+        for (int64_t e = 0; e < y1->numel; e++) {
+            double a = ((double *)y1->data)[e], b = ((double *)y2->data)[e];
+            ck_assert_msg(fabs(a - b) <= 1e-12 * (1 + fabs(b)), "%s: y[%lld] %.17g vs %.17g", CASES[i].name, (long long)e, a, b);
+        }
+        ck_assert_int_eq(qkv_backward(c1, qkv_sum_all(c1, qkv_mul(c1, y1, y1))), 0);
+        ck_assert_int_eq(qkv_backward(c2, qkv_sum_all(c2, qkv_mul(c2, y2, y2))), 0);
+        for (int k = 0; k < CASES[i].n; k++)
+            for (int64_t e = 0; in[k]->grad && e < in[k]->numel; e++) {
+                double a = ((double *)in[k]->grad)[e], b = ((double *)in2[k]->grad)[e];
+                ck_assert_msg(fabs(a - b) <= 1e-10 * (1 + fabs(b)), "%s: input %d grad[%lld] %.17g vs %.17g",
+                              CASES[i].name, k, (long long)e, a, b);
+            }
+        qkv_ctx_free(c1), qkv_ctx_free(c2);
+        for (int k = 0; k < CASES[i].n; k++) qkv_tensor_free(in[k]), qkv_tensor_free(in2[k]);
+        checked++;
+    }
+    ck_assert_int_ge(checked, 4);
+}
+END_TEST
+
 /* ---- the harness must fail on wrong rules -------------------------------------------- */
 
 /* softmax without the "- sum(dy*y)" term: a classic mistake */
@@ -466,7 +509,7 @@ static int wrong_masked_softmax(qkv_ctx *ctx, const qkv_record *r) {
 static int wrong_sdp_attention(qkv_ctx *ctx, const qkv_record *r) {
     const qkv_tensor *m = r->p.sdpa.mask;
     qkv_sdpa_shape s = {r->p.sdpa.B, r->p.sdpa.T, r->p.sdpa.H, r->p.sdpa.hd, r->p.sdpa.causal, m ? m->data : NULL,
-                        &r->p.sdpa.bc, 1.0, r->p.sdpa.kvH, r->p.sdpa.slopes};
+                        &r->p.sdpa.bc, 1.0, r->p.sdpa.kvH, r->p.sdpa.slopes, r->p.sdpa.vH, r->p.sdpa.vd};
     double *scratch = malloc((size_t)(s.T * s.T) * sizeof *scratch);
     qkv__k_sdpa_backward_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, r->p.sdpa.probs, r->out->grad,
                             qkv__grad(ctx, r->in[0]), qkv__grad(ctx, r->in[1]), qkv__grad(ctx, r->in[2]), scratch, 1, 0);
@@ -491,7 +534,7 @@ static int wrong_sdp_attention_gqa(qkv_ctx *ctx, const qkv_record *r) {
 static int wrong_sdp_attention_alibi(qkv_ctx *ctx, const qkv_record *r) {
     const qkv_tensor *m = r->p.sdpa.mask;
     qkv_sdpa_shape s = {r->p.sdpa.B, r->p.sdpa.T, r->p.sdpa.H, r->p.sdpa.hd, r->p.sdpa.causal, m ? m->data : NULL,
-                        &r->p.sdpa.bc, r->p.sdpa.scale, r->p.sdpa.kvH, NULL};
+                        &r->p.sdpa.bc, r->p.sdpa.scale, r->p.sdpa.kvH, NULL, r->p.sdpa.vH, r->p.sdpa.vd};
     double *p = malloc((size_t)(s.B * s.H * s.T * s.T) * sizeof *p), *y = malloc((size_t)r->out->numel * sizeof *y);
     double *scratch = malloc((size_t)(s.T * s.T) * sizeof *scratch);
     qkv__k_sdpa_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, p, y);
@@ -561,8 +604,8 @@ START_TEST(test_harness_catches_wrong_rules) {
         {QKV_OP_SDP_ATTENTION, wrong_sdp_attention_alibi, find_case("sdp_attention_alibi")},
         {QKV_OP_SDP_ATTENTION, wrong_sdp_attention_alibi, find_case("sdp_attention_alibi_mask")},
         /* the composed variants: a wrong rule of one of their ops shows in their checks */
-        {QKV_OP_MASKED_SOFTMAX, wrong_masked_softmax, find_case("diff_attention_causal")},
-        {QKV_OP_MASKED_SOFTMAX, wrong_masked_softmax, find_case("diff_attention_lambda_norm")},
+        {QKV_OP_SDP_ATTENTION, wrong_sdp_attention, find_case("diff_attention_causal")},
+        {QKV_OP_SDP_ATTENTION, wrong_sdp_attention, find_case("diff_attention_lambda_norm")},
         {QKV_OP_SUB, wrong_sub_rhs, find_case("diff_attention_lambda_norm")},
         {QKV_OP_MATMUL, slightly_wrong_matmul, find_case("talking_heads_causal")},
         {QKV_OP_MATMUL, wrong_matmul_left_transposed, find_case("talking_heads_mask")},
@@ -900,6 +943,7 @@ Suite *grad_ops_suite(void) {
     tcase_add_test(tc, test_sdpa_gqa_alibi_threads_bits);
     tcase_add_test(tc, test_runs_bits_equal_alone);
     tcase_add_test(tc, test_linear_act_float);
+    tcase_add_test(tc, test_diff_fused_matches_composed);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,8 +1,12 @@
-/* Differential and talking-heads attention, composed from recorded ops (matmul, masked_softmax,
- * slice, ...): neither has a record of its own, so their gradients are those ops' rules, each
- * checked against finite differences (tests/test_grad_ops.c). Why composed and not fused:
- * docs/performance.md, "Attention variants outside the fused op". */
+/* Differential and talking-heads attention, composed from recorded ops: neither has a record
+ * of its own, so their gradients are those ops' rules, each checked against finite differences
+ * (tests/test_grad_ops.c). Differential attention's two maps are one fused sdp_attention over
+ * its 2H half-heads, each reading its head's whole value (qkv__sdp_attention_v): P1 V - lambda
+ * P2 V is formed on the (B,T,H,hd) outputs, not on the (B,H,T,T) maps (the composed maps remain
+ * as the tests' reference: qkv__diff_attention_composed). Talking heads mixes the maps across heads between the products,
+ * so it stays composed: docs/performance.md, "Attention variants outside the fused op". */
 #include "autograd/ops.h"
+#include "autograd/tape.h"
 
 #include <math.h>
 
@@ -52,14 +56,63 @@ static const qkv_tensor *blocked_of(qkv_ctx *ctx, const qkv_tensor *mask, bool c
     return b;
 }
 
+/* o (B,T,H,hd) -> (1 - lambda_init) RMSNorm(o) w per head and position, as (B,T,H hd) */
+static qkv_tensor *diff_out(qkv_ctx *ctx, qkv_tensor *o, int ax, qkv_tensor *norm_w, double eps, double lambda_init) {
+    qkv_tensor *rms = qkv_sqrt(ctx, qkv_add_scalar(ctx, qkv_mean(ctx, qkv_mul(ctx, o, o), ax, true), eps));
+    qkv_tensor *n = qkv_div(ctx, o, rms);
+    if (norm_w) n = qkv_mul(ctx, n, norm_w);
+    return qkv_scale(ctx, n, 1 - lambda_init);
+}
+
+/* the fused form: Y (B,T,2H hd) = per half-head c of head h, P_{2h+c} V_h; O_h = Y_{2h} - lambda Y_{2h+1}
+ * (the same as (P_{2h} - lambda P_{2h+1}) V_h, up to rounding) */
+static qkv_tensor *diff_fused(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
+                              const qkv_tensor *mask, bool causal, double scale, qkv_tensor *lambda,
+                              double lambda_init, qkv_tensor *norm_w, double eps, qkv_tensor **probs) {
+    int64_t B = q->shape[0], T = q->shape[1], H = heads, hd = q->shape[2] / H;
+    qkv_tensor *p = NULL;
+    qkv_tensor *y = qkv__sdp_attention_v(ctx, q, k, v, 2 * heads, 2 * heads, heads, mask, causal, scale, NULL,
+                                         probs ? &p : NULL);
+    int64_t sy[4] = {B * T, H, 2, hd}, s4[4] = {B, T, H, hd}, s3[3] = {B, T, H * hd};
+    qkv_tensor *y4 = qkv_reshape(ctx, y, 4, sy); /* (B T, H, 2, hd): [., h, c, .] is half-head 2h + c's */
+    qkv_tensor *o = qkv_sub(ctx, qkv_slice(ctx, y4, 2, 0, 1), qkv_mul(ctx, qkv_slice(ctx, y4, 2, 1, 1), lambda));
+    qkv_tensor *out = qkv_reshape(ctx, diff_out(ctx, qkv_reshape(ctx, o, 4, s4), 3, norm_w, eps, lambda_init), 3, s3);
+    if (probs && p && out) { /* the maps A = P1 - lambda P2 (B,H,T,T), for whoever looks: not in the graph */
+        bool old = qkv_ctx_set_grad_enabled(ctx, false);
+        int64_t sp[4] = {B, H, 2, T * T}, sa[4] = {B, H, T, T};
+        qkv_tensor *p4 = qkv_reshape(ctx, p, 4, sp);
+        *probs = qkv_reshape(ctx, qkv_sub(ctx, qkv_slice(ctx, p4, 2, 0, 1), qkv_mul(ctx, qkv_slice(ctx, p4, 2, 1, 1),
+                                                                                 lambda)), 4, sa);
+        qkv_ctx_set_grad_enabled(ctx, old);
+        if (!*probs) return NULL;
+    }
+    return out;
+}
+
+static bool diff_shapes_ok(qkv_ctx *ctx, const qkv_tensor *q, const qkv_tensor *k, const qkv_tensor *v, int heads) {
+    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || heads < 1 || q->shape[2] % (2 * heads) ||
+        k->shape[2] != q->shape[2] || v->shape[2] != q->shape[2]) {
+        qkv_ctx_fail(ctx, "diff_attention: q, k, v must be (B,T,d) with d a multiple of 2 x %d heads", heads);
+        return false;
+    }
+    return true;
+}
+
 qkv_tensor *qkv_diff_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
                                const qkv_tensor *mask, bool causal, double scale, qkv_tensor *lambda,
                                double lambda_init, qkv_tensor *norm_w, double eps, qkv_tensor **probs) {
     if (probs) *probs = NULL;
-    if (!q || !k || !v || !lambda) return NULL;
-    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || heads < 1 || q->shape[2] % (2 * heads) ||
-        k->shape[2] != q->shape[2] || v->shape[2] != q->shape[2])
-        return qkv_ctx_fail(ctx, "diff_attention: q, k, v must be (B,T,d) with d a multiple of 2 x %d heads", heads);
+    if (!q || !k || !v || !lambda || !diff_shapes_ok(ctx, q, k, v, heads)) return NULL;
+    return diff_fused(ctx, q, k, v, heads, mask, causal, scale, lambda, lambda_init, norm_w, eps, probs);
+}
+
+/* the composed form, the fused one's reference in the tests: both maps materialised (B,2H,T,T),
+ * A = P1 - lambda P2 (B,H,T,T), O = A V */
+qkv_tensor *qkv__diff_attention_composed(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
+                                         const qkv_tensor *mask, bool causal, double scale, qkv_tensor *lambda,
+                                         double lambda_init, qkv_tensor *norm_w, double eps, qkv_tensor **probs) {
+    if (probs) *probs = NULL;
+    if (!q || !k || !v || !lambda || !diff_shapes_ok(ctx, q, k, v, heads)) return NULL;
     int64_t B = q->shape[0], T = q->shape[1], H = heads, hd = q->shape[2] / H;
     bool ok;
     const qkv_tensor *blocked = blocked_of(ctx, mask, causal, T, &ok);
@@ -77,10 +130,7 @@ qkv_tensor *qkv_diff_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_t
     if (probs) *probs = a;
     // O = A V (B,H,T,hd), then (1 - lambda_init) RMSNorm(O) w per head and position
     qkv_tensor *o = qkv_matmul(ctx, a, vh, false, false);
-    qkv_tensor *rms = qkv_sqrt(ctx, qkv_add_scalar(ctx, qkv_mean(ctx, qkv_mul(ctx, o, o), 3, true), eps));
-    qkv_tensor *n = qkv_div(ctx, o, rms);
-    if (norm_w) n = qkv_mul(ctx, n, norm_w);
-    return merge_heads(ctx, qkv_scale(ctx, n, 1 - lambda_init));
+    return merge_heads(ctx, diff_out(ctx, o, 3, norm_w, eps, lambda_init));
 }
 
 /* x (B,H,T,T) mixed over heads: y[b,g] = sum_h w[g,h] x[b,h] (one product, w shared by the batch) */

@@ -48,7 +48,7 @@ typedef struct qkv_record {
         /* q (B,T,H hd), k, v (B,T,kvH hd); probs: the weights P (B,H,T,T); mask (or NULL) broadcast
          * by bc; slopes: H ALiBi slopes (arena copy) or NULL */
         struct { const qkv_tensor *mask; qkv_bcast bc; void *probs; int64_t B, T, H, hd, kvH; int causal;
-                 double scale; const double *slopes; } sdpa;
+                 double scale; const double *slopes; int64_t vH, vd; } sdpa;
         /* x (rows,n); w, b: in[1], in[2] (or in[1] alone), NULL when absent; mean, rstd (rows);
          * runs: w, b (runs,n), the rows in `runs` equal groups (1: w, b (n)) */
         struct { int64_t rows, n, runs; qkv_tensor *w, *b; void *mean, *rstd; } layernorm;
@@ -126,6 +126,18 @@ QKV_INTERNAL const char *qkv__shp(const qkv_tensor *t);
 
 /* backward rules, one per op file */
 QKV_INTERNAL int qkv__matmul_backward(qkv_ctx *ctx, const qkv_record *r);
+/* sdp_attention with values of their own: v (B,T,v_heads vd), query head h reads value head
+ * h / (heads / v_heads), y (B,T,heads vd); the key and value groups nest (one size divides the other).
+ * qkv_sdp_attention_ex is this with v_heads = kv_heads (and vd = hd) */
+QKV_INTERNAL qkv_tensor *qkv__sdp_attention_v(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
+                                              int kv_heads, int v_heads, const qkv_tensor *mask, bool causal,
+                                              double scale, const double *slopes, qkv_tensor **probs);
+/* qkv_diff_attention composed from matmul, masked_softmax, slice, sub, ... on the (B,2H,T,T)
+ * maps: the fused form's reference in the tests */
+QKV_INTERNAL qkv_tensor *qkv__diff_attention_composed(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
+                                                      int heads, const qkv_tensor *mask, bool causal, double scale,
+                                                      qkv_tensor *lambda, double lambda_init, qkv_tensor *norm_w,
+                                                      double eps, qkv_tensor **probs);
 QKV_INTERNAL int qkv__linear_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__linear_act_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__binary_backward(qkv_ctx *ctx, const qkv_record *r);

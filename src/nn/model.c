@@ -214,14 +214,16 @@ int64_t qkv_model_param_count(const qkv_model_config *c) {
  * attention weight (the relative-position bias adds 5 per weight and 3 per head and position
  * pair). Outside the blocks, about 8 per token and dimension and 2 per token and vocabulary
  * entry. The coefficients below are rounded up, with 8-12 KiB per layer for small tensors and
- * alignment. The composed diff and talking_heads paths keep about 20 and 14 floats per attention
- * weight and 50 and 40 per token and dimension (estimated as 24, 16 and 54, 42). */
+ * alignment. Differential attention (one fused op over its 2H half-heads, the maps P1 - lambda
+ * P2 formed for qkv_model_attention) keeps about 6 floats per attention weight and 40 per token
+ * and dimension (estimated as 8 and 44); the composed talking_heads path about 14 and 40
+ * (estimated as 16 and 42). */
 int64_t qkv_model_activation_bytes(const qkv_model_config *c, int batch, int seq) {
     double B = batch, T = seq, BT = B * T, d = c->d_model, F = c->d_ff, H = c->heads;
     bool gated = c->attn.gate != QKV_GATE_NONE, rel = c->attn.rel_pos_bias;
     double layer;
-    if (c->attn.diff) /* composed: two softmaxes per head, their slices and difference, the head norm */
-        layer = BT * (d * (gated ? 60 : 54) + 6 * F) + B * H * T * T * 24 + T * T + 45 * 200;
+    if (c->attn.diff) /* fused over the half-heads; P1 V - lambda P2 V and the head norm composed */
+        layer = BT * (d * (gated ? 50 : 44) + 6 * F) + B * H * T * T * 8 + T * T + 45 * 200;
     else if (c->attn.talking_heads) /* composed: scores, their mix, softmax, the weights' mix */
         layer = BT * (d * (gated ? 48 : 42) + 6 * F) + B * H * T * T * 16 + T * T + 25 * 200;
     else if (!rel)

@@ -113,9 +113,13 @@ static void zero_head(real *g, int64_t T, int64_t hd, int64_t d) {
         for (int64_t c = 0; c < hd; c++) g[t * d + c] = 0;
 }
 
-/* key/value heads, and query heads per key/value head */
+/* key heads, and query heads per key head; value heads (vH, default the key heads), their width
+ * (vd, default hd) and query heads per value head */
 static int64_t kv_heads(const qkv_sdpa_shape *s) { return s->kvH > 0 ? s->kvH : s->H; }
 static int64_t group(const qkv_sdpa_shape *s) { return s->H / kv_heads(s); }
+static int64_t v_heads(const qkv_sdpa_shape *s) { return s->vH > 0 ? s->vH : kv_heads(s); }
+static int64_t v_dim(const qkv_sdpa_shape *s) { return s->vd > 0 ? s->vd : s->hd; }
+static int64_t v_group(const qkv_sdpa_shape *s) { return s->H / v_heads(s); }
 
 /* the first element of query head h of batch b (pair = b H + h) in a (B,T,H hd) array */
 static int64_t head_at(const qkv_sdpa_shape *s, int64_t pair) {
@@ -127,6 +131,18 @@ static int64_t head_at(const qkv_sdpa_shape *s, int64_t pair) {
 static int64_t kv_at(const qkv_sdpa_shape *s, int64_t pair) {
     int64_t b = pair / s->H, h = pair % s->H;
     return b * s->T * kv_heads(s) * s->hd + h / group(s) * s->hd;
+}
+
+/* the first element of the value head that pair's query head uses, in a (B,T,vH vd) array */
+static int64_t v_at(const qkv_sdpa_shape *s, int64_t pair) {
+    int64_t b = pair / s->H, h = pair % s->H;
+    return b * s->T * v_heads(s) * v_dim(s) + h / v_group(s) * v_dim(s);
+}
+
+/* the first element of query head h's output in the (B,T,H vd) array */
+static int64_t y_at(const qkv_sdpa_shape *s, int64_t pair) {
+    int64_t b = pair / s->H, h = pair % s->H;
+    return b * s->T * s->H * v_dim(s) + h * v_dim(s);
 }
 
 /* head h's ALiBi slope (0: none) */
@@ -154,59 +170,64 @@ static void forward_pairs(void *arg, int64_t p0, int64_t p1) {
     const sdpa_job *j = arg;
     const qkv_sdpa_shape *s = j->s;
     int64_t T = s->T, hd = s->hd, d = s->H * hd, dkv = kv_heads(s) * hd, rb = block_rows(s);
+    int64_t vd = v_dim(s), dv = v_heads(s) * vd, dy = s->H * vd;
     for (int64_t pair = p0; pair < p1; pair++) {
         int64_t at = head_at(s, pair), kat = kv_at(s, pair);
-        const real *Q = j->q + at, *Kh = j->k + kat, *V = j->v + kat;
-        real *P = j->pw + pair * T * T, *Y = j->y + at, slope = slope_of(s, pair);
+        const real *Q = j->q + at, *Kh = j->k + kat, *V = j->v + v_at(s, pair);
+        real *P = j->pw + pair * T * T, *Y = j->y + y_at(s, pair), slope = slope_of(s, pair);
         for (int64_t r0 = 0; r0 < T; r0 += rb) {
             int64_t r1 = r0 + rb < T ? r0 + rb : T, nk = block_keys(s, r1);
             /* S[r0:r1, :nk] = Q[r0:r1] K[:nk]^T */
             K(gemm_ld)(0, 1, r1 - r0, nk, hd, Q + r0 * d, d, Kh, dkv, 0, P + r0 * T, T);
             softmax_rows(s, pair, r0, r1, P, slope);
             /* Y[r0:r1] = P[r0:r1, :nk] V[:nk] */
-            K(gemm_ld)(0, 0, r1 - r0, hd, nk, P + r0 * T, T, V, dkv, 0, Y + r0 * d, d);
+            K(gemm_ld)(0, 0, r1 - r0, vd, nk, P + r0 * T, T, V, dv, 0, Y + r0 * dy, dy);
         }
     }
 }
 
-/* 2 M N K of every product a pass makes, for the benchmark's FLOP counter */
-static uint64_t pass_flops(const qkv_sdpa_shape *s, int products) {
+/* 2 M N K of every product a pass makes, for the benchmark's FLOP counter: qk products of
+ * width hd (Q K^T, dQ, dK) and v products of width vd (P V, dP, dV) */
+static uint64_t pass_flops(const qkv_sdpa_shape *s, int qk_products, int v_products) {
     uint64_t f = 0;
     for (int64_t r0 = 0; r0 < s->T; r0 += block_rows(s)) {
         int64_t r1 = r0 + block_rows(s) < s->T ? r0 + block_rows(s) : s->T;
-        f += (uint64_t)(2 * (r1 - r0) * block_keys(s, r1) * s->hd);
+        f += (uint64_t)(2 * (r1 - r0) * block_keys(s, r1));
     }
-    return f * (uint64_t)(products * s->B * s->H);
+    return f * (uint64_t)((qk_products * s->hd + v_products * v_dim(s)) * s->B * s->H);
 }
 
 void K(sdpa)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *v, real *p, real *y) {
-    qkv__gemm_flops += pass_flops(s, 2);
+    qkv__gemm_flops += pass_flops(s, 1, 1);
     sdpa_job j = {.s = s, .q = q, .k = k, .v = v, .pw = p, .y = y};
     qkv__parallel_for(s->B * s->H, 1, forward_pairs, &j);
 }
 
-/* the query heads of key/value groups [g0, g1) (group = b kvH + kh: query heads kh G .. kh G +
- * G - 1, G = H / kvH), in that order: a key/value head's gradients are added to by its query
- * heads one after another, on one thread (no two threads write one head, and the order is fixed) */
+/* the query heads of groups [g0, g1) (a group: the query heads b H + c S .. b H + c S + S - 1,
+ * S = qkv_sdpa_group_size: whole key groups and whole value groups), in that order: a key or
+ * value head's gradients are added to by its query heads one after another, on one thread (no
+ * two threads write one head, and the order is fixed) */
 static void backward_groups(const sdpa_job *j, int64_t g0, int64_t g1, real *dP) {
     const qkv_sdpa_shape *s = j->s;
     int64_t T = s->T, hd = s->hd, d = s->H * hd, dkv = kv_heads(s) * hd, rb = block_rows(s), G = group(s);
+    int64_t vd = v_dim(s), dv = v_heads(s) * vd, dy = s->H * vd, vG = v_group(s), S = qkv_sdpa_group_size(s);
     for (int64_t g = g0; g < g1; g++)
-        for (int64_t pair = g * G; pair < (g + 1) * G; pair++) {
-            int64_t at = head_at(s, pair), kat = kv_at(s, pair);
-            const real *Q = j->q + at, *Kh = j->k + kat, *V = j->v + kat, *dY = j->dy + at;
+        for (int64_t pair = g * S; pair < (g + 1) * S; pair++) {
+            int64_t at = head_at(s, pair), kat = kv_at(s, pair), vat = v_at(s, pair);
+            const real *Q = j->q + at, *Kh = j->k + kat, *V = j->v + vat, *dY = j->dy + y_at(s, pair);
             const real *P = j->p + pair * T * T;
-            bool first = pair == g * G; /* the group's first query head: the kv gradients start here */
+            /* the first query head of its key (value) group: that head's gradients start here */
+            bool first_k = pair % G == 0, first_v = pair % vG == 0;
             if (j->zero & 1) zero_head(j->dq + at, T, hd, d); /* before any product adds to it (q may be k) */
-            if (first && (j->zero & 2)) zero_head(j->dk + kat, T, hd, dkv);
-            if (first && (j->zero & 4)) zero_head(j->dv + kat, T, hd, dkv);
+            if (first_k && (j->zero & 2)) zero_head(j->dk + kat, T, hd, dkv);
+            if (first_v && (j->zero & 4)) zero_head(j->dv + vat, T, vd, dv);
             for (int64_t r0 = 0; r0 < T; r0 += rb) {
                 int64_t r1 = r0 + rb < T ? r0 + rb : T, nk = block_keys(s, r1), m = r1 - r0;
                 /* dV[:nk] += P[r0:r1, :nk]^T dY[r0:r1] */
-                if (j->dv) K(gemm_ld)(1, 0, nk, hd, m, P + r0 * T, T, dY + r0 * d, d, 1, j->dv + kat, dkv);
+                if (j->dv) K(gemm_ld)(1, 0, nk, vd, m, P + r0 * T, T, dY + r0 * dy, dy, 1, j->dv + vat, dv);
                 if (!j->dq && !j->dk) continue;
                 /* dP[r0:r1, :nk] = dY[r0:r1] V[:nk]^T, then dS in place */
-                K(gemm_ld)(0, 1, m, nk, hd, dY + r0 * d, d, V, dkv, 0, dP + r0 * T, T);
+                K(gemm_ld)(0, 1, m, nk, vd, dY + r0 * dy, dy, V, dv, 0, dP + r0 * T, T);
                 softmax_backward_rows(s, r0, r1, nk, P, dP);
                 /* dQ[r0:r1] += dS[r0:r1, :nk] K[:nk];  dK[:nk] += dS[r0:r1, :nk]^T Q[r0:r1] */
                 if (j->dq) K(gemm_ld)(0, 0, m, hd, nk, dP + r0 * T, T, Kh, dkv, 1, j->dq + at + r0 * d, d);
@@ -218,14 +239,14 @@ static void backward_groups(const sdpa_job *j, int64_t g0, int64_t g1, real *dP)
 /* part p of `parts` takes a contiguous share of the key/value groups and scratch (T,T) number p */
 static void backward_parts(void *arg, int64_t b, int64_t e) {
     const sdpa_job *j = arg;
-    int64_t groups = j->s->B * kv_heads(j->s), TT = j->s->T * j->s->T;
+    int64_t groups = j->s->B * j->s->H / qkv_sdpa_group_size(j->s), TT = j->s->T * j->s->T;
     for (int64_t part = b; part < e; part++)
         backward_groups(j, part * groups / j->parts, (part + 1) * groups / j->parts, j->scratch + part * TT);
 }
 
 void K(sdpa_backward)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *v, const real *p,
                       const real *dy, real *dq, real *dk, real *dv, real *scratch, int64_t parts, int zero) {
-    qkv__gemm_flops += pass_flops(s, (dv ? 1 : 0) + (dq || dk ? 1 : 0) + (dq ? 1 : 0) + (dk ? 1 : 0));
+    qkv__gemm_flops += pass_flops(s, (dq ? 1 : 0) + (dk ? 1 : 0), (dv ? 1 : 0) + (dq || dk ? 1 : 0));
     sdpa_job j = {.s = s, .q = q, .k = k, .v = v, .p = p, .dy = dy, .dq = dq, .dk = dk, .dv = dv,
                   .scratch = scratch, .parts = parts, .zero = zero};
     qkv__parallel_for(parts, 1, backward_parts, &j);

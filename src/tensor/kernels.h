@@ -47,7 +47,15 @@ typedef struct qkv_sdpa_shape {
     double scale;          /* scores are scale Q K^T */
     int64_t kvH;           /* key/value heads (0: H); H is a multiple of it */
     const double *slopes;  /* H ALiBi slopes, or NULL */
+    int64_t vH, vd;        /* value heads (0: kvH) and their width (0: hd); H is a multiple of vH */
 } qkv_sdpa_shape;
+
+/* query heads per unit of the backward's work: whole groups of the key heads and of the value
+ * heads (one of the two group sizes divides the other) */
+static inline int64_t qkv_sdpa_group_size(const qkv_sdpa_shape *s) {
+    int64_t kv = s->kvH > 0 ? s->kvH : s->H, g = s->H / kv, vg = s->H / (s->vH > 0 ? s->vH : kv);
+    return g > vg ? g : vg;
+}
 
 /* Backward kernels that take `zero` flags: the gradient array a flag names holds garbage (it
  * was just allocated, see qkv__grad_fresh), so the kernel assigns its values instead of adding

@@ -66,8 +66,9 @@ QKV_INTERNAL void QKV_K(softmax_backward)(int64_t rows, int64_t n, const QKV_KRE
 QKV_INTERNAL void QKV_K(masked_softmax)(int64_t rows, int64_t n, const QKV_KREAL *x, const qkv_bcast *bc,
                            const int32_t *mask, double scale, double fill, QKV_KREAL *y);
 
-/* q, k, v, y: (B,T,H hd), p: (B,H,T,T): per head h, P = softmax(blocked ? -inf : scale Q_h K_h^T)
- * (a fully blocked row gives zeros), Y_h = P V_h */
+/* q: (B,T,H hd), k: (B,T,kvH hd), v: (B,T,vH vd), y: (B,T,H vd), p: (B,H,T,T): per head h,
+ * P = softmax(blocked ? -inf : scale Q_h K_h'^T) (a fully blocked row gives zeros), Y_h = P V_h''
+ * (h' = h / (H/kvH), h'' = h / (H/vH)) */
 QKV_INTERNAL void QKV_K(sdpa)(const qkv_sdpa_shape *s, const QKV_KREAL *q, const QKV_KREAL *k, const QKV_KREAL *v,
                  QKV_KREAL *p, QKV_KREAL *y);
 /* dv += P^T dY, dq += dS K, dk += dS^T Q, with dS = scale P (dP - rowsum(P dP)), dP = dY V^T;
