@@ -4,7 +4,9 @@
 For every size, runs qkv bench and bench/torch_bench.py at 1 and 2 threads, alternating
 between the two for several rounds (so both see the same machine state), each size in its own
 process, and prints the median ms/step of each of the four, and qkv's speed-up: qkv with both
-cores against PyTorch at its fastest thread setting.
+cores against PyTorch at its fastest thread setting. QKV_BENCH_MICRO=S times qkv's step in S
+micro-batches (`qkv bench --micro-batches S`: as `qkv train` takes it with train.shards S, whole
+micro-batches on each thread); PyTorch always does the whole batch in one pass.
 """
 import json
 import os
@@ -16,6 +18,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 QKV = os.path.join(ROOT, "build", "qkv")
 TORCH = ["/usr/bin/python3", os.path.join(ROOT, "bench", "torch_bench.py")]
 ROUNDS = int(os.environ.get("QKV_BENCH_ROUNDS", "3"))
+MICRO = os.environ.get("QKV_BENCH_MICRO", "1")
 
 
 def run(cmd):
@@ -31,7 +34,7 @@ def main():
         mem = {}
         for _ in range(ROUNDS):
             for th in (1, 2):
-                q = run([QKV, "bench", "--size", size, "--threads", str(th), "--json"])
+                q = run([QKV, "bench", "--size", size, "--threads", str(th), "--json", "--micro-batches", MICRO])
                 t = run(TORCH + ["--size", size, "--threads", str(th)])
                 res[f"qkv{th}"].append(q["ms_per_step"])
                 res[f"torch{th}"].append(t["ms_per_step"])
@@ -42,6 +45,9 @@ def main():
         med = {k: statistics.median(v) for k, v in res.items()}
         best_torch = min(med["torch1"], med["torch2"])
         rows.append((size, med, mem, best_torch / med["qkv2"]))
+    if MICRO != "1":
+        print(f"qkv: the step in {MICRO} micro-batches, whole micro-batches on each thread (qkv bench --micro-batches "
+              f"{MICRO}); PyTorch: the whole batch in one pass")
     print(f"{'size':7} {'qkv 1t':>9} {'qkv 2t':>9} {'torch 1t':>9} {'torch 2t':>9} {'speed-up':>9} "
           f"{'qkv RSS':>8} {'torch RSS':>9} {'2t ceiling':>10} {'2t share':>8}   (ms/step, median of {ROUNDS} rounds; "
           f"RSS in MB; ceiling GFLOP/s)")

@@ -460,6 +460,23 @@ START_TEST(test_params_table_matches_claim) {
 }
 END_TEST
 
+/* qkv bench --micro-batches: the step as qkv train takes it (whole micro-batches on each thread)
+ * runs, allocates nothing in the steady step, and does the same matrix-product work as the
+ * whole batch in one pass (no timing is checked) */
+START_TEST(test_bench_micro_batches) {
+    char one[4096], micro[4096];
+    int rc = qkv_test_sh(one, sizeof one, false, "%s bench --size tiny --steps 2 --threads 2 --json 2>&1", qkv_test_bin());
+    ck_assert_msg(rc == 0, "%s", one);
+    rc = qkv_test_sh(micro, sizeof micro, false, "%s bench --size tiny --steps 2 --threads 2 --micro-batches 8 --json 2>&1",
+                     qkv_test_bin());
+    ck_assert_msg(rc == 0, "%s", micro);
+    ck_assert_msg(strstr(micro, "\"micro_batches\":8") && strstr(one, "\"micro_batches\":1"), "%s\n%s", one, micro);
+    ck_assert_msg(qkv_test_json_num(micro, "allocs_per_step") == 0, "%s", micro);
+    double g1 = qkv_test_json_num(one, "gflop_per_step"), g8 = qkv_test_json_num(micro, "gflop_per_step");
+    ck_assert_msg(g1 > 0 && fabs(g1 - g8) <= 0.0015, "whole batch %g GFLOP, micro-batches %g", g1, g8); /* printed %.3f */
+}
+END_TEST
+
 /* qkv bench --sweep runs its 12 runs (a few steps each: no timing is checked) and prints what
  * docs/performance.md shows; run from tests/, it finds configs/recall.json beside build/ */
 START_TEST(test_bench_sweep) {
@@ -648,6 +665,7 @@ Suite *e2e_suite(void) {
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_tiny_ablation);
     tcase_add_test(tc, test_bench_sweep);
+    tcase_add_test(tc, test_bench_micro_batches);
     tcase_add_test(tc, test_ablate_sigterm_stops_runs);
     tcase_add_test(tc, test_sample);
     tcase_add_test(tc, test_sample_tokens);

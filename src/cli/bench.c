@@ -22,7 +22,7 @@ extern char **environ;
 typedef struct {
     const char *size, *config;
     qkv_cli_list sets;
-    long long threads, steps, runs_steps, jobs;
+    long long threads, steps, runs_steps, jobs, micro;
     bool json, sweep;
 } bench_args;
 
@@ -34,6 +34,10 @@ static const qkv_cli_option OPTIONS[] = {
             "threads, at most " QKV_STR(QKV_MAX_THREADS) " (default 1): qkv's pool, each matrix-product\n"
             "piece on one BLAS thread"),
     QKV_INT("--steps", "K", bench_args, steps, 1, 100000, "timed steps (default: 50 tiny, 20 small, 10 medium)"),
+    QKV_INT("--micro-batches", "S", bench_args, micro, 1, 4096,
+            "the step in S micro-batches, as qkv train takes it with train.shards S: whole\n"
+            "micro-batches on each thread (default 1: the whole batch in one pass, its ops\n"
+            "split across the threads); S must divide the size's batch"),
     QKV_FLAG("--json", bench_args, json,
              "one JSON object per line: size, threads, ms_per_step, tokens_per_s, gflops,\n"
              "ceiling_gflops, ceiling_share, peak_rss_mb, allocs_per_step, ...; with --sweep:\n"
@@ -88,14 +92,14 @@ static int attention_of(const qkv_cli_list *sets, qkv_attn_config *attn) {
 }
 
 /* one size in this process; prints one JSON line */
-static int bench_one(const qkv_bench_size *s, const qkv_attn_config *attn, int threads, int steps) {
+static int bench_one(const qkv_bench_size *s, const qkv_attn_config *attn, int threads, int steps, int micro) {
     qkv__cli_set_threads(threads);
     double ceiling = qkv_bench_sgemm_ceiling(1024, 10); /* best of 10: a shared machine has slow moments */
     qkv_bench_result r;
     char err[512];
     qkv__alloc_count_enable(1);
-    int rc = qkv_bench_run_attn(s, attn, 3, steps, qkv__alloc_count_available() ? qkv__alloc_count : NULL, &r, err,
-                                sizeof err);
+    int rc = qkv_bench_run_attn(s, attn, micro, 3, steps, qkv__alloc_count_available() ? qkv__alloc_count : NULL, &r,
+                                err, sizeof err);
     qkv__alloc_count_enable(0);
     if (rc) { qkv__cli_error("bench", "%s: %s", s->name, err); return QKV_EXIT_FAIL; }
     struct rusage ru;
@@ -104,10 +108,11 @@ static int bench_one(const qkv_bench_size *s, const qkv_attn_config *attn, int t
     printf("{\"size\":\"%s\",\"threads\":%d,\"ms_per_step\":%.3f,\"ms_min\":%.3f,\"ms_max\":%.3f,"
            "\"tokens_per_s\":%.0f,\"gflops\":%.2f,\"ceiling_gflops\":%.2f,\"ceiling_share\":%.4f,"
            "\"peak_rss_mb\":%.1f,\"allocs_per_step\":%.2f,\"params\":%lld,\"model_state_mb\":%.2f,"
-           "\"activation_mb\":%.2f,\"gflop_per_step\":%.3f,\"memory_bound_mb\":%.1f,\"steps\":%d}\n",
+           "\"activation_mb\":%.2f,\"gflop_per_step\":%.3f,\"memory_bound_mb\":%.1f,\"steps\":%d,"
+           "\"micro_batches\":%d}\n",
            s->name, threads, r.ms_per_step, r.ms_min, r.ms_max, r.tokens_per_s, r.gflops, ceiling,
            ceiling > 0 ? r.gflops / ceiling : 0, rss, r.steady_allocs, (long long)r.params, r.model_mb,
-           r.activation_mb, r.flops_per_step / 1e9, 2 * (r.model_mb + r.activation_mb) + 16, steps);
+           r.activation_mb, r.flops_per_step / 1e9, 2 * (r.model_mb + r.activation_mb) + 16, steps, micro);
     return 0;
 }
 
@@ -120,9 +125,9 @@ int qkv__cmd_bench(int argc, char **argv) {
     int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, NULL);
     if (rc >= 0) return rc;
     if (a.sweep) {
-        if (a.size || a.steps || a.threads != 1) {
-            qkv__cli_error("bench", "--sweep times whole runs, each on one thread: --size, --steps and --threads "
-                          "time one step (--runs-steps N sets the runs' steps)");
+        if (a.size || a.steps || a.threads != 1 || a.micro) {
+            qkv__cli_error("bench", "--sweep times whole runs, each on one thread: --size, --steps, --threads and "
+                          "--micro-batches time one step (--runs-steps N sets the runs' steps)");
             return QKV_EXIT_USAGE;
         }
         return qkv__cli_bench_sweep(a.config, a.runs_steps ? (int)a.runs_steps : 300,
@@ -138,9 +143,16 @@ int qkv__cmd_bench(int argc, char **argv) {
         qkv__cli_error("bench", "--size: expected tiny, small or medium, got '%s'", a.size);
         return QKV_EXIT_USAGE;
     }
+    for (int i = 0; a.micro > 1 && i < 3; i++) {
+        const qkv_bench_size *z = &QKV_BENCH_SIZES[i];
+        if ((!a.size || !strcmp(a.size, z->name)) && z->batch % a.micro) {
+            qkv__cli_error("bench", "--micro-batches %lld: does not divide %s's batch of %d", a.micro, z->name, z->batch);
+            return QKV_EXIT_USAGE;
+        }
+    }
     if (a.size && a.json) { /* one size, in this process */
         const qkv_bench_size *s = find_size(a.size);
-        return bench_one(s, &attn, (int)a.threads, a.steps ? (int)a.steps : default_steps(s));
+        return bench_one(s, &attn, (int)a.threads, a.steps ? (int)a.steps : default_steps(s), a.micro ? (int)a.micro : 1);
     }
 
     /* every requested size in a child process of its own (clean peak memory per size) */
@@ -154,8 +166,9 @@ int qkv__cmd_bench(int argc, char **argv) {
     for (int i = 0; i < 3; i++) {
         const qkv_bench_size *s = &QKV_BENCH_SIZES[i];
         if (a.size && strcmp(a.size, s->name)) continue;
-        char th[16], st[16];
+        char th[16], st[16], mb[16];
         snprintf(th, sizeof th, "%lld", a.threads);
+        snprintf(mb, sizeof mb, "%lld", a.micro ? a.micro : 1);
         snprintf(st, sizeof st, "%lld", a.steps ? a.steps : default_steps(s));
         int fd[2];
         if (pipe(fd)) { qkv__cli_error("bench", "pipe failed"); return QKV_EXIT_FAIL; }
@@ -163,8 +176,9 @@ int qkv__cmd_bench(int argc, char **argv) {
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
         posix_spawn_file_actions_addclose(&fa, fd[0]);
-        char *args[10 + 2 * 64] = {bin, "bench", "--size", (char *)s->name, "--threads", th, "--steps", st, "--json"};
-        for (int k = 0, at = 9; k < a.sets.n && k < 64; k++) args[at++] = "--set", args[at++] = (char *)a.sets.v[k];
+        char *args[12 + 2 * 64] = {bin, "bench", "--size", (char *)s->name, "--threads", th, "--steps", st, "--json",
+                                   "--micro-batches", mb};
+        for (int k = 0, at = 11; k < a.sets.n && k < 64; k++) args[at++] = "--set", args[at++] = (char *)a.sets.v[k];
         pid_t pid;
         int e = posix_spawn(&pid, bin, &fa, NULL, args, environ);
         posix_spawn_file_actions_destroy(&fa);

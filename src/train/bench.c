@@ -28,12 +28,99 @@ static int cmp_d(const void *a, const void *b) {
 
 int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*alloc_count)(void),
                   qkv_bench_result *r, char *err, int errlen) {
-    return qkv_bench_run_attn(s, NULL, warmup, steps, alloc_count, r, err, errlen);
+    return qkv_bench_run_attn(s, NULL, 1, warmup, steps, alloc_count, r, err, errlen);
 }
 
-int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int warmup, int steps,
+/* the micro-batched step (qkv train's with train.shards = S > 1): S micro-batches of `rows`
+ * examples, each alone with its loss weighted 1/S (every position has a target), whole
+ * micro-batches on each of W workers (k = w, w + W, ...; W = min(threads, S)), each on one
+ * thread, the gradients summed in the order of k: what `qkv train --threads W` does */
+typedef struct {
+    qkv_model **reps;
+    qkv_ctx **ctxs;
+    qkv_tensor **tok, **tgt; /* the micro-batches' views of the step's tokens and targets */
+    float *slots;
+    int S, W;
+    int64_t n;
+    char (*err)[256];
+} micro_job;
+
+static void micro_workers(void *arg, int64_t b, int64_t e) {
+    const micro_job *j = arg;
+    int prev = qkv__serial(1);
+    for (int64_t w = b; w < e; w++) {
+        j->err[w][0] = 0;
+        for (int k = (int)w; k < j->S && !j->err[w][0]; k += j->W) {
+            qkv_model *m = j->reps[w];
+            qkv_ctx *ctx = j->ctxs[w];
+            qkv_params_zero_grad(&m->params);
+            qkv_ctx_reset(ctx);
+            qkv_tensor *l = qkv_model_loss(ctx, m, j->tok[k], j->tgt[k], NULL);
+            if (!l || qkv_backward(ctx, qkv_scale(ctx, l, 1.0 / j->S)))
+                snprintf(j->err[w], sizeof j->err[w], "%s", qkv_ctx_error(ctx));
+            else
+                memcpy(j->slots + (size_t)k * (size_t)j->n, m->params.grad, (size_t)j->n * sizeof(float));
+        }
+    }
+    qkv__serial(prev);
+}
+
+/* the micro-batch machinery: W replicas and contexts, S slots, the views (freed by micro_free) */
+static int micro_init(micro_job *j, qkv_model *m, const qkv_tensor *tok, const qkv_tensor *tgt, int S, int batch,
+                      int seq, char *err, int errlen) {
+    int W = qkv_get_threads() < S ? qkv_get_threads() : S;
+    *j = (micro_job){.S = S, .W = W, .n = m->params.numel};
+    j->reps = calloc((size_t)W, sizeof *j->reps);
+    j->ctxs = calloc((size_t)W, sizeof *j->ctxs);
+    j->err = calloc((size_t)W, sizeof *j->err);
+    j->tok = calloc((size_t)S, sizeof *j->tok);
+    j->tgt = calloc((size_t)S, sizeof *j->tgt);
+    j->slots = malloc((size_t)S * (size_t)j->n * sizeof(float));
+    if (!j->reps || !j->ctxs || !j->err || !j->tok || !j->tgt || !j->slots) goto oom;
+    for (int w = 0; w < W; w++)
+        if (!(j->reps[w] = qkv_model_replica(m, err, errlen)) || !(j->ctxs[w] = qkv_ctx_new())) goto oom;
+    int64_t rows = batch / S, shape[2] = {rows, seq};
+    for (int k = 0; k < S; k++) {
+        size_t off = (size_t)k * (size_t)rows * (size_t)seq * sizeof(int32_t);
+        j->tok[k] = qkv_tensor_from_buffer(QKV_I32, 2, shape, (const char *)tok->data + off);
+        j->tgt[k] = qkv_tensor_from_buffer(QKV_I32, 2, shape, (const char *)tgt->data + off);
+        if (!j->tok[k] || !j->tgt[k]) goto oom;
+    }
+    return 0;
+oom:
+    snprintf(err, (size_t)errlen, "out of memory");
+    return -1;
+}
+
+static void micro_free(micro_job *j) {
+    for (int w = 0; j->reps && w < j->W; w++) qkv_model_free(j->reps[w]);
+    for (int w = 0; j->ctxs && w < j->W; w++) qkv_ctx_free(j->ctxs[w]);
+    for (int k = 0; j->tok && k < j->S; k++) qkv_tensor_free(j->tok[k]);
+    for (int k = 0; j->tgt && k < j->S; k++) qkv_tensor_free(j->tgt[k]);
+    free(j->reps), free(j->ctxs), free(j->err), free(j->tok), free(j->tgt), free(j->slots);
+}
+
+/* one micro-batched step's gradient into g (n floats); 0 or -1 with err */
+static int micro_step(micro_job *j, float *g, char *err, int errlen) {
+    qkv__parallel_for(j->W, 1, micro_workers, j);
+    for (int w = 0; w < j->W; w++)
+        if (j->err[w][0]) {
+            snprintf(err, (size_t)errlen, "%s", j->err[w]);
+            return -1;
+        }
+    memcpy(g, j->slots, (size_t)j->n * sizeof *g);
+    for (int k = 1; k < j->S; k++) /* g += slot k, in the order of k */
+        qkv__k_binary_flat_f32(QKV_BIN_ADD, j->n, g, j->slots + (size_t)k * (size_t)j->n, g);
+    return 0;
+}
+
+int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int micro_batches, int warmup, int steps,
                        uint64_t (*alloc_count)(void), qkv_bench_result *r, char *err, int errlen) {
     memset(r, 0, sizeof *r);
+    if (micro_batches < 1 || s->batch % micro_batches) {
+        snprintf(err, (size_t)errlen, "%d micro-batches do not divide the batch of %d", micro_batches, s->batch);
+        return -1;
+    }
     qkv_model_config mc = qkv_model_config_default();
     if (attn) mc.attn = *attn;
     mc.vocab = s->vocab;
@@ -50,11 +137,13 @@ int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int
     int64_t shape[2] = {s->batch, s->seq};
     qkv_tensor *tok = qkv_tensor_zeros(QKV_I32, 2, shape), *tgt = qkv_tensor_zeros(QKV_I32, 2, shape);
     double *ms = calloc((size_t)steps, sizeof *ms);
+    micro_job mj = {0};
     int rc = -1;
     if (!ctx || !tok || !tgt || !ms || qkv_optim_init(&o, &oc, m->params.numel)) {
         snprintf(err, (size_t)errlen, "out of memory");
         goto done;
     }
+    if (micro_batches > 1 && micro_init(&mj, m, tok, tgt, micro_batches, s->batch, s->seq, err, errlen)) goto done;
     qkv_rng rng;
     qkv_rng_seed(&rng, 1);
     for (int64_t i = 0; i < tok->numel; i++) { /* random tokens; loss at every position */
@@ -68,11 +157,15 @@ int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int
             flops0 = qkv__gemm_flops;
         }
         double t = qkv_clock_seconds();
-        qkv_ctx_reset(ctx);
-        qkv_tensor *loss = qkv_model_loss(ctx, m, tok, tgt, NULL);
-        if (!loss || qkv_backward(ctx, loss)) {
-            snprintf(err, (size_t)errlen, "%s", qkv_ctx_error(ctx));
-            goto done;
+        if (micro_batches > 1) {
+            if (micro_step(&mj, m->params.grad, err, errlen)) goto done;
+        } else {
+            qkv_ctx_reset(ctx);
+            qkv_tensor *loss = qkv_model_loss(ctx, m, tok, tgt, NULL);
+            if (!loss || qkv_backward(ctx, loss)) {
+                snprintf(err, (size_t)errlen, "%s", qkv_ctx_error(ctx));
+                goto done;
+            }
         }
         qkv_optim_step(&o, m->params.data, m->params.grad, 1e-3);
         qkv_params_zero_grad(&m->params);
@@ -88,9 +181,12 @@ int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int
     r->gflops = r->flops_per_step / (r->ms_per_step / 1e3) / 1e9;
     r->params = m->params.numel;
     r->model_mb = (double)m->params.numel * 4 * 4 / (1 << 20); /* params, grads, Adam m and v */
-    r->activation_mb = (double)qkv_ctx_arena_peak(ctx) / (1 << 20);
+    double arena = (double)qkv_ctx_arena_peak(ctx);
+    for (int w = 0; micro_batches > 1 && w < mj.W; w++) arena += (double)qkv_ctx_arena_peak(mj.ctxs[w]);
+    r->activation_mb = arena / (1 << 20);
     rc = 0;
 done:
+    if (micro_batches > 1) micro_free(&mj);
     free(ms);
     qkv_tensor_free(tok);
     qkv_tensor_free(tgt);
