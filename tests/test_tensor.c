@@ -633,8 +633,8 @@ START_TEST(test_gemm_kernels_direct) {
 END_TEST
 
 /* qkv__k_gemm_ld_f32 on strided operands, every form, beta 0 and 1, against a double loop: the
- * recall step's shapes (with GEMM=libxsmm, libxsmm's kernels) and ones that stay on OpenBLAS in
- * that build (B^T over 16384 elements, over 2^22 multiply-adds, no K); the padding of C's rows
+ * recall step's shapes (in the libxsmm build, the default on x86-64: libxsmm's kernels) and ones
+ * that stay on OpenBLAS in that build (B^T over 16384 elements, over 2^22 multiply-adds, no K); the padding of C's rows
  * is left alone, and the same call gives the same bits twice */
 static void gemm_ld_case(int ta, int tb, int64_t M, int64_t N, int64_t Kd, int64_t pad, float beta, qkv_rng *rng) {
     const int64_t lda = (ta ? M : Kd) + pad, ldb = (tb ? Kd : N) + pad, ldc = N + pad;

@@ -1,5 +1,6 @@
-/* Matrix products through CBLAS (OpenBLAS); with `make GEMM=libxsmm`, small float products
- * through libxsmm's JIT kernels. */
+/* Matrix products through CBLAS (OpenBLAS); in the default build on x86-64 (QKV_GEMM_LIBXSMM:
+ * libxsmm installed; `make GEMM=openblas` is OpenBLAS alone), small float products through
+ * libxsmm's JIT kernels. */
 #include "tensor/kernel_prelude.h"
 #include <cblas.h>
 
@@ -7,7 +8,7 @@
 #include <libxsmm.h>
 #include <pthread.h>
 
-/* make GEMM=libxsmm (docs/performance.md, "Small products"): a float product of at most
+/* The libxsmm build (docs/performance.md, "Small products"): a float product of at most
  * XSMM_MAX_MNK multiply-adds, with beta 0 or 1, is one call of a libxsmm JIT kernel for its
  * exact shape (strides included); larger ones, double, and whatever libxsmm declines (its
  * dispatch returns no kernel: unsupported shape, or no JIT on this machine) go to OpenBLAS.
