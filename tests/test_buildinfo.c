@@ -22,21 +22,7 @@ static void teardown(void) { qkv_test_rmtree(TMP); }
 static void put(const char *rel, const char *text) { qkv_test_put(TMP, rel, text); }
 static char *get(const char *rel) { return qkv_test_get(TMP, rel); }
 
-/* a results.json without the lines that hold times (the sweep's wall time is each call's own) */
-static char *untimed(const char *rel) {
-    char *t = get(rel), *o = t;
-    for (char *l = t, *e; *l; l = e + 1) {
-        e = strchr(l, '\n');
-        if (!e) e = l + strlen(l);
-        if (!strstr(l, "seconds") || strstr(l, "seconds") > e) {
-            memmove(o, l, (size_t)(e - l) + (*e != 0));
-            o += (e - l) + (*e != 0);
-        }
-        if (!*e) break;
-    }
-    *o = 0;
-    return t;
-}
+static char *untimed(const char *rel) { return qkv_test_get_untimed(TMP, rel); }
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

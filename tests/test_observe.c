@@ -22,21 +22,7 @@ static void teardown(void) { qkv_test_rmtree(TMP); }
 static void put(const char *rel, const char *text) { qkv_test_put(TMP, rel, text); }
 static char *get(const char *rel) { return qkv_test_get(TMP, rel); }
 
-/* results.json without the lines that hold times */
-static char *untimed(const char *rel) {
-    char *t = get(rel), *o = t;
-    for (char *l = t, *e; *l; l = e + 1) {
-        e = strchr(l, '\n');
-        if (!e) e = l + strlen(l);
-        if (!strstr(l, "seconds") || strstr(l, "seconds") > e) {
-            memmove(o, l, (size_t)(e - l) + (*e != 0));
-            o += (e - l) + (*e != 0);
-        }
-        if (!*e) break;
-    }
-    *o = 0;
-    return t;
-}
+static char *untimed(const char *rel) { return qkv_test_get_untimed(TMP, rel); }
 
 #define BASE                                                                                             \
     "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 2, \"d_ff\": 32},\n"                        \

@@ -33,6 +33,8 @@ void qkv_test_write_file(const char *path, const char *text);
 void qkv_test_put(const char *dir, const char *rel, const char *text);
 /* dir/rel's first MiB, NUL-terminated, malloc'd (fails the test if it cannot be read) */
 char *qkv_test_get(const char *dir, const char *rel);
+/* the same without the lines that hold times (a results.json's wall times differ every call) */
+char *qkv_test_get_untimed(const char *dir, const char *rel);
 /* the model of the tests' small recall configs: vocab 16, 9 positions, d_model 16, 2 heads, one
  * layer, d_ff 32 (the rest the library's defaults) */
 qkv_model_config qkv_test_small_model(void);
