@@ -530,7 +530,7 @@ static const bad_case CASES[] = {
      "bench --threads " STR(QKV_MAX_THREADS) " --size huge", 2, "qkv bench: --size: expected tiny, small or medium"},
     {"bad --size", NULL, {{0}}, CK_NONE, "bench --size huge", 2, "--size: expected tiny, small or medium, got 'huge'"},
     {"bench: --sweep with a step option", NULL, {{0}}, CK_NONE, "bench --sweep --size tiny", 2,
-     "qkv bench: --sweep times whole runs, each on one thread: --size, --steps and --threads time one step"},
+     "qkv bench: --sweep times whole runs, each on one thread: --size, --steps, --threads and --micro-batches time one step"},
     {"bench: a sweep option without --sweep", NULL, {{0}}, CK_NONE, "bench --runs-steps 5", 2,
      "qkv bench: --runs-steps, --jobs and --config go with --sweep"},
     {"bench: --sweep with a missing config", NULL, {{0}}, CK_NONE, "bench --sweep --config nope.json", 2,
