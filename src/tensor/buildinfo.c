@@ -15,7 +15,7 @@
  * runs the best one the CPU supports), each tested as that resolver does ("arch=x86-64-v4" is
  * __builtin_cpu_supports("x86-64-v4")); tests/test_buildinfo.c fails until the two agree. */
 static const char *vector_isa(void) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4";
     if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3";

@@ -9,7 +9,7 @@
 #ifndef QKV_VECTOR_CLONES_H
 #define QKV_VECTOR_CLONES_H
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define QKV_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define QKV_VECTOR_CLONES
