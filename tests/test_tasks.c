@@ -6,10 +6,13 @@
  * however they are asked for; held-out examples are never drawn for training; the size
  * errors name their key. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tasks/task.h"
+#include "testutil.h"
 
 static char err[512];
 
@@ -453,6 +456,124 @@ START_TEST(test_sizes_and_errors) {
 }
 END_TEST
 
+/* ---- task.query_blank and bidirectional attention ---------------------------------------- */
+
+/* recall and noisy_recall with task.query_blank are the same draws as without: the context
+ * unchanged, each query key followed by the blank (the last token id), the value the target at
+ * the blank and none at the key */
+START_TEST(test_query_blank_format) {
+    qkv_task_kind kinds[2] = {QKV_TASK_RECALL, QKV_TASK_NOISY_RECALL};
+    for (int k = 0; k < 2; k++)
+        for (int queries = 0; queries <= 3; queries += 3)
+            for (uint64_t seed = 0; seed < 20; seed++) {
+                qkv_task_config c = cfg_of(kinds[k]);
+                c.queries = queries;
+                qkv_task plain, blank;
+                qkv_batch bp, bb;
+                open_ok(&plain, &c, seed);
+                c.query_blank = true;
+                open_ok(&blank, &c, seed);
+                int Q = queries ? queries : c.pairs, ctx = plain.seq_len - Q;
+                REQUIRE_EQ(blank.seq_len, ctx + 2 * Q);
+                REQUIRE_EQ(blank.vocab, plain.vocab + 1);
+                REQUIRE_EQ(qkv_batch_alloc(&bp, &plain, 4), 0);
+                REQUIRE_EQ(qkv_batch_alloc(&bb, &blank, 4), 0);
+                for (int round = 0; round < 3; round++) {
+                    if (round == 0) qkv_task_train_shard(&plain, &bp, 3, 0), qkv_task_train_shard(&blank, &bb, 3, 0);
+                    else {
+                        qkv_split sp = round == 1 ? QKV_SPLIT_EVAL : QKV_SPLIT_VAL;
+                        qkv_task_split_batch(&plain, sp, &bp, 0, 4), qkv_task_split_batch(&blank, sp, &bb, 0, 4);
+                    }
+                    for (int i = 0; i < 4; i++) {
+                        const int32_t *pt = bp.tok + i * plain.seq_len, *pg = bp.tgt + i * plain.seq_len;
+                        const int32_t *bt = bb.tok + i * blank.seq_len, *bg = bb.tgt + i * blank.seq_len;
+                        check_bounds(&blank, bt, bg);
+                        for (int j = 0; j < ctx; j++) {
+                            REQUIRE_EQ(bt[j], pt[j]);
+                            REQUIRE_EQ(bg[j], pg[j]);
+                        }
+                        for (int q = 0; q < Q; q++) {
+                            REQUIRE_EQ(bt[ctx + 2 * q], pt[ctx + q]); /* the key asked */
+                            REQUIRE_EQ(bg[ctx + 2 * q], QKV_IGNORE);
+                            REQUIRE_EQ(bt[ctx + 2 * q + 1], blank.vocab - 1);
+                            REQUIRE_EQ(bg[ctx + 2 * q + 1], pg[ctx + q]); /* its value, at the blank */
+                        }
+                    }
+                }
+                qkv_batch_free(&bp), qkv_batch_free(&bb);
+                qkv_task_close(&plain), qkv_task_close(&blank);
+            }
+    qkv_task_config c = cfg_of(QKV_TASK_INDUCTION);
+    c.query_blank = true;
+    refused(&c, "task.query_blank: only recall and noisy_recall have queries to blank, not task \"induction\"");
+}
+END_TEST
+
+/* model.attention.causal false: accepted where no target is the next input token (recall,
+ * noisy_recall, induction, recall with blanks, a file whose targets do not follow), refused in
+ * one line naming the task (or the file) where it is (copy, reverse, sort, selective_copy,
+ * fuzzy_recall, text, a file of next-token data); causal true is accepted everywhere */
+static int fit(const qkv_task_config *c, bool causal) {
+    qkv_task t;
+    open_ok(&t, c, 1);
+    qkv_model_config m = qkv_model_config_default();
+    m.attn.causal = causal;
+    err[0] = '\0';
+    int rc = qkv_task_fit_model(&t, &m, err, sizeof err);
+    qkv_task_close(&t);
+    ck_assert_ptr_null(strchr(err, '\n'));
+    return rc;
+}
+
+START_TEST(test_bidirectional_tasks) {
+    qkv_task_kind ok[3] = {QKV_TASK_RECALL, QKV_TASK_NOISY_RECALL, QKV_TASK_INDUCTION};
+    qkv_task_kind no[5] = {QKV_TASK_COPY, QKV_TASK_REVERSE, QKV_TASK_SORT, QKV_TASK_SELECTIVE_COPY,
+                           QKV_TASK_FUZZY_RECALL};
+    for (int i = 0; i < 3; i++) {
+        qkv_task_config c = cfg_of(ok[i]);
+        ck_assert_msg(fit(&c, false) == 0, "%s: %s", QKV_TASK_NAMES[ok[i]], err);
+    }
+    qkv_task_config c = cfg_of(QKV_TASK_RECALL);
+    c.query_blank = true;
+    ck_assert_msg(fit(&c, false) == 0, "%s", err);
+    for (int i = 0; i < 5; i++) {
+        c = cfg_of(no[i]);
+        ck_assert_int_eq(fit(&c, true), 0);
+        ck_assert_int_eq(fit(&c, false), -1);
+        char want[256];
+        snprintf(want, sizeof want, "model.attention.causal: false, but task \"%s\" shows each target as the next "
+                 "input token", QKV_TASK_NAMES[no[i]]);
+        ck_assert_msg(!strncmp(err, want, strlen(want)), "%s", err);
+    }
+    char dir[] = "/tmp/qkv-bidir-XXXXXX", path[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/text.txt", dir);
+    qkv_test_write_file(path, "the quick brown fox jumps over the lazy dog, again and again and again.\n");
+    c = cfg_of(QKV_TASK_TEXT);
+    c.corpus = QKV_CORPUS_FILE, c.seq_len = 8, c.val_fraction = 0, c.eval_fraction = 0.4;
+    snprintf(c.path, sizeof c.path, "%s", path);
+    ck_assert_int_eq(fit(&c, true), 0);
+    ck_assert_int_eq(fit(&c, false), -1);
+    ck_assert_msg(strstr(err, "task \"text\" shows each target"), "%s", err);
+    /* the user's sequences: next-token targets refused (naming the file), others accepted */
+    qkv_test_write_file(path, "{\"input\": [1, 2, 3, 4], \"target\": [2, 3, 4, 5]}\n"
+                              "{\"input\": [5, 6, 7, 8], \"target\": [6, 7, 8, 9]}\n"
+                              "{\"input\": [1, 3, 5, 7], \"target\": [3, 5, 7, 9]}\n");
+    c = cfg_of(QKV_TASK_FILE);
+    c.eval_fraction = 0.34;
+    snprintf(c.path, sizeof c.path, "%s", path);
+    ck_assert_int_eq(fit(&c, true), 0);
+    ck_assert_int_eq(fit(&c, false), -1);
+    ck_assert_msg(strstr(err, path) && strstr(err, "next position's input token"), "%s", err);
+    qkv_test_write_file(path, "{\"input\": [1, 2, 3, 4], \"target\": [4, 3, 2, 1]}\n"
+                              "{\"input\": [5, 6, 7, 8], \"target\": [8, 7, 6, 5]}\n"
+                              "{\"input\": [1, 3, 5, 7], \"target\": [7, 5, 3, 1]}\n");
+    ck_assert_msg(fit(&c, false) == 0, "%s", err);
+    remove(path);
+    rmdir(dir);
+}
+END_TEST
+
 Suite *tasks_suite(void) {
     Suite *s = suite_create("tasks");
     TCase *tc = tcase_create("tasks");
@@ -463,6 +584,8 @@ Suite *tasks_suite(void) {
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_held_out_disjoint);
     tcase_add_test(tc, test_sizes_and_errors);
+    tcase_add_test(tc, test_query_blank_format);
+    tcase_add_test(tc, test_bidirectional_tasks);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -116,6 +116,8 @@ typedef struct key_def {
       "recall, fuzzy_recall, noisy_recall: size of the value alphabet")                        \
     X(INT, "task.queries", task.queries, 0, 4096,                                              \
       "recall, fuzzy_recall, noisy_recall: queries per example, at most pairs (0 = pairs)")    \
+    X(BOOL, "task.query_blank", task.query_blank,                                              \
+      "recall, noisy_recall: a blank token after each query, its value predicted there (a masked model's format)") \
     X(INT, "task.key_len", task.key_len, 1, 64, "fuzzy_recall: tokens per key")                \
     X(INT, "task.value_len", task.value_len, 1, 64, "fuzzy_recall: tokens per value")          \
     X(INT, "task.noise", task.noise, 0, 65536,                                                 \

@@ -47,7 +47,8 @@ static void gen_seq2seq(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tg
     }
 }
 
-/* multi-query associative recall: k1 v1 ... kP vP q1 ... qQ; at q_i predict its value */
+/* multi-query associative recall: k1 v1 ... kP vP q1 ... qQ; at q_i predict its value
+ * (task.query_blank: k1 v1 ... kP vP q1 _ ... qQ _, the value predicted at the blank _) */
 static void gen_recall(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt) {
     int P = t->cfg.pairs, Q = t->cfg.queries ? t->cfg.queries : P;
     int32_t keys[4096], vals[4096], order[4096];
@@ -57,10 +58,7 @@ static void gen_recall(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt
         tok[2 * i + 1] = vals[i];
         tgt[2 * i] = tgt[2 * i + 1] = QKV_IGNORE;
     }
-    for (int i = 0; i < Q; i++) {
-        tok[2 * P + i] = keys[order[i]];
-        tgt[2 * P + i] = vals[order[i]];
-    }
+    qkv__task_put_queries(&t->cfg, tok + 2 * P, tgt + 2 * P, Q, keys, vals, order);
 }
 
 /* induction: random symbols with a trigger twice; after the second, predict what followed the first */
@@ -103,6 +101,11 @@ static int generated_shape(const qkv_task_config *c, int *vocab, int *seq_len, c
                  "distinct)", c->keys, c->pairs);
         return -1;
     }
+    if (c->query_blank && c->kind != QKV_TASK_RECALL && c->kind != QKV_TASK_NOISY_RECALL) {
+        snprintf(err, (size_t)errlen, "task.query_blank: only recall and noisy_recall have queries to blank, not "
+                 "task \"%s\"", QKV_TASK_NAMES[c->kind]);
+        return -1;
+    }
     *vocab = *seq_len = 0;
     switch (c->kind) {
     case QKV_TASK_COPY: case QKV_TASK_REVERSE: case QKV_TASK_SORT:
@@ -110,8 +113,8 @@ static int generated_shape(const qkv_task_config *c, int *vocab, int *seq_len, c
         *seq_len = 2 * c->length;
         return 0;
     case QKV_TASK_RECALL:
-        *vocab = c->keys + c->values;
-        *seq_len = 2 * c->pairs + (c->queries ? c->queries : c->pairs);
+        *vocab = c->keys + c->values + (c->query_blank ? 1 : 0);
+        *seq_len = 2 * c->pairs + (c->queries ? c->queries : c->pairs) * (c->query_blank ? 2 : 1);
         return 0;
     case QKV_TASK_INDUCTION:
         if (c->length < 3) {
@@ -156,7 +159,50 @@ void qkv_task_close(qkv_task *t) {
     memset(t, 0, sizeof *t);
 }
 
+/* Does the task show its targets to a bidirectional model? A model without the causal mask sees
+ * position t + 1 while predicting at t, so a task whose target at t is the input at t + 1 (text,
+ * copy, reverse, sort, selective_copy, fuzzy_recall: next-token data) is learned by copying it.
+ * Judged on the data, so a file task is judged as the built-in ones: over 64 training examples
+ * (a file's first 64 training sequences), true when more than half of the targeted positions
+ * that have a next position hold it as their target. recall, noisy_recall and induction predict
+ * tokens that are not after them (their answers are earlier, where the task puts them). */
+static bool targets_follow(const qkv_task *t) {
+    int T = t->seq_len;
+    int32_t *tok = malloc((size_t)(T > 0 ? T : 1) * 2 * sizeof *tok);
+    if (!tok) return false; /* no memory to judge with: the run fails later, where it allocates */
+    int32_t *tgt = tok + T;
+    long long targeted = 0, shown = 0;
+    qkv_rng r;
+    qkv_rng_seed_stream(&r, t->seed, 0x626964697265ULL); /* its own stream: no draw of a split moves */
+    int n = t->cfg.kind == QKV_TASK_FILE ? (t->n_train < 64 ? t->n_train : 64) : 64;
+    for (int e = 0; e < n; e++) {
+        int len = T;
+        const int32_t *a = tok, *g = tgt;
+        if (t->cfg.kind == QKV_TASK_FILE) a = t->seqs[e].tokens, g = t->seqs[e].targets, len = t->seqs[e].len;
+        else if (t->cfg.kind == QKV_TASK_TEXT) qkv__task_text_example(t, &r, QKV_SPLIT_TRAIN, tok, tgt);
+        else generate(t, &r, tok, tgt);
+        for (int i = 0; i + 1 < len; i++) {
+            if (g[i] == QKV_IGNORE) continue;
+            targeted++;
+            shown += g[i] == a[i + 1];
+        }
+    }
+    free(tok);
+    return 2 * shown > targeted;
+}
+
 int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, char *err, int errlen) {
+    if (!m->attn.causal && targets_follow(t)) {
+        if (t->cfg.kind == QKV_TASK_FILE)
+            snprintf(err, (size_t)errlen, "model.attention.causal: false, but in %s the target at a position is mostly "
+                     "the next position's input token, which a bidirectional model would copy: expected causal true "
+                     "(or targets that do not follow)", t->cfg.path);
+        else
+            snprintf(err, (size_t)errlen, "model.attention.causal: false, but task \"%s\" shows each target as the "
+                     "next input token, which a bidirectional model would copy: expected causal true (bidirectional "
+                     "tasks: recall, noisy_recall, induction)", QKV_TASK_NAMES[t->cfg.kind]);
+        return -1;
+    }
     if (m->vocab == 0) m->vocab = t->vocab;
     if (m->seq_len == 0) m->seq_len = t->seq_len;
     if (m->vocab < t->vocab) {

@@ -4,6 +4,8 @@
 
 #include "qkv_api.h"
 
+#include <stdbool.h>
+
 typedef enum {
     QKV_TASK_COPY, QKV_TASK_REVERSE, QKV_TASK_SORT, QKV_TASK_RECALL, QKV_TASK_INDUCTION,
     QKV_TASK_FUZZY_RECALL, QKV_TASK_NOISY_RECALL, QKV_TASK_SELECTIVE_COPY, /* the MAD suite's */
@@ -35,6 +37,9 @@ typedef struct qkv_task_config {
     int symbols;           /* copy/reverse/sort/induction/selective_copy: size of the symbol alphabet */
     int pairs, keys, values, queries; /* recall, fuzzy_recall, noisy_recall: pairs per example, key
                                          and value alphabet sizes, queries per example (0 = pairs) */
+    bool query_blank;      /* recall, noisy_recall: each query followed by a blank token, at which
+                              its value is predicted (as a masked language model predicts at its
+                              mask) instead of at the query itself */
     int key_len, value_len; /* fuzzy_recall: tokens per key and per value */
     int noise, noise_symbols; /* noisy_recall: noise tokens per example, size of their alphabet */
     int copy_tokens;       /* selective_copy: data tokens to copy (at most length) */

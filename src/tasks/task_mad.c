@@ -44,6 +44,19 @@ void qkv__task_draw_pairs(qkv_rng *r, int P, int K, int V, int32_t *keys, int32_
     shuffle(r, order, P); /* queries: the pairs in a random order */
 }
 
+void qkv__task_put_queries(const qkv_task_config *c, int32_t *tok, int32_t *tgt, int Q, const int32_t *keys,
+                           const int32_t *vals, const int32_t *order) {
+    int32_t blank = c->keys + c->values + (c->kind == QKV_TASK_NOISY_RECALL ? c->noise_symbols : 0);
+    for (int i = 0; i < Q; i++) {
+        if (c->query_blank) {
+            tok[2 * i] = keys[order[i]], tgt[2 * i] = QKV_IGNORE;
+            tok[2 * i + 1] = blank, tgt[2 * i + 1] = vals[order[i]];
+        } else {
+            tok[i] = keys[order[i]], tgt[i] = vals[order[i]];
+        }
+    }
+}
+
 /* fuzzy_recall: P pairs, each key_len key tokens then value_len value tokens, then Q queries,
  * each a key and all but the last of its value tokens; loss where the next token is one of
  * the asked value's. Keys are distinct as sequences but share tokens, so no single token of a
@@ -93,10 +106,7 @@ static void gen_noisy(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt)
             tgt[at++] = QKV_IGNORE;
         }
     }
-    for (int i = 0; i < Q; i++) {
-        tok[at + i] = keys[order[i]];
-        tgt[at + i] = vals[order[i]];
-    }
+    qkv__task_put_queries(c, tok + at, tgt + at, Q, keys, vals, order);
 }
 
 /* selective_copy: L places holding C data tokens (in [0, S)) and blanks (S), then SEP (S + 1)
@@ -145,8 +155,8 @@ int qkv__task_mad_shape(const qkv_task_config *c, int *vocab, int *seq_len, char
         break;
     }
     case QKV_TASK_NOISY_RECALL: /* queries <= pairs <= keys: checked with recall's (task.c) */
-        *vocab = c->keys + c->values + c->noise_symbols;
-        T = 2 * (int64_t)P + c->noise + Q;
+        *vocab = c->keys + c->values + c->noise_symbols + (c->query_blank ? 1 : 0); /* the blank last */
+        T = 2 * (int64_t)P + c->noise + (int64_t)Q * (c->query_blank ? 2 : 1);
         key = "task.noise";
         break;
     case QKV_TASK_SELECTIVE_COPY:

@@ -8,6 +8,11 @@
 
 #include "tasks/task.h"
 
+/* the Q queries of recall and noisy_recall into tok/tgt: the asked keys (keys[order[i]]), each
+ * with its value as target; with task.query_blank each followed by the blank token (the task's
+ * last token id), the value the target at the blank and none at the key (2Q positions) */
+QKV_INTERNAL void qkv__task_put_queries(const qkv_task_config *c, int32_t *tok, int32_t *tgt, int Q,
+                                        const int32_t *keys, const int32_t *vals, const int32_t *order);
 /* P distinct keys in [0, K), P values in [K, K + V), order a random permutation of [0, P):
  * the draws of recall and noisy_recall (P <= 4096, K >= P) */
 QKV_INTERNAL void qkv__task_draw_pairs(qkv_rng *r, int P, int K, int V, int32_t *keys, int32_t *vals, int32_t *order);
