@@ -1,11 +1,14 @@
 #!/bin/sh
 # The study of docs/qkv-answer.md: every ablation of configs/study/VERSION/, then the summary.
 #
-#   scripts/study.sh [quick|extra|full]     (make study / make study-extra / make study-full)
+#   scripts/study.sh [third|third-extra|third-pilot|quick|extra|full]
 #
-# quick (the default) is the one-machine version, within an hour on 2 cores; extra is what was
-# cut from it to fit (fuzzy recall, about 12 minutes); full is the study as designed
-# (docs/qkv-answer.md gives its compute). Runs go to runs/study-VERSION/NAME (not
+# third (the default; make study) is the third edition of docs/qkv-answer.md, within 90 minutes
+# on 2 cores; third-extra (make study-extra) what was cut from it to fit; third-pilot (make
+# study-pilot) the learning-rate pilot whose choices configs/study/third/text-d64.json holds
+# (scripts/study-configs.py writes them in from its committed results). quick and extra are the
+# second edition (within an hour; fuzzy recall), kept to reproduce its committed results; full
+# is the study as designed (docs/qkv-answer.md gives its compute). Runs go to runs/study-VERSION/NAME (not
 # committed; a second call reuses finished runs and resumes the rest); the reports are copied
 # to docs/results/study-VERSION/NAME (results.md, .csv, .json, report.md, plots/) and
 # `qkv summarize` writes docs/results/study-VERSION/summary/. Wall times go to
@@ -15,13 +18,17 @@
 # vector ISA, OpenBLAS core, libxsmm target). JOBS (default: the number of cores) runs at once.
 set -eu
 cd "$(dirname "$0")/.."
-version=${1:-quick}
-case "$version" in quick|extra|full) ;; *) echo "usage: scripts/study.sh [quick|extra|full]" >&2; exit 2 ;; esac
+version=${1:-third}
+case "$version" in third|third-extra|third-pilot|quick|extra|full) ;;
+*) echo "usage: scripts/study.sh [third|third-extra|third-pilot|quick|extra|full]" >&2; exit 2 ;; esac
 qkv=${QKV:-build/qkv}
 jobs=${JOBS:-$(getconf _NPROCESSORS_ONLN)}
 runs=runs/study-$version
 results=docs/results/study-$version
 [ -x "$qkv" ] || { echo "study: $qkv is missing: run make first" >&2; exit 1; }
+[ "$version" != third ] || [ -f configs/study/third/text-d64.json ] || {
+    echo "study: configs/study/third/text-d64.json is missing: run make study-pilot, then scripts/study-configs.py" >&2
+    exit 1; }
 # the fortunes corpus for the text ablations (installs it when run as root, else says how)
 scripts/install-deps.sh configs/study/base/text.json
 mkdir -p "$runs" "$results"

@@ -632,12 +632,49 @@ static const char *const FILES[] = {"results.md", "results.csv", "results.json",
 #define WEIRD_B " 1/2 solved (median not reached within the budget), 1/2 unsolved at 400, still improving | " \
                 "73.0 [48.0, 98.0] (48.0) | +1.0 [-2.0, 4.0] | 1 (1) | 0.8250 [0.0500, 1.6000] | 4.2 |\n"
 
+/* fixture_seeds' findings with an effect: a&b<c below full in every seed */
+#define FINDINGS(n)                                                                                            \
+    "What was found on the `recall` task (validation accuracy 90% counts as solved): full (the baseline) "     \
+    "reached 90% in " n " of " n " seeds (median step 150), final evaluation accuracy 95.0%. shared reached "    \
+    "90% in " n " of " n " seeds (median step 150), final evaluation accuracy 95.0%, as good as full within "   \
+    "half a point. a&amp;b&lt;c reached 90% in none of " n " seeds within 400 steps, final evaluation "        \
+    "accuracy 65.0%, 30.0 points below full in every one of the " n " paired seeds."
+
 /* two seeds cannot make any difference significant, and the report says why */
 #define NONE_SIG(n, pmin)                                                                                   \
     "No difference in final accuracy from the baseline (full) is significant at 0.05 after Holm's "      \
     "correction over 2 comparisons. With " n " paired seeds the test's smallest possible p-value is " pmin \
     ", above the 0.025 that the first of 2 Holm comparisons needs: more seeds are needed to call any "    \
     "difference significant.\n"
+
+/* results.md and report.md start with the title, the findings in plain words (a paragraph
+ * starting "What was found") and then `sentence`, the significance paragraph */
+static void assert_sentence(const char *dir, const char *sentence) {
+    const char *files[] = {"results.md", "report.md"};
+    for (int i = 0; i < 2; i++) {
+        char *md = read_in(dir, files[i]);
+        ck_assert_msg(!strncmp(md, TITLE_MD "What was found", strlen(TITLE_MD "What was found")),
+                      "%s starts:\n%.300s", files[i], md);
+        const char *next = strstr(md + strlen(TITLE_MD), "\n\n");
+        ck_assert_ptr_nonnull(next);
+        ck_assert_msg(!strncmp(next + 2, sentence, strlen(sentence)), "%s: after the findings:\n%.*s\nexpected:\n%s",
+                      files[i], (int)strlen(sentence), next + 2, sentence);
+        free(md);
+    }
+}
+
+/* the findings paragraph of dir's results.md (a new string) */
+static char *findings_of(const char *dir) {
+    char *md = read_in(dir, "results.md");
+    char *at = strstr(md, "What was found");
+    ck_assert_ptr_nonnull(at);
+    char *end = strstr(at, "\n\n");
+    ck_assert_ptr_nonnull(end);
+    *end = 0;
+    char *out = strdup(at);
+    free(md);
+    return out;
+}
 
 /* _i: 0 without a learning-rate grid, 1 with one */
 START_TEST(report_writes_every_file) {
@@ -666,8 +703,8 @@ START_TEST(report_writes_every_file) {
     printed[n] = 0;
     fclose(table);
     ck_assert_msg(!strcmp(printed, md), "the table printed is not results.md");
-    /* the significance sentence at the top, then the results table, row by row */
-    ck_assert_int_eq(strncmp(md, TITLE_MD NONE_SIG("2", "0.5") "\n", strlen(TITLE_MD NONE_SIG("2", "0.5") "\n")), 0);
+    /* the findings and the significance sentence at the top, then the results table, row by row */
+    assert_sentence(dir, NONE_SIG("2", "0.5") "\n");
     const char *rows = grid ? HEAD_A " lr |" HEAD_B "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n"
                                 FULL_A " 0.01 |" FULL_B SHARED_A " 0.001 |" SHARED_B WEIRD_A " 0.01 |" WEIRD_B
                             : HEAD_A HEAD_B "|---|---:|---:|---|---:|---:|---:|---:|---:|\n"
@@ -680,7 +717,7 @@ START_TEST(report_writes_every_file) {
     free(md);
 
     char *rmd = read_in(dir, "report.md");
-    ck_assert_int_eq(strncmp(rmd, TITLE_MD NONE_SIG("2", "0.5"), strlen(TITLE_MD NONE_SIG("2", "0.5"))), 0);
+    ck_assert_ptr_nonnull(strstr(rmd, "\n\n" NONE_SIG("2", "0.5")));
     ck_assert_ptr_nonnull(strstr(rmd, rows));
     ck_assert_ptr_nonnull(strstr(rmd, grid ? "qkv 0.1.0 trained 3 variants \xc3\x97 2 learning rates (0.001, 0.01) "
                                              "\xc3\x97 2 seeds (0, 1) on the `recall` task"
@@ -963,7 +1000,8 @@ START_TEST(report_html_is_self_contained) {
     /* text is escaped: the variant name, the title, the config, the sentence and the cells */
     ck_assert_ptr_null(strstr(html, WEIRD));
     ck_assert_ptr_nonnull(strstr(html, "<h3>a&amp;b&lt;c</h3>"));
-    ck_assert_ptr_nonnull(strstr(html, "<h1>Q/K/V ablation &amp; &lt;test&gt;</h1>\n<p>No difference in final "
+    ck_assert_ptr_nonnull(strstr(html, "<h1>Q/K/V ablation &amp; &lt;test&gt;</h1>\n<p>What was found on the "));
+    ck_assert_ptr_nonnull(strstr(html, "</p>\n<p>No difference in final "
                                        "accuracy from the baseline (full) is significant at 0.05 after Holm&#39;s "
                                        "correction over 2 comparisons. With 2 paired seeds the test&#39;s smallest "
                                        "possible p-value is 0.5, above the 0.025"));
@@ -1037,22 +1075,16 @@ START_TEST(report_svgs_are_well_formed) {
 END_TEST
 
 /* the sentence at the top of results.md and report.md (after the title) */
-static void assert_sentence(const char *dir, const char *sentence) {
-    char top[2048];
-    snprintf(top, sizeof top, TITLE_MD "%s\n", sentence);
-    const char *files[] = {"results.md", "report.md"};
-    for (int i = 0; i < 2; i++) {
-        char *md = read_in(dir, files[i]);
-        ck_assert_msg(!strncmp(md, top, strlen(top)), "%s starts:\n%.*s\nexpected:\n%s", files[i],
-                      (int)strlen(top), md, top);
-        free(md);
-    }
-}
 
 /* 7 seeds, every difference of WEIRD's negative: p = 2 / 2^7, Holm's 2p = 0.03125 <= 0.05 */
 START_TEST(report_significant_difference) {
     fixture *f = fixture_seeds(7, true);
     char *dir = write_report(f);
+    /* first, in plain words: who solved it, how far below the baseline, in how many seeds */
+    char *found = findings_of(dir);
+    ck_assert_str_eq(found, FINDINGS("7"));
+    ck_assert_ptr_null(strstr(found, "With 7 seeds")); /* 7 seeds can make it significant: nothing to add */
+    free(found);
     assert_sentence(dir, "Significant differences in final accuracy from the baseline (full), at 0.05 after Holm's "
                          "correction over 2 comparisons: a&amp;b&lt;c -30.0 points [-33.0, -27.0] (p = 0.0156, Holm "
                          "0.0312). No other difference is.\n");
@@ -1091,6 +1123,18 @@ START_TEST(report_no_significance_with_few_seeds) {
     int ns = 5 + _i;
     fixture *f = fixture_seeds(ns, true);
     char *dir = write_report(f);
+    /* the findings say what the seeds can show: an effect in every seed, not significantly */
+    char *found = findings_of(dir);
+    ck_assert_str_eq(found, ns == 5 ? FINDINGS("5") " With 5 seeds, a difference seen in every seed has a sign-flip "
+                                                    "p-value of 0.0625 at best, above the 0.025 that Holm's correction "
+                                                    "over 2 comparisons needs first: 5 seeds can show such an effect "
+                                                    "consistently, not significantly (7 seeds could: p = 0.0156)."
+                                      : FINDINGS("6") " With 6 seeds, a difference seen in every seed has a sign-flip "
+                                                      "p-value of 0.0312 at best, above the 0.025 that Holm's "
+                                                      "correction over 2 comparisons needs first: 6 seeds can show "
+                                                      "such an effect consistently, not significantly (7 seeds could: "
+                                                      "p = 0.0156).");
+    free(found);
     assert_sentence(dir, ns == 5 ? NONE_SIG("5", "0.0625") : NONE_SIG("6", "0.0312"));
     char *html = read_in(dir, "report.html");
     ck_assert_ptr_nonnull(strstr(html, ns == 5 ? "With 5 paired seeds the test&#39;s smallest possible p-value is "

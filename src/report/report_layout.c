@@ -81,6 +81,110 @@ static void significance(qkv_report_doc *doc, const qkv_report *p) {
 #undef TEXT
 }
 
+/* the paired seeds at which variant v's final result is worse than the baseline's (accuracy
+ * lower, loss higher) and better; *pairs: the seeds both finished */
+static void paired_sides(const qkv_report *p, int v, int *worse, int *better, int *pairs) {
+    *worse = *better = *pairs = 0;
+    bool acc = p->cfg->metric == QKV_METRIC_ACCURACY;
+    for (int s = 0; s < p->cfg->n_seeds; s++) {
+        const qkv_run_result *a = qkv__report_run(p, v, s), *b = qkv__report_run(p, p->cfg->baseline, s);
+        if (!a || !b || !a->ok || !b->ok) continue;
+        double x = acc ? a->final_acc : a->final_loss, y = acc ? b->final_acc : b->final_loss;
+        if (!isfinite(x) || !isfinite(y)) continue;
+        (*pairs)++;
+        if (acc ? x < y : x > y) (*worse)++;
+        else if (acc ? x > y : x < y) (*better)++;
+    }
+}
+
+/* what a variant's verdicts say in words: "reached 99% in 8 of 8 seeds (median step 400)" */
+static void verdict_words(qkv_report_doc *doc, const qkv_variant_result *v, const char *thr) {
+#define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
+    int n = v->solved + v->unsolved;
+    if (n == 0) TEXT("has no finished run");
+    else if (v->solved == 0) TEXT("reached %s in none of %d seeds within %lld steps", thr, n, v->budget_max);
+    else if (v->steps_median >= 0)
+        TEXT("reached %s in %d of %d seeds (median step %lld)", thr, v->solved, n, v->steps_median);
+    else TEXT("reached %s in %d of %d seeds (too few for a median step)", thr, v->solved, n);
+#undef TEXT
+}
+
+/* The findings in plain words, before any statistic: for each variant how often and when it
+ * solved the task (or its bits per byte / loss), its final result against the baseline's and in
+ * how many paired seeds it was worse; then what the seeds can show. A reader who stops after
+ * this paragraph knows what happened; the next says what is significant. */
+static void findings(qkv_report_doc *doc, const qkv_report *p) {
+    const qkv_ablate_config *cfg = p->cfg;
+    const qkv_ablate_results *r = p->r;
+    if (p->nv < 2 || !r->runs) return; /* one variant: nothing to compare (the next paragraph says so) */
+    int b = cfg->baseline;
+    const qkv_variant_result *base = &r->v[b];
+    bool acc = cfg->metric == QKV_METRIC_ACCURACY;
+    double scale = cfg->metric == QKV_METRIC_BPB ? 1 / QKV_LN2 : 1;
+    const char *unit = cfg->metric == QKV_METRIC_BPB ? (p->text_task ? "bits per byte" : "bits per token") : "nats";
+#define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
+#define CODE(s) qkv__report_doc_span(doc, QKV_SPAN_CODE, "%s", (s))
+    qkv__report_doc_paragraph(doc);
+    TEXT("What was found");
+    if (p->task[0]) {
+        TEXT(" on the ");
+        CODE(p->task);
+        TEXT(" task");
+    }
+    TEXT(acc ? " (validation accuracy %s counts as solved): " : ": ", p->thr);
+    int every = 0; /* variants worse than the baseline in every paired seed */
+    for (int k = 0; k < p->nv; k++) {
+        int i = k == 0 ? b : (k <= b ? k - 1 : k); /* the baseline first, then the others in order */
+        const qkv_variant_result *v = &r->v[i];
+        TEXT("%s", k ? " " : "");
+        TEXT("%s", v->name);
+        if (acc) {
+            TEXT(" ");
+            if (k == 0) TEXT("(the baseline) ");
+            verdict_words(doc, v, p->thr);
+            if (v->runs_ok > 0) TEXT(", final evaluation accuracy %.1f%%", 100 * v->acc_mean);
+        } else if (v->runs_ok > 0) {
+            TEXT(" %.3f %s", v->loss_mean * scale, unit);
+        } else {
+            TEXT(" has no finished run");
+        }
+        if (i != b && v->runs_ok > 0 && base->runs_ok > 0) {
+            int worse, better, pairs;
+            paired_sides(p, i, &worse, &better, &pairs);
+            double d = acc ? 100 * v->delta : v->delta; /* points; bits (bpb) or nats, as the tests compared */
+            if (pairs > 0 && (acc ? fabs(d) >= 0.5 : fabs(d) >= 0.0005)) {
+                if (acc) TEXT(", %.1f points %s ", fabs(d), d < 0 ? "below" : "above");
+                else TEXT(", %.3f %s %s than ", fabs(d), unit, d > 0 ? "worse" : "better");
+                TEXT("%s", base->name);
+                int same_side = (d < 0) == acc ? worse : better;
+                if (same_side == pairs) TEXT(" in every one of the %d paired seeds", pairs);
+                else TEXT(" on average (%s in %d of %d paired seeds)", (d < 0) == acc ? "worse" : "better", same_side,
+                          pairs);
+                every += worse == pairs;
+            } else if (pairs > 0) {
+                TEXT(", as good as ");
+                TEXT("%s", base->name);
+                TEXT(" within half a point");
+            }
+        }
+        TEXT(".");
+    }
+    /* what the seeds allow: an effect seen in every seed is p = 2 / 2^n at best (sign-flip) */
+    int n = cfg->n_seeds, m = p->nv - 1;
+    if (every > 0 && m > 0 && n < 60) {
+        double pmin = 2.0 / (double)(1ULL << n), need = QKV_ABLATE_ALPHA / m;
+        int enough = n;
+        while (enough < 60 && 2.0 / (double)(1ULL << enough) > need) enough++;
+        if (pmin > need)
+            TEXT(" With %d seeds, a difference seen in every seed has a sign-flip p-value of %.3g at best, above the "
+                 "%.3g that Holm's correction over %d comparisons needs first: %d seeds can show such an effect "
+                 "consistently, not significantly (%d seeds could: p = %.3g).", n, pmin, need, m, n, enough,
+                 2.0 / (double)(1ULL << enough));
+    }
+#undef TEXT
+#undef CODE
+}
+
 /* a partial report (qkv ablate --report before the sweep is done) says what it lacks, first */
 static void partial(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_results *r = p->r;
@@ -234,6 +338,7 @@ static void diagnostics(qkv_report_doc *doc, const qkv_report *p) {
 int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
     qkv__report_doc_heading(doc, 1, p->title);
     partial(doc, p);
+    findings(doc, p);
     significance(doc, p);
     results(doc, p);
     diagnostics(doc, p);
@@ -244,6 +349,7 @@ int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
 int qkv__report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
     qkv__report_doc_heading(doc, 1, p->title);
     partial(doc, p);
+    findings(doc, p);
     significance(doc, p);
     summary(doc, p);
     qkv__report_doc_heading(doc, 2, "Variants");
