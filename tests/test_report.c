@@ -719,6 +719,15 @@ START_TEST(report_writes_every_file) {
     char *rmd = read_in(dir, "report.md");
     ck_assert_ptr_nonnull(strstr(rmd, "\n\n" NONE_SIG("2", "0.5")));
     ck_assert_ptr_nonnull(strstr(rmd, rows));
+    /* the invocation's wall time, and the finished runs' own times summed (a re-rendered report's
+     * invocation reuses every run) */
+    double run_s = 0;
+    for (int k = 0; k < NV * f->r.n_lrs * 2; k++) run_s += f->all_runs[k].ok ? f->all_runs[k].seconds : 0;
+    char took[256];
+    snprintf(took, sizeof took, "This invocation of qkv ablate took 12.5 s of wall time with 2 parallel jobs "
+             "(finished runs that it reused cost it nothing); the finished runs took %.1f s in all, one after "
+             "another.", run_s);
+    ck_assert_msg(strstr(rmd, took) != NULL, "no \"%s\"", took);
     ck_assert_ptr_nonnull(strstr(rmd, grid ? "qkv 0.1.0 trained 3 variants \xc3\x97 2 learning rates (0.001, 0.01) "
                                              "\xc3\x97 2 seeds (0, 1) on the `recall` task"
                                            : "qkv 0.1.0 trained 3 variants \xc3\x97 2 seeds (0, 1) on the "

@@ -98,11 +98,17 @@ int qkv__report_build(qkv_report *p, const qkv_ablate_results *r, const char *ou
     fmt_threshold(p->thr, sizeof p->thr, p->cfg->threshold);
     read_task(p);
     fmt_duration(p->duration, sizeof p->duration, r->wall_seconds);
-    /* every run that failed, at every rate of a grid (all_runs); without all_runs, the chosen ones */
+    /* every run that failed, at every rate of a grid (all_runs); without all_runs, the chosen ones;
+     * and what the finished runs took, each its whole time (a resumed run counts all its sessions) */
+    double run_seconds = 0;
     if (r->all_runs)
-        for (int k = 0; k < p->nv * r->n_lrs * p->cfg->n_seeds; k++) p->failed_runs += !r->all_runs[k].ok;
+        for (int k = 0; k < p->nv * r->n_lrs * p->cfg->n_seeds; k++) {
+            p->failed_runs += !r->all_runs[k].ok;
+            if (r->all_runs[k].ok && isfinite(r->all_runs[k].seconds)) run_seconds += r->all_runs[k].seconds;
+        }
     else
         for (int i = 0; i < p->nv; i++) p->failed_runs += p->cfg->n_seeds - (r->v[i].runs_ok < 0 ? 0 : r->v[i].runs_ok);
+    if (run_seconds > 0) fmt_duration(p->run_duration, sizeof p->run_duration, run_seconds);
 
     p->command = command(p, out_dir);
     p->curves = calloc((size_t)p->nv + 1, sizeof *p->curves);

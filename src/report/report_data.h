@@ -104,7 +104,8 @@ typedef struct qkv_report {
     char thr[32];                       /* the threshold as a percentage: "99%" */
     char task[64];                      /* the task's name from the effective config, or "" */
     bool text_task;                     /* its tokens are bytes: label them as characters */
-    char duration[64];                  /* the ablation's wall time in words */
+    char duration[64];                  /* this invocation's wall time in words (reused runs cost it nothing) */
+    char run_duration[64];              /* the finished runs' own times, summed, in words ("": none recorded) */
     int failed_runs;
     char *command;                      /* the shell command that runs the ablation again */
     char steps_head[64];                /* the results table's verdicts column header */

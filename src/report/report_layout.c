@@ -252,8 +252,10 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
     if (r->max_solved_at >= 0) TEXT(" (%lld here)", r->max_solved_at);
     else TEXT(" (none did here)");
     if (cfg->n_lrs > 1) TEXT(". Each variant's learning rate is the one with the best mean validation accuracy");
-    TEXT(". The whole ablation took %s of wall time with %d parallel job%s.", p->duration, r->jobs,
-         r->jobs == 1 ? "" : "s");
+    TEXT(". This invocation of qkv ablate took %s of wall time with %d parallel job%s (finished runs that it "
+         "reused cost it nothing)", p->duration, r->jobs, r->jobs == 1 ? "" : "s");
+    if (p->run_duration[0]) TEXT("; the finished runs took %s in all, one after another", p->run_duration);
+    TEXT(".");
     if (p->failed_runs > 0)
         TEXT(" %d run%s failed and %s left out of the statistics.", p->failed_runs, p->failed_runs == 1 ? "" : "s",
              p->failed_runs == 1 ? "is" : "are");
