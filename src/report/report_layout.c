@@ -102,6 +102,8 @@ static void verdict_words(qkv_report_doc *doc, const qkv_variant_result *v, cons
 #define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
     int n = v->solved + v->unsolved;
     if (n == 0) TEXT("has no finished run");
+    else if (v->solved == 0 && v->budget_min > 0 && v->budget_min < v->budget_max)
+        TEXT("reached %s in none of %d seeds within their %lld to %lld steps", thr, n, v->budget_min, v->budget_max);
     else if (v->solved == 0) TEXT("reached %s in none of %d seeds within %lld steps", thr, n, v->budget_max);
     else if (v->steps_median >= 0)
         TEXT("reached %s in %d of %d seeds (median step %lld)", thr, v->solved, n, v->steps_median);
