@@ -230,7 +230,7 @@ asan:
 	    SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	    CK_TIMEOUT_MULTIPLIER=10 test
 
-# the README's first command: the Q/K/V ablation on recall, at demo size (~3 minutes on 2 cores)
+# the README's first command: the Q/K/V ablation on recall, at demo size (3.5 minutes on 2 cores)
 demo: all
 	$(BUILD)/qkv ablate configs/ablate-qkv-recall-demo.json --out runs/demo --jobs 2
 
@@ -377,8 +377,10 @@ help:
 	@echo "make test       run the test suites"
 	@echo "make asan       run the test suites under ASan + UBSan"
 	@echo "make demo       the Q/K/V ablation on recall, ~3 minutes (report in runs/demo/)"
-	@echo "make study      the study of docs/qkv-answer.md, one-machine version (~56 min on 2 cores)"
-	@echo "make study-extra fuzzy recall, cut from make study to fit its hour (~12 min)"
+	@echo "make study      the study of docs/qkv-answer.md, third edition (within 90 min on 2 cores)"
+	@echo "make study-extra what was cut from make study to fit (recall d_model 128, induction, noisy recall: more)"
+	@echo "make study-pilot the learning-rate pilot of the study's text ablation (~10 min)"
+	@echo "make study-second the second edition (quick + extra, ~70 min)"
 	@echo "make study-full the study as designed (docs/qkv-answer.md gives its compute)"
 	@echo "make check-fastmath  every float through the kernels' exp and normal CDF (against libm)"
 	@echo "make bench      time the training step of the standard sizes"
