@@ -4,17 +4,22 @@
     python3 scripts/study-configs.py        (re)write configs/study/*.json
 
 The JSON files are committed; this script is their source (edit here, run, commit both).
-Two versions of every ablation:
-  configs/study/full/   the study as designed: every variant that matters for the task,
-                        three learning rates, 10 seeds, d_model 64, 128 and 256 for recall
-                        and text, longer budgets (docs/qkv-answer.md gives its compute)
-  configs/study/quick/  what `make study` runs within an hour on 2 cores: one learning
-                        rate (1e-3, the configs' default, fixed before any run), fewer
-                        variants, 8-10 seeds, d_model 64 and 128, shorter budgets
-  configs/study/extra/  the quick version's fuzzy recall, cut from `make study` to fit its
-                        hour (`make study-extra`, about 12 minutes)
+  configs/study/third/        the third edition, what `make study` runs within 90 minutes on 2
+                              cores: the score's symmetry isolated (qk_tied against Q = X and
+                              K = X), the additions (diff, talking heads, gate, rel_pos_bias),
+                              bidirectional recall with ALiBi, text with 64 bytes of context for
+                              1500 steps at the rates the pilot chose
+  configs/study/third-pilot/  the learning-rate pilot of the text ablation (`make study-pilot`):
+                              one seed the study does not report, two rates; third/text-d64.json
+                              is written only once its results are committed (docs/results/)
+  configs/study/third-extra/  what was cut from the third edition to fit (`make study-extra`)
+  configs/study/quick/, extra/  the second edition (`make study-second`): within an hour,
+                              one learning rate (1e-3), 8-10 seeds, d_model 64 and 128
+  configs/study/full/         the study as designed: about 25 variants, three learning rates,
+                              10 seeds, d_model 64, 128 and 256, longer budgets
 Seeds: with n paired seeds the sign-flip test's smallest p is 2/2^n, and Holm's first
-threshold is 0.05/m for m comparisons, so every ablation has 2^n >= 40 m.
+threshold is 0.05/m for m comparisons, so an ablation has 2^n >= 40 m, except those marked
+few_seeds (the third edition's text and pilot), whose reports say what their seeds can show.
 """
 import json, os
 
@@ -119,9 +124,12 @@ def pilot_lrs(name):
     path = os.path.join(HERE, "..", "..", "docs", "results", "study-third-pilot", name, "results.json")
     try:
         with open(path) as f:
-            return {v["name"]: v["lr"] for v in json.load(f)["variants"]}
+            lrs = {v["name"]: v["lr"] for v in json.load(f)["variants"]}
     except FileNotFoundError:
         return None  # before the pilot: no rates (write the pilot's config, run it, then this again)
+    missing = [n for n in THIRD_TEXT if lrs.get(n) is None]
+    assert not missing, ("the pilot chose no rate for", missing, path)
+    return lrs
 
 FULL_LRS = [0.0003, 0.001, 0.003]
 S10, S8 = list(range(10)), list(range(8))

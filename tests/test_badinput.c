@@ -365,6 +365,18 @@ static const bad_case CASES[] = {
 #undef CFG
 #undef SET
 #undef ATTN_BAD
+    /* ---- bidirectional attention where the targets are the next input tokens */
+    {"train: causal false on copy", BASE, {{0}}, CK_NONE,
+     "train cfg.json --set task.name=copy --set model.attention.causal=false --out out", 1,
+     "model.attention.causal: false, but task \"copy\" shows its targets as the next input tokens"},
+    {"ablation: causal false on copy, named by variant",
+     ABL("\"variants\": [{\"name\": \"a\"}, {\"name\": \"bi\", \"set\": [\"model.attention.causal=false\"]}], "
+         "\"set\": [\"task.name=copy\"], \"seeds\": [0]"),
+     {{"cfg.json", BASE}}, CK_NONE, "ablate abl.json --out out", 2,
+     "abl.json: variant bi: model.attention.causal: false, but task \"copy\" shows its targets"},
+    {"train: query_blank on copy", BASE, {{0}}, CK_NONE,
+     "train cfg.json --set task.name=copy --set task.query_blank=true --out out", 2,
+     "task.query_blank: only recall and noisy_recall have queries to blank, not task \"copy\""},
     /* ---- memory: refused up front with an estimate */
     {"train: model larger than memory", BASE, {{0}}, CK_NONE,
      "train cfg.json --set model.d_model=8192 --set model.layers=64 --set model.d_ff=65536 --out out", 2,

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ablate/results.h"
+#include "tensor/tensor.h"
 #include "report/report.h"
 #include "io/strbuf.h"
 #include "io/strbuf.h"
@@ -636,9 +637,9 @@ static const char *const FILES[] = {"results.md", "results.csv", "results.json",
 #define FINDINGS(n)                                                                                            \
     "What was found on the `recall` task (validation accuracy 90% counts as solved): full (the baseline) "     \
     "reached 90% in " n " of " n " seeds (median step 150), final evaluation accuracy 95.0%. shared reached "    \
-    "90% in " n " of " n " seeds (median step 150), final evaluation accuracy 95.0%, as good as full within "   \
-    "half a point. a&amp;b&lt;c reached 90% in none of " n " seeds within 400 steps, final evaluation "        \
-    "accuracy 65.0%, 30.0 points below full in every one of the " n " paired seeds."
+    "90% in " n " of " n " seeds (median step 150), final evaluation accuracy 95.0%, as good as full on "       \
+    "average (within half a point). a&amp;b&lt;c reached 90% in none of " n " seeds within 400 steps, final "  \
+    "evaluation accuracy 65.0%, 30.0 points below full in every one of the " n " paired seeds."
 
 /* two seeds cannot make any difference significant, and the report says why */
 #define NONE_SIG(n, pmin)                                                                                   \
@@ -1083,8 +1084,6 @@ START_TEST(report_svgs_are_well_formed) {
 }
 END_TEST
 
-/* the sentence at the top of results.md and report.md (after the title) */
-
 /* 7 seeds, every difference of WEIRD's negative: p = 2 / 2^7, Holm's 2p = 0.03125 <= 0.05 */
 START_TEST(report_significant_difference) {
     fixture *f = fixture_seeds(7, true);
@@ -1092,7 +1091,7 @@ START_TEST(report_significant_difference) {
     /* first, in plain words: who solved it, how far below the baseline, in how many seeds */
     char *found = findings_of(dir);
     ck_assert_str_eq(found, FINDINGS("7"));
-    ck_assert_ptr_null(strstr(found, "With 7 seeds")); /* 7 seeds can make it significant: nothing to add */
+    ck_assert_ptr_null(strstr(found, "With 7 paired seeds")); /* 7 seeds can make it significant: nothing to add */
     free(found);
     assert_sentence(dir, "Significant differences in final accuracy from the baseline (full), at 0.05 after Holm's "
                          "correction over 2 comparisons: a&amp;b&lt;c -30.0 points [-33.0, -27.0] (p = 0.0156, Holm "
@@ -1134,11 +1133,11 @@ START_TEST(report_no_significance_with_few_seeds) {
     char *dir = write_report(f);
     /* the findings say what the seeds can show: an effect in every seed, not significantly */
     char *found = findings_of(dir);
-    ck_assert_str_eq(found, ns == 5 ? FINDINGS("5") " With 5 seeds, a difference seen in every seed has a sign-flip "
+    ck_assert_str_eq(found, ns == 5 ? FINDINGS("5") " With 5 paired seeds, a difference seen in every seed has a sign-flip "
                                                     "p-value of 0.0625 at best, above the 0.025 that Holm's correction "
                                                     "over 2 comparisons needs first: 5 seeds can show such an effect "
                                                     "consistently, not significantly (7 seeds could: p = 0.0156)."
-                                      : FINDINGS("6") " With 6 seeds, a difference seen in every seed has a sign-flip "
+                                      : FINDINGS("6") " With 6 paired seeds, a difference seen in every seed has a sign-flip "
                                                       "p-value of 0.0312 at best, above the 0.025 that Holm's "
                                                       "correction over 2 comparisons needs first: 6 seeds can show "
                                                       "such an effect consistently, not significantly (7 seeds could: "
@@ -1163,6 +1162,30 @@ START_TEST(report_no_significance_with_few_seeds) {
     char *csv = read_in(dir, "results.csv");
     assert_csv_field(csv, 3, "significant", "false");
     free(csv);
+    qkv_test_rmtree(dir);
+    free(dir);
+    free(f);
+}
+END_TEST
+
+/* The findings for a loss in bits (metric bpb): the means in bits per token, worse in every seed,
+ * as good as the baseline within the printed precision, and what 5 seeds can show */
+START_TEST(report_findings_in_bits) {
+    fixture *f = fixture_seeds(5, true);
+    f->cfg.metric = QKV_METRIC_BPB;
+    set_delta(&f->v[2], 5, 0.9 / QKV_LN2, 0.8, 1.0, 0.0625, 0.125); /* a&b<c's loss 1.0 against 0.1 nats */
+    f->v[2].significant = false;
+    f->r.significant = 0;
+    char *dir = write_report(f);
+    char *found = findings_of(dir);
+    ck_assert_str_eq(found, "What was found on the `recall` task: full (the baseline) 0.144 bits per token. shared 0.144 "
+                            "bits per token, as good as full on average (within 0.0005 bits per token). a&amp;b&lt;c "
+                            "1.443 bits per token, 1.298 bits per token worse than full in every one of the 5 paired "
+                            "seeds. With 5 paired seeds, a difference seen in every seed has a sign-flip p-value of "
+                            "0.0625 at best, above the 0.025 that Holm's correction over 2 comparisons needs first: 5 "
+                            "seeds can show such an effect consistently, not significantly (7 seeds could: p = "
+                            "0.0156).");
+    free(found);
     qkv_test_rmtree(dir);
     free(dir);
     free(f);
@@ -1751,6 +1774,7 @@ Suite *report_suite(void) {
     tcase_add_loop_test(tc, report_html_is_self_contained, 0, 2);
     tcase_add_test(tc, report_svgs_are_well_formed);
     tcase_add_test(tc, report_significant_difference);
+    tcase_add_test(tc, report_findings_in_bits);
     tcase_add_loop_test(tc, report_no_significance_with_few_seeds, 0, 2);
     tcase_add_test(tc, report_no_significance_with_enough_seeds);
     tcase_add_loop_test(tc, report_one_variant_one_seed_all_failed, 0, 2);

@@ -536,13 +536,19 @@ START_TEST(test_bidirectional_tasks) {
     qkv_task_config c = cfg_of(QKV_TASK_RECALL);
     c.query_blank = true;
     ck_assert_msg(fit(&c, false) == 0, "%s", err);
+    c = cfg_of(QKV_TASK_NOISY_RECALL);
+    c.query_blank = true;
+    ck_assert_msg(fit(&c, false) == 0, "%s", err);
+    c = cfg_of(QKV_TASK_FUZZY_RECALL); /* values of one token: the answer is not shown after the key */
+    c.value_len = 1;
+    ck_assert_msg(fit(&c, false) == 0, "%s", err);
     for (int i = 0; i < 5; i++) {
         c = cfg_of(no[i]);
         ck_assert_int_eq(fit(&c, true), 0);
         ck_assert_int_eq(fit(&c, false), -1);
         char want[256];
-        snprintf(want, sizeof want, "model.attention.causal: false, but task \"%s\" shows each target as the next "
-                 "input token", QKV_TASK_NAMES[no[i]]);
+        snprintf(want, sizeof want, "model.attention.causal: false, but task \"%s\" shows its targets as the next "
+                 "input tokens", QKV_TASK_NAMES[no[i]]);
         ck_assert_msg(!strncmp(err, want, strlen(want)), "%s", err);
     }
     char dir[] = "/tmp/qkv-bidir-XXXXXX", path[64];
@@ -554,7 +560,7 @@ START_TEST(test_bidirectional_tasks) {
     snprintf(c.path, sizeof c.path, "%s", path);
     ck_assert_int_eq(fit(&c, true), 0);
     ck_assert_int_eq(fit(&c, false), -1);
-    ck_assert_msg(strstr(err, "task \"text\" shows each target"), "%s", err);
+    ck_assert_msg(strstr(err, "task \"text\" shows its targets"), "%s", err);
     /* the user's sequences: next-token targets refused (naming the file), others accepted */
     qkv_test_write_file(path, "{\"input\": [1, 2, 3, 4], \"target\": [2, 3, 4, 5]}\n"
                               "{\"input\": [5, 6, 7, 8], \"target\": [6, 7, 8, 9]}\n"
@@ -565,9 +571,25 @@ START_TEST(test_bidirectional_tasks) {
     ck_assert_int_eq(fit(&c, true), 0);
     ck_assert_int_eq(fit(&c, false), -1);
     ck_assert_msg(strstr(err, path) && strstr(err, "next position's input token"), "%s", err);
-    qkv_test_write_file(path, "{\"input\": [1, 2, 3, 4], \"target\": [4, 3, 2, 1]}\n"
-                              "{\"input\": [5, 6, 7, 8], \"target\": [8, 7, 6, 5]}\n"
-                              "{\"input\": [1, 3, 5, 7], \"target\": [7, 5, 3, 1]}\n");
+    /* more than a quarter refuses: one training sequence of three that copies (3 of 9 positions);
+     * exactly a quarter (one of four) does not */
+    qkv_test_write_file(path, "{\"input\": [1, 2, 3, 4], \"target\": [2, 3, 4, 5]}\n"
+                              "{\"input\": [5, 6, 7, 8], \"target\": [9, 9, 9, 9]}\n"
+                              "{\"input\": [1, 3, 5, 7], \"target\": [9, 9, 9, 9]}\n"
+                              "{\"input\": [2, 4, 6, 8], \"target\": [9, 9, 9, 9]}\n");
+    c.eval_fraction = 0.25, c.val_fraction = 0; /* the last sequence held out: three to train on */
+    ck_assert_int_eq(fit(&c, false), -1);
+    qkv_test_write_file(path, "{\"input\": [1, 2, 3, 4], \"target\": [2, 3, 4, 5]}\n"
+                              "{\"input\": [5, 6, 7, 8], \"target\": [9, 9, 9, 9]}\n"
+                              "{\"input\": [1, 3, 5, 7], \"target\": [9, 9, 9, 9]}\n"
+                              "{\"input\": [2, 4, 6, 8], \"target\": [9, 9, 9, 9]}\n"
+                              "{\"input\": [3, 5, 7, 9], \"target\": [9, 9, 9, 9]}\n");
+    c.eval_fraction = 0.2; /* four to train on */
+    ck_assert_msg(fit(&c, false) == 0, "%s", err);
+    qkv_test_write_file(path, "{\"input\": [1, 2, 3, 4], \"target\": [9, 9, 9, 9]}\n"
+                              "{\"input\": [5, 6, 7, 8], \"target\": [9, 9, 9, 9]}\n"
+                              "{\"input\": [1, 3, 5, 7], \"target\": [9, 9, 9, 9]}\n");
+    c.eval_fraction = 0.34;
     ck_assert_msg(fit(&c, false) == 0, "%s", err);
     remove(path);
     rmdir(dir);

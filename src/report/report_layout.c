@@ -97,24 +97,29 @@ static void paired_sides(const qkv_report *p, int v, int *worse, int *better, in
     }
 }
 
+/* "1 seed", "8 seeds" */
+static const char *seeds_word(long long n) { return n == 1 ? "seed" : "seeds"; }
+
 /* what a variant's verdicts say in words: "reached 99% in 8 of 8 seeds (median step 400)" */
 static void verdict_words(qkv_report_doc *doc, const qkv_variant_result *v, const char *thr) {
 #define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
     int n = v->solved + v->unsolved;
     if (n == 0) TEXT("has no finished run");
     else if (v->solved == 0 && v->budget_min > 0 && v->budget_min < v->budget_max)
-        TEXT("reached %s in none of %d seeds within their %lld to %lld steps", thr, n, v->budget_min, v->budget_max);
+        TEXT("reached %s in none of %d %s within their %lld to %lld steps", thr, n, seeds_word(n), v->budget_min,
+             v->budget_max);
+    else if (v->solved == 0 && n == 1) TEXT("did not reach %s within %lld steps in its one seed", thr, v->budget_max);
     else if (v->solved == 0) TEXT("reached %s in none of %d seeds within %lld steps", thr, n, v->budget_max);
     else if (v->steps_median >= 0)
-        TEXT("reached %s in %d of %d seeds (median step %lld)", thr, v->solved, n, v->steps_median);
-    else TEXT("reached %s in %d of %d seeds (too few for a median step)", thr, v->solved, n);
+        TEXT("reached %s in %d of %d %s (median step %lld)", thr, v->solved, n, seeds_word(n), v->steps_median);
+    else TEXT("reached %s in %d of %d %s (too few for a median step)", thr, v->solved, n, seeds_word(n));
 #undef TEXT
 }
 
 /* The findings in plain words, before any statistic: for each variant how often and when it
  * solved the task (or its bits per byte / loss), its final result against the baseline's and in
- * how many paired seeds it was worse; then what the seeds can show. A reader who stops after
- * this paragraph knows what happened; the next says what is significant. */
+ * how many paired seeds it was worse (or better); then what the seeds can show. A reader who
+ * stops after this paragraph knows what happened; the next says what is significant. */
 static void findings(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
     const qkv_ablate_results *r = p->r;
@@ -134,15 +139,13 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
         TEXT(" task");
     }
     TEXT(acc ? " (validation accuracy %s counts as solved): " : ": ", p->thr);
-    int every = 0; /* variants worse than the baseline in every paired seed */
+    int every = 0, fewest = -1; /* variants on one side of the baseline in every paired seed; their fewest pairs */
     for (int k = 0; k < p->nv; k++) {
         int i = k == 0 ? b : (k <= b ? k - 1 : k); /* the baseline first, then the others in order */
         const qkv_variant_result *v = &r->v[i];
-        TEXT("%s", k ? " " : "");
-        TEXT("%s", v->name);
+        TEXT("%s%s%s", k ? " " : "", v->name, k == 0 ? " (the baseline)" : "");
         if (acc) {
             TEXT(" ");
-            if (k == 0) TEXT("(the baseline) ");
             verdict_words(doc, v, p->thr);
             if (v->runs_ok > 0) TEXT(", final evaluation accuracy %.1f%%", 100 * v->acc_mean);
         } else if (v->runs_ok > 0) {
@@ -159,29 +162,33 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
                 else TEXT(", %.3f %s %s than ", fabs(d), unit, d > 0 ? "worse" : "better");
                 TEXT("%s", base->name);
                 int same_side = (d < 0) == acc ? worse : better;
-                if (same_side == pairs) TEXT(" in every one of the %d paired seeds", pairs);
-                else TEXT(" on average (%s in %d of %d paired seeds)", (d < 0) == acc ? "worse" : "better", same_side,
-                          pairs);
-                every += worse == pairs;
+                if (same_side == pairs)
+                    TEXT(pairs == 1 ? " in its one paired seed" : " in every one of the %d paired seeds", pairs);
+                else TEXT(" on average (%s in %d of %d paired %s)", (d < 0) == acc ? "worse" : "better", same_side,
+                          pairs, seeds_word(pairs));
+                if (same_side == pairs) {
+                    every++;
+                    if (fewest < 0 || pairs < fewest) fewest = pairs;
+                }
             } else if (pairs > 0) {
-                TEXT(", as good as ");
-                TEXT("%s", base->name);
-                TEXT(" within half a point");
+                TEXT(", as good as %s on average (within %s%s)", base->name, acc ? "half a point" : "0.0005 ",
+                     acc ? "" : unit);
             }
         }
         TEXT(".");
     }
-    /* what the seeds allow: an effect seen in every seed is p = 2 / 2^n at best (sign-flip) */
-    int n = cfg->n_seeds, m = p->nv - 1;
-    if (every > 0 && m > 0 && n < 60) {
+    /* what the seeds allow: an effect seen in every one of n paired seeds is p = 2 / 2^n at best
+     * (the sign-flip test, exact for these n); n: the fewest pairs among such variants */
+    int n = fewest, m = p->nv - 1;
+    if (every > 0 && m > 0 && n >= 1 && n < 60) {
         double pmin = 2.0 / (double)(1ULL << n), need = QKV_ABLATE_ALPHA / m;
         int enough = n;
         while (enough < 60 && 2.0 / (double)(1ULL << enough) > need) enough++;
         if (pmin > need)
-            TEXT(" With %d seeds, a difference seen in every seed has a sign-flip p-value of %.3g at best, above the "
-                 "%.3g that Holm's correction over %d comparisons needs first: %d seeds can show such an effect "
-                 "consistently, not significantly (%d seeds could: p = %.3g).", n, pmin, need, m, n, enough,
-                 2.0 / (double)(1ULL << enough));
+            TEXT(" With %d paired %s, a difference seen in every seed has a sign-flip p-value of %.3g at best, above "
+                 "the %.3g that Holm's correction over %d comparison%s needs first: %d %s can show such an effect "
+                 "consistently, not significantly (%d seeds could: p = %.3g).", n, seeds_word(n), pmin, need, m,
+                 m == 1 ? "" : "s", n, seeds_word(n), enough, 2.0 / (double)(1ULL << enough));
     }
 #undef TEXT
 #undef CODE

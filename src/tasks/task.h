@@ -53,7 +53,9 @@ QKV_APP_API int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t 
 QKV_APP_API void qkv_task_close(qkv_task *t);
 /* a task whose evaluation set is every sequence of a JSON Lines file (qkv eval --data) */
 QKV_APP_API int qkv_task_open_eval_file(qkv_task *t, const char *path, uint64_t seed, char *err, int errlen);
-/* the config's model.vocab / model.seq_len when given, else the task's; checks they fit */
+/* the config's model.vocab / model.seq_len when given, else the task's; checks they fit, and
+ * that a model without the causal mask (model.attention.causal false) cannot see the targets:
+ * refused for a task whose targets are the next input tokens (text, copy, ...; task.c) */
 QKV_APP_API int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, char *err, int errlen);
 
 /* buffers for B examples of the task's length */
