@@ -189,6 +189,13 @@ STUDY["third-extra"] = {
                           None, 600, 2400),
     "noisy_recall-more": ablation("Noisy recall (MAD), d_model 64: more in attention", "noisy_recall", 64, MORE,
                                   S8, None, 1000, 2000),
+    # the other two tasks that can be trained without the causal mask (configs refuse the rest)
+    "noisy_recall-bidir": ablation("Noisy recall (MAD), d_model 64, bidirectional (ALiBi): the score's symmetry "
+                                   "isolated", "noisy_recall", 64, ["causal", "full", "qk_tied", "no_q_proj", "shared"],
+                                   S8, None, 2000, 8000, extra=BIDIR),
+    "induction-bidir": ablation("Induction, d_model 64, bidirectional (ALiBi): the score's symmetry isolated",
+                                "induction", 64, ["causal", "full", "qk_tied", "no_q_proj", "shared"], S8, None,
+                                1500, 6000, extra=BIDIR),
 }
 
 MODEL = {"d_model": 64, "heads": 4, "layers": 2, "d_ff": 256, "activation": "gelu",
