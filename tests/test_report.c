@@ -1010,7 +1010,10 @@ START_TEST(report_html_is_self_contained) {
     /* text is escaped: the variant name, the title, the config, the sentence and the cells */
     ck_assert_ptr_null(strstr(html, WEIRD));
     ck_assert_ptr_nonnull(strstr(html, "<h3>a&amp;b&lt;c</h3>"));
-    ck_assert_ptr_nonnull(strstr(html, "<h1>Q/K/V ablation &amp; &lt;test&gt;</h1>\n<p>What was found on the "));
+    const char *found_p = strstr(html, "<h1>Q/K/V ablation &amp; &lt;test&gt;</h1>\n<p>What was found on the ");
+    ck_assert_ptr_nonnull(found_p);
+    /* the significance paragraph is the one right after the findings */
+    ck_assert_ptr_eq(strstr(found_p, "</p>\n<p>No difference in final "), strstr(found_p, "</p>"));
     ck_assert_ptr_nonnull(strstr(html, "</p>\n<p>No difference in final "
                                        "accuracy from the baseline (full) is significant at 0.05 after Holm&#39;s "
                                        "correction over 2 comparisons. With 2 paired seeds the test&#39;s smallest "
