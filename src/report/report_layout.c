@@ -38,6 +38,10 @@ static const char HEAT_NOTE_FMT[] =
     "and head (columns); each row of a map is a query position and each column the key it attends to "
     "(white 0, dark 1; masked future positions are 0).";
 
+/* the smallest two-sided p-value the paired sign-flip test can give with n seeds: 2 / 2^n (all n signs
+ * alike; 0 where 2^n does not fit, n >= 60, so that no bound is claimed) */
+static double signflip_pmin(int n) { return n >= 1 && n < 60 ? 2.0 / (double)(1ULL << n) : 0; }
+
 /* the differences from the baseline that survive Holm's correction, in one sentence */
 static void significance(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
@@ -56,7 +60,7 @@ static void significance(qkv_report_doc *doc, const qkv_report *p) {
              "correction over %d comparison%s.", what, base, p->nv - 1, p->nv == 2 ? "" : "s");
         /* what the seeds allow: the sign-flip test's smallest two-sided p is 2 / 2^n */
         int n = cfg->n_seeds;
-        double pmin = n < 60 ? 2.0 / (double)(1ULL << (n < 63 ? n : 62)) : 0;
+        double pmin = signflip_pmin(n);
         if (pmin > 0.05 / (p->nv - 1))
             TEXT(" With %d paired seeds the test's smallest possible p-value is %.3g, above the %.3g that the "
                  "first of %d Holm comparisons needs: more seeds are needed to call any difference significant.",
@@ -181,14 +185,14 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
      * (the sign-flip test, exact for these n); n: the fewest pairs among such variants */
     int n = fewest, m = p->nv - 1;
     if (every > 0 && m > 0 && n >= 1 && n < 60) {
-        double pmin = 2.0 / (double)(1ULL << n), need = QKV_ABLATE_ALPHA / m;
+        double pmin = signflip_pmin(n), need = QKV_ABLATE_ALPHA / m;
         int enough = n;
-        while (enough < 60 && 2.0 / (double)(1ULL << enough) > need) enough++;
+        while (enough < 60 && signflip_pmin(enough) > need) enough++;
         if (pmin > need)
             TEXT(" With %d paired %s, a difference seen in every seed has a sign-flip p-value of %.3g at best, above "
                  "the %.3g that Holm's correction over %d comparison%s needs first: %d %s can show such an effect "
                  "consistently, not significantly (%d seeds could: p = %.3g).", n, seeds_word(n), pmin, need, m,
-                 m == 1 ? "" : "s", n, seeds_word(n), enough, 2.0 / (double)(1ULL << enough));
+                 m == 1 ? "" : "s", n, seeds_word(n), enough, signflip_pmin(enough));
     }
 #undef TEXT
 #undef CODE
