@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <glob.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "suites.h"
 #include "testutil.h"
+#include "config/config.h"
 #include "train/observe.h"
 
 static char TMP[256];
@@ -104,12 +106,58 @@ START_TEST(test_runs_record_and_report_reads) {
 }
 END_TEST
 
+/* qkv inspect's "previous" column: the mean weight a query puts on the position just before its
+ * own. With one evaluation example (a data file) the observation's average is over that example's
+ * rows alone, which its weights (the same example) let the test recompute. */
+START_TEST(test_previous_share_is_the_weight_one_back) {
+    char cfgtext[1400]; /* absolute data paths: the observation below runs in the tests' directory */
+    snprintf(cfgtext, sizeof cfgtext,
+             "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 2, \"d_ff\": 32},\n"
+             " \"task\": {\"name\": \"file\", \"path\": \"%s/d.jsonl\", \"eval_path\": \"%s/e.jsonl\"},\n"
+             " \"train\": {\"steps\": 30, \"batch\": 4, \"eval_every\": 30}}\n", TMP, TMP);
+    put("one.json", cfgtext);
+    put("d.jsonl", "{\"input\": [1, 2, 3, 4, 5, 6], \"target\": [2, 3, 4, 5, 6, 7]}\n"
+                   "{\"input\": [7, 6, 5, 4, 3, 2], \"target\": [6, 5, 4, 3, 2, 1]}\n");
+    put("e.jsonl", "{\"input\": [3, 1, 4, 1, 5, 7], \"target\": [1, 4, 1, 5, 7, 2]}\n"); /* one, no padding */
+    char out[16384], dir[400], cfgpath[400], err[512];
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "cd %s && %s train one.json --out r --quiet", TMP, qkv_test_bin()),
+                     0);
+    snprintf(dir, sizeof dir, "%s/r", TMP);
+    snprintf(cfgpath, sizeof cfgpath, "%s/r/config.json", TMP);
+    qkv_config cfg;
+    ck_assert_msg(qkv_config_load(&cfg, cfgpath, err, sizeof err) == 0, "%s", err);
+    qkv_observed o;
+    ck_assert_msg(qkv__run_observation(&cfg, dir, 0, 30, &o, err, sizeof err) == 0, "%s", err);
+    ck_assert_ptr_nonnull(o.prev_share);
+    int T = o.T;
+    for (int l = 0; l < o.layers; l++)
+        for (int h = 0; h < o.heads; h++) {
+            const float *w = o.w + ((size_t)l * o.heads + h) * T * T;
+            double sum = 0;
+            for (int i = 1; i < T; i++) sum += w[i * T + i - 1];
+            double want = sum / (T - 1), got = o.prev_share[l * o.heads + h];
+            ck_assert_msg(fabs(got - want) < 1e-6 && got > 0 && got < 1, "layer %d head %d: %g, expected %g", l, h, got,
+                          want);
+        }
+    qkv__observed_free(&o);
+    ck_assert_ptr_null(o.prev_share);
+    /* a record read back has none (it is not written) */
+    ck_assert_int_eq(qkv__run_observed(dir, &o, err, sizeof err), 0);
+    ck_assert_ptr_null(o.prev_share);
+    qkv__observed_free(&o);
+    /* and qkv inspect prints it per head */
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "cd %s && %s inspect r", TMP, qkv_test_bin()), 0);
+    ck_assert_msg(strstr(out, "layer  head  symmetry  negative  diagonal  previous\n"), "%s", out);
+}
+END_TEST
+
 Suite *observe_suite(void) {
     Suite *s = suite_create("observe");
     TCase *tc = tcase_create("record");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_runs_record_and_report_reads);
+    tcase_add_test(tc, test_previous_share_is_the_weight_one_back);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -24,8 +24,8 @@ static const qkv_cli_command COMMAND = {
     "layer's and head's score matrix M = W_q W_k^T described (docs/ablate.md, \"Attention\n"
     "diagnostics\"): its symmetry score (1 symmetric, -1 antisymmetric, 0 neither), the negative\n"
     "share of its symmetric part's eigenvalue mass (0 for a tied Q = K), and the mean weight its\n"
-    "queries put on their own position over the run's first 256 evaluation examples. Nothing\n"
-    "is written.",
+    "queries put on their own position and on the one just before it (a previous-token head's\n"
+    "mark) over the run's first 256 evaluation examples. Nothing is written.",
     "RUN_DIR", OPTIONS,
 };
 
@@ -56,24 +56,25 @@ int qkv__cmd_inspect(int argc, char **argv) {
     printf("%s: qkv %s%s%s, %d layers x %d heads\n", a.dir, QKV_ATTN_QKV_NAMES[cfg.model.attn.qkv],
            cfg.model.attn.diff ? ", diff (its first map)" : "", cfg.model.attn.talking_heads ? ", talking_heads" : "",
            o.layers, o.heads);
-    printf("layer  head  symmetry  negative  diagonal\n");
-    double sum[3] = {0};
-    int cnt[3] = {0};
+    printf("layer  head  symmetry  negative  diagonal  previous\n");
+    double sum[4] = {0};
+    int cnt[4] = {0};
     for (int l = 0; l < o.layers; l++)
         for (int h = 0; h < o.heads; h++) {
             size_t i = (size_t)l * o.heads + h;
-            double v[3] = {o.symmetry[i], o.negative_mass[i], o.diag_share[i]};
+            double v[4] = {o.symmetry[i], o.negative_mass[i], o.diag_share[i], o.prev_share[i]};
             printf("%5d  %4d", l, h);
-            for (int k = 0; k < 3; k++) {
+            for (int k = 0; k < 4; k++) {
                 show(v[k]);
                 if (isfinite(v[k])) sum[k] += v[k], cnt[k]++;
             }
             printf("\n");
         }
     printf("mean       ");
-    for (int k = 0; k < 3; k++) show(cnt[k] ? sum[k] / cnt[k] : NAN);
+    for (int k = 0; k < 4; k++) show(cnt[k] ? sum[k] / cnt[k] : NAN);
     printf("\nsymmetry: (|M_s|^2 - |M_a|^2) / |M|^2 of M = W_q W_k^T; negative: the negative share of M_s's "
-           "eigenvalue mass; diagonal: the mean weight a query puts on its own position\n");
+           "eigenvalue mass; diagonal: the mean weight a query puts on its own position; previous: on the position "
+           "just before it (a previous-token head's mark)\n");
     qkv__observed_free(&o);
     return QKV_EXIT_OK;
 }

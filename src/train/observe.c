@@ -18,8 +18,10 @@
 /* the order of the sums in the file's "diag.sums" */
 enum { SUM_DIAG, SUM_FIRST, SUM_ENTROPY, SUM_ENTROPY_UNIFORM, SUM_ROWS, SUM_COUNT };
 
-/* add the rows of one layer's attention a: (B,H,T,T); head_diag[h], head_rows[h]: per head too */
-static void add_rows(const qkv_tensor *a, const qkv_batch *b, qkv_diag_sums *s, double *head_diag, int64_t *head_rows) {
+/* add the rows of one layer's attention a: (B,H,T,T); head_diag[h], head_rows[h]: per head too, and
+ * head_prev[h], prev_rows[h]: the weight on the position just before, over the rows that have one */
+static void add_rows(const qkv_tensor *a, const qkv_batch *b, qkv_diag_sums *s, double *head_diag, int64_t *head_rows,
+                     double *head_prev, int64_t *prev_rows) {
     int64_t B = a->shape[0], H = a->shape[1], T = a->shape[2];
     const float *w = a->data;
     for (int64_t bi = 0; bi < B; bi++)
@@ -37,6 +39,7 @@ static void add_rows(const qkv_tensor *a, const qkv_batch *b, qkv_diag_sums *s, 
                 s->diag += row[i];
                 head_diag[h] += row[i];
                 head_rows[h]++;
+                if (i > 0) head_prev[h] += row[i - 1], prev_rows[h]++;
                 s->first += row[0];
                 s->entropy += ent;
                 s->entropy_uniform += log((double)allowed); /* softmax gives every allowed key > 0 */
@@ -60,16 +63,20 @@ static int attention(qkv_model *m, qkv_task *task, int layers, int heads, qkv_ob
     qkv_task_eval_batch(task, &b, 0, n);
     if (!qkv_model_forward(ctx, m, &b.tokens, b.has_pad ? &b.pad : NULL)) goto fail;
     o->diag_share = calloc((size_t)layers * heads, sizeof *o->diag_share);
-    int64_t *rows = calloc((size_t)heads, sizeof *rows);
-    for (int l = 0; o->diag_share && rows && l < layers; l++) {
-        memset(rows, 0, (size_t)heads * sizeof *rows);
-        double *hd = o->diag_share + (size_t)l * heads;
-        add_rows(qkv_model_attention(m, l), &b, &o->sums, hd, rows);
-        for (int h = 0; h < heads; h++) hd[h] = rows[h] ? hd[h] / (double)rows[h] : NAN;
+    o->prev_share = calloc((size_t)layers * heads, sizeof *o->prev_share);
+    int64_t *rows = calloc((size_t)heads * 2, sizeof *rows), *prows = rows ? rows + heads : NULL;
+    for (int l = 0; o->diag_share && o->prev_share && rows && l < layers; l++) {
+        memset(rows, 0, (size_t)heads * 2 * sizeof *rows);
+        double *hd = o->diag_share + (size_t)l * heads, *hp = o->prev_share + (size_t)l * heads;
+        add_rows(qkv_model_attention(m, l), &b, &o->sums, hd, rows, hp, prows);
+        for (int h = 0; h < heads; h++) {
+            hd[h] = rows[h] ? hd[h] / (double)rows[h] : NAN;
+            hp[h] = prows[h] ? hp[h] / (double)prows[h] : NAN;
+        }
     }
     bool counted = rows != NULL;
     free(rows);
-    if (!o->diag_share || !counted) {
+    if (!o->diag_share || !o->prev_share || !counted) {
         snprintf(err, (size_t)errlen, "out of memory");
         goto done;
     }
@@ -276,7 +283,8 @@ void qkv__observed_free(qkv_observed *o) {
     free(o->symmetry);
     free(o->negative_mass);
     free(o->diag_share);
-    o->symmetry = o->negative_mass = o->diag_share = NULL;
+    free(o->prev_share);
+    o->symmetry = o->negative_mass = o->diag_share = o->prev_share = NULL;
     free(o->w);
     free(o->tokens);
     free(o->targets);

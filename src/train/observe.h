@@ -40,6 +40,10 @@ typedef struct qkv_observed {
      * diff: its first map's) and the weight its queries put on their own position; NULL in a record
      * of a qkv before them */
     double *symmetry, *negative_mass, *diag_share;
+    /* per layer and head: the weight its queries put on the position just before their own (a
+     * previous-token head's mark); computed by qkv__run_observation (qkv inspect), not recorded:
+     * NULL when read from DIR/observed.safetensors */
+    double *prev_share;
 } qkv_observed;
 
 /* Build the run's model from cfg (its effective config) and DIR/model.safetensors, run it on the
