@@ -101,6 +101,21 @@ static void paired_sides(const qkv_report *p, int v, int *worse, int *better, in
     }
 }
 
+/* the paired seeds at which variant v reached the threshold earlier than the baseline and later
+ * (a run that did not reach it counting as later than any that did; neither reaching it: a tie);
+ * *pairs: the seeds both finished */
+static void paired_solves(const qkv_report *p, int v, int *earlier, int *later, int *pairs) {
+    *earlier = *later = *pairs = 0;
+    for (int s = 0; s < p->cfg->n_seeds; s++) {
+        const qkv_run_result *a = qkv__report_run(p, v, s), *b = qkv__report_run(p, p->cfg->baseline, s);
+        if (!a || !b || !a->ok || !b->ok) continue;
+        (*pairs)++;
+        long long x = a->solved ? a->steps_to_threshold : -1, y = b->solved ? b->steps_to_threshold : -1;
+        if (x >= 0 && (y < 0 || x < y)) (*earlier)++;
+        else if (y >= 0 && (x < 0 || x > y)) (*later)++;
+    }
+}
+
 /* "1 seed", "8 seeds" */
 static const char *seeds_word(long long n) { return n == 1 ? "seed" : "seeds"; }
 
@@ -151,6 +166,13 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
         if (acc) {
             TEXT(" ");
             verdict_words(doc, v, p->thr);
+            int earlier, later, pairs;
+            paired_solves(p, i, &earlier, &later, &pairs);
+            if (i != b && v->solved > 0 && base->solved > 0 && pairs > 1 && (earlier == pairs || later == pairs))
+                TEXT(", %s than %s in every one of the %d paired seeds", earlier ? "earlier" : "later", base->name,
+                     pairs);
+            else if (i != b && v->solved > 0 && base->solved > 0 && pairs > 1 && (earlier || later))
+                TEXT(", earlier than %s in %d and later in %d of %d paired seeds", base->name, earlier, later, pairs);
             if (v->runs_ok > 0) TEXT(", final evaluation accuracy %.1f%%", 100 * v->acc_mean);
         } else if (v->runs_ok > 0) {
             TEXT(" %.3f %s", v->loss_mean * scale, unit);
