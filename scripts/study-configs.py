@@ -120,6 +120,9 @@ BIDIR = ["model.attention.causal=false", "model.attention.alibi=true"]
 BIDIR_STEPS, BIDIR_MAX = 1500, 6000
 VARIANTS["causal"] = (A(causal=True), False)  # the same model with the causal mask, for reference
 VARIANTS["qk_tied+causal"] = (A(qkv="qk_tied", causal=True), False)  # is it the mask, or ALiBi?
+# the bidirectional arms: the symmetry comparison without the mask, beside causal references that keep
+# ALiBi (full and qk_tied with the mask), so that each comparison changes one thing
+BIDIR_VARIANTS = ["causal", "full", "qk_tied", "no_q_proj", "shared", "qk_tied+causal"]
 
 def pilot_lrs(name):
     """each variant's rate as the committed pilot chose it (docs/results/study-third-pilot/NAME)"""
@@ -177,7 +180,7 @@ STUDY["third"] = {
     "noisy_recall": ablation("Noisy recall (MAD), d_model 64: the score's symmetry isolated", "noisy_recall", 64,
                              SYMMETRY[:-1], S8, None, 1000, 2000),
     "recall-bidir": ablation("Recall (MQAR), d_model 64, bidirectional (ALiBi): the score's symmetry isolated",
-                             "recall", 64, ["causal", "full", "qk_tied", "no_q_proj", "shared", "qk_tied+causal"],
+                             "recall", 64, BIDIR_VARIANTS,
                              S8, None,
                              BIDIR_STEPS, BIDIR_MAX,
                              extra=BIDIR, baseline="full"),
@@ -194,10 +197,10 @@ STUDY["third-extra"] = {
                                   S8, None, 1000, 2000),
     # the other two tasks that can be trained without the causal mask (configs refuse the rest)
     "noisy_recall-bidir": ablation("Noisy recall (MAD), d_model 64, bidirectional (ALiBi): the score's symmetry "
-                                   "isolated", "noisy_recall", 64, ["causal", "full", "qk_tied", "no_q_proj", "shared"],
+                                   "isolated", "noisy_recall", 64, BIDIR_VARIANTS,
                                    S8, None, 2000, 8000, extra=BIDIR),
     "induction-bidir": ablation("Induction, d_model 64, bidirectional (ALiBi): the score's symmetry isolated",
-                                "induction", 64, ["causal", "full", "qk_tied", "no_q_proj", "shared"], S8, None,
+                                "induction", 64, BIDIR_VARIANTS, S8, None,
                                 1500, 6000, extra=BIDIR),
 }
 

@@ -171,8 +171,11 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
             if (i != b && v->solved > 0 && base->solved > 0 && pairs > 1 && (earlier == pairs || later == pairs))
                 TEXT(", %s than %s in every one of the %d paired seeds", earlier ? "earlier" : "later", base->name,
                      pairs);
-            else if (i != b && v->solved > 0 && base->solved > 0 && pairs > 1 && (earlier || later))
+            else if (i != b && v->solved > 0 && base->solved > 0 && pairs > 1 && earlier && later)
                 TEXT(", earlier than %s in %d and later in %d of %d paired seeds", base->name, earlier, later, pairs);
+            else if (i != b && v->solved > 0 && base->solved > 0 && pairs > 1 && (earlier || later))
+                TEXT(", %s than %s in %d of %d paired seeds", earlier ? "earlier" : "later", base->name,
+                     earlier ? earlier : later, pairs);
             if (v->runs_ok > 0) TEXT(", final evaluation accuracy %.1f%%", 100 * v->acc_mean);
         } else if (v->runs_ok > 0) {
             TEXT(" %.3f %s", v->loss_mean * scale, unit);
