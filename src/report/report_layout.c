@@ -116,6 +116,24 @@ static void paired_solves(const qkv_report *p, int v, int *earlier, int *later, 
     }
 }
 
+/* when variant v solved against the baseline, in words: ", earlier than full in every one of the 8
+ * paired seeds", ", later than full in 7 of 8 paired seeds", or both counts; nothing for a tie */
+static void solve_words(qkv_report_doc *doc, const qkv_report *p, int v) {
+    int earlier, later, pairs;
+    paired_solves(p, v, &earlier, &later, &pairs);
+    const char *base = p->r->v[p->cfg->baseline].name;
+    if (pairs < 2 || (!earlier && !later)) return;
+    if (earlier && later)
+        qkv__report_doc_span(doc, QKV_SPAN_TEXT, ", earlier than %s in %d and later in %d of %d paired seeds", base,
+                             earlier, later, pairs);
+    else if (earlier + later == pairs)
+        qkv__report_doc_span(doc, QKV_SPAN_TEXT, ", %s than %s in every one of the %d paired seeds",
+                             earlier ? "earlier" : "later", base, pairs);
+    else
+        qkv__report_doc_span(doc, QKV_SPAN_TEXT, ", %s than %s in %d of %d paired seeds", earlier ? "earlier" : "later",
+                             base, earlier + later, pairs);
+}
+
 /* "1 seed", "8 seeds" */
 static const char *seeds_word(long long n) { return n == 1 ? "seed" : "seeds"; }
 
@@ -166,16 +184,7 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
         if (acc) {
             TEXT(" ");
             verdict_words(doc, v, p->thr);
-            int earlier, later, pairs;
-            paired_solves(p, i, &earlier, &later, &pairs);
-            if (i != b && v->solved > 0 && base->solved > 0 && pairs > 1 && (earlier == pairs || later == pairs))
-                TEXT(", %s than %s in every one of the %d paired seeds", earlier ? "earlier" : "later", base->name,
-                     pairs);
-            else if (i != b && v->solved > 0 && base->solved > 0 && pairs > 1 && earlier && later)
-                TEXT(", earlier than %s in %d and later in %d of %d paired seeds", base->name, earlier, later, pairs);
-            else if (i != b && v->solved > 0 && base->solved > 0 && pairs > 1 && (earlier || later))
-                TEXT(", %s than %s in %d of %d paired seeds", earlier ? "earlier" : "later", base->name,
-                     earlier ? earlier : later, pairs);
+            if (i != b && v->solved > 0 && base->solved > 0) solve_words(doc, p, i);
             if (v->runs_ok > 0) TEXT(", final evaluation accuracy %.1f%%", 100 * v->acc_mean);
         } else if (v->runs_ok > 0) {
             TEXT(" %.3f %s", v->loss_mean * scale, unit);
@@ -209,7 +218,7 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
     /* what the seeds allow: an effect seen in every one of n paired seeds is p = 2 / 2^n at best
      * (the sign-flip test, exact for these n); n: the fewest pairs among such variants */
     int n = fewest, m = p->nv - 1;
-    if (every > 0 && m > 0 && n >= 1 && n < 60) {
+    if (every > 0 && m > 0 && signflip_pmin(n) > 0) {
         double pmin = signflip_pmin(n), need = QKV_ABLATE_ALPHA / m;
         int enough = n;
         while (enough < 60 && signflip_pmin(enough) > need) enough++;

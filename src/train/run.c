@@ -206,10 +206,10 @@ int qkv__run_setup(qkv__run *r, bool alone, char *err, int errlen) {
     if (!r->label) r->label = "";
     r->tty = isatty(2) && !r->opt->quiet;
     if (qkv_task_open(&r->task, &c->task, (uint64_t)c->train.seed, err, errlen)) return -1;
-    /* validation and evaluation examples are never trained on (generated tasks; the others by slices) */
     /* a model the task refuses (causal: false where targets follow) is said before any work */
     qkv_model_config mc = c->model;
     if (qkv_task_fit_model(&r->task, &mc, err, errlen)) return -1;
+    /* validation and evaluation examples are never trained on (generated tasks; the others by slices) */
     r->val_examples = qkv_task_split_size(&r->task, QKV_SPLIT_VAL) > 0
                           ? (c->train.val_examples ? c->train.val_examples : c->train.eval_examples) : 0;
     if (qkv_task_hold_out(&r->task, c->train.eval_examples, r->val_examples, err, errlen)) return -1;
