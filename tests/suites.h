@@ -29,4 +29,5 @@ Suite *ckcheck_suite(void);
 Suite *logs_suite(void);
 Suite *pass2_suite(void);
 Suite *buildinfo_suite(void);
+Suite *lanes_suite(void);
 #endif
