@@ -34,10 +34,12 @@ static void trees(int rows, const real *lanes, real *total, real *max) {
     }
 }
 
+/* the next number of a fixed linear congruential sequence */
+static uint32_t next_u32(uint32_t *s) { return *s = *s * 1664525u + 1013904223u; }
+
 /* a lane value: mostly random magnitudes of mixed sign; sometimes NaN, +-inf, +-0 or a tie */
 static real lane_value(uint32_t *s) {
-    *s = *s * 1664525u + 1013904223u;
-    uint32_t u = *s;
+    uint32_t u = next_u32(s);
     switch (u % 16) {
     case 0: return NAN;
     case 1: return INFINITY;
@@ -63,8 +65,8 @@ START_TEST(test_lane_trees_same_bits_as_the_loops) {
      * sign of the result (the one way a permuted tree would show in a maximum) */
     for (int r = ROWS / 2; r < 3 * ROWS / 4; r++)
         for (int k = 0; k < 16; k++) {
-            s = s * 1664525u + 1013904223u;
-            lanes[16 * r + k] = (s >> 28) % 3 == 0 ? 0.0f : (s >> 28) % 3 == 1 ? -0.0f : -INFINITY;
+            uint32_t kind = (next_u32(&s) >> 28) % 3;
+            lanes[16 * r + k] = kind == 0 ? 0.0f : kind == 1 ? -0.0f : -INFINITY;
         }
     trees(ROWS, lanes, total, max);
     for (int r = 0; r < ROWS; r++) {

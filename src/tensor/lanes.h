@@ -30,14 +30,15 @@ typedef int64_t qkv_lanes_int;
 #else
 typedef int32_t qkv_lanes_int;
 #endif
+/* what a comparison of two real vectors gives: all ones where true, per element */
+typedef qkv_lanes_int qkv_lanes_i8 __attribute__((vector_size(8 * sizeof(real))));
+typedef qkv_lanes_int qkv_lanes_i4 __attribute__((vector_size(4 * sizeof(real))));
+typedef qkv_lanes_int qkv_lanes_i2 __attribute__((vector_size(2 * sizeof(real))));
 
 /* element by element, b where b > a, else a (NaN-skipping, as the lanes: max(m, v) = v > m ? v : m);
  * C has no ?: on vectors, so as a select by the comparison's all-ones mask */
 #define QKV_LANES_VMAX(vec, ivec, a, b) \
     ((vec)((((ivec)(b)) & ((b) > (a))) | (((ivec)(a)) & ~((b) > (a)))))
-typedef qkv_lanes_int qkv_lanes_i8 __attribute__((vector_size(8 * sizeof(real))));
-typedef qkv_lanes_int qkv_lanes_i4 __attribute__((vector_size(4 * sizeof(real))));
-typedef qkv_lanes_int qkv_lanes_i2 __attribute__((vector_size(2 * sizeof(real))));
 
 /* the lanes' total, pairwise in a fixed order: acc[k] + acc[k + w] for w = 8, 4, 2, 1 */
 static inline real qkv_lanes_total(const real *acc) {
