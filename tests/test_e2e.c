@@ -189,6 +189,32 @@ END_TEST
 
 /* A checkpoint written before the loop state grew to 9 scalars (6: no losses, no time, no
  * optimizer step in the metadata) still resumes, and to the same weights. */
+/* qkv train --time-products: the products' seconds, the CPU seconds and their ratio in the
+ * summary line, the same weights as without it; not with --group */
+START_TEST(test_train_time_products) {
+    char cfg[512], out[4096], plain[4096], pa[600], pb[600];
+    snprintf(cfg, sizeof cfg, "%s/recall-timed.json", TMP);
+    qkv_test_write_file(cfg, SMALL_RECALL);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/timed --set train.steps=30 --threads 1 "
+                                 "--quiet --time-products", qkv_test_bin(), cfg, TMP), 0);
+    double prod = qkv_test_json_num(out, "products_seconds"), cpu = qkv_test_json_num(out, "cpu_seconds"),
+           share = qkv_test_json_num(out, "products_share");
+    /* the seconds are printed to 1 ms: the share lies within what their rounding allows */
+    ck_assert_msg(prod > 0 && cpu >= prod && share > 0 && share <= 1 && share >= (prod - 5e-4) / (cpu + 5e-4) - 1e-4 &&
+                      share <= (prod + 5e-4) / (cpu - 5e-4) + 1e-4,
+                  "%s", out);
+    ck_assert_int_eq(qkv_test_sh(plain, sizeof plain, false, "%s train %s --out %s/untimed --set train.steps=30 "
+                                 "--threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_msg(!strstr(plain, "products_share") && !strstr(plain, "cpu_seconds"), "%s", plain);
+    snprintf(pa, sizeof pa, "%s/timed/model.safetensors", TMP);
+    snprintf(pb, sizeof pb, "%s/untimed/model.safetensors", TMP);
+    ck_assert_msg(same_file(pa, pb), "timing the products changed the weights");
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train --group %s/timed --time-products 2>&1",
+                                 qkv_test_bin(), TMP), 2);
+    ck_assert_msg(strstr(out, "--time-products times one run"), "%s", out);
+}
+END_TEST
+
 START_TEST(test_resume_version1_checkpoint) {
     char cfg[512], out[4096], path[512], pa[512], pb[512], err[512];
     snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
@@ -473,6 +499,12 @@ START_TEST(test_bench_micro_batches) {
     ck_assert_msg(strstr(micro, "\"micro_batches\":8") && strstr(one, "\"micro_batches\":1"), "%s\n%s", one, micro);
     double allocs = qkv_test_json_num(micro, "allocs_per_step"); /* -1: this build cannot count (ASan) */
     ck_assert_msg(allocs == 0 || allocs == -1, "%s", micro);
+    /* the share of the threads' time in the products, from steps with every product timed */
+    for (int k = 0; k < 2; k++) {
+        const char *o = k ? micro : one;
+        double share = qkv_test_json_num(o, "products_share"), msp = qkv_test_json_num(o, "ms_products");
+        ck_assert_msg(share > 0 && share <= 1 && msp > 0, "products_share %g, ms_products %g: %s", share, msp, o);
+    }
     double g1 = qkv_test_json_num(one, "gflop_per_step"), g8 = qkv_test_json_num(micro, "gflop_per_step");
     ck_assert_msg(g1 > 0 && fabs(g1 - g8) <= 0.0015, "whole batch %g GFLOP, micro-batches %g", g1, g8); /* printed %.3f */
 }
@@ -661,6 +693,7 @@ Suite *e2e_suite(void) {
     tcase_add_test(tc, test_copy_learns);
     tcase_add_test(tc, test_resume_equals_uninterrupted);
     tcase_add_test(tc, test_resume_version1_checkpoint);
+    tcase_add_test(tc, test_train_time_products);
     tcase_add_test(tc, test_extend_equals_longer_run);
     tcase_add_test(tc, test_train_refuses_existing_run);
     tcase_add_test(tc, test_deterministic);

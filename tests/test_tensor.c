@@ -4,6 +4,7 @@
 #include <check.h>
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -680,6 +681,32 @@ START_TEST(test_gemm_ld_strided) {
         for (int t = 0; t < 4; t++)
             for (int b = 0; b < 2; b++)
                 gemm_ld_case(t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], (float)b, &rng);
+}
+END_TEST
+
+/* qkv__gemm_timing: while it is set, each product adds its time to qkv__gemm_ns (and gives the
+ * same bits); while it is not, nothing is added. The product is large enough (256^3
+ * multiply-adds, well over a microsecond) that its time cannot read as 0 */
+START_TEST(test_gemm_timing) {
+    enum { N = 256 };
+    float *A = malloc(N * N * sizeof *A), *B = malloc(N * N * sizeof *B), *C = malloc(N * N * sizeof *C),
+          *C2 = malloc(N * N * sizeof *C2);
+    ck_assert(A && B && C && C2);
+    for (int i = 0; i < N * N; i++) A[i] = (float)(i % 13) / 13, B[i] = (float)(i % 7) / 7;
+    ck_assert_int_eq(atomic_load(&qkv__gemm_timing), 0); /* off unless asked */
+    uint64_t ns0 = qkv__gemm_ns;
+    qkv__k_gemm_f32(0, 0, N, N, N, A, B, 0.0f, C);
+    ck_assert_uint_eq(qkv__gemm_ns, ns0);
+    atomic_store(&qkv__gemm_timing, 1);
+    qkv__k_gemm_f32(0, 0, N, N, N, A, B, 0.0f, C2);
+    uint64_t ns1 = qkv__gemm_ns;
+    qkv__k_gemm_ld_f32(0, 1, N, N, N, A, N, B, N, 0.0f, C2, N); /* the strided entry too */
+    atomic_store(&qkv__gemm_timing, 0);
+    ck_assert_msg(ns1 > ns0 && qkv__gemm_ns > ns1, "timed: %llu -> %llu -> %llu ns", (unsigned long long)ns0,
+                  (unsigned long long)ns1, (unsigned long long)qkv__gemm_ns);
+    qkv__k_gemm_f32(0, 0, N, N, N, A, B, 0.0f, C2);
+    ck_assert(!memcmp(C, C2, N * N * sizeof *C)); /* timing does not change the product */
+    free(A), free(B), free(C), free(C2);
 }
 END_TEST
 
@@ -1525,6 +1552,7 @@ Suite *tensor_suite(void) {
     tcase_add_loop_test(tc, test_matmul_2d_by_3d, 0, 2);
     tcase_add_test(tc, test_gemm_kernels_direct);
     tcase_add_test(tc, test_gemm_ld_strided);
+    tcase_add_test(tc, test_gemm_timing);
     tcase_add_loop_test(tc, test_binary_same_shape, 0, 2);
     tcase_add_loop_test(tc, test_binary_bias_over_rows, 0, 2);
     tcase_add_loop_test(tc, test_binary_mask_like_over_4d, 0, 2);

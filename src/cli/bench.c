@@ -40,8 +40,9 @@ static const qkv_cli_option OPTIONS[] = {
             "split across the threads); S must divide the size's batch"),
     QKV_FLAG("--json", bench_args, json,
              "one JSON object per line: size, threads, ms_per_step, tokens_per_s, gflops,\n"
-             "ceiling_gflops, ceiling_share, peak_rss_mb, allocs_per_step, ...; with --sweep:\n"
-             "runs_per_min, tokens_per_s_per_core, gemm_flops, ceiling_share, ..."),
+             "ceiling_gflops, ceiling_share, peak_rss_mb, allocs_per_step, products_share,\n"
+             "ms_products, ...; with --sweep: runs_per_min, tokens_per_s_per_core, gemm_flops,\n"
+             "ceiling_share, ..."),
     QKV_FLAG("--sweep", bench_args, sweep,
              "time a sweep of tiny runs instead: the recall config x 4 attention variants x 3\n"
              "seeds, each run a `qkv train --threads 1` process (evaluations included), one run\n"
@@ -59,8 +60,10 @@ static const qkv_cli_command COMMAND = {
     "Time the training step (forward, backward, Adam; full attention; cross-entropy at every\n"
     "position; random tokens) of the standard sizes (docs/performance.md): median ms/step over\n"
     "K steps after warm-up, tokens/s, matrix-product GFLOP/s, this machine's sgemm ceiling at\n"
-    "the same thread count and the step's share of it, peak resident memory, and heap\n"
-    "allocations per step. Each size runs in its own process, so memory is per size.\n"
+    "the same thread count and the step's share of it, peak resident memory, heap allocations\n"
+    "per step, and (\"products\") the share of the threads' time spent in matrix products, from\n"
+    "K more steps with each product timed. Each size runs in its own process, so memory is per\n"
+    "size.\n"
     "--sweep times a sweep of whole tiny training runs instead (bench/torch_sweep.py is the\n"
     "same sweep in PyTorch).",
     NULL, OPTIONS,
@@ -109,10 +112,11 @@ static int bench_one(const qkv_bench_size *s, const qkv_attn_config *attn, int t
            "\"tokens_per_s\":%.0f,\"gflops\":%.2f,\"ceiling_gflops\":%.2f,\"ceiling_share\":%.4f,"
            "\"peak_rss_mb\":%.1f,\"allocs_per_step\":%.2f,\"params\":%lld,\"model_state_mb\":%.2f,"
            "\"activation_mb\":%.2f,\"gflop_per_step\":%.3f,\"memory_bound_mb\":%.1f,\"steps\":%d,"
-           "\"micro_batches\":%d}\n",
+           "\"micro_batches\":%d,\"products_share\":%.4f,\"ms_products\":%.3f}\n",
            s->name, threads, r.ms_per_step, r.ms_min, r.ms_max, r.tokens_per_s, r.gflops, ceiling,
            ceiling > 0 ? r.gflops / ceiling : 0, rss, r.steady_allocs, (long long)r.params, r.model_mb,
-           r.activation_mb, r.flops_per_step / 1e9, 2 * (r.model_mb + r.activation_mb) + 16, steps, micro);
+           r.activation_mb, r.flops_per_step / 1e9, 2 * (r.model_mb + r.activation_mb) + 16, steps, micro,
+           r.products_share, r.ms_products);
     return 0;
 }
 
@@ -161,8 +165,8 @@ int qkv__cmd_bench(int argc, char **argv) {
     if (n <= 0) { qkv__cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
     bin[n] = 0;
     if (!a.json)
-        printf("%-7s %7s %10s %11s %9s %9s %7s %9s %11s\n", "size", "threads", "ms/step", "tokens/s",
-               "GFLOP/s", "ceiling", "share", "RSS MB", "allocs/step");
+        printf("%-7s %7s %10s %11s %9s %9s %7s %9s %11s %9s\n", "size", "threads", "ms/step", "tokens/s",
+               "GFLOP/s", "ceiling", "share", "RSS MB", "allocs/step", "products");
     for (int i = 0; i < 3; i++) {
         const qkv_bench_size *s = &QKV_BENCH_SIZES[i];
         if (a.size && strcmp(a.size, s->name)) continue;
@@ -194,7 +198,7 @@ int qkv__cmd_bench(int argc, char **argv) {
             return QKV_EXIT_FAIL;
         }
         if (a.json) { fputs(line, stdout); fflush(stdout); continue; }
-        double ms = 0, tps = 0, gf = 0, ceil = 0, share = 0, rss = 0, al = 0;
+        double ms = 0, tps = 0, gf = 0, ceil = 0, share = 0, rss = 0, al = 0, prod = 0;
         const char *p;
         if ((p = strstr(line, "\"ms_per_step\":"))) ms = atof(p + 14);
         if ((p = strstr(line, "\"tokens_per_s\":"))) tps = atof(p + 15);
@@ -203,8 +207,9 @@ int qkv__cmd_bench(int argc, char **argv) {
         if ((p = strstr(line, "\"ceiling_share\":"))) share = atof(p + 16);
         if ((p = strstr(line, "\"peak_rss_mb\":"))) rss = atof(p + 14);
         if ((p = strstr(line, "\"allocs_per_step\":"))) al = atof(p + 18);
-        printf("%-7s %7lld %10.2f %11.0f %9.1f %9.1f %6.1f%% %9.1f %11.2f\n", s->name, a.threads, ms, tps, gf,
-               ceil, 100 * share, rss, al);
+        if ((p = strstr(line, "\"products_share\":"))) prod = atof(p + 17);
+        printf("%-7s %7lld %10.2f %11.0f %9.1f %9.1f %6.1f%% %9.1f %11.2f %8.1f%%\n", s->name, a.threads, ms, tps, gf,
+               ceil, 100 * share, rss, al, 100 * prod);
         fflush(stdout);
     }
     return 0;

@@ -11,7 +11,9 @@
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,7 +22,7 @@ typedef struct {
     const char *config, *out, *resume;
     qkv_cli_list sets, group;
     long long threads, stop_after, steps, example;
-    bool quiet, force, gemm_flops;
+    bool quiet, force, gemm_flops, time_products;
 } train_args;
 
 static const qkv_cli_option OPTIONS[] = {
@@ -47,6 +49,10 @@ static const qkv_cli_option OPTIONS[] = {
     QKV_INT("--example", "N", train_args, example, 0, 1000000000,
             "the evaluation example whose attention weights the run records for reports\n"
             "(DIR/observed.safetensors; default 0; qkv ablate passes its config's example)"),
+    QKV_FLAG("--time-products", train_args, time_products,
+             "time every matrix product and add to the summary line the run's seconds in them\n"
+             "(\"products_seconds\"), its CPU seconds (\"cpu_seconds\", every thread's) and their\n"
+             "ratio (\"products_share\"), for docs/performance.md; the run is about 1% slower"),
     QKV_INT("--stop-after", "N", train_args, stop_after, 1, 1000000000,
             "stop (as Ctrl-C does) after N more steps; for testing resume"),
     /* internal (qkv bench --sweep): the matrix-product FLOPs this process executed, as
@@ -238,6 +244,16 @@ static void print_run(const qkv_run_summary *s, const char *out, const train_arg
     if (a->gemm_flops)
         snprintf(procs + strlen(procs), sizeof procs - strlen(procs), ",\"gemm_flops\":%llu",
                  (unsigned long long)qkv__gemm_flops);
+    if (a->time_products) { /* this process's threads: the products' time over all their CPU time */
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        double cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+                     1e-6 * (double)ru.ru_stime.tv_usec,
+               prod = (double)qkv__gemm_ns / 1e9;
+        snprintf(procs + strlen(procs), sizeof procs - strlen(procs),
+                 ",\"products_seconds\":%.3f,\"cpu_seconds\":%.3f,\"products_share\":%.4f", prod, cpu,
+                 cpu > 0 ? prod / cpu : 0);
+    }
     char bpb[256] = "", b1[64], b2[64], b3[64]; /* bytes: bits per byte and the baselines beside it */
     if (s->text)
         snprintf(bpb, sizeof bpb, ",\"eval_bpb\":%s,\"baseline_xz_bpb\":%s,\"baseline_unigram_bpb\":%s",
@@ -261,6 +277,7 @@ static int train_one(const train_args *a) {
     if (!out) out = default_out(cfg_path, out_buf, sizeof out_buf);
     qkv__cli_set_threads((int)a->threads);
     catch_signals();
+    if (a->time_products) atomic_store(&qkv__gemm_timing, 1);
 
     qkv_run_opts opt = {.out_dir = out, .quiet = a->quiet, .resume = a->resume != NULL,
                         .stop_after = a->stop_after, .config_json = qkv_config_to_json, .force = a->force,
@@ -414,6 +431,10 @@ static int group_command(const train_args *a) {
     if (a->config || a->out || a->resume || a->sets.n) {
         qkv__cli_error("train", "--group DIR takes each run's config from DIR/config.json; drop CONFIG, --set, --out "
                       "and --resume");
+        return QKV_EXIT_USAGE;
+    }
+    if (a->time_products) { /* the runs share every product */
+        qkv__cli_error("train", "--time-products times one run; drop it with --group");
         return QKV_EXIT_USAGE;
     }
     int n = a->group.n;

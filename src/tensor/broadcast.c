@@ -2,6 +2,8 @@
 #include "tensor/kernels.h"
 
 _Atomic uint64_t qkv__gemm_flops = 0;
+_Atomic int qkv__gemm_timing = 0;
+_Atomic uint64_t qkv__gemm_ns = 0;
 
 int qkv__bcast_init(qkv_bcast *bc, int nda, const int64_t *a, int ndb, const int64_t *b,
                    int *out_ndim, int64_t *out_shape) {

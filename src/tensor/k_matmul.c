@@ -3,6 +3,8 @@
  * libxsmm's JIT kernels. */
 #include "tensor/kernel_prelude.h"
 #include <cblas.h>
+#include <stdatomic.h>
+#include <time.h>
 
 #if QKV_GEMM_LIBXSMM && !QKV_KERNEL_F64
 #include <libxsmm.h>
@@ -70,9 +72,9 @@ static int xsmm_gemm(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const flo
 }
 #endif
 
-void K(gemm_ld)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int64_t lda, const real *B,
-                int64_t ldb, real beta, real *C, int64_t ldc) {
-    if (M <= 0 || N <= 0) return;
+/* the product itself: libxsmm, else (C)BLAS */
+static void gemm_ld_call(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int64_t lda, const real *B,
+                         int64_t ldb, real beta, real *C, int64_t ldc) {
 #if QKV_GEMM_LIBXSMM && !QKV_KERNEL_F64
     if (xsmm_gemm(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C, ldc)) return;
 #endif
@@ -83,6 +85,21 @@ void K(gemm_ld)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A,
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 (int)M, (int)N, (int)Kd, 1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 #endif
+}
+
+void K(gemm_ld)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int64_t lda, const real *B,
+                int64_t ldb, real beta, real *C, int64_t ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (!atomic_load_explicit(&qkv__gemm_timing, memory_order_relaxed)) {
+        gemm_ld_call(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    gemm_ld_call(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C, ldc);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    int64_t ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec);
+    atomic_fetch_add_explicit(&qkv__gemm_ns, (uint64_t)ns, memory_order_relaxed);
 }
 
 /* a contiguous product: B's and C's rows are whole */

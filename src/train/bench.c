@@ -9,6 +9,7 @@
 
 #include <cblas.h>
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,11 +151,21 @@ int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int
         ((int32_t *)tok->data)[i] = (int32_t)qkv_rng_below(&rng, (uint64_t)s->vocab);
         ((int32_t *)tgt->data)[i] = (int32_t)qkv_rng_below(&rng, (uint64_t)s->vocab);
     }
-    uint64_t allocs0 = 0, flops0 = 0;
-    for (int i = 0; i < warmup + steps; i++) {
+    uint64_t allocs0 = 0, flops0 = 0, ns0 = 0;
+    double t_products = 0;
+    /* warm-up, the timed steps, then as many again with every product timed (qkv__gemm_timing:
+     * its clock reads slow the step a little, so the timed steps run without it) */
+    for (int i = 0; i < warmup + 2 * steps; i++) {
         if (i == warmup) {
             allocs0 = alloc_count ? alloc_count() : 0;
             flops0 = qkv__gemm_flops;
+        }
+        if (i == warmup + steps) {
+            r->steady_allocs = alloc_count ? (double)(alloc_count() - allocs0) / steps : -1;
+            r->flops_per_step = (double)(qkv__gemm_flops - flops0) / steps;
+            ns0 = qkv__gemm_ns;
+            atomic_store(&qkv__gemm_timing, 1);
+            t_products = qkv_clock_seconds();
         }
         double t = qkv_clock_seconds();
         if (micro_batches > 1) {
@@ -169,10 +180,14 @@ int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int
         }
         qkv_optim_step(&o, m->params.data, m->params.grad, 1e-3);
         qkv_params_zero_grad(&m->params);
-        if (i >= warmup) ms[i - warmup] = 1e3 * (qkv_clock_seconds() - t);
+        if (i >= warmup && i < warmup + steps) ms[i - warmup] = 1e3 * (qkv_clock_seconds() - t);
     }
-    r->steady_allocs = alloc_count ? (double)(alloc_count() - allocs0) / steps : -1;
-    r->flops_per_step = (double)(qkv__gemm_flops - flops0) / steps;
+    atomic_store(&qkv__gemm_timing, 0);
+    /* the threads' time in the products over all the threads' time (W threads take part in a step) */
+    int W = micro_batches > 1 ? mj.W : qkv_get_threads();
+    double products_s = (double)(qkv__gemm_ns - ns0) / 1e9, wall = qkv_clock_seconds() - t_products;
+    r->products_share = wall > 0 ? products_s / (W * wall) : 0;
+    r->ms_products = 1e3 * products_s / W / steps;
     qsort(ms, (size_t)steps, sizeof *ms, cmp_d);
     r->ms_per_step = steps % 2 ? ms[steps / 2] : 0.5 * (ms[steps / 2 - 1] + ms[steps / 2]);
     r->ms_min = ms[0];

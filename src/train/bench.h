@@ -27,10 +27,14 @@ typedef struct qkv_bench_result {
     double steady_allocs;    /* heap allocations per timed step (-1: not counted) */
     double model_mb;         /* parameters + gradients + Adam state */
     double activation_mb;    /* peak arena bytes of a step (activations, their grads, tape) */
+    double products_share;   /* the threads' time in matrix products over all their time, in
+                              * as many steps again with every product timed */
+    double ms_products;      /* those steps' time in products per step and thread: the step were
+                              * everything else free and the products evenly split */
 } qkv_bench_result;
 
-/* run `steps` timed steps after `warmup`; alloc_count (may be NULL) returns a running count
- * of heap allocations. 0, or -1 with err. */
+/* run `steps` timed steps after `warmup`, then `steps` more with every product timed;
+ * alloc_count (may be NULL) returns a running count of heap allocations. 0, or -1 with err. */
 QKV_APP_API int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*alloc_count)(void),
                   qkv_bench_result *r, char *err, int errlen);
 /* the same with the attention of attn (NULL: the default, full), and the step in micro_batches
