@@ -7,6 +7,9 @@ qkv, torch), so both see the same machine state, and prints the median of each q
 the rounds for both, each round's runs per minute, and the ratio of the median runs per
 minute (qkv / PyTorch). Extra arguments (--runs-steps N, --jobs J) go to both. PyTorch does each
 step's whole batch in one pass, as its users do (QKV_TORCH_MICRO_BATCHES=1: qkv's micro-batches).
+Last, one more qkv sweep with every product timed (`qkv bench --sweep --time-products`, not in
+the medians): the share of its runs' time in matrix products, and the bound it sets on the
+ratio, the ratio over that share (what it would be were everything else free).
 """
 import json
 import os
@@ -58,6 +61,10 @@ def main():
     print(f"ratio: {med['qkv']['runs_per_min'] / med['torch']['runs_per_min']:.2f}x "
           f"(median runs per minute, qkv / PyTorch; PyTorch {res['torch'][0]['torch']}, its import not timed: "
           f"{statistics.median(r['startup_seconds'] for r in res['torch']):.1f} s per sweep)")
+    timed = run(QKV + ["--time-products"] + extra)
+    ratio = med['qkv']['runs_per_min'] / med['torch']['runs_per_min']
+    print(f"qkv's runs in matrix products: {100 * timed['products_share']:.1f}% of their time (one more sweep, "
+          f"each product timed); bound: {ratio / timed['products_share']:.2f}x (the ratio were everything else free)")
 
 
 if __name__ == "__main__":

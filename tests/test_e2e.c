@@ -187,25 +187,25 @@ START_TEST(test_resume_equals_uninterrupted) {
 }
 END_TEST
 
-/* A checkpoint written before the loop state grew to 9 scalars (6: no losses, no time, no
- * optimizer step in the metadata) still resumes, and to the same weights. */
-/* qkv train --time-products: the products' seconds, the CPU seconds and their ratio in the
- * summary line, the same weights as without it; not with --group */
+/* qkv train --time-products: the products' seconds, the wall seconds, the threads and the share
+ * in the summary line, the same weights as without it; not with --group */
 START_TEST(test_train_time_products) {
     char cfg[512], out[4096], plain[4096], pa[600], pb[600];
     snprintf(cfg, sizeof cfg, "%s/recall-timed.json", TMP);
     qkv_test_write_file(cfg, SMALL_RECALL);
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/timed --set train.steps=30 --threads 1 "
                                  "--quiet --time-products", qkv_test_bin(), cfg, TMP), 0);
-    double prod = qkv_test_json_num(out, "products_seconds"), cpu = qkv_test_json_num(out, "cpu_seconds"),
+    double prod = qkv_test_json_num(out, "products_seconds"), wall = qkv_test_json_num(out, "wall_seconds"),
            share = qkv_test_json_num(out, "products_share");
-    /* the seconds are printed to 1 ms: the share lies within what their rounding allows */
-    ck_assert_msg(prod > 0 && cpu >= prod && share > 0 && share <= 1 && share >= (prod - 5e-4) / (cpu + 5e-4) - 1e-4 &&
-                      share <= (prod + 5e-4) / (cpu - 5e-4) + 1e-4,
+    ck_assert_int_eq((int)qkv_test_json_num(out, "threads"), 1);
+    /* wall time on both sides: products on one thread cannot take longer than the run; the
+     * seconds are printed to 1 ms, so the share lies within what their rounding allows */
+    ck_assert_msg(prod > 0 && wall >= prod && share > 0 && share <= 1 && share >= (prod - 5e-4) / (wall + 5e-4) - 1e-4 &&
+                      share <= (prod + 5e-4) / (wall - 5e-4) + 1e-4,
                   "%s", out);
     ck_assert_int_eq(qkv_test_sh(plain, sizeof plain, false, "%s train %s --out %s/untimed --set train.steps=30 "
                                  "--threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
-    ck_assert_msg(!strstr(plain, "products_share") && !strstr(plain, "cpu_seconds"), "%s", plain);
+    ck_assert_msg(!strstr(plain, "products_share") && !strstr(plain, "wall_seconds"), "%s", plain);
     snprintf(pa, sizeof pa, "%s/timed/model.safetensors", TMP);
     snprintf(pb, sizeof pb, "%s/untimed/model.safetensors", TMP);
     ck_assert_msg(same_file(pa, pb), "timing the products changed the weights");
@@ -215,6 +215,8 @@ START_TEST(test_train_time_products) {
 }
 END_TEST
 
+/* A checkpoint written before the loop state grew to 9 scalars (6: no losses, no time, no
+ * optimizer step in the metadata) still resumes, and to the same weights. */
 START_TEST(test_resume_version1_checkpoint) {
     char cfg[512], out[4096], path[512], pa[512], pb[512], err[512];
     snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
@@ -514,8 +516,12 @@ END_TEST
  * docs/performance.md shows; run from tests/, it finds configs/recall.json beside build/ */
 START_TEST(test_bench_sweep) {
     char out[8192];
-    int rc = qkv_test_sh(out, sizeof out, false, "%s bench --sweep --runs-steps 3 --json 2>&1", qkv_test_bin());
+    int rc = qkv_test_sh(out, sizeof out, false, "%s bench --sweep --runs-steps 3 --json --time-products 2>&1",
+                         qkv_test_bin());
     ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    /* --time-products: the runs' share of time in the products */
+    double prod = qkv_test_json_num(out, "products_share");
+    ck_assert_msg(prod > 0 && prod <= 1, "products_share %g: %s", prod, out);
     const char *keys[] = {"runs_per_min", "tokens_per_s_per_core", "gemm_flops", "gflops", "ceiling_gflops_per_core",
                           "ceiling_share", "seconds", "run_seconds_median", "peak_rss_mb", "eval_accuracy_mean"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -544,6 +550,7 @@ START_TEST(test_bench_sweep) {
     ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
     const char *cols[] = {"runs/min", "tokens/s/core", "GFLOP/s", "ceiling", "share", "12 runs of 2 steps, 1 at a time"};
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) ck_assert_msg(strstr(out, cols[i]), "%s: %s", cols[i], out);
+    ck_assert_msg(!strstr(out, "matrix products"), "untimed, yet: %s", out); /* no --time-products */
     /* qkv train --gemm-flops is internal: not in --help */
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train --help", qkv_test_bin()), 0);
     ck_assert_ptr_null(strstr(out, "gemm-flops"));

@@ -23,7 +23,7 @@ typedef struct {
     const char *size, *config;
     qkv_cli_list sets;
     long long threads, steps, runs_steps, jobs, micro;
-    bool json, sweep;
+    bool json, sweep, time_products;
 } bench_args;
 
 static const qkv_cli_option OPTIONS[] = {
@@ -51,6 +51,10 @@ static const qkv_cli_option OPTIONS[] = {
     QKV_INT("--runs-steps", "N", bench_args, runs_steps, 1, 1000000, "with --sweep: steps per run (default 300)"),
     QKV_INT("--jobs", "N", bench_args, jobs, 1, 256, "with --sweep: runs at once (default: the number of cores)"),
     QKV_STRING("--config", "FILE", bench_args, config, "with --sweep: the runs' config (default: configs/recall.json)"),
+    QKV_FLAG("--time-products", bench_args, time_products,
+             "with --sweep: each run with qkv train --time-products, and the share of the runs'\n"
+             "time in matrix products (each product is timed, so runs/min are a little lower; the\n"
+             "step benchmark always reports the share, from extra steps)"),
     QKV_HELP,
     QKV_OPTIONS_END,
 };
@@ -135,12 +139,12 @@ int qkv__cmd_bench(int argc, char **argv) {
             return QKV_EXIT_USAGE;
         }
         return qkv__cli_bench_sweep(a.config, a.runs_steps ? (int)a.runs_steps : 300,
-                                   a.jobs ? (int)a.jobs : qkv__cli_default_threads(), a.json);
+                                   a.jobs ? (int)a.jobs : qkv__cli_default_threads(), a.json, a.time_products);
     }
     qkv_attn_config attn;
     if (attention_of(&a.sets, &attn)) return QKV_EXIT_USAGE;
-    if (a.runs_steps || a.jobs || a.config) {
-        qkv__cli_error("bench", "--runs-steps, --jobs and --config go with --sweep");
+    if (a.runs_steps || a.jobs || a.config || a.time_products) {
+        qkv__cli_error("bench", "--runs-steps, --jobs, --config and --time-products go with --sweep");
         return QKV_EXIT_USAGE;
     }
     if (a.size && !find_size(a.size)) {

@@ -6,7 +6,8 @@
  * Each run is a whole training run of the config with train.steps set to the sweep's steps:
  * its micro-batches, Adam, clipping, its periodic evaluation and validation, its metrics and
  * checkpoints; no report is written. The clock runs from the first run's start to the last
- * run's end. Each run reports the matrix-product FLOPs it executed (qkv train --gemm-flops).
+ * run's end. Each run reports the matrix-product FLOPs it executed (qkv train --gemm-flops) and,
+ * with time_products, its seconds in them and its wall seconds (qkv train --time-products).
  * bench/torch_sweep.py is the same sweep in PyTorch (docs/performance.md). */
 #define _DEFAULT_SOURCE  /* wait4 */
 #define _XOPEN_SOURCE 700 /* nftw, mkdtemp */
@@ -44,6 +45,7 @@ typedef struct {
     double start, seconds;   /* wall time of the process */
     double rss_mb;           /* its peak resident memory */
     double flops, accuracy;  /* from its summary line */
+    double products, wall;   /* with --time-products: its seconds in products, its wall seconds (one thread) */
     long long steps;
 } sweep_run;
 
@@ -82,7 +84,7 @@ static double json_num(const char *text, const char *key) {
     return p ? strtod(p + strlen(k), NULL) : -1;
 }
 
-static pid_t launch(const char *bin, const char *config, const char *dir, int r, int steps) {
+static pid_t launch(const char *bin, const char *config, const char *dir, int r, int steps, bool time_products) {
     char out[1200], log[1200], run_dir[1100], qkv[64], seed[64], st[64];
     snprintf(run_dir, sizeof run_dir, "%s/%s-s%d", dir, VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS]);
     snprintf(out, sizeof out, "%s.json", run_dir);
@@ -91,7 +93,7 @@ static pid_t launch(const char *bin, const char *config, const char *dir, int r,
     snprintf(seed, sizeof seed, "train.seed=%d", SEEDS[r % N_SEEDS]);
     snprintf(st, sizeof st, "train.steps=%d", steps);
     char *argv[] = {(char *)bin, "train", (char *)config, "--set", qkv, "--set", seed, "--set", st, "--out", run_dir,
-                    "--threads", "1", "--quiet", "--gemm-flops", NULL};
+                    "--threads", "1", "--quiet", "--gemm-flops", time_products ? "--time-products" : NULL, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -114,6 +116,8 @@ static int read_result(const char *dir, int r, sweep_run *s, char *err, size_t e
     s->flops = json_num(line, "gemm_flops");
     s->accuracy = json_num(line, "eval_accuracy");
     s->steps = (long long)json_num(line, "steps");
+    s->products = json_num(line, "products_seconds");
+    s->wall = json_num(line, "wall_seconds");
     if (s->flops < 0 || s->steps < 0) {
         snprintf(err, errlen, "run %s seed %d printed no summary", VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS]);
         return -1;
@@ -178,7 +182,8 @@ static int sweep_dir(char *dir, size_t n) {
 }
 
 /* run r has ended with status: its wall time and memory, then its result checked; 0 or an exit code */
-static int sweep_ended(const char *dir, sweep_run *runs, int r, int status, const struct rusage *ru, int steps) {
+static int sweep_ended(const char *dir, sweep_run *runs, int r, int status, const struct rusage *ru, int steps,
+                       bool time_products) {
     char err[1024];
     double t = qkv_clock_seconds();
     runs[r].pid = 0;
@@ -188,10 +193,15 @@ static int sweep_ended(const char *dir, sweep_run *runs, int r, int status, cons
         report_failure(dir, r, status);
         return QKV_EXIT_FAIL;
     }
-    if (read_result(dir, r, &runs[r], err, sizeof err) || runs[r].steps != steps) {
+    int unread = read_result(dir, r, &runs[r], err, sizeof err);
+    bool untimed = time_products && (runs[r].products < 0 || runs[r].wall <= 0);
+    if (unread || runs[r].steps != steps || untimed) {
         if (runs[r].steps >= 0 && runs[r].steps != steps)
             snprintf(err, sizeof err, "run %s seed %d trained %lld steps, not %d", VARIANTS[r / N_SEEDS],
                      SEEDS[r % N_SEEDS], runs[r].steps, steps);
+        else if (!unread)
+            snprintf(err, sizeof err, "run %s seed %d printed no products_seconds and wall_seconds",
+                     VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS]);
         qkv__cli_error("bench", "--sweep: %s", err);
         return QKV_EXIT_FAIL;
     }
@@ -200,13 +210,13 @@ static int sweep_ended(const char *dir, sweep_run *runs, int r, int status, cons
 
 /* the runs, jobs at a time, until all have ended, one fails or a signal comes; *started: how many
  * were started; 0 or an exit code */
-static int sweep_runs(const char *bin, const char *config, const char *dir, int steps, int jobs, sweep_run *runs,
-                      int *started) {
+static int sweep_runs(const char *bin, const char *config, const char *dir, int steps, int jobs, bool time_products,
+                      sweep_run *runs, int *started) {
     int next = 0, running = 0, done = 0, rc = 0;
     while (done < N_RUNS && !rc) {
         while (!interrupted && running < jobs && next < N_RUNS) {
             runs[next].start = qkv_clock_seconds();
-            if ((runs[next].pid = launch(bin, config, dir, next, steps)) < 0) {
+            if ((runs[next].pid = launch(bin, config, dir, next, steps, time_products)) < 0) {
                 qkv__cli_error("bench", "--sweep: cannot start %s train", bin);
                 rc = QKV_EXIT_FAIL;
                 break;
@@ -229,7 +239,7 @@ static int sweep_runs(const char *bin, const char *config, const char *dir, int 
         if (r == next) continue;
         running--;
         done++;
-        rc = sweep_ended(dir, runs, r, status, &ru, steps);
+        rc = sweep_ended(dir, runs, r, status, &ru, steps, time_products);
     }
     *started = next;
     return rc;
@@ -249,14 +259,17 @@ typedef struct sweep_stats {
     double flops, acc, rss;         /* the runs' matrix-product FLOPs, mean accuracy, peak memory */
     double run_median, run_max;     /* a run's wall time */
     double tokens, runs_per_min, tps_core, gflops, share;
+    double products_share;          /* the runs' seconds in products over their seconds (-1: not timed) */
 } sweep_stats;
 
 /* the figures of a finished sweep: its runs, wall time and the per-core ceiling */
 static sweep_stats sweep_figures(const sweep_run *runs, double seconds, double ceiling, int steps, int jobs,
-                                 const sweep_shape *sh) {
-    sweep_stats st = {.seconds = seconds, .ceiling = ceiling};
-    double secs[N_RUNS];
+                                 const sweep_shape *sh, bool time_products) {
+    sweep_stats st = {.seconds = seconds, .ceiling = ceiling, .products_share = -1};
+    double secs[N_RUNS], products = 0, wall = 0;
     for (int r = 0; r < N_RUNS; r++) {
+        products += runs[r].products;
+        wall += runs[r].wall;
         st.flops += runs[r].flops;
         st.acc += runs[r].accuracy / N_RUNS;
         st.rss = runs[r].rss_mb > st.rss ? runs[r].rss_mb : st.rss;
@@ -270,6 +283,7 @@ static sweep_stats sweep_figures(const sweep_run *runs, double seconds, double c
     st.tps_core = st.tokens / seconds / jobs;
     st.gflops = st.flops / seconds / 1e9;
     st.share = ceiling > 0 ? st.gflops / (ceiling * jobs) : 0;
+    if (time_products) st.products_share = products / wall;
     return st;
 }
 
@@ -285,10 +299,12 @@ static void print_json(const char *config, int steps, int jobs, const sweep_shap
            "\"seconds\":%.3f,\"runs_per_min\":%.3f,\"tokens\":%.0f,\"tokens_per_s_per_core\":%.0f,"
            "\"gemm_flops\":%.0f,\"gflops\":%.3f,\"ceiling_gflops_per_core\":%.2f,\"ceiling_gflops\":%.2f,"
            "\"ceiling_share\":%.4f,\"run_seconds_median\":%.3f,\"run_seconds_max\":%.3f,"
-           "\"peak_rss_mb\":%.1f,\"eval_accuracy_mean\":%.4f}\n",
+           "\"peak_rss_mb\":%.1f,\"eval_accuracy_mean\":%.4f",
            N_RUNS, steps, jobs, tc->batch, qkv_train_shards(tc), sh->seq_len, tc->eval_every, tc->eval_examples,
            sh->val_examples, sh->evals, st->seconds, st->runs_per_min, st->tokens, st->tps_core, st->flops,
            st->gflops, st->ceiling, st->ceiling * jobs, st->share, st->run_median, st->run_max, st->rss, st->acc);
+    if (st->products_share >= 0) printf(",\"products_share\":%.4f", st->products_share);
+    printf("}\n");
 }
 
 /* the sweep in words, then the figures as a table, on stdout */
@@ -307,9 +323,12 @@ static void print_table(const char *config, int steps, int jobs, const sweep_sha
     printf("%5d %6d %5d %8.2f %9.2f %14.0f %9.1f %8.2f %8.1f %6.1f%% %8.2f %7.1f %9.3f\n", N_RUNS, steps, jobs,
            st->seconds, st->runs_per_min, st->tps_core, st->flops / 1e9, st->gflops, st->ceiling * jobs,
            100 * st->share, st->run_median, st->rss, st->acc);
+    if (st->products_share >= 0)
+        printf("the runs' time in matrix products (each product timed: --time-products): %.1f%%\n",
+               100 * st->products_share);
 }
 
-int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
+int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, bool time_products) {
     char bin[PATH_MAX], cfg_buf[PATH_MAX + 32], dir[1024];
     ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 1);
     if (n <= 0) { qkv__cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
@@ -343,7 +362,7 @@ int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
     memset(runs, 0, sizeof runs);
     int started;
     double t0 = qkv_clock_seconds();
-    rc = sweep_runs(bin, config, dir, steps, jobs, runs, &started);
+    rc = sweep_runs(bin, config, dir, steps, jobs, time_products, runs, &started);
     double seconds = qkv_clock_seconds() - t0;
     stop_runs(runs, started);
     sigaction(SIGINT, &old_int, NULL);
@@ -355,7 +374,7 @@ int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json) {
     }
     if (rc) return rc;
 
-    sweep_stats st = sweep_figures(runs, seconds, ceiling, steps, jobs, &sh);
+    sweep_stats st = sweep_figures(runs, seconds, ceiling, steps, jobs, &sh, time_products);
     if (json) print_json(config, steps, jobs, &sh, &st);
     else print_table(config, steps, jobs, &sh, &st);
     return 0;

@@ -22,8 +22,9 @@ QKV_INTERNAL int qkv__cmd_sample(int argc, char **argv);
 QKV_INTERNAL int qkv__cmd_inspect(int argc, char **argv);
 
 /* qkv bench --sweep (bench_sweep.c): the fixed sweep of config (NULL: configs/recall.json),
- * steps per run, jobs runs at once; a table, or one JSON line; the exit status */
-QKV_INTERNAL int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json);
+ * steps per run, jobs runs at once, with time_products each run timed in its products (qkv train
+ * --time-products); a table, or one JSON line; the exit status */
+QKV_INTERNAL int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, bool time_products);
 
 /* "qkv CMD: message" (cmd NULL: "qkv: message") on stderr, one line: control characters in the
  * message are written as \xNN */

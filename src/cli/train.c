@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "io/fileio.h"
+#include "tensor/clock.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
 #include "train/dist.h"
@@ -13,7 +14,6 @@
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,8 +51,8 @@ static const qkv_cli_option OPTIONS[] = {
             "(DIR/observed.safetensors; default 0; qkv ablate passes its config's example)"),
     QKV_FLAG("--time-products", train_args, time_products,
              "time every matrix product and add to the summary line the run's seconds in them\n"
-             "(\"products_seconds\"), its CPU seconds (\"cpu_seconds\", every thread's) and their\n"
-             "ratio (\"products_share\"), for docs/performance.md; the run is about 1% slower"),
+             "(\"products_seconds\", summed over its threads), its wall seconds and threads, and\n"
+             "\"products_share\" = products / (threads x wall), for docs/performance.md"),
     QKV_INT("--stop-after", "N", train_args, stop_after, 1, 1000000000,
             "stop (as Ctrl-C does) after N more steps; for testing resume"),
     /* internal (qkv bench --sweep): the matrix-product FLOPs this process executed, as
@@ -235,8 +235,9 @@ static int refuse_existing_run(const char *out) {
     return QKV_EXIT_OK;
 }
 
-/* the summary line of a finished run of d.size processes (with --gemm-flops, the FLOPs), by the first */
-static void print_run(const qkv_run_summary *s, const char *out, const train_args *a, qkv_dist d) {
+/* the summary line of a finished run of d.size processes (with --gemm-flops, the FLOPs; with
+ * --time-products, the products' time since timed_since), by the first */
+static void print_run(const qkv_run_summary *s, const char *out, const train_args *a, qkv_dist d, double timed_since) {
     char procs[160] = "";
     if (d.size > 1)
         snprintf(procs, sizeof procs, ",\"processes\":%d,\"param_checksum\":\"%016llx\"", s->processes,
@@ -244,15 +245,12 @@ static void print_run(const qkv_run_summary *s, const char *out, const train_arg
     if (a->gemm_flops)
         snprintf(procs + strlen(procs), sizeof procs - strlen(procs), ",\"gemm_flops\":%llu",
                  (unsigned long long)qkv__gemm_flops);
-    if (a->time_products) { /* this process's threads: the products' time over all their CPU time */
-        struct rusage ru;
-        getrusage(RUSAGE_SELF, &ru);
-        double cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
-                     1e-6 * (double)ru.ru_stime.tv_usec,
-               prod = (double)qkv__gemm_ns / 1e9;
+    if (a->time_products) { /* this process's threads: their wall time in products over all of it */
+        double wall = qkv_clock_seconds() - timed_since, prod = (double)qkv__gemm_ns / 1e9;
+        int threads = qkv_get_threads();
         snprintf(procs + strlen(procs), sizeof procs - strlen(procs),
-                 ",\"products_seconds\":%.3f,\"cpu_seconds\":%.3f,\"products_share\":%.4f", prod, cpu,
-                 cpu > 0 ? prod / cpu : 0);
+                 ",\"products_seconds\":%.3f,\"wall_seconds\":%.3f,\"threads\":%d,\"products_share\":%.4f", prod,
+                 wall, threads, wall > 0 ? prod / (threads * wall) : 0);
     }
     char bpb[256] = "", b1[64], b2[64], b3[64]; /* bytes: bits per byte and the baselines beside it */
     if (s->text)
@@ -277,6 +275,7 @@ static int train_one(const train_args *a) {
     if (!out) out = default_out(cfg_path, out_buf, sizeof out_buf);
     qkv__cli_set_threads((int)a->threads);
     catch_signals();
+    double timed_since = qkv_clock_seconds();
     if (a->time_products) atomic_store(&qkv__gemm_timing, 1);
 
     qkv_run_opts opt = {.out_dir = out, .quiet = a->quiet, .resume = a->resume != NULL,
@@ -298,7 +297,7 @@ static int train_one(const train_args *a) {
         return QKV_EXIT_FAIL;
     }
     if (d.rank) return QKV_EXIT_OK; /* the first process speaks for all */
-    print_run(&s, out, a, d);
+    print_run(&s, out, a, d, timed_since);
     if (!a->quiet) fprintf(stderr, "qkv train: run directory %s\n", out);
     return QKV_EXIT_OK;
 }

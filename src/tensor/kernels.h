@@ -73,7 +73,7 @@ static inline int64_t qkv_layernorm_backward_scratch(int64_t rows, int64_t n) {
 QKV_INTERNAL extern _Atomic uint64_t qkv__gemm_flops;
 /* while qkv__gemm_timing is non-zero, every product's wall time is added to qkv__gemm_ns (in
  * nanoseconds, summed over threads): what `qkv bench` and `qkv train --time-products` report as
- * the time in the products; off by default, as the two clock reads cost about 1% of a tiny step */
+ * the time in the products; off by default, as the two clock reads per product cost a little */
 QKV_INTERNAL extern _Atomic int qkv__gemm_timing;
 QKV_INTERNAL extern _Atomic uint64_t qkv__gemm_ns;
 

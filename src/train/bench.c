@@ -187,9 +187,9 @@ int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int
     int W = micro_batches > 1 ? mj.W : qkv_get_threads();
     double products_s = (double)(qkv__gemm_ns - ns0) / 1e9, wall = qkv_clock_seconds() - t_products;
     r->products_share = wall > 0 ? products_s / (W * wall) : 0;
-    r->ms_products = 1e3 * products_s / W / steps;
     qsort(ms, (size_t)steps, sizeof *ms, cmp_d);
     r->ms_per_step = steps % 2 ? ms[steps / 2] : 0.5 * (ms[steps / 2 - 1] + ms[steps / 2]);
+    r->ms_products = r->products_share * r->ms_per_step; /* the median step, at the timed steps' share */
     r->ms_min = ms[0];
     r->ms_max = ms[steps - 1];
     r->tokens_per_s = (double)s->batch * s->seq / (r->ms_per_step / 1e3);
@@ -201,6 +201,7 @@ int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int
     r->activation_mb = arena / (1 << 20);
     rc = 0;
 done:
+    atomic_store(&qkv__gemm_timing, 0); /* off again after a failed step too */
     if (micro_batches > 1) micro_free(&mj);
     free(ms);
     qkv_tensor_free(tok);

@@ -29,8 +29,8 @@ typedef struct qkv_bench_result {
     double activation_mb;    /* peak arena bytes of a step (activations, their grads, tape) */
     double products_share;   /* the threads' time in matrix products over all their time, in
                               * as many steps again with every product timed */
-    double ms_products;      /* those steps' time in products per step and thread: the step were
-                              * everything else free and the products evenly split */
+    double ms_products;      /* products_share x ms_per_step: the median step were everything
+                              * outside the products free (and the products evenly split) */
 } qkv_bench_result;
 
 /* run `steps` timed steps after `warmup`, then `steps` more with every product timed;
