@@ -544,7 +544,7 @@ static const bad_case CASES[] = {
     {"bench: --sweep with a step option", NULL, {{0}}, CK_NONE, "bench --sweep --size tiny", 2,
      "qkv bench: --sweep times whole runs, each on one thread: --size, --steps, --threads and --micro-batches time one step"},
     {"bench: a sweep option without --sweep", NULL, {{0}}, CK_NONE, "bench --runs-steps 5", 2,
-     "qkv bench: --runs-steps, --jobs and --config go with --sweep"},
+     "qkv bench: --runs-steps, --jobs, --config and --time-products go with --sweep"},
     {"bench: --sweep with a missing config", NULL, {{0}}, CK_NONE, "bench --sweep --config nope.json", 2,
      "qkv bench: nope.json: cannot open"},
     {"--set on an unknown path", BASE, {{0}}, CK_NONE, "train cfg.json --set model.foo=1 --out out", 2,
