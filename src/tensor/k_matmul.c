@@ -4,7 +4,7 @@
 #include "tensor/kernel_prelude.h"
 #include <cblas.h>
 #include <stdatomic.h>
-#include <time.h>
+#include "tensor/clock.h"
 
 #if QKV_GEMM_LIBXSMM && !QKV_KERNEL_F64
 #include <libxsmm.h>
@@ -94,12 +94,10 @@ void K(gemm_ld)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A,
         gemm_ld_call(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = qkv_clock_seconds();
     gemm_ld_call(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C, ldc);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    int64_t ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec);
-    atomic_fetch_add_explicit(&qkv__gemm_ns, (uint64_t)ns, memory_order_relaxed);
+    uint64_t ns = (uint64_t)((qkv_clock_seconds() - t0) * 1e9);
+    atomic_fetch_add_explicit(&qkv__gemm_ns, ns, memory_order_relaxed);
 }
 
 /* a contiguous product: B's and C's rows are whole */
