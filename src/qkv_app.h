@@ -11,6 +11,7 @@
 #include "train/run_config.h"   /* a run's whole configuration and its defaults */
 #include "config/config.h"      /* JSON config files and --set overrides */
 #include "train/train.h"        /* training runs, evaluation */
+#include "train/stop.h"         /* the stop flag SIGINT and SIGTERM set */
 #include "train/sample.h"       /* generating tokens from a trained model */
 #include "train/run_dir.h"      /* the files of a run directory */
 #include "train/checkpoint.h"   /* resumable checkpoints */

@@ -33,6 +33,7 @@
 
 #include "io/safetensors.h"
 #include "tensor/fastmath.h"
+#include "train/stop.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -449,6 +450,33 @@ START_TEST(test_fast_exp_nonfinite) {
 }
 END_TEST
 
+/* the one stop flag: a caught SIGINT or SIGTERM sets it, a new catcher clears it, and releasing
+ * the catcher puts the previous handler back (here: SIG_IGN) */
+START_TEST(test_stop_flag) {
+    struct sigaction ign, old;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGTERM, &ign, &old);
+    for (int k = 0; k < 2; k++) {
+        qkv_stop_catcher c;
+        qkv_stop_catch(&c);
+        ck_assert(!qkv_stop_requested());
+        raise(k ? SIGINT : SIGTERM);
+        ck_assert(qkv_stop_requested());
+        qkv_stop_release(&c);
+    }
+    struct sigaction now;
+    sigaction(SIGTERM, NULL, &now);
+    ck_assert(now.sa_handler == SIG_IGN);
+    qkv_stop_catcher c;
+    qkv_stop_catch(&c);
+    qkv_request_stop();
+    ck_assert(qkv_stop_requested());
+    qkv_stop_release(&c);
+    sigaction(SIGTERM, &old, NULL);
+}
+END_TEST
+
 Suite *faults_suite(void) {
     Suite *s = suite_create("faults");
     TCase *tc = tcase_create("faults");
@@ -463,6 +491,7 @@ Suite *faults_suite(void) {
     tcase_add_test(tc, test_nonfinite_stops);
     tcase_add_test(tc, test_nonfinite_skipped_and_counted);
     tcase_add_test(tc, test_fast_exp_nonfinite);
+    tcase_add_test(tc, test_stop_flag);
     suite_add_tcase(s, tc);
     return s;
 }

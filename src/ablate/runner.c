@@ -8,6 +8,7 @@
 #include "io/fileio.h"
 #include "train/checkpoint.h"
 #include "train/run_dir.h"
+#include "train/stop.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,8 +23,6 @@
 
 extern char **environ;
 
-static volatile sig_atomic_t interrupted = 0;
-static void on_signal(int sig) { (void)sig; interrupted = 1; }
 
 
 static void nap(double s) {
@@ -197,7 +196,7 @@ static void gather(const qkv_ablate_plan *p, const qkv_ablate_opts *o, const pha
     int r = jb->runs[0], shards = o->shards > 0 ? o->shards : 1;
     long long at = resume ? checkpoint_step(p, r) : 0;
     if (at < 0) return;
-    for (int r2 = r + 1; r2 < p->n && jb->n < o->group && !interrupted; r2++) {
+    for (int r2 = r + 1; r2 < p->n && jb->n < o->group && !qkv_stop_requested(); r2++) {
         if (r2 % shards != o->shard || ph[r2] != IDLE || p->runs[r2].variant != p->runs[r].variant) continue;
         for (int pass = 0; pass < 2; pass++) { /* before claiming it, and after (its state may have changed) */
             bool res2, ext2;
@@ -263,12 +262,8 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
         snprintf(err, (size_t)errlen, "out of memory");
         return -1;
     }
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    interrupted = 0;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    qkv_stop_catcher stop;
+    qkv_stop_catch(&stop);
     /* a terminal gets one updating line; a log a line per run started, finished or failed and a
      * summary at most once per QKV_LOG_INTERVAL (a Slurm task's log must not grow with time) */
     bool tty = isatty(2) && !o->quiet, forwarded = false, first = true, refresh = true;
@@ -296,14 +291,14 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
                 kept += first;
                 continue;
             }
-            if (running >= jobs && !interrupted) continue; /* no slot: no need to look at claims */
+            if (running >= jobs && !qkv_stop_requested()) continue; /* no slot: no need to look at claims */
             qkv_claim_info ci;
             qkv__claim_read(p->runs[r].dir, stale, &ci);
             if (ci.held && !ci.stale) { /* another worker trains it */
                 elsewhere++;
                 continue;
             }
-            if (interrupted || !qkv__claim(p->runs[r].dir, stale, o->quiet)) continue;
+            if (qkv_stop_requested() || !qkv__claim(p->runs[r].dir, stale, o->quiet)) continue;
             /* claimed: the state may have changed while another worker held it */
             qkv__ablate_run_state(p, r, &st[r]);
             steps = qkv__ablate_next(p, r, &st[r], max_solved, &resume, &extend);
@@ -349,8 +344,8 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
         if (rc) break;
         /* nothing running here: finished, unless other workers hold runs of this share whose
          * results may raise the budget (wait for them) */
-        if (running == 0 && (interrupted || elsewhere == 0 || shards > 1)) break;
-        if (interrupted && !forwarded) { /* SIGTERM to ablate alone (kill, timeout, a scheduler): */
+        if (running == 0 && (qkv_stop_requested() || elsewhere == 0 || shards > 1)) break;
+        if (qkv_stop_requested() && !forwarded) { /* SIGTERM to ablate alone (kill, timeout, a scheduler): */
             for (int k = 0; k < jobs; k++) /* the runs save a checkpoint and stop too */
                 if (js[k].pid) kill(js[k].pid, SIGTERM);
             forwarded = true;
@@ -386,11 +381,11 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
                     ok = all_ok || (now_st.done && now_st.steps == jb->steps);
                     if (!ok) line_about(text, p->runs[r].dir, why, sizeof why);
                 }
-                ph[r] = ok || interrupted ? IDLE : FAILED;
+                ph[r] = ok || qkv_stop_requested() ? IDLE : FAILED;
                 if (ok) {
                     unmark_failed(p, r);
                     if (!o->quiet && !tty) show_finished(p, r, qkv_clock_seconds() - jb->started);
-                } else if (!interrupted) {
+                } else if (!qkv_stop_requested()) {
                     mark_failed(p, r, code, why);
                     fprintf(stderr, "%sqkv ablate: run %s failed (exit %d); see %s/%s\n", tty ? "\r\033[K" : "",
                             p->runs[r].dir, code, p->runs[r].dir, QKV_RUN_LOG);
@@ -405,8 +400,7 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
         }
     }
     if (tty) fputc('\n', stderr);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    qkv_stop_release(&stop);
     int finished = 0;
     for (int r = 0; r < p->n; r++) finished += r % shards == o->shard && st[r].done;
     free(js);
@@ -414,7 +408,7 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
     free(st);
     if (extended_out) *extended_out = extended;
     if (rc) return -1;
-    if (interrupted) {
+    if (qkv_stop_requested()) {
         snprintf(err, (size_t)errlen, "interrupted: %d of %d runs have finished a session; run the same command "
                  "again to continue (finished runs are kept, unfinished ones resume)", finished, mine);
         return -1;

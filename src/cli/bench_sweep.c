@@ -16,6 +16,7 @@
 #include "tensor/parallel.h"
 #include "train/bench.h"
 #include "train/run_config.h"
+#include "train/stop.h"
 #include "tasks/task.h"
 
 #include <errno.h>
@@ -49,8 +50,6 @@ typedef struct {
     long long steps;
 } sweep_run;
 
-static volatile sig_atomic_t interrupted = 0;
-static void on_signal(int sig) { (void)sig; interrupted = 1; }
 
 
 static int cmp_d(const void *a, const void *b) {
@@ -214,7 +213,7 @@ static int sweep_runs(const char *bin, const char *config, const char *dir, int 
                       sweep_run *runs, int *started) {
     int next = 0, running = 0, done = 0, rc = 0;
     while (done < N_RUNS && !rc) {
-        while (!interrupted && running < jobs && next < N_RUNS) {
+        while (!qkv_stop_requested() && running < jobs && next < N_RUNS) {
             runs[next].start = qkv_clock_seconds();
             if ((runs[next].pid = launch(bin, config, dir, next, steps, time_products)) < 0) {
                 qkv__cli_error("bench", "--sweep: cannot start %s train", bin);
@@ -224,7 +223,7 @@ static int sweep_runs(const char *bin, const char *config, const char *dir, int 
             next++;
             running++;
         }
-        if (rc || interrupted) break;
+        if (rc || qkv_stop_requested()) break;
         int status;
         struct rusage ru;
         pid_t pid = wait4(-1, &status, 0, &ru);
@@ -352,11 +351,8 @@ int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, boo
     if (!json)
         fprintf(stderr, "qkv bench: sweep of %d runs (%d variants x %d seeds) of %d steps, %d at a time, in %s\n",
                 N_RUNS, N_VARIANTS, N_SEEDS, steps, jobs, dir);
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    qkv_stop_catcher stop;
+    qkv_stop_catch(&stop);
 
     sweep_run runs[N_RUNS];
     memset(runs, 0, sizeof runs);
@@ -365,10 +361,9 @@ int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, boo
     rc = sweep_runs(bin, config, dir, steps, jobs, time_products, runs, &started);
     double seconds = qkv_clock_seconds() - t0;
     stop_runs(runs, started);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    qkv_stop_release(&stop);
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    if (interrupted && !rc) {
+    if (qkv_stop_requested() && !rc) {
         qkv__cli_error("bench", "--sweep: interrupted");
         rc = QKV_EXIT_FAIL;
     }

@@ -7,10 +7,10 @@
 #include "tensor/parallel.h"
 #include "train/dist.h"
 #include "train/run_dir.h"
+#include "train/stop.h"
 #include "train/train.h"
 
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -80,11 +80,6 @@ static const char *json_num(double x, char *buf, size_t n) {
     return buf;
 }
 
-static void on_signal(int sig) {
-    (void)sig;
-    qkv_request_stop();
-}
-
 static int train_command(int argc, char **argv);
 static int group_command(const train_args *a);
 
@@ -134,15 +129,6 @@ int qkv__cmd_train(int argc, char **argv) {
     int rc = train_command(argc, argv);
     qkv__dist_finalize();
     return rc;
-}
-
-/* Ctrl-C and SIGTERM ask the training to stop (it saves a checkpoint) */
-static void catch_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
 }
 
 /* a run's summary line on stdout: JSON, bpb (the text figures, or "") after eval_loss, extra at the end */
@@ -274,7 +260,6 @@ static int train_one(const train_args *a) {
     if ((rc = extend_steps(a, &cfg))) return rc;
     if (!out) out = default_out(cfg_path, out_buf, sizeof out_buf);
     qkv__cli_set_threads((int)a->threads);
-    catch_signals();
     double timed_since = qkv_clock_seconds();
     if (a->time_products) atomic_store(&qkv__gemm_timing, 1);
 
@@ -285,7 +270,10 @@ static int train_one(const train_args *a) {
     char err[1024];
     /* a usage error (qkv_train checks too, for several processes) */
     if (d.size == 1 && !a->resume && !a->force && (rc = refuse_existing_run(out))) return rc;
+    qkv_stop_catcher stop; /* Ctrl-C and SIGTERM: the run saves a checkpoint and stops */
+    qkv_stop_catch(&stop);
     int r = qkv_train(&cfg, &opt, &s, err, sizeof err);
+    qkv_stop_release(&stop);
     if (r < 0) {
         qkv__cli_error("train", "%s", err);
         return r == -2 ? QKV_EXIT_USAGE : QKV_EXIT_FAIL; /* -2: the config does not fit in memory */
@@ -414,9 +402,11 @@ static int group_results(const qkv_group_run *runs, const qkv_config *cfgs, int 
 /* the runs of cfgs/runs (set up) trained together; an exit code */
 static int group_train(const train_args *a, qkv_group_run *runs, const qkv_config *cfgs, int n) {
     qkv__cli_set_threads((int)a->threads);
-    catch_signals();
     char err[1024];
+    qkv_stop_catcher stop;
+    qkv_stop_catch(&stop);
     int r = qkv_train_group(runs, n, err, sizeof err);
+    qkv_stop_release(&stop);
     if (r < 0) {
         for (int i = 0; i < n; i++) /* a run whose own setup failed says so */
             if (runs[i].err[0] && strcmp(runs[i].err, err)) qkv__cli_error("train", "%s: %s", runs[i].opt.out_dir, runs[i].err);

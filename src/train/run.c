@@ -1,5 +1,6 @@
 /* One training run's state, directory, and the part of its step after the gradient (see run.h). */
 #include "train/run.h"
+#include "train/stop.h"
 #include "io/fileio.h"
 #include "tensor/buildinfo.h"
 #include "tensor/parallel.h"
@@ -11,19 +12,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-/* set by qkv_request_stop (a signal handler): the loop checkpoints and stops */
-static volatile sig_atomic_t stop_requested = 0;
-
-void qkv_request_stop(void) { stop_requested = 1; }
-
 bool qkv__run_should_stop(const qkv__run *r) {
-    return stop_requested || (r->opt->stop_after && r->st.step - r->start >= r->opt->stop_after);
+    return qkv_stop_requested() || (r->opt->stop_after && r->st.step - r->start >= r->opt->stop_after);
 }
 
 static const char *in_dir(qkv__run *r, const char *file) {

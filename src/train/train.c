@@ -30,15 +30,15 @@ static int micro_batch(qkv__run *r, qkv_model *m, qkv_ctx *ctx, int j, int64_t t
     return 0;
 }
 
-/* worker w's micro-batches: w, w + workers, ... , each alone on this thread */
-static int64_t step_total;
+/* worker w's micro-batches: w, w + workers, ... , each alone on this thread (weighted by the
+ * step's r->total targets) */
 static void worker_batches(void *arg, int64_t begin, int64_t end) {
     qkv__run *r = arg;
     int prev = qkv__serial(1);
     for (int64_t w = begin; w < end; w++) {
         r->werr[w][0] = 0;
         for (int j = (int)w; j < r->mine && !r->werr[w][0]; j += r->workers)
-            micro_batch(r, r->reps[w], r->ctxs[w], j, step_total,
+            micro_batch(r, r->reps[w], r->ctxs[w], j, r->total,
                         r->slots + (size_t)(r->first + j) * (size_t)r->model->params.numel, r->werr[w],
                         (int)sizeof r->werr[w]);
     }
@@ -69,7 +69,6 @@ static int step_gradient(qkv__run *r, double *loss, char *err, int errlen) {
     for (int k = 0; k < S; k++) total += r->counts[k];
     r->total = total;
     if (r->workers > 1) { /* whole micro-batches on qkv's threads, gradients into their slots */
-        step_total = total;
         qkv__parallel_for(r->workers, 1, worker_batches, r);
         for (int w = 0; w < r->workers; w++)
             if (r->werr[w][0]) {

@@ -90,8 +90,4 @@ QKV_APP_API int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n,
 QKV_APP_API int qkv_evaluate_split(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
                        qkv_eval_result *r, char *err, int errlen);
 
-/* ask the running qkv_train to save a checkpoint and return 1 (interrupted) after its current
- * step; async-signal-safe, for SIGINT/SIGTERM handlers */
-QKV_APP_API void qkv_request_stop(void);
-
 #endif
