@@ -19,6 +19,8 @@ bool qkv__will_record(const qkv_ctx *ctx, int n_in, qkv_tensor *const *in) {
 _Static_assert(sizeof(qkv_record) <= RECORD_ARENA_BYTES, "qkv_record outgrew its arena footprint");
 
 qkv_record *qkv__record(qkv_ctx *ctx, qkv_op op, qkv_tensor *out, int n_in, qkv_tensor *const *in) {
+    QKV_ASSERT((unsigned)op < QKV_OP_COUNT && out && n_in >= 0 && (n_in == 0 || in), "record: an op, its output, its inputs");
+    QKV_ASSERT(qkv_dtype_is_float(out->dtype), "record: a differentiable op's output is a float tensor");
     if (!ctx->grad_enabled) return NULL;
     bool any = false;
     for (int i = 0; i < n_in; i++) any |= in[i]->requires_grad;
@@ -97,6 +99,7 @@ int qkv_backward(qkv_ctx *ctx, qkv_tensor *loss) {
     for (qkv_record *r = ctx->tape; r; r = r->prev) {
         if (!r->out->grad) continue; /* nothing flowed into this op */
         qkv_backward_fn fn = ctx->override[r->op] ? ctx->override[r->op] : qkv__op_backward(r->op);
+        QKV_ASSERT(fn, "backward: every op of the list has its rule");
         if (fn(ctx, r) || !qkv_ctx_ok(ctx)) return -1;
     }
     return 0;

@@ -10,6 +10,7 @@
 #include "autograd/ops.h"
 #include "autograd/arena.h"
 #include "tensor/kernels.h"
+#include "tensor/check.h"
 
 #define QKV_REC_MAX_IN 3
 
@@ -121,8 +122,9 @@ static inline void *qkv__at(const void *p, int64_t i, qkv_dtype dt) {
 QKV_INTERNAL const char *qkv__shp(const qkv_tensor *t);
 
 /* dispatch a typed kernel on a float dtype */
-#define QKV_KCALL(dtype, name, ...) \
-    ((dtype) == QKV_F64 ? qkv__k_##name##_f64(__VA_ARGS__) : qkv__k_##name##_f32(__VA_ARGS__))
+#define QKV_KCALL(dtype, name, ...)                                                             \
+    (QKV_ASSERT((dtype) == QKV_F32 || (dtype) == QKV_F64, "a kernel runs on float tensors only"), \
+     (dtype) == QKV_F64 ? qkv__k_##name##_f64(__VA_ARGS__) : qkv__k_##name##_f32(__VA_ARGS__))
 
 /* backward rules, one per op file */
 QKV_INTERNAL int qkv__matmul_backward(qkv_ctx *ctx, const qkv_record *r);

@@ -12,6 +12,7 @@
  * all the query heads that use it), in the same order whatever the thread count, so results
  * are the same bits for any number of threads. */
 #include "tensor/kernel_prelude.h"
+#include "tensor/check.h"
 #include <math.h>
 #include "tensor/fastmath.h"
 #include "tensor/lanes.h"
@@ -198,6 +199,10 @@ static uint64_t pass_flops(const qkv_sdpa_shape *s, int qk_products, int v_produ
 }
 
 void K(sdpa)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *v, real *p, real *y) {
+    QKV_ASSERT(s->B > 0 && s->T > 0 && s->H > 0 && s->hd > 0, "sdpa: B, T, H, hd > 0");
+    QKV_ASSERT(s->H % (s->kvH > 0 ? s->kvH : s->H) == 0, "sdpa: H a multiple of the key heads");
+    QKV_ASSERT(s->H % (s->vH > 0 ? s->vH : s->kvH > 0 ? s->kvH : s->H) == 0, "sdpa: H a multiple of the value heads");
+    QKV_ASSERT(q && k && v && y && (!s->mask || s->bc), "sdpa: operands");
     qkv__gemm_flops += pass_flops(s, 1, 1);
     sdpa_job j = {.s = s, .q = q, .k = k, .v = v, .pw = p, .y = y};
     qkv__parallel_for(s->B * s->H, 1, forward_pairs, &j);
@@ -246,6 +251,9 @@ static void backward_parts(void *arg, int64_t b, int64_t e) {
 
 void K(sdpa_backward)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *v, const real *p,
                       const real *dy, real *dq, real *dk, real *dv, real *scratch, int64_t parts, int zero) {
+    QKV_ASSERT(s->B > 0 && s->T > 0 && s->H > 0 && s->hd > 0, "sdpa_backward: B, T, H, hd > 0");
+    QKV_ASSERT(s->H % (s->kvH > 0 ? s->kvH : s->H) == 0, "sdpa_backward: H a multiple of the key heads");
+    QKV_ASSERT(q && k && v && p && dy, "sdpa_backward: operands");
     qkv__gemm_flops += pass_flops(s, (dq ? 1 : 0) + (dk ? 1 : 0), (dv ? 1 : 0) + (dq || dk ? 1 : 0));
     sdpa_job j = {.s = s, .q = q, .k = k, .v = v, .p = p, .dy = dy, .dq = dq, .dk = dk, .dv = dv,
                   .scratch = scratch, .parts = parts, .zero = zero};

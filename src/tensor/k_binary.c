@@ -1,5 +1,6 @@
 /* Elementwise add, sub, mul, div with broadcasting, and scalar affine maps. */
 #include "tensor/kernel_prelude.h"
+#include "tensor/check.h"
 
 static inline real apply(qkv_binop op, real a, real b) {
     switch (op) {
@@ -11,6 +12,7 @@ static inline real apply(qkv_binop op, real a, real b) {
 }
 
 void K(binary)(qkv_binop op, const qkv_bcast *bc, const real *a, const real *b, real *y) {
+    QKV_ASSERT(bc && a && b && y && (unsigned)op <= QKV_BIN_DIV, "binary: operands, an op of qkv_binop");
     const int64_t *n = bc->n, *sa = bc->sa, *sb = bc->sb;
     for (int64_t i0 = 0; i0 < n[0]; i0++)
         for (int64_t i1 = 0; i1 < n[1]; i1++)
@@ -116,6 +118,7 @@ static void binary_flat_range(void *p, int64_t s, int64_t e) {
     binary_flat_serial(j->op, e - s, j->a + s, j->b + s, j->y + s);
 }
 void K(binary_flat)(qkv_binop op, int64_t n, const real *a, const real *b, real *y) {
+    QKV_ASSERT(n >= 0 && (unsigned)op <= QKV_BIN_DIV, "binary_flat: n >= 0, an op of qkv_binop");
     flat_job j = {.op = op, .a = a, .b = b, .y = y};
     qkv__parallel_for(n, QKV_GRAIN, binary_flat_range, &j);
 }

@@ -3,6 +3,7 @@
  * each fixed block of QKV_LN_BLOCK rows sums its rows in order into its own partial, and the
  * partials are then added in block order, so the result never depends on threads. */
 #include "tensor/kernel_prelude.h"
+#include "tensor/check.h"
 #include "tensor/lanes.h"
 
 typedef struct {
@@ -43,6 +44,7 @@ static void layernorm_range(void *p, int64_t r0, int64_t r1) {
 
 void K(layernorm)(int64_t rows, int64_t n, const real *x, const real *w, const real *b, double eps, real *y,
                   real *mean, real *rstd) {
+    QKV_ASSERT(rows >= 0 && n >= 1 && x && y && mean && rstd, "layernorm: rows >= 0, n >= 1, mean and rstd saved");
     ln_job j = {.n = n, .x = x, .w = w, .b = b, .y = y, .mean_out = mean, .rstd_out = rstd, .eps = eps};
     qkv__parallel_for(rows, qkv_row_grain(n), layernorm_range, &j);
 }
@@ -105,6 +107,8 @@ static void add_partials(void *p, int64_t k0, int64_t k1) {
 void K(layernorm_backward)(int64_t rows, int64_t n, const real *x, const real *w, const real *mean,
                            const real *rstd, const real *dy, real *dx, real *dw, real *db, int zero,
                            real *scratch) {
+    QKV_ASSERT(rows >= 0 && n >= 1 && x && mean && rstd && dy, "layernorm_backward: rows >= 0, n >= 1");
+    QKV_ASSERT(!(dw || db) || scratch, "layernorm_backward: scratch for the row sums");
     ln_job j = {.n = n, .x = x, .w = w, .mean = mean, .rstd = rstd, .dy = dy, .dx = dx, .dw = dw, .db = db,
                 .rows = rows, .zero = zero, .part = scratch};
     int64_t blocks = (rows + QKV_LN_BLOCK - 1) / QKV_LN_BLOCK, per = QKV_LN_BLOCK * n;

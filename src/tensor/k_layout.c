@@ -1,6 +1,7 @@
 /* Data movement: transpose of two axes, and block copies for slice and concatenate.
  * Every output element is written by one thread, so ranges run on qkv's threads. */
 #include "tensor/kernel_prelude.h"
+#include "tensor/check.h"
 
 typedef struct {
     int64_t shape[4], xs[4]; /* x's shape; where x's axes step in y */
@@ -37,6 +38,7 @@ static void transpose_range(void *p, int64_t r0, int64_t r1) {
 }
 
 void K(transpose)(const int64_t shape[4], int a1, int a2, const real *x, real *y, int accumulate) {
+    QKV_ASSERT(a1 >= 0 && a1 < 4 && a2 >= 0 && a2 < 4 && x && y, "transpose: axes in [0, 4)");
     /* y's shape is x's with a1, a2 swapped; walk x in order and scatter into y */
     layout_job j = {.x = x, .y = y, .accumulate = accumulate};
     int64_t ys[4], ystride[4];
@@ -69,6 +71,7 @@ static void copy_block_range(void *p, int64_t o0, int64_t o1) {
 
 void K(copy_block)(int64_t outer, int64_t len, int64_t inner, const real *src, int64_t src_n, int64_t src_at,
                    real *dst, int64_t dst_n, int64_t dst_at, int accumulate) {
+    QKV_ASSERT(outer >= 0 && len >= 0 && inner >= 1 && src_at >= 0 && dst_at >= 0 && src_at + len <= src_n && dst_at + len <= dst_n, "copy_block: the block inside both views");
     layout_job j = {.x = src, .y = dst, .accumulate = accumulate, .len = len, .inner = inner, .src_n = src_n,
                     .src_at = src_at, .dst_n = dst_n, .dst_at = dst_at};
     qkv__parallel_for(outer, qkv_row_grain(len * inner), copy_block_range, &j);

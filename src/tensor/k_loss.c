@@ -1,5 +1,6 @@
 /* Cross-entropy over logits with an ignore index, mean over the counted rows. */
 #include "tensor/kernel_prelude.h"
+#include "tensor/check.h"
 #include "tensor/fastmath.h"
 #include "tensor/lanes.h"
 
@@ -42,6 +43,7 @@ static void cross_entropy_range(void *p, int64_t r0, int64_t r1) {
 
 double K(cross_entropy)(int64_t rows, int64_t V, const real *logits, const int32_t *targets,
                         int32_t ignore, real *lse, int64_t *count) {
+    QKV_ASSERT(rows >= 0 && V >= 1 && logits && targets && lse && count, "cross_entropy: rows >= 0, V >= 1");
     /* row losses go to a stack buffer (no allocation), 4096 rows at a time; the total is
      * accumulated in double, in row order, whatever the thread count */
     real row_loss[4096];
@@ -79,6 +81,7 @@ static void cross_entropy_backward_range(void *p, int64_t r0, int64_t r1) {
 
 void K(cross_entropy_backward)(int64_t rows, int64_t V, const real *logits, const int32_t *targets, int32_t ignore,
                                const real *lse, double g_over_count, real *dlogits) {
+    QKV_ASSERT(rows >= 0 && V >= 1 && logits && targets && lse && dlogits, "cross_entropy_backward: rows >= 0, V >= 1");
     ce_job j = {.V = V, .logits = logits, .targets = targets, .ignore = ignore, .lse_in = lse,
                 .dlogits = dlogits, .g = (real)g_over_count};
     qkv__parallel_for(rows, qkv_row_grain(V), cross_entropy_backward_range, &j);

@@ -2,7 +2,9 @@
  * libxsmm installed; `make GEMM=openblas` is OpenBLAS alone), small float products through
  * libxsmm's JIT kernels. */
 #include "tensor/kernel_prelude.h"
+#include "tensor/check.h"
 #include <cblas.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include "tensor/clock.h"
 
@@ -89,6 +91,9 @@ static void gemm_ld_call(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const
 
 void K(gemm_ld)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int64_t lda, const real *B,
                 int64_t ldb, real beta, real *C, int64_t ldc) {
+    QKV_ASSERT(M >= 0 && N >= 0 && Kd >= 0 && M <= INT_MAX && N <= INT_MAX && Kd <= INT_MAX, "gemm: dims in [0, INT_MAX]");
+    QKV_ASSERT(M == 0 || N == 0 || Kd == 0 || (A && B && C), "gemm: operands");
+    QKV_ASSERT(lda >= (ta ? M : Kd) && ldb >= (tb ? Kd : N) && ldc >= N, "gemm: a row stride below its row's length");
     if (M <= 0 || N <= 0) return;
     if (!atomic_load_explicit(&qkv__gemm_timing, memory_order_relaxed)) {
         gemm_ld_call(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C, ldc);
@@ -136,6 +141,7 @@ static void gemm_batches(void *p, int64_t b0, int64_t b1) {
 #define GEMM_SPLIT_WORK (1 << 20)
 
 void K(gemm)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, const real *B, real beta, real *C) {
+    QKV_ASSERT(M >= 0 && N >= 0 && Kd >= 0, "gemm: dims >= 0");
     qkv__gemm_flops += (uint64_t)(2 * M * N * Kd);
     gemm_job j = {ta, tb, M, N, Kd, 0, 0, 0, A, B, beta, C};
     int64_t grain = M * N * Kd >= GEMM_SPLIT_WORK ? 16 : M; /* rows per piece */
@@ -144,6 +150,8 @@ void K(gemm)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, co
 
 void K(gemm_batched)(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int64_t sa,
                      const real *B, int64_t sb, real beta, real *C, int64_t sc) {
+    QKV_ASSERT(batch >= 1 && M >= 0 && N >= 0 && Kd >= 0, "gemm_batched: batch >= 1, dims >= 0");
+    QKV_ASSERT(sa >= 0 && sb >= 0 && sc >= 0, "gemm_batched: strides >= 0");
     if (batch == 1) {
         K(gemm)(ta, tb, M, N, Kd, A, B, beta, C);
         return;

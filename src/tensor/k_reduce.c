@@ -1,7 +1,9 @@
 /* Sum and mean over one axis. */
 #include "tensor/kernel_prelude.h"
+#include "tensor/check.h"
 
 void K(sum_axis)(int64_t outer, int64_t n, int64_t inner, const real *x, double scale, real *y) {
+    QKV_ASSERT(outer >= 0 && n >= 0 && inner >= 0 && x && y, "sum_axis: dims >= 0");
     for (int64_t o = 0; o < outer; o++) {
         real *yo = y + o * inner;
         for (int64_t j = 0; j < inner; j++) yo[j] = 0;

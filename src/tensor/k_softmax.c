@@ -1,6 +1,7 @@
 /* Softmax and log-softmax over the last axis, numerically stable (max subtracted).
  * Rows are independent: ranges of rows run on qkv's threads. */
 #include "tensor/kernel_prelude.h"
+#include "tensor/check.h"
 #include <math.h>
 #include "tensor/fastmath.h"
 #include "tensor/lanes.h"
@@ -47,6 +48,7 @@ static void softmax_range(void *p, int64_t b, int64_t e) {
 }
 
 void K(softmax)(int64_t rows, int64_t n, const real *x, real *y) {
+    QKV_ASSERT(rows >= 0 && n >= 1 && x && y, "softmax: rows >= 0, n >= 1");
     softmax_job j = {.n = n, .x = x, .out = y};
     qkv__parallel_for(rows, qkv_row_grain(n), softmax_range, &j);
 }
@@ -71,6 +73,7 @@ static void masked_softmax_range(void *p, int64_t b, int64_t e) {
 
 void K(masked_softmax)(int64_t rows, int64_t n, const real *x, const qkv_bcast *bc,
                        const int32_t *mask, double scale, double fill, real *y) {
+    QKV_ASSERT(rows >= 0 && n >= 1 && x && y && (!mask || bc), "masked_softmax: rows >= 0, n >= 1, a mask with its broadcast");
     softmax_job j = {.n = n, .x = x, .out = y, .bc = bc, .mask = mask, .scale = (real)scale, .fill = (real)fill};
     qkv__parallel_for(rows, qkv_row_grain(n), masked_softmax_range, &j);
 }
@@ -92,6 +95,7 @@ static void softmax_backward_range(void *p, int64_t b, int64_t e) {
 }
 
 void K(softmax_backward)(int64_t rows, int64_t n, const real *y, const real *dy, double scale, real *dx) {
+    QKV_ASSERT(rows >= 0 && n >= 1 && y && dy && dx, "softmax_backward: rows >= 0, n >= 1");
     softmax_job j = {.n = n, .y = y, .dy = dy, .out = dx, .scale = (real)scale};
     qkv__parallel_for(rows, qkv_row_grain(n), softmax_backward_range, &j);
 }
@@ -110,6 +114,7 @@ static void log_softmax_range(void *p, int64_t b, int64_t e) {
 }
 
 void K(log_softmax)(int64_t rows, int64_t n, const real *x, real *y) {
+    QKV_ASSERT(rows >= 0 && n >= 1 && x && y, "log_softmax: rows >= 0, n >= 1");
     softmax_job j = {.n = n, .x = x, .out = y};
     qkv__parallel_for(rows, qkv_row_grain(n), log_softmax_range, &j);
 }
@@ -126,6 +131,7 @@ static void log_softmax_backward_range(void *p, int64_t b, int64_t e) {
 }
 
 void K(log_softmax_backward)(int64_t rows, int64_t n, const real *y, const real *dy, real *dx) {
+    QKV_ASSERT(rows >= 0 && n >= 1 && y && dy && dx, "log_softmax_backward: rows >= 0, n >= 1");
     softmax_job j = {.n = n, .y = y, .dy = dy, .out = dx};
     qkv__parallel_for(rows, qkv_row_grain(n), log_softmax_backward_range, &j);
 }

@@ -1,5 +1,6 @@
 /* Elementwise exp, log, tanh, sqrt, ReLU, GELU (erf and tanh forms), sigmoid. */
 #include "tensor/kernel_prelude.h"
+#include "tensor/check.h"
 #include "tensor/fastmath.h"
 
 #define SQRT_2_OVER_PI 0.7978845608028654
@@ -107,6 +108,7 @@ static void unary_range(void *p, int64_t b, int64_t e) {
 }
 
 void K(unary)(qkv_unop op, int64_t n, const real *x, real *y, real *d) {
+    QKV_ASSERT(n >= 0 && (unsigned)op < QKV_UN_COUNT, "unary: n >= 0, an op of qkv_unop");
     unary_job j = {.op = op, .x = x, .out = y, .dout = d};
     qkv__parallel_for(n, QKV_GRAIN, unary_range, &j);
 }
@@ -118,6 +120,7 @@ static void unary_backward_range(void *p, int64_t b, int64_t e) {
 
 void K(unary_backward)(qkv_unop op, int64_t n, const real *x, const real *y, const real *d, const real *dy,
                        real *dx, int zero) {
+    QKV_ASSERT(n >= 0 && (unsigned)op < QKV_UN_COUNT && dy && dx, "unary_backward: n >= 0, an op of qkv_unop");
     unary_job j = {.op = op, .x = x, .y = y, .d = d, .dy = dy, .out = dx, .zero = zero};
     qkv__parallel_for(n, QKV_GRAIN, unary_backward_range, &j);
 }
@@ -164,6 +167,7 @@ static void bias_act_range(void *p, int64_t r0, int64_t r1) {
 }
 
 void K(bias_act)(qkv_unop op, int64_t rows, int64_t n, const real *b, real *y, real *d) {
+    QKV_ASSERT(rows >= 0 && n >= 1 && y, "bias_act: rows >= 0, n >= 1");
     bias_act_job j = {op, n, b, y, d};
     qkv__parallel_for(rows, qkv_row_grain(n), bias_act_range, &j);
 }

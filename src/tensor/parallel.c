@@ -1,6 +1,7 @@
 /* A small persistent thread pool (see parallel.h). Workers spin briefly after each job
  * (jobs come in quick succession during a step), then sleep on a condition variable. */
 #include "tensor/parallel.h"
+#include "tensor/check.h"
 
 #include <cblas.h>
 #include <pthread.h>
@@ -27,7 +28,8 @@ static int64_t job_n, job_chunk;
  * from one consistent read (a worker that takes no part must not look at the job again: the
  * next job may already be replacing it) */
 static _Atomic uint64_t job_word;
-static atomic_int job_left;     /* parts not yet finished */
+static atomic_int job_left;
+static atomic_int driving;      /* 1 while a thread drives a job (checked: one driver at a time) */     /* parts not yet finished */
 
 static void run_part(int part) {
     int64_t b = part * job_chunk, e = b + job_chunk < job_n ? b + job_chunk : job_n;
@@ -107,6 +109,10 @@ void qkv__parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t b
         fn(arg, 0, n);
         return;
     }
+    /* the pool has one driver at a time: a second thread (or a job's own function, unless it
+     * went serial) publishing a job now would overwrite the one in flight */
+    QKV_ASSERT(!atomic_exchange_explicit(&driving, 1, memory_order_acquire),
+               "the thread pool is driven from one thread at a time");
     job_fn = fn;
     job_arg = arg;
     job_n = n;
@@ -121,4 +127,5 @@ void qkv__parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t b
     int spins = 0;
     while (atomic_load_explicit(&job_left, memory_order_acquire) > 0)
         if ((++spins & 255) == 0) sched_yield();
+    atomic_store_explicit(&driving, 0, memory_order_release);
 }
