@@ -243,6 +243,11 @@ static const bad_case BAD[] = {
     {"{\"task\": {\"path\": \"a\\u0000b\"}}", "x.json:1:21: JSON syntax error: \\u0000"},
     {"{\"task\": {\"path\": \"a\\qb\"}}", "x.json:1:21: JSON syntax error: invalid escape"},
     {"{\"model\": {", "x.json:1:12: JSON syntax error: unexpected end of input"},
+    /* JSON text is UTF-8: a string or key that is not well formed is refused where it breaks */
+    {"{\"task\": {\"path\": \"a\xff\"}}", "x.json:1:21: JSON syntax error: invalid UTF-8 in a string (code point above"},
+    {"{\"task\": {\"pa\xc0\xafth\": 1}}", "x.json:1:14: JSON syntax error: invalid UTF-8 in a string (overlong encoding)"},
+    {"{\"task\": {\"path\": \"\xed\xa0\x80\"}}", "x.json:1:20: JSON syntax error: invalid UTF-8 in a string (UTF-16 surrogate)"},
+    {"{\"task\": {\"path\": \"ab\xe4\xb8\"}}", "x.json:1:22: JSON syntax error: invalid UTF-8 in a string (truncated"},
     /* shape */
     {"[1, 2]", "x.json: expected a JSON object at the top level"},
     {"null", "x.json: expected a JSON object at the top level"},

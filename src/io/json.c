@@ -1,6 +1,7 @@
 /* Strict JSON reading: a recursive-descent syntax scanner (RFC 8259, first error with its
  * offset and a hint), then cJSON for the tree. See json.h. */
 #include "io/json.h"
+#include "io/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -108,6 +109,17 @@ static bool sc_string(scanner *S) {
             return sc_control(S, start, S->pos, "unterminated string (a line break inside a string is "
                                                 "written \\n)");
         if (ch < 0x20) return sc_control(S, S->pos, S->pos, "control character in a string (escape it)");
+        if (ch >= 0x80) { /* JSON text is UTF-8 (RFC 8259 8.1): a string must be well formed */
+            const char *why = "";
+            size_t len = qkv__utf8_seq((const uint8_t *)S->s + S->pos, S->n - S->pos, &why);
+            if (!len) {
+                char buf[80];
+                snprintf(buf, sizeof buf, "invalid UTF-8 in a string (%s)", why);
+                return sc_error(S, QKV_JSON_UTF8, S->pos, buf);
+            }
+            S->pos += len;
+            continue;
+        }
         if (ch != '\\') {
             S->pos++;
             continue;

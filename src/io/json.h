@@ -30,6 +30,7 @@ typedef enum qkv_json_kind {
     QKV_JSON_NUL,        /* \u0000 in a string, with reject_nul */
     QKV_JSON_NUMBER,     /* a malformed number token (01, 1., -, 2.e5, 1e5e) */
     QKV_JSON_DEPTH,      /* objects and arrays nested deeper than max_depth */
+    QKV_JSON_UTF8,       /* a string (or key) that is not well-formed UTF-8 */
     QKV_JSON_NOMEM,      /* out of memory, in cJSON or in the number hook */
 } qkv_json_kind;
 

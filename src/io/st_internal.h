@@ -71,8 +71,5 @@ QKV_INTERNAL const char *qkv__st_sort_find_dup(st_named *v, int n);
  * gzip and xz. liblzma is already one of qkv's libraries (the xz baseline of the text task), so
  * the checksum adds no dependency and no hand-written table. */
 QKV_INTERNAL uint32_t qkv__st_crc32(uint32_t crc, const void *p, size_t n);
-/* true when s[0..n) is well-formed UTF-8 (as Rust's from_utf8 decides); otherwise the offending
- * offset and reason */
-QKV_INTERNAL bool qkv__st_utf8_valid(const uint8_t *s, size_t n, size_t *bad, const char **why);
 
 #endif

@@ -12,6 +12,7 @@
  *   7. a file whose metadata names the data buffer's CRC-32 (QKV_ST_CRC32_KEY) must hold data
  *      with that CRC-32: otherwise the file is damaged (one without it is not checked). */
 #include "io/st_internal.h"
+#include "io/utf8.h"
 #include "io/fileio.h"
 #include "io/json.h"
 
@@ -108,7 +109,7 @@ static int check_prefix(const st_ctx *c, const uint8_t *img, size_t len, size_t 
                             n, len - 8);
     size_t bad;
     const char *why;
-    if (!qkv__st_utf8_valid(img + 8, (size_t)n, &bad, &why))
+    if (!qkv__utf8_valid(img + 8, (size_t)n, &bad, &why))
         return qkv__st_fail(c, "header byte %zu: invalid UTF-8 (%s)", bad, why);
     if (n == 0) return qkv__st_fail(c, "header is empty, expected a JSON object starting with '{'");
     if (img[8] != '{') {

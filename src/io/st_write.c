@@ -2,6 +2,7 @@
  * built and checked completely before anything is written; the file goes through the atomic
  * writer (io/fileio.h) as pieces: length prefix, header, each tensor's bytes. */
 #include "io/st_internal.h"
+#include "io/utf8.h"
 #include "io/fileio.h"
 
 #include <cjson/cJSON.h>
@@ -24,7 +25,7 @@ static int check_item(const st_ctx *c, const qkv_st_item *it, int i, uint64_t *n
     const char *why;
     if (!it->name) return qkv__st_fail(c, "item %d has no name", i);
     const char *tn = qkv__st_show(&sn, it->name);
-    if (!qkv__st_utf8_valid((const uint8_t *)it->name, strlen(it->name), &bad, &why))
+    if (!qkv__utf8_valid((const uint8_t *)it->name, strlen(it->name), &bad, &why))
         return qkv__st_fail(c, "tensor %s: name is not valid UTF-8 (%s at byte %zu)", tn, why, bad);
     if (strcmp(it->name, ST_META_KEY) == 0)
         return qkv__st_fail(c, "tensor name \"" ST_META_KEY "\" is reserved for metadata");
@@ -81,8 +82,8 @@ static int meta_json(const st_ctx *c, const char *const *meta, int n_meta, cJSON
     for (int i = 0; i < n_meta; i++) {
         const char *k = meta[2 * i], *v = meta[2 * i + 1];
         if (!k || !v) { free(keys); return qkv__st_fail(c, "metadata pair %d has a NULL key or value", i); }
-        if (!qkv__st_utf8_valid((const uint8_t *)k, strlen(k), &bad, &why) ||
-            !qkv__st_utf8_valid((const uint8_t *)v, strlen(v), &bad, &why)) {
+        if (!qkv__utf8_valid((const uint8_t *)k, strlen(k), &bad, &why) ||
+            !qkv__utf8_valid((const uint8_t *)v, strlen(v), &bad, &why)) {
             free(keys);
             return qkv__st_fail(c, "metadata key %s: key or value is not valid UTF-8 (%s)", qkv__st_show(&sk, k), why);
         }
