@@ -9,8 +9,9 @@
  *     checkpoint intact;
  *   - non-finite values: stop at the step they appear, or skip and count them.
  *
- * A write to /dev/full fails with ENOSPC. The temporary files are named PATH.tmp.<pid>, and
- * `sh -c 'ln -s /dev/full DIR/FILE.tmp.$$ && exec qkv ...'` keeps the shell's pid, so the
+ * A write to /dev/full fails with ENOSPC. The temporary files are named PATH.tmp.<pid>.<host tag>
+ * (io/fileio.h; the tag is this test's too), and
+ * `sh -c 'ln -s /dev/full DIR/FILE.tmp.$$.TAG && exec qkv ...'` keeps the shell's pid, so the
  * symlink is exactly the file qkv will write. (As root, chmod cannot make a directory
  * read-only, and mounts are not available.) No fixed sleeps: files are polled. */
 #define _GNU_SOURCE
@@ -20,6 +21,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -31,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io/fileio.h"
 #include "io/safetensors.h"
 #include "tensor/fastmath.h"
 #include "train/stop.h"
@@ -80,10 +83,12 @@ static void run_qkv(result *r, const char *a1, ...) {
     finish(start("stderr.txt", argv), "stderr.txt", r);
 }
 
-/* run `qkv ARGS` through sh with /dev/full linked at DIR/FILE.tmp.<the pid qkv will have> */
+/* run `qkv ARGS` through sh with /dev/full linked at DIR/FILE.tmp.<the pid qkv will have>.<tag> */
 static void run_with_full(result *r, const char *dir, const char *file, const char *args) {
-    char script[8192];
-    snprintf(script, sizeof script, "ln -s /dev/full %s/%s.tmp.$$ && exec %s %s", dir, file, qkv_test_bin(), args);
+    char script[8192], tag[QKV_HOST_TAG_LEN + 1];
+    qkv__host_tag(tag);
+    snprintf(script, sizeof script, "ln -s /dev/full %s/%s.tmp.$$.%s && exec %s %s", dir, file, tag, qkv_test_bin(),
+             args);
     char *argv[] = {"/bin/sh", "-c", script, NULL};
     finish(start("stderr.txt", argv), "stderr.txt", r);
 }
@@ -285,8 +290,24 @@ START_TEST(test_signal_saves_and_resumes) {
     long long stopped = st_ok("part/checkpoint.safetensors");
     ck_assert_int_gt(stopped, 0);
     ck_assert_int_lt(stopped, 1500);
+    /* temporaries a killed process left (this host's, pid gone: removed on resume; an older qkv's
+     * PATH.tmp.<pid>: removed) beside another host's and a live process's (kept) */
+    pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    waitpid(dead, NULL, 0);
+    char tag[QKV_HOST_TAG_LEN + 1], other[QKV_HOST_TAG_LEN + 1], name[4][128];
+    qkv__host_tag(tag);
+    snprintf(other, sizeof other, "%08x", (unsigned)strtoul(tag, NULL, 16) ^ 1u);
+    snprintf(name[0], sizeof name[0], "part/model.safetensors.tmp.%ld.%s", (long)dead, tag);
+    snprintf(name[1], sizeof name[1], "part/metrics.jsonl.tmp.%ld", (long)dead);
+    snprintf(name[2], sizeof name[2], "part/model.safetensors.tmp.%ld.%s", (long)dead, other);
+    snprintf(name[3], sizeof name[3], "part/summary.json.tmp.%ld.%s", (long)getpid(), tag);
+    for (int i = 0; i < 4; i++) write_text(name[i], "x");
     run_qkv(&r, "train", "--resume", "part", "--threads", "1", "--quiet", NULL);
     ck_assert_msg(r.exited && r.status == 0, "resume: exit %d: %s", r.status, r.err);
+    ck_assert_msg(!exists(name[0]) && !exists(name[1]), "a stale temporary of this host was left");
+    ck_assert_msg(exists(name[2]) && exists(name[3]), "another host's or a live process's temporary was removed");
+    for (int i = 2; i < 4; i++) unlink(name[i]);
     char *a = metrics_sans_timing("full"), *b = metrics_sans_timing("part");
     ck_assert_int_gt(strlen(a), 1000);
     ck_assert_str_eq(a, b);
@@ -450,6 +471,65 @@ START_TEST(test_fast_exp_nonfinite) {
 }
 END_TEST
 
+/* ---- two hosts on one file system ------------------------------------------------------------ */
+
+/* in a new pid namespace (as a container, or another host over a shared file system: the writer
+ * is pid 1 there, as the other writer is in its own), `rounds` atomic writes of a file of one
+ * byte value over path; exits 0 when every write succeeded */
+static pid_t writer_in_own_pid_ns(const char *path, char fill, int rounds) {
+    pid_t outer = fork();
+    if (outer) return outer;
+    if (unshare(CLONE_NEWPID)) _exit(3);
+    pid_t inner = fork();
+    if (inner < 0) _exit(4);
+    if (inner == 0) {
+        static char buf[1 << 18];
+        memset(buf, fill, sizeof buf);
+        if (getpid() != 1) _exit(5);
+        for (int i = 0; i < rounds; i++) {
+            qkv_wpart part = {buf, sizeof buf};
+            qkv_write_status st;
+            if (qkv__write_parts_atomic(path, &part, 1, &st)) _exit(6);
+        }
+        _exit(0);
+    }
+    int status;
+    if (waitpid(inner, &status, 0) != inner) _exit(7);
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 8);
+}
+
+/* Two writers of one pid (1, each in its own pid namespace) writing one file at once: every write
+ * succeeds, the file is always one writer's whole content, and no temporary file is left. (With
+ * PATH.tmp.<pid> alone both wrote one temporary file: renames failed with ENOENT and the file
+ * mixed both contents.) Needs root for the namespaces, as CI and `make test` on a fresh machine
+ * run. */
+START_TEST(test_two_hosts_one_file) {
+    if (geteuid() != 0) {
+        fprintf(stderr, "faults: test_two_hosts_one_file needs root (pid namespaces); not run\n");
+        return;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/shared.bin", TMP);
+    for (int trial = 0; trial < 5; trial++) {
+        pid_t a = writer_in_own_pid_ns(path, 'a', 40), b = writer_in_own_pid_ns(path, 'b', 40);
+        int sa, sb;
+        ck_assert_int_eq(waitpid(a, &sa, 0), a);
+        ck_assert_int_eq(waitpid(b, &sb, 0), b);
+        ck_assert_msg(WIFEXITED(sa) && WEXITSTATUS(sa) == 0 && WIFEXITED(sb) && WEXITSTATUS(sb) == 0,
+                      "trial %d: a writer failed (exit %d, %d)", trial, WEXITSTATUS(sa), WEXITSTATUS(sb));
+        FILE *f = fopen(path, "rb");
+        ck_assert_ptr_nonnull(f);
+        static char got[1 << 18];
+        size_t n = fread(got, 1, sizeof got, f);
+        fclose(f);
+        ck_assert_uint_eq(n, sizeof got);
+        for (size_t i = 1; i < n; i++) ck_assert_msg(got[i] == got[0], "trial %d: byte %zu mixes the writers", trial, i);
+        char found[4200];
+        ck_assert_msg(!qkv_test_find_temp(TMP, found, sizeof found), "a temporary file was left: %s", found);
+    }
+}
+END_TEST
+
 /* the one stop flag: a caught SIGINT or SIGTERM sets it, a new catcher clears it, and releasing
  * the catcher puts the previous handler back (here: SIG_IGN) */
 START_TEST(test_stop_flag) {
@@ -492,6 +572,7 @@ Suite *faults_suite(void) {
     tcase_add_test(tc, test_nonfinite_skipped_and_counted);
     tcase_add_test(tc, test_fast_exp_nonfinite);
     tcase_add_test(tc, test_stop_flag);
+    tcase_add_test(tc, test_two_hosts_one_file);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -45,6 +45,26 @@ static int sync_parent_dir(const char *path) {
     return rc;
 }
 
+/* FNV-1a over n bytes, continuing from h */
+static uint32_t fnv1a(uint32_t h, const char *p, size_t n) {
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 16777619u;
+    return h;
+}
+
+void qkv__host_tag(char tag[QKV_HOST_TAG_LEN + 1]) {
+    uint32_t h = 2166136261u;
+    char buf[256];
+    /* the machine (its boot) and the pid namespace; without /proc, the host name */
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf) : -1;
+    if (fd >= 0) close(fd);
+    if (n > 0) h = fnv1a(h, buf, (size_t)n);
+    else if (!gethostname(buf, sizeof buf)) h = fnv1a(h, buf, strnlen(buf, sizeof buf));
+    n = readlink("/proc/self/ns/pid", buf, sizeof buf);
+    if (n > 0) h = fnv1a(h, buf, (size_t)n);
+    snprintf(tag, QKV_HOST_TAG_LEN + 1, "%08x", (unsigned)h);
+}
+
 static int write_fail(qkv_write_status *st, qkv_write_stage stage, int errnum) {
     st->stage = stage;
     st->errnum = errnum ? errnum : EIO;
@@ -55,7 +75,11 @@ static int write_fail(qkv_write_status *st, qkv_write_stage stage, int errnum) {
 static int write_parts_mode(const char *path, const qkv_wpart *parts, int n, int mode, qkv_write_status *st) {
     st->stage = QKV_WRITE_OK;
     st->errnum = 0;
-    if (snprintf(st->tmp, sizeof st->tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof st->tmp)
+    /* a name no other writer has: the pid and the host tag (two hosts, or two pid namespaces,
+     * on one shared file system can each run a process of one pid) */
+    char tag[QKV_HOST_TAG_LEN + 1];
+    qkv__host_tag(tag);
+    if (snprintf(st->tmp, sizeof st->tmp, "%s.tmp.%ld.%s", path, (long)getpid(), tag) >= (int)sizeof st->tmp)
         return write_fail(st, QKV_WRITE_PATH, ENAMETOOLONG);
     int fd = open(st->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) return write_fail(st, QKV_WRITE_CREATE, errno);

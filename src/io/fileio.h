@@ -1,11 +1,13 @@
 /* Whole files: the one atomic writer, the one reader, and directory creation.
  *
  * Every file qkv writes whole (configs, summaries, checkpoints, model files, reports) goes
- * through qkv__write_parts_atomic: PATH.tmp.<pid> is written, fsynced and renamed over PATH, and
+ * through qkv__write_parts_atomic: PATH.tmp.<pid>.<host tag> (so no two writers share one, even
+ * processes of one pid on two hosts or in two pid namespaces over one file system) is written,
+ * fsynced and renamed over PATH, and
  * the directory is fsynced so the rename survives a crash. A reader sees the old file or the new
  * one, never a part; on a failure before the rename the temporary file is removed and PATH is
- * untouched. (A killed process can leave PATH.tmp.<pid> behind; the run directory's owner
- * removes those.) */
+ * untouched. (A killed process can leave PATH.tmp.<pid>.<host tag> behind; the run directory's
+ * owner removes those of its host whose process is gone.) */
 #ifndef QKV_FILEIO_H
 #define QKV_FILEIO_H
 
@@ -33,6 +35,11 @@ typedef struct qkv_write_status {
     char tmp[4096];      /* the temporary file's name */
 } qkv_write_status;
 
+/* the host tag of temporary names: 8 hex digits of a hash of this machine's boot id and this
+ * process's pid namespace (the host name where /proc is not mounted); computed on each call, so
+ * a process forked into a new pid namespace gets its own */
+#define QKV_HOST_TAG_LEN 8
+QKV_INTERNAL void qkv__host_tag(char tag[QKV_HOST_TAG_LEN + 1]);
 /* parts[0..n) one after the other into PATH, atomically and durably (see above): 0, or -1 with
  * *st saying where and why */
 QKV_INTERNAL int qkv__write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv_write_status *st);

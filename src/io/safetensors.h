@@ -79,7 +79,7 @@ QKV_API int qkv_st_data_crc32(const qkv_st_item *items, int n, char hex[9], char
 
 /* write tensors (in the given order, offsets ascending) and string metadata pairs (meta[2*i] key,
  * meta[2*i+1] value; "format":"pt" is added unless given) atomically (io/fileio.h): write
- * PATH.tmp.<pid>, fsync, rename over PATH, fsync the directory; on a failure before the rename the
+ * PATH.tmp.<pid>.<host tag>, fsync, rename over PATH, fsync the directory; on a failure before the rename the
  * temp file is removed and PATH is untouched; the header is padded with spaces to a multiple of 8;
  * duplicate names are an error; 0 or -1 with err filled */
 QKV_API int qkv_st_write(const char *path, const qkv_st_item *items, int n, const char *const *meta, int n_meta,

@@ -123,8 +123,9 @@ static const char *nonfinite_param(const qkv_model *m, bool grad) {
     return NULL;
 }
 
-/* remove NAME.tmp.PID files that a killed process left in the run directory (never another
- * live process's: PID must be gone) */
+/* remove NAME.tmp.PID.TAG (and an older qkv's NAME.tmp.PID) files that a killed process left in
+ * the run directory: never another live process's (PID must be gone) nor another host's (TAG must
+ * be this host's: io/fileio.h) */
 static void remove_stale_temps(qkv__run *r) {
     DIR *d = opendir(r->opt->out_dir);
     if (!d) return;
@@ -133,6 +134,12 @@ static void remove_stale_temps(qkv__run *r) {
         if (!t || t == e->d_name) continue;
         char *end;
         long pid = strtol(t + 5, &end, 10);
+        if (*end == '.') { /* the host tag: this host's only */
+            char tag[QKV_HOST_TAG_LEN + 1];
+            qkv__host_tag(tag);
+            if (strcmp(end + 1, tag)) continue;
+            end += 1 + QKV_HOST_TAG_LEN;
+        }
         if (*end || end == t + 5 || pid <= 0 || pid == (long)getpid()) continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
         char path[4096];
