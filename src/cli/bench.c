@@ -90,11 +90,29 @@ static int attention_of(const qkv_cli_list *sets, qkv_attn_config *attn) {
             return -1;
         }
         if (qkv_config_set(&c, sets->v[i], err, sizeof err)) {
-            qkv__cli_error("bench", "--set: %s", err);
+            qkv__cli_error("bench", "%s", err); /* it names --set and the key */
             return -1;
         }
     }
     *attn = c.model.attn;
+    return 0;
+}
+
+/* the attention fits the model of every size that will run (size NULL: all), before anything is
+ * printed: 0, or -1 (printed, naming the size and the key) */
+static int check_sizes(const qkv_attn_config *attn, const char *size) {
+    char err[512];
+    for (int i = 0; i < 3; i++) {
+        const qkv_bench_size *z = &QKV_BENCH_SIZES[i];
+        if (size && strcmp(size, z->name)) continue;
+        qkv_config c; /* as a config names its keys: model.attention.KEY */
+        qkv_config_defaults(&c);
+        c.model = qkv_bench_model_config(z, attn);
+        if (qkv_config_validate(&c, err, sizeof err)) {
+            qkv__cli_error("bench", "--set: size %s: %s", z->name, err);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -151,6 +169,7 @@ int qkv__cmd_bench(int argc, char **argv) {
         qkv__cli_error("bench", "--size: expected tiny, small or medium, got '%s'", a.size);
         return QKV_EXIT_USAGE;
     }
+    if (check_sizes(&attn, a.size)) return QKV_EXIT_USAGE;
     for (int i = 0; a.micro > 1 && i < 3; i++) {
         const qkv_bench_size *z = &QKV_BENCH_SIZES[i];
         if ((!a.size || !strcmp(a.size, z->name)) && z->batch % a.micro) {

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,11 @@ static bool parse_num(const char *cmd, const char *name, const char *s, long lon
     char *end;
     errno = 0;
     double v = strtod(s, &end);
+    if (errno == ERANGE && end != s && !*end && fabs(v) <= DBL_MIN) { /* in range, but no double holds it */
+        qkv__cli_error(cmd, "%s: '%s' is too close to 0 for a double (it underflows); expected a number in "
+                       "[%lld, %lld]", name, s, lo, hi);
+        return false;
+    }
     if (errno || end == s || *end || !isfinite(v) || v < (double)lo || v > (double)hi) {
         qkv__cli_error(cmd, "%s: expected a number in [%lld, %lld], got '%s'", name, lo, hi, s);
         return false;

@@ -115,13 +115,7 @@ static int micro_step(micro_job *j, float *g, char *err, int errlen) {
     return 0;
 }
 
-int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int micro_batches, int warmup, int steps,
-                       uint64_t (*alloc_count)(void), qkv_bench_result *r, char *err, int errlen) {
-    memset(r, 0, sizeof *r);
-    if (micro_batches < 1 || s->batch % micro_batches) {
-        snprintf(err, (size_t)errlen, "%d micro-batches do not divide the batch of %d", micro_batches, s->batch);
-        return -1;
-    }
+qkv_model_config qkv_bench_model_config(const qkv_bench_size *s, const qkv_attn_config *attn) {
     qkv_model_config mc = qkv_model_config_default();
     if (attn) mc.attn = *attn;
     mc.vocab = s->vocab;
@@ -130,6 +124,17 @@ int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int
     mc.heads = s->heads;
     mc.layers = s->layers;
     mc.d_ff = s->d_ff;
+    return mc;
+}
+
+int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int micro_batches, int warmup, int steps,
+                       uint64_t (*alloc_count)(void), qkv_bench_result *r, char *err, int errlen) {
+    memset(r, 0, sizeof *r);
+    if (micro_batches < 1 || s->batch % micro_batches) {
+        snprintf(err, (size_t)errlen, "%d micro-batches do not divide the batch of %d", micro_batches, s->batch);
+        return -1;
+    }
+    qkv_model_config mc = qkv_bench_model_config(s, attn);
     qkv_model *m = qkv_model_new(&mc, QKV_F32, 0, err, errlen);
     if (!m) return -1;
     qkv_optim_config oc = qkv_optim_config_default(); /* Adam, PyTorch's defaults */

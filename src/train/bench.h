@@ -33,6 +33,8 @@ typedef struct qkv_bench_result {
                               * outside the products free (and the products evenly split) */
 } qkv_bench_result;
 
+/* the model a size trains, with the attention of attn (NULL: the default, full) */
+QKV_APP_API qkv_model_config qkv_bench_model_config(const qkv_bench_size *s, const qkv_attn_config *attn);
 /* run `steps` timed steps after `warmup`, then `steps` more with every product timed;
  * alloc_count (may be NULL) returns a running count of heap allocations. 0, or -1 with err. */
 QKV_APP_API int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*alloc_count)(void),
