@@ -363,6 +363,15 @@ START_TEST(test_bpb_reported) {
     ck_assert_int_eq(run(ev, sizeof ev, "%s eval %s/run/config.json --checkpoint %s/run/model.safetensors --threads 1",
                          qkv_test_bin(), TMP, TMP), 0);
     ck_assert_double_eq_tol(qkv_test_json_num(ev, "bpb"), bpb, 1e-5);
+    /* its progress lines say bits per byte, not a byte accuracy: in a log, and on a terminal (script
+     * gives the run a pseudo-terminal) */
+    char log[8192];
+    ck_assert_int_eq(run(log, sizeof log, "%s train %s --out %s/log --threads 1 2>&1 >/dev/null", qkv_test_bin(), cfg,
+                         TMP), 0);
+    ck_assert_msg(strstr(log, " eval_bpb ") && !strstr(log, "eval_acc"), "%s", log);
+    ck_assert_int_eq(run(log, sizeof log, "script -qec '%s train %s --out %s/tty --threads 1' /dev/null", qkv_test_bin(),
+                         cfg, TMP), 0);
+    ck_assert_msg(strstr(log, " bits/byte") && !strstr(log, "eval acc"), "%s", log);
     /* a task whose tokens are not bytes has none */
     put_str(TMP, "recall.json", "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
                                 " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"

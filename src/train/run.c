@@ -70,11 +70,18 @@ static void progress(qkv__run *r, double loss, const qkv_eval_result *ev, double
     char eta[32], acc[48] = "";
     double per = r->st.step ? elapsed / (double)r->st.step : 0;
     fmt_eta(per * (double)(total - r->st.step), eta, sizeof eta);
-    if (ev && ev->positions) snprintf(acc, sizeof acc, "  eval acc %5.1f%%", 100 * ev->accuracy);
+    bool bytes = r->task.cfg.kind == QKV_TASK_TEXT; /* byte-level text: its measure is bits per byte */
+    if (ev && ev->positions && bytes) snprintf(acc, sizeof acc, "  eval %.3f bits/byte", ev->loss / QKV_LN2);
+    else if (ev && ev->positions) snprintf(acc, sizeof acc, "  eval acc %5.1f%%", 100 * ev->accuracy);
     if (r->tty)
         fprintf(stderr, "\r\033[K%sstep %lld/%lld  loss %.4f%s  %.0f tok/s  ETA %s%s", r->label, r->st.step, total,
                 loss, acc, tps, eta, final ? "\n" : "");
-    else if (ev) {
+    else if (ev && bytes) {
+        fprintf(stderr, "%sstep %lld/%lld loss %.4f eval_loss %.4f eval_bpb %.4f tok/s %.0f elapsed %.1fs\n",
+                r->label, r->st.step, total, loss, ev->loss, ev->loss / QKV_LN2, tps, elapsed);
+        r->shown = true;
+        r->t_shown = qkv_clock_seconds();
+    } else if (ev) {
         fprintf(stderr, "%sstep %lld/%lld loss %.4f eval_loss %.4f eval_acc %.4f tok/s %.0f elapsed %.1fs\n",
                 r->label, r->st.step, total, loss, ev->loss, ev->accuracy, tps, elapsed);
         r->shown = true;
