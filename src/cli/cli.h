@@ -31,16 +31,6 @@ QKV_INTERNAL int qkv__cli_bench_sweep(const char *config, int steps, int jobs, b
 QKV_INTERNAL void qkv__cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* defaults, then the file, then the --set overrides in order, then validation */
 QKV_INTERNAL int qkv__cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c);
-/* the config a model file or checkpoint was written with (its metadata qkv_config) into *c:
- * 1 when it has one this version reads; 0 when it has none (an older qkv's checkpoint, a
- * PyTorch file, "{}": written without a config) or one this version cannot read; -1 when the
- * file cannot be read (damaged, missing, not safetensors), with one line in err */
-QKV_INTERNAL int qkv__cli_file_config(const char *path, qkv_config *c, char *err, size_t errlen);
-/* the first key of qkv_config_keys() (in that order) whose value differs between a and b,
- * among those starting with one of the NULL-terminated `keys` (NULL: every key): its path in
- * key and its values as JSON in va (a's) and vb (b's); false when they agree */
-QKV_INTERNAL bool qkv__cli_config_diff(const qkv_config *a, const qkv_config *b, const char *const *keys, char *key,
-                                      size_t kn, char *va, char *vb, size_t vn);
 /* qkv sample and qkv eval: refuse the model file or checkpoint at path when the config it was
  * written with differs from eff (CONFIG's effective config, read from cfg_path) in its model
  * (any model.* key) or its task (task.name), even when the shapes agree; a file without a config

@@ -3,7 +3,6 @@
 #include "io/safetensors.h"
 #include "tensor/parallel.h"
 
-#include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,68 +45,18 @@ int qkv__cli_load_config(const char *cmd, const char *path, const char *const *s
     return 0;
 }
 
-int qkv__cli_file_config(const char *path, qkv_config *c, char *err, size_t errlen) {
-    qkv_safetensors *st;
-    if (qkv_st_read(path, &st, err, errlen)) return -1; /* a damaged file: its checksum */
-    const char *meta = qkv_st_meta(st, "qkv_config");
-    char e[256];
-    qkv_config_defaults(c);
-    int rc = meta && strcmp(meta, "{}") && !qkv_config_parse(c, meta, path, e, sizeof e) ? 1 : 0;
-    qkv_st_free(st);
-    return rc;
-}
-
-/* the item at a dotted key path ("model.attention.qkv") of a config's JSON, or NULL */
-static const cJSON *at_path(const cJSON *root, const char *path) {
-    char part[128];
-    const cJSON *x = root;
-    for (const char *p = path; x && *p;) {
-        size_t n = strcspn(p, ".");
-        snprintf(part, sizeof part, "%.*s", (int)n, p);
-        x = cJSON_GetObjectItemCaseSensitive(x, part);
-        p += n + (p[n] == '.');
-    }
-    return x;
-}
-
-bool qkv__cli_config_diff(const qkv_config *a, const qkv_config *b, const char *const *keys, char *key, size_t kn,
-                         char *va, char *vb, size_t vn) {
-    char *ja = qkv_config_to_json(a), *jb = qkv_config_to_json(b);
-    cJSON *x = ja ? cJSON_Parse(ja) : NULL, *y = jb ? cJSON_Parse(jb) : NULL;
-    free(ja);
-    free(jb);
-    bool diff = false;
-    for (const char *const *k = qkv_config_keys(); x && y && *k && !diff; k++) {
-        bool wanted = !keys;
-        for (const char *const *w = keys; w && *w && !wanted; w++) wanted = !strncmp(*k, *w, strlen(*w));
-        if (!wanted) continue;
-        char *pa = cJSON_PrintUnformatted(at_path(x, *k)), *pb = cJSON_PrintUnformatted(at_path(y, *k));
-        diff = pa && pb && strcmp(pa, pb);
-        if (diff) {
-            snprintf(key, kn, "%s", *k);
-            snprintf(va, vn, "%s", pa);
-            snprintf(vb, vn, "%s", pb);
-        }
-        cJSON_free(pa);
-        cJSON_free(pb);
-    }
-    cJSON_Delete(x);
-    cJSON_Delete(y);
-    return diff;
-}
-
 int qkv__cli_check_trained_with(const char *cmd, const char *path, const char *cfg_path, const qkv_config *eff) {
     /* the model's keys, then the task's name: the same model on another task would read its
      * tokens as other things (the task's other keys may differ: another length, say) */
     static const char *const KEYS[] = {"model.", "task.name", NULL};
     qkv_config k;
     char err[1024], key[256], a[128], b[128];
-    int have = qkv__cli_file_config(path, &k, err, sizeof err);
+    int have = qkv_config_of_model_file(path, &k, err, sizeof err);
     if (have < 0) {
         qkv__cli_error(cmd, "%s", err);
         return -1;
     }
-    if (!have || !qkv__cli_config_diff(&k, eff, KEYS, key, sizeof key, a, b, sizeof a)) return 0;
+    if (!have || !qkv_config_first_diff(&k, eff, KEYS, key, sizeof key, a, b, sizeof a)) return 0;
     qkv__cli_error(cmd, "%s was trained with %s %s, but %s has %s (%s with the run's config.json)", path, key, a,
                   cfg_path, b, strcmp(cmd, "eval") ? cmd : "evaluate");
     return -1;

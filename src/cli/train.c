@@ -96,7 +96,7 @@ static int check_resume_config(const char *dir, const char *cfg_path, const qkv_
     snprintf(ck, sizeof ck, "%s/" QKV_RUN_CHECKPOINT, dir);
     if (access(ck, F_OK)) return QKV_EXIT_OK;
     qkv_config k;
-    int have = qkv__cli_file_config(ck, &k, err, sizeof err);
+    int have = qkv_config_of_model_file(ck, &k, err, sizeof err);
     if (have < 0) {
         qkv__cli_error("train", "%s", err);
         return QKV_EXIT_FAIL;
@@ -106,7 +106,7 @@ static int check_resume_config(const char *dir, const char *cfg_path, const qkv_
     c.train.steps = k.train.steps;
     if (!c.model.vocab) c.model.vocab = k.model.vocab;
     if (!c.model.seq_len) c.model.seq_len = k.model.seq_len;
-    if (!qkv__cli_config_diff(&c, &k, NULL, key, sizeof key, here, there, sizeof here)) return QKV_EXIT_OK;
+    if (!qkv_config_first_diff(&c, &k, NULL, key, sizeof key, here, there, sizeof here)) return QKV_EXIT_OK;
     if (!force) {
         qkv__cli_error("train", "%s: %s is %s here, %s in the checkpoint %s (give --force to resume anyway)", cfg_path,
                       key, here, there, ck);

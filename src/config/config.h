@@ -31,4 +31,21 @@ QKV_APP_API int qkv_json_syntax_check(const char *text, size_t len, const char *
 /* every valid key path, NULL-terminated (for help and tests) */
 QKV_APP_API const char *const *qkv_config_keys(void);
 
+/* the config a model file or checkpoint was written with (its metadata qkv_config) into *c: 1
+ * when it has one this version reads; 0 when it has none (an older qkv's checkpoint, a PyTorch
+ * file, "{}") or one this version cannot read; -1 when the file cannot be read (damaged, missing,
+ * not safetensors), with one line in err */
+QKV_APP_API int qkv_config_of_model_file(const char *path, qkv_config *c, char *err, int errlen);
+/* the first key of qkv_config_keys() (in that order) whose value differs between a and b, among
+ * those starting with one of the NULL-terminated `keys` (NULL: every key): its path in key and
+ * its values as JSON in va (a's) and vb (b's); false when they agree */
+QKV_APP_API bool qkv_config_first_diff(const qkv_config *a, const qkv_config *b, const char *const *keys, char *key,
+                                       size_t kn, char *va, char *vb, size_t vn);
+/* a run's config (cfg, read from cfg_path) against the config its model file carries: 0 when they
+ * agree in every model.* and task.* key (or the file carries none); -1 with one line naming the
+ * first key that differs, or why the file cannot be read. A command that builds a model from a
+ * run directory calls it first: config.json edited after training would build another model. */
+QKV_APP_API int qkv_config_check_model_file(const char *model_path, const qkv_config *cfg, const char *cfg_path,
+                                            char *err, int errlen);
+
 #endif
