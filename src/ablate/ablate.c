@@ -44,8 +44,9 @@ int qkv_ablate_refresh(const qkv_ablate_config *c, const char *out_dir, bool qui
         snprintf(path, sizeof path, "%s/%s", p.runs[r].dir, QKV_RUN_CONFIG);
         char model[1400];
         snprintf(model, sizeof model, "%s/%s", p.runs[r].dir, QKV_RUN_MODEL);
+        qkv_err e;
         rc = qkv_config_load(&cfg, path, err, errlen) || /* config.json edited since: another model */
-             qkv_config_check_model_file(model, &cfg, path, err, errlen) ||
+             (qkv_config_check_model_file(model, &cfg, path, &e) && snprintf(err, (size_t)errlen, "%s", e.msg)) ||
              qkv__run_observe(&cfg, p.runs[r].dir, c->example, st.steps, err, errlen);
         n += !rc;
     }

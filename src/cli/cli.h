@@ -7,9 +7,17 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "config/config.h"
+#include "io/error.h"
 
 /* exit statuses: 0 ok, 1 runtime error (or a failed check), 2 usage error (bad option or config) */
 enum { QKV_EXIT_OK = 0, QKV_EXIT_FAIL = 1, QKV_EXIT_USAGE = 2 };
+
+/* the exit status of an error's code, the one place codes become statuses: QKV_ERR_OK 0;
+ * QKV_ERR_USAGE and QKV_ERR_MEMORY (the config does not fit: the user's to change) 2; QKV_ERR_FAIL
+ * and QKV_ERR_INTERRUPTED 1 */
+QKV_INTERNAL int qkv__cli_exit_status(qkv_err_code code);
+/* e's message as one "qkv CMD: ..." line (nothing for QKV_ERR_OK), and its exit status */
+QKV_INTERNAL int qkv__cli_exit(const char *cmd, const qkv_err *e);
 
 QKV_INTERNAL int qkv__cmd_train(int argc, char **argv);
 QKV_INTERNAL int qkv__cmd_eval(int argc, char **argv);

@@ -26,6 +26,23 @@ void qkv__cli_error(const char *cmd, const char *fmt, ...) {
     fputc('\n', stderr);
 }
 
+int qkv__cli_exit_status(qkv_err_code code) {
+    switch (code) {
+    case QKV_ERR_OK: return QKV_EXIT_OK;
+    case QKV_ERR_USAGE:
+    case QKV_ERR_MEMORY: return QKV_EXIT_USAGE;
+    case QKV_ERR_FAIL:
+    case QKV_ERR_INTERRUPTED:
+    case QKV_ERR_CODE_COUNT: break;
+    }
+    return QKV_EXIT_FAIL;
+}
+
+int qkv__cli_exit(const char *cmd, const qkv_err *e) {
+    if (e->code != QKV_ERR_OK) qkv__cli_error(cmd, "%s", e->msg);
+    return qkv__cli_exit_status(e->code);
+}
+
 int qkv__cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c) {
     char err[1024];
     qkv_config_defaults(c);

@@ -49,10 +49,8 @@ int qkv__cmd_inspect(int argc, char **argv) {
     if (qkv__cli_load_config("inspect", path, NULL, 0, &cfg)) return QKV_EXIT_USAGE;
     char model[4200];
     snprintf(model, sizeof model, "%s/" QKV_RUN_MODEL, a.dir);
-    if (qkv_config_check_model_file(model, &cfg, path, err, sizeof err)) { /* config.json edited since */
-        qkv__cli_error("inspect", "%s", err);
-        return QKV_EXIT_USAGE;
-    }
+    qkv_err e;
+    if (qkv_config_check_model_file(model, &cfg, path, &e)) return qkv__cli_exit("inspect", &e);
     qkv__cli_set_threads(1); /* as the run that recorded them: one BLAS thread, the same bits */
     qkv_observed o;
     if (qkv__run_observation(&cfg, a.dir, 0, 0, &o, err, sizeof err)) {

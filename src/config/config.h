@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "io/error.h"
 #include "train/run_config.h" /* qkv_config: model, task, train and optim, each its layer's struct */
 
 /* parse JSON text (label names it in messages, e.g. the file path) on top of the defaults.
@@ -42,10 +43,11 @@ QKV_APP_API int qkv_config_of_model_file(const char *path, qkv_config *c, char *
 QKV_APP_API bool qkv_config_first_diff(const qkv_config *a, const qkv_config *b, const char *const *keys, char *key,
                                        size_t kn, char *va, char *vb, size_t vn);
 /* a run's config (cfg, read from cfg_path) against the config its model file carries: 0 when they
- * agree in every model.* and task.* key (or the file carries none); -1 with one line naming the
- * first key that differs, or why the file cannot be read. A command that builds a model from a
- * run directory calls it first: config.json edited after training would build another model. */
+ * agree in every model.* and task.* key (or the file carries none); -1 with e: QKV_ERR_USAGE
+ * naming the first key that differs, QKV_ERR_FAIL when the file cannot be read. A command that
+ * builds a model from a run directory calls it first: config.json edited after training would
+ * build another model. */
 QKV_APP_API int qkv_config_check_model_file(const char *model_path, const qkv_config *cfg, const char *cfg_path,
-                                            char *err, int errlen);
+                                            qkv_err *e);
 
 #endif

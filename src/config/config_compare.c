@@ -1,6 +1,7 @@
 /* A config beside the config a model file carries (config.h): read it, find the first key where
  * the two differ, refuse a run directory whose config.json was edited since its model was saved. */
 #include "config/config.h"
+#include "io/error.h"
 #include "io/safetensors.h"
 
 #include <cjson/cJSON.h>
@@ -58,16 +59,14 @@ bool qkv_config_first_diff(const qkv_config *a, const qkv_config *b, const char 
     return diff;
 }
 
-int qkv_config_check_model_file(const char *model_path, const qkv_config *cfg, const char *cfg_path, char *err,
-                                int errlen) {
+int qkv_config_check_model_file(const char *model_path, const qkv_config *cfg, const char *cfg_path, qkv_err *e) {
     /* what builds the model and what it was trained on: the model's keys, the task's */
     static const char *const KEYS[] = {"model.", "task.", NULL};
     qkv_config k;
-    char key[256], a[128], b[128];
-    int have = qkv_config_of_model_file(model_path, &k, err, errlen);
-    if (have < 0) return -1;
+    char key[256], a[128], b[128], why[1024];
+    int have = qkv_config_of_model_file(model_path, &k, why, sizeof why);
+    if (have < 0) return qkv__err_set(e, QKV_ERR_FAIL, "%s", why);
     if (!have || !qkv_config_first_diff(&k, cfg, KEYS, key, sizeof key, a, b, sizeof a)) return 0;
-    snprintf(err, (size_t)errlen, "%s was trained with %s %s, but %s has %s (edited since the run?)", model_path, key,
-             a, cfg_path, b);
-    return -1;
+    return qkv__err_set(e, QKV_ERR_USAGE, "%s was trained with %s %s, but %s has %s (edited since the run?)",
+                        model_path, key, a, cfg_path, b);
 }
