@@ -238,6 +238,15 @@ static int parse_variants(qkv_ablate_config *c, const cJSON *j, const char *path
     return 0;
 }
 
+/* x in the fewest significant digits that read back as x */
+static const char *shortest(double x, char *buf, size_t n) {
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, n, "%.*g", p, x);
+        if (strtod(buf, NULL) == x) break;
+    }
+    return buf;
+}
+
 /* the seeds (distinct integers in [0, 2^53)) and the optional learning-rate grid (distinct, in (0, 10]) */
 static int parse_seeds_lrs(qkv_ablate_config *c, const cJSON *j, const char *path, char *err, int errlen) {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "seeds");
@@ -265,8 +274,17 @@ static int parse_seeds_lrs(qkv_ablate_config *c, const cJSON *j, const char *pat
         if (!cJSON_IsNumber(e) || !(e->valuedouble > 0 && e->valuedouble <= 10))
             BAD("%s: lrs[%d]: expected a learning rate in (0, 10]", path, i);
         c->lrs[i] = e->valuedouble;
-        for (int k = 0; k < i; k++)
+        for (int k = 0; k < i; k++) {
             if (c->lrs[k] == c->lrs[i]) BAD("%s: lrs[%d]: %g is listed twice", path, i, c->lrs[i]);
+            char a[32], b[32]; /* the run directories' names (plan.c: lr%g) */
+            snprintf(a, sizeof a, "%g", c->lrs[k]);
+            snprintf(b, sizeof b, "%g", c->lrs[i]);
+            char xi[32], xk[32];
+            if (!strcmp(a, b))
+                BAD("%s: lrs[%d]: %s and lrs[%d] (%s) would share the run directories named lr%s; give rates "
+                    "that differ within 6 significant digits", path, i, shortest(c->lrs[i], xi, sizeof xi), k,
+                    shortest(c->lrs[k], xk, sizeof xk), a);
+        }
     }
     return 0;
 }
