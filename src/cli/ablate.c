@@ -2,6 +2,7 @@
  * it, or say where it stands, or report what has finished, or submit it to Slurm. */
 #define _DEFAULT_SOURCE /* realpath */
 #include "ablate/ablate.h"
+#include "ablate/claim.h"
 #include "ablate/plan.h"
 #include "ablate/results.h"
 #include "ablate/slurm.h"
@@ -15,6 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* the shortest --stale-after: two heartbeats, so a live worker's claim is never taken */
+#define STALE_MIN 60
+_Static_assert(STALE_MIN >= 2 * QKV_CLAIM_HEARTBEAT, "--stale-after must allow two heartbeats");
 
 typedef struct {
     const char *config, *out, *shard;
@@ -37,8 +42,10 @@ static const qkv_cli_option OPTIONS[] = {
                                                  "(their attention diagnostics and samples), then write the report;\n"
                                                  "train nothing"),
     QKV_FLAG("--force", ablate_args, force, "discard runs in DIR made from another config (else an error)"),
-    QKV_INT("--stale-after", "S", ablate_args, stale, 1, 1000000000,
-            "seconds without a heartbeat before another worker's claim is taken over (600)"),
+    /* at least two heartbeats (STALE_MIN): a live worker's claim is never stale */
+    QKV_INT("--stale-after", "S", ablate_args, stale, STALE_MIN, 1000000000,
+            "seconds without a heartbeat before another worker's claim is taken over (600;\n"
+            "at least 60: a live worker touches its claims every 30 s)"),
     QKV_FLAG("--slurm", ablate_args, slurm, "submit the sweep to Slurm: an array of --tasks workers (--shard auto,\n"
                                              "requeued on preemption) and a report job after it; print the job ids"),
     QKV_INT("--tasks", "N", ablate_args, tasks, 1, 100000, "with --slurm: array tasks (default: the runs, at most 64)"),
