@@ -7,6 +7,7 @@
  * wrong types and out-of-range values are errors. Every error is one line naming the
  * label (file path or "--set"), the full key path and what was expected. */
 #include "config/config.h"
+#include "io/utf8.h"
 #include "config/config_json.h"
 #include "io/fileio.h"
 #include "io/json.h"
@@ -695,6 +696,11 @@ int qkv_config_set(qkv_config *c, const char *assignment, char *err, int errlen)
         cJSON_Delete(v); /* a string key takes unquoted text as it is (task.path=123) */
         v = NULL;
     }
+    size_t bad;
+    const char *why;
+    if (!v && !qkv__utf8_valid((const uint8_t *)text, strlen(text), &bad, &why)) /* config.json must hold it */
+        return fail(err, errlen, "%s: %s: the value is not UTF-8 (%s at byte %zu), so config.json could not record it",
+                    label, shown, why, bad);
     if (!v && !(v = cJSON_CreateString(text))) return fail(err, errlen, "%s: out of memory", label);
     int rc = set_value(c, k, v, label, err, errlen);
     cJSON_Delete(v);
