@@ -120,9 +120,13 @@ int qkv__rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, ch
     }
     /* read-only as a user sees it: no write bit, or no write permission (root has it regardless
      * of the bits, and is refused by the bits, as an editor warns before overwriting) */
-    if (!(sb.st_mode & 0222) || access(target, W_OK)) {
-        snprintf(err, (size_t)errlen, "%s: is read-only (mode %04o): not rewritten; make it writable first", path,
-                 (unsigned)(sb.st_mode & 07777));
+    bool no_bits = !(sb.st_mode & 0222);
+    if (no_bits || access(target, W_OK)) {
+        if (!no_bits && errno == EROFS) /* the bits allow it; the file system does not */
+            snprintf(err, (size_t)errlen, "%s: is on a read-only file system: not rewritten", path);
+        else
+            snprintf(err, (size_t)errlen, "%s: is read-only (mode %04o): not rewritten; make it writable first", path,
+                     (unsigned)(sb.st_mode & 07777));
         return -1;
     }
     qkv_write_status st;
