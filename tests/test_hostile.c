@@ -1,9 +1,9 @@
-/* Hostile input, round two (docs/reliability.md, "Hostile input, round two"): the commands added
- * since the first bad-input table (Slurm sweeps, shards, summarize, sample, --group, the text
- * corpus) given what a hostile or careless user would give them. One test per defect found, each
- * named for what it guards; each failed before its fix. Every refusal is one line on stderr,
- * exit 1 or 2, and nothing written. The commands run through /bin/sh (qkv_test_sh), so values
- * with newlines are made with printf. */
+/* Hostile input (docs/reliability.md, "Hostile input: sweeps, scripts, corpora, documents"): the
+ * commands added since the first bad-input table (Slurm sweeps, shards, summarize, sample,
+ * --group, the text corpus) given what a hostile or careless user would give them. One test per
+ * defect found, each named for what it guards; each failed before its fix. Every refusal is one
+ * line on stderr, exit 1 or 2, and nothing written. The commands run through /bin/sh
+ * (qkv_test_sh), so values with newlines are made with printf. */
 #define _GNU_SOURCE
 #include <check.h>
 #include <stdarg.h>

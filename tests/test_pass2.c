@@ -1,4 +1,4 @@
-/* Hostile input, the second pass (docs/reliability.md, "Second pass: every command, every file,
+/* Hostile input to every command (docs/reliability.md, "Every command, every file,
  * hostile inputs"): every command, given each file it reads as an empty file, a huge (sparse)
  * one, a truncated one, the wrong JSON type, a FIFO, a directory, a dangling symbolic link, a link
  * to a directory, a name with a newline or a quote and a space, and the environment variables it
