@@ -109,7 +109,7 @@ LDFLAGS_Q := $(SAN_FLAGS) $(LDFLAGS)
 #     train), the study (ablate), the documents (report);
 #   the command (src/cli/) and the tests, linked with both.
 LIB_DIRS    := tensor io autograd nn optim
-APP_DIRS    := tasks train config ablate report
+APP_DIRS    := app tasks train config ablate report
 LIB_SRCS    := $(wildcard $(LIB_DIRS:%=src/%/*.c))
 APP_SRCS    := $(wildcard $(APP_DIRS:%=src/%/*.c))
 KERNEL_SRCS := $(filter src/tensor/k_%.c,$(LIB_SRCS))

@@ -3,7 +3,7 @@
 # layout); a file's #include "dir/..." naming a later layer fails, with the file and line.
 set -eu
 cd "$(dirname "$0")/../src"
-ORDER="tensor io autograd nn optim tasks train config ablate report cli"
+ORDER="tensor io autograd nn optim app tasks train config ablate report cli"
 rank() { i=0; for l in $ORDER; do [ "$l" = "$1" ] && { echo $i; return; }; i=$((i + 1)); done; echo 99; }
 status=0
 for dir in $ORDER; do

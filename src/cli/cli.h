@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "config/config.h"
-#include "io/error.h"
+#include "app/error.h"
 
 /* exit statuses: 0 ok, 1 runtime error (or a failed check), 2 usage error (bad option or config) */
 enum { QKV_EXIT_OK = 0, QKV_EXIT_FAIL = 1, QKV_EXIT_USAGE = 2 };

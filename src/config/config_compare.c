@@ -1,7 +1,7 @@
 /* A config beside the config a model file carries (config.h): read it, find the first key where
  * the two differ, refuse a run directory whose config.json was edited since its model was saved. */
 #include "config/config.h"
-#include "io/error.h"
+#include "app/error.h"
 #include "io/safetensors.h"
 
 #include <cjson/cJSON.h>
@@ -65,8 +65,8 @@ int qkv_config_check_model_file(const char *model_path, const qkv_config *cfg, c
     qkv_config k;
     char key[256], a[128], b[128], why[1024];
     int have = qkv_config_of_model_file(model_path, &k, why, sizeof why);
-    if (have < 0) return qkv__err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (have < 0) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     if (!have || !qkv_config_first_diff(&k, cfg, KEYS, key, sizeof key, a, b, sizeof a)) return 0;
-    return qkv__err_set(e, QKV_ERR_USAGE, "%s was trained with %s %s, but %s has %s (edited since the run?)",
+    return qkv_err_set(e, QKV_ERR_USAGE, "%s was trained with %s %s, but %s has %s (edited since the run?)",
                         model_path, key, a, cfg_path, b);
 }

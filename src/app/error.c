@@ -1,5 +1,5 @@
 /* The error value (error.h). */
-#include "io/error.h"
+#include "app/error.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,12 +12,12 @@ static void mark_cut(char *msg, int n) {
     if (n >= QKV_ERR_MSG) memcpy(msg + QKV_ERR_MSG - 4, "...", 4);
 }
 
-void qkv__err_clear(qkv_err *e) {
+void qkv_err_clear(qkv_err *e) {
     e->code = QKV_ERR_OK;
     e->msg[0] = 0;
 }
 
-int qkv__err_vset(qkv_err *e, qkv_err_code code, const char *fmt, va_list ap) {
+int qkv_err_vset(qkv_err *e, qkv_err_code code, const char *fmt, va_list ap) {
     e->code = code;
     int n = vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     if (n < 0) snprintf(e->msg, sizeof e->msg, "(a message that could not be formatted)");
@@ -25,15 +25,15 @@ int qkv__err_vset(qkv_err *e, qkv_err_code code, const char *fmt, va_list ap) {
     return -1;
 }
 
-int qkv__err_set(qkv_err *e, qkv_err_code code, const char *fmt, ...) {
+int qkv_err_set(qkv_err *e, qkv_err_code code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    qkv__err_vset(e, code, fmt, ap);
+    qkv_err_vset(e, code, fmt, ap);
     va_end(ap);
     return -1;
 }
 
-int qkv__err_prefix(qkv_err *e, const char *fmt, ...) {
+int qkv_err_prefix(qkv_err *e, const char *fmt, ...) {
     char head[QKV_ERR_MSG], tail[QKV_ERR_MSG];
     va_list ap;
     va_start(ap, fmt);
@@ -47,6 +47,6 @@ int qkv__err_prefix(qkv_err *e, const char *fmt, ...) {
     return -1;
 }
 
-const char *qkv__err_code_name(qkv_err_code code) {
+const char *qkv_err_code_name(qkv_err_code code) {
     return (unsigned)code < QKV_ERR_CODE_COUNT ? CODE_NAMES[code] : "?";
 }

@@ -1,11 +1,11 @@
 /* One error channel for the application: an error value that carries what kind of failure it is
  * and its one line of text. A function that can fail takes a qkv_err *, sets it with
- * qkv__err_set (the one helper) and returns -1; its caller may add context in front with
- * qkv__err_prefix and pass it up. The qkv command turns the code into its exit status in one
+ * qkv_err_set (the one helper) and returns -1; its caller may add context in front with
+ * qkv_err_prefix and pass it up. The qkv command turns the code into its exit status in one
  * place (cli/common.c, qkv__cli_exit). The library's ops keep their own channel, the context's
  * message (autograd/ctx.h). */
-#ifndef QKV_ERROR_H
-#define QKV_ERROR_H
+#ifndef QKV_APP_ERROR_H
+#define QKV_APP_ERROR_H
 
 #include "qkv_api.h"
 
@@ -33,16 +33,16 @@ typedef struct qkv_err {
 } qkv_err;
 
 /* a cleared error: code QKV_ERR_OK, empty message */
-QKV_INTERNAL void qkv__err_clear(qkv_err *e);
+QKV_APP_API void qkv_err_clear(qkv_err *e);
 /* e = code and the printf-formatted message (a message longer than the room ends in "...");
- * returns -1, so a caller writes `return qkv__err_set(e, QKV_ERR_USAGE, "...", ...);` */
-QKV_INTERNAL int qkv__err_set(qkv_err *e, qkv_err_code code, const char *fmt, ...)
+ * returns -1, so a caller writes `return qkv_err_set(e, QKV_ERR_USAGE, "...", ...);` */
+QKV_APP_API int qkv_err_set(qkv_err *e, qkv_err_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-QKV_INTERNAL int qkv__err_vset(qkv_err *e, qkv_err_code code, const char *fmt, va_list ap);
+QKV_APP_API int qkv_err_vset(qkv_err *e, qkv_err_code code, const char *fmt, va_list ap);
 /* the printf-formatted context in front of e's message, the code kept ("step 12: " + msg);
  * returns -1 */
-QKV_INTERNAL int qkv__err_prefix(qkv_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+QKV_APP_API int qkv_err_prefix(qkv_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "ok", "failure", "usage", "memory", "interrupted" */
-QKV_INTERNAL const char *qkv__err_code_name(qkv_err_code code);
+QKV_APP_API const char *qkv_err_code_name(qkv_err_code code);
 
 #endif
