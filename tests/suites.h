@@ -31,4 +31,5 @@ Suite *pass2_suite(void);
 Suite *buildinfo_suite(void);
 Suite *lanes_suite(void);
 Suite *checks_suite(void);
+Suite *long_paths_suite(void);
 #endif
