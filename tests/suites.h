@@ -32,4 +32,5 @@ Suite *buildinfo_suite(void);
 Suite *lanes_suite(void);
 Suite *checks_suite(void);
 Suite *docs_suite(void);
+Suite *long_paths_suite(void);
 #endif

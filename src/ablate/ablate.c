@@ -9,6 +9,7 @@
 #include "ablate/runner.h"
 #include "config/config.h"
 #include "io/fileio.h"
+#include "io/strbuf.h"
 #include "train/observe.h"
 #include "train/run_dir.h"
 
@@ -38,16 +39,18 @@ int qkv_ablate_refresh(const qkv_ablate_config *c, const char *out_dir, bool qui
         qkv_ablate_run_state st;
         qkv__ablate_run_state(&p, r, &st);
         if (!st.done) continue; /* nothing finished to observe: its run records it when it is */
-        char path[1400];
         qkv_config cfg;
         qkv_config_defaults(&cfg);
-        snprintf(path, sizeof path, "%s/%s", p.runs[r].dir, QKV_RUN_CONFIG);
-        char model[1400];
-        snprintf(model, sizeof model, "%s/%s", p.runs[r].dir, QKV_RUN_MODEL);
+        char *path = qkv__pathf("%s/%s", p.runs[r].dir, QKV_RUN_CONFIG);
+        char *model = qkv__pathf("%s/%s", p.runs[r].dir, QKV_RUN_MODEL);
+        if (!path || !model) snprintf(err, (size_t)errlen, "out of memory");
         qkv_err e;
-        rc = qkv_config_load(&cfg, path, err, errlen) || /* config.json edited since: another model */
+        rc = !path || !model || qkv_config_load(&cfg, path, err, errlen) ||
+             /* config.json edited since: another model */
              (qkv_config_check_model_file(model, &cfg, path, &e) && snprintf(err, (size_t)errlen, "%s", e.msg)) ||
              qkv__run_observe(&cfg, p.runs[r].dir, c->example, st.steps, err, errlen);
+        free(path);
+        free(model);
         n += !rc;
     }
     if (!rc && !quiet) fprintf(stderr, "qkv ablate: recorded the attention diagnostics of %d finished runs\n", n);
@@ -78,20 +81,17 @@ int qkv_ablate_status(const qkv_ablate_config *c, const char *out_dir, const qkv
         long long steps = qkv__ablate_next(&p, r, &st[r], max_solved, &resume, &extend);
         qkv_claim_info ci;
         qkv__claim_read(rs->dir, stale, &ci);
-        char path[1400], e[256], why[700] = "";
+        char e[256];
         size_t len;
-        snprintf(path, sizeof path, "%s/%s", rs->dir, QKV_RUN_FAILED);
-        char *mark = access(path, F_OK) == 0 ? qkv__read_file(path, &len, e, sizeof e) : NULL;
-        if (mark) {
-            snprintf(why, sizeof why, "%s", mark);
-            why[strcspn(why, "\n")] = 0;
-            free(mark);
-        }
+        char *path = qkv__pathf("%s/%s", rs->dir, QKV_RUN_FAILED);
+        char *why = path && access(path, F_OK) == 0 ? qkv__read_file(path, &len, e, sizeof e) : NULL;
+        free(path);
+        if (why) why[strcspn(why, "\n")] = 0; /* its first line, whole */
         if (ci.held && !ci.stale) {
             running++;
             fprintf(f, "running  %-40s on %s pid %ld, heartbeat %.0f s ago, toward %lld steps\n", rs->name, ci.host,
                     ci.pid, ci.age, steps ? steps : st[r].steps);
-        } else if (why[0] && steps) {
+        } else if (why && why[0] && steps) {
             failed++;
             fprintf(f, "failed   %-40s %s\n", rs->name, why);
         } else if (!steps) {
@@ -104,6 +104,7 @@ int qkv_ablate_status(const qkv_ablate_config *c, const char *out_dir, const qkv
             else snprintf(what, sizeof what, "not started (%lld steps)", steps);
             fprintf(f, "waiting  %-40s %s%s%s\n", rs->name, what, ci.held ? " (its claim is stale)" : "", "");
         }
+        free(why);
     }
     fprintf(f, "qkv ablate: %s: %d runs: %d done, %d running, %d failed, %d waiting\n", out_dir, p.n, done, running,
             failed, waiting);

@@ -4,6 +4,7 @@
 #include "config/config.h"
 #include "config/config_json.h"
 #include "io/fileio.h"
+#include "io/strbuf.h"
 #include "nn/model.h"
 #include "tasks/task.h"
 
@@ -84,7 +85,7 @@ int qkv__ablate_variant_config(const qkv_ablate_config *c, int v, qkv_config *cf
         rc = qkv_config_set(cfg, c->variants[v].sets[k], inner, sizeof inner);
     if (!rc && c->variants[v].matched_d_ff) cfg->model.d_ff = c->variants[v].matched_d_ff;
     if (!rc) rc = qkv_config_validate(cfg, inner, sizeof inner);
-    if (rc) snprintf(err, (size_t)errlen, "%s: variant %s: %s", c->path, c->variants[v].name, inner);
+    if (rc) snprintf(err, (size_t)errlen, "%s: variant %s: %s", qkv__shown(c->path).s, c->variants[v].name, inner);
     return rc ? -1 : 0;
 }
 
@@ -114,17 +115,20 @@ static int check_variant(const qkv_ablate_config *c, int v, char *err, int errle
     const char *name = c->variants[v].name;
     long long steps = cfg.train.steps, budget = qkv__ablate_budget(c, &cfg);
     if (c->max_steps && c->max_steps < steps)
-        return snprintf(err, (size_t)errlen, "%s: max_steps %lld is below variant %s's train.steps %lld", c->path,
+        return snprintf(err, (size_t)errlen, "%s: max_steps %lld is below variant %s's train.steps %lld",
+                        qkv__shown(c->path).s,
                         c->max_steps, name, steps), -1;
     if (budget > steps && cfg.optim.schedule != QKV_SCHED_CONSTANT) /* max_steps given */
         return snprintf(err, (size_t)errlen, "%s: max_steps: variant %s's optim.schedule %s decays over train.steps, "
                         "so an extended run would differ from a longer one; use the constant schedule, or drop "
-                        "max_steps (no extension)", c->path, name, QKV_SCHEDULE_NAMES[cfg.optim.schedule]), -1;
+                        "max_steps (no extension)", qkv__shown(c->path).s, name,
+                        QKV_SCHEDULE_NAMES[cfg.optim.schedule]), -1;
     for (int l = 0; l < c->n_lrs; l++) {
         char set[64], inner[512];
         snprintf(set, sizeof set, "optim.lr=%.17g", c->lrs[l]);
         if (qkv_config_set(&cfg, set, inner, sizeof inner) || qkv_config_validate(&cfg, inner, sizeof inner))
-            return snprintf(err, (size_t)errlen, "%s: lrs[%d]: variant %s: %s", c->path, l, name, inner), -1;
+            return snprintf(err, (size_t)errlen, "%s: lrs[%d]: variant %s: %s", qkv__shown(c->path).s, l, name,
+                            inner), -1;
     }
     return 0;
 }
@@ -139,7 +143,9 @@ static int64_t variant_params(const qkv_ablate_config *c, int v, int d_ff, char 
     int rc = qkv_task_open(&t, &cfg.task, 0, inner, sizeof inner) ||
              qkv_task_fit_model(&t, &cfg.model, inner, sizeof inner);
     qkv_task_close(&t);
-    if (rc) return snprintf(err, (size_t)errlen, "%s: variant %s: %s", c->path, c->variants[v].name, inner), -1;
+    if (rc)
+        return snprintf(err, (size_t)errlen, "%s: variant %s: %s", qkv__shown(c->path).s, c->variants[v].name,
+                        inner), -1;
     return qkv_model_param_count(&cfg.model);
 }
 
@@ -160,7 +166,7 @@ static int match_params(qkv_ablate_config *c, int v, char *err, int errlen) {
     if (f < 1) f = 1;
     if (f > 65536)
         return snprintf(err, (size_t)errlen, "%s: variant %s: matching the baseline's %lld parameters needs model.d_ff %lld, "
-                        "more than 65536", c->path, var->name, (long long)base, f), -1;
+                        "more than 65536", qkv__shown(c->path).s, var->name, (long long)base, f), -1;
     /* the rounding picks the nearest width; check the neighbour for ties of the integer counts */
     if (f > 1 && llabs((long long)(p0 + (f - 1) * slope - base)) < llabs((long long)(p0 + f * slope - base))) f--;
     var->matched_d_ff = (int)f;
@@ -176,7 +182,8 @@ static const char *const VAR[] = {"name", "set", "match_params", NULL};
 /* fail a parsing step with a message */
 #define BAD(...) return snprintf(err, (size_t)errlen, __VA_ARGS__), -1
 
-/* title, base (a path relative to path's directory, or an inline config) and the common set */
+/* title, base (a path relative to c->path's directory, or an inline config) and the common set;
+ * path: the file as messages name it */
 static int parse_head(qkv_ablate_config *c, const cJSON *j, const char *path, char *err, int errlen) {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "title");
     if (t && !cJSON_IsString(t)) BAD("%s: title: expected a string", path);
@@ -184,9 +191,12 @@ static int parse_head(qkv_ablate_config *c, const cJSON *j, const char *path, ch
 
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "base");
     if (cJSON_IsString(b)) { /* a path, relative to this file's directory */
-        const char *slash = strrchr(path, '/');
-        if (b->valuestring[0] == '/' || !slash) snprintf(c->base_path, sizeof c->base_path, "%s", b->valuestring);
-        else snprintf(c->base_path, sizeof c->base_path, "%.*s/%s", (int)(slash - path), path, b->valuestring);
+        const char *slash = strrchr(c->path, '/');
+        int dir = b->valuestring[0] == '/' || !slash ? 0 : (int)(slash - c->path) + 1; /* with its slash */
+        if ((size_t)dir + strlen(b->valuestring) >= sizeof c->base_path)
+            BAD("%s: base: \"%s\" names a file whose path is longer than %zu bytes, the most a base config's "
+                "path may be", path, qkv__shown(b->valuestring).s, sizeof c->base_path - 1);
+        snprintf(c->base_path, sizeof c->base_path, "%.*s%s", dir, c->path, b->valuestring);
     } else if (cJSON_IsObject(b)) {
         c->base_json = cJSON_Print(b);
     } else {
@@ -369,7 +379,13 @@ static int check_variants(qkv_ablate_config *c, char *err, int errlen) {
 
 int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, int errlen) {
     memset(c, 0, sizeof *c);
-    snprintf(c->path, sizeof c->path, "%s", path);
+    qkv_shown label = qkv__shown(path); /* the file as messages name it */
+    if (strlen(path) >= sizeof c->path) { /* the report names it: held whole, or refused */
+        snprintf(err, (size_t)errlen, "%s: longer than %zu bytes, the most an ablation config's path may be",
+                 label.s, sizeof c->path - 1);
+        return -1;
+    }
+    memcpy(c->path, path, strlen(path) + 1);
     c->threshold = 0.99;
     c->batch_max_runs = 8;
     size_t len;
@@ -377,13 +393,13 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
     if (!text) return -1;
     cJSON *j = NULL;
     bool oom;
-    int bad = qkv__config_json(text, len, path, &j, &oom, err, errlen); /* line:column and what was wrong */
+    int bad = qkv__config_json(text, len, label.s, &j, &oom, err, errlen); /* line:column and what was wrong */
     free(text);
     if (bad) {
-        if (oom) snprintf(err, (size_t)errlen, "%s: out of memory reading the config", path);
+        if (oom) snprintf(err, (size_t)errlen, "%s: out of memory reading the config", label.s);
         return -1;
     }
-    int rc = parse_config(c, j, path, err, errlen);
+    int rc = parse_config(c, j, label.s, err, errlen);
     cJSON_Delete(j);
     if (rc || check_variants(c, err, errlen)) {
         qkv_ablate_config_free(c);

@@ -1,5 +1,6 @@
 /* Run claims (see claim.h). */
 #include "ablate/claim.h"
+#include "io/strbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +18,14 @@ const char *qkv__claim_host(void) {
     return host;
 }
 
-static void path_of(char *buf, size_t n, const char *dir, const char *file) { snprintf(buf, n, "%s/%s", dir, file); }
+/* dir's claim file; malloc'd, NULL when out of memory */
+static char *claim_path(const char *dir) { return qkv__pathf("%s/%s", dir, QKV_CLAIM_FILE); }
 
-void qkv__claim_read(const char *dir, double stale, qkv_claim_info *c) {
+/* qkv__claim_read of the claim file at path (NULL, out of memory: read as no claim, and qkv__claim
+ * then fails, so the run is left for another time) */
+static void read_claim(const char *path, double stale, qkv_claim_info *c) {
     memset(c, 0, sizeof *c);
-    char path[1400];
-    path_of(path, sizeof path, dir, QKV_CLAIM_FILE);
+    if (!path) return;
     /* O_NONBLOCK, and only a regular file is read: a FIFO put there would block the open or the
      * read for good (--status would hang); anything but a file reads as a torn claim, which ages
      * into staleness as one does */
@@ -40,6 +43,12 @@ void qkv__claim_read(const char *dir, double stale, qkv_claim_info *c) {
     c->stale = gone || c->age > stale;
 }
 
+void qkv__claim_read(const char *dir, double stale, qkv_claim_info *c) {
+    char *path = claim_path(dir);
+    read_claim(path, stale, c);
+    free(path);
+}
+
 /* create the claim file with O_EXCL: true when this process made it */
 static bool create(const char *path) {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -53,24 +62,22 @@ static bool create(const char *path) {
     return true;
 }
 
-bool qkv__claim(const char *dir, double stale, bool quiet) {
-    char path[1400], lock[1400];
-    path_of(path, sizeof path, dir, QKV_CLAIM_FILE);
+/* qkv__claim of the claim file at path, whose takeover lock is at lock */
+static bool claim(const char *dir, const char *path, const char *lock, double stale, bool quiet) {
     if (create(path)) return true;
     qkv_claim_info c;
-    qkv__claim_read(dir, stale, &c);
+    read_claim(path, stale, &c);
     if (!c.held) return create(path); /* released meanwhile */
     if (!c.stale) return false;
     /* a stale claim: one taker at a time, through a lock file of its own (itself taken over when
      * older than `stale`, so a taker that died cannot block the run for ever) */
-    path_of(lock, sizeof lock, dir, QKV_CLAIM_FILE ".takeover");
     if (!create(lock)) {
         struct stat st;
         if (stat(lock, &st) == 0 && difftime(time(NULL), st.st_mtime) > stale) unlink(lock);
         return false;
     }
     qkv_claim_info again;
-    qkv__claim_read(dir, stale, &again);
+    read_claim(path, stale, &again);
     bool ours = false;
     if (!again.held || (again.stale && again.pid == c.pid && !strcmp(again.host, c.host))) {
         unlink(path);
@@ -84,16 +91,24 @@ bool qkv__claim(const char *dir, double stale, bool quiet) {
     return ours;
 }
 
+bool qkv__claim(const char *dir, double stale, bool quiet) {
+    char *path = claim_path(dir), *lock = qkv__pathf("%s/%s", dir, QKV_CLAIM_FILE ".takeover");
+    bool ours = path && lock && claim(dir, path, lock, stale, quiet); /* out of memory: not claimed */
+    free(path);
+    free(lock);
+    return ours;
+}
+
 void qkv__claim_touch(const char *dir) {
-    char path[1400];
-    path_of(path, sizeof path, dir, QKV_CLAIM_FILE);
-    utimensat(AT_FDCWD, path, NULL, 0);
+    char *path = claim_path(dir);
+    if (path) utimensat(AT_FDCWD, path, NULL, 0);
+    free(path);
 }
 
 void qkv__claim_release(const char *dir) {
-    char path[1400];
-    path_of(path, sizeof path, dir, QKV_CLAIM_FILE);
+    char *path = claim_path(dir);
     qkv_claim_info c;
-    qkv__claim_read(dir, 1e30, &c);
-    if (c.held && c.pid == (long)getpid() && !strcmp(c.host, qkv__claim_host())) unlink(path);
+    read_claim(path, 1e30, &c);
+    if (path && c.held && c.pid == (long)getpid() && !strcmp(c.host, qkv__claim_host())) unlink(path);
+    free(path);
 }

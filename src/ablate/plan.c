@@ -2,6 +2,7 @@
  * (see plan.h). */
 #include "ablate/plan.h"
 #include "io/fileio.h"
+#include "io/strbuf.h"
 #include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
@@ -38,11 +39,11 @@ static char *run_config(const qkv_ablate_plan *p, const qkv_ablate_run_spec *rs,
     snprintf(set[n++], sizeof set[0], "train.threshold=%.17g", c->threshold);
     for (int i = 0; i < n; i++)
         if (qkv_config_set(cfg, set[i], inner, sizeof inner)) {
-            snprintf(err, (size_t)errlen, "%s: run %s: %s", c->path, rs->name, inner);
+            snprintf(err, (size_t)errlen, "%s: run %s: %s", qkv__shown(c->path).s, rs->name, inner);
             return NULL;
         }
     if (qkv_config_validate(cfg, inner, sizeof inner)) {
-        snprintf(err, (size_t)errlen, "%s: run %s: %s", c->path, rs->name, inner);
+        snprintf(err, (size_t)errlen, "%s: run %s: %s", qkv__shown(c->path).s, rs->name, inner);
         return NULL;
     }
     char *json = qkv_config_to_json(cfg);
@@ -54,10 +55,10 @@ static char *run_config(const qkv_ablate_plan *p, const qkv_ablate_run_spec *rs,
 static void clear_run(const qkv_ablate_run_spec *rs) {
     const char *files[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN_MODEL, QKV_RUN_CHECKPOINT, QKV_RUN_SUMMARY,
                            QKV_RUN_LOG};
-    char b[1400];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        snprintf(b, sizeof b, "%s/%s", rs->dir, files[i]);
-        unlink(b);
+        char *b = qkv__pathf("%s/%s", rs->dir, files[i]);
+        if (b) unlink(b);
+        free(b);
     }
 }
 
@@ -74,10 +75,14 @@ static int plan_build(qkv_ablate_plan *p, const qkv_ablate_config *c, const char
         snprintf(err, (size_t)errlen, "out of memory");
         return -1;
     }
-    char d[1200], differ[512] = "";
+    char differ[512] = "";
     int n_differ = 0;
-    snprintf(d, sizeof d, "%s/configs", out);
-    if (write && qkv__mkdirs(d, err, errlen)) return -1;
+    if (write) {
+        char *d = qkv__pathf("%s/configs", out);
+        int made = d ? qkv__mkdirs(d, err, errlen) : (snprintf(err, (size_t)errlen, "out of memory"), -1);
+        free(d);
+        if (made) return -1;
+    }
     for (int v = 0; v < c->n_variants; v++)
         for (int l = 0; l < p->n_lrs; l++)
             for (int s = 0; s < c->n_seeds; s++) {
@@ -89,9 +94,12 @@ static int plan_build(qkv_ablate_plan *p, const qkv_ablate_config *c, const char
                     snprintf(lrdir, sizeof lrdir, "/lr%g", c->lrs[l]);
                 }
                 snprintf(rs->name, sizeof rs->name, "%s%s/seed%lld", c->variants[v].name, lrdir, c->seeds[s]);
-                snprintf(rs->dir, sizeof rs->dir, "%s/runs/%s", out, rs->name);
-                snprintf(rs->cfg, sizeof rs->cfg, "%s/configs/%s%s-seed%lld.json", out, c->variants[v].name, lr,
-                         c->seeds[s]);
+                rs->dir = qkv__pathf("%s/runs/%s", out, rs->name);
+                rs->cfg = qkv__pathf("%s/configs/%s%s-seed%lld.json", out, c->variants[v].name, lr, c->seeds[s]);
+                if (!rs->dir || !rs->cfg) {
+                    snprintf(err, (size_t)errlen, "out of memory");
+                    return -1;
+                }
                 qkv_config cfg;
                 char *json = run_config(p, rs, &cfg, err, errlen);
                 if (!json) return -1;
@@ -123,7 +131,8 @@ static int plan_build(qkv_ablate_plan *p, const qkv_ablate_config *c, const char
             }
     if (n_differ) {
         snprintf(err, (size_t)errlen, "%s holds %d run%s made from another config (%s%s): a sweep never mixes two "
-                 "configs; use another --out, or --force to discard them", out, n_differ, n_differ == 1 ? "" : "s",
+                 "configs; use another --out, or --force to discard them", qkv__shown(out).s, n_differ,
+                 n_differ == 1 ? "" : "s",
                  differ, n_differ > 4 ? ", ..." : "");
         return -1;
     }
@@ -138,6 +147,10 @@ int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char 
 }
 
 void qkv__ablate_plan_free(qkv_ablate_plan *p) {
+    for (int r = 0; r < p->n && p->runs; r++) {
+        free(p->runs[r].dir);
+        free(p->runs[r].cfg);
+    }
     free(p->runs);
     p->runs = NULL;
 }
@@ -146,12 +159,13 @@ void qkv__ablate_run_state(const qkv_ablate_plan *p, int r, qkv_ablate_run_state
     const qkv_ablate_run_spec *rs = &p->runs[r];
     memset(st, 0, sizeof *st);
     st->solved_at = -1;
-    char b[1400], e[256];
-    snprintf(b, sizeof b, "%s/%s", rs->dir, QKV_RUN_CHECKPOINT);
-    st->checkpoint = exists(b);
-    snprintf(b, sizeof b, "%s/%s", rs->dir, QKV_RUN_SUMMARY);
+    char e[256];
+    char *ck = qkv__pathf("%s/%s", rs->dir, QKV_RUN_CHECKPOINT), *sum = qkv__pathf("%s/%s", rs->dir, QKV_RUN_SUMMARY);
+    st->checkpoint = !ck || exists(ck); /* out of memory: as if it had one (never started over) */
     size_t len;
-    char *text = exists(b) ? qkv__read_file(b, &len, e, sizeof e) : NULL;
+    char *text = sum && exists(sum) ? qkv__read_file(sum, &len, e, sizeof e) : NULL;
+    free(ck);
+    free(sum);
     cJSON *j = text ? cJSON_Parse(text) : NULL;
     free(text);
     if (!j) return;

@@ -20,8 +20,8 @@ QKV_INTERNAL long long qkv__ablate_budget(const qkv_ablate_config *c, const qkv_
 typedef struct qkv_ablate_run_spec {
     int variant, lr, seed;          /* indices: variants, lrs (0 without a grid), seeds */
     char name[160];                 /* VARIANT[/lrLR]/seedS, for messages */
-    char dir[1200];                 /* OUT/runs/VARIANT[/lrLR]/seedS */
-    char cfg[1200];                 /* OUT/configs/VARIANT[-lrLR]-seedS.json, its input config */
+    char *dir;                      /* OUT/runs/VARIANT[/lrLR]/seedS (malloc'd, the plan's) */
+    char *cfg;                      /* OUT/configs/VARIANT[-lrLR]-seedS.json, its input config (the same) */
     long long steps;                /* the config's train.steps */
     long long budget;               /* the most steps it may be extended to (qkv__ablate_budget) */
     bool alone;                     /* its model trains one run at a time (qkv_model_config_batchable) */

@@ -6,6 +6,7 @@
 #include "tensor/clock.h"
 #include "ablate/claim.h"
 #include "io/fileio.h"
+#include "io/strbuf.h"
 #include "train/checkpoint.h"
 #include "train/run_dir.h"
 #include "train/stop.h"
@@ -38,7 +39,7 @@ typedef struct job {
     int n, runs[QKV_ABLATE_GROUP_MAX];
     long long steps;
     double started, beat;
-    char log[1300];
+    char *log;                      /* malloc'd */
 } job;
 
 long long qkv__ablate_next(const qkv_ablate_plan *p, int r, const qkv_ablate_run_state *st, long long max_solved,
@@ -57,11 +58,13 @@ long long qkv__ablate_next(const qkv_ablate_plan *p, int r, const qkv_ablate_run
 /* a new run trained in a group starts from DIR/config.json: its input config, copied there */
 static int place_config(const qkv_ablate_run_spec *rs, char *err, int errlen) {
     size_t len;
-    char path[1400];
     char *text = qkv__read_file(rs->cfg, &len, err, errlen);
     if (!text) return -1;
-    snprintf(path, sizeof path, "%s/%s", rs->dir, QKV_RUN_CONFIG);
-    int rc = qkv__write_file_atomic(path, text, len, err, errlen);
+    char *path = qkv__pathf("%s/%s", rs->dir, QKV_RUN_CONFIG);
+    int rc = -1;
+    if (path) rc = qkv__write_file_atomic(path, text, len, err, errlen);
+    else snprintf(err, (size_t)errlen, "out of memory");
+    free(path);
     free(text);
     return rc;
 }
@@ -73,12 +76,12 @@ static pid_t launch(const qkv_ablate_plan *p, job *jb, const char *const *cmd, b
                     char *err, int errlen) {
     const qkv_ablate_run_spec *rs = &p->runs[jb->runs[0]];
     char n[32];
-    if (jb->n == 1) snprintf(jb->log, sizeof jb->log, "%s/%s", rs->dir, QKV_RUN_LOG);
-    else snprintf(jb->log, sizeof jb->log, "%s/group-%d.log", p->out, jb->runs[0]);
+    if (jb->n == 1) jb->log = qkv__pathf("%s/%s", rs->dir, QKV_RUN_LOG);
+    else jb->log = qkv__pathf("%s/group-%d.log", p->out, jb->runs[0]);
     snprintf(n, sizeof n, "%lld", jb->steps);
     int k = 0;
     while (cmd[k]) k++;
-    char **argv = calloc((size_t)k + 2 * (size_t)jb->n + 8, sizeof *argv);
+    char **argv = jb->log ? calloc((size_t)k + 2 * (size_t)jb->n + 8, sizeof *argv) : NULL;
     if (!argv) {
         snprintf(err, (size_t)errlen, "out of memory");
         return -1;
@@ -92,9 +95,9 @@ static pid_t launch(const qkv_ablate_plan *p, job *jb, const char *const *cmd, b
                 return -1;
             }
             if (!resume) { /* a new run's log starts empty, as alone */
-                char log[1400], e[256];
-                snprintf(log, sizeof log, "%s/%s", m->dir, QKV_RUN_LOG);
-                qkv__write_file_atomic(log, "", 0, e, sizeof e);
+                char e[256], *log = qkv__pathf("%s/%s", m->dir, QKV_RUN_LOG);
+                if (log) qkv__write_file_atomic(log, "", 0, e, sizeof e);
+                free(log);
             }
             argv[k++] = "--group";
             argv[k++] = (char *)m->dir;
@@ -127,54 +130,59 @@ static pid_t launch(const qkv_ablate_plan *p, job *jb, const char *const *cmd, b
     posix_spawn_file_actions_destroy(&fa);
     free(argv);
     if (e) {
-        snprintf(err, (size_t)errlen, "cannot start %s: %s", cmd[0], strerror(e));
+        snprintf(err, (size_t)errlen, "cannot start %s: %s", qkv__shown(cmd[0]).s, strerror(e));
         return -1;
     }
     return pid;
 }
 
-/* the last non-empty line of the run's log, for the failure marker and --status */
-static void last_log_line(const char *dir, char *out, size_t n) {
-    char path[1400], e[256];
+/* the last non-empty line of the run's log (whole: it may name long paths), for the failure
+ * marker and --status; malloc'd, NULL when there is none */
+static char *last_log_line(const char *dir) {
+    char e[256], *path = qkv__pathf("%s/%s", dir, QKV_RUN_LOG);
     size_t len;
-    snprintf(path, sizeof path, "%s/%s", dir, QKV_RUN_LOG);
-    char *t = qkv__read_file(path, &len, e, sizeof e);
-    out[0] = 0;
-    if (!t) return;
+    char *t = path ? qkv__read_file(path, &len, e, sizeof e) : NULL;
+    free(path);
+    if (!t) return NULL;
     while (len && (t[len - 1] == '\n' || t[len - 1] == '\r' || t[len - 1] == ' ')) t[--len] = 0;
     char *last = strrchr(t, '\n');
-    snprintf(out, n, "%s", last ? last + 1 : t);
-    free(t);
+    if (last) memmove(t, last + 1, strlen(last + 1) + 1);
+    return t;
 }
 
-/* mark run r failed: "exit N: LINE", or its log's last line without one */
+/* mark run r failed: "exit N: WHY", or its log's last line without one */
 static void mark_failed(const qkv_ablate_plan *p, int r, int code, const char *why) {
-    char line[600], text[800], path[1400], e[256];
-    if (why && why[0]) snprintf(line, sizeof line, "%s", why);
-    else last_log_line(p->runs[r].dir, line, sizeof line);
-    int n = snprintf(text, sizeof text, "exit %d: %s\n", code, line[0] ? line : "(no output)");
-    snprintf(path, sizeof path, "%s/%s", p->runs[r].dir, QKV_RUN_FAILED);
-    qkv__write_file_atomic(path, text, (size_t)n, e, sizeof e);
+    char e[256], *last = why && why[0] ? NULL : last_log_line(p->runs[r].dir);
+    const char *line = why && why[0] ? why : last && last[0] ? last : "(no output)";
+    qkv_strbuf b;
+    qkv__strbuf_init(&b);
+    qkv__strbuf_printf(&b, "exit %d: %s\n", code, line);
+    char *text = qkv__strbuf_take(&b), *path = qkv__pathf("%s/%s", p->runs[r].dir, QKV_RUN_FAILED);
+    if (text && path) qkv__write_file_atomic(path, text, strlen(text), e, sizeof e);
+    free(text);
+    free(path);
+    free(last);
 }
 
 /* the last line of a group's output about the run in dir ("qkv train: DIR: what"), as the run
  * alone would have said it ("qkv train: what"), or "" */
 static void line_about(const char *text, const char *dir, char *out, size_t n) {
     out[0] = 0;
-    if (!text) return;
-    char key[1300];
-    size_t k = (size_t)snprintf(key, sizeof key, "qkv train: %s: ", dir);
+    char *key = text ? qkv__pathf("qkv train: %s: ", dir) : NULL;
+    if (!key) return;
+    size_t k = strlen(key);
     for (const char *at = text; (at = strstr(at, key)); at++) {
         if (at != text && at[-1] != '\n' && at[-1] != '\r') continue;
         snprintf(out, n, "qkv train: %.*s", (int)strcspn(at + k, "\r\n"), at + k);
     }
+    free(key);
 }
 
 /* a group's output appended to a run's log (runs trained alone write there themselves) */
 static void append_log(const qkv_ablate_run_spec *rs, const char *text, size_t len) {
-    char path[1400];
-    snprintf(path, sizeof path, "%s/%s", rs->dir, QKV_RUN_LOG);
-    FILE *f = text ? fopen(path, "a") : NULL;
+    char *path = text ? qkv__pathf("%s/%s", rs->dir, QKV_RUN_LOG) : NULL;
+    FILE *f = path ? fopen(path, "a") : NULL;
+    free(path);
     if (!f) return;
     fwrite(text, 1, len, f);
     fclose(f);
@@ -219,9 +227,9 @@ static void gather(const qkv_ablate_plan *p, const qkv_ablate_opts *o, const pha
 }
 
 static void unmark_failed(const qkv_ablate_plan *p, int r) {
-    char path[1400];
-    snprintf(path, sizeof path, "%s/%s", p->runs[r].dir, QKV_RUN_FAILED);
-    unlink(path);
+    char *path = qkv__pathf("%s/%s", p->runs[r].dir, QKV_RUN_FAILED);
+    if (path) unlink(path);
+    free(path);
 }
 
 static void fmt_time(double s, char *b, size_t n) {
@@ -310,6 +318,7 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
             if (o->group > 1 && !p->runs[r].alone) gather(p, o, ph, st, max_solved, stale, &jb, resume, extend);
             pid_t pid = launch(p, &jb, o->train_cmd, resume, extend, err, errlen);
             if (pid < 0) {
+                free(jb.log);
                 for (int i = 0; i < jb.n; i++) qkv__claim_release(p->runs[jb.runs[i]].dir);
                 rc = -1;
                 break;
@@ -394,6 +403,8 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
             }
             free(text);
             if (jb->n > 1) unlink(jb->log);
+            free(jb->log);
+            jb->log = NULL;
             running--;
             jb->pid = 0;
             refresh = true;
@@ -403,6 +414,7 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
     qkv_stop_release(&stop);
     int finished = 0;
     for (int r = 0; r < p->n; r++) finished += r % shards == o->shard && st[r].done;
+    for (int k = 0; k < jobs; k++) free(js[k].log); /* jobs still running when the wait failed */
     free(js);
     free(ph);
     free(st);

@@ -141,7 +141,8 @@ static int submit(const char *output, const char *dependency, const char *script
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     if (!WIFEXITED(st) || WEXITSTATUS(st) || !id[0]) {
-        snprintf(err, (size_t)errlen, "sbatch %s failed (exit %d)%s", script, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+        snprintf(err, (size_t)errlen, "sbatch %s failed (exit %d)%s", qkv__shown(script).s,
+                 WIFEXITED(st) ? WEXITSTATUS(st) : -1,
                  WIFEXITED(st) && WEXITSTATUS(st) == 127 ? ": is Slurm installed (sbatch on PATH)?" : "");
         return -1;
     }
@@ -160,22 +161,17 @@ static void command_line(qkv_strbuf *b, const char *output, const char *dependen
 
 int qkv__ablate_slurm(const qkv_slurm_opts *o, FILE *f, char *err, int errlen) {
     if (qkv__slurm_check(o, err, errlen)) return -1;
-    char *array = array_script(o), *rep = report_script(o);
-    char dir[4200], pa[4300], pr[4300], oa[8500], orep[8500], id[64] = "", id2[64], dep[96];
-    snprintf(dir, sizeof dir, "%s/slurm", o->out);
-    snprintf(pa, sizeof pa, "%s/array.sh", dir);
-    snprintf(pr, sizeof pr, "%s/report.sh", dir);
-    char dir_pct[8400]; /* sbatch expands %A, %a, %j, ... in --output: the directory's own % doubled */
-    size_t k = 0;
-    for (const char *c = dir; *c && k + 2 < sizeof dir_pct; c++) {
-        if (*c == '%') dir_pct[k++] = '%';
-        dir_pct[k++] = *c;
-    }
-    dir_pct[k] = 0;
-    snprintf(oa, sizeof oa, "--output=%s/task-%%A_%%a.log", dir_pct);
-    snprintf(orep, sizeof orep, "--output=%s/report-%%j.log", dir_pct);
+    char *array = array_script(o), *rep = report_script(o), id[64] = "", id2[64], dep[96];
+    char *dir = qkv__pathf("%s/slurm", o->out), *pa = qkv__pathf("%s/slurm/array.sh", o->out),
+         *pr = qkv__pathf("%s/slurm/report.sh", o->out);
+    qkv_strbuf pct; /* sbatch expands %A, %a, %j, ... in --output: the directory's own % doubled */
+    qkv__strbuf_init(&pct);
+    for (const char *c = dir ? dir : ""; *c; c++) qkv__strbuf_puts(&pct, *c == '%' ? "%%" : (char[2]){*c, 0});
+    char *dir_pct = qkv__strbuf_take(&pct);
+    char *oa = dir_pct ? qkv__pathf("--output=%s/task-%%A_%%a.log", dir_pct) : NULL;
+    char *orep = dir_pct ? qkv__pathf("--output=%s/report-%%j.log", dir_pct) : NULL;
     int rc = 0;
-    if (!array || !rep) {
+    if (!array || !rep || !dir || !pa || !pr || !oa || !orep) {
         snprintf(err, (size_t)errlen, "out of memory");
         rc = -1;
     } else if (o->dry_run) { /* nothing is written: the scripts and the commands that would submit them */
@@ -204,5 +200,11 @@ int qkv__ablate_slurm(const qkv_slurm_opts *o, FILE *f, char *err, int errlen) {
     }
     free(array);
     free(rep);
+    free(dir);
+    free(pa);
+    free(pr);
+    free(dir_pct);
+    free(oa);
+    free(orep);
     return rc ? -1 : 0;
 }

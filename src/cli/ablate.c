@@ -8,11 +8,11 @@
 #include "ablate/slurm.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "io/strbuf.h"
 #include "report/report.h"
 #include "tensor/clock.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -112,24 +112,27 @@ static int parse_shard(const char *s, int *i, int *n) {
 }
 
 /* dir as an absolute path without touching the file system when it does not exist yet (a dry
- * run creates nothing): its real path if it exists, else the working directory joined to it.
- * false when it cannot be made (the reason in err) */
-static bool absolute(const char *dir, char *abs, size_t n, char *err, int errlen) {
-    if (realpath(dir, abs)) return true;
+ * run creates nothing): its real path if it exists, else the working directory joined to it;
+ * malloc'd. NULL when it cannot be made (the reason in err) */
+static char *absolute(const char *dir, char *err, int errlen) {
+    char *abs = realpath(dir, NULL);
+    if (abs) return abs;
     if (errno != ENOENT) {
-        snprintf(err, (size_t)errlen, "%.900s: %s", dir, strerror(errno));
-        return false;
+        snprintf(err, (size_t)errlen, "%s: %s", qkv__shown(dir).s, strerror(errno));
+        return NULL;
     }
-    char cwd[PATH_MAX];
-    if (dir[0] != '/' && !getcwd(cwd, sizeof cwd)) {
-        snprintf(err, (size_t)errlen, "the working directory: %s", strerror(errno));
-        return false;
+    if (dir[0] == '/') abs = strdup(dir);
+    else {
+        char *cwd = getcwd(NULL, 0); /* as long as it is (glibc) */
+        if (!cwd) {
+            snprintf(err, (size_t)errlen, "the working directory: %s", strerror(errno));
+            return NULL;
+        }
+        abs = qkv__pathf("%s/%s", cwd, dir);
+        free(cwd);
     }
-    if ((size_t)snprintf(abs, n, "%s%s%s", dir[0] == '/' ? "" : cwd, dir[0] == '/' ? "" : "/", dir) >= n) {
-        snprintf(err, (size_t)errlen, "%.900s: path too long", dir);
-        return false;
-    }
-    return true;
+    if (!abs) snprintf(err, (size_t)errlen, "out of memory");
+    return abs;
 }
 
 /* The report of whatever runs of the sweep in out_dir have finished, saying what is missing:
@@ -162,17 +165,9 @@ static int report_sweep(const qkv_ablate_config *c, const char *out_dir, const q
     return rc;
 }
 
-/* --slurm: the sweep submitted as an array job and a report job, with absolute paths (the jobs run
- * elsewhere); the plan is checked now, and written unless this is a dry run, which writes nothing
- * anywhere. 0, -1 with err, or QKV_EXIT_USAGE (said) when sbatch's options are wrong */
-static int submit_slurm(const ablate_args *a, qkv_ablate_config *c, const char *cfg_path, const char *out,
-                        const char *bin, int runs, char *err, int errlen) {
-    char cfg_abs[PATH_MAX], out_abs[PATH_MAX];
-    if (!realpath(cfg_path, cfg_abs)) {
-        snprintf(err, (size_t)errlen, "%.900s: %s", cfg_path, strerror(errno));
-        return -1;
-    }
-    if (!absolute(out, out_abs, sizeof out_abs, err, errlen)) return -1;
+/* submit_slurm's work, with the config's and the output directory's absolute paths */
+static int submit_paths(const ablate_args *a, qkv_ablate_config *c, const char *cfg_abs, const char *out,
+                        const char *out_abs, const char *bin, int runs, char *err, int errlen) {
     int tasks = a->tasks ? (int)a->tasks : runs < 64 ? runs : 64;
     if (tasks > runs) { /* a task without a run would start, find nothing and end: not submitted */
         fprintf(stderr, "qkv ablate: --tasks %d is more than the sweep's %d runs: submitting %d tasks\n", tasks,
@@ -190,6 +185,19 @@ static int submit_slurm(const ablate_args *a, qkv_ablate_config *c, const char *
     if (qkv__ablate_plan(&p, c, out, !a->dry_run, a->force, err, errlen)) return -1;
     qkv__ablate_plan_free(&p);
     return qkv__ablate_slurm(&so, stdout, err, errlen) ? -1 : 0;
+}
+
+/* --slurm: the sweep submitted as an array job and a report job, with absolute paths (the jobs run
+ * elsewhere); the plan is checked now, and written unless this is a dry run, which writes nothing
+ * anywhere. 0, -1 with err, or QKV_EXIT_USAGE (said) when sbatch's options are wrong */
+static int submit_slurm(const ablate_args *a, qkv_ablate_config *c, const char *cfg_path, const char *out,
+                        const char *bin, int runs, char *err, int errlen) {
+    char *cfg_abs = realpath(cfg_path, NULL), *out_abs = cfg_abs ? absolute(out, err, errlen) : NULL;
+    if (!cfg_abs) snprintf(err, (size_t)errlen, "%s: %s", qkv__shown(cfg_path).s, strerror(errno));
+    int rc = out_abs ? submit_paths(a, c, cfg_abs, out, out_abs, bin, runs, err, errlen) : -1;
+    free(cfg_abs);
+    free(out_abs);
+    return rc;
 }
 
 /* the sweep (or this worker's share of it) run here, o->jobs at a time, each run a `bin train`
@@ -246,7 +254,7 @@ int qkv__cmd_ablate(int argc, char **argv) {
     rc = QKV_EXIT_USAGE;
     const char *cfg_path = a.config, *out = a.out;
     qkv_ablate_config c = {0};
-    char err[1024];
+    char err[1024], *out_buf = NULL, *bin = NULL;
     qkv_ablate_opts o = {.jobs = a.jobs < 1 ? 1 : (int)a.jobs, .quiet = a.quiet, .shards = 1, .stale = (double)a.stale,
                          .force = a.force};
     if (check_actions(&a)) goto done;
@@ -255,20 +263,20 @@ int qkv__cmd_ablate(int argc, char **argv) {
         qkv__cli_error("ablate", "%s", err);
         goto done;
     }
-    char out_buf[4096];
     if (!out) {
         const char *base = strrchr(cfg_path, '/') ? strrchr(cfg_path, '/') + 1 : cfg_path;
-        snprintf(out_buf, sizeof out_buf, "runs/%.*s", (int)strcspn(base, "."), base);
-        out = out_buf;
+        if (!(out = out_buf = qkv__pathf("runs/%.*s", (int)strcspn(base, "."), base))) {
+            qkv__cli_error("ablate", "out of memory");
+            rc = QKV_EXIT_FAIL;
+            goto done;
+        }
     }
-    char bin[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 1); /* run the same qkv for every run */
-    if (n <= 0) {
+    bin = qkv__cli_self_exe(); /* run the same qkv for every run */
+    if (!bin) {
         qkv__cli_error("ablate", "cannot find the qkv executable (/proc/self/exe)");
         rc = QKV_EXIT_FAIL;
         goto done;
     }
-    bin[n] = 0;
     int runs = c.n_variants * (c.n_lrs ? c.n_lrs : 1) * c.n_seeds;
     rc = QKV_EXIT_FAIL;
     if (a.status) {
@@ -294,6 +302,8 @@ int qkv__cmd_ablate(int argc, char **argv) {
 fail:
     qkv__cli_error("ablate", "%s", err);
 done:
+    free(out_buf);
+    free(bin);
     free(a.sbatch.v);
     qkv_ablate_config_free(&c);
     return rc;

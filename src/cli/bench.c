@@ -9,7 +9,6 @@
 #include "train/bench.h"
 
 #include <fcntl.h>
-#include <limits.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +145,8 @@ static int default_steps(const qkv_bench_size *s) {
     return !strcmp(s->name, "tiny") ? 50 : !strcmp(s->name, "small") ? 20 : 10;
 }
 
+static int bench_children(const bench_args *a, char *bin);
+
 int qkv__cmd_bench(int argc, char **argv) {
     bench_args a = {.threads = 1};
     int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, NULL);
@@ -183,20 +184,26 @@ int qkv__cmd_bench(int argc, char **argv) {
     }
 
     /* every requested size in a child process of its own (clean peak memory per size) */
-    char bin[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 1);
-    if (n <= 0) { qkv__cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
-    bin[n] = 0;
-    if (!a.json)
+    char *bin = qkv__cli_self_exe();
+    if (!bin) { qkv__cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
+    rc = bench_children(&a, bin);
+    free(bin);
+    return rc;
+}
+
+/* qkv bench's sizes, each in a child process `bin bench --size S --json ...`: a table, or their
+ * JSON lines; the exit status */
+static int bench_children(const bench_args *a, char *bin) {
+    if (!a->json)
         printf("%-7s %7s %10s %11s %9s %9s %7s %9s %11s %9s\n", "size", "threads", "ms/step", "tokens/s",
                "GFLOP/s", "ceiling", "share", "RSS MB", "allocs/step", "products");
     for (int i = 0; i < 3; i++) {
         const qkv_bench_size *s = &QKV_BENCH_SIZES[i];
-        if (a.size && strcmp(a.size, s->name)) continue;
+        if (a->size && strcmp(a->size, s->name)) continue;
         char th[16], st[16], mb[16];
-        snprintf(th, sizeof th, "%lld", a.threads);
-        snprintf(mb, sizeof mb, "%lld", a.micro ? a.micro : 1);
-        snprintf(st, sizeof st, "%lld", a.steps ? a.steps : default_steps(s));
+        snprintf(th, sizeof th, "%lld", a->threads);
+        snprintf(mb, sizeof mb, "%lld", a->micro ? a->micro : 1);
+        snprintf(st, sizeof st, "%lld", a->steps ? a->steps : default_steps(s));
         int fd[2];
         if (pipe(fd)) { qkv__cli_error("bench", "pipe failed"); return QKV_EXIT_FAIL; }
         posix_spawn_file_actions_t fa;
@@ -205,7 +212,7 @@ int qkv__cmd_bench(int argc, char **argv) {
         posix_spawn_file_actions_addclose(&fa, fd[0]);
         char *args[12 + 2 * 64] = {bin, "bench", "--size", (char *)s->name, "--threads", th, "--steps", st, "--json",
                                    "--micro-batches", mb};
-        for (int k = 0, at = 11; k < a.sets.n && k < 64; k++) args[at++] = "--set", args[at++] = (char *)a.sets.v[k];
+        for (int k = 0, at = 11; k < a->sets.n && k < 64; k++) args[at++] = "--set", args[at++] = (char *)a->sets.v[k];
         pid_t pid;
         int e = posix_spawn(&pid, bin, &fa, NULL, args, environ);
         posix_spawn_file_actions_destroy(&fa);
@@ -220,7 +227,7 @@ int qkv__cmd_bench(int argc, char **argv) {
             qkv__cli_error("bench", "size %s failed", s->name);
             return QKV_EXIT_FAIL;
         }
-        if (a.json) { fputs(line, stdout); fflush(stdout); continue; }
+        if (a->json) { fputs(line, stdout); fflush(stdout); continue; }
         double ms = 0, tps = 0, gf = 0, ceil = 0, share = 0, rss = 0, al = 0, prod = 0;
         const char *p;
         if ((p = strstr(line, "\"ms_per_step\":"))) ms = atof(p + 14);
@@ -231,7 +238,7 @@ int qkv__cmd_bench(int argc, char **argv) {
         if ((p = strstr(line, "\"peak_rss_mb\":"))) rss = atof(p + 14);
         if ((p = strstr(line, "\"allocs_per_step\":"))) al = atof(p + 18);
         if ((p = strstr(line, "\"products_share\":"))) prod = atof(p + 17);
-        printf("%-7s %7lld %10.2f %11.0f %9.1f %9.1f %6.1f%% %9.1f %11.2f %8.1f%%\n", s->name, a.threads, ms, tps, gf,
+        printf("%-7s %7lld %10.2f %11.0f %9.1f %9.1f %6.1f%% %9.1f %11.2f %8.1f%%\n", s->name, a->threads, ms, tps, gf,
                ceil, 100 * share, rss, al, 100 * prod);
         fflush(stdout);
     }

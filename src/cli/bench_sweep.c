@@ -12,6 +12,7 @@
 #define _DEFAULT_SOURCE  /* wait4 */
 #define _XOPEN_SOURCE 700 /* nftw, mkdtemp */
 #include "cli/cli.h"
+#include "io/strbuf.h"
 #include "tensor/clock.h"
 #include "tensor/parallel.h"
 #include "train/bench.h"
@@ -22,7 +23,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -64,14 +64,13 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 }
 
 /* the default config: configs/recall.json from here, else beside the executable's directory
- * (build/qkv -> configs/recall.json of its source tree) */
-static const char *find_config(const char *bin, char *buf, size_t n) {
-    if (access("configs/recall.json", R_OK) == 0) return "configs/recall.json";
+ * (build/qkv -> configs/recall.json of its source tree); malloc'd, NULL when there is none */
+static char *find_config(const char *bin) {
+    if (access("configs/recall.json", R_OK) == 0) return strdup("configs/recall.json");
     const char *slash = strrchr(bin, '/');
-    if (slash) {
-        snprintf(buf, n, "%.*s/../configs/recall.json", (int)(slash - bin), bin);
-        if (access(buf, R_OK) == 0) return buf;
-    }
+    char *p = slash ? qkv__pathf("%.*s/../configs/recall.json", (int)(slash - bin), bin) : NULL;
+    if (p && access(p, R_OK) == 0) return p;
+    free(p);
     return NULL;
 }
 
@@ -83,16 +82,21 @@ static double json_num(const char *text, const char *key) {
     return p ? strtod(p + strlen(k), NULL) : -1;
 }
 
-static pid_t launch(const char *bin, const char *config, const char *dir, int r, int steps, bool time_products) {
-    char out[1200], log[1200], run_dir[1100], qkv[64], seed[64], st[64];
-    snprintf(run_dir, sizeof run_dir, "%s/%s-s%d", dir, VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS]);
-    snprintf(out, sizeof out, "%s.json", run_dir);
-    snprintf(log, sizeof log, "%s.log", run_dir);
+/* run r's file with extension ext (NULL: its run directory) in dir; malloc'd, NULL when out of memory */
+static char *run_path(const char *dir, int r, const char *ext) {
+    return qkv__pathf("%s/%s-s%d%s", dir, VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS], ext ? ext : "");
+}
+
+/* launch's spawn of run r: `bin train config ... --out run_dir`, stdout into out and stderr into log */
+static pid_t spawn_run(const char *bin, const char *config, const char *run_dir, const char *out, const char *log,
+                       int r, int steps, bool time_products) {
+    char qkv[64], seed[64], st[64];
     snprintf(qkv, sizeof qkv, "model.attention.qkv=%s", VARIANTS[r / N_SEEDS]);
     snprintf(seed, sizeof seed, "train.seed=%d", SEEDS[r % N_SEEDS]);
     snprintf(st, sizeof st, "train.steps=%d", steps);
-    char *argv[] = {(char *)bin, "train", (char *)config, "--set", qkv, "--set", seed, "--set", st, "--out", run_dir,
-                    "--threads", "1", "--quiet", "--gemm-flops", time_products ? "--time-products" : NULL, NULL};
+    char *argv[] = {(char *)bin, "train", (char *)config, "--set", qkv, "--set", seed, "--set", st, "--out",
+                    (char *)run_dir, "--threads", "1", "--quiet", "--gemm-flops",
+                    time_products ? "--time-products" : NULL, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -103,11 +107,22 @@ static pid_t launch(const char *bin, const char *config, const char *dir, int r,
     return e ? -1 : pid;
 }
 
+/* run r started in dir: its pid, or -1 */
+static pid_t launch(const char *bin, const char *config, const char *dir, int r, int steps, bool time_products) {
+    char *run_dir = run_path(dir, r, NULL), *out = run_path(dir, r, ".json"), *log = run_path(dir, r, ".log");
+    pid_t pid = -1;
+    if (run_dir && out && log) pid = spawn_run(bin, config, run_dir, out, log, r, steps, time_products);
+    free(run_dir);
+    free(out);
+    free(log);
+    return pid;
+}
+
 /* run r's summary line into *s; 0, or -1 with why in err */
 static int read_result(const char *dir, int r, sweep_run *s, char *err, size_t errlen) {
-    char path[1200], line[4096] = "";
-    snprintf(path, sizeof path, "%s/%s-s%d.json", dir, VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS]);
-    FILE *f = fopen(path, "r");
+    char line[4096] = "", *path = run_path(dir, r, ".json");
+    FILE *f = path ? fopen(path, "r") : NULL;
+    free(path);
     if (f) {
         if (!fgets(line, sizeof line, f)) line[0] = 0;
         fclose(f);
@@ -126,9 +141,9 @@ static int read_result(const char *dir, int r, sweep_run *s, char *err, size_t e
 
 /* why run r failed: the last line of its log */
 static void report_failure(const char *dir, int r, int status) {
-    char path[1200], line[1024] = "", last[1024] = "";
-    snprintf(path, sizeof path, "%s/%s-s%d.log", dir, VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS]);
-    FILE *f = fopen(path, "r");
+    char line[1024] = "", last[1024] = "", *path = run_path(dir, r, ".log");
+    FILE *f = path ? fopen(path, "r") : NULL;
+    free(path);
     while (f && fgets(line, sizeof line, f))
         if (line[0] && line[0] != '\n') snprintf(last, sizeof last, "%s", line);
     if (f) fclose(f);
@@ -167,12 +182,15 @@ static int sweep_config(const char *config, int steps, sweep_shape *sh) {
     return 0;
 }
 
-/* a fresh directory for the runs under $TMPDIR (or /tmp) into dir; 0 or an exit code */
-static int sweep_dir(char *dir, size_t n) {
+/* a fresh directory for the runs under $TMPDIR (or /tmp) into *dir (malloc'd); 0 or an exit code */
+static int sweep_dir(char **dir) {
     const char *tmp = getenv("TMPDIR");
     const char *parent = tmp && tmp[0] ? tmp : "/tmp";
-    snprintf(dir, n, "%s/qkv-sweep-XXXXXX", parent);
-    if (!mkdtemp(dir)) { /* named by the parent and its origin: the random name mkdtemp tried says nothing */
+    if (!(*dir = qkv__pathf("%s/qkv-sweep-XXXXXX", parent))) {
+        qkv__cli_error("bench", "out of memory");
+        return QKV_EXIT_FAIL;
+    }
+    if (!mkdtemp(*dir)) { /* named by the parent and its origin: the random name mkdtemp tried says nothing */
         qkv__cli_error("bench", "--sweep: cannot make a directory in %s%s: %s", parent,
                       parent == tmp ? " (TMPDIR)" : "", strerror(errno));
         return QKV_EXIT_FAIL;
@@ -327,16 +345,8 @@ static void print_table(const char *config, int steps, int jobs, const sweep_sha
                100 * st->products_share);
 }
 
-int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, bool time_products) {
-    char bin[PATH_MAX], cfg_buf[PATH_MAX + 32], dir[1024];
-    ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 1);
-    if (n <= 0) { qkv__cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
-    bin[n] = 0;
-    if (!config && !(config = find_config(bin, cfg_buf, sizeof cfg_buf))) {
-        qkv__cli_error("bench", "--sweep: cannot find configs/recall.json (run from qkv's source tree, or give "
-                      "--config FILE)");
-        return QKV_EXIT_USAGE;
-    }
+/* qkv__cli_bench_sweep with the executable at bin and the config found */
+static int sweep(const char *bin, const char *config, int steps, int jobs, bool json, bool time_products) {
     sweep_shape sh;
     int rc = sweep_config(config, steps, &sh);
     if (rc) return rc;
@@ -347,7 +357,11 @@ int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, boo
     double ceiling = qkv_bench_sgemm_ceiling(1024, 10);
     qkv__cli_children_one_blas_thread(); /* as qkv ablate starts its runs */
 
-    if ((rc = sweep_dir(dir, sizeof dir))) return rc;
+    char *dir = NULL;
+    if ((rc = sweep_dir(&dir))) {
+        free(dir);
+        return rc;
+    }
     if (!json)
         fprintf(stderr, "qkv bench: sweep of %d runs (%d variants x %d seeds) of %d steps, %d at a time, in %s\n",
                 N_RUNS, N_VARIANTS, N_SEEDS, steps, jobs, dir);
@@ -363,6 +377,7 @@ int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, boo
     stop_runs(runs, started);
     qkv_stop_release(&stop);
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
     if (qkv_stop_requested() && !rc) {
         qkv__cli_error("bench", "--sweep: interrupted");
         rc = QKV_EXIT_FAIL;
@@ -373,4 +388,20 @@ int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, boo
     if (json) print_json(config, steps, jobs, &sh, &st);
     else print_table(config, steps, jobs, &sh, &st);
     return 0;
+}
+
+int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, bool time_products) {
+    char *bin = qkv__cli_self_exe(), *found = NULL;
+    int rc = QKV_EXIT_FAIL;
+    if (!bin) qkv__cli_error("bench", "cannot find the qkv executable");
+    else if (!config && !(config = found = find_config(bin))) {
+        qkv__cli_error("bench", "--sweep: cannot find configs/recall.json (run from qkv's source tree, or give "
+                      "--config FILE)");
+        rc = QKV_EXIT_USAGE;
+    } else {
+        rc = sweep(bin, config, steps, jobs, json, time_products);
+    }
+    free(bin);
+    free(found);
+    return rc;
 }

@@ -37,6 +37,8 @@ QKV_INTERNAL int qkv__cli_bench_sweep(const char *config, int steps, int jobs, b
 /* "qkv CMD: message" (cmd NULL: "qkv: message") on stderr, one line: control characters in the
  * message are written as \xNN */
 QKV_INTERNAL void qkv__cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* this executable's path (/proc/self/exe, whole), malloc'd; NULL when it cannot be read */
+QKV_INTERNAL char *qkv__cli_self_exe(void);
 /* defaults, then the file, then the --set overrides in order, then validation */
 QKV_INTERNAL int qkv__cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c);
 /* qkv sample and qkv eval: refuse the model file or checkpoint at path when the config it was

@@ -1,6 +1,7 @@
 /* Shared helpers of the qkv subcommands. */
 #include "cli/cli.h"
 #include "io/safetensors.h"
+#include "io/strbuf.h"
 #include "tensor/parallel.h"
 
 #include <stdarg.h>
@@ -9,21 +10,38 @@
 #include <unistd.h>
 
 void qkv__cli_error(const char *cmd, const char *fmt, ...) {
-    /* the message is formatted whole, then written with every control character shown as \xNN:
-     * it quotes paths and values from the user (a file name may hold a newline), and an error is
-     * one line whatever they hold */
-    char msg[8192];
+    /* the message is formatted whole (as long as it is: the paths in it are never cut), then
+     * written with every control character shown as \xNN: it quotes paths and values from the
+     * user (a file name may hold a newline), and an error is one line whatever they hold */
+    qkv_strbuf b;
+    qkv__strbuf_init(&b);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    qkv__strbuf_vprintf(&b, fmt, ap);
     va_end(ap);
+    char *msg = qkv__strbuf_take(&b);
     if (cmd) fprintf(stderr, "qkv %s: ", cmd);
     else fputs("qkv: ", stderr);
-    for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)(msg ? msg : "out of memory"); *p; p++) {
         if (*p < 0x20 || *p == 0x7f) fprintf(stderr, "\\x%02x", *p);
         else fputc(*p, stderr);
     }
     fputc('\n', stderr);
+    free(msg);
+}
+
+char *qkv__cli_self_exe(void) {
+    for (size_t n = 256; n <= ((size_t)1 << 20); n *= 2) { /* readlink cuts silently: grown until it fits */
+        char *b = malloc(n);
+        ssize_t got = b ? readlink("/proc/self/exe", b, n) : -1;
+        if (got > 0 && (size_t)got < n) {
+            b[got] = 0;
+            return b;
+        }
+        free(b);
+        if (got <= 0) return NULL;
+    }
+    return NULL;
 }
 
 int qkv__cli_exit_status(qkv_err_code code) {

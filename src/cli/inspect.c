@@ -2,6 +2,7 @@
  * head's score matrix (symmetric or directional) and where its queries look. */
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "io/strbuf.h"
 #include "train/observe.h"
 #include "train/run_dir.h"
 
@@ -43,14 +44,21 @@ int qkv__cmd_inspect(int argc, char **argv) {
         qkv__cli_error("inspect", "missing RUN_DIR (try 'qkv inspect --help')");
         return QKV_EXIT_USAGE;
     }
-    char path[4200], err[1024];
-    snprintf(path, sizeof path, "%s/" QKV_RUN_CONFIG, a.dir);
+    char err[1024], *path = qkv__pathf("%s/" QKV_RUN_CONFIG, a.dir);
+    if (!path) {
+        qkv__cli_error("inspect", "out of memory");
+        return QKV_EXIT_FAIL;
+    }
     qkv_config cfg;
-    if (qkv__cli_load_config("inspect", path, NULL, 0, &cfg)) return QKV_EXIT_USAGE;
-    char model[4200];
-    snprintf(model, sizeof model, "%s/" QKV_RUN_MODEL, a.dir);
+    int bad = qkv__cli_load_config("inspect", path, NULL, 0, &cfg);
+    char *model = bad ? NULL : qkv__pathf("%s/" QKV_RUN_MODEL, a.dir);
     qkv_err e;
-    if (qkv_config_check_model_file(model, &cfg, path, &e)) return qkv__cli_exit("inspect", &e);
+    if (!bad && !model) qkv_err_set(&e, QKV_ERR_FAIL, "out of memory");
+    else if (!bad) qkv_config_check_model_file(model, &cfg, path, &e); /* config.json edited since? */
+    free(path);
+    free(model);
+    if (bad) return QKV_EXIT_USAGE;
+    if (e.code != QKV_ERR_OK) return qkv__cli_exit("inspect", &e);
     qkv__cli_set_threads(1); /* as the run that recorded them: one BLAS thread, the same bits */
     qkv_observed o;
     if (qkv__run_observation(&cfg, a.dir, 0, 0, &o, err, sizeof err)) {

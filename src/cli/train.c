@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "io/fileio.h"
+#include "io/strbuf.h"
 #include "tensor/clock.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
@@ -92,30 +93,35 @@ static int group_command(const train_args *a);
  * says so) passes. QKV_EXIT_OK, QKV_EXIT_USAGE (a difference) or QKV_EXIT_FAIL (the checkpoint is
  * damaged or unreadable), the error said. */
 static int check_resume_config(const char *dir, const char *cfg_path, const qkv_config *cfg, bool force, bool quiet) {
-    char ck[4200], err[1024], key[256], here[128], there[128];
-    snprintf(ck, sizeof ck, "%s/" QKV_RUN_CHECKPOINT, dir);
-    if (access(ck, F_OK)) return QKV_EXIT_OK;
-    qkv_config k;
-    int have = qkv_config_of_model_file(ck, &k, err, sizeof err);
-    if (have < 0) {
-        qkv__cli_error("train", "%s", err);
+    char err[1024], key[256], here[128], there[128];
+    char *ck = qkv__pathf("%s/" QKV_RUN_CHECKPOINT, dir);
+    if (!ck) {
+        qkv__cli_error("train", "out of memory");
         return QKV_EXIT_FAIL;
     }
-    if (!have) return QKV_EXIT_OK;
+    qkv_config k;
+    int have = access(ck, F_OK) ? 0 : qkv_config_of_model_file(ck, &k, err, sizeof err), rc = QKV_EXIT_OK;
     qkv_config c = *cfg;
-    c.train.steps = k.train.steps;
-    if (!c.model.vocab) c.model.vocab = k.model.vocab;
-    if (!c.model.seq_len) c.model.seq_len = k.model.seq_len;
-    if (!qkv_config_first_diff(&c, &k, NULL, key, sizeof key, here, there, sizeof here)) return QKV_EXIT_OK;
-    if (!force) {
+    if (have > 0) {
+        c.train.steps = k.train.steps;
+        if (!c.model.vocab) c.model.vocab = k.model.vocab;
+        if (!c.model.seq_len) c.model.seq_len = k.model.seq_len;
+    }
+    if (have < 0) {
+        qkv__cli_error("train", "%s", err);
+        rc = QKV_EXIT_FAIL;
+    } else if (!have || !qkv_config_first_diff(&c, &k, NULL, key, sizeof key, here, there, sizeof here)) {
+        rc = QKV_EXIT_OK;
+    } else if (!force) {
         qkv__cli_error("train", "%s: %s is %s here, %s in the checkpoint %s (give --force to resume anyway)", cfg_path,
                       key, here, there, ck);
-        return QKV_EXIT_USAGE;
-    }
-    if (!quiet && qkv__dist_world().rank == 0)
+        rc = QKV_EXIT_USAGE;
+    } else if (!quiet && qkv__dist_world().rank == 0) {
         fprintf(stderr, "qkv train: note: %s: %s is %s here, %s in the checkpoint %s; resuming anyway (--force)\n",
                 cfg_path, key, here, there, ck);
-    return QKV_EXIT_OK;
+    }
+    free(ck);
+    return rc;
 }
 
 int qkv__cmd_train(int argc, char **argv) {
@@ -142,9 +148,10 @@ static void print_summary(const qkv_run_summary *s, const char *dir, const char 
 }
 
 /* the config file and run directory of a's run (*out NULL: the default name, made later), checked
- * against the other arguments and the number of processes; 0 or QKV_EXIT_USAGE, the error said */
-static int run_paths(const train_args *a, qkv_dist d, char *resume_cfg, size_t n, const char **cfg_path,
-                     const char **out) {
+ * against the other arguments and the number of processes; with --resume DIR, *cfg_path is
+ * DIR/config.json in *resume_cfg (malloc'd, the caller's to free). 0, QKV_EXIT_USAGE or (out of
+ * memory) QKV_EXIT_FAIL, the error said */
+static int run_paths(const train_args *a, qkv_dist d, char **resume_cfg, const char **cfg_path, const char **out) {
     *cfg_path = a->config;
     *out = a->out;
     if (a->resume) {
@@ -152,8 +159,11 @@ static int run_paths(const train_args *a, qkv_dist d, char *resume_cfg, size_t n
             qkv__cli_error("train", "--resume DIR takes its config from DIR/config.json; drop CONFIG, --set and --out");
             return QKV_EXIT_USAGE;
         }
-        snprintf(resume_cfg, n, "%s/" QKV_RUN_CONFIG, a->resume);
-        *cfg_path = resume_cfg;
+        if (!(*resume_cfg = qkv__pathf("%s/" QKV_RUN_CONFIG, a->resume))) {
+            qkv__cli_error("train", "out of memory");
+            return QKV_EXIT_FAIL;
+        }
+        *cfg_path = *resume_cfg;
         *out = a->resume;
     }
     if (!*cfg_path) {
@@ -190,8 +200,9 @@ static int extend_steps(const train_args *a, qkv_config *cfg) {
     return QKV_EXIT_OK;
 }
 
-/* the default run directory, runs/NAME-YYYYmmdd-HHMMSS (NAME: the config file's up to its first dot) */
-static const char *default_out(const char *cfg_path, char *buf, size_t size) {
+/* the default run directory, runs/NAME-YYYYmmdd-HHMMSS (NAME: the config file's up to its first
+ * dot); malloc'd, NULL when out of memory */
+static char *default_out(const char *cfg_path) {
     const char *base = strrchr(cfg_path, '/') ? strrchr(cfg_path, '/') + 1 : cfg_path;
     size_t n = strcspn(base, ".");
     time_t now = time(NULL);
@@ -199,8 +210,7 @@ static const char *default_out(const char *cfg_path, char *buf, size_t size) {
     localtime_r(&now, &tm);
     char stamp[32];
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    snprintf(buf, size, "runs/%.*s-%s", (int)n, base, stamp);
-    return buf;
+    return qkv__pathf("runs/%.*s-%s", (int)n, base, stamp);
 }
 
 /* a new run into out: refused (QKV_EXIT_USAGE, the error said) when out holds any file of a run,
@@ -210,9 +220,14 @@ static int refuse_existing_run(const char *out) {
     static const char *const files[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN_MODEL, QKV_RUN_CHECKPOINT,
                                         QKV_RUN_SUMMARY};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        char p[4200];
-        snprintf(p, sizeof p, "%s/%s", out, files[i]);
-        if (access(p, F_OK) == 0) {
+        char *p = qkv__pathf("%s/%s", out, files[i]);
+        if (!p) {
+            qkv__cli_error("train", "out of memory");
+            return QKV_EXIT_FAIL;
+        }
+        bool held = access(p, F_OK) == 0;
+        free(p);
+        if (held) {
             qkv__cli_error("train", "%s already holds a run; continue it with --resume %s, or start it over "
                           "with --force", out, out);
             return QKV_EXIT_USAGE;
@@ -246,19 +261,14 @@ static void print_run(const qkv_run_summary *s, const char *out, const train_arg
     print_summary(s, out, bpb, procs);
 }
 
-/* one run: a new one from CONFIG, or --resume DIR; its summary line; an exit code */
-static int train_one(const train_args *a) {
-    qkv_dist d = qkv__dist_world();
-    const char *cfg_path, *out;
-    char resume_cfg[4096], out_buf[4096];
-    int rc = run_paths(a, d, resume_cfg, sizeof resume_cfg, &cfg_path, &out);
-    if (rc) return rc;
+/* train_one's run of the config at cfg_path into out */
+static int train_run(const train_args *a, qkv_dist d, const char *cfg_path, const char *out) {
+    int rc;
     qkv_config cfg;
     if (qkv__cli_load_config("train", cfg_path, a->sets.v, a->sets.n, &cfg)) return QKV_EXIT_USAGE;
     if (a->resume && (rc = check_resume_config(a->resume, cfg_path, &cfg, a->force, a->quiet)) != QKV_EXIT_OK)
         return rc;
     if ((rc = extend_steps(a, &cfg))) return rc;
-    if (!out) out = default_out(cfg_path, out_buf, sizeof out_buf);
     qkv__cli_set_threads((int)a->threads);
     double timed_since = qkv_clock_seconds();
     if (a->time_products) atomic_store(&qkv__gemm_timing, 1);
@@ -290,6 +300,22 @@ static int train_one(const train_args *a) {
     return QKV_EXIT_OK;
 }
 
+/* one run: a new one from CONFIG, or --resume DIR; its summary line; an exit code */
+static int train_one(const train_args *a) {
+    qkv_dist d = qkv__dist_world();
+    const char *cfg_path, *out;
+    char *resume_cfg = NULL, *default_dir = NULL;
+    int rc = run_paths(a, d, &resume_cfg, &cfg_path, &out);
+    if (!rc && !out && !(out = default_dir = default_out(cfg_path))) {
+        qkv__cli_error("train", "out of memory");
+        rc = QKV_EXIT_FAIL;
+    }
+    if (!rc) rc = train_run(a, d, cfg_path, out);
+    free(resume_cfg);
+    free(default_dir);
+    return rc;
+}
+
 static int train_command(int argc, char **argv) {
     train_args a = {0};
     int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config);
@@ -303,9 +329,10 @@ static int train_command(int argc, char **argv) {
 /* ---- --group: several runs as one model ----------------------------------------------------- */
 
 static bool exists_in(const char *dir, const char *file) {
-    char p[4200];
-    snprintf(p, sizeof p, "%s/%s", dir, file);
-    return access(p, F_OK) == 0;
+    char *p = qkv__pathf("%s/%s", dir, file);
+    bool there = !p || access(p, F_OK) == 0; /* out of memory: as if it were (nothing is overwritten) */
+    free(p);
+    return there;
 }
 
 /* no run directory twice (DIR and DIR/, a symbolic link to it, ./DIR: the same device and inode,
@@ -360,12 +387,16 @@ static int group_extend_steps(const train_args *a, const char *dir, bool resume,
 /* the group's run in dir: its config (from dir/config.json) into *cfg and its options into *run,
  * resumed when dir has a checkpoint; an exit code, the error said */
 static int group_run(const train_args *a, const char *dir, qkv_config *cfg, qkv_group_run *run) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/" QKV_RUN_CONFIG, dir);
-    if (qkv__cli_load_config("train", path, NULL, 0, cfg)) return QKV_EXIT_USAGE;
+    char *path = qkv__pathf("%s/" QKV_RUN_CONFIG, dir);
+    if (!path) {
+        qkv__cli_error("train", "out of memory");
+        return QKV_EXIT_FAIL;
+    }
     bool resume = exists_in(dir, QKV_RUN_CHECKPOINT);
-    int rc;
-    if (resume && (rc = check_resume_config(dir, path, cfg, a->force, a->quiet)) != QKV_EXIT_OK) return rc;
+    int rc = qkv__cli_load_config("train", path, NULL, 0, cfg) ? QKV_EXIT_USAGE : QKV_EXIT_OK;
+    if (!rc && resume) rc = check_resume_config(dir, path, cfg, a->force, a->quiet);
+    free(path);
+    if (rc) return rc;
     if ((rc = group_extend_steps(a, dir, resume, cfg))) return rc;
     /* a new run's directory holds its config.json; anything more is a run, kept unless --force */
     if (!resume && !a->force &&

@@ -11,6 +11,7 @@
 #include "config/config_json.h"
 #include "io/fileio.h"
 #include "io/json.h"
+#include "io/strbuf.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -628,9 +629,9 @@ static int parse_text(qkv_config *c, const char *text, size_t len, const char *l
 /* ------------------------------------------------------------------ the API */
 
 int qkv_config_parse(qkv_config *c, const char *json, const char *label, char *err, int errlen) {
-    if (!label) label = "config";
-    if (!c || !json) return fail(err, errlen, "%s: no config text", label);
-    return parse_text(c, json, strlen(json), label, err, errlen);
+    qkv_shown shown = qkv__shown(label ? label : "config"); /* every message starts with it: bounded */
+    if (!c || !json) return fail(err, errlen, "%s: no config text", shown.s);
+    return parse_text(c, json, strlen(json), shown.s, err, errlen);
 }
 
 int qkv_config_load(qkv_config *c, const char *path, char *err, int errlen) {
@@ -640,7 +641,7 @@ int qkv_config_load(qkv_config *c, const char *path, char *err, int errlen) {
     char *buf = qkv__read_config_file(path, &len, err, errlen);
     if (!buf) return -1;
     /* a NUL byte inside the file: the JSON reader reports it with its line and column */
-    int rc = parse_text(c, buf, len, path, err, errlen);
+    int rc = parse_text(c, buf, len, qkv__shown(path).s, err, errlen);
     free(buf);
     return rc;
 }

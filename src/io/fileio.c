@@ -1,10 +1,10 @@
 /* Whole files: the atomic writer, the reader, mkdir -p. See fileio.h. */
 #define _DEFAULT_SOURCE /* realpath */
 #include "io/fileio.h"
+#include "io/strbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -71,31 +71,44 @@ static int write_fail(qkv_write_status *st, qkv_write_stage stage, int errnum) {
     return -1;
 }
 
-/* qkv__write_parts_atomic with the new file's permission bits set to mode (-1: 0666 less the umask) */
-static int write_parts_mode(const char *path, const qkv_wpart *parts, int n, int mode, qkv_write_status *st) {
-    st->stage = QKV_WRITE_OK;
-    st->errnum = 0;
-    /* a name no other writer has: the pid and the host tag (two hosts, or two pid namespaces,
-     * on one shared file system can each run a process of one pid) */
+char *qkv__temp_path(const char *path) {
+    /* a name no other writer has: the pid and the host tag (two hosts, or two pid namespaces, on
+     * one shared file system can each run a process of one pid) */
     char tag[QKV_HOST_TAG_LEN + 1];
     qkv__host_tag(tag);
-    if (snprintf(st->tmp, sizeof st->tmp, "%s.tmp.%ld.%s", path, (long)getpid(), tag) >= (int)sizeof st->tmp)
-        return write_fail(st, QKV_WRITE_PATH, ENAMETOOLONG);
-    int fd = open(st->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    return qkv__pathf("%s.tmp.%ld.%s", path, (long)getpid(), tag);
+}
+
+/* the temporary file's stages of write_parts_mode: 0, or -1 with *st set (the file removed) */
+static int write_temp(const char *tmp, const char *path, const qkv_wpart *parts, int n, int mode,
+                      qkv_write_status *st) {
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) return write_fail(st, QKV_WRITE_CREATE, errno);
     int e = mode >= 0 && fchmod(fd, (mode_t)mode) ? errno : 0;
     for (int i = 0; i < n && !e; i++) e = write_all(fd, parts[i].buf, parts[i].len);
     if (!e && fsync(fd)) e = errno;
     if (close(fd) && !e) e = errno;
     if (e) {
-        unlink(st->tmp);
+        unlink(tmp);
         return write_fail(st, QKV_WRITE_DATA, e);
     }
-    if (rename(st->tmp, path)) {
+    if (rename(tmp, path)) {
         e = errno;
-        unlink(st->tmp);
+        unlink(tmp);
         return write_fail(st, QKV_WRITE_RENAME, e);
     }
+    return 0;
+}
+
+/* qkv__write_parts_atomic with the new file's permission bits set to mode (-1: 0666 less the umask) */
+static int write_parts_mode(const char *path, const qkv_wpart *parts, int n, int mode, qkv_write_status *st) {
+    st->stage = QKV_WRITE_OK;
+    st->errnum = 0;
+    char *tmp = qkv__temp_path(path);
+    if (!tmp) return write_fail(st, QKV_WRITE_NOMEM, ENOMEM);
+    int rc = write_temp(tmp, path, parts, n, mode, st);
+    free(tmp);
+    if (rc) return -1;
     /* past the rename the new file is in place; a failed directory sync is reported all the
      * same, since the caller asked for a durable file */
     if (sync_parent_dir(path)) return write_fail(st, QKV_WRITE_SYNC_DIR, errno);
@@ -106,55 +119,57 @@ int qkv__write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv
     return write_parts_mode(path, parts, n, -1, st);
 }
 
-int qkv__rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, char *err, int errlen) {
-    char target[PATH_MAX];
-    struct stat sb;
-    if (!realpath(path, target) || stat(target, &sb)) { /* through every symbolic link to the file itself */
-        snprintf(err, (size_t)errlen, "%s: cannot write: %s", path, strerror(errno));
-        return -1;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        snprintf(err, (size_t)errlen, "%s: is %s, not a regular file: not rewritten", path,
-                 qkv__file_type_name((unsigned)sb.st_mode));
-        return -1;
-    }
-    /* read-only as a user sees it: no write bit, or no write permission (root has it regardless
-     * of the bits, and is refused by the bits, as an editor warns before overwriting) */
-    bool no_bits = !(sb.st_mode & 0222);
-    if (no_bits || access(target, W_OK)) {
-        if (!no_bits && errno == EROFS) /* the bits allow it; the file system does not */
-            snprintf(err, (size_t)errlen, "%s: is on a read-only file system: not rewritten", path);
-        else
-            snprintf(err, (size_t)errlen, "%s: is read-only (mode %04o): not rewritten; make it writable first", path,
-                     (unsigned)(sb.st_mode & 07777));
-        return -1;
-    }
-    qkv_write_status st;
-    if (write_parts_mode(target, parts, n, (int)(sb.st_mode & 07777), &st) == 0) return 0;
-    if (st.stage == QKV_WRITE_SYNC_DIR)
-        snprintf(err, (size_t)errlen, "%s: written, but syncing its directory failed: %s", path, strerror(st.errnum));
+/* "PATH: cannot write: reason" (or written, but not durably) for a failed atomic write */
+static void write_message(const char *path, const qkv_write_status *st, char *err, int errlen) {
+    if (st->stage == QKV_WRITE_SYNC_DIR)
+        snprintf(err, (size_t)errlen, "%s: written, but syncing its directory failed: %s", qkv__shown(path).s,
+                 strerror(st->errnum));
     else
-        snprintf(err, (size_t)errlen, "%s: cannot write: %s", path, strerror(st.errnum));
-    return -1;
+        snprintf(err, (size_t)errlen, "%s: cannot write: %s", qkv__shown(path).s, strerror(st->errnum));
+}
+
+int qkv__rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, char *err, int errlen) {
+    struct stat sb;
+    char *target = realpath(path, NULL); /* through every symbolic link to the file itself */
+    if (!target || stat(target, &sb)) {
+        snprintf(err, (size_t)errlen, "%s: cannot write: %s", qkv__shown(path).s, strerror(errno));
+        free(target);
+        return -1;
+    }
+    int rc = -1;
+    if (!S_ISREG(sb.st_mode)) {
+        snprintf(err, (size_t)errlen, "%s: is %s, not a regular file: not rewritten", qkv__shown(path).s,
+                 qkv__file_type_name((unsigned)sb.st_mode));
+    } else if (!(sb.st_mode & 0222) || access(target, W_OK)) {
+        /* read-only as a user sees it: no write bit, or no write permission (root has it regardless
+         * of the bits, and is refused by the bits, as an editor warns before overwriting); or the
+         * bits allow it and the file system does not */
+        if ((sb.st_mode & 0222) && errno == EROFS)
+            snprintf(err, (size_t)errlen, "%s: is on a read-only file system: not rewritten", qkv__shown(path).s);
+        else
+            snprintf(err, (size_t)errlen, "%s: is read-only (mode %04o): not rewritten; make it writable first",
+                     qkv__shown(path).s, (unsigned)(sb.st_mode & 07777));
+    } else {
+        qkv_write_status st;
+        rc = write_parts_mode(target, parts, n, (int)(sb.st_mode & 07777), &st);
+        if (rc) write_message(path, &st, err, errlen);
+    }
+    free(target);
+    return rc;
 }
 
 int qkv__write_file_atomic(const char *path, const void *buf, size_t len, char *err, int errlen) {
     qkv_write_status st;
     qkv_wpart part = {buf, len};
     if (qkv__write_parts_atomic(path, &part, 1, &st) == 0) return 0;
-    if (st.stage == QKV_WRITE_PATH)
-        snprintf(err, (size_t)errlen, "%s: path too long", path);
-    else if (st.stage == QKV_WRITE_SYNC_DIR)
-        snprintf(err, (size_t)errlen, "%s: written, but syncing its directory failed: %s", path, strerror(st.errnum));
-    else
-        snprintf(err, (size_t)errlen, "%s: cannot write: %s", path, strerror(st.errnum));
+    write_message(path, &st, err, errlen);
     return -1;
 }
 
 int qkv__mkdirs(const char *path, char *err, int errlen) {
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-        snprintf(err, (size_t)errlen, "%s: path too long", path);
+    char *buf = strdup(path);
+    if (!buf) {
+        snprintf(err, (size_t)errlen, "%s: cannot create directory: out of memory", qkv__shown(path).s);
         return -1;
     }
     for (char *p = buf + 1;; p++) {
@@ -162,16 +177,18 @@ int qkv__mkdirs(const char *path, char *err, int errlen) {
         if (c == '/' || c == 0) {
             *p = 0;
             if (mkdir(buf, 0755) && errno != EEXIST) {
-                snprintf(err, (size_t)errlen, "%s: cannot create directory: %s", buf, strerror(errno));
+                snprintf(err, (size_t)errlen, "%s: cannot create directory: %s", qkv__shown(buf).s, strerror(errno));
+                free(buf);
                 return -1;
             }
             *p = c;
             if (!c) break;
         }
     }
+    free(buf);
     struct stat st;
     if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
-        snprintf(err, (size_t)errlen, "%s: not a directory", path);
+        snprintf(err, (size_t)errlen, "%s: not a directory", qkv__shown(path).s);
         return -1;
     }
     return 0;
@@ -274,20 +291,23 @@ static void read_message(const char *path, size_t max, const qkv_read_status *st
     if (max >= (size_t)1 << 30) snprintf(cap, sizeof cap, "%zu GiB", max >> 30);
     else snprintf(cap, sizeof cap, "%zu MiB", (max + 2) >> 20);
     switch (st->stage) {
-    case QKV_READ_OPEN: snprintf(err, (size_t)errlen, "%s: cannot read: %s", path, strerror(st->errnum)); break;
-    case QKV_READ_IO: snprintf(err, (size_t)errlen, "%s: cannot read: %s", path, strerror(st->errnum)); break;
+    case QKV_READ_OPEN:
+    case QKV_READ_IO:
+        snprintf(err, (size_t)errlen, "%s: cannot read: %s", qkv__shown(path).s, strerror(st->errnum));
+        break;
     case QKV_READ_TOO_BIG:
-        snprintf(err, (size_t)errlen, "%s: larger than %s, the most qkv reads of such a file", path, cap);
+        snprintf(err, (size_t)errlen, "%s: larger than %s, the most qkv reads of such a file", qkv__shown(path).s, cap);
         break;
     case QKV_READ_EMPTY_PIPE:
         snprintf(err, (size_t)errlen, "%s: is a pipe (FIFO) that gave nothing to read: no process had it open for "
-                 "writing, or the writer wrote nothing", path);
+                 "writing, or the writer wrote nothing", qkv__shown(path).s);
         break;
     case QKV_READ_NOT_REGULAR:
         snprintf(err, (size_t)errlen, "%s: is %s, not a regular file: qkv reads data from regular "
-                 "files only (every run of a sweep reads it again); save it to a file first", path, qkv__file_type_name(st->mode));
+                 "files only (every run of a sweep reads it again); save it to a file first", qkv__shown(path).s,
+                 qkv__file_type_name(st->mode));
         break;
-    default: snprintf(err, (size_t)errlen, "%s: cannot read: out of memory", path); break;
+    default: snprintf(err, (size_t)errlen, "%s: cannot read: out of memory", qkv__shown(path).s); break;
     }
 }
 
@@ -302,8 +322,10 @@ char *qkv__read_config_file(const char *path, size_t *len, char *err, int errlen
     qkv_read_status st;
     char *buf = qkv__read_file_max(path, QKV_MAX_CONFIG_BYTES, 0, len, &st);
     if (buf) return buf;
-    if (st.stage == QKV_READ_OPEN) snprintf(err, (size_t)errlen, "%s: cannot open: %s", path, strerror(st.errnum));
-    else if (st.stage == QKV_READ_TOO_BIG) snprintf(err, (size_t)errlen, "%s: file too large for a config (over 16 MiB)", path);
+    if (st.stage == QKV_READ_OPEN)
+        snprintf(err, (size_t)errlen, "%s: cannot open: %s", qkv__shown(path).s, strerror(st.errnum));
+    else if (st.stage == QKV_READ_TOO_BIG)
+        snprintf(err, (size_t)errlen, "%s: file too large for a config (over 16 MiB)", qkv__shown(path).s);
     else read_message(path, QKV_MAX_CONFIG_BYTES, &st, err, errlen);
     return NULL;
 }

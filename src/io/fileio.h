@@ -21,7 +21,7 @@ typedef struct qkv_wpart { const void *buf; size_t len; } qkv_wpart;
 /* where an atomic write failed */
 typedef enum qkv_write_stage {
     QKV_WRITE_OK = 0,
-    QKV_WRITE_PATH,      /* the path is too long for a temporary name */
+    QKV_WRITE_NOMEM,     /* out of memory for the temporary name */
     QKV_WRITE_CREATE,    /* creating the temporary file */
     QKV_WRITE_DATA,      /* writing, fsyncing or closing it */
     QKV_WRITE_RENAME,    /* renaming it over the path */
@@ -32,7 +32,6 @@ typedef enum qkv_write_stage {
 typedef struct qkv_write_status {
     qkv_write_stage stage;
     int errnum;          /* errno of the failure */
-    char tmp[4096];      /* the temporary file's name */
 } qkv_write_status;
 
 /* the host tag of temporary names: 8 hex digits of a hash of this machine's boot id and this
@@ -40,6 +39,10 @@ typedef struct qkv_write_status {
  * a process forked into a new pid namespace gets its own */
 #define QKV_HOST_TAG_LEN 8
 QKV_INTERNAL void qkv__host_tag(char tag[QKV_HOST_TAG_LEN + 1]);
+/* the temporary file an atomic write of path goes through, PATH.tmp.<pid>.<host tag>; malloc'd, NULL when
+ * out of memory */
+QKV_INTERNAL char *qkv__temp_path(const char *path);
+
 /* parts[0..n) one after the other into PATH, atomically and durably (see above): 0, or -1 with
  * *st saying where and why */
 QKV_INTERNAL int qkv__write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv_write_status *st);

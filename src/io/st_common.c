@@ -1,6 +1,7 @@
 /* safetensors: what the reader and the writer share (st_internal.h): one-line messages,
  * overflow-checked sizes, duplicate names, UTF-8. */
 #include "io/st_internal.h"
+#include "io/strbuf.h"
 
 #include <inttypes.h>
 #include <lzma.h>
@@ -47,7 +48,8 @@ int qkv__st_fail(const st_ctx *c, const char *fmt, ...) {
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     st_shown lab;
-    snprintf(c->err, c->errlen, "%s: %s", show_str(&lab, c->label, false, ST_LABEL_MAX), msg);
+    /* the file's name bounded at both ends (its head and tail), then shown on one line */
+    snprintf(c->err, c->errlen, "%s: %s", show_str(&lab, qkv__shown(c->label).s, false, ST_LABEL_MAX), msg);
     for (char *p = c->err; *p; p++)   /* strerror text and the like: still one line */
         if (*p == '\n' || *p == '\r') *p = ' ';
     return -1;

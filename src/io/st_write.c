@@ -4,6 +4,7 @@
 #include "io/st_internal.h"
 #include "io/utf8.h"
 #include "io/fileio.h"
+#include "io/strbuf.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -243,11 +244,15 @@ int qkv_st_write(const char *path, const qkv_st_item *items, int n, const char *
     free(parts);
     free(p.header);
     if (rc == 0) return 0;
-    const char *tmp = ws.tmp, *why = strerror(ws.errnum);
-    if (ws.stage == QKV_WRITE_PATH) return qkv__st_fail(&c, "path too long");
-    if (ws.stage == QKV_WRITE_CREATE) return qkv__st_fail(&c, "cannot create temporary file %s: %s", tmp, why);
-    if (ws.stage == QKV_WRITE_DATA) return qkv__st_fail(&c, "writing %s failed: %s", tmp, why);
-    if (ws.stage == QKV_WRITE_RENAME) return qkv__st_fail(&c, "cannot rename %s over it: %s", tmp, why);
-    /* the new file is in place, but the caller asked for a durable checkpoint */
-    return qkv__st_fail(&c, "written, but syncing its directory failed: %s", why);
+    const char *why = strerror(ws.errnum);
+    if (ws.stage == QKV_WRITE_SYNC_DIR) /* the new file is in place, but the caller asked for a durable checkpoint */
+        return qkv__st_fail(&c, "written, but syncing its directory failed: %s", why);
+    if (ws.stage == QKV_WRITE_NOMEM) return qkv__st_fail(&c, "out of memory");
+    char *tmp = qkv__temp_path(path); /* named in the message, bounded (the label names the file) */
+    qkv_shown shown = qkv__shown(tmp ? tmp : "its temporary file");
+    if (ws.stage == QKV_WRITE_CREATE) qkv__st_fail(&c, "cannot create temporary file %s: %s", shown.s, why);
+    else if (ws.stage == QKV_WRITE_DATA) qkv__st_fail(&c, "writing %s failed: %s", shown.s, why);
+    else qkv__st_fail(&c, "cannot rename %s over it: %s", shown.s, why);
+    free(tmp);
+    return -1;
 }

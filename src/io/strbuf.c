@@ -127,6 +127,35 @@ void qkv__strbuf_csv_field(qkv_strbuf *b, const char *s) {
     qkv__strbuf_puts(b, "\"");
 }
 
+char *qkv__pathf(const char *fmt, ...) {
+    qkv_strbuf b;
+    qkv__strbuf_init(&b);
+    va_list ap;
+    va_start(ap, fmt);
+    qkv__strbuf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    return qkv__strbuf_take(&b);
+}
+
+/* the head ends, and the tail starts, on the first byte of a character */
+qkv_shown qkv__shown(const char *s) {
+    enum { HEAD = 40, TAIL = QKV_SHOWN_MAX - HEAD - 3 };
+    qkv_shown r;
+    if (!s) s = "(null)";
+    size_t n = strlen(s);
+    if (n <= QKV_SHOWN_MAX) {
+        memcpy(r.s, s, n + 1);
+        return r;
+    }
+    size_t head = HEAD, tail = n - TAIL;
+    while (head > 0 && ((unsigned char)s[head] & 0xC0) == 0x80) head--;
+    while (tail < n && ((unsigned char)s[tail] & 0xC0) == 0x80) tail++;
+    memcpy(r.s, s, head);
+    memcpy(r.s + head, "...", 3);
+    memcpy(r.s + head + 3, s + tail, n - tail + 1);
+    return r;
+}
+
 void qkv__fmt_count(char *dst, size_t n, long long v) {
     if (v < 0) {
         snprintf(dst, n, "\xe2\x80\x94");

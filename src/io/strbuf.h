@@ -1,6 +1,20 @@
 /* An append-only growable string for building text (SVG, Markdown, HTML, CSV) piece by
  * piece. An allocation failure is remembered instead of reported per append, so builders
- * append freely and check once, when they take the string. */
+ * append freely and check once, when they take the string.
+ *
+ * Paths are built here too, never in fixed buffers: every path qkv makes (a run's files, a
+ * sweep's run directories and input configs, a temporary name, a Slurm script) is a malloc'd
+ * string from qkv__pathf, or text appended to a qkv_strbuf, so no path is ever cut short
+ * whatever the length of --out. How long a path may be is the operating system's to say
+ * (ENAMETOOLONG past PATH_MAX, 4096 bytes on Linux), in the error of the call that uses it,
+ * which names the path. NULL from qkv__pathf means out of memory, and nothing else.
+ * (Paths held in a config's fixed fields, task.path and an ablation config's file and base, are
+ * values the user gave: their length is checked where they are set, and a longer one is an
+ * error naming it.)
+ *
+ * A path in a one-line message goes through qkv__shown, which bounds it (its head and tail
+ * around "..."), so that a message "PATH: reason" in a caller's buffer of a few hundred bytes
+ * keeps its reason however long the path is. */
 #ifndef QKV_STRBUF_H
 #define QKV_STRBUF_H
 
@@ -39,6 +53,20 @@ QKV_INTERNAL void qkv__strbuf_escape_xml(qkv_strbuf *b, const char *s);
 /* s as one CSV field: quoted (quotes doubled) only when it holds a separator, a quote or a
  * line break (RFC 4180) */
 QKV_INTERNAL void qkv__strbuf_csv_field(qkv_strbuf *b, const char *s);
+
+/* printf-formatted text as a new string: a path ("%s/%s", dir, file) or any other; malloc'd,
+ * NULL only when out of memory */
+QKV_INTERNAL char *qkv__pathf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* the most bytes qkv__shown keeps of a text */
+#define QKV_SHOWN_MAX 160
+/* a text (a path) bounded for a message */
+typedef struct qkv_shown { char s[QKV_SHOWN_MAX + 1]; } qkv_shown;
+/* s whole when it is at most QKV_SHOWN_MAX bytes, else its first 40 and last 117 bytes around
+ * "..." (cut at UTF-8 character boundaries); NULL shows as "(null)". The struct lives to the end
+ * of the full expression that called it (C11 6.2.4), so it goes straight into a format:
+ * snprintf(err, n, "%s: cannot write: %s", qkv__shown(path).s, strerror(e)) */
+QKV_INTERNAL qkv_shown qkv__shown(const char *s);
 
 /* 1234567 -> "1,234,567" into dst (n bytes); a negative count (not recorded) -> an em dash */
 QKV_INTERNAL void qkv__fmt_count(char *dst, size_t n, long long v);

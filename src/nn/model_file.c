@@ -1,6 +1,7 @@
 /* Model files: parameters by name in safetensors, readable by PyTorch's safetensors loaders. */
 #include "nn/model_file.h"
 #include "io/safetensors.h"
+#include "io/strbuf.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@ int qkv_load_model(qkv_model *m, const char *path, char *err, int errlen) {
         qkv_param *p = m->params.items[i];
         if (!qkv_st_find(st, p->name)) {
             snprintf(err, (size_t)errlen, "%s: no tensor \"%s\": the checkpoint is from a model of "
-                     "another shape or variant", path, p->name);
+                     "another shape or variant", qkv__shown(path).s, p->name);
             rc = -1;
         } else if (qkv_st_load_into(st, p->name, &p->t, err, (size_t)errlen)) {
             rc = -1;
@@ -23,7 +24,8 @@ int qkv_load_model(qkv_model *m, const char *path, char *err, int errlen) {
                 double v = p->t.dtype == QKV_F64 ? ((const double *)p->t.data)[j] : ((const float *)p->t.data)[j];
                 if (!isfinite(v)) {
                     snprintf(err, (size_t)errlen, "%s: tensor \"%s\" holds %s at element %lld; expected finite "
-                             "values (the file is damaged)", path, p->name, isnan(v) ? "NaN" : "Inf", (long long)j);
+                             "values (the file is damaged)", qkv__shown(path).s, p->name, isnan(v) ? "NaN" : "Inf",
+                             (long long)j);
                     rc = -1;
                 }
             }
@@ -36,7 +38,7 @@ int qkv_load_model(qkv_model *m, const char *path, char *err, int errlen) {
 int qkv_save_model(const qkv_model *m, const char *path, const char *config_json, long long step,
                    char *err, int errlen) {
     qkv_st_item *items = malloc((size_t)m->params.n * sizeof *items);
-    if (!items) { snprintf(err, (size_t)errlen, "%s: out of memory", path); return -1; }
+    if (!items) { snprintf(err, (size_t)errlen, "%s: out of memory", qkv__shown(path).s); return -1; }
     for (int i = 0; i < m->params.n; i++) items[i] = (qkv_st_item){m->params.items[i]->name, &m->params.items[i]->t};
     char steps[32], crc[9];
     snprintf(steps, sizeof steps, "%lld", step);

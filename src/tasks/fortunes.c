@@ -11,6 +11,7 @@
  * constant, so every run and seed sees the same corpus. */
 #include "tasks/task_data.h"
 #include "io/fileio.h"
+#include "io/strbuf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -115,10 +116,11 @@ static bool fortune_file(const char *dir, const char *name) {
     size_t n = strlen(name);
     if (name[0] == '.' || (n >= 4 && !strcmp(name + n - 4, ".dat")) || (n >= 3 && !strcmp(name + n - 3, ".u8")))
         return false;
-    char path[4096];
+    char *path = qkv__pathf("%s/%s", dir, name);
     struct stat st;
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) return false;
-    return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+    bool file = path && lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+    free(path);
+    return file;
 }
 
 /* the directory's fortune file names, sorted; NULL with err (an empty list is not an error) */
@@ -126,7 +128,7 @@ static char **list_files(const char *dir, const char *key, int *count, char *err
     DIR *d = opendir(dir);
     if (!d) {
         snprintf(err, (size_t)errlen, "%s: cannot open the fortunes directory %s: %s; Debian's fortunes package "
-                 "installs %s: %s", key, dir, strerror(errno), QKV_FORTUNES_DIR, QKV_FORTUNES_INSTALL);
+                 "installs %s: %s", key, qkv__shown(dir).s, strerror(errno), QKV_FORTUNES_DIR, QKV_FORTUNES_INSTALL);
         return NULL;
     }
     char **names = NULL;
@@ -162,10 +164,12 @@ int qkv__task_read_fortunes(const char *dir, const char *key, uint8_t **out, int
     pool p = {0};
     uint8_t *text = NULL;
     for (int i = 0; i < nf; i++) {
-        char path[4096], e[768];
+        char e[768];
         size_t len;
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        char *path = qkv__pathf("%s/%s", dir, names[i]);
+        if (!path) goto oom;
         char *buf = qkv__read_regular_file(path, &len, e, sizeof e);
+        free(path);
         if (!buf) {
             snprintf(err, (size_t)errlen, "%s: %s", key, e);
             goto done;
@@ -176,8 +180,8 @@ int qkv__task_read_fortunes(const char *dir, const char *key, uint8_t **out, int
     }
     if (p.n == 0) {
         snprintf(err, (size_t)errlen, "%s: %s holds no fortunes (expected plain-text fortune files: fortunes "
-                 "separated by lines holding only %%); Debian's fortunes package installs %s: %s", key, dir,
-                 QKV_FORTUNES_DIR, QKV_FORTUNES_INSTALL);
+                 "separated by lines holding only %%); Debian's fortunes package installs %s: %s", key,
+                 qkv__shown(dir).s, QKV_FORTUNES_DIR, QKV_FORTUNES_INSTALL);
         goto done;
     }
     /* drop exact duplicates, keeping the first in reading order */
@@ -218,7 +222,7 @@ int qkv__task_read_fortunes(const char *dir, const char *key, uint8_t **out, int
     rc = 0;
     goto done;
 oom:
-    snprintf(err, (size_t)errlen, "%s: out of memory reading the fortunes in %s", key, dir);
+    snprintf(err, (size_t)errlen, "%s: out of memory reading the fortunes in %s", key, qkv__shown(dir).s);
 done:
     for (int i = 0; i < nf; i++) free(names[i]);
     free(names);

@@ -3,6 +3,7 @@
 #include "tasks/task.h"
 #include "tasks/task_data.h"
 #include "tasks/task_mad.h"
+#include "io/strbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,7 +201,7 @@ int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, char *err, int er
         if (t->cfg.kind == QKV_TASK_FILE)
             snprintf(err, (size_t)errlen, "model.attention.causal: false, but in %s the target at a position is often "
                      "the next position's input token, which a bidirectional model would copy: expected causal true "
-                     "(or targets that do not follow)", t->cfg.path[0] ? t->cfg.path : "the data");
+                     "(or targets that do not follow)", t->cfg.path[0] ? qkv__shown(t->cfg.path).s : "the data");
         else
             snprintf(err, (size_t)errlen, "model.attention.causal: false, but task \"%s\" shows its targets as the "
                      "next input tokens, which a bidirectional model would copy: expected causal true (bidirectional "
@@ -217,7 +218,7 @@ int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, char *err, int er
                 if (v < m->vocab) continue;
                 const char *file = i >= t->n_train && t->cfg.eval_path[0] ? t->cfg.eval_path : t->cfg.path;
                 snprintf(err, (size_t)errlen, "%s:%d: \"%s\"[%d] is %d, outside model.vocab %d (tokens must be "
-                         "in [0, %d); the data needs model.vocab >= %d)", file, q->line,
+                         "in [0, %d); the data needs model.vocab >= %d)", qkv__shown(file).s, q->line,
                          j < q->len ? "input" : "target", j < q->len ? j : j - q->len, v, m->vocab, m->vocab,
                          t->vocab);
                 return -1;

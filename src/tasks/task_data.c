@@ -1,6 +1,7 @@
 /* File-backed tasks: byte-level text, and the user's sequences as JSON Lines. */
 #include "tasks/task_data.h"
 #include "io/fileio.h"
+#include "io/strbuf.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -20,7 +21,7 @@ static int read_file(const char *path, const char *key, uint8_t **out, int64_t *
     }
     if (n == 0) {
         free(buf);
-        snprintf(err, (size_t)errlen, "%s: %s is empty", key, path);
+        snprintf(err, (size_t)errlen, "%s: %s is empty", key, qkv__shown(path).s);
         return -1;
     }
     *out = (uint8_t *)buf;
@@ -45,7 +46,7 @@ int qkv__task_open_text(qkv_task *t, char *err, int errlen) {
     int64_t need = t->seq_len + 1;
     if (t->text_split < need || len - t->text_split < need) {
         snprintf(err, (size_t)errlen, "%s: %s has %lld bytes; with task.eval_fraction %g both parts "
-                 "need at least task.seq_len + 1 = %lld bytes", key, src, (long long)len,
+                 "need at least task.seq_len + 1 = %lld bytes", key, qkv__shown(src).s, (long long)len,
                  t->cfg.eval_fraction, (long long)need);
         return -1;
     }
@@ -184,10 +185,11 @@ static int load_jsonl(qkv_task *t, const char *path, const char *key, char *err,
     int64_t len;
     if (read_file(path, key, &buf, &len, err, errlen)) return -1;
     int before = t->n_seqs;
-    int rc = qkv__task_parse_jsonl(t, (const char *)buf, (size_t)len, path, err, errlen);
+    qkv_shown label = qkv__shown(path); /* PATH:LINE: in its messages */
+    int rc = qkv__task_parse_jsonl(t, (const char *)buf, (size_t)len, label.s, err, errlen);
     free(buf);
     if (!rc && t->n_seqs == before) {
-        snprintf(err, (size_t)errlen, "%s: %s holds no sequences", key, path);
+        snprintf(err, (size_t)errlen, "%s: %s holds no sequences", key, label.s);
         rc = -1;
     }
     return rc;
@@ -225,7 +227,12 @@ int qkv_task_open_eval_file(qkv_task *t, const char *path, uint64_t seed, char *
     t->cfg.kind = QKV_TASK_FILE;
     t->seed = seed;
     t->variable_length = true;
-    snprintf(t->cfg.path, sizeof t->cfg.path, "%s", path); /* names the file in messages */
+    if (strlen(path) >= sizeof t->cfg.path) { /* task.path's limit: it names the file in messages */
+        snprintf(err, (size_t)errlen, "--data: %s: longer than %zu bytes, the most a data file's path may be",
+                 qkv__shown(path).s, sizeof t->cfg.path - 1);
+        return -1;
+    }
+    memcpy(t->cfg.path, path, strlen(path) + 1);
     if (load_jsonl(t, path, "--data", err, errlen)) return -1;
     t->n_train = 0; /* every sequence is for evaluation */
     return 0;

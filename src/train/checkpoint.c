@@ -10,6 +10,7 @@
  *                      neither of the last two */
 #include "train/checkpoint.h"
 #include "io/safetensors.h"
+#include "io/strbuf.h"
 #include "nn/model_file.h"
 #include "train/run_dir.h"
 
@@ -57,11 +58,6 @@ static void unpack(const double sc[SC_COUNT], const int32_t words[8], qkv_train_
         data->s[i] = (uint64_t)(uint32_t)words[2 * i] | (uint64_t)(uint32_t)words[2 * i + 1] << 32;
 }
 
-static const char *in_dir(char *buf, size_t n, const char *dir, const char *file) {
-    snprintf(buf, n, "%s/%s", dir, file);
-    return buf;
-}
-
 /* a 1-D header over caller memory */
 static qkv_tensor vec(qkv_dtype dt, int64_t n, void *data) {
     qkv_tensor t;
@@ -86,31 +82,40 @@ int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o,
     if (o->v) items[k++] = (qkv_st_item){"optim.v", &tv};
     items[k++] = (qkv_st_item){"state.scalars", &ts};
     items[k++] = (qkv_st_item){"state.rng", &tr};
-    char steps[32], osteps[32], crc[9], path[4096];
+    char steps[32], osteps[32], crc[9];
     snprintf(steps, sizeof steps, "%lld", s->step);
     snprintf(osteps, sizeof osteps, "%lld", o->step);
     const char *meta[10] = {"format", "pt", "qkv_step", steps, "qkv_optim_step", osteps, QKV_ST_CRC32_KEY, crc,
                             "qkv_config", config_json};
-    int rc = qkv_st_data_crc32(items, k, crc, err, (size_t)errlen) ||
-             qkv_st_write(in_dir(path, sizeof path, dir, QKV_RUN_CHECKPOINT), items, k, meta, config_json ? 5 : 4,
-                          err, (size_t)errlen) ? -1 : 0;
+    char *ck = qkv__pathf("%s/%s", dir, QKV_RUN_CHECKPOINT), *model = qkv__pathf("%s/%s", dir, QKV_RUN_MODEL);
+    int rc = -1;
+    if (!ck || !model) snprintf(err, (size_t)errlen, "out of memory saving a checkpoint");
+    else rc = qkv_st_data_crc32(items, k, crc, err, (size_t)errlen) ||
+              qkv_st_write(ck, items, k, meta, config_json ? 5 : 4, err, (size_t)errlen) ? -1 : 0;
     free(items);
     /* the parameters alone, for users and PyTorch */
-    if (!rc) rc = qkv_save_model(m, in_dir(path, sizeof path, dir, QKV_RUN_MODEL), config_json, s->step, err, errlen);
+    if (!rc) rc = qkv_save_model(m, model, config_json, s->step, err, errlen);
+    free(ck);
+    free(model);
     return rc;
 }
 
 int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_state *s, qkv_rng *data,
                         char *err, int errlen) {
-    char path[4096];
-    in_dir(path, sizeof path, dir, QKV_RUN_CHECKPOINT);
-    if (access(path, R_OK)) {
-        snprintf(err, (size_t)errlen, "%s: no checkpoint to resume from (%s)", path, strerror(errno));
+    char *path = qkv__pathf("%s/%s", dir, QKV_RUN_CHECKPOINT);
+    if (!path) {
+        snprintf(err, (size_t)errlen, "out of memory reading a checkpoint");
         return -1;
     }
-    if (qkv_load_model(m, path, err, errlen)) return -1;
     qkv_safetensors *st;
-    if (qkv_st_read(path, &st, err, (size_t)errlen)) return -1;
+    if (access(path, R_OK)) {
+        snprintf(err, (size_t)errlen, "%s: no checkpoint to resume from (%s)", qkv__shown(path).s, strerror(errno));
+        free(path);
+        return -1;
+    }
+    int bad = qkv_load_model(m, path, err, errlen) || qkv_st_read(path, &st, err, (size_t)errlen);
+    free(path);
+    if (bad) return -1;
     const qkv_st_entry *se = qkv_st_find(st, "state.scalars");
     int64_t nsc = se && se->ndim == 1 && se->shape[0] == SC_COUNT_V1 ? SC_COUNT_V1 : SC_COUNT;
     /* a version-1 file has no losses or time: as at the start of a session */
@@ -132,15 +137,23 @@ int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_s
 }
 
 int qkv_checkpoint_step(const char *dir, long long *step, char *err, int errlen) {
-    char path[4096];
+    char *path = qkv__pathf("%s/%s", dir, QKV_RUN_CHECKPOINT);
     qkv_safetensors *st;
-    if (qkv_st_read(in_dir(path, sizeof path, dir, QKV_RUN_CHECKPOINT), &st, err, (size_t)errlen)) return -1;
+    if (!path) {
+        snprintf(err, (size_t)errlen, "out of memory reading a checkpoint");
+        return -1;
+    }
+    if (qkv_st_read(path, &st, err, (size_t)errlen)) {
+        free(path);
+        return -1;
+    }
     const char *s = qkv_st_meta(st, "qkv_step");
     char *end = NULL;
     long long v = s ? strtoll(s, &end, 10) : -1;
     int rc = s && end != s && !*end && v >= 0 ? 0 : -1;
-    if (rc) snprintf(err, (size_t)errlen, "%s: no qkv_step in its metadata (not a qkv checkpoint)", path);
+    if (rc) snprintf(err, (size_t)errlen, "%s: no qkv_step in its metadata (not a qkv checkpoint)", qkv__shown(path).s);
     else *step = v;
     qkv_st_free(st);
+    free(path);
     return rc;
 }

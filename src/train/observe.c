@@ -3,6 +3,7 @@
  * for the text task a sample, written beside its model for the reports. */
 #include "train/observe.h"
 #include "io/safetensors.h"
+#include "io/strbuf.h"
 #include "nn/score.h"
 #include "train/run_dir.h"
 #include "train/sample.h"
@@ -167,12 +168,18 @@ static int write_observed(const char *dir, const qkv_observed *o, char *err, int
     qkv_st_item items[8] = {{"diag.sums", &ts}, {"example.attention", &tw}, {"example.tokens", &tk},
                             {"example.targets", &tg}, {"score.symmetry", &tsym}, {"score.negative_mass", &tneg},
                             {"score.diag_share", &tdiag}, {"sample.tokens", &tx}};
-    char step[32], example[32], path[4200];
+    char step[32], example[32];
     snprintf(step, sizeof step, "%lld", o->step);
     snprintf(example, sizeof example, "%d", o->example);
     const char *meta[4] = {"qkv_step", step, "qkv_example", example};
-    snprintf(path, sizeof path, "%s/" QKV_RUN_OBSERVED, dir);
-    return qkv_st_write(path, items, o->sample ? 8 : 7, meta, 2, err, (size_t)errlen);
+    char *path = qkv__pathf("%s/" QKV_RUN_OBSERVED, dir);
+    if (!path) {
+        snprintf(err, (size_t)errlen, "out of memory");
+        return -1;
+    }
+    int rc = qkv_st_write(path, items, o->sample ? 8 : 7, meta, 2, err, (size_t)errlen);
+    free(path);
+    return rc;
 }
 
 int qkv__run_observation(const qkv_config *cfg, const char *dir, int example, long long step, qkv_observed *o,
@@ -182,10 +189,10 @@ int qkv__run_observation(const qkv_config *cfg, const char *dir, int example, lo
     if (qkv_task_open(&task, &cfg->task, (uint64_t)cfg->train.seed, err, errlen)) return -1;
     qkv_model_config mc = cfg->model;
     qkv_model *m = NULL;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/" QKV_RUN_MODEL, dir);
+    char *path = qkv__pathf("%s/" QKV_RUN_MODEL, dir);
     int rc = -1;
-    if (qkv_task_fit_model(&task, &mc, err, errlen) || !(m = qkv_model_new(&mc, QKV_F32, 0, err, errlen)) ||
+    if (!path) snprintf(err, (size_t)errlen, "out of memory");
+    if (!path || qkv_task_fit_model(&task, &mc, err, errlen) || !(m = qkv_model_new(&mc, QKV_F32, 0, err, errlen)) ||
         qkv_load_model(m, path, err, errlen) || attention(m, &task, mc.layers, mc.heads, o, err, errlen) ||
         scores(m, mc.layers, mc.heads, o, err, errlen) ||
         (cfg->task.kind == QKV_TASK_TEXT && sample(m, o, err, errlen)))
@@ -193,6 +200,7 @@ int qkv__run_observation(const qkv_config *cfg, const char *dir, int example, lo
     rc = 0;
 done:
     if (rc) qkv__observed_free(o);
+    free(path);
     qkv_model_free(m);
     qkv_task_close(&task);
     return rc;
@@ -228,16 +236,23 @@ static void *take(const qkv_safetensors *st, const char *name, qkv_dtype dt, int
 
 int qkv__run_observed(const char *dir, qkv_observed *o, char *err, int errlen) {
     memset(o, 0, sizeof *o);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/" QKV_RUN_OBSERVED, dir);
-    struct stat sb;
-    if (stat(path, &sb)) { /* not there: a run of an older qkv (stat, not open: a FIFO must not block) */
-        if (errno == ENOENT) return 1;
-        snprintf(err, (size_t)errlen, "%s: %s", path, strerror(errno));
+    char *path = qkv__pathf("%s/" QKV_RUN_OBSERVED, dir);
+    if (!path) {
+        snprintf(err, (size_t)errlen, "out of memory");
         return -1;
     }
+    struct stat sb;
+    if (stat(path, &sb)) { /* not there: a run of an older qkv (stat, not open: a FIFO must not block) */
+        int e = errno;
+        if (e != ENOENT) snprintf(err, (size_t)errlen, "%s: %s", qkv__shown(path).s, strerror(e));
+        free(path);
+        return e == ENOENT ? 1 : -1;
+    }
     qkv_safetensors *st;
-    if (qkv_st_read(path, &st, err, (size_t)errlen)) return -1;
+    if (qkv_st_read(path, &st, err, (size_t)errlen)) {
+        free(path);
+        return -1;
+    }
     int64_t ns[1] = {0}, nw[4] = {0}, nt[1] = {0}, nt2[1] = {0}, nx[1] = {0};
     double *sums = take(st, "diag.sums", QKV_F64, 1, ns, sizeof(double));
     o->w = take(st, "example.attention", QKV_F32, 4, nw, sizeof(float));
@@ -271,9 +286,10 @@ int qkv__run_observed(const char *dir, qkv_observed *o, char *err, int errlen) {
         o->sample_len = has_sample ? (int)nx[0] : 0;
     } else {
         snprintf(err, (size_t)errlen, "%s: not what qkv train records (tensors diag.sums, example.attention, "
-                 "example.tokens, example.targets; metadata qkv_step, qkv_example)", path);
+                 "example.tokens, example.targets; metadata qkv_step, qkv_example)", qkv__shown(path).s);
         qkv__observed_free(o);
     }
+    free(path);
     free(sums);
     qkv_st_free(st);
     return ok ? 0 : -1;

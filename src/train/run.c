@@ -2,6 +2,7 @@
 #include "train/run.h"
 #include "train/stop.h"
 #include "io/fileio.h"
+#include "io/strbuf.h"
 #include "tensor/buildinfo.h"
 #include "tensor/parallel.h"
 #include "train/memory.h"
@@ -21,8 +22,12 @@ bool qkv__run_should_stop(const qkv__run *r) {
     return qkv_stop_requested() || (r->opt->stop_after && r->st.step - r->start >= r->opt->stop_after);
 }
 
-static const char *in_dir(qkv__run *r, const char *file) {
-    snprintf(r->path, sizeof r->path, "%s/%s", r->opt->out_dir, file);
+/* out_dir/file, into r->path (the one before it freed); NULL when out of memory, said in err (when
+ * not NULL) */
+static const char *in_dir(qkv__run *r, const char *file, char *err, int errlen) {
+    free(r->path);
+    r->path = qkv__pathf("%s/%s", r->opt->out_dir, file);
+    if (!r->path && err) snprintf(err, (size_t)errlen, "out of memory");
     return r->path;
 }
 
@@ -38,7 +43,8 @@ static int save_checkpoint(qkv__run *r, char *err, int errlen) {
 /* keep the metrics lines of steps the checkpoint has (a resumed run rewrites the rest) */
 static int truncate_metrics(qkv__run *r, char *err, int errlen) {
     size_t len;
-    char *text = qkv__read_file(in_dir(r, QKV_RUN_METRICS), &len, err, errlen);
+    const char *path = in_dir(r, QKV_RUN_METRICS, err, errlen);
+    char *text = path ? qkv__read_file(path, &len, err, errlen) : NULL;
     if (!text) return -1;
     size_t keep = 0;
     for (char *line = text; *line;) {
@@ -49,7 +55,7 @@ static int truncate_metrics(qkv__run *r, char *err, int errlen) {
         keep = (size_t)(nl + 1 - text);
         line = nl + 1;
     }
-    int rc = qkv__write_file_atomic(in_dir(r, QKV_RUN_METRICS), text, keep, err, errlen);
+    int rc = qkv__write_file_atomic(path, text, keep, err, errlen);
     free(text);
     return rc;
 }
@@ -113,7 +119,8 @@ static int metrics_line(qkv__run *r, double loss, const qkv_eval_result *ev, con
     if (ev && val && bytes) fprintf(r->metrics, ",\"val_bpb\":%s", jnum(val->loss / QKV_LN2, a, sizeof a));
     fprintf(r->metrics, ",\"skipped_steps\":%lld,\"tokens_per_s\":%.1f,\"elapsed\":%.3f}\n", r->st.skipped, tps, elapsed);
     if (fflush(r->metrics) || ferror(r->metrics)) {
-        snprintf(err, (size_t)errlen, "%s/metrics.jsonl: cannot write: %s", r->opt->out_dir, strerror(errno ? errno : EIO));
+        snprintf(err, (size_t)errlen, "%s/metrics.jsonl: cannot write: %s", qkv__shown(r->opt->out_dir).s,
+                 strerror(errno ? errno : EIO));
         return -1;
     }
     return 0;
@@ -149,9 +156,8 @@ static void remove_stale_temps(qkv__run *r) {
         }
         if (*end || end == t + 5 || pid <= 0 || pid == (long)getpid()) continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", r->opt->out_dir, e->d_name);
-        unlink(path);
+        const char *path = in_dir(r, e->d_name, NULL, 0);
+        if (path) unlink(path);
     }
     closedir(d);
 }
@@ -163,14 +169,19 @@ static const char *const RUN_FILES[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN
 
 /* whether out_dir holds any file of a run */
 static bool holds_run(qkv__run *r) {
-    for (size_t i = 0; i < sizeof RUN_FILES / sizeof RUN_FILES[0]; i++)
-        if (access(in_dir(r, RUN_FILES[i]), F_OK) == 0) return true;
+    for (size_t i = 0; i < sizeof RUN_FILES / sizeof RUN_FILES[0]; i++) {
+        const char *path = in_dir(r, RUN_FILES[i], NULL, 0);
+        if (!path || access(path, F_OK) == 0) return true; /* out of memory: as if it did (never overwritten) */
+    }
     return false;
 }
 
 /* remove a run's files (--force) */
 static void clear_run(qkv__run *r) {
-    for (size_t i = 0; i < sizeof RUN_FILES / sizeof RUN_FILES[0]; i++) unlink(in_dir(r, RUN_FILES[i]));
+    for (size_t i = 0; i < sizeof RUN_FILES / sizeof RUN_FILES[0]; i++) {
+        const char *path = in_dir(r, RUN_FILES[i], NULL, 0);
+        if (path) unlink(path);
+    }
 }
 
 qkv_batch qkv__batch_view(const qkv_batch *all, int first, int rows) {
@@ -283,7 +294,7 @@ int qkv__run_setup(qkv__run *r, bool alone, char *err, int errlen) {
     if (!r->opt->resume && holds_run(r)) { /* never overwrite a run by accident */
         if (!r->opt->force) {
             snprintf(err, (size_t)errlen, "%s already holds a run; continue it with --resume %s, or start it over "
-                     "with --force", r->opt->out_dir, r->opt->out_dir);
+                     "with --force", qkv__shown(r->opt->out_dir).s, qkv__shown(r->opt->out_dir).s);
             return -1;
         }
         clear_run(r);
@@ -292,11 +303,16 @@ int qkv__run_setup(qkv__run *r, bool alone, char *err, int errlen) {
     remove_stale_temps(r);
     if (r->opt->resume && truncate_metrics(r, err, errlen)) return -1;
     /* a resumed run's config may have grown (train.steps: an extended run) */
-    if (qkv__write_file_atomic(in_dir(r, QKV_RUN_CONFIG), r->config_json, strlen(r->config_json), err, errlen) ||
-        (!r->opt->resume && qkv__write_file_atomic(in_dir(r, QKV_RUN_METRICS), "", 0, err, errlen)))
+    const char *path = in_dir(r, QKV_RUN_CONFIG, err, errlen);
+    if (!path || qkv__write_file_atomic(path, r->config_json, strlen(r->config_json), err, errlen) ||
+        !(path = in_dir(r, QKV_RUN_METRICS, err, errlen)) ||
+        (!r->opt->resume && qkv__write_file_atomic(path, "", 0, err, errlen)))
         return -1;
-    r->metrics = fopen(in_dir(r, QKV_RUN_METRICS), "a");
-    if (!r->metrics) { snprintf(err, (size_t)errlen, "%s: cannot append", r->path); return -1; }
+    r->metrics = fopen(path, "a");
+    if (!r->metrics) {
+        snprintf(err, (size_t)errlen, "%s: cannot append: %s", qkv__shown(path).s, strerror(errno));
+        return -1;
+    }
     return 0;
 }
 
@@ -387,7 +403,8 @@ int qkv__run_update(qkv__run *r, double lv, bool *updated, char *err, int errlen
 
 static int write_summary(qkv__run *r, qkv_run_summary *s, char *err, int errlen) {
     qkv_verdict v;
-    if (qkv_verdict_read(in_dir(r, QKV_RUN_METRICS), r->cfg->train.threshold, s->steps, &v, err, errlen)) return -1;
+    const char *path = in_dir(r, QKV_RUN_METRICS, err, errlen);
+    if (!path || qkv_verdict_read(path, r->cfg->train.threshold, s->steps, &v, err, errlen)) return -1;
     s->verdict = v;
     char buf[2560], a[32], b[32], c[32], solved[32], flat[32], va[32], vl[32], machine[640];
     snprintf(solved, sizeof solved, v.solved ? "%lld" : "null", v.solved_at);
@@ -418,11 +435,12 @@ static int write_summary(qkv__run *r, qkv_run_summary *s, char *err, int errlen)
     if (qkv_buildinfo_json(machine, sizeof machine) < 0) snprintf(machine, sizeof machine, "null");
     n -= 2;
     n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"machine\":%s}\n", machine);
+    if (!(path = in_dir(r, QKV_RUN_SUMMARY, err, errlen))) return -1;
     if (n >= (int)sizeof buf) {
-        snprintf(err, (size_t)errlen, "%s: the summary is too long (%d bytes)", in_dir(r, QKV_RUN_SUMMARY), n);
+        snprintf(err, (size_t)errlen, "%s: the summary is too long (%d bytes)", qkv__shown(path).s, n);
         return -1;
     }
-    return qkv__write_file_atomic(in_dir(r, QKV_RUN_SUMMARY), buf, (size_t)n, err, errlen);
+    return qkv__write_file_atomic(path, buf, (size_t)n, err, errlen);
 }
 
 int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int errlen) {
@@ -512,6 +530,8 @@ void qkv__run_free(qkv__run *r) {
     qkv_model_free(r->model);
     qkv_task_close(&r->task);
     free(r->config_json);
+    free(r->path);
+    r->path = NULL;
     memset(r, 0, sizeof *r);
 }
 

@@ -48,7 +48,7 @@ typedef struct qkv__run {
     bool have_eval, tty, interrupted;
     bool shown;                     /* not a terminal: a progress line was written this session... */
     double t_shown;                 /* ...at this time (lines in a log are QKV_LOG_INTERVAL apart) */
-    char path[4096];
+    char *path;                     /* the last path of a file in the run directory (run.c's in_dir), malloc'd */
 } qkv__run;
 
 /* The run's task, model, optimizer, data buffers and directory (resumed from its checkpoint

@@ -1,6 +1,7 @@
 /* Run verdicts (see verdict.h). */
 #include "train/verdict.h"
 #include "io/fileio.h"
+#include "io/strbuf.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -71,7 +72,7 @@ int qkv_verdict_read(const char *metrics_path, double threshold, long long budge
                     if (!a2 || !l2) s2 = NULL;
                 }
                 if (!s2) {
-                    snprintf(err, (size_t)errlen, "%s: out of memory", metrics_path);
+                    snprintf(err, (size_t)errlen, "%s: out of memory", qkv__shown(metrics_path).s);
                     rc = -1;
                 }
             }
