@@ -95,6 +95,12 @@ static qkv_tensor *f_masked_fill(qkv_ctx *c, qkv_tensor *const *x, int n, void *
     (void)n;
     return qkv_masked_fill(c, x[0], u, -3.0);
 }
+/* rotary positions over heads of *u dimensions, base 10000 */
+static qkv_tensor *f_rope(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n;
+    return qkv_rope(c, x[0], *(const int *)u, 10000.0);
+}
+static const int HD4 = 4, HD2 = 2;
 static qkv_tensor *f_reshape(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
     (void)n; (void)u;
     int64_t s[3] = {2, -1, 3};
@@ -284,6 +290,8 @@ static const gcase CASES[] = {
     {"cross_entropy_runs", f_cross_entropy_runs, &TGT, 1, DOM_NORMAL, {3}, {{2, 3, 5}}, {0}},
     {"cross_entropy_runs_one_ignored", f_cross_entropy_runs, &TGT_IGNORED, 1, DOM_NORMAL, {3}, {{2, 3, 5}}, {0}},
     {"masked_fill", f_masked_fill, &MASK, 1, DOM_NORMAL, {4}, {{2, 2, 3, 3}}, {0}},
+    {"rope_two_heads", f_rope, (void *)&HD4, 1, DOM_NORMAL, {3}, {{2, 3, 8}}, {0}},
+    {"rope_one_pair_long", f_rope, (void *)&HD2, 1, DOM_NORMAL, {3}, {{1, 7, 2}}, {0}},
     {"reshape", f_reshape, NULL, 1, DOM_NORMAL, {2}, {{4, 3}}, {0}},
     {"transpose_heads", f_transpose, &HEADS, 1, DOM_NORMAL, {4}, {{2, 3, 2, 4}}, {0}},
     {"transpose_last2", f_transpose, &LAST2, 1, DOM_NORMAL, {3}, {{2, 3, 4}}, {0}},
@@ -574,6 +582,15 @@ static int wrong_matmul_left_transposed(qkv_ctx *ctx, const qkv_record *r) {
     return rc;
 }
 
+/* the rotation itself instead of its transpose (the angle's sign kept) */
+static int wrong_rope(qkv_ctx *ctx, const qkv_record *r) {
+    qkv_tensor *x = r->in[0];
+    double *dx = qkv__grad(ctx, x);
+    qkv__k_rope_f64(x->shape[0], x->shape[1], x->shape[2] / r->p.rope.hd, r->p.rope.hd, r->p.rope.cs, 1,
+                    r->out->grad, dx, 0);
+    return 0;
+}
+
 typedef struct { qkv_op op; qkv_backward_fn wrong; int case_index; } broken;
 
 static int find_case(const char *name) {
@@ -586,6 +603,8 @@ START_TEST(test_harness_catches_wrong_rules) {
     init_aux();
     broken b[] = {
         {QKV_OP_SOFTMAX, wrong_softmax, find_case("softmax")},
+        {QKV_OP_ROPE, wrong_rope, find_case("rope_two_heads")},
+        {QKV_OP_ROPE, wrong_rope, find_case("rope_one_pair_long")},
         {QKV_OP_GELU, wrong_gelu, find_case("gelu")},
         {QKV_OP_MATMUL, slightly_wrong_matmul, find_case("matmul")},
         {QKV_OP_LAYERNORM, wrong_layernorm, find_case("layernorm_plain")},

@@ -37,6 +37,7 @@
     X(EMBEDDING, "embedding", embedding)                                                             \
     X(CROSS_ENTROPY, "cross_entropy", cross_entropy)                                                 \
     X(MASKED_FILL, "masked_fill", masked_fill)                                                       \
+    X(ROPE, "rope", rope)               /* rotary positions: pairs of each head rotated by position */ \
     X(RESHAPE, "reshape", reshape)                                                                   \
     X(TRANSPOSE, "transpose", transpose)                                                             \
     X(SLICE, "slice", slice)                                                                         \

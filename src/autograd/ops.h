@@ -115,6 +115,11 @@ QKV_API qkv_tensor *qkv_cross_entropy_runs(qkv_ctx *ctx, qkv_tensor *logits, con
 /* y = mask != 0 ? value : x; mask: I32, broadcast over x (e.g. (T,T) over (B,H,T,T)) */
 QKV_API qkv_tensor *qkv_masked_fill(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *mask, double value);
 
+/* x: (B,T,H hd) -> y: (B,T,H hd), rotary positions (Su et al. 2021): in each head, the pair of
+ * dimensions (2k, 2k+1) at position t rotated by the angle t theta_k, theta_k = base^(-2k/hd):
+ * y_2k = x_2k cos - x_2k+1 sin, y_2k+1 = x_2k sin + x_2k+1 cos; hd even, base > 1 (10000 in the paper) */
+QKV_API qkv_tensor *qkv_rope(qkv_ctx *ctx, qkv_tensor *x, int head_dim, double base);
+
 /* same data, new shape (one dim may be -1: inferred) */
 QKV_API qkv_tensor *qkv_reshape(qkv_ctx *ctx, qkv_tensor *x, int ndim, const int64_t *shape);
 /* swap axes a1 and a2, e.g. (B,T,H,D) <-> (B,H,T,D) */

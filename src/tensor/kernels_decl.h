@@ -121,6 +121,12 @@ QKV_INTERNAL void QKV_K(masked_fill)(const qkv_bcast *bc, const QKV_KREAL *x, co
 QKV_INTERNAL void QKV_K(masked_fill_backward)(const qkv_bcast *bc, const int32_t *mask, const QKV_KREAL *dy,
                                  QKV_KREAL *dx);
 
+/* x, y: (B,T,nh hd), cs: (T, hd/2, 2) the cos and sin of angle t theta_k (qkv_rope builds it):
+ * each head's pair (2k, 2k+1) at position t rotated by sign * angle,
+ * y[2k] = c x[2k] - s x[2k+1], y[2k+1] = s x[2k] + c x[2k+1] (s = sign sin); assign: y =, else y += */
+QKV_INTERNAL void QKV_K(rope)(int64_t B, int64_t T, int64_t nh, int64_t hd, const double *cs, int sign,
+                              const QKV_KREAL *x, QKV_KREAL *y, int assign);
+
 /* x: shape (4 dims) -> y: x with axes a1 and a2 swapped; accumulate: y += instead of y = */
 QKV_INTERNAL void QKV_K(transpose)(const int64_t shape[4], int a1, int a2, const QKV_KREAL *x, QKV_KREAL *y,
                       int accumulate);
