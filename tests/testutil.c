@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -169,6 +170,45 @@ qkv_model_config qkv_test_small_model(void) {
     mc.layers = 1;
     mc.d_ff = 32;
     return mc;
+}
+
+/* ---- random test data ------------------------------------------------------------------------ */
+
+static qkv_rng test_rng;
+static bool test_rng_seeded;
+
+void qkv_test_seed(uint64_t seed) {
+    qkv_rng_seed(&test_rng, seed);
+    test_rng_seeded = true;
+}
+
+double qkv_test_uniform(double lo, double hi) {
+    if (!test_rng_seeded) qkv_test_seed(0);
+    return lo + (hi - lo) * qkv_rng_uniform(&test_rng);
+}
+
+void qkv_test_normals(double *x, int64_t n, uint64_t seed) {
+    qkv_rng r;
+    qkv_rng_seed(&r, seed);
+    for (int64_t i = 0; i < n; i++) x[i] = qkv_rng_normal(&r);
+}
+
+qkv_tensor *qkv_test_randn(qkv_rng *r, int nd, const int64_t *shape, bool grad) {
+    qkv_tensor *t = qkv_tensor_zeros(QKV_F32, nd, shape);
+    ck_assert_ptr_nonnull(t);
+    qkv_tensor_fill_normal(t, r, 0, 1);
+    if (grad) ck_assert_int_eq(qkv_tensor_require_grad(t), 0);
+    return t;
+}
+
+/* ---- closeness ------------------------------------------------------------------------------- */
+
+bool qkv_test_near(double got, double want, double tol) { return fabs(got - want) <= tol * (1 + fabs(want)); }
+
+bool qkv_test_nearf(float got, float want, float tol) { return fabsf(got - want) <= tol * (1 + fabsf(want)); }
+
+bool qkv_test_close(double got, double want, double abs, double rel) {
+    return fabs(got - want) <= fmax(abs, rel * fabs(want));
 }
 
 /* ---- model files for the command-line rows --------------------------------------------------- */

@@ -1,5 +1,5 @@
 /* Helpers shared by the suites: running the qkv command, files and directories, the command-line
- * contract's rows and their runner (tests/test_cli_*.c). */
+ * contract's rows and their runner (tests/test_cli_*.c), random test data and closeness. */
 #ifndef QKV_TESTUTIL_H
 #define QKV_TESTUTIL_H
 #include <stdbool.h>
@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "nn/model_config.h"
+#include "tensor/rng.h"
 
 /* the qkv binary, as an absolute path: $QKV_BIN (set by the Makefile) or ../build/qkv */
 const char *qkv_test_bin(void);
@@ -39,6 +40,27 @@ char *qkv_test_get_untimed(const char *dir, const char *rel);
 /* the model of the tests' small recall configs: vocab 16, 9 positions, d_model 16, 2 heads, one
  * layer, d_ff 32 (the rest the library's defaults) */
 qkv_model_config qkv_test_small_model(void);
+
+/* ---- random test data: the library's own generator (tensor/rng.h), one stream ---------------- */
+
+/* restart the stream at seed (until the first call, it runs from seed 0) */
+void qkv_test_seed(uint64_t seed);
+/* the stream's next uniform draw in [lo, hi) */
+double qkv_test_uniform(double lo, double hi);
+/* n standard normal draws from a stream of its own started at seed */
+void qkv_test_normals(double *x, int64_t n, uint64_t seed);
+/* a new heap float32 tensor of the given shape, of standard normal draws from r (through
+ * qkv_tensor_fill_normal), requiring a gradient if grad */
+qkv_tensor *qkv_test_randn(qkv_rng *r, int nd, const int64_t *shape, bool grad);
+
+/* ---- closeness: every tolerance a test states goes through one of these ----------------------- */
+
+/* |got - want| <= tol * (1 + |want|): absolute near 0, relative for large values */
+bool qkv_test_near(double got, double want, double tol);
+/* the same in float arithmetic (a float result against a float reference) */
+bool qkv_test_nearf(float got, float want, float tol);
+/* |got - want| <= max(abs, rel * |want|) (abs = rel = tol: tol * max(1, |want|)) */
+bool qkv_test_close(double got, double want, double abs, double rel);
 
 /* ---- the command-line contract: a row, and its runner (tests/test_cli_*.c) ------------------- */
 
