@@ -26,7 +26,7 @@
 #define EVAL(args) Q "eval r/config.json --checkpoint r/model.safetensors " args
 /* a corpus of 39999 bytes */
 #define CORPUS "yes 'the quick brown fox jumps over the lazy dog' | head -c 39999 > corpus.txt"
-/* a document whose one marker embeds a summary of a/ (and a/) */
+/* a document whose one marker embeds a summary of a/; DOC_DIR: a/ and its results.json */
 #define DOC "# d\n<!-- qkv summarize: a -->\n<!-- end -->\n"
 #define DOC_DIR RES_A(RESULTS("full", "{\"name\": \"full\"}"))
 
