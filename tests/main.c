@@ -20,7 +20,9 @@ int main(void) {
     srunner_add_suite(sr, fastmath_suite());
     srunner_add_suite(sr, report_suite());
     srunner_add_suite(sr, e2e_suite());
-    srunner_add_suite(sr, badinput_suite());
+    srunner_add_suite(sr, cli_contract_suite());
+    srunner_add_suite(sr, memory_suite());
+    srunner_add_suite(sr, fuzz_corpus_suite());
     srunner_add_suite(sr, faults_suite());
     srunner_add_suite(sr, stats_suite());
     srunner_add_suite(sr, verdict_suite());
@@ -28,12 +30,10 @@ int main(void) {
     srunner_add_suite(sr, text_suite());
     srunner_add_suite(sr, summary_suite());
     srunner_add_suite(sr, group_suite());
-    srunner_add_suite(sr, hostile_suite());
     srunner_add_suite(sr, observe_suite());
     srunner_add_suite(sr, score_suite());
     srunner_add_suite(sr, ckcheck_suite());
     srunner_add_suite(sr, logs_suite());
-    srunner_add_suite(sr, pass2_suite());
     srunner_add_suite(sr, buildinfo_suite());
     srunner_add_suite(sr, lanes_suite());
     srunner_add_suite(sr, checks_suite());

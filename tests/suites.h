@@ -1,4 +1,6 @@
-/* Every Check suite, one per tests/test_*.c file. */
+/* Every Check suite, one per tests/test_*.c file (cli_contract's table is in three:
+ * tests/test_cli_contract.c runs the rows of test_cli_config.c, test_cli_files.c and
+ * test_cli_options.c). */
 #ifndef QKV_TEST_SUITES_H
 #define QKV_TEST_SUITES_H
 #include <check.h>
@@ -14,7 +16,9 @@ Suite *tasks_suite(void);
 Suite *fastmath_suite(void);
 Suite *e2e_suite(void);
 Suite *report_suite(void);
-Suite *badinput_suite(void);
+Suite *cli_contract_suite(void);
+Suite *memory_suite(void);
+Suite *fuzz_corpus_suite(void);
 Suite *faults_suite(void);
 Suite *stats_suite(void);
 Suite *verdict_suite(void);
@@ -22,12 +26,10 @@ Suite *ablate_suite(void);
 Suite *text_suite(void);
 Suite *summary_suite(void);
 Suite *group_suite(void);
-Suite *hostile_suite(void);
 Suite *observe_suite(void);
 Suite *score_suite(void);
 Suite *ckcheck_suite(void);
 Suite *logs_suite(void);
-Suite *pass2_suite(void);
 Suite *buildinfo_suite(void);
 Suite *lanes_suite(void);
 Suite *checks_suite(void);

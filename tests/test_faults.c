@@ -208,7 +208,8 @@ START_TEST(test_kill9_checkpoints_atomic) {
                            " \"train\": {\"steps\": 1000000, \"batch\": 8, \"eval_every\": 0, \"log_every\": 1,"
                            " \"checkpoint_every\": 1, \"eval_examples\": 16}}\n");
     unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
-    srand(seed);
+    qkv_rng rng;
+    qkv_rng_seed(&rng, seed);
     long long last_step = -1;
     char trace[512] = "";
     for (int k = 0; k < 10; k++) {
@@ -216,7 +217,7 @@ START_TEST(test_kill9_checkpoints_atomic) {
         char *fresh[] = {"qkv", "train", "cfg.json", "--out", "run", "--threads", "1", "--quiet", NULL};
         char *res[] = {"qkv", "train", "--resume", "run", "--threads", "1", "--quiet", NULL};
         pid_t pid = start("stderr.txt", resume ? res : fresh);
-        int ms = 50 + rand() % 251;
+        int ms = 50 + (int)qkv_rng_below(&rng, 251);
         size_t tl = strlen(trace);
         snprintf(trace + tl, sizeof trace - tl, " %s@%dms", resume ? "resume" : "start", ms);
         struct timespec ts = {0, ms * 1000000L};

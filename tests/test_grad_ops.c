@@ -13,6 +13,7 @@
 #include "tensor/parallel.h"
 #include "tensor/rng.h"
 #include "suites.h"
+#include "testutil.h"
 
 /* ---- the functions under test ------------------------------------------------------ */
 
@@ -435,14 +436,14 @@ START_TEST(test_diff_fused_matches_composed) {
         ck_assert_msg(y1 && y2, "%s: %s %s", CASES[i].name, qkv_ctx_error(c1), qkv_ctx_error(c2));
         for (int64_t e = 0; e < y1->numel; e++) {
             double a = ((double *)y1->data)[e], b = ((double *)y2->data)[e];
-            ck_assert_msg(fabs(a - b) <= 1e-12 * (1 + fabs(b)), "%s: y[%lld] %.17g vs %.17g", CASES[i].name, (long long)e, a, b);
+            ck_assert_msg(qkv_test_near(a, b, 1e-12), "%s: y[%lld] %.17g vs %.17g", CASES[i].name, (long long)e, a, b);
         }
         ck_assert_int_eq(qkv_backward(c1, qkv_sum_all(c1, qkv_mul(c1, y1, y1))), 0);
         ck_assert_int_eq(qkv_backward(c2, qkv_sum_all(c2, qkv_mul(c2, y2, y2))), 0);
         for (int k = 0; k < CASES[i].n; k++)
             for (int64_t e = 0; in[k]->grad && e < in[k]->numel; e++) {
                 double a = ((double *)in[k]->grad)[e], b = ((double *)in2[k]->grad)[e];
-                ck_assert_msg(fabs(a - b) <= 1e-10 * (1 + fabs(b)), "%s: input %d grad[%lld] %.17g vs %.17g",
+                ck_assert_msg(qkv_test_near(a, b, 1e-10), "%s: input %d grad[%lld] %.17g vs %.17g",
                               CASES[i].name, k, (long long)e, a, b);
             }
         qkv_ctx_free(c1), qkv_ctx_free(c2);
@@ -736,12 +737,12 @@ START_TEST(test_sdpa_matches_composed) {
         }
         const double *y0 = outs[0]->data, *y1 = outs[1]->data;
         for (int64_t j = 0; j < outs[0]->numel; j++)
-            ck_assert_msg(fabs(y0[j] - y1[j]) <= 1e-12 * (1 + fabs(y1[j])),
+            ck_assert_msg(qkv_test_near(y0[j], y1[j], 1e-12),
                           "H %d kvH %d alibi %d causal %d: y[%lld] %.17g vs %.17g", H, f->kvH, f->alibi, causal,
                           (long long)j, y0[j], y1[j]);
         for (int i = 0; i < 3; i++)
             for (int64_t j = 0; j < x[i]->numel; j++)
-                ck_assert_msg(fabs(grads[0][i][j] - grads[1][i][j]) <= 1e-12 * (1 + fabs(grads[1][i][j])),
+                ck_assert_msg(qkv_test_near(grads[0][i][j], grads[1][i][j], 1e-12),
                               "H %d kvH %d alibi %d causal %d: grad %d [%lld] %.17g vs %.17g", H, f->kvH, f->alibi,
                               causal, i, (long long)j, grads[0][i][j], grads[1][i][j]);
         for (int i = 0; i < 3; i++) x[i]->grad = NULL; /* arena memory: gone with the contexts */
@@ -797,13 +798,6 @@ END_TEST
 
 /* ---- ops over runs: each run's bits are those of the op on its slice alone (float32) ---------- */
 
-static qkv_tensor *rand_f32(qkv_rng *r, int nd, const int64_t *s, bool grad) {
-    qkv_tensor *t = qkv_tensor_zeros(QKV_F32, nd, s);
-    for (int64_t i = 0; i < t->numel; i++) ((float *)t->data)[i] = (float)qkv_rng_normal(r);
-    if (grad) ck_assert_int_eq(qkv_tensor_require_grad(t), 0);
-    return t;
-}
-
 /* elements [first, first + numel(s)) of t as a tensor of shape s of its own */
 static qkv_tensor *part(const qkv_tensor *t, int64_t first, int nd, const int64_t *s) {
     qkv_tensor *p = qkv_tensor_from_buffer(t->dtype, nd, s, (const char *)t->data + first * (int64_t)qkv_dtype_size(t->dtype));
@@ -834,12 +828,13 @@ START_TEST(test_linear_act_float) {
     int64_t sx[2] = {ROWS, IN}, sw[2] = {OUT, IN}, sb[1] = {OUT}, sy[2] = {ROWS, OUT};
     qkv_op acts[3] = {QKV_OP_GELU, QKV_OP_GELU_TANH, QKV_OP_RELU};
     for (int a = 0; a < 3; a++) {
-        qkv_tensor *x = rand_f32(&rng, 2, sx, true), *w = rand_f32(&rng, 2, sw, true), *b = rand_f32(&rng, 1, sb, true);
-        qkv_tensor *xc = rand_f32(&rng, 2, sx, false), *c = rand_f32(&rng, 2, sy, false);
+        qkv_tensor *x = qkv_test_randn(&rng, 2, sx, true), *w = qkv_test_randn(&rng, 2, sw, true);
+        qkv_tensor *b = qkv_test_randn(&rng, 1, sb, true), *xc = qkv_test_randn(&rng, 2, sx, false);
+        qkv_tensor *c = qkv_test_randn(&rng, 2, sy, false);
         memcpy(xc->data, x->data, (size_t)x->numel * sizeof(float));
         qkv_ctx *ctx = qkv_ctx_new(), *ctx2 = qkv_ctx_new(), *ctx3 = qkv_ctx_new();
         qkv_tensor *y = qkv_linear_act(ctx, x, w, b, acts[a]);
-        qkv_tensor *wc = rand_f32(&rng, 2, sw, false), *bc = rand_f32(&rng, 1, sb, false);
+        qkv_tensor *wc = qkv_test_randn(&rng, 2, sw, false), *bc = qkv_test_randn(&rng, 1, sb, false);
         memcpy(wc->data, w->data, (size_t)w->numel * sizeof(float));
         memcpy(bc->data, b->data, (size_t)b->numel * sizeof(float));
         qkv_tensor *y_eval = qkv_linear_act(ctx2, xc, wc, bc, acts[a]); /* nothing requires grad */
@@ -850,7 +845,7 @@ START_TEST(test_linear_act_float) {
         ck_assert(memcmp(y->data, y_eval->data, (size_t)y->numel * sizeof(float)) == 0);
         for (int64_t i = 0; i < y->numel; i++) {
             float u = ((float *)y->data)[i], v = ((float *)y_comp->data)[i];
-            ck_assert_msg(fabsf(u - v) <= 1e-5f * (1 + fabsf(v)), "%s: %d: %g vs %g", qkv_op_name(acts[a]), (int)i, u, v);
+            ck_assert_msg(qkv_test_nearf(u, v, 1e-5f), "%s: %d: %g vs %g", qkv_op_name(acts[a]), (int)i, u, v);
         }
         ck_assert_int_eq(qkv_backward(ctx, weighted(ctx, y, c)), 0);
         float *g1 = malloc((size_t)x->numel * sizeof(float));
@@ -859,7 +854,7 @@ START_TEST(test_linear_act_float) {
         ck_assert_int_eq(qkv_backward(ctx3, weighted(ctx3, y_comp, c)), 0);
         for (int64_t i = 0; i < x->numel; i++) {
             float u = g1[i], v = ((float *)x->grad)[i];
-            ck_assert_msg(fabsf(u - v) <= 1e-4f * (1 + fabsf(v)), "%s: dx %d: %g vs %g", qkv_op_name(acts[a]), (int)i, u, v);
+            ck_assert_msg(qkv_test_nearf(u, v, 1e-4f), "%s: dx %d: %g vs %g", qkv_op_name(acts[a]), (int)i, u, v);
         }
         free(g1);
         qkv_ctx_free(ctx), qkv_ctx_free(ctx2), qkv_ctx_free(ctx3);
@@ -875,12 +870,13 @@ START_TEST(test_runs_bits_equal_alone) {
     qkv_rng_seed(&rng, 42);
     int64_t sx[3] = {R * B, T, IN}, sxr[3] = {B, T, IN}, sw[3] = {R, OUT, IN}, sb[2] = {R, OUT}, sy[3] = {R * B, T, OUT};
     int64_t sln[2] = {R, IN}, stab[3] = {R, V, OUT}, sidx[2] = {R * B, T}, slog[3] = {R * B, T, V}, sR = R;
-    qkv_tensor *x = rand_f32(&rng, 3, sx, true), *w = rand_f32(&rng, 3, sw, true), *b = rand_f32(&rng, 2, sb, true);
-    qkv_tensor *g = rand_f32(&rng, 2, sln, true), *h = rand_f32(&rng, 2, sln, true), *tab = rand_f32(&rng, 3, stab, true);
-    qkv_tensor *logits = rand_f32(&rng, 3, slog, true), *cy = rand_f32(&rng, 3, sy, false);
-    qkv_tensor *cx = rand_f32(&rng, 3, sx, false), *cR = rand_f32(&rng, 1, &sR, false);
+    qkv_tensor *x = qkv_test_randn(&rng, 3, sx, true), *w = qkv_test_randn(&rng, 3, sw, true);
+    qkv_tensor *b = qkv_test_randn(&rng, 2, sb, true), *g = qkv_test_randn(&rng, 2, sln, true);
+    qkv_tensor *h = qkv_test_randn(&rng, 2, sln, true), *tab = qkv_test_randn(&rng, 3, stab, true);
+    qkv_tensor *logits = qkv_test_randn(&rng, 3, slog, true), *cy = qkv_test_randn(&rng, 3, sy, false);
+    qkv_tensor *cx = qkv_test_randn(&rng, 3, sx, false), *cR = qkv_test_randn(&rng, 1, &sR, false);
     int64_t sidx_c[3] = {R * B, T, OUT};
-    qkv_tensor *ce = rand_f32(&rng, 3, sidx_c, false);
+    qkv_tensor *ce = qkv_test_randn(&rng, 3, sidx_c, false);
     qkv_tensor *idx = qkv_tensor_zeros(QKV_I32, 2, sidx), *tgt = qkv_tensor_zeros(QKV_I32, 2, sidx);
     for (int64_t i = 0; i < idx->numel; i++) {
         ((int32_t *)idx->data)[i] = (int32_t)qkv_rng_below(&rng, 4); /* repeats: the backward adds in order */
@@ -926,7 +922,7 @@ START_TEST(test_runs_bits_equal_alone) {
     }
     /* the wrong split is refused with a message */
     int64_t s7[2] = {7, IN};
-    qkv_tensor *x7 = rand_f32(&rng, 2, s7, false);
+    qkv_tensor *x7 = qkv_test_randn(&rng, 2, s7, false);
     ck_assert_ptr_null(qkv_linear(ctx, x7, w, b));
     ck_assert_ptr_nonnull(strstr(qkv_ctx_error(ctx), "cannot be split among 3 runs"));
     qkv_ctx_free(ctx);

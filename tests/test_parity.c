@@ -11,6 +11,7 @@
 #include "io/safetensors.h"
 #include "nn/model.h"
 #include "suites.h"
+#include "testutil.h"
 
 #define FIXDIR "fixtures/"
 #define REL 1e-4
@@ -81,7 +82,7 @@ static void expect_close(const char *fix, const char *what, const qkv_tensor *go
     for (int64_t i = 0; i < ref->numel; i++) {
         double a = grad ? qkv_tensor_grad_get(got, i) : qkv_tensor_get(got, i);
         double b = qkv_tensor_get(ref, i), d = fabs(a - b);
-        ck_assert_msg(d <= fmax(ABS, REL * fabs(b)), "%s: %s[%lld] = %.9g, PyTorch %.9g", fix, what,
+        ck_assert_msg(qkv_test_close(a, b, ABS, REL), "%s: %s[%lld] = %.9g, PyTorch %.9g", fix, what,
                       (long long)i, a, b);
         double rel = d / fmax(fabs(b), ABS / REL);
         if (rel > *worst) *worst = rel;

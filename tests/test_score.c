@@ -10,21 +10,14 @@
 #include "nn/params.h"
 #include "nn/score.h"
 #include "suites.h"
-#include "tensor/rng.h"
+#include "testutil.h"
 
 #define D 6
-
-/* a (d,d) matrix of normal draws */
-static void random_matrix(double *m, int d, uint64_t seed) {
-    qkv_rng r;
-    qkv_rng_seed(&r, seed);
-    for (int i = 0; i < d * d; i++) m[i] = qkv_rng_normal(&r);
-}
 
 START_TEST(score_symmetric_antisymmetric_identity) {
     double a[D * D], m[D * D];
     qkv_score_stats s;
-    random_matrix(a, D, 1);
+    qkv_test_normals(a, D * D, 1);
     /* symmetric: 1 */
     for (int i = 0; i < D; i++)
         for (int j = 0; j < D; j++) m[i * D + j] = a[i * D + j] + a[j * D + i];
@@ -62,8 +55,8 @@ END_TEST
 START_TEST(score_tied_general_and_mixed) {
     double wq[D * D], wk[D * D], m[D * D], s_[D * D], a_[D * D];
     qkv_score_stats s;
-    random_matrix(wq, D, 2);
-    random_matrix(wk, D, 3);
+    qkv_test_normals(wq, D * D, 2);
+    qkv_test_normals(wk, D * D, 3);
     for (int i = 0; i < D; i++) /* M = W W^T */
         for (int j = 0; j < D; j++) {
             double t = 0;

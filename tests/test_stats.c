@@ -12,12 +12,9 @@
 #include "ablate/stats.h"
 #include "io/fileio.h"
 #include "suites.h"
+#include "testutil.h"
 
 #define EPS 1e-12
-
-static int close_to(double got, double want, double tol) {
-    return fabs(got - want) <= tol * fmax(1.0, fabs(want));
-}
 
 static int cmp_double(const void *pa, const void *pb) {
     double a = *(const double *)pa, b = *(const double *)pb;
@@ -29,12 +26,12 @@ static int cmp_double(const void *pa, const void *pb) {
 START_TEST(test_mean_sd_hand) {
     /* {2,4,4,4,5,5,7,9}: sum 40, mean 5; squared deviations 9+1+1+1+0+0+4+16 = 32, sd = sqrt(32/7) */
     double x[] = {2, 4, 4, 4, 5, 5, 7, 9};
-    ck_assert(close_to(qkv_stats_mean(x, 8), 5.0, EPS));
-    ck_assert(close_to(qkv_stats_sd(x, 8), sqrt(32.0 / 7.0), EPS));
+    ck_assert(qkv_test_close(qkv_stats_mean(x, 8), 5.0, EPS, EPS));
+    ck_assert(qkv_test_close(qkv_stats_sd(x, 8), sqrt(32.0 / 7.0), EPS, EPS));
     /* {1,2,3}: mean 2, squared deviations 1+0+1 = 2, sd = sqrt(2/2) = 1 */
     double y[] = {1, 2, 3};
-    ck_assert(close_to(qkv_stats_mean(y, 3), 2.0, EPS));
-    ck_assert(close_to(qkv_stats_sd(y, 3), 1.0, EPS));
+    ck_assert(qkv_test_close(qkv_stats_mean(y, 3), 2.0, EPS, EPS));
+    ck_assert(qkv_test_close(qkv_stats_sd(y, 3), 1.0, EPS, EPS));
     /* constant data: the mean is the value itself, sd 0 (0.1 + 0.1 + 0.1 would not be 0.3) */
     double c[] = {0.1, 0.1, 0.1};
     ck_assert(qkv_stats_mean(c, 3) == 0.1);
@@ -54,9 +51,9 @@ START_TEST(test_percentile_hand) {
     /* {1,2,3,4}: h = 3q; q = 0.5: h = 1.5, 2 + 0.5 (3-2) = 2.5; q = 0.1: h = 0.3, 1 + 0.3 = 1.3;
      * q = 0.9: h = 2.7, 3 + 0.7 = 3.7; q = 0 and 1: the ends */
     double s[] = {1, 2, 3, 4};
-    ck_assert(close_to(qkv_stats_percentile_sorted(s, 4, 0.5), 2.5, EPS));
-    ck_assert(close_to(qkv_stats_percentile_sorted(s, 4, 0.1), 1.3, EPS));
-    ck_assert(close_to(qkv_stats_percentile_sorted(s, 4, 0.9), 3.7, EPS));
+    ck_assert(qkv_test_close(qkv_stats_percentile_sorted(s, 4, 0.5), 2.5, EPS, EPS));
+    ck_assert(qkv_test_close(qkv_stats_percentile_sorted(s, 4, 0.1), 1.3, EPS, EPS));
+    ck_assert(qkv_test_close(qkv_stats_percentile_sorted(s, 4, 0.9), 3.7, EPS, EPS));
     ck_assert(qkv_stats_percentile_sorted(s, 4, 0.0) == 1.0);
     ck_assert(qkv_stats_percentile_sorted(s, 4, 1.0) == 4.0);
     ck_assert(qkv_stats_percentile_sorted(s, 1, 0.3) == 1.0);
@@ -70,17 +67,17 @@ START_TEST(test_signflip_hand) {
     /* d = {1,2,3}, t = 6/3. The 8 sign patterns' sums: 6, 4 (-1), 2 (-2), 0 (-1-2), 0 (-3),
      * -2 (-1-3), -4 (-2-3), -6: sums <= 6: 8, sums >= 6: 1; p = 2 min(8, 1)/8 = 0.25 */
     double d1[] = {1, 2, 3};
-    ck_assert(close_to(qkv_stats_signflip_p(d1, 3, 0, 1), 0.25, EPS));
+    ck_assert(qkv_test_close(qkv_stats_signflip_p(d1, 3, 0, 1), 0.25, EPS, EPS));
     /* d = {1,-2,3}, t = 2/3: the same 8 sums; >= 2: {6,4,2} = 3, <= 2: {2,0,0,-2,-4,-6} = 6;
      * p = 2 min(6, 3)/8 = 0.75 (one-sided "greater" would give 3/8) */
     double d2[] = {1, -2, 3};
-    ck_assert(close_to(qkv_stats_signflip_p(d2, 3, 0, 1), 0.75, EPS));
+    ck_assert(qkv_test_close(qkv_stats_signflip_p(d2, 3, 0, 1), 0.75, EPS, EPS));
     /* d = {1,1,1,1,1}: only the all-plus pattern of 32 reaches t = 1, p = 2/32 = 0.0625. This is
      * the smallest two-sided p that 5 paired seeds can give: 5 seeds can never reach p < 0.05,
      * 6 seeds can (2/64 = 0.031), and with Holm over m comparisons the best one needs
      * 2/2^n <= 0.05/m (m = 3: n >= 7 seeds). */
     double d3[] = {1, 1, 1, 1, 1};
-    ck_assert(close_to(qkv_stats_signflip_p(d3, 5, 0, 1), 0.0625, EPS));
+    ck_assert(qkv_test_close(qkv_stats_signflip_p(d3, 5, 0, 1), 0.0625, EPS, EPS));
     /* all d = 0: every pattern's mean is 0 = t, both counts are 2^n, p = min(1, 2) = 1 */
     double z[] = {0, 0, 0, 0};
     ck_assert(qkv_stats_signflip_p(z, 4, 0, 1) == 1.0);
@@ -93,10 +90,10 @@ START_TEST(test_signflip_hand) {
     /* n = 20 is still exact: all positive, p = 2/2^20 */
     double ones[25];
     for (int i = 0; i < 25; i++) ones[i] = 1;
-    ck_assert(close_to(qkv_stats_signflip_p(ones, 20, 0, 1), 2.0 / 1048576.0, EPS));
+    ck_assert(qkv_test_close(qkv_stats_signflip_p(ones, 20, 0, 1), 2.0 / 1048576.0, EPS, EPS));
     /* n = 25 is Monte Carlo: R = 999 random patterns, none all-plus (chance 999/2^25), so
      * #{T >= t} = 0 and p = 2 (0 + 1)/(999 + 1) = 0.002 */
-    ck_assert(close_to(qkv_stats_signflip_p(ones, 25, 999, 7), 0.002, EPS));
+    ck_assert(qkv_test_close(qkv_stats_signflip_p(ones, 25, 999, 7), 0.002, EPS, EPS));
     /* bad input: n = 0, a NaN, Monte Carlo without resamples */
     ck_assert(isnan(qkv_stats_signflip_p(d1, 0, 0, 1)));
     ck_assert(isnan(qkv_stats_signflip_p(NULL, 3, 0, 1)));
@@ -127,7 +124,7 @@ START_TEST(test_holm_hand) {
     double want[] = {0.03, 0.06, 0.06, 0.02};
     bool want_rej[] = {true, false, false, true};
     for (int i = 0; i < 4; i++) {
-        ck_assert_msg(close_to(adj[i], want[i], EPS), "adjusted[%d] = %g, want %g", i, adj[i], want[i]);
+        ck_assert_msg(qkv_test_close(adj[i], want[i], EPS, EPS), "adjusted[%d] = %g, want %g", i, adj[i], want[i]);
         ck_assert(rej[i] == want_rej[i]);
     }
     /* a NaN (a variant without runs) is skipped: m = 2. {NaN, 0.2, 0.01}: 0.01 x 2 = 0.02,
@@ -136,8 +133,8 @@ START_TEST(test_holm_hand) {
     bool rejq[3];
     ck_assert_int_eq(qkv_stats_holm(q, 3, 0.05, adjq, rejq), 1);
     ck_assert(isnan(adjq[0]) && !rejq[0]);
-    ck_assert(close_to(adjq[1], 0.2, EPS) && !rejq[1]);
-    ck_assert(close_to(adjq[2], 0.02, EPS) && rejq[2]);
+    ck_assert(qkv_test_close(adjq[1], 0.2, EPS, EPS) && !rejq[1]);
+    ck_assert(qkv_test_close(adjq[2], 0.02, EPS, EPS) && rejq[2]);
     /* capped at 1: {0.6, 0.9}: min(1, 1.2) = 1, max(1, 0.9) = 1 */
     double r[] = {0.6, 0.9}, adjr[2];
     bool rejr[2];
@@ -275,9 +272,9 @@ START_TEST(test_fixture_mean_sd) {
         ck_assert(n == nb && n == nd);
         for (int i = 0; i < n; i++) ck_assert(a[i] - b[i] == d[i]);
         double m = qkv_stats_mean(d, n), sd = qkv_stats_sd(d, n);
-        ck_assert_msg(close_to(m, num(set, "mean"), EPS), "%s: mean %.17g, numpy %.17g", set_name(set), m,
+        ck_assert_msg(qkv_test_close(m, num(set, "mean"), EPS, EPS), "%s: mean %.17g, numpy %.17g", set_name(set), m,
                       num(set, "mean"));
-        ck_assert_msg(close_to(sd, num(set, "sd"), EPS), "%s: sd %.17g, numpy %.17g", set_name(set), sd,
+        ck_assert_msg(qkv_test_close(sd, num(set, "sd"), EPS, EPS), "%s: sd %.17g, numpy %.17g", set_name(set), sd,
                       num(set, "sd"));
         free(a), free(b), free(d);
     }
@@ -363,7 +360,7 @@ START_TEST(test_fixture_percentiles) {
         qsort(x, (size_t)n, sizeof *x, cmp_double);
         for (int i = 0; i < nq; i++) {
             double got = qkv_stats_percentile_sorted(x, n, q[i]);
-            ck_assert_msg(close_to(got, v[i], EPS), "n = %d, q = %g: %.17g, numpy %.17g", n, q[i], got, v[i]);
+            ck_assert_msg(qkv_test_close(got, v[i], EPS, EPS), "n = %d, q = %g: %.17g, numpy %.17g", n, q[i], got, v[i]);
         }
         free(x), free(q), free(v);
     }
@@ -383,7 +380,7 @@ START_TEST(test_fixture_holm) {
         ck_assert(qkv_stats_holm(p, m, num(c, "alpha"), adj, rej) >= 0);
         for (int i = 0; i < m; i++) {
             if (isnan(want[i])) ck_assert(isnan(adj[i]));
-            else ck_assert_msg(close_to(adj[i], want[i], EPS), "adjusted[%d] %.17g, want %.17g", i, adj[i], want[i]);
+            else ck_assert_msg(qkv_test_close(adj[i], want[i], EPS, EPS), "adjusted[%d] %.17g, want %.17g", i, adj[i], want[i]);
             ck_assert(rej[i] == cJSON_IsTrue(cJSON_GetArrayItem(wr, i)));
         }
         free(p), free(want), free(adj), free(rej);

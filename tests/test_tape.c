@@ -11,23 +11,14 @@
 #include "autograd/ops.h"
 #include "suites.h"
 #include "tensor/tensor.h"
+#include "testutil.h"
 
 /* loop tests run once per float dtype: _i = 0 is F32, _i = 1 is F64 */
 #define DT ((_i) == 0 ? QKV_F32 : QKV_F64)
 
-static uint64_t data_state = 0x2545F4914F6CDD1Dull;
-static void data_seed(uint64_t s) { data_state = 0x2545F4914F6CDD1Dull ^ (s * 0x9E3779B97F4A7C15ull); }
-static double data_uniform(double lo, double hi) {
-    data_state ^= data_state << 13;
-    data_state ^= data_state >> 7;
-    data_state ^= data_state << 17;
-    return lo + (hi - lo) * (double)(data_state >> 11) * 0x1.0p-53;
-}
-
-static double tol_of(qkv_dtype dt) { return dt == QKV_F32 ? 1e-4 : 1e-11; }
-static bool near(double got, double want, double tol) {
-    return fabs(got - want) <= tol * (1 + fabs(want));
-}
+/* test data: qkv_test_seed and qkv_test_uniform (testutil.h); closeness: qkv_test_near, with
+ * these tolerances (float gradients vs a double reference, or double vs double) */
+#define TOL(dt) ((dt) == QKV_F32 ? 1e-4 : 1e-11)
 
 #define ASSERT_HAS(msg, sub)                                                                   \
     ck_assert_msg(strstr((msg), (sub)) != NULL, "message \"%s\" does not contain \"%s\"", (msg), \
@@ -39,7 +30,7 @@ static qkv_tensor *leaf(qkv_dtype dt, int nd, const int64_t *shape, double *vals
     qkv_tensor *t = qkv_tensor_zeros(dt, nd, shape);
     ck_assert_ptr_nonnull(t);
     for (int64_t i = 0; i < t->numel; i++) {
-        qkv_tensor_set(t, i, data_uniform(lo, hi));
+        qkv_tensor_set(t, i, qkv_test_uniform(lo, hi));
         vals[i] = qkv_tensor_get(t, i);
     }
     if (grad) ck_assert_int_eq(qkv_tensor_require_grad(t), 0);
@@ -51,7 +42,7 @@ static void expect_grad(const qkv_tensor *t, const double *ref, int64_t n, doubl
     ck_assert_msg(t->grad != NULL, "%s: no gradient", what);
     for (int64_t i = 0; i < n; i++) {
         double g = qkv_tensor_grad_get(t, i);
-        if (!near(g, ref[i], tol))
+        if (!qkv_test_near(g, ref[i], tol))
             ck_abort_msg("%s [%s] grad %lld: got %.17g, expected %.17g", what,
                          qkv_dtype_name(t->dtype), (long long)i, g, ref[i]);
     }
@@ -64,7 +55,7 @@ static void expect_ok(const qkv_ctx *ctx) {
 /* ---- one tensor used several times ------------------------------------------------------ */
 
 START_TEST(test_cube_via_two_muls) {
-    data_seed(1);
+    qkv_test_seed(1);
     const int64_t s[2] = {2, 5};
     double xv[10], wv[10], ref[10];
     qkv_tensor *x = leaf(DT, 2, s, xv, -2, 2, true);
@@ -75,10 +66,10 @@ START_TEST(test_cube_via_two_muls) {
     qkv_tensor *loss = qkv_sum_all(ctx, qkv_mul(ctx, y, w));
     expect_ok(ctx);
     for (int i = 0; i < 10; i++)
-        ck_assert(near(qkv_tensor_get(y, i), xv[i] * xv[i] * xv[i], tol_of(DT)));
+        ck_assert(qkv_test_near(qkv_tensor_get(y, i), xv[i] * xv[i] * xv[i], TOL(DT)));
     ck_assert_int_eq(qkv_backward(ctx, loss), 0);
     for (int i = 0; i < 10; i++) ref[i] = 3 * xv[i] * xv[i] * wv[i];
-    expect_grad(x, ref, 10, tol_of(DT), "d/dx sum(w x^3)");
+    expect_grad(x, ref, 10, TOL(DT), "d/dx sum(w x^3)");
     ck_assert_ptr_null(w->grad); /* w never asked for a gradient */
     qkv_ctx_free(ctx);
     qkv_tensor_free(x);
@@ -89,7 +80,7 @@ END_TEST
 START_TEST(test_qkv_self_attention_style) {
     /* y = (x x^T) x, L = sum(G * y): with S = x x^T,
      * dL/dx = S G + G (x^T x) + x (G^T x) (three uses of x: as Q, as K, as V) */
-    data_seed(2);
+    qkv_test_seed(2);
     enum { M = 4, D = 3 };
     const int64_t s[2] = {M, D};
     double xv[M * D], gv[M * D];
@@ -123,7 +114,7 @@ START_TEST(test_qkv_self_attention_style) {
             for (int b = 0; b < D; b++) v += gv[i * D + b] * xtx[b][k] + xv[i * D + b] * gtx[b][k];
             ref[i * D + k] = v;
         }
-    expect_grad(x, ref, M * D, tol_of(DT), "Q=K=V gradient");
+    expect_grad(x, ref, M * D, TOL(DT), "Q=K=V gradient");
     qkv_ctx_free(ctx);
     qkv_tensor_free(x);
     qkv_tensor_free(g);
@@ -132,7 +123,7 @@ END_TEST
 
 START_TEST(test_same_tensor_both_operands) {
     /* add(x, x) and sub(x, x): dL/dx = 2 and 0; matmul(x^T, x) on a (3,2) x */
-    data_seed(3);
+    qkv_test_seed(3);
     const int64_t s[2] = {3, 2};
     double xv[6], ref[6];
     qkv_tensor *x = leaf(DT, 2, s, xv, -1, 1, true);
@@ -141,7 +132,7 @@ START_TEST(test_same_tensor_both_operands) {
                                qkv_sum_all(ctx, qkv_scale(ctx, qkv_sub(ctx, x, x), 5)));
     ck_assert_int_eq(qkv_backward(ctx, loss), 0);
     for (int i = 0; i < 6; i++) ref[i] = 2;
-    expect_grad(x, ref, 6, tol_of(DT), "add(x,x) + 5 sub(x,x)");
+    expect_grad(x, ref, 6, TOL(DT), "add(x,x) + 5 sub(x,x)");
     /* L = sum(x^T x) = sum_ab sum_i x_ia x_ib: dL/dx_ia = 2 sum_b x_ib */
     qkv_tensor_zero_grad(x);
     qkv_ctx_reset(ctx);
@@ -149,7 +140,7 @@ START_TEST(test_same_tensor_both_operands) {
     ck_assert_int_eq(qkv_backward(ctx, loss), 0);
     for (int i = 0; i < 3; i++)
         for (int a = 0; a < 2; a++) ref[i * 2 + a] = 2 * (xv[i * 2] + xv[i * 2 + 1]);
-    expect_grad(x, ref, 6, tol_of(DT), "sum(x^T x)");
+    expect_grad(x, ref, 6, TOL(DT), "sum(x^T x)");
     qkv_ctx_free(ctx);
     qkv_tensor_free(x);
 }
@@ -162,7 +153,7 @@ static qkv_tensor *weighted_sum(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w) {
 }
 
 START_TEST(test_grad_accumulates_across_steps) {
-    data_seed(4);
+    qkv_test_seed(4);
     const int64_t s[1] = {6};
     double xv[6], wv[6], ref[6];
     qkv_tensor *x = leaf(DT, 1, s, xv, -1, 1, true);
@@ -173,14 +164,14 @@ START_TEST(test_grad_accumulates_across_steps) {
         ck_assert_int_eq(qkv_backward(ctx, weighted_sum(ctx, x, w)), 0);
         qkv_ctx_reset(ctx);
         for (int i = 0; i < 6; i++) ref[i] = step * wv[i];
-        expect_grad(x, ref, 6, tol_of(DT), "accumulated over steps");
+        expect_grad(x, ref, 6, TOL(DT), "accumulated over steps");
     }
     qkv_tensor_zero_grad(x);
     for (int i = 0; i < 6; i++) ck_assert(qkv_tensor_grad_get(x, i) == 0.0);
     ck_assert_ptr_nonnull(x->grad); /* zeroed, not dropped */
     ck_assert(x->requires_grad);
     ck_assert_int_eq(qkv_backward(ctx, weighted_sum(ctx, x, w)), 0);
-    expect_grad(x, wv, 6, tol_of(DT), "after zero_grad");
+    expect_grad(x, wv, 6, TOL(DT), "after zero_grad");
     qkv_tensor_zero_grad(w); /* no grad buffer: a no-op */
     ck_assert_ptr_null(w->grad);
     /* require_grad on an I32 tensor is refused */
@@ -199,7 +190,7 @@ END_TEST
 /* ---- no-grad mode ------------------------------------------------------------------------- */
 
 START_TEST(test_no_grad_mode) {
-    data_seed(5);
+    qkv_test_seed(5);
     const int64_t s[2] = {3, 4};
     double xv[12];
     qkv_tensor *x = leaf(DT, 2, s, xv, -1, 1, true);
@@ -213,7 +204,7 @@ START_TEST(test_no_grad_mode) {
     expect_ok(ctx);
     ck_assert_int_eq(qkv_ctx_tape_len(ctx), 0);
     ck_assert(!h->requires_grad && !r->requires_grad && !loss->requires_grad);
-    ck_assert(near(qkv_tensor_get(loss, 0), 1.0, tol_of(DT))); /* values still computed */
+    ck_assert(qkv_test_near(qkv_tensor_get(loss, 0), 1.0, TOL(DT))); /* values still computed */
     ck_assert_int_eq(qkv_backward(ctx, loss), -1);
     ASSERT_HAS(qkv_ctx_error(ctx), "requires grad");
     ck_assert_ptr_nonnull(x->grad);
@@ -231,7 +222,7 @@ START_TEST(test_no_grad_mode) {
 END_TEST
 
 START_TEST(test_inputs_without_grad_record_nothing) {
-    data_seed(6);
+    qkv_test_seed(6);
     const int64_t s[2] = {2, 3};
     double av[6], bv[6];
     qkv_tensor *a = leaf(DT, 2, s, av, -1, 1, false);
@@ -252,7 +243,7 @@ START_TEST(test_inputs_without_grad_record_nothing) {
     ck_assert_int_eq(qkv_backward(ctx, qkv_sum_all(ctx, z2)), 0);
     ck_assert_ptr_null(a->grad);
     double ones[6] = {1, 1, 1, 1, 1, 1};
-    expect_grad(b, ones, 6, tol_of(DT), "d sum(a*a + b) / db");
+    expect_grad(b, ones, 6, TOL(DT), "d sum(a*a + b) / db");
     qkv_ctx_free(ctx);
     qkv_tensor_free(a);
     qkv_tensor_free(b);
@@ -264,7 +255,7 @@ END_TEST
 static qkv_tensor *ctx_rand(qkv_ctx *ctx, qkv_dtype dt, int nd, const int64_t *shape, bool grad) {
     qkv_tensor *t = qkv_ctx_tensor(ctx, dt, nd, shape);
     ck_assert_ptr_nonnull(t);
-    for (int64_t i = 0; i < t->numel; i++) qkv_tensor_set(t, i, data_uniform(-1, 1));
+    for (int64_t i = 0; i < t->numel; i++) qkv_tensor_set(t, i, qkv_test_uniform(-1, 1));
     if (grad) t->requires_grad = true; /* an arena leaf: its gradient lives in the arena too */
     return t;
 }
@@ -328,7 +319,7 @@ START_TEST(test_err_backward_non_scalar) {
     const int64_t s1[2] = {1, 1};
     qkv_tensor *x = ctx_rand(ctx, QKV_F32, 2, s1, true);
     ck_assert_int_eq(qkv_backward(ctx, qkv_exp(ctx, x)), 0);
-    ck_assert(near(qkv_tensor_grad_get(x, 0), exp(qkv_tensor_get(x, 0)), 1e-6));
+    ck_assert(qkv_test_near(qkv_tensor_grad_get(x, 0), exp(qkv_tensor_get(x, 0)), 1e-6));
     /* NULL loss */
     qkv_ctx_reset(ctx);
     ck_assert_int_eq(qkv_backward(ctx, NULL), -1);
@@ -338,7 +329,7 @@ START_TEST(test_err_backward_non_scalar) {
 END_TEST
 
 START_TEST(test_err_backward_after_reset) {
-    data_seed(7);
+    qkv_test_seed(7);
     const int64_t s[1] = {4};
     double xv[4];
     qkv_tensor *x = leaf(QKV_F64, 1, s, xv, -1, 1, true);
@@ -364,7 +355,7 @@ START_TEST(test_err_backward_after_reset) {
 END_TEST
 
 START_TEST(test_err_backward_twice) {
-    data_seed(8);
+    qkv_test_seed(8);
     const int64_t s[1] = {3};
     double xv[3], ref[3];
     qkv_tensor *x = leaf(QKV_F64, 1, s, xv, -1, 1, true);
@@ -585,7 +576,7 @@ static void one_step(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *g, 
 }
 
 START_TEST(test_arena_steady_state) {
-    data_seed(9);
+    qkv_test_seed(9);
     enum { T = 8, C = 16 };
     const int64_t sx[2] = {T, C}, sw[2] = {C, C}, sg[1] = {C}, sm[2] = {T, T};
     double buf[C * C];
@@ -630,7 +621,7 @@ END_TEST
 
 START_TEST(test_arena_steady_state_many_chunks) {
     /* a step larger than the first chunk (1 MiB), so allocation walks several chunks */
-    data_seed(10);
+    qkv_test_seed(10);
     const int64_t s[2] = {64, 256};
     qkv_ctx *ctx = qkv_ctx_new();
     qkv_tensor *x = qkv_tensor_full(QKV_F64, 2, s, 0.5);
@@ -718,7 +709,7 @@ static int failing_backward(const qkv_tensor *const *in, int n, const qkv_tensor
 }
 
 START_TEST(test_custom_square) {
-    data_seed(11);
+    qkv_test_seed(11);
     const int64_t s[2] = {2, 4};
     double xv[8], wv[8], ref[8];
     qkv_tensor *x = leaf(DT, 2, s, xv, -2, 2, true);
@@ -733,12 +724,12 @@ START_TEST(test_custom_square) {
     ck_assert(y->requires_grad);
     ck_assert_int_eq(calls.fwd, 1);
     ck_assert_int_eq(calls.bwd, 0);
-    for (int i = 0; i < 8; i++) ck_assert(near(qkv_tensor_get(y, i), xv[i] * xv[i], tol_of(DT)));
+    for (int i = 0; i < 8; i++) ck_assert(qkv_test_near(qkv_tensor_get(y, i), xv[i] * xv[i], TOL(DT)));
     /* L = sum(w * x^2): dL/dx = 2 x w; through a following op, so dout is not all ones */
     ck_assert_int_eq(qkv_backward(ctx, qkv_sum_all(ctx, qkv_mul(ctx, y, w))), 0);
     ck_assert_int_eq(calls.bwd, 1);
     for (int i = 0; i < 8; i++) ref[i] = 2 * xv[i] * wv[i];
-    expect_grad(x, ref, 8, tol_of(DT), "custom square");
+    expect_grad(x, ref, 8, TOL(DT), "custom square");
     /* composed with itself: (x^2)^2 = x^4, d/dx sum = 4 x^3 */
     qkv_ctx_reset(ctx);
     qkv_tensor_zero_grad(x);
@@ -747,7 +738,7 @@ START_TEST(test_custom_square) {
     qkv_tensor *y2 = qkv_custom(ctx, "square", in2, 1, 2, s, square_forward, square_backward, &calls);
     ck_assert_int_eq(qkv_backward(ctx, qkv_sum_all(ctx, y2)), 0);
     for (int i = 0; i < 8; i++) ref[i] = 4 * xv[i] * xv[i] * xv[i];
-    expect_grad(x, ref, 8, tol_of(DT) * 10, "custom square twice");
+    expect_grad(x, ref, 8, TOL(DT) * 10, "custom square twice");
     ck_assert_int_eq(calls.fwd, 3);
     ck_assert_int_eq(calls.bwd, 3);
     /* a failing backward is reported with the op's name */
@@ -769,7 +760,7 @@ START_TEST(test_custom_no_grad_input) {
     /* an input that needs no gradient: nothing recorded, backward never called */
     const int64_t s[1] = {3};
     double xv[3];
-    data_seed(12);
+    qkv_test_seed(12);
     qkv_tensor *x = leaf(QKV_F64, 1, s, xv, -1, 1, false);
     qkv_ctx *ctx = qkv_ctx_new();
     call_count calls = {0, 0};

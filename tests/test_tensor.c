@@ -15,6 +15,7 @@
 #include "tensor/kernels.h"
 #include "tensor/rng.h"
 #include "tensor/tensor.h"
+#include "testutil.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
 
@@ -22,21 +23,9 @@
 #define DT ((_i) == 0 ? QKV_F32 : QKV_F64)
 #define MAXN 1024
 
-/* test data from the test's own xorshift64 (independent of qkv_rng) */
-static uint64_t data_state = 88172645463325252ull;
-static void data_seed(uint64_t s) { data_state = 88172645463325252ull ^ (s * 0x9E3779B97F4A7C15ull); }
-static double data_uniform(double lo, double hi) {
-    data_state ^= data_state << 13;
-    data_state ^= data_state >> 7;
-    data_state ^= data_state << 17;
-    return lo + (hi - lo) * (double)(data_state >> 11) * 0x1.0p-53;
-}
-
-/* relative-or-absolute tolerance: float kernels vs a double reference, or double vs double */
-static double tol_of(qkv_dtype dt) { return dt == QKV_F32 ? 2e-5 : 1e-12; }
-static bool near(double got, double want, double tol) {
-    return fabs(got - want) <= tol * (1 + fabs(want));
-}
+/* test data: qkv_test_seed and qkv_test_uniform (testutil.h); closeness: qkv_test_near, with
+ * these tolerances: float kernels vs a double reference, or double vs double */
+#define TOL(dt) ((dt) == QKV_F32 ? 2e-5 : 1e-12)
 
 /* an arena tensor holding vals rounded to dt; the rounded values are written back, so
  * reference loops see exactly what the kernels see */
@@ -54,7 +43,7 @@ static qkv_tensor *mk_rand(qkv_ctx *ctx, qkv_dtype dt, int nd, const int64_t *sh
                            double lo, double hi) {
     int64_t n = qkv_shape_numel(nd, shape);
     ck_assert(n > 0 && n <= MAXN);
-    for (int64_t i = 0; i < n; i++) vals[i] = data_uniform(lo, hi);
+    for (int64_t i = 0; i < n; i++) vals[i] = qkv_test_uniform(lo, hi);
     return mk(ctx, dt, nd, shape, vals);
 }
 
@@ -84,7 +73,7 @@ static void expect_vals(const qkv_tensor *t, const double *ref, int64_t n, doubl
                   (long long)n);
     for (int64_t i = 0; i < n; i++) { /* one assertion per call: Check marks every pass */
         double g = qkv_tensor_get(t, i);
-        if (!near(g, ref[i], tol))
+        if (!qkv_test_near(g, ref[i], tol))
             ck_abort_msg("%s [%s] element %lld: got %.17g, expected %.17g", what,
                          qkv_dtype_name(t->dtype), (long long)i, g, ref[i]);
     }
@@ -489,9 +478,9 @@ START_TEST(test_rng_log_vs_libm) {
         check_log(1.4142135623730951 + k * 1e-9);
     }
     /* random values, and the polar method's range (0, 1) */
-    data_seed(3);
-    for (int i = 0; i < 20000; i++) check_log(exp(data_uniform(-700, 700)));
-    for (int i = 0; i < 20000; i++) check_log(data_uniform(1e-12, 1));
+    qkv_test_seed(3);
+    for (int i = 0; i < 20000; i++) check_log(exp(qkv_test_uniform(-700, 700)));
+    for (int i = 0; i < 20000; i++) check_log(qkv_test_uniform(1e-12, 1));
     check_log(DBL_MAX);
     check_log(DBL_MIN);
     check_log(2.0);
@@ -562,12 +551,12 @@ static void matmul_case(qkv_dtype dt, int nla, int nlb, const int64_t *lead, boo
     qkv_tensor *c = qkv_matmul(ctx, a, b, ta, tb);
     expect_ok(ctx);
     expect_shape(c, nlo + 2, so, what);
-    expect_vals(c, ref, batch * M * N, tol_of(dt), what);
+    expect_vals(c, ref, batch * M * N, TOL(dt), what);
     qkv_ctx_free(ctx);
 }
 
 START_TEST(test_matmul_2d_all_transposes) {
-    data_seed(10);
+    qkv_test_seed(10);
     for (int t = 0; t < 4; t++) {
         bool ta = t & 1, tb = t >> 1;
         matmul_case(DT, 0, 0, NULL, ta, tb, 3, 5, 4);
@@ -579,7 +568,7 @@ START_TEST(test_matmul_2d_all_transposes) {
 END_TEST
 
 START_TEST(test_matmul_batched_4d) {
-    data_seed(11);
+    qkv_test_seed(11);
     const int64_t lead[2] = {2, 3};
     for (int t = 0; t < 4; t++) matmul_case(DT, 2, 2, lead, t & 1, t >> 1, 3, 5, 4);
     const int64_t lead3[1] = {4};
@@ -588,7 +577,7 @@ START_TEST(test_matmul_batched_4d) {
 END_TEST
 
 START_TEST(test_matmul_3d_by_shared_2d) {
-    data_seed(12);
+    qkv_test_seed(12);
     const int64_t lead[2] = {2, 3};
     for (int t = 0; t < 4; t++) {
         matmul_case(DT, 1, 0, lead, t & 1, t >> 1, 3, 5, 4); /* (2,M,K) x (K,N) */
@@ -600,7 +589,7 @@ START_TEST(test_matmul_3d_by_shared_2d) {
 END_TEST
 
 START_TEST(test_matmul_2d_by_3d) {
-    data_seed(13);
+    qkv_test_seed(13);
     const int64_t lead[2] = {3, 2};
     for (int t = 0; t < 4; t++) {
         matmul_case(DT, 0, 1, lead, t & 1, t >> 1, 3, 5, 4); /* (M,K) x (3,K,N) */
@@ -752,13 +741,13 @@ static void binary_case(qkv_dtype dt, int nda, const int64_t *sa, int ndb, const
         qkv_tensor *y = BIN_FNS[op](ctx, a, b);
         expect_ok(ctx);
         expect_shape(y, ndo, so, what);
-        expect_vals(y, ref, n, tol_of(dt), what);
+        expect_vals(y, ref, n, TOL(dt), what);
     }
     qkv_ctx_free(ctx);
 }
 
 START_TEST(test_binary_same_shape) {
-    data_seed(20);
+    qkv_test_seed(20);
     const int64_t s2[2] = {3, 4}, s4[4] = {2, 3, 2, 5}, s1[1] = {7};
     binary_case(DT, 2, s2, 2, s2, 2, s2);
     binary_case(DT, 4, s4, 4, s4, 4, s4);
@@ -767,7 +756,7 @@ START_TEST(test_binary_same_shape) {
 END_TEST
 
 START_TEST(test_binary_bias_over_rows) {
-    data_seed(21);
+    qkv_test_seed(21);
     const int64_t x[2] = {4, 6}, bias[1] = {6}, x3[3] = {2, 4, 6};
     binary_case(DT, 2, x, 1, bias, 2, x);
     binary_case(DT, 3, x3, 1, bias, 3, x3);
@@ -776,7 +765,7 @@ START_TEST(test_binary_bias_over_rows) {
 END_TEST
 
 START_TEST(test_binary_mask_like_over_4d) {
-    data_seed(22);
+    qkv_test_seed(22);
     const int64_t x[4] = {2, 3, 4, 4}, m[2] = {4, 4};
     binary_case(DT, 4, x, 2, m, 4, x);
     binary_case(DT, 2, m, 4, x, 4, x);
@@ -786,7 +775,7 @@ START_TEST(test_binary_mask_like_over_4d) {
 END_TEST
 
 START_TEST(test_binary_column_and_outer) {
-    data_seed(23);
+    qkv_test_seed(23);
     const int64_t x[2] = {5, 3}, col[2] = {5, 1}, row[2] = {1, 3};
     binary_case(DT, 2, x, 2, col, 2, x);
     binary_case(DT, 2, col, 2, row, 2, x); /* (5,1) op (1,3) -> (5,3) */
@@ -803,7 +792,7 @@ START_TEST(test_binary_incompatible) {
     qkv_ctx *ctx = qkv_ctx_new();
     double av[MAXN], bv[MAXN];
     const int64_t s23[2] = {2, 3}, s43[2] = {4, 3}, s3[1] = {3}, s4[1] = {4};
-    data_seed(24);
+    qkv_test_seed(24);
     qkv_tensor *a = mk_rand(ctx, DT, 2, s23, av, -1, 1);
     qkv_tensor *b = mk_rand(ctx, DT, 2, s43, bv, -1, 1);
     for (int op = 0; op < 4; op++) {
@@ -825,7 +814,7 @@ END_TEST
 
 START_TEST(test_scale_add_scalar) {
     qkv_ctx *ctx = qkv_ctx_new();
-    data_seed(25);
+    qkv_test_seed(25);
     const int64_t s[2] = {3, 4};
     double xv[MAXN], ref[MAXN];
     qkv_tensor *x = mk_rand(ctx, DT, 2, s, xv, -3, 3);
@@ -834,14 +823,14 @@ START_TEST(test_scale_add_scalar) {
         for (int i = 0; i < 12; i++) ref[i] = factors[k] * xv[i];
         qkv_tensor *y = qkv_scale(ctx, x, factors[k]);
         expect_shape(y, 2, s, "scale");
-        expect_vals(y, ref, 12, tol_of(DT), "scale");
+        expect_vals(y, ref, 12, TOL(DT), "scale");
     }
     const double shifts[2] = {0.75, -3};
     for (int k = 0; k < 2; k++) {
         for (int i = 0; i < 12; i++) ref[i] = xv[i] + shifts[k];
         qkv_tensor *y = qkv_add_scalar(ctx, x, shifts[k]);
         expect_shape(y, 2, s, "add_scalar");
-        expect_vals(y, ref, 12, tol_of(DT), "add_scalar");
+        expect_vals(y, ref, 12, TOL(DT), "add_scalar");
     }
     expect_ok(ctx);
     qkv_ctx_free(ctx);
@@ -852,7 +841,7 @@ END_TEST
 
 START_TEST(test_sum_mean_each_axis) {
     qkv_ctx *ctx = qkv_ctx_new();
-    data_seed(30);
+    qkv_test_seed(30);
     const int64_t s[4] = {2, 3, 4, 5};
     double xv[MAXN], ref[MAXN];
     qkv_tensor *x = mk_rand(ctx, DT, 4, s, xv, -2, 2);
@@ -885,7 +874,7 @@ START_TEST(test_sum_mean_each_axis) {
                 qkv_tensor *y = mean ? qkv_mean(ctx, x, axis, keep) : qkv_sum(ctx, x, axis, keep);
                 expect_ok(ctx);
                 expect_shape(y, ond, os, what);
-                expect_vals(y, ref, n, tol_of(DT), what);
+                expect_vals(y, ref, n, TOL(DT), what);
             }
     /* everything, and a 1-D sum to a scalar */
     double total = 0;
@@ -893,9 +882,9 @@ START_TEST(test_sum_mean_each_axis) {
     qkv_tensor *sa = qkv_sum_all(ctx, x), *ma = qkv_mean_all(ctx, x);
     expect_shape(sa, 0, NULL, "sum_all");
     expect_shape(ma, 0, NULL, "mean_all");
-    expect_vals(sa, &total, 1, tol_of(DT), "sum_all");
+    expect_vals(sa, &total, 1, TOL(DT), "sum_all");
     double m = total / 120;
-    expect_vals(ma, &m, 1, tol_of(DT), "mean_all");
+    expect_vals(ma, &m, 1, TOL(DT), "mean_all");
     const int64_t s1[1] = {6};
     double v[6] = {1, 2, 3, 4, 5, 6.5}, want = 21.5;
     qkv_tensor *y = qkv_sum(ctx, mk(ctx, DT, 1, s1, v), 0, false);
@@ -935,7 +924,7 @@ START_TEST(test_unary_vs_libm) {
         {"gelu", qkv_gelu, ref_gelu, -5, 5}, {"gelu_tanh", qkv_gelu_tanh, ref_gelu_tanh, -5, 5},
     };
     qkv_ctx *ctx = qkv_ctx_new();
-    data_seed(40);
+    qkv_test_seed(40);
     const int64_t s[3] = {2, 5, 7};
     for (size_t k = 0; k < sizeof U / sizeof U[0]; k++) {
         double xv[MAXN], ref[MAXN];
@@ -944,7 +933,7 @@ START_TEST(test_unary_vs_libm) {
         qkv_tensor *y = U[k].f(ctx, x);
         expect_ok(ctx);
         expect_shape(y, 3, s, U[k].name);
-        expect_vals(y, ref, 70, tol_of(DT), U[k].name);
+        expect_vals(y, ref, 70, TOL(DT), U[k].name);
     }
     /* relu is exact, including at zero */
     const int64_t s5[1] = {5};
@@ -955,7 +944,7 @@ START_TEST(test_unary_vs_libm) {
     double big[7] = {-1000, -100, -20, 0, 20, 100, 1000}, bref[7];
     for (int i = 0; i < 7; i++) bref[i] = ref_sigmoid(big[i]);
     qkv_tensor *sg = qkv_sigmoid(ctx, mk(ctx, DT, 1, s7, big));
-    expect_vals(sg, bref, 7, tol_of(DT), "sigmoid extremes");
+    expect_vals(sg, bref, 7, TOL(DT), "sigmoid extremes");
     ck_assert(qkv_tensor_get(sg, 3) == 0.5);
     expect_ok(ctx);
     qkv_ctx_free(ctx);
@@ -972,7 +961,7 @@ START_TEST(test_gelu_hand_values) {
     expect_ok(ctx);
     const double want_g[3] = {0.8413447460685429, -0.15865525393145707, 0};
     expect_vals(g, want_g, 3, tol, "gelu hand values");
-    ck_assert_msg(near(qkv_tensor_get(gt, 0), 0.8411919906082768, tol), "gelu_tanh(1) = %.17g",
+    ck_assert_msg(qkv_test_near(qkv_tensor_get(gt, 0), 0.8411919906082768, tol), "gelu_tanh(1) = %.17g",
                   qkv_tensor_get(gt, 0));
     ck_assert(qkv_tensor_get(gt, 2) == 0);
     /* the two forms differ (the tanh one is an approximation) */
@@ -994,7 +983,7 @@ static void ref_softmax(int64_t rows, int64_t n, const double *x, double *y) {
 
 START_TEST(test_softmax_values) {
     qkv_ctx *ctx = qkv_ctx_new();
-    data_seed(50);
+    qkv_test_seed(50);
     const int64_t s[3] = {2, 3, 7};
     double xv[MAXN], ref[MAXN];
     qkv_tensor *x = mk_rand(ctx, DT, 3, s, xv, -4, 4);
@@ -1002,7 +991,7 @@ START_TEST(test_softmax_values) {
     qkv_tensor *y = qkv_softmax(ctx, x);
     expect_ok(ctx);
     expect_shape(y, 3, s, "softmax");
-    expect_vals(y, ref, 42, tol_of(DT), "softmax");
+    expect_vals(y, ref, 42, TOL(DT), "softmax");
     for (int r = 0; r < 6; r++) {
         double sum = 0;
         for (int j = 0; j < 7; j++) {
@@ -1015,7 +1004,7 @@ START_TEST(test_softmax_values) {
     /* a single column: all ones */
     const int64_t s1[2] = {3, 1};
     double one[3] = {-5, 0, 100}, ones[3] = {1, 1, 1};
-    expect_vals(qkv_softmax(ctx, mk(ctx, DT, 2, s1, one)), ones, 3, tol_of(DT), "softmax n=1");
+    expect_vals(qkv_softmax(ctx, mk(ctx, DT, 2, s1, one)), ones, 3, TOL(DT), "softmax n=1");
     qkv_ctx_free(ctx);
 }
 END_TEST
@@ -1024,18 +1013,18 @@ START_TEST(test_softmax_shift_invariant) {
     qkv_ctx *ctx = qkv_ctx_new();
     const int64_t s[2] = {4, 6};
     double xv[24], xs[24], ref[24];
-    data_seed(51);
+    qkv_test_seed(51);
     for (int i = 0; i < 24; i++) {
-        xv[i] = floor(data_uniform(-24, 24)) / 8; /* multiples of 1/8: x + 1000 is exact in float */
+        xv[i] = floor(qkv_test_uniform(-24, 24)) / 8; /* multiples of 1/8: x + 1000 is exact in float */
         xs[i] = xv[i] + 1000;
     }
     qkv_tensor *y = qkv_softmax(ctx, mk(ctx, DT, 2, s, xv));
     qkv_tensor *ys = qkv_softmax(ctx, mk(ctx, DT, 2, s, xs));
     ref_softmax(4, 6, xv, ref);
-    expect_vals(y, ref, 24, tol_of(DT), "softmax(x)");
-    expect_vals(ys, ref, 24, tol_of(DT), "softmax(x + 1000)");
+    expect_vals(y, ref, 24, TOL(DT), "softmax(x)");
+    expect_vals(ys, ref, 24, TOL(DT), "softmax(x + 1000)");
     for (int i = 0; i < 24; i++)
-        ck_assert(near(qkv_tensor_get(ys, i), qkv_tensor_get(y, i), tol_of(DT)));
+        ck_assert(qkv_test_near(qkv_tensor_get(ys, i), qkv_tensor_get(y, i), TOL(DT)));
     expect_ok(ctx);
     qkv_ctx_free(ctx);
 }
@@ -1053,7 +1042,7 @@ START_TEST(test_softmax_huge_and_masked_rows) {
     double e1 = exp(-1), e2 = exp(-2), z = 1 + e1 + e2;
     const double ref[16] = {1 / z, e1 / z, e2 / z, 0, 0.25, 0.25, 0.25, 0.25, 0, 0, 0, 0, 0, 1, 0, 0};
     for (int i = 0; i < 16; i++) ck_assert_msg(isfinite(qkv_tensor_get(y, i)), "element %d not finite", i);
-    expect_vals(y, ref, 16, tol_of(DT), "softmax huge / masked");
+    expect_vals(y, ref, 16, TOL(DT), "softmax huge / masked");
     for (int j = 8; j < 12; j++) ck_assert(qkv_tensor_get(y, j) == 0.0);
     qkv_ctx_free(ctx);
 }
@@ -1061,7 +1050,7 @@ END_TEST
 
 START_TEST(test_log_softmax_values) {
     qkv_ctx *ctx = qkv_ctx_new();
-    data_seed(52);
+    qkv_test_seed(52);
     const int64_t s[2] = {5, 6};
     double xv[MAXN], ref[MAXN];
     qkv_tensor *x = mk_rand(ctx, DT, 2, s, xv, -5, 5);
@@ -1070,7 +1059,7 @@ START_TEST(test_log_softmax_values) {
     qkv_tensor *y = qkv_log_softmax(ctx, x);
     expect_ok(ctx);
     expect_shape(y, 2, s, "log_softmax");
-    expect_vals(y, ref, 30, tol_of(DT), "log_softmax = log(softmax)");
+    expect_vals(y, ref, 30, TOL(DT), "log_softmax = log(softmax)");
     for (int r = 0; r < 5; r++) {
         double sum = 0;
         for (int j = 0; j < 6; j++) sum += exp(qkv_tensor_get(y, r * 6 + j));
@@ -1093,7 +1082,7 @@ END_TEST
 
 START_TEST(test_layernorm_vs_naive) {
     qkv_ctx *ctx = qkv_ctx_new();
-    data_seed(60);
+    qkv_test_seed(60);
     const int64_t s[3] = {2, 3, 8}, sw[1] = {8};
     double xv[MAXN], wv[8], bv[8], ref[MAXN];
     qkv_tensor *x = mk_rand(ctx, DT, 3, s, xv, -2, 3);
@@ -1117,12 +1106,12 @@ START_TEST(test_layernorm_vs_naive) {
         qkv_tensor *y = qkv_layernorm(ctx, x, hw ? w : NULL, hb ? b : NULL, eps);
         expect_ok(ctx);
         expect_shape(y, 3, s, what);
-        expect_vals(y, ref, 48, tol_of(DT), what);
+        expect_vals(y, ref, 48, TOL(DT), what);
     }
     /* a constant row has zero variance: xhat = 0, so the output is the bias */
     const int64_t s1[2] = {1, 8};
     double cst[8] = {3, 3, 3, 3, 3, 3, 3, 3}, zeros[8] = {0};
-    expect_vals(qkv_layernorm(ctx, mk(ctx, DT, 2, s1, cst), w, b, eps), bv, 8, tol_of(DT),
+    expect_vals(qkv_layernorm(ctx, mk(ctx, DT, 2, s1, cst), w, b, eps), bv, 8, TOL(DT),
                 "layernorm constant row");
     expect_vals(qkv_layernorm(ctx, mk(ctx, DT, 2, s1, cst), NULL, NULL, eps), zeros, 8, 0,
                 "layernorm constant row, no affine");
@@ -1150,7 +1139,7 @@ END_TEST
 
 START_TEST(test_embedding_lookup) {
     qkv_ctx *ctx = qkv_ctx_new();
-    data_seed(70);
+    qkv_test_seed(70);
     const int64_t st[2] = {5, 3}, si[2] = {2, 3};
     double tv[MAXN], ref[MAXN];
     qkv_tensor *table = mk_rand(ctx, DT, 2, st, tv, -1, 1);
@@ -1191,7 +1180,7 @@ static double ref_ce(int64_t rows, int64_t V, const double *x, const int32_t *t,
 
 START_TEST(test_cross_entropy_vs_naive) {
     qkv_ctx *ctx = qkv_ctx_new();
-    data_seed(80);
+    qkv_test_seed(80);
     const int64_t sl[3] = {2, 3, 5}, st[2] = {2, 3};
     double lv[MAXN];
     qkv_tensor *logits = mk_rand(ctx, DT, 3, sl, lv, -3, 3);
@@ -1201,7 +1190,7 @@ START_TEST(test_cross_entropy_vs_naive) {
     qkv_tensor *loss = qkv_cross_entropy(ctx, logits, tg, -100);
     expect_ok(ctx);
     expect_shape(loss, 0, NULL, "cross_entropy");
-    expect_vals(loss, &want, 1, tol_of(DT), "cross_entropy with ignore_index -100");
+    expect_vals(loss, &want, 1, TOL(DT), "cross_entropy with ignore_index -100");
     /* the ignored row really is left out: it differs from the mean over all 6 rows */
     const int32_t t_all[6] = {1, 4, 3, 0, 2, 4};
     double with_row = ref_ce(6, 5, lv, t_all, -100);
@@ -1209,13 +1198,13 @@ START_TEST(test_cross_entropy_vs_naive) {
     /* another ignore value: targets equal to it are skipped */
     want = ref_ce(6, 5, lv, t_all, 4);
     expect_vals(qkv_cross_entropy(ctx, logits, qkv_ctx_tensor_from(ctx, QKV_I32, 2, st, t_all), 4),
-                &want, 1, tol_of(DT), "cross_entropy ignore 4");
+                &want, 1, TOL(DT), "cross_entropy ignore 4");
     /* 2-D logits, 1-D targets */
     const int64_t s2[2] = {6, 5}, s6[1] = {6};
     want = ref_ce(6, 5, lv, t_all, -100);
     expect_vals(qkv_cross_entropy(ctx, mk(ctx, DT, 2, s2, lv),
                                   qkv_ctx_tensor_from(ctx, QKV_I32, 1, s6, t_all), -100),
-                &want, 1, tol_of(DT), "cross_entropy 2-D");
+                &want, 1, TOL(DT), "cross_entropy 2-D");
     /* every target ignored -> exactly 0 */
     const int32_t none[6] = {-100, -100, -100, -100, -100, -100};
     qkv_tensor *z = qkv_cross_entropy(ctx, logits, qkv_ctx_tensor_from(ctx, QKV_I32, 2, st, none), -100);
@@ -1228,12 +1217,12 @@ START_TEST(test_cross_entropy_vs_naive) {
     double want_big = 1e4;
     expect_vals(qkv_cross_entropy(ctx, mk(ctx, DT, 2, s13, big),
                                   qkv_ctx_tensor_from(ctx, QKV_I32, 1, s1, t1), -100),
-                &want_big, 1, tol_of(DT), "cross_entropy large logits");
+                &want_big, 1, TOL(DT), "cross_entropy large logits");
     /* uniform logits: loss = log V */
     double flat[3] = {2, 2, 2}, want_flat = log(3.0);
     expect_vals(qkv_cross_entropy(ctx, mk(ctx, DT, 2, s13, flat),
                                   qkv_ctx_tensor_from(ctx, QKV_I32, 1, s1, t1), -100),
-                &want_flat, 1, tol_of(DT), "cross_entropy uniform");
+                &want_flat, 1, TOL(DT), "cross_entropy uniform");
     expect_ok(ctx);
     qkv_ctx_free(ctx);
 }
@@ -1241,7 +1230,7 @@ END_TEST
 
 START_TEST(test_masked_fill_causal) {
     qkv_ctx *ctx = qkv_ctx_new();
-    data_seed(90);
+    qkv_test_seed(90);
     const int64_t sx[4] = {2, 3, 4, 4}, sm[2] = {4, 4};
     double xv[MAXN], ref[MAXN];
     qkv_tensor *x = mk_rand(ctx, DT, 4, sx, xv, -2, 2);
@@ -1294,7 +1283,7 @@ END_TEST
 
 START_TEST(test_reshape_shares_data) {
     qkv_ctx *ctx = qkv_ctx_new();
-    data_seed(100);
+    qkv_test_seed(100);
     const int64_t s[3] = {2, 3, 4};
     double xv[MAXN];
     qkv_tensor *x = mk_rand(ctx, DT, 3, s, xv, -1, 1);
@@ -1346,7 +1335,7 @@ static void ref_transpose(const int64_t xs[4], int c1, int c2, const double *x, 
 
 START_TEST(test_transpose_bthd) {
     qkv_ctx *ctx = qkv_ctx_new();
-    data_seed(110);
+    qkv_test_seed(110);
     const int64_t s[4] = {2, 3, 4, 5}; /* (B,T,H,D) */
     double xv[MAXN], ref[MAXN];
     qkv_tensor *x = mk_rand(ctx, DT, 4, s, xv, -1, 1);
@@ -1411,7 +1400,7 @@ static void ref_slice(const int64_t xs[4], int ax, int64_t start, int64_t len, c
 
 START_TEST(test_slice_each_axis) {
     qkv_ctx *ctx = qkv_ctx_new();
-    data_seed(120);
+    qkv_test_seed(120);
     const int64_t s[4] = {3, 4, 5, 2};
     double xv[MAXN], ref[MAXN];
     qkv_tensor *x = mk_rand(ctx, DT, 4, s, xv, -1, 1);
@@ -1445,7 +1434,7 @@ END_TEST
 
 START_TEST(test_concat_each_axis) {
     qkv_ctx *ctx = qkv_ctx_new();
-    data_seed(130);
+    qkv_test_seed(130);
     const int64_t base[4] = {2, 3, 2, 2};
     const int64_t lens[3] = {1, 2, 3};
     for (int ax = 0; ax < 4; ax++) {
@@ -1494,7 +1483,7 @@ END_TEST
 
 START_TEST(test_concat_of_slices_is_identity) {
     qkv_ctx *ctx = qkv_ctx_new();
-    data_seed(140);
+    qkv_test_seed(140);
     const int64_t s[4] = {3, 4, 5, 2};
     double xv[MAXN];
     qkv_tensor *x = mk_rand(ctx, DT, 4, s, xv, -1, 1);

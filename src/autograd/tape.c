@@ -13,7 +13,7 @@ bool qkv__will_record(const qkv_ctx *ctx, int n_in, qkv_tensor *const *in) {
 
 /* A record is 192 bytes, but takes the 256 bytes of arena it took before its per-op fields
  * became a union: qkv_model_activation_bytes (src/nn/model.c) is calibrated against arena
- * peaks (tests/test_badinput.c holds it within 2x of them), and qkv_ctx_arena_peak and the
+ * peaks (tests/test_memory.c holds it within 2x of them), and qkv_ctx_arena_peak and the
  * bench's activation figure stay as they were. Shrinking this is a recalibration. */
 #define RECORD_ARENA_BYTES 256
 _Static_assert(sizeof(qkv_record) <= RECORD_ARENA_BYTES, "qkv_record outgrew its arena footprint");

@@ -52,7 +52,7 @@ QKV_API int64_t qkv_model_attention_params(const qkv_model *m);
 /* the exact parameter count of the model qkv_model_new would build */
 QKV_API int64_t qkv_model_param_count(const qkv_model_config *cfg);
 /* the peak per-step arena bytes (activations, their gradients, the tape) of a forward and backward
- * pass over batch x seq tokens: at least the real peak, and within 2x of it (tests/test_badinput.c) */
+ * pass over batch x seq tokens: at least the real peak, and within 2x of it (tests/test_memory.c) */
 QKV_API int64_t qkv_model_activation_bytes(const qkv_model_config *cfg, int batch, int seq);
 
 #endif
