@@ -110,6 +110,10 @@ const qkv_cli_row CLI_CONFIG_ROWS[] = {
      Q "train cfg.json --out out", 2,
      "task.corpus: expected one of file, fortunes, got \"fortune\" (did you mean fortunes?)"},
     /* ---- train: --set */
+    {"train", "--set", "a value that is not UTF-8", CFG(BASE), Q "train cfg.json --set \"$(printf 'task.path=c\\377.txt')\" --out out", 2,
+     "qkv train: --set: task.path: the value is not UTF-8"},
+    {"train", "CONFIG", "a string that is not UTF-8", FILES_SH("printf '{\"task\": {\"path\": \"a\\377\"}}' > x.json"),
+     Q "train x.json --out out", 2, "qkv train: x.json:1:21: JSON syntax error: invalid UTF-8 in a string"},
     {"train", "--set", "an unknown path", CFG(BASE), Q "train cfg.json --set model.foo=1 --out out", 2,
      "--set: model.foo: unknown key (valid keys of model:"},
     {"train", "--set", "a value of the wrong type", CFG(BASE), Q "train cfg.json --set model.d_model=abc --out out", 2,
@@ -277,6 +281,10 @@ const qkv_cli_row CLI_CONFIG_ROWS[] = {
      ABLATION("\"variants\": [{\"name\": \"a\"}, {\"name\": \"bi\", \"set\": [\"model.attention.causal=false\"]}], "
      "\"set\": [\"task.name=copy\"], \"seeds\": [0]"), Q "ablate abl.json --out out", 2,
      "abl.json: variant bi: model.attention.causal: false, but task \"copy\" shows its targets"},
+    {"ablate", "CONFIG", "lrs whose run directories share a name",
+     ABLATION("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"lrs\": [0.001, 0.0010000001]"),
+     Q "ablate abl.json --out out", 2,
+     "abl.json: lrs[1]: 0.0010000001 and lrs[0] (0.001) would share the run directories named lr0.001"},
     {"ablate", "CONFIG", "empty lrs", ABLATION("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"lrs\": []"),
      Q "ablate abl.json --out out", 2, "abl.json: lrs: expected a non-empty array of learning rates in (0, 10]"},
     {"ablate", "CONFIG", "a learning rate out of range",

@@ -588,6 +588,12 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
            {"d.md", "<!-- qkv summarize: a -->\n<!-- end -->\n"}), Q "summarize --update-doc d.md", 1,
      "qkv summarize: d.md:1: a/results.json: baseline: \"x\" is not one"},
     /* ---- inspect: RUN_DIR */
+    /* config.json edited after training (shapes kept): another model's heads, refused */
+    {"inspect", "RUN_DIR", "config.json edited since training", FROM_RUN("sed -i 's/\"causal\":\\ttrue/\"causal\":\\tfalse/' r/config.json"),
+     Q "inspect r", 2, "qkv inspect: r/model.safetensors was trained with model.attention.causal true, but r/config.json has false"},
+    {"ablate --refresh", "runs/*/config.json", "edited since training",
+     FROM_RUN("sed -i 's/\"causal\":\\ttrue/\"causal\":\\tfalse/' ab/runs/full/seed0/config.json"),
+     Q "ablate abl.json --out ab --refresh --quiet", 1, "was trained with model.attention.causal true"},
     {"inspect", "RUN_DIR", "missing", EMPTY_DIR, Q "inspect nope", 2,
      "qkv inspect: nope/config.json: cannot open: No such file or directory"},
     {"inspect", "RUN_DIR", "without model.safetensors", FILES({"run", DIRECTORY}, {"run/config.json", BASE}),

@@ -183,6 +183,11 @@ const qkv_cli_row CLI_OPTIONS_ROWS[] = {
      "--check-doc and --update-doc are separate actions"},
     {"summarize", "--out", "with --check-doc only", EMPTY_DIR, Q "summarize --check-doc d.md --out out", 2,
      "--out and --title go with DIRs"},
+    {"sample", "--temperature", "a number that underflows", FROM_RUN(NULL),
+     Q "sample r/config.json --checkpoint r/model.safetensors --temperature 1e-320", 2,
+     "qkv sample: --temperature: '1e-320' is too close to 0 for a double (it underflows)"},
+    {"ablate", "--stale-after", "below two heartbeats", ABLATION("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0]"),
+     Q "ablate abl.json --out out --stale-after 59", 2, "qkv ablate: --stale-after: expected an integer in [60, "},
     /* ---- inspect */
     {"inspect", "options", "unknown option", EMPTY_DIR, Q "inspect run --bogus", 2,
      "qkv inspect: unknown option '--bogus'"},
@@ -190,6 +195,11 @@ const qkv_cli_row CLI_OPTIONS_ROWS[] = {
      "qkv inspect: unexpected argument 'b' (one RUN_DIR only)"},
     /* ---- bench */
     {"bench", "options", "unknown option", EMPTY_DIR, Q "bench --bogus", 2, "qkv bench: unknown option '--bogus'"},
+    /* an attention no size's model takes: refused before the table's header is printed */
+    {"bench", "--set", "a value a size's model refuses", EMPTY_DIR, Q "bench --set model.attention.kv_heads=3", 2,
+     "qkv bench: --set: size tiny: model.attention.kv_heads: 3 does not divide heads 4"},
+    {"bench", "--set", "an unknown key (named once)", EMPTY_DIR, Q "bench --set model.attention.foo=1", 2,
+     "qkv bench: --set: model.attention.foo: unknown key"},
     {"bench", "--size", "unknown", FROM_RUN(NULL), Q "bench --size huge", 2,
      "--size: expected tiny, small or medium, got 'huge'"},
     {"bench", "--threads", "above the thread pool's limit", EMPTY_DIR, Q "bench --threads " STR(OVER_MAX_THREADS), 2,
