@@ -485,10 +485,11 @@ static fixture *fixture_base(int ns, bool grid) {
     f->r.n_lrs = grid ? MAXL : 1;
     f->r.max_solved_at = -1;
     f->r.base_config_json = "{\n  \"task\": {\"name\": \"recall\"},\n  \"note\": \"<b>&</b>\"\n}";
+    snprintf(f->r.task, sizeof f->r.task, "recall"); /* the baseline's task (aggregate.c reads it from its config) */
     f->r.d_model = 64;   /* the baseline's size (aggregate.c reads it from its config) */
     f->r.layers = 2;
     f->r.heads = 4;
-    f->r.version = "0.1.0";
+    snprintf(f->r.version, sizeof f->r.version, "0.1.0");
     f->r.wall_seconds = 12.5;
     f->r.jobs = 2;
     return f;
@@ -1267,7 +1268,8 @@ START_TEST(report_one_variant_one_seed_all_failed) {
     v->heat = (qkv_heatmap){0};
     f->cfg.title[0] = 0;
     f->r.base_config_json = NULL;
-    f->r.version = NULL;
+    f->r.task[0] = 0;
+    f->r.version[0] = 0;
     char *dir = write_report(f);
     char *csv = read_in(dir, "results.csv");
     char fields[40][256];
@@ -1662,6 +1664,7 @@ START_TEST(report_text_task) {
     free(dir);
 
     f->r.base_config_json = "{\"task\": {\"name\": \"text\"}}";
+    snprintf(f->r.task, sizeof f->r.task, "text");
     f->r.sample_prompt = "The "; /* as train/observe.h has them: the aggregation fills them in */
     f->r.sample_bytes = 200;
     f->r.sample_temperature = 0.8;

@@ -7,6 +7,7 @@
 #include "ablate/runner.h"
 #include "ablate/stats.h"
 #include "io/fileio.h"
+#include "io/json.h"
 #include "io/strbuf.h"
 #include "train/observe.h"
 #include "train/run_dir.h"
@@ -26,12 +27,13 @@ static double num(const cJSON *j, const char *k) {
     return cJSON_IsNumber(x) ? x->valuedouble : NAN;
 }
 
+/* dir/file's JSON (a file the run wrote), NULL when it cannot be read */
 static cJSON *read_json(const char *dir, const char *file) {
     char path[1400], e[256];
     size_t len;
     snprintf(path, sizeof path, "%s/%s", dir, file);
     char *t = qkv__read_file(path, &len, e, sizeof e);
-    cJSON *j = t ? cJSON_Parse(t) : NULL;
+    cJSON *j = t ? qkv__json_tree(t, len) : NULL;
     free(t);
     return j;
 }
@@ -45,7 +47,7 @@ static int read_curves(const char *dir, qkv_run_result *rr) {
     if (!m) return 0;
     int cap = 0, rc = 0;
     for (char *line = strtok(m, "\n"); line && !rc; line = strtok(NULL, "\n")) {
-        cJSON *j = cJSON_Parse(line);
+        cJSON *j = qkv__json_tree(line, strlen(line));
         double acc = num(j, "eval_accuracy");
         if (j && !isnan(acc)) {
             if (rr->n == cap) {
@@ -84,6 +86,7 @@ static int read_run(const qkv_ablate_plan *p, int r, qkv_run_result *rr, qkv_var
     rr->seed = p->c->seeds[rs->seed];
     rr->lr = p->c->n_lrs ? p->c->lrs[rs->lr] : NAN;
     rr->steps_to_threshold = rr->flat_since = -1;
+    rr->eval_bpb = NAN;
     cJSON *s = read_json(rs->dir, QKV_RUN_SUMMARY);
     if (!s) return 0;
     rr->final_acc = num(s, "eval_accuracy");
@@ -117,20 +120,15 @@ static double metric_value(qkv_ablate_metric m, double acc, double loss) {
     return m == QKV_METRIC_ACCURACY ? acc : m == QKV_METRIC_BPB ? loss / QKV_LN2 : loss;
 }
 
-/* the rate with the best mean validation accuracy, then the lowest mean validation loss, then the
- * first (comparing losses: the lowest mean validation loss, then the first); a run without
- * validation (task.val_fraction 0) counts with its evaluation numbers */
-static void choose_lr(qkv_variant_result *vr, const qkv_run_result *all, int v, int nl, int ns,
-                      qkv_ablate_metric metric) {
-    vr->lr_chosen = 0;
+void qkv__ablate_rate_stats(qkv_lr_result *lrs, const qkv_run_result *runs, int nl, int ns) {
     for (int l = 0; l < nl; l++) {
-        qkv_lr_result *lr = &vr->lrs[l];
+        qkv_lr_result *lr = &lrs[l];
         double acc[512], loss[512];
         int k = 0;
         lr->val_acc_min = INFINITY;
         lr->val_acc_max = -INFINITY;
         for (int s = 0; s < ns && k < 512; s++) {
-            const qkv_run_result *rr = &all[(v * nl + l) * ns + s];
+            const qkv_run_result *rr = &runs[l * ns + s];
             if (!rr->ok) continue;
             lr->lr = rr->lr;
             acc[k] = isfinite(rr->val_final_acc) ? rr->val_final_acc : rr->final_acc;
@@ -143,13 +141,23 @@ static void choose_lr(qkv_variant_result *vr, const qkv_run_result *all, int v, 
         lr->val_acc_mean = qkv_stats_mean(acc, k);
         lr->val_loss_mean = qkv_stats_mean(loss, k);
         if (!k) lr->val_acc_min = lr->val_acc_max = NAN;
-        const qkv_lr_result *b = &vr->lrs[vr->lr_chosen];
+    }
+}
+
+/* the rate with the best mean validation accuracy, then the lowest mean validation loss, then the
+ * first (comparing losses: the lowest mean validation loss, then the first); a run without
+ * validation (task.val_fraction 0) counts with its evaluation numbers */
+static void choose_lr(qkv_variant_result *vr, const qkv_run_result *all, int v, int nl, int ns,
+                      qkv_ablate_metric metric) {
+    qkv__ablate_rate_stats(vr->lrs, all + (size_t)v * nl * ns, nl, ns);
+    vr->lr_chosen = 0;
+    for (int l = 0; l < nl; l++) {
+        const qkv_lr_result *lr = &vr->lrs[l], *b = &vr->lrs[vr->lr_chosen];
         bool better = metric == QKV_METRIC_ACCURACY
                           ? lr->val_acc_mean > b->val_acc_mean ||
                                 (lr->val_acc_mean == b->val_acc_mean && lr->val_loss_mean < b->val_loss_mean)
                           : lr->val_loss_mean < b->val_loss_mean;
-        if (k && (!b->runs_ok || better))
-            vr->lr_chosen = l;
+        if (lr->runs_ok && (!b->runs_ok || better)) vr->lr_chosen = l;
     }
     vr->lr = vr->lrs[vr->lr_chosen].lr;
 }
@@ -279,6 +287,10 @@ void qkv__ablate_results_free(qkv_ablate_results *res) {
         free(res->v[v].heat.tokens);
         free(res->v[v].heat.targets);
         free(res->v[v].sample);
+    }
+    for (int i = 0; !res->all_runs && res->runs && i < nv * (res->cfg ? res->cfg->n_seeds : 0); i++) {
+        qkv_run_result *rr = &res->runs[i]; /* without all_runs, the chosen runs own their arrays */
+        free(rr->step); free(rr->eval_acc); free(rr->eval_loss); free(rr->val_acc); free(rr->val_loss);
     }
     free(res->all_runs);
     free(res->runs); /* copies of all_runs' entries: their arrays are all_runs' */

@@ -2,6 +2,7 @@
  * (see plan.h). */
 #include "ablate/plan.h"
 #include "io/fileio.h"
+#include "io/json.h"
 #include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
@@ -152,7 +153,7 @@ void qkv__ablate_run_state(const qkv_ablate_plan *p, int r, qkv_ablate_run_state
     snprintf(b, sizeof b, "%s/%s", rs->dir, QKV_RUN_SUMMARY);
     size_t len;
     char *text = exists(b) ? qkv__read_file(b, &len, e, sizeof e) : NULL;
-    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    cJSON *j = text ? qkv__json_tree(text, len) : NULL;
     free(text);
     if (!j) return;
     const cJSON *steps = cJSON_GetObjectItemCaseSensitive(j, "steps");

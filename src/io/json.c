@@ -289,3 +289,10 @@ void qkv__json_line_col(const char *text, size_t pos, int *line, int *col) {
     *line = l;
     *col = (int)(pos - last) + 1;
 }
+
+cJSON *qkv__json_tree(const char *text, size_t len) {
+    static const qkv_json_opts RULES = {.max_depth = 64, .reject_nul = true};
+    qkv_json_error e;
+    cJSON *root;
+    return qkv__json_parse(text, len, &RULES, &root, &e) ? NULL : root;
+}

@@ -1,5 +1,5 @@
-/* Strict JSON reading: the one reader for configs, --set values, ablation files and safetensors
- * headers.
+/* Strict JSON reading: the one reader for configs, --set values, ablation files, the files a
+ * run and a sweep write (summary.json, metrics.jsonl, results.json) and safetensors headers.
  *
  * A syntax scanner checks the text against RFC 8259 and stops at the first error with its byte
  * offset and a message naming the usual mistake ("trailing comma before '}'", "keys need double
@@ -62,5 +62,9 @@ QKV_INTERNAL int qkv__json_check(const char *text, size_t len, const qkv_json_op
 QKV_INTERNAL int qkv__json_parse(const char *text, size_t len, const qkv_json_opts *o, struct cJSON **out, qkv_json_error *e);
 /* line and column (both from 1; a column counts bytes) of byte offset pos in text */
 QKV_INTERNAL void qkv__json_line_col(const char *text, size_t pos, int *line, int *col);
+/* the tree of text[0..len) that qkv wrote itself and reads back without saying why it cannot (a
+ * run's summary.json, a line of its metrics.jsonl): strict, nested up to 64 levels, no \u0000;
+ * NULL when it is not one JSON value, or out of memory (free with cJSON_Delete) */
+QKV_INTERNAL struct cJSON *qkv__json_tree(const char *text, size_t len);
 
 #endif

@@ -1,4 +1,4 @@
-/* The report's curves: for each variant, the mean and the min-max band over its finished
+/* The report's curves: for each variant, the mean and the min-max band over its finished chosen
  * runs of each evaluated metric at each evaluated step (see report_data.h). */
 #include "report/report_data.h"
 
@@ -26,12 +26,12 @@ static int cmp_ll(const void *a, const void *b) {
 
 /* the union of the usable runs' steps, sorted and unique, in *steps (NULL when there are
  * none); the count, or -1 when out of memory */
-static long long union_steps(const qkv_report *p, int v, long long **steps) {
+static long long union_steps(const qkv_ablate_results *r, int v, long long **steps) {
     *steps = NULL;
-    int ns = p->cfg->n_seeds;
+    int ns = r->cfg->n_seeds;
     size_t total = 0;
     for (int s = 0; s < ns; s++) {
-        const qkv_run_result *run = qkv__report_run(p, v, s);
+        const qkv_run_result *run = qkv__ablate_chosen(r, v, s);
         if (usable(run) && run->n > 0) total += (size_t)run->n;
     }
     if (total == 0) return 0;
@@ -39,7 +39,7 @@ static long long union_steps(const qkv_report *p, int v, long long **steps) {
     if (!st) return -1;
     size_t k = 0;
     for (int s = 0; s < ns; s++) {
-        const qkv_run_result *run = qkv__report_run(p, v, s);
+        const qkv_run_result *run = qkv__ablate_chosen(r, v, s);
         if (usable(run) && run->n > 0)
             for (int i = 0; i < run->n; i++) st[k++] = run->step[i];
     }
@@ -51,11 +51,11 @@ static long long union_steps(const qkv_report *p, int v, long long **steps) {
     return (long long)u;
 }
 
-/* one variant over its finished runs; a step missing from some runs uses the others */
-int qkv__report_curve_build(qkv_report_curve *c, const qkv_report *p, int v) {
+/* variant v over its finished runs; a step missing from some runs uses the others; 0 or -1 */
+static int curve(qkv_report_curve *c, const qkv_ablate_results *r, int v) {
     memset(c, 0, sizeof *c);
     long long *steps;
-    long long nu = union_steps(p, v, &steps);
+    long long nu = union_steps(r, v, &steps);
     if (nu < 0) return -1;
     if (nu == 0) return 0;
     size_t u = (size_t)nu;
@@ -79,8 +79,8 @@ int qkv__report_curve_build(qkv_report_curve *c, const qkv_report *p, int v) {
             lo[k] = INFINITY;
             hi[k] = -INFINITY;
         }
-        for (int s = 0; s < p->cfg->n_seeds; s++) {
-            const qkv_run_result *run = qkv__report_run(p, v, s);
+        for (int s = 0; s < r->cfg->n_seeds; s++) {
+            const qkv_run_result *run = qkv__ablate_chosen(r, v, s);
             if (!usable(run)) continue;
             int at = -1;
             for (int i = run->n - 1; i >= 0; i--)   /* the last record of a step wins */
@@ -109,8 +109,19 @@ int qkv__report_curve_build(qkv_report_curve *c, const qkv_report *p, int v) {
     return 0;
 }
 
-/* the arrays share x's allocation */
-void qkv__report_curve_free(qkv_report_curve *c) {
-    free(c->x);
-    memset(c, 0, sizeof *c);
+qkv_report_curve *qkv__report_curves(const qkv_ablate_results *r) {
+    int nv = r->cfg->n_variants;
+    qkv_report_curve *c = calloc((size_t)nv + 1, sizeof *c);
+    for (int i = 0; c && i < nv; i++)
+        if (curve(&c[i], r, i)) {
+            qkv__report_curves_free(c, nv);
+            return NULL;
+        }
+    return c;
+}
+
+/* each curve's arrays share its x's allocation */
+void qkv__report_curves_free(qkv_report_curve *c, int n) {
+    for (int i = 0; c && i < n; i++) free(c[i].x);
+    free(c);
 }
