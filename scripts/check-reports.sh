@@ -122,7 +122,7 @@ render() {
     done
     # the times a run of the report took are not its results
     find "$out" -type f \( -name results.json -o -name 'report.*' \) | while read -r f; do
-        sed -E -i 's/"wall_seconds":[^,]*,/"wall_seconds": T,/; s/took [^;.]{1,40} of wall time/took T of wall time/' "$f"
+        sed -E -i 's/"wall_seconds":[^,]*,/"wall_seconds": T,/; s/took [0-9.]+ (s|min|h)( \([0-9]+ s\))? of wall time/took T of wall time/' "$f"
     done
 }
 

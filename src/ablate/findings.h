@@ -1,7 +1,10 @@
 /* Internal: what an ablation's results show, decided here before any sentence is written (the
- * report only phrases it): each variant's side of the baseline seed by seed, when it solved the
- * task against the baseline, and what the seeds can show (the sign-flip test's bound, the seeds a
- * significant difference needs). */
+ * report and qkv summarize only phrase it):
+ *   findings.c      for the report: each variant's side of the baseline seed by seed, when it
+ *                   solved the task against the baseline, and what the seeds can show (the
+ *                   sign-flip test's bound, the seeds a significant difference needs);
+ *   metric_stats.c  for qkv summarize: each variant's numbers on the metric of a column, as the
+ *                   ablation published them or computed from its runs. */
 #ifndef QKV_ABLATE_FINDINGS_H
 #define QKV_ABLATE_FINDINGS_H
 
@@ -43,5 +46,23 @@ QKV_INTERNAL double qkv__signflip_pmin(int n);
 /* what r shows (r's metric; its chosen runs); 0, or -1 when out of memory */
 QKV_INTERNAL int qkv__ablate_findings(qkv_ablate_findings *f, const qkv_ablate_results *r);
 QKV_INTERNAL void qkv__ablate_findings_free(qkv_ablate_findings *f);
+
+/* one variant's numbers on a metric, as a column of qkv summarize shows them */
+typedef struct qkv_metric_stats {
+    double mean, lo, hi;            /* the mean over its chosen runs, with the 95% interval */
+    double delta, delta_lo, delta_hi; /* the mean paired difference from the baseline, with its interval */
+    double p, p_holm;               /* the sign-flip p-value, Holm's adjustment over the other variants */
+    bool significant;               /* after Holm, at 0.05 (false for the baseline) */
+} qkv_metric_stats;
+
+/* Every variant's numbers (out: n_variants) on metric m: r's own metric, or bits per byte (a text
+ * task's). Accuracy and a loss in nats as the ablation published them. Bits per byte computed from
+ * the chosen runs (each run's eval_bpb, else its evaluation loss / ln 2), paired by seed, with
+ * aggregate.c's bootstrap, sign-flip test, Holm correction and seeds when the ablation compared
+ * accuracy or every finished run records eval_bpb (*computed), else its published loss / ln 2 (a
+ * difference published in nats divided too). *from_loss: some bits are a loss / ln 2. 0, or -1
+ * (out of memory) */
+QKV_INTERNAL int qkv__ablate_metric_stats(const qkv_ablate_results *r, qkv_ablate_metric m, qkv_metric_stats *out,
+                                          bool *computed, bool *from_loss);
 
 #endif

@@ -1,5 +1,6 @@
 /* Internal: an ablation's results, the one model of them: aggregate.c makes it from the runs of a
- * sweep, and the report (src/report/) starts from it. */
+ * sweep, results_read.c from the results.json that the report wrote, and the report, qkv summarize
+ * and the documents' generated blocks (src/report/) all start from it. */
 #ifndef QKV_ABLATE_RESULTS_H
 #define QKV_ABLATE_RESULTS_H
 
@@ -136,6 +137,18 @@ struct qkv_ablate_plan;
 QKV_INTERNAL int qkv__ablate_aggregate(qkv_ablate_results *r, const struct qkv_ablate_plan *p, bool quiet,
                                        char *err, int errlen);
 QKV_INTERNAL void qkv__ablate_results_free(qkv_ablate_results *r);
+
+/* Read DIR/results.json (the report's, report_json.c) into r and what it records of the sweep's
+ * config into c (title, threshold, baseline, metric, seeds, learning rates, variant names; r->cfg =
+ * c), strictly: a missing directory or file, bad JSON, a key of the wrong type or range, a variant
+ * named twice or an unknown baseline is one line in err naming the file and the key. Keys an older
+ * qkv did not write are optional. The chosen runs are placed by seed (r->runs, a run that is not
+ * there: not ok); every run is in r->all_runs when each variant lists one per rate and seed (else
+ * all_runs is NULL). What results.json does not hold (the heatmaps, samples, score grids, the base
+ * config, the unsolved runs' trends when it has no runs) is left empty. 0, or -1 (r and c are then
+ * empty); free with qkv__ablate_results_free and qkv_ablate_config_free. */
+QKV_INTERNAL int qkv__ablate_results_read(qkv_ablate_results *r, qkv_ablate_config *c, const char *dir, char *err,
+                                          int errlen);
 
 /* Each rate's validation numbers of one variant over its runs there (runs[l * ns + s], l < nl):
  * finished runs, mean, least and most validation accuracy (evaluation accuracy without a
