@@ -42,40 +42,39 @@ static int parse_file(const char *dir, char *path, size_t path_max, cJSON **root
     return rc ? -1 : 0;
 }
 
+/* a count as an int (results.json's are whole numbers up to 2^53; -1: not recorded) */
+static int as_int(long long x) { return x > INT32_MAX ? INT32_MAX : (int)x; }
+
 /* "PATH: out of memory" as the reader's message */
 static void out_of_memory(qkv_json_reader *r) {
     if (!r->bad) snprintf(r->err, (size_t)r->errlen, "%s: out of memory", r->label);
     r->bad = true;
 }
 
-/* key's array of n numbers (null: NaN) into *out (NULL when n is 0); a step is a whole number */
-static void read_series(qkv_json_reader *r, const cJSON *curve, const char *where, const char *key, int n,
-                        double **out) {
-    const cJSON *a = qkv__json_array(r, curve, where, key, false);
-    *out = NULL;
-    int got = a ? cJSON_GetArraySize(a) : 0;
-    if (r->bad || (got == 0 && n == 0)) return;
-    char what[64];
-    snprintf(what, sizeof what, "an array of %d numbers or nulls (one per step)", n);
-    if (got != n) {
-        qkv__json_wrong(r, where, key, what, a);
-        return;
-    }
-    if (!(*out = malloc((size_t)n * sizeof **out))) {
-        out_of_memory(r);
-        return;
-    }
-    int k = 0;
-    for (const cJSON *e = a->child; e; e = e->next, k++) {
-        if (!cJSON_IsNumber(e) && !cJSON_IsNull(e)) {
+/* o[key]: an array of numbers or nulls (NaN), malloc'd, of n elements (n < 0: any, *n set) or none
+ * (NULL: not recorded) */
+static double *numbers(qkv_json_reader *r, const cJSON *o, const char *where, const char *key, int *n) {
+    const cJSON *a = qkv__json_array(r, o, where, key, false);
+    int got = a ? cJSON_GetArraySize(a) : 0, k = 0;
+    if (*n < 0) *n = got;
+    double *x = r->bad || !got ? NULL : malloc((size_t)got * sizeof *x);
+    if (!r->bad && got && !x) out_of_memory(r);
+    for (const cJSON *e = x ? a->child : NULL; e && !r->bad; e = e->next, k++) {
+        if (got != *n || (!cJSON_IsNumber(e) && !cJSON_IsNull(e))) {
+            char what[64];
+            snprintf(what, sizeof what, "an array of %d numbers or nulls (one per step)", *n);
             qkv__json_wrong(r, where, key, what, a);
-            return;
         }
-        (*out)[k] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+        x[k] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
     }
+    if (r->bad) {
+        free(x);
+        return NULL;
+    }
+    return x;
 }
 
-/* a run's evaluations ("curve": steps and four parallel series) into rr */
+/* a run's evaluations ("curve": its steps and four series, one number per step) into rr */
 static void read_curve(qkv_json_reader *r, const cJSON *ro, const char *where, qkv_run_result *rr) {
     const cJSON *curve = cJSON_GetObjectItemCaseSensitive(ro, "curve");
     if (!curve || cJSON_IsNull(curve)) return;
@@ -85,22 +84,21 @@ static void read_curve(qkv_json_reader *r, const cJSON *ro, const char *where, q
     }
     char cw[128];
     snprintf(cw, sizeof cw, "%scurve.", where);
-    const cJSON *steps = qkv__json_array(r, curve, cw, "step", false);
-    int n = steps ? cJSON_GetArraySize(steps) : 0;
-    double *st = NULL;
-    read_series(r, curve, cw, "step", n, &st);
-    if (n && st && !(rr->step = malloc((size_t)n * sizeof *rr->step))) out_of_memory(r);
+    int n = -1;
+    double *steps = numbers(r, curve, cw, "step", &n);
+    if (steps && !(rr->step = malloc((size_t)n * sizeof *rr->step))) out_of_memory(r);
     for (int k = 0; rr->step && k < n; k++) {
-        if (!(st[k] >= 0 && st[k] == floor(st[k]) && st[k] <= 9007199254740992.0))
-            qkv__json_wrong(r, cw, "step", "an array of whole numbers >= 0", steps);
-        rr->step[k] = (long long)st[k];
+        if (!(steps[k] >= 0 && steps[k] == floor(steps[k]) && steps[k] <= 9007199254740992.0))
+            qkv__json_wrong(r, cw, "step", "an array of whole numbers >= 0",
+                            cJSON_GetObjectItemCaseSensitive(curve, "step"));
+        rr->step[k] = (long long)steps[k];
     }
-    free(st);
-    rr->n = r->bad ? 0 : n;
-    read_series(r, curve, cw, "eval_acc", n, &rr->eval_acc);
-    read_series(r, curve, cw, "eval_loss", n, &rr->eval_loss);
-    read_series(r, curve, cw, "val_acc", n, &rr->val_acc);
-    read_series(r, curve, cw, "val_loss", n, &rr->val_loss);
+    free(steps);
+    rr->n = rr->step ? n : 0;
+    rr->eval_acc = numbers(r, curve, cw, "eval_acc", &rr->n);
+    rr->eval_loss = numbers(r, curve, cw, "eval_loss", &rr->n);
+    rr->val_acc = numbers(r, curve, cw, "val_acc", &rr->n);
+    rr->val_loss = numbers(r, curve, cw, "val_loss", &rr->n);
 }
 
 /* frees a run's arrays */
@@ -172,7 +170,8 @@ static void read_variant(qkv_json_reader *r, const cJSON *vo, int i, qkv_variant
     /* Holm-adjusted p < 0.05, as the ablation decided it (qkv_stats_holm: adjusted <= alpha) */
     v->significant = qkv__json_bool(r, vo, where, "significant", v->p_holm <= QKV_ABLATE_ALPHA);
     double budget = qkv__json_num(r, vo, where, "budget");
-    const char *sets = qkv__json_str(r, vo, where, "sets", false), *verdicts = qkv__json_str(r, vo, where, "verdicts", false);
+    const char *sets = qkv__json_str(r, vo, where, "sets", false);
+    const char *verdicts = qkv__json_str(r, vo, where, "verdicts", false);
     snprintf(v->sets, sizeof v->sets, "%s", sets ? sets : "");
     snprintf(v->verdicts, sizeof v->verdicts, "%s", verdicts ? verdicts : "");
     v->acc_std = qkv__json_num(r, vo, where, "acc_std");
@@ -187,7 +186,7 @@ static void read_variant(qkv_json_reader *r, const cJSON *vo, int i, qkv_variant
                               qkv__json_num(r, vo, where, "entropy"), qkv__json_num(r, vo, where, "entropy_uniform"),
                               qkv__json_num(r, vo, where, "score_symmetry"),
                               qkv__json_num(r, vo, where, "score_negative_share"), NULL, 0, 0};
-    v->matched_d_ff = matched > 0 && matched <= INT32_MAX ? (int)matched : 0;
+    v->matched_d_ff = matched > 0 ? as_int(matched) : 0;
     if (v->baseline_params < 0) v->baseline_params = 0;
     v->xz_bpb = v->unigram_bpb = NAN;
     const cJSON *ra = qkv__json_array(r, vo, where, "runs", false);
@@ -209,12 +208,12 @@ static void read_variant(qkv_json_reader *r, const cJSON *vo, int i, qkv_variant
         read_run(r, ro, rw, i, &(*runs)[k], &(*chosen)[k]);
         *n_runs = k + 1;
     }
-    /* counts an older results.json left out: from the chosen runs (placed later), else none */
-    v->runs_ok = (int)runs_ok;
-    v->solved = solved < 0 ? 0 : (int)solved;
-    v->unsolved = unsolved < 0 ? 0 : (int)unsolved;
-    v->reached = reached < 0 ? v->solved : (int)reached;
-    v->budget_max = isfinite(budget) ? (long long)budget : -1; /* until the runs say (place_runs) */
+    /* counts an older results.json left out: none (runs_ok: from the chosen runs, derive()) */
+    v->runs_ok = as_int(runs_ok);
+    v->solved = solved < 0 ? 0 : as_int(solved);
+    v->unsolved = unsolved < 0 ? 0 : as_int(unsolved);
+    v->reached = reached < 0 ? v->solved : as_int(reached);
+    v->budget_max = isfinite(budget) ? (long long)budget : -1; /* the variant's, until derive() reads the runs' */
 }
 
 /* the header's keys of root into r and c; *vars: the variants array, *seeds: the seeds array or NULL */
@@ -230,8 +229,8 @@ static void read_header(qkv_json_reader *r, const cJSON *root, qkv_ablate_result
     long long d_model = qkv__json_count(r, root, "", "d_model"), layers = qkv__json_count(r, root, "", "layers");
     long long heads = qkv__json_count(r, root, "", "heads");
     qkv__json_count(r, root, "", "runs_planned"); /* variants x rates x seeds: checked, not kept */
-    res->missing = (int)qkv__json_count(r, root, "", "missing_runs");
-    res->to_extend = (int)qkv__json_count(r, root, "", "runs_to_extend");
+    res->missing = as_int(qkv__json_count(r, root, "", "missing_runs"));
+    res->to_extend = as_int(qkv__json_count(r, root, "", "runs_to_extend"));
     if (r->bad) return;
     qkv_ablate_metric cm = qkv_ablate_metric_named(compared);
     if (compared && cm == QKV_METRIC_COUNT)
@@ -244,16 +243,16 @@ static void read_header(qkv_json_reader *r, const cJSON *root, qkv_ablate_result
     c->metric = compared ? cm : QKV_METRIC_ACCURACY;
     snprintf(c->title, sizeof c->title, "%s", title);
     snprintf(res->task, sizeof res->task, "%s", task ? task : "");
-    res->d_model = d_model > 0 && d_model <= INT32_MAX ? (int)d_model : 0;
-    res->layers = layers > 0 && layers <= INT32_MAX ? (int)layers : 0;
-    res->heads = heads > 0 && heads <= INT32_MAX ? (int)heads : 0;
+    res->d_model = d_model > 0 ? as_int(d_model) : 0;
+    res->layers = layers > 0 ? as_int(layers) : 0;
+    res->heads = heads > 0 ? as_int(heads) : 0;
     const cJSON *lrs = qkv__json_array(r, root, "", "lrs", false);
     res->max_solved_at = qkv__json_count(r, root, "", "max_solved_at");
     const char *version = qkv__json_str(r, root, "", "version", false);
     snprintf(res->version, sizeof res->version, "%s", version ? version : "");
     res->wall_seconds = qkv__json_num(r, root, "", "wall_seconds");
     long long jobs = qkv__json_count(r, root, "", "jobs");
-    res->jobs = jobs > 0 && jobs <= INT32_MAX ? (int)jobs : 0;
+    res->jobs = jobs > 0 ? as_int(jobs) : 0;
     int nl = lrs ? cJSON_GetArraySize(lrs) : 0, l = 0;
     if (r->bad || !nl) return;
     if (!(c->lrs = calloc((size_t)nl, sizeof *c->lrs))) {
@@ -273,11 +272,10 @@ static void read_header(qkv_json_reader *r, const cJSON *root, qkv_ablate_result
 /* the seeds: the seeds array's, else (absent or empty) those of the first variant with chosen runs */
 static void read_seeds(qkv_json_reader *r, const cJSON *seeds, qkv_ablate_config *c, qkv_run_result *const *runs,
                        bool *const *chosen, const int *n_runs) {
-    int n = 0;
-    if (seeds && !(n = cJSON_GetArraySize(seeds))) seeds = NULL; /* empty: as absent */
-    else
-        for (int i = 0; i < c->n_variants && !n; i++)
-            for (int k = 0; k < n_runs[i]; k++) n += chosen[i][k];
+    int n = seeds ? cJSON_GetArraySize(seeds) : 0;
+    if (!n) seeds = NULL; /* empty: as absent */
+    for (int i = 0; !seeds && i < c->n_variants && !n; i++)
+        for (int k = 0; k < n_runs[i]; k++) n += chosen[i][k];
     if (!n) return;
     if (!(c->seeds = calloc((size_t)n, sizeof *c->seeds))) {
         out_of_memory(r);

@@ -320,7 +320,9 @@ void qkv__json_wrong(qkv_json_reader *r, const char *where, const char *key, con
 }
 
 /* o[key], NULL when o is NULL or has no such key */
-static const cJSON *item(const cJSON *o, const char *key) { return o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL; }
+static const cJSON *item(const cJSON *o, const char *key) {
+    return o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
 
 double qkv__json_num(qkv_json_reader *r, const cJSON *o, const char *where, const char *key) {
     const cJSON *v = item(o, key);

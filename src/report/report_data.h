@@ -64,9 +64,15 @@ static inline qkv_report_value qkv_report_missing(void) { return (qkv_report_val
 static inline qkv_report_value qkv_report_num(double x) {
     return isfinite(x) ? (qkv_report_value){.kind = QKV_REPORT_NUM, .num = x} : qkv_report_missing();
 }
-static inline qkv_report_value qkv_report_int(long long i) { return (qkv_report_value){.kind = QKV_REPORT_INT, .i = i}; }
-static inline qkv_report_value qkv_report_str(const char *s) { return (qkv_report_value){.kind = QKV_REPORT_STR, .str = s}; }
-static inline qkv_report_value qkv_report_bool(bool b) { return (qkv_report_value){.kind = QKV_REPORT_BOOL, .b = b}; }
+static inline qkv_report_value qkv_report_int(long long i) {
+    return (qkv_report_value){.kind = QKV_REPORT_INT, .i = i};
+}
+static inline qkv_report_value qkv_report_str(const char *s) {
+    return (qkv_report_value){.kind = QKV_REPORT_STR, .str = s};
+}
+static inline qkv_report_value qkv_report_bool(bool b) {
+    return (qkv_report_value){.kind = QKV_REPORT_BOOL, .b = b};
+}
 
 typedef struct qkv_report_field {
     const char *csv;                    /* the CSV column's name; NULL: not in the CSV */

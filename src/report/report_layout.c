@@ -128,7 +128,7 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_variant_result *base = &r->v[b];
     bool acc = cfg->metric == QKV_METRIC_ACCURACY;
     double scale = cfg->metric == QKV_METRIC_BPB ? 1 / QKV_LN2 : 1;
-    const char *unit = cfg->metric == QKV_METRIC_BPB ? (p->facts.text_task ? "bits per byte" : "bits per token") : "nats";
+    const char *unit = cfg->metric != QKV_METRIC_BPB ? "nats" : p->facts.text_task ? "bits per byte" : "bits per token";
 #define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
 #define CODE(s) qkv__report_doc_span(doc, QKV_SPAN_CODE, "%s", (s))
     qkv__report_doc_paragraph(doc);
@@ -251,9 +251,10 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
          "reused cost it nothing)", p->facts.duration, r->jobs, r->jobs == 1 ? "" : "s");
     if (p->facts.run_duration[0]) TEXT("; the finished runs took %s in all, one after another", p->facts.run_duration);
     TEXT(".");
-    if (p->facts.failed_runs > 0)
-        TEXT(" %d run%s failed and %s left out of the statistics.", p->facts.failed_runs, p->facts.failed_runs == 1 ? "" : "s",
-             p->facts.failed_runs == 1 ? "is" : "are");
+    int failed = p->facts.failed_runs;
+    if (failed > 0)
+        TEXT(" %d run%s failed and %s left out of the statistics.", failed, failed == 1 ? "" : "s",
+             failed == 1 ? "is" : "are");
 #undef TEXT
 #undef CODE
 }
