@@ -94,7 +94,7 @@ int qkv__report_build(qkv_report *p, const qkv_ablate_results *r, const char *ou
     p->r = r;
     p->cfg = r->cfg;
     p->nv = r->cfg->n_variants;
-    if (facts(&p->facts, r, out_dir) || qkv__ablate_findings(&p->findings, r) || !(p->curves = qkv__report_curves(r)) ||
+    if (facts(&p->facts, r, out_dir) || qkv__ablate_findings(&p->findings, r) || !(p->curves = qkv__ablate_curves(r)) ||
         qkv__report_tables(&p->tables, r, p->facts.thr) || qkv__report_fields(&p->fields, r) ||
         qkv__report_figures(&p->figures, r, p->curves, p->facts.thr, p->facts.text_task))
         return -1;
@@ -105,7 +105,7 @@ int qkv__report_build(qkv_report *p, const qkv_ablate_results *r, const char *ou
 void qkv__report_free(qkv_report *p) {
     free(p->facts.command);
     qkv__ablate_findings_free(&p->findings);
-    qkv__report_curves_free(p->curves, p->nv);
+    qkv__ablate_curves_free(p->curves, p->nv);
     qkv__report_tables_free(&p->tables);
     qkv__report_fields_free(&p->fields);
     qkv__report_figures_free(&p->figures);

@@ -1,5 +1,5 @@
 /* Internal: the report's data. First the rendering toolkit's parts (tables of text cells, typed
- * fields, curves, figures), which the report and qkv summarize both fill; then the ablation
+ * fields, figures), which the report and qkv summarize both fill; then the ablation
  * report, built once from the results model (ablate/results.h) and then only read:
  * report_layout.c arranges it into a document, report_md.c and report_html.c render that
  * document, report_csv.c and report_json.c render the fields.
@@ -7,7 +7,7 @@
  * Each part of the report is made by one builder from its inputs, in report_data.c's order:
  *   - the facts the sentences state (title, threshold, task, durations): report_data.c;
  *   - the findings (sides, pairs, what the seeds can show): ablate/findings.h;
- *   - a curve metric over training steps: report_curves.c;
+ *   - a curve metric over training steps: ablate/curves.c;
  *   - a column of the Markdown/HTML tables: a line in a column list in report_tables.c;
  *   - a column of results.csv or a key of results.json: a line in report_fields.c;
  *   - a plot: a line in report_plots.c's list (it then appears under "Training curves", is written
@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdbool.h>
 
+#include "ablate/curves.h"
 #include "ablate/findings.h"
 #include "ablate/results.h"
 
@@ -99,21 +100,6 @@ QKV_INTERNAL void qkv__report_table_free(qkv_report_table *t);
 QKV_INTERNAL int qkv__report_records_alloc(qkv_report_records *rec, int rows, int n_fields);
 QKV_INTERNAL void qkv__report_records_free(qkv_report_records *rec);
 
-/* ---- curves: a variant's evaluations over training steps, summarised over seeds ------------ */
-
-enum { QKV_REPORT_ACC, QKV_REPORT_LOSS, QKV_REPORT_METRICS };
-
-/* mean, minimum and maximum over the finished runs at each step (NaN: no run has a value) */
-typedef struct qkv_report_band {
-    double *mean, *lo, *hi;
-} qkv_report_band;
-
-typedef struct qkv_report_curve {
-    int n;                              /* evaluated steps (0: no finished run has any) */
-    double *x;                          /* n steps; owns the one allocation behind every array */
-    qkv_report_band y[QKV_REPORT_METRICS];
-} qkv_report_curve;
-
 /* ---- figures: SVG files under plots/ ---------------------------------------------------------- */
 
 typedef struct qkv_report_figure {
@@ -163,7 +149,7 @@ typedef struct qkv_report {
     int nv;                             /* variants */
     qkv_report_facts facts;
     qkv_ablate_findings findings;
-    qkv_report_curve *curves;           /* nv */
+    qkv_ablate_curve *curves;           /* nv (ablate/curves.h) */
     qkv_report_tables tables;
     qkv_report_fields fields;
     qkv_report_figures figures;
@@ -174,11 +160,6 @@ typedef struct qkv_report {
 QKV_INTERNAL int qkv__report_build(qkv_report *p, const qkv_ablate_results *r, const char *out_dir);
 /* frees what qkv__report_build allocated, complete or not */
 QKV_INTERNAL void qkv__report_free(qkv_report *p);
-
-/* report_curves.c: every variant's curve over its chosen runs (n = 0 without evaluations); NULL
- * when out of memory */
-QKV_INTERNAL qkv_report_curve *qkv__report_curves(const qkv_ablate_results *r);
-QKV_INTERNAL void qkv__report_curves_free(qkv_report_curve *c, int n);
 
 /* report_tables.c: r's tables, thr the threshold in words; 0 or -1 (out of memory) */
 QKV_INTERNAL int qkv__report_tables(qkv_report_tables *t, const qkv_ablate_results *r, const char *thr);
@@ -192,7 +173,7 @@ QKV_INTERNAL void qkv__report_fields_free(qkv_report_fields *f);
  * threshold in words, text: label tokens as characters; 0 or -1 (out of memory, or a heatmap the
  * SVG writer refused) */
 QKV_INTERNAL int qkv__report_figures(qkv_report_figures *f, const qkv_ablate_results *r,
-                                     const qkv_report_curve *curves, const char *thr, bool text);
+                                     const qkv_ablate_curve *curves, const char *thr, bool text);
 QKV_INTERNAL void qkv__report_figures_free(qkv_report_figures *f);
 
 #endif

@@ -13,7 +13,7 @@
 /* what a plot is drawn from */
 typedef struct inputs {
     const qkv_ablate_results *r;
-    const qkv_report_curve *curves;     /* one per variant */
+    const qkv_ablate_curve *curves;     /* one per variant */
     const char *thr;                    /* the threshold in words */
 } inputs;
 
@@ -36,7 +36,7 @@ static char *draw_curves(const inputs *in, const qkv_svg_plot *plot_cfg, int k) 
     if (series && names) {
         for (int i = 0; i < nv; i++) {
             const qkv_variant_result *v = &in->r->v[i];
-            const qkv_report_curve *c = &in->curves[i];
+            const qkv_ablate_curve *c = &in->curves[i];
             if (v->runs_ok <= 0) snprintf(names[i], sizeof names[i], "%s (failed)", v->name);
             else if (v->runs_ok < cfg->n_seeds)
                 snprintf(names[i], sizeof names[i], "%s (%d of %d runs)", v->name, v->runs_ok, cfg->n_seeds);
@@ -66,7 +66,7 @@ static char *draw_accuracy(const inputs *in) {
                        .hline_y = cfg->threshold,
                        .hline_label = label,
                        .width = 860};
-    return draw_curves(in, &pa, QKV_REPORT_ACC);
+    return draw_curves(in, &pa, QKV_CURVE_ACC);
 }
 
 /* evaluation loss on a log axis (losses span decades as a task gets solved) */
@@ -76,7 +76,7 @@ static char *draw_loss(const inputs *in) {
                        .ylabel = "evaluation loss (log scale)",
                        .log_y = true,
                        .width = 860};
-    return draw_curves(in, &pl, QKV_REPORT_LOSS);
+    return draw_curves(in, &pl, QKV_CURVE_LOSS);
 }
 
 /* ---- learning rates ---------------------------------------------------------------------- */
@@ -240,7 +240,7 @@ static char *draw_map(const qkv_ablate_results *r, int i, bool text) {
 /* ---- all figures ------------------------------------------------------------------------- */
 
 /* every plot in PLOTS that is wanted, and every variant's map (a variant without weights has none) */
-int qkv__report_figures(qkv_report_figures *f, const qkv_ablate_results *r, const qkv_report_curve *curves,
+int qkv__report_figures(qkv_report_figures *f, const qkv_ablate_results *r, const qkv_ablate_curve *curves,
                         const char *thr, bool text) {
     const inputs in = {r, curves, thr};
     int n = (int)(sizeof PLOTS / sizeof PLOTS[0]), nv = r->cfg->n_variants;
