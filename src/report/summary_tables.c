@@ -71,10 +71,12 @@ static void fmt_verdict(char *dst, size_t n, const qkv_variant_result *v) {
     else snprintf(dst, n, "%s", budget);
 }
 
-/* " (4/5 runs)" when some of the ablation's seeds' runs did not finish */
+/* whether some of the ablation's seeds' runs of the variant did not finish */
 static bool short_of_runs(const qkv_sum_ablation *a, const qkv_variant_result *v) {
     return a->cfg.n_seeds > 0 && v->runs_ok < a->cfg.n_seeds;
 }
+
+/* " (4/5 runs)" when they did not */
 static void fmt_short(char *dst, size_t n, const qkv_sum_ablation *a, const qkv_variant_result *v) {
     if (short_of_runs(a, v)) snprintf(dst, n, " (%d/%d runs)", v->runs_ok, a->cfg.n_seeds);
     else dst[0] = 0;
