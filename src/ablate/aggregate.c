@@ -256,24 +256,6 @@ static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns
 #undef PUT
 }
 
-/* variant v against the baseline b, paired by seed */
-static void compare(qkv_variant_result *vr, const qkv_run_result *runs, const qkv_run_result *base, int ns,
-                    qkv_ablate_metric metric, uint64_t seed) {
-    double a[512], bb[512], d[512] = {0}; /* zeroed: gcc cannot see that only the first k are read */
-    int k = 0;
-    for (int s = 0; s < ns && k < 512; s++)
-        if (runs[s].ok && base[s].ok) {
-            a[k] = metric_value(metric, runs[s].final_acc, runs[s].final_loss);
-            bb[k] = metric_value(metric, base[s].final_acc, base[s].final_loss);
-            d[k] = a[k] - bb[k];
-            k++;
-        }
-    vr->pairs = k;
-    vr->delta = qkv_stats_mean(d, k);
-    qkv_stats_bootstrap_ci_paired(a, bb, k, RESAMPLES, LEVEL, seed, &vr->delta_ci_lo, &vr->delta_ci_hi);
-    vr->p_value = k ? qkv_stats_signflip_p(d, k, SIGNFLIP_RESAMPLES, seed + 1) : NAN;
-}
-
 void qkv__ablate_results_free(qkv_ablate_results *res) {
     int nv = res->cfg ? res->cfg->n_variants : 0, n = nv * res->n_lrs * (res->cfg ? res->cfg->n_seeds : 0);
     for (int i = 0; res->all_runs && i < n; i++) {
@@ -416,32 +398,62 @@ static void count_missing(qkv_ablate_results *res, const qkv_ablate_plan *p) {
     }
 }
 
-/* every variant against the baseline; Holm over every other variant; -1 out of memory */
-static int compare_variants(qkv_ablate_results *res, const qkv_ablate_config *c) {
-    int nv = c->n_variants, ns = c->n_seeds;
-    double *pv = calloc((size_t)nv, sizeof *pv), *adj = calloc((size_t)nv, sizeof *adj);
-    bool *rej = calloc((size_t)nv, sizeof *rej);
-    if (!pv || !adj || !rej) {
-        free(pv); free(adj); free(rej);
+int qkv__ablate_compare(qkv_variant_result *vr, const double *x, const bool *counted, int nv, int ns, int baseline) {
+    double *pv = calloc((size_t)nv + 1, sizeof *pv), *adj = calloc((size_t)nv + 1, sizeof *adj);
+    double *a = calloc((size_t)ns * 3 + 1, sizeof *a), *bb = a + ns, *d = bb + ns;
+    bool *rej = calloc((size_t)nv + 1, sizeof *rej);
+    if (!pv || !adj || !a || !rej) {
+        free(pv); free(adj); free(a); free(rej);
         return -1;
     }
-    int m = 0;
+    int m = 0, significant = 0;
     for (int v = 0; v < nv; v++) {
-        qkv_variant_result *vr = &res->v[v];
-        vr->p_value = vr->p_holm = vr->delta = vr->delta_ci_lo = vr->delta_ci_hi = NAN;
-        if (v == c->baseline) continue;
-        compare(vr, res->runs + v * ns, res->runs + c->baseline * ns, ns, c->metric, QKV_ABLATE_SEED_PAIRED(v));
-        pv[m++] = vr->p_value;
+        qkv_variant_result *r = &vr[v];
+        r->p_value = r->p_holm = r->delta = r->delta_ci_lo = r->delta_ci_hi = NAN;
+        r->pairs = 0;
+        r->significant = false;
+        if (v == baseline) continue;
+        int k = 0;
+        for (int s = 0; s < ns && k < 512; s++)
+            if (counted[v * ns + s] && counted[baseline * ns + s]) {
+                a[k] = x[v * ns + s];
+                bb[k] = x[baseline * ns + s];
+                d[k] = a[k] - bb[k];
+                k++;
+            }
+        uint64_t seed = QKV_ABLATE_SEED_PAIRED(v);
+        r->pairs = k;
+        r->delta = qkv_stats_mean(d, k);
+        qkv_stats_bootstrap_ci_paired(a, bb, k, RESAMPLES, LEVEL, seed, &r->delta_ci_lo, &r->delta_ci_hi);
+        r->p_value = k ? qkv_stats_signflip_p(d, k, SIGNFLIP_RESAMPLES, seed + 1) : NAN;
+        pv[m++] = r->p_value;
     }
     qkv_stats_holm(pv, m, ALPHA, adj, rej);
     for (int v = 0, k = 0; v < nv; v++) {
-        if (v == c->baseline) continue;
-        res->v[v].p_holm = adj[k];
-        res->v[v].significant = rej[k] && isfinite(res->v[v].p_value);
-        res->significant += res->v[v].significant;
+        if (v == baseline) continue;
+        vr[v].p_holm = adj[k];
+        vr[v].significant = rej[k] && isfinite(vr[v].p_value);
+        significant += vr[v].significant;
         k++;
     }
-    free(pv); free(adj); free(rej);
+    free(pv); free(adj); free(a); free(rej);
+    return significant;
+}
+
+/* every variant against the baseline on the sweep's metric, over the seeds both finished; -1 out of memory */
+static int compare_variants(qkv_ablate_results *res, const qkv_ablate_config *c) {
+    int n = c->n_variants * c->n_seeds;
+    double *x = calloc((size_t)n + 1, sizeof *x);
+    bool *ok = calloc((size_t)n + 1, sizeof *ok);
+    for (int k = 0; x && ok && k < n; k++) {
+        x[k] = metric_value(c->metric, res->runs[k].final_acc, res->runs[k].final_loss);
+        ok[k] = res->runs[k].ok;
+    }
+    int sig = x && ok ? qkv__ablate_compare(res->v, x, ok, c->n_variants, c->n_seeds, c->baseline) : -1;
+    free(x);
+    free(ok);
+    if (sig < 0) return -1;
+    res->significant = sig;
     return 0;
 }
 

@@ -17,52 +17,40 @@ static double run_bpb(const qkv_run_result *r, bool *from_loss) {
     return r->final_loss / QKV_LN2;
 }
 
-/* bits per byte from the chosen runs: each variant's mean with its interval, and its difference
- * from the baseline paired by seed, as aggregate.c compares (Holm over the other variants) */
+/* bits per byte from the chosen runs: each variant's mean with its interval, and its comparison
+ * with the baseline over the seeds both have bits for (aggregate.c's qkv__ablate_compare) */
 static int bpb_stats(const qkv_ablate_results *r, qkv_metric_stats *out, bool *from_loss) {
-    int nv = r->cfg->n_variants, ns = r->cfg->n_seeds, base = r->cfg->baseline, m = 0;
-    double *x = calloc((size_t)ns * 4 + 1, sizeof *x), *pv = calloc((size_t)nv + 1, sizeof *pv);
-    double *adj = calloc((size_t)nv + 1, sizeof *adj);
-    bool *rej = calloc((size_t)nv + 1, sizeof *rej);
-    int *idx = calloc((size_t)nv + 1, sizeof *idx);
-    if (!x || !pv || !adj || !rej || !idx) {
-        free(x); free(pv); free(adj); free(rej); free(idx);
-        return -1;
+    int nv = r->cfg->n_variants, ns = r->cfg->n_seeds;
+    double *x = calloc((size_t)nv * ns + 1, sizeof *x), *m = calloc((size_t)ns + 1, sizeof *m);
+    bool *counted = calloc((size_t)nv * ns + 1, sizeof *counted);
+    qkv_variant_result *cmp = calloc((size_t)nv + 1, sizeof *cmp);
+    int rc = x && m && counted && cmp ? 0 : -1;
+    for (int k = 0; !rc && k < nv * ns; k++) {
+        x[k] = run_bpb(qkv__ablate_chosen(r, k / ns, k % ns), from_loss);
+        counted[k] = isfinite(x[k]);
     }
-    double *a = x + ns, *b = a + ns, *d = b + ns;
-    for (int i = 0; i < nv; i++) {
+    if (!rc && qkv__ablate_compare(cmp, x, counted, nv, ns, r->cfg->baseline) < 0) rc = -1;
+    for (int i = 0; !rc && i < nv; i++) {
         qkv_metric_stats *c = &out[i];
-        int n = 0, k = 0;
-        for (int s = 0; s < ns; s++) {
-            double bits = run_bpb(qkv__ablate_chosen(r, i, s), from_loss);
-            if (isfinite(bits)) x[n++] = bits;
-        }
-        c->mean = qkv_stats_mean(x, n);
-        qkv_stats_bootstrap_ci(x, n, QKV_ABLATE_RESAMPLES, QKV_ABLATE_LEVEL, QKV_ABLATE_SEED_MEANS(i) + 1, &c->lo,
+        int n = 0;
+        for (int s = 0; s < ns; s++)
+            if (counted[i * ns + s]) m[n++] = x[i * ns + s];
+        c->mean = qkv_stats_mean(m, n);
+        qkv_stats_bootstrap_ci(m, n, QKV_ABLATE_RESAMPLES, QKV_ABLATE_LEVEL, QKV_ABLATE_SEED_MEANS(i) + 1, &c->lo,
                                &c->hi);
-        c->delta = c->delta_lo = c->delta_hi = c->p = c->p_holm = NAN;
-        c->significant = false;
-        if (i == base) continue;
-        for (int s = 0; s < ns; s++) {
-            a[k] = run_bpb(qkv__ablate_chosen(r, i, s), from_loss);
-            b[k] = run_bpb(qkv__ablate_chosen(r, base, s), from_loss);
-            d[k] = a[k] - b[k];
-            k += isfinite(d[k]);
-        }
-        c->delta = qkv_stats_mean(d, k);
-        qkv_stats_bootstrap_ci_paired(a, b, k, QKV_ABLATE_RESAMPLES, QKV_ABLATE_LEVEL, QKV_ABLATE_SEED_PAIRED(i),
-                                      &c->delta_lo, &c->delta_hi);
-        c->p = k ? qkv_stats_signflip_p(d, k, QKV_ABLATE_SIGNFLIP_RESAMPLES, QKV_ABLATE_SEED_PAIRED(i) + 1) : NAN;
-        idx[m] = i;
-        pv[m++] = c->p;
+        const qkv_variant_result *v = &cmp[i];
+        c->delta = v->delta;
+        c->delta_lo = v->delta_ci_lo;
+        c->delta_hi = v->delta_ci_hi;
+        c->p = v->p_value;
+        c->p_holm = v->p_holm;
+        c->significant = v->significant;
     }
-    qkv_stats_holm(pv, m, QKV_ABLATE_ALPHA, adj, rej);
-    for (int k = 0; k < m; k++) {
-        out[idx[k]].p_holm = adj[k];
-        out[idx[k]].significant = rej[k] && isfinite(pv[k]);
-    }
-    free(x); free(pv); free(adj); free(rej); free(idx);
-    return 0;
+    free(x);
+    free(m);
+    free(counted);
+    free(cmp);
+    return rc;
 }
 
 int qkv__ablate_metric_stats(const qkv_ablate_results *r, qkv_ablate_metric m, qkv_metric_stats *out,

@@ -155,6 +155,16 @@ QKV_INTERNAL int qkv__ablate_results_read(qkv_ablate_results *r, qkv_ablate_conf
  * validation set), mean validation loss (NaN without a finished run). */
 QKV_INTERNAL void qkv__ablate_rate_stats(qkv_lr_result *lrs, const qkv_run_result *runs, int nl, int ns);
 
+/* Every variant of vr[0..nv) against the baseline on one number per run, paired by seed: x[v * ns + s]
+ * is variant v's number at seed s, counted where counted[v * ns + s] is (a pair: both counted; at
+ * most 512 pairs). Into each: pairs, delta (the mean paired difference), delta_ci_lo and _hi (its
+ * bootstrap interval, seeded with QKV_ABLATE_SEED_PAIRED(v)), p_value (the two-sided sign-flip test,
+ * seed + 1), p_holm (Holm over every variant but the baseline) and significant (at
+ * QKV_ABLATE_ALPHA); the baseline's are NaN. The variants that are significant, or -1 (out of
+ * memory). */
+QKV_INTERNAL int qkv__ablate_compare(qkv_variant_result *vr, const double *x, const bool *counted, int nv, int ns,
+                                     int baseline);
+
 /* run s (seed index) of variant v at its chosen rate; NULL when the results carry no runs */
 static inline const qkv_run_result *qkv__ablate_chosen(const qkv_ablate_results *r, int v, int s) {
     return r->runs ? &r->runs[(size_t)v * (size_t)r->cfg->n_seeds + (size_t)s] : NULL;
