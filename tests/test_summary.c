@@ -1,4 +1,4 @@
-/* Tests for qkv summarize (src/ablate/summary*.c, src/cli/summarize.c) on hand-written
+/* Tests for qkv summarize (src/report/summary*.c, src/cli/summarize.c) on hand-written
  * results.json files whose numbers are chosen so every cell is known exactly:
  *   A  recall, d_model 32, 3 seeds: full solved at 400; shared unsolved (budgets 1600, 3200,
  *      3200; a run at a rate not chosen ran 6400), significantly worse; qk_tied solved at 900 by
@@ -280,9 +280,9 @@ START_TEST(summary_main_table_cells) {
             ck_assert_msg(!strcmp(qkv_report_cell(&r.main, j, c), want[j][c]), "row %d column %d: [%s], expected [%s]",
                           j, c, qkv_report_cell(&r.main, j, c), want[j][c]);
     /* the text ablation's statistics as computed: shared's p = 2/2^7, Holm doubles it */
-    const qkv_sum_cell *sh_c = &s.a[2].cells[1];
+    const qkv_metric_stats *sh_c = qkv__sum_stats(&s.a[2], 1);
     ck_assert(fabs(sh_c->p - 2.0 / 128) < 1e-12 && fabs(sh_c->p_holm - 4.0 / 128) < 1e-12 && sh_c->significant);
-    ck_assert(fabs(s.a[2].cells[0].mean - 1.3) < 1e-12);
+    ck_assert(fabs(qkv__sum_stats(&s.a[2], 0)->mean - 1.3) < 1e-12);
     qkv__sum_report_free(&r);
     qkv__summary_free(&s);
 }

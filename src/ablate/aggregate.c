@@ -7,6 +7,7 @@
 #include "ablate/runner.h"
 #include "ablate/stats.h"
 #include "io/fileio.h"
+#include "io/json.h"
 #include "io/strbuf.h"
 #include "train/observe.h"
 #include "train/run_dir.h"
@@ -26,12 +27,13 @@ static double num(const cJSON *j, const char *k) {
     return cJSON_IsNumber(x) ? x->valuedouble : NAN;
 }
 
+/* dir/file's JSON (a file the run wrote), NULL when it cannot be read */
 static cJSON *read_json(const char *dir, const char *file) {
     char path[1400], e[256];
     size_t len;
     snprintf(path, sizeof path, "%s/%s", dir, file);
     char *t = qkv__read_file(path, &len, e, sizeof e);
-    cJSON *j = t ? cJSON_Parse(t) : NULL;
+    cJSON *j = t ? qkv__json_tree(t, len) : NULL;
     free(t);
     return j;
 }
@@ -45,7 +47,7 @@ static int read_curves(const char *dir, qkv_run_result *rr) {
     if (!m) return 0;
     int cap = 0, rc = 0;
     for (char *line = strtok(m, "\n"); line && !rc; line = strtok(NULL, "\n")) {
-        cJSON *j = cJSON_Parse(line);
+        cJSON *j = qkv__json_tree(line, strlen(line));
         double acc = num(j, "eval_accuracy");
         if (j && !isnan(acc)) {
             if (rr->n == cap) {
@@ -84,6 +86,7 @@ static int read_run(const qkv_ablate_plan *p, int r, qkv_run_result *rr, qkv_var
     rr->seed = p->c->seeds[rs->seed];
     rr->lr = p->c->n_lrs ? p->c->lrs[rs->lr] : NAN;
     rr->steps_to_threshold = rr->flat_since = -1;
+    rr->eval_bpb = NAN;
     cJSON *s = read_json(rs->dir, QKV_RUN_SUMMARY);
     if (!s) return 0;
     rr->final_acc = num(s, "eval_accuracy");
@@ -117,20 +120,15 @@ static double metric_value(qkv_ablate_metric m, double acc, double loss) {
     return m == QKV_METRIC_ACCURACY ? acc : m == QKV_METRIC_BPB ? loss / QKV_LN2 : loss;
 }
 
-/* the rate with the best mean validation accuracy, then the lowest mean validation loss, then the
- * first (comparing losses: the lowest mean validation loss, then the first); a run without
- * validation (task.val_fraction 0) counts with its evaluation numbers */
-static void choose_lr(qkv_variant_result *vr, const qkv_run_result *all, int v, int nl, int ns,
-                      qkv_ablate_metric metric) {
-    vr->lr_chosen = 0;
+void qkv__ablate_rate_stats(qkv_lr_result *lrs, const qkv_run_result *runs, int nl, int ns) {
     for (int l = 0; l < nl; l++) {
-        qkv_lr_result *lr = &vr->lrs[l];
+        qkv_lr_result *lr = &lrs[l];
         double acc[512], loss[512];
         int k = 0;
         lr->val_acc_min = INFINITY;
         lr->val_acc_max = -INFINITY;
         for (int s = 0; s < ns && k < 512; s++) {
-            const qkv_run_result *rr = &all[(v * nl + l) * ns + s];
+            const qkv_run_result *rr = &runs[l * ns + s];
             if (!rr->ok) continue;
             lr->lr = rr->lr;
             acc[k] = isfinite(rr->val_final_acc) ? rr->val_final_acc : rr->final_acc;
@@ -143,13 +141,23 @@ static void choose_lr(qkv_variant_result *vr, const qkv_run_result *all, int v, 
         lr->val_acc_mean = qkv_stats_mean(acc, k);
         lr->val_loss_mean = qkv_stats_mean(loss, k);
         if (!k) lr->val_acc_min = lr->val_acc_max = NAN;
-        const qkv_lr_result *b = &vr->lrs[vr->lr_chosen];
+    }
+}
+
+/* the rate with the best mean validation accuracy, then the lowest mean validation loss, then the
+ * first (comparing losses: the lowest mean validation loss, then the first); a run without
+ * validation (task.val_fraction 0) counts with its evaluation numbers */
+static void choose_lr(qkv_variant_result *vr, const qkv_run_result *all, int v, int nl, int ns,
+                      qkv_ablate_metric metric) {
+    qkv__ablate_rate_stats(vr->lrs, all + (size_t)v * nl * ns, nl, ns);
+    vr->lr_chosen = 0;
+    for (int l = 0; l < nl; l++) {
+        const qkv_lr_result *lr = &vr->lrs[l], *b = &vr->lrs[vr->lr_chosen];
         bool better = metric == QKV_METRIC_ACCURACY
                           ? lr->val_acc_mean > b->val_acc_mean ||
                                 (lr->val_acc_mean == b->val_acc_mean && lr->val_loss_mean < b->val_loss_mean)
                           : lr->val_loss_mean < b->val_loss_mean;
-        if (k && (!b->runs_ok || better))
-            vr->lr_chosen = l;
+        if (lr->runs_ok && (!b->runs_ok || better)) vr->lr_chosen = l;
     }
     vr->lr = vr->lrs[vr->lr_chosen].lr;
 }
@@ -248,24 +256,6 @@ static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns
 #undef PUT
 }
 
-/* variant v against the baseline b, paired by seed */
-static void compare(qkv_variant_result *vr, const qkv_run_result *runs, const qkv_run_result *base, int ns,
-                    qkv_ablate_metric metric, uint64_t seed) {
-    double a[512], bb[512], d[512] = {0}; /* zeroed: gcc cannot see that only the first k are read */
-    int k = 0;
-    for (int s = 0; s < ns && k < 512; s++)
-        if (runs[s].ok && base[s].ok) {
-            a[k] = metric_value(metric, runs[s].final_acc, runs[s].final_loss);
-            bb[k] = metric_value(metric, base[s].final_acc, base[s].final_loss);
-            d[k] = a[k] - bb[k];
-            k++;
-        }
-    vr->pairs = k;
-    vr->delta = qkv_stats_mean(d, k);
-    qkv_stats_bootstrap_ci_paired(a, bb, k, RESAMPLES, LEVEL, seed, &vr->delta_ci_lo, &vr->delta_ci_hi);
-    vr->p_value = k ? qkv_stats_signflip_p(d, k, SIGNFLIP_RESAMPLES, seed + 1) : NAN;
-}
-
 void qkv__ablate_results_free(qkv_ablate_results *res) {
     int nv = res->cfg ? res->cfg->n_variants : 0, n = nv * res->n_lrs * (res->cfg ? res->cfg->n_seeds : 0);
     for (int i = 0; res->all_runs && i < n; i++) {
@@ -279,6 +269,10 @@ void qkv__ablate_results_free(qkv_ablate_results *res) {
         free(res->v[v].heat.tokens);
         free(res->v[v].heat.targets);
         free(res->v[v].sample);
+    }
+    for (int i = 0; !res->all_runs && res->runs && i < nv * (res->cfg ? res->cfg->n_seeds : 0); i++) {
+        qkv_run_result *rr = &res->runs[i]; /* without all_runs, the chosen runs own their arrays */
+        free(rr->step); free(rr->eval_acc); free(rr->eval_loss); free(rr->val_acc); free(rr->val_loss);
     }
     free(res->all_runs);
     free(res->runs); /* copies of all_runs' entries: their arrays are all_runs' */
@@ -404,32 +398,62 @@ static void count_missing(qkv_ablate_results *res, const qkv_ablate_plan *p) {
     }
 }
 
-/* every variant against the baseline; Holm over every other variant; -1 out of memory */
-static int compare_variants(qkv_ablate_results *res, const qkv_ablate_config *c) {
-    int nv = c->n_variants, ns = c->n_seeds;
-    double *pv = calloc((size_t)nv, sizeof *pv), *adj = calloc((size_t)nv, sizeof *adj);
-    bool *rej = calloc((size_t)nv, sizeof *rej);
-    if (!pv || !adj || !rej) {
-        free(pv); free(adj); free(rej);
+int qkv__ablate_compare(qkv_variant_result *vr, const double *x, const bool *counted, int nv, int ns, int baseline) {
+    double *pv = calloc((size_t)nv + 1, sizeof *pv), *adj = calloc((size_t)nv + 1, sizeof *adj);
+    double *a = calloc((size_t)ns * 3 + 1, sizeof *a), *bb = a + ns, *d = bb + ns;
+    bool *rej = calloc((size_t)nv + 1, sizeof *rej);
+    if (!pv || !adj || !a || !rej) {
+        free(pv); free(adj); free(a); free(rej);
         return -1;
     }
-    int m = 0;
+    int m = 0, significant = 0;
     for (int v = 0; v < nv; v++) {
-        qkv_variant_result *vr = &res->v[v];
-        vr->p_value = vr->p_holm = vr->delta = vr->delta_ci_lo = vr->delta_ci_hi = NAN;
-        if (v == c->baseline) continue;
-        compare(vr, res->runs + v * ns, res->runs + c->baseline * ns, ns, c->metric, QKV_ABLATE_SEED_PAIRED(v));
-        pv[m++] = vr->p_value;
+        qkv_variant_result *r = &vr[v];
+        r->p_value = r->p_holm = r->delta = r->delta_ci_lo = r->delta_ci_hi = NAN;
+        r->pairs = 0;
+        r->significant = false;
+        if (v == baseline) continue;
+        int k = 0;
+        for (int s = 0; s < ns && k < 512; s++)
+            if (counted[v * ns + s] && counted[baseline * ns + s]) {
+                a[k] = x[v * ns + s];
+                bb[k] = x[baseline * ns + s];
+                d[k] = a[k] - bb[k];
+                k++;
+            }
+        uint64_t seed = QKV_ABLATE_SEED_PAIRED(v);
+        r->pairs = k;
+        r->delta = qkv_stats_mean(d, k);
+        qkv_stats_bootstrap_ci_paired(a, bb, k, RESAMPLES, LEVEL, seed, &r->delta_ci_lo, &r->delta_ci_hi);
+        r->p_value = k ? qkv_stats_signflip_p(d, k, SIGNFLIP_RESAMPLES, seed + 1) : NAN;
+        pv[m++] = r->p_value;
     }
     qkv_stats_holm(pv, m, ALPHA, adj, rej);
     for (int v = 0, k = 0; v < nv; v++) {
-        if (v == c->baseline) continue;
-        res->v[v].p_holm = adj[k];
-        res->v[v].significant = rej[k] && isfinite(res->v[v].p_value);
-        res->significant += res->v[v].significant;
+        if (v == baseline) continue;
+        vr[v].p_holm = adj[k];
+        vr[v].significant = rej[k] && isfinite(vr[v].p_value);
+        significant += vr[v].significant;
         k++;
     }
-    free(pv); free(adj); free(rej);
+    free(pv); free(adj); free(a); free(rej);
+    return significant;
+}
+
+/* every variant against the baseline on the sweep's metric, over the seeds both finished; -1 out of memory */
+static int compare_variants(qkv_ablate_results *res, const qkv_ablate_config *c) {
+    int n = c->n_variants * c->n_seeds;
+    double *x = calloc((size_t)n + 1, sizeof *x);
+    bool *ok = calloc((size_t)n + 1, sizeof *ok);
+    for (int k = 0; x && ok && k < n; k++) {
+        x[k] = metric_value(c->metric, res->runs[k].final_acc, res->runs[k].final_loss);
+        ok[k] = res->runs[k].ok;
+    }
+    int sig = x && ok ? qkv__ablate_compare(res->v, x, ok, c->n_variants, c->n_seeds, c->baseline) : -1;
+    free(x);
+    free(ok);
+    if (sig < 0) return -1;
+    res->significant = sig;
     return 0;
 }
 

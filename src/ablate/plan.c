@@ -2,6 +2,7 @@
  * (see plan.h). */
 #include "ablate/plan.h"
 #include "io/fileio.h"
+#include "io/json.h"
 #include "io/strbuf.h"
 #include "train/run_dir.h"
 
@@ -166,7 +167,7 @@ void qkv__ablate_run_state(const qkv_ablate_plan *p, int r, qkv_ablate_run_state
     char *text = sum && exists(sum) ? qkv__read_file(sum, &len, e, sizeof e) : NULL;
     free(ck);
     free(sum);
-    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    cJSON *j = text ? qkv__json_tree(text, len) : NULL;
     free(text);
     if (!j) return;
     const cJSON *steps = cJSON_GetObjectItemCaseSensitive(j, "steps");

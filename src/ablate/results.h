@@ -1,4 +1,6 @@
-/* Internal: an ablation's results as the runner aggregates them and the report renders them. */
+/* Internal: an ablation's results, the one model of them: aggregate.c makes it from the runs of a
+ * sweep, results_read.c from the results.json that the report wrote, and the report, qkv summarize
+ * and the documents' generated blocks (src/report/) all start from it. */
 #ifndef QKV_ABLATE_RESULTS_H
 #define QKV_ABLATE_RESULTS_H
 
@@ -35,6 +37,8 @@ typedef struct qkv_run_result {
     long long steps_to_threshold;   /* solved_at: the first evaluated step at the threshold; -1 none */
     long long flat_since;           /* -1 while improving */
     double xz_bpb, unigram_bpb;     /* the text task: its baselines in bits per byte (summary.json); NaN otherwise */
+    double eval_bpb;                /* its evaluation bits per byte where results.json records one (qkv writes none:
+                                     * NaN, and bits per byte are the evaluation loss / ln 2) */
 } qkv_run_result;
 
 /* Attention diagnostics, averaged over layers, heads, seeds and the query rows of the
@@ -70,7 +74,7 @@ typedef struct qkv_lr_result {
 typedef struct qkv_variant_result {
     char name[QKV_ABLATE_NAME];
     char sets[512];                 /* the variant's overrides, joined with spaces */
-    int64_t attn_params, params;
+    int64_t attn_params, params;    /* -1: not recorded (read from a results.json without them) */
     int64_t baseline_params;        /* the baseline's count, for a matched control */
     int matched_d_ff;               /* the width that matches it (0: not matched) */
     qkv_lr_result *lrs;             /* n_lrs: the grid (one entry without one) */
@@ -89,7 +93,8 @@ typedef struct qkv_variant_result {
      * their budgets and how many were still improving, flat since (earliest, latest) */
     int solved, unsolved, unsolved_improving;
     long long steps_median;         /* median solved_at, unsolved counted as later than any; -1: not reached */
-    long long budget_min, budget_max, flat_min, flat_max;
+    long long budget_min, budget_max, flat_min, flat_max; /* INT64_MAX and -1 where there is none; read from a
+                                     * results.json without runs, the budgets are its variant's "budget" */
     char verdicts[256];             /* "3/5 solved (median step 850), 2/5 unsolved at 4000, flat since 1500" */
     int reached;                    /* = solved (kept for the older columns) */
     double seconds;                 /* mean wall time of a run */
@@ -104,22 +109,23 @@ typedef struct qkv_variant_result {
 typedef struct qkv_ablate_results {
     const qkv_ablate_config *cfg;
     qkv_variant_result *v;          /* cfg->n_variants */
-    qkv_run_result *runs;           /* the chosen rate's runs: n_variants x n_seeds, variant-major */
-    qkv_run_result *all_runs;       /* every run: n_variants x n_lrs x n_seeds (plan.h order) */
+    qkv_run_result *runs;           /* the chosen rate's runs: n_variants x n_seeds, variant-major (copies of
+                                     * all_runs' entries, sharing their arrays; without all_runs, their own) */
+    qkv_run_result *all_runs;       /* every run: n_variants x n_lrs x n_seeds (plan.h order); may be NULL */
     int n_lrs;                      /* learning rates per variant (1 without a grid) */
     int significant;                /* variants whose difference from the baseline is significant */
     long long max_solved_at;        /* the sweep's largest solved_at (-1: none), which set the budget */
-    int missing;                    /* runs without a finished session (a partial report) */
+    int missing;                    /* runs without a finished session (a partial report); -1: not recorded */
     int unobserved;                 /* finished chosen runs without recorded attention diagnostics */
     /* how the runs drew their samples (train/observe.h), for the report to say */
     const char *sample_prompt;
     int sample_bytes, sample_seed;
     double sample_temperature;
-    int to_extend;                  /* finished runs that the sweep would still extend */
+    int to_extend;                  /* finished runs that the sweep would still extend; -1: not recorded */
     char *base_config_json;         /* the effective config of the first variant's first run */
     char task[32];                  /* the baseline's task ("recall", "text"; "" unknown) */
     int d_model, layers, heads;     /* the baseline's model size (0: unknown), for sizes across ablations */
-    const char *version;
+    char version[32];               /* of the qkv that wrote the report ("": unknown) */
     double wall_seconds;            /* this invocation (finished runs it reused cost nothing) */
     int jobs;
 } qkv_ablate_results;
@@ -131,5 +137,37 @@ struct qkv_ablate_plan;
 QKV_INTERNAL int qkv__ablate_aggregate(qkv_ablate_results *r, const struct qkv_ablate_plan *p, bool quiet,
                                        char *err, int errlen);
 QKV_INTERNAL void qkv__ablate_results_free(qkv_ablate_results *r);
+
+/* Read DIR/results.json (the report's, report_json.c) into r and what it records of the sweep's
+ * config into c (title, threshold, baseline, metric, seeds, learning rates, variant names; r->cfg =
+ * c), strictly: a missing directory or file, bad JSON, a key of the wrong type or range, a variant
+ * named twice or an unknown baseline is one line in err naming the file and the key. Keys an older
+ * qkv did not write are optional. The chosen runs are placed by seed (r->runs, a run that is not
+ * there: not ok); every run is in r->all_runs when each variant lists one per rate and seed (else
+ * all_runs is NULL). What results.json does not hold (the heatmaps, samples, score grids, the base
+ * config, the unsolved runs' trends when it has no runs) is left empty. 0, or -1 (r and c are then
+ * empty); free with qkv__ablate_results_free and qkv_ablate_config_free. */
+QKV_INTERNAL int qkv__ablate_results_read(qkv_ablate_results *r, qkv_ablate_config *c, const char *dir, char *err,
+                                          int errlen);
+
+/* Each rate's validation numbers of one variant over its runs there (runs[l * ns + s], l < nl):
+ * finished runs, mean, least and most validation accuracy (evaluation accuracy without a
+ * validation set), mean validation loss (NaN without a finished run). */
+QKV_INTERNAL void qkv__ablate_rate_stats(qkv_lr_result *lrs, const qkv_run_result *runs, int nl, int ns);
+
+/* Every variant of vr[0..nv) against the baseline on one number per run, paired by seed: x[v * ns + s]
+ * is variant v's number at seed s, counted where counted[v * ns + s] is (a pair: both counted; at
+ * most 512 pairs). Into each: pairs, delta (the mean paired difference), delta_ci_lo and _hi (its
+ * bootstrap interval, seeded with QKV_ABLATE_SEED_PAIRED(v)), p_value (the two-sided sign-flip test,
+ * seed + 1), p_holm (Holm over every variant but the baseline) and significant (at
+ * QKV_ABLATE_ALPHA); the baseline's are NaN. The variants that are significant, or -1 (out of
+ * memory). */
+QKV_INTERNAL int qkv__ablate_compare(qkv_variant_result *vr, const double *x, const bool *counted, int nv, int ns,
+                                     int baseline);
+
+/* run s (seed index) of variant v at its chosen rate; NULL when the results carry no runs */
+static inline const qkv_run_result *qkv__ablate_chosen(const qkv_ablate_results *r, int v, int s) {
+    return r->runs ? &r->runs[(size_t)v * (size_t)r->cfg->n_seeds + (size_t)s] : NULL;
+}
 
 #endif

@@ -146,7 +146,7 @@ static int report_sweep(const qkv_ablate_config *c, const char *out_dir, const q
     if (!o->quiet) fprintf(stderr, "qkv ablate: aggregating and drawing the report\n");
     int rc = qkv__ablate_aggregate(&res, &p, o->quiet, err, errlen);
     if (!rc) {
-        res.version = QKV_VERSION;
+        snprintf(res.version, sizeof res.version, "%s", QKV_VERSION);
         res.jobs = o->jobs;
         res.wall_seconds = qkv_clock_seconds() - t0;
         rc = qkv__report_write(&res, p.out, o->quiet ? NULL : stdout, err, errlen);

@@ -4,6 +4,7 @@
 #include "io/utf8.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -300,4 +301,100 @@ void qkv__json_line_col(const char *text, size_t pos, int *line, int *col) {
         if (text[i] == '\n') l++, last = i + 1;
     *line = l;
     *col = (int)(pos - last) + 1;
+}
+
+cJSON *qkv__json_tree(const char *text, size_t len) {
+    static const qkv_json_opts RULES = {.max_depth = 64, .reject_nul = true};
+    qkv_json_error e;
+    cJSON *root;
+    return qkv__json_parse(text, len, &RULES, &root, &e) ? NULL : root;
+}
+
+/* ---- typed reading ------------------------------------------------------------------------ */
+
+/* a JSON value in a few characters, for "got ..." */
+static void show(const cJSON *v, char *dst, size_t n) {
+    if (cJSON_IsString(v)) snprintf(dst, n, "\"%.40s%s\"", v->valuestring, strlen(v->valuestring) > 40 ? "..." : "");
+    else if (cJSON_IsNumber(v)) snprintf(dst, n, "%.6g", v->valuedouble);
+    else if (cJSON_IsBool(v)) snprintf(dst, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    else if (cJSON_IsNull(v)) snprintf(dst, n, "null");
+    else if (cJSON_IsArray(v)) snprintf(dst, n, "an array");
+    else snprintf(dst, n, "an object");
+}
+
+void qkv__json_wrong(qkv_json_reader *r, const char *where, const char *key, const char *what, const cJSON *v) {
+    if (r->bad) return;
+    char got[64];
+    if (v) show(v, got, sizeof got);
+    snprintf(r->err, (size_t)r->errlen, "%s: %s%s: expected %s, %s%s", r->label, where, key, what, v ? "got " : "",
+             v ? got : "missing");
+    r->bad = true;
+}
+
+/* o[key], NULL when o is NULL or has no such key */
+static const cJSON *item(const cJSON *o, const char *key) {
+    return o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+double qkv__json_num(qkv_json_reader *r, const cJSON *o, const char *where, const char *key) {
+    const cJSON *v = item(o, key);
+    if (!v || cJSON_IsNull(v)) return NAN;
+    if (!cJSON_IsNumber(v)) {
+        qkv__json_wrong(r, where, key, "a number or null", v);
+        return NAN;
+    }
+    return r->bad ? NAN : v->valuedouble;
+}
+
+double qkv__json_num_in(qkv_json_reader *r, const cJSON *o, const char *where, const char *key, double lo,
+                        double hi) {
+    double x = qkv__json_num(r, o, where, key);
+    if (!isnan(x) && !(x >= lo && x <= hi)) {
+        char what[64];
+        if (isinf(hi)) snprintf(what, sizeof what, "a number >= %g or null", lo);
+        else snprintf(what, sizeof what, "a number in [%g, %g] or null", lo, hi);
+        qkv__json_wrong(r, where, key, what, item(o, key));
+        return NAN;
+    }
+    return x;
+}
+
+long long qkv__json_count(qkv_json_reader *r, const cJSON *o, const char *where, const char *key) {
+    double x = qkv__json_num(r, o, where, key);
+    if (isnan(x)) return -1;
+    if (!(x >= 0 && x <= 9007199254740992.0) || x != floor(x)) {
+        qkv__json_wrong(r, where, key, "a whole number >= 0 or null", item(o, key));
+        return -1;
+    }
+    return (long long)x;
+}
+
+const char *qkv__json_str(qkv_json_reader *r, const cJSON *o, const char *where, const char *key, bool required) {
+    const cJSON *v = item(o, key);
+    if ((!v || cJSON_IsNull(v)) && !required) return NULL;
+    if (!cJSON_IsString(v)) {
+        qkv__json_wrong(r, where, key, required ? "a string" : "a string or null", v);
+        return NULL;
+    }
+    return r->bad ? NULL : v->valuestring;
+}
+
+bool qkv__json_bool(qkv_json_reader *r, const cJSON *o, const char *where, const char *key, bool dflt) {
+    const cJSON *v = item(o, key);
+    if (!v || cJSON_IsNull(v)) return dflt;
+    if (!cJSON_IsBool(v)) {
+        qkv__json_wrong(r, where, key, "true, false or null", v);
+        return dflt;
+    }
+    return r->bad ? dflt : cJSON_IsTrue(v);
+}
+
+const cJSON *qkv__json_array(qkv_json_reader *r, const cJSON *o, const char *where, const char *key, bool required) {
+    const cJSON *v = item(o, key);
+    if (!v && !required) return NULL;
+    if (!cJSON_IsArray(v)) {
+        qkv__json_wrong(r, where, key, "an array", v);
+        return NULL;
+    }
+    return r->bad ? NULL : v;
 }

@@ -1,5 +1,5 @@
-/* Strict JSON reading: the one reader for configs, --set values, ablation files and safetensors
- * headers.
+/* Strict JSON reading: the one reader for configs, --set values, ablation files, the files a
+ * run and a sweep write (summary.json, metrics.jsonl, results.json) and safetensors headers.
  *
  * A syntax scanner checks the text against RFC 8259 and stops at the first error with its byte
  * offset and a message naming the usual mistake ("trailing comma before '}'", "keys need double
@@ -63,5 +63,43 @@ QKV_INTERNAL int qkv__json_check(const char *text, size_t len, const qkv_json_op
 QKV_INTERNAL int qkv__json_parse(const char *text, size_t len, const qkv_json_opts *o, struct cJSON **out, qkv_json_error *e);
 /* line and column (both from 1; a column counts bytes) of byte offset pos in text */
 QKV_INTERNAL void qkv__json_line_col(const char *text, size_t pos, int *line, int *col);
+/* the tree of text[0..len) that qkv wrote itself and reads back without saying why it cannot (a
+ * run's summary.json, a line of its metrics.jsonl): strict, nested up to 64 levels, no \u0000;
+ * NULL when it is not one JSON value, or out of memory (free with cJSON_Delete) */
+QKV_INTERNAL struct cJSON *qkv__json_tree(const char *text, size_t len);
+
+/* ---- typed reading of a parsed document --------------------------------------------------------
+ * For a file that qkv wrote and a person may have edited (an ablation's results.json). Each getter
+ * reads o[key] (o NULL: every key absent); its message names the key as WHERE KEY, where being the
+ * path to o ("variants[2]."). The first value of the wrong type or range puts "LABEL: WHEREKEY:
+ * expected WHAT, got VALUE" (VALUE "missing" when absent) in err and sets bad; from then on the
+ * getters return their defaults and leave err as it is, so a reader checks bad once at the end. */
+typedef struct qkv_json_reader {
+    const char *label;   /* the file, first in every message */
+    char *err;
+    int errlen;
+    bool bad;            /* a message is in err */
+} qkv_json_reader;
+
+/* the message "LABEL: WHEREKEY: expected WHAT, got VALUE" for v (NULL: "missing"), unless one is there */
+QKV_INTERNAL void qkv__json_wrong(qkv_json_reader *r, const char *where, const char *key, const char *what,
+                                  const struct cJSON *v);
+/* a number; NaN when absent or null */
+QKV_INTERNAL double qkv__json_num(qkv_json_reader *r, const struct cJSON *o, const char *where, const char *key);
+/* a number in [lo, hi] (hi may be INFINITY); NaN when absent or null */
+QKV_INTERNAL double qkv__json_num_in(qkv_json_reader *r, const struct cJSON *o, const char *where, const char *key,
+                                     double lo, double hi);
+/* a whole number in [0, 2^53]; -1 when absent or null */
+QKV_INTERNAL long long qkv__json_count(qkv_json_reader *r, const struct cJSON *o, const char *where,
+                                       const char *key);
+/* a string (borrowed from the tree); NULL when absent or null, which is wrong when required */
+QKV_INTERNAL const char *qkv__json_str(qkv_json_reader *r, const struct cJSON *o, const char *where, const char *key,
+                                       bool required);
+/* true or false; dflt when absent or null */
+QKV_INTERNAL bool qkv__json_bool(qkv_json_reader *r, const struct cJSON *o, const char *where, const char *key,
+                                 bool dflt);
+/* an array; NULL when absent (which is wrong when required; null is never an array) */
+QKV_INTERNAL const struct cJSON *qkv__json_array(qkv_json_reader *r, const struct cJSON *o, const char *where,
+                                                 const char *key, bool required);
 
 #endif

@@ -57,11 +57,11 @@ int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *ta
     qkv_report_doc results, page;
     char *md = NULL, *csv = NULL, *json = NULL, *rmd = NULL, *html = NULL;
     int built = qkv__report_build(&p, r, out_dir);
-    qkv__report_doc_init(&results, p.title);
-    qkv__report_doc_init(&page, p.title);
+    qkv__report_doc_init(&results, p.facts.title);
+    qkv__report_doc_init(&page, p.facts.title);
     if (built || qkv__report_layout_results(&results, &p) || qkv__report_layout_page(&page, &p)) goto oom;
     md = qkv__report_render_md(&results);
-    csv = qkv__report_render_csv(&p);
+    csv = qkv__report_render_csv(&p.fields.variants);
     json = qkv__report_render_json(&p);
     rmd = qkv__report_render_md(&page);
     html = qkv__report_render_html(&page);
@@ -73,7 +73,8 @@ int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *ta
     }
     if (write_text(out_dir, "results.md", md, err, errlen) || write_text(out_dir, "results.csv", csv, err, errlen) ||
         write_text(out_dir, "results.json", json, err, errlen) ||
-        write_figures(out_dir, p.plots, p.n_plots, err, errlen) || write_figures(out_dir, p.maps, p.nv, err, errlen) ||
+        write_figures(out_dir, p.figures.plots, p.figures.n_plots, err, errlen) ||
+        write_figures(out_dir, p.figures.maps, p.figures.n_maps, err, errlen) ||
         write_text(out_dir, "report.md", rmd, err, errlen) || write_text(out_dir, "report.html", html, err, errlen))
         goto done;
     rc = 0;

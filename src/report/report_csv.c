@@ -1,5 +1,5 @@
-/* results.csv: a header of the fields' CSV names and one row per variant (RFC 4180 quoting;
- * numbers in %.6g, which round-trips the precision anyone reads from a table). */
+/* A CSV file of records (results.csv, summary.csv): a header of the fields' CSV names and one
+ * row per record (RFC 4180 quoting; numbers in %.6g, the precision anyone reads from a table). */
 #include "report/report_render.h"
 
 #include <string.h>
@@ -18,8 +18,7 @@ static void csv_value(qkv_strbuf *b, const qkv_report_field *f, const qkv_report
 }
 
 /* the fields with a CSV name, in list order */
-char *qkv__report_render_csv(const qkv_report *p) {
-    const qkv_report_records *rec = &p->variant_fields;
+char *qkv__report_render_csv(const qkv_report_records *rec) {
     qkv_strbuf b;
     qkv__strbuf_init(&b);
     bool first = true;

@@ -1,21 +1,28 @@
-/* Internal: the ablation report's data, computed once from a qkv_ablate_results (ablate.h)
- * and then only read: report_layout.c arranges it into a document, report_md.c and
- * report_html.c render that document, report_csv.c and report_json.c render the fields.
+/* Internal: the report's data. First the rendering toolkit's parts (tables of text cells, typed
+ * fields, figures), which the report and qkv summarize both fill; then the ablation
+ * report, built once from the results model (ablate/results.h) and then only read:
+ * report_layout.c arranges it into a document, report_md.c and report_html.c render that
+ * document, report_csv.c and report_json.c render the fields.
  *
- * Where things are decided, so that an addition is one local change:
+ * Each part of the report is made by one builder from its inputs, in report_data.c's order:
+ *   - the facts the sentences state (title, threshold, task, durations): report_data.c;
+ *   - the findings (sides, pairs, what the seeds can show): ablate/findings.h;
+ *   - a curve metric over training steps: ablate/curves.c;
  *   - a column of the Markdown/HTML tables: a line in a column list in report_tables.c;
  *   - a column of results.csv or a key of results.json: a line in report_fields.c;
- *   - a plot: a line in report_plots.c's list (it then appears under "Training curves",
- *     is written to plots/ and is linked from report.md and inlined in report.html);
- *   - a curve metric over training steps: report_curves.c.
+ *   - a plot: a line in report_plots.c's list (it then appears under "Training curves", is written
+ *     to plots/, linked from report.md and inlined in report.html).
  * The renderers follow generically. */
 #ifndef QKV_REPORT_DATA_H
 #define QKV_REPORT_DATA_H
 
 #include "qkv_api.h"
 
+#include <math.h>
 #include <stdbool.h>
 
+#include "ablate/curves.h"
+#include "ablate/findings.h"
 #include "ablate/results.h"
 
 #define QKV_REPORT_CELL 640             /* one table cell's text */
@@ -25,7 +32,7 @@
 
 typedef struct qkv_report_table {
     int rows, cols;
-    const char **head;                  /* cols headers (static text or owned by the qkv_report) */
+    const char **head;                  /* cols headers (static text or owned by the table's maker) */
     bool *right;                        /* cols: right-aligned (numbers) */
     char (*cell)[QKV_REPORT_CELL];      /* rows x cols, row-major */
 } qkv_report_table;
@@ -49,13 +56,28 @@ typedef struct qkv_report_value {
     qkv_report_kind kind;
     double num;
     long long i;
-    const char *str;                    /* points into the results */
+    const char *str;                    /* borrowed from what the records were made from */
     bool b;
 } qkv_report_value;
 
+/* a value of each kind (a non-finite number is missing) */
+static inline qkv_report_value qkv_report_missing(void) { return (qkv_report_value){.kind = QKV_REPORT_MISSING}; }
+static inline qkv_report_value qkv_report_num(double x) {
+    return isfinite(x) ? (qkv_report_value){.kind = QKV_REPORT_NUM, .num = x} : qkv_report_missing();
+}
+static inline qkv_report_value qkv_report_int(long long i) {
+    return (qkv_report_value){.kind = QKV_REPORT_INT, .i = i};
+}
+static inline qkv_report_value qkv_report_str(const char *s) {
+    return (qkv_report_value){.kind = QKV_REPORT_STR, .str = s};
+}
+static inline qkv_report_value qkv_report_bool(bool b) {
+    return (qkv_report_value){.kind = QKV_REPORT_BOOL, .b = b};
+}
+
 typedef struct qkv_report_field {
-    const char *csv;                    /* results.csv column name; NULL: not in the CSV */
-    const char *json;                   /* results.json key; NULL: not in the JSON */
+    const char *csv;                    /* the CSV column's name; NULL: not in the CSV */
+    const char *json;                   /* the JSON key; NULL: not in the JSON */
     const char *csv_missing;            /* the CSV text of a missing value; NULL: empty */
 } qkv_report_field;
 
@@ -71,20 +93,12 @@ static inline const qkv_report_value *qkv_report_value_at(const qkv_report_recor
     return &rec->v[(size_t)r * (size_t)rec->n_fields + (size_t)f];
 }
 
-/* ---- curves: a variant's evaluations over training steps, summarised over seeds ------------ */
-
-enum { QKV_REPORT_ACC, QKV_REPORT_LOSS, QKV_REPORT_METRICS };
-
-/* mean, minimum and maximum over the finished runs at each step (NaN: no run has a value) */
-typedef struct qkv_report_band {
-    double *mean, *lo, *hi;
-} qkv_report_band;
-
-typedef struct qkv_report_curve {
-    int n;                              /* evaluated steps (0: no finished run has any) */
-    double *x;                          /* n steps; owns the one allocation behind every array */
-    qkv_report_band y[QKV_REPORT_METRICS];
-} qkv_report_curve;
+/* report_doc.c: room for rows x cols cells (headers borrowed) or rows x n_fields values; 0 or -1
+ * (out of memory: then still safe to free) */
+QKV_INTERNAL int qkv__report_table_alloc(qkv_report_table *t, int rows, int cols);
+QKV_INTERNAL void qkv__report_table_free(qkv_report_table *t);
+QKV_INTERNAL int qkv__report_records_alloc(qkv_report_records *rec, int rows, int n_fields);
+QKV_INTERNAL void qkv__report_records_free(qkv_report_records *rec);
 
 /* ---- figures: SVG files under plots/ ---------------------------------------------------------- */
 
@@ -94,56 +108,72 @@ typedef struct qkv_report_figure {
     char *svg;                          /* NULL: no figure */
 } qkv_report_figure;
 
-/* ---- the report --------------------------------------------------------------------------- */
+/* ---- the report's parts, each its builder's product ------------------------------------------ */
 
-typedef struct qkv_report {
-    const qkv_ablate_results *r;
-    const qkv_ablate_config *cfg;
-    int nv;                             /* variants */
+/* what the sentences state about the sweep, in words */
+typedef struct qkv_report_facts {
     char title[1100];
     char thr[32];                       /* the threshold as a percentage: "99%" */
-    char task[64];                      /* the task's name from the effective config, or "" */
+    char task[64];                      /* the baseline's task, or "" */
     bool text_task;                     /* its tokens are bytes: label them as characters */
     char duration[64];                  /* this invocation's wall time in words (reused runs cost it nothing) */
     char run_duration[64];              /* the finished runs' own times, summed, in words ("": none recorded) */
     int failed_runs;
     char *command;                      /* the shell command that runs the ablation again */
+} qkv_report_facts;
+
+/* report_tables.c: the results, attention diagnostics and variants tables (headers their own) */
+typedef struct qkv_report_tables {
+    qkv_report_table results, diag, variants;
     char steps_head[64];                /* the results table's verdicts column header */
     char delta_head[QKV_ABLATE_NAME + 48]; /* its difference-from-the-baseline column header */
-    qkv_report_curve *curves;           /* nv */
-    qkv_report_table results, diag, variants;
-    qkv_report_records variant_fields;  /* nv rows */
-    qkv_report_records run_fields;      /* nv x n_seeds rows, variant-major; 0 without runs */
-    qkv_report_figure *plots;           /* n_plots summary plots, in report order */
+} qkv_report_tables;
+
+/* report_fields.c: results.csv's columns and results.json's keys */
+typedef struct qkv_report_fields {
+    qkv_report_records variants;        /* a row per variant */
+    qkv_report_records runs;            /* a row per run of all_runs (plan order); none without all_runs */
+} qkv_report_fields;
+
+/* report_plots.c: the summary plots and each variant's attention map */
+typedef struct qkv_report_figures {
+    qkv_report_figure *plots;           /* n_plots, in report order */
     int n_plots;
-    qkv_report_figure *maps;            /* nv attention maps (svg NULL: none recorded) */
+    qkv_report_figure *maps;            /* n_maps = variants (svg NULL: none recorded) */
+    int n_maps;
+} qkv_report_figures;
+
+typedef struct qkv_report {
+    const qkv_ablate_results *r;
+    const qkv_ablate_config *cfg;       /* r's */
+    int nv;                             /* variants */
+    qkv_report_facts facts;
+    qkv_ablate_findings findings;
+    qkv_ablate_curve *curves;           /* nv (ablate/curves.h) */
+    qkv_report_tables tables;
+    qkv_report_fields fields;
+    qkv_report_figures figures;
 } qkv_report;
 
-/* report_data.c: everything above from r (out_dir goes into the command); 0, or -1 when out
+/* report_data.c: every part from r, in order (out_dir goes into the command); 0, or -1 when out
  * of memory (p is then still safe to free) */
 QKV_INTERNAL int qkv__report_build(qkv_report *p, const qkv_ablate_results *r, const char *out_dir);
 /* frees what qkv__report_build allocated, complete or not */
 QKV_INTERNAL void qkv__report_free(qkv_report *p);
-/* run s of variant v, or NULL when the results carry no runs */
-QKV_INTERNAL const qkv_run_result *qkv__report_run(const qkv_report *p, int v, int s);
 
-/* report_curves.c: variant v's curve (n = 0 without evaluations); 0 or -1 (out of memory) */
-QKV_INTERNAL int qkv__report_curve_build(qkv_report_curve *c, const qkv_report *p, int v);
-/* frees a curve's arrays */
-QKV_INTERNAL void qkv__report_curve_free(qkv_report_curve *c);
+/* report_tables.c: r's tables, thr the threshold in words; 0 or -1 (out of memory) */
+QKV_INTERNAL int qkv__report_tables(qkv_report_tables *t, const qkv_ablate_results *r, const char *thr);
+QKV_INTERNAL void qkv__report_tables_free(qkv_report_tables *t);
 
-/* report_tables.c: p->results, p->diag and p->variants; 0 or -1 (out of memory) */
-QKV_INTERNAL int qkv__report_tables_build(qkv_report *p);
-/* frees a table's arrays (its headers are borrowed) */
-QKV_INTERNAL void qkv__report_table_free(qkv_report_table *t);
+/* report_fields.c: r's fields; 0 or -1 (out of memory) */
+QKV_INTERNAL int qkv__report_fields(qkv_report_fields *f, const qkv_ablate_results *r);
+QKV_INTERNAL void qkv__report_fields_free(qkv_report_fields *f);
 
-/* report_fields.c: p->variant_fields and p->run_fields; 0 or -1 (out of memory) */
-QKV_INTERNAL int qkv__report_fields_build(qkv_report *p);
-/* frees the records' arrays (their strings are borrowed) */
-QKV_INTERNAL void qkv__report_records_free(qkv_report_records *rec);
-
-/* report_plots.c: p->plots and p->maps from p->curves and the heatmaps; 0 or -1 (out of
- * memory, or a heatmap the SVG writer refused) */
-QKV_INTERNAL int qkv__report_plots_build(qkv_report *p);
+/* report_plots.c: r's plots from its curves (one per variant) and its heatmaps, thr the
+ * threshold in words, text: label tokens as characters; 0 or -1 (out of memory, or a heatmap the
+ * SVG writer refused) */
+QKV_INTERNAL int qkv__report_figures(qkv_report_figures *f, const qkv_ablate_results *r,
+                                     const qkv_ablate_curve *curves, const char *thr, bool text);
+QKV_INTERNAL void qkv__report_figures_free(qkv_report_figures *f);
 
 #endif

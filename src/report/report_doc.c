@@ -1,5 +1,6 @@
 /* The report's format-independent document (see report_doc.h): appending blocks and spans.
- * Appends never fail loudly: running out of memory sets doc->oom, checked once at the end. */
+ * Appends never fail loudly: running out of memory sets doc->oom, checked once at the end. And
+ * the room for the tables and records that documents and renderers borrow (report_data.h). */
 #include "report/report_doc.h"
 
 #include <stdarg.h>
@@ -144,4 +145,40 @@ void qkv__report_doc_table(qkv_report_doc *doc, const qkv_report_table *t) {
 void qkv__report_doc_figure(qkv_report_doc *doc, const qkv_report_figure *f) {
     qkv_report_block *b = add(doc, QKV_BLOCK_FIGURE);
     if (b) b->figure = f;
+}
+
+/* ---- tables and records -------------------------------------------------------------------- */
+
+int qkv__report_table_alloc(qkv_report_table *t, int rows, int cols) {
+    memset(t, 0, sizeof *t);
+    t->rows = rows;
+    t->cols = cols;
+    t->head = calloc((size_t)cols + 1, sizeof *t->head);
+    t->right = calloc((size_t)cols + 1, sizeof *t->right);
+    t->cell = calloc((size_t)rows * (size_t)cols + 1, sizeof *t->cell);
+    return t->head && t->right && t->cell ? 0 : -1;
+}
+
+/* the headers are borrowed, the arrays owned */
+void qkv__report_table_free(qkv_report_table *t) {
+    free(t->head);
+    free(t->right);
+    free(t->cell);
+    memset(t, 0, sizeof *t);
+}
+
+int qkv__report_records_alloc(qkv_report_records *rec, int rows, int n_fields) {
+    memset(rec, 0, sizeof *rec);
+    rec->rows = rows;
+    rec->n_fields = n_fields;
+    rec->fields = calloc((size_t)n_fields + 1, sizeof *rec->fields);
+    rec->v = calloc((size_t)rows * (size_t)n_fields + 1, sizeof *rec->v);
+    return rec->fields && rec->v ? 0 : -1;
+}
+
+/* the names are copied, the strings in the values borrowed */
+void qkv__report_records_free(qkv_report_records *rec) {
+    free(rec->fields);
+    free(rec->v);
+    memset(rec, 0, sizeof *rec);
 }

@@ -64,14 +64,14 @@ static bool j_variant(cJSON *vars, const qkv_report *p, int i) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return false;
     cJSON_AddItemToArray(vars, o);
-    j_fields(o, &p->variant_fields, i);
+    j_fields(o, &p->fields.variants, i);
     cJSON *runs = cJSON_AddArrayToObject(o, "runs");
     int per = p->r->n_lrs * p->cfg->n_seeds; /* the variant's runs: every rate x seed */
-    for (int k = 0; runs && k < per && p->run_fields.rows > 0; k++) {
+    for (int k = 0; runs && k < per && p->fields.runs.rows > 0; k++) {
         cJSON *ro = cJSON_CreateObject();
         if (!ro) break;
         cJSON_AddItemToArray(runs, ro);
-        j_fields(ro, &p->run_fields, i * per + k);
+        j_fields(ro, &p->fields.runs, i * per + k);
         j_curve(ro, &p->r->all_runs[i * per + k]);
     }
     return true;
@@ -82,12 +82,12 @@ char *qkv__report_render_json(const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
-    cJSON_AddStringToObject(root, "title", p->title);
+    cJSON_AddStringToObject(root, "title", p->facts.title);
     j_num(root, "threshold", cfg->threshold);
     cJSON_AddStringToObject(root, "baseline", cfg->variants[cfg->baseline].name);
     cJSON_AddStringToObject(root, "metric", QKV_METRIC_NAMES[cfg->metric]);
     /* what was trained, as the baseline has it (null: unknown): qkv summarize's size axis */
-    if (p->task[0]) cJSON_AddStringToObject(root, "task", p->task);
+    if (p->facts.task[0]) cJSON_AddStringToObject(root, "task", p->facts.task);
     else cJSON_AddNullToObject(root, "task");
     j_count(root, "d_model", p->r->d_model);
     j_count(root, "layers", p->r->layers);
@@ -99,7 +99,7 @@ char *qkv__report_render_json(const qkv_report *p) {
     cJSON *seeds = cJSON_AddArrayToObject(root, "seeds");
     for (int s = 0; seeds && s < cfg->n_seeds; s++)
         cJSON_AddItemToArray(seeds, cJSON_CreateNumber((double)cfg->seeds[s]));
-    if (p->r->version) cJSON_AddStringToObject(root, "version", p->r->version);
+    if (p->r->version[0]) cJSON_AddStringToObject(root, "version", p->r->version);
     else cJSON_AddNullToObject(root, "version");
     j_num(root, "wall_seconds", p->r->wall_seconds);
     cJSON_AddNumberToObject(root, "jobs", p->r->jobs);

@@ -38,37 +38,32 @@ static const char HEAT_NOTE_FMT[] =
     "and head (columns); each row of a map is a query position and each column the key it attends to "
     "(white 0, dark 1; masked future positions are 0).";
 
-/* the smallest two-sided p-value the paired sign-flip test can give with n seeds: 2 / 2^n (all n signs
- * alike; 0 where 2^n does not fit, n >= 60, so that no bound is claimed) */
-static double signflip_pmin(int n) { return n >= 1 && n < 60 ? 2.0 / (double)(1ULL << n) : 0; }
-
 /* the differences from the baseline that survive Holm's correction, in one sentence */
 static void significance(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
     const qkv_ablate_results *r = p->r;
+    const qkv_ablate_findings *f = &p->findings;
     const char *base = r->v[cfg->baseline].name;
     static const char *const WHAT[QKV_METRIC_COUNT] = {"accuracy", "evaluation loss", "bits per byte"};
     const char *what = WHAT[cfg->metric];
+    int m = f->comparisons;
 #define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
     qkv__report_doc_paragraph(doc);
-    if (p->nv < 2) {
+    if (m < 1) {
         TEXT("One variant: nothing to compare.");
         return;
     }
     if (!r->significant) {
         TEXT("No difference in final %s from the baseline (%s) is significant at 0.05 after Holm's "
-             "correction over %d comparison%s.", what, base, p->nv - 1, p->nv == 2 ? "" : "s");
-        /* what the seeds allow: the sign-flip test's smallest two-sided p is 2 / 2^n */
-        int n = cfg->n_seeds;
-        double pmin = signflip_pmin(n);
-        if (pmin > 0.05 / (p->nv - 1))
+             "correction over %d comparison%s.", what, base, m, m == 1 ? "" : "s");
+        if (f->seeds_too_few) /* what the seeds allow: the sign-flip test's smallest two-sided p is 2 / 2^n */
             TEXT(" With %d paired seeds the test's smallest possible p-value is %.3g, above the %.3g that the "
                  "first of %d Holm comparisons needs: more seeds are needed to call any difference significant.",
-                 n, pmin, 0.05 / (p->nv - 1), p->nv - 1);
+                 cfg->n_seeds, f->seeds_pmin, f->need, m);
         return;
     }
     TEXT("Significant differences in final %s from the baseline (%s), at 0.05 after Holm's correction "
-         "over %d comparison%s: ", what, base, p->nv - 1, p->nv == 2 ? "" : "s");
+         "over %d comparison%s: ", what, base, m, m == 1 ? "" : "s");
     int k = 0;
     for (int i = 0; i < p->nv; i++) {
         const qkv_variant_result *v = &r->v[i];
@@ -85,43 +80,10 @@ static void significance(qkv_report_doc *doc, const qkv_report *p) {
 #undef TEXT
 }
 
-/* the paired seeds at which variant v's final result is worse than the baseline's (accuracy
- * lower, loss higher) and better; *pairs: the seeds both finished */
-static void paired_sides(const qkv_report *p, int v, int *worse, int *better, int *pairs) {
-    *worse = *better = *pairs = 0;
-    bool acc = p->cfg->metric == QKV_METRIC_ACCURACY;
-    for (int s = 0; s < p->cfg->n_seeds; s++) {
-        const qkv_run_result *a = qkv__report_run(p, v, s), *b = qkv__report_run(p, p->cfg->baseline, s);
-        if (!a || !b || !a->ok || !b->ok) continue;
-        double x = acc ? a->final_acc : a->final_loss, y = acc ? b->final_acc : b->final_loss;
-        if (!isfinite(x) || !isfinite(y)) continue;
-        (*pairs)++;
-        if (acc ? x < y : x > y) (*worse)++;
-        else if (acc ? x > y : x < y) (*better)++;
-    }
-}
-
-/* the paired seeds at which variant v reached the threshold earlier than the baseline and later
- * (a run that did not reach it counting as later than any that did; neither reaching it: a tie);
- * *pairs: the seeds both finished */
-static void paired_solves(const qkv_report *p, int v, int *earlier, int *later, int *pairs) {
-    *earlier = *later = *pairs = 0;
-    for (int s = 0; s < p->cfg->n_seeds; s++) {
-        const qkv_run_result *a = qkv__report_run(p, v, s), *b = qkv__report_run(p, p->cfg->baseline, s);
-        if (!a || !b || !a->ok || !b->ok) continue;
-        (*pairs)++;
-        long long x = a->solved ? a->steps_to_threshold : -1, y = b->solved ? b->steps_to_threshold : -1;
-        if (x >= 0 && (y < 0 || x < y)) (*earlier)++;
-        else if (y >= 0 && (x < 0 || x > y)) (*later)++;
-    }
-}
-
-/* when variant v solved against the baseline, in words: ", earlier than full in every one of the 8
+/* when a variant solved against the baseline, in words: ", earlier than full in every one of the 8
  * paired seeds", ", later than full in 7 of 8 paired seeds", or both counts; nothing for a tie */
-static void solve_words(qkv_report_doc *doc, const qkv_report *p, int v) {
-    int earlier, later, pairs;
-    paired_solves(p, v, &earlier, &later, &pairs);
-    const char *base = p->r->v[p->cfg->baseline].name;
+static void solve_words(qkv_report_doc *doc, const qkv_variant_finding *f, const char *base) {
+    int pairs = f->solve_pairs, earlier = f->earlier, later = f->later;
     if (pairs < 2 || (!earlier && !later)) return;
     if (earlier && later)
         qkv__report_doc_span(doc, QKV_SPAN_TEXT, ", earlier than %s in %d and later in %d of %d paired seeds", base,
@@ -160,74 +122,60 @@ static void verdict_words(qkv_report_doc *doc, const qkv_variant_result *v, cons
 static void findings(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
     const qkv_ablate_results *r = p->r;
-    if (p->nv < 2 || !r->runs) return; /* one variant: nothing to compare (the next paragraph says so) */
+    const qkv_ablate_findings *f = &p->findings;
+    if (!f->v) return; /* one variant, or no runs: nothing to compare (the next paragraph says so) */
     int b = cfg->baseline;
     const qkv_variant_result *base = &r->v[b];
     bool acc = cfg->metric == QKV_METRIC_ACCURACY;
     double scale = cfg->metric == QKV_METRIC_BPB ? 1 / QKV_LN2 : 1;
-    const char *unit = cfg->metric == QKV_METRIC_BPB ? (p->text_task ? "bits per byte" : "bits per token") : "nats";
+    const char *unit = cfg->metric != QKV_METRIC_BPB ? "nats" : p->facts.text_task ? "bits per byte" : "bits per token";
 #define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
 #define CODE(s) qkv__report_doc_span(doc, QKV_SPAN_CODE, "%s", (s))
     qkv__report_doc_paragraph(doc);
     TEXT("What was found");
-    if (p->task[0]) {
+    if (p->facts.task[0]) {
         TEXT(" on the ");
-        CODE(p->task);
+        CODE(p->facts.task);
         TEXT(" task");
     }
-    TEXT(acc ? " (validation accuracy %s counts as solved): " : ": ", p->thr);
-    int every = 0, fewest = -1; /* variants on one side of the baseline in every paired seed; their fewest pairs */
+    TEXT(acc ? " (validation accuracy %s counts as solved): " : ": ", p->facts.thr);
     for (int k = 0; k < p->nv; k++) {
         int i = k == 0 ? b : (k <= b ? k - 1 : k); /* the baseline first, then the others in order */
         const qkv_variant_result *v = &r->v[i];
+        const qkv_variant_finding *fv = &f->v[i];
         TEXT("%s%s%s", k ? " " : "", v->name, k == 0 ? " (the baseline)" : "");
         if (acc) {
             TEXT(" ");
-            verdict_words(doc, v, p->thr);
-            if (i != b && v->solved > 0 && base->solved > 0) solve_words(doc, p, i);
+            verdict_words(doc, v, p->facts.thr);
+            if (i != b && v->solved > 0 && base->solved > 0) solve_words(doc, fv, base->name);
             if (v->runs_ok > 0) TEXT(", final evaluation accuracy %.1f%%", 100 * v->acc_mean);
         } else if (v->runs_ok > 0) {
             TEXT(" %.3f %s", v->loss_mean * scale, unit);
         } else {
             TEXT(" has no finished run");
         }
-        if (i != b && v->runs_ok > 0 && base->runs_ok > 0) {
-            int worse, better, pairs;
-            paired_sides(p, i, &worse, &better, &pairs);
-            double d = acc ? 100 * v->delta : v->delta; /* points; bits (bpb) or nats, as the tests compared */
-            if (pairs > 0 && (acc ? fabs(d) >= 0.5 : fabs(d) >= 0.0005)) {
-                if (acc) TEXT(", %.1f points %s ", fabs(d), d < 0 ? "below" : "above");
-                else TEXT(", %.3f %s %s than ", fabs(d), unit, d > 0 ? "worse" : "better");
-                TEXT("%s", base->name);
-                int same_side = (d < 0) == acc ? worse : better;
-                if (same_side == pairs)
-                    TEXT(pairs == 1 ? " in its one paired seed" : " in every one of the %d paired seeds", pairs);
-                else TEXT(" on average (%s in %d of %d paired %s)", (d < 0) == acc ? "worse" : "better", same_side,
-                          pairs, seeds_word(pairs));
-                if (same_side == pairs) {
-                    every++;
-                    if (fewest < 0 || pairs < fewest) fewest = pairs;
-                }
-            } else if (pairs > 0) {
-                TEXT(", as good as %s on average (within %s%s)", base->name, acc ? "half a point" : "0.0005 ",
-                     acc ? "" : unit);
-            }
+        double d = acc ? 100 * v->delta : v->delta; /* points; bits (bpb) or nats, as the tests compared */
+        if (fv->differs) {
+            if (acc) TEXT(", %.1f points %s ", fabs(d), d < 0 ? "below" : "above");
+            else TEXT(", %.3f %s %s than ", fabs(d), unit, d > 0 ? "worse" : "better");
+            TEXT("%s", base->name);
+            if (fv->consistent)
+                TEXT(fv->pairs == 1 ? " in its one paired seed" : " in every one of the %d paired seeds", fv->pairs);
+            else TEXT(" on average (%s in %d of %d paired %s)", (d < 0) == acc ? "worse" : "better", fv->same_side,
+                      fv->pairs, seeds_word(fv->pairs));
+        } else if (fv->pairs > 0) {
+            TEXT(", as good as %s on average (within %s%s)", base->name, acc ? "half a point" : "0.0005 ",
+                 acc ? "" : unit);
         }
         TEXT(".");
     }
-    /* what the seeds allow: an effect seen in every one of n paired seeds is p = 2 / 2^n at best
-     * (the sign-flip test, exact for these n); n: the fewest pairs among such variants */
-    int n = fewest, m = p->nv - 1;
-    if (every > 0 && m > 0 && signflip_pmin(n) > 0) {
-        double pmin = signflip_pmin(n), need = QKV_ABLATE_ALPHA / m;
-        int enough = n;
-        while (enough < 60 && signflip_pmin(enough) > need) enough++;
-        if (pmin > need)
-            TEXT(" With %d paired %s, a difference seen in every seed has a sign-flip p-value of %.3g at best, above "
-                 "the %.3g that Holm's correction over %d comparison%s needs first: %d %s can show such an effect "
-                 "consistently, not significantly (%d seeds could: p = %.3g).", n, seeds_word(n), pmin, need, m,
-                 m == 1 ? "" : "s", n, seeds_word(n), enough, signflip_pmin(enough));
-    }
+    /* what the seeds allow: an effect seen in every one of n paired seeds is p = 2 / 2^n at best */
+    int n = f->fewest, m = f->comparisons;
+    if (f->consistent_too_few)
+        TEXT(" With %d paired %s, a difference seen in every seed has a sign-flip p-value of %.3g at best, above "
+             "the %.3g that Holm's correction over %d comparison%s needs first: %d %s can show such an effect "
+             "consistently, not significantly (%d seeds could: p = %.3g).", n, seeds_word(n), f->fewest_pmin, f->need,
+             m, m == 1 ? "" : "s", n, seeds_word(n), f->seeds_needed, qkv__signflip_pmin(f->seeds_needed));
 #undef TEXT
 #undef CODE
 }
@@ -267,9 +215,9 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
     TEXT("%d seed%s (", cfg->n_seeds, cfg->n_seeds == 1 ? "" : "s");
     for (int s = 0; s < cfg->n_seeds; s++) TEXT("%s%lld", s ? ", " : "", cfg->seeds[s]);
     TEXT(")");
-    if (p->task[0]) {
+    if (p->facts.task[0]) {
         TEXT(" on the ");
-        CODE(p->task);
+        CODE(p->facts.task);
         TEXT(" task");
     }
     TEXT(", starting from ");
@@ -292,7 +240,7 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
         TEXT(" with no common overrides");
     }
     TEXT(". A run counts as solved at the first evaluation with validation accuracy \xe2\x89\xa5 %s; one that "
-         "has not is extended by doubling its steps, up to ", p->thr);
+         "has not is extended by doubling its steps, up to ", p->facts.thr);
     if (cfg->max_steps) TEXT("max_steps %lld", cfg->max_steps);
     else TEXT("4\xc3\x97 its train.steps");
     TEXT(" or, when lower, 4\xc3\x97 the largest step at which any run solved it");
@@ -300,12 +248,13 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
     else TEXT(" (none did here)");
     if (cfg->n_lrs > 1) TEXT(". Each variant's learning rate is the one with the best mean validation accuracy");
     TEXT(". This invocation of qkv ablate took %s of wall time with %d parallel job%s (finished runs that it "
-         "reused cost it nothing)", p->duration, r->jobs, r->jobs == 1 ? "" : "s");
-    if (p->run_duration[0]) TEXT("; the finished runs took %s in all, one after another", p->run_duration);
+         "reused cost it nothing)", p->facts.duration, r->jobs, r->jobs == 1 ? "" : "s");
+    if (p->facts.run_duration[0]) TEXT("; the finished runs took %s in all, one after another", p->facts.run_duration);
     TEXT(".");
-    if (p->failed_runs > 0)
-        TEXT(" %d run%s failed and %s left out of the statistics.", p->failed_runs, p->failed_runs == 1 ? "" : "s",
-             p->failed_runs == 1 ? "is" : "are");
+    int failed = p->facts.failed_runs;
+    if (failed > 0)
+        TEXT(" %d run%s failed and %s left out of the statistics.", failed, failed == 1 ? "" : "s",
+             failed == 1 ? "is" : "are");
 #undef TEXT
 #undef CODE
 }
@@ -313,7 +262,7 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
 /* the text task: each variant's bits per byte beside what xz -9 and a unigram model need for
  * the same held-out bytes (one pair of baselines when every variant's task gives the same) */
 static void bits_per_byte(qkv_report_doc *doc, const qkv_report *p) {
-    if (!p->text_task) return;
+    if (!p->facts.text_task) return;
     const qkv_ablate_results *r = p->r;
     double xz = NAN, uni = NAN;
     bool same = true;
@@ -347,14 +296,14 @@ static void bits_per_byte(qkv_report_doc *doc, const qkv_report *p) {
 
 /* the results table and how to read it */
 static void results(qkv_report_doc *doc, const qkv_report *p) {
-    qkv__report_doc_table(doc, &p->results);
+    qkv__report_doc_table(doc, &p->tables.results);
     bits_per_byte(doc, p);
     qkv__report_doc_note(doc, "%s", RESULTS_NOTE);
 }
 
 /* the text task: what each variant's model writes, from the same prompt with the same seed */
 static void samples(qkv_report_doc *doc, const qkv_report *p) {
-    if (!p->text_task) return;
+    if (!p->facts.text_task) return;
     qkv__report_doc_heading(doc, 2, "Samples");
     qkv__report_doc_note(doc, "The final model of each variant's first-seed run (at its chosen learning rate) continues "
                         "the prompt \"%s\" with %d bytes drawn at temperature %.1f with seed %d, as qkv sample "
@@ -379,13 +328,13 @@ static void diagnostics(qkv_report_doc *doc, const qkv_report *p) {
                             "numbers and maps below leave %s out; `qkv ablate CONFIG --out DIR --refresh` records "
                             "them.", p->r->unobserved, p->r->unobserved == 1 ? "" : "s",
                             p->r->unobserved == 1 ? "it" : "them");
-    qkv__report_doc_table(doc, &p->diag);
+    qkv__report_doc_table(doc, &p->tables.diag);
     qkv__report_doc_list(doc, DIAG_NOTES, (int)(sizeof DIAG_NOTES / sizeof DIAG_NOTES[0]));
 }
 
 /* results.md: the title and the tables, for a quick look (and the terminal) */
 int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
-    qkv__report_doc_heading(doc, 1, p->title);
+    qkv__report_doc_heading(doc, 1, p->facts.title);
     partial(doc, p);
     findings(doc, p);
     significance(doc, p);
@@ -396,24 +345,24 @@ int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
 
 /* report.md and report.html: everything, from what was run to how to run it again */
 int qkv__report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
-    qkv__report_doc_heading(doc, 1, p->title);
+    qkv__report_doc_heading(doc, 1, p->facts.title);
     partial(doc, p);
     findings(doc, p);
     significance(doc, p);
     summary(doc, p);
     qkv__report_doc_heading(doc, 2, "Variants");
-    qkv__report_doc_table(doc, &p->variants);
+    qkv__report_doc_table(doc, &p->tables.variants);
     qkv__report_doc_heading(doc, 2, "Results");
     results(doc, p);
     qkv__report_doc_heading(doc, 2, "Training curves");
-    for (int i = 0; i < p->n_plots; i++) qkv__report_doc_figure(doc, &p->plots[i]);
+    for (int i = 0; i < p->figures.n_plots; i++) qkv__report_doc_figure(doc, &p->figures.plots[i]);
     qkv__report_doc_note(doc, "%s", CURVES_NOTE);
     diagnostics(doc, p);
     qkv__report_doc_heading(doc, 2, "Attention maps");
     qkv__report_doc_note(doc, HEAT_NOTE_FMT, p->cfg->example);
     for (int i = 0; i < p->nv; i++) {
         qkv__report_doc_heading(doc, 3, p->r->v[i].name);
-        if (p->maps[i].svg) qkv__report_doc_figure(doc, &p->maps[i]);
+        if (p->figures.maps[i].svg) qkv__report_doc_figure(doc, &p->figures.maps[i]);
         else qkv__report_doc_note(doc, "No attention map was recorded for this variant.");
     }
     samples(doc, p);
@@ -421,6 +370,6 @@ int qkv__report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
     qkv__report_doc_text(doc, "The effective config of the first variant's first run:");
     qkv__report_doc_code(doc, "json", p->r->base_config_json ? p->r->base_config_json : "null");
     qkv__report_doc_text(doc, "To run the ablation again (finished runs are reused):");
-    qkv__report_doc_code(doc, "sh", p->command);
+    qkv__report_doc_code(doc, "sh", p->facts.command);
     return doc->oom ? -1 : 0;
 }

@@ -10,32 +10,40 @@
 
 #include "report/svg.h"
 
+/* what a plot is drawn from */
+typedef struct inputs {
+    const qkv_ablate_results *r;
+    const qkv_ablate_curve *curves;     /* one per variant */
+    const char *thr;                    /* the threshold in words */
+} inputs;
+
 typedef struct plot {
     const char *file;                   /* under plots/ */
     const char *alt;                    /* what it shows, in words */
-    char *(*draw)(const qkv_report *p); /* the SVG; NULL when out of memory */
-    bool (*wanted)(const qkv_report *p);/* NULL: always drawn */
+    char *(*draw)(const inputs *in);    /* the SVG; NULL when out of memory */
+    bool (*wanted)(const qkv_ablate_results *r); /* NULL: always drawn */
 } plot;
 
 /* ---- curves over training steps ---------------------------------------------------------- */
 
 /* one series per variant of metric k (legend: the name, and how many runs it lost) */
-static char *draw_curves(const qkv_report *p, const qkv_svg_plot *plot_cfg, int k) {
-    const qkv_ablate_config *cfg = p->cfg;
-    qkv_svg_series *series = calloc((size_t)p->nv + 1, sizeof *series);
-    char(*names)[QKV_ABLATE_NAME + 48] = calloc((size_t)p->nv + 1, sizeof *names);
+static char *draw_curves(const inputs *in, const qkv_svg_plot *plot_cfg, int k) {
+    const qkv_ablate_config *cfg = in->r->cfg;
+    int nv = cfg->n_variants;
+    qkv_svg_series *series = calloc((size_t)nv + 1, sizeof *series);
+    char(*names)[QKV_ABLATE_NAME + 48] = calloc((size_t)nv + 1, sizeof *names);
     char *svg = NULL;
     if (series && names) {
-        for (int i = 0; i < p->nv; i++) {
-            const qkv_variant_result *v = &p->r->v[i];
-            const qkv_report_curve *c = &p->curves[i];
+        for (int i = 0; i < nv; i++) {
+            const qkv_variant_result *v = &in->r->v[i];
+            const qkv_ablate_curve *c = &in->curves[i];
             if (v->runs_ok <= 0) snprintf(names[i], sizeof names[i], "%s (failed)", v->name);
             else if (v->runs_ok < cfg->n_seeds)
                 snprintf(names[i], sizeof names[i], "%s (%d of %d runs)", v->name, v->runs_ok, cfg->n_seeds);
             else snprintf(names[i], sizeof names[i], "%s", v->name);
             series[i] = (qkv_svg_series){names[i], c->n, c->x, c->y[k].mean, c->y[k].lo, c->y[k].hi};
         }
-        svg = qkv__svg_curves(plot_cfg, series, p->nv);
+        svg = qkv__svg_curves(plot_cfg, series, nv);
     }
     free(series);
     free(names);
@@ -43,10 +51,10 @@ static char *draw_curves(const qkv_report *p, const qkv_svg_plot *plot_cfg, int 
 }
 
 /* evaluation accuracy on a fixed 0-100% axis, with the threshold drawn in */
-static char *draw_accuracy(const qkv_report *p) {
-    const qkv_ablate_config *cfg = p->cfg;
+static char *draw_accuracy(const inputs *in) {
+    const qkv_ablate_config *cfg = in->r->cfg;
     char label[64];
-    snprintf(label, sizeof label, "threshold %s", p->thr);
+    snprintf(label, sizeof label, "threshold %s", in->thr);
     qkv_svg_plot pa = {.title = "Evaluation accuracy (mean over seeds, band: min\xe2\x80\x93max)",
                        .xlabel = "training step",
                        .ylabel = "evaluation accuracy",
@@ -58,32 +66,32 @@ static char *draw_accuracy(const qkv_report *p) {
                        .hline_y = cfg->threshold,
                        .hline_label = label,
                        .width = 860};
-    return draw_curves(p, &pa, QKV_REPORT_ACC);
+    return draw_curves(in, &pa, QKV_CURVE_ACC);
 }
 
 /* evaluation loss on a log axis (losses span decades as a task gets solved) */
-static char *draw_loss(const qkv_report *p) {
+static char *draw_loss(const inputs *in) {
     qkv_svg_plot pl = {.title = "Evaluation loss (mean over seeds, band: min\xe2\x80\x93max)",
                        .xlabel = "training step",
                        .ylabel = "evaluation loss (log scale)",
                        .log_y = true,
                        .width = 860};
-    return draw_curves(p, &pl, QKV_REPORT_LOSS);
+    return draw_curves(in, &pl, QKV_CURVE_LOSS);
 }
 
 /* ---- learning rates ---------------------------------------------------------------------- */
 
 /* final validation accuracy against the learning rate, one line per variant (mean over seeds,
  * band: min-max), on a log axis: what each variant's rate was chosen on */
-static char *draw_lrs(const qkv_report *p) {
-    int nl = p->r->n_lrs;
-    qkv_svg_series *series = calloc((size_t)p->nv + 1, sizeof *series);
-    double *buf = calloc((size_t)p->nv * (size_t)nl * 4 + 1, sizeof *buf);
-    char(*names)[QKV_ABLATE_NAME + 48] = calloc((size_t)p->nv + 1, sizeof *names);
+static char *draw_lrs(const inputs *in) {
+    int nl = in->r->n_lrs, nv = in->r->cfg->n_variants;
+    qkv_svg_series *series = calloc((size_t)nv + 1, sizeof *series);
+    double *buf = calloc((size_t)nv * (size_t)nl * 4 + 1, sizeof *buf);
+    char(*names)[QKV_ABLATE_NAME + 48] = calloc((size_t)nv + 1, sizeof *names);
     char *svg = NULL;
     if (series && buf && names) {
-        for (int i = 0; i < p->nv; i++) {
-            const qkv_variant_result *v = &p->r->v[i];
+        for (int i = 0; i < nv; i++) {
+            const qkv_variant_result *v = &in->r->v[i];
             double *x = buf + (size_t)i * nl * 4, *y = x + nl, *lo = y + nl, *hi = lo + nl;
             for (int l = 0; l < nl; l++) {
                 x[l] = v->lrs[l].lr;
@@ -106,7 +114,7 @@ static char *draw_lrs(const qkv_report *p) {
                            .y_min = 0,
                            .y_max = 1,
                            .width = 860};
-        svg = qkv__svg_curves(&pl, series, p->nv);
+        svg = qkv__svg_curves(&pl, series, nv);
     }
     free(series);
     free(buf);
@@ -118,20 +126,21 @@ static char *draw_lrs(const qkv_report *p) {
 
 /* each variant's symmetry score per layer and head (mean over seeds), layer-major on the x axis:
  * head h of layer l at l x heads + h */
-static char *draw_symmetry(const qkv_report *p) {
-    int most = 0;
-    for (int i = 0; i < p->nv; i++) {
-        const qkv_attn_diag *d = &p->r->v[i].diag;
+static char *draw_symmetry(const inputs *in) {
+    const qkv_ablate_results *r = in->r;
+    int most = 0, nv = r->cfg->n_variants;
+    for (int i = 0; i < nv; i++) {
+        const qkv_attn_diag *d = &r->v[i].diag;
         if (d->symmetry_grid && d->grid_layers * d->grid_heads > most) most = d->grid_layers * d->grid_heads;
     }
-    qkv_svg_series *series = calloc((size_t)p->nv + 1, sizeof *series);
+    qkv_svg_series *series = calloc((size_t)nv + 1, sizeof *series);
     double *x = calloc((size_t)most + 1, sizeof *x);
     char *svg = NULL;
     if (series && x) {
         for (int k = 0; k < most; k++) x[k] = k;
-        for (int i = 0; i < p->nv; i++) {
-            const qkv_attn_diag *d = &p->r->v[i].diag;
-            series[i] = (qkv_svg_series){p->r->v[i].name, d->symmetry_grid ? d->grid_layers * d->grid_heads : 0, x,
+        for (int i = 0; i < nv; i++) {
+            const qkv_attn_diag *d = &r->v[i].diag;
+            series[i] = (qkv_svg_series){r->v[i].name, d->symmetry_grid ? d->grid_layers * d->grid_heads : 0, x,
                                          d->symmetry_grid, NULL, NULL};
         }
         qkv_svg_plot pl = {.title = "Score symmetry of each head (mean over seeds): 1 symmetric, -1 antisymmetric",
@@ -145,7 +154,7 @@ static char *draw_symmetry(const qkv_report *p) {
                            .width = 860,
                            .x_ticks = most <= 32 ? x : NULL, /* whole heads */
                            .n_x_ticks = most <= 32 ? most : 0};
-        svg = qkv__svg_curves(&pl, series, p->nv);
+        svg = qkv__svg_curves(&pl, series, nv);
     }
     free(series);
     free(x);
@@ -153,14 +162,14 @@ static char *draw_symmetry(const qkv_report *p) {
 }
 
 /* a symmetry plot needs a run that recorded its scores */
-static bool has_symmetry(const qkv_report *p) {
-    for (int i = 0; i < p->nv; i++)
-        if (p->r->v[i].diag.symmetry_grid) return true;
+static bool has_symmetry(const qkv_ablate_results *r) {
+    for (int i = 0; i < r->cfg->n_variants; i++)
+        if (r->v[i].diag.symmetry_grid) return true;
     return false;
 }
 
 /* a learning-rate plot needs a grid */
-static bool has_grid(const qkv_report *p) { return p->r->n_lrs > 1; }
+static bool has_grid(const qkv_ablate_results *r) { return r->n_lrs > 1; }
 
 /* the summary plots, in report order */
 static const plot PLOTS[] = {
@@ -197,9 +206,9 @@ static void safe_name(char *dst, size_t n, const char *name, int index) {
 
 /* variant i's heatmap, its tokens as tick labels (characters for a byte-level task); NULL
  * when out of memory or refused by the SVG writer */
-static char *draw_map(const qkv_report *p, int i) {
-    const qkv_ablate_config *cfg = p->cfg;
-    const qkv_variant_result *v = &p->r->v[i];
+static char *draw_map(const qkv_ablate_results *r, int i, bool text) {
+    const qkv_ablate_config *cfg = r->cfg;
+    const qkv_variant_result *v = &r->v[i];
     const qkv_heatmap *h = &v->heat;
     char **labels = NULL;
     if (h->tokens) {
@@ -209,8 +218,8 @@ static char *draw_map(const qkv_report *p, int i) {
             labels[t] = malloc(16);
             if (!labels[t]) break;
             int32_t tok = h->tokens[t];
-            if (p->text_task && tok > 32 && tok < 127) snprintf(labels[t], 16, "%c", (char)tok);
-            else if (p->text_task && tok == 32) snprintf(labels[t], 16, "\xe2\x90\xa3"); /* open box */
+            if (text && tok > 32 && tok < 127) snprintf(labels[t], 16, "%c", (char)tok);
+            else if (text && tok == 32) snprintf(labels[t], 16, "\xe2\x90\xa3"); /* open box */
             else snprintf(labels[t], 16, "%d", (int)tok);
         }
     }
@@ -230,31 +239,39 @@ static char *draw_map(const qkv_report *p, int i) {
 
 /* ---- all figures ------------------------------------------------------------------------- */
 
-/* every plot in PLOTS and every variant's map (a variant without weights has none) */
-int qkv__report_plots_build(qkv_report *p) {
-    int n = (int)(sizeof PLOTS / sizeof PLOTS[0]);
-    p->plots = calloc((size_t)n, sizeof *p->plots);
-    p->maps = calloc((size_t)p->nv + 1, sizeof *p->maps);
-    if (!p->plots || !p->maps) return -1;
-    p->n_plots = 0;
+/* every plot in PLOTS that is wanted, and every variant's map (a variant without weights has none) */
+int qkv__report_figures(qkv_report_figures *f, const qkv_ablate_results *r, const qkv_ablate_curve *curves,
+                        const char *thr, bool text) {
+    const inputs in = {r, curves, thr};
+    int n = (int)(sizeof PLOTS / sizeof PLOTS[0]), nv = r->cfg->n_variants;
+    memset(f, 0, sizeof *f);
+    f->plots = calloc((size_t)n, sizeof *f->plots);
+    f->maps = calloc((size_t)nv + 1, sizeof *f->maps);
+    if (!f->plots || !f->maps) return -1;
+    f->n_maps = nv;
     for (int k = 0; k < n; k++) {
-        if (PLOTS[k].wanted && !PLOTS[k].wanted(p)) continue;
-        qkv_report_figure *f = &p->plots[p->n_plots++];
-        snprintf(f->path, sizeof f->path, QKV_REPORT_PLOTS "/%s", PLOTS[k].file);
-        snprintf(f->alt, sizeof f->alt, "%s", PLOTS[k].alt);
-        f->svg = PLOTS[k].draw(p);
-        if (!f->svg) return -1;
+        if (PLOTS[k].wanted && !PLOTS[k].wanted(r)) continue;
+        qkv_report_figure *g = &f->plots[f->n_plots++];
+        snprintf(g->path, sizeof g->path, QKV_REPORT_PLOTS "/%s", PLOTS[k].file);
+        snprintf(g->alt, sizeof g->alt, "%s", PLOTS[k].alt);
+        if (!(g->svg = PLOTS[k].draw(&in))) return -1;
     }
-    for (int i = 0; i < p->nv; i++) {
-        const qkv_variant_result *v = &p->r->v[i];
-        qkv_report_figure *f = &p->maps[i];
+    for (int i = 0; i < nv; i++) {
+        const qkv_variant_result *v = &r->v[i];
+        qkv_report_figure *g = &f->maps[i];
         char file[QKV_ABLATE_NAME + 16];
         safe_name(file, sizeof file, v->name, i);
-        snprintf(f->path, sizeof f->path, QKV_REPORT_PLOTS "/attention-%s.svg", file);
-        snprintf(f->alt, sizeof f->alt, "Attention weights of %s", v->name);
-        if (!has_heat(v)) continue;
-        f->svg = draw_map(p, i);
-        if (!f->svg) return -1;
+        snprintf(g->path, sizeof g->path, QKV_REPORT_PLOTS "/attention-%s.svg", file);
+        snprintf(g->alt, sizeof g->alt, "Attention weights of %s", v->name);
+        if (has_heat(v) && !(g->svg = draw_map(r, i, text))) return -1;
     }
     return 0;
+}
+
+void qkv__report_figures_free(qkv_report_figures *f) {
+    for (int i = 0; f->plots && i < f->n_plots; i++) free(f->plots[i].svg);
+    for (int i = 0; f->maps && i < f->n_maps; i++) free(f->maps[i].svg);
+    free(f->plots);
+    free(f->maps);
+    memset(f, 0, sizeof *f);
 }

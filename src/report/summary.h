@@ -1,12 +1,12 @@
 /* Internal: qkv summarize. The results of several ablations (each the output directory of qkv
- * ablate, read from its results.json) side by side: a table with a row per variant and a column
- * per ablation (the verdict and the difference from the baseline, or bits per byte for text),
- * ablations of one task at several model sizes as a size table and plot, written as
- * summary.md, summary.csv and summary.html; and the generated tables that documents embed
- * between markers, checked or rewritten in place (docs/ablate.md, "Summaries across
- * ablations").
+ * ablate, its results.json read into the results model, ablate/results.h) side by side: a table
+ * with a row per variant and a column per ablation (the verdict and the difference from the
+ * baseline, or bits per byte for text), ablations of one task at several model sizes as a size
+ * table and plot, written as summary.md, summary.csv and summary.html; and the generated tables
+ * that documents embed between markers, checked or rewritten in place (docs/ablate.md,
+ * "Summaries across ablations").
  *
- *   summary.c         reading results.json into a qkv_summary (and the bits-per-byte statistics)
+ *   summary.c         the ablations' results as the summary's columns
  *   summary_tables.c  the cells' text, the tables and the size plots
  *   summary_write.c   the documents, the CSV, the files
  *   summary_doc.c     the markers in a document: check or update */
@@ -20,45 +20,32 @@
 #include <stdio.h>
 
 #include "ablate/ablate.h"
+#include "ablate/findings.h"
+#include "ablate/results.h"
 #include "report/report_data.h"
-
-/* what a column measures: final evaluation accuracy (its verdict and difference), bits per byte
- * (text, or an ablation compared on "bpb"), or the evaluation loss in nats (an ablation compared
- * on "loss"); the last two lower is better */
-
-/* one variant in one ablation */
-typedef struct qkv_sum_cell {
-    bool present;                   /* the variant is in the ablation (else every field is unset) */
-    int runs_ok, seeds;             /* its finished runs at the chosen rate, of the seeds */
-    int solved, unsolved;           /* verdicts of those runs */
-    long long solved_at;            /* the median step at the threshold over seeds (-1: not reached) */
-    long long budget;               /* the most steps an unsolved run ran (-1: none, or not recorded) */
-    int64_t params, attn_params;    /* -1: not recorded */
-    double mean, lo, hi;            /* the metric (accuracy as a fraction, or bits per byte) and its 95% interval */
-    double delta, delta_lo, delta_hi; /* the mean paired difference from the baseline, its 95% interval */
-    double p, p_holm;               /* the sign-flip p-value and Holm's adjustment over the ablation's variants */
-    bool significant;               /* p_holm < 0.05 (NaN: the baseline, or no pairs) */
-} qkv_sum_cell;
 
 /* one ablation: a column of the table */
 typedef struct qkv_sum_ablation {
     char dir[1024];                 /* as given */
-    char title[256];
-    char task[32];                  /* "" when results.json does not say */
-    char baseline[QKV_ABLATE_NAME];
-    int d_model, layers, heads;     /* the baseline's model size; 0 when not recorded */
-    int seeds;
-    double threshold;
-    int runs_planned, missing, to_extend; /* a partial report's counts; -1 when not recorded */
-    qkv_ablate_metric compared;     /* what the ablation compared on (accuracy when not recorded) */
-    bool text;                      /* its task is text: its tokens are bytes */
-    qkv_ablate_metric metric;
-    bool bpb_from_loss;             /* bits per byte as eval loss / ln 2 (runs without eval_bpb) */
-    bool recomputed;                /* the bits-per-byte statistics are computed here from the runs (the
-                                       ablation compared accuracy, or its runs record eval_bpb), not its own */
     char label[192];                /* "recall d_model=64": the column's name, unique among the columns */
-    qkv_sum_cell *cells;            /* n_variants, in the summary's variant order */
+    qkv_ablate_config cfg;          /* what its results.json records of the sweep's config */
+    qkv_ablate_results r;           /* its results.json (ablate/results.h's reader) */
+    qkv_ablate_metric metric;       /* what the column measures: bits per byte for text (its tokens are bytes),
+                                       else what the ablation compared on (accuracy, or a loss: lower is better) */
+    bool text;
+    bool bpb_from_loss;             /* bits per byte as eval loss / ln 2 (runs without eval_bpb) */
+    bool recomputed;                /* the bits-per-byte statistics are computed from the runs (the ablation
+                                       compared accuracy, or its runs record eval_bpb), not its own */
+    qkv_metric_stats *stats;        /* r's variants: their numbers in the column's metric (ablate/findings.h) */
+    int *at;                        /* the summary's variants: the index in r (-1: not in this ablation) */
 } qkv_sum_ablation;
+
+/* the summary's variant j in ablation a: its results, or NULL when a lacks it */
+static inline const qkv_variant_result *qkv__sum_variant(const qkv_sum_ablation *a, int j) {
+    return a->at[j] >= 0 ? &a->r.v[a->at[j]] : NULL;
+}
+/* its numbers in the column's metric (j must be in a) */
+static inline const qkv_metric_stats *qkv__sum_stats(const qkv_sum_ablation *a, int j) { return &a->stats[a->at[j]]; }
 
 typedef struct qkv_summary {
     qkv_sum_ablation *a;            /* n, in the order given */
@@ -68,9 +55,9 @@ typedef struct qkv_summary {
     char baseline[QKV_ABLATE_NAME]; /* every ablation's */
 } qkv_summary;
 
-/* summary.c: read DIR/results.json of each of dirs[0..n) (n >= 1), strictly: a missing file, bad
- * JSON, a key of the wrong type, an unknown baseline or two different baselines are one line in
- * err naming the file and key. 0, or -1 (s is then empty) */
+/* summary.c: read DIR/results.json of each of dirs[0..n) (n >= 1) with the results model's reader
+ * (strict: a missing file, bad JSON, a key of the wrong type, an unknown baseline are one line in err
+ * naming the file and key), two different baselines being an error too. 0, or -1 (s is then empty) */
 QKV_INTERNAL int qkv__summary_load(qkv_summary *s, const char *const *dirs, int n, char *err, int errlen);
 QKV_INTERNAL void qkv__summary_free(qkv_summary *s);
 /* whether an ablation's report was partial: runs missing, or finished runs it would still extend */

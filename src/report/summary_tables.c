@@ -46,7 +46,7 @@ static void fmt_interval(char *dst, size_t n, qkv_ablate_metric m, double mean, 
 
 /* the difference from the baseline as the ablation report writes it ("+1.0 [-2.0, 4.0]"), with
  * "*" when significant after Holm's correction */
-static void fmt_delta(char *dst, size_t n, qkv_ablate_metric m, const qkv_sum_cell *c) {
+static void fmt_delta(char *dst, size_t n, qkv_ablate_metric m, const qkv_metric_stats *c) {
     if (!isfinite(c->delta)) {
         snprintf(dst, n, DASH);
         return;
@@ -57,23 +57,28 @@ static void fmt_delta(char *dst, size_t n, qkv_ablate_metric m, const qkv_sum_ce
 }
 
 /* the verdicts over seeds in a few words: "solved at 450", "solved at 900 (3/5)", "2/5 solved,
- * not within 4000", "not within 4000" (solved_at is the median over the finished seeds, an
- * unsolved seed counting as later than any) */
-static void fmt_verdict(char *dst, size_t n, const qkv_sum_cell *c) {
+ * not within 4000", "not within 4000" (the median step over the finished seeds, an unsolved seed
+ * counting as later than any; the budget: the most steps an unsolved run ran) */
+static void fmt_verdict(char *dst, size_t n, const qkv_variant_result *v) {
     char budget[48];
-    if (c->budget >= 0) snprintf(budget, sizeof budget, "not within %lld", c->budget);
+    if (v->budget_max >= 0) snprintf(budget, sizeof budget, "not within %lld", v->budget_max);
     else snprintf(budget, sizeof budget, "unsolved");
-    int done = c->solved + c->unsolved;
-    if (c->solved > 0 && c->unsolved == 0 && c->solved_at >= 0) snprintf(dst, n, "solved at %lld", c->solved_at);
-    else if (c->solved > 0 && c->solved_at >= 0)
-        snprintf(dst, n, "solved at %lld (%d/%d)", c->solved_at, c->solved, done);
-    else if (c->solved > 0) snprintf(dst, n, "%d/%d solved, %s", c->solved, done, budget);
+    int done = v->solved + v->unsolved;
+    long long at = v->steps_median;
+    if (v->solved > 0 && v->unsolved == 0 && at >= 0) snprintf(dst, n, "solved at %lld", at);
+    else if (v->solved > 0 && at >= 0) snprintf(dst, n, "solved at %lld (%d/%d)", at, v->solved, done);
+    else if (v->solved > 0) snprintf(dst, n, "%d/%d solved, %s", v->solved, done, budget);
     else snprintf(dst, n, "%s", budget);
 }
 
-/* " (4/5 runs)" when some seeds' runs did not finish */
-static void fmt_short(char *dst, size_t n, const qkv_sum_cell *c) {
-    if (c->seeds > 0 && c->runs_ok < c->seeds) snprintf(dst, n, " (%d/%d runs)", c->runs_ok, c->seeds);
+/* whether some of the ablation's seeds' runs of the variant did not finish */
+static bool short_of_runs(const qkv_sum_ablation *a, const qkv_variant_result *v) {
+    return a->cfg.n_seeds > 0 && v->runs_ok < a->cfg.n_seeds;
+}
+
+/* " (4/5 runs)" when they did not */
+static void fmt_short(char *dst, size_t n, const qkv_sum_ablation *a, const qkv_variant_result *v) {
+    if (short_of_runs(a, v)) snprintf(dst, n, " (%d/%d runs)", v->runs_ok, a->cfg.n_seeds);
     else dst[0] = 0;
 }
 
@@ -81,33 +86,23 @@ static void fmt_short(char *dst, size_t n, const qkv_sum_cell *c) {
 
 /* variant j of ablation a: the verdict (accuracy) or bits per byte, then the difference */
 static void main_cell(char *dst, size_t n, const qkv_summary *s, const qkv_sum_ablation *a, int j) {
-    const qkv_sum_cell *c = &a->cells[j];
-    if (!c->present) {
+    const qkv_variant_result *v = qkv__sum_variant(a, j);
+    if (!v) {
         snprintf(dst, n, DASH);
         return;
     }
-    if (c->runs_ok <= 0) {
+    if (v->runs_ok <= 0) {
         snprintf(dst, n, "no finished run");
         return;
     }
+    const qkv_metric_stats *c = qkv__sum_stats(a, j);
     char first[128], second[128], tail[32];
-    if (a->metric == QKV_METRIC_ACCURACY) fmt_verdict(first, sizeof first, c);
+    if (a->metric == QKV_METRIC_ACCURACY) fmt_verdict(first, sizeof first, v);
     else fmt_fixed(first, sizeof first, c->mean, decimals_of(a->metric));
     if (!strcmp(s->variants[j], s->baseline)) snprintf(second, sizeof second, "baseline");
     else fmt_delta(second, sizeof second, a->metric, c);
-    fmt_short(tail, sizeof tail, c);
+    fmt_short(tail, sizeof tail, a, v);
     snprintf(dst, n, "%s; %s%s", first, second, tail);
-}
-
-/* rows x cols of cells with headers (borrowed) */
-static int table_alloc(qkv_report_table *t, int rows, int cols) {
-    memset(t, 0, sizeof *t);
-    t->rows = rows;
-    t->cols = cols;
-    t->head = calloc((size_t)cols, sizeof *t->head);
-    t->right = calloc((size_t)cols, sizeof *t->right);
-    t->cell = calloc((size_t)rows * (size_t)cols + 1, sizeof *t->cell);
-    return t->head && t->right && t->cell ? 0 : -1;
 }
 
 static char *cell_at(qkv_report_table *t, int r, int c) { return t->cell[(size_t)r * (size_t)t->cols + (size_t)c]; }
@@ -115,7 +110,7 @@ static char *cell_at(qkv_report_table *t, int r, int c) { return t->cell[(size_t
 static int main_table(qkv_sum_report *r) {
     const qkv_summary *s = r->s;
     r->heads = calloc((size_t)s->n + 1, sizeof *r->heads);
-    if (!r->heads || table_alloc(&r->main, s->n_variants, s->n + 1)) return -1;
+    if (!r->heads || qkv__report_table_alloc(&r->main, s->n_variants, s->n + 1)) return -1;
     snprintf(r->heads[0], sizeof r->heads[0], "variant");
     r->main.head[0] = r->heads[0];
     for (int i = 0; i < s->n; i++) {
@@ -138,8 +133,8 @@ static int main_table(qkv_sum_report *r) {
         snprintf(cell_at(&r->main, j, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
         for (int i = 0; i < s->n; i++) {
             main_cell(cell_at(&r->main, j, i + 1), QKV_REPORT_CELL, s, &s->a[i], j);
-            const qkv_sum_cell *c = &s->a[i].cells[j];
-            r->any_short |= c->present && c->runs_ok > 0 && c->seeds > 0 && c->runs_ok < c->seeds;
+            const qkv_variant_result *v = qkv__sum_variant(&s->a[i], j);
+            r->any_short |= v && v->runs_ok > 0 && short_of_runs(&s->a[i], v);
         }
     }
     return 0;
@@ -154,13 +149,13 @@ static int cmp_int(const void *a, const void *b) {
 
 /* whether ablation a is on g's size axis: its task, compared on g's metric, its size recorded */
 static bool on_axis(const qkv_sum_ablation *a, const qkv_sum_sizes *g) {
-    return a->d_model > 0 && a->metric == g->metric && !strcmp(a->task, g->task);
+    return a->r.d_model > 0 && a->metric == g->metric && !strcmp(a->r.task, g->task);
 }
 
 /* variant j at size d of g's task: the first ablation given with that size and that variant */
 static const qkv_sum_ablation *at_size(const qkv_summary *s, const qkv_sum_sizes *g, int d, int j) {
     for (int i = 0; i < s->n; i++)
-        if (on_axis(&s->a[i], g) && s->a[i].d_model == d && s->a[i].cells[j].present) return &s->a[i];
+        if (on_axis(&s->a[i], g) && s->a[i].r.d_model == d && s->a[i].at[j] >= 0) return &s->a[i];
     return NULL;
 }
 
@@ -190,11 +185,10 @@ static int size_plot(qkv_sum_sizes *g, const qkv_summary *s) {
         double *m = y + (size_t)(3 * v) * n, *lo = m + n, *hi = lo + n;
         for (int k = 0; k < n; k++) {
             const qkv_sum_ablation *a = at_size(s, g, g->d_model[k], j);
-            const qkv_sum_cell *c = a ? &a->cells[j] : NULL;
-            bool ok = c && c->runs_ok > 0;
-            m[k] = ok ? c->mean : NAN;
-            lo[k] = ok ? c->lo : NAN;
-            hi[k] = ok ? c->hi : NAN;
+            bool ok = a && qkv__sum_variant(a, j)->runs_ok > 0;
+            m[k] = ok ? qkv__sum_stats(a, j)->mean : NAN;
+            lo[k] = ok ? qkv__sum_stats(a, j)->lo : NAN;
+            hi[k] = ok ? qkv__sum_stats(a, j)->hi : NAN;
         }
         ser[v] = (qkv_svg_series){s->variants[j], n, x, m, lo, hi};
     }
@@ -214,8 +208,8 @@ static int size_plot(qkv_sum_sizes *g, const qkv_summary *s) {
 /* g's tables: the metric with its interval, and the parameter counts, variant x size */
 static int size_tables(qkv_sum_sizes *g, const qkv_summary *s) {
     g->heads = calloc((size_t)g->n + 1, sizeof *g->heads);
-    if (!g->heads || table_alloc(&g->values, g->n_variants, g->n + 1) ||
-        table_alloc(&g->params, g->n_variants, g->n + 1))
+    if (!g->heads || qkv__report_table_alloc(&g->values, g->n_variants, g->n + 1) ||
+        qkv__report_table_alloc(&g->params, g->n_variants, g->n + 1))
         return -1;
     snprintf(g->heads[0], sizeof g->heads[0], "variant");
     for (int k = 0; k < g->n; k++) snprintf(g->heads[k + 1], sizeof g->heads[k + 1], "d_model=%d", g->d_model[k]);
@@ -235,13 +229,14 @@ static int size_tables(qkv_sum_sizes *g, const qkv_summary *s) {
                 snprintf(pc, QKV_REPORT_CELL, DASH);
                 continue;
             }
-            const qkv_sum_cell *c = &a->cells[j];
+            const qkv_variant_result *var = qkv__sum_variant(a, j);
+            const qkv_metric_stats *c = qkv__sum_stats(a, j);
             char iv[128], tail[32];
-            fmt_short(tail, sizeof tail, c);
+            fmt_short(tail, sizeof tail, a, var);
             fmt_interval(iv, sizeof iv, g->metric, c->mean, c->lo, c->hi);
-            if (c->runs_ok <= 0) snprintf(vc, QKV_REPORT_CELL, "no finished run");
+            if (var->runs_ok <= 0) snprintf(vc, QKV_REPORT_CELL, "no finished run");
             else snprintf(vc, QKV_REPORT_CELL, "%s%s", iv, tail);
-            qkv__fmt_count(pc, QKV_REPORT_CELL, c->params);
+            qkv__fmt_count(pc, QKV_REPORT_CELL, var->params);
         }
     }
     return 0;
@@ -254,13 +249,13 @@ static int sizes_build(qkv_sum_report *r) {
     if (!r->sizes) return -1;
     for (int i = 0; i < s->n; i++) {
         const qkv_sum_ablation *a = &s->a[i];
-        if (!a->task[0] || a->d_model <= 0) continue;
+        if (!a->r.task[0] || a->r.d_model <= 0) continue;
         bool seen = false;
         for (int k = 0; k < r->n_sizes; k++) seen |= on_axis(a, &r->sizes[k]);
         if (seen) continue;
         qkv_sum_sizes *g = &r->sizes[r->n_sizes];
         memset(g, 0, sizeof *g);
-        snprintf(g->task, sizeof g->task, "%s", a->task);
+        snprintf(g->task, sizeof g->task, "%s", a->r.task);
         g->metric = a->metric;
         g->text = a->text;
         g->d_model = calloc((size_t)s->n, sizeof *g->d_model);
@@ -270,8 +265,8 @@ static int sizes_build(qkv_sum_report *r) {
         for (int k = i; k < s->n; k++) {
             if (!on_axis(&s->a[k], g)) continue;
             bool have = false;
-            for (int m = 0; m < g->n; m++) have |= g->d_model[m] == s->a[k].d_model;
-            if (!have) g->d_model[g->n++] = s->a[k].d_model;
+            for (int m = 0; m < g->n; m++) have |= g->d_model[m] == s->a[k].r.d_model;
+            if (!have) g->d_model[g->n++] = s->a[k].r.d_model;
         }
         if (g->n < 2) { /* one size: nothing to put on an axis */
             free(g->d_model);
@@ -282,7 +277,7 @@ static int sizes_build(qkv_sum_report *r) {
         qsort(g->d_model, (size_t)g->n, sizeof *g->d_model, cmp_int);
         for (int j = 0; j < s->n_variants; j++) {
             bool any = false;
-            for (int k = 0; k < s->n; k++) any |= on_axis(&s->a[k], g) && s->a[k].cells[j].present;
+            for (int k = 0; k < s->n; k++) any |= on_axis(&s->a[k], g) && s->a[k].at[j] >= 0;
             if (any) g->variants[g->n_variants++] = j;
         }
     }

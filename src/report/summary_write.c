@@ -28,12 +28,12 @@ static void bpb_note(qkv_report_doc *doc, const qkv_sum_ablation *a) {
         qkv__report_doc_note(doc, "%s: %sthe differences, intervals and tests are computed by qkv summarize from the "
                             "runs at each variant's chosen learning rate, paired by seed, with qkv ablate's bootstrap, "
                             "sign-flip test and Holm correction (%s).", a->label, from,
-                            a->compared != QKV_METRIC_ACCURACY ? "its runs record eval_bpb"
-                                                            : "the ablation compared accuracy");
+                            a->cfg.metric != QKV_METRIC_ACCURACY ? "its runs record eval_bpb"
+                                                                 : "the ablation compared accuracy");
     else
         qkv__report_doc_note(doc, "%s: %sthe differences, intervals and tests are the ablation's own (it compared "
-                            "%s%s).", a->label, from, QKV_METRIC_NAMES[a->compared],
-                            a->compared != QKV_METRIC_LOSS ? "" : ", in nats: divided by ln 2");
+                            "%s%s).", a->label, from, QKV_METRIC_NAMES[a->cfg.metric],
+                            a->cfg.metric != QKV_METRIC_LOSS ? "" : ", in nats: divided by ln 2");
 }
 
 /* how to read the main table: only what applies to its columns */
@@ -71,15 +71,16 @@ static void main_notes(qkv_report_doc *doc, const qkv_sum_report *r) {
         const qkv_sum_ablation *a = &s->a[i];
         if (!qkv__summary_partial(a)) continue;
         char what[160] = "";
-        if (a->missing > 0 && a->runs_planned > 0)
-            snprintf(what, sizeof what, "%d of %d run%s %s not finished", a->missing, a->runs_planned,
-                     a->runs_planned == 1 ? "" : "s", a->missing == 1 ? "has" : "have");
-        else if (a->missing > 0)
-            snprintf(what, sizeof what, "%d run%s %s not finished", a->missing, a->missing == 1 ? "" : "s",
-                     a->missing == 1 ? "has" : "have");
-        if (a->to_extend > 0)
+        int planned = a->cfg.n_variants * a->r.n_lrs * a->cfg.n_seeds;
+        if (a->r.missing > 0 && planned > 0)
+            snprintf(what, sizeof what, "%d of %d run%s %s not finished", a->r.missing, planned,
+                     planned == 1 ? "" : "s", a->r.missing == 1 ? "has" : "have");
+        else if (a->r.missing > 0)
+            snprintf(what, sizeof what, "%d run%s %s not finished", a->r.missing, a->r.missing == 1 ? "" : "s",
+                     a->r.missing == 1 ? "has" : "have");
+        if (a->r.to_extend > 0)
             snprintf(what + strlen(what), sizeof what - strlen(what), "%s%d finished run%s may still be extended",
-                     a->missing > 0 ? " and " : "", a->to_extend, a->to_extend == 1 ? "" : "s");
+                     a->r.missing > 0 ? " and " : "", a->r.to_extend, a->r.to_extend == 1 ? "" : "s");
         qkv__report_doc_note(doc, "\xe2\x80\xa0 Partial results: %s (%s): %s.", a->label, a->dir, what);
     }
 }
@@ -95,16 +96,19 @@ static void ablation_list(qkv_report_doc *doc, const qkv_summary *s) {
         const qkv_sum_ablation *a = &s->a[i];
         qkv_strbuf b;
         qkv__strbuf_init(&b);
-        qkv__strbuf_printf(&b, "%s: %s, \"%s\"", a->label, a->dir, a->title);
-        if (a->task[0]) qkv__strbuf_printf(&b, "; task %s", a->task);
-        if (a->d_model > 0) qkv__strbuf_printf(&b, ", d_model %d", a->d_model);
-        if (a->layers > 0) qkv__strbuf_printf(&b, ", %d layer%s", a->layers, a->layers == 1 ? "" : "s");
-        if (a->heads > 0) qkv__strbuf_printf(&b, ", %d head%s", a->heads, a->heads == 1 ? "" : "s");
-        qkv__strbuf_printf(&b, "; %d seed%s; compared on %s", a->seeds, a->seeds == 1 ? "" : "s", QKV_METRIC_NAMES[a->compared]);
-        if (isfinite(a->threshold) && a->compared == QKV_METRIC_ACCURACY)
-            qkv__strbuf_printf(&b, " (threshold %.4g%%)", a->threshold * 100);
+        const qkv_ablate_results *res = &a->r;
+        int seeds = a->cfg.n_seeds;
+        qkv__strbuf_printf(&b, "%s: %s, \"%s\"", a->label, a->dir, a->cfg.title);
+        if (res->task[0]) qkv__strbuf_printf(&b, "; task %s", res->task);
+        if (res->d_model > 0) qkv__strbuf_printf(&b, ", d_model %d", res->d_model);
+        if (res->layers > 0) qkv__strbuf_printf(&b, ", %d layer%s", res->layers, res->layers == 1 ? "" : "s");
+        if (res->heads > 0) qkv__strbuf_printf(&b, ", %d head%s", res->heads, res->heads == 1 ? "" : "s");
+        qkv__strbuf_printf(&b, "; %d seed%s; compared on %s", seeds, seeds == 1 ? "" : "s",
+                           QKV_METRIC_NAMES[a->cfg.metric]);
+        if (isfinite(a->cfg.threshold) && a->cfg.metric == QKV_METRIC_ACCURACY)
+            qkv__strbuf_printf(&b, " (threshold %.4g%%)", a->cfg.threshold * 100);
         if (qkv__summary_partial(a)) qkv__strbuf_puts(&b, "; partial");
-        else if (a->runs_planned < 0) qkv__strbuf_puts(&b, "; completeness not recorded");
+        else if (res->missing < 0) qkv__strbuf_puts(&b, "; completeness not recorded");
         items[i] = qkv__strbuf_take(&b);
         if (!items[i]) doc->oom = true;
     }
@@ -160,77 +164,60 @@ char *qkv__summary_block(const qkv_sum_report *r, qkv_sum_part part) {
 
 /* ---- summary.csv ---------------------------------------------------------------------------- */
 
-/* ",%.6g", or "," alone for a missing number */
-static void csv_num(qkv_strbuf *b, double v) {
-    if (isfinite(v)) qkv__strbuf_printf(b, ",%.6g", v);
-    else qkv__strbuf_puts(b, ",");
-}
+static const char *const CSV_FIELDS[] = {
+    "ablation", "dir", "title", "task", "d_model", "layers", "heads", "partial", "variant", "baseline", "metric",
+    "source", "mean", "ci_low", "ci_high", "delta", "delta_ci_low", "delta_ci_high", "p_value", "p_holm",
+    "significant", "runs_ok", "seeds", "solved", "unsolved", "steps_to_threshold", "budget", "params",
+    "attn_params", "cell"};
+enum { CSV_N = sizeof CSV_FIELDS / sizeof CSV_FIELDS[0] };
 
-/* ",%lld", or "," when negative (not recorded) */
-static void csv_int(qkv_strbuf *b, long long v) {
-    if (v >= 0) qkv__strbuf_printf(b, ",%lld", v);
-    else qkv__strbuf_puts(b, ",");
-}
+/* a count; missing when not recorded (negative) */
+static qkv_report_value count(long long v) { return v >= 0 ? qkv_report_int(v) : qkv_report_missing(); }
 
-static const char CSV_HEADER[] =
-    "ablation,dir,title,task,d_model,layers,heads,partial,variant,baseline,metric,source,mean,ci_low,ci_high,delta,"
-    "delta_ci_low,delta_ci_high,p_value,p_holm,significant,runs_ok,seeds,solved,unsolved,steps_to_threshold,"
-    "budget,params,attn_params,cell\n";
+/* variant j of ablation i: a row of CSV_FIELDS' values */
+static void csv_row(qkv_report_value *row, const qkv_sum_report *r, int i, int j) {
+    const qkv_summary *s = r->s;
+    const qkv_sum_ablation *a = &s->a[i];
+    const qkv_variant_result *v = qkv__sum_variant(a, j);
+    const qkv_metric_stats *c = qkv__sum_stats(a, j);
+    bool base = !strcmp(s->variants[j], s->baseline);
+    static const char *const BITS[2][2] = {{"bits_per_token", "bits_per_token_from_loss"},
+                                           {"bits_per_byte", "bits_per_byte_from_loss"}};
+    const char *metric = a->metric == QKV_METRIC_ACCURACY ? "accuracy"
+                         : a->metric == QKV_METRIC_LOSS   ? "loss"
+                                                          : BITS[a->text][a->bpb_from_loss];
+    const qkv_report_value values[CSV_N] = {
+        qkv_report_str(a->label), qkv_report_str(a->dir), qkv_report_str(a->cfg.title), qkv_report_str(a->r.task),
+        count(a->r.d_model > 0 ? a->r.d_model : -1), count(a->r.layers > 0 ? a->r.layers : -1),
+        count(a->r.heads > 0 ? a->r.heads : -1), qkv_report_bool(qkv__summary_partial(a)),
+        qkv_report_str(s->variants[j]), qkv_report_bool(base), qkv_report_str(metric),
+        qkv_report_str(a->recomputed ? "summarize" : "ablation"), qkv_report_num(c->mean), qkv_report_num(c->lo),
+        qkv_report_num(c->hi), qkv_report_num(c->delta), qkv_report_num(c->delta_lo), qkv_report_num(c->delta_hi),
+        qkv_report_num(c->p), qkv_report_num(c->p_holm),
+        base || !isfinite(c->p) ? qkv_report_missing() : qkv_report_bool(c->significant), count(v->runs_ok),
+        count(a->cfg.n_seeds), count(v->solved), count(v->unsolved), count(v->steps_median), count(v->budget_max),
+        count(v->params), count(v->attn_params), qkv_report_str(qkv_report_cell(&r->main, j, i + 1)),
+    };
+    memcpy(row, values, sizeof values);
+}
 
 /* one row per ablation and variant in it (long format), the main table's cell last */
 static char *render_csv(const qkv_sum_report *r) {
     const qkv_summary *s = r->s;
-    qkv_strbuf b;
-    qkv__strbuf_init(&b);
-    qkv__strbuf_puts(&b, CSV_HEADER);
-    for (int i = 0; i < s->n; i++) {
-        const qkv_sum_ablation *a = &s->a[i];
-        for (int j = 0; j < s->n_variants; j++) {
-            const qkv_sum_cell *c = &a->cells[j];
-            if (!c->present) continue;
-            bool base = !strcmp(s->variants[j], s->baseline);
-            static const char *const BITS[2][2] = {{"bits_per_token", "bits_per_token_from_loss"},
-                                                   {"bits_per_byte", "bits_per_byte_from_loss"}};
-            const char *metric = a->metric == QKV_METRIC_ACCURACY ? "accuracy"
-                                 : a->metric == QKV_METRIC_LOSS   ? "loss"
-                                                               : BITS[a->text][a->bpb_from_loss];
-            qkv__strbuf_csv_field(&b, a->label);
-            qkv__strbuf_puts(&b, ",");
-            qkv__strbuf_csv_field(&b, a->dir);
-            qkv__strbuf_puts(&b, ",");
-            qkv__strbuf_csv_field(&b, a->title);
-            qkv__strbuf_puts(&b, ",");
-            qkv__strbuf_csv_field(&b, a->task);
-            csv_int(&b, a->d_model > 0 ? a->d_model : -1);
-            csv_int(&b, a->layers > 0 ? a->layers : -1);
-            csv_int(&b, a->heads > 0 ? a->heads : -1);
-            qkv__strbuf_printf(&b, ",%s,", qkv__summary_partial(a) ? "true" : "false");
-            qkv__strbuf_csv_field(&b, s->variants[j]);
-            qkv__strbuf_printf(&b, ",%s,%s,%s", base ? "true" : "false", metric,
-                              a->recomputed ? "summarize" : "ablation");
-            csv_num(&b, c->mean);
-            csv_num(&b, c->lo);
-            csv_num(&b, c->hi);
-            csv_num(&b, c->delta);
-            csv_num(&b, c->delta_lo);
-            csv_num(&b, c->delta_hi);
-            csv_num(&b, c->p);
-            csv_num(&b, c->p_holm);
-            qkv__strbuf_puts(&b, base || !isfinite(c->p) ? "," : c->significant ? ",true" : ",false");
-            csv_int(&b, c->runs_ok);
-            csv_int(&b, c->seeds);
-            csv_int(&b, c->solved);
-            csv_int(&b, c->unsolved);
-            csv_int(&b, c->solved_at);
-            csv_int(&b, c->budget);
-            csv_int(&b, c->params);
-            csv_int(&b, c->attn_params);
-            qkv__strbuf_puts(&b, ",");
-            qkv__strbuf_csv_field(&b, qkv_report_cell(&r->main, j, i + 1));
-            qkv__strbuf_puts(&b, "\n");
-        }
+    int rows = 0, k = 0;
+    for (int i = 0; i < s->n; i++)
+        for (int j = 0; j < s->n_variants; j++) rows += s->a[i].at[j] >= 0;
+    qkv_report_records rec;
+    char *csv = NULL;
+    if (!qkv__report_records_alloc(&rec, rows, CSV_N)) {
+        for (int f = 0; f < CSV_N; f++) rec.fields[f].csv = CSV_FIELDS[f];
+        for (int i = 0; i < s->n; i++)
+            for (int j = 0; j < s->n_variants; j++)
+                if (s->a[i].at[j] >= 0) csv_row(rec.v + (size_t)CSV_N * k++, r, i, j);
+        csv = qkv__report_render_csv(&rec);
     }
-    return qkv__strbuf_take(&b);
+    qkv__report_records_free(&rec);
+    return csv;
 }
 
 /* ---- files ---------------------------------------------------------------------------------- */

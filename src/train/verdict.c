@@ -2,6 +2,7 @@
 #include "train/verdict.h"
 #include "io/fileio.h"
 #include "io/strbuf.h"
+#include "io/json.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -57,7 +58,7 @@ int qkv_verdict_read(const char *metrics_path, double threshold, long long budge
     double *acc[2] = {NULL, NULL}, *loss[2] = {NULL, NULL}; /* [0] evaluation, [1] validation */
     int rc = 0;
     for (char *line = strtok(text, "\n"); line && !rc; line = strtok(NULL, "\n")) {
-        cJSON *j = cJSON_Parse(line);
+        cJSON *j = qkv__json_tree(line, strlen(line));
         double ea = num(j, "eval_accuracy");
         if (j && !isnan(ea)) {
             if (n == cap) {

@@ -1,6 +1,6 @@
-/* The report's curves: for each variant, the mean and the min-max band over its finished
- * runs of each evaluated metric at each evaluated step (see report_data.h). */
-#include "report/report_data.h"
+/* The curves (curves.h): for each variant, the mean and the min-max band over its finished chosen
+ * runs of each evaluated metric at each evaluated step. */
+#include "ablate/curves.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -9,8 +9,8 @@
 /* a run's values of metric k (NULL: not recorded); a new metric is a new case here */
 static const double *metric(const qkv_run_result *run, int k) {
     switch (k) {
-    case QKV_REPORT_ACC: return run->eval_acc;
-    case QKV_REPORT_LOSS: return run->eval_loss;
+    case QKV_CURVE_ACC: return run->eval_acc;
+    case QKV_CURVE_LOSS: return run->eval_loss;
     default: return NULL;
     }
 }
@@ -26,12 +26,12 @@ static int cmp_ll(const void *a, const void *b) {
 
 /* the union of the usable runs' steps, sorted and unique, in *steps (NULL when there are
  * none); the count, or -1 when out of memory */
-static long long union_steps(const qkv_report *p, int v, long long **steps) {
+static long long union_steps(const qkv_ablate_results *r, int v, long long **steps) {
     *steps = NULL;
-    int ns = p->cfg->n_seeds;
+    int ns = r->cfg->n_seeds;
     size_t total = 0;
     for (int s = 0; s < ns; s++) {
-        const qkv_run_result *run = qkv__report_run(p, v, s);
+        const qkv_run_result *run = qkv__ablate_chosen(r, v, s);
         if (usable(run) && run->n > 0) total += (size_t)run->n;
     }
     if (total == 0) return 0;
@@ -39,7 +39,7 @@ static long long union_steps(const qkv_report *p, int v, long long **steps) {
     if (!st) return -1;
     size_t k = 0;
     for (int s = 0; s < ns; s++) {
-        const qkv_run_result *run = qkv__report_run(p, v, s);
+        const qkv_run_result *run = qkv__ablate_chosen(r, v, s);
         if (usable(run) && run->n > 0)
             for (int i = 0; i < run->n; i++) st[k++] = run->step[i];
     }
@@ -51,36 +51,36 @@ static long long union_steps(const qkv_report *p, int v, long long **steps) {
     return (long long)u;
 }
 
-/* one variant over its finished runs; a step missing from some runs uses the others */
-int qkv__report_curve_build(qkv_report_curve *c, const qkv_report *p, int v) {
+/* variant v over its finished runs; a step missing from some runs uses the others; 0 or -1 */
+static int curve(qkv_ablate_curve *c, const qkv_ablate_results *r, int v) {
     memset(c, 0, sizeof *c);
     long long *steps;
-    long long nu = union_steps(p, v, &steps);
+    long long nu = union_steps(r, v, &steps);
     if (nu < 0) return -1;
     if (nu == 0) return 0;
     size_t u = (size_t)nu;
     /* one block: x, then mean, lo, hi per metric */
-    c->x = malloc(u * (1 + 3 * QKV_REPORT_METRICS) * sizeof(double));
+    c->x = malloc(u * (1 + 3 * QKV_CURVE_METRICS) * sizeof(double));
     if (!c->x) {
         free(steps);
         return -1;
     }
     c->n = (int)u;
-    for (int k = 0; k < QKV_REPORT_METRICS; k++) {
+    for (int k = 0; k < QKV_CURVE_METRICS; k++) {
         c->y[k].mean = c->x + (1 + 3 * k) * u;
         c->y[k].lo = c->x + (2 + 3 * k) * u;
         c->y[k].hi = c->x + (3 + 3 * k) * u;
     }
     for (size_t j = 0; j < u; j++) {
         c->x[j] = (double)steps[j];
-        double sum[QKV_REPORT_METRICS] = {0}, lo[QKV_REPORT_METRICS], hi[QKV_REPORT_METRICS];
-        int cnt[QKV_REPORT_METRICS] = {0};
-        for (int k = 0; k < QKV_REPORT_METRICS; k++) {
+        double sum[QKV_CURVE_METRICS] = {0}, lo[QKV_CURVE_METRICS], hi[QKV_CURVE_METRICS];
+        int cnt[QKV_CURVE_METRICS] = {0};
+        for (int k = 0; k < QKV_CURVE_METRICS; k++) {
             lo[k] = INFINITY;
             hi[k] = -INFINITY;
         }
-        for (int s = 0; s < p->cfg->n_seeds; s++) {
-            const qkv_run_result *run = qkv__report_run(p, v, s);
+        for (int s = 0; s < r->cfg->n_seeds; s++) {
+            const qkv_run_result *run = qkv__ablate_chosen(r, v, s);
             if (!usable(run)) continue;
             int at = -1;
             for (int i = run->n - 1; i >= 0; i--)   /* the last record of a step wins */
@@ -89,7 +89,7 @@ int qkv__report_curve_build(qkv_report_curve *c, const qkv_report *p, int v) {
                     break;
                 }
             if (at < 0) continue;
-            for (int k = 0; k < QKV_REPORT_METRICS; k++) {
+            for (int k = 0; k < QKV_CURVE_METRICS; k++) {
                 const double *m = metric(run, k);
                 double y = m ? m[at] : NAN;
                 if (!isfinite(y)) continue;
@@ -99,7 +99,7 @@ int qkv__report_curve_build(qkv_report_curve *c, const qkv_report *p, int v) {
                 hi[k] = fmax(hi[k], y);
             }
         }
-        for (int k = 0; k < QKV_REPORT_METRICS; k++) {
+        for (int k = 0; k < QKV_CURVE_METRICS; k++) {
             c->y[k].mean[j] = cnt[k] ? sum[k] / cnt[k] : NAN;
             c->y[k].lo[j] = cnt[k] ? lo[k] : NAN;
             c->y[k].hi[j] = cnt[k] ? hi[k] : NAN;
@@ -109,8 +109,19 @@ int qkv__report_curve_build(qkv_report_curve *c, const qkv_report *p, int v) {
     return 0;
 }
 
-/* the arrays share x's allocation */
-void qkv__report_curve_free(qkv_report_curve *c) {
-    free(c->x);
-    memset(c, 0, sizeof *c);
+qkv_ablate_curve *qkv__ablate_curves(const qkv_ablate_results *r) {
+    int nv = r->cfg->n_variants;
+    qkv_ablate_curve *c = calloc((size_t)nv + 1, sizeof *c);
+    for (int i = 0; c && i < nv; i++)
+        if (curve(&c[i], r, i)) {
+            qkv__ablate_curves_free(c, nv);
+            return NULL;
+        }
+    return c;
+}
+
+/* each curve's arrays share its x's allocation */
+void qkv__ablate_curves_free(qkv_ablate_curve *c, int n) {
+    for (int i = 0; c && i < n; i++) free(c[i].x);
+    free(c);
 }

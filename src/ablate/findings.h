@@ -1,0 +1,68 @@
+/* Internal: what an ablation's results show, decided here before any sentence is written (the
+ * report and qkv summarize only phrase it):
+ *   findings.c      for the report: each variant's side of the baseline seed by seed, when it
+ *                   solved the task against the baseline, and what the seeds can show (the
+ *                   sign-flip test's bound, the seeds a significant difference needs);
+ *   metric_stats.c  for qkv summarize: each variant's numbers on the metric of a column, as the
+ *                   ablation published them or computed from its runs. */
+#ifndef QKV_ABLATE_FINDINGS_H
+#define QKV_ABLATE_FINDINGS_H
+
+#include "qkv_api.h"
+
+#include <stdbool.h>
+
+#include "ablate/results.h"
+
+/* one variant against the baseline, paired by seed (all 0 for the baseline itself) */
+typedef struct qkv_variant_finding {
+    int pairs;                      /* seeds at which both finished with a finite final result on the metric */
+    int worse, better;              /* of those, where its result is worse / better than the baseline's */
+    bool differs;                   /* its mean difference is at least half a point of accuracy (0.0005 nats
+                                       or bits): smaller, or not a number, it is as good as the baseline */
+    int same_side;                  /* the pairs on the side of its mean difference (worse or better) */
+    bool consistent;                /* it differs, and on that side in every pair */
+    int solve_pairs;                /* seeds at which both finished */
+    int earlier, later;             /* of those, where it reached the threshold earlier / later than the
+                                       baseline (a run that did not counting as later; neither: a tie) */
+} qkv_variant_finding;
+
+typedef struct qkv_ablate_findings {
+    qkv_variant_finding *v;         /* n_variants; NULL when there is nothing to compare (one variant, no runs) */
+    int comparisons;                /* variants compared with the baseline: n_variants - 1 */
+    double need;                    /* the p-value the first of Holm's comparisons needs: alpha / comparisons */
+    double seeds_pmin;              /* the smallest sign-flip p-value the sweep's n_seeds pairs can give */
+    bool seeds_too_few;             /* seeds_pmin is above need: no difference can be significant */
+    int consistent;                 /* variants consistently on one side of the baseline */
+    int fewest;                     /* the fewest pairs among those (0: none) */
+    double fewest_pmin;             /* the smallest p-value that many pairs can give */
+    int seeds_needed;               /* the fewest pairs whose smallest p-value is not above need (at most 60) */
+    bool consistent_too_few;        /* consistent effects whose pairs cannot make them significant */
+} qkv_ablate_findings;
+
+/* the smallest two-sided p-value of the paired sign-flip test with n pairs: 2 / 2^n (all n signs
+ * alike); 0 where 2^n does not fit (n >= 60: no bound is claimed) or n < 1 */
+QKV_INTERNAL double qkv__signflip_pmin(int n);
+/* what r shows (r's metric; its chosen runs); 0, or -1 when out of memory */
+QKV_INTERNAL int qkv__ablate_findings(qkv_ablate_findings *f, const qkv_ablate_results *r);
+QKV_INTERNAL void qkv__ablate_findings_free(qkv_ablate_findings *f);
+
+/* one variant's numbers on a metric, as a column of qkv summarize shows them */
+typedef struct qkv_metric_stats {
+    double mean, lo, hi;            /* the mean over its chosen runs, with the 95% interval */
+    double delta, delta_lo, delta_hi; /* the mean paired difference from the baseline, with its interval */
+    double p, p_holm;               /* the sign-flip p-value, Holm's adjustment over the other variants */
+    bool significant;               /* after Holm, at 0.05 (false for the baseline) */
+} qkv_metric_stats;
+
+/* Every variant's numbers (out: n_variants) on metric m: r's own metric, or bits per byte (a text
+ * task's). Accuracy and a loss in nats as the ablation published them. Bits per byte computed from
+ * the chosen runs (each run's eval_bpb, else its evaluation loss / ln 2), paired by seed, with
+ * aggregate.c's bootstrap, sign-flip test, Holm correction and seeds when the ablation compared
+ * accuracy or every finished run records eval_bpb (*computed), else its published loss / ln 2 (a
+ * difference published in nats divided too). *from_loss: some bits are a loss / ln 2. 0, or -1
+ * (out of memory) */
+QKV_INTERNAL int qkv__ablate_metric_stats(const qkv_ablate_results *r, qkv_ablate_metric m, qkv_metric_stats *out,
+                                          bool *computed, bool *from_loss);
+
+#endif

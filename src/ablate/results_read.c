@@ -1,0 +1,447 @@
+/* results.json back into the results model (results.h): the report's own file (report_json.c),
+ * read strictly with io/json.h's typed getters, for qkv summarize and the documents' generated
+ * blocks. Every key read is checked; keys an older qkv did not write may be absent. */
+#include "ablate/results.h"
+#include "ablate/stats.h"
+#include "config/config_json.h"
+#include "io/fileio.h"
+#include "io/json.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* dir's results.json (its name into path) parsed into *root; 0 or -1 with err, naming what dir is
+ * not (a directory, the output directory of qkv ablate) */
+static int parse_file(const char *dir, char *path, size_t path_max, cJSON **root, char *err, int errlen) {
+    if ((size_t)snprintf(path, path_max, "%s/results.json", dir) >= path_max) {
+        snprintf(err, (size_t)errlen, "%.200s...: path too long", dir);
+        return -1;
+    }
+    struct stat st;
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+        snprintf(err, (size_t)errlen, "%s: %s (expected the output directory of qkv ablate)", dir,
+                 stat(dir, &st) ? "no such directory" : "not a directory");
+        return -1;
+    }
+    if (stat(path, &st)) {
+        snprintf(err, (size_t)errlen, "%s: no results.json (not the output directory of qkv ablate, or its report "
+                 "was never written: qkv ablate CONFIG --out %s --report)", dir, dir);
+        return -1;
+    }
+    size_t len;
+    char *text = qkv__read_file(path, &len, err, errlen);
+    if (!text) return -1;
+    bool oom = false;
+    int rc = qkv__config_json(text, len, path, root, &oom, err, errlen);
+    free(text);
+    if (rc && oom) snprintf(err, (size_t)errlen, "%s: out of memory", path);
+    return rc ? -1 : 0;
+}
+
+/* a count as an int (results.json's are whole numbers up to 2^53; -1: not recorded) */
+static int as_int(long long x) { return x > INT32_MAX ? INT32_MAX : (int)x; }
+
+/* "PATH: out of memory" as the reader's message */
+static void out_of_memory(qkv_json_reader *r) {
+    if (!r->bad) snprintf(r->err, (size_t)r->errlen, "%s: out of memory", r->label);
+    r->bad = true;
+}
+
+/* o[key]: an array of numbers or nulls (NaN), malloc'd, of n elements (n < 0: any, *n set) or none
+ * (NULL: not recorded) */
+static double *numbers(qkv_json_reader *r, const cJSON *o, const char *where, const char *key, int *n) {
+    const cJSON *a = qkv__json_array(r, o, where, key, false);
+    int got = a ? cJSON_GetArraySize(a) : 0, k = 0;
+    if (*n < 0) *n = got;
+    double *x = r->bad || !got ? NULL : malloc((size_t)got * sizeof *x);
+    if (!r->bad && got && !x) out_of_memory(r);
+    for (const cJSON *e = x ? a->child : NULL; e && !r->bad; e = e->next, k++) {
+        if (got != *n || (!cJSON_IsNumber(e) && !cJSON_IsNull(e))) {
+            char what[64];
+            snprintf(what, sizeof what, "an array of %d numbers or nulls (one per step)", *n);
+            qkv__json_wrong(r, where, key, what, a);
+        }
+        x[k] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+    }
+    if (r->bad) {
+        free(x);
+        return NULL;
+    }
+    return x;
+}
+
+/* a run's evaluations ("curve": its steps and four series, one number per step) into rr */
+static void read_curve(qkv_json_reader *r, const cJSON *ro, const char *where, qkv_run_result *rr) {
+    const cJSON *curve = cJSON_GetObjectItemCaseSensitive(ro, "curve");
+    if (!curve || cJSON_IsNull(curve)) return;
+    if (!cJSON_IsObject(curve)) {
+        qkv__json_wrong(r, where, "curve", "an object or null", curve);
+        return;
+    }
+    char cw[128];
+    snprintf(cw, sizeof cw, "%scurve.", where);
+    int n = -1;
+    double *steps = numbers(r, curve, cw, "step", &n);
+    if (steps && !(rr->step = malloc((size_t)n * sizeof *rr->step))) out_of_memory(r);
+    for (int k = 0; rr->step && k < n; k++) {
+        if (!(steps[k] >= 0 && steps[k] == floor(steps[k]) && steps[k] <= 9007199254740992.0))
+            qkv__json_wrong(r, cw, "step", "an array of whole numbers >= 0",
+                            cJSON_GetObjectItemCaseSensitive(curve, "step"));
+        rr->step[k] = (long long)steps[k];
+    }
+    free(steps);
+    rr->n = rr->step ? n : 0;
+    rr->eval_acc = numbers(r, curve, cw, "eval_acc", &rr->n);
+    rr->eval_loss = numbers(r, curve, cw, "eval_loss", &rr->n);
+    rr->val_acc = numbers(r, curve, cw, "val_acc", &rr->n);
+    rr->val_loss = numbers(r, curve, cw, "val_loss", &rr->n);
+}
+
+/* frees a run's arrays */
+static void free_run(qkv_run_result *rr) {
+    free(rr->step); free(rr->eval_acc); free(rr->eval_loss); free(rr->val_acc); free(rr->val_loss);
+}
+
+/* run object ro of variant v (where: its key path, "variants[0].runs[1].") into rr; *chosen: at the
+ * variant's chosen rate (absent: every run is, there being no grid) */
+static void read_run(qkv_json_reader *r, const cJSON *ro, const char *where, int v, qkv_run_result *rr,
+                     bool *chosen) {
+    *rr = (qkv_run_result){.variant = v, .steps_to_threshold = -1, .flat_since = -1, .xz_bpb = NAN,
+                           .unigram_bpb = NAN, .train_loss = NAN};
+    *chosen = qkv__json_bool(r, ro, where, "chosen", true);
+    rr->seed = qkv__json_count(r, ro, where, "seed");
+    rr->ok = qkv__json_bool(r, ro, where, "ok", false);
+    const char *verdict = qkv__json_str(r, ro, where, "verdict", false);
+    rr->eval_bpb = qkv__json_num_in(r, ro, where, "eval_bpb", 0, INFINITY);
+    rr->final_loss = qkv__json_num_in(r, ro, where, "final_loss", 0, INFINITY);
+    rr->steps = qkv__json_count(r, ro, where, "budget");
+    rr->lr = qkv__json_num(r, ro, where, "lr");
+    rr->final_acc = qkv__json_num(r, ro, where, "final_acc");
+    rr->val_final_acc = qkv__json_num(r, ro, where, "val_acc");
+    rr->val_final_loss = qkv__json_num(r, ro, where, "val_loss");
+    rr->steps_to_threshold = qkv__json_count(r, ro, where, "steps_to_threshold");
+    const char *trend = qkv__json_str(r, ro, where, "trend", false);
+    rr->flat_since = qkv__json_count(r, ro, where, "flat_since");
+    rr->seconds = qkv__json_num(r, ro, where, "seconds");
+    rr->solved = verdict && !strcmp(verdict, "solved");
+    rr->improving = !trend || strcmp(trend, "flat");
+    read_curve(r, ro, where, rr);
+}
+
+/* variant object vo (index i) into v, its name into cv, its runs into *runs (*n_runs of them, each
+ * marked in *chosen) */
+static void read_variant(qkv_json_reader *r, const cJSON *vo, int i, qkv_variant_result *v, qkv_ablate_variant *cv,
+                         qkv_run_result **runs, bool **chosen, int *n_runs) {
+    char where[48];
+    snprintf(where, sizeof where, "variants[%d].", i);
+    if (!cJSON_IsObject(vo)) {
+        char at[48];
+        snprintf(at, sizeof at, "variants[%d]", i);
+        qkv__json_wrong(r, at, "", "an object", vo);
+        return;
+    }
+    const char *name = qkv__json_str(r, vo, where, "name", true);
+    if (!r->bad && (!name[0] || strlen(name) >= QKV_ABLATE_NAME))
+        qkv__json_wrong(r, where, "name", "a variant name of 1 to 63 characters",
+                        cJSON_GetObjectItemCaseSensitive(vo, "name"));
+    if (r->bad) return;
+    snprintf(v->name, sizeof v->name, "%s", name);
+    memcpy(cv->name, v->name, sizeof cv->name);
+    long long runs_ok = qkv__json_count(r, vo, where, "runs_ok"), solved = qkv__json_count(r, vo, where, "solved");
+    long long unsolved = qkv__json_count(r, vo, where, "unsolved");
+    v->steps_median = qkv__json_count(r, vo, where, "steps_to_threshold");
+    v->params = qkv__json_count(r, vo, where, "params");
+    v->attn_params = qkv__json_count(r, vo, where, "attn_params");
+    v->acc_mean = qkv__json_num_in(r, vo, where, "acc_mean", 0, 1);
+    v->acc_ci_lo = qkv__json_num_in(r, vo, where, "acc_ci_low", 0, 1);
+    v->acc_ci_hi = qkv__json_num_in(r, vo, where, "acc_ci_high", 0, 1);
+    v->loss_mean = qkv__json_num_in(r, vo, where, "loss_mean", 0, INFINITY);
+    v->loss_ci_lo = qkv__json_num_in(r, vo, where, "loss_ci_low", 0, INFINITY);
+    v->loss_ci_hi = qkv__json_num_in(r, vo, where, "loss_ci_high", 0, INFINITY);
+    v->delta = qkv__json_num(r, vo, where, "delta_vs_baseline");
+    v->delta_ci_lo = qkv__json_num(r, vo, where, "delta_ci_low");
+    v->delta_ci_hi = qkv__json_num(r, vo, where, "delta_ci_high");
+    v->p_value = qkv__json_num_in(r, vo, where, "p_value", 0, 1);
+    v->p_holm = qkv__json_num_in(r, vo, where, "p_holm", 0, 1);
+    /* Holm-adjusted p < 0.05, as the ablation decided it (qkv_stats_holm: adjusted <= alpha) */
+    v->significant = qkv__json_bool(r, vo, where, "significant", v->p_holm <= QKV_ABLATE_ALPHA);
+    double budget = qkv__json_num(r, vo, where, "budget");
+    const char *sets = qkv__json_str(r, vo, where, "sets", false);
+    const char *verdicts = qkv__json_str(r, vo, where, "verdicts", false);
+    snprintf(v->sets, sizeof v->sets, "%s", sets ? sets : "");
+    snprintf(v->verdicts, sizeof v->verdicts, "%s", verdicts ? verdicts : "");
+    v->acc_std = qkv__json_num(r, vo, where, "acc_std");
+    v->acc_min = qkv__json_num(r, vo, where, "acc_min");
+    v->loss_std = qkv__json_num(r, vo, where, "loss_std");
+    long long reached = qkv__json_count(r, vo, where, "reached");
+    v->seconds = qkv__json_num(r, vo, where, "seconds");
+    v->lr = qkv__json_num(r, vo, where, "lr");
+    long long matched = qkv__json_count(r, vo, where, "matched_d_ff");
+    v->baseline_params = qkv__json_count(r, vo, where, "baseline_params");
+    v->diag = (qkv_attn_diag){qkv__json_num(r, vo, where, "diag_share"), qkv__json_num(r, vo, where, "first_share"),
+                              qkv__json_num(r, vo, where, "entropy"), qkv__json_num(r, vo, where, "entropy_uniform"),
+                              qkv__json_num(r, vo, where, "score_symmetry"),
+                              qkv__json_num(r, vo, where, "score_negative_share"), NULL, 0, 0};
+    v->matched_d_ff = matched > 0 ? as_int(matched) : 0;
+    if (v->baseline_params < 0) v->baseline_params = 0;
+    v->xz_bpb = v->unigram_bpb = NAN;
+    const cJSON *ra = qkv__json_array(r, vo, where, "runs", false);
+    int n = ra ? cJSON_GetArraySize(ra) : 0, k = 0;
+    *runs = calloc((size_t)n + 1, sizeof **runs);
+    *chosen = calloc((size_t)n + 1, sizeof **chosen);
+    if (!*runs || !*chosen) {
+        out_of_memory(r);
+        return;
+    }
+    for (const cJSON *ro = ra ? ra->child : NULL; ro && !r->bad; ro = ro->next, k++) {
+        char rw[96];
+        snprintf(rw, sizeof rw, "%sruns[%d]", where, k);
+        if (!cJSON_IsObject(ro)) {
+            qkv__json_wrong(r, rw, "", "an object", ro);
+            return;
+        }
+        strcat(rw, "."); /* the prefix of its keys */
+        read_run(r, ro, rw, i, &(*runs)[k], &(*chosen)[k]);
+        *n_runs = k + 1;
+    }
+    /* counts an older results.json left out: none (runs_ok: from the chosen runs, derive()) */
+    v->runs_ok = as_int(runs_ok);
+    v->solved = solved < 0 ? 0 : as_int(solved);
+    v->unsolved = unsolved < 0 ? 0 : as_int(unsolved);
+    v->reached = reached < 0 ? v->solved : as_int(reached);
+    v->budget_max = isfinite(budget) ? (long long)budget : -1; /* the variant's, until derive() reads the runs' */
+}
+
+/* the header's keys of root into r and c; *vars: the variants array, *seeds: the seeds array or NULL */
+static void read_header(qkv_json_reader *r, const cJSON *root, qkv_ablate_results *res, qkv_ablate_config *c,
+                        const char **baseline, const cJSON **vars, const cJSON **seeds) {
+    const char *title = qkv__json_str(r, root, "", "title", true);
+    *baseline = qkv__json_str(r, root, "", "baseline", true);
+    const char *task = qkv__json_str(r, root, "", "task", false);
+    const char *compared = qkv__json_str(r, root, "", "metric", false);
+    *vars = qkv__json_array(r, root, "", "variants", true);
+    *seeds = qkv__json_array(r, root, "", "seeds", false);
+    c->threshold = qkv__json_num_in(r, root, "", "threshold", 0, INFINITY);
+    long long d_model = qkv__json_count(r, root, "", "d_model"), layers = qkv__json_count(r, root, "", "layers");
+    long long heads = qkv__json_count(r, root, "", "heads");
+    qkv__json_count(r, root, "", "runs_planned"); /* variants x rates x seeds: checked, not kept */
+    res->missing = as_int(qkv__json_count(r, root, "", "missing_runs"));
+    res->to_extend = as_int(qkv__json_count(r, root, "", "runs_to_extend"));
+    if (r->bad) return;
+    qkv_ablate_metric cm = qkv_ablate_metric_named(compared);
+    if (compared && cm == QKV_METRIC_COUNT)
+        qkv__json_wrong(r, "", "metric", "\"accuracy\", \"loss\", \"bpb\" or null",
+                        cJSON_GetObjectItemCaseSensitive(root, "metric"));
+    else if (strlen(*baseline) >= QKV_ABLATE_NAME)
+        qkv__json_wrong(r, "", "baseline", "a variant name of 1 to 63 characters",
+                        cJSON_GetObjectItemCaseSensitive(root, "baseline"));
+    if (r->bad) return;
+    c->metric = compared ? cm : QKV_METRIC_ACCURACY;
+    snprintf(c->title, sizeof c->title, "%s", title);
+    snprintf(res->task, sizeof res->task, "%s", task ? task : "");
+    res->d_model = d_model > 0 ? as_int(d_model) : 0;
+    res->layers = layers > 0 ? as_int(layers) : 0;
+    res->heads = heads > 0 ? as_int(heads) : 0;
+    const cJSON *lrs = qkv__json_array(r, root, "", "lrs", false);
+    res->max_solved_at = qkv__json_count(r, root, "", "max_solved_at");
+    const char *version = qkv__json_str(r, root, "", "version", false);
+    snprintf(res->version, sizeof res->version, "%s", version ? version : "");
+    res->wall_seconds = qkv__json_num(r, root, "", "wall_seconds");
+    long long jobs = qkv__json_count(r, root, "", "jobs");
+    res->jobs = jobs > 0 ? as_int(jobs) : 0;
+    int nl = lrs ? cJSON_GetArraySize(lrs) : 0, l = 0;
+    if (r->bad || !nl) return;
+    if (!(c->lrs = calloc((size_t)nl, sizeof *c->lrs))) {
+        out_of_memory(r);
+        return;
+    }
+    for (const cJSON *e = lrs->child; e; e = e->next, l++) {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble > 0)) {
+            qkv__json_wrong(r, "", "lrs", "an array of learning rates", lrs);
+            return;
+        }
+        c->lrs[l] = e->valuedouble;
+    }
+    c->n_lrs = nl;
+}
+
+/* the seeds: the seeds array's, else (absent or empty) those of the first variant with chosen runs */
+static void read_seeds(qkv_json_reader *r, const cJSON *seeds, qkv_ablate_config *c, qkv_run_result *const *runs,
+                       bool *const *chosen, const int *n_runs) {
+    int n = seeds ? cJSON_GetArraySize(seeds) : 0;
+    if (!n) seeds = NULL; /* empty: as absent */
+    for (int i = 0; !seeds && i < c->n_variants && !n; i++)
+        for (int k = 0; k < n_runs[i]; k++) n += chosen[i][k];
+    if (!n) return;
+    if (!(c->seeds = calloc((size_t)n, sizeof *c->seeds))) {
+        out_of_memory(r);
+        return;
+    }
+    int k = 0;
+    for (const cJSON *e = seeds ? seeds->child : NULL; e; e = e->next, k++) {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0) || e->valuedouble != floor(e->valuedouble)) {
+            qkv__json_wrong(r, "", "seeds", "an array of whole numbers >= 0", seeds);
+            return;
+        }
+        c->seeds[k] = (long long)e->valuedouble;
+    }
+    for (int i = 0; !seeds && !k && i < c->n_variants; i++)
+        for (int j = 0; j < n_runs[i]; j++)
+            if (chosen[i][j]) c->seeds[k++] = runs[i][j].seed;
+    c->n_seeds = n;
+}
+
+/* each variant's chosen runs copied into res->runs by seed (a seed without one: a run that is not ok),
+ * every run into res->all_runs when each variant lists one per rate and seed (the copies share the
+ * runs' arrays: the caller gives them to res) */
+static void place_runs(qkv_json_reader *r, qkv_ablate_results *res, const qkv_ablate_config *c,
+                       qkv_run_result *const *runs, bool *const *chosen, const int *n_runs) {
+    int nv = c->n_variants, ns = c->n_seeds, per = res->n_lrs * ns;
+    bool every = per > 0;
+    for (int i = 0; i < nv; i++) every &= n_runs[i] == per;
+    res->runs = calloc((size_t)nv * ns + 1, sizeof *res->runs);
+    res->all_runs = every ? calloc((size_t)nv * per, sizeof *res->all_runs) : NULL;
+    bool *taken = calloc((size_t)nv * ns + 1, sizeof *taken);
+    if (!res->runs || (every && !res->all_runs) || !taken) {
+        free(taken);
+        out_of_memory(r);
+        return;
+    }
+    for (int k = 0; k < nv * ns; k++)
+        res->runs[k] = (qkv_run_result){.variant = k / ns, .seed_index = k % ns, .seed = c->seeds[k % ns],
+                                        .lr = NAN, .steps = -1, .steps_to_threshold = -1, .flat_since = -1,
+                                        .xz_bpb = NAN, .unigram_bpb = NAN, .eval_bpb = NAN, .train_loss = NAN};
+    for (int i = 0; i < nv && !r->bad; i++)
+        for (int j = 0; j < n_runs[i] && !r->bad; j++) {
+            qkv_run_result *rr = &runs[i][j];
+            if (every) {
+                rr->lr_index = j / ns;
+                rr->seed_index = j % ns;
+                res->all_runs[(size_t)i * per + j] = *rr;
+            }
+            if (!chosen[i][j]) continue;
+            int s = 0;
+            while (s < ns && c->seeds[s] != rr->seed) s++;
+            if (s == ns || taken[(size_t)i * ns + s]) {
+                snprintf(r->err, (size_t)r->errlen, "%s: variants[%d].runs[%d].seed: %s %lld", r->label, i, j,
+                         s == ns ? "expected one of the seeds, got" : "a second chosen run of seed", rr->seed);
+                r->bad = true;
+                break;
+            }
+            rr->seed_index = s;
+            taken[(size_t)i * ns + s] = true;
+            res->runs[(size_t)i * ns + s] = *rr;
+            res->v[i].lr_chosen = rr->lr_index;
+        }
+    free(taken);
+}
+
+/* what results.json does not record of a variant, from its chosen runs as aggregate.c's summarise
+ * finds it (the unsolved runs' budgets and trends, the pairs with the baseline), each rate's
+ * validation numbers; a file without runs gives the variant's budget to its unsolved ones */
+static int derive(qkv_ablate_results *res, int i) {
+    const qkv_ablate_config *c = res->cfg;
+    qkv_variant_result *v = &res->v[i];
+    long long budget = v->budget_max;
+    int ok = 0, ns = c->n_seeds;
+    v->budget_min = v->flat_min = INT64_MAX;
+    v->budget_max = v->flat_max = -1;
+    for (int s = 0; s < ns; s++) {
+        const qkv_run_result *rr = qkv__ablate_chosen(res, i, s), *b = qkv__ablate_chosen(res, c->baseline, s);
+        ok += rr->ok;
+        v->pairs += i != c->baseline && rr->ok && b->ok;
+        if (!rr->ok || rr->solved || rr->steps < 0) continue;
+        v->budget_min = rr->steps < v->budget_min ? rr->steps : v->budget_min;
+        v->budget_max = rr->steps > v->budget_max ? rr->steps : v->budget_max;
+        if (rr->improving) v->unsolved_improving++;
+        else {
+            v->flat_min = rr->flat_since < v->flat_min ? rr->flat_since : v->flat_min;
+            v->flat_max = rr->flat_since > v->flat_max ? rr->flat_since : v->flat_max;
+        }
+    }
+    if (v->runs_ok < 0) v->runs_ok = ok; /* not recorded: the finished chosen runs */
+    if (v->budget_max < 0 && v->unsolved > 0 && budget >= 0) v->budget_min = v->budget_max = budget;
+    res->significant += v->significant;
+    if (!(v->lrs = calloc((size_t)res->n_lrs, sizeof *v->lrs))) return -1;
+    if (res->all_runs) qkv__ablate_rate_stats(v->lrs, res->all_runs + (size_t)i * res->n_lrs * ns, res->n_lrs, ns);
+    else
+        for (int l = 0; l < res->n_lrs; l++)
+            v->lrs[l] = (qkv_lr_result){c->n_lrs ? c->lrs[l] : NAN, 0, NAN, NAN, NAN, NAN};
+    return 0;
+}
+
+int qkv__ablate_results_read(qkv_ablate_results *res, qkv_ablate_config *c, const char *dir, char *err, int errlen) {
+    memset(res, 0, sizeof *res);
+    memset(c, 0, sizeof *c);
+    char path[1200];
+    cJSON *root = NULL;
+    if (parse_file(dir, path, sizeof path, &root, err, errlen)) return -1;
+    qkv_json_reader r = {path, err, errlen, false};
+    const char *baseline = NULL;
+    const cJSON *vars = NULL, *seeds = NULL;
+    qkv_run_result **runs = NULL;
+    bool **chosen = NULL;
+    int *n_runs = NULL, nv = 0;
+    res->cfg = c;
+    if (!cJSON_IsObject(root)) {
+        snprintf(err, (size_t)errlen, "%s: expected a JSON object (the results qkv ablate writes)", path);
+        r.bad = true;
+    }
+    if (!r.bad) read_header(&r, root, res, c, &baseline, &vars, &seeds);
+    if (!r.bad && (nv = cJSON_GetArraySize(vars)) < 1) qkv__json_wrong(&r, "", "variants", "a non-empty array", vars);
+    if (!r.bad) {
+        res->v = calloc((size_t)nv, sizeof *res->v);
+        c->variants = calloc((size_t)nv, sizeof *c->variants);
+        runs = calloc((size_t)nv, sizeof *runs);
+        chosen = calloc((size_t)nv, sizeof *chosen);
+        n_runs = calloc((size_t)nv, sizeof *n_runs);
+        if (!res->v || !c->variants || !runs || !chosen || !n_runs) out_of_memory(&r);
+    }
+    c->baseline = -1;
+    int i = 0;
+    for (const cJSON *vo = r.bad ? NULL : vars->child; vo && !r.bad; vo = vo->next, i++) {
+        read_variant(&r, vo, i, &res->v[i], &c->variants[i], &runs[i], &chosen[i], &n_runs[i]);
+        for (int k = 0; k < i && !r.bad; k++)
+            if (!strcmp(res->v[k].name, res->v[i].name)) {
+                snprintf(err, (size_t)errlen, "%s: variants[%d].name: \"%s\" is also variants[%d]'s", path, i,
+                         res->v[i].name, k);
+                r.bad = true;
+            }
+        if (!r.bad && !strcmp(res->v[i].name, baseline)) c->baseline = i;
+    }
+    if (!r.bad && c->baseline < 0) {
+        snprintf(err, (size_t)errlen, "%s: baseline: \"%s\" is not one of the variants", path, baseline);
+        r.bad = true;
+    }
+    c->n_variants = nv;
+    res->n_lrs = c->n_lrs > 0 ? c->n_lrs : 1;
+    if (!r.bad) read_seeds(&r, seeds, c, runs, chosen, n_runs);
+    if (!r.bad) place_runs(&r, res, c, runs, chosen, n_runs);
+    for (int k = 0; k < nv && !r.bad; k++)
+        if (derive(res, k)) out_of_memory(&r);
+    /* the runs' arrays: all_runs' (every run), else the chosen copies' (the others' are freed) */
+    for (int k = 0; k < nv; k++) {
+        for (int j = 0; runs && runs[k] && j < n_runs[k]; j++)
+            if (r.bad || (!res->all_runs && !chosen[k][j])) free_run(&runs[k][j]);
+        free(runs ? runs[k] : NULL);
+        free(chosen ? chosen[k] : NULL);
+    }
+    free(runs);
+    free(chosen);
+    free(n_runs);
+    cJSON_Delete(root);
+    if (r.bad) {
+        free(res->all_runs); /* (their arrays are freed above) */
+        free(res->runs);
+        res->all_runs = res->runs = NULL;
+        qkv__ablate_results_free(res);
+        qkv_ablate_config_free(c);
+        memset(c, 0, sizeof *c);
+        return -1;
+    }
+    return 0;
+}
