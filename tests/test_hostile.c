@@ -1,5 +1,5 @@
 /* Hostile input, round two (docs/reliability.md, "Hostile input, round two"): the commands added
- * since the first bad-input table (Slurm sweeps, shards, summarize, sample, --group, the text
+ * since the first bad-input table (Slurm sweeps, shards, summarize, sample, the text
  * corpus) given what a hostile or careless user would give them. One test per defect found, each
  * named for what it guards; each failed before its fix. Every refusal is one line on stderr,
  * exit 1 or 2, and nothing written. The commands run through /bin/sh (qkv_test_sh), so values
@@ -300,21 +300,6 @@ START_TEST(test_stray_end_marker_and_results_ranges) {
 }
 END_TEST
 
-/* 6. --group compares run directories by identity: DIR and DIR/, a link to DIR, ./DIR */
-START_TEST(test_group_same_directory_refused) {
-    char out[8192];
-    put("cfg.json", BASE);
-    ck_assert_int_eq(run(out, sizeof out, "mkdir r && cp cfg.json r/config.json && ln -s r link"), 0);
-    const char *twice[] = {"--group r --group r/", "--group r --group link", "--group ./r --group r",
-                           "--group r --group r"};
-    for (size_t i = 0; i < sizeof twice / sizeof twice[0]; i++) {
-        ck_assert_int_eq(run(out, sizeof out, "%s train %s", Q, twice[i]), 2);
-        one_line(out, i == 3 ? "--group r is given twice" : "are the same run directory");
-        ck_assert(!exists("r/model.safetensors"));
-    }
-}
-END_TEST
-
 /* 8. sample's --prompt: an empty token (two commas, a comma first or last) is an error, not a
  * token dropped */
 START_TEST(test_prompt_empty_token_refused) {
@@ -359,7 +344,6 @@ Suite *hostile_suite(void) {
     tcase_add_test(tc, test_ablation_config_size_capped);
     tcase_add_test(tc, test_update_doc_link_mode_readonly);
     tcase_add_test(tc, test_stray_end_marker_and_results_ranges);
-    tcase_add_test(tc, test_group_same_directory_refused);
     tcase_add_test(tc, test_prompt_empty_token_refused);
     tcase_add_test(tc, test_slurm_tasks_capped_at_runs);
     suite_add_tcase(s, tc);

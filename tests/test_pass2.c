@@ -255,15 +255,6 @@ static const row ROWS[] = {
      "r/metrics.jsonl: is a pipe (FIFO) that gave nothing to read", "r/config.json"},
     {"train --resume", "metrics.jsonl", K_DIR, DIR("r/metrics.jsonl"), RESUME4, 1,
      "r/metrics.jsonl: cannot read: Is a directory", "r/config.json"},
-    /* ---- train --group DIR */
-    {"train --group", "DIR", "a regular file", "echo mine > x", Q "train --group x --group r --quiet", 2, "x/config.json",
-     ""},
-    {"train --group", "DIR", K_NL " (missing)", "", Q "train --group " NL("g", "1") " --group r --quiet", 2,
-     "g\\x0a1/config.json", ""},
-    {"train --group", "DIR/config.json", K_FIFO, "mkdir g && mkfifo g/config.json", Q "train --group g --group r --quiet",
-     2, "g/config.json: is a pipe (FIFO) that gave nothing to read", ""},
-    {"train --group", "DIR/config.json", K_EMPTY, "mkdir g && : > g/config.json", Q "train --group g --group r --quiet", 2,
-     "g/config.json:1:1: JSON syntax error: empty input", ""},
     /* ---- eval: CONFIG, --checkpoint, --data */
     {"eval", "CONFIG", K_FIFO, FIFO("x.json"), Q "eval x.json --checkpoint r/model.safetensors", 2,
      "x.json: is a pipe (FIFO) that gave nothing to read", ""},
@@ -788,7 +779,7 @@ END_TEST
 
 /* the table covers every command and every kind of input the issue names */
 START_TEST(test_rows_cover_commands_and_kinds) {
-    const char *cmds[] = {"train", "train --resume", "train --group", "eval", "sample", "params", "gradcheck", "ablate",
+    const char *cmds[] = {"train", "train --resume", "eval", "sample", "params", "gradcheck", "ablate",
                           "ablate --status", "ablate --report", "ablate --shard", "summarize", "summarize --check-doc",
                           "summarize --update-doc", "bench"};
     const char *kinds[] = {K_EMPTY, K_HUGE, K_TRUNC, K_WRONG, K_FIFO, K_DIR, K_DANGLING, K_DIRLINK, K_NL, K_QUOTE};

@@ -108,8 +108,7 @@ int qkv__report_build(qkv_report *p, const qkv_ablate_results *r, const char *ou
         }
     else
         for (int i = 0; i < p->nv; i++) p->failed_runs += p->cfg->n_seeds - (r->v[i].runs_ok < 0 ? 0 : r->v[i].runs_ok);
-    /* (runs trained together, batch_runs, each record their group's time: no sum of those) */
-    if (run_seconds > 0 && !p->cfg->batch_runs) fmt_duration(p->run_duration, sizeof p->run_duration, run_seconds);
+    if (run_seconds > 0) fmt_duration(p->run_duration, sizeof p->run_duration, run_seconds);
 
     p->command = command(p, out_dir);
     p->curves = calloc((size_t)p->nv + 1, sizeof *p->curves);

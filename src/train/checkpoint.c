@@ -130,17 +130,3 @@ int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_s
     qkv_st_free(st);
     return rc ? -1 : 0;
 }
-
-int qkv_checkpoint_step(const char *dir, long long *step, char *err, int errlen) {
-    char path[4096];
-    qkv_safetensors *st;
-    if (qkv_st_read(in_dir(path, sizeof path, dir, QKV_RUN_CHECKPOINT), &st, err, (size_t)errlen)) return -1;
-    const char *s = qkv_st_meta(st, "qkv_step");
-    char *end = NULL;
-    long long v = s ? strtoll(s, &end, 10) : -1;
-    int rc = s && end != s && !*end && v >= 0 ? 0 : -1;
-    if (rc) snprintf(err, (size_t)errlen, "%s: no qkv_step in its metadata (not a qkv checkpoint)", path);
-    else *step = v;
-    qkv_st_free(st);
-    return rc;
-}
