@@ -29,7 +29,7 @@ int main(void) {
     srunner_add_suite(sr, ablate_suite());
     srunner_add_suite(sr, text_suite());
     srunner_add_suite(sr, summary_suite());
-    srunner_add_suite(sr, group_suite());
+    srunner_add_suite(sr, steady_suite());
     srunner_add_suite(sr, observe_suite());
     srunner_add_suite(sr, score_suite());
     srunner_add_suite(sr, ckcheck_suite());

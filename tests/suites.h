@@ -25,7 +25,7 @@ Suite *verdict_suite(void);
 Suite *ablate_suite(void);
 Suite *text_suite(void);
 Suite *summary_suite(void);
-Suite *group_suite(void);
+Suite *steady_suite(void);
 Suite *observe_suite(void);
 Suite *score_suite(void);
 Suite *ckcheck_suite(void);

@@ -160,85 +160,29 @@ START_TEST(test_lr_chosen_on_validation) {
 }
 END_TEST
 
-/* cJSON without the keys that hold times (seconds, wall_seconds), at any depth */
-static void drop_timing(cJSON *j) {
-    cJSON_DeleteItemFromObjectCaseSensitive(j, "seconds");
-    cJSON_DeleteItemFromObjectCaseSensitive(j, "wall_seconds");
-    for (cJSON *c = j->child; c; c = c->next) drop_timing(c);
-}
-
-/* batch_runs: a variant's runs trained together, up to batch_max_runs (4) per process, give the
- * same sweep as runs trained one per process: results.json equal but for times, each run's weights
- * equal, and the failed runs marked alike. SGD without clipping at lr 10 fails at step 9 (groups
- * of 4 hold runs at both rates: the failing runs stop alone); lr 0.3 solves nothing, so every
- * such run is extended (50 -> 100 steps) in a group of the variant's three. A diff variant's
- * runs train one at a time even so (their model has no grouped form), with the same results. */
-START_TEST(test_batch_runs_same_sweep) {
-    char path[600];
+/* batch_runs and batch_max_runs (a variant's runs trained together, as one model) are no longer
+ * read: an ablation config that has either is refused with one line naming the key, and nothing
+ * is written */
+START_TEST(test_removed_keys_refused) {
+    const char *keys[] = {"batch_runs\": true", "batch_max_runs\": 4"};
+    char path[600], text[1024], out[2048];
     snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 2, \"d_ff\": 32},\n"
-                     " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
-                     " \"train\": {\"steps\": 50, \"batch\": 16, \"eval_every\": 25, \"eval_examples\": 64},\n"
-                     " \"optim\": {\"name\": \"sgd\", \"lr\": 0.3, \"momentum\": 0.9, \"clip\": 0}}\n");
-    const char *sweep =
-        "{\"base\": \"base.json\", \"title\": \"T\", \"threshold\": 0.6, \"max_steps\": 100, \"lrs\": [0.3, 10],%s\n"
-        " \"variants\": [{\"name\": \"full\"}, {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\",\n"
-        "   \"model.attention.role_scale=true\"]}, {\"name\": \"head_shared\", \"set\": [\"model.attention.qkv=head_shared\"]},\n"
-        "  {\"name\": \"q_is_x\", \"set\": [\"model.attention.query_proj=false\"]},\n"
-        "  {\"name\": \"diff\", \"set\": [\"model.attention.diff=true\"]}],\n"
-        " \"seeds\": [0, 1, 2]}\n";
-    char text[2048];
-    snprintf(path, sizeof path, "%s/apart.json", TMP);
-    snprintf(text, sizeof text, sweep, " \"batch_runs\": false,");
-    qkv_test_write_file(path, text);
-    snprintf(path, sizeof path, "%s/together.json", TMP);
-    snprintf(text, sizeof text, sweep, " \"batch_runs\": true, \"batch_max_runs\": 4,");
-    qkv_test_write_file(path, text);
-    ablate("apart.json", "apart", 2);
-    ablate("together.json", "together", 2);
-    snprintf(path, sizeof path, "%s/together.err", TMP);
-    char err[512];
-    size_t len;
-    char *log = qkv__read_file(path, &len, err, sizeof err);
-    ck_assert_msg(log != NULL, "%s", err);
-    free(log);
-    snprintf(path, sizeof path, "%s/apart/results.json", TMP);
-    cJSON *a = read_json(path);
-    snprintf(path, sizeof path, "%s/together/results.json", TMP);
-    cJSON *b = read_json(path);
-    drop_timing(a);
-    drop_timing(b);
-    char *ta = cJSON_Print(a), *tb = cJSON_Print(b);
-    ck_assert_int_gt(strlen(ta), 1000);
-    ck_assert_msg(!strcmp(ta, tb), "results.json differs (times aside) between batch_runs false and true");
-    ck_assert_ptr_nonnull(strstr(ta, "\"final_acc\""));
-    free(ta);
-    free(tb);
-    cJSON_Delete(a);
-    cJSON_Delete(b);
-    const char *runs[] = {"full/lr0.3/seed2", "shared/lr0.3/seed0", "head_shared/lr0.3/seed1"};
-    for (int i = 0; i < 3; i++) { /* extended to 100 steps, in groups or not: the same bits */
-        char cmd[2400], p1[600], p2[600];
-        snprintf(p1, sizeof p1, "%s/apart/runs/%s", TMP, runs[i]);
-        snprintf(p2, sizeof p2, "%s/together/runs/%s", TMP, runs[i]);
-        snprintf(cmd, sizeof cmd, "cmp -s %s/model.safetensors %s/model.safetensors && grep -q '\"steps\":100,' %s/summary.json",
-                 p1, p2, p2);
-        ck_assert_msg(system(cmd) == 0, "%s: weights differ, or not extended to 100 steps", runs[i]);
+    qkv_test_write_file(path, BASE);
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/abl.json", TMP);
+        snprintf(text, sizeof text, "{\"base\": \"base.json\", \"variants\": [{\"name\": \"full\"}], \"seeds\": [0], \"%s}\n",
+                 keys[i]);
+        qkv_test_write_file(path, text);
+        ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s ablate %s/abl.json --out %s/out --quiet", qkv_test_bin(), TMP,
+                                     TMP), 2);
+        char want[256];
+        snprintf(want, sizeof want, "abl.json: %.*s: removed (each run trains in a process of its own); drop the key\n",
+                 (int)strcspn(keys[i], "\""), keys[i]);
+        ck_assert_msg(strstr(out, want) && strchr(out, '\n') == strrchr(out, '\n'), "expected one line ending '%s':\n%s",
+                      want, out);
+        snprintf(path, sizeof path, "%s/out", TMP);
+        ck_assert_int_ne(access(path, F_OK), 0);
     }
-    for (int s = 0; s < 3; s++) { /* lr 10 fails in both, marked alike */
-        char p1[600], p2[600], e1[256], e2[256];
-        size_t l1, l2;
-        snprintf(p1, sizeof p1, "%s/apart/runs/shared/lr10/seed%d/failed", TMP, s);
-        snprintf(p2, sizeof p2, "%s/together/runs/shared/lr10/seed%d/failed", TMP, s);
-        char *m1 = qkv__read_file(p1, &l1, e1, sizeof e1), *m2 = qkv__read_file(p2, &l2, e2, sizeof e2);
-        ck_assert_msg(m1 && m2, "%s / %s", e1, e2);
-        ck_assert_ptr_nonnull(strstr(m1, "non-finite value in the loss"));
-        ck_assert_str_eq(m1, m2);
-        free(m1);
-        free(m2);
-    }
-    snprintf(path, sizeof path, "%s/together/group-0.log", TMP); /* the group's own log is gone */
-    ck_assert_int_ne(access(path, F_OK), 0);
 }
 END_TEST
 
@@ -614,7 +558,7 @@ Suite *ablate_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_extension_rule_and_order);
     tcase_add_test(tc, test_lr_chosen_on_validation);
-    tcase_add_test(tc, test_batch_runs_same_sweep);
+    tcase_add_test(tc, test_removed_keys_refused);
     tcase_add_test(tc, test_match_params);
     tcase_add_test(tc, test_metric_bpb);
     tcase_add_test(tc, test_shards_status_report);

@@ -249,8 +249,6 @@ static const char *const READS[][2] = {
     {"bench", "options"}, {"bench", "--size"}, {"bench", "--steps"}, {"bench", "--threads"}, {"bench", "--jobs"},
     {"bench", "--time-products"}, {"bench", "--micro-batches"}, {"bench", "--runs-steps"},
     {"bench --sweep", "--size"}, {"bench --sweep", "--config"}, {"bench --sweep", "TMPDIR"},
-    /* grouped runs */
-    {"train --group", "CONFIG"}, {"train --group", "DIR"}, {"train --group", "DIR/config.json"},
 };
 
 START_TEST(test_table_coverage) {

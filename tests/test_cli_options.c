@@ -267,40 +267,11 @@ const qkv_cli_row CLI_OPTIONS_ROWS[] = {
      0},
     {"train", "QKV_ARENA_POISON", "garbage", FROM_RUN(NULL),
      "QKV_ARENA_POISON=x " Q "train cfg.json --out o --quiet > /dev/null", 0},
-    /* ---- grouped runs: qkv train --group DIR and ablate's batch_runs (these rows go with the
-     * feature, as one block) */
-#define SAME_DIR FILES_SH("mkdir r && cp cfg.json r/config.json && ln -s r link", {"cfg.json", SWEEP_BASE})
-    {"ablate", "CONFIG", "batch_runs not a boolean",
-     ABLATION("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"batch_runs\": 1"), Q "ablate abl.json --out out", 2,
-     "abl.json: batch_runs: expected true or false"},
-    {"ablate", "CONFIG", "batch_max_runs of one",
-     ABLATION("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"batch_max_runs\": 1"),
-     Q "ablate abl.json --out out", 2, "abl.json: batch_max_runs: expected an integer in [2, 64]"},
-    {"ablate", "CONFIG", "batch_max_runs above the limit",
-     ABLATION("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"batch_max_runs\": 65"),
-     Q "ablate abl.json --out out", 2, "abl.json: batch_max_runs: expected an integer in [2, 64]"},
-    {"train --group", "CONFIG", "given too", EMPTY_DIR, Q "train cfg.json --group run", 2,
-     "qkv train: --group DIR takes each run's config from DIR/config.json; drop CONFIG"},
-    {"train --group", "DIR", "given twice", EMPTY_DIR, Q "train --group run --group run", 2,
-     "qkv train: --group run is given twice"},
-    {"train --group", "DIR", "without config.json", EMPTY_DIR, Q "train --group run", 2, "run/config.json"},
-    {"train --group", "DIR", "a regular file", FROM_RUN("echo mine > x"), Q "train --group x --group r --quiet", 2,
-     "x/config.json"},
-    {"train --group", "DIR", K_NL " (missing)", FROM_RUN(NULL), Q "train --group " NL("g", "1") " --group r --quiet", 2,
-     "g\\x0a1/config.json"},
-    {"train --group", "DIR/config.json", K_FIFO, FROM_RUN("mkdir g && mkfifo g/config.json"),
-     Q "train --group g --group r --quiet", 2, "g/config.json: is a pipe (FIFO) that gave nothing to read"},
-    {"train --group", "DIR/config.json", K_EMPTY, FROM_RUN("mkdir g && : > g/config.json"),
-     Q "train --group g --group r --quiet", 2, "g/config.json:1:1: JSON syntax error: empty input"},
-    {"train --group", "DIR", "given twice (DIR and DIR/)", SAME_DIR, Q "train --group r --group r/", 2,
-     "are the same run directory", .absent = "r/model.safetensors"},
-    {"train --group", "DIR", "given twice (DIR and a link to it)", SAME_DIR, Q "train --group r --group link", 2,
-     "are the same run directory", .absent = "r/model.safetensors"},
-    {"train --group", "DIR", "given twice (./DIR and DIR)", SAME_DIR, Q "train --group ./r --group r", 2,
-     "are the same run directory", .absent = "r/model.safetensors"},
-    {"train --group", "DIR", "given twice (the same name)", SAME_DIR, Q "train --group r --group r", 2,
-     "--group r is given twice", .absent = "r/model.safetensors"},
-#undef SAME_DIR
-    /* ---- grouped runs end */
+    /* ---- grouped runs, removed: their keys and option are refused by name */
+    {"ablate", "CONFIG", "batch_runs (removed)",
+     ABLATION("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"batch_runs\": true"), Q "ablate abl.json --out out", 2,
+     "abl.json: batch_runs: removed (each run trains in a process of its own); drop the key"},
+    {"train", "options", "--group (removed)", CFG(BASE), Q "train cfg.json --group run", 2,
+     "qkv train: unknown option '--group'"},
 };
 const int CLI_OPTIONS_NROWS = (int)(sizeof CLI_OPTIONS_ROWS / sizeof CLI_OPTIONS_ROWS[0]);

@@ -88,10 +88,6 @@ static qkv_tensor *f_cross_entropy(qkv_ctx *c, qkv_tensor *const *x, int n, void
     (void)n;
     return qkv_cross_entropy(c, x[0], u, -100);
 }
-static qkv_tensor *f_cross_entropy_runs(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
-    (void)n;
-    return qkv_cross_entropy_runs(c, x[0], u, -100, 2);
-}
 static qkv_tensor *f_masked_fill(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
     (void)n;
     return qkv_masked_fill(c, x[0], u, -3.0);
@@ -202,12 +198,11 @@ static slice_arg SL0 = {0, 1, 2}, SL1 = {1, 0, 3}, SLM1 = {-1, 2, 2};
 static int CAT0 = 0, CAT1 = 1, CATM1 = -1;
 static int32_t IDX_DATA[6] = {0, 4, 2, 4, 1, 0};
 static int32_t TGT_DATA[6] = {1, 0, -100, 4, 2, 3};
-static int32_t TGT_IGNORED_DATA[6] = {-100, -100, -100, 4, 2, 3}; /* two runs: the first counts nothing */
 static int32_t MASK_DATA[9] = {0, 1, 1, 0, 0, 1, 0, 0, 0}; /* causal (T,T), 1 = blocked */
 /* (2,1,3,3): batch 0 blocks a future key and a whole row, batch 1 only the diagonal */
 static int32_t MASK2_DATA[18] = {0, 0, 1, 1, 1, 1, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
 static int32_t MASK70_DATA[70 * 70]; /* (70,70), an irregular pattern, filled by init_aux */
-static qkv_tensor IDX, TGT, TGT_IGNORED, MASK, MASK2, MASK70;
+static qkv_tensor IDX, TGT, MASK, MASK2, MASK70;
 static sdpa_arg SD_CAUSAL = {2, true, NULL, 0.6, 0, NULL, false}, SD_MASK = {2, false, &MASK2, 0.8, 0, NULL, false},
                 SD_BOTH = {2, true, &MASK2, 0.5, 0, NULL, false}, SD_TIED = {3, true, NULL, 0.4, 0, NULL, false},
                 SD_BLOCKS = {2, true, &MASK70, 0.7, 0, NULL, false}, SD_DENSE = {1, false, NULL, 1.1, 0, NULL, false};
@@ -239,15 +234,11 @@ static const gcase CASES[] = {
     {"linear", f_linear, NULL, 3, DOM_NORMAL, {3, 2, 1}, {{2, 3, 4}, {5, 4}, {5}}, {0}},
     {"linear_no_bias", f_linear, NULL, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {2, 4}}, {0}},
     {"linear_const_weight", f_linear, NULL, 3, DOM_NORMAL, {2, 2, 1}, {{3, 4}, {2, 4}, {2}}, {0, 1, 0}},
-    /* over runs: weights with a leading run axis, the rows split among the runs */
-    {"linear_runs", f_linear, NULL, 3, DOM_NORMAL, {3, 3, 2}, {{4, 3, 4}, {2, 5, 4}, {2, 5}}, {0}},
-    {"linear_runs_no_bias", f_linear, NULL, 2, DOM_NORMAL, {2, 3}, {{6, 4}, {3, 2, 4}}, {0}},
     /* linear with its bias and activation as the epilogue */
     {"linear_act_gelu", f_linear_act, &ACT_GELU, 3, DOM_NORMAL, {3, 2, 1}, {{2, 3, 4}, {5, 4}, {5}}, {0}},
     {"linear_act_gelu_no_bias", f_linear_act, &ACT_GELU, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {2, 4}}, {0}},
     {"linear_act_gelu_tanh", f_linear_act, &ACT_GELU_TANH, 3, DOM_NORMAL, {2, 2, 1}, {{3, 4}, {6, 4}, {6}}, {0}},
     {"linear_act_relu", f_linear_act, &ACT_RELU, 3, DOM_NORMAL, {2, 2, 1}, {{3, 4}, {6, 4}, {6}}, {0}},
-    {"linear_act_gelu_runs", f_linear_act, &ACT_GELU, 3, DOM_NORMAL, {3, 3, 2}, {{4, 3, 4}, {2, 5, 4}, {2, 5}}, {0}},
     {"add", f_add, NULL, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {3, 4}}, {0}},
     {"add_bias", f_add, NULL, 2, DOM_NORMAL, {3, 1}, {{2, 3, 4}, {4}}, {0}},
     {"add_mask_over_bhtt", f_add, NULL, 2, DOM_NORMAL, {4, 2}, {{2, 2, 3, 3}, {3, 3}}, {0}},
@@ -286,10 +277,6 @@ static const gcase CASES[] = {
     {"layernorm_plain", f_layernorm, NULL, 1, DOM_NORMAL, {2}, {{3, 4}}, {0}},
     {"embedding", f_embedding, &IDX, 1, DOM_NORMAL, {2}, {{5, 3}}, {0}},
     {"cross_entropy", f_cross_entropy, &TGT, 1, DOM_NORMAL, {3}, {{2, 3, 5}}, {0}},
-    {"layernorm_runs", f_layernorm, NULL, 3, DOM_NORMAL, {3, 2, 2}, {{2, 3, 5}, {2, 5}, {2, 5}}, {0}},
-    {"embedding_runs", f_embedding, &IDX, 1, DOM_NORMAL, {3}, {{3, 5, 2}}, {0}},
-    {"cross_entropy_runs", f_cross_entropy_runs, &TGT, 1, DOM_NORMAL, {3}, {{2, 3, 5}}, {0}},
-    {"cross_entropy_runs_one_ignored", f_cross_entropy_runs, &TGT_IGNORED, 1, DOM_NORMAL, {3}, {{2, 3, 5}}, {0}},
     {"masked_fill", f_masked_fill, &MASK, 1, DOM_NORMAL, {4}, {{2, 2, 3, 3}}, {0}},
     {"rope_two_heads", f_rope, (void *)&HD4, 1, DOM_NORMAL, {3}, {{2, 3, 8}}, {0}},
     {"rope_one_pair_long", f_rope, (void *)&HD2, 1, DOM_NORMAL, {3}, {{1, 7, 2}}, {0}},
@@ -338,8 +325,6 @@ static void init_aux(void) {
     IDX.data = IDX_DATA;
     qkv_shape_init(&TGT, QKV_I32, 2, s23);
     TGT.data = TGT_DATA;
-    qkv_shape_init(&TGT_IGNORED, QKV_I32, 2, s23);
-    TGT_IGNORED.data = TGT_IGNORED_DATA;
     qkv_shape_init(&MASK, QKV_I32, 2, s33);
     MASK.data = MASK_DATA;
     int64_t s2133[4] = {2, 1, 3, 3}, s70[2] = {70, 70};
@@ -555,13 +540,6 @@ static int wrong_sdp_attention_alibi(qkv_ctx *ctx, const qkv_record *r) {
     return 0;
 }
 
-/* an op over runs whose backward forgets them: every row's gradient through run 0's weight */
-static int runs_forgotten_linear(qkv_ctx *ctx, const qkv_record *r) {
-    qkv_record one = *r;
-    one.p.linear.runs = 1;
-    return qkv__linear_backward(ctx, &one);
-}
-
 /* a - b differentiated as a + b: the sign of the subtracted term forgotten (A = P1 + lambda P2) */
 static int wrong_sub_rhs(qkv_ctx *ctx, const qkv_record *r) {
     qkv_record one = *r;
@@ -611,11 +589,8 @@ START_TEST(test_harness_catches_wrong_rules) {
         {QKV_OP_LAYERNORM, wrong_layernorm, find_case("layernorm_plain")},
         {QKV_OP_SOFTMAX, wrong_softmax, find_case("diamond_q_eq_k_eq_v")},
         {QKV_OP_LINEAR, wrong_linear, find_case("linear")},
-        {QKV_OP_LINEAR, wrong_linear, find_case("linear_runs")},
-        {QKV_OP_LINEAR, runs_forgotten_linear, find_case("linear_runs")},
         /* the activation's derivative forgotten: the plain linear's rule */
         {QKV_OP_LINEAR_ACT, qkv__linear_backward, find_case("linear_act_gelu")},
-        {QKV_OP_LINEAR_ACT, qkv__linear_backward, find_case("linear_act_gelu_runs")},
         {QKV_OP_MASKED_SOFTMAX, wrong_masked_softmax, find_case("masked_softmax")},
         {QKV_OP_SDP_ATTENTION, wrong_sdp_attention, find_case("sdp_attention_causal_mask")},
         {QKV_OP_SDP_ATTENTION, wrong_sdp_attention, find_case("sdp_attention_gqa_alibi_row_blocks")},
@@ -796,24 +771,7 @@ START_TEST(test_sdpa_gqa_alibi_threads_bits) {
 }
 END_TEST
 
-/* ---- ops over runs: each run's bits are those of the op on its slice alone (float32) ---------- */
-
-/* elements [first, first + numel(s)) of t as a tensor of shape s of its own */
-static qkv_tensor *part(const qkv_tensor *t, int64_t first, int nd, const int64_t *s) {
-    qkv_tensor *p = qkv_tensor_from_buffer(t->dtype, nd, s, (const char *)t->data + first * (int64_t)qkv_dtype_size(t->dtype));
-    if (t->requires_grad) ck_assert_int_eq(qkv_tensor_require_grad(p), 0);
-    return p;
-}
-
-/* whole's elements [first, first + part's numel) equal part's, bit for bit (values, or gradients) */
-static void same_bits(const qkv_tensor *whole, int64_t first, const qkv_tensor *p, bool grad, const char *what, int run) {
-    const char *a = (const char *)(grad ? whole->grad : whole->data) + first * (int64_t)qkv_dtype_size(whole->dtype);
-    const void *b = grad ? p->grad : p->data;
-    ck_assert_ptr_nonnull(a);
-    ck_assert_ptr_nonnull(b);
-    ck_assert_msg(!memcmp(a, b, (size_t)p->numel * qkv_dtype_size(p->dtype)), "%s%s: run %d differs from alone",
-                  what, grad ? " (gradient)" : "", run);
-}
+/* ---- linear_act in float32 ------------------------------------------------------------------ */
 
 /* sum(y * c): every element of y gets its own weight, so every gradient is exercised */
 static qkv_tensor *weighted(qkv_ctx *ctx, qkv_tensor *y, qkv_tensor *c) { return qkv_sum_all(ctx, qkv_mul(ctx, y, c)); }
@@ -864,73 +822,6 @@ START_TEST(test_linear_act_float) {
 }
 END_TEST
 
-START_TEST(test_runs_bits_equal_alone) {
-    enum { R = 3, B = 2, T = 5, IN = 7, OUT = 6, V = 9 };
-    qkv_rng rng;
-    qkv_rng_seed(&rng, 42);
-    int64_t sx[3] = {R * B, T, IN}, sxr[3] = {B, T, IN}, sw[3] = {R, OUT, IN}, sb[2] = {R, OUT}, sy[3] = {R * B, T, OUT};
-    int64_t sln[2] = {R, IN}, stab[3] = {R, V, OUT}, sidx[2] = {R * B, T}, slog[3] = {R * B, T, V}, sR = R;
-    qkv_tensor *x = qkv_test_randn(&rng, 3, sx, true), *w = qkv_test_randn(&rng, 3, sw, true);
-    qkv_tensor *b = qkv_test_randn(&rng, 2, sb, true), *g = qkv_test_randn(&rng, 2, sln, true);
-    qkv_tensor *h = qkv_test_randn(&rng, 2, sln, true), *tab = qkv_test_randn(&rng, 3, stab, true);
-    qkv_tensor *logits = qkv_test_randn(&rng, 3, slog, true), *cy = qkv_test_randn(&rng, 3, sy, false);
-    qkv_tensor *cx = qkv_test_randn(&rng, 3, sx, false), *cR = qkv_test_randn(&rng, 1, &sR, false);
-    int64_t sidx_c[3] = {R * B, T, OUT};
-    qkv_tensor *ce = qkv_test_randn(&rng, 3, sidx_c, false);
-    qkv_tensor *idx = qkv_tensor_zeros(QKV_I32, 2, sidx), *tgt = qkv_tensor_zeros(QKV_I32, 2, sidx);
-    for (int64_t i = 0; i < idx->numel; i++) {
-        ((int32_t *)idx->data)[i] = (int32_t)qkv_rng_below(&rng, 4); /* repeats: the backward adds in order */
-        ((int32_t *)tgt->data)[i] = i % 4 == 1 ? -100 : (int32_t)qkv_rng_below(&rng, V);
-    }
-    qkv_ctx *ctx = qkv_ctx_new();
-    /* together: every op over the runs at once */
-    qkv_tensor *y_lin = qkv_linear(ctx, x, w, b), *y_ln = qkv_layernorm(ctx, x, g, h, 1e-5);
-    qkv_tensor *y_emb = qkv_embedding(ctx, tab, idx), *y_ce = qkv_cross_entropy_runs(ctx, logits, tgt, -100, R);
-    qkv_tensor *loss = qkv_add(ctx, qkv_add(ctx, weighted(ctx, y_lin, cy), weighted(ctx, y_ln, cx)),
-                               qkv_add(ctx, weighted(ctx, y_emb, ce), weighted(ctx, y_ce, cR)));
-    ck_assert_msg(loss != NULL, "%s", qkv_ctx_error(ctx));
-    ck_assert_int_eq(qkv_backward(ctx, loss), 0);
-    for (int r = 0; r < R; r++) { /* each run alone, on its slices */
-        qkv_ctx *one = qkv_ctx_new();
-        int64_t sl[1] = {IN}, sbr[1] = {OUT}, swr[2] = {OUT, IN}, stabr[2] = {V, OUT}, sir[2] = {B, T};
-        int64_t sor[3] = {B, T, OUT}, slr[3] = {B, T, V}, s1 = 1;
-        qkv_tensor *xr = part(x, r * B * T * IN, 3, sxr), *wr = part(w, r * OUT * IN, 2, swr), *br = part(b, r * OUT, 1, sbr);
-        qkv_tensor *gr = part(g, r * IN, 1, sl), *hr = part(h, r * IN, 1, sl), *tabr = part(tab, r * V * OUT, 2, stabr);
-        qkv_tensor *lr = part(logits, r * B * T * V, 3, slr), *cyr = part(cy, r * B * T * OUT, 3, sor);
-        qkv_tensor *cxr = part(cx, r * B * T * IN, 3, sxr), *cer = part(ce, r * B * T * OUT, 3, sor);
-        qkv_tensor *cRr = part(cR, r, 1, &s1), *ir = part(idx, r * B * T, 2, sir), *tr = part(tgt, r * B * T, 2, sir);
-        qkv_tensor *a_lin = qkv_linear(one, xr, wr, br), *a_ln = qkv_layernorm(one, xr, gr, hr, 1e-5);
-        qkv_tensor *a_emb = qkv_embedding(one, tabr, ir), *a_ce = qkv_cross_entropy(one, lr, tr, -100);
-        qkv_tensor *l1 = qkv_add(one, qkv_add(one, weighted(one, a_lin, cyr), weighted(one, a_ln, cxr)),
-                                 qkv_add(one, weighted(one, a_emb, cer), weighted(one, a_ce, cRr)));
-        ck_assert_msg(l1 != NULL, "%s", qkv_ctx_error(one));
-        ck_assert_int_eq(qkv_backward(one, l1), 0);
-        same_bits(y_lin, r * B * T * OUT, a_lin, false, "linear", r);
-        same_bits(y_ln, r * B * T * IN, a_ln, false, "layernorm", r);
-        same_bits(y_emb, r * B * T * OUT, a_emb, false, "embedding", r);
-        same_bits(y_ce, r, a_ce, false, "cross_entropy", r);
-        same_bits(x, r * B * T * IN, xr, true, "linear and layernorm input", r);
-        same_bits(w, r * OUT * IN, wr, true, "linear weight", r);
-        same_bits(b, r * OUT, br, true, "linear bias", r);
-        same_bits(g, r * IN, gr, true, "layernorm weight", r);
-        same_bits(h, r * IN, hr, true, "layernorm bias", r);
-        same_bits(tab, r * V * OUT, tabr, true, "embedding table", r);
-        same_bits(logits, r * B * T * V, lr, true, "cross_entropy logits", r);
-        qkv_tensor *mine[] = {xr, wr, br, gr, hr, tabr, lr, cyr, cxr, cer, cRr, ir, tr};
-        for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++) qkv_tensor_free(mine[i]);
-        qkv_ctx_free(one);
-    }
-    /* the wrong split is refused with a message */
-    int64_t s7[2] = {7, IN};
-    qkv_tensor *x7 = qkv_test_randn(&rng, 2, s7, false);
-    ck_assert_ptr_null(qkv_linear(ctx, x7, w, b));
-    ck_assert_ptr_nonnull(strstr(qkv_ctx_error(ctx), "cannot be split among 3 runs"));
-    qkv_ctx_free(ctx);
-    qkv_tensor *all[] = {x, w, b, g, h, tab, logits, cy, cx, cR, ce, idx, tgt, x7};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) qkv_tensor_free(all[i]);
-}
-END_TEST
-
 START_TEST(test_sampled_check_counts) {
     init_aux();
     const gcase *gc = &CASES[find_case("matmul_batched_bhtd")];
@@ -956,7 +847,6 @@ Suite *grad_ops_suite(void) {
     tcase_add_test(tc, test_sampled_check_counts);
     tcase_add_loop_test(tc, test_sdpa_matches_composed, 0, NFORMS);
     tcase_add_test(tc, test_sdpa_gqa_alibi_threads_bits);
-    tcase_add_test(tc, test_runs_bits_equal_alone);
     tcase_add_test(tc, test_linear_act_float);
     tcase_add_test(tc, test_diff_fused_matches_composed);
     suite_add_tcase(s, tc);

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "io/fileio.h"
@@ -129,7 +128,7 @@ START_TEST(test_ablate_pipe_lines) {
 END_TEST
 
 /* qkv train with eval_every 1 (an evaluation every step), stderr a pipe: the first evaluation's
- * line and the last step's, not one per evaluation; the same for each run of a group */
+ * line and the last step's, not one per evaluation */
 START_TEST(test_train_pipe_lines) {
     char path[600], out[65536];
     snprintf(path, sizeof path, "%s/base.json", TMP);
@@ -156,34 +155,6 @@ START_TEST(test_train_pipe_lines) {
     for (const char *p = m; (p = strstr(p, "\"eval_loss\":")); p++) evals++;
     ck_assert_int_eq(evals, 150);
     free(m);
-    /* two runs trained as one model (qkv train --group): each its first and last line */
-    char groups[1400] = "";
-    for (int k = 0; k < 2; k++) {
-        char cfg[1024];
-        snprintf(cfg, sizeof cfg,
-                 "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 2, \"d_ff\": 32},\n"
-                 " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
-                 " \"train\": {\"steps\": 100, \"batch\": 16, \"eval_every\": 1, \"eval_examples\": 64, \"seed\": %d},\n"
-                 " \"optim\": {\"lr\": 0.01, \"clip\": 1}}\n", k);
-        snprintf(path, sizeof path, "%s/g%d", TMP, k);
-        ck_assert_int_eq(mkdir(path, 0755), 0);
-        snprintf(path, sizeof path, "%s/g%d/config.json", TMP, k);
-        qkv_test_write_file(path, cfg);
-        size_t at = strlen(groups);
-        snprintf(groups + at, sizeof groups - at, " --group %s/g%d", TMP, k);
-    }
-    t = now();
-    rc = qkv_test_sh(out, sizeof out, false, "%s train%s --threads 1 2>&1 >/dev/null", qkv_test_bin(), groups);
-    took = now() - t;
-    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
-    for (int k = 0; k < 2; k++) {
-        char first[700], final[700], any[700];
-        snprintf(first, sizeof first, "%s/g%d: step 1/100 ", TMP, k);
-        snprintf(final, sizeof final, "%s/g%d: step 100/100 ", TMP, k);
-        snprintf(any, sizeof any, "%s/g%d: step ", TMP, k);
-        ck_assert_msg(count_lines(out, first) == 1 && count_lines(out, final) == 1, "%s", out);
-        ck_assert_msg(count_lines(out, any) <= 2 + summaries_allowed(took), "%.3000s", out);
-    }
 }
 END_TEST
 

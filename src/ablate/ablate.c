@@ -24,9 +24,7 @@ int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, const qkv_ab
                    int errlen) {
     qkv_ablate_plan p;
     int rc = qkv__ablate_plan(&p, c, out_dir, true, o->force, err, errlen);
-    qkv_ablate_opts run_opts = *o; /* runs trained together as the config says */
-    if (!run_opts.group) run_opts.group = c->batch_runs ? c->batch_max_runs : 1;
-    if (!rc) rc = qkv__ablate_execute(&p, &run_opts, NULL, err, errlen);
+    if (!rc) rc = qkv__ablate_execute(&p, o, NULL, err, errlen);
     qkv__ablate_plan_free(&p);
     return rc;
 }

@@ -13,7 +13,6 @@
 #include <stdio.h>
 
 #define QKV_ABLATE_NAME 64
-#define QKV_ABLATE_GROUP_MAX 64 /* the most runs one train process trains together (batch_max_runs) */
 
 typedef struct qkv_ablate_variant {
     char name[QKV_ABLATE_NAME];     /* [A-Za-z0-9_+.-], used in paths */
@@ -49,8 +48,6 @@ typedef struct qkv_ablate_config {
     double threshold;               /* validation accuracy that counts as solved */
     qkv_ablate_metric metric;       /* compared against the baseline and chosen on (learning rates) */
     int example;                    /* index of the evaluation example whose attention is drawn */
-    bool batch_runs;                /* train the runs of a variant together, as one model (qkv train --group) */
-    int batch_max_runs;             /* at most this many runs in one such group */
     char title[256];                /* report title ("" = from the file name) */
 } qkv_ablate_config;
 
@@ -68,9 +65,6 @@ typedef struct qkv_ablate_opts {
     double stale;                   /* seconds without a heartbeat before another worker's claim on a run
                                        is taken over (0: 600) */
     bool force;                     /* discard runs made from another config instead of refusing */
-    int group;                      /* up to this many runs of a variant in one train process, trained as one
-                                       model (docs/performance.md, "Batched runs"); 0 or 1: one run each.
-                                       qkv_ablate_run takes it from the config (batch_runs, batch_max_runs) */
 } qkv_ablate_opts;
 
 /* Run every variant x seed (skipping finished runs, resuming interrupted ones), `jobs` processes

@@ -176,7 +176,9 @@ static int match_params(qkv_ablate_config *c, int v, char *err, int errlen) {
 
 /* the ablation config's keys, and a variant's */
 static const char *const TOP[] = {"title", "base", "set", "variants", "seeds", "lrs", "max_steps", "baseline",
-                                  "threshold", "metric", "example", "batch_runs", "batch_max_runs", NULL};
+                                  "threshold", "metric", "example", NULL};
+/* keys that are no longer read: refused by name, not as unknown */
+static const char *const REMOVED[] = {"batch_runs", "batch_max_runs", NULL};
 static const char *const VAR[] = {"name", "set", "match_params", NULL};
 
 /* fail a parsing step with a message */
@@ -334,29 +336,22 @@ static int parse_study(qkv_ablate_config *c, const cJSON *j, const char *path, c
     return 0;
 }
 
-/* the example shown in the report, and batching runs together */
+/* the example shown in the report */
 static int parse_extras(qkv_ablate_config *c, const cJSON *j, const char *path, char *err, int errlen) {
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(j, "example");
     if (ex && (!cJSON_IsNumber(ex) || ex->valuedouble < 0 || ex->valuedouble > 1e6 ||
                ex->valuedouble != (double)(int)ex->valuedouble))
         BAD("%s: example: expected an evaluation example index in [0, 1000000]", path);
     if (ex) c->example = (int)ex->valuedouble;
-    const cJSON *br = cJSON_GetObjectItemCaseSensitive(j, "batch_runs");
-    if (br && !cJSON_IsBool(br))
-        BAD("%s: batch_runs: expected true or false (train a variant's runs together, as one model)", path);
-    c->batch_runs = br && cJSON_IsTrue(br);
-    const cJSON *bm = cJSON_GetObjectItemCaseSensitive(j, "batch_max_runs");
-    if (bm && (!cJSON_IsNumber(bm) || bm->valuedouble < 2 || bm->valuedouble > QKV_ABLATE_GROUP_MAX ||
-               bm->valuedouble != (double)(int)bm->valuedouble))
-        BAD("%s: batch_max_runs: expected an integer in [2, %d] (runs trained together at most)", path,
-            QKV_ABLATE_GROUP_MAX);
-    if (bm) c->batch_max_runs = (int)bm->valuedouble;
     return 0;
 }
 
 /* the whole parsed config j into c, key by key in the order of the file format */
 static int parse_config(qkv_ablate_config *c, const cJSON *j, const char *path, char *err, int errlen) {
     if (!cJSON_IsObject(j)) BAD("%s: expected a JSON object", path);
+    for (int i = 0; REMOVED[i]; i++)
+        if (cJSON_GetObjectItemCaseSensitive(j, REMOVED[i]))
+            BAD("%s: %s: removed (each run trains in a process of its own); drop the key", path, REMOVED[i]);
     if (check_keys(j, TOP, path, "", err, errlen)) return -1;
     if (parse_head(c, j, path, err, errlen) || parse_variants(c, j, path, err, errlen) ||
         parse_seeds_lrs(c, j, path, err, errlen) || parse_study(c, j, path, err, errlen) ||
@@ -387,7 +382,6 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
     }
     memcpy(c->path, path, strlen(path) + 1);
     c->threshold = 0.99;
-    c->batch_max_runs = 8;
     size_t len;
     char *text = qkv__read_config_file(path, &len, err, errlen); /* the same cap as a training config */
     if (!text) return -1;

@@ -106,7 +106,6 @@ static int plan_build(qkv_ablate_plan *p, const qkv_ablate_config *c, const char
                 if (!json) return -1;
                 rs->steps = cfg.train.steps;
                 rs->budget = qkv__ablate_budget(c, &cfg);
-                rs->alone = !qkv_model_config_batchable(&cfg.model);
                 int rc = 0;
                 size_t len;
                 char e2[256];

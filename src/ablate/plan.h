@@ -24,7 +24,6 @@ typedef struct qkv_ablate_run_spec {
     char *cfg;                      /* OUT/configs/VARIANT[-lrLR]-seedS.json, its input config (the same) */
     long long steps;                /* the config's train.steps */
     long long budget;               /* the most steps it may be extended to (qkv__ablate_budget) */
-    bool alone;                     /* its model trains one run at a time (qkv_model_config_batchable) */
 } qkv_ablate_run_spec;
 
 typedef struct qkv_ablate_plan {

@@ -7,7 +7,6 @@
 #include "ablate/claim.h"
 #include "io/fileio.h"
 #include "io/strbuf.h"
-#include "train/checkpoint.h"
 #include "train/run_dir.h"
 #include "train/stop.h"
 
@@ -24,23 +23,13 @@
 
 extern char **environ;
 
-
-
 static void nap(double s) {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
     nanosleep(&ts, NULL);
 }
 
 typedef enum { IDLE, RUNNING, FAILED } phase;
-/* a train process: one run, or a group of runs of one variant trained together (qkv train
- * --group), each toward `steps`; a group's output goes to `log` (copied into each run's log) */
-typedef struct job {
-    pid_t pid;
-    int n, runs[QKV_ABLATE_GROUP_MAX];
-    long long steps;
-    double started, beat;
-    char *log;                      /* malloc'd */
-} job;
+typedef struct job { pid_t pid; int run; double started, beat; } job; /* a train process: one run */
 
 long long qkv__ablate_next(const qkv_ablate_plan *p, int r, const qkv_ablate_run_state *st, long long max_solved,
                            bool *resume, bool *extend) {
@@ -55,59 +44,22 @@ long long qkv__ablate_next(const qkv_ablate_plan *p, int r, const qkv_ablate_run
     return twice < target ? twice : target;
 }
 
-/* a new run trained in a group starts from DIR/config.json: its input config, copied there */
-static int place_config(const qkv_ablate_run_spec *rs, char *err, int errlen) {
-    size_t len;
-    char *text = qkv__read_file(rs->cfg, &len, err, errlen);
-    if (!text) return -1;
-    char *path = qkv__pathf("%s/%s", rs->dir, QKV_RUN_CONFIG);
-    int rc = -1;
-    if (path) rc = qkv__write_file_atomic(path, text, len, err, errlen);
-    else snprintf(err, (size_t)errlen, "out of memory");
-    free(path);
-    free(text);
-    return rc;
-}
-
-/* start the caller's train command on the job's runs, its stdout and stderr to the log: one run
- * (the run's log), or a group (--group DIR for each; the job's own log, copied into each run's
- * when it ends) */
-static pid_t launch(const qkv_ablate_plan *p, job *jb, const char *const *cmd, bool resume, bool extend,
-                    char *err, int errlen) {
-    const qkv_ablate_run_spec *rs = &p->runs[jb->runs[0]];
-    char n[32];
-    if (jb->n == 1) jb->log = qkv__pathf("%s/%s", rs->dir, QKV_RUN_LOG);
-    else jb->log = qkv__pathf("%s/group-%d.log", p->out, jb->runs[0]);
-    snprintf(n, sizeof n, "%lld", jb->steps);
+/* start the caller's train command on run r, its stdout and stderr appended to the run's log */
+static pid_t launch(const qkv_ablate_plan *p, int r, const char *const *cmd, bool resume, bool extend,
+                    long long steps, char *err, int errlen) {
+    const qkv_ablate_run_spec *rs = &p->runs[r];
+    char n[32], *log = qkv__pathf("%s/%s", rs->dir, QKV_RUN_LOG);
+    snprintf(n, sizeof n, "%lld", steps);
     int k = 0;
     while (cmd[k]) k++;
-    char **argv = jb->log ? calloc((size_t)k + 2 * (size_t)jb->n + 8, sizeof *argv) : NULL;
+    char **argv = log ? calloc((size_t)k + 8, sizeof *argv) : NULL;
     if (!argv) {
+        free(log);
         snprintf(err, (size_t)errlen, "out of memory");
         return -1;
     }
     for (int i = 0; i < k; i++) argv[i] = (char *)cmd[i];
-    if (jb->n > 1) {
-        for (int i = 0; i < jb->n; i++) {
-            const qkv_ablate_run_spec *m = &p->runs[jb->runs[i]];
-            if (!resume && place_config(m, err, errlen)) {
-                free(argv);
-                return -1;
-            }
-            if (!resume) { /* a new run's log starts empty, as alone */
-                char e[256], *log = qkv__pathf("%s/%s", m->dir, QKV_RUN_LOG);
-                if (log) qkv__write_file_atomic(log, "", 0, e, sizeof e);
-                free(log);
-            }
-            argv[k++] = "--group";
-            argv[k++] = (char *)m->dir;
-        }
-        if (!resume) argv[k++] = "--force";
-        if (extend) {
-            argv[k++] = "--steps";
-            argv[k++] = n;
-        }
-    } else if (resume) {
+    if (resume) {
         argv[k++] = "--resume";
         argv[k++] = (char *)rs->dir;
         if (extend) {
@@ -122,13 +74,13 @@ static pid_t launch(const qkv_ablate_plan *p, job *jb, const char *const *cmd, b
     }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, jb->log, O_WRONLY | O_CREAT | (resume && jb->n == 1 ? O_APPEND : O_TRUNC),
-                                     0644);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | (resume ? O_APPEND : O_TRUNC), 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     pid_t pid;
     int e = posix_spawn(&pid, cmd[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     free(argv);
+    free(log);
     if (e) {
         snprintf(err, (size_t)errlen, "cannot start %s: %s", qkv__shown(cmd[0]).s, strerror(e));
         return -1;
@@ -150,80 +102,15 @@ static char *last_log_line(const char *dir) {
     return t;
 }
 
-/* mark run r failed: "exit N: WHY", or its log's last line without one */
-static void mark_failed(const qkv_ablate_plan *p, int r, int code, const char *why) {
-    char e[256], *last = why && why[0] ? NULL : last_log_line(p->runs[r].dir);
-    const char *line = why && why[0] ? why : last && last[0] ? last : "(no output)";
-    qkv_strbuf b;
-    qkv__strbuf_init(&b);
-    qkv__strbuf_printf(&b, "exit %d: %s\n", code, line);
-    char *text = qkv__strbuf_take(&b), *path = qkv__pathf("%s/%s", p->runs[r].dir, QKV_RUN_FAILED);
+/* mark run r failed: "exit N: its log's last line" */
+static void mark_failed(const qkv_ablate_plan *p, int r, int code) {
+    char e[256], *line = last_log_line(p->runs[r].dir);
+    char *text = qkv__pathf("exit %d: %s\n", code, line && line[0] ? line : "(no output)");
+    char *path = qkv__pathf("%s/%s", p->runs[r].dir, QKV_RUN_FAILED);
     if (text && path) qkv__write_file_atomic(path, text, strlen(text), e, sizeof e);
+    free(line);
     free(text);
     free(path);
-    free(last);
-}
-
-/* the last line of a group's output about the run in dir ("qkv train: DIR: what"), as the run
- * alone would have said it ("qkv train: what"), or "" */
-static void line_about(const char *text, const char *dir, char *out, size_t n) {
-    out[0] = 0;
-    char *key = text ? qkv__pathf("qkv train: %s: ", dir) : NULL;
-    if (!key) return;
-    size_t k = strlen(key);
-    for (const char *at = text; (at = strstr(at, key)); at++) {
-        if (at != text && at[-1] != '\n' && at[-1] != '\r') continue;
-        snprintf(out, n, "qkv train: %.*s", (int)strcspn(at + k, "\r\n"), at + k);
-    }
-    free(key);
-}
-
-/* a group's output appended to a run's log (runs trained alone write there themselves) */
-static void append_log(const qkv_ablate_run_spec *rs, const char *text, size_t len) {
-    char *path = text ? qkv__pathf("%s/%s", rs->dir, QKV_RUN_LOG) : NULL;
-    FILE *f = path ? fopen(path, "a") : NULL;
-    free(path);
-    if (!f) return;
-    fwrite(text, 1, len, f);
-    fclose(f);
-}
-
-/* the step run r's checkpoint stands at; -1 when it cannot be read */
-static long long checkpoint_step(const qkv_ablate_plan *p, int r) {
-    long long step;
-    char e[256];
-    return qkv_checkpoint_step(p->runs[r].dir, &step, e, sizeof e) ? -1 : step;
-}
-
-/* more runs for the job of run jb->runs[0] (claimed), up to o->group: of the same variant (so the
- * same model and loop: its runs differ in seed and learning rate), of this share, idle, whose
- * next session is the same (new, resumed or extended, to the same steps, from the same step);
- * each claimed before it joins */
-static void gather(const qkv_ablate_plan *p, const qkv_ablate_opts *o, const phase *ph, qkv_ablate_run_state *st,
-                   long long max_solved, double stale, job *jb, bool resume, bool extend) {
-    int r = jb->runs[0], shards = o->shards > 0 ? o->shards : 1;
-    long long at = resume ? checkpoint_step(p, r) : 0;
-    if (at < 0) return;
-    for (int r2 = r + 1; r2 < p->n && jb->n < o->group && !qkv_stop_requested(); r2++) {
-        if (r2 % shards != o->shard || ph[r2] != IDLE || p->runs[r2].variant != p->runs[r].variant) continue;
-        for (int pass = 0; pass < 2; pass++) { /* before claiming it, and after (its state may have changed) */
-            bool res2, ext2;
-            if (pass) qkv__ablate_run_state(p, r2, &st[r2]);
-            bool same = qkv__ablate_next(p, r2, &st[r2], max_solved, &res2, &ext2) == jb->steps && res2 == resume &&
-                        ext2 == extend && (!resume || checkpoint_step(p, r2) == at);
-            if (!same) {
-                if (pass) qkv__claim_release(p->runs[r2].dir);
-                break;
-            }
-            if (pass) {
-                jb->runs[jb->n++] = r2;
-                break;
-            }
-            qkv_claim_info ci;
-            qkv__claim_read(p->runs[r2].dir, stale, &ci);
-            if ((ci.held && !ci.stale) || !qkv__claim(p->runs[r2].dir, stale, o->quiet)) break;
-        }
-    }
 }
 
 static void unmark_failed(const qkv_ablate_plan *p, int r) {
@@ -314,31 +201,22 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
                 qkv__claim_release(p->runs[r].dir);
                 continue;
             }
-            job jb = {.n = 1, .runs = {r}, .steps = steps};
-            if (o->group > 1 && !p->runs[r].alone) gather(p, o, ph, st, max_solved, stale, &jb, resume, extend);
-            pid_t pid = launch(p, &jb, o->train_cmd, resume, extend, err, errlen);
+            pid_t pid = launch(p, r, o->train_cmd, resume, extend, steps, err, errlen);
             if (pid < 0) {
-                free(jb.log);
-                for (int i = 0; i < jb.n; i++) qkv__claim_release(p->runs[jb.runs[i]].dir);
+                qkv__claim_release(p->runs[r].dir);
                 rc = -1;
                 break;
             }
-            jb.pid = pid;
-            jb.started = jb.beat = qkv_clock_seconds();
             for (int k = 0; k < jobs; k++)
-                if (!js[k].pid) { js[k] = jb; break; }
-            for (int i = 0; i < jb.n; i++) {
-                int m = jb.runs[i];
-                if (!o->quiet && !tty) /* a log (a Slurm task's, say) tells what each worker did */
-                    fprintf(stderr, extend   ? "qkv ablate: extending %s to %lld steps%s\n"
-                                    : resume ? "qkv ablate: resuming %s from its checkpoint (to %lld steps)%s\n"
-                                             : "qkv ablate: starting %s (%lld steps)%s\n",
-                            p->runs[m].name, steps, jb.n > 1 ? (i ? ", in the same group" : ", in a group of runs "
-                                                                "trained together") : "");
-                ph[m] = RUNNING;
-                extended += extend;
-            }
+                if (!js[k].pid) { js[k] = (job){pid, r, qkv_clock_seconds(), qkv_clock_seconds()}; break; }
+            if (!o->quiet && !tty) /* a log (a Slurm task's, say) tells what each worker did */
+                fprintf(stderr, extend   ? "qkv ablate: extending %s to %lld steps\n"
+                                : resume ? "qkv ablate: resuming %s from its checkpoint (to %lld steps)\n"
+                                         : "qkv ablate: starting %s (%lld steps)\n",
+                        p->runs[r].name, steps);
+            ph[r] = RUNNING;
             running++;
+            extended += extend;
         }
         if (first && kept && !o->quiet)
             fprintf(stderr, "qkv ablate: %d of %d runs already finished (kept)\n", kept, mine);
@@ -366,7 +244,7 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
         if (pid <= 0) {
             for (int k = 0; k < jobs; k++)
                 if (js[k].pid && qkv_clock_seconds() - js[k].beat > QKV_CLAIM_HEARTBEAT) {
-                    for (int i = 0; i < js[k].n; i++) qkv__claim_touch(p->runs[js[k].runs[i]].dir);
+                    qkv__claim_touch(p->runs[js[k].run].dir);
                     js[k].beat = qkv_clock_seconds();
                 }
             nap(running ? 0.05 : 2);
@@ -374,39 +252,21 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
         }
         for (int k = 0; k < jobs; k++) {
             if (js[k].pid != pid) continue;
-            job *jb = &js[k];
-            bool all_ok = WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
+            int r = js[k].run;
+            bool ok = WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
             int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-            size_t len = 0;
-            char e[256], *text = jb->n > 1 ? qkv__read_file(jb->log, &len, e, sizeof e) : NULL;
-            for (int i = 0; i < jb->n; i++) {
-                int r = jb->runs[i];
-                bool ok = all_ok;
-                char why[600] = "";
-                if (jb->n > 1) { /* a group: each run's log gets the group's; each run is judged on its own */
-                    append_log(&p->runs[r], text, len);
-                    qkv_ablate_run_state now_st;
-                    qkv__ablate_run_state(p, r, &now_st);
-                    ok = all_ok || (now_st.done && now_st.steps == jb->steps);
-                    if (!ok) line_about(text, p->runs[r].dir, why, sizeof why);
-                }
-                ph[r] = ok || qkv_stop_requested() ? IDLE : FAILED;
-                if (ok) {
-                    unmark_failed(p, r);
-                    if (!o->quiet && !tty) show_finished(p, r, qkv_clock_seconds() - jb->started);
-                } else if (!qkv_stop_requested()) {
-                    mark_failed(p, r, code, why);
-                    fprintf(stderr, "%sqkv ablate: run %s failed (exit %d); see %s/%s\n", tty ? "\r\033[K" : "",
-                            p->runs[r].dir, code, p->runs[r].dir, QKV_RUN_LOG);
-                }
-                qkv__claim_release(p->runs[r].dir);
+            ph[r] = ok || qkv_stop_requested() ? IDLE : FAILED;
+            if (ok) {
+                unmark_failed(p, r);
+                if (!o->quiet && !tty) show_finished(p, r, qkv_clock_seconds() - js[k].started);
+            } else if (!qkv_stop_requested()) {
+                mark_failed(p, r, code);
+                fprintf(stderr, "%sqkv ablate: run %s failed (exit %d); see %s/%s\n", tty ? "\r\033[K" : "",
+                        p->runs[r].dir, code, p->runs[r].dir, QKV_RUN_LOG);
             }
-            free(text);
-            if (jb->n > 1) unlink(jb->log);
-            free(jb->log);
-            jb->log = NULL;
+            qkv__claim_release(p->runs[r].dir);
             running--;
-            jb->pid = 0;
+            js[k].pid = 0;
             refresh = true;
         }
     }
@@ -414,7 +274,6 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
     qkv_stop_release(&stop);
     int finished = 0;
     for (int r = 0; r < p->n; r++) finished += r % shards == o->shard && st[r].done;
-    for (int k = 0; k < jobs; k++) free(js[k].log); /* jobs still running when the wait failed */
     free(js);
     free(ph);
     free(st);

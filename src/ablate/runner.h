@@ -15,12 +15,7 @@
  * solved the task, once its target exceeds its steps, extended to twice its steps or its target
  * (CMD... --resume DIR --steps N); each run only after claiming it. Returns when every run of
  * the share is settled (done and solved, or at its target), failed in this session, or claimed
- * by a worker that is not waited for (one of another share). With o->group > 1, up to that many
- * runs of one variant whose next sessions are the same (new, resumed from one step, or extended,
- * to the same steps) train in one process as one model (CMD... --group DIR --group DIR ...
- * [--force] [--steps N]; a new run's input config copied to DIR/config.json first), with the
- * results each would have alone; the group's output goes to OUT/group-R.log, then into each
- * run's log, and each run is judged by its own directory. SIGINT/SIGTERM stop the runs (they
+ * by a worker that is not waited for (one of another share). SIGINT/SIGTERM stop the runs (they
  * checkpoint) and return -1. extended (may be NULL) counts the extensions started. 0, or -1
  * with one line in err (a failing run is reported on stderr and marked, QKV_RUN_FAILED). */
 QKV_INTERNAL int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int *extended, char *err,

@@ -1,24 +1,19 @@
-/* embedding: rows of a table picked by integer indices. With a run axis (table: (R,V,D)), the
- * indices are R equal groups, group r picking rows of table[r] (each group by the calls a model
- * of one run makes: docs/performance.md, "Batched runs"). */
+/* embedding: rows of a table picked by integer indices. */
 #include "autograd/ops.h"
 #include "autograd/tape.h"
 
 qkv_tensor *qkv_embedding(qkv_ctx *ctx, qkv_tensor *table, const qkv_tensor *idx) {
     if (!table || !idx || !qkv__check_float(ctx, "embedding", table)) return NULL;
-    if (table->ndim != 2 && table->ndim != 3)
-        return qkv_ctx_fail(ctx, "embedding: table must be ([runs,] rows, dim), got %s", qkv__shp(table));
+    // table: (V,D), idx: I32 (...) -> y: (...,D)
+    if (table->ndim != 2)
+        return qkv_ctx_fail(ctx, "embedding: table must be 2-D (rows, dim), got %s", qkv__shp(table));
     if (idx->dtype != QKV_I32)
         return qkv_ctx_fail(ctx, "embedding: indices must be I32, got %s", qkv_dtype_name(idx->dtype));
     if (idx->ndim >= QKV_MAX_DIMS)
         return qkv_ctx_fail(ctx, "embedding: indices %s leave no room for the embedding axis",
                             qkv__shp(idx));
-    int64_t runs = table->ndim == 3 ? table->shape[0] : 1;
-    if (idx->numel % runs)
-        return qkv_ctx_fail(ctx, "embedding: the %lld indices %s cannot be split among %lld runs",
-                            (long long)idx->numel, qkv__shp(idx), (long long)runs);
     const int32_t *ix = idx->data;
-    int64_t V = table->shape[table->ndim - 2], D = table->shape[table->ndim - 1], per = idx->numel / runs;
+    int64_t V = table->shape[0], D = table->shape[1];
     for (int64_t i = 0; i < idx->numel; i++)
         if (ix[i] < 0 || ix[i] >= V)
             return qkv_ctx_fail(ctx, "embedding: index %d at position %lld is out of range for a "
@@ -29,15 +24,9 @@ qkv_tensor *qkv_embedding(qkv_ctx *ctx, qkv_tensor *table, const qkv_tensor *idx
     shape[idx->ndim] = D;
     qkv_tensor *y = qkv__out(ctx, table->dtype, idx->ndim + 1, shape);
     if (!y) return NULL;
-    qkv_dtype dt = table->dtype;
-    for (int64_t r = 0; r < runs; r++)
-        QKV_KCALL(dt, embedding, per, D, qkv__at(table->data, r * V * D, dt), ix + r * per,
-                  qkv__at(y->data, r * per * D, dt));
+    QKV_KCALL(table->dtype, embedding, idx->numel, D, table->data, ix, y->data);
     qkv_record *r = qkv__record(ctx, QKV_OP_EMBEDDING, y, 1, &table);
-    if (r) {
-        r->p.embedding.idx = idx;
-        r->p.embedding.runs = runs;
-    }
+    if (r) r->p.embedding.idx = idx;
     return y;
 }
 
@@ -45,11 +34,8 @@ int qkv__embedding_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *table = r->in[0];
     void *dt = qkv__grad(ctx, table);
     if (!dt) return qkv_ctx_ok(ctx) ? 0 : -1;
-    int64_t runs = r->p.embedding.runs, n = r->p.embedding.idx->numel / runs;
-    int64_t V = table->shape[table->ndim - 2], D = table->shape[table->ndim - 1];
-    const int32_t *ix = r->p.embedding.idx->data;
-    for (int64_t k = 0; k < runs; k++) /* dtable[k][idx[i]] += dy[i] over run k's indices, in order */
-        QKV_KCALL(table->dtype, embedding_backward, n, D, ix + k * n, qkv__at(r->out->grad, k * n * D, table->dtype),
-                  qkv__at(dt, k * V * D, table->dtype));
+    /* dtable[idx[i]] += dy[i], in order */
+    QKV_KCALL(table->dtype, embedding_backward, r->p.embedding.idx->numel, table->shape[1], r->p.embedding.idx->data,
+              r->out->grad, dt);
     return 0;
 }

@@ -1,53 +1,38 @@
 /* linear: y = x W^T + b in one op (the bias is written first, the product accumulates on it);
- * linear_act: y = f(x W^T + b), the bias and f applied in one pass after the product.
- * With a run axis (W: (R,out,in)), x's rows are R equal groups, group r through W[r], b[r]: each
- * group's products are exactly the ones a model of one run makes (same shapes, same calls), so
- * every run's result has the bits it would have alone (docs/performance.md, "Batched runs"). */
+ * linear_act: y = f(x W^T + b), the bias and f applied in one pass after the product. */
 #include "autograd/ops.h"
 #include "autograd/tape.h"
 
-/* the checks and output of both ops; *runs_out, *in, *out, *rows: the product's sizes */
+/* the checks and output of both ops; *in, *out, *rows: the product's sizes */
 static qkv_tensor *linear_out(qkv_ctx *ctx, const char *op, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b,
-                              int64_t *runs_out, int64_t *in_out, int64_t *out_out, int64_t *rows_out) {
+                              int64_t *in_out, int64_t *out_out, int64_t *rows_out) {
     if (!x || !w || !qkv__check_pair(ctx, op, x, w) || (b && !qkv__check_pair(ctx, op, x, b))) return NULL;
-    if (x->ndim < 1 || (w->ndim != 2 && w->ndim != 3) || x->shape[x->ndim - 1] != w->shape[w->ndim - 1])
-        return qkv_ctx_fail(ctx, "%s: input %s does not match weight %s ([runs,] out, in)", op, qkv__shp(x),
-                            qkv__shp(w));
-    int64_t runs = w->ndim == 3 ? w->shape[0] : 1;
-    int64_t in = w->shape[w->ndim - 1], out = w->shape[w->ndim - 2], rows = x->numel / in;
-    if (b && (b->ndim != w->ndim - 1 || b->shape[b->ndim - 1] != out || (runs > 1 && b->shape[0] != runs)))
-        return qkv_ctx_fail(ctx, "%s: bias %s, expected %s(%lld)", op, qkv__shp(b), runs > 1 ? "(runs) x " : "",
-                            (long long)out);
-    if (rows % runs)
-        return qkv_ctx_fail(ctx, "%s: the %lld rows of %s cannot be split among %lld runs", op, (long long)rows,
-                            qkv__shp(x), (long long)runs);
+    // x: (...,in), w: (out,in), b: (out) or NULL
+    if (x->ndim < 1 || w->ndim != 2 || x->shape[x->ndim - 1] != w->shape[1])
+        return qkv_ctx_fail(ctx, "%s: input %s does not match weight %s (out, in)", op, qkv__shp(x), qkv__shp(w));
+    int64_t in = w->shape[1], out = w->shape[0], rows = x->numel / in;
+    if (b && (b->ndim != 1 || b->shape[0] != out))
+        return qkv_ctx_fail(ctx, "%s: bias %s, expected (%lld)", op, qkv__shp(b), (long long)out);
     if (rows > INT32_MAX || in > INT32_MAX || out > INT32_MAX)
         return qkv_ctx_fail(ctx, "%s: %s x %s is too large for 32-bit BLAS", op, qkv__shp(x), qkv__shp(w));
+    // y: (...,out)
     int64_t shape[QKV_MAX_DIMS];
     for (int i = 0; i < x->ndim; i++) shape[i] = x->shape[i];
     shape[x->ndim - 1] = out;
-    *runs_out = runs, *in_out = in, *out_out = out, *rows_out = rows;
+    *in_out = in, *out_out = out, *rows_out = rows;
     return qkv__out(ctx, x->dtype, x->ndim, shape);
 }
 
 qkv_tensor *qkv_linear(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b) {
-    int64_t runs, in, out, rows;
-    qkv_tensor *y = linear_out(ctx, "linear", x, w, b, &runs, &in, &out, &rows);
+    int64_t in, out, rows;
+    qkv_tensor *y = linear_out(ctx, "linear", x, w, b, &in, &out, &rows);
     if (!y) return NULL;
-    int64_t per = rows / runs; /* each run's rows */
     qkv_dtype dt = x->dtype;
-    for (int64_t r = 0; r < runs; r++) {
-        void *yr = qkv__at(y->data, r * per * out, dt);
-        if (b) QKV_KCALL(dt, fill_rows, per, out, qkv__at(b->data, r * out, dt), yr);
-        QKV_KCALL(dt, gemm, 0, 1, per, out, in, qkv__at(x->data, r * per * in, dt), qkv__at(w->data, r * out * in, dt),
-                  b ? 1 : 0, yr);
-    }
+    if (b) QKV_KCALL(dt, fill_rows, rows, out, b->data, y->data);
+    QKV_KCALL(dt, gemm, 0, 1, rows, out, in, x->data, w->data, b ? 1 : 0, y->data);
     qkv_tensor *ins[3] = {x, w, b};
     qkv_record *r = qkv__record(ctx, QKV_OP_LINEAR, y, b ? 3 : 2, ins);
-    if (r) {
-        r->p.linear.rows = rows; r->p.linear.d_in = in; r->p.linear.d_out = out; r->p.linear.b = b;
-        r->p.linear.runs = runs;
-    }
+    if (r) { r->p.linear.rows = rows; r->p.linear.d_in = in; r->p.linear.d_out = out; r->p.linear.b = b; }
     return y;
 }
 
@@ -56,47 +41,38 @@ qkv_tensor *qkv_linear_act(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tenso
                : act == QKV_OP_RELU ? QKV_UN_RELU : QKV_UN_COUNT;
     if (f == QKV_UN_COUNT)
         return qkv_ctx_fail(ctx, "linear_act: activation %s, expected gelu, gelu_tanh or relu", qkv_op_name(act));
-    int64_t runs, in, out, rows;
-    qkv_tensor *y = linear_out(ctx, "linear_act", x, w, b, &runs, &in, &out, &rows);
+    int64_t in, out, rows;
+    qkv_tensor *y = linear_out(ctx, "linear_act", x, w, b, &in, &out, &rows);
     if (!y) return NULL;
     /* f' is kept for the backward when there will be one (the epilogue computes it in its pass) */
     qkv_tensor *ins[3] = {x, w, b};
     void *d = NULL;
     if (qkv__will_record(ctx, b ? 3 : 2, ins) && !(d = qkv_ctx_alloc(ctx, (size_t)y->numel * qkv_dtype_size(y->dtype))))
         return NULL;
-    int64_t per = rows / runs;
     qkv_dtype dt = x->dtype;
-    for (int64_t r = 0; r < runs; r++) { /* y_r = x_r W[r]^T, then y_r = f(y_r + b[r]) while in cache */
-        void *yr = qkv__at(y->data, r * per * out, dt);
-        QKV_KCALL(dt, gemm, 0, 1, per, out, in, qkv__at(x->data, r * per * in, dt), qkv__at(w->data, r * out * in, dt),
-                  0, yr);
-        QKV_KCALL(dt, bias_act, f, per, out, b ? qkv__at(b->data, r * out, dt) : NULL, yr,
-                  d ? qkv__at(d, r * per * out, dt) : NULL);
-    }
+    /* y = x W^T, then y = f(y + b) while in cache */
+    QKV_KCALL(dt, gemm, 0, 1, rows, out, in, x->data, w->data, 0, y->data);
+    QKV_KCALL(dt, bias_act, f, rows, out, b ? b->data : NULL, y->data, d);
     qkv_record *r = qkv__record(ctx, QKV_OP_LINEAR_ACT, y, b ? 3 : 2, ins);
     if (r) {
         r->p.linear.rows = rows; r->p.linear.d_in = in; r->p.linear.d_out = out; r->p.linear.b = b;
-        r->p.linear.runs = runs; r->p.linear.act = f; r->p.linear.deriv = d;
+        r->p.linear.act = f; r->p.linear.deriv = d;
     }
     return y;
 }
 
-/* dX (+)= dY W, dW += dY^T X, db += sum dY, run by run; dy: (rows,d_out), the output's gradient
- * (linear) or dY f'(.) (linear_act) */
-static int linear_grads(qkv_ctx *ctx, const qkv_record *r, const void *dy_all) {
+/* dX (+)= dY W, dW += dY^T X, db += sum dY; dy: (rows,d_out), the output's gradient (linear) or
+ * dY f'(.) (linear_act) */
+static int linear_grads(qkv_ctx *ctx, const qkv_record *r, const void *dy) {
     qkv_tensor *x = r->in[0], *w = r->in[1], *b = r->p.linear.b;
-    int64_t runs = r->p.linear.runs, per = r->p.linear.rows / runs, in = r->p.linear.d_in, out = r->p.linear.d_out;
+    int64_t rows = r->p.linear.rows, in = r->p.linear.d_in, out = r->p.linear.d_out;
     bool fresh; /* a new dX is written, not added to: no zeroing pass */
     void *dx = qkv__grad_fresh(ctx, x, &fresh), *dw = qkv__grad(ctx, w), *db = b ? qkv__grad(ctx, b) : NULL;
     if (!qkv_ctx_ok(ctx)) return -1;
     qkv_dtype dt = x->dtype;
-    for (int64_t k = 0; k < runs; k++) { /* run k: rows [k per, (k + 1) per), W[k], b[k] */
-        const void *dy = qkv__at(dy_all, k * per * out, dt);
-        const void *xk = qkv__at(x->data, k * per * in, dt), *wk = qkv__at(w->data, k * out * in, dt);
-        if (dx) QKV_KCALL(dt, gemm, 0, 0, per, in, out, dy, wk, !fresh, qkv__at(dx, k * per * in, dt)); /* dX += dY W */
-        if (dw) QKV_KCALL(dt, gemm, 1, 0, out, in, per, dy, xk, 1, qkv__at(dw, k * out * in, dt));       /* dW += dY^T X */
-        if (db) QKV_KCALL(dt, sum_rows, per, out, dy, qkv__at(db, k * out, dt));                          /* db += sum dY */
-    }
+    if (dx) QKV_KCALL(dt, gemm, 0, 0, rows, in, out, dy, w->data, !fresh, dx); /* dX += dY W */
+    if (dw) QKV_KCALL(dt, gemm, 1, 0, out, in, rows, dy, x->data, 1, dw);      /* dW += dY^T X */
+    if (db) QKV_KCALL(dt, sum_rows, rows, out, dy, db);                         /* db += sum dY */
     return 0;
 }
 

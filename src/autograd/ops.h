@@ -14,12 +14,10 @@
 QKV_API qkv_tensor *qkv_matmul(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b, bool ta, bool tb);
 
 /* y = x W^T + b; x: (...,in), w: (out,in), b: (out) or NULL -> y: (...,out)
- * (one fused op: the bias is the product's starting value). Over R runs at once, w: (R,out,in),
- * b: (R,out): x's rows are R equal groups, group r gets x_r W[r]^T + b[r] with the bits of the
- * op on that group alone (the same products are made; docs/performance.md, "Batched runs") */
+ * (one fused op: the bias is the product's starting value) */
 QKV_API qkv_tensor *qkv_linear(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b);
-/* y = f(x W^T + b), f = act: QKV_OP_GELU, QKV_OP_GELU_TANH or QKV_OP_RELU; qkv_linear's shapes and
- * runs. One op: the bias and f are applied in one pass after the product (f(0) = 0 at ReLU's kink) */
+/* y = f(x W^T + b), f = act: QKV_OP_GELU, QKV_OP_GELU_TANH or QKV_OP_RELU; qkv_linear's shapes.
+ * One op: the bias and f are applied in one pass after the product (f(0) = 0 at ReLU's kink) */
 QKV_API qkv_tensor *qkv_linear_act(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b, qkv_op act);
 
 /* y = a + b (broadcast, trailing-aligned) */
@@ -97,21 +95,15 @@ QKV_API qkv_tensor *qkv_talking_heads_attention(qkv_ctx *ctx, qkv_tensor *q, qkv
                                                 qkv_tensor *w_logits, qkv_tensor *w_weights, qkv_tensor **probs);
 /* y = x - logsumexp(x) over the last axis */
 QKV_API qkv_tensor *qkv_log_softmax(qkv_ctx *ctx, qkv_tensor *x);
-/* y = (x - mean) / sqrt(var + eps) * w + b over the last axis (n); w, b: (n) or NULL; over R runs,
- * w, b: (R,n): x's rows are R equal groups, group r normalised with w[r], b[r] (bits as alone) */
+/* y = (x - mean) / sqrt(var + eps) * w + b over the last axis (n); w, b: (n) or NULL */
 QKV_API qkv_tensor *qkv_layernorm(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b, double eps);
 
-/* table: (V, D), idx: I32 (...) -> y: (..., D), y[i] = table[idx[i]]; over R runs, table: (R,V,D):
- * idx's elements are R equal groups, y[i] = table[r][idx[i]] for i in group r (bits as alone) */
+/* table: (V, D), idx: I32 (...) -> y: (..., D), y[i] = table[idx[i]] */
 QKV_API qkv_tensor *qkv_embedding(qkv_ctx *ctx, qkv_tensor *table, const qkv_tensor *idx);
 /* logits: (..., V), targets: I32 (...) -> scalar: mean over targets != ignore_index of
  * -log softmax(logits)[target] (0 when every target is ignored) */
 QKV_API qkv_tensor *qkv_cross_entropy(qkv_ctx *ctx, qkv_tensor *logits, const qkv_tensor *targets,
                               int ignore_index);
-/* the same over R runs: the rows are R equal groups -> y: (R), y[r] = group r's mean (0 when
- * every target of it is ignored), each with the bits of qkv_cross_entropy on the group alone */
-QKV_API qkv_tensor *qkv_cross_entropy_runs(qkv_ctx *ctx, qkv_tensor *logits, const qkv_tensor *targets,
-                                           int ignore_index, int runs);
 /* y = mask != 0 ? value : x; mask: I32, broadcast over x (e.g. (T,T) over (B,H,T,T)) */
 QKV_API qkv_tensor *qkv_masked_fill(qkv_ctx *ctx, qkv_tensor *x, const qkv_tensor *mask, double value);
 

@@ -30,10 +30,9 @@ typedef struct qkv_record {
          * batches' A and B (0: one matrix shared by every batch). M may hold several batches
          * of A's rows folded into one product. */
         struct { int ta, tb; int64_t batch, M, N, K, sa, sb; } matmul;
-        /* y (rows,d_out) = x (rows,d_in) W^T + b; b is in[2], or NULL; runs: W (runs,d_out,d_in), the rows
-         * in `runs` equal groups (1: W (d_out,d_in)); linear_act: y = f(x W^T + b), f = act, and
-         * deriv (rows,d_out) = f'(x W^T + b), kept by the forward */
-        struct { int64_t rows, d_in, d_out, runs; qkv_tensor *b; qkv_unop act; void *deriv; } linear;
+        /* y (rows,d_out) = x (rows,d_in) W^T + b, W (d_out,d_in); b is in[2], or NULL; linear_act:
+         * y = f(x W^T + b), f = act, and deriv (rows,d_out) = f'(x W^T + b), kept by the forward */
+        struct { int64_t rows, d_in, d_out; qkv_tensor *b; qkv_unop act; void *deriv; } linear;
         /* add, sub, mul, div: y = a op b, b broadcast over a by bc */
         struct { qkv_binop op; qkv_bcast bc; } binary;
         /* y = alpha x + beta (beta needs no gradient) */
@@ -50,16 +49,13 @@ typedef struct qkv_record {
          * by bc; slopes: H ALiBi slopes (arena copy) or NULL */
         struct { const qkv_tensor *mask; qkv_bcast bc; void *probs; int64_t B, T, H, hd, kvH; int causal;
                  double scale; const double *slopes; int64_t vH, vd; } sdpa;
-        /* x (rows,n); w, b: in[1], in[2] (or in[1] alone), NULL when absent; mean, rstd (rows);
-         * runs: w, b (runs,n), the rows in `runs` equal groups (1: w, b (n)) */
-        struct { int64_t rows, n, runs; qkv_tensor *w, *b; void *mean, *rstd; } layernorm;
-        /* y (idx..., D) = table[idx]; runs: table (runs,V,D), idx in `runs` equal groups */
-        struct { const qkv_tensor *idx; int64_t runs; } embedding;
-        /* logits (rows,V), targets (rows); lse (rows) the forward's logsumexp; the rows in `runs`
-         * equal groups, each with its own mean; counts (runs): the targets not ignored (each
-         * mean's divisor) */
-        struct { const qkv_tensor *targets; void *lse; int64_t rows, V, runs; const int64_t *counts;
-                 int ignore_index; } cross_entropy;
+        /* x (rows,n); w, b (n): in[1], in[2] (or in[1] alone), NULL when absent; mean, rstd (rows) */
+        struct { int64_t rows, n; qkv_tensor *w, *b; void *mean, *rstd; } layernorm;
+        /* y (idx..., D) = table[idx], table (V,D) */
+        struct { const qkv_tensor *idx; } embedding;
+        /* logits (rows,V), targets (rows); lse (rows) the forward's logsumexp; count: the
+         * targets not ignored (the mean's divisor) */
+        struct { const qkv_tensor *targets; void *lse; int64_t rows, V, count; int ignore_index; } cross_entropy;
         /* x, y (B,T,nh hd); cs (T, hd/2, 2): the cos and sin of each position's angles */
         struct { int64_t hd; const double *cs; } rope;
         /* y = mask ? value : x, mask broadcast over x by bc */
@@ -116,10 +112,6 @@ QKV_INTERNAL void *qkv__grad(qkv_ctx *ctx, qkv_tensor *t);
 /* the same, for a rule that writes every element: when the buffer is new, it is NOT zeroed and
  * *fresh is set (the rule assigns, or tells its kernel to zero first: kernels.h) */
 QKV_INTERNAL void *qkv__grad_fresh(qkv_ctx *ctx, qkv_tensor *t, bool *fresh);
-/* element i of a float or int array of dtype dt (NULL stays NULL): run r's slice of an op over runs */
-static inline void *qkv__at(const void *p, int64_t i, qkv_dtype dt) {
-    return p ? (char *)(uintptr_t)p + (size_t)i * qkv_dtype_size(dt) : NULL;
-}
 /* "(2,3,4)" for messages; uses a small rotating static buffer (4 slots) */
 QKV_INTERNAL const char *qkv__shp(const qkv_tensor *t);
 

@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
         if (!strcmp(cmd, COMMANDS[i].name)) {
             /* QKV_COUNT_ALLOCS=1: the command's heap allocations, counted and printed on stderr at
              * the end; two runs that differ only in their steps allocate equally when a step
-             * allocates nothing (docs/performance.md; tests/test_group.c) */
+             * allocates nothing (docs/performance.md; tests/test_steady.c) */
             const char *count = getenv("QKV_COUNT_ALLOCS");
             bool asked = count && !strcmp(count, "1"), counting = asked && qkv__alloc_count_available();
             uint64_t before = qkv__alloc_count();

@@ -15,13 +15,12 @@
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 typedef struct {
     const char *config, *out, *resume;
-    qkv_cli_list sets, group;
+    qkv_cli_list sets;
     long long threads, stop_after, steps, example;
     bool quiet, force, gemm_flops, time_products;
 } train_args;
@@ -37,14 +36,9 @@ static const qkv_cli_option OPTIONS[] = {
     QKV_INT("--threads", "N", train_args, threads, 1, QKV_MAX_THREADS,
             "threads for the step, at most " QKV_STR(QKV_MAX_THREADS) " (default: one per core); the same N\n"
             "gives the same bits, different N agree to float precision"),
-    QKV_LIST("--group", "DIR", train_args, group,
-             "train the run in DIR together with the other --group runs, as one model of all of\n"
-             "them (docs/performance.md, \"Batched runs\"; qkv ablate does this); each DIR holds\n"
-             "its config.json and resumes from its checkpoint when it has one; each ends exactly as\n"
-             "alone. The configs may differ in train.seed and optim.lr only (repeatable)"),
     QKV_FLAG("--force", train_args, force,
              "start over in an --out DIR that already holds a run (its files are removed); with\n"
-             "--resume (or --group): resume even though DIR/config.json differs from the config the\n"
+             "--resume: resume even though DIR/config.json differs from the config the\n"
              "checkpoint was written with (train.steps may always differ)"),
     QKV_FLAG("--quiet", train_args, quiet, "no progress on stderr"),
     QKV_INT("--example", "N", train_args, example, 0, 1000000000,
@@ -64,8 +58,7 @@ static const qkv_cli_option OPTIONS[] = {
 };
 
 static const qkv_cli_command COMMAND = {
-    "train", "CONFIG [OPTION]...\n--resume DIR [--steps N] [--force] [--threads N] [--quiet]\n"
-    "--group DIR --group DIR... [--force] [--steps N] [--threads N] [--quiet]",
+    "train", "CONFIG [OPTION]...\n--resume DIR [--steps N] [--force] [--threads N] [--quiet]",
     "Train a transformer on the config's task. Writes DIR/config.json (the effective config),\n"
     "metrics.jsonl, model.safetensors, checkpoint.safetensors and summary.json, and prints the\n"
     "summary as JSON on stdout. Ctrl-C saves a checkpoint; --resume DIR continues it, with the\n"
@@ -82,7 +75,6 @@ static const char *json_num(double x, char *buf, size_t n) {
 }
 
 static int train_command(int argc, char **argv);
-static int group_command(const train_args *a);
 
 /* Resuming DIR: the config its checkpoint was written with against DIR/config.json (cfg, read
  * from cfg_path). Exempt: train.steps (--steps, and qkv ablate's extensions, grow it: config.json
@@ -320,156 +312,7 @@ static int train_command(int argc, char **argv) {
     train_args a = {0};
     int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config);
     if (rc >= 0) return rc;
-    rc = a.group.n ? group_command(&a) : train_one(&a);
+    rc = train_one(&a);
     free(a.sets.v);
-    free(a.group.v);
-    return rc;
-}
-
-/* ---- --group: several runs as one model ----------------------------------------------------- */
-
-static bool exists_in(const char *dir, const char *file) {
-    char *p = qkv__pathf("%s/%s", dir, file);
-    bool there = !p || access(p, F_OK) == 0; /* out of memory: as if it were (nothing is overwritten) */
-    free(p);
-    return there;
-}
-
-/* no run directory twice (DIR and DIR/, a symbolic link to it, ./DIR: the same device and inode,
- * whatever the spelling); 0, QKV_EXIT_USAGE or (out of memory) QKV_EXIT_FAIL, the error said */
-static int distinct_dirs(const train_args *a) {
-    int n = a->group.n;
-    struct stat *ids = calloc((size_t)n, sizeof *ids);
-    if (!ids) {
-        qkv__cli_error("train", "out of memory");
-        return QKV_EXIT_FAIL;
-    }
-    for (int i = 0; i < n; i++) {
-        bool found = stat(a->group.v[i], &ids[i]) == 0; /* a missing run: its config.json says so, below */
-        for (int k = 0; k < i; k++) {
-            bool spelled = !strcmp(a->group.v[k], a->group.v[i]);
-            if (spelled || (found && ids[k].st_ino && ids[k].st_dev == ids[i].st_dev && ids[k].st_ino == ids[i].st_ino)) {
-                if (spelled) qkv__cli_error("train", "--group %s is given twice", a->group.v[i]);
-                else
-                    qkv__cli_error("train", "--group %s and --group %s are the same run directory", a->group.v[k],
-                                  a->group.v[i]);
-                free(ids);
-                return QKV_EXIT_USAGE;
-            }
-        }
-    }
-    free(ids);
-    return QKV_EXIT_OK;
-}
-
-/* --steps N on the group's run in dir (resumed or not) with config cfg; 0 or QKV_EXIT_USAGE */
-static int group_extend_steps(const train_args *a, const char *dir, bool resume, qkv_config *cfg) {
-    if (!a->steps) return QKV_EXIT_OK;
-    if (!resume) {
-        qkv__cli_error("train", "--steps extends runs: %s has no checkpoint", dir);
-        return QKV_EXIT_USAGE;
-    }
-    if (a->steps < cfg->train.steps) {
-        qkv__cli_error("train", "--steps %lld: the run in %s already has train.steps %d; --steps can only "
-                      "extend it", a->steps, dir, cfg->train.steps);
-        return QKV_EXIT_USAGE;
-    }
-    if (cfg->optim.schedule != QKV_SCHED_CONSTANT && a->steps != cfg->train.steps) {
-        qkv__cli_error("train", "--steps: the run in %s has the %s schedule, which decays over train.steps %d; "
-                      "extending needs optim.schedule constant", dir,
-                      QKV_SCHEDULE_NAMES[cfg->optim.schedule], cfg->train.steps);
-        return QKV_EXIT_USAGE;
-    }
-    cfg->train.steps = (int)a->steps;
-    return QKV_EXIT_OK;
-}
-
-/* the group's run in dir: its config (from dir/config.json) into *cfg and its options into *run,
- * resumed when dir has a checkpoint; an exit code, the error said */
-static int group_run(const train_args *a, const char *dir, qkv_config *cfg, qkv_group_run *run) {
-    char *path = qkv__pathf("%s/" QKV_RUN_CONFIG, dir);
-    if (!path) {
-        qkv__cli_error("train", "out of memory");
-        return QKV_EXIT_FAIL;
-    }
-    bool resume = exists_in(dir, QKV_RUN_CHECKPOINT);
-    int rc = qkv__cli_load_config("train", path, NULL, 0, cfg) ? QKV_EXIT_USAGE : QKV_EXIT_OK;
-    if (!rc && resume) rc = check_resume_config(dir, path, cfg, a->force, a->quiet);
-    free(path);
-    if (rc) return rc;
-    if ((rc = group_extend_steps(a, dir, resume, cfg))) return rc;
-    /* a new run's directory holds its config.json; anything more is a run, kept unless --force */
-    if (!resume && !a->force &&
-        (exists_in(dir, QKV_RUN_METRICS) || exists_in(dir, QKV_RUN_MODEL) || exists_in(dir, QKV_RUN_SUMMARY))) {
-        qkv__cli_error("train", "%s already holds a run without a checkpoint; start it over with --force", dir);
-        return QKV_EXIT_USAGE;
-    }
-    *run = (qkv_group_run){.cfg = cfg};
-    run->opt = (qkv_run_opts){.out_dir = dir, .quiet = a->quiet, .resume = resume, .force = true,
-                              .stop_after = a->stop_after, .config_json = qkv_config_to_json,
-                              .example = (int)a->example};
-    return QKV_EXIT_OK;
-}
-
-/* each of the n trained runs' outcome: its summary line, or why it failed or stopped; an exit code */
-static int group_results(const qkv_group_run *runs, const qkv_config *cfgs, int n) {
-    int rc = QKV_EXIT_OK;
-    for (int i = 0; i < n; i++) {
-        const char *dir = runs[i].opt.out_dir;
-        if (runs[i].rc < 0) {
-            qkv__cli_error("train", "%s: %s", dir, runs[i].err);
-            rc = QKV_EXIT_FAIL;
-        } else if (runs[i].rc == 1) {
-            fprintf(stderr, "qkv train: %s: stopped at step %lld of %d; checkpoint saved\n", dir, runs[i].sum.steps,
-                    cfgs[i].train.steps);
-            rc = QKV_EXIT_FAIL;
-        } else {
-            print_summary(&runs[i].sum, dir, "", "");
-        }
-    }
-    return rc;
-}
-
-/* the runs of cfgs/runs (set up) trained together; an exit code */
-static int group_train(const train_args *a, qkv_group_run *runs, const qkv_config *cfgs, int n) {
-    qkv__cli_set_threads((int)a->threads);
-    char err[1024];
-    qkv_stop_catcher stop;
-    qkv_stop_catch(&stop);
-    int r = qkv_train_group(runs, n, err, sizeof err);
-    qkv_stop_release(&stop);
-    if (r < 0) {
-        for (int i = 0; i < n; i++) /* a run whose own setup failed says so */
-            if (runs[i].err[0] && strcmp(runs[i].err, err)) qkv__cli_error("train", "%s: %s", runs[i].opt.out_dir, runs[i].err);
-        qkv__cli_error("train", "%s", err);
-        return r == -2 ? QKV_EXIT_USAGE : QKV_EXIT_FAIL;
-    }
-    return group_results(runs, cfgs, n);
-}
-
-static int group_command(const train_args *a) {
-    if (a->config || a->out || a->resume || a->sets.n) {
-        qkv__cli_error("train", "--group DIR takes each run's config from DIR/config.json; drop CONFIG, --set, --out "
-                      "and --resume");
-        return QKV_EXIT_USAGE;
-    }
-    if (a->time_products) { /* the runs share every product */
-        qkv__cli_error("train", "--time-products times one run; drop it with --group");
-        return QKV_EXIT_USAGE;
-    }
-    int n = a->group.n;
-    qkv_config *cfgs = calloc((size_t)n, sizeof *cfgs);
-    qkv_group_run *runs = calloc((size_t)n, sizeof *runs);
-    if (!cfgs || !runs) {
-        qkv__cli_error("train", "out of memory");
-        free(cfgs);
-        free(runs);
-        return QKV_EXIT_FAIL;
-    }
-    int rc = distinct_dirs(a);
-    for (int i = 0; !rc && i < n; i++) rc = group_run(a, a->group.v[i], &cfgs[i], &runs[i]);
-    if (!rc) rc = group_train(a, runs, cfgs, n);
-    free(cfgs);
-    free(runs);
     return rc;
 }

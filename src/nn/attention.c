@@ -57,7 +57,6 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
         return -1;
     }
     a->cfg = *cfg;
-    a->runs = p->runs;
     a->d = d;
     a->heads = heads;
     a->hd = d / heads;
@@ -132,11 +131,6 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
         rc |= !(a->th_weights = qkv_params_add(p, name, 2, s, QKV_INIT_ZEROS, 0));
         if (!rc) qkv_params_set_eye(a->th_logits, 1, 0), qkv_params_set_eye(a->th_weights, 1, 0); /* exactly I */
     }
-    if ((cfg->diff || cfg->talking_heads) && p->runs > 1) {
-        snprintf(err, (size_t)errlen, "%s: %s trains one run at a time (not batched runs: train --group, ablate "
-                 "batch_runs)", prefix, cfg->diff ? "diff" : "talking_heads");
-        return -1;
-    }
     if (cfg->out_proj) rc |= lin(&a->wo, p, prefix, cfg->qkv == QKV_ATTN_HEAD_SHARED ? "fc_out" : "wo", d, d, true);
     if (!rc && cfg->alibi) {
         a->slopes = malloc((size_t)heads * sizeof *a->slopes);
@@ -192,23 +186,6 @@ static qkv_tensor *unit_heads(qkv_ctx *ctx, const qkv_attention *a, qkv_tensor *
     return qkv_reshape(ctx, qkv_div(ctx, h, len), 3, s3);
 }
 
-/* x (B,T,d) times a per-run vector s: (d), or (runs,d) with x's rows in runs equal groups
- * (then as (runs, B T / runs, d) times (runs, 1, d): each run's elements are alone's products) */
-static qkv_tensor *scale_by(qkv_ctx *ctx, const qkv_attention *a, qkv_tensor *x, qkv_tensor *s) {
-    if (a->runs == 1 || !x) return qkv_mul(ctx, x, s);
-    int64_t sx[3] = {a->runs, x->numel / ((int64_t)a->runs * a->d), a->d}, ss[3] = {a->runs, 1, a->d};
-    return qkv_reshape(ctx, qkv_mul(ctx, qkv_reshape(ctx, x, 3, sx), qkv_reshape(ctx, s, 3, ss)), x->ndim, x->shape);
-}
-
-/* scores s (B,H,T,T) + the relative-position bias (H,T,T), or per run (runs,H,T,T) over runs equal
- * groups of s's rows (as (runs, B / runs, H, T T) + (runs, 1, H, T T)) */
-static qkv_tensor *add_bias(qkv_ctx *ctx, const qkv_attention *a, qkv_tensor *s, qkv_tensor *bias) {
-    if (a->runs == 1 || !s) return qkv_add(ctx, s, bias);
-    int64_t B = s->shape[0], T = s->shape[2];
-    int64_t ss[4] = {a->runs, B / a->runs, a->heads, T * T}, sb[4] = {a->runs, 1, a->heads, T * T};
-    return qkv_reshape(ctx, qkv_add(ctx, qkv_reshape(ctx, s, 4, ss), qkv_reshape(ctx, bias, 4, sb)), 4, s->shape);
-}
-
 /* (B,T,d) -> (B,T,d) through a projection, or unchanged when the variant has none */
 static qkv_tensor *project(qkv_ctx *ctx, const qkv_linear_layer *l, qkv_tensor *x) {
     return l->w ? qkv_linear_forward(ctx, l, x) : x;
@@ -248,9 +225,9 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
     } else if (a->sq) {
         /* one matrix, three roles told apart by per-role diagonal scales */
         qkv_tensor *p = project(ctx, &a->wq, x);
-        pq = scale_by(ctx, a, p, a->sq);
-        pk = scale_by(ctx, a, p, a->sk);
-        pv = scale_by(ctx, a, p, a->sv);
+        pq = qkv_mul(ctx, p, a->sq);
+        pk = qkv_mul(ctx, p, a->sk);
+        pv = qkv_mul(ctx, p, a->sv);
         if (gate && a->cfg.gate == QKV_GATE_VALUE) pv = qkv_mul(ctx, pv, gate);
     } else {
         /* a projection shared by two roles is computed once and used twice (tied) */
@@ -292,10 +269,9 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
     bool head_shared = a->cfg.qkv == QKV_ATTN_HEAD_SHARED; /* fills masked scores with -1e20 */
     double fill = head_shared ? -1e20 : -INFINITY;
     qkv_tensor *s = qkv_matmul(ctx, q, k, false, true); /* (B,H,T,T) */
-    /* bias[h][i][j] = rel[clip(j-i)+R][h] (each run's: [r][h][i][j]), added after scaling; then
-     * mask and softmax */
-    qkv_tensor *bias = qkv_transpose(ctx, qkv_embedding(ctx, a->rel, m->rel_index), a->runs > 1, a->runs > 1 ? 3 : 2);
-    qkv_tensor *att = qkv_masked_softmax(ctx, add_bias(ctx, a, qkv_scale(ctx, s, scale), bias), m->blocked, 1.0, fill);
+    /* bias[h][i][j] = rel[clip(j-i)+R][h] (H,T,T), added after scaling; then mask and softmax */
+    qkv_tensor *bias = qkv_transpose(ctx, qkv_embedding(ctx, a->rel, m->rel_index), 0, 2);
+    qkv_tensor *att = qkv_masked_softmax(ctx, qkv_add(ctx, qkv_scale(ctx, s, scale), bias), m->blocked, 1.0, fill);
     /* with a finite fill a fully blocked row would average every key: zero it, as with -inf */
     if (head_shared && m->row_alive) att = qkv_mul(ctx, att, m->row_alive);
     a->last_att = att;

@@ -17,15 +17,13 @@ typedef struct qkv_attn_masks {
     const qkv_tensor *blocked;   /* I32 (T,T) or (B,1,T,T); 1 = may not attend; NULL = none, or
                                   * only_causal without rel_pos_bias (nothing would read it) */
     qkv_tensor *row_alive;       /* float (T,1) or (B,1,T,1): 0 for a fully blocked query row; NULL if none is */
-    const qkv_tensor *rel_index; /* I32 (T,T): [j][i] = clip(j - i) + rel_pos_max, one per run (runs,T,T) in a
-                                  * model of runs; NULL without rel_pos_bias */
+    const qkv_tensor *rel_index; /* I32 (T,T): [j][i] = clip(j - i) + rel_pos_max; NULL without rel_pos_bias */
     bool only_causal;            /* blocked is exactly the causal mask (the fused op needs no mask then) */
 } qkv_attn_masks;
 
 typedef struct qkv_attention {
     qkv_attn_config cfg;
     int d, heads, hd, kvh;         /* kvh: key/value heads (kv_heads, or heads) */
-    int runs;                      /* runs at once (the store's, qkv_params_set_runs) */
     qkv_linear_layer wq, wk, wv, wo, wg; /* which exist depends on the variant (w == NULL otherwise) */
     qkv_linear_layer wdown;        /* kv_latent: X -> the latent (wk, wv then map the latent up) */
     qkv_tensor *rel;               /* (2 rel_pos_max + 1, heads) or NULL */

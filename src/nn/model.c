@@ -4,13 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the model with `runs` runs' parameters (zero), or NULL */
-static qkv_model *build(const qkv_model_config *cfg, qkv_dtype dt, int runs, char *err, int errlen) {
+qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, char *err, int errlen) {
     if (qkv_model_config_check(cfg, err, errlen)) return NULL;
-    if (runs < 1) {
-        snprintf(err, (size_t)errlen, "model: %d runs (at least 1)", runs);
-        return NULL;
-    }
     qkv_model *m = calloc(1, sizeof *m);
     if (!m || !(m->blocks = calloc((size_t)cfg->layers, sizeof *m->blocks))) {
         free(m);
@@ -18,9 +13,7 @@ static qkv_model *build(const qkv_model_config *cfg, qkv_dtype dt, int runs, cha
         return NULL;
     }
     m->cfg = *cfg;
-    m->runs = runs;
     qkv_params_init(&m->params, dt);
-    qkv_params_set_runs(&m->params, runs);
     int rc = qkv_embed_init(&m->tok, &m->params, "tok_emb", cfg->vocab, cfg->d_model);
     rc |= qkv_embed_init(&m->pos, &m->params, "pos_emb", cfg->seq_len, cfg->d_model);
     if (rc) snprintf(err, (size_t)errlen, "out of memory building the model");
@@ -43,22 +36,12 @@ static qkv_model *build(const qkv_model_config *cfg, qkv_dtype dt, int runs, cha
         qkv_model_free(m);
         return NULL;
     }
+    qkv_params_init_values(&m->params, seed);
     return m;
-}
-
-qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, char *err, int errlen) {
-    qkv_model *m = build(cfg, dt, 1, err, errlen);
-    if (m) qkv_params_init_values(&m->params, seed);
-    return m;
-}
-
-qkv_model *qkv_model_new_runs(const qkv_model_config *cfg, qkv_dtype dt, int runs, char *err, int errlen) {
-    return build(cfg, dt, runs, err, errlen);
 }
 
 qkv_model *qkv_model_replica(const qkv_model *m, char *err, int errlen) {
-    qkv_model *r = m->runs > 1 ? build(&m->cfg, m->params.dtype, m->runs, err, errlen)
-                               : qkv_model_new(&m->cfg, m->params.dtype, 0, err, errlen);
+    qkv_model *r = qkv_model_new(&m->cfg, m->params.dtype, 0, err, errlen);
     if (r && qkv_params_share(&r->params, &m->params)) {
         snprintf(err, (size_t)errlen, "model replica: the parameter layouts differ");
         qkv_model_free(r);
@@ -80,9 +63,9 @@ static int build_masks(qkv_ctx *ctx, const qkv_model *m, int64_t B, int64_t T,
                        const qkv_tensor *pad, qkv_attn_masks *out) {
     const qkv_attn_config *a = &m->cfg.attn;
     memset(out, 0, sizeof *out);
-    if (a->rel_pos_bias) { /* (T,T), or one (T,T) per run */
-        int64_t s[3] = {m->runs, T, T};
-        qkv_tensor *idx = qkv_ctx_tensor(ctx, QKV_I32, m->runs > 1 ? 3 : 2, m->runs > 1 ? s : s + 1);
+    if (a->rel_pos_bias) { /* idx: I32 (T,T) */
+        int64_t s[2] = {T, T};
+        qkv_tensor *idx = qkv_ctx_tensor(ctx, QKV_I32, 2, s);
         if (!idx) return -1;
         int32_t *d = idx->data, R = a->rel_pos_max;
         for (int64_t j = 0; j < T; j++)
@@ -91,7 +74,6 @@ static int build_masks(qkv_ctx *ctx, const qkv_model *m, int64_t B, int64_t T,
                 off = off < -R ? -R : off > R ? R : off;
                 d[j * T + i] = (int32_t)(off + R);
             }
-        for (int r = 1; r < m->runs; r++) memcpy(d + r * T * T, d, (size_t)(T * T) * sizeof *d);
         out->rel_index = idx;
     }
     if (!a->causal && !a->self_mask && !pad) return 0;
@@ -137,29 +119,18 @@ qkv_tensor *qkv_model_forward(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *toke
                             (long long)T, m->cfg.seq_len);
     if (pad && (pad->dtype != QKV_I32 || !qkv_same_shape(pad, tokens)))
         return qkv_ctx_fail(ctx, "model: the padding mask must be I32 with the tokens' shape (B,T)");
-    if (B % m->runs)
-        return qkv_ctx_fail(ctx, "model: a batch of %lld examples cannot be split among %d runs", (long long)B,
-                            m->runs);
     qkv_attn_masks masks;
     if (build_masks(ctx, m, B, T, pad, &masks)) return NULL;
+    // x: (B,T,d) = tok_emb[tokens] + pos_emb[0:T] (T,d)
     qkv_tensor *x = qkv_embed_forward(ctx, &m->tok, tokens);
-    if (m->runs == 1) {
-        x = qkv_add(ctx, x, qkv_slice(ctx, m->pos.w, 0, 0, T));
-    } else { /* x (R b,T,d) as (R,b,T,d) + each run's positions (R,1,T,d) */
-        int64_t sx[4] = {m->runs, B / m->runs, T, m->cfg.d_model}, sp[4] = {m->runs, 1, T, m->cfg.d_model};
-        int64_t s3[3] = {B, T, m->cfg.d_model};
-        qkv_tensor *p = qkv_reshape(ctx, qkv_slice(ctx, m->pos.w, 1, 0, T), 4, sp);
-        x = qkv_reshape(ctx, qkv_add(ctx, qkv_reshape(ctx, x, 4, sx), p), 3, s3);
-    }
+    x = qkv_add(ctx, x, qkv_slice(ctx, m->pos.w, 0, 0, T));
     for (int i = 0; i < m->cfg.layers; i++) x = qkv_block_forward(ctx, &m->blocks[i], x, &masks);
     return qkv_linear_forward(ctx, &m->head, qkv_lnorm_forward(ctx, &m->ln_f, x));
 }
 
 qkv_tensor *qkv_model_loss(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *tokens,
                            const qkv_tensor *targets, const qkv_tensor *pad) {
-    qkv_tensor *logits = qkv_model_forward(ctx, m, tokens, pad);
-    return m->runs > 1 ? qkv_cross_entropy_runs(ctx, logits, targets, -100, m->runs)
-                       : qkv_cross_entropy(ctx, logits, targets, -100);
+    return qkv_cross_entropy(ctx, qkv_model_forward(ctx, m, tokens, pad), targets, -100);
 }
 
 const qkv_tensor *qkv_model_attention(const qkv_model *m, int layer) {
@@ -244,6 +215,6 @@ int64_t qkv_model_activation_bytes(const qkv_model_config *c, int batch, int seq
     if (!a->key_proj) ops -= 1, per_td -= 2;
     if (!a->out_proj) ops -= 1, per_td -= 2;
     layer += ops * 200 + BT * (d * per_td + 2.0 * a->kv_latent); /* the latent and its gradient */
-    double floats = (double)c->layers * layer + BT * (12 * d + 3 * (double)c->vocab) + 2 * B * T * T + 3072;
+    double floats = (double)c->layers * layer + BT * (12 * d + 3 * (double)c->vocab) + 2 * B * T * T + 3056;
     return saturate(4 * floats);
 }

@@ -12,7 +12,6 @@
 
 typedef struct qkv_model {
     qkv_model_config cfg;
-    int runs;                     /* runs trained at once (qkv_model_new_runs); 1: one model */
     qkv_params params;
     qkv_embed tok, pos;
     qkv_block *blocks;
@@ -22,23 +21,15 @@ typedef struct qkv_model {
 
 /* build and initialise (seeded) a model in dtype dt; NULL with one line in err on a bad config or OOM */
 QKV_API qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, char *err, int errlen);
-/* Several runs of one model at once, as one model (docs/performance.md, "Batched runs"): every
- * parameter with a leading run axis (params.h), a batch of runs x b examples whose first b rows
- * are run 0's, the next b run 1's, ...; every op gives each run the bits a model of that run
- * alone would give its b rows. The parameters start at zero: each run's are put in with
- * qkv_params_put_run (from a model made by qkv_model_new). runs >= 1; NULL with one line in err */
-QKV_API qkv_model *qkv_model_new_runs(const qkv_model_config *cfg, qkv_dtype dt, int runs, char *err, int errlen);
 QKV_API void qkv_model_free(qkv_model *m);
 /* a model of m's config that uses m's weights (not a copy) and has gradients of its own, for a
  * micro-batch computed on another thread; m must outlive it. NULL with one line in err */
 QKV_API qkv_model *qkv_model_replica(const qkv_model *m, char *err, int errlen);
 
 /* tokens: I32 (B,T), T <= seq_len; pad: I32 (B,T), 1 = real token, 0 = padding (keys that
- * are padding are not attended to), or NULL  ->  logits (B,T,vocab); a model of runs takes
- * B = runs x b, run r's examples in rows r b .. (r + 1) b - 1 */
+ * are padding are not attended to), or NULL  ->  logits (B,T,vocab) */
 QKV_API qkv_tensor *qkv_model_forward(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *tokens, const qkv_tensor *pad);
-/* mean cross-entropy of the logits against targets I32 (B,T) (-100 = no loss at that position);
- * a model of several runs gives each run's mean: (runs) */
+/* mean cross-entropy of the logits against targets I32 (B,T) (-100 = no loss at that position) */
 QKV_API qkv_tensor *qkv_model_loss(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *tokens,
                            const qkv_tensor *targets, const qkv_tensor *pad);
 /* attention weights (B,H,T,T) of `layer` from the last forward; valid until qkv_ctx_reset */

@@ -14,8 +14,6 @@ const char *const QKV_INIT_SCHEME_NAMES[QKV_INIT_SCHEME_COUNT] = {"default", "id
 int qkv_attn_kv_heads(const qkv_attn_config *a, int heads) { return a->kv_heads > 0 ? a->kv_heads : heads; }
 const char *const QKV_ACTIVATION_NAMES[QKV_ACT_COUNT] = {"gelu", "gelu_tanh", "relu"};
 
-bool qkv_model_config_batchable(const qkv_model_config *c) { return !c->attn.diff && !c->attn.talking_heads; }
-
 qkv_model_config qkv_model_config_default(void) {
     qkv_model_config c;
     memset(&c, 0, sizeof c); /* padding too: configs compare as bytes */

@@ -80,10 +80,6 @@ QKV_API extern const char *const QKV_INIT_SCHEME_NAMES[QKV_INIT_SCHEME_COUNT];
 /* heads of keys and values: kv_heads, or heads when 0 */
 QKV_API int qkv_attn_kv_heads(const qkv_attn_config *a, int heads);
 
-/* whether models of c can train several runs at once (train --group, ablate batch_runs): not with
- * diff or talking_heads, whose composed ops have no per-run form */
-QKV_API bool qkv_model_config_batchable(const qkv_model_config *c);
-
 /* the defaults of docs/config.md (vocab and seq_len 0: taken from the task) */
 QKV_API qkv_model_config qkv_model_config_default(void);
 /* checks sizes and their relations (heads divides d_model, ...); 0, or -1 with one line in err

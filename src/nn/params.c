@@ -9,35 +9,6 @@
 void qkv_params_init(qkv_params *p, qkv_dtype dt) {
     memset(p, 0, sizeof *p);
     p->dtype = dt;
-    p->runs = 1;
-}
-
-void qkv_params_set_runs(qkv_params *p, int runs) { p->runs = runs > 1 ? runs : 1; }
-
-/* run r's copy of parameter q: where it sits in a store of runs, and in one run's flat buffer
- * (q's offset and size divided by the run count), in elements */
-static void run_copy(const qkv_params *p, const qkv_param *q, int r, int64_t *at_all, int64_t *at_one, int64_t *n) {
-    *n = q->t.numel / p->runs;
-    *at_all = q->offset + (int64_t)r * *n;
-    *at_one = q->offset / p->runs;
-}
-
-void qkv_params_put_run(qkv_params *all, int r, const void *data) {
-    size_t es = qkv_dtype_size(all->dtype);
-    for (int i = 0; i < all->n; i++) {
-        int64_t a, o, n;
-        run_copy(all, all->items[i], r, &a, &o, &n);
-        memcpy((char *)all->data + (size_t)a * es, (const char *)data + (size_t)o * es, (size_t)n * es);
-    }
-}
-
-void qkv_params_get_run_grad(const qkv_params *all, int r, void *grad) {
-    size_t es = qkv_dtype_size(all->dtype);
-    for (int i = 0; i < all->n; i++) {
-        int64_t a, o, n;
-        run_copy(all, all->items[i], r, &a, &o, &n);
-        memcpy((char *)grad + (size_t)o * es, (const char *)all->grad + (size_t)a * es, (size_t)n * es);
-    }
 }
 
 qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int64_t *shape,
@@ -51,12 +22,7 @@ qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int6
     }
     qkv_param *q = calloc(1, sizeof *q); /* one allocation each: pointers stay valid */
     if (!q) return NULL;
-    int64_t s[QKV_MAX_DIMS]; /* with runs: (runs, shape...) */
-    int lead = p->runs > 1;
-    if (ndim + lead > QKV_MAX_DIMS) { free(q); return NULL; }
-    s[0] = p->runs;
-    for (int i = 0; i < ndim; i++) s[i + lead] = shape[i];
-    if (qkv_shape_init(&q->t, p->dtype, ndim + lead, s)) { free(q); return NULL; }
+    if (qkv_shape_init(&q->t, p->dtype, ndim, shape)) { free(q); return NULL; }
     snprintf(q->name, sizeof q->name, "%s", name);
     q->t.name = q->name;
     q->t.requires_grad = true;
@@ -109,7 +75,7 @@ void qkv_params_init_values(qkv_params *p, uint64_t seed) {
 }
 
 int qkv_params_share(qkv_params *dst, const qkv_params *src) {
-    if (dst->runs != src->runs || dst->n != src->n || dst->numel != src->numel || dst->dtype != src->dtype || !src->data) return -1;
+    if (dst->n != src->n || dst->numel != src->numel || dst->dtype != src->dtype || !src->data) return -1;
     for (int i = 0; i < dst->n; i++)
         if (strcmp(dst->items[i]->name, src->items[i]->name) || dst->items[i]->offset != src->items[i]->offset ||
             !qkv_same_shape(&dst->items[i]->t, &src->items[i]->t))
@@ -124,19 +90,6 @@ int qkv_params_share(qkv_params *dst, const qkv_params *src) {
 
 void qkv_params_zero_grad(qkv_params *p) {
     if (p->grad) memset(p->grad, 0, (size_t)p->numel * qkv_dtype_size(p->dtype));
-}
-
-/* y += x over n elements (distinct arrays: the loop vectorises) */
-static void add_to(float *restrict y, const float *restrict x, int64_t n) {
-    for (int64_t j = 0; j < n; j++) y[j] += x[j];
-}
-
-void qkv_params_add_run_grad(const qkv_params *all, int r, float *grad) {
-    for (int i = 0; i < all->n; i++) {
-        int64_t a, o, n;
-        run_copy(all, all->items[i], r, &a, &o, &n);
-        add_to(grad + o, (const float *)all->grad + a, n);
-    }
 }
 
 qkv_param *qkv_params_find(const qkv_params *p, const char *name) {

@@ -30,24 +30,10 @@ typedef struct qkv_params {
     int64_t numel;         /* total elements */
     void *data, *grad;     /* flat buffers, numel elements each */
     bool shared;           /* data belongs to another store (qkv_params_share) */
-    int runs;              /* runs stored at once (qkv_params_set_runs); 1: an ordinary store */
 } qkv_params;
 
 /* an empty store for dtype (F32 to train, F64 for gradient checks) */
 QKV_API void qkv_params_init(qkv_params *p, qkv_dtype dt);
-/* Several runs of one model at once (docs/performance.md, "Batched runs"): every parameter
- * declared from now on gets a leading run axis, (runs, shape...), run r's copy at [r], so the
- * ops take each run's weights from one tensor. Call before declaring anything. */
-QKV_API void qkv_params_set_runs(qkv_params *p, int runs);
-/* A store of runs keeps each parameter's copies together; one run's store (declared alike with
- * runs 1) keeps its parameters together, one after another in its flat buffer. These move run
- * r's parameters and gradients between the two layouts:
- *   put: run r's values = one's flat data (all and one finalized);
- *   get: grad (numel / runs elements, one run's layout) = run r's gradients;
- *   add: grad += run r's gradients, element by element (F32 stores) */
-QKV_API void qkv_params_put_run(qkv_params *all, int r, const void *data);
-QKV_API void qkv_params_get_run_grad(const qkv_params *all, int r, void *grad);
-QKV_API void qkv_params_add_run_grad(const qkv_params *all, int r, float *grad);
 /* declare a parameter; returns its tensor (data NULL until finalize), NULL on OOM/bad shape */
 QKV_API qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int64_t *shape,
                            qkv_init_kind init, double scale);

@@ -82,8 +82,7 @@ static int facts(qkv_report_facts *f, const qkv_ablate_results *r, const char *o
         }
     else
         for (int i = 0; i < nv; i++) f->failed_runs += c->n_seeds - (r->v[i].runs_ok < 0 ? 0 : r->v[i].runs_ok);
-    /* (runs trained together, batch_runs, each record their group's time: no sum of those) */
-    if (run_seconds > 0 && !c->batch_runs) fmt_duration(f->run_duration, sizeof f->run_duration, run_seconds);
+    if (run_seconds > 0) fmt_duration(f->run_duration, sizeof f->run_duration, run_seconds);
     f->command = command(c, out_dir);
     return f->command ? 0 : -1;
 }

@@ -135,25 +135,3 @@ int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_s
     qkv_st_free(st);
     return rc ? -1 : 0;
 }
-
-int qkv_checkpoint_step(const char *dir, long long *step, char *err, int errlen) {
-    char *path = qkv__pathf("%s/%s", dir, QKV_RUN_CHECKPOINT);
-    qkv_safetensors *st;
-    if (!path) {
-        snprintf(err, (size_t)errlen, "out of memory reading a checkpoint");
-        return -1;
-    }
-    if (qkv_st_read(path, &st, err, (size_t)errlen)) {
-        free(path);
-        return -1;
-    }
-    const char *s = qkv_st_meta(st, "qkv_step");
-    char *end = NULL;
-    long long v = s ? strtoll(s, &end, 10) : -1;
-    int rc = s && end != s && !*end && v >= 0 ? 0 : -1;
-    if (rc) snprintf(err, (size_t)errlen, "%s: no qkv_step in its metadata (not a qkv checkpoint)", qkv__shown(path).s);
-    else *step = v;
-    qkv_st_free(st);
-    free(path);
-    return rc;
-}

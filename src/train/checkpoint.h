@@ -34,8 +34,4 @@ QKV_APP_API int qkv_checkpoint_save(const char *dir, const qkv_model *m, const q
 QKV_APP_API int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_state *s, qkv_rng *data,
                         char *err, int errlen);
 
-/* the step of DIR/checkpoint.safetensors (its qkv_step), without loading it into a model; 0, or
- * -1 with one line in err (no checkpoint, or not one of qkv's) */
-QKV_APP_API int qkv_checkpoint_step(const char *dir, long long *step, char *err, int errlen);
-
 #endif

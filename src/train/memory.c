@@ -14,13 +14,6 @@ int64_t qkv_train_estimate_bytes(const qkv_model_config *m, const qkv_optim_conf
     return saturate(p + (double)qkv_model_activation_bytes(m, batch, m->seq_len));
 }
 
-int64_t qkv_train_group_estimate_bytes(const qkv_model_config *m, const qkv_optim_config *o, int batch, int shards,
-                                       int runs) {
-    double one = (double)qkv_train_estimate_bytes(m, o, batch);
-    double together = 4.0 * (2 + (shards > 1 ? shards : 1)) * (double)qkv_model_param_count(m);
-    return saturate((double)runs * (one + together));
-}
-
 int64_t qkv_machine_memory_bytes(void) {
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     return pages > 0 && size > 0 ? saturate((double)pages * (double)size) : 0;

@@ -12,12 +12,6 @@
 /* bytes a training step of batch x m->seq_len needs: parameters, their gradients and the
  * optimizer's state (4 bytes each) plus the activations (qkv_model_activation_bytes) */
 QKV_APP_API int64_t qkv_train_estimate_bytes(const qkv_model_config *m, const qkv_optim_config *o, int batch);
-/* the same for `runs` runs trained at once (qkv_train_group), each in `shards` micro-batches: each
- * run's own (its parameters, gradients, optimizer state and activations: every run keeps a model
- * of its own), plus per run its copy in the model of all the runs (values and gradients) and
- * its micro-batches' gradients */
-QKV_APP_API int64_t qkv_train_group_estimate_bytes(const qkv_model_config *m, const qkv_optim_config *o, int batch,
-                                               int shards, int runs);
 /* this machine's physical memory in bytes (sysconf), or 0 when unknown */
 QKV_APP_API int64_t qkv_machine_memory_bytes(void);
 /* 0 when `need` bytes fit in this machine's memory; else -1 with one line in err, e.g.

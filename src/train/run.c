@@ -80,16 +80,16 @@ static void progress(qkv__run *r, double loss, const qkv_eval_result *ev, double
     if (ev && ev->positions && bytes) snprintf(acc, sizeof acc, "  eval %.3f bits/byte", ev->loss / QKV_LN2);
     else if (ev && ev->positions) snprintf(acc, sizeof acc, "  eval acc %5.1f%%", 100 * ev->accuracy);
     if (r->tty)
-        fprintf(stderr, "\r\033[K%sstep %lld/%lld  loss %.4f%s  %.0f tok/s  ETA %s%s", r->label, r->st.step, total,
+        fprintf(stderr, "\r\033[Kstep %lld/%lld  loss %.4f%s  %.0f tok/s  ETA %s%s", r->st.step, total,
                 loss, acc, tps, eta, final ? "\n" : "");
     else if (ev && bytes) {
-        fprintf(stderr, "%sstep %lld/%lld loss %.4f eval_loss %.4f eval_bpb %.4f tok/s %.0f elapsed %.1fs\n",
-                r->label, r->st.step, total, loss, ev->loss, ev->loss / QKV_LN2, tps, elapsed);
+        fprintf(stderr, "step %lld/%lld loss %.4f eval_loss %.4f eval_bpb %.4f tok/s %.0f elapsed %.1fs\n",
+                r->st.step, total, loss, ev->loss, ev->loss / QKV_LN2, tps, elapsed);
         r->shown = true;
         r->t_shown = qkv_clock_seconds();
     } else if (ev) {
-        fprintf(stderr, "%sstep %lld/%lld loss %.4f eval_loss %.4f eval_acc %.4f tok/s %.0f elapsed %.1fs\n",
-                r->label, r->st.step, total, loss, ev->loss, ev->accuracy, tps, elapsed);
+        fprintf(stderr, "step %lld/%lld loss %.4f eval_loss %.4f eval_acc %.4f tok/s %.0f elapsed %.1fs\n",
+                r->st.step, total, loss, ev->loss, ev->accuracy, tps, elapsed);
         r->shown = true;
         r->t_shown = qkv_clock_seconds();
     }
@@ -221,9 +221,8 @@ double qkv__run_loss(const qkv__run *r) {
 
 /* ---- setup ---------------------------------------------------------------------------------- */
 
-int qkv__run_setup(qkv__run *r, bool alone, char *err, int errlen) {
+int qkv__run_setup(qkv__run *r, char *err, int errlen) {
     const qkv_config *c = r->cfg;
-    if (!r->label) r->label = "";
     r->tty = isatty(2) && !r->opt->quiet;
     if (qkv_task_open(&r->task, &c->task, (uint64_t)c->train.seed, err, errlen)) return -1;
     /* a model the task refuses (causal: false where targets follow) is said before any work */
@@ -236,9 +235,9 @@ int qkv__run_setup(qkv__run *r, bool alone, char *err, int errlen) {
     const char *what = qkv_optim_state_floats(&c->optim) == 2 ? "parameters, Adam state and activations"
                        : qkv_optim_state_floats(&c->optim) == 1 ? "parameters, SGD momentum and activations"
                                                                 : "parameters and activations";
-    if (alone && qkv_check_memory(&mc, c->train.batch, qkv_train_estimate_bytes(&mc, &c->optim, c->train.batch),
-                                    what, err, errlen))
-        return -2; /* before anything is allocated or written (a group checks the whole group's) */
+    if (qkv_check_memory(&mc, c->train.batch, qkv_train_estimate_bytes(&mc, &c->optim, c->train.batch), what, err,
+                         errlen))
+        return -2; /* before anything is allocated or written */
     r->model = qkv_model_new(&mc, QKV_F32, (uint64_t)c->train.seed, err, errlen); /* the config is checked */
     if (!r->model) return -1;
     /* the step's micro-batches, whole ones to each process */
@@ -254,7 +253,7 @@ int qkv__run_setup(qkv__run *r, bool alone, char *err, int errlen) {
     int64_t n = r->model->params.numel;
     /* qkv's threads compute whole micro-batches at once, each alone (as with one thread: the
      * same bits for any thread count); without several micro-batches they split the ops */
-    r->workers = !alone ? 1 : qkv_get_threads() < r->mine ? qkv_get_threads() : r->mine;
+    r->workers = qkv_get_threads() < r->mine ? qkv_get_threads() : r->mine;
     if (r->workers > 1) {
         r->reps = calloc((size_t)r->workers, sizeof *r->reps);
         r->ctxs = calloc((size_t)r->workers, sizeof *r->ctxs);
@@ -270,12 +269,10 @@ int qkv__run_setup(qkv__run *r, bool alone, char *err, int errlen) {
     }
     r->counts = calloc((size_t)r->shards, sizeof *r->counts);
     r->losses = calloc((size_t)r->shards, sizeof *r->losses);
-    if (alone) {
-        if (r->dist.size > 1 || r->workers > 1) r->slots = malloc((size_t)r->shards * (size_t)n * sizeof(float));
-        else r->acc = malloc((size_t)(n ? n : 1) * sizeof(float));
-    }
+    if (r->dist.size > 1 || r->workers > 1) r->slots = malloc((size_t)r->shards * (size_t)n * sizeof(float));
+    else r->acc = malloc((size_t)(n ? n : 1) * sizeof(float));
     if (qkv_optim_init(&r->optim, &c->optim, n) || !(r->ctx = qkv_ctx_new()) || !r->counts || !r->losses ||
-        (alone && !(r->slots || r->acc)) || qkv_batch_alloc(&r->batch, &r->task, r->rows * r->mine)) {
+        !(r->slots || r->acc) || qkv_batch_alloc(&r->batch, &r->task, r->rows * r->mine)) {
         snprintf(err, (size_t)errlen, "out of memory setting up training");
         return -1;
     }
@@ -346,8 +343,8 @@ int qkv__run_update(qkv__run *r, double lv, bool *updated, char *err, int errlen
             return -1;
         }
         r->st.skipped++; /* said even with --quiet: a skipped step is never silent */
-        fprintf(stderr, "%sqkv train: %sstep %lld: skipped (non-finite value in %s); %lld skipped so far\n",
-                r->tty ? "\r\033[K" : "", r->label, r->st.step + 1, what, r->st.skipped);
+        fprintf(stderr, "%sqkv train: step %lld: skipped (non-finite value in %s); %lld skipped so far\n",
+                r->tty ? "\r\033[K" : "", r->st.step + 1, what, r->st.skipped);
     } else {
         qkv_optim_step(&r->optim, params, grads, r->lr);
         *updated = true;
@@ -504,8 +501,8 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int er
         r->ctx = NULL;
         char e[512];
         if (qkv__run_observe(r->cfg, r->opt->out_dir, r->opt->example, sum->steps, e, sizeof e))
-            fprintf(stderr, "qkv train: %s%s: its attention diagnostics were not recorded (%s); qkv ablate --refresh "
-                    "records them\n", r->label, r->opt->out_dir, e);
+            fprintf(stderr, "qkv train: %s: its attention diagnostics were not recorded (%s); qkv ablate --refresh "
+                    "records them\n", r->opt->out_dir, e);
     }
     return rc == -2 ? -2 : rc ? -1 : sum->interrupted ? 1 : 0;
 }

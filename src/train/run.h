@@ -1,8 +1,7 @@
 /* Internal: one training run's state and the parts of its loop that do not depend on how its
- * gradient is computed. qkv_train (train.c) computes each step's gradient for one run;
- * qkv_train_group (train_group.c) for several runs of one model at once; both hand it to
- * qkv__run_update, which does the rest of the step exactly as for a run alone: clipping, the
- * optimizer, skipped steps, metrics, evaluation, checkpoints. */
+ * gradient is computed. qkv_train (train.c) computes each step's gradient and hands it to
+ * qkv__run_update, which does the rest of the step: clipping, the optimizer, skipped steps,
+ * metrics, evaluation, checkpoints. */
 #ifndef QKV_TRAIN_RUN_H
 #define QKV_TRAIN_RUN_H
 
@@ -18,7 +17,6 @@
 typedef struct qkv__run {
     const qkv_config *cfg;
     const qkv_run_opts *opt;
-    const char *label;              /* prefixes this run's messages: "" alone, "DIR: " in a group */
     char *config_json;
     qkv_task task;
     qkv_model *model;
@@ -51,12 +49,11 @@ typedef struct qkv__run {
     char *path;                     /* the last path of a file in the run directory (run.c's in_dir), malloc'd */
 } qkv__run;
 
-/* The run's task, model, optimizer, data buffers and directory (resumed from its checkpoint
- * with opt->resume; r->dist set). `alone`: also the memory check and the replicas and gradient
- * slots qkv_train's step needs (a group checks its memory and computes its members' gradients
- * itself). 0, -1 (err), -2 (the config needs more memory than the machine has: nothing was
- * written). The caller starts the clock (t0, t_log) when every run is set up. */
-QKV_INTERNAL int qkv__run_setup(qkv__run *r, bool alone, char *err, int errlen);
+/* The run's task, model, optimizer, data buffers, the replicas and gradient slots qkv_train's
+ * step needs, and its directory (resumed from its checkpoint with opt->resume; r->dist set).
+ * 0, -1 (err), -2 (the config needs more memory than the machine has: nothing was written).
+ * The caller starts the clock (t0, t_log) when the run is set up. */
+QKV_INTERNAL int qkv__run_setup(qkv__run *r, char *err, int errlen);
 /* this step's micro-batches of this process into r->batch (keyed by the step), their counted
  * targets into r->counts and the step's into r->total */
 QKV_INTERNAL void qkv__run_draw(qkv__run *r);

@@ -110,7 +110,7 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
     qkv__run R = {.cfg = cfg, .opt = opt}, *r = &R;
     memset(sum, 0, sizeof *sum);
     r->dist = qkv__dist_world();
-    int rc = qkv__run_setup(r, true, err, errlen);
+    int rc = qkv__run_setup(r, err, errlen);
     if (qkv__run_any(r, rc != 0) && !rc) { /* every process starts, or none does */
         snprintf(err, (size_t)errlen, "another process could not set up the run");
         rc = -1;

@@ -57,30 +57,6 @@ typedef struct qkv_run_summary {
  * allocated or written; err has the estimate) */
 QKV_APP_API int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, char *err, int errlen);
 
-/* One run of a group that trains together (qkv_train_group). */
-typedef struct qkv_group_run {
-    const qkv_config *cfg;       /* in: the run's config (validated) */
-    qkv_run_opts opt;            /* in: its directory, resume, force (quiet, stop_after and config_json: the
-                                    first run's count for the group) */
-    qkv_run_summary sum;         /* out: as qkv_train's */
-    int rc;                      /* out: as qkv_train's result for this run: 0 done, 1 interrupted, -1 failed */
-    char err[1024];              /* out: why it failed (rc -1) */
-} qkv_group_run;
-
-/* Train n runs of one model at once, as one model of n runs (qkv_model_new_runs; docs/
- * performance.md, "Batched runs"): one tape, one forward and backward per micro-batch for all
- * of them, while each run keeps its own parameters, optimizer, data, evaluations, checkpoints
- * and directory, which end up exactly (bit for bit, timings aside) as qkv_train would have made
- * them of the run alone at the same thread count. The configs may differ only in train.seed and
- * optim.lr, and resumed runs must stand at the same step. A run that fails (non-finite
- * parameters, a step it may not skip, a full disk ...) stops alone, with its error in its
- * err; the others go on. One process only (not under MPI). Returns 0 when the group ran (each
- * run's outcome in its rc), -1 when it could not start (one line in err, e.g. which setting
- * differs: checked before anything is written; or a run's own setup failed, after which the
- * runs set up before it are as a run alone that stopped before its first step), -2 when it
- * needs more memory than the machine has (checked first: nothing was written). */
-QKV_APP_API int qkv_train_group(qkv_group_run *runs, int n, char *err, int errlen);
-
 /* mean loss and accuracy of model m on the task's evaluation examples (n of them, capped by
  * the task's size), in batches of `batch`; ctx is reset as it goes */
 QKV_APP_API int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, qkv_eval_result *r,
