@@ -165,12 +165,22 @@ $(BUILD)/qkv $(BUILD)/run_tests:
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $^ $(PKG_LIBS) $(LINK_LIBS)
 
+# The tests' heap-allocation counter (tests/shim/alloc_count.c), preloaded into the qkv command by
+# the tests that prove a steady step allocates nothing, and by make bench; never installed,
+# and not built with a sanitizer (which has its own malloc)
+ALLOC_SHIM := $(if $(SAN_FLAGS),,$(BUILD)/tests/alloc_count.so)
+$(BUILD)/tests/alloc_count.so: $(BUILD)/obj/tests/shim/alloc_count.o
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) -shared $(LDFLAGS_Q) -o $@ $<
+
 # One BLAS thread in tests: results must not depend on the machine's core count.
 # ... libqkv.so exports exactly the documented API (no internal names), each layer of src/
 # uses only the layers below it, reading the Makefile installs nothing, and the answer's tables
 # are what its committed results make
-test: all $(BUILD)/run_tests
-	cd tests && OPENBLAS_NUM_THREADS=1 QKV_BIN=$(abspath $(BUILD))/qkv ../$(BUILD)/run_tests
+test: all $(BUILD)/run_tests $(ALLOC_SHIM)
+	cd tests && OPENBLAS_NUM_THREADS=1 QKV_BIN=$(abspath $(BUILD))/qkv \
+	    $(if $(ALLOC_SHIM),QKV_ALLOC_SHIM=$(abspath $(ALLOC_SHIM))) ../$(BUILD)/run_tests
 	scripts/check-exports.sh $(BUILD)
 	scripts/check-layers.sh
 	scripts/check-make-dry.sh

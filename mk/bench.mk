@@ -1,10 +1,11 @@
-# Benchmarks (docs/performance.md).
+# Benchmarks (docs/performance.md). The step benchmark runs with the tests' allocation counter
+# preloaded (the Makefile's ALLOC_SHIM), for its allocs/step column.
 .PHONY: bench bench-torch bench-gemm bench-sweep bench-sweep-torch
 
 # every size at 1 and 2 threads
-bench: all
-	$(BUILD)/qkv bench --threads 1
-	$(BUILD)/qkv bench --threads 2
+bench: all $(ALLOC_SHIM)
+	$(if $(ALLOC_SHIM),LD_PRELOAD=$(abspath $(ALLOC_SHIM))) $(BUILD)/qkv bench --threads 1
+	$(if $(ALLOC_SHIM),LD_PRELOAD=$(abspath $(ALLOC_SHIM))) $(BUILD)/qkv bench --threads 2
 
 # qkv and PyTorch side by side (needs Debian's python3-torch)
 bench-torch: all

@@ -36,6 +36,7 @@ int main(void) {
     srunner_add_suite(sr, pass2_suite());
     srunner_add_suite(sr, buildinfo_suite());
     srunner_add_suite(sr, lanes_suite());
+    srunner_add_suite(sr, allocs_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

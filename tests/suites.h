@@ -30,4 +30,5 @@ Suite *logs_suite(void);
 Suite *pass2_suite(void);
 Suite *buildinfo_suite(void);
 Suite *lanes_suite(void);
+Suite *allocs_suite(void);
 #endif

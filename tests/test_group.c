@@ -234,69 +234,14 @@ START_TEST(test_group_resume_and_extend) {
 }
 END_TEST
 
-/* ---- a steady step allocates nothing, alone or in a group ------------------------------------ */
-
-/* the heap allocations of `qkv train` (QKV_COUNT_ALLOCS=1) of the runs in cfg at `steps` steps,
- * alone (group 0) or as a group of `group` runs (seeds 1, 2, ...); -1 when the build cannot count */
-static long long train_allocs_of(const char *attention, int group, int threads, int steps, const char *tag) {
-    char cfg[2048], path[1024], args[4096] = "", out[8192];
-    for (int k = 0; k < (group ? group : 1); k++) {
-        config_opt(cfg, sizeof cfg, attention, 8, steps, 1 + k, 0.01, false, 0); /* one evaluation, at the end */
-        snprintf(path, sizeof path, "%s/%s%d", TMP, tag, k);
-        ck_assert_int_eq(mkdir(path, 0755), 0);
-        size_t at = strlen(args);
-        if (group) {
-            snprintf(path, sizeof path, "%s/%s%d/config.json", TMP, tag, k);
-            snprintf(args + at, sizeof args - at, " --group %s/%s%d", TMP, tag, k);
-        } else {
-            snprintf(path, sizeof path, "%s/%s.json", TMP, tag);
-            snprintf(args + at, sizeof args - at, " %s --out %s/%s0 --force", path, TMP, tag);
-        }
-        qkv_test_write_file(path, cfg);
-    }
-    ck_assert_msg(qkv_test_sh(out, sizeof out, false, "QKV_COUNT_ALLOCS=1 %s train%s --threads %d --quiet 2>&1 > /dev/null",
-                              qkv_test_bin(), args, threads) == 0, "%s", out);
-    if (strstr(out, "not counted")) return -1;
-    const char *p = strstr(out, "qkv: ");
-    ck_assert_msg(p && strstr(p, " heap allocations"), "%s", out);
-    return atoll(p + 5);
-}
-
-static long long train_allocs(int group, int threads, int steps, const char *tag) {
-    return train_allocs_of("", group, threads, steps, tag);
-}
-
-/* runs of 40 and of 80 steps (metric lines every 5, one evaluation and checkpoint at the end)
- * allocate equally: a training step allocates nothing, its metric lines included; alone and as
- * a group of 3, at 1 and 2 threads (2: the group's per-worker replicas and gradient slots).
- * (An evaluation allocates its batches, and the checkpoint written with it its file: a fixed
- * count per evaluation, docs/performance.md.) */
-START_TEST(test_steady_steps_allocate_nothing) {
-    int group = _i / 2 ? 3 : 0, threads = 1 + _i % 2;
-    long long a = train_allocs(group, threads, 40, "short"), b = train_allocs(group, threads, 80, "long");
-    if (a < 0 || b < 0) return; /* a sanitizer's malloc: nothing to count */
-    ck_assert_int_gt(a, 0);
-    ck_assert_msg(a == b, "%s, %d threads: %lld heap allocations at 40 steps, %lld at 80", group ? "a group of 3" : "alone",
-                  threads, a, b);
-}
-END_TEST
-
 /* the options of issue 22 that train one run at a time (differential and talking-heads attention)
- * and Q = X: a steady step allocates nothing at 1 and 2 threads, and runs at 1 and 2 threads are
- * the same bits */
+ * and Q = X: runs at 1 and 2 threads are the same bits (that their steady steps allocate
+ * nothing: test_allocs.c) */
 static const char *const ALONE_OPTIONS[] = {"\"diff\": true", "\"talking_heads\": true",
                                             "\"talking_heads\": true, \"causal\": false", "\"query_proj\": false"};
 
-START_TEST(test_alone_options_steady_and_deterministic) {
+START_TEST(test_alone_options_deterministic) {
     const char *att = ALONE_OPTIONS[_i];
-    for (int threads = 1; threads <= 2; threads++) {
-        char t1[16], t2[16];
-        snprintf(t1, sizeof t1, "s%d", threads);
-        snprintf(t2, sizeof t2, "l%d", threads);
-        long long a = train_allocs_of(att, 0, threads, 40, t1), b = train_allocs_of(att, 0, threads, 80, t2);
-        if (a < 0 || b < 0) break; /* a sanitizer's malloc: nothing to count */
-        ck_assert_msg(a == b, "%s, %d threads: %lld heap allocations at 40 steps, %lld at 80", att, threads, a, b);
-    }
     char cfg[2048], path[1024], out[8192], a[1024], b[1024];
     config(cfg, sizeof cfg, att, 8, 20, 3, 0.01);
     snprintf(path, sizeof path, "%s/det.json", TMP);
@@ -368,8 +313,7 @@ Suite *group_suite(void) {
     tcase_add_test(tc, test_group_failing_run_stops_alone);
     tcase_add_test(tc, test_group_resume_and_extend);
     tcase_add_test(tc, test_group_refuses_mismatches);
-    tcase_add_loop_test(tc, test_steady_steps_allocate_nothing, 0, 4);
-    tcase_add_loop_test(tc, test_alone_options_steady_and_deterministic, 0, 4);
+    tcase_add_loop_test(tc, test_alone_options_deterministic, 0, 4);
     tcase_add_test(tc, test_group_refuses_alone_options);
     suite_add_tcase(s, tc);
     return s;

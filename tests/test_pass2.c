@@ -456,9 +456,6 @@ static const row ROWS[] = {
      0, NULL, ""},
     {"train", "OPENBLAS_NUM_THREADS", "-1", "", "OPENBLAS_NUM_THREADS=-1 " Q "train cfg.json --out o --quiet > /dev/null", 0,
      NULL, ""},
-    {"params", "QKV_COUNT_ALLOCS", "1, failing command", "", "QKV_COUNT_ALLOCS=1 " Q "params nope.json", 2,
-     "nope.json: cannot open: No such file or directory", ""},
-    {"params", "QKV_COUNT_ALLOCS", "garbage", "", "QKV_COUNT_ALLOCS=yes " Q "params cfg.json > /dev/null", 0, NULL, ""},
     {"train", "QKV_ARENA_POISON", "garbage", "", "QKV_ARENA_POISON=x " Q "train cfg.json --out o --quiet > /dev/null", 0,
      NULL, ""},
 };
