@@ -58,7 +58,8 @@ pkgs = $(shell pkg-config $(1) $(2) 2>/dev/null)
 ifdef GEMM_AUTO
 GEMM := $(if $(filter libxsmm,$(GEMM_AUTO)),$(shell pkg-config --exists libxsmm 2>/dev/null && echo libxsmm),openblas)
 GEMM := $(or $(GEMM),openblas)
-ifeq ($(GEMM_AUTO)-$(GEMM),libxsmm-openblas)
+# (the note is not for a dry run: there deps has not run)
+ifeq ($(GEMM_AUTO)-$(GEMM)-$(findstring n,$(firstword -$(MAKEFLAGS))),libxsmm-openblas-)
 $(shell echo "qkv: note: libxsmm is not installed and could not be (libxsmm-dev: not root, or no such package), so $(BUILD)/ uses OpenBLAS alone for every product" >&2)
 endif
 endif
