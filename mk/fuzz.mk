@@ -18,6 +18,8 @@ $(eval $(call build_rules,$(FUZZ_BUILD),CLANG,FUZZ_CFLAGS,FUZZ_KFLAGS))
 $(FUZZ_BUILD)/libqkv.a: $(call lib_objs,$(FUZZ_BUILD)) $(call app_objs,$(FUZZ_BUILD))
 	$(archive)
 
+# (the targets' objects are kept: make would delete them as intermediate files)
+.SECONDARY: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/obj/fuzz/fuzz_%.o)
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/fuzz/fuzz_%.o $(FUZZ_BUILD)/libqkv.a
 	@echo "  FUZZER  $@"
 	$(Q)$(CLANG) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS)
