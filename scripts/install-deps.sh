@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install qkv's build dependencies from Debian when any is missing.
-# Called by `make` and `make test`; safe to run by hand. Exits 0 when all are present.
+# Run by `make deps` (mk/deps.mk), which every make target that builds runs first; safe to run
+# by hand. Exits 0 when all are present.
 #   scripts/install-deps.sh [--list] [PACKAGE | CONFIG.json]...
 #       also checks/installs these Debian packages, and what a config's data needs: a config
 #       (or an ablation config, or its "base" config) with task.corpus "fortunes" needs the
@@ -12,8 +13,9 @@
 #   QKV_TRY_PKGS="libxsmm-dev"     installed when missing and root, and nothing said when they
 #       cannot be (the caller checks what it got and says what that means: the default build
 #       on x86-64 uses OpenBLAS alone without libxsmm, with one note)
-# (the Makefile asks for more this way: libxsmm-dev with GEMM=libxsmm (tried for the default
-# build on x86-64), BLIS and libxsmm for make bench-gemm, OpenMPI with MPI=1, clang for make fuzz)
+# (mk/deps.mk asks for more this way: libxsmm-dev with GEMM=libxsmm (tried for the default
+# build on x86-64), BLIS and libxsmm for make bench-gemm, OpenMPI with MPI=1, clang for make
+# fuzz, valgrind for make valgrind)
 set -eu
 
 # pkg-config module -> Debian package that provides it

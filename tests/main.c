@@ -39,6 +39,7 @@ int main(void) {
     srunner_add_suite(sr, checks_suite());
     srunner_add_suite(sr, docs_suite());
     srunner_add_suite(sr, long_paths_suite());
+    srunner_add_suite(sr, allocs_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -35,4 +35,5 @@ Suite *lanes_suite(void);
 Suite *checks_suite(void);
 Suite *docs_suite(void);
 Suite *long_paths_suite(void);
+Suite *allocs_suite(void);
 #endif

@@ -228,7 +228,7 @@ static const char *const READS[][2] = {
     {"eval", "--data"},
     {"sample", "CONFIG"}, {"sample", "--checkpoint"}, {"sample", "--prompt"}, {"sample", "--tokens"},
     {"sample", "--temperature"}, {"sample", "--top-k"}, {"sample", "options"},
-    {"params", "CONFIG"}, {"params", "--set"}, {"params", "options"}, {"params", "QKV_COUNT_ALLOCS"},
+    {"params", "CONFIG"}, {"params", "--set"}, {"params", "options"},
     {"gradcheck", "CONFIG"}, {"gradcheck", "options"},
     {"ablate", "CONFIG"}, {"ablate", "base config"}, {"ablate", "options"}, {"ablate", "--jobs"}, {"ablate", "--out DIR"},
     {"ablate", "runs/*/claim"}, {"ablate", "configs/*.json"}, {"ablate", "runs/*/checkpoint.safetensors"},

@@ -261,10 +261,6 @@ const qkv_cli_row CLI_OPTIONS_ROWS[] = {
      "OPENBLAS_NUM_THREADS=x " Q "train cfg.json --out o --quiet > /dev/null", 0},
     {"train", "OPENBLAS_NUM_THREADS", "-1", FROM_RUN(NULL),
      "OPENBLAS_NUM_THREADS=-1 " Q "train cfg.json --out o --quiet > /dev/null", 0},
-    {"params", "QKV_COUNT_ALLOCS", "1, failing command", FROM_RUN(NULL), "QKV_COUNT_ALLOCS=1 " Q "params nope.json", 2,
-     "nope.json: cannot open: No such file or directory"},
-    {"params", "QKV_COUNT_ALLOCS", "garbage", FROM_RUN(NULL), "QKV_COUNT_ALLOCS=yes " Q "params cfg.json > /dev/null",
-     0},
     {"train", "QKV_ARENA_POISON", "garbage", FROM_RUN(NULL),
      "QKV_ARENA_POISON=x " Q "train cfg.json --out o --quiet > /dev/null", 0},
     /* ---- grouped runs, removed: their keys and option are refused by name */

@@ -1,7 +1,6 @@
-/* A training step in steady state: it allocates nothing on the heap (runs of 40 and 80 steps
- * allocate equally), for the default attention and for the options whose attention is composed
- * of ops (differential and talking-heads attention, Q = X), at 1 and 2 threads; and runs of those
- * options at 1 and 2 threads end the same bits. */
+/* Runs of the options whose attention is composed of ops (differential and talking-heads
+ * attention, Q = X) at 1 and 2 threads end the same bits. (That a steady step allocates nothing:
+ * test_allocs.c.) */
 #define _GNU_SOURCE
 #include <check.h>
 #include <stdbool.h>
@@ -79,55 +78,14 @@ static void same_run(const char *a, const char *b, const char *what) {
     ck_assert_msg(!strcmp(fa, fb), "%s: %s and %s differ:\n%s\n----\n%s", what, a, b, fa, fb);
 }
 
-/* ---- a steady step allocates nothing -------------------------------------------------------- */
-
-/* the heap allocations of `qkv train` (QKV_COUNT_ALLOCS=1) of a run at `steps` steps; -1 when the
- * build cannot count */
-static long long train_allocs_of(const char *attention, int threads, int steps, const char *tag) {
-    char cfg[2048], path[1024], out[8192];
-    config(cfg, sizeof cfg, attention, steps, 1, 0); /* one evaluation, at the end */
-    snprintf(path, sizeof path, "%s/%s0", TMP, tag);
-    ck_assert_int_eq(mkdir(path, 0755), 0);
-    snprintf(path, sizeof path, "%s/%s.json", TMP, tag);
-    qkv_test_write_file(path, cfg);
-    ck_assert_msg(qkv_test_sh(out, sizeof out, false,
-                              "QKV_COUNT_ALLOCS=1 %s train %s --out %s/%s0 --force --threads %d --quiet 2>&1 > /dev/null",
-                              qkv_test_bin(), path, TMP, tag, threads) == 0, "%s", out);
-    if (strstr(out, "not counted")) return -1;
-    const char *p = strstr(out, "qkv: ");
-    ck_assert_msg(p && strstr(p, " heap allocations"), "%s", out);
-    return atoll(p + 5);
-}
-
-/* runs of 40 and of 80 steps (metric lines every 5, one evaluation and checkpoint at the end)
- * allocate equally: a training step allocates nothing, its metric lines included; at 1 and 2
- * threads (2: the per-worker replicas and gradient slots). (An evaluation allocates its batches,
- * and the checkpoint written with it its file: a fixed count per evaluation, docs/performance.md.) */
-START_TEST(test_steady_steps_allocate_nothing) {
-    int threads = 1 + _i;
-    long long a = train_allocs_of("", threads, 40, "short"), b = train_allocs_of("", threads, 80, "long");
-    if (a < 0 || b < 0) return; /* a sanitizer's malloc: nothing to count */
-    ck_assert_int_gt(a, 0);
-    ck_assert_msg(a == b, "%d threads: %lld heap allocations at 40 steps, %lld at 80", threads, a, b);
-}
-END_TEST
-
 /* the options whose attention is composed of ops (differential and talking-heads attention) and
- * Q = X: a steady step allocates nothing at 1 and 2 threads, and runs at 1 and 2 threads are the
- * same bits */
+ * Q = X: runs at 1 and 2 threads are the same bits (that their steady steps allocate nothing:
+ * test_allocs.c) */
 static const char *const COMPOSED_OPTIONS[] = {"\"diff\": true", "\"talking_heads\": true",
                                                "\"talking_heads\": true, \"causal\": false", "\"query_proj\": false"};
 
-START_TEST(test_composed_options_steady_and_deterministic) {
+START_TEST(test_composed_options_deterministic) {
     const char *att = COMPOSED_OPTIONS[_i];
-    for (int threads = 1; threads <= 2; threads++) {
-        char t1[16], t2[16];
-        snprintf(t1, sizeof t1, "s%d", threads);
-        snprintf(t2, sizeof t2, "l%d", threads);
-        long long a = train_allocs_of(att, threads, 40, t1), b = train_allocs_of(att, threads, 80, t2);
-        if (a < 0 || b < 0) break; /* a sanitizer's malloc: nothing to count */
-        ck_assert_msg(a == b, "%s, %d threads: %lld heap allocations at 40 steps, %lld at 80", att, threads, a, b);
-    }
     char cfg[2048], path[1024], out[8192], a[1024], b[1024];
     config(cfg, sizeof cfg, att, 20, 3, 10);
     snprintf(path, sizeof path, "%s/det.json", TMP);
@@ -146,8 +104,7 @@ Suite *steady_suite(void) {
     TCase *tc = tcase_create("steady");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 240);
-    tcase_add_loop_test(tc, test_steady_steps_allocate_nothing, 0, 2);
-    tcase_add_loop_test(tc, test_composed_options_steady_and_deterministic, 0, 4);
+    tcase_add_loop_test(tc, test_composed_options_deterministic, 0, 4);
     suite_add_tcase(s, tc);
     return s;
 }

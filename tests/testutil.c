@@ -120,6 +120,40 @@ int qkv_test_sh(char *out, size_t outlen, bool merge, const char *fmt, ...) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+const char *qkv_test_alloc_shim(void) {
+#if defined(__SANITIZE_ADDRESS__)
+    return NULL;
+#else
+    const char *shim = getenv("QKV_ALLOC_SHIM");
+    ck_assert_msg(shim && access(shim, R_OK) == 0,
+                  "QKV_ALLOC_SHIM, the allocation counter make test builds and sets, is %s (run make test)",
+                  shim ? "not readable" : "not set");
+    return shim;
+#endif
+}
+
+long long qkv_test_allocs(const char *fmt, ...) {
+    const char *shim = qkv_test_alloc_shim();
+    if (!shim) return -1;
+    char cmd[8192], count_path[] = "/tmp/qkv-allocs-XXXXXX", out[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int fd = mkstemp(count_path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    int rc = qkv_test_sh(out, sizeof out, true, "QKV_ALLOC_COUNT_OUT=%s LD_PRELOAD=%s %s", count_path, shim, cmd);
+    ck_assert_msg(rc == 0, "%s: exit %d\n%s", cmd, rc, out);
+    FILE *f = fopen(count_path, "r");
+    unsigned long long n = 0;
+    int got = f ? fscanf(f, "%llu", &n) : 0;
+    if (f) fclose(f);
+    unlink(count_path);
+    ck_assert_msg(got == 1, "%s: the allocation counter wrote no count", cmd);
+    return (long long)n;
+}
+
 void qkv_test_write_file(const char *path, const char *text) {
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);

@@ -29,6 +29,14 @@ bool qkv_test_find_temp(const char *dir, char *found, size_t n);
 /* run a shell command (printf-formatted); its stdout, and its stderr too when merge, into out
  * (cut to outlen - 1 bytes; out may be NULL); returns the exit status (-1: killed) */
 int qkv_test_sh(char *out, size_t outlen, bool merge, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* the tests' heap-allocation counter (tests/shim/alloc_count.c), a shared object to preload:
+ * $QKV_ALLOC_SHIM (set by make test; the test fails without it); NULL in a sanitizer's build,
+ * whose own malloc leaves nothing to count */
+const char *qkv_test_alloc_shim(void);
+/* the heap allocations of a command's process, from its start to its exit: the command
+ * (printf-formatted; one simple command, the qkv binary first) runs with the counter preloaded
+ * and must exit 0; -1 in a sanitizer's build */
+long long qkv_test_allocs(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* write text to path (fails the test if it cannot) */
 void qkv_test_write_file(const char *path, const char *text);
 /* text into dir/rel (fails the test if it cannot) */

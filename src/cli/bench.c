@@ -1,6 +1,6 @@
 /* qkv bench: milliseconds per training step, throughput, share of the sgemm ceiling,
- * peak memory and heap allocations per step, for the standard sizes. */
-#include "cli/alloc_count.h"
+ * peak memory and (with the tests' allocation counter preloaded, as make bench does) heap
+ * allocations per step, for the standard sizes. */
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "config/config.h"
@@ -8,6 +8,7 @@
 #include "tensor/parallel.h"
 #include "train/bench.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -39,8 +40,8 @@ static const qkv_cli_option OPTIONS[] = {
             "split across the threads); S must divide the size's batch"),
     QKV_FLAG("--json", bench_args, json,
              "one JSON object per line: size, threads, ms_per_step, tokens_per_s, gflops,\n"
-             "ceiling_gflops, ceiling_share, peak_rss_mb, allocs_per_step, products_share,\n"
-             "ms_products, ...; with --sweep: runs_per_min, tokens_per_s_per_core, gemm_flops,\n"
+             "ceiling_gflops, ceiling_share, peak_rss_mb, allocs_per_step (-1: not counted;\n"
+             "make bench counts them), products_share, ms_products, ...; with --sweep: runs_per_min, tokens_per_s_per_core, gemm_flops,\n"
              "ceiling_share, ..."),
     QKV_FLAG("--sweep", bench_args, sweep,
              "time a sweep of tiny runs instead: the recall config x 4 attention variants x 3\n"
@@ -115,16 +116,27 @@ static int check_sizes(const qkv_attn_config *attn, const char *size) {
     return 0;
 }
 
+/* the running count of heap allocations of the tests' counter (tests/shim/alloc_count.c) when it is
+ * preloaded, as make bench and the tests do; NULL otherwise (allocs_per_step is then -1): qkv
+ * itself does not count */
+typedef uint64_t (*alloc_counter)(void);
+static alloc_counter preloaded_alloc_counter(void) {
+    void *self = dlopen(NULL, RTLD_NOW);
+    alloc_counter f = NULL;
+    if (self) {
+        *(void **)&f = dlsym(self, "qkv_alloc_count"); /* POSIX's way to a function pointer */
+        dlclose(self);
+    }
+    return f;
+}
+
 /* one size in this process; prints one JSON line */
 static int bench_one(const qkv_bench_size *s, const qkv_attn_config *attn, int threads, int steps, int micro) {
     qkv__cli_set_threads(threads);
     double ceiling = qkv_bench_sgemm_ceiling(1024, 10); /* best of 10: a shared machine has slow moments */
     qkv_bench_result r;
     char err[512];
-    qkv__alloc_count_enable(1);
-    int rc = qkv_bench_run_attn(s, attn, micro, 3, steps, qkv__alloc_count_available() ? qkv__alloc_count : NULL, &r,
-                                err, sizeof err);
-    qkv__alloc_count_enable(0);
+    int rc = qkv_bench_run_attn(s, attn, micro, 3, steps, preloaded_alloc_counter(), &r, err, sizeof err);
     if (rc) { qkv__cli_error("bench", "%s: %s", s->name, err); return QKV_EXIT_FAIL; }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -238,8 +250,10 @@ static int bench_children(const bench_args *a, char *bin) {
         if ((p = strstr(line, "\"peak_rss_mb\":"))) rss = atof(p + 14);
         if ((p = strstr(line, "\"allocs_per_step\":"))) al = atof(p + 18);
         if ((p = strstr(line, "\"products_share\":"))) prod = atof(p + 17);
-        printf("%-7s %7lld %10.2f %11.0f %9.1f %9.1f %6.1f%% %9.1f %11.2f %8.1f%%\n", s->name, a->threads, ms, tps, gf,
-               ceil, 100 * share, rss, al, 100 * prod);
+        char allocs[32] = "-"; /* not counted */
+        if (al >= 0) snprintf(allocs, sizeof allocs, "%.2f", al);
+        printf("%-7s %7lld %10.2f %11.0f %9.1f %9.1f %6.1f%% %9.1f %11s %8.1f%%\n", s->name, a->threads, ms, tps, gf,
+               ceil, 100 * share, rss, allocs, 100 * prod);
         fflush(stdout);
     }
     return 0;

@@ -1,6 +1,5 @@
 /* The qkv command: dispatches to subcommands. */
 #include "qkv.h"
-#include "cli/alloc_count.h"
 #include "cli/cli.h"
 
 #include <stdlib.h>
@@ -62,26 +61,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
-        if (!strcmp(cmd, COMMANDS[i].name)) {
-            /* QKV_COUNT_ALLOCS=1: the command's heap allocations, counted and printed on stderr at
-             * the end; two runs that differ only in their steps allocate equally when a step
-             * allocates nothing (docs/performance.md; tests/test_steady.c) */
-            const char *count = getenv("QKV_COUNT_ALLOCS");
-            bool asked = count && !strcmp(count, "1"), counting = asked && qkv__alloc_count_available();
-            uint64_t before = qkv__alloc_count();
-            if (counting) qkv__alloc_count_enable(1);
-            int rc = COMMANDS[i].run(argc - 1, argv + 1);
-            if (counting) qkv__alloc_count_enable(0);
-            /* a failed command's one line on stderr stays its only line: the count is for runs
-             * that did their work */
-            if (rc != 0) return rc;
-            if (counting) {
-                fprintf(stderr, "qkv: %llu heap allocations\n", (unsigned long long)(qkv__alloc_count() - before));
-            } else if (asked) {
-                fprintf(stderr, "qkv: heap allocations are not counted in this build (a sanitizer's malloc)\n");
-            }
-            return rc;
-        }
+        if (!strcmp(cmd, COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
     qkv__cli_error(NULL, "unknown command or option '%s' (try 'qkv --help')", cmd);
     return QKV_EXIT_USAGE;
 }
