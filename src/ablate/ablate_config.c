@@ -9,6 +9,7 @@
 #include "tasks/task.h"
 
 #include <cjson/cJSON.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,13 +183,22 @@ static const char *const REMOVED[] = {"batch_runs", "batch_max_runs", NULL};
 static const char *const VAR[] = {"name", "set", "match_params", NULL};
 
 /* fail a parsing step with a message */
-#define BAD(...) return snprintf(err, (size_t)errlen, __VA_ARGS__), -1
+
+/* the printf-formatted message into err; -1, for `return parse_fail(err, errlen, ...)` */
+static int parse_fail(char *err, int errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int parse_fail(char *err, int errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, (size_t)errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
 
 /* title, base (a path relative to c->path's directory, or an inline config) and the common set;
  * path: the file as messages name it */
 static int parse_head(qkv_ablate_config *c, const cJSON *j, const char *path, char *err, int errlen) {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "title");
-    if (t && !cJSON_IsString(t)) BAD("%s: title: expected a string", path);
+    if (t && !cJSON_IsString(t)) return parse_fail(err, errlen, "%s: title: expected a string", path);
     if (t) snprintf(c->title, sizeof c->title, "%s", t->valuestring);
 
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "base");
@@ -196,13 +206,13 @@ static int parse_head(qkv_ablate_config *c, const cJSON *j, const char *path, ch
         const char *slash = strrchr(c->path, '/');
         int dir = b->valuestring[0] == '/' || !slash ? 0 : (int)(slash - c->path) + 1; /* with its slash */
         if ((size_t)dir + strlen(b->valuestring) >= sizeof c->base_path)
-            BAD("%s: base: \"%s\" names a file whose path is longer than %zu bytes, the most a base config's "
+            return parse_fail(err, errlen, "%s: base: \"%s\" names a file whose path is longer than %zu bytes, the most a base config's "
                 "path may be", path, qkv__shown(b->valuestring).s, sizeof c->base_path - 1);
         snprintf(c->base_path, sizeof c->base_path, "%.*s%s", dir, c->path, b->valuestring);
     } else if (cJSON_IsObject(b)) {
         c->base_json = cJSON_Print(b);
     } else {
-        BAD("%s: base: expected a config path (string) or an inline config (object)", path);
+        return parse_fail(err, errlen, "%s: base: expected a config path (string) or an inline config (object)", path);
     }
 
     char **l = string_list(cJSON_GetObjectItemCaseSensitive(j, "set"), &c->n_sets, path, "set", err, errlen);
@@ -215,14 +225,14 @@ static int parse_head(qkv_ablate_config *c, const cJSON *j, const char *path, ch
 static int parse_variant(qkv_ablate_config *c, const cJSON *v, int i, const char *path, char *err, int errlen) {
     char where[64];
     snprintf(where, sizeof where, "variants[%d].", i);
-    if (!cJSON_IsObject(v)) BAD("%s: variants[%d]: expected an object {\"name\": ..., \"set\": [...]}", path, i);
+    if (!cJSON_IsObject(v)) return parse_fail(err, errlen, "%s: variants[%d]: expected an object {\"name\": ..., \"set\": [...]}", path, i);
     if (check_keys(v, VAR, path, where, err, errlen)) return -1;
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(v, "name");
     if (!cJSON_IsString(n) || !name_ok(n->valuestring))
-        BAD("%s: variants[%d].name: expected 1-63 characters of A-Z a-z 0-9 _ - + .", path, i);
+        return parse_fail(err, errlen, "%s: variants[%d].name: expected 1-63 characters of A-Z a-z 0-9 _ - + .", path, i);
     for (int k = 0; k < i; k++)
         if (!strcmp(c->variants[k].name, n->valuestring))
-            BAD("%s: variants[%d].name: \"%s\" is used twice", path, i, n->valuestring);
+            return parse_fail(err, errlen, "%s: variants[%d].name: \"%s\" is used twice", path, i, n->valuestring);
     snprintf(c->variants[i].name, QKV_ABLATE_NAME, "%s", n->valuestring);
     char key[80];
     snprintf(key, sizeof key, "variants[%d].set", i);
@@ -231,7 +241,7 @@ static int parse_variant(qkv_ablate_config *c, const cJSON *v, int i, const char
     c->variants[i].sets = l;
     const cJSON *mp = cJSON_GetObjectItemCaseSensitive(v, "match_params");
     if (mp && (!cJSON_IsString(mp) || strcmp(mp->valuestring, "baseline")))
-        BAD("%s: variants[%d].match_params: expected \"baseline\" (widen model.d_ff to the baseline's "
+        return parse_fail(err, errlen, "%s: variants[%d].match_params: expected \"baseline\" (widen model.d_ff to the baseline's "
             "parameter count)", path, i);
     c->variants[i].match_params = mp != NULL;
     return 0;
@@ -241,7 +251,7 @@ static int parse_variant(qkv_ablate_config *c, const cJSON *v, int i, const char
 static int parse_variants(qkv_ablate_config *c, const cJSON *j, const char *path, char *err, int errlen) {
     const cJSON *vs = cJSON_GetObjectItemCaseSensitive(j, "variants");
     if (!cJSON_IsArray(vs) || cJSON_GetArraySize(vs) < 1)
-        BAD("%s: variants: expected a non-empty array of {\"name\": ..., \"set\": [...]}", path);
+        return parse_fail(err, errlen, "%s: variants: expected a non-empty array of {\"name\": ..., \"set\": [...]}", path);
     c->n_variants = cJSON_GetArraySize(vs);
     c->variants = calloc((size_t)c->n_variants, sizeof *c->variants);
     int i = 0;
@@ -263,37 +273,37 @@ static const char *shortest(double x, char *buf, size_t n) {
 static int parse_seeds_lrs(qkv_ablate_config *c, const cJSON *j, const char *path, char *err, int errlen) {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "seeds");
     if (!cJSON_IsArray(s) || cJSON_GetArraySize(s) < 1)
-        BAD("%s: seeds: expected a non-empty array of integers", path);
+        return parse_fail(err, errlen, "%s: seeds: expected a non-empty array of integers", path);
     c->n_seeds = cJSON_GetArraySize(s);
     c->seeds = calloc((size_t)c->n_seeds, sizeof *c->seeds);
     int i = 0;
     for (const cJSON *e = s->child; e; e = e->next, i++) {
         if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 9007199254740991.0 ||
             e->valuedouble != (double)(long long)e->valuedouble)
-            BAD("%s: seeds[%d]: expected an integer in [0, 2^53)", path, i);
+            return parse_fail(err, errlen, "%s: seeds[%d]: expected an integer in [0, 2^53)", path, i);
         c->seeds[i] = (long long)e->valuedouble;
         for (int k = 0; k < i; k++)
-            if (c->seeds[k] == c->seeds[i]) BAD("%s: seeds[%d]: %lld is listed twice", path, i, c->seeds[i]);
+            if (c->seeds[k] == c->seeds[i]) return parse_fail(err, errlen, "%s: seeds[%d]: %lld is listed twice", path, i, c->seeds[i]);
     }
     const cJSON *lr = cJSON_GetObjectItemCaseSensitive(j, "lrs");
     if (!lr) return 0;
     if (!cJSON_IsArray(lr) || cJSON_GetArraySize(lr) < 1)
-        BAD("%s: lrs: expected a non-empty array of learning rates in (0, 10]", path);
+        return parse_fail(err, errlen, "%s: lrs: expected a non-empty array of learning rates in (0, 10]", path);
     c->n_lrs = cJSON_GetArraySize(lr);
     c->lrs = calloc((size_t)c->n_lrs, sizeof *c->lrs);
     i = 0;
     for (const cJSON *e = lr->child; e; e = e->next, i++) {
         if (!cJSON_IsNumber(e) || !(e->valuedouble > 0 && e->valuedouble <= 10))
-            BAD("%s: lrs[%d]: expected a learning rate in (0, 10]", path, i);
+            return parse_fail(err, errlen, "%s: lrs[%d]: expected a learning rate in (0, 10]", path, i);
         c->lrs[i] = e->valuedouble;
         for (int k = 0; k < i; k++) {
-            if (c->lrs[k] == c->lrs[i]) BAD("%s: lrs[%d]: %g is listed twice", path, i, c->lrs[i]);
+            if (c->lrs[k] == c->lrs[i]) return parse_fail(err, errlen, "%s: lrs[%d]: %g is listed twice", path, i, c->lrs[i]);
             char a[32], b[32]; /* the run directories' names (plan.c: lr%g) */
             snprintf(a, sizeof a, "%g", c->lrs[k]);
             snprintf(b, sizeof b, "%g", c->lrs[i]);
             char xi[32], xk[32];
             if (!strcmp(a, b))
-                BAD("%s: lrs[%d]: %s and lrs[%d] (%s) would share the run directories named lr%s; give rates "
+                return parse_fail(err, errlen, "%s: lrs[%d]: %s and lrs[%d] (%s) would share the run directories named lr%s; give rates "
                     "that differ within 6 significant digits", path, i, shortest(c->lrs[i], xi, sizeof xi), k,
                     shortest(c->lrs[k], xk, sizeof xk), a);
         }
@@ -307,31 +317,31 @@ static int parse_study(qkv_ablate_config *c, const cJSON *j, const char *path, c
     const cJSON *ms = cJSON_GetObjectItemCaseSensitive(j, "max_steps");
     if (ms && (!cJSON_IsNumber(ms) || ms->valuedouble < 1 || ms->valuedouble > 1e9 ||
                ms->valuedouble != (double)(long long)ms->valuedouble))
-        BAD("%s: max_steps: expected an integer in [1, 1000000000] (the extension budget)", path);
+        return parse_fail(err, errlen, "%s: max_steps: expected an integer in [1, 1000000000] (the extension budget)", path);
     if (ms) c->max_steps = (long long)ms->valuedouble;
     const cJSON *bl = cJSON_GetObjectItemCaseSensitive(j, "baseline");
     if (bl) {
-        if (!cJSON_IsString(bl)) BAD("%s: baseline: expected a variant's name", path);
+        if (!cJSON_IsString(bl)) return parse_fail(err, errlen, "%s: baseline: expected a variant's name", path);
         c->baseline = -1;
         for (int k = 0; k < c->n_variants; k++)
             if (!strcmp(c->variants[k].name, bl->valuestring)) c->baseline = k;
-        if (c->baseline < 0) BAD("%s: baseline: \"%s\" is not one of the variants", path, bl->valuestring);
+        if (c->baseline < 0) return parse_fail(err, errlen, "%s: baseline: \"%s\" is not one of the variants", path, bl->valuestring);
     }
     if (c->variants[c->baseline].match_params)
-        BAD("%s: variants[%d].match_params: %s is the baseline itself", path, c->baseline,
+        return parse_fail(err, errlen, "%s: variants[%d].match_params: %s is the baseline itself", path, c->baseline,
             c->variants[c->baseline].name);
     const cJSON *th = cJSON_GetObjectItemCaseSensitive(j, "threshold");
     if (th && (!cJSON_IsNumber(th) || !(th->valuedouble > 0 && th->valuedouble <= 1)))
-        BAD("%s: threshold: expected an accuracy in (0, 1]", path);
+        return parse_fail(err, errlen, "%s: threshold: expected an accuracy in (0, 1]", path);
     if (th) c->threshold = th->valuedouble;
     const cJSON *me = cJSON_GetObjectItemCaseSensitive(j, "metric");
     if (me) {
         qkv_ablate_metric k = qkv_ablate_metric_named(cJSON_IsString(me) ? me->valuestring : NULL);
-        if (k == QKV_METRIC_COUNT) BAD("%s: metric: expected \"accuracy\", \"loss\" or \"bpb\"", path);
+        if (k == QKV_METRIC_COUNT) return parse_fail(err, errlen, "%s: metric: expected \"accuracy\", \"loss\" or \"bpb\"", path);
         c->metric = k;
     }
     if (c->metric != QKV_METRIC_ACCURACY && c->max_steps)
-        BAD("%s: max_steps: a sweep on metric \"%s\" is not extended (solving is an accuracy threshold); "
+        return parse_fail(err, errlen, "%s: max_steps: a sweep on metric \"%s\" is not extended (solving is an accuracy threshold); "
             "drop max_steps", path, QKV_METRIC_NAMES[c->metric]);
     return 0;
 }
@@ -341,17 +351,17 @@ static int parse_extras(qkv_ablate_config *c, const cJSON *j, const char *path, 
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(j, "example");
     if (ex && (!cJSON_IsNumber(ex) || ex->valuedouble < 0 || ex->valuedouble > 1e6 ||
                ex->valuedouble != (double)(int)ex->valuedouble))
-        BAD("%s: example: expected an evaluation example index in [0, 1000000]", path);
+        return parse_fail(err, errlen, "%s: example: expected an evaluation example index in [0, 1000000]", path);
     if (ex) c->example = (int)ex->valuedouble;
     return 0;
 }
 
 /* the whole parsed config j into c, key by key in the order of the file format */
 static int parse_config(qkv_ablate_config *c, const cJSON *j, const char *path, char *err, int errlen) {
-    if (!cJSON_IsObject(j)) BAD("%s: expected a JSON object", path);
+    if (!cJSON_IsObject(j)) return parse_fail(err, errlen, "%s: expected a JSON object", path);
     for (int i = 0; REMOVED[i]; i++)
         if (cJSON_GetObjectItemCaseSensitive(j, REMOVED[i]))
-            BAD("%s: %s: removed (each run trains in a process of its own); drop the key", path, REMOVED[i]);
+            return parse_fail(err, errlen, "%s: %s: removed (each run trains in a process of its own); drop the key", path, REMOVED[i]);
     if (check_keys(j, TOP, path, "", err, errlen)) return -1;
     if (parse_head(c, j, path, err, errlen) || parse_variants(c, j, path, err, errlen) ||
         parse_seeds_lrs(c, j, path, err, errlen) || parse_study(c, j, path, err, errlen) ||

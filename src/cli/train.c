@@ -269,23 +269,18 @@ static int train_run(const train_args *a, qkv_dist d, const char *cfg_path, cons
                         .stop_after = a->stop_after, .config_json = qkv_config_to_json, .force = a->force,
                         .example = (int)a->example};
     qkv_run_summary s;
-    char err[1024];
     /* a usage error (qkv_train checks too, for several processes) */
     if (d.size == 1 && !a->resume && !a->force && (rc = refuse_existing_run(out))) return rc;
     qkv_stop_catcher stop; /* Ctrl-C and SIGTERM: the run saves a checkpoint and stops */
     qkv_stop_catch(&stop);
-    int r = qkv_train(&cfg, &opt, &s, err, sizeof err);
+    qkv_err e;
+    int r = qkv_train(&cfg, &opt, &s, &e);
     qkv_stop_release(&stop);
-    if (r < 0) {
-        qkv__cli_error("train", "%s", err);
-        return r == -2 ? QKV_EXIT_USAGE : QKV_EXIT_FAIL; /* -2: the config does not fit in memory */
+    if (r && e.code == QKV_ERR_INTERRUPTED) { /* the command to resume with, on a line of its own */
+        if (d.rank == 0) fprintf(stderr, "qkv train: %s. Resume with:\n  qkv train --resume %s\n", e.msg, out);
+        return qkv__cli_exit_status(e.code);
     }
-    if (r == 1) {
-        if (d.rank == 0)
-            fprintf(stderr, "qkv train: stopped at step %lld of %d; checkpoint saved. Resume with:\n"
-                    "  qkv train --resume %s\n", s.steps, cfg.train.steps, out);
-        return QKV_EXIT_FAIL;
-    }
+    if (r) return qkv__cli_exit("train", &e);
     if (d.rank) return QKV_EXIT_OK; /* the first process speaks for all */
     print_run(&s, out, a, d, timed_since);
     if (!a->quiet) fprintf(stderr, "qkv train: run directory %s\n", out);

@@ -1,6 +1,7 @@
 /* Model hyper-parameters: names, defaults, checks. */
 #include "nn/model_config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +14,16 @@ const char *const QKV_INIT_SCHEME_NAMES[QKV_INIT_SCHEME_COUNT] = {"default", "id
 
 int qkv_attn_kv_heads(const qkv_attn_config *a, int heads) { return a->kv_heads > 0 ? a->kv_heads : heads; }
 const char *const QKV_ACTIVATION_NAMES[QKV_ACT_COUNT] = {"gelu", "gelu_tanh", "relu"};
+
+/* the printf-formatted message into err; -1, for `return check_fail(err, errlen, ...)` */
+static int check_fail(char *err, int errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int check_fail(char *err, int errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, (size_t)errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
 
 qkv_model_config qkv_model_config_default(void) {
     qkv_model_config c;
@@ -29,86 +40,85 @@ qkv_model_config qkv_model_config_default(void) {
 }
 
 int qkv_model_config_check(const qkv_model_config *c, char *err, int errlen) {
-#define BAD(...) return snprintf(err, (size_t)errlen, __VA_ARGS__), -1
-    if (c->vocab < 2) BAD("vocab: expected at least 2 tokens, got %d", c->vocab);
-    if (c->seq_len < 1) BAD("seq_len: expected at least 1, got %d", c->seq_len);
-    if (c->d_model < 1) BAD("d_model: expected at least 1, got %d", c->d_model);
-    if (c->heads < 1) BAD("heads: expected at least 1, got %d", c->heads);
-    if (c->layers < 1) BAD("layers: expected at least 1, got %d", c->layers);
-    if (c->d_ff < 1) BAD("d_ff: expected at least 1, got %d", c->d_ff);
+    if (c->vocab < 2) return check_fail(err, errlen, "vocab: expected at least 2 tokens, got %d", c->vocab);
+    if (c->seq_len < 1) return check_fail(err, errlen, "seq_len: expected at least 1, got %d", c->seq_len);
+    if (c->d_model < 1) return check_fail(err, errlen, "d_model: expected at least 1, got %d", c->d_model);
+    if (c->heads < 1) return check_fail(err, errlen, "heads: expected at least 1, got %d", c->heads);
+    if (c->layers < 1) return check_fail(err, errlen, "layers: expected at least 1, got %d", c->layers);
+    if (c->d_ff < 1) return check_fail(err, errlen, "d_ff: expected at least 1, got %d", c->d_ff);
     if (c->d_model % c->heads)
-        BAD("heads: %d does not divide d_model %d (each head gets d_model/heads dims)", c->heads, c->d_model);
+        return check_fail(err, errlen, "heads: %d does not divide d_model %d (each head gets d_model/heads dims)", c->heads, c->d_model);
     if (c->attn.rel_pos_bias && c->attn.rel_pos_max < 1)
-        BAD("attn.rel_pos_max: expected at least 1, got %d", c->attn.rel_pos_max);
-    if ((unsigned)c->attn.qkv >= QKV_ATTN_QKV_COUNT) BAD("attn.qkv: unknown variant %d", (int)c->attn.qkv);
-    if ((unsigned)c->attn.scale >= QKV_SCALE_COUNT) BAD("attn.scale: unknown scale %d", (int)c->attn.scale);
-    if ((unsigned)c->attn.gate >= QKV_GATE_COUNT) BAD("attn.gate: unknown gate %d", (int)c->attn.gate);
-    if ((unsigned)c->activation >= QKV_ACT_COUNT) BAD("activation: unknown activation %d", (int)c->activation);
-    if ((unsigned)c->attn.self_mask_rule >= QKV_SELF_RULE_COUNT) BAD("attn.self_mask_rule: unknown rule");
-    if ((unsigned)c->attn.init >= QKV_INIT_SCHEME_COUNT) BAD("attn.init: unknown scheme %d", (int)c->attn.init);
+        return check_fail(err, errlen, "attn.rel_pos_max: expected at least 1, got %d", c->attn.rel_pos_max);
+    if ((unsigned)c->attn.qkv >= QKV_ATTN_QKV_COUNT) return check_fail(err, errlen, "attn.qkv: unknown variant %d", (int)c->attn.qkv);
+    if ((unsigned)c->attn.scale >= QKV_SCALE_COUNT) return check_fail(err, errlen, "attn.scale: unknown scale %d", (int)c->attn.scale);
+    if ((unsigned)c->attn.gate >= QKV_GATE_COUNT) return check_fail(err, errlen, "attn.gate: unknown gate %d", (int)c->attn.gate);
+    if ((unsigned)c->activation >= QKV_ACT_COUNT) return check_fail(err, errlen, "activation: unknown activation %d", (int)c->activation);
+    if ((unsigned)c->attn.self_mask_rule >= QKV_SELF_RULE_COUNT) return check_fail(err, errlen, "attn.self_mask_rule: unknown rule");
+    if ((unsigned)c->attn.init >= QKV_INIT_SCHEME_COUNT) return check_fail(err, errlen, "attn.init: unknown scheme %d", (int)c->attn.init);
     /* the variants' options: every combination that makes no sense is an error, never a default */
     const qkv_attn_config *a = &c->attn;
     const char *v = QKV_ATTN_QKV_NAMES[a->qkv];
     bool separate_k = a->qkv == QKV_ATTN_FULL || a->qkv == QKV_ATTN_KV_TIED;
     bool has_v = a->qkv == QKV_ATTN_FULL || a->qkv == QKV_ATTN_QK_TIED;
     if (a->kv_heads < 0 || (a->kv_heads && c->heads % a->kv_heads))
-        BAD("attn.kv_heads: %d does not divide heads %d (each key/value head serves heads/kv_heads query heads)",
+        return check_fail(err, errlen, "attn.kv_heads: %d does not divide heads %d (each key/value head serves heads/kv_heads query heads)",
             a->kv_heads, c->heads);
     if (a->kv_heads && a->kv_heads != c->heads && !separate_k)
-        BAD("attn.kv_heads: grouped keys and values need their own key projection: qkv full or kv_tied, not %s", v);
+        return check_fail(err, errlen, "attn.kv_heads: grouped keys and values need their own key projection: qkv full or kv_tied, not %s", v);
     if (a->kv_heads && a->kv_heads != c->heads && !a->value_proj)
-        BAD("attn.kv_heads: with value_proj false the values are X itself, all %d heads of it", c->heads);
+        return check_fail(err, errlen, "attn.kv_heads: with value_proj false the values are X itself, all %d heads of it", c->heads);
     if (a->role_scale && a->qkv != QKV_ATTN_SHARED)
-        BAD("attn.role_scale: tells Q, K and V apart inside one shared matrix: needs qkv shared, not %s", v);
+        return check_fail(err, errlen, "attn.role_scale: tells Q, K and V apart inside one shared matrix: needs qkv shared, not %s", v);
     if (!a->value_proj && !has_v)
-        BAD("attn.value_proj: false removes a value projection of its own: qkv full or qk_tied have one, %s has none", v);
-    if (a->kv_latent < 0) BAD("attn.kv_latent: expected 0 (off) or a width, got %d", a->kv_latent);
+        return check_fail(err, errlen, "attn.value_proj: false removes a value projection of its own: qkv full or qk_tied have one, %s has none", v);
+    if (a->kv_latent < 0) return check_fail(err, errlen, "attn.kv_latent: expected 0 (off) or a width, got %d", a->kv_latent);
     if (a->kv_latent && a->qkv != QKV_ATTN_FULL)
-        BAD("attn.kv_latent: a latent for keys and values needs their own projections: qkv full, not %s", v);
-    if (a->kv_latent && !a->value_proj) BAD("attn.kv_latent: value_proj false leaves no value projection to factor");
+        return check_fail(err, errlen, "attn.kv_latent: a latent for keys and values needs their own projections: qkv full, not %s", v);
+    if (a->kv_latent && !a->value_proj) return check_fail(err, errlen, "attn.kv_latent: value_proj false leaves no value projection to factor");
     int kv_width = c->d_model / c->heads * qkv_attn_kv_heads(a, c->heads), wide = 2 * kv_width;
     if (wide > c->d_model) wide = c->d_model; /* [K V] = X [Wk Wv] has rank at most this already */
     if (a->kv_latent && a->kv_latent >= wide)
-        BAD("attn.kv_latent: %d is not below %d (d_model, or 2 x kv_heads x head_dim if smaller): a latent that "
+        return check_fail(err, errlen, "attn.kv_latent: %d is not below %d (d_model, or 2 x kv_heads x head_dim if smaller): a latent that "
             "wide constrains nothing", a->kv_latent, wide);
     if (a->alibi && a->rel_pos_bias)
-        BAD("attn.alibi: rel_pos_bias is on too: both are positional biases on the scores, pick one");
+        return check_fail(err, errlen, "attn.alibi: rel_pos_bias is on too: both are positional biases on the scores, pick one");
     if (a->self_mask_rule != QKV_SELF_STRICT && !a->self_mask)
-        BAD("attn.self_mask_rule: %s applies to self_mask, which is off", QKV_SELF_MASK_RULE_NAMES[a->self_mask_rule]);
+        return check_fail(err, errlen, "attn.self_mask_rule: %s applies to self_mask, which is off", QKV_SELF_MASK_RULE_NAMES[a->self_mask_rule]);
     if (a->gate == QKV_GATE_VALUE && !a->value_proj)
-        BAD("attn.gate: value gates the value projection, which value_proj false removes");
+        return check_fail(err, errlen, "attn.gate: value gates the value projection, which value_proj false removes");
     if (a->qkv == QKV_ATTN_HEAD_SHARED && a->gate == QKV_GATE_HEADWISE) /* (kv_latent, role_scale: refused above) */
-        BAD("attn.gate: headwise is not for head_shared, whose heads share one map per role");
+        return check_fail(err, errlen, "attn.gate: headwise is not for head_shared, whose heads share one map per role");
     if (a->init != QKV_INIT_DEFAULT && a->qkv == QKV_ATTN_IDENTITY)
-        BAD("attn.init: %s starts the Q/K/V projections, and qkv identity has none", QKV_INIT_SCHEME_NAMES[a->init]);
+        return check_fail(err, errlen, "attn.init: %s starts the Q/K/V projections, and qkv identity has none", QKV_INIT_SCHEME_NAMES[a->init]);
     /* removing one projection: only where the variant has it as a projection of its own */
     if (!a->query_proj && !separate_k)
-        BAD("attn.query_proj: false removes a query projection of its own: qkv full or kv_tied have one, %s has none", v);
+        return check_fail(err, errlen, "attn.query_proj: false removes a query projection of its own: qkv full or kv_tied have one, %s has none", v);
     if (!a->key_proj && a->qkv != QKV_ATTN_FULL)
-        BAD("attn.key_proj: false removes a key projection of its own: qkv full has one, %s has none%s", v,
+        return check_fail(err, errlen, "attn.key_proj: false removes a key projection of its own: qkv full has one, %s has none%s", v,
             a->qkv == QKV_ATTN_KV_TIED ? " (kv_tied's Wkv is the values' too)" : "");
     if (!a->key_proj && a->kv_heads && a->kv_heads != c->heads)
-        BAD("attn.key_proj: with key_proj false the keys are X itself, all %d heads of it (kv_heads %d)", c->heads,
+        return check_fail(err, errlen, "attn.key_proj: with key_proj false the keys are X itself, all %d heads of it (kv_heads %d)", c->heads,
             a->kv_heads);
-    if (!a->key_proj && a->kv_latent) BAD("attn.key_proj: kv_latent factors the key projection, which key_proj false removes");
+    if (!a->key_proj && a->kv_latent) return check_fail(err, errlen, "attn.key_proj: kv_latent factors the key projection, which key_proj false removes");
     if (!a->query_proj && !a->key_proj && !a->value_proj)
-        BAD("attn.query_proj: query_proj, key_proj and value_proj all false is qkv identity: use that");
+        return check_fail(err, errlen, "attn.query_proj: query_proj, key_proj and value_proj all false is qkv identity: use that");
     /* differential attention: the published form (docs/config.md) */
     int hd = c->d_model / c->heads;
     if (a->diff && (a->qkv == QKV_ATTN_HEAD_SHARED || a->talking_heads || a->rel_pos_bias || a->alibi || a->key_norm))
-        BAD("attn.diff: not with %s (differential attention rewrites the scores itself)",
+        return check_fail(err, errlen, "attn.diff: not with %s (differential attention rewrites the scores itself)",
             a->qkv == QKV_ATTN_HEAD_SHARED ? "qkv head_shared" : a->talking_heads ? "talking_heads" :
             a->rel_pos_bias ? "rel_pos_bias" : a->alibi ? "alibi" : "key_norm (it would normalise whole heads, not "
             "each half)");
     if (a->diff && hd % 2)
-        BAD("attn.diff: head_dim %d (d_model / heads) is odd: each head splits into two query/key halves", hd);
+        return check_fail(err, errlen, "attn.diff: head_dim %d (d_model / heads) is odd: each head splits into two query/key halves", hd);
     if (a->diff && a->kv_heads && a->kv_heads != c->heads)
-        BAD("attn.diff: not with kv_heads %d (the published code repeats 2 kv_heads half-width keys, which pairs a "
+        return check_fail(err, errlen, "attn.diff: not with kv_heads %d (the published code repeats 2 kv_heads half-width keys, which pairs a "
             "head's two queries with the same key half)", a->kv_heads);
     if (a->diff && a->scale != QKV_SCALE_HEAD_DIM)
-        BAD("attn.diff: scales by 1/sqrt(head_dim / 2), the width of each half, as published: scale embed does not apply");
+        return check_fail(err, errlen, "attn.diff: scales by 1/sqrt(head_dim / 2), the width of each half, as published: scale embed does not apply");
     if (a->talking_heads && (a->qkv == QKV_ATTN_HEAD_SHARED || a->rel_pos_bias || a->alibi))
-        BAD("attn.talking_heads: not with %s", a->qkv == QKV_ATTN_HEAD_SHARED ? "qkv head_shared, whose heads share one map "
+        return check_fail(err, errlen, "attn.talking_heads: not with %s", a->qkv == QKV_ATTN_HEAD_SHARED ? "qkv head_shared, whose heads share one map "
             "per role" : a->rel_pos_bias ? "rel_pos_bias (a bias between the scores and their mixing: pick one)" :
             "alibi (its slopes are in the fused kernel, which talking heads do not use)");
     return 0;

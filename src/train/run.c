@@ -236,8 +236,10 @@ int qkv__run_setup(qkv__run *r, char *err, int errlen) {
                        : qkv_optim_state_floats(&c->optim) == 1 ? "parameters, SGD momentum and activations"
                                                                 : "parameters and activations";
     if (qkv_check_memory(&mc, c->train.batch, qkv_train_estimate_bytes(&mc, &c->optim, c->train.batch), what, err,
-                         errlen))
-        return -2; /* before anything is allocated or written */
+                         errlen)) {
+        r->too_big = true; /* before anything is allocated or written */
+        return -1;
+    }
     r->model = qkv_model_new(&mc, QKV_F32, (uint64_t)c->train.seed, err, errlen); /* the config is checked */
     if (!r->model) return -1;
     /* the step's micro-batches, whole ones to each process */
@@ -504,7 +506,7 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int er
             fprintf(stderr, "qkv train: %s: its attention diagnostics were not recorded (%s); qkv ablate --refresh "
                     "records them\n", r->opt->out_dir, e);
     }
-    return rc == -2 ? -2 : rc ? -1 : sum->interrupted ? 1 : 0;
+    return rc ? -1 : 0;
 }
 
 void qkv__run_free(qkv__run *r) {

@@ -44,6 +44,7 @@ typedef struct qkv__run {
     long long tokens_since, start;  /* tokens since the last log line; the step this session began at */
     qkv_eval_result ev, val;        /* the last evaluation and validation */
     bool have_eval, tty, interrupted;
+    bool too_big;                   /* setup found that the config needs more memory than the machine has */
     bool shown;                     /* not a terminal: a progress line was written this session... */
     double t_shown;                 /* ...at this time (lines in a log are QKV_LOG_INTERVAL apart) */
     char *path;                     /* the last path of a file in the run directory (run.c's in_dir), malloc'd */
@@ -64,7 +65,7 @@ QKV_INTERNAL double qkv__run_loss(const qkv__run *r);
  * *updated: whether the parameters changed. 0, or -1 with err (the run cannot go on). */
 QKV_INTERNAL int qkv__run_update(qkv__run *r, double lv, bool *updated, char *err, int errlen);
 /* after the loop (rc its outcome, 0 or -1): the interrupted run's checkpoint, the summary; fills
- * sum; returns qkv_train's result (0 done, 1 interrupted, -1 error, -2 memory) */
+ * sum (sum->interrupted: stopped early); 0, or -1 with err */
 QKV_INTERNAL int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int errlen);
 QKV_INTERNAL void qkv__run_free(qkv__run *r);
 /* a stop was asked for (qkv_request_stop), or --stop-after's steps are done */

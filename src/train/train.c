@@ -106,8 +106,10 @@ static int step_gradient(qkv__run *r, double *loss, char *err, int errlen) {
 
 /* ---- the loop ------------------------------------------------------------------------------- */
 
-int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, char *err, int errlen) {
+int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, qkv_err *e) {
     qkv__run R = {.cfg = cfg, .opt = opt}, *r = &R;
+    char err[QKV_ERR_MSG] = "";
+    int errlen = (int)sizeof err;
     memset(sum, 0, sizeof *sum);
     r->dist = qkv__dist_world();
     int rc = qkv__run_setup(r, err, errlen);
@@ -131,7 +133,13 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
         }
         rc = qkv__run_update(r, lv, &updated, err, errlen);
     }
-    if (rc != -2) rc = qkv__run_finish(r, rc, sum, err, errlen);
+    bool too_big = r->too_big;
+    if (!too_big) rc = qkv__run_finish(r, rc, sum, err, errlen);
     qkv__run_free(r);
-    return rc;
+    if (rc) return qkv_err_set(e, too_big ? QKV_ERR_MEMORY : QKV_ERR_FAIL, "%s", err);
+    if (sum->interrupted)
+        return qkv_err_set(e, QKV_ERR_INTERRUPTED, "stopped at step %lld of %d; checkpoint saved", sum->steps,
+                           cfg->train.steps);
+    qkv_err_clear(e);
+    return 0;
 }

@@ -8,6 +8,8 @@
 
 #include "qkv_api.h"
 
+#include "app/error.h"
+
 #include "nn/model.h"
 #include "nn/model_file.h"
 #include "optim/optim.h"
@@ -52,10 +54,11 @@ typedef struct qkv_run_summary {
     double eval_bpb, val_bpb, baseline_xz_bpb, baseline_unigram_bpb;
 } qkv_run_summary;
 
-/* train per cfg (already validated); 0 done, 1 interrupted (checkpoint saved), -1 error (one line
- * in err), -2 the config needs more memory than the machine has (checked before anything is
- * allocated or written; err has the estimate) */
-QKV_APP_API int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, char *err, int errlen);
+/* train per cfg (already validated): 0 when done; -1 with e: QKV_ERR_INTERRUPTED (a stop was asked
+ * for: the checkpoint is saved, sum filled), QKV_ERR_MEMORY (the config needs more memory than
+ * the machine has: found before anything is allocated or written; the message has the estimate)
+ * or QKV_ERR_FAIL */
+QKV_APP_API int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, qkv_err *e);
 
 /* mean loss and accuracy of model m on the task's evaluation examples (n of them, capped by
  * the task's size), in batches of `batch`; ctx is reset as it goes */
