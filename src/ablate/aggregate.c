@@ -29,10 +29,10 @@ static double num(const cJSON *j, const char *k) {
 
 /* dir/file's JSON (a file the run wrote), NULL when it cannot be read */
 static cJSON *read_json(const char *dir, const char *file) {
-    char path[1400], e[256];
+    char e[256], *path = qkv__pathf("%s/%s", dir, file);
     size_t len;
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    char *t = qkv__read_file(path, &len, e, sizeof e);
+    char *t = path ? qkv__read_file(path, &len, e, sizeof e) : NULL;
+    free(path);
     cJSON *j = t ? qkv__json_tree(t, len) : NULL;
     free(t);
     return j;
@@ -40,10 +40,11 @@ static cJSON *read_json(const char *dir, const char *file) {
 
 /* the evaluations of metrics.jsonl into rr's curves; -1 when out of memory */
 static int read_curves(const char *dir, qkv_run_result *rr) {
-    char path[1400], e[256];
+    char e[256], *path = qkv__pathf("%s/%s", dir, QKV_RUN_METRICS);
     size_t len;
-    snprintf(path, sizeof path, "%s/%s", dir, QKV_RUN_METRICS);
+    if (!path) return -1;
     char *m = qkv__read_file(path, &len, e, sizeof e);
+    free(path);
     if (!m) return 0;
     int cap = 0, rc = 0;
     for (char *line = strtok(m, "\n"); line && !rc; line = strtok(NULL, "\n")) {
@@ -506,10 +507,10 @@ static void shared_config(qkv_ablate_results *res, const qkv_ablate_plan *p) {
     }
     for (int r = 0; r < p->n && !res->base_config_json; r++)
         if (res->all_runs[r].ok) {
-            char path[1400], e2[256];
+            char e2[256], *path = qkv__pathf("%s/%s", p->runs[r].dir, QKV_RUN_CONFIG);
             size_t len;
-            snprintf(path, sizeof path, "%s/%s", p->runs[r].dir, QKV_RUN_CONFIG);
-            res->base_config_json = qkv__read_file(path, &len, e2, sizeof e2);
+            res->base_config_json = path ? qkv__read_file(path, &len, e2, sizeof e2) : NULL;
+            free(path);
         }
 }
 
