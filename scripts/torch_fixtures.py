@@ -31,7 +31,23 @@ BASE = dict(vocab=16, seq_len=8, d_model=32, heads=4, layers=2, d_ff=64, activat
             gate="none", self_mask=False, pad=False,
             kv_heads=0, self_mask_rule="strict", key_norm=False, role_scale=False, value_proj=True,
             out_proj=True, kv_latent=0, alibi=False, query_proj=True, key_proj=True, diff=False,
-            talking_heads=False)
+            talking_heads=False, position="learned", rope_base=10000.0)
+
+
+def rope(x, base):
+    """x (B, T, n, r): each of the n vectors at position t turned, pair (2k, 2k+1) by t base^(-2k/r)"""
+    B, T, n, r = x.shape
+    theta = base ** (-2.0 * torch.arange(r // 2, dtype=torch.float64) / r)
+    ang = torch.arange(T, dtype=torch.float64)[:, None] * theta[None, :]  # (T, r/2)
+    cos, sin = ang.cos().to(x.dtype)[None, :, None, :], ang.sin().to(x.dtype)[None, :, None, :]
+    x0, x1 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1).reshape(B, T, n, r)
+
+
+def rope_flat(x, r, base):
+    """x (B, T, n r) -> the same, each r-wide piece rotated"""
+    B, T, D = x.shape
+    return rope(x.reshape(B, T, D // r, r), base).reshape(B, T, D)
 
 
 # ---- safetensors writer (the format is simple; no extra package needed) ----------------
@@ -140,8 +156,10 @@ class Attention(nn.Module):
         if q == "head_shared":
             xv = x * gate if c["gate"] == "value" else x
             xh, xvh = x.reshape(B, T, self.H, self.hd), xv.reshape(B, T, self.H, self.hd)
-            Q = self.queries(xh).transpose(1, 2)
-            K = self.keys(xh).transpose(1, 2)
+            Q, K = self.queries(xh), self.keys(xh)
+            if c["position"] == "rope":
+                Q, K = rope(Q, c["rope_base"]), rope(K, c["rope_base"])
+            Q, K = Q.transpose(1, 2), K.transpose(1, 2)
             V = self.values(xvh).transpose(1, 2)
         else:
             if q == "shared" and c["role_scale"]:  # one matrix, three roles: X W diag(s_role)
@@ -161,6 +179,9 @@ class Attention(nn.Module):
                         pv = pk if q == "kv_tied" else pq
             if c["gate"] == "value":
                 pv = pv * gate
+            if c["position"] == "rope":  # queries and keys turned, values not; diff: each half on its own
+                r = self.hd // 2 if c["diff"] else self.hd
+                pq, pk = rope_flat(pq, r, c["rope_base"]), rope_flat(pk, r, c["rope_base"])
             if c["diff"]:
                 return self.output(self.diff_attention(pq, pk, pv, blocked), gate)
             # G key/value heads, each repeated for the H / G query heads that share it
@@ -241,7 +262,9 @@ class Model(nn.Module):
     def __init__(self, c):
         super().__init__()
         self.c = c
-        self.tok_emb, self.pos_emb = nn.Embedding(c["vocab"], c["d_model"]), nn.Embedding(c["seq_len"], c["d_model"])
+        self.tok_emb = nn.Embedding(c["vocab"], c["d_model"])
+        if c["position"] == "learned":  # rope and none: no table
+            self.pos_emb = nn.Embedding(c["seq_len"], c["d_model"])
         self.blocks = nn.ModuleList([Block(c, i) for i in range(c["layers"])])
         self.ln_f, self.lm_head = nn.LayerNorm(c["d_model"]), nn.Linear(c["d_model"], c["vocab"])
 
@@ -264,7 +287,9 @@ class Model(nn.Module):
         alive = None
         if blocked is not None:
             alive = (~blocked).any(-1, keepdim=True).to(torch.float32)
-        x = self.tok_emb(tokens) + self.pos_emb.weight[:T]
+        x = self.tok_emb(tokens)
+        if c["position"] == "learned":
+            x = x + self.pos_emb.weight[:T]
         for b in self.blocks:
             x = b(x, blocked, alive)
         return self.lm_head(self.ln_f(x))
@@ -388,6 +413,15 @@ FIXTURES = {
     "diff_qk_tied_gate_headwise": dict(diff=True, qkv="qk_tied", gate="headwise", layers=3),
     "talking_heads": dict(talking_heads=True), "talking_heads_gqa": dict(talking_heads=True, kv_heads=2),
     "talking_heads_bidirectional_pad": dict(talking_heads=True, causal=False, pad=True, self_mask=True),
+    # positions: rotary (queries and keys turned by position) and none
+    "rope": dict(position="rope"), "rope_qk_tied": dict(position="rope", qkv="qk_tied"),
+    "rope_kv_tied_gqa": dict(position="rope", qkv="kv_tied", kv_heads=2),
+    "rope_identity": dict(position="rope", qkv="identity"),
+    "rope_query_proj_off_base": dict(position="rope", query_proj=False, rope_base=500.0),
+    "rope_diff_bidirectional_pad": dict(position="rope", diff=True, causal=False, pad=True),
+    "rope_head_shared": dict(position="rope", qkv="head_shared", scale="embed"),
+    "rope_talking_heads": dict(position="rope", talking_heads=True),
+    "position_none": dict(position="none"), "position_none_qk_tied": dict(position="none", qkv="qk_tied"),
 }
 
 if __name__ == "__main__":

@@ -141,6 +141,17 @@ const qkv_cli_row CLI_CONFIG_ROWS[] = {
      Q "train cfg.json --set task.name=copy --set task.query_blank=true --out out", 2,
      "task.query_blank: only recall and noisy_recall have queries to blank, not task \"copy\""},
     /* ---- train: --set, attention options that make no sense together */
+    /* positions */
+    ATTN_BAD("rope with alibi", "--set model.position=rope --set " ATT "alibi=true",
+             "cfg.json: model.position: rope with attention.alibi: two relative position schemes on one score"),
+    ATTN_BAD("rope with rel_pos_bias", "--set model.position=rope --set " ATT "rel_pos_bias=true",
+             "cfg.json: model.position: rope with attention.rel_pos_bias"),
+    ATTN_BAD("rope with an odd head_dim", "--set model.position=rope --set model.d_model=6 --set model.heads=2",
+             "cfg.json: model.position: rope turns pairs of dimensions, so it needs an even head_dim, got 3"),
+    ATTN_BAD("rope_base of 1", "--set model.position=rope --set model.rope_base=1",
+             "qkv train: --set: model.rope_base: expected a number in (1, 1000000000]"),
+    ATTN_BAD("an unknown position", "--set model.position=sinusoid",
+             "qkv train: --set: model.position: expected one of learned, rope, none"),
     ATTN_BAD("kv_heads not dividing heads", "--set " ATT "kv_heads=3",
              ACFG "kv_heads: 3 does not divide heads 2 (each key/value head serves heads/kv_heads query heads)"),
     ATTN_BAD("kv_heads above heads", "--set " ATT "kv_heads=4", ACFG "kv_heads: 4 does not divide heads 2"),

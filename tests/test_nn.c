@@ -615,11 +615,15 @@ START_TEST(test_variant_param_counts) {
     ROW("talking_heads", 3 * d * d + wo + 2 * H * H, c.attn.talking_heads = true);
     ROW("talking_heads+kv_heads=2", d * d + 2 * d * (2 * hd) + wo + 2 * H * H, c.attn.talking_heads = true,
         c.attn.kv_heads = 2);
+    /* positions: rope and none have no table (no parameters of their own) */
+    ROW("position=rope", 3 * d * d + wo, c.position = QKV_POS_ROPE);
+    ROW("position=none+qk_tied", 2 * d * d + wo, c.position = QKV_POS_NONE, c.attn.qkv = QKV_ATTN_QK_TIED);
 #undef ROW
     char err[256];
     for (int i = 0; i < n; i++) {
         /* embeddings, per layer (2 LayerNorms, attention, feed-forward), final LayerNorm, head */
-        int64_t expect = V * d + T * d + L * (4 * d + v[i].attn + 2 * d * F + F + d) + 2 * d + d * V + V;
+        int64_t table = v[i].c.position == QKV_POS_LEARNED ? T * d : 0; /* pos_emb */
+        int64_t expect = V * d + table + L * (4 * d + v[i].attn + 2 * d * F + F + d) + 2 * d + d * V + V;
         qkv_model *m = qkv_model_new(&v[i].c, QKV_F32, 0, err, sizeof err);
         ck_assert_msg(m != NULL, "%s: %s", v[i].name, err);
         int64_t sum = 0;

@@ -28,7 +28,10 @@ static const char *const MODEL_FIXTURES[] = {
     "gate_headwise",
     /* issue 22 */
     "query_proj_off", "key_proj_off", "query_key_proj_off", "kv_tied_query_proj_off", "diff", "diff_bidirectional_pad",
-    "diff_qk_tied_gate_headwise", "talking_heads", "talking_heads_gqa", "talking_heads_bidirectional_pad"};
+    "diff_qk_tied_gate_headwise", "talking_heads", "talking_heads_gqa", "talking_heads_bidirectional_pad",
+    "rope", "rope_qk_tied", "rope_kv_tied_gqa", "rope_identity", "rope_query_proj_off_base",
+    "rope_diff_bidirectional_pad", "rope_head_shared", "rope_talking_heads", "position_none",
+    "position_none_qk_tied"};
 #define NFIX ((int)(sizeof MODEL_FIXTURES / sizeof MODEL_FIXTURES[0]))
 
 static cJSON *meta(const qkv_safetensors *st, const char *key) {
@@ -127,6 +130,12 @@ START_TEST(test_model_parity) {
     c.attn.key_proj = meta_bool_or(st, "key_proj", dflt.key_proj);
     c.attn.diff = meta_bool_or(st, "diff", dflt.diff);
     c.attn.talking_heads = meta_bool_or(st, "talking_heads", dflt.talking_heads);
+    if (qkv_st_meta(st, "position")) {
+        c.position = (qkv_position)meta_enum(st, "position", QKV_POSITION_NAMES, QKV_POS_COUNT);
+        cJSON *base = meta(st, "rope_base");
+        c.rope_base = base->valuedouble;
+        cJSON_Delete(base);
+    }
 
     qkv_model *m = qkv_model_new(&c, QKV_F32, 0, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);

@@ -79,35 +79,37 @@ static const qkv_bench_size *find_size(const char *name) {
     return NULL;
 }
 
-/* the attention of the --set assignments (model.attention keys only) into *attn; 0 or -1 (printed) */
-static int attention_of(const qkv_cli_list *sets, qkv_attn_config *attn) {
+/* the attention and positions of the --set assignments (model.attention keys, model.position and
+ * model.rope_base: the sizes fix the rest) into *over; 0 or -1 (printed) */
+static int model_of(const qkv_cli_list *sets, qkv_model_config *over) {
     qkv_config c;
     qkv_config_defaults(&c);
     char err[512];
     for (int i = 0; i < sets->n; i++) {
-        if (strncmp(sets->v[i], "model.attention.", 16)) {
-            qkv__cli_error("bench", "--set: %s: only model.attention keys (the sizes fix the rest)", sets->v[i]);
+        const char *a = sets->v[i];
+        if (strncmp(a, "model.attention.", 16) && strncmp(a, "model.position=", 15) && strncmp(a, "model.rope_base=", 16)) {
+            qkv__cli_error("bench", "--set: %s: only model.attention keys, model.position and model.rope_base (the "
+                          "sizes fix the rest)", a);
             return -1;
         }
-        if (qkv_config_set(&c, sets->v[i], err, sizeof err)) {
+        if (qkv_config_set(&c, a, err, sizeof err)) {
             qkv__cli_error("bench", "%s", err); /* it names --set and the key */
             return -1;
         }
     }
-    *attn = c.model.attn;
+    *over = c.model;
     return 0;
 }
-
 /* the attention fits the model of every size that will run (size NULL: all), before anything is
  * printed: 0, or -1 (printed, naming the size and the key) */
-static int check_sizes(const qkv_attn_config *attn, const char *size) {
+static int check_sizes(const qkv_model_config *over, const char *size) {
     char err[512];
     for (int i = 0; i < 3; i++) {
         const qkv_bench_size *z = &QKV_BENCH_SIZES[i];
         if (size && strcmp(size, z->name)) continue;
         qkv_config c; /* as a config names its keys: model.attention.KEY */
         qkv_config_defaults(&c);
-        c.model = qkv_bench_model_config(z, attn);
+        c.model = qkv_bench_model_config(z, over);
         if (qkv_config_validate(&c, err, sizeof err)) {
             qkv__cli_error("bench", "--set: size %s: %s", z->name, err);
             return -1;
@@ -131,12 +133,12 @@ static alloc_counter preloaded_alloc_counter(void) {
 }
 
 /* one size in this process; prints one JSON line */
-static int bench_one(const qkv_bench_size *s, const qkv_attn_config *attn, int threads, int steps, int micro) {
+static int bench_one(const qkv_bench_size *s, const qkv_model_config *over, int threads, int steps, int micro) {
     qkv__cli_set_threads(threads);
     double ceiling = qkv_bench_sgemm_ceiling(1024, 10); /* best of 10: a shared machine has slow moments */
     qkv_bench_result r;
     char err[512];
-    int rc = qkv_bench_run_attn(s, attn, micro, 3, steps, preloaded_alloc_counter(), &r, err, sizeof err);
+    int rc = qkv_bench_run_with(s, over, micro, 3, steps, preloaded_alloc_counter(), &r, err, sizeof err);
     if (rc) { qkv__cli_error("bench", "%s: %s", s->name, err); return QKV_EXIT_FAIL; }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -172,8 +174,8 @@ int qkv__cmd_bench(int argc, char **argv) {
         return qkv__cli_bench_sweep(a.config, a.runs_steps ? (int)a.runs_steps : 300,
                                    a.jobs ? (int)a.jobs : qkv__cli_default_threads(), a.json, a.time_products);
     }
-    qkv_attn_config attn;
-    if (attention_of(&a.sets, &attn)) return QKV_EXIT_USAGE;
+    qkv_model_config over;
+    if (model_of(&a.sets, &over)) return QKV_EXIT_USAGE;
     if (a.runs_steps || a.jobs || a.config || a.time_products) {
         qkv__cli_error("bench", "--runs-steps, --jobs, --config and --time-products go with --sweep");
         return QKV_EXIT_USAGE;
@@ -182,7 +184,7 @@ int qkv__cmd_bench(int argc, char **argv) {
         qkv__cli_error("bench", "--size: expected tiny, small or medium, got '%s'", a.size);
         return QKV_EXIT_USAGE;
     }
-    if (check_sizes(&attn, a.size)) return QKV_EXIT_USAGE;
+    if (check_sizes(&over, a.size)) return QKV_EXIT_USAGE;
     for (int i = 0; a.micro > 1 && i < 3; i++) {
         const qkv_bench_size *z = &QKV_BENCH_SIZES[i];
         if ((!a.size || !strcmp(a.size, z->name)) && z->batch % a.micro) {
@@ -192,7 +194,7 @@ int qkv__cmd_bench(int argc, char **argv) {
     }
     if (a.size && a.json) { /* one size, in this process */
         const qkv_bench_size *s = find_size(a.size);
-        return bench_one(s, &attn, (int)a.threads, a.steps ? (int)a.steps : default_steps(s), a.micro ? (int)a.micro : 1);
+        return bench_one(s, &over, (int)a.threads, a.steps ? (int)a.steps : default_steps(s), a.micro ? (int)a.micro : 1);
     }
 
     /* every requested size in a child process of its own (clean peak memory per size) */

@@ -105,6 +105,10 @@ typedef struct key_def {
       "differential attention: two half-width softmaxes per head, the second times a learned lambda subtracted") \
     X(BOOL, "model.attention.talking_heads", model.attn.talking_heads,                         \
       "talking heads: learned heads x heads mixing of the scores and of the weights")          \
+    X(ENUM, "model.position", model.position, QKV_POSITION_NAMES, QKV_POS_COUNT,                \
+      "positions: learned (a table added to the tokens), rope (queries and keys rotated), none") \
+    X(NUM, "model.rope_base", model.rope_base, '(', 1, 1e9, ']',                               \
+      "rope: theta_k = rope_base^(-2k/head_dim)")                                              \
     X(ENUM, "task.name", task.kind, QKV_TASK_NAMES, QKV_TASK_COUNT,                            \
       "the task to train on")                                                                  \
     X(INT, "task.length", task.length, 1, 4096,                                                \

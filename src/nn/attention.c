@@ -142,6 +142,8 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
     return rc ? -1 : 0;
 }
 
+void qkv_attention_set_rope(qkv_attention *a, double base) { a->rope_base = base > 0 ? base : 0; }
+
 void qkv_attention_set_layer(qkv_attention *a, int layer) {
     a->lambda_init = 0.8 - 0.6 * exp(-0.3 * (double)layer); /* the paper's l - 1 = layer */
 }
@@ -242,6 +244,12 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
         if (gate && a->cfg.gate == QKV_GATE_VALUE) pv = qkv_mul(ctx, pv, gate);
     }
     if (a->cfg.key_norm) pk = unit_heads(ctx, a, pk, a->kvh); /* a new tensor: a tied value keeps its length */
+    if (a->rope_base > 0) { /* new tensors: a value that is the same tensor as Q or K stays unrotated */
+        int rot = a->cfg.diff ? a->hd / 2 : a->hd; /* diff: its two half-width queries and keys each */
+        qkv_tensor *rq = qkv_rope(ctx, pq, rot, a->rope_base);
+        pk = pk == pq ? rq : qkv_rope(ctx, pk, rot, a->rope_base); /* tied Q = K: one rotation serves both */
+        pq = rq;
+    }
     if (a->cfg.diff || a->cfg.talking_heads) {
         /* composed (op_attn_variants.c), blocked as the fused op: causal or masked */
         const qkv_tensor *mask = m->only_causal ? NULL : m->blocked;

@@ -33,6 +33,7 @@ typedef struct qkv_attention {
     qkv_tensor *subln;             /* diff: the head norm's scale (hd), or NULL */
     double lambda_init;            /* diff: 0.8 - 0.6 exp(-0.3 (l - 1)) of layer l = 1, 2, ... */
     qkv_tensor *th_logits, *th_weights; /* talking_heads: (heads, heads) each, or NULL */
+    double rope_base;              /* > 0: queries and keys rotated by position (qkv_attention_set_rope) */
     qkv_tensor *last_att;          /* (B,H,T,T) of the last forward; valid until qkv_ctx_reset */
 } qkv_attention;
 
@@ -43,6 +44,10 @@ QKV_API int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *pref
 /* the layer (0, 1, ...) a module is in: differential attention's lambda_init depends on it
  * (qkv_attention_init assumes 0, the first layer) */
 QKV_API void qkv_attention_set_layer(qkv_attention *a, int layer);
+/* rotary positions (the model's position rope): each head's queries and keys rotated by position
+ * before the scores, pair k by position x base^(-2k/head_dim) (diff: each half-width query and key
+ * on its own); values are not rotated. base 0: none (the default) */
+QKV_API void qkv_attention_set_rope(qkv_attention *a, double base);
 /* what qkv_attention_init allocated besides parameters */
 QKV_API void qkv_attention_free(qkv_attention *a);
 /* x: (B,T,d) -> (B,T,d) */

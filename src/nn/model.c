@@ -15,13 +15,14 @@ qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t see
     m->cfg = *cfg;
     qkv_params_init(&m->params, dt);
     int rc = qkv_embed_init(&m->tok, &m->params, "tok_emb", cfg->vocab, cfg->d_model);
-    rc |= qkv_embed_init(&m->pos, &m->params, "pos_emb", cfg->seq_len, cfg->d_model);
+    if (cfg->position == QKV_POS_LEARNED) rc |= qkv_embed_init(&m->pos, &m->params, "pos_emb", cfg->seq_len, cfg->d_model);
     if (rc) snprintf(err, (size_t)errlen, "out of memory building the model");
     for (int i = 0; !rc && i < cfg->layers; i++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "blocks.%d", i);
         rc = qkv_block_init(&m->blocks[i], &m->params, prefix, cfg, err, errlen);
         if (!rc) qkv_attention_set_layer(&m->blocks[i].attn, i);
+        if (!rc && cfg->position == QKV_POS_ROPE) qkv_attention_set_rope(&m->blocks[i].attn, cfg->rope_base);
     }
     if (!rc && (qkv_lnorm_init(&m->ln_f, &m->params, "ln_f", cfg->d_model) ||
                 qkv_linear_init(&m->head, &m->params, "lm_head", cfg->d_model, cfg->vocab, true))) {
@@ -121,9 +122,9 @@ qkv_tensor *qkv_model_forward(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *toke
         return qkv_ctx_fail(ctx, "model: the padding mask must be I32 with the tokens' shape (B,T)");
     qkv_attn_masks masks;
     if (build_masks(ctx, m, B, T, pad, &masks)) return NULL;
-    // x: (B,T,d) = tok_emb[tokens] + pos_emb[0:T] (T,d)
+    // x: (B,T,d) = tok_emb[tokens] (+ pos_emb[0:T] (T,d) with learned positions)
     qkv_tensor *x = qkv_embed_forward(ctx, &m->tok, tokens);
-    x = qkv_add(ctx, x, qkv_slice(ctx, m->pos.w, 0, 0, T));
+    if (m->cfg.position == QKV_POS_LEARNED) x = qkv_add(ctx, x, qkv_slice(ctx, m->pos.w, 0, 0, T));
     for (int i = 0; i < m->cfg.layers; i++) x = qkv_block_forward(ctx, &m->blocks[i], x, &masks);
     return qkv_linear_forward(ctx, &m->head, qkv_lnorm_forward(ctx, &m->ln_f, x));
 }
@@ -174,7 +175,8 @@ int64_t qkv_model_param_count(const qkv_model_config *c) {
                    + gate
                    + (a->rel_pos_bias ? (2.0 * a->rel_pos_max + 1) * H : 0)
                    + 2 * d * F + F + d;                   /* feed-forward */
-    return saturate(V * d + T * d + (double)c->layers * layer + 2 * d + d * V + V);
+    double positions = c->position == QKV_POS_LEARNED ? T * d : 0; /* rope and none: no table */
+    return saturate(V * d + positions + (double)c->layers * layer + 2 * d + d * V + V);
 }
 
 /* Calibrated against qkv_ctx_arena_peak of real steps (floats per unit). With the fused

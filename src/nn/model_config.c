@@ -14,6 +14,7 @@ const char *const QKV_INIT_SCHEME_NAMES[QKV_INIT_SCHEME_COUNT] = {"default", "id
 
 int qkv_attn_kv_heads(const qkv_attn_config *a, int heads) { return a->kv_heads > 0 ? a->kv_heads : heads; }
 const char *const QKV_ACTIVATION_NAMES[QKV_ACT_COUNT] = {"gelu", "gelu_tanh", "relu"};
+const char *const QKV_POSITION_NAMES[QKV_POS_COUNT] = {"learned", "rope", "none"};
 
 /* the printf-formatted message into err; -1, for `return check_fail(err, errlen, ...)` */
 static int check_fail(char *err, int errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -36,6 +37,7 @@ qkv_model_config qkv_model_config_default(void) {
     c.attn.key_norm = false, c.attn.role_scale = false, c.attn.value_proj = true, c.attn.out_proj = true;
     c.attn.kv_latent = 0, c.attn.alibi = false, c.attn.init = QKV_INIT_DEFAULT;
     c.attn.query_proj = true, c.attn.key_proj = true, c.attn.diff = false, c.attn.talking_heads = false;
+    c.position = QKV_POS_LEARNED, c.rope_base = 10000;
     return c;
 }
 
@@ -56,6 +58,18 @@ int qkv_model_config_check(const qkv_model_config *c, char *err, int errlen) {
     if ((unsigned)c->activation >= QKV_ACT_COUNT) return check_fail(err, errlen, "activation: unknown activation %d", (int)c->activation);
     if ((unsigned)c->attn.self_mask_rule >= QKV_SELF_RULE_COUNT) return check_fail(err, errlen, "attn.self_mask_rule: unknown rule");
     if ((unsigned)c->attn.init >= QKV_INIT_SCHEME_COUNT) return check_fail(err, errlen, "attn.init: unknown scheme %d", (int)c->attn.init);
+    if ((unsigned)c->position >= QKV_POS_COUNT) return check_fail(err, errlen, "position: unknown scheme %d", (int)c->position);
+    if (c->position == QKV_POS_ROPE) { /* rotations turn pairs of a head's dimensions */
+        int hd = c->d_model / c->heads, rotated = c->attn.diff ? hd / 2 : hd;
+        if (rotated % 2)
+            return check_fail(err, errlen, "position: rope turns pairs of dimensions, so it needs an even %s, got %d",
+                              c->attn.diff ? "half head_dim (diff's query and key halves)" : "head_dim", rotated);
+        if (!(c->rope_base > 1)) return check_fail(err, errlen, "rope_base: expected a number above 1, got %g", c->rope_base);
+        if (c->attn.alibi || c->attn.rel_pos_bias)
+            return check_fail(err, errlen, "position: rope with attention.%s: two relative position schemes on one score; "
+                              "choose one (alibi and rel_pos_bias go with position learned or none)",
+                              c->attn.alibi ? "alibi" : "rel_pos_bias");
+    }
     /* the variants' options: every combination that makes no sense is an error, never a default */
     const qkv_attn_config *a = &c->attn;
     const char *v = QKV_ATTN_QKV_NAMES[a->qkv];

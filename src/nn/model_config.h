@@ -62,12 +62,19 @@ typedef struct qkv_attn_config {
                               the heads' scores before the softmax and of their weights after it */
 } qkv_attn_config;
 
+/* where a token's position comes from: learned, a table of seq_len x d_model added to the token
+ * embeddings (pos_emb); rope, each head's queries and keys rotated by their position (Su et al.
+ * 2021; no table); none, nothing but the causal mask (no table) */
+typedef enum { QKV_POS_LEARNED, QKV_POS_ROPE, QKV_POS_NONE, QKV_POS_COUNT } qkv_position;
+
 typedef struct qkv_model_config {
     int vocab;             /* token ids are in [0, vocab) */
     int seq_len;           /* longest sequence (size of the position table) */
     int d_model, heads, layers, d_ff;
     qkv_activation activation;
     qkv_attn_config attn;
+    qkv_position position;
+    double rope_base;      /* rope: pair k of a head turns by position x rope_base^(-2k/head_dim) (10000) */
 } qkv_model_config;
 
 /* names used in configs: "full", "shared", ... (index = enum value) */
@@ -77,6 +84,7 @@ QKV_API extern const char *const QKV_ATTN_GATE_NAMES[QKV_GATE_COUNT];
 QKV_API extern const char *const QKV_ACTIVATION_NAMES[QKV_ACT_COUNT];
 QKV_API extern const char *const QKV_SELF_MASK_RULE_NAMES[QKV_SELF_RULE_COUNT];
 QKV_API extern const char *const QKV_INIT_SCHEME_NAMES[QKV_INIT_SCHEME_COUNT];
+QKV_API extern const char *const QKV_POSITION_NAMES[QKV_POS_COUNT];
 /* heads of keys and values: kv_heads, or heads when 0 */
 QKV_API int qkv_attn_kv_heads(const qkv_attn_config *a, int heads);
 

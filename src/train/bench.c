@@ -29,7 +29,7 @@ static int cmp_d(const void *a, const void *b) {
 
 int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*alloc_count)(void),
                   qkv_bench_result *r, char *err, int errlen) {
-    return qkv_bench_run_attn(s, NULL, 1, warmup, steps, alloc_count, r, err, errlen);
+    return qkv_bench_run_with(s, NULL, 1, warmup, steps, alloc_count, r, err, errlen);
 }
 
 /* the micro-batched step (qkv train's with train.shards = S > 1): S micro-batches of `rows`
@@ -115,9 +115,9 @@ static int micro_step(micro_job *j, float *g, char *err, int errlen) {
     return 0;
 }
 
-qkv_model_config qkv_bench_model_config(const qkv_bench_size *s, const qkv_attn_config *attn) {
+qkv_model_config qkv_bench_model_config(const qkv_bench_size *s, const qkv_model_config *over) {
     qkv_model_config mc = qkv_model_config_default();
-    if (attn) mc.attn = *attn;
+    if (over) mc.attn = over->attn, mc.position = over->position, mc.rope_base = over->rope_base;
     mc.vocab = s->vocab;
     mc.seq_len = s->seq;
     mc.d_model = s->d_model;
@@ -127,14 +127,14 @@ qkv_model_config qkv_bench_model_config(const qkv_bench_size *s, const qkv_attn_
     return mc;
 }
 
-int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int micro_batches, int warmup, int steps,
+int qkv_bench_run_with(const qkv_bench_size *s, const qkv_model_config *over, int micro_batches, int warmup, int steps,
                        uint64_t (*alloc_count)(void), qkv_bench_result *r, char *err, int errlen) {
     memset(r, 0, sizeof *r);
     if (micro_batches < 1 || s->batch % micro_batches) {
         snprintf(err, (size_t)errlen, "%d micro-batches do not divide the batch of %d", micro_batches, s->batch);
         return -1;
     }
-    qkv_model_config mc = qkv_bench_model_config(s, attn);
+    qkv_model_config mc = qkv_bench_model_config(s, over);
     qkv_model *m = qkv_model_new(&mc, QKV_F32, 0, err, errlen);
     if (!m) return -1;
     qkv_optim_config oc = qkv_optim_config_default(); /* Adam, PyTorch's defaults */

@@ -33,16 +33,17 @@ typedef struct qkv_bench_result {
                               * outside the products free (and the products evenly split) */
 } qkv_bench_result;
 
-/* the model a size trains, with the attention of attn (NULL: the default, full) */
-QKV_APP_API qkv_model_config qkv_bench_model_config(const qkv_bench_size *s, const qkv_attn_config *attn);
+/* the model a size trains, with the attention and positions of over (NULL: the defaults: full,
+ * learned positions); its sizes are the size's */
+QKV_APP_API qkv_model_config qkv_bench_model_config(const qkv_bench_size *s, const qkv_model_config *over);
 /* run `steps` timed steps after `warmup`, then `steps` more with every product timed;
  * alloc_count (may be NULL) returns a running count of heap allocations. 0, or -1 with err. */
 QKV_APP_API int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*alloc_count)(void),
                   qkv_bench_result *r, char *err, int errlen);
-/* the same with the attention of attn (NULL: the default, full), and the step in micro_batches
+/* the same with the attention and positions of over (NULL: the defaults), and the step in micro_batches
  * (1: the whole batch in one pass, its ops split across qkv's threads; S > 1, dividing the batch:
  * as `qkv train` takes it with train.shards = S, whole micro-batches on each thread) */
-QKV_APP_API int qkv_bench_run_attn(const qkv_bench_size *s, const qkv_attn_config *attn, int micro_batches,
+QKV_APP_API int qkv_bench_run_with(const qkv_bench_size *s, const qkv_model_config *over, int micro_batches,
                                    int warmup, int steps, uint64_t (*alloc_count)(void), qkv_bench_result *r,
                                    char *err, int errlen);
 /* this machine's sgemm GFLOP/s on an n x n x n product at the current BLAS thread count (best of reps) */
