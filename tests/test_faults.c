@@ -472,6 +472,91 @@ START_TEST(test_fast_exp_nonfinite) {
 }
 END_TEST
 
+/* ---- one trainer per run --------------------------------------------------------------------- */
+
+#define LONG_CFG "{" MODEL TASK " \"train\": {\"steps\": 1000000, \"batch\": 8, \"eval_every\": 0, \"log_every\": 10, " \
+                 "\"checkpoint_every\": 20}}\n"
+
+/* until TMP/rel holds a line (a run has started training), or fail */
+static void wait_for_line(const char *rel, pid_t alive) {
+    for (int polls = 0;; polls++) {
+        size_t n = 0;
+        char *m = slurp(rel, &n);
+        bool any = m && memchr(m, '\n', n);
+        free(m);
+        if (any) return;
+        ck_assert_msg(polls < 60000 && waitpid(alive, NULL, WNOHANG) == 0, "%s: no line before the process ended", rel);
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* while one qkv train trains a run, a second one on that directory (--resume, or --force over it)
+ * is refused in one line and changes nothing: the directory's lock */
+START_TEST(test_second_trainer_refused) {
+    write_text("cfg.json", LONG_CFG);
+    char *argv[] = {"qkv", "train", "cfg.json", "--out", "run", "--threads", "1", "--quiet", NULL};
+    pid_t first = start("first.txt", argv);
+    wait_for_line("run/metrics.jsonl", first);
+    for (int polls = 0; !exists("run/checkpoint.safetensors"); polls++) { /* so --resume gets as far as the lock */
+        ck_assert_msg(polls < 60000, "no checkpoint");
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    result r;
+    run_qkv(&r, "train", "--resume", "run", "--threads", "1", "--quiet", NULL);
+    ck_assert_msg(r.exited && r.status == 1 && one_line(r.err) && strstr(r.err, "another qkv train is training this run"),
+                  "--resume: exit %d: %s", r.status, r.err);
+    run_qkv(&r, "train", "cfg.json", "--out", "run", "--force", "--threads", "1", "--quiet", NULL);
+    ck_assert_msg(r.exited && r.status == 1 && strstr(r.err, "another qkv train is training this run"),
+                  "--force: exit %d: %s", r.status, r.err);
+    ck_assert_msg(waitpid(first, NULL, WNOHANG) == 0, "the first trainer did not survive the second");
+    ck_assert_int_eq(kill(first, SIGTERM), 0);
+    finish(first, "first.txt", &r);
+    ck_assert_msg(r.exited && r.status == 1 && strstr(r.err, "checkpoint saved"), "%s", r.err);
+    run_qkv(&r, "train", "--resume", "run", "--threads", "1", "--quiet", "--stop-after", "10", NULL);
+    ck_assert_msg(r.exited && r.status == 1 && strstr(r.err, "checkpoint saved"), "once it is gone: %s", r.err);
+}
+END_TEST
+
+/* a qkv ablate worker killed with SIGKILL (as the OOM killer does) takes its trainer with it: the
+ * trainer saves a checkpoint and ends, so a rerun never meets an orphan training the same run */
+START_TEST(test_trainer_dies_with_worker) {
+    write_text("cfg.json", LONG_CFG);
+    write_text("abl.json", "{\"base\": \"cfg.json\", \"variants\": [{\"name\": \"full\"}], \"seeds\": [0]}\n");
+    char *argv[] = {"qkv", "ablate", "abl.json", "--out", "ab", "--jobs", "1", "--quiet", NULL};
+    pid_t worker = start("worker.txt", argv);
+    wait_for_line("ab/runs/full/seed0/metrics.jsonl", worker);
+    pid_t trainer = 0; /* the worker's child: the trainer */
+    DIR *d = opendir("/proc");
+    for (struct dirent *e; d && (e = readdir(d)) && !trainer;) {
+        char path[300], text[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[n] = 0;
+        const char *rp = strrchr(text, ')');
+        long ppid = 0;
+        if (rp && sscanf(rp + 2, "%*c %ld", &ppid) == 1 && ppid == (long)worker) trainer = (pid_t)atol(e->d_name);
+    }
+    if (d) closedir(d);
+    ck_assert_msg(trainer > 0, "no trainer under the worker");
+    ck_assert_int_eq(kill(worker, SIGKILL), 0);
+    waitpid(worker, NULL, 0);
+    bool gone = false;
+    for (int polls = 0; polls < 60000 && !gone; polls++) { /* up to a minute */
+        gone = kill(trainer, 0) != 0 && errno == ESRCH;
+        struct timespec ts = {0, 1000000L};
+        if (!gone) nanosleep(&ts, NULL);
+    }
+    if (!gone) kill(trainer, SIGKILL);
+    ck_assert_msg(gone, "the trainer outlived its worker by a minute");
+    ck_assert_msg(exists("ab/runs/full/seed0/checkpoint.safetensors"), "the trainer saved no checkpoint");
+}
+END_TEST
+
 /* ---- two hosts on one file system ------------------------------------------------------------ */
 
 /* in a new pid namespace (as a container, or another host over a shared file system: the writer
@@ -574,6 +659,8 @@ Suite *faults_suite(void) {
     tcase_add_test(tc, test_fast_exp_nonfinite);
     tcase_add_test(tc, test_stop_flag);
     tcase_add_test(tc, test_two_hosts_one_file);
+    tcase_add_test(tc, test_second_trainer_refused);
+    tcase_add_test(tc, test_trainer_dies_with_worker);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -52,13 +52,17 @@ static pid_t launch(const qkv_ablate_plan *p, int r, const char *const *cmd, boo
     snprintf(n, sizeof n, "%lld", steps);
     int k = 0;
     while (cmd[k]) k++;
-    char **argv = log ? calloc((size_t)k + 8, sizeof *argv) : NULL;
+    char **argv = log ? calloc((size_t)k + 10, sizeof *argv) : NULL;
     if (!argv) {
         free(log);
         snprintf(err, (size_t)errlen, "out of memory");
         return -1;
     }
     for (int i = 0; i < k; i++) argv[i] = (char *)cmd[i];
+    char me[32]; /* the trainer stops (with a checkpoint) if this worker dies first, even by SIGKILL */
+    snprintf(me, sizeof me, "%ld", (long)getpid());
+    argv[k++] = "--stop-with";
+    argv[k++] = me;
     if (resume) {
         argv[k++] = "--resume";
         argv[k++] = (char *)rs->dir;

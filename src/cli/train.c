@@ -12,6 +12,8 @@
 #include "train/train.h"
 
 #include <math.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -21,7 +23,7 @@
 typedef struct {
     const char *config, *out, *resume;
     qkv_cli_list sets;
-    long long threads, stop_after, steps, example;
+    long long threads, stop_after, steps, example, stop_with;
     bool quiet, force, gemm_flops, time_products;
 } train_args;
 
@@ -48,6 +50,9 @@ static const qkv_cli_option OPTIONS[] = {
              "time every matrix product and add to the summary line the run's seconds in them\n"
              "(\"products_seconds\", summed over its threads), its wall seconds and threads, and\n"
              "\"products_share\" = products / (threads x wall), for docs/performance.md"),
+    QKV_INT("--stop-with", "PID", train_args, stop_with, 2, 2147483647,
+            "stop (saving a checkpoint) when process PID, the one that started this one, ends\n"
+            "(qkv ablate gives its own: a worker's trainer never outlives it)"),
     QKV_INT("--stop-after", "N", train_args, stop_after, 1, 1000000000,
             "stop (as Ctrl-C does) after N more steps; for testing resume"),
     /* internal (qkv bench --sweep): the matrix-product FLOPs this process executed, as
@@ -273,6 +278,10 @@ static int train_run(const train_args *a, qkv_dist d, const char *cfg_path, cons
     if (d.size == 1 && !a->resume && !a->force && (rc = refuse_existing_run(out))) return rc;
     qkv_stop_catcher stop; /* Ctrl-C and SIGTERM: the run saves a checkpoint and stops */
     qkv_stop_catch(&stop);
+    if (a->stop_with) { /* SIGTERM when the parent ends; it may have ended already */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != (pid_t)a->stop_with) qkv_request_stop();
+    }
     qkv_err e;
     int r = qkv_train(&cfg, &opt, &s, &e);
     qkv_stop_release(&stop);

@@ -11,6 +11,8 @@
 #include "train/verdict.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -164,6 +166,25 @@ static void remove_stale_temps(qkv__run *r) {
 
 /* ---- the run directory --------------------------------------------------------------------- */
 
+/* One trainer per run directory: an exclusive flock on the directory itself, held while this
+ * process trains (the kernel releases it when the process ends, however it ends; no file is
+ * left behind). A second trainer, a worker's orphaned child still running, say, is refused.
+ * A file system without flock on directories trains unlocked. 0, or -1 with err */
+static int lock_run(qkv__run *r, char *err, int errlen) {
+    int fd = open(r->opt->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return 0; /* mkdirs made it: the writes below report what is wrong */
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        r->lock_fd = fd + 1;
+        return 0;
+    }
+    int e = errno;
+    close(fd);
+    if (e != EWOULDBLOCK) return 0;
+    snprintf(err, (size_t)errlen, "%s: another qkv train is training this run (it holds the directory's lock); "
+             "stop it first", qkv__shown(r->opt->out_dir).s);
+    return -1;
+}
+
 static const char *const RUN_FILES[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN_MODEL, QKV_RUN_CHECKPOINT,
                                         QKV_RUN_SUMMARY};
 
@@ -290,6 +311,7 @@ int qkv__run_setup(qkv__run *r, char *err, int errlen) {
     r->train_loss = r->st.logged_loss;
     r->start = r->st.step;
     if (r->dist.rank) return 0;
+    if (qkv__mkdirs(r->opt->out_dir, err, errlen) || lock_run(r, err, errlen)) return -1;
     if (!r->opt->resume && holds_run(r)) { /* never overwrite a run by accident */
         if (!r->opt->force) {
             snprintf(err, (size_t)errlen, "%s already holds a run; continue it with --resume %s, or start it over "
@@ -510,6 +532,8 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int er
 }
 
 void qkv__run_free(qkv__run *r) {
+    if (r->lock_fd) close(r->lock_fd - 1); /* the run's lock released */
+    r->lock_fd = 0;
     if (r->metrics) fclose(r->metrics);
     r->metrics = NULL;
     qkv_batch_free(&r->batch);
