@@ -551,6 +551,38 @@ START_TEST(test_slurm_scripts) {
 }
 END_TEST
 
+/* two sweeps of different configs started together on one --out: one wins it whole, the other is
+ * refused; configs/ never holds files of both (with configs/ checked and written file by file it
+ * did, and both failed) */
+START_TEST(test_two_configs_one_out) {
+    char path[600], out[8192];
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/base%d.json", TMP, k);
+        char cfg[1024];
+        snprintf(cfg, sizeof cfg,
+                 "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+                 " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
+                 " \"train\": {\"steps\": %d, \"batch\": 8, \"eval_every\": 0, \"eval_examples\": 16}}\n", 2 + k);
+        qkv_test_write_file(path, cfg);
+        snprintf(path, sizeof path, "%s/abl%d.json", TMP, k);
+        snprintf(cfg, sizeof cfg, "{\"base\": \"base%d.json\", \"variants\": [{\"name\": \"a\"}, {\"name\": \"b\"}], "
+                 "\"seeds\": [0, 1, 2]}\n", k);
+        qkv_test_write_file(path, cfg);
+    }
+    for (int trial = 0; trial < 5; trial++) {
+        int rc = sh(out, sizeof out,
+                    "cd %s && o=race%d && { \"%s\" ablate abl0.json --out $o --jobs 1 --quiet > /dev/null 2> e0 & "
+                    "\"%s\" ablate abl1.json --out $o --jobs 1 --quiet > /dev/null 2> e1 & wait; } && "
+                    "grep -h '\"steps\"' $o/configs/*.json | sort -u | wc -l",
+                    TMP, trial, qkv_test_bin(), qkv_test_bin());
+        ck_assert_msg(rc == 0 && atoi(out) == 1, "trial %d: configs/ holds %s kinds of config", trial, out);
+        snprintf(path, sizeof path, "%s/race%d/configs", TMP, trial);
+        ck_assert_int_eq(sh(out, sizeof out, "ls %s | wc -l", path), 0);
+        ck_assert_msg(atoi(out) == 6, "trial %d: %s configs", trial, out);
+    }
+}
+END_TEST
+
 Suite *ablate_suite(void) {
     Suite *s = suite_create("ablate");
     TCase *tc = tcase_create("sweeps");
@@ -564,6 +596,7 @@ Suite *ablate_suite(void) {
     tcase_add_test(tc, test_shards_status_report);
     tcase_add_test(tc, test_two_workers_and_changed_config);
     tcase_add_test(tc, test_claims);
+    tcase_add_test(tc, test_two_configs_one_out);
     tcase_add_test(tc, test_slurm_scripts);
     suite_add_tcase(s, tc);
     return s;

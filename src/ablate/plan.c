@@ -8,6 +8,8 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <sys/file.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,17 +79,30 @@ static int plan_build(qkv_ablate_plan *p, const qkv_ablate_config *c, const char
         return -1;
     }
     char differ[512] = "";
-    int n_differ = 0;
+    int n_differ = 0, lock = -1, rc = -1;
+    char **jsons = calloc((size_t)p->n, sizeof *jsons);
+    bool *fresh = calloc((size_t)p->n, sizeof *fresh), *differs = calloc((size_t)p->n, sizeof *differs);
+    if (!jsons || !fresh || !differs) {
+        snprintf(err, (size_t)errlen, "out of memory");
+        goto done;
+    }
     if (write) {
         char *d = qkv__pathf("%s/configs", out);
         int made = d ? qkv__mkdirs(d, err, errlen) : (snprintf(err, (size_t)errlen, "out of memory"), -1);
         free(d);
-        if (made) return -1;
+        if (made) goto done;
+        /* one config wins an --out whole: the check and the writes below run under an exclusive lock
+         * on the directory, so two sweeps of different configs started together never interleave
+         * their configs/ (the second sees the first's whole and is refused); released at the end */
+        lock = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (lock >= 0) flock(lock, LOCK_EX);
     }
+    /* first every run's config, checked against what the directory holds; nothing written yet */
     for (int v = 0; v < c->n_variants; v++)
         for (int l = 0; l < p->n_lrs; l++)
             for (int s = 0; s < c->n_seeds; s++) {
-                qkv_ablate_run_spec *rs = &p->runs[qkv__ablate_index(p, v, l, s)];
+                int i = qkv__ablate_index(p, v, l, s);
+                qkv_ablate_run_spec *rs = &p->runs[i];
                 *rs = (qkv_ablate_run_spec){.variant = v, .lr = l, .seed = s};
                 char lr[48] = "", lrdir[48] = "";
                 if (c->n_lrs) {
@@ -99,44 +114,49 @@ static int plan_build(qkv_ablate_plan *p, const qkv_ablate_config *c, const char
                 rs->cfg = qkv__pathf("%s/configs/%s%s-seed%lld.json", out, c->variants[v].name, lr, c->seeds[s]);
                 if (!rs->dir || !rs->cfg) {
                     snprintf(err, (size_t)errlen, "out of memory");
-                    return -1;
+                    goto done;
                 }
                 qkv_config cfg;
-                char *json = run_config(p, rs, &cfg, err, errlen);
-                if (!json) return -1;
+                if (!(jsons[i] = run_config(p, rs, &cfg, err, errlen))) goto done;
                 rs->steps = cfg.train.steps;
                 rs->budget = qkv__ablate_budget(c, &cfg);
-                int rc = 0;
                 size_t len;
                 char e2[256];
                 char *old = exists(rs->cfg) ? qkv__read_file(rs->cfg, &len, e2, sizeof e2) : NULL;
-                bool differs = old && strcmp(old, json) && !same_config(old, json, rs->cfg);
-                bool fresh = !old || (differs && force);
+                differs[i] = old && strcmp(old, jsons[i]) && !same_config(old, jsons[i], rs->cfg);
+                fresh[i] = !old || (differs[i] && force);
                 free(old);
-                if (differs && !force) { /* collected: the error names them all at once */
+                if (differs[i] && !force) { /* collected: the error names them all at once */
                     if (n_differ < 4) {
                         size_t at = strlen(differ);
                         snprintf(differ + at, sizeof differ - at, "%s%s", n_differ ? ", " : "", rs->name);
                     }
                     n_differ++;
-                } else if (write) {
-                    rc = qkv__mkdirs(rs->dir, err, errlen);
-                    if (!rc && fresh) {
-                        if (differs) clear_run(rs); /* --force: the old config's results go */
-                        rc = qkv__write_file_atomic(rs->cfg, json, strlen(json), err, errlen);
-                    }
                 }
-                free(json);
-                if (rc) return -1;
             }
     if (n_differ) {
         snprintf(err, (size_t)errlen, "%s holds %d run%s made from another config (%s%s): a sweep never mixes two "
                  "configs; use another --out, or --force to discard them", qkv__shown(out).s, n_differ,
                  n_differ == 1 ? "" : "s",
                  differ, n_differ > 4 ? ", ..." : "");
-        return -1;
+        goto done;
     }
-    return 0;
+    /* then, all of them agreeing, the directories and the new configs */
+    for (int i = 0; write && i < p->n; i++) {
+        const qkv_ablate_run_spec *rs = &p->runs[i];
+        if (qkv__mkdirs(rs->dir, err, errlen)) goto done;
+        if (!fresh[i]) continue;
+        if (differs[i]) clear_run(rs); /* --force: the old config's results go */
+        if (qkv__write_file_atomic(rs->cfg, jsons[i], strlen(jsons[i]), err, errlen)) goto done;
+    }
+    rc = 0;
+done:
+    if (lock >= 0) close(lock); /* the lock released */
+    for (int i = 0; jsons && i < p->n; i++) free(jsons[i]);
+    free(jsons);
+    free(fresh);
+    free(differs);
+    return rc;
 }
 
 int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char *out, bool write, bool force,
