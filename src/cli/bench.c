@@ -161,10 +161,20 @@ static int default_steps(const qkv_bench_size *s) {
 
 static int bench_children(const bench_args *a, char *bin);
 
+static int bench_command(bench_args a);
+
 int qkv__cmd_bench(int argc, char **argv) {
     bench_args a = {.threads = 1};
     int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, NULL);
     if (rc >= 0) return rc;
+    rc = bench_command(a);
+    free(a.sets.v); /* the --set list the parser allocated */
+    return rc;
+}
+
+/* the parsed command; an exit status */
+static int bench_command(bench_args a) {
+    int rc;
     if (a.sweep) {
         if (a.size || a.steps || a.threads != 1 || a.micro) {
             qkv__cli_error("bench", "--sweep times whole runs, each on one thread: --size, --steps, --threads and "
