@@ -1,7 +1,6 @@
 /* One error channel for the application: an error value that carries what kind of failure it is
  * and its one line of text. A function that can fail takes a qkv_err *, sets it with
- * qkv_err_set (the one helper) and returns -1; its caller may add context in front with
- * qkv_err_prefix and pass it up. The qkv command turns the code into its exit status in one
+ * qkv_err_set (the one helper) and returns -1; its caller passes it up. The qkv command turns the code into its exit status in one
  * place (cli/common.c, qkv__cli_exit). The library's ops keep their own channel, the context's
  * message (autograd/ctx.h). */
 #ifndef QKV_APP_ERROR_H
@@ -9,7 +8,6 @@
 
 #include "qkv_api.h"
 
-#include <stdarg.h>
 
 /* what kind of failure (the exit status follows from it) */
 typedef enum qkv_err_code {
@@ -38,11 +36,4 @@ QKV_APP_API void qkv_err_clear(qkv_err *e);
  * returns -1, so a caller writes `return qkv_err_set(e, QKV_ERR_USAGE, "...", ...);` */
 QKV_APP_API int qkv_err_set(qkv_err *e, qkv_err_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-QKV_APP_API int qkv_err_vset(qkv_err *e, qkv_err_code code, const char *fmt, va_list ap);
-/* the printf-formatted context in front of e's message, the code kept ("step 12: " + msg);
- * returns -1 */
-QKV_APP_API int qkv_err_prefix(qkv_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* "ok", "failure", "usage", "memory", "interrupted" */
-QKV_APP_API const char *qkv_err_code_name(qkv_err_code code);
-
 #endif

@@ -13,13 +13,10 @@ void qkv__cli_error(const char *cmd, const char *fmt, ...) {
     /* the message is formatted whole (as long as it is: the paths in it are never cut), then
      * written with every control character shown as \xNN: it quotes paths and values from the
      * user (a file name may hold a newline), and an error is one line whatever they hold */
-    qkv_strbuf b;
-    qkv__strbuf_init(&b);
     va_list ap;
     va_start(ap, fmt);
-    qkv__strbuf_vprintf(&b, fmt, ap);
+    char *msg = qkv__vformat(fmt, ap);
     va_end(ap);
-    char *msg = qkv__strbuf_take(&b);
     if (cmd) fprintf(stderr, "qkv %s: ", cmd);
     else fputs("qkv: ", stderr);
     for (const unsigned char *p = (const unsigned char *)(msg ? msg : "out of memory"); *p; p++) {

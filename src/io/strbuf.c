@@ -127,14 +127,19 @@ void qkv__strbuf_csv_field(qkv_strbuf *b, const char *s) {
     qkv__strbuf_puts(b, "\"");
 }
 
-char *qkv__pathf(const char *fmt, ...) {
+char *qkv__vformat(const char *fmt, va_list ap) {
     qkv_strbuf b;
     qkv__strbuf_init(&b);
+    qkv__strbuf_vprintf(&b, fmt, ap);
+    return qkv__strbuf_take(&b);
+}
+
+char *qkv__pathf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    qkv__strbuf_vprintf(&b, fmt, ap);
+    char *s = qkv__vformat(fmt, ap);
     va_end(ap);
-    return qkv__strbuf_take(&b);
+    return s;
 }
 
 /* the head ends, and the tail starts, on the first byte of a character */

@@ -57,6 +57,8 @@ QKV_INTERNAL void qkv__strbuf_csv_field(qkv_strbuf *b, const char *s);
 /* printf-formatted text as a new string: a path ("%s/%s", dir, file) or any other; malloc'd,
  * NULL only when out of memory */
 QKV_INTERNAL char *qkv__pathf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* the vprintf-formatted text as a malloc'd string of its whole length (NULL: out of memory) */
+QKV_INTERNAL char *qkv__vformat(const char *fmt, va_list ap);
 
 /* the most bytes qkv__shown keeps of a text */
 #define QKV_SHOWN_MAX 160
