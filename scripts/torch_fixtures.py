@@ -31,7 +31,7 @@ BASE = dict(vocab=16, seq_len=8, d_model=32, heads=4, layers=2, d_ff=64, activat
             gate="none", self_mask=False, pad=False,
             kv_heads=0, self_mask_rule="strict", key_norm=False, role_scale=False, value_proj=True,
             out_proj=True, kv_latent=0, alibi=False, query_proj=True, key_proj=True, diff=False,
-            talking_heads=False, position="learned", rope_base=10000.0)
+            talking_heads=False, position="learned", rope_base=10000.0, qk_diag="none", exclusive=False)
 
 
 def rope(x, base):
@@ -127,6 +127,11 @@ class Attention(nn.Module):
             self.wkv = lin(d, dkv)
         elif q == "head_shared":
             self.values, self.keys, self.queries = lin(self.hd, self.hd), lin(self.hd, self.hd), lin(self.hd, self.hd)
+        if c["qk_diag"] != "none":  # Q = X W D, D (H, hd) per head; its start, moved off it in model_fixture
+            start = {"alternating": torch.tensor([(-1.0) ** k for k in range(self.hd)]).repeat(H, 1),
+                     "positive": torch.ones(H, self.hd),
+                     "random": torch.randint(0, 2, (H, self.hd)).float() * 2 - 1}[c["qk_diag"]]
+            self.qk_diag = nn.Parameter(start)
         if c["gate"] != "none":
             self.wg = lin(d, {"headwise": H, "value": dkv}.get(c["gate"], d), True)
         if c["rel_pos_bias"]:
@@ -179,6 +184,8 @@ class Attention(nn.Module):
                         pv = pk if q == "kv_tied" else pq
             if c["gate"] == "value":
                 pv = pv * gate
+            if c["qk_diag"] != "none":  # the query scaled, the key (and a tied value) not
+                pq = pq * self.qk_diag.reshape(d)
             if c["position"] == "rope":  # queries and keys turned, values not; diff: each half on its own
                 r = self.hd // 2 if c["diff"] else self.hd
                 pq, pk = rope_flat(pq, r, c["rope_base"]), rope_flat(pk, r, c["rope_base"])
@@ -209,8 +216,16 @@ class Attention(nn.Module):
             A = A * alive
         if c["talking_heads"]:  # ... and their weights after the softmax
             A = torch.einsum("bhij,gh->bgij", A, self.talking_heads["weights"].weight)
-        Y = (A @ V).transpose(1, 2).reshape(B, T, d)
+        Y = self.exclusive(A @ V, V).transpose(1, 2).reshape(B, T, d)
         return self.output(Y, gate)
+
+    def exclusive(self, Y, V):
+        """Zhai's exclusive self attention: each head's output (B, H, T, hd) without its part along the
+        token's own value (V as the head used it)"""
+        if not self.c["exclusive"]:
+            return Y
+        u = F.normalize(V, dim=-1)
+        return Y - (Y * u).sum(-1, keepdim=True) * u
 
     def diff_attention(self, pq, pk, pv, blocked):
         """MultiheadDiffAttn.forward of the paper's code, without rotary embeddings: 2H half-width query and
@@ -229,7 +244,7 @@ class Attention(nn.Module):
         lambda_full = lambda_1 - lambda_2 + self.lambda_init
         w = w.view(B, self.H, 2, T, T)
         w = w[:, :, 0] - lambda_full * w[:, :, 1]
-        attn = self.subln(w @ v) * (1 - self.lambda_init)
+        attn = self.exclusive(self.subln(w @ v) * (1 - self.lambda_init), v)
         return attn.transpose(1, 2).reshape(B, T, d)
 
     def output(self, Y, gate):
@@ -303,6 +318,8 @@ def model_fixture(name, **over):
         for n, p in m.named_parameters():
             if "ln" in n or "rel_pos" in n or "role_scale" in n:
                 p.add_(0.1 * torch.randn_like(p))
+            if "qk_diag" in n:  # D off its start: entries of both signs and other sizes
+                p.mul_(1 + 0.3 * torch.randn_like(p))
             if "lambda_" in n:  # lambda well away from lambda_init
                 p.add_(0.3 * torch.randn_like(p))
     B, T = 2, c["seq_len"]
@@ -422,6 +439,18 @@ FIXTURES = {
     "rope_head_shared": dict(position="rope", qkv="head_shared", scale="embed"),
     "rope_talking_heads": dict(position="rope", talking_heads=True),
     "position_none": dict(position="none"), "position_none_qk_tied": dict(position="none", qkv="qk_tied"),
+    # a learned diagonal between tied queries and keys; exclusive self attention
+    "qk_diag_alternating": dict(qkv="qk_tied", qk_diag="alternating"),
+    "qk_diag_random_shared_pad": dict(qkv="shared", qk_diag="random", causal=False, pad=True),
+    "qk_diag_positive_rope_diff": dict(qkv="qk_tied", qk_diag="positive", position="rope", diff=True),
+    "exclusive": dict(exclusive=True),
+    "exclusive_gqa_value_gate": dict(exclusive=True, kv_heads=2, gate="value"),
+    "exclusive_kv_tied_query_proj_off": dict(exclusive=True, qkv="kv_tied", query_proj=False),
+    "exclusive_diff": dict(exclusive=True, diff=True),
+    "exclusive_head_shared": dict(exclusive=True, qkv="head_shared", scale="embed"),
+    "exclusive_identity_self_mask": dict(exclusive=True, qkv="identity", self_mask=True),
+    "exclusive_qk_diag_rope_talking_heads": dict(exclusive=True, qkv="qk_tied", qk_diag="alternating",
+                                                 position="rope", talking_heads=True),
 }
 
 if __name__ == "__main__":

@@ -98,6 +98,12 @@ static qkv_tensor *f_rope(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
     return qkv_rope(c, x[0], *(const int *)u, 10000.0);
 }
 static const int HD4 = 4, HD2 = 2;
+/* exclusive self attention over heads of *u dimensions (x[0] the outputs, x[1] the values) */
+static qkv_tensor *f_exclusive(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    (void)n;
+    return qkv_exclusive(c, x[0], x[1], *(const int *)u);
+}
+static const int HD3 = 3;
 static qkv_tensor *f_reshape(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
     (void)n; (void)u;
     int64_t s[3] = {2, -1, 3};
@@ -280,6 +286,8 @@ static const gcase CASES[] = {
     {"masked_fill", f_masked_fill, &MASK, 1, DOM_NORMAL, {4}, {{2, 2, 3, 3}}, {0}},
     {"rope_two_heads", f_rope, (void *)&HD4, 1, DOM_NORMAL, {3}, {{2, 3, 8}}, {0}},
     {"rope_one_pair_long", f_rope, (void *)&HD2, 1, DOM_NORMAL, {3}, {{1, 7, 2}}, {0}},
+    {"exclusive_heads", f_exclusive, (void *)&HD3, 2, DOM_NORMAL, {3, 3}, {{2, 3, 6}, {2, 3, 6}}, {0}},
+    {"exclusive_grouped", f_exclusive, (void *)&HD4, 2, DOM_NORMAL, {3, 3}, {{2, 3, 8}, {2, 3, 4}}, {0}},
     {"reshape", f_reshape, NULL, 1, DOM_NORMAL, {2}, {{4, 3}}, {0}},
     {"transpose_heads", f_transpose, &HEADS, 1, DOM_NORMAL, {4}, {{2, 3, 2, 4}}, {0}},
     {"transpose_last2", f_transpose, &LAST2, 1, DOM_NORMAL, {3}, {{2, 3, 4}}, {0}},
@@ -570,6 +578,28 @@ static int wrong_rope(qkv_ctx *ctx, const qkv_record *r) {
     return 0;
 }
 
+/* the normalisation's own derivative forgotten: dv = du / |v|, as if u's length did not depend
+ * on v (equal head counts) */
+static int wrong_exclusive(qkv_ctx *ctx, const qkv_record *r) {
+    qkv_tensor *y = r->in[0], *v = r->in[1];
+    double *dy = qkv__grad(ctx, y), *dv = qkv__grad(ctx, v);
+    const double *Y = y->data, *Vv = v->data, *dz = r->out->grad;
+    int64_t hd = r->p.exclusive.hd, n = r->p.exclusive.rows * r->p.exclusive.H;
+    ck_assert_int_eq(r->p.exclusive.H, r->p.exclusive.kvH);
+    for (int64_t i = 0; i < n; i++) {
+        const double *yy = Y + i * hd, *vv = Vv + i * hd, *g = dz + i * hd;
+        double len = 0, a = 0, s = 0;
+        for (int64_t k = 0; k < hd; k++) len += vv[k] * vv[k];
+        len = sqrt(len);
+        for (int64_t k = 0; k < hd; k++) a += g[k] * vv[k] / len, s += yy[k] * vv[k] / len;
+        for (int64_t k = 0; k < hd; k++) {
+            dy[i * hd + k] += g[k] - a * vv[k] / len;
+            dv[i * hd + k] += -(a * yy[k] + s * g[k]) / len;
+        }
+    }
+    return 0;
+}
+
 typedef struct { qkv_op op; qkv_backward_fn wrong; int case_index; } broken;
 
 static int find_case(const char *name) {
@@ -584,6 +614,7 @@ START_TEST(test_harness_catches_wrong_rules) {
         {QKV_OP_SOFTMAX, wrong_softmax, find_case("softmax")},
         {QKV_OP_ROPE, wrong_rope, find_case("rope_two_heads")},
         {QKV_OP_ROPE, wrong_rope, find_case("rope_one_pair_long")},
+        {QKV_OP_EXCLUSIVE, wrong_exclusive, find_case("exclusive_heads")},
         {QKV_OP_GELU, wrong_gelu, find_case("gelu")},
         {QKV_OP_MATMUL, slightly_wrong_matmul, find_case("matmul")},
         {QKV_OP_LAYERNORM, wrong_layernorm, find_case("layernorm_plain")},

@@ -93,13 +93,13 @@ END_TEST
 
 /* the attention module alone with each of the options real models use, and combinations:
  * d out / d (x and every parameter); parameters moved off their start (role scales off ones) */
-typedef struct { const char *name; int d, heads; qkv_attn_config a; } attn_case;
+typedef struct { const char *name; int d, heads; qkv_attn_config a; double rope; } attn_case; /* rope: its base, 0 off */
 
 static int attn_cases(attn_case *v) {
     int n = 0;
     const qkv_attn_config base = qkv_model_config_default().attn;
     qkv_attn_config a;
-#define ADD(nm, dd, hh, ...) (a = base, __VA_ARGS__, v[n++] = (attn_case){nm, dd, hh, a})
+#define ADD(nm, dd, hh, ...) (a = base, __VA_ARGS__, v[n++] = (attn_case){nm, dd, hh, a, 0})
     ADD("kv_heads=1", 6, 2, a.kv_heads = 1);
     ADD("kv_heads=2 of 4", 8, 4, a.kv_heads = 2);
     ADD("kv_heads=1 of 4, bidirectional", 8, 4, a.kv_heads = 1, a.causal = false);
@@ -137,13 +137,33 @@ static int attn_cases(attn_case *v) {
     ADD("talking_heads, bidirectional", 6, 3, a.talking_heads = true, a.causal = false);
     ADD("talking_heads+kv_heads=2 of 4", 8, 4, a.talking_heads = true, a.kv_heads = 2);
     ADD("talking_heads+shared+key_norm", 6, 2, a.talking_heads = true, a.qkv = QKV_ATTN_SHARED, a.key_norm = true);
+    /* a signed diagonal between tied roles, exclusive self attention, rotary positions */
+    ADD("qk_tied+qk_diag=alternating", 6, 2, a.qkv = QKV_ATTN_QK_TIED, a.qk_diag = QKV_QK_DIAG_ALTERNATING);
+    ADD("shared+qk_diag=random+gate=value", 6, 2, a.qkv = QKV_ATTN_SHARED, a.qk_diag = QKV_QK_DIAG_RANDOM,
+        a.gate = QKV_GATE_VALUE);
+    ADD("qk_tied+qk_diag=positive+diff", 8, 2, a.qkv = QKV_ATTN_QK_TIED, a.qk_diag = QKV_QK_DIAG_POSITIVE, a.diff = true);
+    ADD("exclusive", 6, 2, a.exclusive = true);
+    ADD("exclusive+kv_heads=2 of 4", 8, 4, a.exclusive = true, a.kv_heads = 2);
+    ADD("exclusive+kv_tied+query_proj=false", 6, 2, a.exclusive = true, a.qkv = QKV_ATTN_KV_TIED, a.query_proj = false);
+    ADD("exclusive+diff", 8, 2, a.exclusive = true, a.diff = true);
+    ADD("exclusive+identity+self_mask", 6, 2, a.exclusive = true, a.qkv = QKV_ATTN_IDENTITY, a.self_mask = true);
+    ADD("exclusive+talking_heads", 6, 3, a.exclusive = true, a.talking_heads = true);
+    ADD("rope", 8, 2, (void)0);
+    v[n - 1].rope = 10000;
+    ADD("rope+kv_heads=2 of 4", 16, 4, a.kv_heads = 2);
+    v[n - 1].rope = 100;
+    ADD("rope+qk_tied+qk_diag=alternating+exclusive", 8, 2, a.qkv = QKV_ATTN_QK_TIED, a.qk_diag = QKV_QK_DIAG_ALTERNATING,
+        a.exclusive = true);
+    v[n - 1].rope = 10000;
+    ADD("rope+diff", 8, 2, a.diff = true);
+    v[n - 1].rope = 10000;
 #undef ADD
     return n;
 }
-#define NATTN_CASES 37
+#define NATTN_CASES 50
 
 START_TEST(test_attention_option_grad) {
-    attn_case v[48];
+    attn_case v[64];
     ck_assert_int_eq(attn_cases(v), NATTN_CASES);
     const attn_case *ac = &v[_i];
     qkv_params p;
@@ -166,6 +186,7 @@ START_TEST(test_attention_option_grad) {
     qkv_tensor *in[16] = {x};
     ck_assert_int_lt(p.n, 16);
     qkv_attention_set_layer(&m.at, _i % 3); /* diff: lambda_init of layers 1..3 */
+    qkv_attention_set_rope(&m.at, ac->rope);
     for (int i = 0; i < p.n; i++) in[1 + i] = &p.items[i]->t;
     qkv_ctx *ctx = qkv_ctx_new();
     qkv_gradcheck_result res;
@@ -249,12 +270,34 @@ static int variant_cases(variant_case *v) {
     c = tiny(); c.attn.talking_heads = true; c.heads = 4; v[n++] = (variant_case){"talking_heads", c, false};
     c = tiny(); c.attn.talking_heads = true; c.heads = 4; c.attn.kv_heads = 2; c.attn.causal = false;
     v[n++] = (variant_case){"talking_heads+kv_heads=2+padding", c, true};
+    c = tiny(); c.attn.qkv = QKV_ATTN_QK_TIED; c.attn.qk_diag = QKV_QK_DIAG_ALTERNATING;
+    v[n++] = (variant_case){"qk_tied+qk_diag=alternating", c, false};
+    c = tiny(); c.attn.qkv = QKV_ATTN_QK_TIED; c.attn.qk_diag = QKV_QK_DIAG_POSITIVE; c.attn.self_mask = true;
+    v[n++] = (variant_case){"qk_tied+qk_diag=positive+self_mask", c, false};
+    c = tiny(); c.attn.qkv = QKV_ATTN_SHARED; c.attn.qk_diag = QKV_QK_DIAG_RANDOM; c.attn.causal = false;
+    v[n++] = (variant_case){"shared+qk_diag=random+padding", c, true};
+    c = tiny(); c.attn.exclusive = true; v[n++] = (variant_case){"exclusive", c, false};
+    c = tiny(); c.heads = 4; c.attn.exclusive = true; c.attn.kv_heads = 2; c.attn.causal = false;
+    v[n++] = (variant_case){"exclusive+kv_heads=2+padding", c, true};
+    c = tiny(); c.attn.exclusive = true; c.attn.qkv = QKV_ATTN_KV_TIED; c.attn.query_proj = false;
+    v[n++] = (variant_case){"exclusive+kv_tied+query_proj=false", c, false};
+    c = tiny(); c.attn.exclusive = true; c.attn.qkv = QKV_ATTN_QK_TIED; c.attn.diff = true;
+    v[n++] = (variant_case){"exclusive+qk_tied+diff", c, false};
+    c = tiny(); c.position = QKV_POS_ROPE; v[n++] = (variant_case){"position=rope", c, false};
+    c = tiny(); c.position = QKV_POS_ROPE; c.attn.qkv = QKV_ATTN_QK_TIED; c.attn.qk_diag = QKV_QK_DIAG_ALTERNATING;
+    c.attn.exclusive = true; v[n++] = (variant_case){"rope+qk_tied+qk_diag=alternating+exclusive", c, false};
+    c = tiny(); c.position = QKV_POS_ROPE; c.attn.kv_heads = 1; c.heads = 2; c.attn.causal = false;
+    v[n++] = (variant_case){"rope+kv_heads=1+padding", c, true};
+    c = tiny(); c.position = QKV_POS_ROPE; c.attn.query_proj = false; c.attn.diff = true;
+    v[n++] = (variant_case){"rope+query_proj=false+diff", c, false};
+    c = tiny(); c.position = QKV_POS_NONE; c.attn.qkv = QKV_ATTN_QK_TIED;
+    v[n++] = (variant_case){"position=none+qk_tied", c, false};
     return n;
 }
-#define NVARIANTS 50
+#define NVARIANTS 62
 
 START_TEST(test_model_grad_variant) {
-    variant_case v[64];
+    variant_case v[80];
     ck_assert_int_eq(variant_cases(v), NVARIANTS);
     qkv_model_check opt = {.batch = 2, .seed = 11 + (uint64_t)_i, .pad = v[_i].pad};
     qkv_model *m;
@@ -572,7 +615,7 @@ START_TEST(test_variant_param_counts) {
     const int64_t d = 64, H = 4, hd = 16, L = 2, F = 96, V = 20, T = 12, R = 3, r = 8;
     const int64_t wo = d * d + d;
     typedef struct { const char *name; qkv_model_config c; int64_t attn; } count_case;
-    count_case v[40];
+    count_case v[48];
     int n = 0;
     qkv_model_config base = qkv_model_config_default(), c;
     base.vocab = (int)V; base.seq_len = (int)T; base.d_model = (int)d; base.heads = (int)H; base.layers = (int)L;
@@ -618,6 +661,10 @@ START_TEST(test_variant_param_counts) {
     /* positions: rope and none have no table (no parameters of their own) */
     ROW("position=rope", 3 * d * d + wo, c.position = QKV_POS_ROPE);
     ROW("position=none+qk_tied", 2 * d * d + wo, c.position = QKV_POS_NONE, c.attn.qkv = QKV_ATTN_QK_TIED);
+    /* qk_diag: its diagonal D, d per layer; exclusive: no parameters */
+    ROW("qk_tied+qk_diag=alternating", 2 * d * d + d + wo, c.attn.qkv = QKV_ATTN_QK_TIED, c.attn.qk_diag = QKV_QK_DIAG_ALTERNATING);
+    ROW("shared+qk_diag=random", d * d + d + wo, c.attn.qkv = QKV_ATTN_SHARED, c.attn.qk_diag = QKV_QK_DIAG_RANDOM);
+    ROW("exclusive", 3 * d * d + wo, c.attn.exclusive = true);
 #undef ROW
     char err[256];
     for (int i = 0; i < n; i++) {

@@ -31,7 +31,9 @@ static const char *const MODEL_FIXTURES[] = {
     "diff_qk_tied_gate_headwise", "talking_heads", "talking_heads_gqa", "talking_heads_bidirectional_pad",
     "rope", "rope_qk_tied", "rope_kv_tied_gqa", "rope_identity", "rope_query_proj_off_base",
     "rope_diff_bidirectional_pad", "rope_head_shared", "rope_talking_heads", "position_none",
-    "position_none_qk_tied"};
+    "position_none_qk_tied", "qk_diag_alternating", "qk_diag_random_shared_pad", "qk_diag_positive_rope_diff",
+    "exclusive", "exclusive_gqa_value_gate", "exclusive_kv_tied_query_proj_off", "exclusive_diff",
+    "exclusive_head_shared", "exclusive_identity_self_mask", "exclusive_qk_diag_rope_talking_heads"};
 #define NFIX ((int)(sizeof MODEL_FIXTURES / sizeof MODEL_FIXTURES[0]))
 
 static cJSON *meta(const qkv_safetensors *st, const char *key) {
@@ -130,6 +132,8 @@ START_TEST(test_model_parity) {
     c.attn.key_proj = meta_bool_or(st, "key_proj", dflt.key_proj);
     c.attn.diff = meta_bool_or(st, "diff", dflt.diff);
     c.attn.talking_heads = meta_bool_or(st, "talking_heads", dflt.talking_heads);
+    if (qkv_st_meta(st, "qk_diag")) c.attn.qk_diag = (qkv_qk_diag)meta_enum(st, "qk_diag", QKV_QK_DIAG_NAMES, QKV_QK_DIAG_COUNT);
+    c.attn.exclusive = meta_bool_or(st, "exclusive", dflt.exclusive);
     if (qkv_st_meta(st, "position")) {
         c.position = (qkv_position)meta_enum(st, "position", QKV_POSITION_NAMES, QKV_POS_COUNT);
         cJSON *base = meta(st, "rope_base");

@@ -92,23 +92,31 @@ END_TEST
 
 /* The score matrix of every kind of head is the one the module scores with: with two keys and no
  * mask, log(w_i0 / w_i1) = scale (x_i^T M x_0 - x_i^T M x_1) for every head and query i */
-typedef struct variant { const char *name; int qkv; bool query_proj, key_proj, role_scale, talking; int kv_heads, latent; } variant;
+typedef struct variant {
+    const char *name;
+    int qkv;
+    bool query_proj, key_proj, role_scale, talking;
+    int kv_heads, latent, qk_diag;
+} variant;
 
 START_TEST(score_matrix_is_the_modules) {
     const variant V[] = {
-        {"full", QKV_ATTN_FULL, true, true, false, false, 0, 0},
-        {"shared", QKV_ATTN_SHARED, true, true, false, false, 0, 0},
-        {"shared role_scale", QKV_ATTN_SHARED, true, true, true, false, 0, 0},
-        {"identity", QKV_ATTN_IDENTITY, true, true, false, false, 0, 0},
-        {"qk_tied", QKV_ATTN_QK_TIED, true, true, false, false, 0, 0},
-        {"kv_tied", QKV_ATTN_KV_TIED, true, true, false, false, 0, 0},
-        {"head_shared", QKV_ATTN_HEAD_SHARED, true, true, false, false, 0, 0},
-        {"query_proj false", QKV_ATTN_FULL, false, true, false, false, 0, 0},
-        {"key_proj false", QKV_ATTN_FULL, true, false, false, false, 0, 0},
-        {"both false", QKV_ATTN_FULL, false, false, false, false, 0, 0},
-        {"kv_heads 1", QKV_ATTN_FULL, true, true, false, false, 1, 0},
-        {"kv_latent 3", QKV_ATTN_FULL, true, true, false, false, 0, 3},
-        {"talking_heads", QKV_ATTN_FULL, true, true, false, true, 0, 0},
+        {"full", QKV_ATTN_FULL, true, true, false, false, 0, 0, 0},
+        {"shared", QKV_ATTN_SHARED, true, true, false, false, 0, 0, 0},
+        {"shared role_scale", QKV_ATTN_SHARED, true, true, true, false, 0, 0, 0},
+        {"identity", QKV_ATTN_IDENTITY, true, true, false, false, 0, 0, 0},
+        {"qk_tied", QKV_ATTN_QK_TIED, true, true, false, false, 0, 0, 0},
+        {"kv_tied", QKV_ATTN_KV_TIED, true, true, false, false, 0, 0, 0},
+        {"head_shared", QKV_ATTN_HEAD_SHARED, true, true, false, false, 0, 0, 0},
+        {"query_proj false", QKV_ATTN_FULL, false, true, false, false, 0, 0, 0},
+        {"key_proj false", QKV_ATTN_FULL, true, false, false, false, 0, 0, 0},
+        {"both false", QKV_ATTN_FULL, false, false, false, false, 0, 0, 0},
+        {"kv_heads 1", QKV_ATTN_FULL, true, true, false, false, 1, 0, 0},
+        {"kv_latent 3", QKV_ATTN_FULL, true, true, false, false, 0, 3, 0},
+        {"talking_heads", QKV_ATTN_FULL, true, true, false, true, 0, 0, 0},
+        {"qk_tied qk_diag alternating", QKV_ATTN_QK_TIED, true, true, false, false, 0, 0, QKV_QK_DIAG_ALTERNATING},
+        {"qk_tied qk_diag positive", QKV_ATTN_QK_TIED, true, true, false, false, 0, 0, QKV_QK_DIAG_POSITIVE},
+        {"shared qk_diag random", QKV_ATTN_SHARED, true, true, false, false, 0, 0, QKV_QK_DIAG_RANDOM},
     };
     enum { d = 8, H = 2, T = 2 };
     for (size_t v = 0; v < sizeof V / sizeof V[0]; v++) {
@@ -124,6 +132,7 @@ START_TEST(score_matrix_is_the_modules) {
         ac.talking_heads = V[v].talking;
         ac.kv_heads = V[v].kv_heads;
         ac.kv_latent = V[v].latent;
+        ac.qk_diag = (qkv_qk_diag)V[v].qk_diag;
         char err[256];
         ck_assert_msg(qkv_attention_init(&at, &p, "a", d, H, &ac, err, sizeof err) == 0, "%s: %s", V[v].name, err);
         ck_assert_int_eq(qkv_params_finalize(&p), 0);
@@ -146,6 +155,16 @@ START_TEST(score_matrix_is_the_modules) {
         double scale = 1 / sqrt((double)hd), M[d * d];
         for (int h = 0; h < H; h++) {
             ck_assert_int_eq(qkv_attention_score_matrix(&at, h, 0, M), 0);
+            if (V[v].qk_diag) { /* M = W_h D_h W_h^T at D's start: symmetric; negative directions once D has a sign */
+                qkv_score_stats st;
+                ck_assert_int_eq(qkv_score_stats_of(M, n, &st), 0);
+                ck_assert_double_eq_tol(st.symmetry, 1, 1e-12);
+                bool signed_d = false; /* D_h has a negative entry (random signs may give a head none) */
+                for (int k = 0; k < hd; k++) signed_d |= qkv_tensor_get(at.qk_diag, h * hd + k) < 0;
+                ck_assert(signed_d == (V[v].qk_diag == QKV_QK_DIAG_ALTERNATING) || V[v].qk_diag == QKV_QK_DIAG_RANDOM);
+                if (!signed_d) ck_assert_double_le_tol(st.negative_mass, 0, 1e-12);
+                else ck_assert_msg(st.negative_mass > 0.05, "%s head %d: negative share %g", V[v].name, h, st.negative_mass);
+            }
             const double *xs[T];
             for (int t = 0; t < T; t++) xs[t] = xv + t * d + (n == d ? 0 : h * hd); /* head_shared: the slice */
             for (int i = 0; i < T; i++) {

@@ -38,6 +38,7 @@
     X(CROSS_ENTROPY, "cross_entropy", cross_entropy)                                                 \
     X(MASKED_FILL, "masked_fill", masked_fill)                                                       \
     X(ROPE, "rope", rope)               /* rotary positions: pairs of each head rotated by position */ \
+    X(EXCLUSIVE, "exclusive", exclusive) /* a head's output minus its part along its own value */  \
     X(RESHAPE, "reshape", reshape)                                                                   \
     X(TRANSPOSE, "transpose", transpose)                                                             \
     X(SLICE, "slice", slice)                                                                         \

@@ -112,6 +112,11 @@ QKV_API qkv_tensor *qkv_masked_fill(qkv_ctx *ctx, qkv_tensor *x, const qkv_tenso
  * y_2k = x_2k cos - x_2k+1 sin, y_2k+1 = x_2k sin + x_2k+1 cos; hd even, base > 1 (10000 in the paper) */
 QKV_API qkv_tensor *qkv_rope(qkv_ctx *ctx, qkv_tensor *x, int head_dim, double base);
 
+/* y: (B,T,H hd), v: (B,T,kvH hd) -> z: (B,T,H hd), exclusive self attention (Zhai 2026): each head's
+ * output without its part along its own token's value, z = y - (y . u) u, u = v / max(|v|, 1e-12)
+ * (F.normalize); query head h uses value head h / (H / kvH) */
+QKV_API qkv_tensor *qkv_exclusive(qkv_ctx *ctx, qkv_tensor *y, qkv_tensor *v, int head_dim);
+
 /* same data, new shape (one dim may be -1: inferred) */
 QKV_API qkv_tensor *qkv_reshape(qkv_ctx *ctx, qkv_tensor *x, int ndim, const int64_t *shape);
 /* swap axes a1 and a2, e.g. (B,T,H,D) <-> (B,H,T,D) */

@@ -58,6 +58,8 @@ typedef struct qkv_record {
         struct { const qkv_tensor *targets; void *lse; int64_t rows, V, count; int ignore_index; } cross_entropy;
         /* x, y (B,T,nh hd); cs (T, hd/2, 2): the cos and sin of each position's angles */
         struct { int64_t hd; const double *cs; } rope;
+        /* y (B,T,H hd), v (B,T,kvH hd): in[0], in[1] */
+        struct { int64_t rows, H, kvH, hd; } exclusive;
         /* y = mask ? value : x, mask broadcast over x by bc */
         struct { const qkv_tensor *mask; qkv_bcast bc; } masked_fill;
         /* the swapped axes, counted in x's shape right-aligned into 4 dims */
@@ -149,6 +151,7 @@ QKV_INTERNAL int qkv__embedding_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__cross_entropy_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__masked_fill_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__rope_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__exclusive_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__reshape_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__transpose_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__slice_backward(qkv_ctx *ctx, const qkv_record *r);

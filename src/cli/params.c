@@ -51,6 +51,8 @@ static void options_of(const qkv_attn_config *a, int heads, char *out, size_t n)
     if (!a->query_proj) add_option(out, n, "query_proj off (Q = X)");
     if (!a->key_proj) add_option(out, n, "key_proj off (K = X)");
     if (!a->value_proj) add_option(out, n, "value_proj off (V = X)");
+    if (a->qk_diag) add_option(out, n, "qk_diag %s (Q = X W D)", QKV_QK_DIAG_NAMES[a->qk_diag]);
+    if (a->exclusive) add_option(out, n, "exclusive");
     if (a->diff) add_option(out, n, "diff");
     if (a->talking_heads) add_option(out, n, "talking_heads");
     if (!a->out_proj) add_option(out, n, "out_proj off");

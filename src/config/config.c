@@ -105,6 +105,10 @@ typedef struct key_def {
       "differential attention: two half-width softmaxes per head, the second times a learned lambda subtracted") \
     X(BOOL, "model.attention.talking_heads", model.attn.talking_heads,                         \
       "talking heads: learned heads x heads mixing of the scores and of the weights")          \
+    X(ENUM, "model.attention.qk_diag", model.attn.qk_diag, QKV_QK_DIAG_NAMES, QKV_QK_DIAG_COUNT,  \
+      "qk_tied, shared: Q = X W D, a learned diagonal D starting none, alternating, positive or random") \
+    X(BOOL, "model.attention.exclusive", model.attn.exclusive,                                 \
+      "exclusive self attention: each head's output minus its part along the token's own value") \
     X(ENUM, "model.position", model.position, QKV_POSITION_NAMES, QKV_POS_COUNT,                \
       "positions: learned (a table added to the tokens), rope (queries and keys rotated), none") \
     X(NUM, "model.rope_base", model.rope_base, '(', 1, 1e9, ']',                               \

@@ -98,6 +98,14 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
         snprintf(err, (size_t)errlen, "%s: unknown qkv variant %d", prefix, (int)cfg->qkv);
         return -1;
     }
+    if (cfg->qk_diag != QKV_QK_DIAG_NONE) { /* PREFIX.qk_diag (heads, hd): Q = X W D */
+        static const qkv_init_kind start[QKV_QK_DIAG_COUNT] = {QKV_INIT_ZEROS, QKV_INIT_ALTERNATING, QKV_INIT_ONES,
+                                                                QKV_INIT_SIGNS};
+        char name[96];
+        int64_t s[2] = {heads, a->hd};
+        snprintf(name, sizeof name, "%s.qk_diag", prefix);
+        rc |= !(a->qk_diag = qkv_params_add(p, name, 2, s, start[cfg->qk_diag], 0));
+    }
     if (cfg->gate != QKV_GATE_NONE) /* element-wise over the output (d) or the values, or one per head */
         rc |= lin(&a->wg, p, prefix, "wg", d,
                   cfg->gate == QKV_GATE_HEADWISE ? heads : cfg->gate == QKV_GATE_VALUE ? dkv : d, true);
@@ -193,6 +201,12 @@ static qkv_tensor *project(qkv_ctx *ctx, const qkv_linear_layer *l, qkv_tensor *
     return l->w ? qkv_linear_forward(ctx, l, x) : x;
 }
 
+/* y: (B,T,d) merged heads, v: (B,T,kvh hd) the values they averaged -> with exclusive, each head's
+ * output without its part along its own token's value (Zhai 2026), else y */
+static qkv_tensor *exclusive(qkv_ctx *ctx, const qkv_attention *a, qkv_tensor *y, qkv_tensor *v) {
+    return a->cfg.exclusive ? qkv_exclusive(ctx, y, v, a->hd) : y;
+}
+
 /* y: (B,T,d) merged heads -> gated (if asked) -> Wo (if any) */
 static qkv_tensor *output(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *y, qkv_tensor *gate) {
     if (gate && a->cfg.gate == QKV_GATE_OUTPUT) y = qkv_mul(ctx, y, gate);
@@ -242,6 +256,10 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
         default: pv = pq; break; /* shared, identity */
         }
         if (gate && a->cfg.gate == QKV_GATE_VALUE) pv = qkv_mul(ctx, pv, gate);
+        if (a->qk_diag) { /* Q = X W D: the key (and a tied value) keep X W */
+            int64_t sd[1] = {a->d};
+            pq = qkv_mul(ctx, pq, qkv_reshape(ctx, a->qk_diag, 1, sd));
+        }
     }
     if (a->cfg.key_norm) pk = unit_heads(ctx, a, pk, a->kvh); /* a new tensor: a tied value keeps its length */
     if (a->rope_base > 0) { /* new tensors: a value that is the same tensor as Q or K stays unrotated */
@@ -259,7 +277,7 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
                                  a->lambda_init, a->subln, 1e-5, &a->last_att)
             : qkv_talking_heads_attention(ctx, pq, pk, pv, a->heads, a->kvh, mask, causal, scale, a->th_logits,
                                           a->th_weights, &a->last_att);
-        return output(ctx, a, y, gate);
+        return output(ctx, a, exclusive(ctx, a, y, pv), gate);
     }
     if (!(a->rel && m->rel_index)) {
         /* the common case: one fused op, no head split/merge copies. For head_shared it gives
@@ -268,7 +286,7 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
         const qkv_tensor *mask = m->only_causal ? NULL : m->blocked;
         qkv_tensor *y = qkv_sdp_attention_ex(ctx, pq, pk, pv, a->heads, a->kvh, mask, a->cfg.causal, scale, a->slopes,
                                              &a->last_att);
-        return output(ctx, a, y, gate);
+        return output(ctx, a, exclusive(ctx, a, y, pv), gate);
     }
     /* relative position bias: the composed ops (the bias enters between the products) */
     qkv_tensor *q = split_heads(ctx, a, pq, a->heads);
@@ -285,5 +303,5 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
     a->last_att = att;
     qkv_tensor *y = qkv_matmul(ctx, att, v, false, false); /* (B,H,T,hd) */
     y = qkv_reshape(ctx, qkv_transpose(ctx, y, 1, 2), 3, s3);
-    return output(ctx, a, y, gate);
+    return output(ctx, a, exclusive(ctx, a, y, pv), gate);
 }

@@ -33,6 +33,7 @@ typedef struct qkv_attention {
     qkv_tensor *subln;             /* diff: the head norm's scale (hd), or NULL */
     double lambda_init;            /* diff: 0.8 - 0.6 exp(-0.3 (l - 1)) of layer l = 1, 2, ... */
     qkv_tensor *th_logits, *th_weights; /* talking_heads: (heads, heads) each, or NULL */
+    qkv_tensor *qk_diag;           /* qk_diag: the diagonal D between tied queries and keys (heads, hd), or NULL */
     double rope_base;              /* > 0: queries and keys rotated by position (qkv_attention_set_rope) */
     qkv_tensor *last_att;          /* (B,H,T,T) of the last forward; valid until qkv_ctx_reset */
 } qkv_attention;

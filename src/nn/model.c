@@ -166,6 +166,7 @@ int64_t qkv_model_param_count(const qkv_model_config *c) {
     }
     if (a->diff) proj += 4 * (hd / 2) + hd;      /* lambda_q1, k1, q2, k2 (hd/2 each), subln (hd) */
     if (a->talking_heads) proj += 2 * H * H;     /* the two (H,H) head maps */
+    if (a->qk_diag) proj += d;                   /* qk_diag's D, (heads, hd) */
     double gate = a->gate == QKV_GATE_NONE       ? 0
                   : a->gate == QKV_GATE_HEADWISE ? d * H + H
                   : a->gate == QKV_GATE_VALUE    ? d * dkv + dkv

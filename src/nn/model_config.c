@@ -15,6 +15,7 @@ const char *const QKV_INIT_SCHEME_NAMES[QKV_INIT_SCHEME_COUNT] = {"default", "id
 int qkv_attn_kv_heads(const qkv_attn_config *a, int heads) { return a->kv_heads > 0 ? a->kv_heads : heads; }
 const char *const QKV_ACTIVATION_NAMES[QKV_ACT_COUNT] = {"gelu", "gelu_tanh", "relu"};
 const char *const QKV_POSITION_NAMES[QKV_POS_COUNT] = {"learned", "rope", "none"};
+const char *const QKV_QK_DIAG_NAMES[QKV_QK_DIAG_COUNT] = {"none", "alternating", "positive", "random"};
 
 /* the printf-formatted message into err; -1, for `return check_fail(err, errlen, ...)` */
 static int check_fail(char *err, int errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -37,6 +38,7 @@ qkv_model_config qkv_model_config_default(void) {
     c.attn.key_norm = false, c.attn.role_scale = false, c.attn.value_proj = true, c.attn.out_proj = true;
     c.attn.kv_latent = 0, c.attn.alibi = false, c.attn.init = QKV_INIT_DEFAULT;
     c.attn.query_proj = true, c.attn.key_proj = true, c.attn.diff = false, c.attn.talking_heads = false;
+    c.attn.qk_diag = QKV_QK_DIAG_NONE, c.attn.exclusive = false;
     c.position = QKV_POS_LEARNED, c.rope_base = 10000;
     return c;
 }
@@ -135,6 +137,13 @@ int qkv_model_config_check(const qkv_model_config *c, char *err, int errlen) {
         return check_fail(err, errlen, "attn.talking_heads: not with %s", a->qkv == QKV_ATTN_HEAD_SHARED ? "qkv head_shared, whose heads share one map "
             "per role" : a->rel_pos_bias ? "rel_pos_bias (a bias between the scores and their mixing: pick one)" :
             "alibi (its slopes are in the fused kernel, which talking heads do not use)");
+    if ((unsigned)a->qk_diag >= QKV_QK_DIAG_COUNT) return check_fail(err, errlen, "attn.qk_diag: unknown start %d", (int)a->qk_diag);
+    if (a->qk_diag && a->qkv != QKV_ATTN_QK_TIED && a->qkv != QKV_ATTN_SHARED)
+        return check_fail(err, errlen, "attn.qk_diag: a diagonal between tied queries and keys (Q = X W D, K = X W) needs qkv qk_tied or "
+            "shared, not %s", v);
+    if (a->qk_diag && a->role_scale)
+        return check_fail(err, errlen, "attn.qk_diag: role_scale's s_q and s_k already put a learned diagonal between the roles: pick one");
+    if (a->exclusive && hd == 1)
+        return check_fail(err, errlen, "attn.exclusive: with head_dim 1 a head's output lies along its value, so nothing would remain");
     return 0;
-#undef BAD
 }

@@ -33,6 +33,12 @@ typedef enum { QKV_SELF_STRICT, QKV_SELF_REFORMER, QKV_SELF_RULE_COUNT } qkv_sel
  * starts near 0.7 I, W_V = sqrt(0.4) I + noise and W_O = -sqrt(0.4) I + noise, so W_O W_V starts
  * near -0.4 I (noise N(0, 0.02^2)) */
 typedef enum { QKV_INIT_DEFAULT, QKV_INIT_IDENTITY, QKV_INIT_MIMETIC, QKV_INIT_SCHEME_COUNT } qkv_init_scheme;
+/* qk_tied and shared: a learned diagonal between the roles, Q = X W D, K = X W (per head
+ * M = W_h D_h W_h^T: symmetric, and indefinite once D has a negative entry); D starts at
+ * none (no D), alternating (+1, -1, +1, ... within each head), positive (all +1: positive
+ * semi-definite at the start, free to leave it) or random (signs drawn from the seed) */
+typedef enum { QKV_QK_DIAG_NONE, QKV_QK_DIAG_ALTERNATING, QKV_QK_DIAG_POSITIVE, QKV_QK_DIAG_RANDOM,
+               QKV_QK_DIAG_COUNT } qkv_qk_diag;
 typedef enum { QKV_ACT_GELU, QKV_ACT_GELU_TANH, QKV_ACT_RELU, QKV_ACT_COUNT } qkv_activation;
 
 typedef struct qkv_attn_config {
@@ -60,6 +66,9 @@ typedef struct qkv_attn_config {
                               learned lambda, RMS-normalised head outputs times (1 - lambda_init) */
     bool talking_heads;    /* talking-heads attention (Shazeer et al. 2020): learned H x H mixing of
                               the heads' scores before the softmax and of their weights after it */
+    qkv_qk_diag qk_diag;   /* qk_tied, shared: Q = X W D with a learned diagonal D (its start) */
+    bool exclusive;        /* exclusive self attention (Zhai 2026): each head's output minus its
+                              part along the token's own value, before the output projection */
 } qkv_attn_config;
 
 /* where a token's position comes from: learned, a table of seq_len x d_model added to the token
@@ -85,6 +94,7 @@ QKV_API extern const char *const QKV_ACTIVATION_NAMES[QKV_ACT_COUNT];
 QKV_API extern const char *const QKV_SELF_MASK_RULE_NAMES[QKV_SELF_RULE_COUNT];
 QKV_API extern const char *const QKV_INIT_SCHEME_NAMES[QKV_INIT_SCHEME_COUNT];
 QKV_API extern const char *const QKV_POSITION_NAMES[QKV_POS_COUNT];
+QKV_API extern const char *const QKV_QK_DIAG_NAMES[QKV_QK_DIAG_COUNT];
 /* heads of keys and values: kv_heads, or heads when 0 */
 QKV_API int qkv_attn_kv_heads(const qkv_attn_config *a, int heads);
 

@@ -70,6 +70,12 @@ void qkv_params_init_values(qkv_params *p, uint64_t seed) {
             for (int64_t e = 0, n = q->t.shape[1]; e < q->t.numel; e++)
                 qkv_tensor_set(&q->t, e, q->scale * qkv_rng_normal(&r) + (e / n == e % n ? q->diag : 0));
             break;
+        case QKV_INIT_ALTERNATING:
+            for (int64_t e = 0, n = q->t.shape[q->t.ndim - 1]; e < q->t.numel; e++) qkv_tensor_set(&q->t, e, e % n % 2 ? -1 : 1);
+            break;
+        case QKV_INIT_SIGNS:
+            for (int64_t e = 0; e < q->t.numel; e++) qkv_tensor_set(&q->t, e, qkv_rng_uniform(&r) < 0.5 ? -1 : 1);
+            break;
         }
     }
 }

@@ -11,8 +11,10 @@
 
 #include "tensor/tensor.h"
 
-/* EYE: diag times the identity plus N(0, scale^2) noise (a square 2-D parameter) */
-typedef enum { QKV_INIT_ZEROS, QKV_INIT_ONES, QKV_INIT_UNIFORM, QKV_INIT_NORMAL, QKV_INIT_EYE } qkv_init_kind;
+/* EYE: diag times the identity plus N(0, scale^2) noise (a square 2-D parameter); ALTERNATING:
+ * +1, -1, +1, ... along the last dim (restarting in each row); SIGNS: +1 or -1 at random */
+typedef enum { QKV_INIT_ZEROS, QKV_INIT_ONES, QKV_INIT_UNIFORM, QKV_INIT_NORMAL, QKV_INIT_EYE, QKV_INIT_ALTERNATING,
+               QKV_INIT_SIGNS } qkv_init_kind;
 
 typedef struct qkv_param {
     char name[96];

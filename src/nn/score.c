@@ -90,7 +90,8 @@ static int head_map(const qkv_attention *a, int role, int h, int c0, int n, doub
         return 0;
     }
     rows_of(l, head * hd + c0, n, A);
-    const qkv_tensor *sc = a->sq ? (role ? a->sk : a->sq) : NULL; /* role_scale: q = (W x) s_q */
+    /* role_scale: q = (W x) s_q, k = (W x) s_k; qk_diag: q = (W x) D, the key unscaled */
+    const qkv_tensor *sc = a->sq ? (role ? a->sk : a->sq) : a->qk_diag && role == 0 ? a->qk_diag : NULL;
     if (sc)
         for (int i = 0; i < n; i++)
             for (int j = 0; j < din; j++) A[(size_t)i * din + j] *= qkv_tensor_get(sc, head * hd + c0 + i);

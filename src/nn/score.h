@@ -29,7 +29,7 @@ QKV_API int qkv_attention_score_dim(const qkv_attention *a);
 /* Head h's score matrix M (qkv_attention_score_dim(a) squared doubles, row-major):
  *   M = A_q^T A_k, where q_h = A_q x and k_h = A_k x are the head's query and key maps of the input
  * (x's slice for Q = X or K = X or identity, W rows of the head otherwise; through the latent with
- * kv_latent, times the role scales with role_scale; the key head of h with kv_heads). diff: the
+ * kv_latent, times the role scales with role_scale, the query's times D with qk_diag; the key head of h with kv_heads). diff: the
  * first (pair 0) or the second (pair 1) map's half-width pair. talking_heads: the scores are mixed
  * across heads before the softmax, so M_h = sum_g L[h][g] M_g with L the logits' mixing map.
  * Not changed by scaling, biases or masks. 0, or -1 (a head or pair out of range, out of memory) */

@@ -127,6 +127,16 @@ QKV_INTERNAL void QKV_K(masked_fill_backward)(const qkv_bcast *bc, const int32_t
 QKV_INTERNAL void QKV_K(rope)(int64_t B, int64_t T, int64_t nh, int64_t hd, const double *cs, int sign,
                               const QKV_KREAL *x, QKV_KREAL *y, int assign);
 
+/* y: (rows, H hd), v: (rows, kvH hd) -> z: (rows, H hd); head h uses value head h / (H / kvH):
+ * z = y - (y . u) u, u = v / max(|v|, 1e-12) (exclusive self attention) */
+QKV_INTERNAL void QKV_K(exclusive)(int64_t rows, int64_t H, int64_t kvH, int64_t hd, const QKV_KREAL *y,
+                                   const QKV_KREAL *v, QKV_KREAL *z);
+/* its backward: dy (+)= dz - (dz . u) u, dv (+)= the value's share (either may be NULL);
+ * assign_*: = instead of += */
+QKV_INTERNAL void QKV_K(exclusive_backward)(int64_t rows, int64_t H, int64_t kvH, int64_t hd, const QKV_KREAL *y,
+                                            const QKV_KREAL *v, const QKV_KREAL *dz, QKV_KREAL *dy, int assign_y,
+                                            QKV_KREAL *dv, int assign_v);
+
 /* x: shape (4 dims) -> y: x with axes a1 and a2 swapped; accumulate: y += instead of y = */
 QKV_INTERNAL void QKV_K(transpose)(const int64_t shape[4], int a1, int a2, const QKV_KREAL *x, QKV_KREAL *y,
                       int accumulate);
