@@ -1,12 +1,17 @@
-# The study of docs/qkv-answer.md, third edition: within 90 minutes on 2 cores; what was cut from
-# it to fit; the learning-rate pilot its text ablation's rates come from; the second edition
-# (quick, within an hour) and the study as designed (configs/study/, scripts/study.sh)
-.PHONY: study study-extra study-pilot study-second study-full
+# The study of docs/qkv-answer.md: its fourth edition and the learning-rate pilot whose choices it
+# uses; the third edition (within 90 minutes on 2 cores) with what was cut from it and its pilot;
+# the second edition (quick, within an hour) and the study as designed (configs/study/,
+# scripts/study.sh)
+.PHONY: study study-pilot study-third study-extra study-third-pilot study-second study-full
 study: all
+	QKV=$(BUILD)/qkv scripts/study.sh fourth
+study-pilot: all
+	QKV=$(BUILD)/qkv scripts/study.sh fourth-pilot
+study-third: all
 	QKV=$(BUILD)/qkv scripts/study.sh third
 study-extra: all
 	QKV=$(BUILD)/qkv scripts/study.sh third-extra
-study-pilot: all
+study-third-pilot: all
 	QKV=$(BUILD)/qkv scripts/study.sh third-pilot
 study-second: all
 	QKV=$(BUILD)/qkv scripts/study.sh quick && QKV=$(BUILD)/qkv scripts/study.sh extra

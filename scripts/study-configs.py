@@ -124,15 +124,15 @@ VARIANTS["qk_tied+causal"] = (A(qkv="qk_tied", causal=True), False)  # is it the
 # ALiBi (full and qk_tied with the mask), so that each comparison changes one thing
 BIDIR_VARIANTS = ["causal", "full", "qk_tied", "no_q_proj", "shared", "qk_tied+causal"]
 
-def pilot_lrs(name):
-    """each variant's rate as the committed pilot chose it (docs/results/study-third-pilot/NAME)"""
-    path = os.path.join(HERE, "..", "..", "docs", "results", "study-third-pilot", name, "results.json")
+def pilot_lrs(name, pilot="study-third-pilot", names=THIRD_TEXT):
+    """each variant's rate as the committed pilot chose it (docs/results/PILOT/NAME)"""
+    path = os.path.join(HERE, "..", "..", "docs", "results", pilot, name, "results.json")
     try:
         with open(path) as f:
             lrs = {v["name"]: v["lr"] for v in json.load(f)["variants"]}
     except FileNotFoundError:
         return None  # before the pilot: no rates (write the pilot's config, run it, then this again)
-    missing = [n for n in THIRD_TEXT if lrs.get(n) is None]
+    missing = [n for n in names if lrs.get(n) is None]
     assert not missing, ("the pilot chose no rate for", missing, path)
     return lrs
 
@@ -202,6 +202,42 @@ STUDY["third-extra"] = {
     "induction-bidir": ablation("Induction, d_model 64, bidirectional (ALiBi): the score's symmetry isolated",
                                 "induction", 64, BIDIR_VARIANTS, S8, None,
                                 1500, 6000, extra=BIDIR),
+}
+
+# the fourth edition (docs/results/study-fourth/predictions.md, written before its runs): symmetry
+# or positive semi-definiteness (a tied score with a signed diagonal between the roles, from a
+# signed and from a positive start), the values (V = X beside K = V), rotary positions; three
+# rates with a warmup, each variant's rate chosen by a pilot on a seed the study does not report
+VARIANTS["qk_diag_alt"] = (A(qkv="qk_tied", qk_diag="alternating"), False)
+VARIANTS["qk_diag_pos"] = (A(qkv="qk_tied", qk_diag="positive"), False)
+VARIANTS["qk_tied+self_mask"] = (A(qkv="qk_tied", self_mask=True), False)
+VARIANTS["qk_tied+exclusive"] = (A(qkv="qk_tied", exclusive=True), False)
+VARIANTS["no_v_proj"] = (A(value_proj=False), False)
+FOURTH_RECALL = ["full", "qk_tied", "qk_diag_alt", "qk_diag_pos", "identity", "no_q_proj", "qk_tied+self_mask",
+                 "qk_tied+exclusive"]
+FOURTH_NOISY = FOURTH_RECALL + ["no_v_proj", "kv_tied"]
+FOURTH_ROPE = ["full", "qk_tied", "qk_diag_alt", "no_q_proj", "kv_tied", "qk_tied+self_mask"]
+WARMUP = ["optim.warmup=100"]
+ROPE = ["model.position=rope"]
+S9 = list(range(9))  # 8 and 10 variants: 2/2^9 <= 0.05/9
+STUDY["fourth-pilot"] = {
+    "recall": ablation("Recall (MQAR), d_model 64: learning-rate pilot", "recall", 64, FOURTH_RECALL, [100],
+                       FULL_LRS, 500, 2000, extra=WARMUP, few_seeds=True),
+    "noisy_recall": ablation("Noisy recall (MAD), d_model 64: learning-rate pilot", "noisy_recall", 64, FOURTH_NOISY,
+                             [100], FULL_LRS, 1000, 2000, extra=WARMUP, few_seeds=True),
+    "recall-rope": ablation("Recall (MQAR), d_model 64, rotary positions: learning-rate pilot", "recall", 64,
+                            FOURTH_ROPE, [100], FULL_LRS, 500, 2000, extra=WARMUP + ROPE, few_seeds=True),
+}
+def fourth(name, title, base, names, seeds, steps, extra):
+    lrs = pilot_lrs(name, "study-fourth-pilot", names)
+    return lrs and ablation(title, base, 64, names, seeds, None, steps, 4000, extra=extra, lr_of=lrs)
+STUDY["fourth"] = {
+    "recall": fourth("recall", "Recall (MQAR), d_model 64: symmetry or positive semi-definiteness", "recall",
+                     FOURTH_RECALL, S9, 500, WARMUP),
+    "noisy_recall": fourth("noisy_recall", "Noisy recall (MAD), d_model 64: symmetry, positive semi-definiteness "
+                           "and the values", "noisy_recall", FOURTH_NOISY, S9, 1000, WARMUP),
+    "recall-rope": fourth("recall-rope", "Recall (MQAR), d_model 64, rotary positions", "recall", FOURTH_ROPE, S8,
+                          500, WARMUP + ROPE),
 }
 
 MODEL = {"d_model": 64, "heads": 4, "layers": 2, "d_ff": 256, "activation": "gelu",

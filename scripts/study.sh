@@ -1,12 +1,15 @@
 #!/bin/sh
 # The study of docs/qkv-answer.md: every ablation of configs/study/VERSION/, then the summary.
 #
-#   scripts/study.sh [third|third-extra|third-pilot|quick|extra|full]
+#   scripts/study.sh [fourth|fourth-pilot|third|third-extra|third-pilot|quick|extra|full]
 #
-# third (the default; make study) is the third edition of docs/qkv-answer.md, within 90 minutes
-# on 2 cores; third-extra (make study-extra) what was cut from it to fit; third-pilot (make
-# study-pilot) the learning-rate pilot whose choices configs/study/third/text-d64.json holds
-# (scripts/study-configs.py writes them in from its committed results). quick and extra are the
+# fourth (the default; make study) is the fourth edition of docs/qkv-answer.md; fourth-pilot
+# (make study-pilot) its learning-rate pilot, whose choices configs/study/fourth/*.json hold
+# (scripts/study-configs.py writes them in from its committed results; the predictions were
+# committed before either: docs/results/study-fourth/predictions.md). third (make study-third)
+# is the third edition, within 90 minutes on 2 cores; third-extra (make study-extra) what was
+# cut from it to fit; third-pilot the learning-rate pilot whose choices
+# configs/study/third/text-d64.json holds. quick and extra are the
 # second edition (within an hour; fuzzy recall), kept to reproduce its committed results; full
 # is the study as designed (docs/qkv-answer.md gives its compute). Runs go to runs/study-VERSION/NAME (not
 # committed; a second call reuses finished runs and resumes the rest); the reports are copied
@@ -18,9 +21,9 @@
 # vector ISA, OpenBLAS core, libxsmm target). JOBS (default: the number of cores) runs at once.
 set -eu
 cd "$(dirname "$0")/.."
-version=${1:-third}
-case "$version" in third|third-extra|third-pilot|quick|extra|full) ;;
-*) echo "usage: scripts/study.sh [third|third-extra|third-pilot|quick|extra|full]" >&2; exit 2 ;; esac
+version=${1:-fourth}
+case "$version" in fourth|fourth-pilot|third|third-extra|third-pilot|quick|extra|full) ;;
+*) echo "usage: scripts/study.sh [fourth|fourth-pilot|third|third-extra|third-pilot|quick|extra|full]" >&2; exit 2 ;; esac
 qkv=${QKV:-build/qkv}
 jobs=${JOBS:-$(getconf _NPROCESSORS_ONLN)}
 runs=runs/study-$version
@@ -28,6 +31,9 @@ results=docs/results/study-$version
 [ -x "$qkv" ] || { echo "study: $qkv is missing: run make first" >&2; exit 1; }
 [ "$version" != third ] || [ -f configs/study/third/text-d64.json ] || {
     echo "study: configs/study/third/text-d64.json is missing: run make study-pilot, then scripts/study-configs.py" >&2
+    exit 1; }
+[ "$version" != fourth ] || [ -f configs/study/fourth/recall.json ] || {
+    echo "study: configs/study/fourth/ is missing: run make study-pilot, then scripts/study-configs.py" >&2
     exit 1; }
 # the fortunes corpus for the text ablations (installs it when run as root, else says how)
 scripts/install-deps.sh configs/study/base/text.json
