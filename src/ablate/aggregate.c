@@ -282,40 +282,68 @@ void qkv__ablate_results_free(qkv_ablate_results *res) {
     memset(res, 0, sizeof *res);
 }
 
-/* run r's recorded attention (observe.h) added to *sums; with vr, its heatmap and sample into
- * vr. A run without a record of its final model's (older runs, or another example) is said on
- * stderr (unless quiet), with how to record one: 1; 0 when added */
-/* the score diagnostics of a variant's chosen runs, summed */
-typedef struct score_sums {
-    double sym, neg;                /* over every layer, head and run with a number */
-    int n_sym, n_neg;
-    double *grid;                   /* per layer and head, over runs */
+/* the attention diagnostics of a variant's chosen runs, summed: of their final models, or of their
+ * models at step 0 */
+typedef struct diag_acc {
+    qkv_diag_sums sums;
+    double sym, neg, prev;          /* over every layer, head and run with a number */
+    int n_sym, n_neg, n_prev;
+    double *grid;                   /* the symmetry per layer and head, over runs (with_grid) */
     int *grid_n, layers, heads;
-} score_sums;
+} diag_acc;
 
-/* o's score diagnostics added to *s (nothing for a record without them) */
-static void add_scores(score_sums *s, const qkv_observed *o) {
+/* o's diagnostics added to *a (its score diagnostics only where it has them) */
+static void add_record(diag_acc *a, const qkv_observed *o, bool with_grid) {
+    a->sums.diag += o->sums.diag;
+    a->sums.first += o->sums.first;
+    a->sums.entropy += o->sums.entropy;
+    a->sums.entropy_uniform += o->sums.entropy_uniform;
+    a->sums.rows += o->sums.rows;
     if (!o->symmetry) return;
     int n = o->layers * o->heads;
-    if (!s->grid) {
-        s->grid = calloc((size_t)n, sizeof *s->grid);
-        s->grid_n = calloc((size_t)n, sizeof *s->grid_n);
-        s->layers = o->layers;
-        s->heads = o->heads;
+    if (with_grid && !a->grid) {
+        a->grid = calloc((size_t)n, sizeof *a->grid);
+        a->grid_n = calloc((size_t)n, sizeof *a->grid_n);
+        a->layers = o->layers;
+        a->heads = o->heads;
     }
-    bool grid = s->grid && s->grid_n && s->layers == o->layers && s->heads == o->heads;
+    bool grid = a->grid && a->grid_n && a->layers == o->layers && a->heads == o->heads;
     for (int i = 0; i < n; i++) {
         if (isfinite(o->symmetry[i])) {
-            s->sym += o->symmetry[i];
-            s->n_sym++;
-            if (grid) s->grid[i] += o->symmetry[i], s->grid_n[i]++;
+            a->sym += o->symmetry[i];
+            a->n_sym++;
+            if (grid) a->grid[i] += o->symmetry[i], a->grid_n[i]++;
         }
-        if (isfinite(o->negative_mass[i])) s->neg += o->negative_mass[i], s->n_neg++;
+        if (isfinite(o->negative_mass[i])) a->neg += o->negative_mass[i], a->n_neg++;
+        if (o->prev_share && isfinite(o->prev_share[i])) a->prev += o->prev_share[i], a->n_prev++;
     }
 }
 
-static int observed(const qkv_ablate_plan *p, int r, int example, long long steps, qkv_diag_sums *sums,
-                    score_sums *ss, qkv_variant_result *vr, bool quiet) {
+/* the means of *a (its grid taken over) */
+static qkv_attn_diag diag_means(diag_acc *a) {
+    double rows = a->sums.rows ? (double)a->sums.rows : NAN;
+    qkv_attn_diag d = {.diag_share = a->sums.diag / rows, .first_share = a->sums.first / rows,
+                       .entropy = a->sums.entropy / rows, .entropy_uniform = a->sums.entropy_uniform / rows,
+                       .symmetry = a->n_sym ? a->sym / a->n_sym : NAN, .negative_mass = a->n_neg ? a->neg / a->n_neg : NAN,
+                       .prev_share = a->n_prev ? a->prev / a->n_prev : NAN};
+    if (a->grid && a->grid_n) {
+        for (int i = 0; i < a->layers * a->heads; i++) a->grid[i] = a->grid_n[i] ? a->grid[i] / a->grid_n[i] : NAN;
+        d.symmetry_grid = a->grid;
+        d.grid_layers = a->layers;
+        d.grid_heads = a->heads;
+        a->grid = NULL;
+    }
+    free(a->grid);
+    free(a->grid_n);
+    return d;
+}
+
+/* run r's recorded attention (observe.h) added to *end and, where the run recorded its step 0 too,
+ * that to *start (*no_start counts the runs that did not); with vr, its heatmap and sample into vr.
+ * A run without a record of its final model's (older runs, or another example) is said on stderr
+ * (unless quiet), with how to record one: 1; 0 when added */
+static int observed(const qkv_ablate_plan *p, int r, int example, long long steps, diag_acc *end, diag_acc *start,
+                    int *no_start, qkv_variant_result *vr, bool quiet) {
     qkv_observed o;
     char e[700];
     int got = qkv__run_observed(p->runs[r].dir, &o, e, sizeof e);
@@ -331,12 +359,11 @@ static int observed(const qkv_ablate_plan *p, int r, int example, long long step
         qkv__observed_free(&o);
         return 1;
     }
-    sums->diag += o.sums.diag;
-    sums->first += o.sums.first;
-    sums->entropy += o.sums.entropy;
-    sums->entropy_uniform += o.sums.entropy_uniform;
-    sums->rows += o.sums.rows;
-    add_scores(ss, &o);
+    add_record(end, &o, true);
+    qkv_observed s0; /* its start: only beside its end, so that the change is over the same runs */
+    if (!qkv__run_observed_start(p->runs[r].dir, &s0, e, sizeof e) && s0.step == 0) add_record(start, &s0, false);
+    else (*no_start)++;
+    qkv__observed_free(&s0);
     if (vr) {
         vr->heat = (qkv_heatmap){o.layers, o.heads, o.T, o.w, o.tokens, o.targets};
         o.w = NULL;
@@ -465,27 +492,18 @@ static void observe_variants(qkv_ablate_results *res, const qkv_ablate_plan *p, 
     int ns = c->n_seeds;
     for (int v = 0; v < c->n_variants; v++) {
         qkv_variant_result *vr = &res->v[v];
-        qkv_diag_sums sums = {0};
-        score_sums ss = {0};
+        diag_acc end = {0}, start = {0};
         for (int s = 0; s < ns; s++) {
             int r = qkv__ablate_index(p, v, vr->lr_chosen, s);
             if (!res->all_runs[r].ok) continue;
-            if (observed(p, r, c->example, res->all_runs[r].steps, &sums, &ss, s == 0 ? vr : NULL, quiet))
+            if (observed(p, r, c->example, res->all_runs[r].steps, &end, &start, &res->unobserved_start,
+                         s == 0 ? vr : NULL, quiet))
                 res->unobserved++;
         }
-        double rows = sums.rows ? (double)sums.rows : NAN;
-        vr->diag = (qkv_attn_diag){sums.diag / rows, sums.first / rows, sums.entropy / rows,
-                                   sums.entropy_uniform / rows, ss.n_sym ? ss.sym / ss.n_sym : NAN,
-                                   ss.n_neg ? ss.neg / ss.n_neg : NAN, NULL, 0, 0};
-        if (ss.grid && ss.grid_n) {
-            for (int i = 0; i < ss.layers * ss.heads; i++) ss.grid[i] = ss.grid_n[i] ? ss.grid[i] / ss.grid_n[i] : NAN;
-            vr->diag.symmetry_grid = ss.grid;
-            vr->diag.grid_layers = ss.layers;
-            vr->diag.grid_heads = ss.heads;
-            ss.grid = NULL;
-        }
-        free(ss.grid);
-        free(ss.grid_n);
+        vr->diag = diag_means(&end);
+        /* results.json carries the start's diagonal and previous-position shares and score numbers */
+        vr->diag_start = diag_means(&start);
+        vr->diag_start.first_share = vr->diag_start.entropy = vr->diag_start.entropy_uniform = NAN;
     }
     res->sample_prompt = QKV_OBSERVE_SAMPLE_PROMPT;
     res->sample_bytes = QKV_OBSERVE_SAMPLE_BYTES;

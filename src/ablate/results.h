@@ -54,6 +54,7 @@ typedef struct qkv_attn_diag {
     /* the symmetry score per layer and head, averaged over seeds ([l][h]; NULL: none recorded) */
     double *symmetry_grid;
     int grid_layers, grid_heads;
+    double prev_share;              /* mean weight on the position just before a query's own (NaN: not recorded) */
 } qkv_attn_diag;
 
 /* The attention weights of one fixed evaluation example (seed index 0 run). */
@@ -99,6 +100,9 @@ typedef struct qkv_variant_result {
     int reached;                    /* = solved (kept for the older columns) */
     double seconds;                 /* mean wall time of a run */
     qkv_attn_diag diag;
+    /* the same of the chosen runs' models at step 0, before their first update, over the runs that
+     * recorded it (train/observe.h; no grid); NaN where none did (older runs, older results.json) */
+    qkv_attn_diag diag_start;
     qkv_heatmap heat;
     /* the text task: the baselines of its first finished chosen run (NaN: none), and the sample
      * of its first seed's chosen run (as the run recorded it, train/observe.h; NULL: none, or not the text task) */
@@ -117,6 +121,7 @@ typedef struct qkv_ablate_results {
     long long max_solved_at;        /* the sweep's largest solved_at (-1: none), which set the budget */
     int missing;                    /* runs without a finished session (a partial report); -1: not recorded */
     int unobserved;                 /* finished chosen runs without recorded attention diagnostics */
+    int unobserved_start;           /* finished chosen runs without those of their step 0 (-1: not known) */
     /* how the runs drew their samples (train/observe.h), for the report to say */
     const char *sample_prompt;
     int sample_bytes, sample_seed;

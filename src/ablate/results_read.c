@@ -182,10 +182,19 @@ static void read_variant(qkv_json_reader *r, const cJSON *vo, int i, qkv_variant
     v->lr = qkv__json_num(r, vo, where, "lr");
     long long matched = qkv__json_count(r, vo, where, "matched_d_ff");
     v->baseline_params = qkv__json_count(r, vo, where, "baseline_params");
-    v->diag = (qkv_attn_diag){qkv__json_num(r, vo, where, "diag_share"), qkv__json_num(r, vo, where, "first_share"),
-                              qkv__json_num(r, vo, where, "entropy"), qkv__json_num(r, vo, where, "entropy_uniform"),
-                              qkv__json_num(r, vo, where, "score_symmetry"),
-                              qkv__json_num(r, vo, where, "score_negative_share"), NULL, 0, 0};
+    v->diag = (qkv_attn_diag){.diag_share = qkv__json_num(r, vo, where, "diag_share"),
+                              .first_share = qkv__json_num(r, vo, where, "first_share"),
+                              .entropy = qkv__json_num(r, vo, where, "entropy"),
+                              .entropy_uniform = qkv__json_num(r, vo, where, "entropy_uniform"),
+                              .symmetry = qkv__json_num(r, vo, where, "score_symmetry"),
+                              .negative_mass = qkv__json_num(r, vo, where, "score_negative_share"),
+                              .prev_share = qkv__json_num(r, vo, where, "prev_share")};
+    /* at step 0 (absent: not recorded) */
+    v->diag_start = (qkv_attn_diag){.diag_share = qkv__json_num(r, vo, where, "start_diag_share"),
+                                    .first_share = NAN, .entropy = NAN, .entropy_uniform = NAN,
+                                    .symmetry = qkv__json_num(r, vo, where, "start_score_symmetry"),
+                                    .negative_mass = qkv__json_num(r, vo, where, "start_score_negative_share"),
+                                    .prev_share = qkv__json_num(r, vo, where, "start_prev_share")};
     v->matched_d_ff = matched > 0 ? as_int(matched) : 0;
     if (v->baseline_params < 0) v->baseline_params = 0;
     v->xz_bpb = v->unigram_bpb = NAN;
@@ -377,6 +386,7 @@ static int derive(qkv_ablate_results *res, int i) {
 int qkv__ablate_results_read(qkv_ablate_results *res, qkv_ablate_config *c, const char *dir, char *err, int errlen) {
     memset(res, 0, sizeof *res);
     memset(c, 0, sizeof *c);
+    res->unobserved_start = -1; /* results.json does not say */
     char path[1200];
     cJSON *root = NULL;
     if (parse_file(dir, path, sizeof path, &root, err, errlen)) return -1;

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
     const char *dir;
@@ -26,14 +27,22 @@ static const qkv_cli_command COMMAND = {
     "diagnostics\"): its symmetry score (1 symmetric, -1 antisymmetric, 0 neither), the negative\n"
     "share of its symmetric part's eigenvalue mass (0 for a tied Q = K), and the mean weight its\n"
     "queries put on their own position and on the one just before it (a previous-token head's\n"
-    "mark) over the run's first 256 evaluation examples. Nothing is written.",
+    "mark) over the run's first 256 evaluation examples. Beside each, where the run recorded it\n"
+    "(a fresh run does, observed-start.safetensors), its value at step 0, before the first update,\n"
+    "and the change. Nothing is written.",
     "RUN_DIR", OPTIONS,
 };
 
-/* x with 3 decimals, or "-" when it is not a number */
-static void show(double x) {
-    if (isfinite(x)) printf("  %8.3f", x);
-    else printf("  %8s", "-");
+/* x in format fmt (one %f conversion with a width), or "-" in that width when it is not a number */
+static void show(double x, const char *fmt) {
+    if (isfinite(x)) {
+        double r = round(x * 1000) / 1000; /* every format has 3 decimals */
+        printf(fmt, r == 0 ? 0.0 : r); /* no -0.000 */
+        return;
+    }
+    char b[32];
+    int w = snprintf(b, sizeof b, fmt, 0.0);
+    printf("%*s", w, "-");
 }
 
 int qkv__cmd_inspect(int argc, char **argv) {
@@ -65,28 +74,71 @@ int qkv__cmd_inspect(int argc, char **argv) {
         qkv__cli_error("inspect", "%s", err);
         return QKV_EXIT_FAIL;
     }
+    /* the start as the run recorded it (observe.h): a fresh run of this qkv wrote one */
+    qkv_observed st;
+    char serr[1024] = "";
+    int got = qkv__run_observed_start(a.dir, &st, serr, sizeof serr);
+    if (!got && (st.layers != o.layers || st.heads != o.heads || !st.symmetry || !st.prev_share)) {
+        snprintf(serr, sizeof serr, "%s/%s holds %d layers x %d heads%s", a.dir, QKV_RUN_OBSERVED_START, st.layers,
+                 st.heads, st.symmetry && st.prev_share ? "" : " without the score diagnostics");
+        got = -1;
+    }
+    bool start = got == 0;
     printf("%s: qkv %s%s%s, %d layers x %d heads\n", a.dir, QKV_ATTN_QKV_NAMES[cfg.model.attn.qkv],
            cfg.model.attn.diff ? ", diff (its first map)" : "", cfg.model.attn.talking_heads ? ", talking_heads" : "",
            o.layers, o.heads);
-    printf("layer  head  symmetry  negative  diagonal  previous\n");
-    double sum[4] = {0};
-    int cnt[4] = {0};
-    for (int l = 0; l < o.layers; l++)
-        for (int h = 0; h < o.heads; h++) {
+    static const char *const NAMES[4] = {"symmetry", "negative", "diagonal", "previous"};
+    if (start) {
+        printf("           ");
+        for (int k = 0; k < 4; k++) printf("%*s%s", k ? 25 - (int)strlen(NAMES[k - 1]) : 4, "", NAMES[k]);
+        printf("\nlayer  head");
+        for (int k = 0; k < 4; k++) printf("    start     end  change");
+        printf("\n");
+    } else {
+        printf("layer  head  symmetry  negative  diagonal  previous\n");
+    }
+    double sum[8] = {0};
+    int cnt[8] = {0};
+    for (int l = 0; l <= o.layers; l++)
+        for (int h = 0; h < (l < o.layers ? o.heads : 1); h++) {
             size_t i = (size_t)l * o.heads + h;
-            double v[4] = {o.symmetry[i], o.negative_mass[i], o.diag_share[i], o.prev_share[i]};
-            printf("%5d  %4d", l, h);
-            for (int k = 0; k < 4; k++) {
-                show(v[k]);
-                if (isfinite(v[k])) sum[k] += v[k], cnt[k]++;
+            bool mean = l == o.layers; /* the last line: the means */
+            double v[8];
+            if (!mean) {
+                const double *end[4] = {o.symmetry, o.negative_mass, o.diag_share, o.prev_share};
+                const double *beg[4] = {st.symmetry, st.negative_mass, st.diag_share, st.prev_share};
+                for (int k = 0; k < 4; k++) {
+                    v[k] = end[k][i];
+                    v[4 + k] = start ? beg[k][i] : NAN;
+                }
+                for (int k = 0; k < 8; k++)
+                    if (isfinite(v[k])) sum[k] += v[k], cnt[k]++;
+                printf("%5d  %4d", l, h);
+            } else {
+                for (int k = 0; k < 8; k++) v[k] = cnt[k] ? sum[k] / cnt[k] : NAN;
+                printf("mean       ");
             }
+            for (int k = 0; k < 4; k++)
+                if (start) {
+                    show(v[4 + k], "  %7.3f");
+                    show(v[k], " %7.3f");
+                    show(v[k] - v[4 + k], " %+7.3f");
+                } else {
+                    show(v[k], "  %8.3f");
+                }
             printf("\n");
         }
-    printf("mean       ");
-    for (int k = 0; k < 4; k++) show(cnt[k] ? sum[k] / cnt[k] : NAN);
-    printf("\nsymmetry: (|M_s|^2 - |M_a|^2) / |M|^2 of M = W_q W_k^T; negative: the negative share of M_s's "
+    printf("symmetry: (|M_s|^2 - |M_a|^2) / |M|^2 of M = W_q W_k^T; negative: the negative share of M_s's "
            "eigenvalue mass; diagonal: the mean weight a query puts on its own position; previous: on the position "
            "just before it (a previous-token head's mark)\n");
+    if (start)
+        printf("start: the model at step 0, before its first update, as the run recorded it (%s); end: the trained "
+               "model; change: end - start\n", QKV_RUN_OBSERVED_START);
+    else if (got > 0)
+        printf("start not recorded (a run of an older qkv): the trained model's values only\n");
+    else
+        printf("start not recorded (%s): the trained model's values only\n", serr);
+    if (!got) qkv__observed_free(&st);
     qkv__observed_free(&o);
     return QKV_EXIT_OK;
 }

@@ -155,6 +155,24 @@ typedef struct qkv_report {
     qkv_report_figures figures;
 } qkv_report;
 
+/* whether a variant with a finished run has a previous-position share (runs of an older qkv
+ * recorded none), and whether one has its diagnostics at step 0 (train/observe.h): the report's
+ * columns and notes for them appear only then */
+static inline bool qkv__report_has_prev_share(const qkv_ablate_results *r) {
+    for (int i = 0; i < r->cfg->n_variants; i++)
+        if (r->v[i].runs_ok > 0 && isfinite(r->v[i].diag.prev_share)) return true;
+    return false;
+}
+static inline bool qkv__report_has_start(const qkv_ablate_results *r) {
+    for (int i = 0; i < r->cfg->n_variants; i++) {
+        const qkv_attn_diag *d = &r->v[i].diag_start;
+        if (r->v[i].runs_ok > 0 && (isfinite(d->diag_share) || isfinite(d->symmetry) || isfinite(d->negative_mass) ||
+                                    isfinite(d->prev_share)))
+            return true;
+    }
+    return false;
+}
+
 /* report_data.c: every part from r, in order (out_dir goes into the command); 0, or -1 when out
  * of memory (p is then still safe to free) */
 QKV_INTERNAL int qkv__report_build(qkv_report *p, const qkv_ablate_results *r, const char *out_dir);

@@ -5,6 +5,7 @@
  * missing, not zero; so are a run's results when it did not finish. */
 #include "report/report_data.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -35,10 +36,12 @@ typedef struct field {
     qkv_report_field name;
     how how;
     size_t at;          /* the value's offset in its struct */
+    bool optional;      /* left out (column and key) where no row has a value: what older runs did not record */
 } field;
 
-#define V(csv, json, how, member) {{csv, json, NULL}, how, offsetof(qkv_variant_result, member)}
-#define R(json, how, member) {{NULL, json, NULL}, how, offsetof(qkv_run_result, member)}
+#define V(csv, json, how, member) {{csv, json, NULL}, how, offsetof(qkv_variant_result, member), false}
+#define V_OPT(name, how, member) {{name, name, NULL}, how, offsetof(qkv_variant_result, member), true}
+#define R(json, how, member) {{NULL, json, NULL}, how, offsetof(qkv_run_result, member), false}
 
 /* CSV columns in CSV order, JSON keys in JSON order; "sets" appears twice because it is the 18th
  * CSV column (after the first columns results.csv had, so that a reader of those by position
@@ -54,7 +57,7 @@ static const field VARIANT_FIELDS[] = {
     V("acc_min", "acc_min", STAT, acc_min),
     V("loss_mean", "loss_mean", STAT, loss_mean),
     V("loss_std", "loss_std", STAT, loss_std),
-    {{"steps_to_threshold", "steps_to_threshold", "never"}, MEDIAN_STEPS, offsetof(qkv_variant_result, steps_median)},
+    {{"steps_to_threshold", "steps_to_threshold", "never"}, MEDIAN_STEPS, offsetof(qkv_variant_result, steps_median), false},
     V(NULL, "reached", INT, reached),
     V("seconds", "seconds", NUM, seconds),
     V("diag_share", "diag_share", STAT, diag.diag_share),
@@ -81,6 +84,12 @@ static const field VARIANT_FIELDS[] = {
     V("baseline_params", "baseline_params", BASELINE_PARAMS, baseline_params),
     V("score_symmetry", "score_symmetry", STAT, diag.symmetry),
     V("score_negative_share", "score_negative_share", STAT, diag.negative_mass),
+    V_OPT("prev_share", STAT, diag.prev_share),
+    /* the same at step 0, before the first update (train/observe.h) */
+    V_OPT("start_diag_share", STAT, diag_start.diag_share),
+    V_OPT("start_prev_share", STAT, diag_start.prev_share),
+    V_OPT("start_score_symmetry", STAT, diag_start.symmetry),
+    V_OPT("start_score_negative_share", STAT, diag_start.negative_mass),
 };
 
 /* JSON keys of a run object (runs are not in the CSV); its curve follows them */
@@ -138,15 +147,28 @@ static qkv_report_value value(const field *f, const void *base, const qkv_ablate
     return qkv_report_missing();
 }
 
-/* n fields' names and rows values each: row k of variant k (runs NULL) or of runs[k] */
+/* the value of field f in row k: variant k's (runs NULL) or runs[k]'s */
+static qkv_report_value value_of(const field *f, int k, const qkv_ablate_results *r, const qkv_run_result *runs) {
+    return value(f, runs ? (const void *)&runs[k] : (const void *)&r->v[k], r, k, runs ? &runs[k] : NULL);
+}
+
+/* the names and rows values each of the n fields that are kept (an optional one: where a row has a
+ * value) */
 static int records(qkv_report_records *rec, const field *fields, int n, int rows, const qkv_ablate_results *r,
                    const qkv_run_result *runs) {
-    if (qkv__report_records_alloc(rec, rows, n)) return -1;
-    for (int f = 0; f < n; f++) rec->fields[f] = fields[f].name;
+    bool keep[64];
+    int kept = 0;
+    for (int f = 0; f < n && f < 64; f++) {
+        keep[f] = !fields[f].optional;
+        for (int k = 0; k < rows && !keep[f]; k++) keep[f] = value_of(&fields[f], k, r, runs).kind != QKV_REPORT_MISSING;
+        kept += keep[f];
+    }
+    if (n > 64 || qkv__report_records_alloc(rec, rows, kept)) return -1;
+    for (int f = 0, c = 0; f < n; f++)
+        if (keep[f]) rec->fields[c++] = fields[f].name;
     for (int k = 0; k < rows; k++)
-        for (int f = 0; f < n; f++)
-            rec->v[(size_t)k * n + f] = value(&fields[f], runs ? (const void *)&runs[k] : (const void *)&r->v[k], r, k,
-                                             runs ? &runs[k] : NULL);
+        for (int f = 0, c = 0; f < n; f++)
+            if (keep[f]) rec->v[(size_t)k * kept + c++] = value_of(&fields[f], k, r, runs);
     return 0;
 }
 

@@ -22,6 +22,8 @@ static const char DIAG_INTRO[] =
     "Averaged over layers, heads, seeds and the query rows of the evaluation examples that attend somewhere.";
 static const char *const DIAG_NOTES[] = {
     "diagonal share: the mean attention weight a query puts on its own position",
+    "previous-position share: the mean weight a query puts on the position just before its own (a previous-token "
+    "head's mark)",
     "first-position share: the mean weight on the first position (an attention sink)",
     "entropy: the mean entropy of a query's attention weights in nats (low = focused)",
     "uniform causal entropy: the same for uniform attention over the visible positions, for scale",
@@ -31,6 +33,11 @@ static const char *const DIAG_NOTES[] = {
     "negative eigenvalue share: the share of M_s's eigenvalue mass that is negative (0 for a tied Q = K, whose M "
     "is positive semi-definite)",
 };
+static const char DIAG_START_NOTE[] =
+    "start \xe2\x86\x92 end (change): the value at step 0, of the initialised model before its first update (as "
+    "each run recorded it), then at the end of training, and the difference; a default-initialised W_q, W_k starts "
+    "near score symmetry 0 and negative eigenvalue share 0.5 (docs/ablate.md), so what moved from there is what "
+    "training did";
 static const char CURVES_NOTE[] =
     "Lines: the mean over the finished runs at each evaluated step; bands: the minimum and maximum over seeds.";
 static const char HEAT_NOTE_FMT[] =
@@ -329,7 +336,19 @@ static void diagnostics(qkv_report_doc *doc, const qkv_report *p) {
                             "them.", p->r->unobserved, p->r->unobserved == 1 ? "" : "s",
                             p->r->unobserved == 1 ? "it" : "them");
     qkv__report_doc_table(doc, &p->tables.diag);
-    qkv__report_doc_list(doc, DIAG_NOTES, (int)(sizeof DIAG_NOTES / sizeof DIAG_NOTES[0]));
+    /* the notes of the columns there are (the previous-position share: where runs recorded it) */
+    enum { NOTES = sizeof DIAG_NOTES / sizeof DIAG_NOTES[0] };
+    const char *notes[NOTES + 1];
+    int n = 0;
+    bool prev = qkv__report_has_prev_share(p->r), start = qkv__report_has_start(p->r);
+    for (int k = 0; k < NOTES; k++)
+        if (k != 1 || prev) notes[n++] = DIAG_NOTES[k];
+    if (start) notes[n++] = DIAG_START_NOTE;
+    qkv__report_doc_list(doc, notes, n);
+    if (start && p->r->unobserved_start > 0)
+        qkv__report_doc_note(doc, "%d finished run%s recorded no diagnostics at step 0 (made by an older qkv): start "
+                             "not recorded; the start values are over the other runs, and a variant with none shows "
+                             "its end alone.", p->r->unobserved_start, p->r->unobserved_start == 1 ? "" : "s");
 }
 
 /* results.md: the title and the tables, for a quick look (and the terminal) */

@@ -123,6 +123,33 @@ static void cell_loss_ci(char *dst, size_t n, const qkv_ablate_results *r, int i
     snprintf(dst, n, "%s [%s, %s]", a, lo, hi);
 }
 
+/* a diagnostic at the end of training with d decimals, or where the variant recorded its start
+ * "start → end (change)" */
+static void fmt_from_start(char *dst, size_t n, double start, double end, int d) {
+    char a[32], b[32];
+    fmt_fixed(b, sizeof b, end, d);
+    if (!isfinite(start) || !isfinite(end)) {
+        snprintf(dst, n, "%s", b);
+        return;
+    }
+    fmt_fixed(a, sizeof a, start, d);
+    double scale = pow(10, d), change = round((end - start) * scale) / scale;
+    snprintf(dst, n, "%s \xe2\x86\x92 %s (%+.*f)", a, b, d, change == 0 ? 0.0 : change); /* no -0.00 */
+}
+
+static void cell_diag_share(char *dst, size_t n, const qkv_ablate_results *r, int i) {
+    fmt_from_start(dst, n, r->v[i].diag_start.diag_share, r->v[i].diag.diag_share, 3);
+}
+static void cell_prev_share(char *dst, size_t n, const qkv_ablate_results *r, int i) {
+    fmt_from_start(dst, n, r->v[i].diag_start.prev_share, r->v[i].diag.prev_share, 3);
+}
+static void cell_symmetry(char *dst, size_t n, const qkv_ablate_results *r, int i) {
+    fmt_from_start(dst, n, r->v[i].diag_start.symmetry, r->v[i].diag.symmetry, 2);
+}
+static void cell_negative(char *dst, size_t n, const qkv_ablate_results *r, int i) {
+    fmt_from_start(dst, n, r->v[i].diag_start.negative_mass, r->v[i].diag.negative_mass, 2);
+}
+
 /* the variant's overrides */
 static void cell_sets(char *dst, size_t n, const qkv_ablate_results *r, int i) {
     snprintf(dst, n, "%s", r->v[i].sets[0] ? r->v[i].sets : "(none)");
@@ -179,21 +206,27 @@ int qkv__report_tables(qkv_report_tables *t, const qkv_ablate_results *r, const 
     int nr = 0;
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         if (all[k].cell != cell_lr || cfg->n_lrs) results[nr++] = all[k];
-    const column diag[] = {
+    const column diag_all[] = {
         {"variant", false, false, cell_name, 0, 0},
-        NUMBER("diagonal share", true, diag.diag_share, 3),
+        {"diagonal share", true, true, cell_diag_share, 0, 0},
+        {"previous-position share", true, true, cell_prev_share, 0, 0},
         NUMBER("first-position share", true, diag.first_share, 3),
         NUMBER("entropy (nats)", true, diag.entropy, 3),
         NUMBER("uniform causal entropy (nats)", true, diag.entropy_uniform, 3),
-        NUMBER("score symmetry", true, diag.symmetry, 2),
-        NUMBER("negative eigenvalue share", true, diag.negative_mass, 2),
+        {"score symmetry", true, true, cell_symmetry, 0, 0},
+        {"negative eigenvalue share", true, true, cell_negative, 0, 0},
     };
+    /* the previous-position share only where a run recorded it (runs of an older qkv did not) */
+    column diag[sizeof diag_all / sizeof diag_all[0]];
+    int nd = 0;
+    for (size_t k = 0; k < sizeof diag_all / sizeof diag_all[0]; k++)
+        if (diag_all[k].cell != cell_prev_share || qkv__report_has_prev_share(r)) diag[nd++] = diag_all[k];
     const column variants[] = {
         {"variant", false, false, cell_name, 0, 0},
         {"overrides (after the common ones)", false, false, cell_sets, 0, 0},
     };
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
-    return table(&t->results, r, results, nr) || table(&t->diag, r, diag, N(diag)) ||
+    return table(&t->results, r, results, nr) || table(&t->diag, r, diag, nd) ||
                    table(&t->variants, r, variants, N(variants))
                ? -1 : 0;
 #undef N

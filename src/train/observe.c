@@ -1,6 +1,7 @@
 /* What a finished run saw (observe.h): where its trained heads look (own position, first
- * position), how spread out they are (entropy), the weights of one fixed evaluation example, and
- * for the text task a sample, written beside its model for the reports. */
+ * position, the one before), how spread out they are (entropy), the shape of their score
+ * matrices, the weights of one fixed evaluation example, and for the text task a sample,
+ * written beside its model for the reports; and the same of the model it started from. */
 #include "train/observe.h"
 #include "io/safetensors.h"
 #include "io/strbuf.h"
@@ -154,8 +155,8 @@ static qkv_tensor view(qkv_dtype dt, int ndim, const int64_t *shape, void *data)
     return t;
 }
 
-/* o into DIR/observed.safetensors */
-static int write_observed(const char *dir, const qkv_observed *o, char *err, int errlen) {
+/* o into DIR/file */
+static int write_observed(const char *dir, const char *file, const qkv_observed *o, char *err, int errlen) {
     int64_t nlh[2] = {o->layers, o->heads};
     double sums[SUM_COUNT] = {o->sums.diag, o->sums.first, o->sums.entropy, o->sums.entropy_uniform,
                               (double)o->sums.rows};
@@ -164,38 +165,41 @@ static int write_observed(const char *dir, const qkv_observed *o, char *err, int
                tk = view(QKV_I32, 1, &nt, o->tokens), tg = view(QKV_I32, 1, &nt, o->targets),
                tx = view(QKV_I32, 1, &nsample, o->sample);
     qkv_tensor tsym = view(QKV_F64, 2, nlh, o->symmetry), tneg = view(QKV_F64, 2, nlh, o->negative_mass),
-               tdiag = view(QKV_F64, 2, nlh, o->diag_share);
-    qkv_st_item items[8] = {{"diag.sums", &ts}, {"example.attention", &tw}, {"example.tokens", &tk},
+               tdiag = view(QKV_F64, 2, nlh, o->diag_share), tprev = view(QKV_F64, 2, nlh, o->prev_share);
+    qkv_st_item items[9] = {{"diag.sums", &ts}, {"example.attention", &tw}, {"example.tokens", &tk},
                             {"example.targets", &tg}, {"score.symmetry", &tsym}, {"score.negative_mass", &tneg},
-                            {"score.diag_share", &tdiag}, {"sample.tokens", &tx}};
+                            {"score.diag_share", &tdiag}, {"score.prev_share", &tprev}, {"sample.tokens", &tx}};
     char step[32], example[32];
     snprintf(step, sizeof step, "%lld", o->step);
     snprintf(example, sizeof example, "%d", o->example);
     const char *meta[4] = {"qkv_step", step, "qkv_example", example};
-    char *path = qkv__pathf("%s/" QKV_RUN_OBSERVED, dir);
+    char *path = qkv__pathf("%s/%s", dir, file);
     if (!path) {
         snprintf(err, (size_t)errlen, "out of memory");
         return -1;
     }
-    int rc = qkv_st_write(path, items, o->sample ? 8 : 7, meta, 2, err, (size_t)errlen);
+    int rc = qkv_st_write(path, items, o->sample ? 9 : 8, meta, 2, err, (size_t)errlen);
     free(path);
     return rc;
 }
 
-int qkv__run_observation(const qkv_config *cfg, const char *dir, int example, long long step, qkv_observed *o,
-                         char *err, int errlen) {
+/* cfg's model observed into o: the trained one of DIR/model.safetensors (with the text task's
+ * sample), or (!trained) the one qkv train starts from, initialised from train.seed */
+static int observation(const qkv_config *cfg, const char *dir, bool trained, int example, long long step,
+                       qkv_observed *o, char *err, int errlen) {
     *o = (qkv_observed){.step = step, .example = example < 0 ? 0 : example};
     qkv_task task;
     if (qkv_task_open(&task, &cfg->task, (uint64_t)cfg->train.seed, err, errlen)) return -1;
     qkv_model_config mc = cfg->model;
     qkv_model *m = NULL;
-    char *path = qkv__pathf("%s/" QKV_RUN_MODEL, dir);
+    char *path = trained ? qkv__pathf("%s/" QKV_RUN_MODEL, dir) : NULL;
+    uint64_t seed = trained ? 0 : (uint64_t)cfg->train.seed; /* as qkv train's (a trained one is loaded over it) */
     int rc = -1;
-    if (!path) snprintf(err, (size_t)errlen, "out of memory");
-    if (!path || qkv_task_fit_model(&task, &mc, err, errlen) || !(m = qkv_model_new(&mc, QKV_F32, 0, err, errlen)) ||
-        qkv_load_model(m, path, err, errlen) || attention(m, &task, mc.layers, mc.heads, o, err, errlen) ||
-        scores(m, mc.layers, mc.heads, o, err, errlen) ||
-        (cfg->task.kind == QKV_TASK_TEXT && sample(m, o, err, errlen)))
+    if (trained && !path) snprintf(err, (size_t)errlen, "out of memory");
+    if ((trained && !path) || qkv_task_fit_model(&task, &mc, err, errlen) ||
+        !(m = qkv_model_new(&mc, QKV_F32, seed, err, errlen)) || (trained && qkv_load_model(m, path, err, errlen)) ||
+        attention(m, &task, mc.layers, mc.heads, o, err, errlen) || scores(m, mc.layers, mc.heads, o, err, errlen) ||
+        (trained && cfg->task.kind == QKV_TASK_TEXT && sample(m, o, err, errlen)))
         goto done;
     rc = 0;
 done:
@@ -206,10 +210,23 @@ done:
     return rc;
 }
 
+int qkv__run_observation(const qkv_config *cfg, const char *dir, int example, long long step, qkv_observed *o,
+                         char *err, int errlen) {
+    return observation(cfg, dir, true, example, step, o, err, errlen);
+}
+
 int qkv__run_observe(const qkv_config *cfg, const char *dir, int example, long long step, char *err, int errlen) {
     qkv_observed o;
-    if (qkv__run_observation(cfg, dir, example, step, &o, err, errlen)) return -1;
-    int rc = write_observed(dir, &o, err, errlen);
+    if (observation(cfg, dir, true, example, step, &o, err, errlen)) return -1;
+    int rc = write_observed(dir, QKV_RUN_OBSERVED, &o, err, errlen);
+    qkv__observed_free(&o);
+    return rc;
+}
+
+int qkv__run_observe_start(const qkv_config *cfg, const char *dir, int example, char *err, int errlen) {
+    qkv_observed o;
+    if (observation(cfg, dir, false, example, 0, &o, err, errlen)) return -1;
+    int rc = write_observed(dir, QKV_RUN_OBSERVED_START, &o, err, errlen);
     qkv__observed_free(&o);
     return rc;
 }
@@ -234,9 +251,10 @@ static void *take(const qkv_safetensors *st, const char *name, qkv_dtype dt, int
     return p;
 }
 
-int qkv__run_observed(const char *dir, qkv_observed *o, char *err, int errlen) {
+/* DIR/file, a record of write_observed's, into *o: 1 when there is none, 0, or -1 with err */
+static int read_observed(const char *dir, const char *file, qkv_observed *o, char *err, int errlen) {
     memset(o, 0, sizeof *o);
-    char *path = qkv__pathf("%s/" QKV_RUN_OBSERVED, dir);
+    char *path = qkv__pathf("%s/%s", dir, file);
     if (!path) {
         snprintf(err, (size_t)errlen, "out of memory");
         return -1;
@@ -268,6 +286,13 @@ int qkv__run_observed(const char *dir, qkv_observed *o, char *err, int errlen) {
         free(o->symmetry); free(o->negative_mass); free(o->diag_share);
         o->symmetry = o->negative_mass = o->diag_share = NULL;
     }
+    int64_t n4[2];
+    if (scored && qkv_st_find(st, "score.prev_share")) /* a later addition: absent from older records */
+        o->prev_share = take(st, "score.prev_share", QKV_F64, 2, n4, sizeof(double));
+    if (o->prev_share && (n4[0] != nw[0] || n4[1] != nw[1])) {
+        free(o->prev_share);
+        o->prev_share = NULL;
+    }
     bool has_sample = qkv_st_find(st, "sample.tokens") != NULL;
     if (has_sample) o->sample = take(st, "sample.tokens", QKV_I32, 1, nx, sizeof(int32_t));
     const char *step = qkv_st_meta(st, "qkv_step"), *example = qkv_st_meta(st, "qkv_example");
@@ -293,6 +318,14 @@ int qkv__run_observed(const char *dir, qkv_observed *o, char *err, int errlen) {
     free(sums);
     qkv_st_free(st);
     return ok ? 0 : -1;
+}
+
+int qkv__run_observed(const char *dir, qkv_observed *o, char *err, int errlen) {
+    return read_observed(dir, QKV_RUN_OBSERVED, o, err, errlen);
+}
+
+int qkv__run_observed_start(const char *dir, qkv_observed *o, char *err, int errlen) {
+    return read_observed(dir, QKV_RUN_OBSERVED_START, o, err, errlen);
 }
 
 void qkv__observed_free(qkv_observed *o) {

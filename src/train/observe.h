@@ -2,7 +2,9 @@
  * report reads it instead of building the model again: the attention of its model on the
  * evaluation examples (the sums behind the diagnostics, and the weights of one fixed example),
  * and, for the text task, a sample. A run writes it at the end of every session that finishes
- * (an extension rewrites it); qkv ablate --refresh writes it for runs made before it existed. */
+ * (an extension rewrites it); qkv ablate --refresh writes it for runs made before it existed.
+ * A fresh run also records the same of its model at step 0, before the first update
+ * (QKV_RUN_OBSERVED_START, no sample), so that a diagnostic can be set against its start. */
 #ifndef QKV_TRAIN_OBSERVE_H
 #define QKV_TRAIN_OBSERVE_H
 
@@ -41,8 +43,7 @@ typedef struct qkv_observed {
      * of a qkv before them */
     double *symmetry, *negative_mass, *diag_share;
     /* per layer and head: the weight its queries put on the position just before their own (a
-     * previous-token head's mark); computed by qkv__run_observation (qkv inspect), not recorded:
-     * NULL when read from DIR/observed.safetensors */
+     * previous-token head's mark); NULL in a record of a qkv before it */
     double *prev_share;
 } qkv_observed;
 
@@ -52,9 +53,15 @@ typedef struct qkv_observed {
  * step, and the score diagnostics of every layer and head. 0, or -1 with one line in err */
 QKV_INTERNAL int qkv__run_observe(const qkv_config *cfg, const char *dir, int example, long long step, char *err,
                                   int errlen);
+/* The same of the model a run starts from (cfg's, initialised from train.seed as qkv train does,
+ * before any update) into DIR/observed-start.safetensors: step 0, no sample. Nothing else is
+ * touched (the trainer's model and data stream are its own). 0, or -1 with one line in err */
+QKV_INTERNAL int qkv__run_observe_start(const qkv_config *cfg, const char *dir, int example, char *err, int errlen);
 /* DIR/observed.safetensors into *o (its arrays malloc'd: qkv__observed_free). 1 when the run has
  * none (a run of a qkv before it), 0 when read, -1 with one line in err when it is damaged */
 QKV_INTERNAL int qkv__run_observed(const char *dir, qkv_observed *o, char *err, int errlen);
+/* DIR/observed-start.safetensors, the same way (1: the run recorded no start) */
+QKV_INTERNAL int qkv__run_observed_start(const char *dir, qkv_observed *o, char *err, int errlen);
 QKV_INTERNAL void qkv__observed_free(qkv_observed *o);
 /* What qkv__run_observe records, computed into *o and not written (qkv inspect): 0, or -1 */
 QKV_INTERNAL int qkv__run_observation(const qkv_config *cfg, const char *dir, int example, long long step,

@@ -334,6 +334,13 @@ int qkv__run_setup(qkv__run *r, char *err, int errlen) {
         snprintf(err, (size_t)errlen, "%s: cannot append: %s", qkv__shown(path).s, strerror(errno));
         return -1;
     }
+    /* a fresh run records its diagnostics at step 0 too (train/observe.h: a model of its own, built
+     * as r->model was; neither r->model nor the data stream is touched). Without them a report
+     * shows the end alone, as it does for a run of an older qkv */
+    char e[512];
+    if (!r->opt->resume && qkv__run_observe_start(c, r->opt->out_dir, r->opt->example, e, sizeof e))
+        fprintf(stderr, "qkv train: %s: its attention diagnostics at step 0 were not recorded (%s)\n",
+                qkv__shown(r->opt->out_dir).s, e);
     return 0;
 }
 

@@ -18,6 +18,8 @@
  *                           was computed with (tensor/buildinfo.h; summaries of older runs
  *                           lack it, and readers need none of it) (its presence = done)
  *   train.log               the run's stderr when qkv ablate started it
+ *   observed.safetensors    what reports show of the final model (train/observe.h)
+ *   observed-start.safetensors  the same of the model at step 0, written as a fresh run starts
  *
  * Every file but the two logs is replaced atomically (src/io/fileio.h), so a reader sees a
  * whole old file or a whole new one. */
@@ -31,5 +33,6 @@
 #define QKV_RUN_SUMMARY "summary.json"
 #define QKV_RUN_LOG "train.log"
 #define QKV_RUN_OBSERVED "observed.safetensors"
+#define QKV_RUN_OBSERVED_START "observed-start.safetensors"
 
 #endif
