@@ -2,6 +2,7 @@
  * symmetric part's eigenvalues, on hand-built matrices with known answers. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,12 +189,40 @@ START_TEST(score_matrix_is_the_modules) {
 }
 END_TEST
 
+/* qkv inspect of a run with qk_tied and a signed diagonal: every head's score is symmetric (1) with
+ * a negative share above 0, at the start and at the end */
+START_TEST(score_inspect_signed_tied_run) {
+    char dir[256], out[16384];
+    qkv_test_mkdtemp(dir, sizeof dir, "score");
+    qkv_test_put(dir, "c.json",
+                 "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 2, \"d_ff\": 32,\n"
+                 "  \"attention\": {\"qkv\": \"qk_tied\", \"qk_diag\": \"alternating\"}},\n"
+                 " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
+                 " \"train\": {\"steps\": 20, \"batch\": 8, \"eval_every\": 20, \"eval_examples\": 32}}\n");
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "cd %s && %s train c.json --out r --quiet && %s inspect r", dir,
+                                 qkv_test_bin(), qkv_test_bin()), 0);
+    int heads = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        int layer, head;
+        double v[8];
+        if (sscanf(line, "%d %d %lf %lf %lf %lf %lf %lf %lf %lf", &layer, &head, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                   &v[6], &v[7]) != 10)
+            continue;
+        heads++; /* symmetry start, end, change; negative start, end, change; ... */
+        ck_assert_msg(v[0] == 1 && v[1] == 1 && v[3] > 0.05 && v[4] > 0.05, "%s", line);
+    }
+    ck_assert_int_eq(heads, 4);
+    qkv_test_rmtree(dir);
+}
+END_TEST
+
 Suite *score_suite(void) {
     Suite *s = suite_create("score");
     TCase *tc = tcase_create("stats");
     tcase_add_test(tc, score_symmetric_antisymmetric_identity);
     tcase_add_test(tc, score_tied_general_and_mixed);
     tcase_add_test(tc, score_matrix_is_the_modules);
+    tcase_add_test(tc, score_inspect_signed_tied_run);
     suite_add_tcase(s, tc);
     return s;
 }
