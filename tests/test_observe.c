@@ -9,11 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "suites.h"
 #include "testutil.h"
 #include "config/config.h"
+#include "nn/model.h"
+#include "nn/model_file.h"
 #include "train/observe.h"
 
 static char TMP[256];
@@ -72,7 +75,18 @@ START_TEST(test_runs_record_and_report_reads) {
     /* qkv inspect prints them per layer and head, writing nothing */
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "cd %s && %s inspect s/runs/qk_tied/seed0", TMP, q), 0);
     ck_assert_msg(strstr(out, "s/runs/qk_tied/seed0: qkv qk_tied, 2 layers x 2 heads\n") &&
-                  strstr(out, "    1     1     1.000     0.000"), "%s", out);
+                  strstr(out, "    1     1    1.000   1.000  +0.000    0.000   0.000  +0.000"), "%s", out);
+    /* and the report sets each variant's diagnostics against their start: a tied Q = K starts
+     * symmetric, full starts near 0 */
+    ck_assert_msg(strstr(qk, "\"start_score_symmetry\":\t1,") || strstr(qk, "\"start_score_symmetry\":\t0.99999"),
+                  "%s", qk);
+    double full_start = qkv_test_json_num(strstr(before, "\"name\":\t\"full\""), "start_score_symmetry");
+    ck_assert_msg(fabs(full_start) < 0.3 && full_start != full_sym, "full's symmetry at the start %g", full_start);
+    char *md = get("s/results.md");
+    ck_assert_msg(strstr(md, "| qk_tied | 0.") && strstr(md, " | 1.00 \xe2\x86\x92 1.00 (+0.00) | 0.00 \xe2\x86\x92 "
+                                                            "0.00 (+0.00) |\n"), "%s", md);
+    ck_assert_ptr_nonnull(strstr(md, "- start \xe2\x86\x92 end (change): the value at step 0"));
+    free(md);
     /* a sweep whose runs recorded nothing (an older qkv): said per run, marked in the report */
     for (size_t i = 0; i < g.gl_pathc; i++) {
         char p[900];
@@ -85,7 +99,7 @@ START_TEST(test_runs_record_and_report_reads) {
     ck_assert_msg(strstr(out, "qkv ablate: no attention diagnostics of full/seed0 (a run of an older qkv: it recorded "
                               "none); qkv ablate CONFIG --out DIR --refresh records them"), "%s", out);
     ck_assert_msg(strstr(out, "qkv ablate: 4 runs have no recorded attention diagnostics"), "%s", out);
-    char *md = get("s/report.md");
+    md = get("s/report.md");
     ck_assert_ptr_nonnull(strstr(md, "4 finished runs recorded no attention diagnostics (made by an older qkv)"));
     free(md);
     char *without = untimed("s/results.json");
@@ -103,6 +117,30 @@ START_TEST(test_runs_record_and_report_reads) {
     md = get("s/report.md");
     ck_assert_ptr_null(strstr(md, "recorded no attention diagnostics"));
     free(md);
+    /* runs without a record of their start (an older qkv's): the others' start is shown, and said */
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "cd %s && rm s/runs/full/seed1/observed-start.safetensors && "
+                                 "%s ablate abl.json --out s --report >/dev/null 2>&1", TMP, q), 0);
+    md = get("s/report.md");
+    ck_assert_ptr_nonnull(strstr(md, "1 finished run recorded no diagnostics at step 0 (made by an older qkv): "
+                                     "start not recorded"));
+    ck_assert_ptr_nonnull(strstr(md, " \xe2\x86\x92 "));
+    free(md);
+    /* none: the report and results are as a qkv before the start made them, and qkv inspect says so */
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "cd %s && rm s/runs/*/seed*/observed-start.safetensors; "
+                                 "%s ablate abl.json --out s --report >/dev/null 2>&1", TMP, q), 0);
+    md = get("s/report.md");
+    char *json = get("s/results.json");
+    ck_assert_ptr_null(strstr(md, " \xe2\x86\x92 "));
+    ck_assert_ptr_null(strstr(md, "step 0"));
+    ck_assert_ptr_null(strstr(json, "\"start_"));
+    ck_assert_ptr_nonnull(strstr(json, "\"prev_share\"")); /* the end's is recorded still */
+    free(md);
+    free(json);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "cd %s && %s inspect s/runs/qk_tied/seed0", TMP, q), 0);
+    ck_assert_msg(strstr(out, "layer  head  symmetry  negative  diagonal  previous\n") &&
+                  strstr(out, "    1     1     1.000     0.000") &&
+                  strstr(out, "\nstart not recorded (a run of an older qkv): the trained model's values only\n"), "%s",
+                  out);
 }
 END_TEST
 
@@ -139,15 +177,75 @@ START_TEST(test_previous_share_is_the_weight_one_back) {
             ck_assert_msg(fabs(got - want) < 1e-6 && got > 0 && got < 1, "layer %d head %d: %g, expected %g", l, h, got,
                           want);
         }
+    /* the run recorded the same */
+    qkv_observed rec;
+    ck_assert_int_eq(qkv__run_observed(dir, &rec, err, sizeof err), 0);
+    ck_assert(rec.prev_share && !memcmp(rec.prev_share, o.prev_share, (size_t)o.layers * o.heads * sizeof(double)));
+    qkv__observed_free(&rec);
     qkv__observed_free(&o);
     ck_assert_ptr_null(o.prev_share);
-    /* a record read back has none (it is not written) */
-    ck_assert_int_eq(qkv__run_observed(dir, &o, err, sizeof err), 0);
-    ck_assert_ptr_null(o.prev_share);
-    qkv__observed_free(&o);
-    /* and qkv inspect prints it per head */
+    /* and qkv inspect prints it per head, at step 0 and at the end */
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "cd %s && %s inspect r", TMP, qkv_test_bin()), 0);
-    ck_assert_msg(strstr(out, "layer  head  symmetry  negative  diagonal  previous\n"), "%s", out);
+    ck_assert_msg(strstr(out, "               symmetry                 negative                 diagonal          "
+                              "       previous\nlayer  head    start     end  change    start     end  change    start"
+                              "     end  change    start     end  change\n"), "%s", out);
+}
+END_TEST
+
+/* the score diagnostics of a and b, layer by layer and head by head: equal bit for bit, but for
+ * the negative eigenvalue share, which LAPACK's symmetric eigensolver gives to within a few units
+ * in the last place (its result depends on where the matrix lies in memory) */
+static bool same_scores(const qkv_observed *a, const qkv_observed *b) {
+    size_t n = (size_t)a->layers * a->heads;
+    bool same = a->layers == b->layers && a->heads == b->heads && a->symmetry && b->symmetry && a->prev_share &&
+                b->prev_share && !memcmp(a->symmetry, b->symmetry, n * sizeof(double)) &&
+                !memcmp(a->diag_share, b->diag_share, n * sizeof(double)) &&
+                !memcmp(a->prev_share, b->prev_share, n * sizeof(double));
+    for (size_t i = 0; same && i < n; i++) same = fabs(a->negative_mass[i] - b->negative_mass[i]) <= 1e-14;
+    return same;
+}
+
+/* A fresh run records its diagnostics at step 0 too (observed-start.safetensors): those of the
+ * model its seed initialises, before any update. Recomputed here from such a model, built by the
+ * test, saved and observed as a trained model is (at one thread both); the end's record differs
+ * (training moved it). */
+START_TEST(test_start_is_the_fresh_model_of_the_seed) {
+    put("base.json", BASE);
+    char out[16384], dir[400], fresh[400], path[500], err[512];
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "cd %s && %s train base.json --set train.steps=5 --set "
+                                 "train.seed=7 --out r --threads 1 --quiet", TMP, qkv_test_bin()), 0);
+    snprintf(dir, sizeof dir, "%s/r", TMP);
+    snprintf(path, sizeof path, "%s/r/config.json", TMP);
+    qkv_config cfg;
+    ck_assert_msg(qkv_config_load(&cfg, path, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(cfg.train.seed, 7);
+    qkv_observed start, end, again;
+    ck_assert_msg(qkv__run_observed_start(dir, &start, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv__run_observed(dir, &end, err, sizeof err) == 0, "%s", err);
+    ck_assert(start.step == 0 && end.step == 5 && !start.sample && start.sums.rows > 0);
+    /* the seed's model, observed as a run's */
+    snprintf(fresh, sizeof fresh, "%s/fresh", TMP);
+    ck_assert_int_eq(mkdir(fresh, 0755), 0);
+    qkv_model *m = qkv_model_new(&cfg.model, QKV_F32, (uint64_t)cfg.train.seed, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    snprintf(path, sizeof path, "%s/model.safetensors", fresh);
+    ck_assert_msg(qkv_save_model(m, path, "{}", 0, err, sizeof err) == 0, "%s", err);
+    qkv_model_free(m);
+    ck_assert_msg(qkv__run_observation(&cfg, fresh, 0, 0, &again, err, sizeof err) == 0, "%s", err);
+    ck_assert(same_scores(&start, &again));
+    ck_assert(start.sums.diag == again.sums.diag && start.sums.first == again.sums.first &&
+              start.sums.entropy == again.sums.entropy && start.sums.rows == again.sums.rows);
+    ck_assert(start.T == again.T && !memcmp(start.w, again.w, (size_t)start.layers * start.heads * start.T * start.T *
+                                                                 sizeof(float)));
+    ck_assert(!same_scores(&start, &end) && start.sums.diag != end.sums.diag);
+    qkv__observed_free(&start);
+    qkv__observed_free(&end);
+    qkv__observed_free(&again);
+    /* --resume keeps the start: it is the run's, not the session's */
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "cd %s && cp r/observed-start.safetensors kept && sed -i "
+                                 "'s/\"steps\":\t5,/\"steps\":\t8,/' r/config.json && %s train --resume r --quiet && "
+                                 "grep -q '\"steps\":8' r/summary.json && cmp kept r/observed-start.safetensors",
+                                 TMP, qkv_test_bin()), 0);
 }
 END_TEST
 
@@ -158,6 +256,7 @@ Suite *observe_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_runs_record_and_report_reads);
     tcase_add_test(tc, test_previous_share_is_the_weight_one_back);
+    tcase_add_test(tc, test_start_is_the_fresh_model_of_the_seed);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -410,6 +410,14 @@ static void set_delta(qkv_variant_result *v, int pairs, double d, double lo, dou
     v->significant = holm <= 0.05;
 }
 
+/* what runs of a qkv before them did not record: the previous-position share and every diagnostic
+ * at step 0 (NaN) */
+static void no_start(qkv_variant_result *v) {
+    v->diag.prev_share = NAN;
+    v->diag_start = (qkv_attn_diag){.diag_share = NAN, .first_share = NAN, .entropy = NAN, .entropy_uniform = NAN,
+                                    .symmetry = NAN, .negative_mass = NAN, .prev_share = NAN};
+}
+
 static const char *const NAMES[NV] = {"full", "shared", WEIRD};
 
 /* the config, the variants' fixed facts (parameters, overrides, diagnostics, heatmaps) and the
@@ -476,6 +484,7 @@ static fixture *fixture_base(int ns, bool grid) {
         v->diag.entropy_uniform = 1.7;
         v->diag.symmetry = i == 1 ? 1 : 0.25 * i - 0.125; /* shared: a tied Q = K is symmetric */
         v->diag.negative_mass = i == 1 ? 0 : i == 2 ? NAN : 0.5;
+        no_start(v);
         if (i != 1)   /* no heatmap for "shared" */
             v->heat = (qkv_heatmap){2, 2, 5, &f->w[0][0][0][0], f->tokens, f->targets};
     }
@@ -1265,7 +1274,9 @@ START_TEST(report_one_variant_one_seed_all_failed) {
     set_loss(v, NAN, 0, NAN, NAN);
     set_verdicts(v, 0, 0, 0, -1, 0, 0, "1/1 failed");
     v->seconds = NAN;
-    v->diag = (qkv_attn_diag){NAN, NAN, NAN, NAN, NAN, NAN, NULL, 0, 0};
+    v->diag = (qkv_attn_diag){.diag_share = NAN, .first_share = NAN, .entropy = NAN, .entropy_uniform = NAN,
+                              .symmetry = NAN, .negative_mass = NAN};
+    no_start(v);
     v->heat = (qkv_heatmap){0};
     f->cfg.title[0] = 0;
     f->r.base_config_json = NULL;
@@ -1392,6 +1403,7 @@ START_TEST(report_twelve_variants_long_names) {
         else set_delta(&v[i], 1, acc[i] - acc[0], acc[i] - acc[0], acc[i] - acc[0], 1, 1);
         v[i].seconds = 1;
         v[i].diag.entropy = 2.0;
+        no_start(&v[i]);
         v[i].heat = (qkv_heatmap){1, 2, T, w, tok, NULL};
     }
     qkv_ablate_results r = {.cfg = &cfg, .v = v, .runs = runs, .all_runs = runs, .n_lrs = 1,
@@ -1815,6 +1827,71 @@ START_TEST(report_committed_results_read_back) {
 }
 END_TEST
 
+/* diagnostics set against their start (train/observe.h): the diagnostics table shows "start -> end
+ * (change)" where a variant's runs recorded their start and its end alone where not, beside a
+ * previous-position column and a note; results.csv and results.json carry them, and read back they
+ * render alike */
+START_TEST(report_diagnostics_from_their_start) {
+    fixture *f = fixture_new(false);
+    qkv_variant_result *full = &f->v[0], *shared = &f->v[1];
+    full->diag.prev_share = 0.2;
+    full->diag_start.diag_share = 0.15;
+    full->diag_start.prev_share = 0.12;
+    full->diag_start.symmetry = 0.0212;
+    full->diag_start.negative_mass = 0.48;
+    shared->diag.prev_share = 0.1;
+    shared->diag_start.diag_share = 0.25;
+    shared->diag_start.symmetry = 1;
+    shared->diag_start.negative_mass = 0;
+    char *dir = write_report(f);
+    char *md = read_in(dir, "results.md"), *csv = read_in(dir, "results.csv"), *json = read_in(dir, "results.json");
+    ck_assert_ptr_nonnull(strstr(md, "## Attention"));
+    ck_assert_msg(strstr(md, "| variant | diagonal share | previous-position share | first-position share |"), "%s", strstr(md, "## Attention"));
+    ck_assert_msg(strstr(md, "| full | 0.150 \xe2\x86\x92 0.100 (-0.050) | 0.120 \xe2\x86\x92 0.200 (+0.080) | "
+                             "0.050 |"), "%s", strstr(md, "## Attention"));
+    ck_assert_msg(strstr(md, " | 0.02 \xe2\x86\x92 -0.12 (-0.15) | 0.48 \xe2\x86\x92 0.50 (+0.02) |\n"), "%s", strstr(md, "## Attention"));
+    ck_assert_msg(strstr(md, "| shared | 0.250 \xe2\x86\x92 0.200 (-0.050) | 0.100 | "), "%s", strstr(md, "## Attention"));
+    ck_assert_msg(strstr(md, " | 1.00 \xe2\x86\x92 1.00 (+0.00) | 0.00 \xe2\x86\x92 0.00 (+0.00) |\n"), "%s", strstr(md, "## Attention"));
+    ck_assert_msg(strstr(md, "| a&amp;b&lt;c | 0.300 | " EM " | 0.150 | " EM " | 1.700 | 0.38 | " EM " |\n"), "%s", strstr(md, "## Attention"));
+    ck_assert_ptr_nonnull(strstr(md, "- previous-position share: the mean weight a query puts on the position just "
+                                     "before its own"));
+    ck_assert_ptr_nonnull(strstr(md, "- start \xe2\x86\x92 end (change): the value at step 0, of the initialised "
+                                     "model before its first update"));
+    ck_assert_msg(strstr(csv, ",score_symmetry,score_negative_share,prev_share,start_diag_share,start_prev_share,"
+                              "start_score_symmetry,start_score_negative_share\n"), "%.300s", strchr(csv, '\n') - 300);
+    cJSON *root = cJSON_Parse(json);
+    const cJSON *v = item(root, "variants");
+    ck_assert(number(cJSON_GetArrayItem(v, 0), "start_diag_share") == 0.15);
+    ck_assert(number(cJSON_GetArrayItem(v, 0), "start_score_negative_share") == 0.48);
+    ck_assert(number(cJSON_GetArrayItem(v, 1), "start_score_symmetry") == 1);
+    ck_assert(is_null(cJSON_GetArrayItem(v, 1), "start_prev_share") && is_null(cJSON_GetArrayItem(v, 2), "start_diag_share"));
+    cJSON_Delete(root);
+    /* read back, the same files */
+    qkv_ablate_results r;
+    qkv_ablate_config c;
+    char *again = make_tmpdir();
+    ck_assert_msg(qkv__ablate_results_read(&r, &c, dir, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv__report_write(&r, again, NULL, err, sizeof err) == 0, "%s", err);
+    const char *files[] = {"results.json", "results.csv", "results.md"};
+    for (int k = 0; k < 3; k++) {
+        char *a = read_in(dir, files[k]), *b = read_in(again, files[k]);
+        ck_assert_msg(!strcmp(a, b), "%s differs when written from what it was read into:\n%s\n----\n%s", files[k], a, b);
+        free(a);
+        free(b);
+    }
+    qkv__ablate_results_free(&r);
+    qkv_ablate_config_free(&c);
+    free(md);
+    free(csv);
+    free(json);
+    qkv_test_rmtree(dir);
+    qkv_test_rmtree(again);
+    free(dir);
+    free(again);
+    free(f);
+}
+END_TEST
+
 /* sample bytes as text a page shows as it is: UTF-8 kept, everything else U+FFFD */
 START_TEST(report_display_text) {
     static const uint8_t in[] = "a\0b\xff\xc3\xa9\r\t\n\xc0\xaf\xc2\x85\xed\xa0\x80\xf0\x9f\x98\x80\x7f\xe2\x82";
@@ -1886,6 +1963,7 @@ Suite *report_suite(void) {
     tcase_add_test(tc, report_median_with_some_unsolved);
     tcase_add_test(tc, report_unwritable_dir_fails_cleanly);
     tcase_add_test(tc, report_marks_partial_results);
+    tcase_add_test(tc, report_diagnostics_from_their_start);
     tcase_add_test(tc, svg_nice_ticks);
     tcase_add_test(tc, strbuf_and_escape);
     tcase_add_test(tc, svg_curves_edge_cases);
