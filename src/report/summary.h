@@ -9,7 +9,8 @@
  *   summary.c         the ablations' results as the summary's columns
  *   summary_tables.c  the cells' text, the tables and the size plots
  *   summary_write.c   the documents, the CSV, the files
- *   summary_doc.c     the markers in a document: check or update */
+ *   summary_doc.c     the markers in a document: check or update
+ *   doc_values.c      the inline markers: one number of an ablation in a sentence */
 #ifndef QKV_SUMMARY_H
 #define QKV_SUMMARY_H
 
@@ -119,5 +120,8 @@ QKV_INTERNAL int qkv__summary_write(const qkv_summary *s, const char *out_dir, c
  * atomically, and 0 returned), -1 on an error (a malformed marker, unreadable results: err). *blocks
  * gets the number of blocks, *changed how many differed. */
 QKV_INTERNAL int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, char *err, int errlen);
+/* the text of an inline marker <!-- qkv value: DIR VARIANT FIELD --> (doc_values.c: the fields and
+ * their formats): one number of VARIANT in DIR/results.json; NULL with err */
+QKV_INTERNAL char *qkv__doc_value(char *words, char *err, int errlen);
 
 #endif

@@ -7,8 +7,13 @@
  *   <!-- qkv table: FILE[#WHICH] [cols=A,B] -->  a table quoted from a Markdown file (results.md)
  *   <!-- end -->
  *
+ * and inline, inside a line of prose, one number (doc_values.c):
+ *
+ *   <!-- qkv value: DIR VARIANT FIELD -->TEXT<!-- end -->
+ *
  * Paths are relative to the directory qkv runs in (the repository's root). Markers are whole
  * lines; inside fenced code blocks they are text (so documentation can show them). */
+#define _GNU_SOURCE /* memmem */
 #include "report/summary.h"
 
 #include <ctype.h>
@@ -22,6 +27,7 @@
 #define OPEN "<!-- qkv "
 #define CLOSE "-->"
 #define END "<!-- end -->"
+#define VALUE "<!-- qkv value: "
 
 /* ---- lines ------------------------------------------------------------------------------- */
 
@@ -367,15 +373,67 @@ static int first_difference(const char *a, const char *b, int *col, char *exp, c
     }
 }
 
+/* the inline values of line l (number ln) of path: each regenerated, compared (1 with err at the
+ * first that differs, unless update) and its text put in parts (what is before it from *copied on,
+ * then the value; *copied moves past the old value); 0, or -1 with err */
+static int inline_values(const char *path, int ln, const line *l, bool update, qkv_wpart *parts, int *np, char **made,
+                         int *nm, const char **copied, int *blocks, int *changed, char *err, int errlen) {
+    const char *end = l->s + l->len;
+    for (const char *p = l->s; p < end;) {
+        const char *m = memmem(p, (size_t)(end - p), VALUE, strlen(VALUE));
+        if (!m) break;
+        const char *close = memmem(m, (size_t)(end - m), CLOSE, strlen(CLOSE));
+        const char *val = close ? close + strlen(CLOSE) : NULL;
+        const char *stop = val ? memmem(val, (size_t)(end - val), END, strlen(END)) : NULL;
+        if (!stop) {
+            snprintf(err, (size_t)errlen, "%s:%d:%d: an inline value is %sWORDS%sTEXT%s on one line", path, ln,
+                     (int)(m - l->s) + 1, VALUE, CLOSE, END);
+            return -1;
+        }
+        char words[1024], inner[1024];
+        size_t wl = (size_t)(close - m - strlen(VALUE));
+        if (wl >= sizeof words) {
+            snprintf(err, (size_t)errlen, "%s:%d: an inline value's words are longer than %zu bytes", path, ln,
+                     sizeof words - 1);
+            return -1;
+        }
+        memcpy(words, m + strlen(VALUE), wl);
+        words[wl] = 0;
+        char *want = qkv__doc_value(words, inner, sizeof inner);
+        if (!want) {
+            snprintf(err, (size_t)errlen, "%s:%d: %s", path, ln, inner);
+            return -1;
+        }
+        made[(*nm)++] = want;
+        (*blocks)++;
+        size_t have = (size_t)(stop - val), wn = strlen(want);
+        if (have != wn || memcmp(val, want, wn)) {
+            (*changed)++;
+            if (!update) {
+                snprintf(err, (size_t)errlen, "%s:%d:%d: differs from what the inline marker generates: expected \"%s\", "
+                         "found \"%.*s\" (--update-doc rewrites it)", path, ln, (int)(val - l->s) + 1, want,
+                         (int)(have > 70 ? 70 : have), val);
+                return 1;
+            }
+        }
+        parts[(*np)++] = (qkv_wpart){*copied, (size_t)(val - *copied)};
+        parts[(*np)++] = (qkv_wpart){want, wn};
+        *copied = stop;
+        p = stop + strlen(END);
+    }
+    return 0;
+}
+
 int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, char *err, int errlen) {
     *blocks = *changed = 0;
     size_t len;
     char *text = qkv__read_file(path, &len, err, errlen);
     if (!text) return -1;
-    int n = 0, rc = -1, np = 0, nm = 0;
+    int n = 0, rc = -1, np = 0, nm = 0, nv = 0;
+    for (const char *p = strstr(text, VALUE); p; p = strstr(p + 1, VALUE)) nv++;
     line *l = split_lines(text, len, &n);
-    qkv_wpart *parts = calloc((size_t)n * 2 + 2, sizeof *parts); /* the new text: kept and generated pieces */
-    char **made = calloc((size_t)n + 1, sizeof *made);           /* the generated pieces */
+    qkv_wpart *parts = calloc((size_t)(n + nv) * 2 + 2, sizeof *parts); /* the new text: kept and generated pieces */
+    char **made = calloc((size_t)(n + nv) + 1, sizeof *made);           /* the generated pieces */
     if (!l || !parts || !made) {
         snprintf(err, (size_t)errlen, "%s: out of memory", path);
         goto done;
@@ -391,7 +449,16 @@ int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, c
                      CLOSE);
             goto done;
         }
-        if (in_fence || strncmp(t, OPEN, strlen(OPEN))) continue;
+        if (!in_fence && (strncmp(t, OPEN, strlen(OPEN)) || !strncmp(t, VALUE, strlen(VALUE)))) { /* prose: its inline values */
+            int r = inline_values(path, i + 1, &l[i], update, parts, &np, made, &nm, &copied, blocks, changed, err,
+                                  errlen);
+            if (r) {
+                rc = r;
+                goto done;
+            }
+            continue;
+        }
+        if (in_fence) continue;
         size_t tl = strlen(t);
         if (tl < strlen(OPEN) + strlen(CLOSE) || strcmp(t + tl - strlen(CLOSE), CLOSE)) {
             snprintf(err, (size_t)errlen, "%s:%d: a marker is one line that ends with -->", path, i + 1);

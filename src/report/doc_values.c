@@ -1,0 +1,118 @@
+/* One number of an ablation's results, written inline in a document's sentence:
+ *
+ *   <!-- qkv value: DIR VARIANT FIELD -->TEXT<!-- end -->
+ *
+ * TEXT is FIELD of VARIANT in DIR/results.json (read into the one results model), formatted as
+ * below; qkv summarize --check-doc compares it, --update-doc rewrites it (summary_doc.c). So a
+ * sentence of prose, in any language, carries numbers that make test checks against the
+ * committed results. */
+#include "report/summary.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { F_INT, F_STEP, F_PCT, F_PTS, F_LR, F_2, F_3, F_P } field_format;
+
+/* a field: its name in a marker, what it formats as, and where it is */
+typedef struct field {
+    const char *name;
+    field_format fmt;
+    double (*get)(const qkv_variant_result *v, const qkv_ablate_results *r);
+    const char *what;
+} field;
+
+static double seeds(const qkv_variant_result *v, const qkv_ablate_results *r) { (void)v; return r->cfg->n_seeds; }
+#define GET(fn, expr) static double fn(const qkv_variant_result *v, const qkv_ablate_results *r) { (void)r; return (expr); }
+GET(solved, v->solved)
+GET(unsolved, v->unsolved)
+GET(runs, v->runs_ok)
+GET(median, (double)v->steps_median)
+GET(budget, v->budget_max == INT64_MAX ? -1.0 : (double)v->budget_max)
+GET(acc, v->acc_mean)
+GET(acc_min, v->acc_min)
+GET(delta, v->delta)
+GET(p_holm, v->p_holm)
+GET(lr, v->lr)
+GET(symmetry, v->diag.symmetry)
+GET(negative, v->diag.negative_mass)
+GET(diagonal, v->diag.diag_share)
+GET(previous, v->diag.prev_share)
+GET(symmetry0, v->diag_start.symmetry)
+GET(negative0, v->diag_start.negative_mass)
+GET(diagonal0, v->diag_start.diag_share)
+GET(previous0, v->diag_start.prev_share)
+#undef GET
+
+static const field FIELDS[] = {
+    {"solved", F_INT, solved, "seeds that solved the task"},
+    {"unsolved", F_INT, unsolved, "seeds that did not within their budget"},
+    {"seeds", F_INT, seeds, "the ablation's seeds"},
+    {"runs", F_INT, runs, "finished runs at the chosen rate"},
+    {"median", F_STEP, median, "the median solve step (unsolved counted as later)"},
+    {"budget", F_STEP, budget, "the largest budget of its runs"},
+    {"acc", F_PCT, acc, "final evaluation accuracy, mean, in percent"},
+    {"acc_min", F_PCT, acc_min, "the worst seed's final accuracy, in percent"},
+    {"delta", F_PTS, delta, "the paired difference from the baseline, in points"},
+    {"p_holm", F_P, p_holm, "the sign-flip p-value after Holm's correction"},
+    {"lr", F_LR, lr, "the chosen learning rate"},
+    {"symmetry", F_2, symmetry, "the score symmetry at the end"},
+    {"negative", F_2, negative, "the negative eigenvalue share at the end"},
+    {"diagonal", F_3, diagonal, "the diagonal share at the end"},
+    {"previous", F_3, previous, "the previous-position share at the end"},
+    {"symmetry0", F_2, symmetry0, "the score symmetry at step 0"},
+    {"negative0", F_2, negative0, "the negative eigenvalue share at step 0"},
+    {"diagonal0", F_3, diagonal0, "the diagonal share at step 0"},
+    {"previous0", F_3, previous0, "the previous-position share at step 0"},
+};
+#define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
+
+/* x as the field's format, into out ("—" for a step never reached or a number not recorded) */
+static void format(field_format f, double x, char *out, size_t n) {
+    if (isnan(x) || (f == F_STEP && x < 0)) {
+        snprintf(out, n, "—");
+        return;
+    }
+    switch (f) {
+    case F_INT: case F_STEP: snprintf(out, n, "%.0f", x); break;
+    case F_PCT: snprintf(out, n, "%.1f", 100 * x); break;
+    case F_PTS: snprintf(out, n, "%+.1f", 100 * x); break;
+    case F_LR: snprintf(out, n, "%g", x); break;
+    case F_2: snprintf(out, n, "%.2f", x + 0.0); break; /* + 0.0: no "-0.00" */
+    case F_3: snprintf(out, n, "%.3f", x + 0.0); break;
+    case F_P: snprintf(out, n, "%.3g", x); break;
+    }
+    if (!strcmp(out, "-0.00") || !strcmp(out, "-0.000") || !strcmp(out, "-0.0")) memmove(out, out + 1, strlen(out));
+}
+
+char *qkv__doc_value(char *words, char *err, int errlen) {
+    char *save = NULL, *dir = strtok_r(words, " \t", &save), *name = strtok_r(NULL, " \t", &save),
+         *fname = strtok_r(NULL, " \t", &save), *more = strtok_r(NULL, " \t", &save);
+    if (!dir || !name || !fname || more) {
+        snprintf(err, (size_t)errlen, "qkv value: expected DIR VARIANT FIELD");
+        return NULL;
+    }
+    const field *f = NULL;
+    for (int i = 0; i < NFIELDS && !f; i++)
+        if (!strcmp(FIELDS[i].name, fname)) f = &FIELDS[i];
+    if (!f) {
+        char list[512] = "";
+        for (int i = 0; i < NFIELDS; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", FIELDS[i].name);
+        snprintf(err, (size_t)errlen, "qkv value: unknown field '%s' (expected one of %s)", fname, list);
+        return NULL;
+    }
+    qkv_ablate_results r;
+    qkv_ablate_config c;
+    if (qkv__ablate_results_read(&r, &c, dir, err, errlen)) return NULL;
+    char *out = NULL;
+    int v = 0;
+    while (v < c.n_variants && strcmp(r.v[v].name, name)) v++;
+    if (v == c.n_variants) snprintf(err, (size_t)errlen, "qkv value: %s/results.json has no variant '%s'", dir, name);
+    else if (!(out = malloc(64))) snprintf(err, (size_t)errlen, "out of memory");
+    else format(f->fmt, f->get(&r.v[v], &r), out, 64);
+    qkv__ablate_results_free(&r);
+    qkv_ablate_config_free(&c);
+    return out;
+}
