@@ -70,7 +70,8 @@ START_TEST(test_fuzz_corpus_replay) {
             qkv_task t;
             memset(&t, 0, sizeof t);
             t.cfg.kind = QKV_TASK_FILE;
-            if (qkv__task_parse_jsonl(&t, (const char *)b, n, path, err, sizeof err)) one_line_error(path, err);
+            qkv_err je;
+            if (qkv__task_parse_jsonl(&t, (const char *)b, n, path, &je)) one_line_error(path, je.msg);
             qkv_task_close(&t);
         }
         free(b);

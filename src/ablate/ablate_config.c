@@ -141,13 +141,12 @@ static int64_t variant_params(const qkv_ablate_config *c, int v, int d_ff, char 
     if (qkv__ablate_variant_config(c, v, &cfg, err, errlen)) return -1;
     if (d_ff) cfg.model.d_ff = d_ff;
     qkv_task t;
-    char inner[768];
-    int rc = qkv_task_open(&t, &cfg.task, 0, inner, sizeof inner) ||
-             qkv_task_fit_model(&t, &cfg.model, inner, sizeof inner);
+    qkv_err inner;
+    int rc = qkv_task_open(&t, &cfg.task, 0, &inner) || qkv_task_fit_model(&t, &cfg.model, &inner);
     qkv_task_close(&t);
     if (rc)
         return snprintf(err, (size_t)errlen, "%s: variant %s: %s", qkv__shown(c->path).s, c->variants[v].name,
-                        inner), -1;
+                        inner.msg), -1;
     return qkv_model_param_count(&cfg.model);
 }
 

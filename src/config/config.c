@@ -848,9 +848,7 @@ static int check_task_files(const qkv_config *c, qkv_err *e) {
 
 /* the task's sizes agree (recall's distinct keys, queries <= pairs, ...): the task layer's rules */
 static int check_task(const qkv_config *c, qkv_err *e) {
-    char inner[512];
-    if (!qkv_task_config_check(&c->task, inner, sizeof inner)) return 0;
-    return fail(e, "%s", inner);
+    return qkv_task_config_check(&c->task, e);
 }
 
 static int check_fractions(const qkv_config *c, qkv_err *e) {

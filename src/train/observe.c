@@ -186,13 +186,14 @@ int qkv__run_observation(const qkv_config *cfg, const char *dir, int example, lo
                          char *err, int errlen) {
     *o = (qkv_observed){.step = step, .example = example < 0 ? 0 : example};
     qkv_task task;
-    if (qkv_task_open(&task, &cfg->task, (uint64_t)cfg->train.seed, err, errlen)) return -1;
+    qkv_err e;
+    if (qkv_task_open(&task, &cfg->task, (uint64_t)cfg->train.seed, &e)) return snprintf(err, (size_t)errlen, "%s", e.msg), -1;
     qkv_model_config mc = cfg->model;
     qkv_model *m = NULL;
     char *path = qkv__pathf("%s/" QKV_RUN_MODEL, dir);
     int rc = -1;
     if (!path) snprintf(err, (size_t)errlen, "out of memory");
-    if (!path || qkv_task_fit_model(&task, &mc, err, errlen) || !(m = qkv_model_new(&mc, QKV_F32, 0, err, errlen)) ||
+    if (!path || (qkv_task_fit_model(&task, &mc, &e) && snprintf(err, (size_t)errlen, "%s", e.msg)) || !(m = qkv_model_new(&mc, QKV_F32, 0, err, errlen)) ||
         qkv_load_model(m, path, err, errlen) || attention(m, &task, mc.layers, mc.heads, o, err, errlen) ||
         scores(m, mc.layers, mc.heads, o, err, errlen) ||
         (cfg->task.kind == QKV_TASK_TEXT && sample(m, o, err, errlen)))
