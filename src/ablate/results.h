@@ -101,7 +101,7 @@ typedef struct qkv_variant_result {
     char verdicts[256];             /* "3/5 solved (median step 850), 2/5 unsolved at 4000, flat since 1500" */
     int reached;                    /* = solved (kept for the older columns) */
     int not_started;                /* its runs (every rate and seed) that no session began: a partial
-                                     * sweep's (0: every one did, or not recorded) */
+                                     * sweep's (-1: not recorded, read from a results.json without it) */
     double seconds;                 /* mean wall time of a run */
     qkv_attn_diag diag;
     /* the same of the chosen runs' models at step 0, before their first update, over the runs that

@@ -224,7 +224,7 @@ static void read_variant(qkv_json_reader *r, const cJSON *vo, int i, qkv_variant
     v->solved = solved < 0 ? 0 : as_int(solved);
     v->unsolved = unsolved < 0 ? 0 : as_int(unsolved);
     v->reached = reached < 0 ? v->solved : as_int(reached);
-    v->not_started = not_started < 0 ? 0 : as_int(not_started);
+    v->not_started = as_int(not_started); /* -1: not recorded */
     v->budget_max = isfinite(budget) ? (long long)budget : -1; /* the variant's, until derive() reads the runs' */
 }
 

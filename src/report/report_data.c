@@ -82,7 +82,8 @@ static int facts(qkv_report_facts *f, const qkv_ablate_results *r, const char *o
         }
     else
         for (int i = 0; i < nv; i++) f->failed_runs += c->n_seeds - (r->v[i].runs_ok < 0 ? 0 : r->v[i].runs_ok);
-    for (int i = 0; i < nv; i++) f->failed_runs -= r->v[i].not_started; /* a partial sweep's: not failed */
+    for (int i = 0; i < nv; i++) /* a partial sweep's: not failed */
+        if (r->v[i].not_started > 0) f->failed_runs -= r->v[i].not_started;
     if (f->failed_runs < 0) f->failed_runs = 0;
     if (run_seconds > 0) fmt_duration(f->run_duration, sizeof f->run_duration, run_seconds);
     f->command = command(c, out_dir);

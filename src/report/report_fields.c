@@ -30,7 +30,7 @@ typedef enum how {
     VERDICT,            /* "solved" or "unsolved" for a finished run */
     RUN_BUDGET,         /* the steps a finished run ran */
     TREND,              /* "improving" or "flat" for a finished run */
-    NOT_STARTED,        /* an int said in a partial report only (missing when no run is missing) */
+    NOT_STARTED,        /* an int said in a partial report only (missing when no run is missing, or negative) */
 } how;
 
 typedef struct field {
@@ -144,7 +144,7 @@ static qkv_report_value value(const field *f, const void *base, const qkv_ablate
     case VERDICT: return run->ok ? qkv_report_str(run->solved ? "solved" : "unsolved") : qkv_report_missing();
     case RUN_BUDGET: return run->ok && run->steps >= 0 ? qkv_report_int(run->steps) : qkv_report_missing();
     case TREND: return run->ok ? qkv_report_str(run->improving ? "improving" : "flat") : qkv_report_missing();
-    case NOT_STARTED: return r->missing > 0 ? qkv_report_int(AT(int)) : qkv_report_missing();
+    case NOT_STARTED: return r->missing > 0 && AT(int) >= 0 ? qkv_report_int(AT(int)) : qkv_report_missing();
     }
 #undef AT
     return qkv_report_missing();

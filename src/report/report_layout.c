@@ -196,7 +196,7 @@ static void partial(qkv_report_doc *doc, const qkv_report *p) {
     qkv__report_doc_paragraph(doc);
     TEXT("Partial results: ");
     int not_started = 0; /* of the missing ones, where the results say */
-    for (int i = 0; i < p->nv; i++) not_started += r->v[i].not_started;
+    for (int i = 0; i < p->nv; i++) not_started += r->v[i].not_started > 0 ? r->v[i].not_started : 0;
     if (r->missing > 0) {
         TEXT("%d of %d run%s %s not finished ", r->missing, planned, planned == 1 ? "" : "s",
              r->missing == 1 ? "has" : "have");
