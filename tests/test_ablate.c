@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "ablate/claim.h"
+#include "ablate/results.h"
+#include "report/report.h"
 #include "io/fileio.h"
 #include "suites.h"
 #include "testutil.h"
@@ -429,6 +431,57 @@ START_TEST(test_shards_status_report) {
 }
 END_TEST
 
+/* A partial report names what never started as such, not as failed: share 0 of 2 of a sweep of
+ * one seed trains full alone; identity's run is not started, and its cells, legend and verdicts
+ * say so, in the report and as read back from results.json */
+START_TEST(test_partial_report_says_not_started) {
+    char path[600], out[16384];
+    snprintf(path, sizeof path, "%s/base.json", TMP);
+    qkv_test_write_file(path, BASE);
+    snprintf(path, sizeof path, "%s/abl.json", TMP);
+    qkv_test_write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 200,\n"
+                              " \"variants\": [{\"name\": \"full\"}, {\"name\": \"identity\", \"set\": "
+                              "[\"model.attention.qkv=identity\"]}],\n \"seeds\": [0]}\n");
+    ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --shard 0/2 --quiet && %s ablate "
+                        "%s/abl.json --out %s/part --report --quiet", qkv_test_bin(), TMP, TMP, qkv_test_bin(), TMP,
+                        TMP), 0);
+    char again[600], err[512];
+    snprintf(path, sizeof path, "%s/part", TMP);
+    snprintf(again, sizeof again, "%s/again", TMP);
+    qkv_ablate_results r;
+    qkv_ablate_config c;
+    ck_assert_msg(qkv__ablate_results_read(&r, &c, path, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(r.v[0].not_started, 0);
+    ck_assert_int_eq(r.v[1].not_started, 1);
+    ck_assert_msg(qkv__report_write(&r, again, NULL, err, sizeof err) == 0, "%s", err);
+    qkv__ablate_results_free(&r);
+    qkv_ablate_config_free(&c);
+    for (int k = 0; k < 2; k++) { /* the report, and the one written from its results.json */
+        snprintf(path, sizeof path, "%s/%s/results.md", TMP, k ? "again" : "part");
+        char *md = qkv__read_file(path, NULL, out, sizeof out);
+        ck_assert_ptr_nonnull(md);
+        const char *row = strstr(md, "\n| identity |");
+        ck_assert_msg(row && strstr(row, "| not started | not started | not started |"), "%s", md);
+        ck_assert_msg(strstr(md, "\nPartial results: 1 of 2 runs has not finished (not started);"), "%s", md);
+        ck_assert_msg(!strstr(md, "| failed |") && !strstr(md, "run failed"), "%s", md);
+        free(md);
+    }
+    snprintf(path, sizeof path, "%s/part/plots/accuracy.svg", TMP);
+    char *svg = qkv__read_file(path, NULL, out, sizeof out);
+    ck_assert_ptr_nonnull(svg);
+    ck_assert_msg(strstr(svg, ">identity (not started)<") && !strstr(svg, "failed"), "%s", svg);
+    free(svg);
+    snprintf(path, sizeof path, "%s/part/results.json", TMP);
+    cJSON *j = read_json(path);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "variants");
+    ck_assert(num(cJSON_GetArrayItem(v, 0), "runs_not_started") == 0 &&
+              num(cJSON_GetArrayItem(v, 1), "runs_not_started") == 1);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(v, 1), "verdicts")->valuestring,
+                     "1/1 not started");
+    cJSON_Delete(j);
+}
+END_TEST
+
 /* two workers at once on one sweep: each run is claimed by one of them, and the results are one
  * worker's; then a changed config is refused (naming the runs) unless --force */
 START_TEST(test_two_workers_and_changed_config) {
@@ -594,6 +647,7 @@ Suite *ablate_suite(void) {
     tcase_add_test(tc, test_match_params);
     tcase_add_test(tc, test_metric_bpb);
     tcase_add_test(tc, test_shards_status_report);
+    tcase_add_test(tc, test_partial_report_says_not_started);
     tcase_add_test(tc, test_two_workers_and_changed_config);
     tcase_add_test(tc, test_claims);
     tcase_add_test(tc, test_two_configs_one_out);

@@ -2,6 +2,7 @@
  * on validation, its chosen runs' means with bootstrap intervals, the paired comparison with the
  * baseline (sign-flip test, Holm over the variants), the verdicts, the attention diagnostics. */
 #include "tensor/tensor.h"
+#include "ablate/claim.h"
 #include "ablate/plan.h"
 #include "ablate/results.h"
 #include "ablate/runner.h"
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { RESAMPLES = QKV_ABLATE_RESAMPLES, SIGNFLIP_RESAMPLES = QKV_ABLATE_SIGNFLIP_RESAMPLES };
 #define LEVEL QKV_ABLATE_LEVEL
@@ -78,9 +80,24 @@ static int read_curves(const char *dir, qkv_run_result *rr) {
     return rc;
 }
 
+/* whether a session of the run in dir began: its directory (made for every run when the sweep is
+ * planned) holds a trace of one: a worker's claim, its log, its failure mark or a file qkv train writes */
+static bool started(const char *dir) {
+    static const char *const TRACES[] = {QKV_CLAIM_FILE, QKV_RUN_LOG, QKV_RUN_FAILED, QKV_RUN_CONFIG,
+                                         QKV_RUN_METRICS, QKV_RUN_CHECKPOINT, QKV_RUN_SUMMARY};
+    for (size_t i = 0; i < sizeof TRACES / sizeof TRACES[0]; i++) {
+        char *path = qkv__pathf("%s/%s", dir, TRACES[i]);
+        bool there = !path || access(path, F_OK) == 0; /* out of memory: as if it had begun (said failed) */
+        free(path);
+        if (there) return true;
+    }
+    return false;
+}
+
 /* a finished run's summary and curves */
 static int read_run(const qkv_ablate_plan *p, int r, qkv_run_result *rr, qkv_variant_result *vr) {
     const qkv_ablate_run_spec *rs = &p->runs[r];
+    rr->started = started(rs->dir);
     rr->variant = rs->variant;
     rr->lr_index = rs->lr;
     rr->seed_index = rs->seed;
@@ -215,7 +232,9 @@ static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns
     /* "3/5 solved (median step 850, unsolved counted as censored), 2/5 unsolved at 4000, flat since 1500" */
     char *o = vr->verdicts;
     size_t cap = sizeof vr->verdicts, len = 0;
-    int failed = ns - m;
+    int not_started = 0;
+    for (int s = 0; s < ns; s++) not_started += !runs[s].ok && !runs[s].started;
+    int failed = ns - m - not_started;
 #define PUT(...) (len += (size_t)snprintf(o + len, len < cap ? cap - len : 0, __VA_ARGS__))
     if (metric != QKV_METRIC_ACCURACY) { /* no threshold: how long, and whether still improving */
         long long lo = INT64_MAX, hi = -1;
@@ -230,6 +249,7 @@ static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns
         if (m) fmt_range(b, sizeof b, lo, hi);
         if (m) PUT("%s steps, %d/%d still improving", b, improving, m);
         if (failed) PUT("%s%d/%d failed", m ? ", " : "", failed, ns);
+        if (not_started) PUT("%s%d/%d not started", m || failed ? ", " : "", not_started, ns);
         return;
     }
     if (vr->solved) {
@@ -254,6 +274,7 @@ static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns
         else PUT(" (%d still improving, %d flat since %s)", vr->unsolved_improving, flat, f);
     }
     if (failed) PUT("%s%d/%d failed", m ? ", " : "", failed, ns);
+    if (not_started) PUT("%s%d/%d not started", m || failed ? ", " : "", not_started, ns);
 #undef PUT
 }
 
@@ -399,6 +420,7 @@ static int aggregate_variant(qkv_ablate_results *res, const qkv_ablate_plan *p, 
             int r = qkv__ablate_index(p, v, l, s);
             oom = read_run(p, r, &res->all_runs[r], vr) != 0;
             const qkv_run_result *rr = &res->all_runs[r];
+            vr->not_started += !rr->started;
             if (rr->ok && rr->solved && rr->steps_to_threshold > res->max_solved_at)
                 res->max_solved_at = rr->steps_to_threshold;
         }

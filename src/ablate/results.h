@@ -26,6 +26,8 @@ typedef struct qkv_run_result {
     long long seed;
     double lr;                      /* its optim.lr */
     bool ok;                        /* finished with a summary.json */
+    bool started;                   /* a session of it began (its directory holds a trace of one); read from
+                                     * results.json: as ok (the variant's not_started counts the others) */
     int n;                          /* evaluation points */
     long long *step;                /* n each */
     double *eval_acc, *eval_loss;   /* the evaluation set (what is reported) */
@@ -98,6 +100,8 @@ typedef struct qkv_variant_result {
                                      * results.json without runs, the budgets are its variant's "budget" */
     char verdicts[256];             /* "3/5 solved (median step 850), 2/5 unsolved at 4000, flat since 1500" */
     int reached;                    /* = solved (kept for the older columns) */
+    int not_started;                /* its runs (every rate and seed) that no session began: a partial
+                                     * sweep's (-1: not recorded, read from a results.json without it) */
     double seconds;                 /* mean wall time of a run */
     qkv_attn_diag diag;
     /* the same of the chosen runs' models at step 0, before their first update, over the runs that
@@ -169,6 +173,12 @@ QKV_INTERNAL void qkv__ablate_rate_stats(qkv_lr_result *lrs, const qkv_run_resul
  * memory). */
 QKV_INTERNAL int qkv__ablate_compare(qkv_variant_result *vr, const double *x, const bool *counted, int nv, int ns,
                                      int baseline);
+
+/* what variant v is when it has no finished run: "not started" when none of its runs began (a
+ * partial sweep's), else "failed" */
+static inline const char *qkv__ablate_unfinished(const qkv_ablate_results *r, int v) {
+    return r->v[v].not_started > 0 && r->v[v].not_started >= r->n_lrs * r->cfg->n_seeds ? "not started" : "failed";
+}
 
 /* run s (seed index) of variant v at its chosen rate; NULL when the results carry no runs */
 static inline const qkv_run_result *qkv__ablate_chosen(const qkv_ablate_results *r, int v, int s) {

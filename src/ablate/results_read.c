@@ -131,6 +131,7 @@ static void read_run(qkv_json_reader *r, const cJSON *ro, const char *where, int
     rr->seconds = qkv__json_num(r, ro, where, "seconds");
     rr->solved = verdict && !strcmp(verdict, "solved");
     rr->improving = !trend || strcmp(trend, "flat");
+    rr->started = rr->ok;
     read_curve(r, ro, where, rr);
 }
 
@@ -180,6 +181,7 @@ static void read_variant(qkv_json_reader *r, const cJSON *vo, int i, qkv_variant
     v->acc_min = qkv__json_num(r, vo, where, "acc_min");
     v->loss_std = qkv__json_num(r, vo, where, "loss_std");
     long long reached = qkv__json_count(r, vo, where, "reached");
+    long long not_started = qkv__json_count(r, vo, where, "runs_not_started"); /* a partial report's */
     v->seconds = qkv__json_num(r, vo, where, "seconds");
     v->lr = qkv__json_num(r, vo, where, "lr");
     long long matched = qkv__json_count(r, vo, where, "matched_d_ff");
@@ -224,6 +226,7 @@ static void read_variant(qkv_json_reader *r, const cJSON *vo, int i, qkv_variant
     v->solved = solved < 0 ? 0 : as_int(solved);
     v->unsolved = unsolved < 0 ? 0 : as_int(unsolved);
     v->reached = reached < 0 ? v->solved : as_int(reached);
+    v->not_started = as_int(not_started); /* -1: not recorded */
     v->budget_max = isfinite(budget) ? (long long)budget : -1; /* the variant's, until derive() reads the runs' */
 }
 

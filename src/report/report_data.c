@@ -72,8 +72,8 @@ static int facts(qkv_report_facts *f, const qkv_ablate_results *r, const char *o
     snprintf(f->task, sizeof f->task, "%s", r->task);
     f->text_task = !strcmp(r->task, "text");
     fmt_duration(f->duration, sizeof f->duration, r->wall_seconds);
-    /* every run that failed, at every rate of a grid (all_runs); without all_runs, the chosen ones;
-     * and what the finished runs took, each its whole time (a resumed run counts all its sessions) */
+    /* every run that failed (not one that was never started), at every rate of a grid (all_runs);
+     * without all_runs, the chosen ones; and what the finished runs took, each its whole time (a resumed run counts all its sessions) */
     double run_seconds = 0;
     if (r->all_runs)
         for (int k = 0; k < nv * r->n_lrs * c->n_seeds; k++) {
@@ -82,6 +82,9 @@ static int facts(qkv_report_facts *f, const qkv_ablate_results *r, const char *o
         }
     else
         for (int i = 0; i < nv; i++) f->failed_runs += c->n_seeds - (r->v[i].runs_ok < 0 ? 0 : r->v[i].runs_ok);
+    for (int i = 0; i < nv; i++) /* a partial sweep's: not failed */
+        if (r->v[i].not_started > 0) f->failed_runs -= r->v[i].not_started;
+    if (f->failed_runs < 0) f->failed_runs = 0;
     if (run_seconds > 0) fmt_duration(f->run_duration, sizeof f->run_duration, run_seconds);
     f->command = command(c, out_dir);
     return f->command ? 0 : -1;

@@ -30,6 +30,7 @@ typedef enum how {
     VERDICT,            /* "solved" or "unsolved" for a finished run */
     RUN_BUDGET,         /* the steps a finished run ran */
     TREND,              /* "improving" or "flat" for a finished run */
+    NOT_STARTED,        /* an int said in a partial report only (missing when no run is missing, or negative) */
 } how;
 
 typedef struct field {
@@ -90,6 +91,7 @@ static const field VARIANT_FIELDS[] = {
     V_OPT("start_prev_share", STAT, diag_start.prev_share),
     V_OPT("start_score_symmetry", STAT, diag_start.symmetry),
     V_OPT("start_score_negative_share", STAT, diag_start.negative_mass),
+    V_OPT("runs_not_started", NOT_STARTED, not_started), /* of every rate's runs */
 };
 
 /* JSON keys of a run object (runs are not in the CSV); its curve follows them */
@@ -142,6 +144,7 @@ static qkv_report_value value(const field *f, const void *base, const qkv_ablate
     case VERDICT: return run->ok ? qkv_report_str(run->solved ? "solved" : "unsolved") : qkv_report_missing();
     case RUN_BUDGET: return run->ok && run->steps >= 0 ? qkv_report_int(run->steps) : qkv_report_missing();
     case TREND: return run->ok ? qkv_report_str(run->improving ? "improving" : "flat") : qkv_report_missing();
+    case NOT_STARTED: return r->missing > 0 && AT(int) >= 0 ? qkv_report_int(AT(int)) : qkv_report_missing();
     }
 #undef AT
     return qkv_report_missing();

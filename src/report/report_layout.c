@@ -195,9 +195,15 @@ static void partial(qkv_report_doc *doc, const qkv_report *p) {
 #define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
     qkv__report_doc_paragraph(doc);
     TEXT("Partial results: ");
-    if (r->missing > 0)
-        TEXT("%d of %d run%s %s not finished (failed or not yet run)", r->missing, planned, planned == 1 ? "" : "s",
+    int not_started = 0; /* of the missing ones, where the results say */
+    for (int i = 0; i < p->nv; i++) not_started += r->v[i].not_started > 0 ? r->v[i].not_started : 0;
+    if (r->missing > 0) {
+        TEXT("%d of %d run%s %s not finished ", r->missing, planned, planned == 1 ? "" : "s",
              r->missing == 1 ? "has" : "have");
+        if (!not_started) TEXT("(failed or not yet run)");
+        else if (not_started >= r->missing) TEXT("(not started)");
+        else TEXT("(%d not started, %d failed or still running)", not_started, r->missing - not_started);
+    }
     if (r->missing > 0 && r->to_extend > 0) TEXT(" and ");
     if (r->to_extend > 0)
         TEXT("%d finished run%s may still be extended", r->to_extend, r->to_extend == 1 ? "" : "s");

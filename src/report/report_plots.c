@@ -37,7 +37,7 @@ static char *draw_curves(const inputs *in, const qkv_svg_plot *plot_cfg, int k) 
         for (int i = 0; i < nv; i++) {
             const qkv_variant_result *v = &in->r->v[i];
             const qkv_ablate_curve *c = &in->curves[i];
-            if (v->runs_ok <= 0) snprintf(names[i], sizeof names[i], "%s (failed)", v->name);
+            if (v->runs_ok <= 0) snprintf(names[i], sizeof names[i], "%s (%s)", v->name, qkv__ablate_unfinished(in->r, i));
             else if (v->runs_ok < cfg->n_seeds)
                 snprintf(names[i], sizeof names[i], "%s (%d of %d runs)", v->name, v->runs_ok, cfg->n_seeds);
             else snprintf(names[i], sizeof names[i], "%s", v->name);
@@ -100,7 +100,7 @@ static char *draw_lrs(const inputs *in) {
                 hi[l] = v->lrs[l].runs_ok ? v->lrs[l].val_acc_max : NAN;
             }
             /* without a finished run no rate was chosen (choose_lr leaves lr 0) */
-            if (v->runs_ok <= 0) snprintf(names[i], sizeof names[i], "%s (failed)", v->name);
+            if (v->runs_ok <= 0) snprintf(names[i], sizeof names[i], "%s (%s)", v->name, qkv__ablate_unfinished(in->r, i));
             else snprintf(names[i], sizeof names[i], "%s (chosen %g)", v->name, v->lr);
             series[i] = (qkv_svg_series){names[i], nl, x, y, lo, hi};
         }

@@ -18,7 +18,7 @@ typedef void (*cell_fn)(char *dst, size_t n, const qkv_ablate_results *r, int i)
 typedef struct column {
     const char *head;
     bool right;         /* a number: right-aligned */
-    bool failed;        /* says "failed" for a variant without a finished run */
+    bool failed;        /* says "failed" (or "not started") for a variant without a finished run */
     cell_fn cell;       /* NULL: the double at `at` in the variant's result, with `decimals` */
     size_t at;
     int decimals;
@@ -168,7 +168,7 @@ static int table(qkv_report_table *t, const qkv_ablate_results *r, const column 
     for (int i = 0; i < nv; i++)
         for (int c = 0; c < n_cols; c++) {
             char *cell = t->cell[(size_t)i * (size_t)n_cols + (size_t)c];
-            if (cols[c].failed && r->v[i].runs_ok <= 0) snprintf(cell, QKV_REPORT_CELL, "failed");
+            if (cols[c].failed && r->v[i].runs_ok <= 0) snprintf(cell, QKV_REPORT_CELL, "%s", qkv__ablate_unfinished(r, i));
             else if (cols[c].cell) cols[c].cell(cell, QKV_REPORT_CELL, r, i);
             else fmt_fixed(cell, QKV_REPORT_CELL, *(const double *)(const void *)((const char *)&r->v[i] + cols[c].at),
                            cols[c].decimals);
