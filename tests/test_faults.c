@@ -214,7 +214,8 @@ START_TEST(test_kill9_checkpoints_atomic) {
     char trace[512] = "";
     for (int k = 0; k < 10; k++) {
         bool resume = exists("run/checkpoint.safetensors");
-        char *fresh[] = {"qkv", "train", "cfg.json", "--out", "run", "--threads", "1", "--quiet", NULL};
+        /* a kill before the first checkpoint leaves a run with nothing to resume: start it over */
+        char *fresh[] = {"qkv", "train", "cfg.json", "--out", "run", "--threads", "1", "--quiet", "--force", NULL};
         char *res[] = {"qkv", "train", "--resume", "run", "--threads", "1", "--quiet", NULL};
         pid_t pid = start("stderr.txt", resume ? res : fresh);
         int ms = 50 + (int)qkv_rng_below(&rng, 251);
