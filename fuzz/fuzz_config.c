@@ -29,25 +29,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     buf[size] = buf[size + 1] = 0;
     const char *json = buf;
     char *sets = memchr(buf, 0, size) ? buf + strlen(buf) + 1 : NULL;
-    char err[1024];
+    qkv_err e;
     qkv_config c;
     qkv_config_defaults(&c);
-    if (qkv_config_parse(&c, json, "fuzz.json", err, sizeof err)) {
-        one_line(err);
+    if (qkv_config_parse(&c, json, "fuzz.json", &e)) {
+        one_line(e.msg);
         free(buf);
         return 0;
     }
     for (char *line = sets; line && *line;) {
         char *nl = strchr(line, '\n');
         if (nl) *nl = 0;
-        if (qkv_config_set(&c, line, err, sizeof err)) one_line(err);
+        if (qkv_config_set(&c, line, &e)) one_line(e.msg);
         line = nl ? nl + 1 : NULL;
     }
     /* data files: a readable stand-in for any path (the fuzzer must not open its own choices) */
     if (c.task.path[0]) snprintf(c.task.path, sizeof c.task.path, "/dev/null");
     if (c.task.eval_path[0]) snprintf(c.task.eval_path, sizeof c.task.eval_path, "/dev/null");
-    if (qkv_config_validate(&c, err, sizeof err)) {
-        one_line(err);
+    if (qkv_config_validate(&c, &e)) {
+        one_line(e.msg);
         free(buf);
         return 0;
     }
@@ -55,8 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (a) {
         qkv_config d;
         qkv_config_defaults(&d);
-        if (qkv_config_parse(&d, a, "effective", err, sizeof err)) {
-            fprintf(stderr, "the effective config does not parse: %s\n%s", err, a);
+        if (qkv_config_parse(&d, a, "effective", &e)) {
+            fprintf(stderr, "the effective config does not parse: %s\n%s", e.msg, a);
             abort();
         }
         char *b = qkv_config_to_json(&d);

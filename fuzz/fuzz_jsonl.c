@@ -20,9 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     t.cfg.kind = QKV_TASK_FILE;
     t.variable_length = true;
     snprintf(t.cfg.path, sizeof t.cfg.path, "fuzz.jsonl");
-    char err[1024];
-    if (qkv__task_parse_jsonl(&t, (const char *)data, size, "fuzz.jsonl", err, sizeof err)) {
-        CHECK(err[0] && !strchr(err, '\n'), "not a one-line error: [%s]", err);
+    qkv_err e;
+    if (qkv__task_parse_jsonl(&t, (const char *)data, size, "fuzz.jsonl", &e)) {
+        CHECK(e.msg[0] && !strchr(e.msg, '\n'), "not a one-line error: [%s]", e.msg);
         qkv_task_close(&t);
         return 0;
     }
@@ -41,9 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     t.n_train = t.n_seqs;
     qkv_model_config mc = qkv_model_config_default();
     mc.vocab = t.vocab > 2 ? t.vocab - 1 : 0;
-    int rc = qkv_task_fit_model(&t, &mc, err, sizeof err);
-    CHECK(t.vocab <= 2 || (rc == -1 && err[0] && !strchr(err, '\n') && strstr(err, "fuzz.jsonl:")),
-          "vocab %d: %s", t.vocab, err);
+    int rc = qkv_task_fit_model(&t, &mc, &e);
+    CHECK(t.vocab <= 2 || (rc == -1 && e.msg[0] && !strchr(e.msg, '\n') && strstr(e.msg, "fuzz.jsonl:")),
+          "vocab %d: %s", t.vocab, e.msg);
     qkv_task_close(&t);
     return 0;
 }

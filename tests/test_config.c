@@ -13,24 +13,24 @@
 
 #include "config/config.h"
 
-static char err[1024];
+static qkv_err qe; /* the last call's error */
 
 /* ---------------------------------------------------------------- helpers */
 
 /* the message is one line, starts with the label, and holds `frag` */
 #define ASSERT_MSG(label, frag)                                                                \
     do {                                                                                       \
-        ck_assert_msg(strstr(err, (frag)) != NULL, "message \"%s\" lacks \"%s\"", err, (frag)); \
-        ck_assert_msg(strncmp(err, (label), strlen(label)) == 0, "message \"%s\" lacks label", \
-                      err);                                                                    \
-        ck_assert_msg(strchr(err, '\n') == NULL, "message \"%s\" is not one line", err);       \
+        ck_assert_msg(strstr(qe.msg, (frag)) != NULL, "message \"%s\" lacks \"%s\"", qe.msg, (frag)); \
+        ck_assert_msg(strncmp(qe.msg, (label), strlen(label)) == 0, "message \"%s\" lacks label", \
+                      qe.msg);                                                                    \
+        ck_assert_msg(strchr(qe.msg, '\n') == NULL, "message \"%s\" is not one line", qe.msg);       \
     } while (0)
 
 static qkv_config parse_ok(const char *json) {
     qkv_config c;
-    err[0] = '\0';
-    int rc = qkv_config_parse(&c, json, "x.json", err, sizeof err);
-    ck_assert_msg(rc == 0, "parse failed: %s", err);
+    qe.msg[0] = '\0';
+    int rc = qkv_config_parse(&c, json, "x.json", &qe);
+    ck_assert_msg(rc == 0, "parse failed: %s", qe.msg);
     return c;
 }
 
@@ -123,7 +123,7 @@ START_TEST(test_defaults) {
     ck_assert_int_eq(memcmp(&p, &c, sizeof c), 0);
     p = parse_ok(" {\"model\": {\"attention\": {}}, \"task\": {}, \"train\": {}, \"optim\": {}} ");
     ck_assert_int_eq(memcmp(&p, &c, sizeof c), 0);
-    ck_assert_int_eq(qkv_config_validate(&c, err, sizeof err), 0);
+    ck_assert_int_eq(qkv_config_validate(&c, &qe), 0);
 }
 END_TEST
 
@@ -155,7 +155,7 @@ START_TEST(test_example) {
     ck_assert(c.optim.clip == 0);
     ck_assert_int_eq(c.optim.schedule, QKV_SCHED_CONSTANT);
     ck_assert_int_eq(c.optim.warmup, 0);
-    ck_assert_int_eq(qkv_config_validate(&c, err, sizeof err), 0);
+    ck_assert_int_eq(qkv_config_validate(&c, &qe), 0);
 
     /* every other value of the example's kinds */
     c = parse_ok("{\"model\": {\"vocab\": 100, \"seq_len\": 128, \"activation\": \"relu\","
@@ -324,8 +324,8 @@ START_TEST(test_bad_input) {
     qkv_config_defaults(&c);
     c.model.d_model = 96; /* a failed parse leaves the config as it was */
     before = c;
-    memset(err, 0, sizeof err);
-    ck_assert_msg(qkv_config_parse(&c, b->json, "x.json", err, sizeof err) == -1,
+    memset(qe.msg, 0, sizeof qe.msg);
+    ck_assert_msg(qkv_config_parse(&c, b->json, "x.json", &qe) == -1,
                   "accepted: %s", b->json);
     ASSERT_MSG("x.json", b->frag);
     ck_assert_int_eq(memcmp(&c, &before, sizeof c), 0);
@@ -341,7 +341,7 @@ START_TEST(test_bad_long_values) {
     memset(json + o, 'a', n);
     strcpy(json + o + n, "\"}}");
     qkv_config c;
-    ck_assert_int_eq(qkv_config_parse(&c, json, "x.json", err, sizeof err), -1);
+    ck_assert_int_eq(qkv_config_parse(&c, json, "x.json", &qe), -1);
     ASSERT_MSG("x.json", "x.json: task.path: expected a string of at most 1023 bytes, got 1024 bytes");
     /* 1023 bytes fit */
     strcpy(json + o + n - 1, "\"}}");
@@ -353,13 +353,13 @@ START_TEST(test_bad_long_values) {
     ck_assert_int_eq(qkv_config_parse(&c,
                                       "{\"task\": {\"name\": \"abcdefghijklmnopqrstuvwxyz"
                                       "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz\"}}",
-                                      "x.json", err, sizeof err),
+                                      "x.json", &qe),
                      -1);
     ASSERT_MSG("x.json", "got \"abcdefghijklmnopqrstuvwxyzabcdefghijklm...");
-    ck_assert_uint_lt(strlen(err), 200);
+    ck_assert_uint_lt(strlen(qe.msg), 200);
 
     /* a key with a line break in it is shown escaped: the message stays one line */
-    ck_assert_int_eq(qkv_config_parse(&c, "{\"mo\\ndel\": {}}", "x.json", err, sizeof err), -1);
+    ck_assert_int_eq(qkv_config_parse(&c, "{\"mo\\ndel\": {}}", "x.json", &qe), -1);
     ASSERT_MSG("x.json", "x.json: mo\\x0adel: unknown key");
 
     /* a duplicate in a large object (the sorted path) */
@@ -367,23 +367,28 @@ START_TEST(test_bad_long_values) {
     o = snprintf(big, sizeof big, "{\"optim\": {");
     for (int i = 0; i < 40; i++) o += snprintf(big + o, sizeof big - (size_t)o, "\"k%d\": 1, ", i);
     snprintf(big + o, sizeof big - (size_t)o, "\"k7\": 2, \"k3\": 2}}");
-    ck_assert_int_eq(qkv_config_parse(&c, big, "x.json", err, sizeof err), -1);
+    ck_assert_int_eq(qkv_config_parse(&c, big, "x.json", &qe), -1);
     ASSERT_MSG("x.json", "x.json: optim.k7: duplicate key");
 }
 END_TEST
 
 START_TEST(test_error_buffer) {
+    /* every error of a config is the user's: QKV_ERR_USAGE, with its one line */
     qkv_config c;
-    char small[12];
-    memset(small, 'z', sizeof small);
-    ck_assert_int_eq(qkv_config_parse(&c, "{\"optim\": {\"lr\": 0}}", "x.json", small, 8), -1);
-    ck_assert_str_eq(small, "x.json:");
-    ck_assert_int_eq(small[9], 'z');
-    ck_assert_int_eq(qkv_config_parse(&c, "{\"optim\": {\"lr\": 0}}", "x.json", NULL, 0), -1);
-    ck_assert_int_eq(qkv_config_set(&c, "x", NULL, 0), -1);
-    ck_assert_int_eq(qkv_config_parse(&c, NULL, "x.json", err, sizeof err), -1);
-    ck_assert_int_eq(qkv_config_parse(&c, "{\"optim\": {\"lr\": 0}}", NULL, err, sizeof err), -1);
+    ck_assert_int_eq(qkv_config_parse(&c, "{\"optim\": {\"lr\": 0}}", "x.json", &qe), -1);
+    ck_assert_int_eq(qe.code, QKV_ERR_USAGE);
+    ASSERT_MSG("x.json", "x.json: optim.lr:");
+    ck_assert_int_eq(qkv_config_set(&c, "x", &qe), -1);
+    ck_assert_int_eq(qe.code, QKV_ERR_USAGE);
+    ck_assert_int_eq(qkv_config_load(&c, "/nonexistent/qkv.json", &qe), -1);
+    ck_assert_int_eq(qe.code, QKV_ERR_USAGE);
+    ck_assert_int_eq(qkv_config_parse(&c, NULL, "x.json", &qe), -1);
+    ck_assert_int_eq(qkv_config_parse(&c, "{\"optim\": {\"lr\": 0}}", NULL, &qe), -1);
     ASSERT_MSG("config", "config: optim.lr:");
+    qkv_config_defaults(&c);
+    c.model.heads = 5;
+    ck_assert_int_eq(qkv_config_validate(&c, &qe), -1);
+    ck_assert_int_eq(qe.code, QKV_ERR_USAGE);
 }
 END_TEST
 
@@ -392,7 +397,7 @@ END_TEST
 START_TEST(test_set_every_type) {
     qkv_config c;
     qkv_config_defaults(&c);
-#define SET(a) ck_assert_msg(qkv_config_set(&c, (a), err, sizeof err) == 0, "%s: %s", (a), err)
+#define SET(a) ck_assert_msg(qkv_config_set(&c, (a), &qe) == 0, "%s: %s", (a), qe.msg)
     SET("model.d_model=96");
     ck_assert_int_eq(c.model.d_model, 96);
     SET("model.heads=1e1");
@@ -460,8 +465,8 @@ START_TEST(test_bad_set) {
     qkv_config c, before;
     qkv_config_defaults(&c);
     before = c;
-    memset(err, 0, sizeof err);
-    ck_assert_msg(qkv_config_set(&c, b->json, err, sizeof err) == -1, "accepted: %s", b->json);
+    memset(qe.msg, 0, sizeof qe.msg);
+    ck_assert_msg(qkv_config_set(&c, b->json, &qe) == -1, "accepted: %s", b->json);
     ASSERT_MSG("--set", b->frag);
     ck_assert_int_eq(memcmp(&c, &before, sizeof c), 0);
 }
@@ -476,15 +481,15 @@ START_TEST(test_validate) {
     do {                                                                                       \
         qkv_config_defaults(&c);                                                               \
         __VA_ARGS__;                                                                           \
-        ck_assert_msg(qkv_config_validate(&c, err, sizeof err) == 0, "rejected: %s", err);     \
+        ck_assert_msg(qkv_config_validate(&c, &qe) == 0, "rejected: %s", qe.msg);     \
     } while (0)
 #define INVALID(frag, ...)                                                                     \
     do {                                                                                       \
         qkv_config_defaults(&c);                                                               \
         __VA_ARGS__;                                                                           \
-        ck_assert_int_eq(qkv_config_validate(&c, err, sizeof err), -1);                        \
-        ck_assert_msg(strstr(err, frag) != NULL, "message \"%s\" lacks \"%s\"", err, frag);    \
-        ck_assert_ptr_null(strchr(err, '\n'));                                                 \
+        ck_assert_int_eq(qkv_config_validate(&c, &qe), -1);                        \
+        ck_assert_msg(strstr(qe.msg, frag) != NULL, "message \"%s\" lacks \"%s\"", qe.msg, frag);    \
+        ck_assert_ptr_null(strchr(qe.msg, '\n'));                                                 \
     } while (0)
 
     VALID((void)0);
@@ -551,28 +556,28 @@ END_TEST
 START_TEST(test_load) {
     qkv_config c;
     char *ok = temp_file(EXAMPLE, strlen(EXAMPLE));
-    ck_assert_msg(qkv_config_load(&c, ok, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_config_load(&c, ok, &qe) == 0, "%s", qe.msg);
     ck_assert_int_eq(c.task.keys, 32);
 
     static const char bad[] = "{\"model\": {\n  \"d_model\": 64,\n  \"heads\": 4,,\n}}\n";
     char *syn = temp_file(bad, sizeof bad - 1);
-    ck_assert_int_eq(qkv_config_load(&c, syn, err, sizeof err), -1);
+    ck_assert_int_eq(qkv_config_load(&c, syn, &qe), -1);
     char want[256];
     snprintf(want, sizeof want, "%s:3:14: JSON syntax error", syn);
     ASSERT_MSG(syn, want);
 
     static const char nul[] = "{\"model\": {}}\n\0{}";
     char *withnul = temp_file(nul, sizeof nul - 1);
-    ck_assert_int_eq(qkv_config_load(&c, withnul, err, sizeof err), -1);
+    ck_assert_int_eq(qkv_config_load(&c, withnul, &qe), -1);
     snprintf(want, sizeof want, "%s:2:1: JSON syntax error", withnul);
     ASSERT_MSG(withnul, want);
 
     static const char bom[] = "\xEF\xBB\xBF{\"model\": {\"layers\": 3}}";
     char *withbom = temp_file(bom, sizeof bom - 1);
-    ck_assert_msg(qkv_config_load(&c, withbom, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_config_load(&c, withbom, &qe) == 0, "%s", qe.msg);
     ck_assert_int_eq(c.model.layers, 3);
 
-    ck_assert_int_eq(qkv_config_load(&c, "/nonexistent/qkv.json", err, sizeof err), -1);
+    ck_assert_int_eq(qkv_config_load(&c, "/nonexistent/qkv.json", &qe), -1);
     ASSERT_MSG("/nonexistent/qkv.json", "/nonexistent/qkv.json: cannot open: No such file");
 
     char *names[] = {ok, syn, withnul, withbom};
@@ -618,7 +623,7 @@ START_TEST(test_to_json_round_trip) {
     };
     qkv_config_defaults(&a);
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
-        ck_assert_msg(qkv_config_set(&a, sets[i], err, sizeof err) == 0, "%s: %s", sets[i], err);
+        ck_assert_msg(qkv_config_set(&a, sets[i], &qe) == 0, "%s: %s", sets[i], qe.msg);
     ck_assert_int_eq(sizeof sets / sizeof sets[0], 49); /* one per key */
     j = qkv_config_to_json(&a);
     ck_assert_ptr_nonnull(j);

@@ -50,13 +50,14 @@ START_TEST(test_fuzz_corpus_replay) {
             text[n] = text[n + 1] = 0;
             qkv_config c;
             qkv_config_defaults(&c);
-            if (qkv_config_parse(&c, text, path, err, sizeof err)) {
-                one_line_error(path, err);
+            qkv_err ce;
+            if (qkv_config_parse(&c, text, path, &ce)) {
+                one_line_error(path, ce.msg);
             } else {
                 for (char *line = memchr(text, 0, n) ? text + strlen(text) + 1 : NULL; line && *line;) {
                     char *nl = strchr(line, '\n');
                     if (nl) *nl = 0;
-                    if (qkv_config_set(&c, line, err, sizeof err)) one_line_error(path, err);
+                    if (qkv_config_set(&c, line, &ce)) one_line_error(path, ce.msg);
                     line = nl ? nl + 1 : NULL;
                 }
             }
@@ -69,7 +70,8 @@ START_TEST(test_fuzz_corpus_replay) {
             qkv_task t;
             memset(&t, 0, sizeof t);
             t.cfg.kind = QKV_TASK_FILE;
-            if (qkv__task_parse_jsonl(&t, (const char *)b, n, path, err, sizeof err)) one_line_error(path, err);
+            qkv_err je;
+            if (qkv__task_parse_jsonl(&t, (const char *)b, n, path, &je)) one_line_error(path, je.msg);
             qkv_task_close(&t);
         }
         free(b);

@@ -113,10 +113,11 @@ static bool exists(const char *dir, const char *file) {
 
 /* the config at dir/file, which must be there and readable */
 static qkv_config config_at(const char *dir, const char *file) {
-    char *p = qkv__pathf("%s/%s", dir, file), e[1024];
+    char *p = qkv__pathf("%s/%s", dir, file);
+    qkv_err e;
     qkv_config c;
     qkv_config_defaults(&c);
-    ck_assert_msg(qkv_config_load(&c, p, e, sizeof e) == 0, "%s", e);
+    ck_assert_msg(qkv_config_load(&c, p, &e) == 0, "%s", e.msg);
     free(p);
     return c;
 }

@@ -163,7 +163,8 @@ START_TEST(test_previous_share_is_the_weight_one_back) {
     snprintf(dir, sizeof dir, "%s/r", TMP);
     snprintf(cfgpath, sizeof cfgpath, "%s/r/config.json", TMP);
     qkv_config cfg;
-    ck_assert_msg(qkv_config_load(&cfg, cfgpath, err, sizeof err) == 0, "%s", err);
+    qkv_err e;
+    ck_assert_msg(qkv_config_load(&cfg, cfgpath, &e) == 0, "%s", e.msg);
     qkv_observed o;
     ck_assert_msg(qkv__run_observation(&cfg, dir, 0, 30, &o, err, sizeof err) == 0, "%s", err);
     ck_assert_ptr_nonnull(o.prev_share);
@@ -217,7 +218,8 @@ START_TEST(test_start_is_the_fresh_model_of_the_seed) {
     snprintf(dir, sizeof dir, "%s/r", TMP);
     snprintf(path, sizeof path, "%s/r/config.json", TMP);
     qkv_config cfg;
-    ck_assert_msg(qkv_config_load(&cfg, path, err, sizeof err) == 0, "%s", err);
+    qkv_err qe;
+    ck_assert_msg(qkv_config_load(&cfg, path, &qe) == 0, "%s", qe.msg);
     ck_assert_int_eq(cfg.train.seed, 7);
     qkv_observed start, end, again;
     ck_assert_msg(qkv__run_observed_start(dir, &start, err, sizeof err) == 0, "%s", err);

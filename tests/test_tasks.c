@@ -14,7 +14,7 @@
 #include "tasks/task.h"
 #include "testutil.h"
 
-static char err[512];
+static qkv_err qe;
 
 static qkv_task_config cfg_of(qkv_task_kind kind) {
     qkv_task_config c = qkv_task_config_default();
@@ -23,8 +23,8 @@ static qkv_task_config cfg_of(qkv_task_kind kind) {
 }
 
 static void open_ok(qkv_task *t, const qkv_task_config *c, uint64_t seed) {
-    err[0] = '\0';
-    ck_assert_msg(qkv_task_open(t, c, seed, err, sizeof err) == 0, "%s", err);
+    qkv_err_clear(&qe);
+    ck_assert_msg(qkv_task_open(t, c, seed, &qe) == 0, "%s", qe.msg);
 }
 
 /* ---- the examples of many seeds ----------------------------------------------------------- */
@@ -355,7 +355,7 @@ static void check_held_out(const qkv_task_config *c, int n_eval, int n_val) {
     qkv_task t;
     qkv_batch b;
     open_ok(&t, c, 7);
-    ck_assert_int_eq(qkv_task_hold_out(&t, n_eval, n_val, err, sizeof err), 0);
+    ck_assert_int_eq(qkv_task_hold_out(&t, n_eval, n_val, &qe), 0);
     int T = t.seq_len, n_held = 0;
     int32_t *held = malloc((size_t)(n_eval + n_val) * 2 * (size_t)T * sizeof *held);
     ck_assert_ptr_nonnull(held);
@@ -398,18 +398,19 @@ END_TEST
 /* qkv_task_config_check and qkv_task_open refuse c with a message starting with `want` */
 static void refused(const qkv_task_config *c, const char *want) {
     qkv_task t;
-    err[0] = '\0';
-    ck_assert_int_eq(qkv_task_config_check(c, err, sizeof err), -1);
-    ck_assert_msg(!strncmp(err, want, strlen(want)), "\"%s\" does not start with \"%s\"", err, want);
-    ck_assert_ptr_null(strchr(err, '\n'));
-    err[0] = '\0';
-    ck_assert_int_eq(qkv_task_open(&t, c, 0, err, sizeof err), -1);
-    ck_assert_msg(!strncmp(err, want, strlen(want)), "\"%s\" does not start with \"%s\"", err, want);
+    qkv_err_clear(&qe);
+    ck_assert_int_eq(qkv_task_config_check(c, &qe), -1);
+    ck_assert_int_eq(qe.code, QKV_ERR_USAGE); /* the config's sizes: the user's to change */
+    ck_assert_msg(!strncmp(qe.msg, want, strlen(want)), "\"%s\" does not start with \"%s\"", qe.msg, want);
+    ck_assert_ptr_null(strchr(qe.msg, '\n'));
+    qkv_err_clear(&qe);
+    ck_assert_int_eq(qkv_task_open(&t, c, 0, &qe), -1);
+    ck_assert_msg(!strncmp(qe.msg, want, strlen(want)), "\"%s\" does not start with \"%s\"", qe.msg, want);
 }
 
 static void accepted(const qkv_task_config *c, int vocab, int seq_len) {
     qkv_task t;
-    ck_assert_msg(qkv_task_config_check(c, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_task_config_check(c, &qe) == 0, "%s", qe.msg);
     open_ok(&t, c, 0);
     ck_assert_int_eq(t.vocab, vocab);
     ck_assert_int_eq(t.seq_len, seq_len);
@@ -518,10 +519,10 @@ static int fit(const qkv_task_config *c, bool causal) {
     open_ok(&t, c, 1);
     qkv_model_config m = qkv_model_config_default();
     m.attn.causal = causal;
-    err[0] = '\0';
-    int rc = qkv_task_fit_model(&t, &m, err, sizeof err);
+    qkv_err_clear(&qe);
+    int rc = qkv_task_fit_model(&t, &m, &qe);
     qkv_task_close(&t);
-    ck_assert_ptr_null(strchr(err, '\n'));
+    ck_assert_ptr_null(strchr(qe.msg, '\n'));
     return rc;
 }
 
@@ -531,17 +532,17 @@ START_TEST(test_bidirectional_tasks) {
                            QKV_TASK_FUZZY_RECALL};
     for (int i = 0; i < 3; i++) {
         qkv_task_config c = cfg_of(ok[i]);
-        ck_assert_msg(fit(&c, false) == 0, "%s: %s", QKV_TASK_NAMES[ok[i]], err);
+        ck_assert_msg(fit(&c, false) == 0, "%s: %s", QKV_TASK_NAMES[ok[i]], qe.msg);
     }
     qkv_task_config c = cfg_of(QKV_TASK_RECALL);
     c.query_blank = true;
-    ck_assert_msg(fit(&c, false) == 0, "%s", err);
+    ck_assert_msg(fit(&c, false) == 0, "%s", qe.msg);
     c = cfg_of(QKV_TASK_NOISY_RECALL);
     c.query_blank = true;
-    ck_assert_msg(fit(&c, false) == 0, "%s", err);
+    ck_assert_msg(fit(&c, false) == 0, "%s", qe.msg);
     c = cfg_of(QKV_TASK_FUZZY_RECALL); /* values of one token: the answer is not shown after the key */
     c.value_len = 1;
-    ck_assert_msg(fit(&c, false) == 0, "%s", err);
+    ck_assert_msg(fit(&c, false) == 0, "%s", qe.msg);
     for (int i = 0; i < 5; i++) {
         c = cfg_of(no[i]);
         ck_assert_int_eq(fit(&c, true), 0);
@@ -549,7 +550,7 @@ START_TEST(test_bidirectional_tasks) {
         char want[256];
         snprintf(want, sizeof want, "model.attention.causal: false, but task \"%s\" shows its targets as the next "
                  "input tokens", QKV_TASK_NAMES[no[i]]);
-        ck_assert_msg(!strncmp(err, want, strlen(want)), "%s", err);
+        ck_assert_msg(!strncmp(qe.msg, want, strlen(want)), "%s", qe.msg);
     }
     char dir[] = "/tmp/qkv-bidir-XXXXXX", path[64];
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -560,7 +561,7 @@ START_TEST(test_bidirectional_tasks) {
     snprintf(c.path, sizeof c.path, "%s", path);
     ck_assert_int_eq(fit(&c, true), 0);
     ck_assert_int_eq(fit(&c, false), -1);
-    ck_assert_msg(strstr(err, "task \"text\" shows its targets"), "%s", err);
+    ck_assert_msg(strstr(qe.msg, "task \"text\" shows its targets"), "%s", qe.msg);
     /* the user's sequences: next-token targets refused (naming the file), others accepted */
     qkv_test_write_file(path, "{\"input\": [1, 2, 3, 4], \"target\": [2, 3, 4, 5]}\n"
                               "{\"input\": [5, 6, 7, 8], \"target\": [6, 7, 8, 9]}\n"
@@ -570,7 +571,7 @@ START_TEST(test_bidirectional_tasks) {
     snprintf(c.path, sizeof c.path, "%s", path);
     ck_assert_int_eq(fit(&c, true), 0);
     ck_assert_int_eq(fit(&c, false), -1);
-    ck_assert_msg(strstr(err, path) && strstr(err, "next position's input token"), "%s", err);
+    ck_assert_msg(strstr(qe.msg, path) && strstr(qe.msg, "next position's input token"), "%s", qe.msg);
     /* more than a quarter refuses: one training sequence of three that copies (3 of 9 positions);
      * exactly a quarter (one of four) does not */
     qkv_test_write_file(path, "{\"input\": [1, 2, 3, 4], \"target\": [2, 3, 4, 5]}\n"
@@ -585,12 +586,12 @@ START_TEST(test_bidirectional_tasks) {
                               "{\"input\": [2, 4, 6, 8], \"target\": [9, 9, 9, 9]}\n"
                               "{\"input\": [3, 5, 7, 9], \"target\": [9, 9, 9, 9]}\n");
     c.eval_fraction = 0.2; /* four to train on */
-    ck_assert_msg(fit(&c, false) == 0, "%s", err);
+    ck_assert_msg(fit(&c, false) == 0, "%s", qe.msg);
     qkv_test_write_file(path, "{\"input\": [1, 2, 3, 4], \"target\": [9, 9, 9, 9]}\n"
                               "{\"input\": [5, 6, 7, 8], \"target\": [9, 9, 9, 9]}\n"
                               "{\"input\": [1, 3, 5, 7], \"target\": [9, 9, 9, 9]}\n");
     c.eval_fraction = 0.34;
-    ck_assert_msg(fit(&c, false) == 0, "%s", err);
+    ck_assert_msg(fit(&c, false) == 0, "%s", qe.msg);
     remove(path);
     rmdir(dir);
 }

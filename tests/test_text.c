@@ -120,8 +120,8 @@ START_TEST(test_fortunes_files) {
     uint8_t *text = NULL, *again = NULL;
     int64_t len = 0, len2 = 0, nf = 0;
     int files = 0;
-    char err[1024];
-    ck_assert_msg(!qkv__task_read_fortunes(dir, "task.path", &text, &len, &files, &nf, err, sizeof err), "%s", err);
+    qkv_err qe;
+    ck_assert_msg(!qkv__task_read_fortunes(dir, "task.path", &text, &len, &files, &nf, &qe), "%s", qe.msg);
     ck_assert_int_eq(files, 3); /* a, b, crlf */
     ck_assert_int_eq(nf, 6);
     const char *want[] = {"one\nline two\n", "four\n", "two\n", "three\n", "crlf one\r\n", "crlf two\r\n"};
@@ -132,7 +132,7 @@ START_TEST(test_fortunes_files) {
     }
     ck_assert_int_eq(len, total); /* nothing else: no index, link, hidden or subdirectory text */
     /* the same corpus every time */
-    ck_assert(!qkv__task_read_fortunes(dir, "task.path", &again, &len2, NULL, NULL, err, sizeof err));
+    ck_assert(!qkv__task_read_fortunes(dir, "task.path", &again, &len2, NULL, NULL, &qe));
     ck_assert_int_eq(len, len2);
     ck_assert(!memcmp(text, again, (size_t)len));
     free(text);
@@ -143,19 +143,20 @@ END_TEST
 /* a directory that is missing or holds no fortunes: one line naming the key, the directory
  * and the package to install */
 START_TEST(test_fortunes_missing) {
-    char dir[400], err[1024];
+    char dir[400];
+    qkv_err qe;
     uint8_t *text = NULL;
     int64_t len;
     snprintf(dir, sizeof dir, "%s/none", TMP);
-    ck_assert_int_eq(qkv__task_read_fortunes(dir, "task.path", &text, &len, NULL, NULL, err, sizeof err), -1);
-    ck_assert_msg(strstr(err, "task.path: cannot open the fortunes directory") && strstr(err, "apt-get install fortunes") &&
-                  !strchr(err, '\n'), "%s", err);
+    ck_assert_int_eq(qkv__task_read_fortunes(dir, "task.path", &text, &len, NULL, NULL, &qe), -1);
+    ck_assert_msg(strstr(qe.msg, "task.path: cannot open the fortunes directory") && strstr(qe.msg, "apt-get install fortunes") &&
+                  !strchr(qe.msg, '\n'), "%s", qe.msg);
     ck_assert_int_eq(mkdir(dir, 0755), 0);
     put_str(dir, "empty", "%\n  \n%\n");
     put_str(dir, "empty.dat", "x");
-    ck_assert_int_eq(qkv__task_read_fortunes(dir, "task.corpus", &text, &len, NULL, NULL, err, sizeof err), -1);
-    ck_assert_msg(strstr(err, "task.corpus: ") && strstr(err, "holds no fortunes") &&
-                  strstr(err, "scripts/install-deps.sh fortunes"), "%s", err);
+    ck_assert_int_eq(qkv__task_read_fortunes(dir, "task.corpus", &text, &len, NULL, NULL, &qe), -1);
+    ck_assert_msg(strstr(qe.msg, "task.corpus: ") && strstr(qe.msg, "holds no fortunes") &&
+                  strstr(qe.msg, "scripts/install-deps.sh fortunes"), "%s", qe.msg);
     ck_assert_ptr_null(text);
 }
 END_TEST
@@ -169,7 +170,8 @@ static bool fortune_starts_at(const qkv_task *t, int64_t p) {
  * two parts), at the first fortune after the fractions' byte positions; a plain file keeps
  * its byte cuts */
 START_TEST(test_fortunes_split) {
-    char dir[400], err[1024];
+    char dir[400];
+    qkv_err qe;
     snprintf(dir, sizeof dir, "%s/many", TMP);
     ck_assert_int_eq(mkdir(dir, 0755), 0);
     char *buf = malloc(1 << 16);
@@ -184,7 +186,7 @@ START_TEST(test_fortunes_split) {
     put(dir, "f", buf, n);
     qkv_task_config c = fortunes_config(dir, 8);
     qkv_task t;
-    ck_assert_msg(!qkv_task_open(&t, &c, 0, err, sizeof err), "%s", err);
+    ck_assert_msg(!qkv_task_open(&t, &c, 0, &qe), "%s", qe.msg);
     int64_t len = t.text_len;
     ck_assert_int_eq(len, (int64_t)n); /* 300 distinct fortunes, each with its "%" line */
     int64_t split = len - (int64_t)((double)len * c.eval_fraction), val = t.text_split - (int64_t)((double)len * c.val_fraction);
@@ -203,7 +205,7 @@ START_TEST(test_fortunes_split) {
     put(TMP, "plain.txt", buf, n);
     c.corpus = QKV_CORPUS_FILE;
     snprintf(c.path, sizeof c.path, "%s/plain.txt", TMP);
-    ck_assert_msg(!qkv_task_open(&t, &c, 0, err, sizeof err), "%s", err);
+    ck_assert_msg(!qkv_task_open(&t, &c, 0, &qe), "%s", qe.msg);
     ck_assert_int_eq(t.text_split, split);
     ck_assert_int_eq(t.text_val, split - (int64_t)((double)len * c.val_fraction));
     qkv_task_close(&t);
@@ -215,12 +217,13 @@ END_TEST
  * fortune strfile counted but the blank and duplicate ones, the same corpus every time */
 START_TEST(test_fortunes_debian) {
     if (!have_fortunes()) return;
-    char err[1024], out[4096];
+    char out[4096];
+    qkv_err qe;
     uint8_t *text = NULL, *again = NULL;
     int64_t len, len2, nf;
     int files;
-    ck_assert_msg(!qkv__task_read_fortunes(QKV_FORTUNES_DIR, "task.corpus", &text, &len, &files, &nf, err, sizeof err),
-                  "%s", err);
+    ck_assert_msg(!qkv__task_read_fortunes(QKV_FORTUNES_DIR, "task.corpus", &text, &len, &files, &nf, &qe),
+                  "%s", qe.msg);
     /* strfile's indexes: one NAME.dat per fortune file, its count of fortunes (big-endian u32 at byte 4) */
     ck_assert_int_eq(run(out, sizeof out, "cd %s && for d in *.dat; do f=${d%%.dat}; [ -f \"$f\" ] && "
                          "[ ! -L \"$f\" ] && od -An -tu1 -j4 -N4 \"$d\"; done | "
@@ -233,7 +236,7 @@ START_TEST(test_fortunes_debian) {
     ck_assert_msg(nf >= counted * 99 / 100, "%lld fortunes of strfile's %lld", (long long)nf, counted);
     printf("test_text: %s: %d files, %lld fortunes (strfile counts %lld), %lld bytes\n", QKV_FORTUNES_DIR, files,
            (long long)nf, counted, (long long)len);
-    ck_assert(!qkv__task_read_fortunes(QKV_FORTUNES_DIR, "task.corpus", &again, &len2, NULL, NULL, err, sizeof err));
+    ck_assert(!qkv__task_read_fortunes(QKV_FORTUNES_DIR, "task.corpus", &again, &len2, NULL, NULL, &qe));
     ck_assert(len == len2 && !memcmp(text, again, (size_t)len));
     free(text);
     free(again);
@@ -276,8 +279,9 @@ static void write_words(const char *path_name, int bytes) {
  * the add-one formula computed here */
 static void check_baselines(const qkv_task *t) {
     double xz, uni;
-    char err[512], out[256], slice[600];
-    ck_assert_msg(!qkv_task_text_baselines(t, &xz, &uni, err, sizeof err), "%s", err);
+    char out[256], slice[600];
+    qkv_err qe;
+    ck_assert_msg(!qkv_task_text_baselines(t, &xz, &uni, &qe), "%s", qe.msg);
     int64_t n = t->text_len - t->text_split;
     double count[256] = {0}, bits = 0;
     for (int64_t i = 0; i < t->text_val; i++) count[t->text[i]]++;
@@ -300,17 +304,17 @@ START_TEST(test_baselines_file) {
     c.kind = QKV_TASK_TEXT;
     snprintf(c.path, sizeof c.path, "%s/words.txt", TMP);
     qkv_task t;
-    char err[512];
-    ck_assert_msg(!qkv_task_open(&t, &c, 0, err, sizeof err), "%s", err);
+    qkv_err qe;
+    ck_assert_msg(!qkv_task_open(&t, &c, 0, &qe), "%s", qe.msg);
     check_baselines(&t);
     double xz, uni;
-    ck_assert(!qkv_task_text_baselines(&t, &xz, &uni, err, sizeof err));
+    ck_assert(!qkv_task_text_baselines(&t, &xz, &uni, &qe));
     ck_assert_msg(xz < uni, "xz -9 %.3f should beat a unigram model %.3f on repetitive words", xz, uni);
     qkv_task_close(&t);
     /* not a text task: an error, not a crash */
     c = qkv_task_config_default();
-    ck_assert(!qkv_task_open(&t, &c, 0, err, sizeof err));
-    ck_assert_int_eq(qkv_task_text_baselines(&t, &xz, &uni, err, sizeof err), -1);
+    ck_assert(!qkv_task_open(&t, &c, 0, &qe));
+    ck_assert_int_eq(qkv_task_text_baselines(&t, &xz, &uni, &qe), -1);
     qkv_task_close(&t);
 }
 END_TEST
@@ -319,8 +323,8 @@ START_TEST(test_baselines_fortunes) {
     if (!have_fortunes()) return;
     qkv_task_config c = fortunes_config(NULL, 64);
     qkv_task t;
-    char err[512];
-    ck_assert_msg(!qkv_task_open(&t, &c, 0, err, sizeof err), "%s", err);
+    qkv_err qe;
+    ck_assert_msg(!qkv_task_open(&t, &c, 0, &qe), "%s", qe.msg);
     check_baselines(&t);
     qkv_task_close(&t);
 }
@@ -350,9 +354,9 @@ START_TEST(test_bpb_reported) {
     c.seq_len = 16;
     snprintf(c.path, sizeof c.path, "%s/words.txt", TMP);
     qkv_task t;
-    char err[512];
+    qkv_err qe;
     double xz, uni;
-    ck_assert(!qkv_task_open(&t, &c, 0, err, sizeof err) && !qkv_task_text_baselines(&t, &xz, &uni, err, sizeof err));
+    ck_assert(!qkv_task_open(&t, &c, 0, &qe) && !qkv_task_text_baselines(&t, &xz, &uni, &qe));
     qkv_task_close(&t);
     ck_assert_double_eq_tol(qkv_test_json_num(sum, "baseline_xz_bpb"), xz, 1e-8);
     ck_assert_double_eq_tol(qkv_test_json_num(sum, "baseline_unigram_bpb"), uni, 1e-8);

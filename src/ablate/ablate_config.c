@@ -77,16 +77,16 @@ static int check_keys(const cJSON *obj, const char *const *allowed, const char *
 }
 
 int qkv__ablate_variant_config(const qkv_ablate_config *c, int v, qkv_config *cfg, char *err, int errlen) {
-    char inner[768];
+    qkv_err inner;
     qkv_config_defaults(cfg);
-    int rc = c->base_json ? qkv_config_parse(cfg, c->base_json, c->path, inner, sizeof inner)
-                          : qkv_config_load(cfg, c->base_path, inner, sizeof inner);
-    for (int k = 0; !rc && k < c->n_sets; k++) rc = qkv_config_set(cfg, c->sets[k], inner, sizeof inner);
+    int rc = c->base_json ? qkv_config_parse(cfg, c->base_json, c->path, &inner)
+                          : qkv_config_load(cfg, c->base_path, &inner);
+    for (int k = 0; !rc && k < c->n_sets; k++) rc = qkv_config_set(cfg, c->sets[k], &inner);
     for (int k = 0; !rc && k < c->variants[v].n_sets; k++)
-        rc = qkv_config_set(cfg, c->variants[v].sets[k], inner, sizeof inner);
+        rc = qkv_config_set(cfg, c->variants[v].sets[k], &inner);
     if (!rc && c->variants[v].matched_d_ff) cfg->model.d_ff = c->variants[v].matched_d_ff;
-    if (!rc) rc = qkv_config_validate(cfg, inner, sizeof inner);
-    if (rc) snprintf(err, (size_t)errlen, "%s: variant %s: %s", qkv__shown(c->path).s, c->variants[v].name, inner);
+    if (!rc) rc = qkv_config_validate(cfg, &inner);
+    if (rc) snprintf(err, (size_t)errlen, "%s: variant %s: %s", qkv__shown(c->path).s, c->variants[v].name, inner.msg);
     return rc ? -1 : 0;
 }
 
@@ -125,11 +125,12 @@ static int check_variant(const qkv_ablate_config *c, int v, char *err, int errle
                         "max_steps (no extension)", qkv__shown(c->path).s, name,
                         QKV_SCHEDULE_NAMES[cfg.optim.schedule]), -1;
     for (int l = 0; l < c->n_lrs; l++) {
-        char set[64], inner[512];
+        char set[64];
+        qkv_err inner;
         snprintf(set, sizeof set, "optim.lr=%.17g", c->lrs[l]);
-        if (qkv_config_set(&cfg, set, inner, sizeof inner) || qkv_config_validate(&cfg, inner, sizeof inner))
+        if (qkv_config_set(&cfg, set, &inner) || qkv_config_validate(&cfg, &inner))
             return snprintf(err, (size_t)errlen, "%s: lrs[%d]: variant %s: %s", qkv__shown(c->path).s, l, name,
-                            inner), -1;
+                            inner.msg), -1;
     }
     return 0;
 }
@@ -140,13 +141,12 @@ static int64_t variant_params(const qkv_ablate_config *c, int v, int d_ff, char 
     if (qkv__ablate_variant_config(c, v, &cfg, err, errlen)) return -1;
     if (d_ff) cfg.model.d_ff = d_ff;
     qkv_task t;
-    char inner[768];
-    int rc = qkv_task_open(&t, &cfg.task, 0, inner, sizeof inner) ||
-             qkv_task_fit_model(&t, &cfg.model, inner, sizeof inner);
+    qkv_err inner;
+    int rc = qkv_task_open(&t, &cfg.task, 0, &inner) || qkv_task_fit_model(&t, &cfg.model, &inner);
     qkv_task_close(&t);
     if (rc)
         return snprintf(err, (size_t)errlen, "%s: variant %s: %s", qkv__shown(c->path).s, c->variants[v].name,
-                        inner), -1;
+                        inner.msg), -1;
     return qkv_model_param_count(&cfg.model);
 }
 
@@ -397,9 +397,11 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, in
     if (!text) return -1;
     cJSON *j = NULL;
     bool oom;
-    int bad = qkv__config_json(text, len, label.s, &j, &oom, err, errlen); /* line:column and what was wrong */
+    qkv_err je;
+    int bad = qkv__config_json(text, len, label.s, &j, &oom, &je); /* line:column and what was wrong */
     free(text);
     if (bad) {
+        snprintf(err, (size_t)errlen, "%s", je.msg);
         if (oom) snprintf(err, (size_t)errlen, "%s: out of memory reading the config", label.s);
         return -1;
     }

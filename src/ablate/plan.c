@@ -22,8 +22,8 @@ static bool exists(const char *path) { return access(path, F_OK) == 0; }
  * the qkv that wrote it; so a finished sweep survives an upgrade that only adds keys */
 static bool same_config(const char *old, const char *json, const char *label) {
     qkv_config oc;
-    char e[256];
-    if (qkv_config_parse(&oc, old, label, e, sizeof e)) return false;
+    qkv_err e;
+    if (qkv_config_parse(&oc, old, label, &e)) return false;
     char *now = qkv_config_to_json(&oc);
     bool same = now && !strcmp(now, json);
     free(now);
@@ -35,18 +35,19 @@ static char *run_config(const qkv_ablate_plan *p, const qkv_ablate_run_spec *rs,
                         int errlen) {
     const qkv_ablate_config *c = p->c;
     if (qkv__ablate_variant_config(c, rs->variant, cfg, err, errlen)) return NULL;
-    char set[3][96], inner[512];
+    char set[3][96];
+    qkv_err inner;
     int n = 0;
     if (c->n_lrs) snprintf(set[n++], sizeof set[0], "optim.lr=%.17g", c->lrs[rs->lr]);
     snprintf(set[n++], sizeof set[0], "train.seed=%lld", c->seeds[rs->seed]);
     snprintf(set[n++], sizeof set[0], "train.threshold=%.17g", c->threshold);
     for (int i = 0; i < n; i++)
-        if (qkv_config_set(cfg, set[i], inner, sizeof inner)) {
-            snprintf(err, (size_t)errlen, "%s: run %s: %s", qkv__shown(c->path).s, rs->name, inner);
+        if (qkv_config_set(cfg, set[i], &inner)) {
+            snprintf(err, (size_t)errlen, "%s: run %s: %s", qkv__shown(c->path).s, rs->name, inner.msg);
             return NULL;
         }
-    if (qkv_config_validate(cfg, inner, sizeof inner)) {
-        snprintf(err, (size_t)errlen, "%s: run %s: %s", qkv__shown(c->path).s, rs->name, inner);
+    if (qkv_config_validate(cfg, &inner)) {
+        snprintf(err, (size_t)errlen, "%s: run %s: %s", qkv__shown(c->path).s, rs->name, inner.msg);
         return NULL;
     }
     char *json = qkv_config_to_json(cfg);

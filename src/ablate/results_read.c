@@ -36,8 +36,10 @@ static int parse_file(const char *dir, char *path, size_t path_max, cJSON **root
     char *text = qkv__read_file(path, &len, err, errlen);
     if (!text) return -1;
     bool oom = false;
-    int rc = qkv__config_json(text, len, path, root, &oom, err, errlen);
+    qkv_err e;
+    int rc = qkv__config_json(text, len, path, root, &oom, &e);
     free(text);
+    if (rc) snprintf(err, (size_t)errlen, "%s", e.msg);
     if (rc && oom) snprintf(err, (size_t)errlen, "%s: out of memory", path);
     return rc ? -1 : 0;
 }

@@ -15,7 +15,7 @@ void qkv_err_clear(qkv_err *e) {
     e->msg[0] = 0;
 }
 
-static int err_vset(qkv_err *e, qkv_err_code code, const char *fmt, va_list ap) {
+int qkv_err_vset(qkv_err *e, qkv_err_code code, const char *fmt, va_list ap) {
     e->code = code;
     int n = vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     if (n < 0) snprintf(e->msg, sizeof e->msg, "(a message that could not be formatted)");
@@ -26,7 +26,7 @@ static int err_vset(qkv_err *e, qkv_err_code code, const char *fmt, va_list ap) 
 int qkv_err_set(qkv_err *e, qkv_err_code code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    err_vset(e, code, fmt, ap);
+    qkv_err_vset(e, code, fmt, ap);
     va_end(ap);
     return -1;
 }

@@ -8,6 +8,8 @@
 
 #include "qkv_api.h"
 
+#include <stdarg.h>
+
 
 /* what kind of failure (the exit status follows from it) */
 typedef enum qkv_err_code {
@@ -36,4 +38,7 @@ QKV_APP_API void qkv_err_clear(qkv_err *e);
  * returns -1, so a caller writes `return qkv_err_set(e, QKV_ERR_USAGE, "...", ...);` */
 QKV_APP_API int qkv_err_set(qkv_err *e, qkv_err_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* the same with a va_list, for a module's own helper that fills in its code */
+QKV_APP_API int qkv_err_vset(qkv_err *e, qkv_err_code code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 #endif

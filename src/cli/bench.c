@@ -84,7 +84,7 @@ static const qkv_bench_size *find_size(const char *name) {
 static int model_of(const qkv_cli_list *sets, qkv_model_config *over) {
     qkv_config c;
     qkv_config_defaults(&c);
-    char err[512];
+    qkv_err e;
     for (int i = 0; i < sets->n; i++) {
         const char *a = sets->v[i];
         if (strncmp(a, "model.attention.", 16) && strncmp(a, "model.position=", 15) && strncmp(a, "model.rope_base=", 16)) {
@@ -92,8 +92,8 @@ static int model_of(const qkv_cli_list *sets, qkv_model_config *over) {
                           "sizes fix the rest)", a);
             return -1;
         }
-        if (qkv_config_set(&c, a, err, sizeof err)) {
-            qkv__cli_error("bench", "%s", err); /* it names --set and the key */
+        if (qkv_config_set(&c, a, &e)) {
+            qkv__cli_error("bench", "%s", e.msg); /* it names --set and the key */
             return -1;
         }
     }
@@ -103,15 +103,15 @@ static int model_of(const qkv_cli_list *sets, qkv_model_config *over) {
 /* the attention fits the model of every size that will run (size NULL: all), before anything is
  * printed: 0, or -1 (printed, naming the size and the key) */
 static int check_sizes(const qkv_model_config *over, const char *size) {
-    char err[512];
+    qkv_err e;
     for (int i = 0; i < 3; i++) {
         const qkv_bench_size *z = &QKV_BENCH_SIZES[i];
         if (size && strcmp(size, z->name)) continue;
         qkv_config c; /* as a config names its keys: model.attention.KEY */
         qkv_config_defaults(&c);
         c.model = qkv_bench_model_config(z, over);
-        if (qkv_config_validate(&c, err, sizeof err)) {
-            qkv__cli_error("bench", "--set: size %s: %s", z->name, err);
+        if (qkv_config_validate(&c, &e)) {
+            qkv__cli_error("bench", "--set: size %s: %s", z->name, e.msg);
             return -1;
         }
     }

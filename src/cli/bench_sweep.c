@@ -163,13 +163,14 @@ typedef struct sweep_shape {
 
 /* config with train.steps = steps, checked here so a bad one fails before any run; 0 or an exit code */
 static int sweep_config(const char *config, int steps, sweep_shape *sh) {
-    char st[64], err[1024];
+    char st[64];
     snprintf(st, sizeof st, "train.steps=%d", steps);
     const char *sets[] = {st};
     if (qkv__cli_load_config("bench", config, sets, 1, &sh->cfg)) return QKV_EXIT_USAGE;
     qkv_task task;
-    if (qkv_task_open(&task, &sh->cfg.task, 0, err, sizeof err)) {
-        qkv__cli_error("bench", "%s: %s", config, err);
+    qkv_err e;
+    if (qkv_task_open(&task, &sh->cfg.task, 0, &e)) {
+        qkv__cli_error("bench", "%s: %s", config, e.msg);
         return QKV_EXIT_USAGE;
     }
     const qkv_config *cfg = &sh->cfg;

@@ -59,19 +59,19 @@ int qkv__cli_exit(const char *cmd, const qkv_err *e) {
 }
 
 int qkv__cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c) {
-    char err[1024];
+    qkv_err e;
     qkv_config_defaults(c);
-    if (qkv_config_load(c, path, err, sizeof err)) {
-        qkv__cli_error(cmd, "%s", err);
+    if (qkv_config_load(c, path, &e)) {
+        qkv__cli_error(cmd, "%s", e.msg);
         return -1;
     }
     for (int i = 0; i < nsets; i++)
-        if (qkv_config_set(c, sets[i], err, sizeof err)) {
-            qkv__cli_error(cmd, "%s", err);
+        if (qkv_config_set(c, sets[i], &e)) {
+            qkv__cli_error(cmd, "%s", e.msg);
             return -1;
         }
-    if (qkv_config_validate(c, err, sizeof err)) {
-        qkv__cli_error(cmd, "%s: %s", path, err);
+    if (qkv_config_validate(c, &e)) {
+        qkv__cli_error(cmd, "%s: %s", path, e.msg);
         return -1;
     }
     return 0;
@@ -82,10 +82,11 @@ int qkv__cli_check_trained_with(const char *cmd, const char *path, const char *c
      * tokens as other things (the task's other keys may differ: another length, say) */
     static const char *const KEYS[] = {"model.", "task.name", NULL};
     qkv_config k;
-    char err[1024], key[256], a[128], b[128];
-    int have = qkv_config_of_model_file(path, &k, err, sizeof err);
+    qkv_err e;
+    char key[256], a[128], b[128];
+    int have = qkv_config_of_model_file(path, &k, &e);
     if (have < 0) {
-        qkv__cli_error(cmd, "%s", err);
+        qkv__cli_error(cmd, "%s", e.msg);
         return -1;
     }
     if (!have || !qkv_config_first_diff(&k, eff, KEYS, key, sizeof key, a, b, sizeof a)) return 0;

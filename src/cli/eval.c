@@ -56,15 +56,16 @@ int qkv__cmd_eval(int argc, char **argv) {
     qkv_model *m = NULL;
     qkv_ctx *ctx = NULL;
     bool have_data = false;
-    if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, err, sizeof err)) {
-        qkv__cli_error("eval", "%s", err);
+    qkv_err e;
+    if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, &e)) {
+        qkv__cli_error("eval", "%s", e.msg);
         goto cleanup;
     }
     qkv_model_config mc = cfg.model;
-    if (qkv_task_fit_model(&task, &mc, err, sizeof err) ||
-        (a.data && (have_data = !qkv_task_open_eval_file(&data_task, a.data, 0, err, sizeof err), !have_data)) ||
-        (have_data && qkv_task_fit_model(&data_task, &mc, err, sizeof err))) {
-        qkv__cli_error("eval", "%s", err);
+    if (qkv_task_fit_model(&task, &mc, &e) ||
+        (a.data && (have_data = !qkv_task_open_eval_file(&data_task, a.data, 0, &e), !have_data)) ||
+        (have_data && qkv_task_fit_model(&data_task, &mc, &e))) {
+        qkv__cli_error("eval", "%s", e.msg);
         goto cleanup;
     }
     /* parameters and their gradient buffers, and a batch's activations (a bound: no backward) */

@@ -52,9 +52,10 @@ int qkv__cmd_gradcheck(int argc, char **argv) {
     char err[1024];
     qkv_task task;
     qkv_model_config mc = cfg.model;
-    if (qkv_task_open(&task, &cfg.task, 0, err, sizeof err) || qkv_task_fit_model(&task, &mc, err, sizeof err)) {
+    qkv_err e;
+    if (qkv_task_open(&task, &cfg.task, 0, &e) || qkv_task_fit_model(&task, &mc, &e)) {
         qkv_task_close(&task);
-        qkv__cli_error("gradcheck", "%s", err);
+        qkv__cli_error("gradcheck", "%s", e.msg);
         goto done;
     }
     qkv_task_close(&task);

@@ -83,8 +83,9 @@ int qkv__cmd_params(int argc, char **argv) {
     qkv_task task;
     qkv_model_config mc = cfg.model;
     qkv_model *m = NULL;
-    if (qkv_task_open(&task, &cfg.task, 0, err, sizeof err) || qkv_task_fit_model(&task, &mc, err, sizeof err)) {
-        qkv__cli_error("params", "%s", err);
+    qkv_err e;
+    if (qkv_task_open(&task, &cfg.task, 0, &e) || qkv_task_fit_model(&task, &mc, &e)) {
+        qkv__cli_error("params", "%s", e.msg);
         rc = QKV_EXIT_FAIL;
         qkv_task_close(&task);
         goto done;

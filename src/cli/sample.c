@@ -124,9 +124,9 @@ int qkv__cmd_sample(int argc, char **argv) {
     if (qkv__cli_load_config("sample", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
     rc = QKV_EXIT_FAIL;
     qkv_model_config mc = cfg.model;
-    if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, err, sizeof err) ||
-        qkv_task_fit_model(&task, &mc, err, sizeof err)) {
-        qkv__cli_error("sample", "%s", err);
+    qkv_err e;
+    if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, &e) || qkv_task_fit_model(&task, &mc, &e)) {
+        qkv__cli_error("sample", "%s", e.msg);
         goto done;
     }
     bool bytes = task.cfg.kind == QKV_TASK_TEXT;

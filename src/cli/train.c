@@ -90,14 +90,15 @@ static int train_command(int argc, char **argv);
  * says so) passes. QKV_EXIT_OK, QKV_EXIT_USAGE (a difference) or QKV_EXIT_FAIL (the checkpoint is
  * damaged or unreadable), the error said. */
 static int check_resume_config(const char *dir, const char *cfg_path, const qkv_config *cfg, bool force, bool quiet) {
-    char err[1024], key[256], here[128], there[128];
+    qkv_err e;
+    char key[256], here[128], there[128];
     char *ck = qkv__pathf("%s/" QKV_RUN_CHECKPOINT, dir);
     if (!ck) {
         qkv__cli_error("train", "out of memory");
         return QKV_EXIT_FAIL;
     }
     qkv_config k;
-    int have = access(ck, F_OK) ? 0 : qkv_config_of_model_file(ck, &k, err, sizeof err), rc = QKV_EXIT_OK;
+    int have = access(ck, F_OK) ? 0 : qkv_config_of_model_file(ck, &k, &e), rc = QKV_EXIT_OK;
     qkv_config c = *cfg;
     if (have > 0) {
         c.train.steps = k.train.steps;
@@ -105,7 +106,7 @@ static int check_resume_config(const char *dir, const char *cfg_path, const qkv_
         if (!c.model.seq_len) c.model.seq_len = k.model.seq_len;
     }
     if (have < 0) {
-        qkv__cli_error("train", "%s", err);
+        qkv__cli_error("train", "%s", e.msg);
         rc = QKV_EXIT_FAIL;
     } else if (!have || !qkv_config_first_diff(&c, &k, NULL, key, sizeof key, here, there, sizeof here)) {
         rc = QKV_EXIT_OK;

@@ -198,12 +198,13 @@ const char *const *qkv_config_keys(void) { return KEY_PATHS; }
 
 enum { PATH_MAX_LEN = 256, SHOW_MAX = 40 };
 
-static int fail(char *err, int errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, int errlen, const char *fmt, ...) {
-    if (err && errlen > 0) {
+/* e = a usage error (the config is the user's input); e may be NULL */
+static int fail(qkv_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(qkv_err *e, const char *fmt, ...) {
+    if (e) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err, (size_t)errlen, fmt, ap);
+        qkv_err_vset(e, QKV_ERR_USAGE, fmt, ap);
         va_end(ap);
     }
     return -1;
@@ -335,7 +336,7 @@ static void list_names(const name_ref *names, int n, char *out, size_t size) {
 /* "LABEL: shown: unknown key (did you mean X?)" for `name` (len bytes) inside section
  * `prefix`; `rest` is what followed it in a --set path ("" if nothing). */
 static int unknown_key(const char *label, const char *shown, const char *prefix, const char *name,
-                       size_t len, const char *rest, char *err, int errlen) {
+                       size_t len, const char *rest, qkv_err *e) {
     name_ref names[64];
     int n = child_names(prefix, names, 64);
     int best = -1, bestd = 1 << 20;
@@ -363,10 +364,10 @@ static int unknown_key(const char *label, const char *shown, const char *prefix,
             }
         }
     }
-    if (sug[0]) return fail(err, errlen, "%s: %s: unknown key (did you mean %s?)", label, shown, sug);
+    if (sug[0]) return fail(e, "%s: %s: unknown key (did you mean %s?)", label, shown, sug);
     char list[1024];
     list_names(names, n, list, sizeof list);
-    return fail(err, errlen, "%s: %s: unknown key (valid keys%s%s: %s)", label, shown,
+    return fail(e, "%s: %s: unknown key (valid keys%s%s: %s)", label, shown,
                 *prefix ? " of " : " at the top level", prefix, list);
 }
 
@@ -402,23 +403,22 @@ static bool in_range(const key_def *k, double v) {
 }
 
 static int bad_value(const key_def *k, const cJSON *v, const char *label, const char *extra,
-                     char *err, int errlen) {
+                     qkv_err *e) {
     char want[256], got[64];
     describe(k, want, sizeof want);
     show_value(v, got, sizeof got);
-    return fail(err, errlen, "%s: %s: expected %s, got %s%s", label, k->path, want, got, extra);
+    return fail(e, "%s: %s: expected %s, got %s%s", label, k->path, want, got, extra);
 }
 
 /* check v against k, then write it into c */
-static int set_value(qkv_config *c, const key_def *k, const cJSON *v, const char *label, char *err,
-                     int errlen) {
+static int set_value(qkv_config *c, const key_def *k, const cJSON *v, const char *label, qkv_err *e) {
     char *field = (char *)c + k->off;
     switch (k->kind) {
     case K_INT: {
-        if (!cJSON_IsNumber(v)) return bad_value(k, v, label, "", err, errlen);
+        if (!cJSON_IsNumber(v)) return bad_value(k, v, label, "", e);
         double d = v->valuedouble;
         if (!isfinite(d) || d != floor(d) || !in_range(k, d))
-            return bad_value(k, v, label, "", err, errlen);
+            return bad_value(k, v, label, "", e);
         if (k->size == sizeof(long long)) {
             long long x = (long long)d;
             memcpy(field, &x, sizeof x);
@@ -430,19 +430,19 @@ static int set_value(qkv_config *c, const key_def *k, const cJSON *v, const char
     }
     case K_NUM: {
         if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || !in_range(k, v->valuedouble))
-            return bad_value(k, v, label, "", err, errlen);
+            return bad_value(k, v, label, "", e);
         double d = v->valuedouble;
         memcpy(field, &d, sizeof d);
         return 0;
     }
     case K_BOOL: {
-        if (!cJSON_IsBool(v)) return bad_value(k, v, label, "", err, errlen);
+        if (!cJSON_IsBool(v)) return bad_value(k, v, label, "", e);
         bool b = cJSON_IsTrue(v);
         memcpy(field, &b, sizeof b);
         return 0;
     }
     case K_ENUM: {
-        if (!cJSON_IsString(v)) return bad_value(k, v, label, "", err, errlen);
+        if (!cJSON_IsString(v)) return bad_value(k, v, label, "", e);
         const char *s = v->valuestring;
         int best = -1, bestd = 1 << 20;
         for (int i = 0; i < k->nnames; i++) {
@@ -456,15 +456,15 @@ static int set_value(qkv_config *c, const key_def *k, const cJSON *v, const char
         char extra[96] = "";
         if (best >= 0 && close_enough(bestd, strlen(s)))
             snprintf(extra, sizeof extra, " (did you mean %s?)", k->names[best]);
-        return bad_value(k, v, label, extra, err, errlen);
+        return bad_value(k, v, label, extra, e);
     }
     case K_STR: {
-        if (!cJSON_IsString(v)) return bad_value(k, v, label, "", err, errlen);
+        if (!cJSON_IsString(v)) return bad_value(k, v, label, "", e);
         size_t len = strlen(v->valuestring);
         if (len >= k->size) {
             char want[128];
             describe(k, want, sizeof want);
-            return fail(err, errlen, "%s: %s: expected %s, got %zu bytes", label, k->path, want,
+            return fail(e, "%s: %s: expected %s, got %zu bytes", label, k->path, want,
                         len);
         }
         memset(field, 0, k->size);
@@ -472,7 +472,7 @@ static int set_value(qkv_config *c, const key_def *k, const cJSON *v, const char
         return 0;
     }
     }
-    return fail(err, errlen, "%s: %s: bad key table entry", label, k->path);
+    return fail(e, "%s: %s: bad key table entry", label, k->path);
 }
 
 /* ------------------------------------------------------------------ JSON text */
@@ -484,23 +484,24 @@ static const qkv_json_opts JSON_RULES = {
     .max_depth = 512, .reject_nul = true, .skip_bom = true, .max_number = 63};
 
 /* "label:line:column: JSON syntax error: what was wrong" */
-static int json_fail(const char *text, const qkv_json_error *e, const char *label, char *err, int errlen) {
+static int json_fail(const char *text, const qkv_json_error *je, const char *label, qkv_err *e) {
     int line, col;
-    qkv__json_line_col(text, e->pos, &line, &col);
-    return fail(err, errlen, "%s:%d:%d: JSON syntax error: %s", label, line, col, e->msg);
+    qkv__json_line_col(text, je->pos, &line, &col);
+    if (e && je->kind == QKV_JSON_NOMEM)
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d:%d: JSON syntax error: %s", label, line, col, je->msg);
+    return fail(e, "%s:%d:%d: JSON syntax error: %s", label, line, col, je->msg);
 }
 
-int qkv__config_json(const char *text, size_t len, const char *label, cJSON **out, bool *oom, char *err,
-                    int errlen) {
-    qkv_json_error e;
-    int rc = qkv__json_parse(text, len, &JSON_RULES, out, &e);
-    if (oom) *oom = rc && e.kind == QKV_JSON_NOMEM;
-    return rc ? json_fail(text, &e, label, err, errlen) : 0;
+int qkv__config_json(const char *text, size_t len, const char *label, cJSON **out, bool *oom, qkv_err *e) {
+    qkv_json_error je;
+    int rc = qkv__json_parse(text, len, &JSON_RULES, out, &je);
+    if (oom) *oom = rc && je.kind == QKV_JSON_NOMEM;
+    return rc ? json_fail(text, &je, label, e) : 0;
 }
 
-int qkv_json_syntax_check(const char *text, size_t len, const char *label, char *err, int errlen) {
-    qkv_json_error e;
-    return qkv__json_check(text, len, &JSON_RULES, &e) ? json_fail(text, &e, label, err, errlen) : 0;
+int qkv_json_syntax_check(const char *text, size_t len, const char *label, qkv_err *e) {
+    qkv_json_error je;
+    return qkv__json_check(text, len, &JSON_RULES, &je) ? json_fail(text, &je, label, e) : 0;
 }
 
 /* ------------------------------------------------------------------ the tree walk */
@@ -556,15 +557,15 @@ static const cJSON *first_duplicate(const cJSON *obj, bool *oom) {
 }
 
 static int apply_object(qkv_config *c, const cJSON *obj, const char *prefix, const char *label,
-                        char *err, int errlen) {
+                        qkv_err *e) {
     bool oom;
     const cJSON *dup = first_duplicate(obj, &oom);
-    if (oom) return fail(err, errlen, "%s: out of memory", label);
+    if (oom) return qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", label);
     if (dup) {
         char name[128], path[PATH_MAX_LEN];
         show_text(dup->string, 60, name, sizeof name);
         join(path, sizeof path, prefix, name, strlen(name));
-        return fail(err, errlen, "%s: %s: duplicate key", label, path);
+        return fail(e, "%s: %s: duplicate key", label, path);
     }
     for (const cJSON *ch = obj->child; ch; ch = ch->next) {
         const char *name = ch->string;
@@ -578,7 +579,7 @@ static int apply_object(qkv_config *c, const cJSON *obj, const char *prefix, con
             section = !k && is_section(path);
         }
         if (k) {
-            if (set_value(c, k, ch, label, err, errlen)) return -1;
+            if (set_value(c, k, ch, label, e)) return -1;
             continue;
         }
         if (section) {
@@ -587,10 +588,10 @@ static int apply_object(qkv_config *c, const cJSON *obj, const char *prefix, con
                 name_ref names[64];
                 show_value(ch, got, sizeof got);
                 list_names(names, child_names(path, names, 64), list, sizeof list);
-                return fail(err, errlen, "%s: %s: expected an object (a section with keys %s), got %s",
+                return fail(e, "%s: %s: expected an object (a section with keys %s), got %s",
                             label, path, list, got);
             }
-            if (apply_object(c, ch, path, label, err, errlen)) return -1;
+            if (apply_object(c, ch, path, label, e)) return -1;
             continue;
         }
         char shown[128];
@@ -602,32 +603,31 @@ static int apply_object(qkv_config *c, const cJSON *obj, const char *prefix, con
             char where[PATH_MAX_LEN];
             const char *dot = strrchr(full, '.');
             snprintf(where, sizeof where, "%.*s", (int)(dot - full), full);
-            return fail(err, errlen,
+            return fail(e,
                         "%s: \"%s\": unknown key (names are not dotted paths; write \"%s\" "
                         "inside the object \"%s\")",
                         label, shown, dot + 1, where);
         }
         join(full, sizeof full, prefix, shown, strlen(shown));
-        if (unknown_key(label, full, prefix, name, len, "", err, errlen)) return -1;
+        if (unknown_key(label, full, prefix, name, len, "", e)) return -1;
     }
     return 0;
 }
 
-static int parse_text(qkv_config *c, const char *text, size_t len, const char *label, char *err,
-                      int errlen) {
+static int parse_text(qkv_config *c, const char *text, size_t len, const char *label, qkv_err *e) {
     cJSON *root;
-    if (qkv__config_json(text, len, label, &root, NULL, err, errlen)) return -1;
+    if (qkv__config_json(text, len, label, &root, NULL, e)) return -1;
     qkv_config tmp;
     qkv_config_defaults(&tmp);
     int rc;
     if (!cJSON_IsObject(root)) {
         char got[64];
         show_value(root, got, sizeof got);
-        rc = fail(err, errlen,
+        rc = fail(e,
                   "%s: expected a JSON object at the top level ({\"model\": {...}, ...}), got %s",
                   label, got);
     } else {
-        rc = apply_object(&tmp, root, "", label, err, errlen);
+        rc = apply_object(&tmp, root, "", label, e);
     }
     cJSON_Delete(root);
     if (rc == 0) *c = tmp;
@@ -636,33 +636,34 @@ static int parse_text(qkv_config *c, const char *text, size_t len, const char *l
 
 /* ------------------------------------------------------------------ the API */
 
-int qkv_config_parse(qkv_config *c, const char *json, const char *label, char *err, int errlen) {
+int qkv_config_parse(qkv_config *c, const char *json, const char *label, qkv_err *e) {
     qkv_shown shown = qkv__shown(label ? label : "config"); /* every message starts with it: bounded */
-    if (!c || !json) return fail(err, errlen, "%s: no config text", shown.s);
-    return parse_text(c, json, strlen(json), shown.s, err, errlen);
+    if (!c || !json) return fail(e, "%s: no config text", shown.s);
+    return parse_text(c, json, strlen(json), shown.s, e);
 }
 
-int qkv_config_load(qkv_config *c, const char *path, char *err, int errlen) {
-    if (!c || !path) return fail(err, errlen, "config: no file name");
+int qkv_config_load(qkv_config *c, const char *path, qkv_err *e) {
+    if (!c || !path) return fail(e, "config: no file name");
     /* a file of 16 MiB - 1 bytes or more is refused (the limit the message rounds to 16 MiB) */
     size_t len;
-    char *buf = qkv__read_config_file(path, &len, err, errlen);
-    if (!buf) return -1;
+    char why[QKV_ERR_MSG];
+    char *buf = qkv__read_config_file(path, &len, why, (int)sizeof why);
+    if (!buf) return fail(e, "%s", why); /* a path that cannot be used */
     /* a NUL byte inside the file: the JSON reader reports it with its line and column */
-    int rc = parse_text(c, buf, len, qkv__shown(path).s, err, errlen);
+    int rc = parse_text(c, buf, len, qkv__shown(path).s, e);
     free(buf);
     return rc;
 }
 
-int qkv_config_set(qkv_config *c, const char *assignment, char *err, int errlen) {
+int qkv_config_set(qkv_config *c, const char *assignment, qkv_err *e) {
     const char *label = "--set";
     char shown[128];
     if (!c || !assignment)
-        return fail(err, errlen, "%s: expected path.to.key=value, got nothing", label);
+        return fail(e, "%s: expected path.to.key=value, got nothing", label);
     const char *eq = strchr(assignment, '=');
     if (!eq || eq == assignment) {
         show_text(assignment, SHOW_MAX, shown, sizeof shown);
-        return fail(err, errlen, "%s: expected path.to.key=value, got \"%s\"", label, shown);
+        return fail(e, "%s: expected path.to.key=value, got \"%s\"", label, shown);
     }
     size_t plen = (size_t)(eq - assignment);
     char path[PATH_MAX_LEN];
@@ -685,7 +686,7 @@ int qkv_config_set(qkv_config *c, const char *assignment, char *err, int errlen)
                     char list[512];
                     name_ref names[64];
                     list_names(names, child_names(full, names, 64), list, sizeof list);
-                    return fail(err, errlen, "%s: %s: is a section, not a key (set one of its "
+                    return fail(e, "%s: %s: is a section, not a key (set one of its "
                                              "keys: %s)", label, shown, list);
                 }
                 snprintf(prefix, sizeof prefix, "%s", full);
@@ -693,14 +694,14 @@ int qkv_config_set(qkv_config *c, const char *assignment, char *err, int errlen)
                 continue;
             }
             if (!last && len > 0 && find_key(full))
-                return fail(err, errlen, "%s: %s: unknown key (%s is a key, not a section)",
+                return fail(e, "%s: %s: unknown key (%s is a key, not a section)",
                             label, shown, full);
-            return unknown_key(label, shown, prefix, p, len, rest, err, errlen);
+            return unknown_key(label, shown, prefix, p, len, rest, e);
         }
     }
     const char *text = eq + 1;
     cJSON *v = NULL;
-    if (qkv__config_json(text, strlen(text), label, &v, NULL, NULL, 0) == 0 && k->kind == K_STR &&
+    if (qkv__config_json(text, strlen(text), label, &v, NULL, NULL) == 0 && k->kind == K_STR &&
         !cJSON_IsString(v)) {
         cJSON_Delete(v); /* a string key takes unquoted text as it is (task.path=123) */
         v = NULL;
@@ -708,10 +709,10 @@ int qkv_config_set(qkv_config *c, const char *assignment, char *err, int errlen)
     size_t bad;
     const char *why;
     if (!v && !qkv__utf8_valid((const uint8_t *)text, strlen(text), &bad, &why)) /* config.json must hold it */
-        return fail(err, errlen, "%s: %s: the value is not UTF-8 (%s at byte %zu), so config.json could not record it",
+        return fail(e, "%s: %s: the value is not UTF-8 (%s at byte %zu), so config.json could not record it",
                     label, shown, why, bad);
-    if (!v && !(v = cJSON_CreateString(text))) return fail(err, errlen, "%s: out of memory", label);
-    int rc = set_value(c, k, v, label, err, errlen);
+    if (!v && !(v = cJSON_CreateString(text))) return qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", label);
+    int rc = set_value(c, k, v, label, e);
     cJSON_Delete(v);
     return rc;
 }
@@ -732,7 +733,7 @@ static long long int_field(const key_def *k, const char *field) {
     return y;
 }
 
-static int check_ranges(const qkv_config *c, char *err, int errlen) {
+static int check_ranges(const qkv_config *c, qkv_err *e) {
     for (int i = 0; i < NKEYS; i++) {
         const key_def *k = &KEYS[i];
         const char *field = (const char *)c + k->off;
@@ -767,15 +768,15 @@ static int check_ranges(const qkv_config *c, char *err, int errlen) {
         }
         if (!ok) {
             describe(k, want, sizeof want);
-            return fail(err, errlen, "%s: expected %s, got %s", k->path, want, got);
+            return fail(e, "%s: expected %s, got %s", k->path, want, got);
         }
     }
     return 0;
 }
 
-static int check_heads(const qkv_config *c, char *err, int errlen) {
+static int check_heads(const qkv_config *c, qkv_err *e) {
     if (c->model.d_model % c->model.heads)
-        return fail(err, errlen,
+        return fail(e,
                     "model.heads: %d does not divide model.d_model %d (each head gets "
                     "d_model/heads dimensions)",
                     c->model.heads, c->model.d_model);
@@ -784,37 +785,37 @@ static int check_heads(const qkv_config *c, char *err, int errlen) {
 
 /* everything else the model layer checks (qkv_model_config_check), with its field named by its
  * key; vocab and seq_len 0 mean "from the task" and are checked when the task is known */
-static int check_model(const qkv_config *c, char *err, int errlen) {
+static int check_model(const qkv_config *c, qkv_err *e) {
     qkv_model_config m = c->model;
     if (m.vocab == 0) m.vocab = 2;
     if (m.seq_len == 0) m.seq_len = 1;
     char inner[512];
     if (!qkv_model_config_check(&m, inner, sizeof inner)) return 0;
     bool attn = !strncmp(inner, "attn.", 5); /* the struct's attn is the config's attention */
-    return fail(err, errlen, "model.%s%s", attn ? "attention." : "", attn ? inner + 5 : inner);
+    return fail(e, "model.%s%s", attn ? "attention." : "", attn ? inner + 5 : inner);
 }
 
 /* a data file named by key: it opens, and it is a regular file. Nothing is read from it (the
  * task reads it once, later); O_NONBLOCK, so a FIFO without a writer does not block the open */
-static int check_readable(const char *key, const char *path, char *err, int errlen) {
+static int check_readable(const char *key, const char *path, qkv_err *e) {
     char shown[160];
     show_text(path, 120, shown, sizeof shown);
     qkv_read_status st;
     if (!qkv__probe_file(path, QKV_MAX_FILE_BYTES, QKV_READ_REGULAR, &st)) return 0;
     switch (st.stage) {
-    case QKV_READ_OPEN: return fail(err, errlen, "%s: cannot open \"%s\": %s", key, shown, strerror(st.errnum));
+    case QKV_READ_OPEN: return fail(e, "%s: cannot open \"%s\": %s", key, shown, strerror(st.errnum));
     case QKV_READ_NOT_REGULAR:
-        return fail(err, errlen, "%s: \"%s\" is %s, not a regular file: qkv reads data from regular "
+        return fail(e, "%s: \"%s\" is %s, not a regular file: qkv reads data from regular "
                     "files only (every run of a sweep reads it again); save it to a file first", key, shown,
                     qkv__file_type_name(st.mode));
     case QKV_READ_TOO_BIG:
-        return fail(err, errlen, "%s: \"%s\" is larger than 1 GiB, the most qkv reads of a data file", key, shown);
-    default: return fail(err, errlen, "%s: cannot read \"%s\": %s", key, shown, strerror(st.errnum));
+        return fail(e, "%s: \"%s\" is larger than 1 GiB, the most qkv reads of a data file", key, shown);
+    default: return fail(e, "%s: cannot read \"%s\": %s", key, shown, strerror(st.errnum));
     }
 }
 
 /* the fortunes corpus's directory: task.path, or Debian's; missing, it names the package */
-static int check_fortunes_dir(const qkv_task_config *t, char *err, int errlen) {
+static int check_fortunes_dir(const qkv_task_config *t, qkv_err *e) {
     const char *dir = t->path[0] ? t->path : QKV_FORTUNES_DIR;
     char shown[160];
     show_text(dir, 120, shown, sizeof shown);
@@ -825,64 +826,62 @@ static int check_fortunes_dir(const qkv_task_config *t, char *err, int errlen) {
         return 0;
     }
     if (!t->path[0])
-        return fail(err, errlen, "task.corpus: fortunes reads Debian's fortunes package, which is not installed "
+        return fail(e, "task.corpus: fortunes reads Debian's fortunes package, which is not installed "
                     "(%s: %s); install it with %s", shown, strerror(errno), QKV_FORTUNES_INSTALL);
-    return fail(err, errlen, "task.path: cannot open the fortunes directory \"%s\": %s (Debian's fortunes "
+    return fail(e, "task.path: cannot open the fortunes directory \"%s\": %s (Debian's fortunes "
                 "package installs %s: %s)", shown, strerror(errno), QKV_FORTUNES_DIR, QKV_FORTUNES_INSTALL);
 }
 
-static int check_task_files(const qkv_config *c, char *err, int errlen) {
+static int check_task_files(const qkv_config *c, qkv_err *e) {
     const qkv_task_config *t = &c->task;
     if (t->corpus != QKV_CORPUS_FILE && t->kind != QKV_TASK_TEXT)
-        return fail(err, errlen, "task.corpus: %s is a corpus of the text task, not of task \"%s\"",
+        return fail(e, "task.corpus: %s is a corpus of the text task, not of task \"%s\"",
                     QKV_TEXT_CORPUS_NAMES[t->corpus], QKV_TASK_NAMES[t->kind]);
     if (t->kind == QKV_TASK_TEXT && t->corpus == QKV_CORPUS_FORTUNES) {
-        if (check_fortunes_dir(t, err, errlen)) return -1;
+        if (check_fortunes_dir(t, e)) return -1;
     } else if (t->kind == QKV_TASK_TEXT || t->kind == QKV_TASK_FILE) {
         if (!t->path[0])
-            return fail(err, errlen, "task.path: task \"%s\" needs a path to %s",
+            return fail(e, "task.path: task \"%s\" needs a path to %s",
                         QKV_TASK_NAMES[t->kind],
                         t->kind == QKV_TASK_TEXT ? "a text file (or task.corpus fortunes)" : "a JSON Lines file");
-        if (check_readable("task.path", t->path, err, errlen)) return -1;
+        if (check_readable("task.path", t->path, e)) return -1;
     }
-    if (t->eval_path[0] && check_readable("task.eval_path", t->eval_path, err, errlen)) return -1;
+    if (t->eval_path[0] && check_readable("task.eval_path", t->eval_path, e)) return -1;
     return 0;
 }
 
 /* the task's sizes agree (recall's distinct keys, queries <= pairs, ...): the task layer's rules */
-static int check_task(const qkv_config *c, char *err, int errlen) {
-    char inner[512];
-    if (!qkv_task_config_check(&c->task, inner, sizeof inner)) return 0;
-    return fail(err, errlen, "%s", inner);
+static int check_task(const qkv_config *c, qkv_err *e) {
+    return qkv_task_config_check(&c->task, e);
 }
 
-static int check_fractions(const qkv_config *c, char *err, int errlen) {
+static int check_fractions(const qkv_config *c, qkv_err *e) {
     const qkv_task_config *t = &c->task;
     if ((t->kind == QKV_TASK_TEXT || t->kind == QKV_TASK_FILE) && t->eval_fraction + t->val_fraction >= 1) {
         char a[40], b[40];
         fmt_double(t->eval_fraction, a, sizeof a);
         fmt_double(t->val_fraction, b, sizeof b);
-        return fail(err, errlen, "task.val_fraction: %s plus task.eval_fraction %s leaves nothing to train on", b, a);
+        return fail(e, "task.val_fraction: %s plus task.eval_fraction %s leaves nothing to train on", b, a);
     }
     return 0;
 }
 
-static int check_shards(const qkv_config *c, char *err, int errlen) {
+static int check_shards(const qkv_config *c, qkv_err *e) {
     if (c->train.shards > 0 && c->train.batch % c->train.shards)
-        return fail(err, errlen, "train.shards: %d does not divide train.batch %d (each micro-batch gets "
+        return fail(e, "train.shards: %d does not divide train.batch %d (each micro-batch gets "
                                  "batch/shards examples)", c->train.shards, c->train.batch);
     return 0;
 }
 
-static int check_schedule(const qkv_config *c, char *err, int errlen) {
+static int check_schedule(const qkv_config *c, qkv_err *e) {
     if (c->optim.warmup > c->train.steps)
-        return fail(err, errlen, "optim.warmup: %d is more than train.steps %d", c->optim.warmup,
+        return fail(e, "optim.warmup: %d is more than train.steps %d", c->optim.warmup,
                     c->train.steps);
     if (c->optim.schedule != QKV_SCHED_CONSTANT && c->optim.min_lr > c->optim.lr) {
         char a[40], b[40];
         fmt_double(c->optim.min_lr, a, sizeof a);
         fmt_double(c->optim.lr, b, sizeof b);
-        return fail(err, errlen, "optim.min_lr: %s is more than optim.lr %s (the %s schedule "
+        return fail(e, "optim.min_lr: %s is more than optim.lr %s (the %s schedule "
                                  "decays from lr to min_lr)",
                     a, b, QKV_SCHEDULE_NAMES[c->optim.schedule]);
     }
@@ -890,15 +889,15 @@ static int check_schedule(const qkv_config *c, char *err, int errlen) {
 }
 
 /* cross-key checks, in order; add new ones here */
-static int (*const CHECKS[])(const qkv_config *, char *, int) = {
+static int (*const CHECKS[])(const qkv_config *, qkv_err *) = {
     check_ranges,  check_heads,   check_model,    check_task,
     check_fractions, check_shards, check_schedule, check_task_files,
 };
 
-int qkv_config_validate(const qkv_config *c, char *err, int errlen) {
-    if (!c) return fail(err, errlen, "config: no config");
+int qkv_config_validate(const qkv_config *c, qkv_err *e) {
+    if (!c) return fail(e, "config: no config");
     for (size_t i = 0; i < sizeof CHECKS / sizeof CHECKS[0]; i++)
-        if (CHECKS[i](c, err, errlen)) return -1;
+        if (CHECKS[i](c, e)) return -1;
     return 0;
 }
 

@@ -16,27 +16,28 @@
 
 /* parse JSON text (label names it in messages, e.g. the file path) on top of the defaults.
  * Unknown keys (with the closest valid key), duplicate keys, wrong types, out-of-range
- * values and syntax errors (label:line:column) are errors. 0, or -1 with one line in err. */
-QKV_APP_API int qkv_config_parse(qkv_config *c, const char *json, const char *label, char *err, int errlen);
-/* read and parse a file */
-QKV_APP_API int qkv_config_load(qkv_config *c, const char *path, char *err, int errlen);
+ * values and syntax errors (label:line:column) are errors. 0, or -1 with e (one line;
+ * QKV_ERR_USAGE, or QKV_ERR_FAIL when out of memory). */
+QKV_APP_API int qkv_config_parse(qkv_config *c, const char *json, const char *label, qkv_err *e);
+/* read and parse a file (a file that cannot be read: QKV_ERR_USAGE, the user's path) */
+QKV_APP_API int qkv_config_load(qkv_config *c, const char *path, qkv_err *e);
 /* apply one "path.to.key=value" override with the same validation (value is JSON, or a bare string) */
-QKV_APP_API int qkv_config_set(qkv_config *c, const char *assignment, char *err, int errlen);
+QKV_APP_API int qkv_config_set(qkv_config *c, const char *assignment, qkv_err *e);
 /* cross-key checks after all overrides (heads divides d_model, files exist, ...) */
-QKV_APP_API int qkv_config_validate(const qkv_config *c, char *err, int errlen);
+QKV_APP_API int qkv_config_validate(const qkv_config *c, qkv_err *e);
 /* the effective config as pretty JSON (every key, defaults filled in); malloc'd, NULL on OOM */
 QKV_APP_API char *qkv_config_to_json(const qkv_config *c);
 /* strict RFC 8259 syntax check of any JSON text by the config file's rules: 0, or -1
- * with "label:line:column: JSON syntax error: what was wrong" in err */
-QKV_APP_API int qkv_json_syntax_check(const char *text, size_t len, const char *label, char *err, int errlen);
+ * with e: "label:line:column: JSON syntax error: what was wrong" (QKV_ERR_USAGE) */
+QKV_APP_API int qkv_json_syntax_check(const char *text, size_t len, const char *label, qkv_err *e);
 /* every valid key path, NULL-terminated (for help and tests) */
 QKV_APP_API const char *const *qkv_config_keys(void);
 
 /* the config a model file or checkpoint was written with (its metadata qkv_config) into *c: 1
  * when it has one this version reads; 0 when it has none (an older qkv's checkpoint, a PyTorch
  * file, "{}") or one this version cannot read; -1 when the file cannot be read (damaged, missing,
- * not safetensors), with one line in err */
-QKV_APP_API int qkv_config_of_model_file(const char *path, qkv_config *c, char *err, int errlen);
+ * not safetensors), with e (QKV_ERR_FAIL) */
+QKV_APP_API int qkv_config_of_model_file(const char *path, qkv_config *c, qkv_err *e);
 /* the first key of qkv_config_keys() (in that order) whose value differs between a and b, among
  * those starting with one of the NULL-terminated `keys` (NULL: every key): its path in key and
  * its values as JSON in va (a's) and vb (b's); false when they agree */

@@ -9,13 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-int qkv_config_of_model_file(const char *path, qkv_config *c, char *err, int errlen) {
+int qkv_config_of_model_file(const char *path, qkv_config *c, qkv_err *e) {
     qkv_safetensors *st;
-    if (qkv_st_read(path, &st, err, (size_t)errlen)) return -1; /* a damaged file: its checksum */
+    char why[QKV_ERR_MSG];
+    if (qkv_st_read(path, &st, why, sizeof why)) /* a damaged file: its checksum */
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     const char *meta = qkv_st_meta(st, "qkv_config");
-    char e[256];
     qkv_config_defaults(c);
-    int rc = meta && strcmp(meta, "{}") && !qkv_config_parse(c, meta, path, e, sizeof e) ? 1 : 0;
+    qkv_err unread; /* a config this version cannot read: as none */
+    int rc = meta && strcmp(meta, "{}") && !qkv_config_parse(c, meta, path, &unread) ? 1 : 0;
     qkv_st_free(st);
     return rc;
 }
@@ -63,9 +65,9 @@ int qkv_config_check_model_file(const char *model_path, const qkv_config *cfg, c
     /* what builds the model and what it was trained on: the model's keys, the task's */
     static const char *const KEYS[] = {"model.", "task.", NULL};
     qkv_config k;
-    char key[256], a[128], b[128], why[1024];
-    int have = qkv_config_of_model_file(model_path, &k, why, sizeof why);
-    if (have < 0) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    char key[256], a[128], b[128];
+    int have = qkv_config_of_model_file(model_path, &k, e);
+    if (have < 0) return -1;
     if (!have || !qkv_config_first_diff(&k, cfg, KEYS, key, sizeof key, a, b, sizeof a)) return 0;
     return qkv_err_set(e, QKV_ERR_USAGE, "%s was trained with %s %s, but %s has %s (edited since the run?)",
                         model_path, key, a, cfg_path, b);

@@ -123,25 +123,25 @@ static bool fortune_file(const char *dir, const char *name) {
     return file;
 }
 
-/* the directory's fortune file names, sorted; NULL with err (an empty list is not an error) */
-static char **list_files(const char *dir, const char *key, int *count, char *err, int errlen) {
+/* the directory's fortune file names, sorted; NULL with e (an empty list is not an error) */
+static char **list_files(const char *dir, const char *key, int *count, qkv_err *e) {
     DIR *d = opendir(dir);
     if (!d) {
-        snprintf(err, (size_t)errlen, "%s: cannot open the fortunes directory %s: %s; Debian's fortunes package "
-                 "installs %s: %s", key, qkv__shown(dir).s, strerror(errno), QKV_FORTUNES_DIR, QKV_FORTUNES_INSTALL);
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: cannot open the fortunes directory %s: %s; Debian's fortunes package "
+                    "installs %s: %s", key, qkv__shown(dir).s, strerror(errno), QKV_FORTUNES_DIR, QKV_FORTUNES_INSTALL);
         return NULL;
     }
     char **names = NULL;
     int n = 0, cap = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!fortune_file(dir, e->d_name)) continue;
+    for (struct dirent *de; (de = readdir(d));) {
+        if (!fortune_file(dir, de->d_name)) continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
             char **nn = realloc(names, (size_t)cap * sizeof *nn);
             if (!nn) goto oom;
             names = nn;
         }
-        if (!(names[n] = strdup(e->d_name))) goto oom;
+        if (!(names[n] = strdup(de->d_name))) goto oom;
         n++;
     }
     closedir(d);
@@ -152,26 +152,26 @@ oom:
     closedir(d);
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
-    snprintf(err, (size_t)errlen, "%s: out of memory", key);
+    qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", key);
     return NULL;
 }
 
 int qkv__task_read_fortunes(const char *dir, const char *key, uint8_t **out, int64_t *out_len, int *n_files,
-                           int64_t *n_fortunes, char *err, int errlen) {
+                           int64_t *n_fortunes, qkv_err *e) {
     int nf = 0, rc = -1;
-    char **names = list_files(dir, key, &nf, err, errlen);
+    char **names = list_files(dir, key, &nf, e);
     if (!names) return -1;
     pool p = {0};
     uint8_t *text = NULL;
     for (int i = 0; i < nf; i++) {
-        char e[768];
+        char why[768];
         size_t len;
         char *path = qkv__pathf("%s/%s", dir, names[i]);
         if (!path) goto oom;
-        char *buf = qkv__read_regular_file(path, &len, e, sizeof e);
+        char *buf = qkv__read_regular_file(path, &len, why, sizeof why);
         free(path);
         if (!buf) {
-            snprintf(err, (size_t)errlen, "%s: %s", key, e);
+            qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", key, why);
             goto done;
         }
         int bad = split_file(&p, (const uint8_t *)buf, (int64_t)len);
@@ -179,9 +179,9 @@ int qkv__task_read_fortunes(const char *dir, const char *key, uint8_t **out, int
         if (bad) goto oom;
     }
     if (p.n == 0) {
-        snprintf(err, (size_t)errlen, "%s: %s holds no fortunes (expected plain-text fortune files: fortunes "
-                 "separated by lines holding only %%); Debian's fortunes package installs %s: %s", key,
-                 qkv__shown(dir).s, QKV_FORTUNES_DIR, QKV_FORTUNES_INSTALL);
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: %s holds no fortunes (expected plain-text fortune files: fortunes "
+                    "separated by lines holding only %%); Debian's fortunes package installs %s: %s", key,
+                    qkv__shown(dir).s, QKV_FORTUNES_DIR, QKV_FORTUNES_INSTALL);
         goto done;
     }
     /* drop exact duplicates, keeping the first in reading order */
@@ -222,7 +222,7 @@ int qkv__task_read_fortunes(const char *dir, const char *key, uint8_t **out, int
     rc = 0;
     goto done;
 oom:
-    snprintf(err, (size_t)errlen, "%s: out of memory reading the fortunes in %s", key, qkv__shown(dir).s);
+    qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory reading the fortunes in %s", key, qkv__shown(dir).s);
 done:
     for (int i = 0; i < nf; i++) free(names[i]);
     free(names);

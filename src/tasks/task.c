@@ -89,23 +89,20 @@ static void generate(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt) 
 /* ---- opening ---------------------------------------------------------------------------- */
 
 /* a generated task's vocab and positions after checking its sizes (text and file: 0, 0; their
- * files decide); 0, or -1 with one line naming the key in err */
-static int generated_shape(const qkv_task_config *c, int *vocab, int *seq_len, char *err, int errlen) {
+ * files decide); 0, or -1 with e (QKV_ERR_USAGE) naming the key */
+static int generated_shape(const qkv_task_config *c, int *vocab, int *seq_len, qkv_err *e) {
     bool recalls = c->kind == QKV_TASK_RECALL || c->kind == QKV_TASK_FUZZY_RECALL || c->kind == QKV_TASK_NOISY_RECALL;
     if (recalls && c->queries > c->pairs) {
-        snprintf(err, (size_t)errlen, "task.queries: %d is more than task.pairs %d (each query asks for one of the "
-                 "example's pairs)", c->queries, c->pairs);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_USAGE, "task.queries: %d is more than task.pairs %d (each query asks for one of the "
+                           "example's pairs)", c->queries, c->pairs);
     }
     if ((c->kind == QKV_TASK_RECALL || c->kind == QKV_TASK_NOISY_RECALL) && c->keys < c->pairs) {
-        snprintf(err, (size_t)errlen, "task.keys: %d is less than task.pairs %d (the keys of one example are "
-                 "distinct)", c->keys, c->pairs);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_USAGE, "task.keys: %d is less than task.pairs %d (the keys of one example are "
+                           "distinct)", c->keys, c->pairs);
     }
     if (c->query_blank && c->kind != QKV_TASK_RECALL && c->kind != QKV_TASK_NOISY_RECALL) {
-        snprintf(err, (size_t)errlen, "task.query_blank: only recall and noisy_recall have queries to blank, not "
-                 "task \"%s\"", QKV_TASK_NAMES[c->kind]);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_USAGE, "task.query_blank: only recall and noisy_recall have queries to blank, not "
+                           "task \"%s\"", QKV_TASK_NAMES[c->kind]);
     }
     *vocab = *seq_len = 0;
     switch (c->kind) {
@@ -119,35 +116,33 @@ static int generated_shape(const qkv_task_config *c, int *vocab, int *seq_len, c
         return 0;
     case QKV_TASK_INDUCTION:
         if (c->length < 3) {
-            snprintf(err, (size_t)errlen, "task.length: induction needs at least 3 positions, got %d", c->length);
-            return -1;
+            return qkv_err_set(e, QKV_ERR_USAGE, "task.length: induction needs at least 3 positions, got %d", c->length);
         }
         *vocab = c->symbols + 1;
         *seq_len = c->length;
         return 0;
     case QKV_TASK_FUZZY_RECALL: case QKV_TASK_NOISY_RECALL: case QKV_TASK_SELECTIVE_COPY:
-        return qkv__task_mad_shape(c, vocab, seq_len, err, errlen);
+        return qkv__task_mad_shape(c, vocab, seq_len, e);
     case QKV_TASK_TEXT: case QKV_TASK_FILE: return 0;
     default:
-        snprintf(err, (size_t)errlen, "task.name: unknown task %d", (int)c->kind);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_USAGE, "task.name: unknown task %d", (int)c->kind);
     }
 }
 
-int qkv_task_config_check(const qkv_task_config *c, char *err, int errlen) {
+int qkv_task_config_check(const qkv_task_config *c, qkv_err *e) {
     int vocab, seq_len;
-    return generated_shape(c, &vocab, &seq_len, err, errlen);
+    return generated_shape(c, &vocab, &seq_len, e);
 }
 
-int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t seed, char *err, int errlen) {
+int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t seed, qkv_err *e) {
     memset(t, 0, sizeof *t);
     t->cfg = *cfg;
     t->seed = seed;
     qkv_rng_seed_stream(&t->train_rng, seed, STREAM_TRAIN);
     switch (cfg->kind) {
-    case QKV_TASK_TEXT: return qkv__task_open_text(t, err, errlen);
-    case QKV_TASK_FILE: return qkv__task_open_file(t, err, errlen);
-    default: return generated_shape(cfg, &t->vocab, &t->seq_len, err, errlen);
+    case QKV_TASK_TEXT: return qkv__task_open_text(t, e);
+    case QKV_TASK_FILE: return qkv__task_open_file(t, e);
+    default: return generated_shape(cfg, &t->vocab, &t->seq_len, e);
     }
 }
 
@@ -196,17 +191,16 @@ static bool targets_follow(const qkv_task *t) {
     return 4 * shown > targeted;
 }
 
-int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, char *err, int errlen) {
+int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, qkv_err *e) {
     if (!m->attn.causal && targets_follow(t)) {
         if (t->cfg.kind == QKV_TASK_FILE)
-            snprintf(err, (size_t)errlen, "model.attention.causal: false, but in %s the target at a position is often "
-                     "the next position's input token, which a bidirectional model would copy: expected causal true "
-                     "(or targets that do not follow)", t->cfg.path[0] ? qkv__shown(t->cfg.path).s : "the data");
+            return qkv_err_set(e, QKV_ERR_FAIL, "model.attention.causal: false, but in %s the target at a position is often "
+                               "the next position's input token, which a bidirectional model would copy: expected causal true "
+                               "(or targets that do not follow)", t->cfg.path[0] ? qkv__shown(t->cfg.path).s : "the data");
         else
-            snprintf(err, (size_t)errlen, "model.attention.causal: false, but task \"%s\" shows its targets as the "
-                     "next input tokens, which a bidirectional model would copy: expected causal true (bidirectional "
-                     "tasks: recall, noisy_recall, induction)", QKV_TASK_NAMES[t->cfg.kind]);
-        return -1;
+            return qkv_err_set(e, QKV_ERR_FAIL, "model.attention.causal: false, but task \"%s\" shows its targets as the "
+                               "next input tokens, which a bidirectional model would copy: expected causal true (bidirectional "
+                               "tasks: recall, noisy_recall, induction)", QKV_TASK_NAMES[t->cfg.kind]);
     }
     if (m->vocab == 0) m->vocab = t->vocab;
     if (m->seq_len == 0) m->seq_len = t->seq_len;
@@ -217,23 +211,19 @@ int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, char *err, int er
                 int32_t v = j < q->len ? q->tokens[j] : q->targets[j - q->len];
                 if (v < m->vocab) continue;
                 const char *file = i >= t->n_train && t->cfg.eval_path[0] ? t->cfg.eval_path : t->cfg.path;
-                snprintf(err, (size_t)errlen, "%s:%d: \"%s\"[%d] is %d, outside model.vocab %d (tokens must be "
-                         "in [0, %d); the data needs model.vocab >= %d)", qkv__shown(file).s, q->line,
-                         j < q->len ? "input" : "target", j < q->len ? j : j - q->len, v, m->vocab, m->vocab,
-                         t->vocab);
-                return -1;
+                return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: \"%s\"[%d] is %d, outside model.vocab %d (tokens must be "
+                                   "in [0, %d); the data needs model.vocab >= %d)", qkv__shown(file).s, q->line,
+                                   j < q->len ? "input" : "target", j < q->len ? j : j - q->len, v, m->vocab, m->vocab,
+                                   t->vocab);
             }
-        snprintf(err, (size_t)errlen, "model.vocab: %d is smaller than the task's %d tokens", m->vocab, t->vocab);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "model.vocab: %d is smaller than the task's %d tokens", m->vocab, t->vocab);
     }
     if (m->seq_len < t->seq_len) {
-        snprintf(err, (size_t)errlen, "model.seq_len: %d is shorter than the task's %d positions",
-                 m->seq_len, t->seq_len);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "model.seq_len: %d is shorter than the task's %d positions",
+                           m->seq_len, t->seq_len);
     }
     if (m->vocab < 2) { /* a data file with one distinct token: no model can be built */
-        snprintf(err, (size_t)errlen, "model.vocab: expected at least 2 tokens, got %d", m->vocab);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "model.vocab: expected at least 2 tokens, got %d", m->vocab);
     }
     return 0;
 }
@@ -324,7 +314,7 @@ static void heldout_rng(const qkv_task *t, qkv_split split, int64_t k, qkv_rng *
 
 static bool generated(const qkv_task *t) { return t->cfg.kind != QKV_TASK_TEXT && t->cfg.kind != QKV_TASK_FILE; }
 
-int qkv_task_hold_out(qkv_task *t, int64_t n_eval, int64_t n_val, char *err, int errlen) {
+int qkv_task_hold_out(qkv_task *t, int64_t n_eval, int64_t n_val, qkv_err *e) {
     if (!generated(t)) return 0;
     n_eval = n_eval > 0 ? n_eval : 0;
     n_val = n_val > 0 ? n_val : 0;
@@ -332,8 +322,7 @@ int qkv_task_hold_out(qkv_task *t, int64_t n_eval, int64_t n_val, char *err, int
     uint64_t *ev = malloc((size_t)(n_eval + 1) * sizeof *ev), *held = malloc((size_t)(n_eval + n_val + 1) * sizeof *held);
     if (!tok || !ev || !held) {
         free(tok); free(ev); free(held);
-        snprintf(err, (size_t)errlen, "out of memory holding out %lld examples", (long long)(n_eval + n_val));
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "out of memory holding out %lld examples", (long long)(n_eval + n_val));
     }
     int32_t *tgt = tok + t->seq_len;
     qkv_rng r;

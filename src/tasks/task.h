@@ -48,15 +48,19 @@ typedef struct qkv_batch {
     bool has_pad;
 } qkv_batch;
 
-/* open the configured task (reads files for text/file); 0, or -1 with one line in err */
-QKV_APP_API int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t seed, char *err, int errlen);
+/* open the configured task (reads files for text/file); 0, or -1 with e: QKV_ERR_FAIL (a data
+ * file that cannot be read, is empty or is not valid JSON Lines, out of memory) or QKV_ERR_USAGE
+ * (a generated task's sizes disagree: qkv_task_config_check) */
+QKV_APP_API int qkv_task_open(qkv_task *t, const qkv_task_config *cfg, uint64_t seed, qkv_err *e);
 QKV_APP_API void qkv_task_close(qkv_task *t);
 /* a task whose evaluation set is every sequence of a JSON Lines file (qkv eval --data) */
-QKV_APP_API int qkv_task_open_eval_file(qkv_task *t, const char *path, uint64_t seed, char *err, int errlen);
+QKV_APP_API int qkv_task_open_eval_file(qkv_task *t, const char *path, uint64_t seed, qkv_err *e);
 /* the config's model.vocab / model.seq_len when given, else the task's; checks they fit, and
  * that a model without the causal mask (model.attention.causal false) cannot see the targets:
- * refused for a task whose targets are the next input tokens (text, copy, ...; task.c) */
-QKV_APP_API int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, char *err, int errlen);
+ * refused for a task whose targets are the next input tokens (text, copy, ...; task.c). 0, or -1
+ * with e, QKV_ERR_FAIL (found when the run starts: the exit status a failed run has; qkv ablate
+ * reports it as its config's error) */
+QKV_APP_API int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, qkv_err *e);
 
 /* buffers for B examples of the task's length */
 QKV_APP_API int qkv_batch_alloc(qkv_batch *b, const qkv_task *t, int B);
@@ -81,14 +85,15 @@ QKV_APP_API int64_t qkv_task_split_size(const qkv_task *t, qkv_split split);
  * drawn as validation examples, and neither they nor validation examples [0, n_val) as
  * training examples (a held-out draw is replaced by the stream's next one; examples are
  * compared by a 64-bit hash of their tokens and targets). Text and file tasks are disjoint by
- * their slices already. Call once after qkv_task_open, before the first batch. 0, or -1 (OOM). */
-QKV_APP_API int qkv_task_hold_out(qkv_task *t, int64_t n_eval, int64_t n_val, char *err, int errlen);
+ * their slices already. Call once after qkv_task_open, before the first batch. 0, or -1 with e
+ * (QKV_ERR_FAIL: out of memory). */
+QKV_APP_API int qkv_task_hold_out(qkv_task *t, int64_t n_eval, int64_t n_val, qkv_err *e);
 
 /* text: the bits per byte of two baselines on the evaluation slice (the held-out tail, the
  * text the model's eval_bpb is measured on): xz -9's compressed size x 8 / bytes (liblzma, as
  * `xz -9 -c`), and the cross-entropy in bits of a unigram model of the training bytes with
  * add-one smoothing, p(b) = (count(b) + 1) / (training bytes + 256) (text_baseline.c).
- * 0, or -1 with one line in err */
-QKV_APP_API int qkv_task_text_baselines(const qkv_task *t, double *xz_bpb, double *unigram_bpb, char *err, int errlen);
+ * 0, or -1 with e (QKV_ERR_FAIL) */
+QKV_APP_API int qkv_task_text_baselines(const qkv_task *t, double *xz_bpb, double *unigram_bpb, qkv_err *e);
 
 #endif

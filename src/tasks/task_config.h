@@ -5,6 +5,7 @@
 #include "qkv_api.h"
 
 #include <stdbool.h>
+#include "app/error.h"
 
 typedef enum {
     QKV_TASK_COPY, QKV_TASK_REVERSE, QKV_TASK_SORT, QKV_TASK_RECALL, QKV_TASK_INDUCTION,
@@ -56,8 +57,8 @@ typedef struct qkv_task_config {
 /* the defaults of docs/config.md: recall, 8 pairs of 32 keys and 32 values */
 QKV_APP_API qkv_task_config qkv_task_config_default(void);
 /* the sizes of a generated task agree (recall: distinct keys, queries <= pairs, ...): 0, or -1
- * with one line naming the key in err; text and file tasks pass (their files are checked when
+ * with e (QKV_ERR_USAGE) naming the key; text and file tasks pass (their files are checked when
  * opened) */
-QKV_APP_API int qkv_task_config_check(const qkv_task_config *c, char *err, int errlen);
+QKV_APP_API int qkv_task_config_check(const qkv_task_config *c, qkv_err *e);
 
 #endif

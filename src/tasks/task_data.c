@@ -11,30 +11,28 @@
 
 /* whole file into memory (io/fileio.h), naming the config key in errors; an empty file is an
  * error (nothing to learn from) */
-static int read_file(const char *path, const char *key, uint8_t **out, int64_t *len, char *err, int errlen) {
-    char e[768];
+static int read_file(const char *path, const char *key, uint8_t **out, int64_t *len, qkv_err *e) {
+    char why[768];
     size_t n;
-    char *buf = qkv__read_regular_file(path, &n, e, sizeof e); /* opened once, read once; no pipe */
+    char *buf = qkv__read_regular_file(path, &n, why, sizeof why); /* opened once, read once; no pipe */
     if (!buf) {
-        snprintf(err, (size_t)errlen, "%s: %s", key, e);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", key, why);
     }
     if (n == 0) {
         free(buf);
-        snprintf(err, (size_t)errlen, "%s: %s is empty", key, qkv__shown(path).s);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s is empty", key, qkv__shown(path).s);
     }
     *out = (uint8_t *)buf;
     *len = (int64_t)n;
     return 0;
 }
 
-int qkv__task_open_text(qkv_task *t, char *err, int errlen) {
+int qkv__task_open_text(qkv_task *t, qkv_err *e) {
     bool fortunes = t->cfg.corpus == QKV_CORPUS_FORTUNES;
     const char *src = fortunes && !t->cfg.path[0] ? QKV_FORTUNES_DIR : t->cfg.path;
     const char *key = fortunes && !t->cfg.path[0] ? "task.corpus" : "task.path";
-    if (fortunes ? qkv__task_read_fortunes(src, key, &t->text, &t->text_len, NULL, NULL, err, errlen)
-                 : read_file(src, key, &t->text, &t->text_len, err, errlen))
+    if (fortunes ? qkv__task_read_fortunes(src, key, &t->text, &t->text_len, NULL, NULL, e)
+                 : read_file(src, key, &t->text, &t->text_len, e))
         return -1;
     t->vocab = 256;
     t->seq_len = t->cfg.seq_len;
@@ -45,10 +43,9 @@ int qkv__task_open_text(qkv_task *t, char *err, int errlen) {
     t->text_split = split;
     int64_t need = t->seq_len + 1;
     if (t->text_split < need || len - t->text_split < need) {
-        snprintf(err, (size_t)errlen, "%s: %s has %lld bytes; with task.eval_fraction %g both parts "
-                 "need at least task.seq_len + 1 = %lld bytes", key, qkv__shown(src).s, (long long)len,
-                 t->cfg.eval_fraction, (long long)need);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s has %lld bytes; with task.eval_fraction %g both parts "
+                           "need at least task.seq_len + 1 = %lld bytes", key, qkv__shown(src).s, (long long)len,
+                           t->cfg.eval_fraction, (long long)need);
     }
     /* the validation slice, cut from the end of the training part; none when either would be
      * shorter than a window */
@@ -83,31 +80,28 @@ static const char *show_key(const char *k, char *out, size_t n) {
 
 /* an array of integers in [lo, hi] into a new int32 buffer */
 static int int_array(const cJSON *a, const char *what, int n_expect, int32_t lo, int32_t hi,
-                     int32_t *dst, const char *label, int line, char *err, int errlen) {
+                     int32_t *dst, const char *label, int line, qkv_err *e) {
     if (!cJSON_IsArray(a)) {
-        snprintf(err, (size_t)errlen, "%s:%d: \"%s\" must be an array of integers", label, line, what);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: \"%s\" must be an array of integers", label, line, what);
     }
     int n = cJSON_GetArraySize(a);
     if (n_expect >= 0 && n != n_expect) {
-        snprintf(err, (size_t)errlen, "%s:%d: \"%s\" has %d entries but \"input\" has %d (ragged lengths)",
-                 label, line, what, n, n_expect);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: \"%s\" has %d entries but \"input\" has %d (ragged lengths)",
+                           label, line, what, n, n_expect);
     }
     int i = 0;
-    for (const cJSON *e = a->child; e; e = e->next, i++) {
-        double v = e->valuedouble; /* range first: converting a huge value or NaN is undefined */
-        if (!cJSON_IsNumber(e) || !(v >= lo && v <= hi) || v != (double)(int32_t)v) {
-            snprintf(err, (size_t)errlen, "%s:%d: \"%s\"[%d] must be an integer in [%d, %d]", label, line,
-                     what, i, lo, hi);
-            return -1;
+    for (const cJSON *x = a->child; x; x = x->next, i++) {
+        double v = x->valuedouble; /* range first: converting a huge value or NaN is undefined */
+        if (!cJSON_IsNumber(x) || !(v >= lo && v <= hi) || v != (double)(int32_t)v) {
+            return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: \"%s\"[%d] must be an integer in [%d, %d]", label, line,
+                               what, i, lo, hi);
         }
         dst[i] = (int32_t)v;
     }
     return n;
 }
 
-int qkv__task_parse_jsonl(qkv_task *t, const char *text, size_t len, const char *label, char *err, int errlen) {
+int qkv__task_parse_jsonl(qkv_task *t, const char *text, size_t len, const char *label, qkv_err *e) {
     const char *p = text, *end = text + len;
     int line = 0, cap = t->n_seqs;
     while (p < end) {
@@ -119,15 +113,15 @@ int qkv__task_parse_jsonl(qkv_task *t, const char *text, size_t len, const char 
         while (s < le && (*s == ' ' || *s == '\t' || *s == '\r')) s++;
         if (s == le) continue; /* blank line */
         char *one = malloc((size_t)(le - s) + 1);
-        if (!one) { snprintf(err, (size_t)errlen, "%s: out of memory", label); return -1; }
+        if (!one) return qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", label);
         memcpy(one, s, (size_t)(le - s));
         one[le - s] = 0;
         const char *stop = NULL;
         cJSON *j = cJSON_ParseWithLengthOpts(one, (size_t)(le - s) + 1, &stop, 1);
         if (!j || !cJSON_IsObject(j)) {
             int col = stop ? (int)(stop - one) + 1 : 1;
-            snprintf(err, (size_t)errlen, "%s:%d:%d: expected a JSON object {\"input\": [...], \"target\": [...]}",
-                     label, line, j ? 1 : col);
+            qkv_err_set(e, QKV_ERR_FAIL, "%s:%d:%d: expected a JSON object {\"input\": [...], \"target\": [...]}",
+                        label, line, j ? 1 : col);
             cJSON_Delete(j);
             free(one);
             return -1;
@@ -136,8 +130,8 @@ int qkv__task_parse_jsonl(qkv_task *t, const char *text, size_t len, const char 
         for (const cJSON *k = j->child; k; k = k->next)
             if (strcmp(k->string, "input") && strcmp(k->string, "target") && strcmp(k->string, "mask")) {
                 char shown[256];
-                snprintf(err, (size_t)errlen, "%s:%d: unknown key \"%s\" (expected input, target, mask)",
-                         label, line, show_key(k->string, shown, sizeof shown));
+                qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: unknown key \"%s\" (expected input, target, mask)",
+                            label, line, show_key(k->string, shown, sizeof shown));
                 cJSON_Delete(j);
                 return -1;
             }
@@ -146,27 +140,27 @@ int qkv__task_parse_jsonl(qkv_task *t, const char *text, size_t len, const char 
         const cJSON *mk = cJSON_GetObjectItemCaseSensitive(j, "mask");
         int n = in && cJSON_IsArray(in) ? cJSON_GetArraySize(in) : 0;
         if (!in || !tg || n < 1 || n > 65536) {
-            snprintf(err, (size_t)errlen, "%s:%d: needs \"input\" and \"target\" arrays of 1 to 65536 tokens",
-                     label, line);
+            qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: needs \"input\" and \"target\" arrays of 1 to 65536 tokens",
+                        label, line);
             cJSON_Delete(j);
             return -1;
         }
         if (t->n_seqs == cap) {
             cap = cap ? 2 * cap : 64;
             qkv_seq *ns = realloc(t->seqs, (size_t)cap * sizeof *ns);
-            if (!ns) { cJSON_Delete(j); snprintf(err, (size_t)errlen, "%s: out of memory", label); return -1; }
+            if (!ns) { cJSON_Delete(j); return qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", label); }
             t->seqs = ns;
         }
         int32_t *buf = malloc((size_t)n * 3 * sizeof(int32_t));
-        if (!buf) { cJSON_Delete(j); snprintf(err, (size_t)errlen, "%s: out of memory", label); return -1; }
+        if (!buf) { cJSON_Delete(j); return qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", label); }
         int32_t *mask = buf + 2 * n;
-        int rc = int_array(in, "input", -1, 0, 1 << 20, buf, label, line, err, errlen) < 0 ||
-                 int_array(tg, "target", n, QKV_IGNORE, 1 << 20, buf + n, label, line, err, errlen) < 0 ||
-                 (mk && int_array(mk, "mask", n, 0, 1, mask, label, line, err, errlen) < 0);
+        int rc = int_array(in, "input", -1, 0, 1 << 20, buf, label, line, e) < 0 ||
+                 int_array(tg, "target", n, QKV_IGNORE, 1 << 20, buf + n, label, line, e) < 0 ||
+                 (mk && int_array(mk, "mask", n, 0, 1, mask, label, line, e) < 0);
         for (int i = 0; !rc && i < n; i++)
             if (buf[n + i] < 0 && buf[n + i] != QKV_IGNORE) {
-                snprintf(err, (size_t)errlen, "%s:%d: \"target\"[%d] is %d; targets are tokens or -100 (no loss)",
-                         label, line, i, buf[n + i]);
+                qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: \"target\"[%d] is %d; targets are tokens or -100 (no loss)",
+                            label, line, i, buf[n + i]);
                 rc = 1;
             }
         cJSON_Delete(j);
@@ -180,33 +174,32 @@ int qkv__task_parse_jsonl(qkv_task *t, const char *text, size_t len, const char 
     return 0;
 }
 
-static int load_jsonl(qkv_task *t, const char *path, const char *key, char *err, int errlen) {
+static int load_jsonl(qkv_task *t, const char *path, const char *key, qkv_err *e) {
     uint8_t *buf;
     int64_t len;
-    if (read_file(path, key, &buf, &len, err, errlen)) return -1;
+    if (read_file(path, key, &buf, &len, e)) return -1;
     int before = t->n_seqs;
     qkv_shown label = qkv__shown(path); /* PATH:LINE: in its messages */
-    int rc = qkv__task_parse_jsonl(t, (const char *)buf, (size_t)len, label.s, err, errlen);
+    int rc = qkv__task_parse_jsonl(t, (const char *)buf, (size_t)len, label.s, e);
     free(buf);
     if (!rc && t->n_seqs == before) {
-        snprintf(err, (size_t)errlen, "%s: %s holds no sequences", key, label.s);
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: %s holds no sequences", key, label.s);
         rc = -1;
     }
     return rc;
 }
 
-int qkv__task_open_file(qkv_task *t, char *err, int errlen) {
+int qkv__task_open_file(qkv_task *t, qkv_err *e) {
     t->variable_length = true;
-    if (load_jsonl(t, t->cfg.path, "task.path", err, errlen)) return -1;
+    if (load_jsonl(t, t->cfg.path, "task.path", e)) return -1;
     if (t->cfg.eval_path[0]) {
         t->n_train = t->n_seqs;
-        if (load_jsonl(t, t->cfg.eval_path, "task.eval_path", err, errlen)) return -1;
+        if (load_jsonl(t, t->cfg.eval_path, "task.eval_path", e)) return -1;
     } else {
         int held = (int)((double)t->n_seqs * t->cfg.eval_fraction);
         if (held < 1 || held >= t->n_seqs) {
-            snprintf(err, (size_t)errlen, "task.path: %d sequences cannot be split with task.eval_fraction %g "
-                     "(give task.eval_path, or more data)", t->n_seqs, t->cfg.eval_fraction);
-            return -1;
+            return qkv_err_set(e, QKV_ERR_FAIL, "task.path: %d sequences cannot be split with task.eval_fraction %g "
+                               "(give task.eval_path, or more data)", t->n_seqs, t->cfg.eval_fraction);
         }
         t->n_train = t->n_seqs - held;
     }
@@ -222,18 +215,17 @@ int qkv__task_open_file(qkv_task *t, char *err, int errlen) {
     return 0;
 }
 
-int qkv_task_open_eval_file(qkv_task *t, const char *path, uint64_t seed, char *err, int errlen) {
+int qkv_task_open_eval_file(qkv_task *t, const char *path, uint64_t seed, qkv_err *e) {
     memset(t, 0, sizeof *t);
     t->cfg.kind = QKV_TASK_FILE;
     t->seed = seed;
     t->variable_length = true;
     if (strlen(path) >= sizeof t->cfg.path) { /* task.path's limit: it names the file in messages */
-        snprintf(err, (size_t)errlen, "--data: %s: longer than %zu bytes, the most a data file's path may be",
-                 qkv__shown(path).s, sizeof t->cfg.path - 1);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "--data: %s: longer than %zu bytes, the most a data file's path may be",
+                           qkv__shown(path).s, sizeof t->cfg.path - 1);
     }
     memcpy(t->cfg.path, path, strlen(path) + 1);
-    if (load_jsonl(t, path, "--data", err, errlen)) return -1;
+    if (load_jsonl(t, path, "--data", e)) return -1;
     t->n_train = 0; /* every sequence is for evaluation */
     return 0;
 }

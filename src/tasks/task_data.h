@@ -9,21 +9,21 @@
 /* text: read cfg.path as bytes (corpus fortunes: the fortunes of the directory cfg.path, or of
  * QKV_FORTUNES_DIR); the tail eval_fraction evaluates, the val_fraction before it validates
  * (fortunes: each part starts where a fortune does, so none straddles two parts) */
-QKV_INTERNAL int qkv__task_open_text(qkv_task *t, char *err, int errlen);
+QKV_INTERNAL int qkv__task_open_text(qkv_task *t, qkv_err *e);
 /* the fortunes corpus (fortunes.c): every fortune of dir's fortune files once, in a fixed
  * shuffled order, each followed by the line "%"; a malloc'd text into *out, *len bytes; how many
  * files and fortunes it took into *n_files and *n_fortunes (either may be NULL). key names the
- * config key in messages. 0, or -1 with one line in err (a missing directory or one without
+ * config key in messages. 0, or -1 with e, QKV_ERR_FAIL (a missing directory or one without
  * fortunes names the package to install) */
 QKV_INTERNAL int qkv__task_read_fortunes(const char *dir, const char *key, uint8_t **out, int64_t *len, int *n_files,
-                                        int64_t *n_fortunes, char *err, int errlen);
+                                        int64_t *n_fortunes, qkv_err *e);
 /* the first position >= pos where a fortune of the corpus starts (len when none does) */
 QKV_INTERNAL int64_t qkv__task_fortune_start(const uint8_t *text, int64_t len, int64_t pos);
 /* one window of seq_len bytes (targets: the next bytes) from the split's part of the text */
 QKV_INTERNAL void qkv__task_text_example(const qkv_task *t, qkv_rng *r, qkv_split split, int32_t *tok, int32_t *tgt);
 /* file: JSON Lines {"input": [...], "target": [...], "mask": [...]?} from cfg.path (and cfg.eval_path) */
-QKV_INTERNAL int qkv__task_open_file(qkv_task *t, char *err, int errlen);
+QKV_INTERNAL int qkv__task_open_file(qkv_task *t, qkv_err *e);
 /* parse JSON Lines text into sequences appended to t->seqs (label names it in errors) */
-QKV_INTERNAL int qkv__task_parse_jsonl(qkv_task *t, const char *text, size_t len, const char *label, char *err, int errlen);
+QKV_INTERNAL int qkv__task_parse_jsonl(qkv_task *t, const char *text, size_t len, const char *label, qkv_err *e);
 
 #endif

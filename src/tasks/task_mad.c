@@ -135,7 +135,7 @@ void qkv__task_mad_example(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t 
     }
 }
 
-int qkv__task_mad_shape(const qkv_task_config *c, int *vocab, int *seq_len, char *err, int errlen) {
+int qkv__task_mad_shape(const qkv_task_config *c, int *vocab, int *seq_len, qkv_err *e) {
     int P = c->pairs, Q = c->queries ? c->queries : c->pairs;
     int64_t T;
     const char *key; /* the key that sets the length, named when it is too long */
@@ -144,10 +144,9 @@ int qkv__task_mad_shape(const qkv_task_config *c, int *vocab, int *seq_len, char
         int64_t distinct = 1; /* keys^key_len, counted only as far as pairs */
         for (int j = 0; j < c->key_len && distinct < P; j++) distinct *= c->keys;
         if (distinct < P) {
-            snprintf(err, (size_t)errlen, "task.keys: %d keys make only %lld distinct keys of task.key_len %d "
-                     "tokens, fewer than task.pairs %d (the keys of one example are distinct)",
-                     c->keys, (long long)distinct, c->key_len, P);
-            return -1;
+            return qkv_err_set(e, QKV_ERR_USAGE, "task.keys: %d keys make only %lld distinct keys of task.key_len %d "
+                               "tokens, fewer than task.pairs %d (the keys of one example are distinct)",
+                               c->keys, (long long)distinct, c->key_len, P);
         }
         *vocab = c->keys + c->values;
         T = (int64_t)P * (c->key_len + c->value_len) + (int64_t)Q * (c->key_len + c->value_len - 1);
@@ -161,22 +160,19 @@ int qkv__task_mad_shape(const qkv_task_config *c, int *vocab, int *seq_len, char
         break;
     case QKV_TASK_SELECTIVE_COPY:
         if (c->copy_tokens > c->length) {
-            snprintf(err, (size_t)errlen, "task.copy_tokens: %d is more than task.length %d (the data tokens "
-                     "take places among the task.length before the separator)", c->copy_tokens, c->length);
-            return -1;
+            return qkv_err_set(e, QKV_ERR_USAGE, "task.copy_tokens: %d is more than task.length %d (the data tokens "
+                               "take places among the task.length before the separator)", c->copy_tokens, c->length);
         }
         *vocab = c->symbols + 2;
         T = (int64_t)c->length + c->copy_tokens;
         key = "task.length";
         break;
     default:
-        snprintf(err, (size_t)errlen, "task.name: %d is not a MAD task", (int)c->kind);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_USAGE, "task.name: %d is not a MAD task", (int)c->kind);
     }
     if (T > MAX_POSITIONS) {
-        snprintf(err, (size_t)errlen, "%s: %s examples of %lld positions are longer than a model takes "
-                 "(model.seq_len at most %d)", key, QKV_TASK_NAMES[c->kind], (long long)T, MAX_POSITIONS);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_USAGE, "%s: %s examples of %lld positions are longer than a model takes "
+                           "(model.seq_len at most %d)", key, QKV_TASK_NAMES[c->kind], (long long)T, MAX_POSITIONS);
     }
     *seq_len = (int)T;
     return 0;

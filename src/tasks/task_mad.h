@@ -17,8 +17,8 @@ QKV_INTERNAL void qkv__task_put_queries(const qkv_task_config *c, int32_t *tok, 
  * the draws of recall and noisy_recall (P <= 4096, K >= P) */
 QKV_INTERNAL void qkv__task_draw_pairs(qkv_rng *r, int P, int K, int V, int32_t *keys, int32_t *vals, int32_t *order);
 /* vocab and positions of a MAD task (c->kind one of the three) after checking its sizes: 0, or
- * -1 with one line naming the key in err */
-QKV_INTERNAL int qkv__task_mad_shape(const qkv_task_config *c, int *vocab, int *seq_len, char *err, int errlen);
+ * -1 with e (QKV_ERR_USAGE) naming the key */
+QKV_INTERNAL int qkv__task_mad_shape(const qkv_task_config *c, int *vocab, int *seq_len, qkv_err *e);
 /* one example into tok/tgt (t->seq_len positions each, every one written) from r */
 QKV_INTERNAL void qkv__task_mad_example(const qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tgt);
 

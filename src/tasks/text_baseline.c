@@ -10,7 +10,7 @@
 /* xz -9's output size for buf: liblzma's stream encoder with xz's settings for -9 (preset 9,
  * not extreme; CRC64 check; one thread), so the size equals `xz -9 -c FILE | wc -c` (the
  * one-shot buffer encoder would write 4 more bytes: block sizes in its header). 0, or -1 */
-static int xz9_size(const uint8_t *buf, size_t n, uint64_t *size, char *err, int errlen) {
+static int xz9_size(const uint8_t *buf, size_t n, uint64_t *size, qkv_err *e) {
     size_t cap = lzma_stream_buffer_bound(n);
     uint8_t *out = malloc(cap ? cap : 1);
     lzma_stream s = LZMA_STREAM_INIT;
@@ -27,22 +27,20 @@ static int xz9_size(const uint8_t *buf, size_t n, uint64_t *size, char *err, int
     lzma_end(&s);
     free(out);
     if (r != LZMA_STREAM_END) {
-        snprintf(err, (size_t)errlen, "the xz -9 baseline: liblzma failed (%s)",
-                 r == LZMA_MEM_ERROR || r == LZMA_MEMLIMIT_ERROR ? "out of memory" : "lzma_code error");
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "the xz -9 baseline: liblzma failed (%s)",
+                           r == LZMA_MEM_ERROR || r == LZMA_MEMLIMIT_ERROR ? "out of memory" : "lzma_code error");
     }
     return 0;
 }
 
-int qkv_task_text_baselines(const qkv_task *t, double *xz_bpb, double *unigram_bpb, char *err, int errlen) {
+int qkv_task_text_baselines(const qkv_task *t, double *xz_bpb, double *unigram_bpb, qkv_err *e) {
     if (t->cfg.kind != QKV_TASK_TEXT || !t->text || t->text_split >= t->text_len) {
-        snprintf(err, (size_t)errlen, "bits-per-byte baselines need an open text task");
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "bits-per-byte baselines need an open text task");
     }
     const uint8_t *ev = t->text + t->text_split;
     int64_t n = t->text_len - t->text_split;
     uint64_t size;
-    if (xz9_size(ev, (size_t)n, &size, err, errlen)) return -1;
+    if (xz9_size(ev, (size_t)n, &size, e)) return -1;
     *xz_bpb = 8.0 * (double)size / (double)n;
     /* unigram: byte frequencies of the training part with one added to each of the 256
      * counts, p(b) = (c_b + 1) / (N + 256); the cross-entropy of the evaluation bytes in bits */

@@ -189,14 +189,15 @@ static int observation(const qkv_config *cfg, const char *dir, bool trained, int
                        qkv_observed *o, char *err, int errlen) {
     *o = (qkv_observed){.step = step, .example = example < 0 ? 0 : example};
     qkv_task task;
-    if (qkv_task_open(&task, &cfg->task, (uint64_t)cfg->train.seed, err, errlen)) return -1;
+    qkv_err e;
+    if (qkv_task_open(&task, &cfg->task, (uint64_t)cfg->train.seed, &e)) return snprintf(err, (size_t)errlen, "%s", e.msg), -1;
     qkv_model_config mc = cfg->model;
     qkv_model *m = NULL;
     char *path = trained ? qkv__pathf("%s/" QKV_RUN_MODEL, dir) : NULL;
     uint64_t seed = trained ? 0 : (uint64_t)cfg->train.seed; /* as qkv train's (a trained one is loaded over it) */
     int rc = -1;
     if (trained && !path) snprintf(err, (size_t)errlen, "out of memory");
-    if ((trained && !path) || qkv_task_fit_model(&task, &mc, err, errlen) ||
+    if ((trained && !path) || (qkv_task_fit_model(&task, &mc, &e) && snprintf(err, (size_t)errlen, "%s", e.msg)) ||
         !(m = qkv_model_new(&mc, QKV_F32, seed, err, errlen)) || (trained && qkv_load_model(m, path, err, errlen)) ||
         attention(m, &task, mc.layers, mc.heads, o, err, errlen) || scores(m, mc.layers, mc.heads, o, err, errlen) ||
         (trained && cfg->task.kind == QKV_TASK_TEXT && sample(m, o, err, errlen)))

@@ -245,14 +245,16 @@ double qkv__run_loss(const qkv__run *r) {
 int qkv__run_setup(qkv__run *r, char *err, int errlen) {
     const qkv_config *c = r->cfg;
     r->tty = isatty(2) && !r->opt->quiet;
-    if (qkv_task_open(&r->task, &c->task, (uint64_t)c->train.seed, err, errlen)) return -1;
+    qkv_err e;
+    if (qkv_task_open(&r->task, &c->task, (uint64_t)c->train.seed, &e)) return snprintf(err, (size_t)errlen, "%s", e.msg), -1;
     /* a model the task refuses (causal: false where targets follow) is said before any work */
     qkv_model_config mc = c->model;
-    if (qkv_task_fit_model(&r->task, &mc, err, errlen)) return -1;
+    if (qkv_task_fit_model(&r->task, &mc, &e)) return snprintf(err, (size_t)errlen, "%s", e.msg), -1;
     /* validation and evaluation examples are never trained on (generated tasks; the others by slices) */
     r->val_examples = qkv_task_split_size(&r->task, QKV_SPLIT_VAL) > 0
                           ? (c->train.val_examples ? c->train.val_examples : c->train.eval_examples) : 0;
-    if (qkv_task_hold_out(&r->task, c->train.eval_examples, r->val_examples, err, errlen)) return -1;
+    if (qkv_task_hold_out(&r->task, c->train.eval_examples, r->val_examples, &e))
+        return snprintf(err, (size_t)errlen, "%s", e.msg), -1;
     const char *what = qkv_optim_state_floats(&c->optim) == 2 ? "parameters, Adam state and activations"
                        : qkv_optim_state_floats(&c->optim) == 1 ? "parameters, SGD momentum and activations"
                                                                 : "parameters and activations";
@@ -337,10 +339,10 @@ int qkv__run_setup(qkv__run *r, char *err, int errlen) {
     /* a fresh run records its diagnostics at step 0 too (train/observe.h: a model of its own, built
      * as r->model was; neither r->model nor the data stream is touched). Without them a report
      * shows the end alone, as it does for a run of an older qkv */
-    char e[512];
-    if (!r->opt->resume && qkv__run_observe_start(c, r->opt->out_dir, r->opt->example, e, sizeof e))
+    char why[512];
+    if (!r->opt->resume && qkv__run_observe_start(c, r->opt->out_dir, r->opt->example, why, sizeof why))
         fprintf(stderr, "qkv train: %s: its attention diagnostics at step 0 were not recorded (%s)\n",
-                qkv__shown(r->opt->out_dir).s, e);
+                qkv__shown(r->opt->out_dir).s, why);
     return 0;
 }
 
@@ -513,10 +515,10 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int er
         sum->eval_bpb = sum->eval.loss / QKV_LN2;
         sum->val_bpb = sum->has_val ? sum->val.loss / QKV_LN2 : NAN;
         sum->baseline_xz_bpb = sum->baseline_unigram_bpb = NAN;
-        char e[512]; /* xz -9 on the held-out bytes (about a second per 250 KB); once, for the summary */
+        qkv_err e; /* xz -9 on the held-out bytes (about a second per 250 KB); once, for the summary */
         if (!rc && lead && !sum->interrupted &&
-            qkv_task_text_baselines(&r->task, &sum->baseline_xz_bpb, &sum->baseline_unigram_bpb, e, sizeof e))
-            fprintf(stderr, "qkv train: %s (summary.json's baselines are null)\n", e); /* the run is done: go on */
+            qkv_task_text_baselines(&r->task, &sum->baseline_xz_bpb, &sum->baseline_unigram_bpb, &e))
+            fprintf(stderr, "qkv train: %s (summary.json's baselines are null)\n", e.msg); /* the run is done: go on */
     }
     if (!rc && lead && !sum->interrupted && write_summary(r, sum, err, errlen)) rc = -1;
     /* what the reports show of the run, recorded beside the model it comes from (train/observe.h),
