@@ -536,12 +536,13 @@ START_TEST(test_bench_sweep) {
      * in 64 batches of 32 (forward); a forward of 4 examples (96 positions) of d_model 64, d_ff 256,
      * 2 layers, T 24, head_dim 16, vocab 64 is 2 x 96 x (2 x (P x 64 x 64 + 2 x 64 x 256) + 64 x 64)
      * + 2 layers x 2 x 2 x 4 x 4 x 24 x 24 x 16, with P the attention's projections (4 full, 2
-     * shared, 3 qk_tied and kv_tied). At its end each run records what reports show of it
-     * (train/observe.h): one forward of 256 evaluation examples and one of a single example */
+     * shared, 3 qk_tied and kv_tied). At its start and at its end each run records what reports
+     * show of it (train/observe.h): each time one forward of 256 evaluation examples and one of a
+     * single example */
     long long fwd[4] = {0}, P[4] = {4, 2, 3, 3}, total = 0;
     for (int v = 0; v < 4; v++) {
         fwd[v] = 2LL * 96 * (2 * (P[v] * 64 * 64 + 2 * 64 * 256) + 64 * 64) + 2LL * 2 * 2 * 4 * 4 * 24 * 24 * 16;
-        total += 3 * (3 * 8 * 3 * fwd[v] + 64 * 8 * fwd[v] + 64 * fwd[v] + fwd[v] / 4);
+        total += 3 * (3 * 8 * 3 * fwd[v] + 64 * 8 * fwd[v] + 2 * (64 * fwd[v] + fwd[v] / 4));
     }
     ck_assert_msg((long long)qkv_test_json_num(out, "gemm_flops") == total, "gemm_flops: expected %lld: %s", total, out);
     /* the table */

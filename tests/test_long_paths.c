@@ -139,10 +139,10 @@ static void train_into(size_t len) {
     ck_assert_msg(rc == 0, "--out of %zu bytes: exit %d: %s", len, rc, err);
     free(err);
     const char *files[] = {"config.json", "metrics.jsonl", "model.safetensors", "checkpoint.safetensors",
-                           "summary.json", "observed.safetensors"};
+                           "summary.json", "observed.safetensors", "observed-start.safetensors"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
         ck_assert_msg(exists(out, files[i]), "--out of %zu bytes: no %s in it", len, files[i]);
-    ck_assert_int_eq(entries(out, "."), 6);
+    ck_assert_int_eq(entries(out, "."), 7);
     rc = qkv(&err, (char *const[]){"train", "--resume", out, "--quiet", NULL});
     ck_assert_msg(rc == 0, "--resume of %zu bytes: exit %d: %s", len, rc, err);
     free(err);
