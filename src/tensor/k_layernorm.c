@@ -152,14 +152,28 @@ void K(add_layernorm)(int64_t rows, int64_t n, const real *x, const real *a, int
     qkv__parallel_for(rows, qkv_row_grain(n), add_layernorm_range, &j);
 }
 
-/* row blocks [b0, b1): s = dh + layer norm's dx, into dx and da (or the rows of s), and the blocks'
- * partial dw, db. The arithmetic of dx_row on a dx holding dh (or 0), so the composed add and
- * layer norm give the same bits */
+/* one row of s = dh + layer norm's dx for dy (dh may be NULL: 0), assigned to p: dx_row's
+ * arithmetic on a dx holding dh (or 0), so the composed add and layer norm give the same bits */
+static inline __attribute__((always_inline)) void add_ln_row(int64_t n, const real *h, const real *dy,
+                                                             const real *dh, const real *w, real m, real rs,
+                                                             real *p) {
+    real sum_g, sum_gh;
+    QKV_LANE_SUM(sum_g, n, k, w ? dy[k] * w[k] : dy[k]);
+    QKV_LANE_SUM(sum_gh, n, k, (w ? dy[k] * w[k] : dy[k]) * ((h[k] - m) * rs));
+    real mg = sum_g / (real)n, mgh = sum_gh / (real)n;
+    for (int64_t k = 0; k < n; k++) {
+        real hh = (h[k] - m) * rs, g = w ? dy[k] * w[k] : dy[k];
+        p[k] = (dh ? dh[k] : 0) + rs * (g - mg - hh * mgh);
+    }
+}
+
+/* row blocks [b0, b1): s into dx and da (or into the rows of s, for a broadcast a), and the
+ * blocks' partial dw, db. s is assigned to one new gradient (or to s's row), then copied or added
+ * from there to the others: each loop has one destination, so each vectorises */
 QKV_VECTOR_CLONES
 static void add_backward_blocks(void *p, int64_t b0, int64_t b1) {
     const add_ln_job *j = p;
     const int64_t n = j->n;
-    const real *w = j->w;
     const int bcast = j->a_rows < j->rows, zx = j->zero_x, za = j->zero_a;
     for (int64_t blk = b0; blk < b1; blk++) {
         int64_t r0 = blk * QKV_LN_BLOCK, r1 = r0 + QKV_LN_BLOCK < j->rows ? r0 + QKV_LN_BLOCK : j->rows;
@@ -171,29 +185,44 @@ static void add_backward_blocks(void *p, int64_t b0, int64_t b1) {
             real m = j->mean[r], rs = j->rstd[r];
             real *dx = j->dx ? j->dx + r * n : NULL, *s = j->s ? j->s + r * n : NULL;
             real *da = j->da && !bcast ? j->da + r * n : NULL;
-            if (dy) {
-                real sum_g, sum_gh;
-                QKV_LANE_SUM(sum_g, n, k, w ? dy[k] * w[k] : dy[k]);
-                QKV_LANE_SUM(sum_gh, n, k, (w ? dy[k] * w[k] : dy[k]) * ((h[k] - m) * rs));
-                real mg = sum_g / (real)n, mgh = sum_gh / (real)n;
-                for (int64_t k = 0; k < n; k++) {
-                    real hh = (h[k] - m) * rs, g = w ? dy[k] * w[k] : dy[k];
-                    real t = rs * (g - mg - hh * mgh), v = (dh ? dh[k] : 0) + t;
-                    if (dx) QKV_PUT(dx[k], zx, v);
-                    if (da) QKV_PUT(da[k], za, v);
-                    if (s) s[k] = v;
+            /* where s is assigned first: a new gradient, or s's own row */
+            real *first = dx && zx ? dx : da && za ? da : s;
+            if (first) {
+                if (dy) add_ln_row(n, h, dy, dh, j->w, m, rs, first);
+                else
+                    for (int64_t k = 0; k < n; k++) first[k] = dh[k];
+                if (dx && dx != first) /* added to (a new dx was first) */
+                    for (int64_t k = 0; k < n; k++) dx[k] += first[k];
+                if (da && da != first) { /* da may be dx: then added to */
+                    if (za && da != dx)
+                        for (int64_t k = 0; k < n; k++) da[k] = first[k];
+                    else
+                        for (int64_t k = 0; k < n; k++) da[k] += first[k];
                 }
-                if (pw)
-                    for (int64_t k = 0; k < n; k++) pw[k] += dy[k] * ((h[k] - m) * rs);
-                if (pb)
-                    for (int64_t k = 0; k < n; k++) pb[k] += dy[k];
-            } else {
+                if (s && s != first)
+                    for (int64_t k = 0; k < n; k++) s[k] = first[k];
+            } else { /* both gradients added to: s element by element */
+                real sum_g = 0, sum_gh = 0, mg = 0, mgh = 0;
+                const real *w = j->w;
+                if (dy) {
+                    QKV_LANE_SUM(sum_g, n, k, w ? dy[k] * w[k] : dy[k]);
+                    QKV_LANE_SUM(sum_gh, n, k, (w ? dy[k] * w[k] : dy[k]) * ((h[k] - m) * rs));
+                    mg = sum_g / (real)n, mgh = sum_gh / (real)n;
+                }
                 for (int64_t k = 0; k < n; k++) {
-                    if (dx) QKV_PUT(dx[k], zx, dh[k]);
-                    if (da) QKV_PUT(da[k], za, dh[k]);
-                    if (s) s[k] = dh[k];
+                    real v = dh ? dh[k] : 0;
+                    if (dy) {
+                        real hh = (h[k] - m) * rs, g = w ? dy[k] * w[k] : dy[k];
+                        v = v + rs * (g - mg - hh * mgh);
+                    }
+                    if (dx) dx[k] += v;
+                    if (da) da[k] += v;
                 }
             }
+            if (dy && pw)
+                for (int64_t k = 0; k < n; k++) pw[k] += dy[k] * ((h[k] - m) * rs);
+            if (dy && pb)
+                for (int64_t k = 0; k < n; k++) pb[k] += dy[k];
         }
     }
 }
