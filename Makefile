@@ -232,6 +232,7 @@ help:
 	@echo "make bench      time the training step of the standard sizes"
 	@echo "make bench-gemm time one recall step's sgemm calls on OpenBLAS, BLIS and libxsmm"
 	@echo "make bench-sweep  time a sweep of tiny training runs (runs per minute)"
+	@echo "make bench-against REF=R  this build beside a build of revision R, alternating"
 	@echo "make fuzz       run the libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make install    install (PREFIX=$(PREFIX), DESTDIR=)"
 	@echo "GEMM=openblas   (with any target) OpenBLAS alone for every product, into build-openblas/"

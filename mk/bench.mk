@@ -1,6 +1,6 @@
 # Benchmarks (docs/performance.md). The step benchmark runs with the tests' allocation counter
 # preloaded (the Makefile's ALLOC_SHIM), for its allocs/step column.
-.PHONY: bench bench-torch bench-gemm bench-sweep bench-sweep-torch
+.PHONY: bench bench-torch bench-gemm bench-sweep bench-sweep-torch bench-against
 
 # every size at 1 and 2 threads
 bench: all $(ALLOC_SHIM)
@@ -40,3 +40,9 @@ bench-sweep: all
 bench-sweep-torch: all
 	@/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "make bench-sweep-torch needs PyTorch: apt-get install python3-torch"; exit 1; }
 	/usr/bin/python3 bench/compare_sweep.py
+
+# this build beside a build of git revision REF, alternating (scripts/bench-against.sh):
+# make bench-against REF=3f1d3a7 [ROUNDS=5]
+bench-against:
+	@test -n "$(REF)" || { echo "usage: make bench-against REF=<git revision> [ROUNDS=5]"; exit 2; }
+	scripts/bench-against.sh $(REF) $(or $(ROUNDS),5)

@@ -83,6 +83,25 @@ static qkv_tensor *f_layernorm(qkv_ctx *c, qkv_tensor *const *x, int n, void *u)
     (void)u;
     return qkv_layernorm(c, x[0], n > 1 ? x[1] : NULL, n > 2 ? x[2] : NULL, 1e-5);
 }
+/* add_layernorm: x[0] + x[1] (x[0] alone when n is 1: x + x), then the norm with x[2] as the weight,
+ * the bias or both; the result y, h, or y + 0.7 h (both outputs reached) */
+typedef struct { bool w, b; int outs; /* 0: y, 1: h, 2: y + 0.7 h */ } addln_arg;
+static qkv_tensor *addln_pick(qkv_ctx *c, qkv_tensor *y, qkv_tensor *h, const addln_arg *a) {
+    return a->outs == 0 ? y : a->outs == 1 ? h : qkv_add(c, y, qkv_scale(c, h, 0.7));
+}
+static qkv_tensor *f_add_layernorm(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    const addln_arg *a = u;
+    qkv_tensor *h, *p = n > 2 ? x[2] : NULL;
+    qkv_tensor *y = qkv_add_layernorm(c, x[0], n > 1 ? x[1] : x[0], a->w ? p : NULL, a->b ? p : NULL, 1e-5, &h);
+    return y ? addln_pick(c, y, h, a) : NULL;
+}
+/* the same composed: qkv_add, then qkv_layernorm */
+static qkv_tensor *f_add_layernorm_composed(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
+    const addln_arg *a = u;
+    qkv_tensor *p = n > 2 ? x[2] : NULL, *h = qkv_add(c, x[0], n > 1 ? x[1] : x[0]);
+    qkv_tensor *y = qkv_layernorm(c, h, a->w ? p : NULL, a->b ? p : NULL, 1e-5);
+    return y ? addln_pick(c, y, h, a) : NULL;
+}
 static qkv_tensor *f_embedding(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) { (void)n; return qkv_embedding(c, x[0], u); }
 static qkv_tensor *f_cross_entropy(qkv_ctx *c, qkv_tensor *const *x, int n, void *u) {
     (void)n;
@@ -221,6 +240,8 @@ static sdpa_arg SD_GQA = {4, true, NULL, 0.6, 2, NULL, false}, SD_MQA_MASK = {3,
                 SD_MQA_KV_TIED = {4, true, NULL, 0.5, 1, SLOPES4, true},
                 SD_MQA_DENSE = {4, false, NULL, 0.9, 1, NULL, false};
 
+static addln_arg ALN_W_BOTH = {true, false, 2}, ALN_B_BOTH = {false, true, 2}, ALN_PLAIN_Y = {false, false, 0},
+                 ALN_H = {false, false, 1}, ALN_WB_BOTH = {true, true, 2}, ALN_WB_Y = {true, true, 0};
 static diff_arg DF_CAUSAL = {2, true, NULL, 0.7, 0.2}, DF_BOTH = {2, true, &MASK2, 0.9, 0.6},
                 DF_DENSE = {1, false, NULL, 0.5, 0.45};
 static th_arg TH_CAUSAL = {3, 3, true, NULL, 0.6}, TH_MASK = {2, 2, false, &MASK2, 0.8},
@@ -281,6 +302,15 @@ static const gcase CASES[] = {
     {"layernorm_affine", f_layernorm, NULL, 3, DOM_NORMAL, {3, 1, 1}, {{2, 3, 5}, {5}, {5}}, {0}},
     {"layernorm_weight_only", f_layernorm, NULL, 2, DOM_NORMAL, {2, 1}, {{4, 6}, {6}}, {0}},
     {"layernorm_plain", f_layernorm, NULL, 1, DOM_NORMAL, {2}, {{3, 4}}, {0}},
+    /* the residual add and the norm of its sum as one op (two outputs) */
+    {"add_layernorm_weight", f_add_layernorm, &ALN_W_BOTH, 3, DOM_NORMAL, {3, 3, 1}, {{2, 3, 5}, {2, 3, 5}, {5}}, {0}},
+    {"add_layernorm_bias_bcast", f_add_layernorm, &ALN_B_BOTH, 3, DOM_NORMAL, {3, 2, 1}, {{2, 3, 5}, {3, 5}, {5}}, {0}},
+    {"add_layernorm_plain_y", f_add_layernorm, &ALN_PLAIN_Y, 2, DOM_NORMAL, {2, 2}, {{3, 4}, {3, 4}}, {0}},
+    {"add_layernorm_h_only_bcast", f_add_layernorm, &ALN_H, 2, DOM_NORMAL, {3, 1}, {{2, 3, 4}, {4}}, {0}},
+    {"add_layernorm_self", f_add_layernorm, &ALN_W_BOTH, 1, DOM_NORMAL, {2}, {{3, 6}}, {0}},
+    {"add_layernorm_tied_affine", f_add_layernorm, &ALN_WB_BOTH, 3, DOM_NORMAL, {2, 2, 1}, {{4, 6}, {4, 6}, {6}}, {0}},
+    {"add_layernorm_const_a_rows", f_add_layernorm, &ALN_WB_Y, 3, DOM_NORMAL, {2, 2, 1}, {{70, 3}, {70, 3}, {3}},
+     {0, 1, 0}},
     {"embedding", f_embedding, &IDX, 1, DOM_NORMAL, {2}, {{5, 3}}, {0}},
     {"cross_entropy", f_cross_entropy, &TGT, 1, DOM_NORMAL, {3}, {{2, 3, 5}}, {0}},
     {"masked_fill", f_masked_fill, &MASK, 1, DOM_NORMAL, {4}, {{2, 2, 3, 3}}, {0}},
@@ -447,6 +477,95 @@ START_TEST(test_diff_fused_matches_composed) {
 }
 END_TEST
 
+/* add_layernorm against qkv_add then qkv_layernorm, in double: outputs and every input gradient
+ * within 1e-12, in every add_layernorm case */
+START_TEST(test_add_layernorm_matches_composed) {
+    init_aux();
+    int checked = 0;
+    for (int i = 0; i < NCASES; i++) {
+        if (CASES[i].fn != f_add_layernorm) continue;
+        qkv_tensor *in[3] = {0}, *in2[3] = {0};
+        ck_assert_int_eq(make_inputs(&CASES[i], i, in), 0);
+        ck_assert_int_eq(make_inputs(&CASES[i], i, in2), 0);
+        qkv_ctx *c1 = qkv_ctx_new(), *c2 = qkv_ctx_new();
+        qkv_tensor *y1 = f_add_layernorm(c1, in, CASES[i].n, CASES[i].user);
+        qkv_tensor *y2 = f_add_layernorm_composed(c2, in2, CASES[i].n, CASES[i].user);
+        ck_assert_msg(y1 && y2, "%s: %s %s", CASES[i].name, qkv_ctx_error(c1), qkv_ctx_error(c2));
+        for (int64_t e = 0; e < y1->numel; e++) {
+            double a = ((double *)y1->data)[e], b = ((double *)y2->data)[e];
+            ck_assert_msg(qkv_test_near(a, b, 1e-12), "%s: y[%lld] %.17g vs %.17g", CASES[i].name, (long long)e, a, b);
+        }
+        ck_assert_int_eq(qkv_backward(c1, qkv_sum_all(c1, qkv_mul(c1, y1, y1))), 0);
+        ck_assert_int_eq(qkv_backward(c2, qkv_sum_all(c2, qkv_mul(c2, y2, y2))), 0);
+        for (int k = 0; k < CASES[i].n; k++) {
+            ck_assert_int_eq(in[k]->grad != NULL, in2[k]->grad != NULL);
+            for (int64_t e = 0; in[k]->grad && e < in[k]->numel; e++) {
+                double a = ((double *)in[k]->grad)[e], b = ((double *)in2[k]->grad)[e];
+                ck_assert_msg(qkv_test_near(a, b, 1e-12), "%s: input %d grad[%lld] %.17g vs %.17g",
+                              CASES[i].name, k, (long long)e, a, b);
+            }
+        }
+        qkv_ctx_free(c1), qkv_ctx_free(c2);
+        for (int k = 0; k < CASES[i].n; k++) qkv_tensor_free(in[k]), qkv_tensor_free(in2[k]);
+        checked++;
+    }
+    ck_assert_int_ge(checked, 6);
+}
+END_TEST
+
+/* in float, at a block's size (96 rows of 64: several blocks of the weight gradients' rows) and
+ * with 1 and 2 threads, add_layernorm gives the composed ops' bits: the output, the sum, and every
+ * gradient (the model's results do not change with the fusion). a: the same shape, or one
+ * position table broadcast over the batch (the position embedding's add) */
+START_TEST(test_add_layernorm_float_bits) {
+    enum { B = 4, T = 24, D = 64 };
+    int64_t s3[3] = {B, T, D}, s2[2] = {T, D}, s1[1] = {D};
+    for (int bcast = 0; bcast < 2; bcast++)
+        for (int threads = 1; threads <= 2; threads++) {
+            ck_assert_int_eq(qkv_set_threads(threads), 0);
+            qkv_rng rng;
+            qkv_rng_seed(&rng, 11 + (uint64_t)bcast);
+            /* x, a, w, b, and the weights of the loss on y and on h */
+            qkv_tensor *t[6] = {qkv_test_randn(&rng, 3, s3, true), qkv_test_randn(&rng, bcast ? 2 : 3, bcast ? s2 : s3, true),
+                                qkv_test_randn(&rng, 1, s1, true), qkv_test_randn(&rng, 1, s1, true),
+                                qkv_test_randn(&rng, 3, s3, false), qkv_test_randn(&rng, 3, s3, false)};
+            float *keep[2][6];
+            for (int way = 0; way < 2; way++) {
+                qkv_ctx *ctx = qkv_ctx_new();
+                for (int k = 0; k < 4; k++) t[k]->grad = NULL;
+                qkv_tensor *h, *y;
+                if (way) {
+                    h = qkv_add(ctx, t[0], t[1]);
+                    y = qkv_layernorm(ctx, h, t[2], t[3], 1e-5);
+                } else {
+                    y = qkv_add_layernorm(ctx, t[0], t[1], t[2], t[3], 1e-5, &h);
+                }
+                ck_assert_msg(y && h, "%s", qkv_ctx_error(ctx));
+                qkv_tensor *loss = qkv_add(ctx, qkv_sum_all(ctx, qkv_mul(ctx, y, t[4])), qkv_sum_all(ctx, qkv_mul(ctx, h, t[5])));
+                ck_assert_int_eq(qkv_backward(ctx, loss), 0);
+                const qkv_tensor *src[6] = {y, h, t[0], t[1], t[2], t[3]};
+                for (int k = 0; k < 6; k++) {
+                    size_t bytes = (size_t)src[k]->numel * sizeof(float);
+                    keep[way][k] = malloc(bytes);
+                    memcpy(keep[way][k], k < 2 ? src[k]->data : src[k]->grad, bytes);
+                }
+                for (int k = 0; k < 4; k++) t[k]->grad = NULL; /* arena memory: gone with the context */
+                qkv_ctx_free(ctx);
+            }
+            const char *what[6] = {"y", "h", "dx", "da", "dw", "db"};
+            for (int k = 0; k < 6; k++) {
+                size_t numel = (size_t)(k < 3 ? B * T * D : k == 3 ? t[1]->numel : D);
+                ck_assert_msg(!memcmp(keep[0][k], keep[1][k], numel * sizeof(float)),
+                              "bcast %d threads %d: %s differs from the composed ops'", bcast, threads, what[k]);
+                free(keep[0][k]);
+                free(keep[1][k]);
+            }
+            for (int k = 0; k < 6; k++) qkv_tensor_free(t[k]);
+        }
+    qkv_set_threads(1);
+}
+END_TEST
+
 /* ---- the harness must fail on wrong rules -------------------------------------------- */
 
 /* softmax without the "- sum(dy*y)" term: a classic mistake */
@@ -600,6 +719,24 @@ static int wrong_exclusive(qkv_ctx *ctx, const qkv_record *r) {
     return 0;
 }
 
+/* add_layernorm that forgets the residual path: h's own gradient dropped, the norm's alone passed on */
+static int wrong_add_layernorm_residual(qkv_ctx *ctx, const qkv_record *r) {
+    qkv_record one = *r;
+    qkv_tensor h = *r->out2;
+    if (!r->out->grad) return 0;
+    h.grad = NULL;
+    one.out2 = &h;
+    return qkv__add_layernorm_backward(ctx, &one);
+}
+/* a broadcast addend's gradient averaged over the rows it was added to instead of summed */
+static int wrong_add_layernorm_bcast(qkv_ctx *ctx, const qkv_record *r) {
+    int rc = qkv__add_layernorm_backward(ctx, r);
+    qkv_tensor *a = r->in[1];
+    double reps = (double)(r->p.add_layernorm.rows / r->p.add_layernorm.a_rows);
+    for (int64_t j = 0; a->grad && j < a->numel; j++) ((double *)a->grad)[j] /= reps;
+    return rc;
+}
+
 typedef struct { qkv_op op; qkv_backward_fn wrong; int case_index; } broken;
 
 static int find_case(const char *name) {
@@ -618,6 +755,10 @@ START_TEST(test_harness_catches_wrong_rules) {
         {QKV_OP_GELU, wrong_gelu, find_case("gelu")},
         {QKV_OP_MATMUL, slightly_wrong_matmul, find_case("matmul")},
         {QKV_OP_LAYERNORM, wrong_layernorm, find_case("layernorm_plain")},
+        {QKV_OP_ADD_LAYERNORM, wrong_add_layernorm_residual, find_case("add_layernorm_weight")},
+        {QKV_OP_ADD_LAYERNORM, wrong_add_layernorm_residual, find_case("add_layernorm_tied_affine")},
+        {QKV_OP_ADD_LAYERNORM, wrong_add_layernorm_bcast, find_case("add_layernorm_bias_bcast")},
+        {QKV_OP_ADD_LAYERNORM, wrong_add_layernorm_bcast, find_case("add_layernorm_h_only_bcast")},
         {QKV_OP_SOFTMAX, wrong_softmax, find_case("diamond_q_eq_k_eq_v")},
         {QKV_OP_LINEAR, wrong_linear, find_case("linear")},
         /* the activation's derivative forgotten: the plain linear's rule */
@@ -880,6 +1021,8 @@ Suite *grad_ops_suite(void) {
     tcase_add_test(tc, test_sdpa_gqa_alibi_threads_bits);
     tcase_add_test(tc, test_linear_act_float);
     tcase_add_test(tc, test_diff_fused_matches_composed);
+    tcase_add_test(tc, test_add_layernorm_matches_composed);
+    tcase_add_test(tc, test_add_layernorm_float_bits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -34,6 +34,8 @@
     /* per-head softmax(scale Q K^T, masked) V, fused: */                                            \
     X(SDP_ATTENTION, "sdp_attention", sdp_attention)                                                 \
     X(LAYERNORM, "layernorm", layernorm)                                                             \
+    /* h = x + a and layernorm(h) in one pass; h is the record's second output: */                  \
+    X(ADD_LAYERNORM, "add_layernorm", add_layernorm)                                                 \
     X(EMBEDDING, "embedding", embedding)                                                             \
     X(CROSS_ENTROPY, "cross_entropy", cross_entropy)                                                 \
     X(MASKED_FILL, "masked_fill", masked_fill)                                                       \

@@ -97,6 +97,12 @@ QKV_API qkv_tensor *qkv_talking_heads_attention(qkv_ctx *ctx, qkv_tensor *q, qkv
 QKV_API qkv_tensor *qkv_log_softmax(qkv_ctx *ctx, qkv_tensor *x);
 /* y = (x - mean) / sqrt(var + eps) * w + b over the last axis (n); w, b: (n) or NULL */
 QKV_API qkv_tensor *qkv_layernorm(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b, double eps);
+/* h = x + a, then y = layernorm(h, w, b, eps) as above: a pre-LN block's residual add and the
+ * norm after it as one op (one pass, one record, one backward rule). a: x's shape, or the shape of
+ * x's trailing axes (added at every leading index, as qkv_add broadcasts it). Returns y; *h gets h
+ * (differentiable: both outputs may be used). */
+QKV_API qkv_tensor *qkv_add_layernorm(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *a, qkv_tensor *w, qkv_tensor *b,
+                                      double eps, qkv_tensor **h);
 
 /* table: (V, D), idx: I32 (...) -> y: (..., D), y[i] = table[idx[i]] */
 QKV_API qkv_tensor *qkv_embedding(qkv_ctx *ctx, qkv_tensor *table, const qkv_tensor *idx);

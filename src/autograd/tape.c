@@ -97,7 +97,7 @@ int qkv_backward(qkv_ctx *ctx, qkv_tensor *loss) {
     if (loss->dtype == QKV_F64) *(double *)g += 1.0; else *(float *)g += 1.0f;
 
     for (qkv_record *r = ctx->tape; r; r = r->prev) {
-        if (!r->out->grad) continue; /* nothing flowed into this op */
+        if (!r->out->grad && !(r->out2 && r->out2->grad)) continue; /* nothing flowed into this op */
         qkv_backward_fn fn = ctx->override[r->op] ? ctx->override[r->op] : qkv__op_backward(r->op);
         QKV_ASSERT(fn, "backward: every op of the list has its rule");
         if (fn(ctx, r) || !qkv_ctx_ok(ctx)) return -1;

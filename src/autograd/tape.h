@@ -24,6 +24,7 @@ typedef struct qkv_record {
     int n_in;
     qkv_tensor **in;          /* n_in inputs (arena array) */
     qkv_tensor *out;
+    qkv_tensor *out2;         /* a second output (add_layernorm's sum), or NULL */
     struct qkv_record *prev;
     union {
         /* C = op(A) op(B) as `batch` products (M,K) (K,N); sa, sb: element strides between the
@@ -51,6 +52,9 @@ typedef struct qkv_record {
                  double scale; const double *slopes; int64_t vH, vd; } sdpa;
         /* x (rows,n); w, b (n): in[1], in[2] (or in[1] alone), NULL when absent; mean, rstd (rows) */
         struct { int64_t rows, n; qkv_tensor *w, *b; void *mean, *rstd; } layernorm;
+        /* h = x + a (out2), y = layernorm(h) (out); x (rows,n), a (a_rows,n) broadcast over x's rows;
+         * in: x, a, then w, b as present (NULL when absent); mean, rstd (rows) */
+        struct { int64_t rows, n, a_rows; qkv_tensor *w, *b; void *mean, *rstd; } add_layernorm;
         /* y (idx..., D) = table[idx], table (V,D) */
         struct { const qkv_tensor *idx; } embedding;
         /* logits (rows,V), targets (rows); lse (rows) the forward's logsumexp; count: the
@@ -147,6 +151,7 @@ QKV_INTERNAL int qkv__log_softmax_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__masked_softmax_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__sdp_attention_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__layernorm_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_INTERNAL int qkv__add_layernorm_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__embedding_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__cross_entropy_backward(qkv_ctx *ctx, const qkv_record *r);
 QKV_INTERNAL int qkv__masked_fill_backward(qkv_ctx *ctx, const qkv_record *r);

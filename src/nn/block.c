@@ -19,7 +19,19 @@ oom:
     return -1;
 }
 
+qkv_tensor *qkv_block_forward_normed(qkv_ctx *ctx, qkv_block *b, qkv_tensor *x, qkv_tensor *xn,
+                                     const qkv_attn_masks *m, const qkv_lnorm *next, qkv_tensor **next_n) {
+    /* each residual add fused with the layer norm that reads its sum (add_layernorm) */
+    qkv_tensor *h, *out;
+    qkv_tensor *hn = qkv_add_layernorm(ctx, x, qkv_attention_forward(ctx, &b->attn, xn, m), b->ln2.w, b->ln2.b,
+                                       QKV_LNORM_EPS, &h);
+    *next_n = qkv_add_layernorm(ctx, h, qkv_ffn_forward(ctx, &b->ff, hn), next->w, next->b, QKV_LNORM_EPS, &out);
+    return out;
+}
+
 qkv_tensor *qkv_block_forward(qkv_ctx *ctx, qkv_block *b, qkv_tensor *x, const qkv_attn_masks *m) {
-    qkv_tensor *h = qkv_add(ctx, x, qkv_attention_forward(ctx, &b->attn, qkv_lnorm_forward(ctx, &b->ln1, x), m));
-    return qkv_add(ctx, h, qkv_ffn_forward(ctx, &b->ff, qkv_lnorm_forward(ctx, &b->ln2, h)));
+    qkv_tensor *h;
+    qkv_tensor *hn = qkv_add_layernorm(ctx, x, qkv_attention_forward(ctx, &b->attn, qkv_lnorm_forward(ctx, &b->ln1, x), m),
+                                       b->ln2.w, b->ln2.b, QKV_LNORM_EPS, &h);
+    return qkv_add(ctx, h, qkv_ffn_forward(ctx, &b->ff, hn));
 }

@@ -17,5 +17,10 @@ QKV_API int qkv_block_init(qkv_block *b, qkv_params *p, const char *prefix, cons
                    char *err, int errlen);
 /* x: (B,T,d) -> (B,T,d);  h = x + attn(ln1(x)); y = h + ff(ln2(h)) */
 QKV_API qkv_tensor *qkv_block_forward(qkv_ctx *ctx, qkv_block *b, qkv_tensor *x, const qkv_attn_masks *m);
+/* the same with the norms fused into the residual adds: xn = ln1(x), made by the caller (with
+ * the add that made x); returns y and sets *next_n = next(y), next being the following block's
+ * ln1 or the final norm (each of the block's adds and the norm of its sum one add_layernorm) */
+QKV_API qkv_tensor *qkv_block_forward_normed(qkv_ctx *ctx, qkv_block *b, qkv_tensor *x, qkv_tensor *xn,
+                                             const qkv_attn_masks *m, const qkv_lnorm *next, qkv_tensor **next_n);
 
 #endif

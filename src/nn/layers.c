@@ -47,7 +47,7 @@ int qkv_lnorm_init(qkv_lnorm *n, qkv_params *p, const char *prefix, int dim) {
 }
 
 qkv_tensor *qkv_lnorm_forward(qkv_ctx *ctx, const qkv_lnorm *n, qkv_tensor *x) {
-    return qkv_layernorm(ctx, x, n->w, n->b, 1e-5);
+    return qkv_layernorm(ctx, x, n->w, n->b, QKV_LNORM_EPS);
 }
 
 int qkv_ffn_init(qkv_ffn *f, qkv_params *p, const char *prefix, int d, int d_ff, qkv_activation act) {

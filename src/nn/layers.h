@@ -12,6 +12,8 @@
 typedef struct qkv_linear_layer { qkv_tensor *w, *b; int in, out; } qkv_linear_layer;
 typedef struct qkv_embed { qkv_tensor *w; int rows, dim; } qkv_embed;
 typedef struct qkv_lnorm { qkv_tensor *w, *b; int dim; } qkv_lnorm;
+/* the layer norms' eps (PyTorch's default) */
+#define QKV_LNORM_EPS 1e-5
 typedef struct qkv_ffn { qkv_linear_layer fc1, fc2; qkv_activation act; } qkv_ffn;
 
 /* PREFIX.weight (out,in) ~ U(-1/sqrt(in), 1/sqrt(in)), PREFIX.bias (out) likewise (PyTorch) */

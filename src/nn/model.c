@@ -123,10 +123,17 @@ qkv_tensor *qkv_model_forward(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *toke
     qkv_attn_masks masks;
     if (build_masks(ctx, m, B, T, pad, &masks)) return NULL;
     // x: (B,T,d) = tok_emb[tokens] (+ pos_emb[0:T] (T,d) with learned positions)
-    qkv_tensor *x = qkv_embed_forward(ctx, &m->tok, tokens);
-    if (m->cfg.position == QKV_POS_LEARNED) x = qkv_add(ctx, x, qkv_slice(ctx, m->pos.w, 0, 0, T));
-    for (int i = 0; i < m->cfg.layers; i++) x = qkv_block_forward(ctx, &m->blocks[i], x, &masks);
-    return qkv_linear_forward(ctx, &m->head, qkv_lnorm_forward(ctx, &m->ln_f, x));
+    // xn: the norm of the stream x the next block (or the head) reads, fused with the add that made x
+    qkv_tensor *x = qkv_embed_forward(ctx, &m->tok, tokens), *xn;
+    const qkv_lnorm *first = m->cfg.layers > 0 ? &m->blocks[0].ln1 : &m->ln_f;
+    if (m->cfg.position == QKV_POS_LEARNED)
+        xn = qkv_add_layernorm(ctx, x, qkv_slice(ctx, m->pos.w, 0, 0, T), first->w, first->b, QKV_LNORM_EPS, &x);
+    else
+        xn = qkv_lnorm_forward(ctx, first, x);
+    for (int i = 0; i < m->cfg.layers; i++)
+        x = qkv_block_forward_normed(ctx, &m->blocks[i], x, xn, &masks,
+                                     i + 1 < m->cfg.layers ? &m->blocks[i + 1].ln1 : &m->ln_f, &xn);
+    return qkv_linear_forward(ctx, &m->head, xn);
 }
 
 qkv_tensor *qkv_model_loss(qkv_ctx *ctx, qkv_model *m, const qkv_tensor *tokens,
@@ -218,6 +225,8 @@ int64_t qkv_model_activation_bytes(const qkv_model_config *c, int batch, int seq
     if (!a->key_proj) ops -= 1, per_td -= 2;
     if (!a->out_proj) ops -= 1, per_td -= 2;
     layer += ops * 200 + BT * (d * per_td + 2.0 * a->kv_latent); /* the latent and its gradient */
-    double floats = (double)c->layers * layer + BT * (12 * d + 3 * (double)c->vocab) + 2 * B * T * T + 3056;
+    /* each residual add and the norm after it are one op (add_layernorm): about 128 floats of
+     * records fewer per layer, and 640 outside the blocks */
+    double floats = (double)c->layers * (layer - 128) + BT * (12 * d + 3 * (double)c->vocab) + 2 * B * T * T + 2416;
     return saturate(4 * floats);
 }

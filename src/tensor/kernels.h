@@ -67,6 +67,12 @@ static inline int64_t qkv_sdpa_group_size(const qkv_sdpa_shape *s) {
 static inline int64_t qkv_layernorm_backward_scratch(int64_t rows, int64_t n) {
     return (rows + QKV_LN_BLOCK - 1) / QKV_LN_BLOCK * 2 * n;
 }
+/* add_layernorm_backward's scratch: the row sums' partials (when dw or db is asked for), and the
+ * rows of s when a is broadcast (a_rows < rows) and da is asked for */
+static inline int64_t qkv_add_layernorm_backward_scratch(int64_t rows, int64_t n, int64_t a_rows, int partials,
+                                                         int da) {
+    return (partials ? qkv_layernorm_backward_scratch(rows, n) : 0) + (da && a_rows < rows ? rows * n : 0);
+}
 
 /* floating-point operations done by the gemm kernels (2 M N K each), for benchmarks;
  * atomic: micro-batches may be computed on several threads at once */

@@ -96,6 +96,22 @@ QKV_INTERNAL void QKV_K(layernorm)(int64_t rows, int64_t n, const QKV_KREAL *x, 
 QKV_INTERNAL void QKV_K(layernorm_backward)(int64_t rows, int64_t n, const QKV_KREAL *x, const QKV_KREAL *w,
                                const QKV_KREAL *mean, const QKV_KREAL *rstd, const QKV_KREAL *dy,
                                QKV_KREAL *dx, QKV_KREAL *dw, QKV_KREAL *db, int zero, QKV_KREAL *scratch);
+/* The residual add and the layer norm after it in one pass: h = x + a, y = layernorm(h) as above.
+ * x, h, y: (rows, n); a: (a_rows, n), row r of x takes row r % a_rows of a (a_rows divides rows:
+ * the same shape, or broadcast over the leading axes); mean, rstd: (rows) saved for backward */
+QKV_INTERNAL void QKV_K(add_layernorm)(int64_t rows, int64_t n, const QKV_KREAL *x, const QKV_KREAL *a,
+                                       int64_t a_rows, const QKV_KREAL *w, const QKV_KREAL *b, double eps,
+                                       QKV_KREAL *h, QKV_KREAL *y, QKV_KREAL *mean, QKV_KREAL *rstd);
+/* Its backward: s = dh + (layer norm's dx for dy), each row at once; dx (+)= s, da (+)= s (row r
+ * into row r % a_rows; a broadcast a's rows are summed in the order of r), dw, db as in
+ * layernorm_backward. dy or dh may be NULL (no gradient reached y or h; not both); dx, da, dw, db
+ * may be NULL, and da may be dx (then dx is written first); zero_x, zero_a: dx, da start as
+ * garbage (da only when a_rows = rows). scratch: qkv_add_layernorm_backward_scratch elements. */
+QKV_INTERNAL void QKV_K(add_layernorm_backward)(int64_t rows, int64_t n, const QKV_KREAL *h, const QKV_KREAL *w,
+                                                const QKV_KREAL *mean, const QKV_KREAL *rstd, const QKV_KREAL *dy,
+                                                const QKV_KREAL *dh, QKV_KREAL *dx, int zero_x, QKV_KREAL *da,
+                                                int zero_a, int64_t a_rows, QKV_KREAL *dw, QKV_KREAL *db,
+                                                QKV_KREAL *scratch);
 
 /* table: (V, dim), idx: (n) in [0, V) -> y: (n, dim), y[i] = table[idx[i]] */
 QKV_INTERNAL void QKV_K(embedding)(int64_t n, int64_t dim, const QKV_KREAL *table, const int32_t *idx,
