@@ -46,7 +46,7 @@ int qkv_ablate_refresh(const qkv_ablate_config *c, const char *out_dir, bool qui
         rc = !path || !model || (qkv_config_load(&cfg, path, &e) && snprintf(err, (size_t)errlen, "%s", e.msg)) ||
              /* config.json edited since: another model */
              (qkv_config_check_model_file(model, &cfg, path, &e) && snprintf(err, (size_t)errlen, "%s", e.msg)) ||
-             qkv__run_observe(&cfg, p.runs[r].dir, c->example, st.steps, err, errlen);
+             (qkv__run_observe(&cfg, p.runs[r].dir, c->example, st.steps, &e) && snprintf(err, (size_t)errlen, "%s", e.msg));
         free(path);
         free(model);
         n += !rc;

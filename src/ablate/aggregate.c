@@ -366,23 +366,21 @@ static qkv_attn_diag diag_means(diag_acc *a) {
 static int observed(const qkv_ablate_plan *p, int r, int example, long long steps, diag_acc *end, diag_acc *start,
                     int *no_start, qkv_variant_result *vr, bool quiet) {
     qkv_observed o;
-    char e[700];
-    int got = qkv__run_observed(p->runs[r].dir, &o, e, sizeof e);
-    if (!got && (o.step != steps || o.example != example)) {
-        snprintf(e, sizeof e, "%.400s/%s records step %lld and example %d, not the run's step %lld and example %d",
-                 p->runs[r].dir, QKV_RUN_OBSERVED, o.step, o.example, steps, example);
-        got = -1;
-    }
+    qkv_err e;
+    int got = qkv__run_observed(p->runs[r].dir, &o, &e);
+    if (!got && (o.step != steps || o.example != example))
+        got = qkv_err_set(&e, QKV_ERR_FAIL, "%.400s/%s records step %lld and example %d, not the run's step %lld and "
+                          "example %d", p->runs[r].dir, QKV_RUN_OBSERVED, o.step, o.example, steps, example);
     if (got) {
         if (!quiet)
             fprintf(stderr, "qkv ablate: no attention diagnostics of %s (%s); qkv ablate CONFIG --out DIR --refresh "
-                    "records them\n", p->runs[r].name, got > 0 ? "a run of an older qkv: it recorded none" : e);
+                    "records them\n", p->runs[r].name, got > 0 ? "a run of an older qkv: it recorded none" : e.msg);
         qkv__observed_free(&o);
         return 1;
     }
     add_record(end, &o, true);
     qkv_observed s0; /* its start: only beside its end, so that the change is over the same runs */
-    if (!qkv__run_observed_start(p->runs[r].dir, &s0, e, sizeof e) && s0.step == 0) add_record(start, &s0, false);
+    if (!qkv__run_observed_start(p->runs[r].dir, &s0, &e) && s0.step == 0) add_record(start, &s0, false);
     else (*no_start)++;
     qkv__observed_free(&s0);
     if (vr) {
