@@ -450,7 +450,8 @@ START_TEST(test_partial_report_says_not_started) {
     snprintf(again, sizeof again, "%s/again", TMP);
     qkv_ablate_results r;
     qkv_ablate_config c;
-    ck_assert_msg(qkv__ablate_results_read(&r, &c, path, err, sizeof err) == 0, "%s", err);
+    qkv_err re;
+    ck_assert_msg(qkv__ablate_results_read(&r, &c, path, &re) == 0, "%s", re.msg);
     ck_assert_int_eq(r.v[0].not_started, 0);
     ck_assert_int_eq(r.v[1].not_started, 1);
     ck_assert_msg(qkv__report_write(&r, again, NULL, err, sizeof err) == 0, "%s", err);

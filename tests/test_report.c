@@ -1774,7 +1774,8 @@ START_TEST(report_read_back_renders_alike) {
     char *dir = write_report(f), *again = make_tmpdir();
     qkv_ablate_results r;
     qkv_ablate_config c;
-    ck_assert_msg(qkv__ablate_results_read(&r, &c, dir, err, sizeof err) == 0, "%s", err);
+    qkv_err re;
+    ck_assert_msg(qkv__ablate_results_read(&r, &c, dir, &re) == 0, "%s", re.msg);
     ck_assert_int_eq(r.n_lrs, f->r.n_lrs);
     ck_assert_ptr_nonnull(r.all_runs);
     ck_assert_msg(qkv__report_write(&r, again, NULL, err, sizeof err) == 0, "%s", err);
@@ -1808,7 +1809,8 @@ START_TEST(report_committed_results_read_back) {
         snprintf(dir, sizeof dir, "%.*s", (int)(strlen(g.gl_pathv[k]) - strlen("/results.json")), g.gl_pathv[k]);
         qkv_ablate_results r;
         qkv_ablate_config c;
-        ck_assert_msg(qkv__ablate_results_read(&r, &c, dir, err, sizeof err) == 0, "%s", err);
+        qkv_err re;
+        ck_assert_msg(qkv__ablate_results_read(&r, &c, dir, &re) == 0, "%s", re.msg);
         ck_assert_msg(qkv__report_write(&r, out, NULL, err, sizeof err) == 0, "%s: %s", dir, err);
         char *committed = read_in(dir, "results.json"), *written = read_in(out, "results.json");
         if (!strstr(committed, "\"score_symmetry\"")) /* the older file: its lines without the two keys */
@@ -1870,7 +1872,8 @@ START_TEST(report_diagnostics_from_their_start) {
     qkv_ablate_results r;
     qkv_ablate_config c;
     char *again = make_tmpdir();
-    ck_assert_msg(qkv__ablate_results_read(&r, &c, dir, err, sizeof err) == 0, "%s", err);
+    qkv_err re;
+    ck_assert_msg(qkv__ablate_results_read(&r, &c, dir, &re) == 0, "%s", re.msg);
     ck_assert_msg(qkv__report_write(&r, again, NULL, err, sizeof err) == 0, "%s", err);
     const char *files[] = {"results.json", "results.csv", "results.md"};
     for (int k = 0; k < 3; k++) {

@@ -536,8 +536,8 @@ static void observe_variants(qkv_ablate_results *res, const qkv_ablate_plan *p, 
 static void shared_config(qkv_ablate_results *res, const qkv_ablate_plan *p) {
     const qkv_ablate_config *c = p->c;
     qkv_config bc;
-    char e3[512];
-    if (!qkv__ablate_variant_config(c, c->baseline, &bc, e3, sizeof e3)) {
+    qkv_err ignored; /* its message: without the config, these fields stay empty */
+    if (!qkv__ablate_variant_config(c, c->baseline, &bc, &ignored)) {
         snprintf(res->task, sizeof res->task, "%s", QKV_TASK_NAMES[bc.task.kind]);
         res->d_model = bc.model.d_model;
         res->layers = bc.model.layers;
@@ -552,7 +552,7 @@ static void shared_config(qkv_ablate_results *res, const qkv_ablate_plan *p) {
         }
 }
 
-int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, bool quiet, char *err, int errlen) {
+int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, bool quiet, qkv_err *e) {
     const qkv_ablate_config *c = p->c;
     int nv = c->n_variants, nl = p->n_lrs, ns = c->n_seeds;
     res->cfg = c;
@@ -564,10 +564,8 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
     bool oom = !res->v || !res->all_runs || !res->runs;
     for (int v = 0; !oom && v < nv; v++) oom = aggregate_variant(res, p, v) != 0;
     if (!oom) count_missing(res, p);
-    if (oom || compare_variants(res, c)) {
-        snprintf(err, (size_t)errlen, "out of memory");
-        return -1;
-    }
+    if (oom || compare_variants(res, c))
+        return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     observe_variants(res, p, quiet);
     shared_config(res, p);
     return 0;

@@ -105,7 +105,8 @@ char *qkv__doc_value(char *words, char *err, int errlen) {
     }
     qkv_ablate_results r;
     qkv_ablate_config c;
-    if (qkv__ablate_results_read(&r, &c, dir, err, errlen)) return NULL;
+    qkv_err re; /* the reader's error, into this module's buffer for now */
+    if (qkv__ablate_results_read(&r, &c, dir, &re)) return snprintf(err, (size_t)errlen, "%s", re.msg), NULL;
     char *out = NULL;
     int v = 0;
     while (v < c.n_variants && strcmp(r.v[v].name, name)) v++;

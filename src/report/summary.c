@@ -67,7 +67,8 @@ static int load_one(qkv_sum_ablation *a, const char *dir, char *err, int errlen)
         return -1;
     }
     snprintf(a->dir, sizeof a->dir, "%s", dir);
-    if (qkv__ablate_results_read(&a->r, &a->cfg, dir, err, errlen)) return -1;
+    qkv_err re; /* the reader's error, into this module's buffer for now */
+    if (qkv__ablate_results_read(&a->r, &a->cfg, dir, &re)) return snprintf(err, (size_t)errlen, "%s", re.msg), -1;
     a->text = !strcmp(a->r.task, "text");
     a->metric = a->text ? QKV_METRIC_BPB : a->cfg.metric;
     a->stats = calloc((size_t)a->cfg.n_variants, sizeof *a->stats);
