@@ -149,9 +149,7 @@ static int report_sweep(const qkv_ablate_config *c, const char *out_dir, const q
         snprintf(res.version, sizeof res.version, "%s", QKV_VERSION);
         res.jobs = o->jobs;
         res.wall_seconds = qkv_clock_seconds() - t0;
-        char why[QKV_ERR_MSG]; /* the report's message */
-        rc = qkv__report_write(&res, p.out, o->quiet ? NULL : stdout, why, sizeof why);
-        if (rc) qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+        rc = qkv__report_write(&res, p.out, o->quiet ? NULL : stdout, e);
     }
     if (!rc && !o->quiet) {
         if (res.missing || res.to_extend)
