@@ -445,15 +445,16 @@ START_TEST(test_partial_report_says_not_started) {
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --shard 0/2 --quiet && %s ablate "
                         "%s/abl.json --out %s/part --report --quiet", qkv_test_bin(), TMP, TMP, qkv_test_bin(), TMP,
                         TMP), 0);
-    char again[600], err[512];
+    char again[600];
     snprintf(path, sizeof path, "%s/part", TMP);
     snprintf(again, sizeof again, "%s/again", TMP);
     qkv_ablate_results r;
     qkv_ablate_config c;
-    ck_assert_msg(qkv__ablate_results_read(&r, &c, path, err, sizeof err) == 0, "%s", err);
+    qkv_err re;
+    ck_assert_msg(qkv__ablate_results_read(&r, &c, path, &re) == 0, "%s", re.msg);
     ck_assert_int_eq(r.v[0].not_started, 0);
     ck_assert_int_eq(r.v[1].not_started, 1);
-    ck_assert_msg(qkv__report_write(&r, again, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv__report_write(&r, again, NULL, &re) == 0, "%s", re.msg);
     qkv__ablate_results_free(&r);
     qkv_ablate_config_free(&c);
     for (int k = 0; k < 2; k++) { /* the report, and the one written from its results.json */

@@ -120,16 +120,16 @@ START_TEST(test_memory_check) {
     mc.layers = 64;
     mc.d_ff = 65536;
     ck_assert(qkv_train_estimate_bytes(&mc, &oc, 65536) == INT64_MAX);
-    char err[512] = "";
-    ck_assert_int_eq(qkv_check_memory(&mc, 65536, qkv_train_estimate_bytes(&mc, &oc, 65536), "everything", err,
-                                            sizeof err), -1);
-    ck_assert_msg(strstr(err, "needs over 8 EiB (everything), more than this machine's"), "%s", err);
-    ck_assert_ptr_null(strchr(err, '\n'));
+    qkv_err e;
+    ck_assert_int_eq(qkv_check_memory(&mc, 65536, qkv_train_estimate_bytes(&mc, &oc, 65536), "everything", &e), -1);
+    ck_assert_int_eq(e.code, QKV_ERR_MEMORY);
+    ck_assert_msg(strstr(e.msg, "needs over 8 EiB (everything), more than this machine's"), "%s", e.msg);
+    ck_assert_ptr_null(strchr(e.msg, '\n'));
     mc = qkv_model_config_default();
     mc.vocab = 16;
     mc.seq_len = 16;
     ck_assert_int_gt(qkv_machine_memory_bytes(), 0);
-    ck_assert_int_eq(qkv_check_memory(&mc, 32, qkv_train_estimate_bytes(&mc, &oc, 32), "x", err, sizeof err), 0);
+    ck_assert_int_eq(qkv_check_memory(&mc, 32, qkv_train_estimate_bytes(&mc, &oc, 32), "x", &e), 0);
 }
 END_TEST
 

@@ -53,8 +53,8 @@ START_TEST(test_runs_record_and_report_reads) {
     ck_assert_int_eq((int)g.gl_pathc, 4);
     for (size_t i = 0; i < g.gl_pathc; i++) {
         qkv_observed o;
-        char err[512];
-        ck_assert_msg(qkv__run_observed(g.gl_pathv[i], &o, err, sizeof err) == 0, "%s: %s", g.gl_pathv[i], err);
+        qkv_err e;
+        ck_assert_msg(qkv__run_observed(g.gl_pathv[i], &o, &e) == 0, "%s: %s", g.gl_pathv[i], e.msg);
         ck_assert_int_eq(o.example, 3);
         ck_assert(o.sums.rows > 0 && o.layers == 2 && o.heads == 2 && o.T > 0 && o.w && !o.sample);
         qkv__observed_free(&o);
@@ -157,7 +157,7 @@ START_TEST(test_previous_share_is_the_weight_one_back) {
     put("d.jsonl", "{\"input\": [1, 2, 3, 4, 5, 6], \"target\": [2, 3, 4, 5, 6, 7]}\n"
                    "{\"input\": [7, 6, 5, 4, 3, 2], \"target\": [6, 5, 4, 3, 2, 1]}\n");
     put("e.jsonl", "{\"input\": [3, 1, 4, 1, 5, 7], \"target\": [1, 4, 1, 5, 7, 2]}\n"); /* one, no padding */
-    char out[16384], dir[400], cfgpath[400], err[512];
+    char out[16384], dir[400], cfgpath[400];
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "cd %s && %s train one.json --out r --quiet", TMP, qkv_test_bin()),
                      0);
     snprintf(dir, sizeof dir, "%s/r", TMP);
@@ -166,7 +166,7 @@ START_TEST(test_previous_share_is_the_weight_one_back) {
     qkv_err e;
     ck_assert_msg(qkv_config_load(&cfg, cfgpath, &e) == 0, "%s", e.msg);
     qkv_observed o;
-    ck_assert_msg(qkv__run_observation(&cfg, dir, 0, 30, &o, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv__run_observation(&cfg, dir, 0, 30, &o, &e) == 0, "%s", e.msg);
     ck_assert_ptr_nonnull(o.prev_share);
     int T = o.T;
     for (int l = 0; l < o.layers; l++)
@@ -180,7 +180,7 @@ START_TEST(test_previous_share_is_the_weight_one_back) {
         }
     /* the run recorded the same */
     qkv_observed rec;
-    ck_assert_int_eq(qkv__run_observed(dir, &rec, err, sizeof err), 0);
+    ck_assert_int_eq(qkv__run_observed(dir, &rec, &e), 0);
     ck_assert(rec.prev_share && !memcmp(rec.prev_share, o.prev_share, (size_t)o.layers * o.heads * sizeof(double)));
     qkv__observed_free(&rec);
     qkv__observed_free(&o);
@@ -222,8 +222,8 @@ START_TEST(test_start_is_the_fresh_model_of_the_seed) {
     ck_assert_msg(qkv_config_load(&cfg, path, &qe) == 0, "%s", qe.msg);
     ck_assert_int_eq(cfg.train.seed, 7);
     qkv_observed start, end, again;
-    ck_assert_msg(qkv__run_observed_start(dir, &start, err, sizeof err) == 0, "%s", err);
-    ck_assert_msg(qkv__run_observed(dir, &end, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv__run_observed_start(dir, &start, &qe) == 0, "%s", qe.msg);
+    ck_assert_msg(qkv__run_observed(dir, &end, &qe) == 0, "%s", qe.msg);
     ck_assert(start.step == 0 && end.step == 5 && !start.sample && start.sums.rows > 0);
     /* the seed's model, observed as a run's */
     snprintf(fresh, sizeof fresh, "%s/fresh", TMP);
@@ -233,7 +233,7 @@ START_TEST(test_start_is_the_fresh_model_of_the_seed) {
     snprintf(path, sizeof path, "%s/model.safetensors", fresh);
     ck_assert_msg(qkv_save_model(m, path, "{}", 0, err, sizeof err) == 0, "%s", err);
     qkv_model_free(m);
-    ck_assert_msg(qkv__run_observation(&cfg, fresh, 0, 0, &again, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv__run_observation(&cfg, fresh, 0, 0, &again, &qe) == 0, "%s", qe.msg);
     ck_assert(same_scores(&start, &again));
     ck_assert(start.sums.diag == again.sums.diag && start.sums.first == again.sums.first &&
               start.sums.entropy == again.sums.entropy && start.sums.rows == again.sums.rows);

@@ -30,6 +30,7 @@
 Suite *report_suite(void);
 
 static char err[4096];
+static qkv_err qerr; /* the report writer's */
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -616,9 +617,8 @@ static fixture *fixture_seeds(int ns, bool effect) {
 /* writes the report of f into a new directory (returned) */
 static char *write_report(const fixture *f) {
     char *dir = make_tmpdir();
-    err[0] = 0;
-    int rc = qkv__report_write(&f->r, dir, NULL, err, sizeof err);
-    ck_assert_msg(rc == 0, "report failed: %s", err);
+    int rc = qkv__report_write(&f->r, dir, NULL, &qerr);
+    ck_assert_msg(rc == 0, "report failed: %s", qerr.msg);
     return dir;
 }
 
@@ -695,9 +695,8 @@ START_TEST(report_writes_every_file) {
     char *dir = make_tmpdir();
     FILE *table = tmpfile();
     ck_assert_ptr_nonnull(table);
-    err[0] = 0;
-    int rc = qkv__report_write(&f->r, dir, table, err, sizeof err);
-    ck_assert_msg(rc == 0, "report failed: %s", err);
+    int rc = qkv__report_write(&f->r, dir, table, &qerr);
+    ck_assert_msg(rc == 0, "report failed: %s", qerr.msg);
     for (int i = 0; i < N_FILES - 1; i++) ck_assert_msg(exists(dir, FILES[i]), "%s is missing", FILES[i]);
     /* the learning-rate plot only with a grid */
     ck_assert_msg(exists(dir, "plots/learning-rate.svg") == grid, "learning-rate.svg %s",
@@ -1409,7 +1408,7 @@ START_TEST(report_twelve_variants_long_names) {
     qkv_ablate_results r = {.cfg = &cfg, .v = v, .runs = runs, .all_runs = runs, .n_lrs = 1,
                             .max_solved_at = -1, .version = "0.1.0", .jobs = 4};
     char *dir = make_tmpdir();
-    ck_assert_msg(qkv__report_write(&r, dir, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv__report_write(&r, dir, NULL, &qerr) == 0, "%s", qerr.msg);
     char *acc_svg = read_in(dir, "plots/accuracy.svg");
     assert_svg(acc_svg, "accuracy.svg");
     ck_assert_int_eq(count(acc_svg, "-with-a-rather-long-name-for-the-legend_xx<"), V);
@@ -1492,10 +1491,11 @@ START_TEST(report_unwritable_dir_fails_cleanly) {
     snprintf(file, sizeof file, "%s/plain-file", dir);
     ck_assert_int_eq(qkv__write_file_atomic(file, "x", 1, err, sizeof err), 0);
     snprintf(below, sizeof below, "%s/out", file);
-    err[0] = 0;
-    ck_assert_int_eq(qkv__report_write(&f->r, below, NULL, err, sizeof err), -1);
-    ck_assert_msg(err[0] != 0, "no error message");
-    ck_assert_int_eq(qkv__report_write(NULL, dir, NULL, err, sizeof err), -1);
+    qkv_err_clear(&qerr);
+    ck_assert_int_eq(qkv__report_write(&f->r, below, NULL, &qerr), -1);
+    ck_assert_msg(qerr.msg[0] != 0, "no error message");
+    ck_assert_int_eq(qerr.code, QKV_ERR_FAIL);
+    ck_assert_int_eq(qkv__report_write(NULL, dir, NULL, &qerr), -1);
     qkv_test_rmtree(dir);
     free(dir);
     free(f);
@@ -1774,10 +1774,11 @@ START_TEST(report_read_back_renders_alike) {
     char *dir = write_report(f), *again = make_tmpdir();
     qkv_ablate_results r;
     qkv_ablate_config c;
-    ck_assert_msg(qkv__ablate_results_read(&r, &c, dir, err, sizeof err) == 0, "%s", err);
+    qkv_err re;
+    ck_assert_msg(qkv__ablate_results_read(&r, &c, dir, &re) == 0, "%s", re.msg);
     ck_assert_int_eq(r.n_lrs, f->r.n_lrs);
     ck_assert_ptr_nonnull(r.all_runs);
-    ck_assert_msg(qkv__report_write(&r, again, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv__report_write(&r, again, NULL, &qerr) == 0, "%s", qerr.msg);
     const char *files[] = {"results.json", "results.csv", "results.md"};
     for (int k = 0; k < 3; k++) {
         char *a = read_in(dir, files[k]), *b = read_in(again, files[k]);
@@ -1808,8 +1809,9 @@ START_TEST(report_committed_results_read_back) {
         snprintf(dir, sizeof dir, "%.*s", (int)(strlen(g.gl_pathv[k]) - strlen("/results.json")), g.gl_pathv[k]);
         qkv_ablate_results r;
         qkv_ablate_config c;
-        ck_assert_msg(qkv__ablate_results_read(&r, &c, dir, err, sizeof err) == 0, "%s", err);
-        ck_assert_msg(qkv__report_write(&r, out, NULL, err, sizeof err) == 0, "%s: %s", dir, err);
+        qkv_err re;
+        ck_assert_msg(qkv__ablate_results_read(&r, &c, dir, &re) == 0, "%s", re.msg);
+        ck_assert_msg(qkv__report_write(&r, out, NULL, &qerr) == 0, "%s: %s", dir, qerr.msg);
         char *committed = read_in(dir, "results.json"), *written = read_in(out, "results.json");
         if (!strstr(committed, "\"score_symmetry\"")) /* the older file: its lines without the two keys */
             for (char *l; (l = strstr(written, "\t\t\t\"score_")) != NULL;)
@@ -1870,8 +1872,9 @@ START_TEST(report_diagnostics_from_their_start) {
     qkv_ablate_results r;
     qkv_ablate_config c;
     char *again = make_tmpdir();
-    ck_assert_msg(qkv__ablate_results_read(&r, &c, dir, err, sizeof err) == 0, "%s", err);
-    ck_assert_msg(qkv__report_write(&r, again, NULL, err, sizeof err) == 0, "%s", err);
+    qkv_err re;
+    ck_assert_msg(qkv__ablate_results_read(&r, &c, dir, &re) == 0, "%s", re.msg);
+    ck_assert_msg(qkv__report_write(&r, again, NULL, &qerr) == 0, "%s", qerr.msg);
     const char *files[] = {"results.json", "results.csv", "results.md"};
     for (int k = 0; k < 3; k++) {
         char *a = read_in(dir, files[k]), *b = read_in(again, files[k]);

@@ -183,14 +183,15 @@ static void write_fixtures(void) {
 
 /* A B C, loaded from TMP */
 static void load(qkv_summary *s, int n, const char *const *names) {
-    char paths[4][600], err[2048];
+    char paths[4][600];
     const char *dirs[4];
+    qkv_err e;
     for (int i = 0; i < n; i++) {
         snprintf(paths[i], sizeof paths[i], "%s/%s", TMP, names[i]);
         dirs[i] = paths[i];
     }
-    int rc = qkv__summary_load(s, dirs, n, err, sizeof err);
-    ck_assert_msg(rc == 0, "%s", err);
+    int rc = qkv__summary_load(s, dirs, n, &e);
+    ck_assert_msg(rc == 0, "%s", e.msg);
 }
 
 static const char *const ABC[] = {"A", "B", "C"};

@@ -20,18 +20,17 @@
 #include <unistd.h>
 
 
-int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, char *err,
-                   int errlen) {
+int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, qkv_err *e) {
     qkv_ablate_plan p;
-    int rc = qkv__ablate_plan(&p, c, out_dir, true, o->force, err, errlen);
-    if (!rc) rc = qkv__ablate_execute(&p, o, NULL, err, errlen);
+    int rc = qkv__ablate_plan(&p, c, out_dir, true, o->force, e);
+    if (!rc) rc = qkv__ablate_execute(&p, o, NULL, e);
     qkv__ablate_plan_free(&p);
     return rc;
 }
 
-int qkv_ablate_refresh(const qkv_ablate_config *c, const char *out_dir, bool quiet, char *err, int errlen) {
+int qkv_ablate_refresh(const qkv_ablate_config *c, const char *out_dir, bool quiet, qkv_err *e) {
     qkv_ablate_plan p;
-    if (qkv__ablate_plan(&p, c, out_dir, false, false, err, errlen)) return -1;
+    if (qkv__ablate_plan(&p, c, out_dir, false, false, e)) return -1;
     int rc = 0, n = 0;
     for (int r = 0; r < p.n && !rc; r++) {
         qkv_ablate_run_state st;
@@ -41,12 +40,12 @@ int qkv_ablate_refresh(const qkv_ablate_config *c, const char *out_dir, bool qui
         qkv_config_defaults(&cfg);
         char *path = qkv__pathf("%s/%s", p.runs[r].dir, QKV_RUN_CONFIG);
         char *model = qkv__pathf("%s/%s", p.runs[r].dir, QKV_RUN_MODEL);
-        if (!path || !model) snprintf(err, (size_t)errlen, "out of memory");
-        qkv_err e;
-        rc = !path || !model || (qkv_config_load(&cfg, path, &e) && snprintf(err, (size_t)errlen, "%s", e.msg)) ||
-             /* config.json edited since: another model */
-             (qkv_config_check_model_file(model, &cfg, path, &e) && snprintf(err, (size_t)errlen, "%s", e.msg)) ||
-             qkv__run_observe(&cfg, p.runs[r].dir, c->example, st.steps, err, errlen);
+        qkv_err ce; /* the run's own files: a config.json that cannot be read, or edited since (another
+                     * model), is a damaged run, not the user's input */
+        if (!path || !model) rc = qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+        else if (qkv_config_load(&cfg, path, &ce) || qkv_config_check_model_file(model, &cfg, path, &ce))
+            rc = qkv_err_set(e, QKV_ERR_FAIL, "%s", ce.msg);
+        else rc = qkv__run_observe(&cfg, p.runs[r].dir, c->example, st.steps, e);
         free(path);
         free(model);
         n += !rc;
@@ -57,15 +56,14 @@ int qkv_ablate_refresh(const qkv_ablate_config *c, const char *out_dir, bool qui
 }
 
 int qkv_ablate_status(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, FILE *f,
-                      char *err, int errlen) {
+                      qkv_err *e) {
     qkv_ablate_plan p;
-    if (qkv__ablate_plan(&p, c, out_dir, false, false, err, errlen)) return -1;
+    if (qkv__ablate_plan(&p, c, out_dir, false, false, e)) return -1;
     double stale = o->stale > 0 ? o->stale : 600;
     qkv_ablate_run_state *st = calloc((size_t)p.n, sizeof *st);
     if (!st) {
         qkv__ablate_plan_free(&p);
-        snprintf(err, (size_t)errlen, "out of memory");
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     }
     long long max_solved = -1;
     for (int r = 0; r < p.n; r++) {
@@ -79,10 +77,10 @@ int qkv_ablate_status(const qkv_ablate_config *c, const char *out_dir, const qkv
         long long steps = qkv__ablate_next(&p, r, &st[r], max_solved, &resume, &extend);
         qkv_claim_info ci;
         qkv__claim_read(rs->dir, stale, &ci);
-        char e[256];
+        char unread[256]; /* io's message: a note that cannot be read is no note */
         size_t len;
         char *path = qkv__pathf("%s/%s", rs->dir, QKV_RUN_FAILED);
-        char *why = path && access(path, F_OK) == 0 ? qkv__read_file(path, &len, e, sizeof e) : NULL;
+        char *why = path && access(path, F_OK) == 0 ? qkv__read_file(path, &len, unread, sizeof unread) : NULL;
         free(path);
         if (why) why[strcspn(why, "\n")] = 0; /* its first line, whole */
         if (ci.held && !ci.stale) {

@@ -8,6 +8,8 @@
 
 #include "qkv_api.h"
 
+#include "app/error.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,7 +54,7 @@ typedef struct qkv_ablate_config {
 } qkv_ablate_config;
 
 /* parse (strict: unknown keys, wrong types, duplicate variant names are errors naming the key) */
-QKV_APP_API int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, char *err, int errlen);
+QKV_APP_API int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, qkv_err *e);
 QKV_APP_API void qkv_ablate_config_free(qkv_ablate_config *c);
 
 /* How qkv_ablate_run works through a sweep. */
@@ -72,15 +74,13 @@ typedef struct qkv_ablate_opts {
  * one run: the runner appends "CONFIG --out RUN_DIR" for a new run and "--resume RUN_DIR" for a
  * run with a checkpoint; it must write the run directory of train/run_dir.h and exit 0 when the
  * run is done (the qkv command passes {qkv, "train", "--threads", "1", "--quiet"}). 0, or -1. */
-QKV_APP_API int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, char *err,
-                           int errlen);
+QKV_APP_API int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, qkv_err *e);
 /* What the sweep in out_dir has done, one line per run that is not done (running where,
- * failed why, waiting for what) and the counts, to f. 0, or -1 with err */
+ * failed why, waiting for what) and the counts, to f. 0, or -1 with e */
 QKV_APP_API int qkv_ablate_status(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, FILE *f,
-                              char *err, int errlen);
+                              qkv_err *e);
 /* Record, for every finished run in out_dir, what a report shows of it (train/observe.h), as a
  * run of today's qkv does when it finishes: for runs made before runs recorded it. 0, or -1 */
-QKV_APP_API int qkv_ablate_refresh(const qkv_ablate_config *c, const char *out_dir, bool quiet, char *err,
-                                   int errlen);
+QKV_APP_API int qkv_ablate_refresh(const qkv_ablate_config *c, const char *out_dir, bool quiet, qkv_err *e);
 
 #endif

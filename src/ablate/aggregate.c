@@ -366,23 +366,21 @@ static qkv_attn_diag diag_means(diag_acc *a) {
 static int observed(const qkv_ablate_plan *p, int r, int example, long long steps, diag_acc *end, diag_acc *start,
                     int *no_start, qkv_variant_result *vr, bool quiet) {
     qkv_observed o;
-    char e[700];
-    int got = qkv__run_observed(p->runs[r].dir, &o, e, sizeof e);
-    if (!got && (o.step != steps || o.example != example)) {
-        snprintf(e, sizeof e, "%.400s/%s records step %lld and example %d, not the run's step %lld and example %d",
-                 p->runs[r].dir, QKV_RUN_OBSERVED, o.step, o.example, steps, example);
-        got = -1;
-    }
+    qkv_err e;
+    int got = qkv__run_observed(p->runs[r].dir, &o, &e);
+    if (!got && (o.step != steps || o.example != example))
+        got = qkv_err_set(&e, QKV_ERR_FAIL, "%.400s/%s records step %lld and example %d, not the run's step %lld and "
+                          "example %d", p->runs[r].dir, QKV_RUN_OBSERVED, o.step, o.example, steps, example);
     if (got) {
         if (!quiet)
             fprintf(stderr, "qkv ablate: no attention diagnostics of %s (%s); qkv ablate CONFIG --out DIR --refresh "
-                    "records them\n", p->runs[r].name, got > 0 ? "a run of an older qkv: it recorded none" : e);
+                    "records them\n", p->runs[r].name, got > 0 ? "a run of an older qkv: it recorded none" : e.msg);
         qkv__observed_free(&o);
         return 1;
     }
     add_record(end, &o, true);
     qkv_observed s0; /* its start: only beside its end, so that the change is over the same runs */
-    if (!qkv__run_observed_start(p->runs[r].dir, &s0, e, sizeof e) && s0.step == 0) add_record(start, &s0, false);
+    if (!qkv__run_observed_start(p->runs[r].dir, &s0, &e) && s0.step == 0) add_record(start, &s0, false);
     else (*no_start)++;
     qkv__observed_free(&s0);
     if (vr) {
@@ -538,8 +536,8 @@ static void observe_variants(qkv_ablate_results *res, const qkv_ablate_plan *p, 
 static void shared_config(qkv_ablate_results *res, const qkv_ablate_plan *p) {
     const qkv_ablate_config *c = p->c;
     qkv_config bc;
-    char e3[512];
-    if (!qkv__ablate_variant_config(c, c->baseline, &bc, e3, sizeof e3)) {
+    qkv_err ignored; /* its message: without the config, these fields stay empty */
+    if (!qkv__ablate_variant_config(c, c->baseline, &bc, &ignored)) {
         snprintf(res->task, sizeof res->task, "%s", QKV_TASK_NAMES[bc.task.kind]);
         res->d_model = bc.model.d_model;
         res->layers = bc.model.layers;
@@ -554,7 +552,7 @@ static void shared_config(qkv_ablate_results *res, const qkv_ablate_plan *p) {
         }
 }
 
-int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, bool quiet, char *err, int errlen) {
+int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, bool quiet, qkv_err *e) {
     const qkv_ablate_config *c = p->c;
     int nv = c->n_variants, nl = p->n_lrs, ns = c->n_seeds;
     res->cfg = c;
@@ -566,10 +564,8 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
     bool oom = !res->v || !res->all_runs || !res->runs;
     for (int v = 0; !oom && v < nv; v++) oom = aggregate_variant(res, p, v) != 0;
     if (!oom) count_missing(res, p);
-    if (oom || compare_variants(res, c)) {
-        snprintf(err, (size_t)errlen, "out of memory");
-        return -1;
-    }
+    if (oom || compare_variants(res, c))
+        return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     observe_variants(res, p, quiet);
     shared_config(res, p);
     return 0;

@@ -31,10 +31,9 @@ static bool same_config(const char *old, const char *json, const char *label) {
 }
 
 /* run r's input config: variant, learning rate, seed and threshold; malloc'd JSON or NULL */
-static char *run_config(const qkv_ablate_plan *p, const qkv_ablate_run_spec *rs, qkv_config *cfg, char *err,
-                        int errlen) {
+static char *run_config(const qkv_ablate_plan *p, const qkv_ablate_run_spec *rs, qkv_config *cfg, qkv_err *e) {
     const qkv_ablate_config *c = p->c;
-    if (qkv__ablate_variant_config(c, rs->variant, cfg, err, errlen)) return NULL;
+    if (qkv__ablate_variant_config(c, rs->variant, cfg, e)) return NULL;
     char set[3][96];
     qkv_err inner;
     int n = 0;
@@ -43,15 +42,15 @@ static char *run_config(const qkv_ablate_plan *p, const qkv_ablate_run_spec *rs,
     snprintf(set[n++], sizeof set[0], "train.threshold=%.17g", c->threshold);
     for (int i = 0; i < n; i++)
         if (qkv_config_set(cfg, set[i], &inner)) {
-            snprintf(err, (size_t)errlen, "%s: run %s: %s", qkv__shown(c->path).s, rs->name, inner.msg);
+            qkv_err_set(e, QKV_ERR_FAIL, "%s: run %s: %s", qkv__shown(c->path).s, rs->name, inner.msg);
             return NULL;
         }
     if (qkv_config_validate(cfg, &inner)) {
-        snprintf(err, (size_t)errlen, "%s: run %s: %s", qkv__shown(c->path).s, rs->name, inner.msg);
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: run %s: %s", qkv__shown(c->path).s, rs->name, inner.msg);
         return NULL;
     }
     char *json = qkv_config_to_json(cfg);
-    if (!json) snprintf(err, (size_t)errlen, "out of memory");
+    if (!json) qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     return json;
 }
 
@@ -68,30 +67,29 @@ static void clear_run(const qkv_ablate_run_spec *rs) {
 
 /* qkv__ablate_plan's work; on failure p->runs may be left allocated (the caller frees it) */
 static int plan_build(qkv_ablate_plan *p, const qkv_ablate_config *c, const char *out, bool write, bool force,
-                      char *err, int errlen) {
+                      qkv_err *e) {
     memset(p, 0, sizeof *p);
     p->c = c;
     p->out = out;
     p->n_lrs = c->n_lrs ? c->n_lrs : 1;
     p->n = c->n_variants * p->n_lrs * c->n_seeds;
     p->runs = calloc((size_t)p->n, sizeof *p->runs);
-    if (!p->runs) {
-        snprintf(err, (size_t)errlen, "out of memory");
-        return -1;
-    }
+    if (!p->runs)
+        return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     char differ[512] = "";
     int n_differ = 0, lock = -1, rc = -1;
     char **jsons = calloc((size_t)p->n, sizeof *jsons);
     bool *fresh = calloc((size_t)p->n, sizeof *fresh), *differs = calloc((size_t)p->n, sizeof *differs);
     if (!jsons || !fresh || !differs) {
-        snprintf(err, (size_t)errlen, "out of memory");
+        qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         goto done;
     }
+    char why[QKV_ERR_MSG]; /* io's message */
     if (write) {
         char *d = qkv__pathf("%s/configs", out);
-        int made = d ? qkv__mkdirs(d, err, errlen) : (snprintf(err, (size_t)errlen, "out of memory"), -1);
+        int made = d ? qkv__mkdirs(d, why, sizeof why) : (snprintf(why, sizeof why, "out of memory"), -1);
         free(d);
-        if (made) goto done;
+        if (made) goto io_failed;
         /* one config wins an --out whole: the check and the writes below run under an exclusive lock
          * on the directory, so two sweeps of different configs started together never interleave
          * their configs/ (the second sees the first's whole and is refused); released at the end */
@@ -114,11 +112,11 @@ static int plan_build(qkv_ablate_plan *p, const qkv_ablate_config *c, const char
                 rs->dir = qkv__pathf("%s/runs/%s", out, rs->name);
                 rs->cfg = qkv__pathf("%s/configs/%s%s-seed%lld.json", out, c->variants[v].name, lr, c->seeds[s]);
                 if (!rs->dir || !rs->cfg) {
-                    snprintf(err, (size_t)errlen, "out of memory");
+                    qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
                     goto done;
                 }
                 qkv_config cfg;
-                if (!(jsons[i] = run_config(p, rs, &cfg, err, errlen))) goto done;
+                if (!(jsons[i] = run_config(p, rs, &cfg, e))) goto done;
                 rs->steps = cfg.train.steps;
                 rs->budget = qkv__ablate_budget(c, &cfg);
                 size_t len;
@@ -136,21 +134,24 @@ static int plan_build(qkv_ablate_plan *p, const qkv_ablate_config *c, const char
                 }
             }
     if (n_differ) {
-        snprintf(err, (size_t)errlen, "%s holds %d run%s made from another config (%s%s): a sweep never mixes two "
-                 "configs; use another --out, or --force to discard them", qkv__shown(out).s, n_differ,
-                 n_differ == 1 ? "" : "s",
-                 differ, n_differ > 4 ? ", ..." : "");
+        qkv_err_set(e, QKV_ERR_FAIL, "%s holds %d run%s made from another config (%s%s): a sweep never mixes two "
+                    "configs; use another --out, or --force to discard them", qkv__shown(out).s, n_differ,
+                    n_differ == 1 ? "" : "s",
+                    differ, n_differ > 4 ? ", ..." : "");
         goto done;
     }
     /* then, all of them agreeing, the directories and the new configs */
     for (int i = 0; write && i < p->n; i++) {
         const qkv_ablate_run_spec *rs = &p->runs[i];
-        if (qkv__mkdirs(rs->dir, err, errlen)) goto done;
+        if (qkv__mkdirs(rs->dir, why, sizeof why)) goto io_failed;
         if (!fresh[i]) continue;
         if (differs[i]) clear_run(rs); /* --force: the old config's results go */
-        if (qkv__write_file_atomic(rs->cfg, jsons[i], strlen(jsons[i]), err, errlen)) goto done;
+        if (qkv__write_file_atomic(rs->cfg, jsons[i], strlen(jsons[i]), why, sizeof why)) goto io_failed;
     }
     rc = 0;
+    goto done;
+io_failed:
+    qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
 done:
     if (lock >= 0) close(lock); /* the lock released */
     for (int i = 0; jsons && i < p->n; i++) free(jsons[i]);
@@ -161,8 +162,8 @@ done:
 }
 
 int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char *out, bool write, bool force,
-                     char *err, int errlen) {
-    int rc = plan_build(p, c, out, write, force, err, errlen);
+                     qkv_err *e) {
+    int rc = plan_build(p, c, out, write, force, e);
     if (rc) qkv__ablate_plan_free(p); /* a failed plan holds nothing: callers need not free it */
     return rc;
 }

@@ -6,13 +6,14 @@
 
 #include "qkv_api.h"
 
+#include "app/error.h"
+
 #include "ablate/ablate.h"
 #include "config/config.h"
 
 /* variant v's config: the base, the common overrides, the variant's, its matched width; validated.
- * 0, or -1 with "PATH: variant NAME: ..." in err */
-QKV_INTERNAL int qkv__ablate_variant_config(const qkv_ablate_config *c, int v, qkv_config *cfg, char *err,
-                                            int errlen);
+ * 0, or -1 with "PATH: variant NAME: ..." in e */
+QKV_INTERNAL int qkv__ablate_variant_config(const qkv_ablate_config *c, int v, qkv_config *cfg, qkv_err *e);
 /* the steps a run of this config may be extended to: max_steps, or 4 x train.steps without it */
 QKV_INTERNAL long long qkv__ablate_budget(const qkv_ablate_config *c, const qkv_config *cfg);
 
@@ -37,9 +38,9 @@ typedef struct qkv_ablate_plan {
 /* The plan of c into out. A run whose input config on disk differs from c's is an error that
  * names the runs (a sweep never mixes results of two configs), unless `force`, which discards
  * them. With `write`, also create the run directories and write the input configs. 0, or -1 with
- * one line in err (and nothing left to free) */
+ * one line in e (and nothing left to free) */
 QKV_INTERNAL int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char *out, bool write,
-                                  bool force, char *err, int errlen);
+                                  bool force, qkv_err *e);
 QKV_INTERNAL void qkv__ablate_plan_free(qkv_ablate_plan *p);
 /* the index of run (variant v, learning rate l, seed s) */
 static inline int qkv__ablate_index(const qkv_ablate_plan *p, int v, int l, int s) {

@@ -6,6 +6,8 @@
 
 #include "qkv_api.h"
 
+#include "app/error.h"
+
 #include <stdio.h>
 #include "ablate/ablate.h"
 
@@ -144,20 +146,19 @@ typedef struct qkv_ablate_results {
  * warnings). r->cfg is p's config; free with qkv__ablate_results_free. 0, or -1 (out of memory). */
 struct qkv_ablate_plan;
 QKV_INTERNAL int qkv__ablate_aggregate(qkv_ablate_results *r, const struct qkv_ablate_plan *p, bool quiet,
-                                       char *err, int errlen);
+                                       qkv_err *e);
 QKV_INTERNAL void qkv__ablate_results_free(qkv_ablate_results *r);
 
 /* Read DIR/results.json (the report's, report_json.c) into r and what it records of the sweep's
  * config into c (title, threshold, baseline, metric, seeds, learning rates, variant names; r->cfg =
  * c), strictly: a missing directory or file, bad JSON, a key of the wrong type or range, a variant
- * named twice or an unknown baseline is one line in err naming the file and the key. Keys an older
+ * named twice or an unknown baseline is one line in e naming the file and the key. Keys an older
  * qkv did not write are optional. The chosen runs are placed by seed (r->runs, a run that is not
  * there: not ok); every run is in r->all_runs when each variant lists one per rate and seed (else
  * all_runs is NULL). What results.json does not hold (the heatmaps, samples, score grids, the base
  * config, the unsolved runs' trends when it has no runs) is left empty. 0, or -1 (r and c are then
  * empty); free with qkv__ablate_results_free and qkv_ablate_config_free. */
-QKV_INTERNAL int qkv__ablate_results_read(qkv_ablate_results *r, qkv_ablate_config *c, const char *dir, char *err,
-                                          int errlen);
+QKV_INTERNAL int qkv__ablate_results_read(qkv_ablate_results *r, qkv_ablate_config *c, const char *dir, qkv_err *e);
 
 /* Each rate's validation numbers of one variant over its runs there (runs[l * ns + s], l < nl):
  * finished runs, mean, least and most validation accuracy (evaluation accuracy without a

@@ -14,34 +14,29 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* dir's results.json (its name into path) parsed into *root; 0 or -1 with err, naming what dir is
+/* dir's results.json (its name into path) parsed into *root; 0 or -1 with e, naming what dir is
  * not (a directory, the output directory of qkv ablate) */
-static int parse_file(const char *dir, char *path, size_t path_max, cJSON **root, char *err, int errlen) {
-    if ((size_t)snprintf(path, path_max, "%s/results.json", dir) >= path_max) {
-        snprintf(err, (size_t)errlen, "%.200s...: path too long", dir);
-        return -1;
-    }
+static int parse_file(const char *dir, char *path, size_t path_max, cJSON **root, qkv_err *e) {
+    if ((size_t)snprintf(path, path_max, "%s/results.json", dir) >= path_max)
+        return qkv_err_set(e, QKV_ERR_FAIL, "%.200s...: path too long", dir);
     struct stat st;
-    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-        snprintf(err, (size_t)errlen, "%s: %s (expected the output directory of qkv ablate)", dir,
-                 stat(dir, &st) ? "no such directory" : "not a directory");
-        return -1;
-    }
-    if (stat(path, &st)) {
-        snprintf(err, (size_t)errlen, "%s: no results.json (not the output directory of qkv ablate, or its report "
-                 "was never written: qkv ablate CONFIG --out %s --report)", dir, dir);
-        return -1;
-    }
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s (expected the output directory of qkv ablate)", dir,
+                           stat(dir, &st) ? "no such directory" : "not a directory");
+    if (stat(path, &st))
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s: no results.json (not the output directory of qkv ablate, or its "
+                           "report was never written: qkv ablate CONFIG --out %s --report)", dir, dir);
     size_t len;
-    char *text = qkv__read_file(path, &len, err, errlen);
-    if (!text) return -1;
+    char why[QKV_ERR_MSG]; /* io's message */
+    char *text = qkv__read_file(path, &len, why, sizeof why);
+    if (!text) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     bool oom = false;
-    qkv_err e;
-    int rc = qkv__config_json(text, len, path, root, &oom, &e);
+    qkv_err je;
+    int rc = qkv__config_json(text, len, path, root, &oom, &je);
     free(text);
-    if (rc) snprintf(err, (size_t)errlen, "%s", e.msg);
-    if (rc && oom) snprintf(err, (size_t)errlen, "%s: out of memory", path);
-    return rc ? -1 : 0;
+    if (rc && oom) return qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", path);
+    if (rc) return qkv_err_set(e, QKV_ERR_FAIL, "%s", je.msg);
+    return 0;
 }
 
 /* a count as an int (results.json's are whole numbers up to 2^53; -1: not recorded) */
@@ -388,14 +383,15 @@ static int derive(qkv_ablate_results *res, int i) {
     return 0;
 }
 
-int qkv__ablate_results_read(qkv_ablate_results *res, qkv_ablate_config *c, const char *dir, char *err, int errlen) {
+int qkv__ablate_results_read(qkv_ablate_results *res, qkv_ablate_config *c, const char *dir, qkv_err *e) {
     memset(res, 0, sizeof *res);
     memset(c, 0, sizeof *c);
     res->unobserved_start = -1; /* results.json does not say */
     char path[1200];
     cJSON *root = NULL;
-    if (parse_file(dir, path, sizeof path, &root, err, errlen)) return -1;
-    qkv_json_reader r = {path, err, errlen, false};
+    if (parse_file(dir, path, sizeof path, &root, e)) return -1;
+    char why[QKV_ERR_MSG] = ""; /* the reader's message (io/json.h), or "" when e has it */
+    qkv_json_reader r = {path, why, (int)sizeof why, false};
     const char *baseline = NULL;
     const cJSON *vars = NULL, *seeds = NULL;
     qkv_run_result **runs = NULL;
@@ -403,7 +399,7 @@ int qkv__ablate_results_read(qkv_ablate_results *res, qkv_ablate_config *c, cons
     int *n_runs = NULL, nv = 0;
     res->cfg = c;
     if (!cJSON_IsObject(root)) {
-        snprintf(err, (size_t)errlen, "%s: expected a JSON object (the results qkv ablate writes)", path);
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: expected a JSON object (the results qkv ablate writes)", path);
         r.bad = true;
     }
     if (!r.bad) read_header(&r, root, res, c, &baseline, &vars, &seeds);
@@ -422,14 +418,14 @@ int qkv__ablate_results_read(qkv_ablate_results *res, qkv_ablate_config *c, cons
         read_variant(&r, vo, i, &res->v[i], &c->variants[i], &runs[i], &chosen[i], &n_runs[i]);
         for (int k = 0; k < i && !r.bad; k++)
             if (!strcmp(res->v[k].name, res->v[i].name)) {
-                snprintf(err, (size_t)errlen, "%s: variants[%d].name: \"%s\" is also variants[%d]'s", path, i,
-                         res->v[i].name, k);
+                qkv_err_set(e, QKV_ERR_FAIL, "%s: variants[%d].name: \"%s\" is also variants[%d]'s", path, i,
+                            res->v[i].name, k);
                 r.bad = true;
             }
         if (!r.bad && !strcmp(res->v[i].name, baseline)) c->baseline = i;
     }
     if (!r.bad && c->baseline < 0) {
-        snprintf(err, (size_t)errlen, "%s: baseline: \"%s\" is not one of the variants", path, baseline);
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: baseline: \"%s\" is not one of the variants", path, baseline);
         r.bad = true;
     }
     c->n_variants = nv;
@@ -450,6 +446,7 @@ int qkv__ablate_results_read(qkv_ablate_results *res, qkv_ablate_config *c, cons
     free(n_runs);
     cJSON_Delete(root);
     if (r.bad) {
+        if (why[0]) qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
         free(res->all_runs); /* (their arrays are freed above) */
         free(res->runs);
         res->all_runs = res->runs = NULL;

@@ -46,7 +46,7 @@ long long qkv__ablate_next(const qkv_ablate_plan *p, int r, const qkv_ablate_run
 
 /* start the caller's train command on run r, its stdout and stderr appended to the run's log */
 static pid_t launch(const qkv_ablate_plan *p, int r, const char *const *cmd, bool resume, bool extend,
-                    long long steps, char *err, int errlen) {
+                    long long steps, qkv_err *e) {
     const qkv_ablate_run_spec *rs = &p->runs[r];
     char n[32], *log = qkv__pathf("%s/%s", rs->dir, QKV_RUN_LOG);
     snprintf(n, sizeof n, "%lld", steps);
@@ -55,8 +55,7 @@ static pid_t launch(const qkv_ablate_plan *p, int r, const char *const *cmd, boo
     char **argv = log ? calloc((size_t)k + 10, sizeof *argv) : NULL;
     if (!argv) {
         free(log);
-        snprintf(err, (size_t)errlen, "out of memory");
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     }
     for (int i = 0; i < k; i++) argv[i] = (char *)cmd[i];
     char me[32]; /* the trainer stops (with a checkpoint) if this worker dies first, even by SIGKILL */
@@ -81,14 +80,11 @@ static pid_t launch(const qkv_ablate_plan *p, int r, const char *const *cmd, boo
     posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | (resume ? O_APPEND : O_TRUNC), 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     pid_t pid;
-    int e = posix_spawn(&pid, cmd[0], &fa, NULL, argv, environ);
+    int no = posix_spawn(&pid, cmd[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     free(argv);
     free(log);
-    if (e) {
-        snprintf(err, (size_t)errlen, "cannot start %s: %s", qkv__shown(cmd[0]).s, strerror(e));
-        return -1;
-    }
+    if (no) return qkv_err_set(e, QKV_ERR_FAIL, "cannot start %s: %s", qkv__shown(cmd[0]).s, strerror(no));
     return pid;
 }
 
@@ -149,8 +145,7 @@ static void show_finished(const qkv_ablate_plan *p, int r, double seconds) {
     fprintf(stderr, "qkv ablate: finished %s (%lld steps, %s, %s)\n", p->runs[r].name, now.steps, how, el);
 }
 
-int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int *extended_out, char *err,
-                        int errlen) {
+int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int *extended_out, qkv_err *e) {
     int jobs = o->jobs > 0 ? o->jobs : 1, shards = o->shards > 0 ? o->shards : 1;
     double stale = o->stale > 0 ? o->stale : 600;
     job *js = calloc((size_t)jobs, sizeof *js);
@@ -158,8 +153,7 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
     qkv_ablate_run_state *st = calloc((size_t)p->n, sizeof *st);
     if (!js || !ph || !st) {
         free(js); free(ph); free(st);
-        snprintf(err, (size_t)errlen, "out of memory");
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     }
     qkv_stop_catcher stop;
     qkv_stop_catch(&stop);
@@ -205,7 +199,7 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
                 qkv__claim_release(p->runs[r].dir);
                 continue;
             }
-            pid_t pid = launch(p, r, o->train_cmd, resume, extend, steps, err, errlen);
+            pid_t pid = launch(p, r, o->train_cmd, resume, extend, steps, e);
             if (pid < 0) {
                 qkv__claim_release(p->runs[r].dir);
                 rc = -1;
@@ -283,10 +277,9 @@ int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int 
     free(st);
     if (extended_out) *extended_out = extended;
     if (rc) return -1;
-    if (qkv_stop_requested()) {
-        snprintf(err, (size_t)errlen, "interrupted: %d of %d runs have finished a session; run the same command "
-                 "again to continue (finished runs are kept, unfinished ones resume)", finished, mine);
-        return -1;
-    }
+    if (qkv_stop_requested())
+        return qkv_err_set(e, QKV_ERR_INTERRUPTED, "interrupted: %d of %d runs have finished a session; run the same "
+                           "command again to continue (finished runs are kept, unfinished ones resume)", finished,
+                           mine);
     return 0;
 }

@@ -5,6 +5,8 @@
 
 #include "qkv_api.h"
 
+#include "app/error.h"
+
 #include "ablate/plan.h"
 
 #define QKV_RUN_FAILED "failed" /* a run directory's marker of a failed session: "exit N: last log line" */
@@ -17,9 +19,8 @@
  * the share is settled (done and solved, or at its target), failed in this session, or claimed
  * by a worker that is not waited for (one of another share). SIGINT/SIGTERM stop the runs (they
  * checkpoint) and return -1. extended (may be NULL) counts the extensions started. 0, or -1
- * with one line in err (a failing run is reported on stderr and marked, QKV_RUN_FAILED). */
-QKV_INTERNAL int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int *extended, char *err,
-                                     int errlen);
+ * with one line in e (a failing run is reported on stderr and marked, QKV_RUN_FAILED). */
+QKV_INTERNAL int qkv__ablate_execute(const qkv_ablate_plan *p, const qkv_ablate_opts *o, int *extended, qkv_err *e);
 
 /* run r's next session: 0 when it needs none (done and solved, or at its target), else the
  * steps to train it to; *resume: from its checkpoint; *extend: a finished run, extended */

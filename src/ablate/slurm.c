@@ -38,28 +38,23 @@ static long control_at(const char *s) {
  * command: an #SBATCH line is a comment to the shell up to its newline, so an --sbatch value may
  * hold anything but a control character (and must be an option); every path is a single-quoted
  * shell word or an argument of sbatch itself (--output is given to sbatch, not written in an
- * #SBATCH line, where a space would end it). 0, or -1 with err naming the value */
-int qkv__slurm_check(const qkv_slurm_opts *o, char *err, int errlen) {
+ * #SBATCH line, where a space would end it). 0, or -1 with e naming the value */
+int qkv__slurm_check(const qkv_slurm_opts *o, qkv_err *e) {
     for (int i = 0; i < o->n_sbatch; i++) {
         long at = control_at(o->sbatch[i]);
-        if (at >= 0) {
-            snprintf(err, (size_t)errlen, "--sbatch: value %d holds a control character (byte 0x%02x at %ld): an "
-                     "#SBATCH line is one line of the job script", i + 1, (unsigned char)o->sbatch[i][at], at);
-            return -1;
-        }
-        if (o->sbatch[i][0] != '-') {
-            snprintf(err, (size_t)errlen, "--sbatch: expected an sbatch option (such as --partition=cpu), got '%.200s'",
-                     o->sbatch[i]);
-            return -1;
-        }
+        if (at >= 0)
+            return qkv_err_set(e, QKV_ERR_USAGE, "--sbatch: value %d holds a control character (byte 0x%02x at %ld): "
+                               "an #SBATCH line is one line of the job script", i + 1, (unsigned char)o->sbatch[i][at],
+                               at);
+        if (o->sbatch[i][0] != '-')
+            return qkv_err_set(e, QKV_ERR_USAGE, "--sbatch: expected an sbatch option (such as --partition=cpu), got "
+                               "'%.200s'", o->sbatch[i]);
     }
     const char *paths[3][2] = {{"the config path", o->config}, {"--out", o->out}, {"the qkv executable", o->qkv}};
     for (int i = 0; i < 3; i++)
-        if (control_at(paths[i][1]) >= 0) {
-            snprintf(err, (size_t)errlen, "%s holds a control character: a job script names it; use a path without "
-                     "one", paths[i][0]);
-            return -1;
-        }
+        if (control_at(paths[i][1]) >= 0)
+            return qkv_err_set(e, QKV_ERR_USAGE, "%s holds a control character: a job script names it; use a path "
+                               "without one", paths[i][0]);
     return 0;
 }
 
@@ -108,16 +103,13 @@ static char *report_script(const qkv_slurm_opts *o) {
 
 /* sbatch --parsable --output=LOG [DEPENDENCY] SCRIPT (no shell between): its output, the job id,
  * into id */
-static int submit(const char *output, const char *dependency, const char *script, char *id, size_t n, char *err,
-                  int errlen) {
+static int submit(const char *output, const char *dependency, const char *script, char *id, size_t n, qkv_err *e) {
     int fd[2];
-    if (pipe(fd)) {
-        snprintf(err, (size_t)errlen, "pipe: %s", strerror(errno));
-        return -1;
-    }
+    if (pipe(fd))
+        return qkv_err_set(e, QKV_ERR_FAIL, "pipe: %s", strerror(errno));
     pid_t pid = fork();
     if (pid < 0) {
-        snprintf(err, (size_t)errlen, "fork: %s", strerror(errno));
+        qkv_err_set(e, QKV_ERR_FAIL, "fork: %s", strerror(errno));
         close(fd[0]);
         close(fd[1]);
         return -1;
@@ -140,12 +132,10 @@ static int submit(const char *output, const char *dependency, const char *script
     id[strcspn(id, ";\n")] = 0; /* "123" or "123;cluster" */
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    if (!WIFEXITED(st) || WEXITSTATUS(st) || !id[0]) {
-        snprintf(err, (size_t)errlen, "sbatch %s failed (exit %d)%s", qkv__shown(script).s,
-                 WIFEXITED(st) ? WEXITSTATUS(st) : -1,
-                 WIFEXITED(st) && WEXITSTATUS(st) == 127 ? ": is Slurm installed (sbatch on PATH)?" : "");
-        return -1;
-    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) || !id[0])
+        return qkv_err_set(e, QKV_ERR_FAIL, "sbatch %s failed (exit %d)%s", qkv__shown(script).s,
+                           WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+                           WIFEXITED(st) && WEXITSTATUS(st) == 127 ? ": is Slurm installed (sbatch on PATH)?" : "");
     return 0;
 }
 
@@ -159,8 +149,8 @@ static void command_line(qkv_strbuf *b, const char *output, const char *dependen
     qkv__strbuf_puts(b, "\n");
 }
 
-int qkv__ablate_slurm(const qkv_slurm_opts *o, FILE *f, char *err, int errlen) {
-    if (qkv__slurm_check(o, err, errlen)) return -1;
+int qkv__ablate_slurm(const qkv_slurm_opts *o, FILE *f, qkv_err *e) {
+    if (qkv__slurm_check(o, e)) return -1;
     char *array = array_script(o), *rep = report_script(o), id[64] = "", id2[64], dep[96];
     char *dir = qkv__pathf("%s/slurm", o->out), *pa = qkv__pathf("%s/slurm/array.sh", o->out),
          *pr = qkv__pathf("%s/slurm/report.sh", o->out);
@@ -172,7 +162,7 @@ int qkv__ablate_slurm(const qkv_slurm_opts *o, FILE *f, char *err, int errlen) {
     char *orep = dir_pct ? qkv__pathf("--output=%s/report-%%j.log", dir_pct) : NULL;
     int rc = 0;
     if (!array || !rep || !dir || !pa || !pr || !oa || !orep) {
-        snprintf(err, (size_t)errlen, "out of memory");
+        qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         rc = -1;
     } else if (o->dry_run) { /* nothing is written: the scripts and the commands that would submit them */
         qkv_strbuf b;
@@ -183,15 +173,17 @@ int qkv__ablate_slurm(const qkv_slurm_opts *o, FILE *f, char *err, int errlen) {
         qkv__strbuf_puts(&b, rep);
         char *text = qkv__strbuf_take(&b);
         if (text) fputs(text, f);
-        else { snprintf(err, (size_t)errlen, "out of memory"); rc = -1; }
+        else { qkv_err_set(e, QKV_ERR_FAIL, "out of memory"); rc = -1; }
         free(text);
     } else {
-        rc = qkv__mkdirs(dir, err, errlen) || qkv__write_file_atomic(pa, array, strlen(array), err, errlen) ||
-             qkv__write_file_atomic(pr, rep, strlen(rep), err, errlen) ||
-             submit(oa, NULL, pa, id, sizeof id, err, errlen);
+        char why[QKV_ERR_MSG]; /* io's message */
+        rc = qkv__mkdirs(dir, why, sizeof why) || qkv__write_file_atomic(pa, array, strlen(array), why, sizeof why) ||
+             qkv__write_file_atomic(pr, rep, strlen(rep), why, sizeof why);
+        if (rc) qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+        else rc = submit(oa, NULL, pa, id, sizeof id, e);
         if (!rc) {
             snprintf(dep, sizeof dep, "--dependency=afterany:%s", id);
-            rc = submit(orep, dep, pr, id2, sizeof id2, err, errlen);
+            rc = submit(orep, dep, pr, id2, sizeof id2, e);
         }
         if (!rc)
             fprintf(f, "qkv ablate: submitted array job %s (%d tasks, %d at a time) and report job %s (after it); "

@@ -113,43 +113,43 @@ static int parse_shard(const char *s, int *i, int *n) {
 
 /* dir as an absolute path without touching the file system when it does not exist yet (a dry
  * run creates nothing): its real path if it exists, else the working directory joined to it;
- * malloc'd. NULL when it cannot be made (the reason in err) */
-static char *absolute(const char *dir, char *err, int errlen) {
+ * malloc'd. NULL when it cannot be made (the reason in e) */
+static char *absolute(const char *dir, qkv_err *e) {
     char *abs = realpath(dir, NULL);
     if (abs) return abs;
     if (errno != ENOENT) {
-        snprintf(err, (size_t)errlen, "%s: %s", qkv__shown(dir).s, strerror(errno));
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", qkv__shown(dir).s, strerror(errno));
         return NULL;
     }
     if (dir[0] == '/') abs = strdup(dir);
     else {
         char *cwd = getcwd(NULL, 0); /* as long as it is (glibc) */
         if (!cwd) {
-            snprintf(err, (size_t)errlen, "the working directory: %s", strerror(errno));
+            qkv_err_set(e, QKV_ERR_FAIL, "the working directory: %s", strerror(errno));
             return NULL;
         }
         abs = qkv__pathf("%s/%s", cwd, dir);
         free(cwd);
     }
-    if (!abs) snprintf(err, (size_t)errlen, "out of memory");
+    if (!abs) qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     return abs;
 }
 
 /* The report of whatever runs of the sweep in out_dir have finished, saying what is missing:
  * aggregated by the study, then written by the report; progress on stderr unless o->quiet, the
- * table on stdout. t0: when the command started (the report's wall time). 0, or -1 with err */
+ * table on stdout. t0: when the command started (the report's wall time). 0, or -1 with e */
 static int report_sweep(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, double t0,
-                        char *err, int errlen) {
+                        qkv_err *e) {
     qkv_ablate_plan p;
-    if (qkv__ablate_plan(&p, c, out_dir, false, false, err, errlen)) return -1;
+    if (qkv__ablate_plan(&p, c, out_dir, false, false, e)) return -1;
     qkv_ablate_results res = {0};
     if (!o->quiet) fprintf(stderr, "qkv ablate: aggregating and drawing the report\n");
-    int rc = qkv__ablate_aggregate(&res, &p, o->quiet, err, errlen);
+    int rc = qkv__ablate_aggregate(&res, &p, o->quiet, e);
     if (!rc) {
         snprintf(res.version, sizeof res.version, "%s", QKV_VERSION);
         res.jobs = o->jobs;
         res.wall_seconds = qkv_clock_seconds() - t0;
-        rc = qkv__report_write(&res, p.out, o->quiet ? NULL : stdout, err, errlen);
+        rc = qkv__report_write(&res, p.out, o->quiet ? NULL : stdout, e);
     }
     if (!rc && !o->quiet) {
         if (res.missing || res.to_extend)
@@ -167,7 +167,7 @@ static int report_sweep(const qkv_ablate_config *c, const char *out_dir, const q
 
 /* submit_slurm's work, with the config's and the output directory's absolute paths */
 static int submit_paths(const ablate_args *a, qkv_ablate_config *c, const char *cfg_abs, const char *out,
-                        const char *out_abs, const char *bin, int runs, char *err, int errlen) {
+                        const char *out_abs, const char *bin, int runs, qkv_err *e) {
     int tasks = a->tasks ? (int)a->tasks : runs < 64 ? runs : 64;
     if (tasks > runs) { /* a task without a run would start, find nothing and end: not submitted */
         fprintf(stderr, "qkv ablate: --tasks %d is more than the sweep's %d runs: submitting %d tasks\n", tasks,
@@ -177,33 +177,30 @@ static int submit_paths(const ablate_args *a, qkv_ablate_config *c, const char *
     int parallel = a->parallel && a->parallel < tasks ? (int)a->parallel : tasks;
     qkv_slurm_opts so = {.qkv = bin, .config = cfg_abs, .out = out_abs, .tasks = tasks, .parallel = parallel,
                          .report_jobs = 1, .sbatch = a->sbatch.v, .n_sbatch = a->sbatch.n, .dry_run = a->dry_run};
-    if (qkv__slurm_check(&so, err, errlen)) {
-        qkv__cli_error("ablate", "%s", err);
-        return QKV_EXIT_USAGE;
-    }
+    if (qkv__slurm_check(&so, e)) return -1; /* QKV_ERR_USAGE */
     qkv_ablate_plan p;
-    if (qkv__ablate_plan(&p, c, out, !a->dry_run, a->force, err, errlen)) return -1;
+    if (qkv__ablate_plan(&p, c, out, !a->dry_run, a->force, e)) return -1;
     qkv__ablate_plan_free(&p);
-    return qkv__ablate_slurm(&so, stdout, err, errlen) ? -1 : 0;
+    return qkv__ablate_slurm(&so, stdout, e) ? -1 : 0;
 }
 
 /* --slurm: the sweep submitted as an array job and a report job, with absolute paths (the jobs run
  * elsewhere); the plan is checked now, and written unless this is a dry run, which writes nothing
- * anywhere. 0, -1 with err, or QKV_EXIT_USAGE (said) when sbatch's options are wrong */
+ * anywhere. 0, or -1 with e (QKV_ERR_USAGE when sbatch's options are wrong) */
 static int submit_slurm(const ablate_args *a, qkv_ablate_config *c, const char *cfg_path, const char *out,
-                        const char *bin, int runs, char *err, int errlen) {
-    char *cfg_abs = realpath(cfg_path, NULL), *out_abs = cfg_abs ? absolute(out, err, errlen) : NULL;
-    if (!cfg_abs) snprintf(err, (size_t)errlen, "%s: %s", qkv__shown(cfg_path).s, strerror(errno));
-    int rc = out_abs ? submit_paths(a, c, cfg_abs, out, out_abs, bin, runs, err, errlen) : -1;
+                        const char *bin, int runs, qkv_err *e) {
+    char *cfg_abs = realpath(cfg_path, NULL), *out_abs = cfg_abs ? absolute(out, e) : NULL;
+    if (!cfg_abs) qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", qkv__shown(cfg_path).s, strerror(errno));
+    int rc = out_abs ? submit_paths(a, c, cfg_abs, out, out_abs, bin, runs, e) : -1;
     free(cfg_abs);
     free(out_abs);
     return rc;
 }
 
 /* the sweep (or this worker's share of it) run here, o->jobs at a time, each run a `bin train`
- * with one BLAS thread; then the report unless this is a share; 0 or -1 with err */
+ * with one BLAS thread; then the report unless this is a share; 0 or -1 with e */
 static int run_here(const ablate_args *a, qkv_ablate_config *c, const char *out, qkv_ablate_opts *o, const char *bin,
-                    int runs, double t0, char *err, int errlen) {
+                    int runs, double t0, qkv_err *e) {
     if (!a->quiet) {
         char share[64] = "";
         if (o->shards > 1) snprintf(share, sizeof share, " (share %d of %d)", o->shard, o->shards);
@@ -218,9 +215,9 @@ static int run_here(const ablate_args *a, qkv_ablate_config *c, const char *out,
                                NULL};
     o->train_cmd = train_cmd;
     qkv__cli_children_one_blas_thread();
-    if (qkv_ablate_run(c, out, o, err, errlen)) return -1;
+    if (qkv_ablate_run(c, out, o, e)) return -1;
     /* a worker with a share of the sweep leaves the report to whoever finishes it */
-    if (o->shards <= 1 && report_sweep(c, out, o, t0, err, errlen)) return -1;
+    if (o->shards <= 1 && report_sweep(c, out, o, t0, e)) return -1;
     return 0;
 }
 
@@ -254,53 +251,42 @@ int qkv__cmd_ablate(int argc, char **argv) {
     rc = QKV_EXIT_USAGE;
     const char *cfg_path = a.config, *out = a.out;
     qkv_ablate_config c = {0};
-    char err[1024], *out_buf = NULL, *bin = NULL;
+    char *out_buf = NULL, *bin = NULL;
+    qkv_err e;
     qkv_ablate_opts o = {.jobs = a.jobs < 1 ? 1 : (int)a.jobs, .quiet = a.quiet, .shards = 1, .stale = (double)a.stale,
                          .force = a.force};
     if (check_actions(&a)) goto done;
     if (a.shard && parse_shard(a.shard, &o.shard, &o.shards)) goto done;
-    if (qkv_ablate_config_load(&c, cfg_path, err, sizeof err)) {
-        qkv__cli_error("ablate", "%s", err);
-        goto done;
-    }
+    if (qkv_ablate_config_load(&c, cfg_path, &e)) goto fail;
     if (!out) {
         const char *base = strrchr(cfg_path, '/') ? strrchr(cfg_path, '/') + 1 : cfg_path;
         if (!(out = out_buf = qkv__pathf("runs/%.*s", (int)strcspn(base, "."), base))) {
-            qkv__cli_error("ablate", "out of memory");
-            rc = QKV_EXIT_FAIL;
-            goto done;
+            qkv_err_set(&e, QKV_ERR_FAIL, "out of memory");
+            goto fail;
         }
     }
     bin = qkv__cli_self_exe(); /* run the same qkv for every run */
     if (!bin) {
-        qkv__cli_error("ablate", "cannot find the qkv executable (/proc/self/exe)");
-        rc = QKV_EXIT_FAIL;
-        goto done;
+        qkv_err_set(&e, QKV_ERR_FAIL, "cannot find the qkv executable (/proc/self/exe)");
+        goto fail;
     }
     int runs = c.n_variants * (c.n_lrs ? c.n_lrs : 1) * c.n_seeds;
-    rc = QKV_EXIT_FAIL;
     if (a.status) {
-        if (qkv_ablate_status(&c, out, &o, stdout, err, sizeof err)) goto fail;
+        if (qkv_ablate_status(&c, out, &o, stdout, &e)) goto fail;
     } else if (a.report) {
-        if (report_sweep(&c, out, &o, t0, err, sizeof err)) goto fail;
+        if (report_sweep(&c, out, &o, t0, &e)) goto fail;
     } else if (a.refresh) {
         qkv__cli_set_threads(1); /* as the runs record them: one BLAS thread, the same bits */
-        if (qkv_ablate_refresh(&c, out, a.quiet, err, sizeof err) || report_sweep(&c, out, &o, t0, err, sizeof err))
-            goto fail;
+        if (qkv_ablate_refresh(&c, out, a.quiet, &e) || report_sweep(&c, out, &o, t0, &e)) goto fail;
     } else if (a.slurm) {
-        int s = submit_slurm(&a, &c, cfg_path, out, bin, runs, err, sizeof err);
-        if (s > 0) {
-            rc = s;
-            goto done;
-        }
-        if (s < 0) goto fail;
-    } else if (run_here(&a, &c, out, &o, bin, runs, t0, err, sizeof err)) {
+        if (submit_slurm(&a, &c, cfg_path, out, bin, runs, &e)) goto fail;
+    } else if (run_here(&a, &c, out, &o, bin, runs, t0, &e)) {
         goto fail;
     }
     rc = QKV_EXIT_OK;
     goto done;
 fail:
-    qkv__cli_error("ablate", "%s", err);
+    rc = qkv__cli_exit("ablate", &e);
 done:
     free(out_buf);
     free(bin);

@@ -137,9 +137,9 @@ static int bench_one(const qkv_bench_size *s, const qkv_model_config *over, int 
     qkv__cli_set_threads(threads);
     double ceiling = qkv_bench_sgemm_ceiling(1024, 10); /* best of 10: a shared machine has slow moments */
     qkv_bench_result r;
-    char err[512];
-    int rc = qkv_bench_run_with(s, over, micro, 3, steps, preloaded_alloc_counter(), &r, err, sizeof err);
-    if (rc) { qkv__cli_error("bench", "%s: %s", s->name, err); return QKV_EXIT_FAIL; }
+    qkv_err e;
+    int rc = qkv_bench_run_with(s, over, micro, 3, steps, preloaded_alloc_counter(), &r, &e);
+    if (rc) { qkv__cli_error("bench", "%s: %s", s->name, e.msg); return QKV_EXIT_FAIL; }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double rss = (double)ru.ru_maxrss / 1024.0;

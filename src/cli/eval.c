@@ -71,9 +71,8 @@ int qkv__cmd_eval(int argc, char **argv) {
     /* parameters and their gradient buffers, and a batch's activations (a bound: no backward) */
     if (qkv_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc) +
                                qkv_model_activation_bytes(&mc, cfg.train.batch, mc.seq_len),
-                               "parameters and activations", err, sizeof err)) {
-        qkv__cli_error("eval", "%s", err);
-        rc = QKV_EXIT_USAGE;
+                               "parameters and activations", &e)) {
+        rc = qkv__cli_exit("eval", &e);
         goto cleanup;
     }
     if (!(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err)) || qkv_load_model(m, a.checkpoint, err, sizeof err)) {
@@ -87,8 +86,8 @@ int qkv__cmd_eval(int argc, char **argv) {
     qkv_task *t = have_data ? &data_task : &task;
     if (have_data) data_task.seq_len = mc.seq_len; /* batches as long as the longest sequence */
     qkv_eval_result r;
-    if (qkv_evaluate(ctx, m, t, a.examples ? a.examples : cfg.train.eval_examples, cfg.train.batch, &r, err, sizeof err)) {
-        qkv__cli_error("eval", "%s", err);
+    if (qkv_evaluate(ctx, m, t, a.examples ? a.examples : cfg.train.eval_examples, cfg.train.batch, &r, &e)) {
+        qkv__cli_error("eval", "%s", e.msg);
         goto cleanup;
     }
     /* %.9g, as summary.json and metrics.jsonl write them: the numbers read back are the ones

@@ -66,9 +66,8 @@ int qkv__cmd_gradcheck(int argc, char **argv) {
     /* double precision: parameters and gradients at 8 bytes, activations at twice the float estimate */
     if (qkv_check_memory(&mc, opt.batch, 16 * qkv_model_param_count(&mc) +
                                2 * qkv_model_activation_bytes(&mc, opt.batch, opt.seq_len),
-                               "double-precision parameters and activations", err, sizeof err)) {
-        qkv__cli_error("gradcheck", "%s", err);
-        rc = QKV_EXIT_USAGE;
+                               "double-precision parameters and activations", &e)) {
+        rc = qkv__cli_exit("gradcheck", &e);
         goto done;
     }
     qkv_model *m;

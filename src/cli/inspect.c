@@ -53,7 +53,7 @@ int qkv__cmd_inspect(int argc, char **argv) {
         qkv__cli_error("inspect", "missing RUN_DIR (try 'qkv inspect --help')");
         return QKV_EXIT_USAGE;
     }
-    char err[1024], *path = qkv__pathf("%s/" QKV_RUN_CONFIG, a.dir);
+    char *path = qkv__pathf("%s/" QKV_RUN_CONFIG, a.dir);
     if (!path) {
         qkv__cli_error("inspect", "out of memory");
         return QKV_EXIT_FAIL;
@@ -70,19 +70,17 @@ int qkv__cmd_inspect(int argc, char **argv) {
     if (e.code != QKV_ERR_OK) return qkv__cli_exit("inspect", &e);
     qkv__cli_set_threads(1); /* as the run that recorded them: one BLAS thread, the same bits */
     qkv_observed o;
-    if (qkv__run_observation(&cfg, a.dir, 0, 0, &o, err, sizeof err)) {
-        qkv__cli_error("inspect", "%s", err);
+    if (qkv__run_observation(&cfg, a.dir, 0, 0, &o, &e)) {
+        qkv__cli_error("inspect", "%s", e.msg);
         return QKV_EXIT_FAIL;
     }
     /* the start as the run recorded it (observe.h): a fresh run of this qkv wrote one */
     qkv_observed st;
-    char serr[1024] = "";
-    int got = qkv__run_observed_start(a.dir, &st, serr, sizeof serr);
-    if (!got && (st.layers != o.layers || st.heads != o.heads || !st.symmetry || !st.prev_share)) {
-        snprintf(serr, sizeof serr, "%s/%s holds %d layers x %d heads%s", a.dir, QKV_RUN_OBSERVED_START, st.layers,
-                 st.heads, st.symmetry && st.prev_share ? "" : " without the score diagnostics");
-        got = -1;
-    }
+    qkv_err se;
+    int got = qkv__run_observed_start(a.dir, &st, &se);
+    if (!got && (st.layers != o.layers || st.heads != o.heads || !st.symmetry || !st.prev_share))
+        got = qkv_err_set(&se, QKV_ERR_FAIL, "%s/%s holds %d layers x %d heads%s", a.dir, QKV_RUN_OBSERVED_START,
+                          st.layers, st.heads, st.symmetry && st.prev_share ? "" : " without the score diagnostics");
     bool start = got == 0;
     printf("%s: qkv %s%s%s, %d layers x %d heads\n", a.dir, QKV_ATTN_QKV_NAMES[cfg.model.attn.qkv],
            cfg.model.attn.diff ? ", diff (its first map)" : "", cfg.model.attn.talking_heads ? ", talking_heads" : "",
@@ -137,7 +135,7 @@ int qkv__cmd_inspect(int argc, char **argv) {
     else if (got > 0)
         printf("start not recorded (a run of an older qkv): the trained model's values only\n");
     else
-        printf("start not recorded (%s): the trained model's values only\n", serr);
+        printf("start not recorded (%s): the trained model's values only\n", se.msg);
     if (!got) qkv__observed_free(&st);
     qkv__observed_free(&o);
     return QKV_EXIT_OK;

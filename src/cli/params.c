@@ -90,11 +90,15 @@ int qkv__cmd_params(int argc, char **argv) {
         qkv_task_close(&task);
         goto done;
     }
-    bool too_big = qkv_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc),
-                                          "parameters and their gradients", err, sizeof err) != 0;
-    if (too_big || !(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err))) {
+    if (qkv_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc), "parameters and their gradients",
+                         &e)) {
+        rc = qkv__cli_exit("params", &e);
+        qkv_task_close(&task);
+        goto done;
+    }
+    if (!(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err))) {
         qkv__cli_error("params", "%s", err);
-        rc = too_big ? QKV_EXIT_USAGE : QKV_EXIT_FAIL;
+        rc = QKV_EXIT_FAIL;
         qkv_task_close(&task);
         goto done;
     }

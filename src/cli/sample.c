@@ -144,9 +144,8 @@ int qkv__cmd_sample(int argc, char **argv) {
     }
     /* the parameters and one forward pass's activations (a bound: no backward) */
     if (qkv_check_memory(&mc, 1, 4 * qkv_model_param_count(&mc) + qkv_model_activation_bytes(&mc, 1, mc.seq_len),
-                         "parameters and activations", err, sizeof err)) {
-        qkv__cli_error("sample", "%s", err);
-        rc = QKV_EXIT_USAGE;
+                         "parameters and activations", &e)) {
+        rc = qkv__cli_exit("sample", &e);
         goto done;
     }
     qkv_config eff = cfg;
@@ -161,8 +160,8 @@ int qkv__cmd_sample(int argc, char **argv) {
         qkv__cli_error("sample", "out of memory");
         goto done;
     }
-    if (qkv_sample(m, prompt, n, &o, out, err, sizeof err)) {
-        qkv__cli_error("sample", "%s", err);
+    if (qkv_sample(m, prompt, n, &o, out, &e)) {
+        qkv__cli_error("sample", "%s", e.msg);
         goto done;
     }
     if (bytes) {

@@ -44,7 +44,7 @@ int qkv__cmd_summarize(int argc, char **argv) {
     qkv_cli_list dirs;
     int rc = qkv__cli_parse_operands(&COMMAND, argc, argv, &a, &dirs);
     if (rc >= 0) return rc;
-    char err[2048];
+    qkv_err e;
     rc = QKV_EXIT_USAGE;
     if (a.check_doc && a.update_doc) {
         qkv__cli_error("summarize", "--check-doc and --update-doc are separate actions: give one");
@@ -63,29 +63,18 @@ int qkv__cmd_summarize(int argc, char **argv) {
         qkv__cli_error("summarize", "--out and --title go with DIRs");
         goto done;
     }
-    rc = QKV_EXIT_FAIL;
     if (dirs.n) {
         qkv_summary s;
-        if (qkv__summary_load(&s, dirs.v, dirs.n, err, sizeof err)) {
-            qkv__cli_error("summarize", "%s", err);
-            goto done;
-        }
-        int w = qkv__summary_write(&s, a.out, a.title, a.quiet ? NULL : stdout, err, sizeof err);
+        if (qkv__summary_load(&s, dirs.v, dirs.n, &e)) goto fail;
+        int w = qkv__summary_write(&s, a.out, a.title, a.quiet ? NULL : stdout, &e);
         qkv__summary_free(&s);
-        if (w) {
-            qkv__cli_error("summarize", "%s", err);
-            goto done;
-        }
+        if (w) goto fail;
         if (!a.quiet) fprintf(stderr, "qkv summarize: %s/summary.md, summary.csv and summary.html\n", a.out);
     }
     const char *doc = a.check_doc ? a.check_doc : a.update_doc;
     if (doc) {
         int blocks, changed;
-        int d = qkv__summary_doc(doc, a.update_doc != NULL, &blocks, &changed, err, sizeof err);
-        if (d) {
-            qkv__cli_error("summarize", "%s", err);
-            goto done;
-        }
+        if (qkv__summary_doc(doc, a.update_doc != NULL, &blocks, &changed, &e)) goto fail; /* a block differs (1), or -1 */
         if (!a.quiet && a.update_doc)
             printf("%s: %d generated block%s, %d rewritten\n", doc, blocks, blocks == 1 ? "" : "s", changed);
         else if (!a.quiet && !blocks)
@@ -95,6 +84,9 @@ int qkv__cmd_summarize(int argc, char **argv) {
                    blocks == 1 ? "it" : "them");
     }
     rc = QKV_EXIT_OK;
+    goto done;
+fail:
+    rc = qkv__cli_exit("summarize", &e);
 done:
     free(dirs.v);
     return rc;

@@ -125,11 +125,8 @@ static int check_resume_config(const char *dir, const char *cfg_path, const qkv_
 int qkv__cmd_train(int argc, char **argv) {
     /* under mpirun, every process trains the same run together (docs/distributed.md) */
     qkv_dist d;
-    char err[512];
-    if (qkv__dist_init(NULL, NULL, &d, err, sizeof err)) {
-        qkv__cli_error("train", "%s", err);
-        return QKV_EXIT_FAIL;
-    }
+    qkv_err e;
+    if (qkv__dist_init(NULL, NULL, &d, &e)) return qkv__cli_exit("train", &e);
     int rc = train_command(argc, argv);
     qkv__dist_finalize();
     return rc;

@@ -86,11 +86,11 @@ static void format(field_format f, double x, char *out, size_t n) {
     if (!strcmp(out, "-0.00") || !strcmp(out, "-0.000") || !strcmp(out, "-0.0")) memmove(out, out + 1, strlen(out));
 }
 
-char *qkv__doc_value(char *words, char *err, int errlen) {
+char *qkv__doc_value(char *words, qkv_err *e) {
     char *save = NULL, *dir = strtok_r(words, " \t", &save), *name = strtok_r(NULL, " \t", &save),
          *fname = strtok_r(NULL, " \t", &save), *more = strtok_r(NULL, " \t", &save);
     if (!dir || !name || !fname || more) {
-        snprintf(err, (size_t)errlen, "qkv value: expected DIR VARIANT FIELD");
+        qkv_err_set(e, QKV_ERR_FAIL, "qkv value: expected DIR VARIANT FIELD");
         return NULL;
     }
     const field *f = NULL;
@@ -100,17 +100,17 @@ char *qkv__doc_value(char *words, char *err, int errlen) {
         char list[512] = "";
         for (int i = 0; i < NFIELDS; i++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", FIELDS[i].name);
-        snprintf(err, (size_t)errlen, "qkv value: unknown field '%s' (expected one of %s)", fname, list);
+        qkv_err_set(e, QKV_ERR_FAIL, "qkv value: unknown field '%s' (expected one of %s)", fname, list);
         return NULL;
     }
     qkv_ablate_results r;
     qkv_ablate_config c;
-    if (qkv__ablate_results_read(&r, &c, dir, err, errlen)) return NULL;
+    if (qkv__ablate_results_read(&r, &c, dir, e)) return NULL;
     char *out = NULL;
     int v = 0;
     while (v < c.n_variants && strcmp(r.v[v].name, name)) v++;
-    if (v == c.n_variants) snprintf(err, (size_t)errlen, "qkv value: %s/results.json has no variant '%s'", dir, name);
-    else if (!(out = malloc(64))) snprintf(err, (size_t)errlen, "out of memory");
+    if (v == c.n_variants) qkv_err_set(e, QKV_ERR_FAIL, "qkv value: %s/results.json has no variant '%s'", dir, name);
+    else if (!(out = malloc(64))) qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     else format(f->fmt, f->get(&r.v[v], &r), out, 64);
     qkv__ablate_results_free(&r);
     qkv_ablate_config_free(&c);

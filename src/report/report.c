@@ -12,45 +12,41 @@
 #include "report/report_render.h"
 #include "io/fileio.h"
 
-/* err gets msg (when there is room for it) */
-static void set_err(char *err, int errlen, const char *msg) {
-    if (err && errlen > 0) snprintf(err, (size_t)errlen, "%s", msg);
-}
-
-/* dir/name into dst; -1 with err when it does not fit */
-static int join(char *dst, size_t n, const char *dir, const char *name, char *err, int errlen) {
-    if ((size_t)snprintf(dst, n, "%s/%s", dir, name) >= n) {
-        if (err && errlen > 0) snprintf(err, (size_t)errlen, "%s/%s: path too long", dir, name);
-        return -1;
-    }
+/* dir/name into dst; -1 with e when it does not fit */
+static int join(char *dst, size_t n, const char *dir, const char *name, qkv_err *e) {
+    if ((size_t)snprintf(dst, n, "%s/%s", dir, name) >= n)
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s/%s: path too long", dir, name);
     return 0;
 }
 
+/* the io layer's message as e's */
+static int io_failed(qkv_err *e, const char *why) { return qkv_err_set(e, QKV_ERR_FAIL, "%s", why); }
+
 /* text into dir/name, atomically (a reader never sees half a file) */
-static int write_text(const char *dir, const char *name, const char *text, char *err, int errlen) {
+static int write_text(const char *dir, const char *name, const char *text, qkv_err *e) {
     char path[4096];
-    if (join(path, sizeof path, dir, name, err, errlen)) return -1;
-    return qkv__write_file_atomic(path, text, strlen(text), err, errlen);
+    if (join(path, sizeof path, dir, name, e)) return -1;
+    char why[QKV_ERR_MSG];
+    return qkv__write_file_atomic(path, text, strlen(text), why, sizeof why) ? io_failed(e, why) : 0;
 }
 
 /* every figure that was drawn, under its path */
-static int write_figures(const char *out_dir, const qkv_report_figure *f, int n, char *err, int errlen) {
+static int write_figures(const char *out_dir, const qkv_report_figure *f, int n, qkv_err *e) {
     for (int i = 0; i < n; i++)
-        if (f[i].svg && write_text(out_dir, f[i].path, f[i].svg, err, errlen)) return -1;
+        if (f[i].svg && write_text(out_dir, f[i].path, f[i].svg, e)) return -1;
     return 0;
 }
 
 /* everything is built in memory before the first file is written, so running out of memory
  * leaves the previous report's files as they were */
-int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *table_out, char *err, int errlen) {
+int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *table_out, qkv_err *e) {
     if (!r || !r->cfg || !out_dir || !*out_dir || (r->cfg->n_variants > 0 && !r->v) || r->cfg->n_variants < 0 ||
         r->cfg->n_seeds < 0 || (r->cfg->n_seeds > 0 && !r->cfg->seeds)) {
-        set_err(err, errlen, "ablate report: incomplete results");
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "ablate report: incomplete results");
     }
-    char plots[4096];
-    if (join(plots, sizeof plots, out_dir, QKV_REPORT_PLOTS, err, errlen) || qkv__mkdirs(plots, err, errlen))
-        return -1;
+    char plots[4096], why[QKV_ERR_MSG];
+    if (join(plots, sizeof plots, out_dir, QKV_REPORT_PLOTS, e)) return -1;
+    if (qkv__mkdirs(plots, why, sizeof why)) return io_failed(e, why);
 
     int rc = -1;
     qkv_report p;
@@ -71,16 +67,16 @@ int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *ta
         fputs(md, table_out);
         fflush(table_out);
     }
-    if (write_text(out_dir, "results.md", md, err, errlen) || write_text(out_dir, "results.csv", csv, err, errlen) ||
-        write_text(out_dir, "results.json", json, err, errlen) ||
-        write_figures(out_dir, p.figures.plots, p.figures.n_plots, err, errlen) ||
-        write_figures(out_dir, p.figures.maps, p.figures.n_maps, err, errlen) ||
-        write_text(out_dir, "report.md", rmd, err, errlen) || write_text(out_dir, "report.html", html, err, errlen))
+    if (write_text(out_dir, "results.md", md, e) || write_text(out_dir, "results.csv", csv, e) ||
+        write_text(out_dir, "results.json", json, e) ||
+        write_figures(out_dir, p.figures.plots, p.figures.n_plots, e) ||
+        write_figures(out_dir, p.figures.maps, p.figures.n_maps, e) ||
+        write_text(out_dir, "report.md", rmd, e) || write_text(out_dir, "report.html", html, e))
         goto done;
     rc = 0;
     goto done;
 oom:
-    set_err(err, errlen, "ablate report: out of memory");
+    qkv_err_set(e, QKV_ERR_FAIL, "ablate report: out of memory");
 done:
     qkv__report_doc_free(&results);
     qkv__report_doc_free(&page);

@@ -12,7 +12,6 @@
 
 /* Write results.md, results.csv, results.json, plots/ (SVG files), report.md and report.html into
  * out_dir (atomically, file by file); also print the markdown table to `table` if non-NULL.
- * 0, or -1 with err */
-QKV_INTERNAL int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *table, char *err,
-                                  int errlen);
+ * 0, or -1 with e */
+QKV_INTERNAL int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *table, qkv_err *e);
 #endif

@@ -60,44 +60,36 @@ static int merge(qkv_summary *s, const qkv_sum_ablation *a) {
     return 0;
 }
 
-/* dir's results into a, and its numbers in the column's metric; 0 or -1 with err */
-static int load_one(qkv_sum_ablation *a, const char *dir, char *err, int errlen) {
-    if (strlen(dir) >= sizeof a->dir) {
-        snprintf(err, (size_t)errlen, "%.200s...: path too long", dir);
-        return -1;
-    }
+/* dir's results into a, and its numbers in the column's metric; 0 or -1 with e */
+static int load_one(qkv_sum_ablation *a, const char *dir, qkv_err *e) {
+    if (strlen(dir) >= sizeof a->dir)
+        return qkv_err_set(e, QKV_ERR_FAIL, "%.200s...: path too long", dir);
     snprintf(a->dir, sizeof a->dir, "%s", dir);
-    if (qkv__ablate_results_read(&a->r, &a->cfg, dir, err, errlen)) return -1;
+    if (qkv__ablate_results_read(&a->r, &a->cfg, dir, e)) return -1;
     a->text = !strcmp(a->r.task, "text");
     a->metric = a->text ? QKV_METRIC_BPB : a->cfg.metric;
     a->stats = calloc((size_t)a->cfg.n_variants, sizeof *a->stats);
-    if (!a->stats || qkv__ablate_metric_stats(&a->r, a->metric, a->stats, &a->recomputed, &a->bpb_from_loss)) {
-        snprintf(err, (size_t)errlen, "%s/results.json: out of memory", dir);
-        return -1;
-    }
+    if (!a->stats || qkv__ablate_metric_stats(&a->r, a->metric, a->stats, &a->recomputed, &a->bpb_from_loss))
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s/results.json: out of memory", dir);
     return 0;
 }
 
-int qkv__summary_load(qkv_summary *s, const char *const *dirs, int n, char *err, int errlen) {
+int qkv__summary_load(qkv_summary *s, const char *const *dirs, int n, qkv_err *e) {
     memset(s, 0, sizeof *s);
-    if (n < 1) {
-        snprintf(err, (size_t)errlen, "no ablation directories");
-        return -1;
-    }
-    if (!(s->a = calloc((size_t)n, sizeof *s->a))) {
-        snprintf(err, (size_t)errlen, "out of memory");
-        return -1;
-    }
+    if (n < 1)
+        return qkv_err_set(e, QKV_ERR_FAIL, "no ablation directories");
+    if (!(s->a = calloc((size_t)n, sizeof *s->a)))
+        return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     for (int i = 0; i < n; i++) {
         qkv_sum_ablation *a = &s->a[i];
         s->n = i + 1; /* freed with the summary from here */
-        if (load_one(a, dirs[i], err, errlen)) goto fail;
+        if (load_one(a, dirs[i], e)) goto fail;
         const char *baseline = a->cfg.variants[a->cfg.baseline].name;
         if (i == 0) snprintf(s->baseline, sizeof s->baseline, "%s", baseline);
         else if (strcmp(baseline, s->baseline)) {
-            snprintf(err, (size_t)errlen, "%s/results.json: baseline: \"%s\" differs from %s/results.json's \"%s\" "
-                     "(every column is compared with one baseline: summarize them separately)", dirs[i], baseline,
-                     dirs[0], s->baseline);
+            qkv_err_set(e, QKV_ERR_FAIL, "%s/results.json: baseline: \"%s\" differs from %s/results.json's \"%s\" "
+                        "(every column is compared with one baseline: summarize them separately)", dirs[i], baseline,
+                        dirs[0], s->baseline);
             goto fail;
         }
         if (merge(s, a)) goto oom;
@@ -114,7 +106,7 @@ int qkv__summary_load(qkv_summary *s, const char *const *dirs, int n, char *err,
     label_columns(s);
     return 0;
 oom:
-    snprintf(err, (size_t)errlen, "out of memory");
+    qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
 fail:
     qkv__summary_free(s);
     return -1;

@@ -57,9 +57,9 @@ typedef struct qkv_summary {
 } qkv_summary;
 
 /* summary.c: read DIR/results.json of each of dirs[0..n) (n >= 1) with the results model's reader
- * (strict: a missing file, bad JSON, a key of the wrong type, an unknown baseline are one line in err
+ * (strict: a missing file, bad JSON, a key of the wrong type, an unknown baseline are one line in e
  * naming the file and key), two different baselines being an error too. 0, or -1 (s is then empty) */
-QKV_INTERNAL int qkv__summary_load(qkv_summary *s, const char *const *dirs, int n, char *err, int errlen);
+QKV_INTERNAL int qkv__summary_load(qkv_summary *s, const char *const *dirs, int n, qkv_err *e);
 QKV_INTERNAL void qkv__summary_free(qkv_summary *s);
 /* whether an ablation's report was partial: runs missing, or finished runs it would still extend */
 QKV_INTERNAL bool qkv__summary_partial(const qkv_sum_ablation *a);
@@ -108,20 +108,20 @@ typedef enum qkv_sum_part {
 QKV_INTERNAL char *qkv__summary_block(const qkv_sum_report *r, qkv_sum_part part);
 /* summary.md, summary.csv, summary.html and plots/size-TASK.svg into out_dir (made if needed), each
  * atomically; title NULL: "Summary of N ablations"; the table (Markdown) also to `table` if not NULL.
- * 0, or -1 with err */
+ * 0, or -1 with e */
 QKV_INTERNAL int qkv__summary_write(const qkv_summary *s, const char *out_dir, const char *title, FILE *table,
-                                   char *err, int errlen);
+                                   qkv_err *e);
 
 /* ---- documents with generated blocks (summary_doc.c) --------------------------------------- */
 
 /* Regenerate every marked block of the Markdown file at path (docs/ablate.md has the syntax) and
- * compare: 0 when every block is as generated, 1 when one differs (err: "PATH:LINE: ..." naming the
+ * compare: 0 when every block is as generated, 1 when one differs (e, QKV_ERR_FAIL: "PATH:LINE: ..." naming the
  * first differing line; with update, the blocks are rewritten instead, the file replaced
- * atomically, and 0 returned), -1 on an error (a malformed marker, unreadable results: err). *blocks
+ * atomically, and 0 returned), -1 on an error (a malformed marker, unreadable results: e). *blocks
  * gets the number of blocks, *changed how many differed. */
-QKV_INTERNAL int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, char *err, int errlen);
+QKV_INTERNAL int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, qkv_err *e);
 /* the text of an inline marker <!-- qkv value: DIR VARIANT FIELD --> (doc_values.c: the fields and
- * their formats): one number of VARIANT in DIR/results.json; NULL with err */
-QKV_INTERNAL char *qkv__doc_value(char *words, char *err, int errlen);
+ * their formats): one number of VARIANT in DIR/results.json; NULL with e */
+QKV_INTERNAL char *qkv__doc_value(char *words, qkv_err *e);
 
 #endif

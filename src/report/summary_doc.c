@@ -130,13 +130,21 @@ static bool delimiter(const line *l) {
 
 enum { MAX_COLS = 64 };
 
+/* the whole file (io/fileio.h), its message as e's; NULL when it cannot be read */
+static char *read_text(const char *path, size_t *len, qkv_err *e) {
+    char why[QKV_ERR_MSG];
+    char *text = qkv__read_file(path, len, why, sizeof why);
+    if (!text) qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    return text;
+}
+
 /* The table of `file` chosen by `which` ("" the first; a number, the n-th; a heading's anchor, the
  * first table after that heading; else the first table with a column whose anchor starts so),
  * with only the columns of `cols` (NULL: all; names match a column's anchor by prefix, numbers
- * count from 1). The Markdown (malloc'd), or NULL with err. */
-static char *quote_table(const char *file, const char *which, const char *cols, char *err, int errlen) {
+ * count from 1). The Markdown (malloc'd), or NULL with e. */
+static char *quote_table(const char *file, const char *which, const char *cols, qkv_err *e) {
     size_t len;
-    char *text = qkv__read_file(file, &len, err, errlen);
+    char *text = read_text(file, &len, e);
     if (!text) return NULL;
     int n = 0, start = -1, end = -1, tables = 0;
     line *l = split_lines(text, len, &n);
@@ -161,8 +169,8 @@ static char *quote_table(const char *file, const char *which, const char *cols, 
             continue;
         }
         if (!(table_line(&l[i]) && i + 1 < n && delimiter(&l[i + 1]))) continue;
-        int e = i + 2;
-        while (e < n && table_line(&l[e])) e++;
+        int last = i + 2;
+        while (last < n && table_line(&l[last])) last++;
         tables++;
         bool match = !*which || (by_number && idx == tables) || after_heading;
         if (!match && !by_number && *want) { /* a column's name */
@@ -175,17 +183,17 @@ static char *quote_table(const char *file, const char *which, const char *cols, 
         }
         if (match) {
             start = i;
-            end = e;
+            end = last;
         }
-        i = e - 1;
+        i = last - 1;
     }
     if (!l) {
-        snprintf(err, (size_t)errlen, "%s: out of memory", file);
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", file);
         goto done;
     }
     if (start < 0) {
-        snprintf(err, (size_t)errlen, "%s%s%s: no such table (of %d: give a number, a heading's anchor or a column's "
-                 "name)", file, *which ? "#" : "", which, tables);
+        qkv_err_set(e, QKV_ERR_FAIL, "%s%s%s: no such table (of %d: give a number, a heading's anchor or a column's "
+                    "name)", file, *which ? "#" : "", which, tables);
         goto done;
     }
     qkv_strbuf b;
@@ -209,8 +217,8 @@ static char *quote_table(const char *file, const char *which, const char *cols, 
             }
             if (found < 0) {
                 qkv__strbuf_free(&b);
-                snprintf(err, (size_t)errlen, "%s%s%s: cols: no column \"%s\" (the table has %d)", file,
-                         *which ? "#" : "", which, name, nc);
+                qkv_err_set(e, QKV_ERR_FAIL, "%s%s%s: cols: no column \"%s\" (the table has %d)", file,
+                            *which ? "#" : "", which, name, nc);
                 goto done;
             }
             pick[np++] = found;
@@ -226,7 +234,7 @@ static char *quote_table(const char *file, const char *which, const char *cols, 
         }
     }
     out = qkv__strbuf_take(&b);
-    if (!out) snprintf(err, (size_t)errlen, "%s: out of memory", file);
+    if (!out) qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", file);
 done:
     free(l);
     free(text);
@@ -238,9 +246,9 @@ done:
 /* FILE's first pipe table (its first column: one of our variant names), each row with the
  * summary's cells for that variant appended (the main table's columns; "—" where no ablation has
  * it). The published numbers are quoted from papers by hand in FILE; ours are generated. */
-static char *published_block(const qkv_sum_report *r, const char *file, char *err, int errlen) {
+static char *published_block(const qkv_sum_report *r, const char *file, qkv_err *e) {
     size_t len;
-    char *text = qkv__read_file(file, &len, err, errlen), *out = NULL;
+    char *text = read_text(file, &len, e), *out = NULL;
     if (!text) return NULL;
     int n = 0, start = -1, end = -1;
     line *l = split_lines(text, len, &n);
@@ -256,11 +264,11 @@ static char *published_block(const qkv_sum_report *r, const char *file, char *er
     qkv_strbuf b;
     qkv__strbuf_init(&b);
     if (!l) {
-        snprintf(err, (size_t)errlen, "%s: out of memory", file);
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", file);
         goto done;
     }
     if (start < 0) {
-        snprintf(err, (size_t)errlen, "%s: no table (expected a pipe table whose first column names variants)", file);
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: no table (expected a pipe table whose first column names variants)", file);
         goto done;
     }
     const qkv_report_table *m = &r->main;
@@ -274,7 +282,7 @@ static char *published_block(const qkv_sum_report *r, const char *file, char *er
     for (int i = start + 2; i < end; i++) {
         int k = row_cells(&l[i], cells, MAX_COLS);
         if (k != nc) {
-            snprintf(err, (size_t)errlen, "%s:%d: %d cells, the header has %d", file, i + 1, k, nc);
+            qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: %d cells, the header has %d", file, i + 1, k, nc);
             goto done;
         }
         int row = -1;
@@ -286,7 +294,7 @@ static char *published_block(const qkv_sum_report *r, const char *file, char *er
         qkv__strbuf_puts(&b, "\n");
     }
     out = qkv__strbuf_take(&b);
-    if (!out) snprintf(err, (size_t)errlen, "%s: out of memory", file);
+    if (!out) qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", file);
 done:
     if (!out) qkv__strbuf_free(&b);
     free(l);
@@ -296,8 +304,8 @@ done:
 
 /* ---- markers --------------------------------------------------------------------------------- */
 
-/* what a marker's words ask for, generated; NULL with err (without the file and line) */
-static char *generate(char *words, char *err, int errlen) {
+/* what a marker's words ask for, generated; NULL with e (without the file and line) */
+static char *generate(char *words, qkv_err *e) {
     char *save = NULL, *kind = strtok_r(words, " \t", &save);
     if (kind && !strcmp(kind, "summarize:")) {
         const char *dirs[256];
@@ -308,38 +316,38 @@ static char *generate(char *words, char *err, int errlen) {
             if (!strcmp(w, "--sizes")) part = QKV_SUM_PART_SIZES;
             else if (!strcmp(w, "--published")) {
                 if (!(published = strtok_r(NULL, " \t", &save)))
-                    return snprintf(err, (size_t)errlen, "--published needs a FILE"), NULL;
+                    return qkv_err_set(e, QKV_ERR_FAIL, "--published needs a FILE"), NULL;
             } else if (w[0] == '-')
-                return snprintf(err, (size_t)errlen, "unknown option '%s' (--sizes and --published FILE are)", w), NULL;
-            else if (nd == 256) return snprintf(err, (size_t)errlen, "more than 256 directories"), NULL;
+                return qkv_err_set(e, QKV_ERR_FAIL, "unknown option '%s' (--sizes and --published FILE are)", w), NULL;
+            else if (nd == 256) return qkv_err_set(e, QKV_ERR_FAIL, "more than 256 directories"), NULL;
             else dirs[nd++] = w;
         }
-        if (!nd) return snprintf(err, (size_t)errlen, "qkv summarize: needs the ablations' directories"), NULL;
+        if (!nd) return qkv_err_set(e, QKV_ERR_FAIL, "qkv summarize: needs the ablations' directories"), NULL;
         qkv_summary s;
-        if (qkv__summary_load(&s, dirs, nd, err, errlen)) return NULL;
+        if (qkv__summary_load(&s, dirs, nd, e)) return NULL;
         qkv_sum_report r;
         char *md = NULL;
-        if (qkv__sum_report_build(&r, &s)) snprintf(err, (size_t)errlen, "out of memory");
-        else if (published) md = published_block(&r, published, err, errlen);
-        else if (!(md = qkv__summary_block(&r, part))) snprintf(err, (size_t)errlen, "out of memory");
+        if (qkv__sum_report_build(&r, &s)) qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+        else if (published) md = published_block(&r, published, e);
+        else if (!(md = qkv__summary_block(&r, part))) qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         qkv__sum_report_free(&r);
         qkv__summary_free(&s);
         return md;
     }
     if (kind && !strcmp(kind, "table:")) {
         char *file = strtok_r(NULL, " \t", &save), *cols = NULL;
-        if (!file) return snprintf(err, (size_t)errlen, "qkv table: needs FILE[#WHICH]"), NULL;
+        if (!file) return qkv_err_set(e, QKV_ERR_FAIL, "qkv table: needs FILE[#WHICH]"), NULL;
         for (char *w = strtok_r(NULL, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
             if (strncmp(w, "cols=", 5) || !w[5])
-                return snprintf(err, (size_t)errlen, "qkv table: unexpected '%s' (cols=A,B is the option)", w), NULL;
+                return qkv_err_set(e, QKV_ERR_FAIL, "qkv table: unexpected '%s' (cols=A,B is the option)", w), NULL;
             cols = w + 5;
         }
         char *hash = strchr(file, '#');
         if (hash) *hash = 0;
-        return quote_table(file, hash ? hash + 1 : "", cols, err, errlen);
+        return quote_table(file, hash ? hash + 1 : "", cols, e);
     }
-    snprintf(err, (size_t)errlen, "unknown marker '%s' (expected <!-- qkv summarize: DIR... --> or <!-- qkv table: "
-             "FILE[#WHICH] -->)", kind ? kind : "");
+    qkv_err_set(e, QKV_ERR_FAIL, "unknown marker '%s' (expected <!-- qkv summarize: DIR... --> or <!-- qkv table: "
+                "FILE[#WHICH] -->)", kind ? kind : "");
     return NULL;
 }
 
@@ -373,11 +381,11 @@ static int first_difference(const char *a, const char *b, int *col, char *exp, c
     }
 }
 
-/* the inline values of line l (number ln) of path: each regenerated, compared (1 with err at the
+/* the inline values of line l (number ln) of path: each regenerated, compared (1 with e at the
  * first that differs, unless update) and its text put in parts (what is before it from *copied on,
- * then the value; *copied moves past the old value); 0, or -1 with err */
+ * then the value; *copied moves past the old value); 0, or -1 with e */
 static int inline_values(const char *path, int ln, const line *l, bool update, qkv_wpart *parts, int *np, char **made,
-                         int *nm, const char **copied, int *blocks, int *changed, char *err, int errlen) {
+                         int *nm, const char **copied, int *blocks, int *changed, qkv_err *e) {
     const char *end = l->s + l->len;
     for (const char *p = l->s; p < end;) {
         const char *m = memmem(p, (size_t)(end - p), VALUE, strlen(VALUE));
@@ -385,34 +393,28 @@ static int inline_values(const char *path, int ln, const line *l, bool update, q
         const char *close = memmem(m, (size_t)(end - m), CLOSE, strlen(CLOSE));
         const char *val = close ? close + strlen(CLOSE) : NULL;
         const char *stop = val ? memmem(val, (size_t)(end - val), END, strlen(END)) : NULL;
-        if (!stop) {
-            snprintf(err, (size_t)errlen, "%s:%d:%d: an inline value is %sWORDS%sTEXT%s on one line", path, ln,
-                     (int)(m - l->s) + 1, VALUE, CLOSE, END);
-            return -1;
-        }
-        char words[1024], inner[1024];
+        if (!stop)
+            return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d:%d: an inline value is %sWORDS%sTEXT%s on one line", path, ln,
+                               (int)(m - l->s) + 1, VALUE, CLOSE, END);
+        char words[1024];
+        qkv_err inner;
         size_t wl = (size_t)(close - m - strlen(VALUE));
-        if (wl >= sizeof words) {
-            snprintf(err, (size_t)errlen, "%s:%d: an inline value's words are longer than %zu bytes", path, ln,
-                     sizeof words - 1);
-            return -1;
-        }
+        if (wl >= sizeof words)
+            return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: an inline value's words are longer than %zu bytes", path, ln,
+                               sizeof words - 1);
         memcpy(words, m + strlen(VALUE), wl);
         words[wl] = 0;
-        char *want = qkv__doc_value(words, inner, sizeof inner);
-        if (!want) {
-            snprintf(err, (size_t)errlen, "%s:%d: %s", path, ln, inner);
-            return -1;
-        }
+        char *want = qkv__doc_value(words, &inner);
+        if (!want) return qkv_err_set(e, inner.code, "%s:%d: %s", path, ln, inner.msg);
         made[(*nm)++] = want;
         (*blocks)++;
         size_t have = (size_t)(stop - val), wn = strlen(want);
         if (have != wn || memcmp(val, want, wn)) {
             (*changed)++;
             if (!update) {
-                snprintf(err, (size_t)errlen, "%s:%d:%d: differs from what the inline marker generates: expected \"%s\", "
-                         "found \"%.*s\" (--update-doc rewrites it)", path, ln, (int)(val - l->s) + 1, want,
-                         (int)(have > 70 ? 70 : have), val);
+                qkv_err_set(e, QKV_ERR_FAIL, "%s:%d:%d: differs from what the inline marker generates: expected \"%s\", "
+                            "found \"%.*s\" (--update-doc rewrites it)", path, ln, (int)(val - l->s) + 1, want,
+                            (int)(have > 70 ? 70 : have), val);
                 return 1;
             }
         }
@@ -424,10 +426,10 @@ static int inline_values(const char *path, int ln, const line *l, bool update, q
     return 0;
 }
 
-int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, char *err, int errlen) {
+int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, qkv_err *e) {
     *blocks = *changed = 0;
     size_t len;
-    char *text = qkv__read_file(path, &len, err, errlen);
+    char *text = read_text(path, &len, e);
     if (!text) return -1;
     int n = 0, rc = -1, np = 0, nm = 0, nv = 0;
     for (const char *p = strstr(text, VALUE); p; p = strstr(p + 1, VALUE)) nv++;
@@ -435,7 +437,7 @@ int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, c
     qkv_wpart *parts = calloc((size_t)(n + nv) * 2 + 2, sizeof *parts); /* the new text: kept and generated pieces */
     char **made = calloc((size_t)(n + nv) + 1, sizeof *made);           /* the generated pieces */
     if (!l || !parts || !made) {
-        snprintf(err, (size_t)errlen, "%s: out of memory", path);
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", path);
         goto done;
     }
     const char *copied = text; /* the text before this is in parts */
@@ -445,13 +447,12 @@ int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, c
         char t[4096];
         trimmed(&l[i], t, sizeof t);
         if (!in_fence && !strcmp(t, END)) { /* the lines of a block are skipped below: this one ends none */
-            snprintf(err, (size_t)errlen, "%s:%d: %s without a marker (%s...%s) before it", path, i + 1, END, OPEN,
-                     CLOSE);
+            qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: %s without a marker (%s...%s) before it", path, i + 1, END, OPEN,
+                        CLOSE);
             goto done;
         }
         if (!in_fence && (strncmp(t, OPEN, strlen(OPEN)) || !strncmp(t, VALUE, strlen(VALUE)))) { /* prose: its inline values */
-            int r = inline_values(path, i + 1, &l[i], update, parts, &np, made, &nm, &copied, blocks, changed, err,
-                                  errlen);
+            int r = inline_values(path, i + 1, &l[i], update, parts, &np, made, &nm, &copied, blocks, changed, e);
             if (r) {
                 rc = r;
                 goto done;
@@ -461,25 +462,25 @@ int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, c
         if (in_fence) continue;
         size_t tl = strlen(t);
         if (tl < strlen(OPEN) + strlen(CLOSE) || strcmp(t + tl - strlen(CLOSE), CLOSE)) {
-            snprintf(err, (size_t)errlen, "%s:%d: a marker is one line that ends with -->", path, i + 1);
+            qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: a marker is one line that ends with -->", path, i + 1);
             goto done;
         }
-        int e = i + 1;
+        int last = i + 1;
         char u[64] = "";
-        for (; e < n; e++) {
-            trimmed(&l[e], u, sizeof u);
+        for (; last < n; last++) {
+            trimmed(&l[last], u, sizeof u);
             if (!strcmp(u, END) || !strncmp(u, OPEN, strlen(OPEN))) break;
         }
-        if (e == n || strcmp(u, END)) {
-            snprintf(err, (size_t)errlen, "%s:%d: no %s after this marker (before %s)", path, i + 1, END,
-                     e == n ? "the end of the file" : "the next marker");
+        if (last == n || strcmp(u, END)) {
+            qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: no %s after this marker (before %s)", path, i + 1, END,
+                        last == n ? "the end of the file" : "the next marker");
             goto done;
         }
         t[tl - strlen(CLOSE)] = 0;
-        char inner[1024];
-        char *md = generate(t + strlen(OPEN), inner, sizeof inner);
+        qkv_err inner;
+        char *md = generate(t + strlen(OPEN), &inner);
         if (!md) {
-            snprintf(err, (size_t)errlen, "%s:%d: %s", path, i + 1, inner);
+            qkv_err_set(e, inner.code, "%s:%d: %s", path, i + 1, inner.msg);
             goto done;
         }
         /* the block: a blank line, what was generated, a blank line */
@@ -487,7 +488,7 @@ int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, c
         char *want = malloc(ml + 3);
         if (!want) {
             free(md);
-            snprintf(err, (size_t)errlen, "%s: out of memory", path);
+            qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", path);
             goto done;
         }
         want[0] = '\n';
@@ -497,21 +498,21 @@ int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, c
         free(md);
         made[nm++] = want;
         (*blocks)++;
-        const char *body = l[i + 1].s, *stop = l[e].s; /* the block's lines now */
+        const char *body = l[i + 1].s, *stop = l[last].s; /* the block's lines now */
         size_t bl = (size_t)(stop - body);
         if (bl != ml + 2 || memcmp(body, want, bl)) {
             (*changed)++;
             if (!update) {
                 char *now = strndup(body, bl), exp[96], got[96];
                 if (!now) {
-                    snprintf(err, (size_t)errlen, "%s: out of memory", path);
+                    qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", path);
                     goto done;
                 }
                 int col = 1, k = first_difference(want, now, &col, exp, got, sizeof exp);
                 free(now);
-                snprintf(err, (size_t)errlen, "%s:%d:%d: differs from what the marker on line %d generates: expected "
-                         "\"%s\", found \"%s\" (--update-doc rewrites the block)", path, i + 2 + k, col, i + 1, exp,
-                         got);
+                qkv_err_set(e, QKV_ERR_FAIL, "%s:%d:%d: differs from what the marker on line %d generates: expected "
+                            "\"%s\", found \"%s\" (--update-doc rewrites the block)", path, i + 2 + k, col, i + 1, exp,
+                            got);
                 rc = 1;
                 goto done;
             }
@@ -519,10 +520,14 @@ int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, c
         parts[np++] = (qkv_wpart){copied, (size_t)(body - copied)};
         parts[np++] = (qkv_wpart){want, ml + 2};
         copied = stop;
-        i = e;
+        i = last;
     }
     parts[np++] = (qkv_wpart){copied, (size_t)(text + len - copied)};
-    if (update && *changed && qkv__rewrite_file_atomic(path, parts, np, err, errlen)) goto done;
+    char why[QKV_ERR_MSG]; /* io's message */
+    if (update && *changed && qkv__rewrite_file_atomic(path, parts, np, why, sizeof why)) {
+        qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+        goto done;
+    }
     rc = 0;
 done:
     for (int i = 0; made && i < nm; i++) free(made[i]);

@@ -223,18 +223,17 @@ static char *render_csv(const qkv_sum_report *r) {
 /* ---- files ---------------------------------------------------------------------------------- */
 
 /* text into dir/name, atomically */
-static int write_text(const char *dir, const char *name, const char *text, char *err, int errlen) {
+static int write_text(const char *dir, const char *name, const char *text, qkv_err *e) {
     char path[4096];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
-        snprintf(err, (size_t)errlen, "%.200s/%s: path too long", dir, name);
-        return -1;
-    }
-    return qkv__write_file_atomic(path, text, strlen(text), err, errlen);
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
+        return qkv_err_set(e, QKV_ERR_FAIL, "%.200s/%s: path too long", dir, name);
+    char why[QKV_ERR_MSG]; /* io's message */
+    if (qkv__write_file_atomic(path, text, strlen(text), why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    return 0;
 }
 
 /* everything is built in memory before the first file is written */
-int qkv__summary_write(const qkv_summary *s, const char *out_dir, const char *title, FILE *table, char *err,
-                      int errlen) {
+int qkv__summary_write(const qkv_summary *s, const char *out_dir, const char *title, FILE *table, qkv_err *e) {
     char def[64], plots[4096];
     snprintf(def, sizeof def, "Summary of %d ablation%s", s->n, s->n == 1 ? "" : "s");
     if (!title) title = def;
@@ -250,14 +249,18 @@ int qkv__summary_write(const qkv_summary *s, const char *out_dir, const char *ti
     block = table ? qkv__summary_block(&r, QKV_SUM_PART_MAIN) : NULL;
     if (!md || !html || !csv || (table && !block)) goto oom;
     if ((size_t)snprintf(plots, sizeof plots, "%s/%s", out_dir, QKV_REPORT_PLOTS) >= sizeof plots) {
-        snprintf(err, (size_t)errlen, "%.200s: path too long", out_dir);
+        qkv_err_set(e, QKV_ERR_FAIL, "%.200s: path too long", out_dir);
         goto done;
     }
-    if (qkv__mkdirs(r.n_sizes ? plots : out_dir, err, errlen)) goto done;
+    char why[QKV_ERR_MSG]; /* io's message */
+    if (qkv__mkdirs(r.n_sizes ? plots : out_dir, why, sizeof why)) {
+        qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+        goto done;
+    }
     for (int k = 0; k < r.n_sizes; k++)
-        if (write_text(out_dir, r.sizes[k].plot.path, r.sizes[k].plot.svg, err, errlen)) goto done;
-    if (write_text(out_dir, "summary.md", md, err, errlen) || write_text(out_dir, "summary.csv", csv, err, errlen) ||
-        write_text(out_dir, "summary.html", html, err, errlen))
+        if (write_text(out_dir, r.sizes[k].plot.path, r.sizes[k].plot.svg, e)) goto done;
+    if (write_text(out_dir, "summary.md", md, e) || write_text(out_dir, "summary.csv", csv, e) ||
+        write_text(out_dir, "summary.html", html, e))
         goto done;
     if (table) {
         fputs(block, table);
@@ -266,7 +269,7 @@ int qkv__summary_write(const qkv_summary *s, const char *out_dir, const char *ti
     rc = 0;
     goto done;
 oom:
-    snprintf(err, (size_t)errlen, "summarize: out of memory");
+    qkv_err_set(e, QKV_ERR_FAIL, "summarize: out of memory");
 done:
     qkv__report_doc_free(&page);
     qkv__sum_report_free(&r);

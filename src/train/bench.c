@@ -28,8 +28,8 @@ static int cmp_d(const void *a, const void *b) {
 }
 
 int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*alloc_count)(void),
-                  qkv_bench_result *r, char *err, int errlen) {
-    return qkv_bench_run_with(s, NULL, 1, warmup, steps, alloc_count, r, err, errlen);
+                  qkv_bench_result *r, qkv_err *e) {
+    return qkv_bench_run_with(s, NULL, 1, warmup, steps, alloc_count, r, e);
 }
 
 /* the micro-batched step (qkv train's with train.shards = S > 1): S micro-batches of `rows`
@@ -68,7 +68,7 @@ static void micro_workers(void *arg, int64_t b, int64_t e) {
 
 /* the micro-batch machinery: W replicas and contexts, S slots, the views (freed by micro_free) */
 static int micro_init(micro_job *j, qkv_model *m, const qkv_tensor *tok, const qkv_tensor *tgt, int S, int batch,
-                      int seq, char *err, int errlen) {
+                      int seq, qkv_err *e) {
     int W = qkv_get_threads() < S ? qkv_get_threads() : S;
     *j = (micro_job){.S = S, .W = W, .n = m->params.numel};
     j->reps = calloc((size_t)W, sizeof *j->reps);
@@ -78,8 +78,9 @@ static int micro_init(micro_job *j, qkv_model *m, const qkv_tensor *tok, const q
     j->tgt = calloc((size_t)S, sizeof *j->tgt);
     j->slots = malloc((size_t)S * (size_t)j->n * sizeof(float));
     if (!j->reps || !j->ctxs || !j->err || !j->tok || !j->tgt || !j->slots) goto oom;
+    char why[256]; /* nn's message: said as out of memory below */
     for (int w = 0; w < W; w++)
-        if (!(j->reps[w] = qkv_model_replica(m, err, errlen)) || !(j->ctxs[w] = qkv_ctx_new())) goto oom;
+        if (!(j->reps[w] = qkv_model_replica(m, why, (int)sizeof why)) || !(j->ctxs[w] = qkv_ctx_new())) goto oom;
     int64_t rows = batch / S, shape[2] = {rows, seq};
     for (int k = 0; k < S; k++) {
         size_t off = (size_t)k * (size_t)rows * (size_t)seq * sizeof(int32_t);
@@ -89,8 +90,7 @@ static int micro_init(micro_job *j, qkv_model *m, const qkv_tensor *tok, const q
     }
     return 0;
 oom:
-    snprintf(err, (size_t)errlen, "out of memory");
-    return -1;
+    return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
 }
 
 static void micro_free(micro_job *j) {
@@ -101,14 +101,11 @@ static void micro_free(micro_job *j) {
     free(j->reps), free(j->ctxs), free(j->err), free(j->tok), free(j->tgt), free(j->slots);
 }
 
-/* one micro-batched step's gradient into g (n floats); 0 or -1 with err */
-static int micro_step(micro_job *j, float *g, char *err, int errlen) {
+/* one micro-batched step's gradient into g (n floats); 0 or -1 with e */
+static int micro_step(micro_job *j, float *g, qkv_err *e) {
     qkv__parallel_for(j->W, 1, micro_workers, j);
     for (int w = 0; w < j->W; w++)
-        if (j->err[w][0]) {
-            snprintf(err, (size_t)errlen, "%s", j->err[w]);
-            return -1;
-        }
+        if (j->err[w][0]) return qkv_err_set(e, QKV_ERR_FAIL, "%s", j->err[w]);
     memcpy(g, j->slots, (size_t)j->n * sizeof *g);
     for (int k = 1; k < j->S; k++) /* g += slot k, in the order of k */
         qkv__k_binary_flat_f32(QKV_BIN_ADD, j->n, g, j->slots + (size_t)k * (size_t)j->n, g);
@@ -128,15 +125,14 @@ qkv_model_config qkv_bench_model_config(const qkv_bench_size *s, const qkv_model
 }
 
 int qkv_bench_run_with(const qkv_bench_size *s, const qkv_model_config *over, int micro_batches, int warmup, int steps,
-                       uint64_t (*alloc_count)(void), qkv_bench_result *r, char *err, int errlen) {
+                       uint64_t (*alloc_count)(void), qkv_bench_result *r, qkv_err *e) {
     memset(r, 0, sizeof *r);
-    if (micro_batches < 1 || s->batch % micro_batches) {
-        snprintf(err, (size_t)errlen, "%d micro-batches do not divide the batch of %d", micro_batches, s->batch);
-        return -1;
-    }
+    if (micro_batches < 1 || s->batch % micro_batches)
+        return qkv_err_set(e, QKV_ERR_FAIL, "%d micro-batches do not divide the batch of %d", micro_batches, s->batch);
     qkv_model_config mc = qkv_bench_model_config(s, over);
-    qkv_model *m = qkv_model_new(&mc, QKV_F32, 0, err, errlen);
-    if (!m) return -1;
+    char why[QKV_ERR_MSG]; /* nn's message */
+    qkv_model *m = qkv_model_new(&mc, QKV_F32, 0, why, (int)sizeof why);
+    if (!m) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     qkv_optim_config oc = qkv_optim_config_default(); /* Adam, PyTorch's defaults */
     qkv_optim o = {0};
     qkv_ctx *ctx = qkv_ctx_new();
@@ -146,10 +142,10 @@ int qkv_bench_run_with(const qkv_bench_size *s, const qkv_model_config *over, in
     micro_job mj = {0};
     int rc = -1;
     if (!ctx || !tok || !tgt || !ms || qkv_optim_init(&o, &oc, m->params.numel)) {
-        snprintf(err, (size_t)errlen, "out of memory");
+        qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         goto done;
     }
-    if (micro_batches > 1 && micro_init(&mj, m, tok, tgt, micro_batches, s->batch, s->seq, err, errlen)) goto done;
+    if (micro_batches > 1 && micro_init(&mj, m, tok, tgt, micro_batches, s->batch, s->seq, e)) goto done;
     qkv_rng rng;
     qkv_rng_seed(&rng, 1);
     for (int64_t i = 0; i < tok->numel; i++) { /* random tokens; loss at every position */
@@ -174,12 +170,12 @@ int qkv_bench_run_with(const qkv_bench_size *s, const qkv_model_config *over, in
         }
         double t = qkv_clock_seconds();
         if (micro_batches > 1) {
-            if (micro_step(&mj, m->params.grad, err, errlen)) goto done;
+            if (micro_step(&mj, m->params.grad, e)) goto done;
         } else {
             qkv_ctx_reset(ctx);
             qkv_tensor *loss = qkv_model_loss(ctx, m, tok, tgt, NULL);
             if (!loss || qkv_backward(ctx, loss)) {
-                snprintf(err, (size_t)errlen, "%s", qkv_ctx_error(ctx));
+                qkv_err_set(e, QKV_ERR_FAIL, "%s", qkv_ctx_error(ctx));
                 goto done;
             }
         }

@@ -5,6 +5,8 @@
 
 #include "qkv_api.h"
 
+#include "app/error.h"
+
 #include "nn/model_config.h"
 
 #include <stdint.h>
@@ -37,15 +39,15 @@ typedef struct qkv_bench_result {
  * learned positions); its sizes are the size's */
 QKV_APP_API qkv_model_config qkv_bench_model_config(const qkv_bench_size *s, const qkv_model_config *over);
 /* run `steps` timed steps after `warmup`, then `steps` more with every product timed;
- * alloc_count (may be NULL) returns a running count of heap allocations. 0, or -1 with err. */
+ * alloc_count (may be NULL) returns a running count of heap allocations. 0, or -1 with e. */
 QKV_APP_API int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*alloc_count)(void),
-                  qkv_bench_result *r, char *err, int errlen);
+                  qkv_bench_result *r, qkv_err *e);
 /* the same with the attention and positions of over (NULL: the defaults), and the step in micro_batches
  * (1: the whole batch in one pass, its ops split across qkv's threads; S > 1, dividing the batch:
  * as `qkv train` takes it with train.shards = S, whole micro-batches on each thread) */
 QKV_APP_API int qkv_bench_run_with(const qkv_bench_size *s, const qkv_model_config *over, int micro_batches,
                                    int warmup, int steps, uint64_t (*alloc_count)(void), qkv_bench_result *r,
-                                   char *err, int errlen);
+                                   qkv_err *e);
 /* this machine's sgemm GFLOP/s on an n x n x n product at the current BLAS thread count (best of reps) */
 QKV_APP_API double qkv_bench_sgemm_ceiling(int n, int reps);
 

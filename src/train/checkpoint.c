@@ -67,10 +67,10 @@ static qkv_tensor vec(qkv_dtype dt, int64_t n, void *data) {
 }
 
 int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o, const qkv_train_state *s,
-                        const qkv_rng *data, const char *config_json, char *err, int errlen) {
+                        const qkv_rng *data, const char *config_json, qkv_err *e) {
     int n = m->params.n;
     qkv_st_item *items = malloc((size_t)(n + 4) * sizeof *items);
-    if (!items) { snprintf(err, (size_t)errlen, "out of memory saving a checkpoint"); return -1; }
+    if (!items) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory saving a checkpoint");
     for (int i = 0; i < n; i++) items[i] = (qkv_st_item){m->params.items[i]->name, &m->params.items[i]->t};
     int k = n;
     double sc[SC_COUNT];
@@ -89,33 +89,34 @@ int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o,
                             "qkv_config", config_json};
     char *ck = qkv__pathf("%s/%s", dir, QKV_RUN_CHECKPOINT), *model = qkv__pathf("%s/%s", dir, QKV_RUN_MODEL);
     int rc = -1;
-    if (!ck || !model) snprintf(err, (size_t)errlen, "out of memory saving a checkpoint");
-    else rc = qkv_st_data_crc32(items, k, crc, err, (size_t)errlen) ||
-              qkv_st_write(ck, items, k, meta, config_json ? 5 : 4, err, (size_t)errlen) ? -1 : 0;
+    char why[QKV_ERR_MSG]; /* the library's message (io, nn) */
+    if (!ck || !model) qkv_err_set(e, QKV_ERR_FAIL, "out of memory saving a checkpoint");
+    else if (qkv_st_data_crc32(items, k, crc, why, sizeof why) ||
+             qkv_st_write(ck, items, k, meta, config_json ? 5 : 4, why, sizeof why) ||
+             /* the parameters alone, for users and PyTorch */
+             qkv_save_model(m, model, config_json, s->step, why, (int)sizeof why))
+        qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    else rc = 0;
     free(items);
-    /* the parameters alone, for users and PyTorch */
-    if (!rc) rc = qkv_save_model(m, model, config_json, s->step, err, errlen);
     free(ck);
     free(model);
     return rc;
 }
 
 int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_state *s, qkv_rng *data,
-                        char *err, int errlen) {
+                        qkv_err *e) {
     char *path = qkv__pathf("%s/%s", dir, QKV_RUN_CHECKPOINT);
-    if (!path) {
-        snprintf(err, (size_t)errlen, "out of memory reading a checkpoint");
-        return -1;
-    }
+    if (!path) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory reading a checkpoint");
     qkv_safetensors *st;
     if (access(path, R_OK)) {
-        snprintf(err, (size_t)errlen, "%s: no checkpoint to resume from (%s)", qkv__shown(path).s, strerror(errno));
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: no checkpoint to resume from (%s)", qkv__shown(path).s, strerror(errno));
         free(path);
         return -1;
     }
-    int bad = qkv_load_model(m, path, err, errlen) || qkv_st_read(path, &st, err, (size_t)errlen);
+    char why[QKV_ERR_MSG]; /* the library's message (io, nn) */
+    int bad = qkv_load_model(m, path, why, (int)sizeof why) || qkv_st_read(path, &st, why, sizeof why);
     free(path);
-    if (bad) return -1;
+    if (bad) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     const qkv_st_entry *se = qkv_st_find(st, "state.scalars");
     int64_t nsc = se && se->ndim == 1 && se->shape[0] == SC_COUNT_V1 ? SC_COUNT_V1 : SC_COUNT;
     /* a version-1 file has no losses or time: as at the start of a session */
@@ -123,15 +124,16 @@ int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_s
     int32_t words[8];
     qkv_tensor ts = vec(QKV_F64, nsc, sc), tr = vec(QKV_I32, 8, words), tm = vec(QKV_F32, m->params.numel, o->m),
                tv = vec(QKV_F32, m->params.numel, o->v);
-    int rc = qkv_st_load_into(st, "state.scalars", &ts, err, (size_t)errlen) ||
-             qkv_st_load_into(st, "state.rng", &tr, err, (size_t)errlen);
-    if (!rc && o->m) rc = qkv_st_load_into(st, "optim.m", &tm, err, (size_t)errlen);
-    if (!rc && o->v) rc = qkv_st_load_into(st, "optim.v", &tv, err, (size_t)errlen);
+    int rc = qkv_st_load_into(st, "state.scalars", &ts, why, sizeof why) ||
+             qkv_st_load_into(st, "state.rng", &tr, why, sizeof why);
+    if (!rc && o->m) rc = qkv_st_load_into(st, "optim.m", &tm, why, sizeof why);
+    if (!rc && o->v) rc = qkv_st_load_into(st, "optim.v", &tv, why, sizeof why);
     const char *os = qkv_st_meta(st, "qkv_optim_step");
     if (!rc) {
         unpack(sc, words, s, data);
         o->step = os ? atoll(os) : s->step - s->skipped;
     }
     qkv_st_free(st);
-    return rc ? -1 : 0;
+    if (rc) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "qkv_api.h"
 
+#include "app/error.h"
 #include "nn/model.h"
 #include "optim/optim.h"
 #include "tensor/rng.h"
@@ -23,15 +24,15 @@ typedef struct qkv_train_state {
 /* Write DIR/checkpoint.safetensors (m's parameters, o's state, s, the data stream `data`) and
  * DIR/model.safetensors (the parameters alone), each atomically, each with config_json (the
  * effective config; NULL: none in the checkpoint, "{}" in the model file) as metadata qkv_config
- * and the CRC-32 of its data as qkv_crc32 (io/safetensors.h). 0, or -1 with one line in err. */
+ * and the CRC-32 of its data as qkv_crc32 (io/safetensors.h). 0, or -1 with one line in e. */
 QKV_APP_API int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o, const qkv_train_state *s,
-                        const qkv_rng *data, const char *config_json, char *err, int errlen);
+                        const qkv_rng *data, const char *config_json, qkv_err *e);
 /* Read DIR/checkpoint.safetensors into m, o, s and data (m and o built for the same config).
  * A checkpoint whose data does not match its qkv_crc32 is refused (damaged); checkpoints of
  * earlier versions (no checksum or config, 6 loop scalars, no optimizer step) load too. 0, or
- * -1 with one line in err naming the file. (Whether the checkpoint's qkv_config is the run's
+ * -1 with one line in e naming the file. (Whether the checkpoint's qkv_config is the run's
  * is the caller's question: the config layer reads configs, qkv train --resume compares.) */
 QKV_APP_API int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_state *s, qkv_rng *data,
-                        char *err, int errlen);
+                        qkv_err *e);
 
 #endif

@@ -29,7 +29,7 @@ static bool launched(void) {
 }
 #endif
 
-int qkv__dist_init(int *argc, char ***argv, qkv_dist *d, char *err, int errlen) {
+int qkv__dist_init(int *argc, char ***argv, qkv_dist *d, qkv_err *e) {
 #ifdef QKV_MPI
     if (!launched()) {
         *d = WORLD;
@@ -38,16 +38,14 @@ int qkv__dist_init(int *argc, char ***argv, qkv_dist *d, char *err, int errlen) 
     int ok = 0;
     MPI_Initialized(&ok);
     if (!ok && MPI_Init(argc, argv) != MPI_SUCCESS) {
-        snprintf(err, (size_t)errlen, "MPI_Init failed");
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "MPI_Init failed");
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &WORLD.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &WORLD.size);
 #else
     (void)argc;
     (void)argv;
-    (void)err;
-    (void)errlen;
+    (void)e;
 #endif
     *d = WORLD;
     return 0;

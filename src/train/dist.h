@@ -8,6 +8,8 @@
 
 #include "qkv_api.h"
 
+#include "app/error.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -16,8 +18,8 @@ typedef struct qkv_dist {
 } qkv_dist;
 
 /* MPI_Init when built with MPI (a process started without mpirun is a world of one), else
- * rank 0 of 1; call once, from main, before anything else. 0, or -1 with one line in err */
-QKV_INTERNAL int qkv__dist_init(int *argc, char ***argv, qkv_dist *d, char *err, int errlen);
+ * rank 0 of 1; call once, from main, before anything else. 0, or -1 with one line in e */
+QKV_INTERNAL int qkv__dist_init(int *argc, char ***argv, qkv_dist *d, qkv_err *e);
 /* MPI_Finalize (nothing without MPI) */
 QKV_INTERNAL void qkv__dist_finalize(void);
 /* the process's place, as qkv__dist_init found it (rank 0 of 1 before it or without MPI) */

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 static int evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
-                    qkv_eval_result *r, char *err, int errlen);
+                    qkv_eval_result *r, qkv_err *e);
 
 /* counted positions, correct argmax predictions and summed loss of one batch */
 static void score(const qkv_tensor *logits, const qkv_batch *b, double *correct, int64_t *count) {
@@ -26,27 +26,26 @@ static void score(const qkv_tensor *logits, const qkv_batch *b, double *correct,
 }
 
 int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, qkv_eval_result *r,
-                 char *err, int errlen) {
-    return qkv_evaluate_split(ctx, m, t, QKV_SPLIT_EVAL, n, batch, r, err, errlen);
+                 qkv_err *e) {
+    return qkv_evaluate_split(ctx, m, t, QKV_SPLIT_EVAL, n, batch, r, e);
 }
 
 int qkv_evaluate_split(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
-                       qkv_eval_result *r, char *err, int errlen) {
+                       qkv_eval_result *r, qkv_err *e) {
     /* one thread's kernels: evaluations give the same bits for any thread count, as training does */
     int prev = qkv__serial(1);
-    int rc = evaluate(ctx, m, t, split, n, batch, r, err, errlen);
+    int rc = evaluate(ctx, m, t, split, n, batch, r, e);
     qkv__serial(prev);
     return rc;
 }
 
 static int evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
-                    qkv_eval_result *r, char *err, int errlen) {
+                    qkv_eval_result *r, qkv_err *e) {
     int64_t size = qkv_task_split_size(t, split);
     if (n > size) n = size;
     qkv_batch b;
     if (qkv_batch_alloc(&b, t, batch)) {
-        snprintf(err, (size_t)errlen, "out of memory for an evaluation batch");
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "out of memory for an evaluation batch");
     }
     bool old = qkv_ctx_set_grad_enabled(ctx, false);
     double loss_sum = 0, correct = 0;
@@ -58,7 +57,7 @@ static int evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, in
         qkv_tensor *logits = qkv_model_forward(ctx, m, &b.tokens, b.has_pad ? &b.pad : NULL);
         qkv_tensor *loss = qkv_cross_entropy(ctx, logits, &b.targets, QKV_IGNORE);
         if (!loss) {
-            snprintf(err, (size_t)errlen, "evaluation: %s", qkv_ctx_error(ctx));
+            qkv_err_set(e, QKV_ERR_FAIL, "evaluation: %s", qkv_ctx_error(ctx));
             rc = -1;
             break;
         }

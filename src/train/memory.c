@@ -19,18 +19,16 @@ int64_t qkv_machine_memory_bytes(void) {
     return pages > 0 && size > 0 ? saturate((double)pages * (double)size) : 0;
 }
 
-int qkv_check_memory(const qkv_model_config *c, int batch, int64_t need, const char *what, char *err,
-                     int errlen) {
+int qkv_check_memory(const qkv_model_config *c, int batch, int64_t need, const char *what, qkv_err *e) {
     int64_t have = qkv_machine_memory_bytes();
     if (!have || need <= have) return 0;
     const double gib = 1024.0 * 1024.0 * 1024.0;
     char needs[32];
     if (need == INT64_MAX) snprintf(needs, sizeof needs, "over 8 EiB");
     else snprintf(needs, sizeof needs, "about %.1f GiB", (double)need / gib);
-    snprintf(err, (size_t)errlen,
-             "model.d_model %d x model.layers %d (d_ff %d, vocab %d, seq_len %d, %lld parameters) with "
-             "batch %d needs %s (%s), more than this machine's %.1f GiB",
-             c->d_model, c->layers, c->d_ff, c->vocab, c->seq_len, (long long)qkv_model_param_count(c), batch,
-             needs, what, (double)have / gib);
-    return -1;
+    return qkv_err_set(e, QKV_ERR_MEMORY,
+                       "model.d_model %d x model.layers %d (d_ff %d, vocab %d, seq_len %d, %lld parameters) with "
+                       "batch %d needs %s (%s), more than this machine's %.1f GiB",
+                       c->d_model, c->layers, c->d_ff, c->vocab, c->seq_len, (long long)qkv_model_param_count(c),
+                       batch, needs, what, (double)have / gib);
 }

@@ -5,6 +5,8 @@
 
 #include "qkv_api.h"
 
+#include "app/error.h"
+
 #include <stdint.h>
 #include "nn/model_config.h"
 #include "optim/optim_config.h"
@@ -14,10 +16,9 @@
 QKV_APP_API int64_t qkv_train_estimate_bytes(const qkv_model_config *m, const qkv_optim_config *o, int batch);
 /* this machine's physical memory in bytes (sysconf), or 0 when unknown */
 QKV_APP_API int64_t qkv_machine_memory_bytes(void);
-/* 0 when `need` bytes fit in this machine's memory; else -1 with one line in err, e.g.
+/* 0 when `need` bytes fit in this machine's memory; else -1 with one line in e, e.g.
  * "model.d_model 8192 x model.layers 64 (...) needs about 412.3 GiB (what), more than this
  * machine's 23.4 GiB" */
-QKV_APP_API int qkv_check_memory(const qkv_model_config *m, int batch, int64_t need, const char *what, char *err,
-                     int errlen);
+QKV_APP_API int qkv_check_memory(const qkv_model_config *m, int batch, int64_t need, const char *what, qkv_err *e);
 
 #endif

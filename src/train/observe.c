@@ -50,15 +50,15 @@ static void add_rows(const qkv_tensor *a, const qkv_batch *b, qkv_diag_sums *s, 
 }
 
 /* the attention of the model m (built, loaded) on the task's evaluation examples into o: the sums
- * over the first QKV_OBSERVE_EXAMPLES, the weights of example o->example. 0, or -1 with err */
-static int attention(qkv_model *m, qkv_task *task, int layers, int heads, qkv_observed *o, char *err, int errlen) {
+ * over the first QKV_OBSERVE_EXAMPLES, the weights of example o->example. 0, or -1 with e */
+static int attention(qkv_model *m, qkv_task *task, int layers, int heads, qkv_observed *o, qkv_err *e) {
     int64_t avail = qkv_task_eval_size(task);
     int n = QKV_OBSERVE_EXAMPLES > avail ? (int)avail : QKV_OBSERVE_EXAMPLES;
     qkv_ctx *ctx = qkv_ctx_new();
     qkv_batch b = {0}, one = {0};
     int rc = -1;
     if (!ctx || qkv_batch_alloc(&b, task, n) || qkv_batch_alloc(&one, task, 1)) {
-        snprintf(err, (size_t)errlen, "out of memory");
+        qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         goto done;
     }
     qkv_ctx_set_grad_enabled(ctx, false);
@@ -79,7 +79,7 @@ static int attention(qkv_model *m, qkv_task *task, int layers, int heads, qkv_ob
     bool counted = rows != NULL;
     free(rows);
     if (!o->diag_share || !o->prev_share || !counted) {
-        snprintf(err, (size_t)errlen, "out of memory");
+        qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         goto done;
     }
     /* one example, all layers and heads */
@@ -94,7 +94,7 @@ static int attention(qkv_model *m, qkv_task *task, int layers, int heads, qkv_ob
     o->tokens = malloc((size_t)T * sizeof *o->tokens);
     o->targets = malloc((size_t)T * sizeof *o->targets);
     if (!o->w || !o->tokens || !o->targets) {
-        snprintf(err, (size_t)errlen, "out of memory");
+        qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         goto done;
     }
     for (int l = 0; l < layers; l++)
@@ -104,7 +104,7 @@ static int attention(qkv_model *m, qkv_task *task, int layers, int heads, qkv_ob
     rc = 0;
     goto done;
 fail:
-    snprintf(err, (size_t)errlen, "%s", qkv_ctx_error(ctx));
+    qkv_err_set(e, QKV_ERR_FAIL, "%s", qkv_ctx_error(ctx));
 done:
     qkv_batch_free(&one);
     qkv_batch_free(&b);
@@ -113,7 +113,7 @@ done:
 }
 
 /* every layer's and head's score matrix, described (nn/score.h; diff: the first map) */
-static int scores(const qkv_model *m, int layers, int heads, qkv_observed *o, char *err, int errlen) {
+static int scores(const qkv_model *m, int layers, int heads, qkv_observed *o, qkv_err *e) {
     size_t n = (size_t)layers * heads;
     o->symmetry = malloc(n * sizeof *o->symmetry);
     o->negative_mass = malloc(n * sizeof *o->negative_mass);
@@ -128,21 +128,18 @@ static int scores(const qkv_model *m, int layers, int heads, qkv_observed *o, ch
             o->negative_mass[(size_t)l * heads + h] = st.negative_mass;
         }
     free(M);
-    if (rc) snprintf(err, (size_t)errlen, "the score diagnostics: out of memory");
+    if (rc) qkv_err_set(e, QKV_ERR_FAIL, "the score diagnostics: out of memory");
     return rc;
 }
 
 /* the text task's sample from m into o (the prompt's bytes, then what the model drew) */
-static int sample(qkv_model *m, qkv_observed *o, char *err, int errlen) {
+static int sample(qkv_model *m, qkv_observed *o, qkv_err *e) {
     const char *prompt = QKV_OBSERVE_SAMPLE_PROMPT;
     int np = (int)strlen(prompt), total = np + QKV_OBSERVE_SAMPLE_BYTES;
-    if (!(o->sample = malloc((size_t)total * sizeof *o->sample))) {
-        snprintf(err, (size_t)errlen, "out of memory");
-        return -1;
-    }
+    if (!(o->sample = malloc((size_t)total * sizeof *o->sample))) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     for (int i = 0; i < np; i++) o->sample[i] = (unsigned char)prompt[i];
     qkv_sample_opts so = {QKV_OBSERVE_SAMPLE_BYTES, QKV_OBSERVE_SAMPLE_TEMPERATURE, 0, QKV_OBSERVE_SAMPLE_SEED};
-    if (qkv_sample(m, o->sample, np, &so, o->sample + np, err, errlen)) return -1;
+    if (qkv_sample(m, o->sample, np, &so, o->sample + np, e)) return -1;
     o->sample_len = total;
     return 0;
 }
@@ -156,7 +153,7 @@ static qkv_tensor view(qkv_dtype dt, int ndim, const int64_t *shape, void *data)
 }
 
 /* o into DIR/file */
-static int write_observed(const char *dir, const char *file, const qkv_observed *o, char *err, int errlen) {
+static int write_observed(const char *dir, const char *file, const qkv_observed *o, qkv_err *e) {
     int64_t nlh[2] = {o->layers, o->heads};
     double sums[SUM_COUNT] = {o->sums.diag, o->sums.first, o->sums.entropy, o->sums.entropy_uniform,
                               (double)o->sums.rows};
@@ -174,33 +171,38 @@ static int write_observed(const char *dir, const char *file, const qkv_observed 
     snprintf(example, sizeof example, "%d", o->example);
     const char *meta[4] = {"qkv_step", step, "qkv_example", example};
     char *path = qkv__pathf("%s/%s", dir, file);
-    if (!path) {
-        snprintf(err, (size_t)errlen, "out of memory");
-        return -1;
-    }
-    int rc = qkv_st_write(path, items, o->sample ? 9 : 8, meta, 2, err, (size_t)errlen);
+    if (!path) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+    char why[QKV_ERR_MSG]; /* io's message */
+    int rc = qkv_st_write(path, items, o->sample ? 9 : 8, meta, 2, why, sizeof why);
     free(path);
-    return rc;
+    return rc ? qkv_err_set(e, QKV_ERR_FAIL, "%s", why) : 0;
 }
 
 /* cfg's model observed into o: the trained one of DIR/model.safetensors (with the text task's
  * sample), or (!trained) the one qkv train starts from, initialised from train.seed */
 static int observation(const qkv_config *cfg, const char *dir, bool trained, int example, long long step,
-                       qkv_observed *o, char *err, int errlen) {
+                       qkv_observed *o, qkv_err *e) {
     *o = (qkv_observed){.step = step, .example = example < 0 ? 0 : example};
     qkv_task task;
-    qkv_err e;
-    if (qkv_task_open(&task, &cfg->task, (uint64_t)cfg->train.seed, &e)) return snprintf(err, (size_t)errlen, "%s", e.msg), -1;
+    if (qkv_task_open(&task, &cfg->task, (uint64_t)cfg->train.seed, e)) return -1;
     qkv_model_config mc = cfg->model;
     qkv_model *m = NULL;
     char *path = trained ? qkv__pathf("%s/" QKV_RUN_MODEL, dir) : NULL;
     uint64_t seed = trained ? 0 : (uint64_t)cfg->train.seed; /* as qkv train's (a trained one is loaded over it) */
     int rc = -1;
-    if (trained && !path) snprintf(err, (size_t)errlen, "out of memory");
-    if ((trained && !path) || (qkv_task_fit_model(&task, &mc, &e) && snprintf(err, (size_t)errlen, "%s", e.msg)) ||
-        !(m = qkv_model_new(&mc, QKV_F32, seed, err, errlen)) || (trained && qkv_load_model(m, path, err, errlen)) ||
-        attention(m, &task, mc.layers, mc.heads, o, err, errlen) || scores(m, mc.layers, mc.heads, o, err, errlen) ||
-        (trained && cfg->task.kind == QKV_TASK_TEXT && sample(m, o, err, errlen)))
+    char why[QKV_ERR_MSG]; /* nn's message */
+    if (trained && !path) {
+        qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+        goto done;
+    }
+    if (qkv_task_fit_model(&task, &mc, e)) goto done;
+    if (!(m = qkv_model_new(&mc, QKV_F32, seed, why, (int)sizeof why)) ||
+        (trained && qkv_load_model(m, path, why, (int)sizeof why))) {
+        qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+        goto done;
+    }
+    if (attention(m, &task, mc.layers, mc.heads, o, e) || scores(m, mc.layers, mc.heads, o, e) ||
+        (trained && cfg->task.kind == QKV_TASK_TEXT && sample(m, o, e)))
         goto done;
     rc = 0;
 done:
@@ -212,22 +214,22 @@ done:
 }
 
 int qkv__run_observation(const qkv_config *cfg, const char *dir, int example, long long step, qkv_observed *o,
-                         char *err, int errlen) {
-    return observation(cfg, dir, true, example, step, o, err, errlen);
+                         qkv_err *e) {
+    return observation(cfg, dir, true, example, step, o, e);
 }
 
-int qkv__run_observe(const qkv_config *cfg, const char *dir, int example, long long step, char *err, int errlen) {
+int qkv__run_observe(const qkv_config *cfg, const char *dir, int example, long long step, qkv_err *e) {
     qkv_observed o;
-    if (observation(cfg, dir, true, example, step, &o, err, errlen)) return -1;
-    int rc = write_observed(dir, QKV_RUN_OBSERVED, &o, err, errlen);
+    if (observation(cfg, dir, true, example, step, &o, e)) return -1;
+    int rc = write_observed(dir, QKV_RUN_OBSERVED, &o, e);
     qkv__observed_free(&o);
     return rc;
 }
 
-int qkv__run_observe_start(const qkv_config *cfg, const char *dir, int example, char *err, int errlen) {
+int qkv__run_observe_start(const qkv_config *cfg, const char *dir, int example, qkv_err *e) {
     qkv_observed o;
-    if (observation(cfg, dir, false, example, 0, &o, err, errlen)) return -1;
-    int rc = write_observed(dir, QKV_RUN_OBSERVED_START, &o, err, errlen);
+    if (observation(cfg, dir, false, example, 0, &o, e)) return -1;
+    int rc = write_observed(dir, QKV_RUN_OBSERVED_START, &o, e);
     qkv__observed_free(&o);
     return rc;
 }
@@ -252,25 +254,23 @@ static void *take(const qkv_safetensors *st, const char *name, qkv_dtype dt, int
     return p;
 }
 
-/* DIR/file, a record of write_observed's, into *o: 1 when there is none, 0, or -1 with err */
-static int read_observed(const char *dir, const char *file, qkv_observed *o, char *err, int errlen) {
+/* DIR/file, a record of write_observed's, into *o: 1 when there is none, 0, or -1 with e */
+static int read_observed(const char *dir, const char *file, qkv_observed *o, qkv_err *e) {
     memset(o, 0, sizeof *o);
     char *path = qkv__pathf("%s/%s", dir, file);
-    if (!path) {
-        snprintf(err, (size_t)errlen, "out of memory");
-        return -1;
-    }
+    if (!path) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     struct stat sb;
     if (stat(path, &sb)) { /* not there: a run of an older qkv (stat, not open: a FIFO must not block) */
-        int e = errno;
-        if (e != ENOENT) snprintf(err, (size_t)errlen, "%s: %s", qkv__shown(path).s, strerror(e));
+        int no = errno;
+        if (no != ENOENT) qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", qkv__shown(path).s, strerror(no));
         free(path);
-        return e == ENOENT ? 1 : -1;
+        return no == ENOENT ? 1 : -1;
     }
     qkv_safetensors *st;
-    if (qkv_st_read(path, &st, err, (size_t)errlen)) {
+    char why[QKV_ERR_MSG]; /* io's message */
+    if (qkv_st_read(path, &st, why, sizeof why)) {
         free(path);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     }
     int64_t ns[1] = {0}, nw[4] = {0}, nt[1] = {0}, nt2[1] = {0}, nx[1] = {0};
     double *sums = take(st, "diag.sums", QKV_F64, 1, ns, sizeof(double));
@@ -311,8 +311,8 @@ static int read_observed(const char *dir, const char *file, qkv_observed *o, cha
         o->T = (int)nw[2];
         o->sample_len = has_sample ? (int)nx[0] : 0;
     } else {
-        snprintf(err, (size_t)errlen, "%s: not what qkv train records (tensors diag.sums, example.attention, "
-                 "example.tokens, example.targets; metadata qkv_step, qkv_example)", qkv__shown(path).s);
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: not what qkv train records (tensors diag.sums, example.attention, "
+                    "example.tokens, example.targets; metadata qkv_step, qkv_example)", qkv__shown(path).s);
         qkv__observed_free(o);
     }
     free(path);
@@ -321,12 +321,12 @@ static int read_observed(const char *dir, const char *file, qkv_observed *o, cha
     return ok ? 0 : -1;
 }
 
-int qkv__run_observed(const char *dir, qkv_observed *o, char *err, int errlen) {
-    return read_observed(dir, QKV_RUN_OBSERVED, o, err, errlen);
+int qkv__run_observed(const char *dir, qkv_observed *o, qkv_err *e) {
+    return read_observed(dir, QKV_RUN_OBSERVED, o, e);
 }
 
-int qkv__run_observed_start(const char *dir, qkv_observed *o, char *err, int errlen) {
-    return read_observed(dir, QKV_RUN_OBSERVED_START, o, err, errlen);
+int qkv__run_observed_start(const char *dir, qkv_observed *o, qkv_err *e) {
+    return read_observed(dir, QKV_RUN_OBSERVED_START, o, e);
 }
 
 void qkv__observed_free(qkv_observed *o) {

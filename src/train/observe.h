@@ -10,6 +10,8 @@
 
 #include "qkv_api.h"
 
+#include "app/error.h"
+
 #include "train/run_config.h"
 
 #include <stdint.h>
@@ -50,21 +52,20 @@ typedef struct qkv_observed {
 /* Build the run's model from cfg (its effective config) and DIR/model.safetensors, run it on the
  * evaluation examples and write DIR/observed.safetensors (atomically): the sums, the weights of
  * evaluation example `example` (taken modulo the examples there are), the text task's sample, and
- * step, and the score diagnostics of every layer and head. 0, or -1 with one line in err */
-QKV_INTERNAL int qkv__run_observe(const qkv_config *cfg, const char *dir, int example, long long step, char *err,
-                                  int errlen);
+ * step, and the score diagnostics of every layer and head. 0, or -1 with one line in e */
+QKV_INTERNAL int qkv__run_observe(const qkv_config *cfg, const char *dir, int example, long long step, qkv_err *e);
 /* The same of the model a run starts from (cfg's, initialised from train.seed as qkv train does,
  * before any update) into DIR/observed-start.safetensors: step 0, no sample. Nothing else is
- * touched (the trainer's model and data stream are its own). 0, or -1 with one line in err */
-QKV_INTERNAL int qkv__run_observe_start(const qkv_config *cfg, const char *dir, int example, char *err, int errlen);
+ * touched (the trainer's model and data stream are its own). 0, or -1 with one line in e */
+QKV_INTERNAL int qkv__run_observe_start(const qkv_config *cfg, const char *dir, int example, qkv_err *e);
 /* DIR/observed.safetensors into *o (its arrays malloc'd: qkv__observed_free). 1 when the run has
- * none (a run of a qkv before it), 0 when read, -1 with one line in err when it is damaged */
-QKV_INTERNAL int qkv__run_observed(const char *dir, qkv_observed *o, char *err, int errlen);
+ * none (a run of a qkv before it), 0 when read, -1 with one line in e when it is damaged */
+QKV_INTERNAL int qkv__run_observed(const char *dir, qkv_observed *o, qkv_err *e);
 /* DIR/observed-start.safetensors, the same way (1: the run recorded no start) */
-QKV_INTERNAL int qkv__run_observed_start(const char *dir, qkv_observed *o, char *err, int errlen);
+QKV_INTERNAL int qkv__run_observed_start(const char *dir, qkv_observed *o, qkv_err *e);
 QKV_INTERNAL void qkv__observed_free(qkv_observed *o);
 /* What qkv__run_observe records, computed into *o and not written (qkv inspect): 0, or -1 */
 QKV_INTERNAL int qkv__run_observation(const qkv_config *cfg, const char *dir, int example, long long step,
-                                      qkv_observed *o, char *err, int errlen);
+                                      qkv_observed *o, qkv_err *e);
 
 #endif

@@ -24,30 +24,32 @@ bool qkv__run_should_stop(const qkv__run *r) {
     return qkv_stop_requested() || (r->opt->stop_after && r->st.step - r->start >= r->opt->stop_after);
 }
 
-/* out_dir/file, into r->path (the one before it freed); NULL when out of memory, said in err (when
+/* out_dir/file, into r->path (the one before it freed); NULL when out of memory, said in e (when
  * not NULL) */
-static const char *in_dir(qkv__run *r, const char *file, char *err, int errlen) {
+static const char *in_dir(qkv__run *r, const char *file, qkv_err *e) {
     free(r->path);
     r->path = qkv__pathf("%s/%s", r->opt->out_dir, file);
-    if (!r->path && err) snprintf(err, (size_t)errlen, "out of memory");
+    if (!r->path && e) qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     return r->path;
 }
 
 /* ---- checkpoint: everything a resumed run needs, in one atomic file (checkpoint.c) ----------- */
 
-static int save_checkpoint(qkv__run *r, char *err, int errlen) {
+static int save_checkpoint(qkv__run *r, qkv_err *e) {
     qkv_train_state s = r->st;
     s.seconds += qkv_clock_seconds() - r->t0; /* timing too: a resumed run reports the whole run's time */
     return qkv_checkpoint_save(r->opt->out_dir, r->model, &r->optim, &s, &r->task.train_rng, r->config_json,
-                               err, errlen);
+                               e);
 }
 
 /* keep the metrics lines of steps the checkpoint has (a resumed run rewrites the rest) */
-static int truncate_metrics(qkv__run *r, char *err, int errlen) {
+static int truncate_metrics(qkv__run *r, qkv_err *e) {
     size_t len;
-    const char *path = in_dir(r, QKV_RUN_METRICS, err, errlen);
-    char *text = path ? qkv__read_file(path, &len, err, errlen) : NULL;
-    if (!text) return -1;
+    char why[QKV_ERR_MSG]; /* io's message */
+    const char *path = in_dir(r, QKV_RUN_METRICS, e);
+    if (!path) return -1;
+    char *text = qkv__read_file(path, &len, why, sizeof why);
+    if (!text) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     size_t keep = 0;
     for (char *line = text; *line;) {
         char *nl = strchr(line, '\n');
@@ -57,9 +59,9 @@ static int truncate_metrics(qkv__run *r, char *err, int errlen) {
         keep = (size_t)(nl + 1 - text);
         line = nl + 1;
     }
-    int rc = qkv__write_file_atomic(path, text, keep, err, errlen);
+    int rc = qkv__write_file_atomic(path, text, keep, why, sizeof why);
     free(text);
-    return rc;
+    return rc ? qkv_err_set(e, QKV_ERR_FAIL, "%s", why) : 0;
 }
 
 /* ---- logging ---------------------------------------------------------------------------------- */
@@ -105,7 +107,7 @@ static const char *jnum(double x, char *buf, size_t n) {
 }
 
 static int metrics_line(qkv__run *r, double loss, const qkv_eval_result *ev, const qkv_eval_result *val, double tps,
-                        double elapsed, char *err, int errlen) {
+                        double elapsed, qkv_err *e) {
     char a[32], b[32], c[32];
     errno = 0;
     fprintf(r->metrics, "{\"step\":%lld,\"loss\":%s,\"lr\":%.9g,\"grad_norm\":%s", r->st.step,
@@ -121,9 +123,8 @@ static int metrics_line(qkv__run *r, double loss, const qkv_eval_result *ev, con
     if (ev && val && bytes) fprintf(r->metrics, ",\"val_bpb\":%s", jnum(val->loss / QKV_LN2, a, sizeof a));
     fprintf(r->metrics, ",\"skipped_steps\":%lld,\"tokens_per_s\":%.1f,\"elapsed\":%.3f}\n", r->st.skipped, tps, elapsed);
     if (fflush(r->metrics) || ferror(r->metrics)) {
-        snprintf(err, (size_t)errlen, "%s/metrics.jsonl: cannot write: %s", qkv__shown(r->opt->out_dir).s,
-                 strerror(errno ? errno : EIO));
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s/metrics.jsonl: cannot write: %s", qkv__shown(r->opt->out_dir).s,
+                           strerror(errno ? errno : EIO));
     }
     return 0;
 }
@@ -158,7 +159,7 @@ static void remove_stale_temps(qkv__run *r) {
         }
         if (*end || end == t + 5 || pid <= 0 || pid == (long)getpid()) continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
-        const char *path = in_dir(r, e->d_name, NULL, 0);
+        const char *path = in_dir(r, e->d_name, NULL);
         if (path) unlink(path);
     }
     closedir(d);
@@ -169,20 +170,19 @@ static void remove_stale_temps(qkv__run *r) {
 /* One trainer per run directory: an exclusive flock on the directory itself, held while this
  * process trains (the kernel releases it when the process ends, however it ends; no file is
  * left behind). A second trainer, a worker's orphaned child still running, say, is refused.
- * A file system without flock on directories trains unlocked. 0, or -1 with err */
-static int lock_run(qkv__run *r, char *err, int errlen) {
+ * A file system without flock on directories trains unlocked. 0, or -1 with e */
+static int lock_run(qkv__run *r, qkv_err *e) {
     int fd = open(r->opt->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return 0; /* mkdirs made it: the writes below report what is wrong */
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
         r->lock_fd = fd + 1;
         return 0;
     }
-    int e = errno;
+    int no = errno;
     close(fd);
-    if (e != EWOULDBLOCK) return 0;
-    snprintf(err, (size_t)errlen, "%s: another qkv train is training this run (it holds the directory's lock); "
-             "stop it first", qkv__shown(r->opt->out_dir).s);
-    return -1;
+    if (no != EWOULDBLOCK) return 0;
+    return qkv_err_set(e, QKV_ERR_FAIL, "%s: another qkv train is training this run (it holds the directory's lock); "
+                       "stop it first", qkv__shown(r->opt->out_dir).s);
 }
 
 static const char *const RUN_FILES[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN_MODEL, QKV_RUN_CHECKPOINT,
@@ -191,7 +191,7 @@ static const char *const RUN_FILES[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN
 /* whether out_dir holds any file of a run */
 static bool holds_run(qkv__run *r) {
     for (size_t i = 0; i < sizeof RUN_FILES / sizeof RUN_FILES[0]; i++) {
-        const char *path = in_dir(r, RUN_FILES[i], NULL, 0);
+        const char *path = in_dir(r, RUN_FILES[i], NULL);
         if (!path || access(path, F_OK) == 0) return true; /* out of memory: as if it did (never overwritten) */
     }
     return false;
@@ -200,7 +200,7 @@ static bool holds_run(qkv__run *r) {
 /* remove a run's files (--force) */
 static void clear_run(qkv__run *r) {
     for (size_t i = 0; i < sizeof RUN_FILES / sizeof RUN_FILES[0]; i++) {
-        const char *path = in_dir(r, RUN_FILES[i], NULL, 0);
+        const char *path = in_dir(r, RUN_FILES[i], NULL);
         if (path) unlink(path);
     }
 }
@@ -242,36 +242,31 @@ double qkv__run_loss(const qkv__run *r) {
 
 /* ---- setup ---------------------------------------------------------------------------------- */
 
-int qkv__run_setup(qkv__run *r, char *err, int errlen) {
+int qkv__run_setup(qkv__run *r, qkv_err *e) {
     const qkv_config *c = r->cfg;
     r->tty = isatty(2) && !r->opt->quiet;
-    qkv_err e;
-    if (qkv_task_open(&r->task, &c->task, (uint64_t)c->train.seed, &e)) return snprintf(err, (size_t)errlen, "%s", e.msg), -1;
+    if (qkv_task_open(&r->task, &c->task, (uint64_t)c->train.seed, e)) return -1;
     /* a model the task refuses (causal: false where targets follow) is said before any work */
     qkv_model_config mc = c->model;
-    if (qkv_task_fit_model(&r->task, &mc, &e)) return snprintf(err, (size_t)errlen, "%s", e.msg), -1;
+    if (qkv_task_fit_model(&r->task, &mc, e)) return -1;
     /* validation and evaluation examples are never trained on (generated tasks; the others by slices) */
     r->val_examples = qkv_task_split_size(&r->task, QKV_SPLIT_VAL) > 0
                           ? (c->train.val_examples ? c->train.val_examples : c->train.eval_examples) : 0;
-    if (qkv_task_hold_out(&r->task, c->train.eval_examples, r->val_examples, &e))
-        return snprintf(err, (size_t)errlen, "%s", e.msg), -1;
+    if (qkv_task_hold_out(&r->task, c->train.eval_examples, r->val_examples, e)) return -1;
     const char *what = qkv_optim_state_floats(&c->optim) == 2 ? "parameters, Adam state and activations"
                        : qkv_optim_state_floats(&c->optim) == 1 ? "parameters, SGD momentum and activations"
                                                                 : "parameters and activations";
-    if (qkv_check_memory(&mc, c->train.batch, qkv_train_estimate_bytes(&mc, &c->optim, c->train.batch), what, err,
-                         errlen)) {
-        r->too_big = true; /* before anything is allocated or written */
+    /* QKV_ERR_MEMORY, before anything is allocated or written */
+    if (qkv_check_memory(&mc, c->train.batch, qkv_train_estimate_bytes(&mc, &c->optim, c->train.batch), what, e))
         return -1;
-    }
-    r->model = qkv_model_new(&mc, QKV_F32, (uint64_t)c->train.seed, err, errlen); /* the config is checked */
-    if (!r->model) return -1;
+    char why[QKV_ERR_MSG]; /* the library's message (nn, io) */
+    r->model = qkv_model_new(&mc, QKV_F32, (uint64_t)c->train.seed, why, (int)sizeof why); /* the config is checked */
+    if (!r->model) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     /* the step's micro-batches, whole ones to each process */
     r->shards = qkv_train_shards(&c->train);
-    if (r->shards % r->dist.size) {
-        snprintf(err, (size_t)errlen, "train.shards: %d micro-batches cannot be shared by %d processes (the process "
-                 "count must divide train.shards)", r->shards, r->dist.size);
-        return -1;
-    }
+    if (r->shards % r->dist.size)
+        return qkv_err_set(e, QKV_ERR_FAIL, "train.shards: %d micro-batches cannot be shared by %d processes (the "
+                           "process count must divide train.shards)", r->shards, r->dist.size);
     r->mine = r->shards / r->dist.size;
     r->first = r->dist.rank * r->mine;
     r->rows = c->train.batch / r->shards;
@@ -284,71 +279,66 @@ int qkv__run_setup(qkv__run *r, char *err, int errlen) {
         r->ctxs = calloc((size_t)r->workers, sizeof *r->ctxs);
         r->werr = calloc((size_t)r->workers, sizeof *r->werr);
         for (int w = 0; r->reps && r->ctxs && r->werr && w < r->workers; w++) {
-            if (!(r->reps[w] = qkv_model_replica(r->model, err, errlen))) return -1;
+            if (!(r->reps[w] = qkv_model_replica(r->model, why, (int)sizeof why)))
+                return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
             if (!(r->ctxs[w] = qkv_ctx_new())) break;
         }
-        if (!r->reps || !r->ctxs || !r->werr || !r->ctxs[r->workers - 1]) {
-            snprintf(err, (size_t)errlen, "out of memory setting up training");
-            return -1;
-        }
+        if (!r->reps || !r->ctxs || !r->werr || !r->ctxs[r->workers - 1])
+            return qkv_err_set(e, QKV_ERR_FAIL, "out of memory setting up training");
     }
     r->counts = calloc((size_t)r->shards, sizeof *r->counts);
     r->losses = calloc((size_t)r->shards, sizeof *r->losses);
     if (r->dist.size > 1 || r->workers > 1) r->slots = malloc((size_t)r->shards * (size_t)n * sizeof(float));
     else r->acc = malloc((size_t)(n ? n : 1) * sizeof(float));
     if (qkv_optim_init(&r->optim, &c->optim, n) || !(r->ctx = qkv_ctx_new()) || !r->counts || !r->losses ||
-        !(r->slots || r->acc) || qkv_batch_alloc(&r->batch, &r->task, r->rows * r->mine)) {
-        snprintf(err, (size_t)errlen, "out of memory setting up training");
-        return -1;
-    }
+        !(r->slots || r->acc) || qkv_batch_alloc(&r->batch, &r->task, r->rows * r->mine))
+        return qkv_err_set(e, QKV_ERR_FAIL, "out of memory setting up training");
     qkv_config eff = *c; /* the effective config: vocab and seq_len filled in */
     eff.model = mc;
     r->config_json = r->opt->config_json(&eff);
-    if (!r->config_json) { snprintf(err, (size_t)errlen, "out of memory"); return -1; }
+    if (!r->config_json) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     /* every process reads the checkpoint; the first one alone keeps the run directory */
     if (r->opt->resume &&
-        qkv_checkpoint_load(r->opt->out_dir, r->model, &r->optim, &r->st, &r->task.train_rng, err, errlen))
+        qkv_checkpoint_load(r->opt->out_dir, r->model, &r->optim, &r->st, &r->task.train_rng, e))
         return -1;
     if (!r->opt->resume) r->st.last_loss = r->st.logged_loss = NAN;
     r->train_loss = r->st.logged_loss;
     r->start = r->st.step;
     if (r->dist.rank) return 0;
-    if (qkv__mkdirs(r->opt->out_dir, err, errlen) || lock_run(r, err, errlen)) return -1;
+    if (qkv__mkdirs(r->opt->out_dir, why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (lock_run(r, e)) return -1;
     if (!r->opt->resume && holds_run(r)) { /* never overwrite a run by accident */
-        if (!r->opt->force) {
-            snprintf(err, (size_t)errlen, "%s already holds a run; continue it with --resume %s, or start it over "
-                     "with --force", qkv__shown(r->opt->out_dir).s, qkv__shown(r->opt->out_dir).s);
-            return -1;
-        }
+        if (!r->opt->force)
+            return qkv_err_set(e, QKV_ERR_FAIL, "%s already holds a run; continue it with --resume %s, or start it "
+                               "over with --force", qkv__shown(r->opt->out_dir).s, qkv__shown(r->opt->out_dir).s);
         clear_run(r);
     }
-    if (qkv__mkdirs(r->opt->out_dir, err, errlen)) return -1;
+    if (qkv__mkdirs(r->opt->out_dir, why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     remove_stale_temps(r);
-    if (r->opt->resume && truncate_metrics(r, err, errlen)) return -1;
+    if (r->opt->resume && truncate_metrics(r, e)) return -1;
     /* a resumed run's config may have grown (train.steps: an extended run) */
-    const char *path = in_dir(r, QKV_RUN_CONFIG, err, errlen);
-    if (!path || qkv__write_file_atomic(path, r->config_json, strlen(r->config_json), err, errlen) ||
-        !(path = in_dir(r, QKV_RUN_METRICS, err, errlen)) ||
-        (!r->opt->resume && qkv__write_file_atomic(path, "", 0, err, errlen)))
-        return -1;
+    const char *path = in_dir(r, QKV_RUN_CONFIG, e);
+    if (!path) return -1;
+    if (qkv__write_file_atomic(path, r->config_json, strlen(r->config_json), why, sizeof why))
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (!(path = in_dir(r, QKV_RUN_METRICS, e))) return -1;
+    if (!r->opt->resume && qkv__write_file_atomic(path, "", 0, why, sizeof why))
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     r->metrics = fopen(path, "a");
-    if (!r->metrics) {
-        snprintf(err, (size_t)errlen, "%s: cannot append: %s", qkv__shown(path).s, strerror(errno));
-        return -1;
-    }
+    if (!r->metrics) return qkv_err_set(e, QKV_ERR_FAIL, "%s: cannot append: %s", qkv__shown(path).s, strerror(errno));
     /* a fresh run records its diagnostics at step 0 too (train/observe.h: a model of its own, built
      * as r->model was; neither r->model nor the data stream is touched). Without them a report
      * shows the end alone, as it does for a run of an older qkv */
-    char why[512];
-    if (!r->opt->resume && qkv__run_observe_start(c, r->opt->out_dir, r->opt->example, why, sizeof why))
+    qkv_err oe;
+    if (!r->opt->resume && qkv__run_observe_start(c, r->opt->out_dir, r->opt->example, &oe))
         fprintf(stderr, "qkv train: %s: its attention diagnostics at step 0 were not recorded (%s)\n",
-                qkv__shown(r->opt->out_dir).s, why);
+                qkv__shown(r->opt->out_dir).s, oe.msg);
     return 0;
 }
 
 /* ---- the step after its gradient ------------------------------------------------------------- */
 
-int qkv__run_update(qkv__run *r, double lv, bool *updated, char *err, int errlen) {
+int qkv__run_update(qkv__run *r, double lv, bool *updated, qkv_err *e) {
     const qkv_config *cfg = r->cfg;
     const qkv_train_config *tc = &cfg->train;
     float *params = r->model->params.data, *grads = r->model->params.grad;
@@ -362,18 +352,16 @@ int qkv__run_update(qkv__run *r, double lv, bool *updated, char *err, int errlen
          * here, where it matters, rather than after every update. */
         const char *bad = nonfinite_param(r->model, false);
         if (bad) {
-            snprintf(err, (size_t)errlen, "step %lld: parameter %s is non-finite (the update of step "
-                     "%lld overflowed); lower optim.lr or set optim.clip", r->st.step + 1, bad, r->st.step);
-            return -1;
+            return qkv_err_set(e, QKV_ERR_FAIL, "step %lld: parameter %s is non-finite (the update of step "
+                               "%lld overflowed); lower optim.lr or set optim.clip", r->st.step + 1, bad, r->st.step);
         }
         const char *where = !isfinite(lv) ? "the loss" : nonfinite_param(r->model, true);
         char what[160];
         snprintf(what, sizeof what, "%s%s", isfinite(lv) ? "the gradient of " : "", where ? where : "the gradients");
         if (!tc->skip_nonfinite) {
-            snprintf(err, (size_t)errlen, "step %lld: non-finite value in %s (loss %s); set "
-                     "train.skip_nonfinite to skip such steps, or lower optim.lr", r->st.step + 1,
-                     what, isnan(lv) ? "nan" : isinf(lv) ? "inf" : "finite");
-            return -1;
+            return qkv_err_set(e, QKV_ERR_FAIL, "step %lld: non-finite value in %s (loss %s); set "
+                               "train.skip_nonfinite to skip such steps, or lower optim.lr", r->st.step + 1,
+                               what, isnan(lv) ? "nan" : isinf(lv) ? "inf" : "finite");
         }
         r->st.skipped++; /* said even with --quiet: a skipped step is never silent */
         fprintf(stderr, "%sqkv train: step %lld: skipped (non-finite value in %s); %lld skipped so far\n",
@@ -398,19 +386,18 @@ int qkv__run_update(qkv__run *r, double lv, bool *updated, char *err, int errlen
     double tps = t > r->t_log ? (double)r->tokens_since / (t - r->t_log) : 0;
     int rc = 0;
     if (do_eval) {
-        if (qkv_evaluate(r->ctx, r->model, &r->task, tc->eval_examples, tc->batch, &r->ev, err, errlen) ||
+        if (qkv_evaluate(r->ctx, r->model, &r->task, tc->eval_examples, tc->batch, &r->ev, e) ||
             (r->val_examples && qkv_evaluate_split(r->ctx, r->model, &r->task, QKV_SPLIT_VAL, r->val_examples,
-                                                   tc->batch, &r->val, err, errlen))) {
-            qkv__run_fail_everywhere(r, err);
+                                                   tc->batch, &r->val, e))) {
+            qkv__run_fail_everywhere(r, e->msg);
             return -1;
         }
         r->have_eval = true;
     }
     if (do_log) {
         double mean = r->st.loss_count ? r->st.loss_sum / (double)r->st.loss_count : r->st.last_loss;
-        if (metrics_line(r, mean, do_eval ? &r->ev : NULL, r->val_examples ? &r->val : NULL, tps, elapsed, err,
-                         errlen)) {
-            qkv__run_fail_everywhere(r, err);
+        if (metrics_line(r, mean, do_eval ? &r->ev : NULL, r->val_examples ? &r->val : NULL, tps, elapsed, e)) {
+            qkv__run_fail_everywhere(r, e->msg);
             return -1;
         }
         r->train_loss = r->st.logged_loss = mean;
@@ -424,17 +411,17 @@ int qkv__run_update(qkv__run *r, double lv, bool *updated, char *err, int errlen
      * hours would otherwise write a line per step) */
     bool show = r->tty ? do_eval || do_log : do_eval && (!r->shown || last || t - r->t_shown >= QKV_LOG_INTERVAL);
     if (show) progress(r, r->train_loss, r->have_eval ? &r->ev : NULL, tps, elapsed, false);
-    if (do_ckpt && save_checkpoint(r, err, errlen)) rc = -1;
-    if (rc) qkv__run_fail_everywhere(r, err);
+    if (do_ckpt && save_checkpoint(r, e)) rc = -1;
+    if (rc) qkv__run_fail_everywhere(r, e->msg);
     return rc;
 }
 
 /* ---- the end -------------------------------------------------------------------------------- */
 
-static int write_summary(qkv__run *r, qkv_run_summary *s, char *err, int errlen) {
+static int write_summary(qkv__run *r, qkv_run_summary *s, qkv_err *e) {
     qkv_verdict v;
-    const char *path = in_dir(r, QKV_RUN_METRICS, err, errlen);
-    if (!path || qkv_verdict_read(path, r->cfg->train.threshold, s->steps, &v, err, errlen)) return -1;
+    const char *path = in_dir(r, QKV_RUN_METRICS, e);
+    if (!path || qkv_verdict_read(path, r->cfg->train.threshold, s->steps, &v, e)) return -1;
     s->verdict = v;
     char buf[2560], a[32], b[32], c[32], solved[32], flat[32], va[32], vl[32], machine[640];
     snprintf(solved, sizeof solved, v.solved ? "%lld" : "null", v.solved_at);
@@ -465,27 +452,28 @@ static int write_summary(qkv__run *r, qkv_run_summary *s, char *err, int errlen)
     if (qkv_buildinfo_json(machine, sizeof machine) < 0) snprintf(machine, sizeof machine, "null");
     n -= 2;
     n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"machine\":%s}\n", machine);
-    if (!(path = in_dir(r, QKV_RUN_SUMMARY, err, errlen))) return -1;
+    if (!(path = in_dir(r, QKV_RUN_SUMMARY, e))) return -1;
     if (n >= (int)sizeof buf) {
-        snprintf(err, (size_t)errlen, "%s: the summary is too long (%d bytes)", qkv__shown(path).s, n);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s: the summary is too long (%d bytes)", qkv__shown(path).s, n);
     }
-    return qkv__write_file_atomic(path, buf, (size_t)n, err, errlen);
+    char why[QKV_ERR_MSG]; /* io's message */
+    if (qkv__write_file_atomic(path, buf, (size_t)n, why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    return 0;
 }
 
-int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int errlen) {
+int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, qkv_err *e) {
     const qkv_train_config *tc = &r->cfg->train;
     memset(sum, 0, sizeof *sum);
     sum->interrupted = r->interrupted;
     sum->train_loss = r->train_loss;
     bool lead = r->dist.rank == 0;
-    if (!rc && lead && sum->interrupted && save_checkpoint(r, err, errlen)) rc = -1;
+    if (!rc && lead && sum->interrupted && save_checkpoint(r, e)) rc = -1;
     /* resuming a run that had already finished (say its summary was lost): evaluate the
      * final model again rather than report the zeros of a session that trained nothing */
     if (!rc && lead && !sum->interrupted && r->st.step == r->start && r->model &&
-        (qkv_evaluate(r->ctx, r->model, &r->task, tc->eval_examples, tc->batch, &r->ev, err, errlen) ||
+        (qkv_evaluate(r->ctx, r->model, &r->task, tc->eval_examples, tc->batch, &r->ev, e) ||
          (r->val_examples && qkv_evaluate_split(r->ctx, r->model, &r->task, QKV_SPLIT_VAL, r->val_examples,
-                                                tc->batch, &r->val, err, errlen))))
+                                                tc->batch, &r->val, e))))
         rc = -1;
     if (r->tty && !rc) fputc('\n', stderr);
     sum->eval = r->ev;
@@ -504,8 +492,8 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int er
         if (r->dist.size > 1 && r->dist.size <= 256 && !qkv__dist_allgather(&r->dist, &h, all, sizeof h))
             for (int i = 0; i < r->dist.size && !rc; i++)
                 if (all[i] != h) {
-                    snprintf(err, (size_t)errlen, "process %d holds other weights than process %d (checksums %016llx "
-                             "and %016llx)", i, r->dist.rank, (unsigned long long)all[i], (unsigned long long)h);
+                    qkv_err_set(e, QKV_ERR_FAIL, "process %d holds other weights than process %d (checksums %016llx "
+                                "and %016llx)", i, r->dist.rank, (unsigned long long)all[i], (unsigned long long)h);
                     rc = -1;
                 }
     }
@@ -515,12 +503,12 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int er
         sum->eval_bpb = sum->eval.loss / QKV_LN2;
         sum->val_bpb = sum->has_val ? sum->val.loss / QKV_LN2 : NAN;
         sum->baseline_xz_bpb = sum->baseline_unigram_bpb = NAN;
-        qkv_err e; /* xz -9 on the held-out bytes (about a second per 250 KB); once, for the summary */
+        qkv_err be; /* xz -9 on the held-out bytes (about a second per 250 KB); once, for the summary */
         if (!rc && lead && !sum->interrupted &&
-            qkv_task_text_baselines(&r->task, &sum->baseline_xz_bpb, &sum->baseline_unigram_bpb, &e))
-            fprintf(stderr, "qkv train: %s (summary.json's baselines are null)\n", e.msg); /* the run is done: go on */
+            qkv_task_text_baselines(&r->task, &sum->baseline_xz_bpb, &sum->baseline_unigram_bpb, &be))
+            fprintf(stderr, "qkv train: %s (summary.json's baselines are null)\n", be.msg); /* the run is done: go on */
     }
-    if (!rc && lead && !sum->interrupted && write_summary(r, sum, err, errlen)) rc = -1;
+    if (!rc && lead && !sum->interrupted && write_summary(r, sum, e)) rc = -1;
     /* what the reports show of the run, recorded beside the model it comes from (train/observe.h),
      * after summary.json (the run is done whatever happens here: a run without a record of its
      * final step is said by the report, and qkv ablate --refresh records it). The observation
@@ -532,10 +520,10 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int er
         }
         qkv_ctx_free(r->ctx);
         r->ctx = NULL;
-        char e[512];
-        if (qkv__run_observe(r->cfg, r->opt->out_dir, r->opt->example, sum->steps, e, sizeof e))
+        qkv_err oe;
+        if (qkv__run_observe(r->cfg, r->opt->out_dir, r->opt->example, sum->steps, &oe))
             fprintf(stderr, "qkv train: %s: its attention diagnostics were not recorded (%s); qkv ablate --refresh "
-                    "records them\n", r->opt->out_dir, e);
+                    "records them\n", r->opt->out_dir, oe.msg);
     }
     return rc ? -1 : 0;
 }
@@ -569,9 +557,9 @@ void qkv__run_free(qkv__run *r) {
 
 /* ---- several processes ------------------------------------------------------------------------ */
 
-void qkv__run_fail_everywhere(const qkv__run *r, const char *err) {
+void qkv__run_fail_everywhere(const qkv__run *r, const char *msg) {
     if (r->dist.size == 1) return;
-    fprintf(stderr, "qkv train: process %d of %d: %s\n", r->dist.rank, r->dist.size, err);
+    fprintf(stderr, "qkv train: process %d of %d: %s\n", r->dist.rank, r->dist.size, msg);
     qkv__dist_abort(&r->dist, 1);
 }
 

@@ -31,7 +31,7 @@ typedef struct qkv__run {
     int workers;                    /* threads that each compute whole micro-batches (1: the caller alone) */
     qkv_model **reps;               /* per worker: a replica of the model (its own gradients) */
     qkv_ctx **ctxs;                 /* per worker: its own tape and arena */
-    char (*werr)[512];              /* per worker: its error, "" when none */
+    qkv_err *werr;                  /* per worker: its error (QKV_ERR_OK when none) */
     int64_t *counts;                /* every micro-batch's counted targets (shards) */
     int64_t total;                  /* the step's counted targets (every micro-batch's) */
     double *losses;                 /* every micro-batch's mean loss (shards) */
@@ -45,7 +45,6 @@ typedef struct qkv__run {
     qkv_eval_result ev, val;        /* the last evaluation and validation */
     bool have_eval, tty, interrupted;
     int lock_fd;                    /* 1 + the run directory's fd holding its flock (0: none) */
-    bool too_big;                   /* setup found that the config needs more memory than the machine has */
     bool shown;                     /* not a terminal: a progress line was written this session... */
     double t_shown;                 /* ...at this time (lines in a log are QKV_LOG_INTERVAL apart) */
     char *path;                     /* the last path of a file in the run directory (run.c's in_dir), malloc'd */
@@ -53,9 +52,10 @@ typedef struct qkv__run {
 
 /* The run's task, model, optimizer, data buffers, the replicas and gradient slots qkv_train's
  * step needs, and its directory (resumed from its checkpoint with opt->resume; r->dist set).
- * 0, -1 (err), -2 (the config needs more memory than the machine has: nothing was written).
+ * 0, or -1 with e (QKV_ERR_MEMORY: the config needs more memory than the machine has, and
+ * nothing was written).
  * The caller starts the clock (t0, t_log) when the run is set up. */
-QKV_INTERNAL int qkv__run_setup(qkv__run *r, char *err, int errlen);
+QKV_INTERNAL int qkv__run_setup(qkv__run *r, qkv_err *e);
 /* this step's micro-batches of this process into r->batch (keyed by the step), their counted
  * targets into r->counts and the step's into r->total */
 QKV_INTERNAL void qkv__run_draw(qkv__run *r);
@@ -63,17 +63,17 @@ QKV_INTERNAL void qkv__run_draw(qkv__run *r);
 QKV_INTERNAL double qkv__run_loss(const qkv__run *r);
 /* The rest of a step whose gradient is in r->model's gradient buffer and whose loss is lv:
  * clip, update (or skip a non-finite step, or fail), step, and log, evaluate, checkpoint when due.
- * *updated: whether the parameters changed. 0, or -1 with err (the run cannot go on). */
-QKV_INTERNAL int qkv__run_update(qkv__run *r, double lv, bool *updated, char *err, int errlen);
+ * *updated: whether the parameters changed. 0, or -1 with e (the run cannot go on). */
+QKV_INTERNAL int qkv__run_update(qkv__run *r, double lv, bool *updated, qkv_err *e);
 /* after the loop (rc its outcome, 0 or -1): the interrupted run's checkpoint, the summary; fills
- * sum (sum->interrupted: stopped early); 0, or -1 with err */
-QKV_INTERNAL int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, char *err, int errlen);
+ * sum (sum->interrupted: stopped early); 0, or -1 with e (untouched when rc is -1) */
+QKV_INTERNAL int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, qkv_err *e);
 QKV_INTERNAL void qkv__run_free(qkv__run *r);
 /* a stop was asked for (qkv_request_stop), or --stop-after's steps are done */
 QKV_INTERNAL bool qkv__run_should_stop(const qkv__run *r);
 /* with several processes (MPI): an error only this one has seen stops them all (the others
  * would wait forever); nothing with one */
-QKV_INTERNAL void qkv__run_fail_everywhere(const qkv__run *r, const char *err);
+QKV_INTERNAL void qkv__run_fail_everywhere(const qkv__run *r, const char *msg);
 /* whether any process says `mine` (a stop, an error) */
 QKV_INTERNAL bool qkv__run_any(const qkv__run *r, bool mine);
 /* rows [first, first + rows) of a batch, as a batch of their own */

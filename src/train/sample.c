@@ -41,13 +41,13 @@ static int32_t pick(const double *l, int V, const qkv_sample_opts *o, qkv_rng *r
 }
 
 static int sample(qkv_ctx *ctx, qkv_model *m, const int32_t *prompt, int n_prompt, const qkv_sample_opts *o,
-                  int32_t *out, char *err, int errlen) {
+                  int32_t *out, qkv_err *e) {
     int V = m->cfg.vocab, S = m->cfg.seq_len, total = n_prompt + o->tokens;
     int32_t *ctx_tok = malloc((size_t)total * sizeof *ctx_tok), *ids = malloc((size_t)V * sizeof *ids);
     double *l = malloc((size_t)V * sizeof *l), *w = malloc((size_t)V * sizeof *w);
     int rc = 0;
     if (!ctx_tok || !ids || !l || !w) {
-        snprintf(err, (size_t)errlen, "out of memory for a sample of %d tokens", o->tokens);
+        qkv_err_set(e, QKV_ERR_FAIL, "out of memory for a sample of %d tokens", o->tokens);
         rc = -1;
     }
     qkv_rng r;
@@ -63,7 +63,7 @@ static int sample(qkv_ctx *ctx, qkv_model *m, const int32_t *prompt, int n_promp
         // tokens: (1,T) -> logits: (1,T,V); the next token's are the last row's
         qkv_tensor *logits = qkv_model_forward(ctx, m, &tokens, NULL);
         if (!logits) {
-            snprintf(err, (size_t)errlen, "sampling: %s", qkv_ctx_error(ctx));
+            qkv_err_set(e, QKV_ERR_FAIL, "sampling: %s", qkv_ctx_error(ctx));
             rc = -1;
             break;
         }
@@ -79,31 +79,26 @@ static int sample(qkv_ctx *ctx, qkv_model *m, const int32_t *prompt, int n_promp
     return rc;
 }
 
-int qkv_sample(qkv_model *m, const int32_t *prompt, int n_prompt, const qkv_sample_opts *o, int32_t *out, char *err,
-               int errlen) {
+int qkv_sample(qkv_model *m, const int32_t *prompt, int n_prompt, const qkv_sample_opts *o, int32_t *out, qkv_err *e) {
     if (n_prompt < 1 || o->tokens < 1 || !(o->temperature >= 0) || o->top_k < 0) {
-        snprintf(err, (size_t)errlen, "sampling needs a prompt of at least one token, tokens >= 1, temperature >= 0 "
-                 "and top_k >= 0 (got %d, %d, %g, %d)", n_prompt, o->tokens, o->temperature, o->top_k);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "sampling needs a prompt of at least one token, tokens >= 1, temperature >= 0 "
+                           "and top_k >= 0 (got %d, %d, %g, %d)", n_prompt, o->tokens, o->temperature, o->top_k);
     }
     if (o->tokens > (1 << 30) - n_prompt) {
-        snprintf(err, (size_t)errlen, "sampling: %d tokens after a prompt of %d is too many", o->tokens, n_prompt);
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "sampling: %d tokens after a prompt of %d is too many", o->tokens, n_prompt);
     }
     for (int i = 0; i < n_prompt; i++)
         if (prompt[i] < 0 || prompt[i] >= m->cfg.vocab) {
-            snprintf(err, (size_t)errlen, "prompt token %d (at %d) is outside the model's vocabulary [0, %d)",
-                     prompt[i], i, m->cfg.vocab);
-            return -1;
+            return qkv_err_set(e, QKV_ERR_FAIL, "prompt token %d (at %d) is outside the model's vocabulary [0, %d)",
+                               prompt[i], i, m->cfg.vocab);
         }
     qkv_ctx *ctx = qkv_ctx_new();
     if (!ctx) {
-        snprintf(err, (size_t)errlen, "out of memory");
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     }
     qkv_ctx_set_grad_enabled(ctx, false);
     int prev = qkv__serial(1); /* one thread's kernels: the same bits for any thread count */
-    int rc = sample(ctx, m, prompt, n_prompt, o, out, err, errlen);
+    int rc = sample(ctx, m, prompt, n_prompt, o, out, e);
     qkv__serial(prev);
     qkv_ctx_free(ctx);
     return rc;

@@ -5,6 +5,8 @@
 
 #include "qkv_api.h"
 
+#include "app/error.h"
+
 #include "nn/model.h"
 
 typedef struct qkv_sample_opts {
@@ -22,8 +24,8 @@ typedef struct qkv_sample_opts {
  * exp((logit_v - max) / temperature) over the top_k largest logits. Draws use qkv's generator
  * and qkv's own exp, and the forward passes one thread's kernels: the same tokens for the same
  * model, prompt, options and seed on any machine and thread count. 0, or -1 with one line in
- * err (a bad option or prompt token, out of memory). */
+ * e (a bad option or prompt token, out of memory). */
 QKV_APP_API int qkv_sample(qkv_model *m, const int32_t *prompt, int n_prompt, const qkv_sample_opts *o, int32_t *out,
-                       char *err, int errlen);
+                       qkv_err *e);
 
 #endif

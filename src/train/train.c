@@ -13,17 +13,15 @@
 
 /* micro-batch j of this process with model m and context ctx: its loss weighted by its share
  * of the step's `total` targets, backward, and its gradient into dst (when not NULL; it stays in
- * m's gradient buffer either way). 0, or -1 with err */
-static int micro_batch(qkv__run *r, qkv_model *m, qkv_ctx *ctx, int j, int64_t total, float *dst, char *err,
-                       int errlen) {
+ * m's gradient buffer either way). 0, or -1 with e */
+static int micro_batch(qkv__run *r, qkv_model *m, qkv_ctx *ctx, int j, int64_t total, float *dst, qkv_err *e) {
     int k = r->first + j;
     qkv_batch v = qkv__batch_view(&r->batch, j * r->rows, r->rows);
     qkv_params_zero_grad(&m->params);
     qkv_ctx_reset(ctx);
     qkv_tensor *l = qkv_model_loss(ctx, m, &v.tokens, &v.targets, v.has_pad ? &v.pad : NULL);
     if (!l || (r->counts[k] > 0 && qkv_backward(ctx, qkv_scale(ctx, l, (double)r->counts[k] / (double)total)))) {
-        snprintf(err, (size_t)errlen, "step %lld: %s", r->st.step + 1, qkv_ctx_error(ctx));
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "step %lld: %s", r->st.step + 1, qkv_ctx_error(ctx));
     }
     r->losses[k] = qkv_tensor_get(l, 0);
     if (dst) memcpy(dst, m->params.grad, (size_t)m->params.numel * sizeof *dst);
@@ -36,11 +34,10 @@ static void worker_batches(void *arg, int64_t begin, int64_t end) {
     qkv__run *r = arg;
     int prev = qkv__serial(1);
     for (int64_t w = begin; w < end; w++) {
-        r->werr[w][0] = 0;
-        for (int j = (int)w; j < r->mine && !r->werr[w][0]; j += r->workers)
+        qkv_err_clear(&r->werr[w]);
+        for (int j = (int)w; j < r->mine && r->werr[w].code == QKV_ERR_OK; j += r->workers)
             micro_batch(r, r->reps[w], r->ctxs[w], j, r->total,
-                        r->slots + (size_t)(r->first + j) * (size_t)r->model->params.numel, r->werr[w],
-                        (int)sizeof r->werr[w]);
+                        r->slots + (size_t)(r->first + j) * (size_t)r->model->params.numel, &r->werr[w]);
     }
     qkv__serial(prev);
 }
@@ -54,16 +51,15 @@ static void worker_batches(void *arg, int64_t begin, int64_t end) {
  * the same order: every process holds the same bits, and the result does not depend on how
  * many processes share the step. Within a process, with several threads, the threads
  * each compute whole micro-batches alone (with the bits of one thread): the same bits for any
- * number of threads too. 0, or -1 with err. */
-static int step_gradient(qkv__run *r, double *loss, char *err, int errlen) {
+ * number of threads too. 0, or -1 with e. */
+static int step_gradient(qkv__run *r, double *loss, qkv_err *e) {
     qkv_model *m = r->model;
     int64_t n = m->params.numel;
     float *g = m->params.grad;
     int S = r->shards;
     qkv__run_draw(r); /* this process's examples, and the targets each of its micro-batches counts */
     if (qkv__dist_allgather(&r->dist, r->counts + r->first, r->counts, (size_t)r->mine * sizeof *r->counts)) {
-        snprintf(err, (size_t)errlen, "cannot exchange target counts");
-        return -1;
+        return qkv_err_set(e, QKV_ERR_FAIL, "cannot exchange target counts");
     }
     int64_t total = 0;
     for (int k = 0; k < S; k++) total += r->counts[k];
@@ -71,14 +67,14 @@ static int step_gradient(qkv__run *r, double *loss, char *err, int errlen) {
     if (r->workers > 1) { /* whole micro-batches on qkv's threads, gradients into their slots */
         qkv__parallel_for(r->workers, 1, worker_batches, r);
         for (int w = 0; w < r->workers; w++)
-            if (r->werr[w][0]) {
-                snprintf(err, (size_t)errlen, "%s", r->werr[w]);
+            if (r->werr[w].code != QKV_ERR_OK) {
+                *e = r->werr[w];
                 return -1;
             }
     } else {
         for (int j = 0; j < r->mine; j++) {
             float *dst = r->acc ? NULL : r->slots + (size_t)(r->first + j) * (size_t)n;
-            if (micro_batch(r, m, r->ctx, j, total, dst, err, errlen)) return -1;
+            if (micro_batch(r, m, r->ctx, j, total, dst, e)) return -1;
             if (r->acc) { /* one process, one worker: the running sum */
                 if (j == 0) memcpy(r->acc, g, (size_t)n * sizeof *g);
                 else qkv__k_binary_flat_f32(QKV_BIN_ADD, n, r->acc, g, r->acc); /* acc += g, vectorised */
@@ -91,8 +87,7 @@ static int step_gradient(qkv__run *r, double *loss, char *err, int errlen) {
         if (qkv__dist_allgather(&r->dist, r->slots + (size_t)r->first * (size_t)n, r->slots,
                                (size_t)r->mine * (size_t)n * sizeof *g) ||
             qkv__dist_allgather(&r->dist, r->losses + r->first, r->losses, (size_t)r->mine * sizeof *r->losses)) {
-            snprintf(err, (size_t)errlen, "cannot exchange gradients");
-            return -1;
+            return qkv_err_set(e, QKV_ERR_FAIL, "cannot exchange gradients");
         }
         memcpy(g, r->slots, (size_t)n * sizeof *g);
         for (int k = 1; k < S; k++) {
@@ -108,15 +103,12 @@ static int step_gradient(qkv__run *r, double *loss, char *err, int errlen) {
 
 int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, qkv_err *e) {
     qkv__run R = {.cfg = cfg, .opt = opt}, *r = &R;
-    char err[QKV_ERR_MSG] = "";
-    int errlen = (int)sizeof err;
+    qkv_err_clear(e);
     memset(sum, 0, sizeof *sum);
     r->dist = qkv__dist_world();
-    int rc = qkv__run_setup(r, err, errlen);
-    if (qkv__run_any(r, rc != 0) && !rc) { /* every process starts, or none does */
-        snprintf(err, (size_t)errlen, "another process could not set up the run");
-        rc = -1;
-    }
+    int rc = qkv__run_setup(r, e);
+    if (qkv__run_any(r, rc != 0) && !rc) /* every process starts, or none does */
+        rc = qkv_err_set(e, QKV_ERR_FAIL, "another process could not set up the run");
     r->t0 = r->t_log = qkv_clock_seconds();
     while (!rc && r->st.step < cfg->train.steps) {
         /* every process stops at the same step: one that is asked to tells the others */
@@ -124,19 +116,19 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
             r->interrupted = true;
             break;
         }
-        double lv;
+        double lv = 0; /* step_gradient sets it when it returns 0 */
         bool updated;
-        if (step_gradient(r, &lv, err, errlen)) {
-            qkv__run_fail_everywhere(r, err);
+        if (step_gradient(r, &lv, e)) {
+            qkv__run_fail_everywhere(r, e->msg);
             rc = -1;
             break;
         }
-        rc = qkv__run_update(r, lv, &updated, err, errlen);
+        rc = qkv__run_update(r, lv, &updated, e);
     }
-    bool too_big = r->too_big;
-    if (!too_big) rc = qkv__run_finish(r, rc, sum, err, errlen);
+    /* a config too big for the memory: nothing was set up, nothing to finish */
+    if (e->code != QKV_ERR_MEMORY) rc = qkv__run_finish(r, rc, sum, e);
     qkv__run_free(r);
-    if (rc) return qkv_err_set(e, too_big ? QKV_ERR_MEMORY : QKV_ERR_FAIL, "%s", err);
+    if (rc) return -1;
     if (sum->interrupted)
         return qkv_err_set(e, QKV_ERR_INTERRUPTED, "stopped at step %lld of %d; checkpoint saved", sum->steps,
                            cfg->train.steps);

@@ -63,10 +63,10 @@ QKV_APP_API int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_ru
 /* mean loss and accuracy of model m on the task's evaluation examples (n of them, capped by
  * the task's size), in batches of `batch`; ctx is reset as it goes */
 QKV_APP_API int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, qkv_eval_result *r,
-                 char *err, int errlen);
+                 qkv_err *e);
 /* the same on the split's list: QKV_SPLIT_EVAL (what runs report) or QKV_SPLIT_VAL (what a sweep
  * may choose settings on) */
 QKV_APP_API int qkv_evaluate_split(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
-                       qkv_eval_result *r, char *err, int errlen);
+                       qkv_eval_result *r, qkv_err *e);
 
 #endif

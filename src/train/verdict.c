@@ -48,11 +48,11 @@ static double num(const cJSON *j, const char *k) {
     return cJSON_IsNumber(x) ? x->valuedouble : NAN;
 }
 
-int qkv_verdict_read(const char *metrics_path, double threshold, long long budget, qkv_verdict *v, char *err,
-                     int errlen) {
+int qkv_verdict_read(const char *metrics_path, double threshold, long long budget, qkv_verdict *v, qkv_err *e) {
     size_t len;
-    char *text = qkv__read_file(metrics_path, &len, err, errlen);
-    if (!text) return -1;
+    char why[QKV_ERR_MSG]; /* io's message */
+    char *text = qkv__read_file(metrics_path, &len, why, sizeof why);
+    if (!text) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     int n = 0, cap = 0, nval = 0;
     long long *step = NULL;
     double *acc[2] = {NULL, NULL}, *loss[2] = {NULL, NULL}; /* [0] evaluation, [1] validation */
@@ -73,7 +73,7 @@ int qkv_verdict_read(const char *metrics_path, double threshold, long long budge
                     if (!a2 || !l2) s2 = NULL;
                 }
                 if (!s2) {
-                    snprintf(err, (size_t)errlen, "%s: out of memory", qkv__shown(metrics_path).s);
+                    qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", qkv__shown(metrics_path).s);
                     rc = -1;
                 }
             }

@@ -14,6 +14,8 @@
 
 #include "qkv_api.h"
 
+#include "app/error.h"
+
 #include <stdbool.h>
 
 #define QKV_TREND_GAIN 0.02
@@ -31,9 +33,8 @@ typedef struct qkv_verdict {
 /* from n evaluations (steps ascending, accuracies, losses) of a run of `budget` steps */
 QKV_APP_API void qkv_verdict_compute(const long long *step, const double *acc, const double *loss, int n, double threshold,
                          long long budget, bool on_validation, qkv_verdict *v);
-/* from a run's metrics.jsonl: 0, or -1 with one line in err (unreadable file) */
-QKV_APP_API int qkv_verdict_read(const char *metrics_path, double threshold, long long budget, qkv_verdict *v, char *err,
-                     int errlen);
+/* from a run's metrics.jsonl: 0, or -1 with one line in e (unreadable file) */
+QKV_APP_API int qkv_verdict_read(const char *metrics_path, double threshold, long long budget, qkv_verdict *v, qkv_err *e);
 /* "solved at 850", "unsolved at 4000, flat since 1500", "unsolved at 4000, improving" */
 QKV_APP_API void qkv_verdict_describe(const qkv_verdict *v, char *buf, int n);
 
