@@ -4,7 +4,7 @@
  * its 2H half-heads, each reading its head's whole value (qkv__sdp_attention_v): P1 V - lambda
  * P2 V is formed on the (B,T,H,hd) outputs, not on the (B,H,T,T) maps (the composed maps remain
  * as the tests' reference: qkv__diff_attention_composed). Talking heads mixes the maps across heads between the products,
- * so it stays composed: docs/performance.md, "Attention variants outside the fused op". */
+ * so it stays composed: docs/performance.md, "Attention options and their cost". */
 #include "autograd/ops.h"
 #include "autograd/tape.h"
 
