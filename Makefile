@@ -186,6 +186,7 @@ test: all $(BUILD)/run_tests $(ALLOC_SHIM)
 	scripts/check-layers.sh
 	scripts/check-make-dry.sh
 	$(BUILD)/qkv summarize --check-doc docs/qkv-answer.md
+	$(BUILD)/qkv summarize --check-doc docs/qkv-answer.zh.md
 
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 KOPT=-O1 \
