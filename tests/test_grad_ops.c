@@ -530,6 +530,8 @@ START_TEST(test_add_layernorm_float_bits) {
                                 qkv_test_randn(&rng, 1, s1, true), qkv_test_randn(&rng, 1, s1, true),
                                 qkv_test_randn(&rng, 3, s3, false), qkv_test_randn(&rng, 3, s3, false)};
             float *keep[2][6];
+            void *own[4]; /* each input's own gradient buffer, set aside while the contexts give theirs */
+            for (int k = 0; k < 4; k++) own[k] = t[k]->grad;
             for (int way = 0; way < 2; way++) {
                 qkv_ctx *ctx = qkv_ctx_new();
                 for (int k = 0; k < 4; k++) t[k]->grad = NULL;
@@ -560,6 +562,7 @@ START_TEST(test_add_layernorm_float_bits) {
                 free(keep[0][k]);
                 free(keep[1][k]);
             }
+            for (int k = 0; k < 4; k++) t[k]->grad = own[k];
             for (int k = 0; k < 6; k++) qkv_tensor_free(t[k]);
         }
     qkv_set_threads(1);
