@@ -389,6 +389,17 @@ START_TEST(test_error_buffer) {
     c.model.heads = 5;
     ck_assert_int_eq(qkv_config_validate(&c, &qe), -1);
     ck_assert_int_eq(qe.code, QKV_ERR_USAGE);
+    /* a message longer than the error's room is cut, inside it, and ends in "..." */
+    static char longkey[2 * QKV_ERR_MSG];
+    memset(longkey, 'k', sizeof longkey - 1);
+    longkey[sizeof longkey - 1] = 0;
+    ck_assert_int_eq(qkv_err_set(&qe, QKV_ERR_FAIL, "x.json: %s: bad", longkey), -1);
+    ck_assert_int_eq(qe.code, QKV_ERR_FAIL);
+    ck_assert_uint_eq(strlen(qe.msg), QKV_ERR_MSG - 1);
+    ck_assert_str_eq(qe.msg + QKV_ERR_MSG - 4, "...");
+    ck_assert(!strncmp(qe.msg, "x.json: kkk", 11));
+    qkv_err_clear(&qe);
+    ck_assert(qe.code == QKV_ERR_OK && !qe.msg[0]);
 }
 END_TEST
 
