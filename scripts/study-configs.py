@@ -227,7 +227,22 @@ STUDY["fourth-pilot"] = {
                              [100], FULL_LRS, 1000, 2000, extra=WARMUP, few_seeds=True),
     "recall-rope": ablation("Recall (MQAR), d_model 64, rotary positions: learning-rate pilot", "recall", 64,
                             FOURTH_ROPE, [100], FULL_LRS, 500, 2000, extra=WARMUP + ROPE, few_seeds=True),
+    # for make study-extra: rotary positions on the other two retrieval tasks, and text with the
+    # standard recipe at three widths (a quarter of the study's 4000 steps, its schedule fitted to them)
+    "noisy_recall-rope": ablation("Noisy recall (MAD), d_model 64, rotary positions: learning-rate pilot",
+                                  "noisy_recall", 64, FOURTH_ROPE, [100], FULL_LRS, 1000, 2000, extra=WARMUP + ROPE,
+                                  few_seeds=True),
+    "induction-rope": ablation("Induction, d_model 64, rotary positions: learning-rate pilot", "induction", 64,
+                               FOURTH_ROPE, [100], FULL_LRS, 600, 2400, extra=WARMUP + ROPE, few_seeds=True),
 }
+# text with the standard recipe: linear warmup, cosine decay to zero, AdamW with decoupled weight
+# decay 0.1; 64 bytes of context; the curves' points every 250 steps
+RECIPE = ["optim.name=adamw", "optim.weight_decay=0.1", "optim.schedule=cosine", "optim.warmup=200"]
+FOURTH_TEXT = ["full", "qk_tied", "no_q_proj", "kv_tied", "shared", "mqa", "qk_diag_alt"]
+for d in (32, 64, 128):
+    STUDY["fourth-pilot"]["text-d%d" % d] = ablation(
+        "English text (fortunes), d_model %d, the standard recipe: learning-rate pilot" % d, "text64", d,
+        FOURTH_TEXT, [100], FULL_LRS, 1000, None, "bpb", TEXT64 + RECIPE, few_seeds=True)
 def fourth(name, title, base, names, seeds, steps, extra):
     lrs = pilot_lrs(name, "study-fourth-pilot", names)
     return lrs and ablation(title, base, 64, names, seeds, None, steps, 4000, extra=extra, lr_of=lrs)
@@ -239,6 +254,19 @@ STUDY["fourth"] = {
     "recall-rope": fourth("recall-rope", "Recall (MQAR), d_model 64, rotary positions", "recall", FOURTH_ROPE, S8,
                           500, WARMUP + ROPE),
 }
+# what does not fit in make study's 90 minutes (make study-extra): rotary positions on noisy recall
+# and induction, and the text gaps as curves over 4000 steps at three widths
+STUDY["fourth-extra"] = {
+    "noisy_recall-rope": fourth("noisy_recall-rope", "Noisy recall (MAD), d_model 64, rotary positions",
+                                "noisy_recall", FOURTH_ROPE, S8, 1000, WARMUP + ROPE),
+    "induction-rope": fourth("induction-rope", "Induction, d_model 64, rotary positions", "induction", FOURTH_ROPE,
+                             S8, 600, WARMUP + ROPE),
+}
+for d in (32, 64, 128):
+    lrs = pilot_lrs("text-d%d" % d, "study-fourth-pilot", FOURTH_TEXT)
+    STUDY["fourth-extra"]["text-d%d" % d] = lrs and ablation(
+        "English text (fortunes), d_model %d, the standard recipe, 4000 steps" % d, "text64", d, FOURTH_TEXT, S8,
+        None, 4000, None, "bpb", TEXT64 + RECIPE, lr_of=lrs)
 
 MODEL = {"d_model": 64, "heads": 4, "layers": 2, "d_ff": 256, "activation": "gelu",
          "attention": {"qkv": "full", "scale": "head_dim", "causal": True}}
