@@ -13,7 +13,8 @@
  * (io/fileio.h; the tag is this test's too), and
  * `sh -c 'ln -s /dev/full DIR/FILE.tmp.$$.TAG && exec qkv ...'` keeps the shell's pid, so the
  * symlink is exactly the file qkv will write. (As root, chmod cannot make a directory
- * read-only, and mounts are not available.) No fixed sleeps: files are polled. */
+ * read-only; the contract's read-only file system is a bind mount in a mount namespace,
+ * tests/test_cli_files.c.) No fixed sleeps: files are polled. */
 #define _GNU_SOURCE
 #include <check.h>
 #include <dirent.h>
