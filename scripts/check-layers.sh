@@ -1,6 +1,7 @@
 #!/bin/sh
 # Each layer of src/ uses only itself and the layers before it in this order (the README's
-# layout); a file's #include "dir/..." naming a later layer fails, with the file and line.
+# layout); a file's #include "dir/..." naming a later layer fails, with the file and line. And
+# the layering of errors: the qkv command's exit statuses come from cli/common.c alone.
 set -eu
 cd "$(dirname "$0")/../src"
 ORDER="tensor io autograd nn optim app tasks train config ablate report cli"
@@ -45,5 +46,15 @@ for f in report/*.c report/*.h; do
         esac
     done
 done
-[ $status -eq 0 ] && echo "check-layers: every layer uses only the ones below it ($ORDER); the report none of $REPORT_NEVER"
+# The qkv command's exit status follows from an error's code in one place: cli/common.c maps
+# the code (qkv__cli_exit_status, qkv__cli_exit). No other file of cli names an exit status
+# (QKV_EXIT_...) or ends the process itself (exit, _exit, abort)
+for f in cli/*.c cli/*.h; do
+    [ "$f" = cli/common.c ] && continue
+    grep -n 'QKV_EXIT_\|\(^\|[^a-z_.]\)\(_\?exit\|_Exit\|abort\) *(' "$f" | while IFS= read -r line; do
+        echo "check-layers: src/$f:${line%%:*}: an exit status chosen outside cli/common.c (return qkv__cli_exit(CMD, &e))" >&2
+        exit 1
+    done || status=1
+done
+[ $status -eq 0 ] && echo "check-layers: every layer uses only the ones below it ($ORDER); the report none of $REPORT_NEVER; the command's exit statuses come from cli/common.c"
 exit $status

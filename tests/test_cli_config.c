@@ -133,9 +133,18 @@ const qkv_cli_row CLI_CONFIG_ROWS[] = {
     {"train", "--set", "a corpus for a task that is not text", CFG(BASE),
      Q "train cfg.json --set task.corpus=fortunes --out out", 2,
      "task.corpus: fortunes is a corpus of the text task, not of task \"recall\""},
+    /* ---- train, params: --set, a model that does not fit its built-in task (a config that cannot be
+     * used, as qkv ablate says of a variant; a data file's tokens: test_cli_files.c, exit 1) */
+    {"train", "--set", "model.vocab below the task's tokens", CFG(BASE),
+     Q "train cfg.json --set model.vocab=4 --out out", 2, "model.vocab: 4 is smaller than the task's 16 tokens"},
+    {"params", "--set", "model.seq_len below the task's positions", CFG(BASE),
+     Q "params cfg.json --set model.seq_len=4", 2, "model.seq_len: 4 is shorter than the task's 9 positions"},
     /* ---- train: --set, bidirectional attention or blanked queries where the task cannot have them */
     {"train", "--set", "causal false on copy", CFG(BASE),
-     Q "train cfg.json --set task.name=copy --set model.attention.causal=false --out out", 1,
+     Q "train cfg.json --set task.name=copy --set model.attention.causal=false --out out", 2,
+     "model.attention.causal: false, but task \"copy\" shows its targets as the next input tokens"},
+    {"params", "--set", "causal false on copy", CFG(BASE),
+     Q "params cfg.json --set task.name=copy --set model.attention.causal=false", 2,
      "model.attention.causal: false, but task \"copy\" shows its targets as the next input tokens"},
     {"train", "--set", "query_blank on copy", CFG(BASE),
      Q "train cfg.json --set task.name=copy --set task.query_blank=true --out out", 2,
@@ -303,6 +312,17 @@ const qkv_cli_row CLI_CONFIG_ROWS[] = {
      ABLATION("\"variants\": [{\"name\": \"a\"}, {\"name\": \"bi\", \"set\": [\"model.attention.causal=false\"]}], "
      "\"set\": [\"task.name=copy\"], \"seeds\": [0]"), Q "ablate abl.json --out out", 2,
      "abl.json: variant bi: model.attention.causal: false, but task \"copy\" shows its targets"},
+    {"ablate", "CONFIG", "model.vocab below the task's tokens, named by variant",
+     ABLATION("\"variants\": [{\"name\": \"a\"}, {\"name\": \"small\", \"set\": [\"model.vocab=4\"]}], "
+              "\"seeds\": [0]"), Q "ablate abl.json --out out", 2,
+     "abl.json: variant small: model.vocab: 4 is smaller than the task's 16 tokens"},
+    /* a data file's token outside model.vocab: what the file holds (exit 1, as qkv train says it) */
+    {"ablate", "CONFIG", "a data file's token outside model.vocab, named by variant",
+     FILES({"abl.json", ABL("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0]")},
+           {"cfg.json", FILE_TASK_VOCAB(10, ", \"eval_fraction\": 0.5")},
+           {"d.jsonl", "{\"input\": [1, 2, 3], \"target\": [2, 3, 4]}\n{\"input\": [1, 2, 30], \"target\": [2, 3, 4]}\n"
+            "{\"input\": [1], \"target\": [2]}\n"}), Q "ablate abl.json --out out", 1,
+     "abl.json: variant a: d.jsonl:2: \"input\"[2] is 30, outside model.vocab 10"},
     {"ablate", "CONFIG", "lrs whose run directories share a name",
      ABLATION("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"lrs\": [0.001, 0.0010000001]"),
      Q "ablate abl.json --out out", 2,

@@ -83,7 +83,7 @@ int qkv__ablate_variant_config(const qkv_ablate_config *c, int v, qkv_config *cf
         rc = qkv_config_set(cfg, c->variants[v].sets[k], &inner);
     if (!rc && c->variants[v].matched_d_ff) cfg->model.d_ff = c->variants[v].matched_d_ff;
     if (!rc) rc = qkv_config_validate(cfg, &inner);
-    if (rc) qkv_err_set(e, QKV_ERR_USAGE, "%s: variant %s: %s", qkv__shown(c->path).s, c->variants[v].name, inner.msg);
+    if (rc) qkv_err_set(e, inner.code, "%s: variant %s: %s", qkv__shown(c->path).s, c->variants[v].name, inner.msg);
     return rc ? -1 : 0;
 }
 
@@ -126,7 +126,7 @@ static int check_variant(const qkv_ablate_config *c, int v, qkv_err *e) {
         qkv_err inner;
         snprintf(set, sizeof set, "optim.lr=%.17g", c->lrs[l]);
         if (qkv_config_set(&cfg, set, &inner) || qkv_config_validate(&cfg, &inner))
-            return qkv_err_set(e, QKV_ERR_USAGE, "%s: lrs[%d]: variant %s: %s", qkv__shown(c->path).s, l, name,
+            return qkv_err_set(e, inner.code, "%s: lrs[%d]: variant %s: %s", qkv__shown(c->path).s, l, name,
                                inner.msg);
     }
     return 0;
@@ -141,8 +141,8 @@ static int64_t variant_params(const qkv_ablate_config *c, int v, int d_ff, qkv_e
     qkv_err inner;
     int rc = qkv_task_open(&t, &cfg.task, 0, &inner) || qkv_task_fit_model(&t, &cfg.model, &inner);
     qkv_task_close(&t);
-    if (rc)
-        return qkv_err_set(e, QKV_ERR_USAGE, "%s: variant %s: %s", qkv__shown(c->path).s, c->variants[v].name,
+    if (rc) /* its code kept: a model that does not fit a built-in task is the config's, a damaged data file not */
+        return qkv_err_set(e, inner.code, "%s: variant %s: %s", qkv__shown(c->path).s, c->variants[v].name,
                            inner.msg);
     return qkv_model_param_count(&cfg.model);
 }
@@ -384,7 +384,7 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, qkv_err *e) {
     qkv_err je;
     int bad = qkv__config_json(text, len, label.s, &j, &oom, &je); /* line:column and what was wrong */
     free(text);
-    if (bad && oom) return qkv_err_set(e, QKV_ERR_USAGE, "%s: out of memory reading the config", label.s);
+    if (bad && oom) return qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory reading the config", label.s);
     if (bad) return qkv_err_set(e, QKV_ERR_USAGE, "%s", je.msg);
     int rc = parse_config(c, j, label.s, e);
     cJSON_Delete(j);

@@ -73,20 +73,18 @@ static const qkv_cli_command COMMAND = {
 };
 
 /* "I/N" or "auto" (Slurm's array task: each variable parsed whole, its name in the message); 0,
- * or -1 with a usage message */
-static int parse_shard(const char *s, int *i, int *n) {
+ * or -1 with e (QKV_ERR_USAGE) */
+static int parse_shard(const char *s, int *i, int *n, qkv_err *e) {
     if (!strcmp(s, "auto")) {
         const char *id = getenv("SLURM_ARRAY_TASK_ID"), *count = getenv("SLURM_ARRAY_TASK_COUNT");
         const char *min = getenv("SLURM_ARRAY_TASK_MIN");
-        if (!id || !count) {
-            qkv__cli_error("ablate", "--shard auto: SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT are not set (not a "
-                          "Slurm array task); give --shard I/N");
-            return -1;
-        }
+        if (!id || !count)
+            return qkv_err_set(e, QKV_ERR_USAGE, "--shard auto: SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT are "
+                               "not set (not a Slurm array task); give --shard I/N");
         long long vi, vn, vmin = 0;
-        if (!qkv__cli_parse_int("ablate", "--shard auto: SLURM_ARRAY_TASK_ID", id, 0, 100000000, &vi) ||
-            !qkv__cli_parse_int("ablate", "--shard auto: SLURM_ARRAY_TASK_COUNT", count, 1, 1000000, &vn) ||
-            (min && !qkv__cli_parse_int("ablate", "--shard auto: SLURM_ARRAY_TASK_MIN", min, 0, 100000000, &vmin)))
+        if (qkv__cli_parse_int("--shard auto: SLURM_ARRAY_TASK_ID", id, 0, 100000000, &vi, e) ||
+            qkv__cli_parse_int("--shard auto: SLURM_ARRAY_TASK_COUNT", count, 1, 1000000, &vn, e) ||
+            (min && qkv__cli_parse_int("--shard auto: SLURM_ARRAY_TASK_MIN", min, 0, 100000000, &vmin, e)))
             return -1;
         *i = (int)(vi - vmin);
         *n = (int)vn;
@@ -96,18 +94,14 @@ static int parse_shard(const char *s, int *i, int *n) {
         long a = strtol(s, &end, 10), b = -1;
         bool digits = s[0] >= '0' && s[0] <= '9' && (*end != '/' || (end[1] >= '0' && end[1] <= '9'));
         if (*end == '/') b = strtol(end + 1, &end, 10); /* both numbers bare: no space or sign */
-        if (!digits || errno || *end || a < 0 || b < 1 || a >= b || b > 1000000) {
-            qkv__cli_error("ablate", "--shard: expected I/N with 0 <= I < N (or auto), got '%s'", s);
-            return -1;
-        }
+        if (!digits || errno || *end || a < 0 || b < 1 || a >= b || b > 1000000)
+            return qkv_err_set(e, QKV_ERR_USAGE, "--shard: expected I/N with 0 <= I < N (or auto), got '%s'", s);
         *i = (int)a;
         *n = (int)b;
     }
-    if (*n < 1 || *i < 0 || *i >= *n) {
-        qkv__cli_error("ablate", "--shard auto: task %d of %d is not a share (SLURM_ARRAY_TASK_ID - "
-                      "SLURM_ARRAY_TASK_MIN must be below SLURM_ARRAY_TASK_COUNT)", *i, *n);
-        return -1;
-    }
+    if (*n < 1 || *i < 0 || *i >= *n)
+        return qkv_err_set(e, QKV_ERR_USAGE, "--shard auto: task %d of %d is not a share (SLURM_ARRAY_TASK_ID - "
+                           "SLURM_ARRAY_TASK_MIN must be below SLURM_ARRAY_TASK_COUNT)", *i, *n);
     return 0;
 }
 
@@ -221,76 +215,68 @@ static int run_here(const ablate_args *a, qkv_ablate_config *c, const char *out,
     return 0;
 }
 
-/* the arguments that cannot go together; 0 or QKV_EXIT_USAGE, the error said */
-static int check_actions(const ablate_args *a) {
-    if (!a->config) {
-        qkv__cli_error("ablate", "missing CONFIG (try 'qkv ablate --help')");
-        return QKV_EXIT_USAGE;
+/* the arguments that cannot go together; 0, or -1 with e (QKV_ERR_USAGE) */
+static int check_actions(const ablate_args *a, qkv_err *e) {
+    if (!a->config) return qkv_err_set(e, QKV_ERR_USAGE, "missing CONFIG (try 'qkv ablate --help')");
+    if (a->status + a->report + a->refresh + a->slurm > 1)
+        return qkv_err_set(e, QKV_ERR_USAGE, "--status, --report, --refresh and --slurm are separate actions: give one");
+    if (!a->slurm && (a->tasks || a->parallel || a->dry_run || a->sbatch.n))
+        return qkv_err_set(e, QKV_ERR_USAGE, "--tasks, --parallel, --dry-run and --sbatch go with --slurm");
+    if (a->shard && (a->status || a->report || a->refresh || a->slurm)) /* it would be ignored */
+        return qkv_err_set(e, QKV_ERR_USAGE, "--shard trains a share of the sweep: not with --status, --report, "
+                           "--refresh or --slurm (whose array tasks are the shares)");
+    return 0;
+}
+
+/* the parsed command run, its action on the sweep of c (loaded here); t0: when the command
+ * started. 0, or -1 with e */
+static int ablate_run(const ablate_args *a, qkv_ablate_config *c, double t0, qkv_err *e) {
+    const char *cfg_path = a->config, *out = a->out;
+    qkv_ablate_opts o = {.jobs = a->jobs < 1 ? 1 : (int)a->jobs, .quiet = a->quiet, .shards = 1,
+                         .stale = (double)a->stale, .force = a->force};
+    if (check_actions(a, e) || (a->shard && parse_shard(a->shard, &o.shard, &o.shards, e)) ||
+        qkv_ablate_config_load(c, cfg_path, e))
+        return -1;
+    char *out_buf = NULL, *bin = NULL;
+    int rc = -1;
+    if (!out) {
+        const char *base = strrchr(cfg_path, '/') ? strrchr(cfg_path, '/') + 1 : cfg_path;
+        if (!(out = out_buf = qkv__pathf("runs/%.*s", (int)strcspn(base, "."), base))) {
+            qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+            goto done;
+        }
     }
-    if (a->status + a->report + a->refresh + a->slurm > 1) {
-        qkv__cli_error("ablate", "--status, --report, --refresh and --slurm are separate actions: give one");
-        return QKV_EXIT_USAGE;
+    bin = qkv__cli_self_exe(); /* run the same qkv for every run */
+    if (!bin) {
+        qkv_err_set(e, QKV_ERR_FAIL, "cannot find the qkv executable (/proc/self/exe)");
+        goto done;
     }
-    if (!a->slurm && (a->tasks || a->parallel || a->dry_run || a->sbatch.n)) {
-        qkv__cli_error("ablate", "--tasks, --parallel, --dry-run and --sbatch go with --slurm");
-        return QKV_EXIT_USAGE;
+    int runs = c->n_variants * (c->n_lrs ? c->n_lrs : 1) * c->n_seeds;
+    if (a->status) {
+        rc = qkv_ablate_status(c, out, &o, stdout, e);
+    } else if (a->report) {
+        rc = report_sweep(c, out, &o, t0, e);
+    } else if (a->refresh) {
+        qkv__cli_set_threads(1); /* as the runs record them: one BLAS thread, the same bits */
+        rc = qkv_ablate_refresh(c, out, a->quiet, e) || report_sweep(c, out, &o, t0, e) ? -1 : 0;
+    } else if (a->slurm) {
+        rc = submit_slurm(a, c, cfg_path, out, bin, runs, e);
+    } else {
+        rc = run_here(a, c, out, &o, bin, runs, t0, e);
     }
-    if (a->shard && (a->status || a->report || a->refresh || a->slurm)) { /* it would be ignored */
-        qkv__cli_error("ablate", "--shard trains a share of the sweep: not with --status, --report, --refresh or "
-                       "--slurm (whose array tasks are the shares)");
-        return QKV_EXIT_USAGE;
-    }
-    return QKV_EXIT_OK;
+done:
+    free(out_buf);
+    free(bin);
+    return rc ? -1 : 0;
 }
 
 int qkv__cmd_ablate(int argc, char **argv) {
     double t0 = qkv_clock_seconds(); /* the report's wall time counts from here */
     ablate_args a = {.jobs = sysconf(_SC_NPROCESSORS_ONLN)};
-    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config);
-    if (rc >= 0) return rc;
-    rc = QKV_EXIT_USAGE;
-    const char *cfg_path = a.config, *out = a.out;
     qkv_ablate_config c = {0};
-    char *out_buf = NULL, *bin = NULL;
     qkv_err e;
-    qkv_ablate_opts o = {.jobs = a.jobs < 1 ? 1 : (int)a.jobs, .quiet = a.quiet, .shards = 1, .stale = (double)a.stale,
-                         .force = a.force};
-    if (check_actions(&a)) goto done;
-    if (a.shard && parse_shard(a.shard, &o.shard, &o.shards)) goto done;
-    if (qkv_ablate_config_load(&c, cfg_path, &e)) goto fail;
-    if (!out) {
-        const char *base = strrchr(cfg_path, '/') ? strrchr(cfg_path, '/') + 1 : cfg_path;
-        if (!(out = out_buf = qkv__pathf("runs/%.*s", (int)strcspn(base, "."), base))) {
-            qkv_err_set(&e, QKV_ERR_FAIL, "out of memory");
-            goto fail;
-        }
-    }
-    bin = qkv__cli_self_exe(); /* run the same qkv for every run */
-    if (!bin) {
-        qkv_err_set(&e, QKV_ERR_FAIL, "cannot find the qkv executable (/proc/self/exe)");
-        goto fail;
-    }
-    int runs = c.n_variants * (c.n_lrs ? c.n_lrs : 1) * c.n_seeds;
-    if (a.status) {
-        if (qkv_ablate_status(&c, out, &o, stdout, &e)) goto fail;
-    } else if (a.report) {
-        if (report_sweep(&c, out, &o, t0, &e)) goto fail;
-    } else if (a.refresh) {
-        qkv__cli_set_threads(1); /* as the runs record them: one BLAS thread, the same bits */
-        if (qkv_ablate_refresh(&c, out, a.quiet, &e) || report_sweep(&c, out, &o, t0, &e)) goto fail;
-    } else if (a.slurm) {
-        if (submit_slurm(&a, &c, cfg_path, out, bin, runs, &e)) goto fail;
-    } else if (run_here(&a, &c, out, &o, bin, runs, t0, &e)) {
-        goto fail;
-    }
-    rc = QKV_EXIT_OK;
-    goto done;
-fail:
-    rc = qkv__cli_exit("ablate", &e);
-done:
-    free(out_buf);
-    free(bin);
+    if (!qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config, &e) && !ablate_run(&a, &c, t0, &e)) qkv_err_clear(&e);
     free(a.sbatch.v);
     qkv_ablate_config_free(&c);
-    return rc;
+    return qkv__cli_exit("ablate", &e);
 }

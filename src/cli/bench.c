@@ -80,40 +80,31 @@ static const qkv_bench_size *find_size(const char *name) {
 }
 
 /* the attention and positions of the --set assignments (model.attention keys, model.position and
- * model.rope_base: the sizes fix the rest) into *over; 0 or -1 (printed) */
-static int model_of(const qkv_cli_list *sets, qkv_model_config *over) {
+ * model.rope_base: the sizes fix the rest) into *over; 0, or -1 with e */
+static int model_of(const qkv_cli_list *sets, qkv_model_config *over, qkv_err *e) {
     qkv_config c;
     qkv_config_defaults(&c);
-    qkv_err e;
     for (int i = 0; i < sets->n; i++) {
         const char *a = sets->v[i];
-        if (strncmp(a, "model.attention.", 16) && strncmp(a, "model.position=", 15) && strncmp(a, "model.rope_base=", 16)) {
-            qkv__cli_error("bench", "--set: %s: only model.attention keys, model.position and model.rope_base (the "
-                          "sizes fix the rest)", a);
-            return -1;
-        }
-        if (qkv_config_set(&c, a, &e)) {
-            qkv__cli_error("bench", "%s", e.msg); /* it names --set and the key */
-            return -1;
-        }
+        if (strncmp(a, "model.attention.", 16) && strncmp(a, "model.position=", 15) && strncmp(a, "model.rope_base=", 16))
+            return qkv_err_set(e, QKV_ERR_USAGE, "--set: %s: only model.attention keys, model.position and "
+                               "model.rope_base (the sizes fix the rest)", a);
+        if (qkv_config_set(&c, a, e)) return -1; /* it names --set and the key */
     }
     *over = c.model;
     return 0;
 }
 /* the attention fits the model of every size that will run (size NULL: all), before anything is
- * printed: 0, or -1 (printed, naming the size and the key) */
-static int check_sizes(const qkv_model_config *over, const char *size) {
-    qkv_err e;
+ * printed: 0, or -1 with e naming the size and the key */
+static int check_sizes(const qkv_model_config *over, const char *size, qkv_err *e) {
+    qkv_err v;
     for (int i = 0; i < 3; i++) {
         const qkv_bench_size *z = &QKV_BENCH_SIZES[i];
         if (size && strcmp(size, z->name)) continue;
         qkv_config c; /* as a config names its keys: model.attention.KEY */
         qkv_config_defaults(&c);
         c.model = qkv_bench_model_config(z, over);
-        if (qkv_config_validate(&c, &e)) {
-            qkv__cli_error("bench", "--set: size %s: %s", z->name, e.msg);
-            return -1;
-        }
+        if (qkv_config_validate(&c, &v)) return qkv_err_set(e, v.code, "--set: size %s: %s", z->name, v.msg);
     }
     return 0;
 }
@@ -132,14 +123,15 @@ static alloc_counter preloaded_alloc_counter(void) {
     return f;
 }
 
-/* one size in this process; prints one JSON line */
-static int bench_one(const qkv_bench_size *s, const qkv_model_config *over, int threads, int steps, int micro) {
+/* one size in this process; prints one JSON line; 0, or -1 with e */
+static int bench_one(const qkv_bench_size *s, const qkv_model_config *over, int threads, int steps, int micro,
+                     qkv_err *e) {
     qkv__cli_set_threads(threads);
     double ceiling = qkv_bench_sgemm_ceiling(1024, 10); /* best of 10: a shared machine has slow moments */
     qkv_bench_result r;
-    qkv_err e;
-    int rc = qkv_bench_run_with(s, over, micro, 3, steps, preloaded_alloc_counter(), &r, &e);
-    if (rc) { qkv__cli_error("bench", "%s: %s", s->name, e.msg); return QKV_EXIT_FAIL; }
+    qkv_err in;
+    if (qkv_bench_run_with(s, over, micro, 3, steps, preloaded_alloc_counter(), &r, &in))
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", s->name, in.msg);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double rss = (double)ru.ru_maxrss / 1024.0;
@@ -159,65 +151,55 @@ static int default_steps(const qkv_bench_size *s) {
     return !strcmp(s->name, "tiny") ? 50 : !strcmp(s->name, "small") ? 20 : 10;
 }
 
-static int bench_children(const bench_args *a, char *bin);
+static int bench_children(const bench_args *a, char *bin, qkv_err *e);
 
-static int bench_command(bench_args a);
-
-int qkv__cmd_bench(int argc, char **argv) {
-    bench_args a = {.threads = 1};
-    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, NULL);
-    if (rc >= 0) return rc;
-    rc = bench_command(a);
-    free(a.sets.v); /* the --set list the parser allocated */
-    return rc;
-}
-
-/* the parsed command; an exit status */
-static int bench_command(bench_args a) {
-    int rc;
-    if (a.sweep) {
-        if (a.size || a.steps || a.threads != 1 || a.micro) {
-            qkv__cli_error("bench", "--sweep times whole runs, each on one thread: --size, --steps, --threads and "
-                          "--micro-batches time one step (--runs-steps N sets the runs' steps)");
-            return QKV_EXIT_USAGE;
-        }
-        return qkv__cli_bench_sweep(a.config, a.runs_steps ? (int)a.runs_steps : 300,
-                                   a.jobs ? (int)a.jobs : qkv__cli_default_threads(), a.json, a.time_products);
+/* the parsed command run; 0, or -1 with e */
+static int bench_run(const bench_args *a, qkv_err *e) {
+    if (a->sweep) {
+        if (a->size || a->steps || a->threads != 1 || a->micro)
+            return qkv_err_set(e, QKV_ERR_USAGE, "--sweep times whole runs, each on one thread: --size, --steps, "
+                               "--threads and --micro-batches time one step (--runs-steps N sets the runs' steps)");
+        return qkv__cli_bench_sweep(a->config, a->runs_steps ? (int)a->runs_steps : 300,
+                                    a->jobs ? (int)a->jobs : qkv__cli_default_threads(), a->json, a->time_products, e);
     }
     qkv_model_config over;
-    if (model_of(&a.sets, &over)) return QKV_EXIT_USAGE;
-    if (a.runs_steps || a.jobs || a.config || a.time_products) {
-        qkv__cli_error("bench", "--runs-steps, --jobs, --config and --time-products go with --sweep");
-        return QKV_EXIT_USAGE;
-    }
-    if (a.size && !find_size(a.size)) {
-        qkv__cli_error("bench", "--size: expected tiny, small or medium, got '%s'", a.size);
-        return QKV_EXIT_USAGE;
-    }
-    if (check_sizes(&over, a.size)) return QKV_EXIT_USAGE;
-    for (int i = 0; a.micro > 1 && i < 3; i++) {
+    if (model_of(&a->sets, &over, e)) return -1;
+    if (a->runs_steps || a->jobs || a->config || a->time_products)
+        return qkv_err_set(e, QKV_ERR_USAGE, "--runs-steps, --jobs, --config and --time-products go with --sweep");
+    if (a->size && !find_size(a->size))
+        return qkv_err_set(e, QKV_ERR_USAGE, "--size: expected tiny, small or medium, got '%s'", a->size);
+    if (check_sizes(&over, a->size, e)) return -1;
+    for (int i = 0; a->micro > 1 && i < 3; i++) {
         const qkv_bench_size *z = &QKV_BENCH_SIZES[i];
-        if ((!a.size || !strcmp(a.size, z->name)) && z->batch % a.micro) {
-            qkv__cli_error("bench", "--micro-batches %lld: does not divide %s's batch of %d", a.micro, z->name, z->batch);
-            return QKV_EXIT_USAGE;
-        }
+        if ((!a->size || !strcmp(a->size, z->name)) && z->batch % a->micro)
+            return qkv_err_set(e, QKV_ERR_USAGE, "--micro-batches %lld: does not divide %s's batch of %d", a->micro,
+                               z->name, z->batch);
     }
-    if (a.size && a.json) { /* one size, in this process */
-        const qkv_bench_size *s = find_size(a.size);
-        return bench_one(s, &over, (int)a.threads, a.steps ? (int)a.steps : default_steps(s), a.micro ? (int)a.micro : 1);
+    if (a->size && a->json) { /* one size, in this process */
+        const qkv_bench_size *s = find_size(a->size);
+        return bench_one(s, &over, (int)a->threads, a->steps ? (int)a->steps : default_steps(s),
+                         a->micro ? (int)a->micro : 1, e);
     }
 
     /* every requested size in a child process of its own (clean peak memory per size) */
     char *bin = qkv__cli_self_exe();
-    if (!bin) { qkv__cli_error("bench", "cannot find the qkv executable"); return QKV_EXIT_FAIL; }
-    rc = bench_children(&a, bin);
+    if (!bin) return qkv_err_set(e, QKV_ERR_FAIL, "cannot find the qkv executable");
+    int rc = bench_children(a, bin, e);
     free(bin);
     return rc;
 }
 
+int qkv__cmd_bench(int argc, char **argv) {
+    bench_args a = {.threads = 1};
+    qkv_err e;
+    if (!qkv__cli_parse(&COMMAND, argc, argv, &a, NULL, &e) && !bench_run(&a, &e)) qkv_err_clear(&e);
+    free(a.sets.v); /* the --set list the parser allocated */
+    return qkv__cli_exit("bench", &e);
+}
+
 /* qkv bench's sizes, each in a child process `bin bench --size S --json ...`: a table, or their
- * JSON lines; the exit status */
-static int bench_children(const bench_args *a, char *bin) {
+ * JSON lines; 0, or -1 with e */
+static int bench_children(const bench_args *a, char *bin, qkv_err *e) {
     if (!a->json)
         printf("%-7s %7s %10s %11s %9s %9s %7s %9s %11s %9s\n", "size", "threads", "ms/step", "tokens/s",
                "GFLOP/s", "ceiling", "share", "RSS MB", "allocs/step", "products");
@@ -229,7 +211,7 @@ static int bench_children(const bench_args *a, char *bin) {
         snprintf(mb, sizeof mb, "%lld", a->micro ? a->micro : 1);
         snprintf(st, sizeof st, "%lld", a->steps ? a->steps : default_steps(s));
         int fd[2];
-        if (pipe(fd)) { qkv__cli_error("bench", "pipe failed"); return QKV_EXIT_FAIL; }
+        if (pipe(fd)) return qkv_err_set(e, QKV_ERR_FAIL, "pipe failed");
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
@@ -238,19 +220,17 @@ static int bench_children(const bench_args *a, char *bin) {
                                    "--micro-batches", mb};
         for (int k = 0, at = 11; k < a->sets.n && k < 64; k++) args[at++] = "--set", args[at++] = (char *)a->sets.v[k];
         pid_t pid;
-        int e = posix_spawn(&pid, bin, &fa, NULL, args, environ);
+        int spawned = posix_spawn(&pid, bin, &fa, NULL, args, environ);
         posix_spawn_file_actions_destroy(&fa);
         close(fd[1]);
         char line[2048] = "";
         FILE *f = fdopen(fd[0], "r");
-        if (e || !f || !fgets(line, sizeof line, f)) line[0] = 0;
+        if (spawned || !f || !fgets(line, sizeof line, f)) line[0] = 0;
         if (f) fclose(f);
         int status = 0;
-        if (!e) waitpid(pid, &status, 0);
-        if (!line[0] || !WIFEXITED(status) || WEXITSTATUS(status)) {
-            qkv__cli_error("bench", "size %s failed", s->name);
-            return QKV_EXIT_FAIL;
-        }
+        if (!spawned) waitpid(pid, &status, 0);
+        if (!line[0] || !WIFEXITED(status) || WEXITSTATUS(status))
+            return qkv_err_set(e, QKV_ERR_FAIL, "size %s failed", s->name);
         if (a->json) { fputs(line, stdout); fflush(stdout); continue; }
         double ms = 0, tps = 0, gf = 0, ceil = 0, share = 0, rss = 0, al = 0, prod = 0;
         const char *p;

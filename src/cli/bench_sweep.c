@@ -118,8 +118,8 @@ static pid_t launch(const char *bin, const char *config, const char *dir, int r,
     return pid;
 }
 
-/* run r's summary line into *s; 0, or -1 with why in err */
-static int read_result(const char *dir, int r, sweep_run *s, char *err, size_t errlen) {
+/* run r's summary line into *s; 0, or -1 with e */
+static int read_result(const char *dir, int r, sweep_run *s, qkv_err *e) {
     char line[4096] = "", *path = run_path(dir, r, ".json");
     FILE *f = path ? fopen(path, "r") : NULL;
     free(path);
@@ -132,15 +132,14 @@ static int read_result(const char *dir, int r, sweep_run *s, char *err, size_t e
     s->steps = (long long)json_num(line, "steps");
     s->products = json_num(line, "products_seconds");
     s->wall = json_num(line, "wall_seconds");
-    if (s->flops < 0 || s->steps < 0) {
-        snprintf(err, errlen, "run %s seed %d printed no summary", VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS]);
-        return -1;
-    }
+    if (s->flops < 0 || s->steps < 0)
+        return qkv_err_set(e, QKV_ERR_FAIL, "--sweep: run %s seed %d printed no summary", VARIANTS[r / N_SEEDS],
+                           SEEDS[r % N_SEEDS]);
     return 0;
 }
 
-/* why run r failed: the last line of its log */
-static void report_failure(const char *dir, int r, int status) {
+/* why run r failed, from the last line of its log, into e; -1 */
+static int run_failed(const char *dir, int r, int status, qkv_err *e) {
     char line[1024] = "", last[1024] = "", *path = run_path(dir, r, ".log");
     FILE *f = path ? fopen(path, "r") : NULL;
     free(path);
@@ -148,9 +147,9 @@ static void report_failure(const char *dir, int r, int status) {
         if (line[0] && line[0] != '\n') snprintf(last, sizeof last, "%s", line);
     if (f) fclose(f);
     last[strcspn(last, "\n")] = 0;
-    qkv__cli_error("bench", "--sweep: run %s seed %d failed (%s %d)%s%s", VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS],
-                  WIFEXITED(status) ? "exit" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-                  last[0] ? ": " : "", last);
+    return qkv_err_set(e, QKV_ERR_FAIL, "--sweep: run %s seed %d failed (%s %d)%s%s", VARIANTS[r / N_SEEDS],
+                       SEEDS[r % N_SEEDS], WIFEXITED(status) ? "exit" : "signal",
+                       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), last[0] ? ": " : "", last);
 }
 
 /* the config as every run sees it, and what the report says of it */
@@ -161,17 +160,17 @@ typedef struct sweep_shape {
     int evals;                  /* evaluations of a run */
 } sweep_shape;
 
-/* config with train.steps = steps, checked here so a bad one fails before any run; 0 or an exit code */
-static int sweep_config(const char *config, int steps, sweep_shape *sh) {
+/* config with train.steps = steps, checked here so a bad one fails before any run; 0, or -1 with e */
+static int sweep_config(const char *config, int steps, sweep_shape *sh, qkv_err *e) {
     char st[64];
     snprintf(st, sizeof st, "train.steps=%d", steps);
     const char *sets[] = {st};
-    if (qkv__cli_load_config("bench", config, sets, 1, &sh->cfg)) return QKV_EXIT_USAGE;
+    if (qkv__cli_load_config(config, sets, 1, &sh->cfg, e)) return -1;
     qkv_task task;
-    qkv_err e;
-    if (qkv_task_open(&task, &sh->cfg.task, 0, &e)) {
-        qkv__cli_error("bench", "%s: %s", config, e.msg);
-        return QKV_EXIT_USAGE;
+    qkv_err in;
+    if (qkv_task_open(&task, &sh->cfg.task, 0, &in)) {
+        qkv_task_close(&task);
+        return qkv_err_set(e, in.code, "%s: %s", config, in.msg);
     }
     const qkv_config *cfg = &sh->cfg;
     sh->seq_len = cfg->model.seq_len ? cfg->model.seq_len : task.seq_len;
@@ -183,60 +182,46 @@ static int sweep_config(const char *config, int steps, sweep_shape *sh) {
     return 0;
 }
 
-/* a fresh directory for the runs under $TMPDIR (or /tmp) into *dir (malloc'd); 0 or an exit code */
-static int sweep_dir(char **dir) {
+/* a fresh directory for the runs under $TMPDIR (or /tmp) into *dir (malloc'd); 0, or -1 with e */
+static int sweep_dir(char **dir, qkv_err *e) {
     const char *tmp = getenv("TMPDIR");
     const char *parent = tmp && tmp[0] ? tmp : "/tmp";
-    if (!(*dir = qkv__pathf("%s/qkv-sweep-XXXXXX", parent))) {
-        qkv__cli_error("bench", "out of memory");
-        return QKV_EXIT_FAIL;
-    }
-    if (!mkdtemp(*dir)) { /* named by the parent and its origin: the random name mkdtemp tried says nothing */
-        qkv__cli_error("bench", "--sweep: cannot make a directory in %s%s: %s", parent,
-                      parent == tmp ? " (TMPDIR)" : "", strerror(errno));
-        return QKV_EXIT_FAIL;
-    }
+    if (!(*dir = qkv__pathf("%s/qkv-sweep-XXXXXX", parent))) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+    if (!mkdtemp(*dir)) /* named by the parent and its origin: the random name mkdtemp tried says nothing */
+        return qkv_err_set(e, QKV_ERR_FAIL, "--sweep: cannot make a directory in %s%s: %s", parent,
+                           parent == tmp ? " (TMPDIR)" : "", strerror(errno));
     return 0;
 }
 
-/* run r has ended with status: its wall time and memory, then its result checked; 0 or an exit code */
+/* run r has ended with status: its wall time and memory, then its result checked; 0, or -1 with e */
 static int sweep_ended(const char *dir, sweep_run *runs, int r, int status, const struct rusage *ru, int steps,
-                       bool time_products) {
-    char err[1024];
+                       bool time_products, qkv_err *e) {
     double t = qkv_clock_seconds();
     runs[r].pid = 0;
     runs[r].seconds = t - runs[r].start;
     runs[r].rss_mb = (double)ru->ru_maxrss / 1024.0;
-    if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-        report_failure(dir, r, status);
-        return QKV_EXIT_FAIL;
-    }
-    int unread = read_result(dir, r, &runs[r], err, sizeof err);
-    bool untimed = time_products && (runs[r].products < 0 || runs[r].wall <= 0);
-    if (unread || runs[r].steps != steps || untimed) {
-        if (runs[r].steps >= 0 && runs[r].steps != steps)
-            snprintf(err, sizeof err, "run %s seed %d trained %lld steps, not %d", VARIANTS[r / N_SEEDS],
-                     SEEDS[r % N_SEEDS], runs[r].steps, steps);
-        else if (!unread)
-            snprintf(err, sizeof err, "run %s seed %d printed no products_seconds and wall_seconds",
-                     VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS]);
-        qkv__cli_error("bench", "--sweep: %s", err);
-        return QKV_EXIT_FAIL;
-    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status)) return run_failed(dir, r, status, e);
+    int unread = read_result(dir, r, &runs[r], e);
+    if (runs[r].steps >= 0 && runs[r].steps != steps)
+        return qkv_err_set(e, QKV_ERR_FAIL, "--sweep: run %s seed %d trained %lld steps, not %d", VARIANTS[r / N_SEEDS],
+                           SEEDS[r % N_SEEDS], runs[r].steps, steps);
+    if (unread) return -1;
+    if (time_products && (runs[r].products < 0 || runs[r].wall <= 0))
+        return qkv_err_set(e, QKV_ERR_FAIL, "--sweep: run %s seed %d printed no products_seconds and wall_seconds",
+                           VARIANTS[r / N_SEEDS], SEEDS[r % N_SEEDS]);
     return 0;
 }
 
 /* the runs, jobs at a time, until all have ended, one fails or a signal comes; *started: how many
- * were started; 0 or an exit code */
+ * were started; 0, or -1 with e */
 static int sweep_runs(const char *bin, const char *config, const char *dir, int steps, int jobs, bool time_products,
-                      sweep_run *runs, int *started) {
+                      sweep_run *runs, int *started, qkv_err *e) {
     int next = 0, running = 0, done = 0, rc = 0;
     while (done < N_RUNS && !rc) {
         while (!qkv_stop_requested() && running < jobs && next < N_RUNS) {
             runs[next].start = qkv_clock_seconds();
             if ((runs[next].pid = launch(bin, config, dir, next, steps, time_products)) < 0) {
-                qkv__cli_error("bench", "--sweep: cannot start %s train", bin);
-                rc = QKV_EXIT_FAIL;
+                rc = qkv_err_set(e, QKV_ERR_FAIL, "--sweep: cannot start %s train", bin);
                 break;
             }
             next++;
@@ -248,8 +233,7 @@ static int sweep_runs(const char *bin, const char *config, const char *dir, int 
         pid_t pid = wait4(-1, &status, 0, &ru);
         if (pid < 0) {
             if (errno == EINTR) continue;
-            qkv__cli_error("bench", "--sweep: wait: %s", strerror(errno));
-            rc = QKV_EXIT_FAIL;
+            rc = qkv_err_set(e, QKV_ERR_FAIL, "--sweep: wait: %s", strerror(errno));
             break;
         }
         int r = 0;
@@ -257,7 +241,7 @@ static int sweep_runs(const char *bin, const char *config, const char *dir, int 
         if (r == next) continue;
         running--;
         done++;
-        rc = sweep_ended(dir, runs, r, status, &ru, steps, time_products);
+        rc = sweep_ended(dir, runs, r, status, &ru, steps, time_products, e);
     }
     *started = next;
     return rc;
@@ -347,10 +331,9 @@ static void print_table(const char *config, int steps, int jobs, const sweep_sha
 }
 
 /* qkv__cli_bench_sweep with the executable at bin and the config found */
-static int sweep(const char *bin, const char *config, int steps, int jobs, bool json, bool time_products) {
+static int sweep(const char *bin, const char *config, int steps, int jobs, bool json, bool time_products, qkv_err *e) {
     sweep_shape sh;
-    int rc = sweep_config(config, steps, &sh);
-    if (rc) return rc;
+    if (sweep_config(config, steps, &sh, e)) return -1;
     if (jobs > N_RUNS) jobs = N_RUNS;
 
     /* the per-core ceiling: OpenBLAS's sgemm on one thread, before the sweep, on an idle machine */
@@ -359,9 +342,9 @@ static int sweep(const char *bin, const char *config, int steps, int jobs, bool 
     qkv__cli_children_one_blas_thread(); /* as qkv ablate starts its runs */
 
     char *dir = NULL;
-    if ((rc = sweep_dir(&dir))) {
+    if (sweep_dir(&dir, e)) {
         free(dir);
-        return rc;
+        return -1;
     }
     if (!json)
         fprintf(stderr, "qkv bench: sweep of %d runs (%d variants x %d seeds) of %d steps, %d at a time, in %s\n",
@@ -373,17 +356,14 @@ static int sweep(const char *bin, const char *config, int steps, int jobs, bool 
     memset(runs, 0, sizeof runs);
     int started;
     double t0 = qkv_clock_seconds();
-    rc = sweep_runs(bin, config, dir, steps, jobs, time_products, runs, &started);
+    int rc = sweep_runs(bin, config, dir, steps, jobs, time_products, runs, &started, e);
     double seconds = qkv_clock_seconds() - t0;
     stop_runs(runs, started);
     qkv_stop_release(&stop);
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     free(dir);
-    if (qkv_stop_requested() && !rc) {
-        qkv__cli_error("bench", "--sweep: interrupted");
-        rc = QKV_EXIT_FAIL;
-    }
-    if (rc) return rc;
+    if (qkv_stop_requested() && !rc) rc = qkv_err_set(e, QKV_ERR_INTERRUPTED, "--sweep: interrupted");
+    if (rc) return -1;
 
     sweep_stats st = sweep_figures(runs, seconds, ceiling, steps, jobs, &sh, time_products);
     if (json) print_json(config, steps, jobs, &sh, &st);
@@ -391,17 +371,15 @@ static int sweep(const char *bin, const char *config, int steps, int jobs, bool 
     return 0;
 }
 
-int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, bool time_products) {
+int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, bool time_products, qkv_err *e) {
     char *bin = qkv__cli_self_exe(), *found = NULL;
-    int rc = QKV_EXIT_FAIL;
-    if (!bin) qkv__cli_error("bench", "cannot find the qkv executable");
-    else if (!config && !(config = found = find_config(bin))) {
-        qkv__cli_error("bench", "--sweep: cannot find configs/recall.json (run from qkv's source tree, or give "
-                      "--config FILE)");
-        rc = QKV_EXIT_USAGE;
-    } else {
-        rc = sweep(bin, config, steps, jobs, json, time_products);
-    }
+    int rc;
+    if (!bin) rc = qkv_err_set(e, QKV_ERR_FAIL, "cannot find the qkv executable");
+    else if (!config && !(config = found = find_config(bin)))
+        rc = qkv_err_set(e, QKV_ERR_USAGE, "--sweep: cannot find configs/recall.json (run from qkv's source tree, or "
+                         "give --config FILE)");
+    else
+        rc = sweep(bin, config, steps, jobs, json, time_products, e);
     free(bin);
     free(found);
     return rc;

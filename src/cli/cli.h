@@ -9,14 +9,18 @@
 #include "config/config.h"
 #include "app/error.h"
 
-/* exit statuses: 0 ok, 1 runtime error (or a failed check), 2 usage error (bad option or config) */
-enum { QKV_EXIT_OK = 0, QKV_EXIT_FAIL = 1, QKV_EXIT_USAGE = 2 };
+/* The exit status follows from an error's code, in one place (common.c; scripts/check-layers.sh
+ * keeps it there): every subcommand's helpers take a qkv_err * and return -1 with it set, and the
+ * subcommand returns qkv__cli_exit(CMD, &e). The rule: the user's input, or a config that cannot
+ * be used, is a usage error (QKV_ERR_USAGE, exit 2); a failure at run time, the machine's (out of
+ * memory) included, is QKV_ERR_FAIL (exit 1). */
 
-/* the exit status of an error's code, the one place codes become statuses: QKV_ERR_OK 0;
- * QKV_ERR_USAGE and QKV_ERR_MEMORY (the config does not fit: the user's to change) 2; QKV_ERR_FAIL
- * and QKV_ERR_INTERRUPTED 1 */
+/* the exit status of an error's code: QKV_ERR_OK 0; QKV_ERR_USAGE and QKV_ERR_MEMORY (the config
+ * does not fit: the user's to change) 2; QKV_ERR_FAIL and QKV_ERR_INTERRUPTED 1. For a command
+ * that has said what happened itself (a failed gradient check, an interrupted run's resume line) */
 QKV_INTERNAL int qkv__cli_exit_status(qkv_err_code code);
-/* e's message as one "qkv CMD: ..." line (nothing for QKV_ERR_OK), and its exit status */
+/* e's message as one line on stderr, "qkv CMD: ..." (cmd NULL: "qkv: ..."; control characters
+ * written as \xNN; nothing for QKV_ERR_OK), and its exit status: the one way a command reports */
 QKV_INTERNAL int qkv__cli_exit(const char *cmd, const qkv_err *e);
 
 QKV_INTERNAL int qkv__cmd_train(int argc, char **argv);
@@ -31,22 +35,23 @@ QKV_INTERNAL int qkv__cmd_inspect(int argc, char **argv);
 
 /* qkv bench --sweep (bench_sweep.c): the fixed sweep of config (NULL: configs/recall.json),
  * steps per run, jobs runs at once, with time_products each run timed in its products (qkv train
- * --time-products); a table, or one JSON line; the exit status */
-QKV_INTERNAL int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, bool time_products);
+ * --time-products); a table, or one JSON line. 0, or -1 with e */
+QKV_INTERNAL int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, bool time_products,
+                                     qkv_err *e);
 
-/* "qkv CMD: message" (cmd NULL: "qkv: message") on stderr, one line: control characters in the
- * message are written as \xNN */
-QKV_INTERNAL void qkv__cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* this executable's path (/proc/self/exe, whole), malloc'd; NULL when it cannot be read */
 QKV_INTERNAL char *qkv__cli_self_exe(void);
-/* defaults, then the file, then the --set overrides in order, then validation */
-QKV_INTERNAL int qkv__cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c);
+/* defaults, then the file, then the --set overrides in order, then validation (its message after
+ * "PATH: "); 0, or -1 with e */
+QKV_INTERNAL int qkv__cli_load_config(const char *path, const char *const *sets, int nsets, qkv_config *c,
+                                     qkv_err *e);
 /* qkv sample and qkv eval: refuse the model file or checkpoint at path when the config it was
  * written with differs from eff (CONFIG's effective config, read from cfg_path) in its model
  * (any model.* key) or its task (task.name), even when the shapes agree; a file without a config
- * is checked by its shapes alone (when loaded). 0, or -1 after one "qkv CMD: ..." line. */
+ * is checked by its shapes alone (when loaded). 0, or -1 with e (QKV_ERR_FAIL: a mismatched file;
+ * the message names CMD's verb) */
 QKV_INTERNAL int qkv__cli_check_trained_with(const char *cmd, const char *path, const char *cfg_path,
-                                            const qkv_config *eff);
+                                            const qkv_config *eff, qkv_err *e);
 /* the number of online cores, at most QKV_MAX_THREADS */
 QKV_INTERNAL int qkv__cli_default_threads(void);
 /* qkv's thread count (0 = qkv__cli_default_threads()) */

@@ -1,30 +1,22 @@
 /* Shared helpers of the qkv subcommands. */
 #include "cli/cli.h"
-#include "io/safetensors.h"
-#include "io/strbuf.h"
 #include "tensor/parallel.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-void qkv__cli_error(const char *cmd, const char *fmt, ...) {
-    /* the message is formatted whole (as long as it is: the paths in it are never cut), then
-     * written with every control character shown as \xNN: it quotes paths and values from the
-     * user (a file name may hold a newline), and an error is one line whatever they hold */
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = qkv__vformat(fmt, ap);
-    va_end(ap);
+/* "qkv CMD: msg" (cmd NULL: "qkv: msg") on stderr, with every control character shown as \xNN: a
+ * message quotes paths and values from the user (a file name may hold a newline), and an error is
+ * one line whatever they hold */
+static void error_line(const char *cmd, const char *msg) {
     if (cmd) fprintf(stderr, "qkv %s: ", cmd);
     else fputs("qkv: ", stderr);
-    for (const unsigned char *p = (const unsigned char *)(msg ? msg : "out of memory"); *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
         if (*p < 0x20 || *p == 0x7f) fprintf(stderr, "\\x%02x", *p);
         else fputc(*p, stderr);
     }
     fputc('\n', stderr);
-    free(msg);
 }
 
 char *qkv__cli_self_exe(void) {
@@ -41,6 +33,10 @@ char *qkv__cli_self_exe(void) {
     return NULL;
 }
 
+/* the exit statuses: 0 done, 1 a runtime error (or a failed check), 2 a usage error (the command
+ * line or the config); this file alone names them, qkv__cli_exit_status the one map to them */
+enum { QKV_EXIT_OK = 0, QKV_EXIT_FAIL = 1, QKV_EXIT_USAGE = 2 };
+
 int qkv__cli_exit_status(qkv_err_code code) {
     switch (code) {
     case QKV_ERR_OK: return QKV_EXIT_OK;
@@ -54,45 +50,32 @@ int qkv__cli_exit_status(qkv_err_code code) {
 }
 
 int qkv__cli_exit(const char *cmd, const qkv_err *e) {
-    if (e->code != QKV_ERR_OK) qkv__cli_error(cmd, "%s", e->msg);
+    if (e->code != QKV_ERR_OK) error_line(cmd, e->msg);
     return qkv__cli_exit_status(e->code);
 }
 
-int qkv__cli_load_config(const char *cmd, const char *path, const char *const *sets, int nsets, qkv_config *c) {
-    qkv_err e;
+int qkv__cli_load_config(const char *path, const char *const *sets, int nsets, qkv_config *c, qkv_err *e) {
     qkv_config_defaults(c);
-    if (qkv_config_load(c, path, &e)) {
-        qkv__cli_error(cmd, "%s", e.msg);
-        return -1;
-    }
+    if (qkv_config_load(c, path, e)) return -1;
     for (int i = 0; i < nsets; i++)
-        if (qkv_config_set(c, sets[i], &e)) {
-            qkv__cli_error(cmd, "%s", e.msg);
-            return -1;
-        }
-    if (qkv_config_validate(c, &e)) {
-        qkv__cli_error(cmd, "%s: %s", path, e.msg);
-        return -1;
-    }
+        if (qkv_config_set(c, sets[i], e)) return -1;
+    qkv_err v;
+    if (qkv_config_validate(c, &v)) return qkv_err_set(e, v.code, "%s: %s", path, v.msg);
     return 0;
 }
 
-int qkv__cli_check_trained_with(const char *cmd, const char *path, const char *cfg_path, const qkv_config *eff) {
+int qkv__cli_check_trained_with(const char *cmd, const char *path, const char *cfg_path, const qkv_config *eff,
+                                qkv_err *e) {
     /* the model's keys, then the task's name: the same model on another task would read its
      * tokens as other things (the task's other keys may differ: another length, say) */
     static const char *const KEYS[] = {"model.", "task.name", NULL};
     qkv_config k;
-    qkv_err e;
     char key[256], a[128], b[128];
-    int have = qkv_config_of_model_file(path, &k, &e);
-    if (have < 0) {
-        qkv__cli_error(cmd, "%s", e.msg);
-        return -1;
-    }
+    int have = qkv_config_of_model_file(path, &k, e);
+    if (have < 0) return -1;
     if (!have || !qkv_config_first_diff(&k, eff, KEYS, key, sizeof key, a, b, sizeof a)) return 0;
-    qkv__cli_error(cmd, "%s was trained with %s %s, but %s has %s (%s with the run's config.json)", path, key, a,
-                  cfg_path, b, strcmp(cmd, "eval") ? cmd : "evaluate");
-    return -1;
+    return qkv_err_set(e, QKV_ERR_FAIL, "%s was trained with %s %s, but %s has %s (%s with the run's config.json)",
+                       path, key, a, cfg_path, b, strcmp(cmd, "eval") ? cmd : "evaluate");
 }
 
 int qkv__cli_default_threads(void) {

@@ -37,59 +37,45 @@ static const qkv_cli_command COMMAND = {
     "CONFIG", OPTIONS,
 };
 
-int qkv__cmd_eval(int argc, char **argv) {
-    eval_args a = {0};
-    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config);
-    if (rc >= 0) return rc;
-    rc = QKV_EXIT_USAGE;
-    if (!a.config || !a.checkpoint) {
-        qkv__cli_error("eval", "needs CONFIG and --checkpoint FILE (try 'qkv eval --help')");
-        goto done;
-    }
+/* the parsed command run: the model of a->config loaded from a->checkpoint, evaluated; 0, or -1
+ * with e */
+static int eval_run(const eval_args *a, qkv_err *e) {
+    if (!a->config || !a->checkpoint)
+        return qkv_err_set(e, QKV_ERR_USAGE, "needs CONFIG and --checkpoint FILE (try 'qkv eval --help')");
     qkv_config cfg;
-    if (qkv__cli_load_config("eval", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
-    qkv__cli_set_threads((int)a.threads);
-    rc = QKV_EXIT_FAIL;
-    char err[1024];
+    if (qkv__cli_load_config(a->config, a->sets.v, a->sets.n, &cfg, e)) return -1;
+    qkv__cli_set_threads((int)a->threads);
+    int rc = -1;
+    char err[1024]; /* the model's own message (nn) */
     qkv_task task, data_task; /* closed on every path: a failed open may hold sequences */
     memset(&data_task, 0, sizeof data_task);
     qkv_model *m = NULL;
     qkv_ctx *ctx = NULL;
     bool have_data = false;
-    qkv_err e;
-    if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, &e)) {
-        qkv__cli_error("eval", "%s", e.msg);
-        goto cleanup;
-    }
+    if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, e)) goto cleanup;
     qkv_model_config mc = cfg.model;
-    if (qkv_task_fit_model(&task, &mc, &e) ||
-        (a.data && (have_data = !qkv_task_open_eval_file(&data_task, a.data, 0, &e), !have_data)) ||
-        (have_data && qkv_task_fit_model(&data_task, &mc, &e))) {
-        qkv__cli_error("eval", "%s", e.msg);
+    if (qkv_task_fit_model(&task, &mc, e) ||
+        (a->data && (have_data = !qkv_task_open_eval_file(&data_task, a->data, 0, e), !have_data)) ||
+        (have_data && qkv_task_fit_model(&data_task, &mc, e)))
         goto cleanup;
-    }
     /* parameters and their gradient buffers, and a batch's activations (a bound: no backward) */
     if (qkv_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc) +
                                qkv_model_activation_bytes(&mc, cfg.train.batch, mc.seq_len),
-                               "parameters and activations", &e)) {
-        rc = qkv__cli_exit("eval", &e);
+                               "parameters and activations", e))
         goto cleanup;
-    }
-    if (!(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err)) || qkv_load_model(m, a.checkpoint, err, sizeof err)) {
-        qkv__cli_error("eval", "%s", err);
+    if (!(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err)) || qkv_load_model(m, a->checkpoint, err, sizeof err)) {
+        qkv_err_set(e, QKV_ERR_FAIL, "%s", err);
         goto cleanup;
     }
     qkv_config eff = cfg; /* the effective config: vocab and seq_len filled in, as the file's */
     eff.model = mc;
-    if (qkv__cli_check_trained_with("eval", a.checkpoint, a.config, &eff)) goto cleanup;
+    if (qkv__cli_check_trained_with("eval", a->checkpoint, a->config, &eff, e)) goto cleanup;
     ctx = qkv_ctx_new();
     qkv_task *t = have_data ? &data_task : &task;
     if (have_data) data_task.seq_len = mc.seq_len; /* batches as long as the longest sequence */
     qkv_eval_result r;
-    if (qkv_evaluate(ctx, m, t, a.examples ? a.examples : cfg.train.eval_examples, cfg.train.batch, &r, &e)) {
-        qkv__cli_error("eval", "%s", e.msg);
+    if (qkv_evaluate(ctx, m, t, a->examples ? a->examples : cfg.train.eval_examples, cfg.train.batch, &r, e))
         goto cleanup;
-    }
     /* %.9g, as summary.json and metrics.jsonl write them: the numbers read back are the ones
      * those files hold (a fixed count of decimals would cut a small loss's digits) */
     char loss[64]; /* JSON has no NaN or Inf: null */
@@ -100,13 +86,19 @@ int qkv__cmd_eval(int argc, char **argv) {
         snprintf(bpb, sizeof bpb, ",\"bpb\":%.9g", r.loss / QKV_LN2);
     printf("{\"loss\":%s,\"accuracy\":%.9g,\"examples\":%lld,\"positions\":%lld%s}\n", loss, r.accuracy,
            (long long)r.examples, (long long)r.positions, bpb);
-    rc = QKV_EXIT_OK;
+    rc = 0;
 cleanup:
     qkv_ctx_free(ctx);
     qkv_model_free(m);
     qkv_task_close(&task);
     qkv_task_close(&data_task);
-done:
-    free(a.sets.v);
     return rc;
+}
+
+int qkv__cmd_eval(int argc, char **argv) {
+    eval_args a = {0};
+    qkv_err e;
+    if (!qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config, &e) && !eval_run(&a, &e)) qkv_err_clear(&e);
+    free(a.sets.v);
+    return qkv__cli_exit("eval", &e);
 }

@@ -40,60 +40,58 @@ static const qkv_cli_command COMMAND = {
     "CONFIG", OPTIONS,
 };
 
-int qkv__cmd_gradcheck(int argc, char **argv) {
-    gradcheck_args a = {.batch = 2, .sample = 24, .small = 256, .seed = -1};
-    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config);
-    if (rc >= 0) return rc;
-    rc = QKV_EXIT_USAGE;
-    if (!a.config) { qkv__cli_error("gradcheck", "missing CONFIG (try 'qkv gradcheck --help')"); goto done; }
+/* the parsed command run: the check's table on stdout, *failed its failed elements; 0, or -1 with e */
+static int gradcheck_run(const gradcheck_args *a, int64_t *failed, qkv_err *e) {
+    if (!a->config) return qkv_err_set(e, QKV_ERR_USAGE, "missing CONFIG (try 'qkv gradcheck --help')");
     qkv_config cfg;
-    if (qkv__cli_load_config("gradcheck", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
-    rc = QKV_EXIT_FAIL;
-    char err[1024];
+    if (qkv__cli_load_config(a->config, a->sets.v, a->sets.n, &cfg, e)) return -1;
+    char err[1024]; /* the check's own message (nn) */
     qkv_task task;
     qkv_model_config mc = cfg.model;
-    qkv_err e;
-    if (qkv_task_open(&task, &cfg.task, 0, &e) || qkv_task_fit_model(&task, &mc, &e)) {
-        qkv_task_close(&task);
-        qkv__cli_error("gradcheck", "%s", e.msg);
-        goto done;
-    }
+    int bad = qkv_task_open(&task, &cfg.task, 0, e) || qkv_task_fit_model(&task, &mc, e);
     qkv_task_close(&task);
-    qkv_model_check opt = {.batch = (int)a.batch,
-                           .seq_len = (int)(a.seq ? a.seq : (mc.seq_len < 16 ? mc.seq_len : 16)),
-                           .sample = a.sample, .small = a.small,
-                           .seed = (uint64_t)(a.seed >= 0 ? a.seed : cfg.train.seed), .pad = a.pad};
+    if (bad) return -1;
+    qkv_model_check opt = {.batch = (int)a->batch,
+                           .seq_len = (int)(a->seq ? a->seq : (mc.seq_len < 16 ? mc.seq_len : 16)),
+                           .sample = a->sample, .small = a->small,
+                           .seed = (uint64_t)(a->seed >= 0 ? a->seed : cfg.train.seed), .pad = a->pad};
     /* double precision: parameters and gradients at 8 bytes, activations at twice the float estimate */
     if (qkv_check_memory(&mc, opt.batch, 16 * qkv_model_param_count(&mc) +
                                2 * qkv_model_activation_bytes(&mc, opt.batch, opt.seq_len),
-                               "double-precision parameters and activations", &e)) {
-        rc = qkv__cli_exit("gradcheck", &e);
-        goto done;
-    }
+                               "double-precision parameters and activations", e))
+        return -1;
     qkv_model *m;
     qkv_gradcheck_stat *st;
-    int r = qkv_model_gradcheck(&mc, &opt, &m, &st, err, sizeof err);
-    if (r < 0) { qkv__cli_error("gradcheck", "%s", err); goto done; }
+    if (qkv_model_gradcheck(&mc, &opt, &m, &st, err, sizeof err) < 0) return qkv_err_set(e, QKV_ERR_FAIL, "%s", err);
     printf("gradcheck: qkv %s, %d layers, d_model %d, batch %d x %d positions, double precision\n",
            QKV_ATTN_QKV_NAMES[mc.attn.qkv], mc.layers, mc.d_model, opt.batch, opt.seq_len);
     printf("%-34s %15s %14s %12s  %s\n", "parameter", "checked", "max|a-n|", "max excess", "result");
-    int64_t checked = 0, failed = 0;
+    int64_t checked = 0;
     double worst = 0;
+    *failed = 0;
     for (int i = 0; i < m->params.n; i++) {
         char ck[40];
         snprintf(ck, sizeof ck, "%lld/%lld", (long long)st[i].checked, (long long)m->params.items[i]->t.numel);
         printf("%-34s %15s %14.3g %12.3g  %s\n", m->params.items[i]->name, ck, st[i].max_abs_err,
                st[i].max_excess, st[i].failed ? "FAIL" : "PASS");
         checked += st[i].checked;
-        failed += st[i].failed;
+        *failed += st[i].failed;
         if (st[i].max_abs_err > worst) worst = st[i].max_abs_err;
     }
     printf("%s: %lld elements in %d tensors checked, %lld failed, largest |analytic - numeric| %.3g\n",
-           failed ? "FAIL" : "PASS", (long long)checked, m->params.n, (long long)failed, worst);
-    rc = failed ? QKV_EXIT_FAIL : QKV_EXIT_OK;
+           *failed ? "FAIL" : "PASS", (long long)checked, m->params.n, (long long)*failed, worst);
     free(st);
     qkv_model_free(m);
-done:
+    return 0;
+}
+
+int qkv__cmd_gradcheck(int argc, char **argv) {
+    gradcheck_args a = {.batch = 2, .sample = 24, .small = 256, .seed = -1};
+    qkv_err e;
+    int64_t failed = 0;
+    if (!qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config, &e) && !gradcheck_run(&a, &failed, &e))
+        qkv_err_clear(&e);
     free(a.sets.v);
-    return rc;
+    if (failed) return qkv__cli_exit_status(QKV_ERR_FAIL); /* the table's last line said so */
+    return qkv__cli_exit("gradcheck", &e);
 }

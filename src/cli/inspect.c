@@ -45,44 +45,35 @@ static void show(double x, const char *fmt) {
     printf("%*s", w, "-");
 }
 
-int qkv__cmd_inspect(int argc, char **argv) {
-    inspect_args a = {0};
-    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.dir);
-    if (rc >= 0) return rc;
-    if (!a.dir) {
-        qkv__cli_error("inspect", "missing RUN_DIR (try 'qkv inspect --help')");
-        return QKV_EXIT_USAGE;
-    }
-    char *path = qkv__pathf("%s/" QKV_RUN_CONFIG, a.dir);
-    if (!path) {
-        qkv__cli_error("inspect", "out of memory");
-        return QKV_EXIT_FAIL;
-    }
-    qkv_config cfg;
-    int bad = qkv__cli_load_config("inspect", path, NULL, 0, &cfg);
-    char *model = bad ? NULL : qkv__pathf("%s/" QKV_RUN_MODEL, a.dir);
-    qkv_err e;
-    if (!bad && !model) qkv_err_set(&e, QKV_ERR_FAIL, "out of memory");
-    else if (!bad) qkv_config_check_model_file(model, &cfg, path, &e); /* config.json edited since? */
+/* dir's config.json into *cfg, checked against its model.safetensors (config.json edited since
+ * the run?); 0, or -1 with e */
+static int run_config(const char *dir, qkv_config *cfg, qkv_err *e) {
+    char *path = qkv__pathf("%s/" QKV_RUN_CONFIG, dir), *model = qkv__pathf("%s/" QKV_RUN_MODEL, dir);
+    int rc = -1;
+    if (!path || !model) qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+    else if (!qkv__cli_load_config(path, NULL, 0, cfg, e) && !qkv_config_check_model_file(model, cfg, path, e)) rc = 0;
     free(path);
     free(model);
-    if (bad) return QKV_EXIT_USAGE;
-    if (e.code != QKV_ERR_OK) return qkv__cli_exit("inspect", &e);
+    return rc;
+}
+
+/* the parsed command run: the table on stdout; 0, or -1 with e */
+static int inspect_run(const inspect_args *a, qkv_err *e) {
+    if (!a->dir) return qkv_err_set(e, QKV_ERR_USAGE, "missing RUN_DIR (try 'qkv inspect --help')");
+    qkv_config cfg;
+    if (run_config(a->dir, &cfg, e)) return -1;
     qkv__cli_set_threads(1); /* as the run that recorded them: one BLAS thread, the same bits */
     qkv_observed o;
-    if (qkv__run_observation(&cfg, a.dir, 0, 0, &o, &e)) {
-        qkv__cli_error("inspect", "%s", e.msg);
-        return QKV_EXIT_FAIL;
-    }
+    if (qkv__run_observation(&cfg, a->dir, 0, 0, &o, e)) return -1;
     /* the start as the run recorded it (observe.h): a fresh run of this qkv wrote one */
     qkv_observed st;
     qkv_err se;
-    int got = qkv__run_observed_start(a.dir, &st, &se);
+    int got = qkv__run_observed_start(a->dir, &st, &se);
     if (!got && (st.layers != o.layers || st.heads != o.heads || !st.symmetry || !st.prev_share))
-        got = qkv_err_set(&se, QKV_ERR_FAIL, "%s/%s holds %d layers x %d heads%s", a.dir, QKV_RUN_OBSERVED_START,
+        got = qkv_err_set(&se, QKV_ERR_FAIL, "%s/%s holds %d layers x %d heads%s", a->dir, QKV_RUN_OBSERVED_START,
                           st.layers, st.heads, st.symmetry && st.prev_share ? "" : " without the score diagnostics");
     bool start = got == 0;
-    printf("%s: qkv %s%s%s, %d layers x %d heads\n", a.dir, QKV_ATTN_QKV_NAMES[cfg.model.attn.qkv],
+    printf("%s: qkv %s%s%s, %d layers x %d heads\n", a->dir, QKV_ATTN_QKV_NAMES[cfg.model.attn.qkv],
            cfg.model.attn.diff ? ", diff (its first map)" : "", cfg.model.attn.talking_heads ? ", talking_heads" : "",
            o.layers, o.heads);
     static const char *const NAMES[4] = {"symmetry", "negative", "diagonal", "previous"};
@@ -138,5 +129,12 @@ int qkv__cmd_inspect(int argc, char **argv) {
         printf("start not recorded (%s): the trained model's values only\n", se.msg);
     if (!got) qkv__observed_free(&st);
     qkv__observed_free(&o);
-    return QKV_EXIT_OK;
+    return 0;
+}
+
+int qkv__cmd_inspect(int argc, char **argv) {
+    inspect_args a = {0};
+    qkv_err e;
+    if (!qkv__cli_parse(&COMMAND, argc, argv, &a, &a.dir, &e) && !inspect_run(&a, &e)) qkv_err_clear(&e);
+    return qkv__cli_exit("inspect", &e);
 }

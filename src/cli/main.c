@@ -39,10 +39,11 @@ static const command COMMANDS[] = {
 };
 
 int main(int argc, char **argv) {
+    qkv_err e;
     if (argc < 2) { /* a usage error, so one line like every other; --help prints the usage */
-        qkv__cli_error(NULL, "missing COMMAND: train, eval, sample, params, gradcheck, ablate, summarize, bench or inspect "
-                      "(try 'qkv --help')");
-        return QKV_EXIT_USAGE;
+        qkv_err_set(&e, QKV_ERR_USAGE, "missing COMMAND: train, eval, sample, params, gradcheck, ablate, summarize, "
+                    "bench or inspect (try 'qkv --help')");
+        return qkv__cli_exit(NULL, &e);
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
@@ -62,6 +63,6 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         if (!strcmp(cmd, COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
-    qkv__cli_error(NULL, "unknown command or option '%s' (try 'qkv --help')", cmd);
-    return QKV_EXIT_USAGE;
+    qkv_err_set(&e, QKV_ERR_USAGE, "unknown command or option '%s' (try 'qkv --help')", cmd);
+    return qkv__cli_exit(NULL, &e);
 }

@@ -1,6 +1,5 @@
 /* The subcommands' option tables (options.h): parsing and the --help text. */
 #include "cli/options.h"
-#include "cli/cli.h"
 
 #include <errno.h>
 #include <float.h>
@@ -23,97 +22,79 @@ static bool matches(const qkv_cli_option *o, const char *a, const char **val) {
     return true;
 }
 
-bool qkv__cli_parse_int(const char *cmd, const char *name, const char *s, long long lo, long long hi,
-                       long long *out) {
+int qkv__cli_parse_int(const char *name, const char *s, long long lo, long long hi, long long *out, qkv_err *e) {
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
     bool digits = (s[0] >= '0' && s[0] <= '9') || ((s[0] == '-' || s[0] == '+') && s[1] >= '0' && s[1] <= '9');
-    if (!digits || errno || end == s || *end || v < lo || v > hi) {
-        qkv__cli_error(cmd, "%s: expected an integer in [%lld, %lld], got '%s'", name, lo, hi, s);
-        return false;
-    }
+    if (!digits || errno || end == s || *end || v < lo || v > hi)
+        return qkv_err_set(e, QKV_ERR_USAGE, "%s: expected an integer in [%lld, %lld], got '%s'", name, lo, hi, s);
     *out = v;
-    return true;
+    return 0;
 }
 
-/* a finite number in [lo, hi] (a usage error message otherwise) */
-static bool parse_num(const char *cmd, const char *name, const char *s, long long lo, long long hi, double *out) {
+/* a finite number in [lo, hi]; 0, or -1 with e (QKV_ERR_USAGE) */
+static int parse_num(const char *name, const char *s, long long lo, long long hi, double *out, qkv_err *e) {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno == ERANGE && end != s && !*end && fabs(v) <= DBL_MIN) { /* in range, but no double holds it */
-        qkv__cli_error(cmd, "%s: '%s' is too close to 0 for a double (it underflows); expected a number in "
-                       "[%lld, %lld]", name, s, lo, hi);
-        return false;
-    }
-    if (errno || end == s || *end || !isfinite(v) || v < (double)lo || v > (double)hi) {
-        qkv__cli_error(cmd, "%s: expected a number in [%lld, %lld], got '%s'", name, lo, hi, s);
-        return false;
-    }
+    if (errno == ERANGE && end != s && !*end && fabs(v) <= DBL_MIN) /* in range, but no double holds it */
+        return qkv_err_set(e, QKV_ERR_USAGE, "%s: '%s' is too close to 0 for a double (it underflows); expected a "
+                           "number in [%lld, %lld]", name, s, lo, hi);
+    if (errno || end == s || *end || !isfinite(v) || v < (double)lo || v > (double)hi)
+        return qkv_err_set(e, QKV_ERR_USAGE, "%s: expected a number in [%lld, %lld], got '%s'", name, lo, hi, s);
     *out = v;
-    return true;
+    return 0;
 }
 
-/* v appended to l (room for every argument); false when out of memory (said) */
-static bool append(const char *cmd, qkv_cli_list *l, int argc, const char *v) {
-    if (!l->v && !(l->v = calloc((size_t)argc, sizeof *l->v))) {
-        qkv__cli_error(cmd, "out of memory");
-        return false;
-    }
+/* v appended to l (room for every argument); 0, or -1 with e when out of memory */
+static int append(qkv_cli_list *l, int argc, const char *v, qkv_err *e) {
+    if (!l->v && !(l->v = calloc((size_t)argc, sizeof *l->v))) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     l->v[l->n++] = v;
-    return true;
+    return 0;
 }
 
-/* one argument, argv[*i] (and its value, which advances *i); -1 to go on, else the exit status.
- * A positional argument goes to *operand, or with operands (not NULL) to that list */
-static int parse_arg(const qkv_cli_command *c, int argc, char **argv, int *i, void *args,
-                     const char **operand, qkv_cli_list *operands) {
+/* one argument, argv[*i] (and its value, which advances *i); 0 to go on, 1 after --help, -1 with
+ * e. A positional argument goes to *operand, or with operands (not NULL) to that list */
+static int parse_arg(const qkv_cli_command *c, int argc, char **argv, int *i, void *args, const char **operand,
+                     qkv_cli_list *operands, qkv_err *e) {
     const char *a = argv[*i], *val = NULL;
     const qkv_cli_option *o = c->options;
     while (o->name && !matches(o, a, &val)) o++;
     if (!o->name) {
         if (a[0] == '-' && a[1])
-            qkv__cli_error(c->name, "unknown option '%s' (try 'qkv %s --help')", a, c->name);
-        else if (operands)
-            return append(c->name, operands, argc, a) ? -1 : QKV_EXIT_FAIL;
-        else if (!operand)
-            qkv__cli_error(c->name, "unexpected argument '%s'", a);
-        else if (*operand)
-            qkv__cli_error(c->name, "unexpected argument '%s' (one %s only)", a, c->operand);
-        else {
-            *operand = a;
-            return -1;
-        }
-        return QKV_EXIT_USAGE;
+            return qkv_err_set(e, QKV_ERR_USAGE, "unknown option '%s' (try 'qkv %s --help')", a, c->name);
+        if (operands) return append(operands, argc, a, e);
+        if (!operand) return qkv_err_set(e, QKV_ERR_USAGE, "unexpected argument '%s'", a);
+        if (*operand) return qkv_err_set(e, QKV_ERR_USAGE, "unexpected argument '%s' (one %s only)", a, c->operand);
+        *operand = a;
+        return 0;
     }
     void *field = (char *)args + o->offset;
     if (o->kind == QKV_ARG_HELP) {
         qkv__cli_help(c, stdout);
-        return QKV_EXIT_OK;
+        qkv_err_clear(e);
+        return 1;
     }
     if (o->kind == QKV_ARG_FLAG) {
         *(bool *)field = true;
-        return -1;
+        return 0;
     }
-    if (!val && *i + 1 >= argc) {
-        qkv__cli_error(c->name, "%s needs a value", a);
-        return QKV_EXIT_USAGE;
-    }
+    if (!val && *i + 1 >= argc) return qkv_err_set(e, QKV_ERR_USAGE, "%s needs a value", a);
     if (!val) val = argv[++*i];
     if (o->kind == QKV_ARG_STRING) *(const char **)field = val;
-    if (o->kind == QKV_ARG_INT && !qkv__cli_parse_int(c->name, o->name, val, o->lo, o->hi, field)) return QKV_EXIT_USAGE;
-    if (o->kind == QKV_ARG_NUM && !parse_num(c->name, o->name, val, o->lo, o->hi, field)) return QKV_EXIT_USAGE;
-    if (o->kind == QKV_ARG_LIST && !append(c->name, field, argc, val)) return QKV_EXIT_FAIL;
-    return -1;
+    if (o->kind == QKV_ARG_INT) return qkv__cli_parse_int(o->name, val, o->lo, o->hi, field, e);
+    if (o->kind == QKV_ARG_NUM) return parse_num(o->name, val, o->lo, o->hi, field, e);
+    if (o->kind == QKV_ARG_LIST) return append(field, argc, val, e);
+    return 0;
 }
 
 /* both parsers: one positional argument into *operand, or any number into *operands */
 static int parse(const qkv_cli_command *c, int argc, char **argv, void *args, const char **operand,
-                 qkv_cli_list *operands) {
-    int rc = -1;
-    for (int i = 1; i < argc && rc < 0; i++) rc = parse_arg(c, argc, argv, &i, args, operand, operands);
-    if (rc >= 0) { /* the command will not run: nothing for it to free */
+                 qkv_cli_list *operands, qkv_err *e) {
+    int rc = 0;
+    for (int i = 1; i < argc && !rc; i++) rc = parse_arg(c, argc, argv, &i, args, operand, operands, e);
+    if (rc) { /* the command will not run: nothing for it to free */
         for (const qkv_cli_option *o = c->options; o->name; o++)
             if (o->kind == QKV_ARG_LIST) {
                 qkv_cli_list *l = (qkv_cli_list *)((char *)args + o->offset);
@@ -128,13 +109,14 @@ static int parse(const qkv_cli_command *c, int argc, char **argv, void *args, co
     return rc;
 }
 
-int qkv__cli_parse(const qkv_cli_command *c, int argc, char **argv, void *args, const char **operand) {
-    return parse(c, argc, argv, args, operand, NULL);
+int qkv__cli_parse(const qkv_cli_command *c, int argc, char **argv, void *args, const char **operand, qkv_err *e) {
+    return parse(c, argc, argv, args, operand, NULL, e);
 }
 
-int qkv__cli_parse_operands(const qkv_cli_command *c, int argc, char **argv, void *args, qkv_cli_list *operands) {
+int qkv__cli_parse_operands(const qkv_cli_command *c, int argc, char **argv, void *args, qkv_cli_list *operands,
+                            qkv_err *e) {
     *operands = (qkv_cli_list){0};
-    return parse(c, argc, argv, args, NULL, operands);
+    return parse(c, argc, argv, args, NULL, operands, e);
 }
 
 /* "-h, --help" or "--out DIR" */

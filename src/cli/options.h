@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include "app/error.h"
 
 typedef enum {
     QKV_ARG_FLAG,   /* no value: sets a bool */
@@ -67,19 +68,20 @@ typedef struct qkv_cli_command {
 } qkv_cli_command;
 
 /* Parse argv[1..argc) in order into *args (options not given keep their values) and the
- * positional argument into *operand (NULL when the command takes none). Returns -1 when the
- * command should run; otherwise its exit status: 0 after --help, 2 after a usage error (a
- * message on stderr), and then no list is left allocated. */
-QKV_INTERNAL int qkv__cli_parse(const qkv_cli_command *cmd, int argc, char **argv, void *args, const char **operand);
+ * positional argument into *operand (NULL when the command takes none). 0: the command runs;
+ * otherwise it stops, and then no list is left allocated: 1 after --help (its text on stdout, e
+ * cleared), -1 with e after a usage error (QKV_ERR_USAGE; QKV_ERR_FAIL when out of memory). */
+QKV_INTERNAL int qkv__cli_parse(const qkv_cli_command *cmd, int argc, char **argv, void *args, const char **operand,
+                               qkv_err *e);
 /* qkv__cli_parse for a command of any number of positional arguments (its operand names them,
  * "DIR..."): they go to *operands in order (v is the caller's to free, as a list option's) */
 QKV_INTERNAL int qkv__cli_parse_operands(const qkv_cli_command *cmd, int argc, char **argv, void *args,
-                                        qkv_cli_list *operands);
+                                        qkv_cli_list *operands, qkv_err *e);
 /* s as a whole number in [lo, hi]: the whole string is decimal digits after an optional sign (no
- * space around it), with no overflow; else one usage line "qkv CMD: NAME: expected an integer in
- * [lo, hi], got 'S'" and false. For options and for integers read from the environment alike */
-QKV_INTERNAL bool qkv__cli_parse_int(const char *cmd, const char *name, const char *s, long long lo, long long hi,
-                                    long long *out);
+ * space around it), with no overflow; 0, or -1 with e (QKV_ERR_USAGE, "NAME: expected an integer
+ * in [lo, hi], got 'S'"). For options and for integers read from the environment alike */
+QKV_INTERNAL int qkv__cli_parse_int(const char *name, const char *s, long long lo, long long hi, long long *out,
+                                   qkv_err *e);
 /* the usage text made from the command's table */
 QKV_INTERNAL void qkv__cli_help(const qkv_cli_command *cmd, FILE *f);
 

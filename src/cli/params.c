@@ -70,39 +70,22 @@ static void module_of(const char *name, char *out, size_t n) {
     if (dot) *dot = 0;
 }
 
-int qkv__cmd_params(int argc, char **argv) {
-    params_args a = {0};
-    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config);
-    if (rc >= 0) return rc;
-    rc = QKV_EXIT_USAGE;
-    bool all = a.all;
-    if (!a.config) { qkv__cli_error("params", "missing CONFIG (try 'qkv params --help')"); goto done; }
+/* the parsed command run: the table on stdout; 0, or -1 with e */
+static int params_run(const params_args *a, qkv_err *e) {
+    bool all = a->all;
+    if (!a->config) return qkv_err_set(e, QKV_ERR_USAGE, "missing CONFIG (try 'qkv params --help')");
     qkv_config cfg;
-    if (qkv__cli_load_config("params", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
-    char err[1024];
+    if (qkv__cli_load_config(a->config, a->sets.v, a->sets.n, &cfg, e)) return -1;
+    char err[1024]; /* the model's own message (nn) */
     qkv_task task;
     qkv_model_config mc = cfg.model;
     qkv_model *m = NULL;
-    qkv_err e;
-    if (qkv_task_open(&task, &cfg.task, 0, &e) || qkv_task_fit_model(&task, &mc, &e)) {
-        qkv__cli_error("params", "%s", e.msg);
-        rc = QKV_EXIT_FAIL;
-        qkv_task_close(&task);
-        goto done;
-    }
-    if (qkv_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc), "parameters and their gradients",
-                         &e)) {
-        rc = qkv__cli_exit("params", &e);
-        qkv_task_close(&task);
-        goto done;
-    }
-    if (!(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err))) {
-        qkv__cli_error("params", "%s", err);
-        rc = QKV_EXIT_FAIL;
-        qkv_task_close(&task);
-        goto done;
-    }
+    int bad = qkv_task_open(&task, &cfg.task, 0, e) || qkv_task_fit_model(&task, &mc, e) ||
+              qkv_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc), "parameters and their gradients",
+                               e);
+    if (!bad && !(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err))) bad = qkv_err_set(e, QKV_ERR_FAIL, "%s", err);
     qkv_task_close(&task);
+    if (bad) return -1;
     int d = mc.d_model, hd = mc.d_model / mc.heads;
     printf("model: d_model %d, heads %d (head_dim %d), layers %d, d_ff %d, vocab %d, seq_len %d\n",
            d, mc.heads, hd, mc.layers, mc.d_ff, mc.vocab, mc.seq_len);
@@ -148,8 +131,13 @@ int qkv__cmd_params(int argc, char **argv) {
     printf("Q/K/V projections, all layers:  %lld (%.1f%% of the model)\n", (long long)qkv_proj,
            100.0 * (double)qkv_proj / (double)total);
     qkv_model_free(m);
-    rc = QKV_EXIT_OK;
-done:
+    return 0;
+}
+
+int qkv__cmd_params(int argc, char **argv) {
+    params_args a = {0};
+    qkv_err e;
+    if (!qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config, &e) && !params_run(&a, &e)) qkv_err_clear(&e);
     free(a.sets.v);
-    return rc;
+    return qkv__cli_exit("params", &e);
 }

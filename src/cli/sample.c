@@ -45,13 +45,13 @@ static const qkv_cli_command COMMAND = {
     "CONFIG", OPTIONS,
 };
 
-/* the prompt as tokens: bytes (text), or ids separated by spaces or commas; NULL after a
- * usage error message */
-static int32_t *parse_prompt(const char *s, bool bytes, int vocab, int *n) {
+/* the prompt as tokens: bytes (text), or ids separated by spaces or commas; malloc'd, NULL with e
+ * (QKV_ERR_USAGE; QKV_ERR_FAIL when out of memory) */
+static int32_t *parse_prompt(const char *s, bool bytes, int vocab, int *n, qkv_err *e) {
     size_t len = strlen(s);
     int32_t *t = malloc((len + 1) * sizeof *t);
     if (!t) {
-        qkv__cli_error("sample", "out of memory");
+        qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         return NULL;
     }
     *n = 0;
@@ -67,9 +67,9 @@ static int32_t *parse_prompt(const char *s, bool bytes, int vocab, int *n) {
             while (*p == ' ' || *p == '\t' || *p == '\n') p++;
             if (*p == ',' || (!*p && after_comma && *n > 0)) {
                 if (after_comma) {
-                    qkv__cli_error("sample", "--prompt: token %d is empty (%s)", *n + 1,
-                                  *n == 0 ? "a comma before the first token" : !*p ? "a comma after the last token"
-                                                                                   : "two commas in a row");
+                    qkv_err_set(e, QKV_ERR_USAGE, "--prompt: token %d is empty (%s)", *n + 1,
+                                *n == 0 ? "a comma before the first token" : !*p ? "a comma after the last token"
+                                                                                 : "two commas in a row");
                     free(t);
                     return NULL;
                 }
@@ -83,14 +83,14 @@ static int32_t *parse_prompt(const char *s, bool bytes, int vocab, int *n) {
             errno = 0;
             long v = strtol(p, &end, 10);
             if (end == p || errno || (*end && !strchr(" ,\t\n", *end))) {
-                qkv__cli_error("sample", "--prompt: expected token ids separated by spaces or commas, got '%.*s' "
-                              "(token %d)", (int)strcspn(p, " ,\t\n"), p, *n + 1);
+                qkv_err_set(e, QKV_ERR_USAGE, "--prompt: expected token ids separated by spaces or commas, got '%.*s' "
+                            "(token %d)", (int)strcspn(p, " ,\t\n"), p, *n + 1);
                 free(t);
                 return NULL;
             }
             if (v < 0 || v >= vocab) {
-                qkv__cli_error("sample", "--prompt: token %ld (token %d) is outside the model's vocabulary [0, %d)", v,
-                              *n + 1, vocab);
+                qkv_err_set(e, QKV_ERR_USAGE, "--prompt: token %ld (token %d) is outside the model's vocabulary [0, %d)",
+                            v, *n + 1, vocab);
                 free(t);
                 return NULL;
             }
@@ -99,71 +99,53 @@ static int32_t *parse_prompt(const char *s, bool bytes, int vocab, int *n) {
         }
     }
     if (*n == 0) {
-        qkv__cli_error("sample", "--prompt: empty; give at least one %s", bytes ? "byte" : "token id");
+        qkv_err_set(e, QKV_ERR_USAGE, "--prompt: empty; give at least one %s", bytes ? "byte" : "token id");
         free(t);
         return NULL;
     }
     return t;
 }
 
-int qkv__cmd_sample(int argc, char **argv) {
-    sample_args a = {.tokens = 200, .temperature = 1.0};
-    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config);
-    if (rc >= 0) return rc;
-    rc = QKV_EXIT_USAGE;
+/* the parsed command run: the sample on stdout; 0, or -1 with e */
+static int sample_run(const sample_args *a, qkv_err *e) {
+    if (!a->config || !a->checkpoint)
+        return qkv_err_set(e, QKV_ERR_USAGE, "needs CONFIG and --checkpoint FILE (try 'qkv sample --help')");
+    qkv_config cfg;
+    if (qkv__cli_load_config(a->config, a->sets.v, a->sets.n, &cfg, e)) return -1;
+    int rc = -1;
     qkv_task task;
     memset(&task, 0, sizeof task);
     qkv_model *m = NULL;
     int32_t *prompt = NULL, *out = NULL;
-    char err[1024];
-    if (!a.config || !a.checkpoint) {
-        qkv__cli_error("sample", "needs CONFIG and --checkpoint FILE (try 'qkv sample --help')");
-        goto done;
-    }
-    qkv_config cfg;
-    if (qkv__cli_load_config("sample", a.config, a.sets.v, a.sets.n, &cfg)) goto done;
-    rc = QKV_EXIT_FAIL;
+    char err[1024]; /* the model's own message (nn) */
     qkv_model_config mc = cfg.model;
-    qkv_err e;
-    if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, &e) || qkv_task_fit_model(&task, &mc, &e)) {
-        qkv__cli_error("sample", "%s", e.msg);
-        goto done;
-    }
+    if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, e) || qkv_task_fit_model(&task, &mc, e)) goto done;
     bool bytes = task.cfg.kind == QKV_TASK_TEXT;
-    const char *text = a.prompt ? a.prompt : bytes && task.cfg.corpus == QKV_CORPUS_FORTUNES ? "%\n" : bytes ? "\n" : NULL;
+    const char *text = a->prompt ? a->prompt : bytes && task.cfg.corpus == QKV_CORPUS_FORTUNES ? "%\n" : bytes ? "\n" : NULL;
     if (!text) {
-        qkv__cli_error("sample", "--prompt: task \"%s\" needs one: token ids separated by spaces or commas",
-                      QKV_TASK_NAMES[task.cfg.kind]);
-        rc = QKV_EXIT_USAGE;
+        qkv_err_set(e, QKV_ERR_USAGE, "--prompt: task \"%s\" needs one: token ids separated by spaces or commas",
+                    QKV_TASK_NAMES[task.cfg.kind]);
         goto done;
     }
     int n = 0;
-    if (!(prompt = parse_prompt(text, bytes, mc.vocab, &n))) {
-        rc = QKV_EXIT_USAGE;
-        goto done;
-    }
+    if (!(prompt = parse_prompt(text, bytes, mc.vocab, &n, e))) goto done;
     /* the parameters and one forward pass's activations (a bound: no backward) */
     if (qkv_check_memory(&mc, 1, 4 * qkv_model_param_count(&mc) + qkv_model_activation_bytes(&mc, 1, mc.seq_len),
-                         "parameters and activations", &e)) {
-        rc = qkv__cli_exit("sample", &e);
+                         "parameters and activations", e))
         goto done;
-    }
     qkv_config eff = cfg;
     eff.model = mc;
-    if (!(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err)) || qkv_load_model(m, a.checkpoint, err, sizeof err)) {
-        qkv__cli_error("sample", "%s", err);
+    if (!(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err)) || qkv_load_model(m, a->checkpoint, err, sizeof err)) {
+        qkv_err_set(e, QKV_ERR_FAIL, "%s", err);
         goto done;
     }
-    if (qkv__cli_check_trained_with("sample", a.checkpoint, a.config, &eff)) goto done;
-    qkv_sample_opts o = {(int)a.tokens, a.temperature, (int)a.top_k, (uint64_t)a.seed};
+    if (qkv__cli_check_trained_with("sample", a->checkpoint, a->config, &eff, e)) goto done;
+    qkv_sample_opts o = {(int)a->tokens, a->temperature, (int)a->top_k, (uint64_t)a->seed};
     if (!(out = malloc((size_t)o.tokens * sizeof *out))) {
-        qkv__cli_error("sample", "out of memory");
+        qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         goto done;
     }
-    if (qkv_sample(m, prompt, n, &o, out, &e)) {
-        qkv__cli_error("sample", "%s", e.msg);
-        goto done;
-    }
+    if (qkv_sample(m, prompt, n, &o, out, e)) goto done;
     if (bytes) {
         fwrite(text, 1, (size_t)n, stdout);
         for (int i = 0; i < o.tokens; i++) /* a token past the bytes (model.vocab > 256) is no byte: U+FFFD */
@@ -176,13 +158,20 @@ int qkv__cmd_sample(int argc, char **argv) {
         for (int i = 0; i < o.tokens; i++) printf("%s%d", i ? ", " : "", out[i]);
         fputs("]}\n", stdout);
     }
-    rc = fflush(stdout) ? QKV_EXIT_FAIL : QKV_EXIT_OK;
-    if (rc) qkv__cli_error("sample", "cannot write the sample: %s", strerror(errno));
+    if (fflush(stdout)) qkv_err_set(e, QKV_ERR_FAIL, "cannot write the sample: %s", strerror(errno));
+    else rc = 0;
 done:
     qkv_model_free(m);
     qkv_task_close(&task);
     free(prompt);
     free(out);
-    free(a.sets.v);
     return rc;
+}
+
+int qkv__cmd_sample(int argc, char **argv) {
+    sample_args a = {.tokens = 200, .temperature = 1.0};
+    qkv_err e;
+    if (!qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config, &e) && !sample_run(&a, &e)) qkv_err_clear(&e);
+    free(a.sets.v);
+    return qkv__cli_exit("sample", &e);
 }

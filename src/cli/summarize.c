@@ -39,55 +39,45 @@ static const qkv_cli_command COMMAND = {
     "DIR...", OPTIONS,
 };
 
-int qkv__cmd_summarize(int argc, char **argv) {
-    summarize_args a = {0};
-    qkv_cli_list dirs;
-    int rc = qkv__cli_parse_operands(&COMMAND, argc, argv, &a, &dirs);
-    if (rc >= 0) return rc;
-    qkv_err e;
-    rc = QKV_EXIT_USAGE;
-    if (a.check_doc && a.update_doc) {
-        qkv__cli_error("summarize", "--check-doc and --update-doc are separate actions: give one");
-        goto done;
-    }
-    if (!dirs.n && !a.check_doc && !a.update_doc) {
-        qkv__cli_error("summarize", "missing DIR (the output directories of qkv ablate) or --check-doc FILE (try 'qkv "
-                      "summarize --help')");
-        goto done;
-    }
-    if (dirs.n && !a.out) {
-        qkv__cli_error("summarize", "--out OUTDIR: where to write the summary (summary.md, .csv, .html)");
-        goto done;
-    }
-    if (!dirs.n && (a.out || a.title)) {
-        qkv__cli_error("summarize", "--out and --title go with DIRs");
-        goto done;
-    }
-    if (dirs.n) {
+/* the parsed command run on dirs; 0, or -1 with e (QKV_ERR_FAIL when a document's block differs) */
+static int summarize_run(const summarize_args *a, const qkv_cli_list *dirs, qkv_err *e) {
+    if (a->check_doc && a->update_doc)
+        return qkv_err_set(e, QKV_ERR_USAGE, "--check-doc and --update-doc are separate actions: give one");
+    if (!dirs->n && !a->check_doc && !a->update_doc)
+        return qkv_err_set(e, QKV_ERR_USAGE, "missing DIR (the output directories of qkv ablate) or --check-doc FILE "
+                           "(try 'qkv summarize --help')");
+    if (dirs->n && !a->out)
+        return qkv_err_set(e, QKV_ERR_USAGE, "--out OUTDIR: where to write the summary (summary.md, .csv, .html)");
+    if (!dirs->n && (a->out || a->title)) return qkv_err_set(e, QKV_ERR_USAGE, "--out and --title go with DIRs");
+    if (dirs->n) {
         qkv_summary s;
-        if (qkv__summary_load(&s, dirs.v, dirs.n, &e)) goto fail;
-        int w = qkv__summary_write(&s, a.out, a.title, a.quiet ? NULL : stdout, &e);
+        if (qkv__summary_load(&s, dirs->v, dirs->n, e)) return -1;
+        int w = qkv__summary_write(&s, a->out, a->title, a->quiet ? NULL : stdout, e);
         qkv__summary_free(&s);
-        if (w) goto fail;
-        if (!a.quiet) fprintf(stderr, "qkv summarize: %s/summary.md, summary.csv and summary.html\n", a.out);
+        if (w) return -1;
+        if (!a->quiet) fprintf(stderr, "qkv summarize: %s/summary.md, summary.csv and summary.html\n", a->out);
     }
-    const char *doc = a.check_doc ? a.check_doc : a.update_doc;
+    const char *doc = a->check_doc ? a->check_doc : a->update_doc;
     if (doc) {
         int blocks, changed;
-        if (qkv__summary_doc(doc, a.update_doc != NULL, &blocks, &changed, &e)) goto fail; /* a block differs (1), or -1 */
-        if (!a.quiet && a.update_doc)
+        if (qkv__summary_doc(doc, a->update_doc != NULL, &blocks, &changed, e)) return -1;
+        if (!a->quiet && a->update_doc)
             printf("%s: %d generated block%s, %d rewritten\n", doc, blocks, blocks == 1 ? "" : "s", changed);
-        else if (!a.quiet && !blocks)
+        else if (!a->quiet && !blocks)
             printf("%s: no generated blocks\n", doc);
-        else if (!a.quiet)
+        else if (!a->quiet)
             printf("%s: %d generated block%s as the results make %s\n", doc, blocks, blocks == 1 ? "" : "s",
                    blocks == 1 ? "it" : "them");
     }
-    rc = QKV_EXIT_OK;
-    goto done;
-fail:
-    rc = qkv__cli_exit("summarize", &e);
-done:
+    return 0;
+}
+
+int qkv__cmd_summarize(int argc, char **argv) {
+    summarize_args a = {0};
+    qkv_cli_list dirs;
+    qkv_err e;
+    if (!qkv__cli_parse_operands(&COMMAND, argc, argv, &a, &dirs, &e) && !summarize_run(&a, &dirs, &e))
+        qkv_err_clear(&e);
     free(dirs.v);
-    return rc;
+    return qkv__cli_exit("summarize", &e);
 }

@@ -87,18 +87,15 @@ static int train_command(int argc, char **argv);
  * model.vocab and model.seq_len where config.json leaves them to the task (0). Any other
  * difference is refused naming the first key, in qkv_config_keys() order, unless force (then
  * a note unless quiet). A checkpoint without a config (an older qkv's) or without a file (qkv_train
- * says so) passes. QKV_EXIT_OK, QKV_EXIT_USAGE (a difference) or QKV_EXIT_FAIL (the checkpoint is
- * damaged or unreadable), the error said. */
-static int check_resume_config(const char *dir, const char *cfg_path, const qkv_config *cfg, bool force, bool quiet) {
-    qkv_err e;
+ * says so) passes. 0, or -1 with e: QKV_ERR_USAGE (a difference) or QKV_ERR_FAIL (the checkpoint is
+ * damaged or unreadable). */
+static int check_resume_config(const char *dir, const char *cfg_path, const qkv_config *cfg, bool force, bool quiet,
+                               qkv_err *e) {
     char key[256], here[128], there[128];
     char *ck = qkv__pathf("%s/" QKV_RUN_CHECKPOINT, dir);
-    if (!ck) {
-        qkv__cli_error("train", "out of memory");
-        return QKV_EXIT_FAIL;
-    }
+    if (!ck) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     qkv_config k;
-    int have = access(ck, F_OK) ? 0 : qkv_config_of_model_file(ck, &k, &e), rc = QKV_EXIT_OK;
+    int have = access(ck, F_OK) ? 0 : qkv_config_of_model_file(ck, &k, e), rc = 0;
     qkv_config c = *cfg;
     if (have > 0) {
         c.train.steps = k.train.steps;
@@ -106,14 +103,12 @@ static int check_resume_config(const char *dir, const char *cfg_path, const qkv_
         if (!c.model.seq_len) c.model.seq_len = k.model.seq_len;
     }
     if (have < 0) {
-        qkv__cli_error("train", "%s", e.msg);
-        rc = QKV_EXIT_FAIL;
+        rc = -1;
     } else if (!have || !qkv_config_first_diff(&c, &k, NULL, key, sizeof key, here, there, sizeof here)) {
-        rc = QKV_EXIT_OK;
+        rc = 0;
     } else if (!force) {
-        qkv__cli_error("train", "%s: %s is %s here, %s in the checkpoint %s (give --force to resume anyway)", cfg_path,
-                      key, here, there, ck);
-        rc = QKV_EXIT_USAGE;
+        rc = qkv_err_set(e, QKV_ERR_USAGE, "%s: %s is %s here, %s in the checkpoint %s (give --force to resume anyway)",
+                         cfg_path, key, here, there, ck);
     } else if (!quiet && qkv__dist_world().rank == 0) {
         fprintf(stderr, "qkv train: note: %s: %s is %s here, %s in the checkpoint %s; resuming anyway (--force)\n",
                 cfg_path, key, here, there, ck);
@@ -127,9 +122,9 @@ int qkv__cmd_train(int argc, char **argv) {
     qkv_dist d;
     qkv_err e;
     if (qkv__dist_init(NULL, NULL, &d, &e)) return qkv__cli_exit("train", &e);
-    int rc = train_command(argc, argv);
+    int status = train_command(argc, argv);
     qkv__dist_finalize();
-    return rc;
+    return status;
 }
 
 /* a run's summary line on stdout: JSON, bpb (the text figures, or "") after eval_loss, extra at the end */
@@ -144,55 +139,43 @@ static void print_summary(const qkv_run_summary *s, const char *dir, const char 
 
 /* the config file and run directory of a's run (*out NULL: the default name, made later), checked
  * against the other arguments and the number of processes; with --resume DIR, *cfg_path is
- * DIR/config.json in *resume_cfg (malloc'd, the caller's to free). 0, QKV_EXIT_USAGE or (out of
- * memory) QKV_EXIT_FAIL, the error said */
-static int run_paths(const train_args *a, qkv_dist d, char **resume_cfg, const char **cfg_path, const char **out) {
+ * DIR/config.json in *resume_cfg (malloc'd, the caller's to free). 0, or -1 with e (QKV_ERR_USAGE;
+ * QKV_ERR_FAIL when out of memory) */
+static int run_paths(const train_args *a, qkv_dist d, char **resume_cfg, const char **cfg_path, const char **out,
+                     qkv_err *e) {
     *cfg_path = a->config;
     *out = a->out;
     if (a->resume) {
-        if (a->config || a->sets.n || a->out) {
-            qkv__cli_error("train", "--resume DIR takes its config from DIR/config.json; drop CONFIG, --set and --out");
-            return QKV_EXIT_USAGE;
-        }
-        if (!(*resume_cfg = qkv__pathf("%s/" QKV_RUN_CONFIG, a->resume))) {
-            qkv__cli_error("train", "out of memory");
-            return QKV_EXIT_FAIL;
-        }
+        if (a->config || a->sets.n || a->out)
+            return qkv_err_set(e, QKV_ERR_USAGE, "--resume DIR takes its config from DIR/config.json; drop CONFIG, "
+                               "--set and --out");
+        if (!(*resume_cfg = qkv__pathf("%s/" QKV_RUN_CONFIG, a->resume)))
+            return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         *cfg_path = *resume_cfg;
         *out = a->resume;
     }
-    if (!*cfg_path) {
-        qkv__cli_error("train", "missing CONFIG (try 'qkv train --help')");
-        return QKV_EXIT_USAGE;
-    }
-    if (d.size > 1 && !*out) { /* the default name has the time in it: each process would pick its own */
-        qkv__cli_error("train", "with %d processes, name the run directory: --out DIR", d.size);
-        return QKV_EXIT_USAGE;
-    }
-    if (a->steps && !a->resume) {
-        qkv__cli_error("train", "--steps extends a run: use it with --resume DIR (a new run takes train.steps)");
-        return QKV_EXIT_USAGE;
-    }
-    return QKV_EXIT_OK;
+    if (!*cfg_path) return qkv_err_set(e, QKV_ERR_USAGE, "missing CONFIG (try 'qkv train --help')");
+    if (d.size > 1 && !*out) /* the default name has the time in it: each process would pick its own */
+        return qkv_err_set(e, QKV_ERR_USAGE, "with %d processes, name the run directory: --out DIR", d.size);
+    if (a->steps && !a->resume)
+        return qkv_err_set(e, QKV_ERR_USAGE, "--steps extends a run: use it with --resume DIR (a new run takes "
+                           "train.steps)");
+    return 0;
 }
 
 /* --steps N on the resumed run of cfg: its new train.steps, when it only extends a constant
- * schedule; 0 or QKV_EXIT_USAGE, the error said */
-static int extend_steps(const train_args *a, qkv_config *cfg) {
-    if (!a->steps) return QKV_EXIT_OK;
-    if (a->steps < cfg->train.steps) {
-        qkv__cli_error("train", "--steps %lld: the run in %s already has train.steps %d; --steps can only "
-                      "extend it", a->steps, a->resume, cfg->train.steps);
-        return QKV_EXIT_USAGE;
-    }
-    if (cfg->optim.schedule != QKV_SCHED_CONSTANT && a->steps != cfg->train.steps) {
-        qkv__cli_error("train", "--steps: the run's %s schedule decays over train.steps %d, so a longer run would "
-                      "have had other learning rates; extending needs optim.schedule constant",
-                      QKV_SCHEDULE_NAMES[cfg->optim.schedule], cfg->train.steps);
-        return QKV_EXIT_USAGE;
-    }
+ * schedule; 0, or -1 with e (QKV_ERR_USAGE) */
+static int extend_steps(const train_args *a, qkv_config *cfg, qkv_err *e) {
+    if (!a->steps) return 0;
+    if (a->steps < cfg->train.steps)
+        return qkv_err_set(e, QKV_ERR_USAGE, "--steps %lld: the run in %s already has train.steps %d; --steps can "
+                           "only extend it", a->steps, a->resume, cfg->train.steps);
+    if (cfg->optim.schedule != QKV_SCHED_CONSTANT && a->steps != cfg->train.steps)
+        return qkv_err_set(e, QKV_ERR_USAGE, "--steps: the run's %s schedule decays over train.steps %d, so a longer "
+                           "run would have had other learning rates; extending needs optim.schedule constant",
+                           QKV_SCHEDULE_NAMES[cfg->optim.schedule], cfg->train.steps);
     cfg->train.steps = (int)a->steps;
-    return QKV_EXIT_OK;
+    return 0;
 }
 
 /* the default run directory, runs/NAME-YYYYmmdd-HHMMSS (NAME: the config file's up to its first
@@ -208,27 +191,22 @@ static char *default_out(const char *cfg_path) {
     return qkv__pathf("runs/%.*s-%s", (int)n, base, stamp);
 }
 
-/* a new run into out: refused (QKV_EXIT_USAGE, the error said) when out holds any file of a run,
- * as qkv_train's own check has them (a directory holding only a model.safetensors, or
- * metrics.jsonl, too, with the same exit status); otherwise 0 */
-static int refuse_existing_run(const char *out) {
+/* a new run into out: refused (QKV_ERR_USAGE) when out holds any file of a run, as qkv_train's own
+ * check has them (a directory holding only a model.safetensors, or metrics.jsonl, too, with the
+ * same code); 0, or -1 with e */
+static int refuse_existing_run(const char *out, qkv_err *e) {
     static const char *const files[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN_MODEL, QKV_RUN_CHECKPOINT,
                                         QKV_RUN_SUMMARY};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char *p = qkv__pathf("%s/%s", out, files[i]);
-        if (!p) {
-            qkv__cli_error("train", "out of memory");
-            return QKV_EXIT_FAIL;
-        }
+        if (!p) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         bool held = access(p, F_OK) == 0;
         free(p);
-        if (held) {
-            qkv__cli_error("train", "%s already holds a run; continue it with --resume %s, or start it over "
-                          "with --force", out, out);
-            return QKV_EXIT_USAGE;
-        }
+        if (held)
+            return qkv_err_set(e, QKV_ERR_USAGE, "%s already holds a run; continue it with --resume %s, or start it "
+                               "over with --force", out, out);
     }
-    return QKV_EXIT_OK;
+    return 0;
 }
 
 /* the summary line of a finished run of d.size processes (with --gemm-flops, the FLOPs; with
@@ -256,14 +234,13 @@ static void print_run(const qkv_run_summary *s, const char *out, const train_arg
     print_summary(s, out, bpb, procs);
 }
 
-/* train_one's run of the config at cfg_path into out */
-static int train_run(const train_args *a, qkv_dist d, const char *cfg_path, const char *out) {
-    int rc;
+/* train_one's run of the config at cfg_path into out; 0, or -1 with e */
+static int train_run(const train_args *a, qkv_dist d, const char *cfg_path, const char *out, qkv_err *e) {
     qkv_config cfg;
-    if (qkv__cli_load_config("train", cfg_path, a->sets.v, a->sets.n, &cfg)) return QKV_EXIT_USAGE;
-    if (a->resume && (rc = check_resume_config(a->resume, cfg_path, &cfg, a->force, a->quiet)) != QKV_EXIT_OK)
-        return rc;
-    if ((rc = extend_steps(a, &cfg))) return rc;
+    if (qkv__cli_load_config(cfg_path, a->sets.v, a->sets.n, &cfg, e) ||
+        (a->resume && check_resume_config(a->resume, cfg_path, &cfg, a->force, a->quiet, e)) ||
+        extend_steps(a, &cfg, e))
+        return -1;
     qkv__cli_set_threads((int)a->threads);
     double timed_since = qkv_clock_seconds();
     if (a->time_products) atomic_store(&qkv__gemm_timing, 1);
@@ -273,48 +250,44 @@ static int train_run(const train_args *a, qkv_dist d, const char *cfg_path, cons
                         .example = (int)a->example};
     qkv_run_summary s;
     /* a usage error (qkv_train checks too, for several processes) */
-    if (d.size == 1 && !a->resume && !a->force && (rc = refuse_existing_run(out))) return rc;
+    if (d.size == 1 && !a->resume && !a->force && refuse_existing_run(out, e)) return -1;
     qkv_stop_catcher stop; /* Ctrl-C and SIGTERM: the run saves a checkpoint and stops */
     qkv_stop_catch(&stop);
     if (a->stop_with) { /* SIGTERM when the parent ends; it may have ended already */
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != (pid_t)a->stop_with) qkv_request_stop();
     }
-    qkv_err e;
-    int r = qkv_train(&cfg, &opt, &s, &e);
+    int r = qkv_train(&cfg, &opt, &s, e);
     qkv_stop_release(&stop);
-    if (r && e.code == QKV_ERR_INTERRUPTED) { /* the command to resume with, on a line of its own */
-        if (d.rank == 0) fprintf(stderr, "qkv train: %s. Resume with:\n  qkv train --resume %s\n", e.msg, out);
-        return qkv__cli_exit_status(e.code);
-    }
-    if (r) return qkv__cli_exit("train", &e);
-    if (d.rank) return QKV_EXIT_OK; /* the first process speaks for all */
+    if (r) return -1;
+    if (d.rank) return 0; /* the first process speaks for all */
     print_run(&s, out, a, d, timed_since);
     if (!a->quiet) fprintf(stderr, "qkv train: run directory %s\n", out);
-    return QKV_EXIT_OK;
+    return 0;
 }
 
-/* one run: a new one from CONFIG, or --resume DIR; its summary line; an exit code */
-static int train_one(const train_args *a) {
+/* one run: a new one from CONFIG, or --resume DIR; its summary line; 0, or -1 with e */
+static int train_one(const train_args *a, qkv_err *e) {
     qkv_dist d = qkv__dist_world();
     const char *cfg_path, *out;
     char *resume_cfg = NULL, *default_dir = NULL;
-    int rc = run_paths(a, d, &resume_cfg, &cfg_path, &out);
-    if (!rc && !out && !(out = default_dir = default_out(cfg_path))) {
-        qkv__cli_error("train", "out of memory");
-        rc = QKV_EXIT_FAIL;
-    }
-    if (!rc) rc = train_run(a, d, cfg_path, out);
+    int rc = run_paths(a, d, &resume_cfg, &cfg_path, &out, e);
+    if (!rc && !out && !(out = default_dir = default_out(cfg_path))) rc = qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+    if (!rc) rc = train_run(a, d, cfg_path, out, e);
+    /* interrupted: the command to resume with, on a line of its own (by the first process) */
+    if (rc && e->code == QKV_ERR_INTERRUPTED && d.rank == 0)
+        fprintf(stderr, "qkv train: %s. Resume with:\n  qkv train --resume %s\n", e->msg, out);
     free(resume_cfg);
     free(default_dir);
     return rc;
 }
 
+/* the parsed command run; its exit status */
 static int train_command(int argc, char **argv) {
     train_args a = {0};
-    int rc = qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config);
-    if (rc >= 0) return rc;
-    rc = train_one(&a);
+    qkv_err e;
+    if (!qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config, &e) && !train_one(&a, &e)) qkv_err_clear(&e);
     free(a.sets.v);
-    return rc;
+    if (e.code == QKV_ERR_INTERRUPTED) return qkv__cli_exit_status(e.code); /* train_one has said it */
+    return qkv__cli_exit("train", &e);
 }

@@ -192,13 +192,16 @@ static bool targets_follow(const qkv_task *t) {
 }
 
 int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, qkv_err *e) {
+    /* a built-in task is the config's: a model that does not fit it is a config that cannot be
+     * used; a data file's tokens and lengths are what the file holds, known when it is read */
+    qkv_err_code misfit = t->cfg.kind == QKV_TASK_FILE ? QKV_ERR_FAIL : QKV_ERR_USAGE;
     if (!m->attn.causal && targets_follow(t)) {
         if (t->cfg.kind == QKV_TASK_FILE)
             return qkv_err_set(e, QKV_ERR_FAIL, "model.attention.causal: false, but in %s the target at a position is often "
                                "the next position's input token, which a bidirectional model would copy: expected causal true "
                                "(or targets that do not follow)", t->cfg.path[0] ? qkv__shown(t->cfg.path).s : "the data");
         else
-            return qkv_err_set(e, QKV_ERR_FAIL, "model.attention.causal: false, but task \"%s\" shows its targets as the "
+            return qkv_err_set(e, QKV_ERR_USAGE, "model.attention.causal: false, but task \"%s\" shows its targets as the "
                                "next input tokens, which a bidirectional model would copy: expected causal true (bidirectional "
                                "tasks: recall, noisy_recall, induction)", QKV_TASK_NAMES[t->cfg.kind]);
     }
@@ -216,14 +219,14 @@ int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, qkv_err *e) {
                                    j < q->len ? "input" : "target", j < q->len ? j : j - q->len, v, m->vocab, m->vocab,
                                    t->vocab);
             }
-        return qkv_err_set(e, QKV_ERR_FAIL, "model.vocab: %d is smaller than the task's %d tokens", m->vocab, t->vocab);
+        return qkv_err_set(e, misfit, "model.vocab: %d is smaller than the task's %d tokens", m->vocab, t->vocab);
     }
     if (m->seq_len < t->seq_len) {
-        return qkv_err_set(e, QKV_ERR_FAIL, "model.seq_len: %d is shorter than the task's %d positions",
+        return qkv_err_set(e, misfit, "model.seq_len: %d is shorter than the task's %d positions",
                            m->seq_len, t->seq_len);
     }
     if (m->vocab < 2) { /* a data file with one distinct token: no model can be built */
-        return qkv_err_set(e, QKV_ERR_FAIL, "model.vocab: expected at least 2 tokens, got %d", m->vocab);
+        return qkv_err_set(e, misfit, "model.vocab: expected at least 2 tokens, got %d", m->vocab);
     }
     return 0;
 }

@@ -58,8 +58,8 @@ QKV_APP_API int qkv_task_open_eval_file(qkv_task *t, const char *path, uint64_t 
 /* the config's model.vocab / model.seq_len when given, else the task's; checks they fit, and
  * that a model without the causal mask (model.attention.causal false) cannot see the targets:
  * refused for a task whose targets are the next input tokens (text, copy, ...; task.c). 0, or -1
- * with e, QKV_ERR_FAIL (found when the run starts: the exit status a failed run has; qkv ablate
- * reports it as its config's error) */
+ * with e: QKV_ERR_USAGE for a built-in task (the config cannot be used), QKV_ERR_FAIL for a data
+ * file (task.path, task.eval_path, --data: what the file holds, known when it is read) */
 QKV_APP_API int qkv_task_fit_model(const qkv_task *t, qkv_model_config *m, qkv_err *e);
 
 /* buffers for B examples of the task's length */

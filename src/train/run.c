@@ -265,7 +265,7 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
     /* the step's micro-batches, whole ones to each process */
     r->shards = qkv_train_shards(&c->train);
     if (r->shards % r->dist.size)
-        return qkv_err_set(e, QKV_ERR_FAIL, "train.shards: %d micro-batches cannot be shared by %d processes (the "
+        return qkv_err_set(e, QKV_ERR_USAGE, "train.shards: %d micro-batches cannot be shared by %d processes (the "
                            "process count must divide train.shards)", r->shards, r->dist.size);
     r->mine = r->shards / r->dist.size;
     r->first = r->dist.rank * r->mine;
@@ -309,7 +309,7 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
     if (lock_run(r, e)) return -1;
     if (!r->opt->resume && holds_run(r)) { /* never overwrite a run by accident */
         if (!r->opt->force)
-            return qkv_err_set(e, QKV_ERR_FAIL, "%s already holds a run; continue it with --resume %s, or start it "
+            return qkv_err_set(e, QKV_ERR_USAGE, "%s already holds a run; continue it with --resume %s, or start it "
                                "over with --force", qkv__shown(r->opt->out_dir).s, qkv__shown(r->opt->out_dir).s);
         clear_run(r);
     }
@@ -564,12 +564,16 @@ void qkv__run_fail_everywhere(const qkv__run *r, const char *msg) {
 }
 
 bool qkv__run_any(const qkv__run *r, bool mine) {
+    return qkv__run_first(r, mine) != 0;
+}
+
+int qkv__run_first(const qkv__run *r, int mine) {
     if (r->dist.size == 1) return mine;
-    int v = mine, all[256];
+    int all[256];
     int *buf = r->dist.size <= 256 ? all : malloc((size_t)r->dist.size * sizeof *buf);
-    if (!buf || qkv__dist_allgather(&r->dist, &v, buf, sizeof v)) qkv__run_fail_everywhere(r, "cannot exchange flags");
-    bool out = false;
-    for (int i = 0; i < r->dist.size; i++) out |= buf[i] != 0;
+    if (!buf || qkv__dist_allgather(&r->dist, &mine, buf, sizeof mine)) qkv__run_fail_everywhere(r, "cannot exchange flags");
+    int out = 0;
+    for (int i = 0; i < r->dist.size && !out; i++) out = buf[i];
     if (buf != all) free(buf);
     return out;
 }

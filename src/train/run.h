@@ -76,6 +76,8 @@ QKV_INTERNAL bool qkv__run_should_stop(const qkv__run *r);
 QKV_INTERNAL void qkv__run_fail_everywhere(const qkv__run *r, const char *msg);
 /* whether any process says `mine` (a stop, an error) */
 QKV_INTERNAL bool qkv__run_any(const qkv__run *r, bool mine);
+/* the first process's (by rank) of the values that are not 0 (an error's code), or 0 */
+QKV_INTERNAL int qkv__run_first(const qkv__run *r, int mine);
 /* rows [first, first + rows) of a batch, as a batch of their own */
 QKV_INTERNAL qkv_batch qkv__batch_view(const qkv_batch *all, int first, int rows);
 

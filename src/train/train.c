@@ -107,8 +107,11 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
     memset(sum, 0, sizeof *sum);
     r->dist = qkv__dist_world();
     int rc = qkv__run_setup(r, e);
-    if (qkv__run_any(r, rc != 0) && !rc) /* every process starts, or none does */
-        rc = qkv_err_set(e, QKV_ERR_FAIL, "another process could not set up the run");
+    bool too_big = rc && e->code == QKV_ERR_MEMORY; /* nothing was set up, nothing to finish */
+    /* every process starts, or none does; then each fails as the first that could not (its code:
+     * the same exit status from every process) */
+    qkv_err_code first = (qkv_err_code)qkv__run_first(r, !rc ? QKV_ERR_OK : e->code ? (int)e->code : QKV_ERR_FAIL);
+    if (first && !rc) rc = qkv_err_set(e, first, "another process could not set up the run");
     r->t0 = r->t_log = qkv_clock_seconds();
     while (!rc && r->st.step < cfg->train.steps) {
         /* every process stops at the same step: one that is asked to tells the others */
@@ -125,8 +128,7 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
         }
         rc = qkv__run_update(r, lv, &updated, e);
     }
-    /* a config too big for the memory: nothing was set up, nothing to finish */
-    if (e->code != QKV_ERR_MEMORY) rc = qkv__run_finish(r, rc, sum, e);
+    if (!too_big) rc = qkv__run_finish(r, rc, sum, e);
     qkv__run_free(r);
     if (rc) return -1;
     if (sum->interrupted)
