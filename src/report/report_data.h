@@ -119,6 +119,13 @@ typedef struct qkv_report_facts {
     char duration[64];                  /* this invocation's wall time in words (reused runs cost it nothing) */
     char run_duration[64];              /* the finished runs' own times, summed, in words ("": none recorded) */
     int failed_runs;
+    int not_started;                    /* runs no session began (a partial sweep's) */
+    bool has_prev_share;                /* a variant with a finished run has a previous-position share (runs
+                                           of an older qkv recorded none): its column and note appear */
+    bool has_start;                     /* one has its diagnostics at step 0 (train/observe.h): likewise */
+    double xz_bpb, unigram_bpb;         /* the text task: the held-out bytes' baselines when every variant
+                                           has the same (else NaN, and same_baselines false) */
+    bool same_baselines;
     char *command;                      /* the shell command that runs the ablation again */
 } qkv_report_facts;
 
@@ -155,32 +162,14 @@ typedef struct qkv_report {
     qkv_report_figures figures;
 } qkv_report;
 
-/* whether a variant with a finished run has a previous-position share (runs of an older qkv
- * recorded none), and whether one has its diagnostics at step 0 (train/observe.h): the report's
- * columns and notes for them appear only then */
-static inline bool qkv__report_has_prev_share(const qkv_ablate_results *r) {
-    for (int i = 0; i < r->cfg->n_variants; i++)
-        if (r->v[i].runs_ok > 0 && isfinite(r->v[i].diag.prev_share)) return true;
-    return false;
-}
-static inline bool qkv__report_has_start(const qkv_ablate_results *r) {
-    for (int i = 0; i < r->cfg->n_variants; i++) {
-        const qkv_attn_diag *d = &r->v[i].diag_start;
-        if (r->v[i].runs_ok > 0 && (isfinite(d->diag_share) || isfinite(d->symmetry) || isfinite(d->negative_mass) ||
-                                    isfinite(d->prev_share)))
-            return true;
-    }
-    return false;
-}
-
 /* report_data.c: every part from r, in order (out_dir goes into the command); 0, or -1 when out
  * of memory (p is then still safe to free) */
 QKV_INTERNAL int qkv__report_build(qkv_report *p, const qkv_ablate_results *r, const char *out_dir);
 /* frees what qkv__report_build allocated, complete or not */
 QKV_INTERNAL void qkv__report_free(qkv_report *p);
 
-/* report_tables.c: r's tables, thr the threshold in words; 0 or -1 (out of memory) */
-QKV_INTERNAL int qkv__report_tables(qkv_report_tables *t, const qkv_ablate_results *r, const char *thr);
+/* report_tables.c: r's tables, with the columns its facts call for; 0 or -1 (out of memory) */
+QKV_INTERNAL int qkv__report_tables(qkv_report_tables *t, const qkv_ablate_results *r, const qkv_report_facts *f);
 QKV_INTERNAL void qkv__report_tables_free(qkv_report_tables *t);
 
 /* report_fields.c: r's fields; 0 or -1 (out of memory) */

@@ -177,11 +177,11 @@ static int table(qkv_report_table *t, const qkv_ablate_results *r, const column 
 }
 
 /* the column lists, in report order; a header may point into *t */
-int qkv__report_tables(qkv_report_tables *t, const qkv_ablate_results *r, const char *thr) {
+int qkv__report_tables(qkv_report_tables *t, const qkv_ablate_results *r, const qkv_report_facts *f) {
     memset(t, 0, sizeof *t);
     const qkv_ablate_config *cfg = r->cfg;
     if (cfg->metric == QKV_METRIC_ACCURACY)
-        snprintf(t->steps_head, sizeof t->steps_head, "verdicts (validation acc \xe2\x89\xa5 %s)", thr);
+        snprintf(t->steps_head, sizeof t->steps_head, "verdicts (validation acc \xe2\x89\xa5 %s)", f->thr);
     else
         snprintf(t->steps_head, sizeof t->steps_head, "steps (validation loss still improving?)");
     static const char *const DELTA[QKV_METRIC_COUNT] = {"acc", "eval loss", "bits per byte"};
@@ -220,7 +220,7 @@ int qkv__report_tables(qkv_report_tables *t, const qkv_ablate_results *r, const 
     column diag[sizeof diag_all / sizeof diag_all[0]];
     int nd = 0;
     for (size_t k = 0; k < sizeof diag_all / sizeof diag_all[0]; k++)
-        if (diag_all[k].cell != cell_prev_share || qkv__report_has_prev_share(r)) diag[nd++] = diag_all[k];
+        if (diag_all[k].cell != cell_prev_share || f->has_prev_share) diag[nd++] = diag_all[k];
     const column variants[] = {
         {"variant", false, false, cell_name, 0, 0},
         {"overrides (after the common ones)", false, false, cell_sets, 0, 0},
