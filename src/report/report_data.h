@@ -37,10 +37,19 @@ typedef struct qkv_report_table {
     char (*cell)[QKV_REPORT_CELL];      /* rows x cols, row-major */
 } qkv_report_table;
 
-/* the text of row r, column c */
-static inline const char *qkv_report_cell(const qkv_report_table *t, int r, int c) {
+/* the text of row r, column c (its maker writes it there) */
+static inline char *qkv_report_cell(const qkv_report_table *t, int r, int c) {
     return t->cell[(size_t)r * (size_t)t->cols + (size_t)c];
 }
+
+/* report_tables.c: the cells' number formats, the report's and qkv summarize's */
+#define QKV_REPORT_DASH "\xe2\x80\x94"  /* em dash: a missing value */
+/* v with d decimals, a dash when not finite */
+QKV_INTERNAL void qkv__report_fixed(char *dst, size_t n, double v, int d);
+/* "mean [lo, hi]" on metric m's scale (accuracy in percent with 1 decimal, losses in nats or bits
+ * with 3), "+mean [lo, hi]" when sign and the mean is positive (a difference) */
+QKV_INTERNAL void qkv__report_interval(char *dst, size_t n, qkv_ablate_metric m, double mean, double lo, double hi,
+                                       bool sign);
 
 /* ---- fields: typed values, rendered as CSV columns or JSON keys ---------------------------- */
 

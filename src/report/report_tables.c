@@ -10,8 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define DASH "\xe2\x80\x94" /* em dash: a missing value */
-
 /* writes variant i's cell */
 typedef void (*cell_fn)(char *dst, size_t n, const qkv_ablate_results *r, int i);
 
@@ -31,15 +29,24 @@ typedef struct column {
 
 /* a loss-like value: 4 decimals, or 2 significant digits in exponent form when tiny */
 static void fmt_small(char *dst, size_t n, double v) {
-    if (!isfinite(v)) snprintf(dst, n, DASH);
+    if (!isfinite(v)) snprintf(dst, n, QKV_REPORT_DASH);
     else if (v == 0 || fabs(v) >= 0.001) snprintf(dst, n, "%.4f", v);
     else snprintf(dst, n, "%.1e", v);
 }
 
-/* fixed decimals, a dash for a missing value */
-static void fmt_fixed(char *dst, size_t n, double v, int decimals) {
-    if (!isfinite(v)) snprintf(dst, n, DASH);
-    else snprintf(dst, n, "%.*f", decimals, v);
+void qkv__report_fixed(char *dst, size_t n, double v, int d) {
+    if (!isfinite(v)) snprintf(dst, n, QKV_REPORT_DASH);
+    else snprintf(dst, n, "%.*f", d, v);
+}
+
+void qkv__report_interval(char *dst, size_t n, qkv_ablate_metric m, double mean, double lo, double hi, bool sign) {
+    bool acc = m == QKV_METRIC_ACCURACY;
+    double k = acc ? 100 : 1;
+    char a[32], b[32], c[32];
+    qkv__report_fixed(a, sizeof a, mean * k, acc ? 1 : 3);
+    qkv__report_fixed(b, sizeof b, lo * k, acc ? 1 : 3);
+    qkv__report_fixed(c, sizeof c, hi * k, acc ? 1 : 3);
+    snprintf(dst, n, "%s%s [%s, %s]", sign && mean > 0 ? "+" : "", a, b, c);
 }
 
 /* ---- cells ------------------------------------------------------------------------------- */
@@ -68,7 +75,7 @@ static void cell_params(char *dst, size_t n, const qkv_ablate_results *r, int i)
 /* the learning rate chosen on validation */
 static void cell_lr(char *dst, size_t n, const qkv_ablate_results *r, int i) {
     if (isfinite(r->v[i].lr)) snprintf(dst, n, "%g", r->v[i].lr);
-    else snprintf(dst, n, DASH);
+    else snprintf(dst, n, QKV_REPORT_DASH);
 }
 
 /* the verdicts over seeds, in words */
@@ -79,36 +86,23 @@ static void cell_verdicts(char *dst, size_t n, const qkv_ablate_results *r, int 
 /* final accuracy in percent: mean [95% interval] (worst seed) */
 static void cell_acc_ci(char *dst, size_t n, const qkv_ablate_results *r, int i) {
     const qkv_variant_result *v = &r->v[i];
-    char a[32], lo[32], hi[32], m[32];
-    fmt_fixed(a, sizeof a, v->acc_mean * 100, 1);
-    fmt_fixed(lo, sizeof lo, v->acc_ci_lo * 100, 1);
-    fmt_fixed(hi, sizeof hi, v->acc_ci_hi * 100, 1);
-    fmt_fixed(m, sizeof m, v->acc_min * 100, 1);
-    snprintf(dst, n, "%s [%s, %s] (%s)", a, lo, hi, m);
+    char a[100], m[32];
+    qkv__report_interval(a, sizeof a, QKV_METRIC_ACCURACY, v->acc_mean, v->acc_ci_lo, v->acc_ci_hi, false);
+    qkv__report_fixed(m, sizeof m, v->acc_min * 100, 1);
+    snprintf(dst, n, "%s (%s)", a, m);
 }
 
-/* the mean paired difference from the baseline: accuracy in points (1 decimal), losses in nats
- * or bits (3 decimals), with its interval */
+/* the mean paired difference from the baseline, with its interval */
 static void cell_delta(char *dst, size_t n, const qkv_ablate_results *r, int i) {
     const qkv_variant_result *v = &r->v[i];
-    if (i == r->cfg->baseline) {
-        snprintf(dst, n, "baseline");
-        return;
-    }
-    bool acc = r->cfg->metric == QKV_METRIC_ACCURACY;
-    double k = acc ? 100 : 1;
-    int dec = acc ? 1 : 3;
-    char d[32], lo[32], hi[32];
-    fmt_fixed(d, sizeof d, v->delta * k, dec);
-    fmt_fixed(lo, sizeof lo, v->delta_ci_lo * k, dec);
-    fmt_fixed(hi, sizeof hi, v->delta_ci_hi * k, dec);
-    snprintf(dst, n, "%s%s [%s, %s]", v->delta > 0 ? "+" : "", d, lo, hi);
+    if (i == r->cfg->baseline) snprintf(dst, n, "baseline");
+    else qkv__report_interval(dst, n, r->cfg->metric, v->delta, v->delta_ci_lo, v->delta_ci_hi, true);
 }
 
 /* the sign-flip p-value, Holm's adjustment, a mark when significant */
 static void cell_p(char *dst, size_t n, const qkv_ablate_results *r, int i) {
     const qkv_variant_result *v = &r->v[i];
-    if (i == r->cfg->baseline || !isfinite(v->p_value)) snprintf(dst, n, DASH);
+    if (i == r->cfg->baseline || !isfinite(v->p_value)) snprintf(dst, n, QKV_REPORT_DASH);
     else snprintf(dst, n, "%.3g (%.3g)%s", v->p_value, v->p_holm, v->significant ? " *" : "");
 }
 
@@ -127,12 +121,12 @@ static void cell_loss_ci(char *dst, size_t n, const qkv_ablate_results *r, int i
  * "start → end (change)" */
 static void fmt_from_start(char *dst, size_t n, double start, double end, int d) {
     char a[32], b[32];
-    fmt_fixed(b, sizeof b, end, d);
+    qkv__report_fixed(b, sizeof b, end, d);
     if (!isfinite(start) || !isfinite(end)) {
         snprintf(dst, n, "%s", b);
         return;
     }
-    fmt_fixed(a, sizeof a, start, d);
+    qkv__report_fixed(a, sizeof a, start, d);
     double scale = pow(10, d), change = round((end - start) * scale) / scale;
     snprintf(dst, n, "%s \xe2\x86\x92 %s (%+.*f)", a, b, d, change == 0 ? 0.0 : change); /* no -0.00 */
 }
@@ -170,7 +164,7 @@ static int table(qkv_report_table *t, const qkv_ablate_results *r, const column 
             char *cell = t->cell[(size_t)i * (size_t)n_cols + (size_t)c];
             if (cols[c].failed && r->v[i].runs_ok <= 0) snprintf(cell, QKV_REPORT_CELL, "%s", qkv__ablate_unfinished(r, i));
             else if (cols[c].cell) cols[c].cell(cell, QKV_REPORT_CELL, r, i);
-            else fmt_fixed(cell, QKV_REPORT_CELL, *(const double *)(const void *)((const char *)&r->v[i] + cols[c].at),
+            else qkv__report_fixed(cell, QKV_REPORT_CELL, *(const double *)(const void *)((const char *)&r->v[i] + cols[c].at),
                            cols[c].decimals);
         }
     return 0;

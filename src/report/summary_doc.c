@@ -290,7 +290,8 @@ static char *published_block(const qkv_sum_report *r, const char *file, qkv_err 
             if (!strcmp(qkv_report_cell(m, j, 0), cells[0])) row = j;
         qkv__strbuf_puts(&b, "|");
         for (int c = 0; c < nc; c++) qkv__strbuf_printf(&b, " %s |", cells[c]);
-        for (int c = 1; c < m->cols; c++) qkv__strbuf_printf(&b, " %s |", row < 0 ? "\xe2\x80\x94" : qkv_report_cell(m, row, c));
+        for (int c = 1; c < m->cols; c++)
+            qkv__strbuf_printf(&b, " %s |", row < 0 ? QKV_REPORT_DASH : qkv_report_cell(m, row, c));
         qkv__strbuf_puts(&b, "\n");
     }
     out = qkv__strbuf_take(&b);

@@ -12,36 +12,16 @@
 
 #include "report/svg.h"
 
-#define DASH "\xe2\x80\x94"    /* em dash: not in that ablation */
+#define DASH QKV_REPORT_DASH       /* not in that ablation */
 #define DAGGER "\xe2\x80\xa0"  /* a partial ablation */
 
 /* ---- number formats ---------------------------------------------------------------------- */
-
-/* fixed decimals, a dash when not finite */
-static void fmt_fixed(char *dst, size_t n, double v, int decimals) {
-    if (!isfinite(v)) snprintf(dst, n, DASH);
-    else snprintf(dst, n, "%.*f", decimals, v);
-}
 
 const char *qkv__metric_words(qkv_ablate_metric m, bool text) {
     return m == QKV_METRIC_ACCURACY ? "final evaluation accuracy (%)"
            : m == QKV_METRIC_LOSS   ? "final evaluation loss in nats (lower is better)"
            : text                ? "final evaluation bits per byte (lower is better)"
                                  : "final evaluation bits per token (lower is better)";
-}
-
-/* a metric's display: accuracy in percent with 1 decimal, losses (nats, bits) with 3 */
-static double scale_of(qkv_ablate_metric m) { return m == QKV_METRIC_ACCURACY ? 100 : 1; }
-static int decimals_of(qkv_ablate_metric m) { return m == QKV_METRIC_ACCURACY ? 1 : 3; }
-
-/* "mean [lo, hi]" */
-static void fmt_interval(char *dst, size_t n, qkv_ablate_metric m, double mean, double lo, double hi) {
-    char a[32], b[32], c[32];
-    double k = scale_of(m);
-    fmt_fixed(a, sizeof a, mean * k, decimals_of(m));
-    fmt_fixed(b, sizeof b, lo * k, decimals_of(m));
-    fmt_fixed(c, sizeof c, hi * k, decimals_of(m));
-    snprintf(dst, n, "%s [%s, %s]", a, b, c);
 }
 
 /* the difference from the baseline as the ablation report writes it ("+1.0 [-2.0, 4.0]"), with
@@ -51,9 +31,9 @@ static void fmt_delta(char *dst, size_t n, qkv_ablate_metric m, const qkv_metric
         snprintf(dst, n, DASH);
         return;
     }
-    char iv[96];
-    fmt_interval(iv, sizeof iv, m, c->delta, c->delta_lo, c->delta_hi);
-    snprintf(dst, n, "%s%s%s", c->delta > 0 ? "+" : "", iv, c->significant ? "*" : "");
+    char iv[100];
+    qkv__report_interval(iv, sizeof iv, m, c->delta, c->delta_lo, c->delta_hi, true);
+    snprintf(dst, n, "%s%s", iv, c->significant ? "*" : "");
 }
 
 /* the verdicts over seeds in a few words: "solved at 450", "solved at 900 (3/5)", "2/5 solved,
@@ -98,14 +78,12 @@ static void main_cell(char *dst, size_t n, const qkv_summary *s, const qkv_sum_a
     const qkv_metric_stats *c = qkv__sum_stats(a, j);
     char first[128], second[128], tail[32];
     if (a->metric == QKV_METRIC_ACCURACY) fmt_verdict(first, sizeof first, v);
-    else fmt_fixed(first, sizeof first, c->mean, decimals_of(a->metric));
+    else qkv__report_fixed(first, sizeof first, c->mean, 3); /* a loss, in nats or bits */
     if (!strcmp(s->variants[j], s->baseline)) snprintf(second, sizeof second, "baseline");
     else fmt_delta(second, sizeof second, a->metric, c);
     fmt_short(tail, sizeof tail, a, v);
     snprintf(dst, n, "%s; %s%s", first, second, tail);
 }
-
-static char *cell_at(qkv_report_table *t, int r, int c) { return t->cell[(size_t)r * (size_t)t->cols + (size_t)c]; }
 
 static int main_table(qkv_sum_report *r) {
     const qkv_summary *s = r->s;
@@ -130,9 +108,9 @@ static int main_table(qkv_sum_report *r) {
         r->any_partial |= partial;
     }
     for (int j = 0; j < s->n_variants; j++) {
-        snprintf(cell_at(&r->main, j, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
+        snprintf(qkv_report_cell(&r->main, j, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
         for (int i = 0; i < s->n; i++) {
-            main_cell(cell_at(&r->main, j, i + 1), QKV_REPORT_CELL, s, &s->a[i], j);
+            main_cell(qkv_report_cell(&r->main, j, i + 1), QKV_REPORT_CELL, s, &s->a[i], j);
             const qkv_variant_result *v = qkv__sum_variant(&s->a[i], j);
             r->any_short |= v && v->runs_ok > 0 && short_of_runs(&s->a[i], v);
         }
@@ -219,11 +197,11 @@ static int size_tables(qkv_sum_sizes *g, const qkv_summary *s) {
     }
     for (int v = 0; v < g->n_variants; v++) {
         int j = g->variants[v];
-        snprintf(cell_at(&g->values, v, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
-        snprintf(cell_at(&g->params, v, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
+        snprintf(qkv_report_cell(&g->values, v, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
+        snprintf(qkv_report_cell(&g->params, v, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
         for (int k = 0; k < g->n; k++) {
             const qkv_sum_ablation *a = at_size(s, g, g->d_model[k], j);
-            char *vc = cell_at(&g->values, v, k + 1), *pc = cell_at(&g->params, v, k + 1);
+            char *vc = qkv_report_cell(&g->values, v, k + 1), *pc = qkv_report_cell(&g->params, v, k + 1);
             if (!a) {
                 snprintf(vc, QKV_REPORT_CELL, DASH);
                 snprintf(pc, QKV_REPORT_CELL, DASH);
@@ -233,7 +211,7 @@ static int size_tables(qkv_sum_sizes *g, const qkv_summary *s) {
             const qkv_metric_stats *c = qkv__sum_stats(a, j);
             char iv[128], tail[32];
             fmt_short(tail, sizeof tail, a, var);
-            fmt_interval(iv, sizeof iv, g->metric, c->mean, c->lo, c->hi);
+            qkv__report_interval(iv, sizeof iv, g->metric, c->mean, c->lo, c->hi, false);
             if (var->runs_ok <= 0) snprintf(vc, QKV_REPORT_CELL, "no finished run");
             else snprintf(vc, QKV_REPORT_CELL, "%s%s", iv, tail);
             qkv__fmt_count(pc, QKV_REPORT_CELL, var->params);
