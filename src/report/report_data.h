@@ -32,7 +32,7 @@
 
 typedef struct qkv_report_table {
     int rows, cols;
-    const char **head;                  /* cols headers (static text or owned by the table's maker) */
+    char (*head)[QKV_REPORT_CELL];      /* cols headers, written by the table's maker */
     bool *right;                        /* cols: right-aligned (numbers) */
     char (*cell)[QKV_REPORT_CELL];      /* rows x cols, row-major */
 } qkv_report_table;
@@ -102,7 +102,7 @@ static inline const qkv_report_value *qkv_report_value_at(const qkv_report_recor
     return &rec->v[(size_t)r * (size_t)rec->n_fields + (size_t)f];
 }
 
-/* report_doc.c: room for rows x cols cells (headers borrowed) or rows x n_fields values; 0 or -1
+/* report_doc.c: room for rows x cols cells and cols headers, or rows x n_fields values; 0 or -1
  * (out of memory: then still safe to free) */
 QKV_INTERNAL int qkv__report_table_alloc(qkv_report_table *t, int rows, int cols);
 QKV_INTERNAL void qkv__report_table_free(qkv_report_table *t);
@@ -138,11 +138,9 @@ typedef struct qkv_report_facts {
     char *command;                      /* the shell command that runs the ablation again */
 } qkv_report_facts;
 
-/* report_tables.c: the results, attention diagnostics and variants tables (headers their own) */
+/* report_tables.c: the results, attention diagnostics and variants tables */
 typedef struct qkv_report_tables {
     qkv_report_table results, diag, variants;
-    char steps_head[64];                /* the results table's verdicts column header */
-    char delta_head[QKV_ABLATE_NAME + 48]; /* its difference-from-the-baseline column header */
 } qkv_report_tables;
 
 /* report_fields.c: results.csv's columns and results.json's keys */

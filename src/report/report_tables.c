@@ -156,7 +156,7 @@ static int table(qkv_report_table *t, const qkv_ablate_results *r, const column 
     int nv = r->cfg->n_variants;
     if (qkv__report_table_alloc(t, nv, n_cols)) return -1;
     for (int c = 0; c < n_cols; c++) {
-        t->head[c] = cols[c].head;
+        snprintf(t->head[c], QKV_REPORT_CELL, "%s", cols[c].head);
         t->right[c] = cols[c].right;
     }
     for (int i = 0; i < nv; i++)
@@ -170,26 +170,27 @@ static int table(qkv_report_table *t, const qkv_ablate_results *r, const column 
     return 0;
 }
 
-/* the column lists, in report order; a header may point into *t */
+/* the column lists, in report order */
 int qkv__report_tables(qkv_report_tables *t, const qkv_ablate_results *r, const qkv_report_facts *f) {
     memset(t, 0, sizeof *t);
     const qkv_ablate_config *cfg = r->cfg;
+    char steps_head[64], delta_head[QKV_ABLATE_NAME + 48];
     if (cfg->metric == QKV_METRIC_ACCURACY)
-        snprintf(t->steps_head, sizeof t->steps_head, "verdicts (validation acc \xe2\x89\xa5 %s)", f->thr);
+        snprintf(steps_head, sizeof steps_head, "verdicts (validation acc \xe2\x89\xa5 %s)", f->thr);
     else
-        snprintf(t->steps_head, sizeof t->steps_head, "steps (validation loss still improving?)");
+        snprintf(steps_head, sizeof steps_head, "steps (validation loss still improving?)");
     static const char *const DELTA[QKV_METRIC_COUNT] = {"acc", "eval loss", "bits per byte"};
     static const char *const UNIT[QKV_METRIC_COUNT] = {"points", "nats", "bits"};
-    snprintf(t->delta_head, sizeof t->delta_head, "\xce\x94 %s vs %s (%s) [95%% CI]", DELTA[cfg->metric],
+    snprintf(delta_head, sizeof delta_head, "\xce\x94 %s vs %s (%s) [95%% CI]", DELTA[cfg->metric],
              r->v[cfg->baseline].name, UNIT[cfg->metric]);
     const column all[] = {
         {"variant", false, false, cell_name, 0, 0},
         {"attention params", true, false, cell_attn_params, 0, 0},
         {"params", true, false, cell_params, 0, 0},
         {"lr", true, true, cell_lr, 0, 0},
-        {t->steps_head, false, true, cell_verdicts, 0, 0},
+        {steps_head, false, true, cell_verdicts, 0, 0},
         {"final eval acc %: mean [95% CI] (min)", true, true, cell_acc_ci, 0, 0},
-        {t->delta_head, true, true, cell_delta, 0, 0},
+        {delta_head, true, true, cell_delta, 0, 0},
         {"p (Holm)", true, true, cell_p, 0, 0},
         {cfg->metric == QKV_METRIC_BPB ? "eval bits per byte: mean [95% CI]" : "eval loss: mean [95% CI]", true,
          true, cell_loss_ci, 0, 0},

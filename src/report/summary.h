@@ -73,7 +73,6 @@ typedef struct qkv_sum_sizes {
     int *d_model;                   /* n, ascending */
     int *variants;                  /* n_variants summary variant indices (those in any of the ablations) */
     int n_variants;
-    char (*heads)[32];              /* n + 1 column headers */
     char heading[96], alt[128];
     qkv_ablate_metric metric;          /* the ablations' (a task on two metrics makes two groups) */
     bool text;
@@ -83,7 +82,6 @@ typedef struct qkv_sum_sizes {
 
 typedef struct qkv_sum_report {
     const qkv_summary *s;
-    char (*heads)[320];             /* n + 1 headers of the main table */
     qkv_report_table main;          /* variant x ablation */
     qkv_sum_sizes *sizes;           /* one per task with several sizes, in the order tasks first appear */
     int n_sizes;

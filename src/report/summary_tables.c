@@ -87,10 +87,8 @@ static void main_cell(char *dst, size_t n, const qkv_summary *s, const qkv_sum_a
 
 static int main_table(qkv_sum_report *r) {
     const qkv_summary *s = r->s;
-    r->heads = calloc((size_t)s->n + 1, sizeof *r->heads);
-    if (!r->heads || qkv__report_table_alloc(&r->main, s->n_variants, s->n + 1)) return -1;
-    snprintf(r->heads[0], sizeof r->heads[0], "variant");
-    r->main.head[0] = r->heads[0];
+    if (qkv__report_table_alloc(&r->main, s->n_variants, s->n + 1)) return -1;
+    snprintf(r->main.head[0], QKV_REPORT_CELL, "variant");
     for (int i = 0; i < s->n; i++) {
         const qkv_sum_ablation *a = &s->a[i];
         bool partial = qkv__summary_partial(a);
@@ -98,9 +96,8 @@ static int main_table(qkv_sum_report *r) {
                            : a->metric == QKV_METRIC_LOSS   ? "eval loss (nats); \xce\x94"
                            : a->text                     ? "bits/byte; \xce\x94"
                                                          : "bits/token; \xce\x94";
-        snprintf(r->heads[i + 1], sizeof r->heads[i + 1], "%s: %s vs %s%s [95%% CI]%s", a->label, what, s->baseline,
+        snprintf(r->main.head[i + 1], QKV_REPORT_CELL, "%s: %s vs %s%s [95%% CI]%s", a->label, what, s->baseline,
                  a->metric == QKV_METRIC_ACCURACY ? " (points)" : "", partial ? " " DAGGER : "");
-        r->main.head[i + 1] = r->heads[i + 1];
         r->main.right[i + 1] = a->metric != QKV_METRIC_ACCURACY;
         r->any_accuracy |= a->metric == QKV_METRIC_ACCURACY;
         r->any_bpb |= a->metric == QKV_METRIC_BPB;
@@ -185,14 +182,13 @@ static int size_plot(qkv_sum_sizes *g, const qkv_summary *s) {
 
 /* g's tables: the metric with its interval, and the parameter counts, variant x size */
 static int size_tables(qkv_sum_sizes *g, const qkv_summary *s) {
-    g->heads = calloc((size_t)g->n + 1, sizeof *g->heads);
-    if (!g->heads || qkv__report_table_alloc(&g->values, g->n_variants, g->n + 1) ||
+    if (qkv__report_table_alloc(&g->values, g->n_variants, g->n + 1) ||
         qkv__report_table_alloc(&g->params, g->n_variants, g->n + 1))
         return -1;
-    snprintf(g->heads[0], sizeof g->heads[0], "variant");
-    for (int k = 0; k < g->n; k++) snprintf(g->heads[k + 1], sizeof g->heads[k + 1], "d_model=%d", g->d_model[k]);
     for (int c = 0; c <= g->n; c++) {
-        g->values.head[c] = g->params.head[c] = g->heads[c];
+        if (c) snprintf(g->values.head[c], QKV_REPORT_CELL, "d_model=%d", g->d_model[c - 1]);
+        else snprintf(g->values.head[c], QKV_REPORT_CELL, "variant");
+        memcpy(g->params.head[c], g->values.head[c], QKV_REPORT_CELL);
         g->values.right[c] = g->params.right[c] = c > 0;
     }
     for (int v = 0; v < g->n_variants; v++) {
@@ -290,12 +286,10 @@ int qkv__sum_report_build(qkv_sum_report *r, const qkv_summary *s) {
 
 void qkv__sum_report_free(qkv_sum_report *r) {
     qkv__report_table_free(&r->main);
-    free(r->heads);
     for (int k = 0; r->sizes && k < r->n_sizes; k++) {
         qkv_sum_sizes *g = &r->sizes[k];
         qkv__report_table_free(&g->values);
         qkv__report_table_free(&g->params);
-        free(g->heads);
         free(g->d_model);
         free(g->variants);
         free(g->plot.svg);
