@@ -204,36 +204,32 @@ static void safe_name(char *dst, size_t n, const char *name, int index) {
     else snprintf(dst, n, "%s", tmp);
 }
 
-/* variant i's heatmap, its tokens as tick labels (characters for a byte-level task); NULL
- * when out of memory or refused by the SVG writer */
+/* variant i's heatmap, its tokens as tick labels (characters for a byte-level task; positions
+ * when it recorded none); NULL when out of memory or refused by the SVG writer */
 static char *draw_map(const qkv_ablate_results *r, int i, bool text) {
     const qkv_ablate_config *cfg = r->cfg;
     const qkv_variant_result *v = &r->v[i];
     const qkv_heatmap *h = &v->heat;
-    char **labels = NULL;
-    if (h->tokens) {
-        labels = calloc((size_t)h->T, sizeof *labels);
-        if (!labels) return NULL;
-        for (int t = 0; t < h->T; t++) {
-            labels[t] = malloc(16);
-            if (!labels[t]) break;
-            int32_t tok = h->tokens[t];
-            if (text && tok > 32 && tok < 127) snprintf(labels[t], 16, "%c", (char)tok);
-            else if (text && tok == 32) snprintf(labels[t], 16, "\xe2\x90\xa3"); /* open box */
-            else snprintf(labels[t], 16, "%d", (int)tok);
-        }
+    const char **labels = h->tokens ? calloc((size_t)h->T, sizeof *labels) : NULL;
+    char(*buf)[16] = h->tokens ? calloc((size_t)h->T, sizeof *buf) : NULL;
+    char *svg = NULL;
+    if (h->tokens && (!labels || !buf)) goto done;
+    for (int t = 0; h->tokens && t < h->T; t++) {
+        int32_t tok = h->tokens[t];
+        if (text && tok > 32 && tok < 127) snprintf(buf[t], sizeof buf[t], "%c", (char)tok);
+        else if (text && tok == 32) snprintf(buf[t], sizeof buf[t], "\xe2\x90\xa3"); /* open box */
+        else snprintf(buf[t], sizeof buf[t], "%d", (int)tok);
+        labels[t] = buf[t];
     }
-    bool labels_ok = true;
-    for (int t = 0; labels && t < h->T; t++) labels_ok &= labels[t] != NULL;
     char title[160], sub[256];
     snprintf(title, sizeof title, "Attention weights: %s", v->name);
     long long seed0 = cfg->n_seeds > 0 ? cfg->seeds[0] : 0;
     snprintf(sub, sizeof sub, "evaluation example #%d, seed %lld run%s; row: query, column: key", cfg->example,
              seed0, h->tokens ? "; tick labels: input tokens" : "");
-    char *svg = NULL;
-    if (labels_ok) svg = qkv__svg_heatmap(title, sub, h->layers, h->heads, h->T, h->w, (const char *const *)labels);
-    for (int t = 0; labels && t < h->T; t++) free(labels[t]);
+    svg = qkv__svg_heatmap(title, sub, h->layers, h->heads, h->T, h->w, labels);
+done:
     free(labels);
+    free(buf);
     return svg;
 }
 
