@@ -181,6 +181,8 @@ QKV_INTERNAL void qkv__report_tables_free(qkv_report_tables *t);
 
 /* report_fields.c: r's fields; 0 or -1 (out of memory) */
 QKV_INTERNAL int qkv__report_fields(qkv_report_fields *f, const qkv_ablate_results *r);
+/* report_fields.c: variant i's value under results.json's key (missing for a key it has not) */
+QKV_INTERNAL qkv_report_value qkv__report_variant_value(const qkv_ablate_results *r, int i, const char *key);
 QKV_INTERNAL void qkv__report_fields_free(qkv_report_fields *f);
 
 /* report_plots.c: r's plots from its curves (one per variant) and its heatmaps, thr the
