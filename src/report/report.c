@@ -9,7 +9,6 @@
 
 #include "report/report_data.h"
 #include "report/report_doc.h"
-#include "report/report_render.h"
 #include "io/fileio.h"
 #include "io/strbuf.h"
 

@@ -179,6 +179,10 @@ QKV_INTERNAL void qkv__report_free(qkv_report *p);
 QKV_INTERNAL int qkv__report_tables(qkv_report_tables *t, const qkv_ablate_results *r, const qkv_report_facts *f);
 QKV_INTERNAL void qkv__report_tables_free(qkv_report_tables *t);
 
+/* report_json.c: results.json (the configuration, the variants and their runs); malloc'd, NULL when
+ * out of memory */
+QKV_INTERNAL char *qkv__report_render_json(const qkv_report *p);
+
 /* report_fields.c: r's fields; 0 or -1 (out of memory) */
 QKV_INTERNAL int qkv__report_fields(qkv_report_fields *f, const qkv_ablate_results *r);
 /* report_fields.c: variant i's value under results.json's key (missing for a key it has not) */

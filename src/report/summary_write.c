@@ -10,7 +10,6 @@
 
 #include "report/report.h"
 #include "report/report_doc.h"
-#include "report/report_render.h"
 #include "io/strbuf.h"
 
 /* ---- what the summary says ------------------------------------------------------------------ */
