@@ -88,8 +88,15 @@ typedef struct qkv_sum_report {
     bool any_accuracy, any_bpb, any_loss, any_partial, any_short; /* which notes apply */
 } qkv_sum_report;
 
-/* what a metric's numbers are, in words ("final evaluation accuracy (%)", "... bits per byte ...") */
-QKV_INTERNAL const char *qkv__metric_words(qkv_ablate_metric m, bool text);
+/* a column's metric in words, wherever the summary names it */
+typedef struct qkv_sum_words {
+    const char *numbers;            /* what its numbers are: "final evaluation accuracy (%)" */
+    const char *head;               /* in a column's header: "verdict; \xce\x94 acc" */
+    const char *axis;               /* on a size plot's axis: "final eval accuracy" */
+    const char *by_size;            /* in a size plot's title: "final eval accuracy" */
+} qkv_sum_words;
+/* metric m's words (bits per token where the bits per byte's tokens are not bytes: !text) */
+QKV_INTERNAL const qkv_sum_words *qkv__sum_words(qkv_ablate_metric m, bool text);
 /* the tables and plots of s (which must outlive it); 0, or -1 when out of memory (then still safe to free) */
 QKV_INTERNAL int qkv__sum_report_build(qkv_sum_report *r, const qkv_summary *s);
 QKV_INTERNAL void qkv__sum_report_free(qkv_sum_report *r);

@@ -15,13 +15,20 @@
 #define DASH QKV_REPORT_DASH       /* not in that ablation */
 #define DAGGER "\xe2\x80\xa0"  /* a partial ablation */
 
-/* ---- number formats ---------------------------------------------------------------------- */
+/* ---- words and number formats ------------------------------------------------------------ */
 
-const char *qkv__metric_words(qkv_ablate_metric m, bool text) {
-    return m == QKV_METRIC_ACCURACY ? "final evaluation accuracy (%)"
-           : m == QKV_METRIC_LOSS   ? "final evaluation loss in nats (lower is better)"
-           : text                ? "final evaluation bits per byte (lower is better)"
-                                 : "final evaluation bits per token (lower is better)";
+const qkv_sum_words *qkv__sum_words(qkv_ablate_metric m, bool text) {
+    static const qkv_sum_words WORDS[QKV_METRIC_COUNT + 1] = {
+        [QKV_METRIC_ACCURACY] = {"final evaluation accuracy (%)", "verdict; \xce\x94 acc", "final eval accuracy",
+                                 "final eval accuracy"},
+        [QKV_METRIC_LOSS] = {"final evaluation loss in nats (lower is better)", "eval loss (nats); \xce\x94",
+                             "eval loss (nats)", "eval loss in nats (lower is better)"},
+        [QKV_METRIC_BPB] = {"final evaluation bits per byte (lower is better)", "bits/byte; \xce\x94",
+                            "eval bits per byte", "bits per byte (lower is better)"},
+        [QKV_METRIC_COUNT] = {"final evaluation bits per token (lower is better)", "bits/token; \xce\x94",
+                              "eval bits per token", "bits per token (lower is better)"},
+    };
+    return &WORDS[m == QKV_METRIC_BPB && !text ? QKV_METRIC_COUNT : m];
 }
 
 /* the difference from the baseline as the ablation report writes it ("+1.0 [-2.0, 4.0]"), with
@@ -92,10 +99,7 @@ static int main_table(qkv_sum_report *r) {
     for (int i = 0; i < s->n; i++) {
         const qkv_sum_ablation *a = &s->a[i];
         bool partial = qkv__summary_partial(a);
-        const char *what = a->metric == QKV_METRIC_ACCURACY ? "verdict; \xce\x94 acc"
-                           : a->metric == QKV_METRIC_LOSS   ? "eval loss (nats); \xce\x94"
-                           : a->text                     ? "bits/byte; \xce\x94"
-                                                         : "bits/token; \xce\x94";
+        const char *what = qkv__sum_words(a->metric, a->text)->head;
         snprintf(r->main.head[i + 1], QKV_REPORT_CELL, "%s: %s vs %s%s [95%% CI]%s", a->label, what, s->baseline,
                  a->metric == QKV_METRIC_ACCURACY ? " (points)" : "", partial ? " " DAGGER : "");
         r->main.right[i + 1] = a->metric != QKV_METRIC_ACCURACY;
@@ -167,12 +171,9 @@ static int size_plot(qkv_sum_sizes *g, const qkv_summary *s) {
         }
         ser[v] = (qkv_svg_series){s->variants[j], n, x, m, lo, hi};
     }
-    bool acc = g->metric == QKV_METRIC_ACCURACY;
-    const char *ylabel = acc ? "final eval accuracy" : g->metric == QKV_METRIC_LOSS ? "eval loss (nats)"
-                                                     : g->text                   ? "eval bits per byte"
-                                                                                 : "eval bits per token";
-    qkv_svg_plot pl = {.title = g->alt, .xlabel = "d_model (log scale)", .ylabel = ylabel, .log_x = true,
-                       .percent_y = acc, .x_ticks = x, .n_x_ticks = n, .error_bars = true};
+    qkv_svg_plot pl = {.title = g->alt, .xlabel = "d_model (log scale)",
+                       .ylabel = qkv__sum_words(g->metric, g->text)->axis, .log_x = true,
+                       .percent_y = g->metric == QKV_METRIC_ACCURACY, .x_ticks = x, .n_x_ticks = n, .error_bars = true};
     g->plot.svg = qkv__svg_curves(&pl, ser, nv);
     free(x);
     free(y);
@@ -256,9 +257,6 @@ static int sizes_build(qkv_sum_report *r) {
         }
     }
     /* names: the task's, and its metric's where the task has groups on two metrics */
-    static const char *const WORDS[QKV_METRIC_COUNT] = {
-        [QKV_METRIC_ACCURACY] = "final eval accuracy", [QKV_METRIC_LOSS] = "eval loss in nats (lower is better)",
-        [QKV_METRIC_BPB] = "bits per byte (lower is better)"};
     for (int k = 0; k < r->n_sizes; k++) {
         qkv_sum_sizes *g = &r->sizes[k];
         bool two = false;
@@ -267,8 +265,7 @@ static int sizes_build(qkv_sum_report *r) {
         safe_name(file, sizeof file, g->task);
         snprintf(g->heading, sizeof g->heading, "%s%s%s%s by model size", g->task, two ? " (" : "",
                  two ? QKV_METRIC_NAMES[g->metric] : "", two ? ")" : "");
-        snprintf(g->alt, sizeof g->alt, "%s: %s by model size", g->task,
-                 g->metric == QKV_METRIC_BPB && !g->text ? "bits per token (lower is better)" : WORDS[g->metric]);
+        snprintf(g->alt, sizeof g->alt, "%s: %s by model size", g->task, qkv__sum_words(g->metric, g->text)->by_size);
         snprintf(g->plot.path, sizeof g->plot.path, "%s/size-%s%s%s.svg", QKV_REPORT_PLOTS, file, two ? "-" : "",
                  two ? QKV_METRIC_NAMES[g->metric] : "");
         snprintf(g->plot.alt, sizeof g->plot.alt, "%s", g->alt);

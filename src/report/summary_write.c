@@ -121,7 +121,7 @@ static void sizes_section(qkv_report_doc *doc, const qkv_sum_sizes *g, bool page
     if (page) qkv__report_doc_heading(doc, 2, g->heading);
     qkv__report_doc_note(doc, "%s: %s, the mean over seeds with its 95%% bootstrap interval, at each model width "
                         "d_model (where two ablations have one width, the first given).", g->heading,
-                        qkv__metric_words(g->metric, g->text));
+                        qkv__sum_words(g->metric, g->text)->numbers);
     qkv__report_doc_table(doc, &g->values);
     if (page) qkv__report_doc_figure(doc, &g->plot);
     qkv__report_doc_note(doc, "%s: parameters.", g->heading);
