@@ -68,8 +68,7 @@ int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *ta
     if (qkv__report_write_text(out_dir, "results.md", md, e) ||
         qkv__report_write_text(out_dir, "results.csv", csv, e) ||
         qkv__report_write_text(out_dir, "results.json", json, e) ||
-        write_figures(out_dir, p.figures.plots, p.figures.n_plots, e) ||
-        write_figures(out_dir, p.figures.maps, p.figures.n_maps, e) ||
+        write_figures(out_dir, p.figures.all, p.figures.n, e) ||
         qkv__report_write_text(out_dir, "report.md", rmd, e) ||
         qkv__report_write_text(out_dir, "report.html", html, e))
         goto done;

@@ -151,10 +151,10 @@ typedef struct qkv_report_fields {
 
 /* report_plots.c: the summary plots and each variant's attention map */
 typedef struct qkv_report_figures {
-    qkv_report_figure *plots;           /* n_plots, in report order */
-    int n_plots;
-    qkv_report_figure *maps;            /* n_maps = variants (svg NULL: none recorded) */
-    int n_maps;
+    qkv_report_figure *all;             /* n: the plots, then the maps */
+    int n;
+    int n_plots;                        /* the plots: all[0 .. n_plots), in report order */
+    const qkv_report_figure *maps;      /* all + n_plots: one per variant (svg NULL: none recorded) */
 } qkv_report_figures;
 
 typedef struct qkv_report {

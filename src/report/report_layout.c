@@ -358,7 +358,7 @@ int qkv__report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
     qkv__report_doc_heading(doc, 2, "Results");
     results(doc, p);
     qkv__report_doc_heading(doc, 2, "Training curves");
-    for (int i = 0; i < p->figures.n_plots; i++) qkv__report_doc_figure(doc, &p->figures.plots[i]);
+    for (int i = 0; i < p->figures.n_plots; i++) qkv__report_doc_figure(doc, &p->figures.all[i]);
     qkv__report_doc_note(doc, "%s", CURVES_NOTE);
     diagnostics(doc, p);
     qkv__report_doc_heading(doc, 2, "Attention maps");

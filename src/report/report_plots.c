@@ -241,20 +241,19 @@ int qkv__report_figures(qkv_report_figures *f, const qkv_ablate_results *r, cons
     const inputs in = {r, curves, thr};
     int n = (int)(sizeof PLOTS / sizeof PLOTS[0]), nv = r->cfg->n_variants;
     memset(f, 0, sizeof *f);
-    f->plots = calloc((size_t)n, sizeof *f->plots);
-    f->maps = calloc((size_t)nv + 1, sizeof *f->maps);
-    if (!f->plots || !f->maps) return -1;
-    f->n_maps = nv;
+    if (!(f->all = calloc((size_t)(n + nv) + 1, sizeof *f->all))) return -1;
     for (int k = 0; k < n; k++) {
         if (PLOTS[k].wanted && !PLOTS[k].wanted(r)) continue;
-        qkv_report_figure *g = &f->plots[f->n_plots++];
+        qkv_report_figure *g = &f->all[f->n++];
         snprintf(g->path, sizeof g->path, QKV_REPORT_PLOTS "/%s", PLOTS[k].file);
         snprintf(g->alt, sizeof g->alt, "%s", PLOTS[k].alt);
         if (!(g->svg = PLOTS[k].draw(&in))) return -1;
     }
+    f->n_plots = f->n;
+    f->maps = f->all + f->n_plots;
     for (int i = 0; i < nv; i++) {
         const qkv_variant_result *v = &r->v[i];
-        qkv_report_figure *g = &f->maps[i];
+        qkv_report_figure *g = &f->all[f->n++];
         char file[QKV_ABLATE_NAME + 16];
         safe_name(file, sizeof file, v->name, i);
         snprintf(g->path, sizeof g->path, QKV_REPORT_PLOTS "/attention-%s.svg", file);
@@ -265,9 +264,7 @@ int qkv__report_figures(qkv_report_figures *f, const qkv_ablate_results *r, cons
 }
 
 void qkv__report_figures_free(qkv_report_figures *f) {
-    for (int i = 0; f->plots && i < f->n_plots; i++) free(f->plots[i].svg);
-    for (int i = 0; f->maps && i < f->n_maps; i++) free(f->maps[i].svg);
-    free(f->plots);
-    free(f->maps);
+    for (int i = 0; i < f->n; i++) free(f->all[i].svg);
+    free(f->all);
     memset(f, 0, sizeof *f);
 }
