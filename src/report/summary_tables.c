@@ -92,31 +92,38 @@ static void main_cell(char *dst, size_t n, const qkv_summary *s, const qkv_sum_a
     snprintf(dst, n, "%s; %s%s", first, second, tail);
 }
 
-static int main_table(qkv_sum_report *r) {
-    const qkv_summary *s = r->s;
-    if (qkv__report_table_alloc(&r->main, s->n_variants, s->n + 1)) return -1;
-    snprintf(r->main.head[0], QKV_REPORT_CELL, "variant");
+/* a row per variant, a column per ablation */
+static int main_table(qkv_report_table *t, const qkv_summary *s) {
+    if (qkv__report_table_alloc(t, s->n_variants, s->n + 1)) return -1;
+    snprintf(t->head[0], QKV_REPORT_CELL, "variant");
     for (int i = 0; i < s->n; i++) {
         const qkv_sum_ablation *a = &s->a[i];
-        bool partial = qkv__summary_partial(a);
-        const char *what = qkv__sum_words(a->metric, a->text)->head;
-        snprintf(r->main.head[i + 1], QKV_REPORT_CELL, "%s: %s vs %s%s [95%% CI]%s", a->label, what, s->baseline,
-                 a->metric == QKV_METRIC_ACCURACY ? " (points)" : "", partial ? " " DAGGER : "");
-        r->main.right[i + 1] = a->metric != QKV_METRIC_ACCURACY;
+        snprintf(t->head[i + 1], QKV_REPORT_CELL, "%s: %s vs %s%s [95%% CI]%s", a->label,
+                 qkv__sum_words(a->metric, a->text)->head, s->baseline,
+                 a->metric == QKV_METRIC_ACCURACY ? " (points)" : "", qkv__summary_partial(a) ? " " DAGGER : "");
+        t->right[i + 1] = a->metric != QKV_METRIC_ACCURACY;
+    }
+    for (int j = 0; j < s->n_variants; j++) {
+        snprintf(qkv_report_cell(t, j, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
+        for (int i = 0; i < s->n; i++) main_cell(qkv_report_cell(t, j, i + 1), QKV_REPORT_CELL, s, &s->a[i], j);
+    }
+    return 0;
+}
+
+/* which of the main table's notes apply: its columns' metrics, a partial ablation, a variant with
+ * finished runs short of its seeds */
+static void which_notes(qkv_sum_report *r, const qkv_summary *s) {
+    for (int i = 0; i < s->n; i++) {
+        const qkv_sum_ablation *a = &s->a[i];
         r->any_accuracy |= a->metric == QKV_METRIC_ACCURACY;
         r->any_bpb |= a->metric == QKV_METRIC_BPB;
         r->any_loss |= a->metric == QKV_METRIC_LOSS;
-        r->any_partial |= partial;
-    }
-    for (int j = 0; j < s->n_variants; j++) {
-        snprintf(qkv_report_cell(&r->main, j, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
-        for (int i = 0; i < s->n; i++) {
-            main_cell(qkv_report_cell(&r->main, j, i + 1), QKV_REPORT_CELL, s, &s->a[i], j);
-            const qkv_variant_result *v = qkv__sum_variant(&s->a[i], j);
-            r->any_short |= v && v->runs_ok > 0 && short_of_runs(&s->a[i], v);
+        r->any_partial |= qkv__summary_partial(a);
+        for (int j = 0; j < s->n_variants; j++) {
+            const qkv_variant_result *v = qkv__sum_variant(a, j);
+            r->any_short |= v && v->runs_ok > 0 && short_of_runs(a, v);
         }
     }
-    return 0;
 }
 
 /* ---- sizes ---------------------------------------------------------------------------------- */
@@ -277,7 +284,8 @@ static int sizes_build(qkv_sum_report *r) {
 int qkv__sum_report_build(qkv_sum_report *r, const qkv_summary *s) {
     memset(r, 0, sizeof *r);
     r->s = s;
-    if (main_table(r) || sizes_build(r)) return -1;
+    which_notes(r, s);
+    if (main_table(&r->main, s) || sizes_build(r)) return -1;
     return 0;
 }
 
