@@ -54,6 +54,7 @@ int qkv__ablate_findings(qkv_ablate_findings *f, const qkv_ablate_results *r) {
     f->fewest_pmin = qkv__signflip_pmin(f->fewest);
     f->seeds_needed = f->fewest;
     while (f->seeds_needed < 60 && qkv__signflip_pmin(f->seeds_needed) > f->need) f->seeds_needed++;
+    f->seeds_needed_pmin = qkv__signflip_pmin(f->seeds_needed);
     f->consistent_too_few = f->consistent > 0 && f->fewest_pmin > f->need;
     return 0;
 }

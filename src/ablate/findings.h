@@ -37,6 +37,7 @@ typedef struct qkv_ablate_findings {
     int fewest;                     /* the fewest pairs among those (0: none) */
     double fewest_pmin;             /* the smallest p-value that many pairs can give */
     int seeds_needed;               /* the fewest pairs whose smallest p-value is not above need (at most 60) */
+    double seeds_needed_pmin;       /* the smallest p-value that many pairs can give */
     bool consistent_too_few;        /* consistent effects whose pairs cannot make them significant */
 } qkv_ablate_findings;
 

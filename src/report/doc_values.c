@@ -15,58 +15,45 @@
 
 typedef enum { F_INT, F_STEP, F_PCT, F_PTS, F_LR, F_2, F_3, F_P } field_format;
 
-/* a field: its name in a marker, what it formats as, and where it is */
+/* a field: its name in a marker, what it formats as, and the key of the variant's object in
+ * results.json that holds it (report_fields.c's list); NULL for the two that no key holds */
 typedef struct field {
     const char *name;
     field_format fmt;
-    double (*get)(const qkv_variant_result *v, const qkv_ablate_results *r);
-    const char *what;
+    const char *key;
 } field;
 
-static double seeds(const qkv_variant_result *v, const qkv_ablate_results *r) { (void)v; return r->cfg->n_seeds; }
-#define GET(fn, expr) static double fn(const qkv_variant_result *v, const qkv_ablate_results *r) { (void)r; return (expr); }
-GET(solved, v->solved)
-GET(unsolved, v->unsolved)
-GET(runs, v->runs_ok)
-GET(median, (double)v->steps_median)
-GET(budget, v->budget_max == INT64_MAX ? -1.0 : (double)v->budget_max)
-GET(acc, v->acc_mean)
-GET(acc_min, v->acc_min)
-GET(delta, v->delta)
-GET(p_holm, v->p_holm)
-GET(lr, v->lr)
-GET(symmetry, v->diag.symmetry)
-GET(negative, v->diag.negative_mass)
-GET(diagonal, v->diag.diag_share)
-GET(previous, v->diag.prev_share)
-GET(symmetry0, v->diag_start.symmetry)
-GET(negative0, v->diag_start.negative_mass)
-GET(diagonal0, v->diag_start.diag_share)
-GET(previous0, v->diag_start.prev_share)
-#undef GET
-
 static const field FIELDS[] = {
-    {"solved", F_INT, solved, "seeds that solved the task"},
-    {"unsolved", F_INT, unsolved, "seeds that did not within their budget"},
-    {"seeds", F_INT, seeds, "the ablation's seeds"},
-    {"runs", F_INT, runs, "finished runs at the chosen rate"},
-    {"median", F_STEP, median, "the median solve step (unsolved counted as later)"},
-    {"budget", F_STEP, budget, "the largest budget of its runs"},
-    {"acc", F_PCT, acc, "final evaluation accuracy, mean, in percent"},
-    {"acc_min", F_PCT, acc_min, "the worst seed's final accuracy, in percent"},
-    {"delta", F_PTS, delta, "the paired difference from the baseline, in points"},
-    {"p_holm", F_P, p_holm, "the sign-flip p-value after Holm's correction"},
-    {"lr", F_LR, lr, "the chosen learning rate"},
-    {"symmetry", F_2, symmetry, "the score symmetry at the end"},
-    {"negative", F_2, negative, "the negative eigenvalue share at the end"},
-    {"diagonal", F_3, diagonal, "the diagonal share at the end"},
-    {"previous", F_3, previous, "the previous-position share at the end"},
-    {"symmetry0", F_2, symmetry0, "the score symmetry at step 0"},
-    {"negative0", F_2, negative0, "the negative eigenvalue share at step 0"},
-    {"diagonal0", F_3, diagonal0, "the diagonal share at step 0"},
-    {"previous0", F_3, previous0, "the previous-position share at step 0"},
+    {"solved", F_INT, "solved"},                    /* seeds that solved the task */
+    {"unsolved", F_INT, "unsolved"},                /* seeds that did not within their budget */
+    {"seeds", F_INT, NULL},                         /* the ablation's seeds */
+    {"runs", F_INT, "runs_ok"},                     /* finished runs at the chosen rate */
+    {"median", F_STEP, "steps_to_threshold"},       /* the median solve step (unsolved counted as later) */
+    {"budget", F_STEP, NULL},                       /* the largest budget of its unsolved runs */
+    {"acc", F_PCT, "acc_mean"},                     /* final evaluation accuracy, mean, in percent */
+    {"acc_min", F_PCT, "acc_min"},                  /* the worst seed's final accuracy, in percent */
+    {"delta", F_PTS, "delta_vs_baseline"},          /* the paired difference from the baseline, in points */
+    {"p_holm", F_P, "p_holm"},                      /* the sign-flip p-value after Holm's correction */
+    {"lr", F_LR, "lr"},                             /* the chosen learning rate */
+    {"symmetry", F_2, "score_symmetry"},            /* the attention diagnostics at the end ... */
+    {"negative", F_2, "score_negative_share"},
+    {"diagonal", F_3, "diag_share"},
+    {"previous", F_3, "prev_share"},
+    {"symmetry0", F_2, "start_score_symmetry"},     /* ... and at step 0 */
+    {"negative0", F_2, "start_score_negative_share"},
+    {"diagonal0", F_3, "start_diag_share"},
+    {"previous0", F_3, "start_prev_share"},
 };
 #define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
+
+/* field f of variant i in r (NaN where r holds none) */
+static double number(const field *f, const qkv_ablate_results *r, int i) {
+    const qkv_variant_result *v = &r->v[i];
+    if (!strcmp(f->name, "seeds")) return r->cfg->n_seeds;
+    if (!f->key) return v->budget_max == INT64_MAX ? -1.0 : (double)v->budget_max; /* budget */
+    qkv_report_value x = qkv__report_variant_value(r, i, f->key);
+    return x.kind == QKV_REPORT_NUM ? x.num : x.kind == QKV_REPORT_INT ? (double)x.i : NAN;
+}
 
 /* x as the field's format, into out ("—" for a step never reached or a number not recorded) */
 static void format(field_format f, double x, char *out, size_t n) {
@@ -111,7 +98,7 @@ char *qkv__doc_value(char *words, qkv_err *e) {
     while (v < c.n_variants && strcmp(r.v[v].name, name)) v++;
     if (v == c.n_variants) qkv_err_set(e, QKV_ERR_FAIL, "qkv value: %s/results.json has no variant '%s'", dir, name);
     else if (!(out = malloc(64))) qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
-    else format(f->fmt, f->get(&r.v[v], &r), out, 64);
+    else format(f->fmt, number(f, &r, v), out, 64);
     qkv__ablate_results_free(&r);
     qkv_ablate_config_free(&c);
     return out;

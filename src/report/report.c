@@ -9,31 +9,31 @@
 
 #include "report/report_data.h"
 #include "report/report_doc.h"
-#include "report/report_render.h"
 #include "io/fileio.h"
+#include "io/strbuf.h"
 
-/* dir/name into dst; -1 with e when it does not fit */
-static int join(char *dst, size_t n, const char *dir, const char *name, qkv_err *e) {
-    if ((size_t)snprintf(dst, n, "%s/%s", dir, name) >= n)
-        return qkv_err_set(e, QKV_ERR_FAIL, "%s/%s: path too long", dir, name);
-    return 0;
+int qkv__report_write_text(const char *dir, const char *name, const char *text, qkv_err *e) {
+    char *path = qkv__pathf("%s/%s", dir, name), why[QKV_ERR_MSG]; /* why: the io layer's message */
+    int rc = 0;
+    if (!path) rc = qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+    else if (qkv__write_file_atomic(path, text, strlen(text), why, sizeof why)) rc = qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    free(path);
+    return rc;
 }
 
-/* the io layer's message as e's */
-static int io_failed(qkv_err *e, const char *why) { return qkv_err_set(e, QKV_ERR_FAIL, "%s", why); }
-
-/* text into dir/name, atomically (a reader never sees half a file) */
-static int write_text(const char *dir, const char *name, const char *text, qkv_err *e) {
-    char path[4096];
-    if (join(path, sizeof path, dir, name, e)) return -1;
-    char why[QKV_ERR_MSG];
-    return qkv__write_file_atomic(path, text, strlen(text), why, sizeof why) ? io_failed(e, why) : 0;
+int qkv__report_mkdirs(const char *out_dir, bool plots, qkv_err *e) {
+    char *path = qkv__pathf("%s/%s", out_dir, QKV_REPORT_PLOTS), why[QKV_ERR_MSG];
+    int rc = 0;
+    if (!path) rc = qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+    else if (qkv__mkdirs(plots ? path : out_dir, why, sizeof why)) rc = qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    free(path);
+    return rc;
 }
 
 /* every figure that was drawn, under its path */
 static int write_figures(const char *out_dir, const qkv_report_figure *f, int n, qkv_err *e) {
     for (int i = 0; i < n; i++)
-        if (f[i].svg && write_text(out_dir, f[i].path, f[i].svg, e)) return -1;
+        if (f[i].svg && qkv__report_write_text(out_dir, f[i].path, f[i].svg, e)) return -1;
     return 0;
 }
 
@@ -44,9 +44,7 @@ int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *ta
         r->cfg->n_seeds < 0 || (r->cfg->n_seeds > 0 && !r->cfg->seeds)) {
         return qkv_err_set(e, QKV_ERR_FAIL, "ablate report: incomplete results");
     }
-    char plots[4096], why[QKV_ERR_MSG];
-    if (join(plots, sizeof plots, out_dir, QKV_REPORT_PLOTS, e)) return -1;
-    if (qkv__mkdirs(plots, why, sizeof why)) return io_failed(e, why);
+    if (qkv__report_mkdirs(out_dir, true, e)) return -1;
 
     int rc = -1;
     qkv_report p;
@@ -67,11 +65,12 @@ int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *ta
         fputs(md, table_out);
         fflush(table_out);
     }
-    if (write_text(out_dir, "results.md", md, e) || write_text(out_dir, "results.csv", csv, e) ||
-        write_text(out_dir, "results.json", json, e) ||
-        write_figures(out_dir, p.figures.plots, p.figures.n_plots, e) ||
-        write_figures(out_dir, p.figures.maps, p.figures.n_maps, e) ||
-        write_text(out_dir, "report.md", rmd, e) || write_text(out_dir, "report.html", html, e))
+    if (qkv__report_write_text(out_dir, "results.md", md, e) ||
+        qkv__report_write_text(out_dir, "results.csv", csv, e) ||
+        qkv__report_write_text(out_dir, "results.json", json, e) ||
+        write_figures(out_dir, p.figures.all, p.figures.n, e) ||
+        qkv__report_write_text(out_dir, "report.md", rmd, e) ||
+        qkv__report_write_text(out_dir, "report.html", html, e))
         goto done;
     rc = 0;
     goto done;

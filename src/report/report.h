@@ -8,10 +8,15 @@
 
 #include "ablate/results.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* Write results.md, results.csv, results.json, plots/ (SVG files), report.md and report.html into
  * out_dir (atomically, file by file); also print the markdown table to `table` if non-NULL.
  * 0, or -1 with e */
 QKV_INTERNAL int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *table, qkv_err *e);
+/* text into dir/name, atomically (a reader never sees half a file); 0, or -1 with e */
+QKV_INTERNAL int qkv__report_write_text(const char *dir, const char *name, const char *text, qkv_err *e);
+/* out_dir, and with plots its plots/ directory, made where missing; 0, or -1 with e */
+QKV_INTERNAL int qkv__report_mkdirs(const char *out_dir, bool plots, qkv_err *e);
 #endif

@@ -1,6 +1,6 @@
 /* A CSV file of records (results.csv, summary.csv): a header of the fields' CSV names and one
  * row per record (RFC 4180 quoting; numbers in %.6g, the precision anyone reads from a table). */
-#include "report/report_render.h"
+#include "report/report_doc.h"
 
 #include <string.h>
 

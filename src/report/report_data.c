@@ -72,6 +72,22 @@ static int facts(qkv_report_facts *f, const qkv_ablate_results *r, const char *o
     snprintf(f->task, sizeof f->task, "%s", r->task);
     f->text_task = !strcmp(r->task, "text");
     fmt_duration(f->duration, sizeof f->duration, r->wall_seconds);
+    /* the runs not started; the diagnostics a variant with a finished run recorded (the
+     * previous-position share and the values at step 0 only where runs of this qkv did); the text
+     * task's baselines */
+    f->xz_bpb = f->unigram_bpb = NAN;
+    f->same_baselines = true;
+    for (int i = 0; i < nv; i++) {
+        const qkv_variant_result *v = &r->v[i];
+        const qkv_attn_diag *d = &v->diag_start;
+        f->not_started += v->not_started > 0 ? v->not_started : 0;
+        f->has_prev_share |= v->runs_ok > 0 && isfinite(v->diag.prev_share);
+        f->has_start |= v->runs_ok > 0 && (isfinite(d->diag_share) || isfinite(d->symmetry) ||
+                                           isfinite(d->negative_mass) || isfinite(d->prev_share));
+        if (!isfinite(v->xz_bpb) || !isfinite(v->unigram_bpb)) continue;
+        if (isnan(f->xz_bpb)) f->xz_bpb = v->xz_bpb, f->unigram_bpb = v->unigram_bpb;
+        else f->same_baselines &= v->xz_bpb == f->xz_bpb && v->unigram_bpb == f->unigram_bpb;
+    }
     /* every run that failed (not one that was never started), at every rate of a grid (all_runs);
      * without all_runs, the chosen ones; and what the finished runs took, each its whole time (a resumed run counts all its sessions) */
     double run_seconds = 0;
@@ -82,8 +98,7 @@ static int facts(qkv_report_facts *f, const qkv_ablate_results *r, const char *o
         }
     else
         for (int i = 0; i < nv; i++) f->failed_runs += c->n_seeds - (r->v[i].runs_ok < 0 ? 0 : r->v[i].runs_ok);
-    for (int i = 0; i < nv; i++) /* a partial sweep's: not failed */
-        if (r->v[i].not_started > 0) f->failed_runs -= r->v[i].not_started;
+    f->failed_runs -= f->not_started; /* a partial sweep's: not failed */
     if (f->failed_runs < 0) f->failed_runs = 0;
     if (run_seconds > 0) fmt_duration(f->run_duration, sizeof f->run_duration, run_seconds);
     f->command = command(c, out_dir);
@@ -97,7 +112,7 @@ int qkv__report_build(qkv_report *p, const qkv_ablate_results *r, const char *ou
     p->cfg = r->cfg;
     p->nv = r->cfg->n_variants;
     if (facts(&p->facts, r, out_dir) || qkv__ablate_findings(&p->findings, r) || !(p->curves = qkv__ablate_curves(r)) ||
-        qkv__report_tables(&p->tables, r, p->facts.thr) || qkv__report_fields(&p->fields, r) ||
+        qkv__report_tables(&p->tables, r, &p->facts) || qkv__report_fields(&p->fields, r) ||
         qkv__report_figures(&p->figures, r, p->curves, p->facts.thr, p->facts.text_task))
         return -1;
     return 0;

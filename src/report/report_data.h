@@ -32,15 +32,24 @@
 
 typedef struct qkv_report_table {
     int rows, cols;
-    const char **head;                  /* cols headers (static text or owned by the table's maker) */
+    char (*head)[QKV_REPORT_CELL];      /* cols headers, written by the table's maker */
     bool *right;                        /* cols: right-aligned (numbers) */
     char (*cell)[QKV_REPORT_CELL];      /* rows x cols, row-major */
 } qkv_report_table;
 
-/* the text of row r, column c */
-static inline const char *qkv_report_cell(const qkv_report_table *t, int r, int c) {
+/* the text of row r, column c (its maker writes it there) */
+static inline char *qkv_report_cell(const qkv_report_table *t, int r, int c) {
     return t->cell[(size_t)r * (size_t)t->cols + (size_t)c];
 }
+
+/* report_tables.c: the cells' number formats, the report's and qkv summarize's */
+#define QKV_REPORT_DASH "\xe2\x80\x94"  /* em dash: a missing value */
+/* v with d decimals, a dash when not finite */
+QKV_INTERNAL void qkv__report_fixed(char *dst, size_t n, double v, int d);
+/* "mean [lo, hi]" on metric m's scale (accuracy in percent with 1 decimal, losses in nats or bits
+ * with 3), "+mean [lo, hi]" when sign and the mean is positive (a difference) */
+QKV_INTERNAL void qkv__report_interval(char *dst, size_t n, qkv_ablate_metric m, double mean, double lo, double hi,
+                                       bool sign);
 
 /* ---- fields: typed values, rendered as CSV columns or JSON keys ---------------------------- */
 
@@ -93,7 +102,7 @@ static inline const qkv_report_value *qkv_report_value_at(const qkv_report_recor
     return &rec->v[(size_t)r * (size_t)rec->n_fields + (size_t)f];
 }
 
-/* report_doc.c: room for rows x cols cells (headers borrowed) or rows x n_fields values; 0 or -1
+/* report_doc.c: room for rows x cols cells and cols headers, or rows x n_fields values; 0 or -1
  * (out of memory: then still safe to free) */
 QKV_INTERNAL int qkv__report_table_alloc(qkv_report_table *t, int rows, int cols);
 QKV_INTERNAL void qkv__report_table_free(qkv_report_table *t);
@@ -119,14 +128,19 @@ typedef struct qkv_report_facts {
     char duration[64];                  /* this invocation's wall time in words (reused runs cost it nothing) */
     char run_duration[64];              /* the finished runs' own times, summed, in words ("": none recorded) */
     int failed_runs;
+    int not_started;                    /* runs no session began (a partial sweep's) */
+    bool has_prev_share;                /* a variant with a finished run has a previous-position share (runs
+                                           of an older qkv recorded none): its column and note appear */
+    bool has_start;                     /* one has its diagnostics at step 0 (train/observe.h): likewise */
+    double xz_bpb, unigram_bpb;         /* the text task: the held-out bytes' baselines when every variant
+                                           has the same (else NaN, and same_baselines false) */
+    bool same_baselines;
     char *command;                      /* the shell command that runs the ablation again */
 } qkv_report_facts;
 
-/* report_tables.c: the results, attention diagnostics and variants tables (headers their own) */
+/* report_tables.c: the results, attention diagnostics and variants tables */
 typedef struct qkv_report_tables {
     qkv_report_table results, diag, variants;
-    char steps_head[64];                /* the results table's verdicts column header */
-    char delta_head[QKV_ABLATE_NAME + 48]; /* its difference-from-the-baseline column header */
 } qkv_report_tables;
 
 /* report_fields.c: results.csv's columns and results.json's keys */
@@ -137,10 +151,10 @@ typedef struct qkv_report_fields {
 
 /* report_plots.c: the summary plots and each variant's attention map */
 typedef struct qkv_report_figures {
-    qkv_report_figure *plots;           /* n_plots, in report order */
-    int n_plots;
-    qkv_report_figure *maps;            /* n_maps = variants (svg NULL: none recorded) */
-    int n_maps;
+    qkv_report_figure *all;             /* n: the plots, then the maps */
+    int n;
+    int n_plots;                        /* the plots: all[0 .. n_plots), in report order */
+    const qkv_report_figure *maps;      /* all + n_plots: one per variant (svg NULL: none recorded) */
 } qkv_report_figures;
 
 typedef struct qkv_report {
@@ -155,36 +169,24 @@ typedef struct qkv_report {
     qkv_report_figures figures;
 } qkv_report;
 
-/* whether a variant with a finished run has a previous-position share (runs of an older qkv
- * recorded none), and whether one has its diagnostics at step 0 (train/observe.h): the report's
- * columns and notes for them appear only then */
-static inline bool qkv__report_has_prev_share(const qkv_ablate_results *r) {
-    for (int i = 0; i < r->cfg->n_variants; i++)
-        if (r->v[i].runs_ok > 0 && isfinite(r->v[i].diag.prev_share)) return true;
-    return false;
-}
-static inline bool qkv__report_has_start(const qkv_ablate_results *r) {
-    for (int i = 0; i < r->cfg->n_variants; i++) {
-        const qkv_attn_diag *d = &r->v[i].diag_start;
-        if (r->v[i].runs_ok > 0 && (isfinite(d->diag_share) || isfinite(d->symmetry) || isfinite(d->negative_mass) ||
-                                    isfinite(d->prev_share)))
-            return true;
-    }
-    return false;
-}
-
 /* report_data.c: every part from r, in order (out_dir goes into the command); 0, or -1 when out
  * of memory (p is then still safe to free) */
 QKV_INTERNAL int qkv__report_build(qkv_report *p, const qkv_ablate_results *r, const char *out_dir);
 /* frees what qkv__report_build allocated, complete or not */
 QKV_INTERNAL void qkv__report_free(qkv_report *p);
 
-/* report_tables.c: r's tables, thr the threshold in words; 0 or -1 (out of memory) */
-QKV_INTERNAL int qkv__report_tables(qkv_report_tables *t, const qkv_ablate_results *r, const char *thr);
+/* report_tables.c: r's tables, with the columns its facts call for; 0 or -1 (out of memory) */
+QKV_INTERNAL int qkv__report_tables(qkv_report_tables *t, const qkv_ablate_results *r, const qkv_report_facts *f);
 QKV_INTERNAL void qkv__report_tables_free(qkv_report_tables *t);
+
+/* report_json.c: results.json (the configuration, the variants and their runs); malloc'd, NULL when
+ * out of memory */
+QKV_INTERNAL char *qkv__report_render_json(const qkv_report *p);
 
 /* report_fields.c: r's fields; 0 or -1 (out of memory) */
 QKV_INTERNAL int qkv__report_fields(qkv_report_fields *f, const qkv_ablate_results *r);
+/* report_fields.c: variant i's value under results.json's key (missing for a key it has not) */
+QKV_INTERNAL qkv_report_value qkv__report_variant_value(const qkv_ablate_results *r, int i, const char *key);
 QKV_INTERNAL void qkv__report_fields_free(qkv_report_fields *f);
 
 /* report_plots.c: r's plots from its curves (one per variant) and its heatmaps, thr the

@@ -153,17 +153,15 @@ int qkv__report_table_alloc(qkv_report_table *t, int rows, int cols) {
     memset(t, 0, sizeof *t);
     t->rows = rows;
     t->cols = cols;
-    t->head = calloc((size_t)cols + 1, sizeof *t->head);
+    t->head = calloc((size_t)(rows + 1) * (size_t)cols + 1, sizeof *t->head); /* the headers, then the cells */
     t->right = calloc((size_t)cols + 1, sizeof *t->right);
-    t->cell = calloc((size_t)rows * (size_t)cols + 1, sizeof *t->cell);
-    return t->head && t->right && t->cell ? 0 : -1;
+    t->cell = t->head ? t->head + cols : NULL;
+    return t->head && t->right ? 0 : -1;
 }
 
-/* the headers are borrowed, the arrays owned */
 void qkv__report_table_free(qkv_report_table *t) {
     free(t->head);
     free(t->right);
-    free(t->cell);
     memset(t, 0, sizeof *t);
 }
 

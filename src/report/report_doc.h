@@ -76,6 +76,15 @@ QKV_INTERNAL void qkv__report_doc_table(qkv_report_doc *doc, const qkv_report_ta
 /* a figure, borrowed from the qkv_report */
 QKV_INTERNAL void qkv__report_doc_figure(qkv_report_doc *doc, const qkv_report_figure *f);
 
+/* The renderers: each turns the document (or records of fields) into one file's text and knows
+ * nothing of what it says; each returns a malloc'd string, NULL when out of memory. */
+/* report_md.c: the document as Markdown (results.md, report.md, summary.md, a document's blocks) */
+QKV_INTERNAL char *qkv__report_render_md(const qkv_report_doc *doc);
+/* report_html.c: the document as one self-contained HTML page (report.html, summary.html) */
+QKV_INTERNAL char *qkv__report_render_html(const qkv_report_doc *doc);
+/* report_csv.c: a row per record (results.csv: per variant; summary.csv: per ablation and variant) */
+QKV_INTERNAL char *qkv__report_render_csv(const qkv_report_records *rec);
+
 /* report_layout.c: results.md's document (the tables) */
 QKV_INTERNAL int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p);
 /* report_layout.c: report.md's and report.html's document (everything); both 0, or -1 when

@@ -175,6 +175,13 @@ static int records(qkv_report_records *rec, const field *fields, int n, int rows
     return 0;
 }
 
+qkv_report_value qkv__report_variant_value(const qkv_ablate_results *r, int i, const char *key) {
+    for (size_t f = 0; f < sizeof VARIANT_FIELDS / sizeof *VARIANT_FIELDS; f++)
+        if (VARIANT_FIELDS[f].name.json && !strcmp(VARIANT_FIELDS[f].name.json, key))
+            return value_of(&VARIANT_FIELDS[f], i, r, NULL);
+    return qkv_report_missing();
+}
+
 int qkv__report_fields(qkv_report_fields *f, const qkv_ablate_results *r) {
     memset(f, 0, sizeof *f);
     int nv = r->cfg->n_variants, nr = r->all_runs ? nv * r->n_lrs * r->cfg->n_seeds : 0; /* plan order */

@@ -1,6 +1,6 @@
 /* The report's document as one self-contained HTML page (report.html): inline CSS and SVG,
  * no scripts, nothing fetched from the network. */
-#include "report/report_render.h"
+#include "report/report_doc.h"
 
 #include "io/strbuf.h"
 

@@ -1,6 +1,6 @@
 /* results.json: the ablation's settings, then per variant its fields and its runs (their
  * fields and evaluation curves), printed by cJSON. Missing values are null. */
-#include "report/report_render.h"
+#include "report/report_data.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

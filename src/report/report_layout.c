@@ -45,6 +45,11 @@ static const char HEAT_NOTE_FMT[] =
     "and head (columns); each row of a map is a query position and each column the key it attends to "
     "(white 0, dark 1; masked future positions are 0).";
 
+/* a span of text or code at the end of the current paragraph of doc (every function below writes into
+ * one named doc) */
+#define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
+#define CODE(s) qkv__report_doc_span(doc, QKV_SPAN_CODE, "%s", (s))
+
 /* the differences from the baseline that survive Holm's correction, in one sentence */
 static void significance(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
@@ -54,7 +59,6 @@ static void significance(qkv_report_doc *doc, const qkv_report *p) {
     static const char *const WHAT[QKV_METRIC_COUNT] = {"accuracy", "evaluation loss", "bits per byte"};
     const char *what = WHAT[cfg->metric];
     int m = f->comparisons;
-#define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
     qkv__report_doc_paragraph(doc);
     if (m < 1) {
         TEXT("One variant: nothing to compare.");
@@ -84,7 +88,6 @@ static void significance(qkv_report_doc *doc, const qkv_report *p) {
                  v->p_holm);
     }
     TEXT(". No other difference is.");
-#undef TEXT
 }
 
 /* when a variant solved against the baseline, in words: ", earlier than full in every one of the 8
@@ -93,14 +96,11 @@ static void solve_words(qkv_report_doc *doc, const qkv_variant_finding *f, const
     int pairs = f->solve_pairs, earlier = f->earlier, later = f->later;
     if (pairs < 2 || (!earlier && !later)) return;
     if (earlier && later)
-        qkv__report_doc_span(doc, QKV_SPAN_TEXT, ", earlier than %s in %d and later in %d of %d paired seeds", base,
-                             earlier, later, pairs);
+        TEXT(", earlier than %s in %d and later in %d of %d paired seeds", base, earlier, later, pairs);
     else if (earlier + later == pairs)
-        qkv__report_doc_span(doc, QKV_SPAN_TEXT, ", %s than %s in every one of the %d paired seeds",
-                             earlier ? "earlier" : "later", base, pairs);
+        TEXT(", %s than %s in every one of the %d paired seeds", earlier ? "earlier" : "later", base, pairs);
     else
-        qkv__report_doc_span(doc, QKV_SPAN_TEXT, ", %s than %s in %d of %d paired seeds", earlier ? "earlier" : "later",
-                             base, earlier + later, pairs);
+        TEXT(", %s than %s in %d of %d paired seeds", earlier ? "earlier" : "later", base, earlier + later, pairs);
 }
 
 /* "1 seed", "8 seeds" */
@@ -108,7 +108,6 @@ static const char *seeds_word(long long n) { return n == 1 ? "seed" : "seeds"; }
 
 /* what a variant's verdicts say in words: "reached 99% in 8 of 8 seeds (median step 400)" */
 static void verdict_words(qkv_report_doc *doc, const qkv_variant_result *v, const char *thr) {
-#define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
     int n = v->solved + v->unsolved;
     if (n == 0) TEXT("has no finished run");
     else if (v->solved == 0 && v->budget_min > 0 && v->budget_min < v->budget_max)
@@ -119,7 +118,6 @@ static void verdict_words(qkv_report_doc *doc, const qkv_variant_result *v, cons
     else if (v->steps_median >= 0)
         TEXT("reached %s in %d of %d %s (median step %lld)", thr, v->solved, n, seeds_word(n), v->steps_median);
     else TEXT("reached %s in %d of %d %s (too few for a median step)", thr, v->solved, n, seeds_word(n));
-#undef TEXT
 }
 
 /* The findings in plain words, before any statistic: for each variant how often and when it
@@ -136,8 +134,6 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
     bool acc = cfg->metric == QKV_METRIC_ACCURACY;
     double scale = cfg->metric == QKV_METRIC_BPB ? 1 / QKV_LN2 : 1;
     const char *unit = cfg->metric != QKV_METRIC_BPB ? "nats" : p->facts.text_task ? "bits per byte" : "bits per token";
-#define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
-#define CODE(s) qkv__report_doc_span(doc, QKV_SPAN_CODE, "%s", (s))
     qkv__report_doc_paragraph(doc);
     TEXT("What was found");
     if (p->facts.task[0]) {
@@ -182,9 +178,7 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
         TEXT(" With %d paired %s, a difference seen in every seed has a sign-flip p-value of %.3g at best, above "
              "the %.3g that Holm's correction over %d comparison%s needs first: %d %s can show such an effect "
              "consistently, not significantly (%d seeds could: p = %.3g).", n, seeds_word(n), f->fewest_pmin, f->need,
-             m, m == 1 ? "" : "s", n, seeds_word(n), f->seeds_needed, qkv__signflip_pmin(f->seeds_needed));
-#undef TEXT
-#undef CODE
+             m, m == 1 ? "" : "s", n, seeds_word(n), f->seeds_needed, f->seeds_needed_pmin);
 }
 
 /* a partial report (qkv ablate --report before the sweep is done) says what it lacks, first */
@@ -192,11 +186,9 @@ static void partial(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_results *r = p->r;
     if (r->missing <= 0 && r->to_extend <= 0) return;
     int planned = p->nv * r->n_lrs * p->cfg->n_seeds;
-#define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
     qkv__report_doc_paragraph(doc);
     TEXT("Partial results: ");
-    int not_started = 0; /* of the missing ones, where the results say */
-    for (int i = 0; i < p->nv; i++) not_started += r->v[i].not_started > 0 ? r->v[i].not_started : 0;
+    int not_started = p->facts.not_started; /* of the missing ones, where the results say */
     if (r->missing > 0) {
         TEXT("%d of %d run%s %s not finished ", r->missing, planned, planned == 1 ? "" : "s",
              r->missing == 1 ? "has" : "have");
@@ -208,15 +200,12 @@ static void partial(qkv_report_doc *doc, const qkv_report *p) {
     if (r->to_extend > 0)
         TEXT("%d finished run%s may still be extended", r->to_extend, r->to_extend == 1 ? "" : "s");
     TEXT("; the numbers are over the runs finished so far.");
-#undef TEXT
 }
 
 /* what was run, on what, from which config, and how long it took, in one paragraph */
 static void summary(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
     const qkv_ablate_results *r = p->r;
-#define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
-#define CODE(s) qkv__report_doc_span(doc, QKV_SPAN_CODE, "%s", (s))
     qkv__report_doc_paragraph(doc);
     TEXT("qkv %s trained %d variant%s \xc3\x97 ", r->version ? r->version : "(unknown version)", p->nv,
          p->nv == 1 ? "" : "s");
@@ -268,8 +257,6 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
     if (failed > 0)
         TEXT(" %d run%s failed and %s left out of the statistics.", failed, failed == 1 ? "" : "s",
              failed == 1 ? "is" : "are");
-#undef TEXT
-#undef CODE
 }
 
 /* the text task: each variant's bits per byte beside what xz -9 and a unigram model need for
@@ -277,15 +264,7 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
 static void bits_per_byte(qkv_report_doc *doc, const qkv_report *p) {
     if (!p->facts.text_task) return;
     const qkv_ablate_results *r = p->r;
-    double xz = NAN, uni = NAN;
-    bool same = true;
-    for (int i = 0; i < p->nv; i++) {
-        const qkv_variant_result *v = &r->v[i];
-        if (!isfinite(v->xz_bpb) || !isfinite(v->unigram_bpb)) continue;
-        if (isnan(xz)) xz = v->xz_bpb, uni = v->unigram_bpb;
-        else same &= v->xz_bpb == xz && v->unigram_bpb == uni;
-    }
-#define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
+    bool same = p->facts.same_baselines;
     qkv__report_doc_paragraph(doc);
     TEXT("Bits per byte on the held-out text (the final evaluation loss / ln 2, mean over seeds): ");
     for (int i = 0; i < p->nv; i++) {
@@ -296,15 +275,14 @@ static void bits_per_byte(qkv_report_doc *doc, const qkv_report *p) {
         if (!same && isfinite(v->xz_bpb) && isfinite(v->unigram_bpb))
             TEXT(" (xz -9 %.3f, unigram %.3f)", v->xz_bpb, v->unigram_bpb);
     }
-    if (same && isfinite(xz))
+    if (same && isfinite(p->facts.xz_bpb))
         TEXT(". On the same bytes, xz -9 needs %.3f bits per byte, and a unigram model of the training bytes "
-             "(add-one smoothing) %.3f.", xz, uni);
+             "(add-one smoothing) %.3f.", p->facts.xz_bpb, p->facts.unigram_bpb);
     else if (!same)
         TEXT(". In brackets: xz -9 and a unigram model of the training bytes (add-one smoothing) on each variant's "
              "held-out bytes.");
     else
         TEXT(".");
-#undef TEXT
 }
 
 /* the results table and how to read it */
@@ -346,7 +324,7 @@ static void diagnostics(qkv_report_doc *doc, const qkv_report *p) {
     enum { NOTES = sizeof DIAG_NOTES / sizeof DIAG_NOTES[0] };
     const char *notes[NOTES + 1];
     int n = 0;
-    bool prev = qkv__report_has_prev_share(p->r), start = qkv__report_has_start(p->r);
+    bool prev = p->facts.has_prev_share, start = p->facts.has_start;
     for (int k = 0; k < NOTES; k++)
         if (k != 1 || prev) notes[n++] = DIAG_NOTES[k];
     if (start) notes[n++] = DIAG_START_NOTE;
@@ -380,7 +358,7 @@ int qkv__report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
     qkv__report_doc_heading(doc, 2, "Results");
     results(doc, p);
     qkv__report_doc_heading(doc, 2, "Training curves");
-    for (int i = 0; i < p->figures.n_plots; i++) qkv__report_doc_figure(doc, &p->figures.plots[i]);
+    for (int i = 0; i < p->figures.n_plots; i++) qkv__report_doc_figure(doc, &p->figures.all[i]);
     qkv__report_doc_note(doc, "%s", CURVES_NOTE);
     diagnostics(doc, p);
     qkv__report_doc_heading(doc, 2, "Attention maps");

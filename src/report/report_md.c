@@ -1,6 +1,6 @@
 /* The report's document as Markdown (results.md, report.md): blocks separated by blank
  * lines, text made safe for tables and inline HTML, figures as links to their SVG files. */
-#include "report/report_render.h"
+#include "report/report_doc.h"
 
 #include <string.h>
 

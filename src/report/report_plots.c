@@ -204,36 +204,32 @@ static void safe_name(char *dst, size_t n, const char *name, int index) {
     else snprintf(dst, n, "%s", tmp);
 }
 
-/* variant i's heatmap, its tokens as tick labels (characters for a byte-level task); NULL
- * when out of memory or refused by the SVG writer */
+/* variant i's heatmap, its tokens as tick labels (characters for a byte-level task; positions
+ * when it recorded none); NULL when out of memory or refused by the SVG writer */
 static char *draw_map(const qkv_ablate_results *r, int i, bool text) {
     const qkv_ablate_config *cfg = r->cfg;
     const qkv_variant_result *v = &r->v[i];
     const qkv_heatmap *h = &v->heat;
-    char **labels = NULL;
-    if (h->tokens) {
-        labels = calloc((size_t)h->T, sizeof *labels);
-        if (!labels) return NULL;
-        for (int t = 0; t < h->T; t++) {
-            labels[t] = malloc(16);
-            if (!labels[t]) break;
-            int32_t tok = h->tokens[t];
-            if (text && tok > 32 && tok < 127) snprintf(labels[t], 16, "%c", (char)tok);
-            else if (text && tok == 32) snprintf(labels[t], 16, "\xe2\x90\xa3"); /* open box */
-            else snprintf(labels[t], 16, "%d", (int)tok);
-        }
+    const char **labels = h->tokens ? calloc((size_t)h->T, sizeof *labels) : NULL;
+    char(*buf)[16] = h->tokens ? calloc((size_t)h->T, sizeof *buf) : NULL;
+    char *svg = NULL;
+    if (h->tokens && (!labels || !buf)) goto done;
+    for (int t = 0; h->tokens && t < h->T; t++) {
+        int32_t tok = h->tokens[t];
+        if (text && tok > 32 && tok < 127) snprintf(buf[t], sizeof buf[t], "%c", (char)tok);
+        else if (text && tok == 32) snprintf(buf[t], sizeof buf[t], "\xe2\x90\xa3"); /* open box */
+        else snprintf(buf[t], sizeof buf[t], "%d", (int)tok);
+        labels[t] = buf[t];
     }
-    bool labels_ok = true;
-    for (int t = 0; labels && t < h->T; t++) labels_ok &= labels[t] != NULL;
     char title[160], sub[256];
     snprintf(title, sizeof title, "Attention weights: %s", v->name);
     long long seed0 = cfg->n_seeds > 0 ? cfg->seeds[0] : 0;
     snprintf(sub, sizeof sub, "evaluation example #%d, seed %lld run%s; row: query, column: key", cfg->example,
              seed0, h->tokens ? "; tick labels: input tokens" : "");
-    char *svg = NULL;
-    if (labels_ok) svg = qkv__svg_heatmap(title, sub, h->layers, h->heads, h->T, h->w, (const char *const *)labels);
-    for (int t = 0; labels && t < h->T; t++) free(labels[t]);
+    svg = qkv__svg_heatmap(title, sub, h->layers, h->heads, h->T, h->w, labels);
+done:
     free(labels);
+    free(buf);
     return svg;
 }
 
@@ -245,20 +241,19 @@ int qkv__report_figures(qkv_report_figures *f, const qkv_ablate_results *r, cons
     const inputs in = {r, curves, thr};
     int n = (int)(sizeof PLOTS / sizeof PLOTS[0]), nv = r->cfg->n_variants;
     memset(f, 0, sizeof *f);
-    f->plots = calloc((size_t)n, sizeof *f->plots);
-    f->maps = calloc((size_t)nv + 1, sizeof *f->maps);
-    if (!f->plots || !f->maps) return -1;
-    f->n_maps = nv;
+    if (!(f->all = calloc((size_t)(n + nv) + 1, sizeof *f->all))) return -1;
     for (int k = 0; k < n; k++) {
         if (PLOTS[k].wanted && !PLOTS[k].wanted(r)) continue;
-        qkv_report_figure *g = &f->plots[f->n_plots++];
+        qkv_report_figure *g = &f->all[f->n++];
         snprintf(g->path, sizeof g->path, QKV_REPORT_PLOTS "/%s", PLOTS[k].file);
         snprintf(g->alt, sizeof g->alt, "%s", PLOTS[k].alt);
         if (!(g->svg = PLOTS[k].draw(&in))) return -1;
     }
+    f->n_plots = f->n;
+    f->maps = f->all + f->n_plots;
     for (int i = 0; i < nv; i++) {
         const qkv_variant_result *v = &r->v[i];
-        qkv_report_figure *g = &f->maps[i];
+        qkv_report_figure *g = &f->all[f->n++];
         char file[QKV_ABLATE_NAME + 16];
         safe_name(file, sizeof file, v->name, i);
         snprintf(g->path, sizeof g->path, QKV_REPORT_PLOTS "/attention-%s.svg", file);
@@ -269,9 +264,7 @@ int qkv__report_figures(qkv_report_figures *f, const qkv_ablate_results *r, cons
 }
 
 void qkv__report_figures_free(qkv_report_figures *f) {
-    for (int i = 0; f->plots && i < f->n_plots; i++) free(f->plots[i].svg);
-    for (int i = 0; f->maps && i < f->n_maps; i++) free(f->maps[i].svg);
-    free(f->plots);
-    free(f->maps);
+    for (int i = 0; i < f->n; i++) free(f->all[i].svg);
+    free(f->all);
     memset(f, 0, sizeof *f);
 }

@@ -1,7 +1,7 @@
 /* The report's human-readable tables (results, attention diagnostics, variants) as text
- * cells. Each table is a list of columns: a header, an alignment and either a function that
- * writes one variant's cell or a number of the variant's with its decimals; adding a column is
- * adding a line to a list (see report_data.h). */
+ * cells. Each table is a list of columns: a header, an alignment and how one variant's cell is
+ * written (a member of its result, or a function); adding a column is adding a line to a list
+ * (see report_data.h). */
 #include "tensor/tensor.h"
 #include "report/report_data.h"
 #include "io/strbuf.h"
@@ -10,47 +10,54 @@
 #include <stdio.h>
 #include <string.h>
 
-#define DASH "\xe2\x80\x94" /* em dash: a missing value */
-
 /* writes variant i's cell */
 typedef void (*cell_fn)(char *dst, size_t n, const qkv_ablate_results *r, int i);
 
+/* how a cell is written: the char array, the int64_t count or the double (with `decimals`) at
+ * `at` in the variant's result, a diagnostic (the double at `at` in its qkv_attn_diag, at the end
+ * and at step 0), or by a function */
+typedef enum how { TEXT, COUNT, NUMBER, FROM_START, FN } how;
+
 typedef struct column {
-    const char *head;
+    const char *head;   /* NULL: the column is left out */
     bool right;         /* a number: right-aligned */
     bool failed;        /* says "failed" (or "not started") for a variant without a finished run */
-    cell_fn cell;       /* NULL: the double at `at` in the variant's result, with `decimals` */
+    how how;
     size_t at;
     int decimals;
+    cell_fn cell;       /* FN */
 } column;
 
-/* a number of the variant's result, with d decimals */
-#define NUMBER(head, failed, member, d) {head, true, failed, NULL, offsetof(qkv_variant_result, member), d}
+#define MEMBER(head, right, failed, how, member, d) \
+    {head, right, failed, how, offsetof(qkv_variant_result, member), d, NULL}
+#define DIAG(head, member, d) {head, true, true, FROM_START, offsetof(qkv_attn_diag, member), d, NULL}
+#define CELL(head, right, failed, fn) {head, right, failed, FN, 0, 0, fn}
 
 /* ---- number formats ---------------------------------------------------------------------- */
 
 /* a loss-like value: 4 decimals, or 2 significant digits in exponent form when tiny */
 static void fmt_small(char *dst, size_t n, double v) {
-    if (!isfinite(v)) snprintf(dst, n, DASH);
+    if (!isfinite(v)) snprintf(dst, n, QKV_REPORT_DASH);
     else if (v == 0 || fabs(v) >= 0.001) snprintf(dst, n, "%.4f", v);
     else snprintf(dst, n, "%.1e", v);
 }
 
-/* fixed decimals, a dash for a missing value */
-static void fmt_fixed(char *dst, size_t n, double v, int decimals) {
-    if (!isfinite(v)) snprintf(dst, n, DASH);
-    else snprintf(dst, n, "%.*f", decimals, v);
+void qkv__report_fixed(char *dst, size_t n, double v, int d) {
+    if (!isfinite(v)) snprintf(dst, n, QKV_REPORT_DASH);
+    else snprintf(dst, n, "%.*f", d, v);
+}
+
+void qkv__report_interval(char *dst, size_t n, qkv_ablate_metric m, double mean, double lo, double hi, bool sign) {
+    bool acc = m == QKV_METRIC_ACCURACY;
+    double k = acc ? 100 : 1;
+    char a[32], b[32], c[32];
+    qkv__report_fixed(a, sizeof a, mean * k, acc ? 1 : 3);
+    qkv__report_fixed(b, sizeof b, lo * k, acc ? 1 : 3);
+    qkv__report_fixed(c, sizeof c, hi * k, acc ? 1 : 3);
+    snprintf(dst, n, "%s%s [%s, %s]", sign && mean > 0 ? "+" : "", a, b, c);
 }
 
 /* ---- cells ------------------------------------------------------------------------------- */
-
-/* the variant's name */
-static void cell_name(char *dst, size_t n, const qkv_ablate_results *r, int i) { snprintf(dst, n, "%s", r->v[i].name); }
-
-/* the attention layers' parameter count */
-static void cell_attn_params(char *dst, size_t n, const qkv_ablate_results *r, int i) {
-    qkv__fmt_count(dst, n, r->v[i].attn_params);
-}
 
 /* the model's parameter count, and for a matched control the width and the baseline's count */
 static void cell_params(char *dst, size_t n, const qkv_ablate_results *r, int i) {
@@ -68,47 +75,29 @@ static void cell_params(char *dst, size_t n, const qkv_ablate_results *r, int i)
 /* the learning rate chosen on validation */
 static void cell_lr(char *dst, size_t n, const qkv_ablate_results *r, int i) {
     if (isfinite(r->v[i].lr)) snprintf(dst, n, "%g", r->v[i].lr);
-    else snprintf(dst, n, DASH);
-}
-
-/* the verdicts over seeds, in words */
-static void cell_verdicts(char *dst, size_t n, const qkv_ablate_results *r, int i) {
-    snprintf(dst, n, "%s", r->v[i].verdicts);
+    else snprintf(dst, n, QKV_REPORT_DASH);
 }
 
 /* final accuracy in percent: mean [95% interval] (worst seed) */
 static void cell_acc_ci(char *dst, size_t n, const qkv_ablate_results *r, int i) {
     const qkv_variant_result *v = &r->v[i];
-    char a[32], lo[32], hi[32], m[32];
-    fmt_fixed(a, sizeof a, v->acc_mean * 100, 1);
-    fmt_fixed(lo, sizeof lo, v->acc_ci_lo * 100, 1);
-    fmt_fixed(hi, sizeof hi, v->acc_ci_hi * 100, 1);
-    fmt_fixed(m, sizeof m, v->acc_min * 100, 1);
-    snprintf(dst, n, "%s [%s, %s] (%s)", a, lo, hi, m);
+    char a[100], m[32];
+    qkv__report_interval(a, sizeof a, QKV_METRIC_ACCURACY, v->acc_mean, v->acc_ci_lo, v->acc_ci_hi, false);
+    qkv__report_fixed(m, sizeof m, v->acc_min * 100, 1);
+    snprintf(dst, n, "%s (%s)", a, m);
 }
 
-/* the mean paired difference from the baseline: accuracy in points (1 decimal), losses in nats
- * or bits (3 decimals), with its interval */
+/* the mean paired difference from the baseline, with its interval */
 static void cell_delta(char *dst, size_t n, const qkv_ablate_results *r, int i) {
     const qkv_variant_result *v = &r->v[i];
-    if (i == r->cfg->baseline) {
-        snprintf(dst, n, "baseline");
-        return;
-    }
-    bool acc = r->cfg->metric == QKV_METRIC_ACCURACY;
-    double k = acc ? 100 : 1;
-    int dec = acc ? 1 : 3;
-    char d[32], lo[32], hi[32];
-    fmt_fixed(d, sizeof d, v->delta * k, dec);
-    fmt_fixed(lo, sizeof lo, v->delta_ci_lo * k, dec);
-    fmt_fixed(hi, sizeof hi, v->delta_ci_hi * k, dec);
-    snprintf(dst, n, "%s%s [%s, %s]", v->delta > 0 ? "+" : "", d, lo, hi);
+    if (i == r->cfg->baseline) snprintf(dst, n, "baseline");
+    else qkv__report_interval(dst, n, r->cfg->metric, v->delta, v->delta_ci_lo, v->delta_ci_hi, true);
 }
 
 /* the sign-flip p-value, Holm's adjustment, a mark when significant */
 static void cell_p(char *dst, size_t n, const qkv_ablate_results *r, int i) {
     const qkv_variant_result *v = &r->v[i];
-    if (i == r->cfg->baseline || !isfinite(v->p_value)) snprintf(dst, n, DASH);
+    if (i == r->cfg->baseline || !isfinite(v->p_value)) snprintf(dst, n, QKV_REPORT_DASH);
     else snprintf(dst, n, "%.3g (%.3g)%s", v->p_value, v->p_holm, v->significant ? " *" : "");
 }
 
@@ -127,27 +116,14 @@ static void cell_loss_ci(char *dst, size_t n, const qkv_ablate_results *r, int i
  * "start → end (change)" */
 static void fmt_from_start(char *dst, size_t n, double start, double end, int d) {
     char a[32], b[32];
-    fmt_fixed(b, sizeof b, end, d);
+    qkv__report_fixed(b, sizeof b, end, d);
     if (!isfinite(start) || !isfinite(end)) {
         snprintf(dst, n, "%s", b);
         return;
     }
-    fmt_fixed(a, sizeof a, start, d);
+    qkv__report_fixed(a, sizeof a, start, d);
     double scale = pow(10, d), change = round((end - start) * scale) / scale;
     snprintf(dst, n, "%s \xe2\x86\x92 %s (%+.*f)", a, b, d, change == 0 ? 0.0 : change); /* no -0.00 */
-}
-
-static void cell_diag_share(char *dst, size_t n, const qkv_ablate_results *r, int i) {
-    fmt_from_start(dst, n, r->v[i].diag_start.diag_share, r->v[i].diag.diag_share, 3);
-}
-static void cell_prev_share(char *dst, size_t n, const qkv_ablate_results *r, int i) {
-    fmt_from_start(dst, n, r->v[i].diag_start.prev_share, r->v[i].diag.prev_share, 3);
-}
-static void cell_symmetry(char *dst, size_t n, const qkv_ablate_results *r, int i) {
-    fmt_from_start(dst, n, r->v[i].diag_start.symmetry, r->v[i].diag.symmetry, 2);
-}
-static void cell_negative(char *dst, size_t n, const qkv_ablate_results *r, int i) {
-    fmt_from_start(dst, n, r->v[i].diag_start.negative_mass, r->v[i].diag.negative_mass, 2);
 }
 
 /* the variant's overrides */
@@ -157,76 +133,80 @@ static void cell_sets(char *dst, size_t n, const qkv_ablate_results *r, int i) {
 
 /* ---- tables ------------------------------------------------------------------------------ */
 
-/* one row per variant, one column per entry of cols */
-static int table(qkv_report_table *t, const qkv_ablate_results *r, const column *cols, int n_cols) {
-    int nv = r->cfg->n_variants;
-    if (qkv__report_table_alloc(t, nv, n_cols)) return -1;
-    for (int c = 0; c < n_cols; c++) {
-        t->head[c] = cols[c].head;
+/* the value at offset `at` of the struct at base */
+#define AT(type, base, at) (*(const type *)(const void *)((const char *)(base) + (at)))
+
+/* variant i's cell of column c */
+static void cell(char *dst, size_t n, const column *c, const qkv_ablate_results *r, int i) {
+    const qkv_variant_result *v = &r->v[i];
+    if (c->failed && v->runs_ok <= 0) snprintf(dst, n, "%s", qkv__ablate_unfinished(r, i));
+    else if (c->how == TEXT) snprintf(dst, n, "%s", &AT(char, v, c->at));
+    else if (c->how == COUNT) qkv__fmt_count(dst, n, AT(int64_t, v, c->at));
+    else if (c->how == NUMBER) qkv__report_fixed(dst, n, AT(double, v, c->at), c->decimals);
+    else if (c->how == FROM_START)
+        fmt_from_start(dst, n, AT(double, &v->diag_start, c->at), AT(double, &v->diag, c->at), c->decimals);
+    else c->cell(dst, n, r, i);
+}
+
+/* one row per variant, one column per entry of cols that has a header */
+static int table(qkv_report_table *t, const qkv_ablate_results *r, const column *all, int n_all) {
+    column cols[16]; /* more than any list here */
+    int nc = 0;
+    for (int k = 0; k < n_all && nc < 16; k++)
+        if (all[k].head) cols[nc++] = all[k];
+    if (qkv__report_table_alloc(t, r->cfg->n_variants, nc)) return -1;
+    for (int c = 0; c < nc; c++) {
+        snprintf(t->head[c], QKV_REPORT_CELL, "%s", cols[c].head);
         t->right[c] = cols[c].right;
     }
-    for (int i = 0; i < nv; i++)
-        for (int c = 0; c < n_cols; c++) {
-            char *cell = t->cell[(size_t)i * (size_t)n_cols + (size_t)c];
-            if (cols[c].failed && r->v[i].runs_ok <= 0) snprintf(cell, QKV_REPORT_CELL, "%s", qkv__ablate_unfinished(r, i));
-            else if (cols[c].cell) cols[c].cell(cell, QKV_REPORT_CELL, r, i);
-            else fmt_fixed(cell, QKV_REPORT_CELL, *(const double *)(const void *)((const char *)&r->v[i] + cols[c].at),
-                           cols[c].decimals);
-        }
+    for (int i = 0; i < t->rows; i++)
+        for (int c = 0; c < nc; c++) cell(qkv_report_cell(t, i, c), QKV_REPORT_CELL, &cols[c], r, i);
     return 0;
 }
 
-/* the column lists, in report order; a header may point into *t */
-int qkv__report_tables(qkv_report_tables *t, const qkv_ablate_results *r, const char *thr) {
+/* the column lists, in report order */
+int qkv__report_tables(qkv_report_tables *t, const qkv_ablate_results *r, const qkv_report_facts *f) {
     memset(t, 0, sizeof *t);
     const qkv_ablate_config *cfg = r->cfg;
+    char steps_head[64], delta_head[QKV_ABLATE_NAME + 48];
     if (cfg->metric == QKV_METRIC_ACCURACY)
-        snprintf(t->steps_head, sizeof t->steps_head, "verdicts (validation acc \xe2\x89\xa5 %s)", thr);
+        snprintf(steps_head, sizeof steps_head, "verdicts (validation acc \xe2\x89\xa5 %s)", f->thr);
     else
-        snprintf(t->steps_head, sizeof t->steps_head, "steps (validation loss still improving?)");
+        snprintf(steps_head, sizeof steps_head, "steps (validation loss still improving?)");
     static const char *const DELTA[QKV_METRIC_COUNT] = {"acc", "eval loss", "bits per byte"};
     static const char *const UNIT[QKV_METRIC_COUNT] = {"points", "nats", "bits"};
-    snprintf(t->delta_head, sizeof t->delta_head, "\xce\x94 %s vs %s (%s) [95%% CI]", DELTA[cfg->metric],
+    snprintf(delta_head, sizeof delta_head, "\xce\x94 %s vs %s (%s) [95%% CI]", DELTA[cfg->metric],
              r->v[cfg->baseline].name, UNIT[cfg->metric]);
-    const column all[] = {
-        {"variant", false, false, cell_name, 0, 0},
-        {"attention params", true, false, cell_attn_params, 0, 0},
-        {"params", true, false, cell_params, 0, 0},
-        {"lr", true, true, cell_lr, 0, 0},
-        {t->steps_head, false, true, cell_verdicts, 0, 0},
-        {"final eval acc %: mean [95% CI] (min)", true, true, cell_acc_ci, 0, 0},
-        {t->delta_head, true, true, cell_delta, 0, 0},
-        {"p (Holm)", true, true, cell_p, 0, 0},
-        {cfg->metric == QKV_METRIC_BPB ? "eval bits per byte: mean [95% CI]" : "eval loss: mean [95% CI]", true,
-         true, cell_loss_ci, 0, 0},
-        NUMBER("s/run", false, seconds, 1),
+    const column results[] = {
+        MEMBER("variant", false, false, TEXT, name, 0),
+        MEMBER("attention params", true, false, COUNT, attn_params, 0),
+        CELL("params", true, false, cell_params),
+        CELL(cfg->n_lrs ? "lr" : NULL, true, true, cell_lr), /* with a grid */
+        MEMBER(steps_head, false, true, TEXT, verdicts, 0),
+        CELL("final eval acc %: mean [95% CI] (min)", true, true, cell_acc_ci),
+        CELL(delta_head, true, true, cell_delta),
+        CELL("p (Holm)", true, true, cell_p),
+        CELL(cfg->metric == QKV_METRIC_BPB ? "eval bits per byte: mean [95% CI]" : "eval loss: mean [95% CI]", true,
+             true, cell_loss_ci),
+        MEMBER("s/run", true, false, NUMBER, seconds, 1),
     };
-    /* the lr column only with a grid */
-    column results[sizeof all / sizeof all[0]];
-    int nr = 0;
-    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
-        if (all[k].cell != cell_lr || cfg->n_lrs) results[nr++] = all[k];
-    const column diag_all[] = {
-        {"variant", false, false, cell_name, 0, 0},
-        {"diagonal share", true, true, cell_diag_share, 0, 0},
-        {"previous-position share", true, true, cell_prev_share, 0, 0},
-        NUMBER("first-position share", true, diag.first_share, 3),
-        NUMBER("entropy (nats)", true, diag.entropy, 3),
-        NUMBER("uniform causal entropy (nats)", true, diag.entropy_uniform, 3),
-        {"score symmetry", true, true, cell_symmetry, 0, 0},
-        {"negative eigenvalue share", true, true, cell_negative, 0, 0},
+    const column diag[] = {
+        MEMBER("variant", false, false, TEXT, name, 0),
+        DIAG("diagonal share", diag_share, 3),
+        /* where a run recorded it (runs of an older qkv did not) */
+        DIAG(f->has_prev_share ? "previous-position share" : NULL, prev_share, 3),
+        MEMBER("first-position share", true, true, NUMBER, diag.first_share, 3),
+        MEMBER("entropy (nats)", true, true, NUMBER, diag.entropy, 3),
+        MEMBER("uniform causal entropy (nats)", true, true, NUMBER, diag.entropy_uniform, 3),
+        DIAG("score symmetry", symmetry, 2),
+        DIAG("negative eigenvalue share", negative_mass, 2),
     };
-    /* the previous-position share only where a run recorded it (runs of an older qkv did not) */
-    column diag[sizeof diag_all / sizeof diag_all[0]];
-    int nd = 0;
-    for (size_t k = 0; k < sizeof diag_all / sizeof diag_all[0]; k++)
-        if (diag_all[k].cell != cell_prev_share || qkv__report_has_prev_share(r)) diag[nd++] = diag_all[k];
     const column variants[] = {
-        {"variant", false, false, cell_name, 0, 0},
-        {"overrides (after the common ones)", false, false, cell_sets, 0, 0},
+        MEMBER("variant", false, false, TEXT, name, 0),
+        CELL("overrides (after the common ones)", false, false, cell_sets),
     };
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
-    return table(&t->results, r, results, nr) || table(&t->diag, r, diag, nd) ||
+    return table(&t->results, r, results, N(results)) || table(&t->diag, r, diag, N(diag)) ||
                    table(&t->variants, r, variants, N(variants))
                ? -1 : 0;
 #undef N

@@ -73,7 +73,6 @@ typedef struct qkv_sum_sizes {
     int *d_model;                   /* n, ascending */
     int *variants;                  /* n_variants summary variant indices (those in any of the ablations) */
     int n_variants;
-    char (*heads)[32];              /* n + 1 column headers */
     char heading[96], alt[128];
     qkv_ablate_metric metric;          /* the ablations' (a task on two metrics makes two groups) */
     bool text;
@@ -83,15 +82,21 @@ typedef struct qkv_sum_sizes {
 
 typedef struct qkv_sum_report {
     const qkv_summary *s;
-    char (*heads)[320];             /* n + 1 headers of the main table */
     qkv_report_table main;          /* variant x ablation */
     qkv_sum_sizes *sizes;           /* one per task with several sizes, in the order tasks first appear */
     int n_sizes;
     bool any_accuracy, any_bpb, any_loss, any_partial, any_short; /* which notes apply */
 } qkv_sum_report;
 
-/* what a metric's numbers are, in words ("final evaluation accuracy (%)", "... bits per byte ...") */
-QKV_INTERNAL const char *qkv__metric_words(qkv_ablate_metric m, bool text);
+/* a column's metric in words, wherever the summary names it */
+typedef struct qkv_sum_words {
+    const char *numbers;            /* what its numbers are: "final evaluation accuracy (%)" */
+    const char *head;               /* in a column's header: "verdict; \xce\x94 acc" */
+    const char *axis;               /* on a size plot's axis: "final eval accuracy" */
+    const char *by_size;            /* in a size plot's title: "final eval accuracy" */
+} qkv_sum_words;
+/* metric m's words (bits per token where the bits per byte's tokens are not bytes: !text) */
+QKV_INTERNAL const qkv_sum_words *qkv__sum_words(qkv_ablate_metric m, bool text);
 /* the tables and plots of s (which must outlive it); 0, or -1 when out of memory (then still safe to free) */
 QKV_INTERNAL int qkv__sum_report_build(qkv_sum_report *r, const qkv_summary *s);
 QKV_INTERNAL void qkv__sum_report_free(qkv_sum_report *r);

@@ -36,26 +36,42 @@ typedef struct line {
     size_t len;                     /* without the newline */
 } line;
 
-/* the text's lines (a last line without a newline counts); NULL when out of memory */
-static line *split_lines(const char *text, size_t len, int *n) {
-    int cap = 64;
-    line *l = malloc((size_t)cap * sizeof *l);
-    *n = 0;
-    for (size_t i = 0; l && i < len;) {
-        const char *nl = memchr(text + i, '\n', len - i);
-        size_t e = nl ? (size_t)(nl - text) : len;
-        if (*n == cap) {
-            line *m = realloc(l, (size_t)(cap *= 2) * sizeof *l);
+/* a Markdown file's text and its lines (a last line without a newline counts) */
+typedef struct text {
+    char *s;
+    size_t len;
+    line *l;
+    int n;
+} text;
+
+/* path's text and lines into t; 0, or -1 with e (t is then empty) */
+static int load(text *t, const char *path, qkv_err *e) {
+    char why[QKV_ERR_MSG]; /* io's message */
+    memset(t, 0, sizeof *t);
+    if (!(t->s = qkv__read_file(path, &t->len, why, sizeof why))) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    int cap = 0;
+    for (size_t i = 0; i < t->len;) {
+        const char *nl = memchr(t->s + i, '\n', t->len - i);
+        size_t end = nl ? (size_t)(nl - t->s) : t->len;
+        if (t->n == cap) {
+            line *m = realloc(t->l, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *m);
             if (!m) {
-                free(l);
-                return NULL;
+                free(t->l);
+                free(t->s);
+                memset(t, 0, sizeof *t);
+                return qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", path);
             }
-            l = m;
+            t->l = m;
         }
-        l[(*n)++] = (line){text + i, e - i};
-        i = e + 1;
+        t->l[t->n++] = (line){t->s + i, end - i};
+        i = end + 1;
     }
-    return l;
+    return 0;
+}
+
+static void unload(text *t) {
+    free(t->l);
+    free(t->s);
 }
 
 /* the line without surrounding blanks, into dst (cut to n - 1 bytes) */
@@ -130,32 +146,20 @@ static bool delimiter(const line *l) {
 
 enum { MAX_COLS = 64 };
 
-/* the whole file (io/fileio.h), its message as e's; NULL when it cannot be read */
-static char *read_text(const char *path, size_t *len, qkv_err *e) {
-    char why[QKV_ERR_MSG];
-    char *text = qkv__read_file(path, len, why, sizeof why);
-    if (!text) qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-    return text;
-}
-
-/* The table of `file` chosen by `which` ("" the first; a number, the n-th; a heading's anchor, the
- * first table after that heading; else the first table with a column whose anchor starts so),
- * with only the columns of `cols` (NULL: all; names match a column's anchor by prefix, numbers
- * count from 1). The Markdown (malloc'd), or NULL with e. */
-static char *quote_table(const char *file, const char *which, const char *cols, qkv_err *e) {
-    size_t len;
-    char *text = read_text(file, &len, e);
-    if (!text) return NULL;
-    int n = 0, start = -1, end = -1, tables = 0;
-    line *l = split_lines(text, len, &n);
-    char *out = NULL;
-    char want[256];
+/* the first table of t chosen by `which` ("" the first; a number, the n-th; a heading's anchor, the
+ * first table after that heading; else the first table with a column whose anchor starts so)
+ * outside code blocks: its lines [*start, *end), *start -1 when there is none; the number of
+ * tables looked at */
+static int find_table(const text *t, const char *which, int *start, int *end) {
+    const line *l = t->l;
+    int n = t->n, tables = 0;
+    char want[256], *num_end;
     slug(which, strlen(which), want, sizeof want);
-    char *num_end;
     long idx = strtol(which, &num_end, 10);
     bool by_number = *which && !*num_end, after_heading = false, in_fence = false;
     static char cells[MAX_COLS][QKV_REPORT_CELL];
-    for (int i = 0; l && i < n && start < 0; i++) {
+    *start = *end = -1;
+    for (int i = 0; i < n && *start < 0; i++) {
         if (fence(&l[i])) in_fence = !in_fence;
         if (in_fence) continue;
         if (l[i].len && l[i].s[0] == '#') { /* a heading: "## Text" */
@@ -163,9 +167,9 @@ static char *quote_table(const char *file, const char *which, const char *cols, 
             while (h < l[i].len && l[i].s[h] == '#') h++;
             char hs[256];
             slug(l[i].s + h, l[i].len - h, hs, sizeof hs);
-            const char *t = hs;
-            while (*t == '-') t++; /* the space after the #s */
-            after_heading |= *want && !by_number && !strcmp(t, want);
+            const char *a = hs;
+            while (*a == '-') a++; /* the space after the #s */
+            after_heading |= *want && !by_number && !strcmp(a, want);
             continue;
         }
         if (!(table_line(&l[i]) && i + 1 < n && delimiter(&l[i + 1]))) continue;
@@ -182,22 +186,31 @@ static char *quote_table(const char *file, const char *which, const char *cols, 
             }
         }
         if (match) {
-            start = i;
-            end = last;
+            *start = i;
+            *end = last;
         }
         i = last - 1;
     }
-    if (!l) {
-        qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", file);
-        goto done;
-    }
+    return tables;
+}
+
+/* The table of `file` chosen by `which` (find_table), with only the columns of `cols` (NULL: all;
+ * names match a column's anchor by prefix, numbers count from 1). The Markdown (malloc'd), or NULL
+ * with e. */
+static char *quote_table(const char *file, const char *which, const char *cols, qkv_err *e) {
+    text t;
+    if (load(&t, file, e)) return NULL;
+    int start, end, tables = find_table(&t, which, &start, &end);
+    const line *l = t.l;
+    char *out = NULL, *num_end;
+    static char cells[MAX_COLS][QKV_REPORT_CELL];
+    qkv_strbuf b;
+    qkv__strbuf_init(&b);
     if (start < 0) {
         qkv_err_set(e, QKV_ERR_FAIL, "%s%s%s: no such table (of %d: give a number, a heading's anchor or a column's "
                     "name)", file, *which ? "#" : "", which, tables);
         goto done;
     }
-    qkv_strbuf b;
-    qkv__strbuf_init(&b);
     if (!cols) {
         for (int i = start; i < end; i++) qkv__strbuf_printf(&b, "%.*s\n", (int)l[i].len, l[i].s);
     } else {
@@ -216,7 +229,6 @@ static char *quote_table(const char *file, const char *which, const char *cols, 
                 if (!strncmp(cs, ns, strlen(ns))) found = j;
             }
             if (found < 0) {
-                qkv__strbuf_free(&b);
                 qkv_err_set(e, QKV_ERR_FAIL, "%s%s%s: cols: no column \"%s\" (the table has %d)", file,
                             *which ? "#" : "", which, name, nc);
                 goto done;
@@ -224,20 +236,17 @@ static char *quote_table(const char *file, const char *which, const char *cols, 
             pick[np++] = found;
             c += k + (c[k] == ',');
         }
-        static char row[MAX_COLS][QKV_REPORT_CELL];
         for (int i = start; i < end; i++) {
-            int m = row_cells(&l[i], row, MAX_COLS);
+            int m = row_cells(&l[i], cells, MAX_COLS);
             qkv__strbuf_puts(&b, "|");
-            for (int p = 0; p < np; p++)
-                qkv__strbuf_printf(&b, " %s |", pick[p] < m ? row[pick[p]] : "");
+            for (int p = 0; p < np; p++) qkv__strbuf_printf(&b, " %s |", pick[p] < m ? cells[pick[p]] : "");
             qkv__strbuf_puts(&b, "\n");
         }
     }
-    out = qkv__strbuf_take(&b);
-    if (!out) qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", file);
+    if (!(out = qkv__strbuf_take(&b))) qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", file);
 done:
-    free(l);
-    free(text);
+    if (!out) qkv__strbuf_free(&b);
+    unload(&t);
     return out;
 }
 
@@ -247,26 +256,15 @@ done:
  * summary's cells for that variant appended (the main table's columns; "—" where no ablation has
  * it). The published numbers are quoted from papers by hand in FILE; ours are generated. */
 static char *published_block(const qkv_sum_report *r, const char *file, qkv_err *e) {
-    size_t len;
-    char *text = read_text(file, &len, e), *out = NULL;
-    if (!text) return NULL;
-    int n = 0, start = -1, end = -1;
-    line *l = split_lines(text, len, &n);
-    bool in_fence = false;
-    for (int i = 0; l && i + 1 < n && start < 0; i++) {
-        if (fence(&l[i])) in_fence = !in_fence;
-        if (!in_fence && table_line(&l[i]) && delimiter(&l[i + 1])) {
-            start = i;
-            for (end = i + 2; end < n && table_line(&l[end]);) end++;
-        }
-    }
+    text t;
+    if (load(&t, file, e)) return NULL;
+    int start, end;
+    find_table(&t, "", &start, &end);
+    const line *l = t.l;
+    char *out = NULL;
     static char cells[MAX_COLS][QKV_REPORT_CELL];
     qkv_strbuf b;
     qkv__strbuf_init(&b);
-    if (!l) {
-        qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", file);
-        goto done;
-    }
     if (start < 0) {
         qkv_err_set(e, QKV_ERR_FAIL, "%s: no table (expected a pipe table whose first column names variants)", file);
         goto done;
@@ -290,15 +288,14 @@ static char *published_block(const qkv_sum_report *r, const char *file, qkv_err 
             if (!strcmp(qkv_report_cell(m, j, 0), cells[0])) row = j;
         qkv__strbuf_puts(&b, "|");
         for (int c = 0; c < nc; c++) qkv__strbuf_printf(&b, " %s |", cells[c]);
-        for (int c = 1; c < m->cols; c++) qkv__strbuf_printf(&b, " %s |", row < 0 ? "\xe2\x80\x94" : qkv_report_cell(m, row, c));
+        for (int c = 1; c < m->cols; c++)
+            qkv__strbuf_printf(&b, " %s |", row < 0 ? QKV_REPORT_DASH : qkv_report_cell(m, row, c));
         qkv__strbuf_puts(&b, "\n");
     }
-    out = qkv__strbuf_take(&b);
-    if (!out) qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", file);
+    if (!(out = qkv__strbuf_take(&b))) qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", file);
 done:
     if (!out) qkv__strbuf_free(&b);
-    free(l);
-    free(text);
+    unload(&t);
     return out;
 }
 
@@ -381,11 +378,38 @@ static int first_difference(const char *a, const char *b, int *col, char *exp, c
     }
 }
 
-/* the inline values of line l (number ln) of path: each regenerated, compared (1 with e at the
- * first that differs, unless update) and its text put in parts (what is before it from *copied on,
- * then the value; *copied moves past the old value); 0, or -1 with e */
-static int inline_values(const char *path, int ln, const line *l, bool update, qkv_wpart *parts, int *np, char **made,
-                         int *nm, const char **copied, int *blocks, int *changed, qkv_err *e) {
+/* a document being checked or rewritten */
+typedef struct doc {
+    const char *path;
+    bool update;
+    text t;
+    qkv_wpart *parts;               /* the new text: kept and generated pieces */
+    int np;
+    char **made;                    /* the generated pieces */
+    int nm;
+    const char *copied;             /* the text before this is in parts */
+    int blocks, changed;
+} doc;
+
+/* the text [at, stop) of d, generated as want (d's from here): counted, compared and put in the new
+ * text; 1 when it differs and d is only checked, else 0 */
+static int replace(doc *d, const char *at, const char *stop, char *want) {
+    size_t have = (size_t)(stop - at), wn = strlen(want);
+    d->made[d->nm++] = want;
+    d->blocks++;
+    if (have != wn || memcmp(at, want, wn)) {
+        d->changed++;
+        if (!d->update) return 1;
+    }
+    d->parts[d->np++] = (qkv_wpart){d->copied, (size_t)(at - d->copied)};
+    d->parts[d->np++] = (qkv_wpart){want, wn};
+    d->copied = stop;
+    return 0;
+}
+
+/* the inline values of line l (number ln): each regenerated and replaced (1 with e at the first
+ * that differs, when only checked); 0, or -1 with e */
+static int inline_values(doc *d, int ln, const line *l, qkv_err *e) {
     const char *end = l->s + l->len;
     for (const char *p = l->s; p < end;) {
         const char *m = memmem(p, (size_t)(end - p), VALUE, strlen(VALUE));
@@ -394,72 +418,86 @@ static int inline_values(const char *path, int ln, const line *l, bool update, q
         const char *val = close ? close + strlen(CLOSE) : NULL;
         const char *stop = val ? memmem(val, (size_t)(end - val), END, strlen(END)) : NULL;
         if (!stop)
-            return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d:%d: an inline value is %sWORDS%sTEXT%s on one line", path, ln,
-                               (int)(m - l->s) + 1, VALUE, CLOSE, END);
+            return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d:%d: an inline value is %sWORDS%sTEXT%s on one line", d->path,
+                               ln, (int)(m - l->s) + 1, VALUE, CLOSE, END);
         char words[1024];
         qkv_err inner;
         size_t wl = (size_t)(close - m - strlen(VALUE));
         if (wl >= sizeof words)
-            return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: an inline value's words are longer than %zu bytes", path, ln,
-                               sizeof words - 1);
+            return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: an inline value's words are longer than %zu bytes", d->path,
+                               ln, sizeof words - 1);
         memcpy(words, m + strlen(VALUE), wl);
         words[wl] = 0;
         char *want = qkv__doc_value(words, &inner);
-        if (!want) return qkv_err_set(e, inner.code, "%s:%d: %s", path, ln, inner.msg);
-        made[(*nm)++] = want;
-        (*blocks)++;
-        size_t have = (size_t)(stop - val), wn = strlen(want);
-        if (have != wn || memcmp(val, want, wn)) {
-            (*changed)++;
-            if (!update) {
-                qkv_err_set(e, QKV_ERR_FAIL, "%s:%d:%d: differs from what the inline marker generates: expected \"%s\", "
-                            "found \"%.*s\" (--update-doc rewrites it)", path, ln, (int)(val - l->s) + 1, want,
-                            (int)(have > 70 ? 70 : have), val);
-                return 1;
-            }
+        if (!want) return qkv_err_set(e, inner.code, "%s:%d: %s", d->path, ln, inner.msg);
+        if (replace(d, val, stop, want)) {
+            size_t have = (size_t)(stop - val);
+            qkv_err_set(e, QKV_ERR_FAIL, "%s:%d:%d: differs from what the inline marker generates: expected \"%s\", "
+                        "found \"%.*s\" (--update-doc rewrites it)", d->path, ln, (int)(val - l->s) + 1, want,
+                        (int)(have > 70 ? 70 : have), val);
+            return 1;
         }
-        parts[(*np)++] = (qkv_wpart){*copied, (size_t)(val - *copied)};
-        parts[(*np)++] = (qkv_wpart){want, wn};
-        *copied = stop;
         p = stop + strlen(END);
     }
     return 0;
 }
 
+/* the block marked on line i (its words t, trimmed), up to the end marker on line last: regenerated
+ * (a blank line, what was generated, a blank line) and replaced; 0, 1 (it differs, d only
+ * checked: e names the first differing line) or -1 with e */
+static int block(doc *d, int i, int last, char *t, qkv_err *e) {
+    const line *l = d->t.l;
+    qkv_err inner;
+    t[strlen(t) - strlen(CLOSE)] = 0;
+    char *md = generate(t + strlen(OPEN), &inner);
+    if (!md) return qkv_err_set(e, inner.code, "%s:%d: %s", d->path, i + 1, inner.msg);
+    qkv_strbuf b;
+    qkv__strbuf_init(&b);
+    qkv__strbuf_printf(&b, "\n%s\n", md);
+    free(md);
+    char *want = qkv__strbuf_take(&b);
+    if (!want) return qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", d->path);
+    const char *body = l[i + 1].s, *stop = l[last].s; /* the block's lines now */
+    if (!replace(d, body, stop, want)) return 0;
+    char *now = strndup(body, (size_t)(stop - body)), exp[96], got[96];
+    if (!now) return qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", d->path);
+    int col = 1, k = first_difference(want, now, &col, exp, got, sizeof exp);
+    free(now);
+    qkv_err_set(e, QKV_ERR_FAIL, "%s:%d:%d: differs from what the marker on line %d generates: expected \"%s\", found "
+                "\"%s\" (--update-doc rewrites the block)", d->path, i + 2 + k, col, i + 1, exp, got);
+    return 1;
+}
+
 int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, qkv_err *e) {
     *blocks = *changed = 0;
-    size_t len;
-    char *text = read_text(path, &len, e);
-    if (!text) return -1;
-    int n = 0, rc = -1, np = 0, nm = 0, nv = 0;
-    for (const char *p = strstr(text, VALUE); p; p = strstr(p + 1, VALUE)) nv++;
-    line *l = split_lines(text, len, &n);
-    qkv_wpart *parts = calloc((size_t)(n + nv) * 2 + 2, sizeof *parts); /* the new text: kept and generated pieces */
-    char **made = calloc((size_t)(n + nv) + 1, sizeof *made);           /* the generated pieces */
-    if (!l || !parts || !made) {
+    doc d = {.path = path, .update = update};
+    if (load(&d.t, path, e)) return -1;
+    int rc = -1, nv = 0, n = d.t.n;
+    const line *l = d.t.l;
+    for (const char *p = strstr(d.t.s, VALUE); p; p = strstr(p + 1, VALUE)) nv++;
+    d.parts = calloc((size_t)(n + nv) * 2 + 2, sizeof *d.parts);
+    d.made = calloc((size_t)(n + nv) + 1, sizeof *d.made);
+    d.copied = d.t.s;
+    if (!d.parts || !d.made) {
         qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", path);
         goto done;
     }
-    const char *copied = text; /* the text before this is in parts */
     bool in_fence = false;
     for (int i = 0; i < n; i++) {
         if (fence(&l[i])) in_fence = !in_fence;
+        if (in_fence) continue;
         char t[4096];
         trimmed(&l[i], t, sizeof t);
-        if (!in_fence && !strcmp(t, END)) { /* the lines of a block are skipped below: this one ends none */
+        if (!strcmp(t, END)) { /* the lines of a block are skipped below: this one ends none */
             qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: %s without a marker (%s...%s) before it", path, i + 1, END, OPEN,
                         CLOSE);
             goto done;
         }
-        if (!in_fence && (strncmp(t, OPEN, strlen(OPEN)) || !strncmp(t, VALUE, strlen(VALUE)))) { /* prose: its inline values */
-            int r = inline_values(path, i + 1, &l[i], update, parts, &np, made, &nm, &copied, blocks, changed, e);
-            if (r) {
-                rc = r;
-                goto done;
-            }
+        if (strncmp(t, OPEN, strlen(OPEN)) || !strncmp(t, VALUE, strlen(VALUE))) { /* prose: its inline values */
+            if ((rc = inline_values(&d, i + 1, &l[i], e))) goto done;
+            rc = -1;
             continue;
         }
-        if (in_fence) continue;
         size_t tl = strlen(t);
         if (tl < strlen(OPEN) + strlen(CLOSE) || strcmp(t + tl - strlen(CLOSE), CLOSE)) {
             qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: a marker is one line that ends with -->", path, i + 1);
@@ -476,64 +514,23 @@ int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, q
                         last == n ? "the end of the file" : "the next marker");
             goto done;
         }
-        t[tl - strlen(CLOSE)] = 0;
-        qkv_err inner;
-        char *md = generate(t + strlen(OPEN), &inner);
-        if (!md) {
-            qkv_err_set(e, inner.code, "%s:%d: %s", path, i + 1, inner.msg);
-            goto done;
-        }
-        /* the block: a blank line, what was generated, a blank line */
-        size_t ml = strlen(md);
-        char *want = malloc(ml + 3);
-        if (!want) {
-            free(md);
-            qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", path);
-            goto done;
-        }
-        want[0] = '\n';
-        memcpy(want + 1, md, ml);
-        want[ml + 1] = '\n';
-        want[ml + 2] = 0;
-        free(md);
-        made[nm++] = want;
-        (*blocks)++;
-        const char *body = l[i + 1].s, *stop = l[last].s; /* the block's lines now */
-        size_t bl = (size_t)(stop - body);
-        if (bl != ml + 2 || memcmp(body, want, bl)) {
-            (*changed)++;
-            if (!update) {
-                char *now = strndup(body, bl), exp[96], got[96];
-                if (!now) {
-                    qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", path);
-                    goto done;
-                }
-                int col = 1, k = first_difference(want, now, &col, exp, got, sizeof exp);
-                free(now);
-                qkv_err_set(e, QKV_ERR_FAIL, "%s:%d:%d: differs from what the marker on line %d generates: expected "
-                            "\"%s\", found \"%s\" (--update-doc rewrites the block)", path, i + 2 + k, col, i + 1, exp,
-                            got);
-                rc = 1;
-                goto done;
-            }
-        }
-        parts[np++] = (qkv_wpart){copied, (size_t)(body - copied)};
-        parts[np++] = (qkv_wpart){want, ml + 2};
-        copied = stop;
+        if ((rc = block(&d, i, last, t, e))) goto done;
+        rc = -1;
         i = last;
     }
-    parts[np++] = (qkv_wpart){copied, (size_t)(text + len - copied)};
+    d.parts[d.np++] = (qkv_wpart){d.copied, (size_t)(d.t.s + d.t.len - d.copied)};
     char why[QKV_ERR_MSG]; /* io's message */
-    if (update && *changed && qkv__rewrite_file_atomic(path, parts, np, why, sizeof why)) {
+    if (update && d.changed && qkv__rewrite_file_atomic(path, d.parts, d.np, why, sizeof why)) {
         qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
         goto done;
     }
     rc = 0;
 done:
-    for (int i = 0; made && i < nm; i++) free(made[i]);
-    free(made);
-    free(parts);
-    free(l);
-    free(text);
+    *blocks = d.blocks;
+    *changed = d.changed;
+    for (int i = 0; d.made && i < d.nm; i++) free(d.made[i]);
+    free(d.made);
+    free(d.parts);
+    unload(&d.t);
     return rc;
 }

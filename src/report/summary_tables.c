@@ -12,36 +12,23 @@
 
 #include "report/svg.h"
 
-#define DASH "\xe2\x80\x94"    /* em dash: not in that ablation */
+#define DASH QKV_REPORT_DASH       /* not in that ablation */
 #define DAGGER "\xe2\x80\xa0"  /* a partial ablation */
 
-/* ---- number formats ---------------------------------------------------------------------- */
+/* ---- words and number formats ------------------------------------------------------------ */
 
-/* fixed decimals, a dash when not finite */
-static void fmt_fixed(char *dst, size_t n, double v, int decimals) {
-    if (!isfinite(v)) snprintf(dst, n, DASH);
-    else snprintf(dst, n, "%.*f", decimals, v);
-}
-
-const char *qkv__metric_words(qkv_ablate_metric m, bool text) {
-    return m == QKV_METRIC_ACCURACY ? "final evaluation accuracy (%)"
-           : m == QKV_METRIC_LOSS   ? "final evaluation loss in nats (lower is better)"
-           : text                ? "final evaluation bits per byte (lower is better)"
-                                 : "final evaluation bits per token (lower is better)";
-}
-
-/* a metric's display: accuracy in percent with 1 decimal, losses (nats, bits) with 3 */
-static double scale_of(qkv_ablate_metric m) { return m == QKV_METRIC_ACCURACY ? 100 : 1; }
-static int decimals_of(qkv_ablate_metric m) { return m == QKV_METRIC_ACCURACY ? 1 : 3; }
-
-/* "mean [lo, hi]" */
-static void fmt_interval(char *dst, size_t n, qkv_ablate_metric m, double mean, double lo, double hi) {
-    char a[32], b[32], c[32];
-    double k = scale_of(m);
-    fmt_fixed(a, sizeof a, mean * k, decimals_of(m));
-    fmt_fixed(b, sizeof b, lo * k, decimals_of(m));
-    fmt_fixed(c, sizeof c, hi * k, decimals_of(m));
-    snprintf(dst, n, "%s [%s, %s]", a, b, c);
+const qkv_sum_words *qkv__sum_words(qkv_ablate_metric m, bool text) {
+    static const qkv_sum_words WORDS[QKV_METRIC_COUNT + 1] = {
+        [QKV_METRIC_ACCURACY] = {"final evaluation accuracy (%)", "verdict; \xce\x94 acc", "final eval accuracy",
+                                 "final eval accuracy"},
+        [QKV_METRIC_LOSS] = {"final evaluation loss in nats (lower is better)", "eval loss (nats); \xce\x94",
+                             "eval loss (nats)", "eval loss in nats (lower is better)"},
+        [QKV_METRIC_BPB] = {"final evaluation bits per byte (lower is better)", "bits/byte; \xce\x94",
+                            "eval bits per byte", "bits per byte (lower is better)"},
+        [QKV_METRIC_COUNT] = {"final evaluation bits per token (lower is better)", "bits/token; \xce\x94",
+                              "eval bits per token", "bits per token (lower is better)"},
+    };
+    return &WORDS[m == QKV_METRIC_BPB && !text ? QKV_METRIC_COUNT : m];
 }
 
 /* the difference from the baseline as the ablation report writes it ("+1.0 [-2.0, 4.0]"), with
@@ -51,9 +38,9 @@ static void fmt_delta(char *dst, size_t n, qkv_ablate_metric m, const qkv_metric
         snprintf(dst, n, DASH);
         return;
     }
-    char iv[96];
-    fmt_interval(iv, sizeof iv, m, c->delta, c->delta_lo, c->delta_hi);
-    snprintf(dst, n, "%s%s%s", c->delta > 0 ? "+" : "", iv, c->significant ? "*" : "");
+    char iv[100];
+    qkv__report_interval(iv, sizeof iv, m, c->delta, c->delta_lo, c->delta_hi, true);
+    snprintf(dst, n, "%s%s", iv, c->significant ? "*" : "");
 }
 
 /* the verdicts over seeds in a few words: "solved at 450", "solved at 900 (3/5)", "2/5 solved,
@@ -98,46 +85,45 @@ static void main_cell(char *dst, size_t n, const qkv_summary *s, const qkv_sum_a
     const qkv_metric_stats *c = qkv__sum_stats(a, j);
     char first[128], second[128], tail[32];
     if (a->metric == QKV_METRIC_ACCURACY) fmt_verdict(first, sizeof first, v);
-    else fmt_fixed(first, sizeof first, c->mean, decimals_of(a->metric));
+    else qkv__report_fixed(first, sizeof first, c->mean, 3); /* a loss, in nats or bits */
     if (!strcmp(s->variants[j], s->baseline)) snprintf(second, sizeof second, "baseline");
     else fmt_delta(second, sizeof second, a->metric, c);
     fmt_short(tail, sizeof tail, a, v);
     snprintf(dst, n, "%s; %s%s", first, second, tail);
 }
 
-static char *cell_at(qkv_report_table *t, int r, int c) { return t->cell[(size_t)r * (size_t)t->cols + (size_t)c]; }
-
-static int main_table(qkv_sum_report *r) {
-    const qkv_summary *s = r->s;
-    r->heads = calloc((size_t)s->n + 1, sizeof *r->heads);
-    if (!r->heads || qkv__report_table_alloc(&r->main, s->n_variants, s->n + 1)) return -1;
-    snprintf(r->heads[0], sizeof r->heads[0], "variant");
-    r->main.head[0] = r->heads[0];
+/* a row per variant, a column per ablation */
+static int main_table(qkv_report_table *t, const qkv_summary *s) {
+    if (qkv__report_table_alloc(t, s->n_variants, s->n + 1)) return -1;
+    snprintf(t->head[0], QKV_REPORT_CELL, "variant");
     for (int i = 0; i < s->n; i++) {
         const qkv_sum_ablation *a = &s->a[i];
-        bool partial = qkv__summary_partial(a);
-        const char *what = a->metric == QKV_METRIC_ACCURACY ? "verdict; \xce\x94 acc"
-                           : a->metric == QKV_METRIC_LOSS   ? "eval loss (nats); \xce\x94"
-                           : a->text                     ? "bits/byte; \xce\x94"
-                                                         : "bits/token; \xce\x94";
-        snprintf(r->heads[i + 1], sizeof r->heads[i + 1], "%s: %s vs %s%s [95%% CI]%s", a->label, what, s->baseline,
-                 a->metric == QKV_METRIC_ACCURACY ? " (points)" : "", partial ? " " DAGGER : "");
-        r->main.head[i + 1] = r->heads[i + 1];
-        r->main.right[i + 1] = a->metric != QKV_METRIC_ACCURACY;
+        snprintf(t->head[i + 1], QKV_REPORT_CELL, "%s: %s vs %s%s [95%% CI]%s", a->label,
+                 qkv__sum_words(a->metric, a->text)->head, s->baseline,
+                 a->metric == QKV_METRIC_ACCURACY ? " (points)" : "", qkv__summary_partial(a) ? " " DAGGER : "");
+        t->right[i + 1] = a->metric != QKV_METRIC_ACCURACY;
+    }
+    for (int j = 0; j < s->n_variants; j++) {
+        snprintf(qkv_report_cell(t, j, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
+        for (int i = 0; i < s->n; i++) main_cell(qkv_report_cell(t, j, i + 1), QKV_REPORT_CELL, s, &s->a[i], j);
+    }
+    return 0;
+}
+
+/* which of the main table's notes apply: its columns' metrics, a partial ablation, a variant with
+ * finished runs short of its seeds */
+static void which_notes(qkv_sum_report *r, const qkv_summary *s) {
+    for (int i = 0; i < s->n; i++) {
+        const qkv_sum_ablation *a = &s->a[i];
         r->any_accuracy |= a->metric == QKV_METRIC_ACCURACY;
         r->any_bpb |= a->metric == QKV_METRIC_BPB;
         r->any_loss |= a->metric == QKV_METRIC_LOSS;
-        r->any_partial |= partial;
-    }
-    for (int j = 0; j < s->n_variants; j++) {
-        snprintf(cell_at(&r->main, j, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
-        for (int i = 0; i < s->n; i++) {
-            main_cell(cell_at(&r->main, j, i + 1), QKV_REPORT_CELL, s, &s->a[i], j);
-            const qkv_variant_result *v = qkv__sum_variant(&s->a[i], j);
-            r->any_short |= v && v->runs_ok > 0 && short_of_runs(&s->a[i], v);
+        r->any_partial |= qkv__summary_partial(a);
+        for (int j = 0; j < s->n_variants; j++) {
+            const qkv_variant_result *v = qkv__sum_variant(a, j);
+            r->any_short |= v && v->runs_ok > 0 && short_of_runs(a, v);
         }
     }
-    return 0;
 }
 
 /* ---- sizes ---------------------------------------------------------------------------------- */
@@ -192,12 +178,9 @@ static int size_plot(qkv_sum_sizes *g, const qkv_summary *s) {
         }
         ser[v] = (qkv_svg_series){s->variants[j], n, x, m, lo, hi};
     }
-    bool acc = g->metric == QKV_METRIC_ACCURACY;
-    const char *ylabel = acc ? "final eval accuracy" : g->metric == QKV_METRIC_LOSS ? "eval loss (nats)"
-                                                     : g->text                   ? "eval bits per byte"
-                                                                                 : "eval bits per token";
-    qkv_svg_plot pl = {.title = g->alt, .xlabel = "d_model (log scale)", .ylabel = ylabel, .log_x = true,
-                       .percent_y = acc, .x_ticks = x, .n_x_ticks = n, .error_bars = true};
+    qkv_svg_plot pl = {.title = g->alt, .xlabel = "d_model (log scale)",
+                       .ylabel = qkv__sum_words(g->metric, g->text)->axis, .log_x = true,
+                       .percent_y = g->metric == QKV_METRIC_ACCURACY, .x_ticks = x, .n_x_ticks = n, .error_bars = true};
     g->plot.svg = qkv__svg_curves(&pl, ser, nv);
     free(x);
     free(y);
@@ -207,23 +190,22 @@ static int size_plot(qkv_sum_sizes *g, const qkv_summary *s) {
 
 /* g's tables: the metric with its interval, and the parameter counts, variant x size */
 static int size_tables(qkv_sum_sizes *g, const qkv_summary *s) {
-    g->heads = calloc((size_t)g->n + 1, sizeof *g->heads);
-    if (!g->heads || qkv__report_table_alloc(&g->values, g->n_variants, g->n + 1) ||
+    if (qkv__report_table_alloc(&g->values, g->n_variants, g->n + 1) ||
         qkv__report_table_alloc(&g->params, g->n_variants, g->n + 1))
         return -1;
-    snprintf(g->heads[0], sizeof g->heads[0], "variant");
-    for (int k = 0; k < g->n; k++) snprintf(g->heads[k + 1], sizeof g->heads[k + 1], "d_model=%d", g->d_model[k]);
     for (int c = 0; c <= g->n; c++) {
-        g->values.head[c] = g->params.head[c] = g->heads[c];
+        if (c) snprintf(g->values.head[c], QKV_REPORT_CELL, "d_model=%d", g->d_model[c - 1]);
+        else snprintf(g->values.head[c], QKV_REPORT_CELL, "variant");
+        memcpy(g->params.head[c], g->values.head[c], QKV_REPORT_CELL);
         g->values.right[c] = g->params.right[c] = c > 0;
     }
     for (int v = 0; v < g->n_variants; v++) {
         int j = g->variants[v];
-        snprintf(cell_at(&g->values, v, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
-        snprintf(cell_at(&g->params, v, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
+        snprintf(qkv_report_cell(&g->values, v, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
+        snprintf(qkv_report_cell(&g->params, v, 0), QKV_REPORT_CELL, "%s", s->variants[j]);
         for (int k = 0; k < g->n; k++) {
             const qkv_sum_ablation *a = at_size(s, g, g->d_model[k], j);
-            char *vc = cell_at(&g->values, v, k + 1), *pc = cell_at(&g->params, v, k + 1);
+            char *vc = qkv_report_cell(&g->values, v, k + 1), *pc = qkv_report_cell(&g->params, v, k + 1);
             if (!a) {
                 snprintf(vc, QKV_REPORT_CELL, DASH);
                 snprintf(pc, QKV_REPORT_CELL, DASH);
@@ -233,7 +215,7 @@ static int size_tables(qkv_sum_sizes *g, const qkv_summary *s) {
             const qkv_metric_stats *c = qkv__sum_stats(a, j);
             char iv[128], tail[32];
             fmt_short(tail, sizeof tail, a, var);
-            fmt_interval(iv, sizeof iv, g->metric, c->mean, c->lo, c->hi);
+            qkv__report_interval(iv, sizeof iv, g->metric, c->mean, c->lo, c->hi, false);
             if (var->runs_ok <= 0) snprintf(vc, QKV_REPORT_CELL, "no finished run");
             else snprintf(vc, QKV_REPORT_CELL, "%s%s", iv, tail);
             qkv__fmt_count(pc, QKV_REPORT_CELL, var->params);
@@ -282,9 +264,6 @@ static int sizes_build(qkv_sum_report *r) {
         }
     }
     /* names: the task's, and its metric's where the task has groups on two metrics */
-    static const char *const WORDS[QKV_METRIC_COUNT] = {
-        [QKV_METRIC_ACCURACY] = "final eval accuracy", [QKV_METRIC_LOSS] = "eval loss in nats (lower is better)",
-        [QKV_METRIC_BPB] = "bits per byte (lower is better)"};
     for (int k = 0; k < r->n_sizes; k++) {
         qkv_sum_sizes *g = &r->sizes[k];
         bool two = false;
@@ -293,8 +272,7 @@ static int sizes_build(qkv_sum_report *r) {
         safe_name(file, sizeof file, g->task);
         snprintf(g->heading, sizeof g->heading, "%s%s%s%s by model size", g->task, two ? " (" : "",
                  two ? QKV_METRIC_NAMES[g->metric] : "", two ? ")" : "");
-        snprintf(g->alt, sizeof g->alt, "%s: %s by model size", g->task,
-                 g->metric == QKV_METRIC_BPB && !g->text ? "bits per token (lower is better)" : WORDS[g->metric]);
+        snprintf(g->alt, sizeof g->alt, "%s: %s by model size", g->task, qkv__sum_words(g->metric, g->text)->by_size);
         snprintf(g->plot.path, sizeof g->plot.path, "%s/size-%s%s%s.svg", QKV_REPORT_PLOTS, file, two ? "-" : "",
                  two ? QKV_METRIC_NAMES[g->metric] : "");
         snprintf(g->plot.alt, sizeof g->plot.alt, "%s", g->alt);
@@ -306,18 +284,17 @@ static int sizes_build(qkv_sum_report *r) {
 int qkv__sum_report_build(qkv_sum_report *r, const qkv_summary *s) {
     memset(r, 0, sizeof *r);
     r->s = s;
-    if (main_table(r) || sizes_build(r)) return -1;
+    which_notes(r, s);
+    if (main_table(&r->main, s) || sizes_build(r)) return -1;
     return 0;
 }
 
 void qkv__sum_report_free(qkv_sum_report *r) {
     qkv__report_table_free(&r->main);
-    free(r->heads);
     for (int k = 0; r->sizes && k < r->n_sizes; k++) {
         qkv_sum_sizes *g = &r->sizes[k];
         qkv__report_table_free(&g->values);
         qkv__report_table_free(&g->params);
-        free(g->heads);
         free(g->d_model);
         free(g->variants);
         free(g->plot.svg);

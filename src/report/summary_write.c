@@ -8,10 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/report.h"
 #include "report/report_doc.h"
-#include "report/report_render.h"
 #include "io/strbuf.h"
-#include "io/fileio.h"
 
 /* ---- what the summary says ------------------------------------------------------------------ */
 
@@ -122,7 +121,7 @@ static void sizes_section(qkv_report_doc *doc, const qkv_sum_sizes *g, bool page
     if (page) qkv__report_doc_heading(doc, 2, g->heading);
     qkv__report_doc_note(doc, "%s: %s, the mean over seeds with its 95%% bootstrap interval, at each model width "
                         "d_model (where two ablations have one width, the first given).", g->heading,
-                        qkv__metric_words(g->metric, g->text));
+                        qkv__sum_words(g->metric, g->text)->numbers);
     qkv__report_doc_table(doc, &g->values);
     if (page) qkv__report_doc_figure(doc, &g->plot);
     qkv__report_doc_note(doc, "%s: parameters.", g->heading);
@@ -222,19 +221,9 @@ static char *render_csv(const qkv_sum_report *r) {
 
 /* ---- files ---------------------------------------------------------------------------------- */
 
-/* text into dir/name, atomically */
-static int write_text(const char *dir, const char *name, const char *text, qkv_err *e) {
-    char path[4096];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
-        return qkv_err_set(e, QKV_ERR_FAIL, "%.200s/%s: path too long", dir, name);
-    char why[QKV_ERR_MSG]; /* io's message */
-    if (qkv__write_file_atomic(path, text, strlen(text), why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-    return 0;
-}
-
 /* everything is built in memory before the first file is written */
 int qkv__summary_write(const qkv_summary *s, const char *out_dir, const char *title, FILE *table, qkv_err *e) {
-    char def[64], plots[4096];
+    char def[64];
     snprintf(def, sizeof def, "Summary of %d ablation%s", s->n, s->n == 1 ? "" : "s");
     if (!title) title = def;
     qkv_sum_report r;
@@ -248,19 +237,12 @@ int qkv__summary_write(const qkv_summary *s, const char *out_dir, const char *ti
     csv = render_csv(&r);
     block = table ? qkv__summary_block(&r, QKV_SUM_PART_MAIN) : NULL;
     if (!md || !html || !csv || (table && !block)) goto oom;
-    if ((size_t)snprintf(plots, sizeof plots, "%s/%s", out_dir, QKV_REPORT_PLOTS) >= sizeof plots) {
-        qkv_err_set(e, QKV_ERR_FAIL, "%.200s: path too long", out_dir);
-        goto done;
-    }
-    char why[QKV_ERR_MSG]; /* io's message */
-    if (qkv__mkdirs(r.n_sizes ? plots : out_dir, why, sizeof why)) {
-        qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-        goto done;
-    }
+    if (qkv__report_mkdirs(out_dir, r.n_sizes > 0, e)) goto done;
     for (int k = 0; k < r.n_sizes; k++)
-        if (write_text(out_dir, r.sizes[k].plot.path, r.sizes[k].plot.svg, e)) goto done;
-    if (write_text(out_dir, "summary.md", md, e) || write_text(out_dir, "summary.csv", csv, e) ||
-        write_text(out_dir, "summary.html", html, e))
+        if (qkv__report_write_text(out_dir, r.sizes[k].plot.path, r.sizes[k].plot.svg, e)) goto done;
+    if (qkv__report_write_text(out_dir, "summary.md", md, e) ||
+        qkv__report_write_text(out_dir, "summary.csv", csv, e) ||
+        qkv__report_write_text(out_dir, "summary.html", html, e))
         goto done;
     if (table) {
         fputs(block, table);

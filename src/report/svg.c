@@ -526,25 +526,11 @@ static int cmp_run(const void *a, const void *b) {
     return (x->k0 > y->k0) - (x->k0 < y->k0);
 }
 
-/* frees the first n of T position labels and the array */
-static void free_labels(char **own, int n) {
-    for (int i = 0; i < n; i++) free(own[i]);
-    free(own);
-}
-
-/* the labels "0" ... "T-1"; NULL when out of memory */
-static char **position_labels(int T) {
-    char **own = calloc((size_t)T, sizeof *own);
-    if (!own) return NULL;
-    for (int i = 0; i < T; i++) {
-        own[i] = malloc(12);
-        if (!own[i]) {
-            free_labels(own, i);
-            return NULL;
-        }
-        snprintf(own[i], 12, "%d", i);
-    }
-    return own;
+/* token i's tick label: lab[i], or its position (written into buf) without labels */
+static const char *tick_label(const char *const *lab, int i, char buf[12]) {
+    if (lab) return lab[i];
+    snprintf(buf, 12, "%d", i);
+    return buf;
 }
 
 #define HM_ML 30.0      /* left margin */
@@ -631,15 +617,18 @@ static void heatmap_cells(qkv_strbuf *b, const heat_layout *L, const float *m, i
     qkv__strbuf_puts(b, "</g>\n");
 }
 
-/* a panel's tick labels (every k-th of the T tokens lab): queries on the left, keys below */
+/* a panel's tick labels (every k-th of the T tokens lab, or positions): queries on the left, keys below */
 static void heatmap_ticks(qkv_strbuf *b, const heat_layout *L, const char *const *lab, int T, double px,
                           double py) {
+    char buf[12];
     qkv__strbuf_printf(b, "<g font-size=\"%.1f\" fill=\"#333333\">\n", L->fs);
-    for (int i = 0; i < T; i += L->k) svg_text(b, px - 3, py + (i + 0.5) * L->cell, "end", "dy=\".35em\"", lab[i]);
+    for (int i = 0; i < T; i += L->k)
+        svg_text(b, px - 3, py + (i + 0.5) * L->cell, "end", "dy=\".35em\"", tick_label(lab, i, buf));
     for (int i = 0; i < T; i += L->k) {
         double x = px + (i + 0.5) * L->cell;
-        if (L->rotate_x) svg_text_up(b, x, 2, py + L->panel + 3, "text-anchor=\"end\" dy=\".35em\"", lab[i]);
-        else svg_text(b, x, py + L->panel + L->fs + 2, "middle", NULL, lab[i]);
+        if (L->rotate_x)
+            svg_text_up(b, x, 2, py + L->panel + 3, "text-anchor=\"end\" dy=\".35em\"", tick_label(lab, i, buf));
+        else svg_text(b, x, py + L->panel + L->fs + 2, "middle", NULL, tick_label(lab, i, buf));
     }
     qkv__strbuf_puts(b, "</g>\n");
 }
@@ -703,22 +692,16 @@ char *qkv__svg_heatmap(const char *title, const char *subtitle, int layers, int 
     if (!w || layers < 1 || heads < 1 || T < 1 || layers > 4096 || heads > 4096 || T > 65536) return NULL;
     cell_run *runs = malloc((size_t)T * (size_t)T * sizeof *runs);
     if (!runs) return NULL;
-    char **own = labels ? NULL : position_labels(T);   /* positions when no labels are given */
-    if (!labels && !own) {
-        free(runs);
-        return NULL;
-    }
-    const char *const *lab = labels ? labels : (const char *const *)own;
     int maxlab = 1;
+    char buf[12];
     for (int i = 0; i < T; i++) {
-        int n = utf8_len(lab[i]);
+        int n = utf8_len(tick_label(labels, i, buf));
         if (n > maxlab) maxlab = n;
     }
     const heat_layout L = heatmap_layout(title, subtitle, layers, heads, T, maxlab);
     qkv_strbuf b;
     qkv__strbuf_init(&b);
-    heatmap_draw(&b, &L, title, subtitle, layers, heads, T, w, lab, runs);
+    heatmap_draw(&b, &L, title, subtitle, layers, heads, T, w, labels, runs);
     free(runs);
-    if (own) free_labels(own, T);
     return qkv__strbuf_take(&b);
 }
