@@ -541,6 +541,18 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
            {"d.md", "# d\nfull solved <!-- qkv value: a full solved -->2<!-- end --> times\n"}),
      Q "summarize --check-doc d.md", 1,
      "qkv summarize: d.md:2:46: differs from what the inline marker generates: expected \"3\", found \"2\""},
+    /* a difference is in points of accuracy, or in bits with three decimals where the metric is bits per byte */
+    {"summarize --check-doc", "FILE", "an inline difference in bits per byte",
+     FILES({"a", DIRECTORY},
+           {"a/results.json", "{\"title\": \"t\", \"baseline\": \"full\", \"metric\": \"bpb\", \"variants\": "
+                              "[{\"name\": \"full\"}, {\"name\": \"q\", \"delta_vs_baseline\": 0.0807}]}\n"},
+           {"d.md", "q costs <!-- qkv value: a q delta -->+8.1<!-- end --> bits\n"}),
+     Q "summarize --check-doc d.md", 1, "differs from what the inline marker generates: expected \"+0.081\", found \"+8.1\""},
+    {"summarize --check-doc", "FILE", "an inline difference in points of accuracy",
+     FILES({"a", DIRECTORY}, {"a/results.json", RESULTS("full", "{\"name\": \"full\"}, {\"name\": \"q\", "
+                                                                 "\"delta_vs_baseline\": -0.706}")},
+           {"d.md", "q: <!-- qkv value: a q delta -->-0.706<!-- end --> points\n"}),
+     Q "summarize --check-doc d.md", 1, "differs from what the inline marker generates: expected \"-70.6\", found \"-0.706\""},
     {"summarize --check-doc", "FILE", "an inline value that holds",
      FILES({"a", DIRECTORY}, {"a/results.json", RESULTS("full", "{\"name\": \"full\", \"solved\": 3}")},
            {"d.md", "<!-- qkv value: a full solved -->3<!-- end --> 次\n"}),

@@ -9,11 +9,13 @@
 #include "report/summary.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { F_INT, F_STEP, F_PCT, F_PTS, F_LR, F_2, F_3, F_P } field_format;
+/* F_DELTA: in points for an accuracy, else (bits per byte, a loss) signed with 3 decimals */
+typedef enum { F_INT, F_STEP, F_PCT, F_DELTA, F_LR, F_2, F_3, F_P } field_format;
 
 /* a field: its name in a marker, what it formats as, and the key of the variant's object in
  * results.json that holds it (report_fields.c's list); NULL for the two that no key holds */
@@ -32,7 +34,7 @@ static const field FIELDS[] = {
     {"budget", F_STEP, NULL},                       /* the largest budget of its unsolved runs */
     {"acc", F_PCT, "acc_mean"},                     /* final evaluation accuracy, mean, in percent */
     {"acc_min", F_PCT, "acc_min"},                  /* the worst seed's final accuracy, in percent */
-    {"delta", F_PTS, "delta_vs_baseline"},          /* the paired difference from the baseline, in points */
+    {"delta", F_DELTA, "delta_vs_baseline"},        /* the paired difference from the baseline (points, bits) */
     {"p_holm", F_P, "p_holm"},                      /* the sign-flip p-value after Holm's correction */
     {"lr", F_LR, "lr"},                             /* the chosen learning rate */
     {"symmetry", F_2, "score_symmetry"},            /* the attention diagnostics at the end ... */
@@ -56,7 +58,7 @@ static double number(const field *f, const qkv_ablate_results *r, int i) {
 }
 
 /* x as the field's format, into out ("—" for a step never reached or a number not recorded) */
-static void format(field_format f, double x, char *out, size_t n) {
+static void format(field_format f, double x, bool accuracy, char *out, size_t n) {
     if (isnan(x) || (f == F_STEP && x < 0)) {
         snprintf(out, n, "—");
         return;
@@ -64,7 +66,7 @@ static void format(field_format f, double x, char *out, size_t n) {
     switch (f) {
     case F_INT: case F_STEP: snprintf(out, n, "%.0f", x); break;
     case F_PCT: snprintf(out, n, "%.1f", 100 * x); break;
-    case F_PTS: snprintf(out, n, "%+.1f", 100 * x); break;
+    case F_DELTA: accuracy ? snprintf(out, n, "%+.1f", 100 * x) : snprintf(out, n, "%+.3f", x); break;
     case F_LR: snprintf(out, n, "%g", x); break;
     case F_2: snprintf(out, n, "%.2f", x + 0.0); break; /* + 0.0: no "-0.00" */
     case F_3: snprintf(out, n, "%.3f", x + 0.0); break;
@@ -98,7 +100,7 @@ char *qkv__doc_value(char *words, qkv_err *e) {
     while (v < c.n_variants && strcmp(r.v[v].name, name)) v++;
     if (v == c.n_variants) qkv_err_set(e, QKV_ERR_FAIL, "qkv value: %s/results.json has no variant '%s'", dir, name);
     else if (!(out = malloc(64))) qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
-    else format(f->fmt, number(f, &r, v), out, 64);
+    else format(f->fmt, number(f, &r, v), c.metric == QKV_METRIC_ACCURACY, out, 64);
     qkv__ablate_results_free(&r);
     qkv_ablate_config_free(&c);
     return out;
