@@ -673,6 +673,43 @@ START_TEST(test_gemm_ld_strided) {
 }
 END_TEST
 
+#if QKV_GEMM_LIBXSMM && defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+/* XINUSE (xgetbv with ecx = 1), bit 2: the upper halves of the vector registers are in use */
+static int upper_in_use(void) {
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
+    return (int)(lo >> 2 & 1);
+}
+__attribute__((target("avx"))) static void zero_upper(void) { _mm256_zeroupper(); }
+
+/* A libxsmm product returns with the upper halves of the vector registers clear: its AVX kernels
+ * leave them in use, and the SSE code after them would wait on that state (k_matmul.c). Every
+ * form of the recall step's head and layer products (B^T through the cached transpose too), each
+ * with the state clear before it; where the CPU does not report the state (no xgetbv 1, or no
+ * AVX), nothing to check */
+START_TEST(test_gemm_ld_upper_clear) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(0xd, 1, &a, &b, &c, &d) || !(a & 4) || !__builtin_cpu_supports("avx")) return;
+    zero_upper();
+    if (upper_in_use()) return; /* the CPU does not track it */
+    static float A[96 * 64], B[96 * 64], C[96 * 96];
+    for (int i = 0; i < 96 * 64; i++) A[i] = (float)(i % 13) / 13, B[i] = (float)(i % 7) / 7;
+    static const int64_t shapes[][3] = {{24, 24, 16}, {24, 16, 24}, {96, 64, 64}};
+    for (int s = 0; s < 3; s++)
+        for (int t = 0; t < 4; t++) {
+            int ta = t & 1, tb = t >> 1;
+            int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+            zero_upper();
+            qkv__k_gemm_ld_f32(ta, tb, M, N, K, A, ta ? M : K, B, tb ? K : N, 0.0f, C, N);
+            ck_assert_msg(!upper_in_use(), "gemm_ld ta=%d tb=%d %lldx%lldx%lld left the upper halves in use", ta, tb,
+                          (long long)M, (long long)N, (long long)K);
+        }
+}
+END_TEST
+#endif
+
 /* qkv__gemm_timing: while it is set, each product adds its time to qkv__gemm_ns (and gives the
  * same bits); while it is not, nothing is added. The product is large enough (256^3
  * multiply-adds, well over a microsecond) that its time cannot read as 0 */
@@ -1541,6 +1578,9 @@ Suite *tensor_suite(void) {
     tcase_add_test(tc, test_gemm_kernels_direct);
     tcase_add_test(tc, test_gemm_ld_strided);
     tcase_add_test(tc, test_gemm_timing);
+#if QKV_GEMM_LIBXSMM && defined(__x86_64__)
+    tcase_add_test(tc, test_gemm_ld_upper_clear);
+#endif
     tcase_add_loop_test(tc, test_binary_same_shape, 0, 2);
     tcase_add_loop_test(tc, test_binary_bias_over_rows, 0, 2);
     tcase_add_loop_test(tc, test_binary_mask_like_over_4d, 0, 2);

@@ -9,7 +9,9 @@
 #include "tensor/clock.h"
 
 #if QKV_GEMM_LIBXSMM && !QKV_KERNEL_F64
+#include <immintrin.h>
 #include <libxsmm.h>
+#include <libxsmm_generator.h>
 #include <pthread.h>
 
 /* The libxsmm build (docs/performance.md, "Small products"): a float product of at most
@@ -27,29 +29,66 @@
  * has at most this many elements (64 KiB), and runs the NN kernel */
 #define XSMM_MAX_BT 16384
 
+/* libxsmm's AVX, AVX2 and AVX-512 kernels return with the upper halves of the vector registers in
+ * use (no vzeroupper), and qkv outside its vector kernels is SSE code (baseline x86-64): the first
+ * SSE instruction after such a kernel then waits on that state. Measured on a Zen 3 (KVM): about
+ * 140 ns a call, a 24x16x24 head product 1.35x its own time, and a recall step makes 1848
+ * products. So after each kernel the upper halves are cleared, when libxsmm generates AVX code
+ * (xsmm_avx; tests/test_tensor.c checks the state after each form). */
 static pthread_once_t xsmm_once = PTHREAD_ONCE_INIT;
-static void xsmm_init(void) { libxsmm_init(); }
+static int xsmm_avx;
+static void xsmm_init(void) {
+    libxsmm_init();
+    xsmm_avx = libxsmm_get_target_archid() >= LIBXSMM_X86_AVX;
+}
+__attribute__((target("avx"))) static void xsmm_zeroupper(void) { _mm256_zeroupper(); }
 
 /* libxsmm's dispatch is a hash-table lookup that costs about as much as a 24x24x16 product
  * (perf: 1.2% of a recall step): a step makes the same few dozen shapes over and over, so each
- * thread keeps the kernels it was given, direct-mapped by shape (declined shapes too) */
-#define XSMM_CACHE 64
-typedef struct { libxsmm_blasint m, n, k, la, lb, lc; int flags, used; libxsmm_smmfunction f; } xsmm_entry;
+ * thread keeps the kernels it was given, direct-mapped by shape (declined shapes too). With 256
+ * entries the recall step's 21 shapes take 21 (with 64, collisions made 64 dispatches a step) */
+#define XSMM_CACHE 256
+typedef struct {
+    libxsmm_blasint m, n, k, la, lb, lc;
+    int flags, tb, used;
+    libxsmm_smmfunction f;
+    libxsmm_xtransfunction t; /* op(B) = B^T: libxsmm's JIT transpose of B for this shape, or NULL */
+} xsmm_entry;
 static _Thread_local xsmm_entry xsmm_cache[XSMM_CACHE];
 
-static libxsmm_smmfunction xsmm_kernel(libxsmm_blasint m, libxsmm_blasint n, libxsmm_blasint k, libxsmm_blasint la,
-                                       libxsmm_blasint lb, libxsmm_blasint lc, float beta, int flags) {
+static const xsmm_entry *xsmm_kernel(libxsmm_blasint m, libxsmm_blasint n, libxsmm_blasint k, libxsmm_blasint la,
+                                     libxsmm_blasint lb, libxsmm_blasint lc, float beta, int flags, int tb) {
     uint64_t h = (uint64_t)m * 73856093u ^ (uint64_t)n * 19349663u ^ (uint64_t)k * 83492791u ^
-                 (uint64_t)la * 2654435761u ^ (uint64_t)lb * 40503u ^ (uint64_t)lc * 97u ^ (uint64_t)flags * 31u;
+                 (uint64_t)la * 2654435761u ^ (uint64_t)lb * 40503u ^ (uint64_t)lc * 97u ^ (uint64_t)flags * 31u ^
+                 (uint64_t)tb * 7u;
     xsmm_entry *e = &xsmm_cache[(h ^ (h >> 17)) % XSMM_CACHE];
     if (e->used && e->m == m && e->n == n && e->k == k && e->la == la && e->lb == lb && e->lc == lc &&
-        e->flags == flags)
-        return e->f;
+        e->flags == flags && e->tb == tb)
+        return e;
     float alpha = 1;
     int prefetch = LIBXSMM_GEMM_PREFETCH_NONE;
     libxsmm_smmfunction f = libxsmm_smmdispatch(m, n, k, &la, &lb, &lc, &alpha, &beta, &flags, &prefetch);
-    *e = (xsmm_entry){m, n, k, la, lb, lc, flags, 1, f};
-    return f;
+    libxsmm_xtransfunction t = NULL;
+    if (f && tb) { /* B^T: B is (k x m) column-major, into a dense (m x k) */
+        libxsmm_descriptor_blob blob;
+        t = libxsmm_dispatch_trans(libxsmm_trans_descriptor_init(&blob, sizeof(float), (unsigned)k, (unsigned)m, (unsigned)m));
+    }
+    *e = (xsmm_entry){m, n, k, la, lb, lc, flags, tb, 1, f, t};
+    return e;
+}
+
+/* C = B^T A for the cached entry e: B (N,K) with row stride ldb copied to bt (K,N), dense, then the
+ * NN kernel. libxsmm_otrans would dispatch its JIT transpose on every call (a registry lookup, about
+ * as long as the copy of a 24x16 head); the entry keeps it. In a function of its own, so that the
+ * 64 KiB scratch is not in the frame of every product */
+static __attribute__((noinline)) void xsmm_bt(const xsmm_entry *e, const float *B, int64_t ldb, const float *A, float *C) {
+    _Alignas(64) float bt[XSMM_MAX_BT];
+    if (e->t) {
+        unsigned ldi = (unsigned)ldb, ldo = (unsigned)e->m;
+        e->t(B, &ldi, bt, &ldo);
+    } else
+        libxsmm_otrans(bt, B, sizeof(float), e->k, e->m, (libxsmm_blasint)ldb, e->m);
+    e->f(bt, A, C);
 }
 
 /* the product through libxsmm; 0 when it is not one for libxsmm (the caller uses OpenBLAS) */
@@ -62,14 +101,13 @@ static int xsmm_gemm(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const flo
     libxsmm_blasint m = (libxsmm_blasint)N, n = (libxsmm_blasint)M, k = (libxsmm_blasint)Kd;
     libxsmm_blasint la = (libxsmm_blasint)(tb ? N : ldb), lb = (libxsmm_blasint)lda, lc = (libxsmm_blasint)ldc;
     int flags = (ta ? LIBXSMM_GEMM_FLAG_TRANS_B : 0) | (beta == 0 ? LIBXSMM_GEMM_FLAG_BETA_0 : 0);
-    libxsmm_smmfunction f = xsmm_kernel(m, n, k, la, lb, lc, beta, flags);
-    if (!f) return 0;
-    if (tb) { /* B (N,K) with row stride ldb -> bt (K,N), dense */
-        _Alignas(64) float bt[XSMM_MAX_BT];
-        libxsmm_otrans(bt, B, sizeof(float), k, m, (libxsmm_blasint)ldb, m);
-        f(bt, A, C);
-    } else
-        f(B, A, C);
+    const xsmm_entry *e = xsmm_kernel(m, n, k, la, lb, lc, beta, flags, tb);
+    if (!e->f) return 0;
+    if (tb)
+        xsmm_bt(e, B, ldb, A, C);
+    else
+        e->f(B, A, C);
+    if (xsmm_avx) xsmm_zeroupper();
     return 1;
 }
 #endif
