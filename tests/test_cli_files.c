@@ -29,6 +29,13 @@
 /* a document whose one marker embeds a summary of a/; DOC_DIR: a/ and its results.json */
 #define DOC "# d\n<!-- qkv summarize: a -->\n<!-- end -->\n"
 #define DOC_DIR RES_A(RESULTS("full", "{\"name\": \"full\"}"))
+/* a/results.json compared on the loss, one seed, its runs evaluated at steps 100 and 200; a document
+ * holding a gap table of it (the marker's words given) */
+#define GAP_RUN(l1, l2) "\"runs\": [{\"seed\": 0, \"ok\": true, \"curve\": {\"step\": [100, 200], " \
+                        "\"eval_loss\": [" l1 ", " l2 "]}}]"
+#define GAP_DIR RES_A("{\"title\": \"t\", \"baseline\": \"full\", \"metric\": \"loss\", \"seeds\": [0], \"variants\": [" \
+                      "{\"name\": \"full\", " GAP_RUN("2", "1") "}, {\"name\": \"q\", " GAP_RUN("2.5", "1.25") "}]}\n")
+#define GAP_DOC(words) {"d.md", "x\n<!-- qkv gap: " words " -->\n<!-- end -->\n"}
 
 /* --update-doc through a symbolic link: the link stays (the row's unchanged-files check holds
  * link.md to its inode), its target is rewritten and keeps its mode */
@@ -569,6 +576,36 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
     {"summarize --check-doc", "FILE", "an inline value without its words",
      FILES(DOC_DIR, {"d.md", "x <!-- qkv value: a full -->3<!-- end -->\n"}), Q "summarize --check-doc d.md", 1,
      "qkv summarize: d.md:1: qkv value: expected DIR VARIANT FIELD"},
+    /* gap tables: each variant's gap to the baseline against steps, from the runs' curves */
+    {"summarize --check-doc", "FILE", "a stale gap table",
+     FILES(GAP_DIR, {"d.md", "<!-- qkv gap: a -->\n\n| variant | step 100 | step 200 | at 200: 95% CI; since 100 |\n"
+                             "|---|---:|---:|---|\n| full | 2.000 | 1.000 | [1.000, 1.000]; improving (-1.000) |\n"
+                             "| q | +0.500 | +0.300 | [0.250, 0.250]; closing (-0.250) |\n<!-- end -->\n"}),
+     Q "summarize --check-doc d.md", 1, "qkv summarize: d.md:6:19: differs from what the marker on line 1 generates: "
+     "expected \"| q | +0.500 | +0.250 | [0.250, 0.250]; closing (-0.250) |\", found \"| q | +0.500 | +0.300 |"},
+    {"summarize --check-doc", "FILE", "a stale inline gap",
+     FILES(GAP_DIR, {"d.md", "q: <!-- qkv value: a q gap@200 -->+0.3<!-- end --> nats\n"}),
+     Q "summarize --check-doc d.md", 1, "differs from what the inline marker generates: expected \"+0.250\", found \"+0.3\""},
+    {"summarize --check-doc", "a marker's results.json", "a gap table of an accuracy ablation",
+     FILES(DOC_DIR, GAP_DOC("a")), Q "summarize --check-doc d.md", 1,
+     "qkv summarize: d.md:2: qkv gap: a/results.json: metric: \"accuracy\", expected \"bpb\" or \"loss\""},
+    {"summarize --check-doc", "a marker's results.json", "a gap table of runs without curves",
+     FILES(RES_A("{\"title\": \"t\", \"baseline\": \"full\", \"metric\": \"loss\", \"variants\": [{\"name\": \"full\", "
+                 "\"runs\": [{\"seed\": 0, \"ok\": true, \"final_loss\": 1}]}]}\n"), GAP_DOC("a")),
+     Q "summarize --check-doc d.md", 1,
+     "qkv summarize: d.md:2: qkv gap: a/results.json: no evaluation curves: no finished run of the baseline 'full'"},
+    {"summarize --check-doc", "FILE", "a gap table of an unknown variant", FILES(GAP_DIR, GAP_DOC("a variants=q,k")),
+     Q "summarize --check-doc d.md", 1,
+     "qkv summarize: d.md:2: qkv gap: a/results.json has no variant 'k' (expected one of full, q)"},
+    {"summarize --check-doc", "FILE", "a gap table at an unknown step", FILES(GAP_DIR, GAP_DOC("a steps=100,150")),
+     Q "summarize --check-doc d.md", 1, "qkv summarize: d.md:2: qkv gap: a/results.json: step 150: the baseline "
+     "'full' has no evaluation there (expected one of 100, 200)"},
+    {"summarize --check-doc", "FILE", "an inline gap at an unknown step",
+     FILES(GAP_DIR, {"d.md", "q: <!-- qkv value: a q gap@150 -->+0.3<!-- end -->\n"}), Q "summarize --check-doc d.md", 1,
+     "qkv summarize: d.md:1: qkv value: a/results.json: step 150: the baseline 'full' has no evaluation there"},
+    {"summarize --check-doc", "FILE", "a gap table's steps not numbers", FILES(GAP_DIR, GAP_DOC("a steps=100,late")),
+     Q "summarize --check-doc d.md", 1,
+     "qkv summarize: d.md:2: qkv gap: unexpected 'steps=100,late' (expected steps=A,B with step numbers, variants=X,Y)"},
     {"summarize --check-doc", "FILE", K_EMPTY, FROM_RUN(AS_EMPTY("x.md")), Q "summarize --check-doc x.md > /dev/null",
      0},
     {"summarize --check-doc", "FILE", K_HUGE, FROM_RUN(AS_HUGE("x.md", "1025M")), Q "summarize --check-doc x.md", 1,

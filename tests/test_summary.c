@@ -9,7 +9,8 @@
  * The main table cell by cell, the size table and plot of recall (32 and 64), summary.md, .csv
  * and .html, then documents with generated blocks: a fresh one fails --check-doc naming its first
  * line, --update-doc fills it, an edited line is named with its column, fenced examples are text,
- * and tables quoted from a Markdown file by number, heading, column name and cols=. */
+ * and tables quoted from a Markdown file by number, heading, column name and cols=; last, the gaps
+ * to the baseline against training steps of G (its curves, chosen so every gap is known by hand). */
 #define _GNU_SOURCE
 #include <check.h>
 #include <cjson/cJSON.h>
@@ -647,6 +648,147 @@ START_TEST(summary_doc_published) {
 }
 END_TEST
 
+/* ---- gaps against training steps ------------------------------------------------------------ */
+
+/* G/results.json, compared on the loss, 3 seeds (evaluation loss at steps 100, 200, 300; "-" a step
+ * the run lacks):
+ *   full  3.0 2.0 1.5 | 3.2 2.2 1.7 | 3.1  -  1.6
+ *   a     3.5 2.9 1.9 | 3.6 2.5 2.0 | 3.3 2.5 1.8
+ *   b     3.1 2.1  -  | 3.4 2.3 2.2 | failed (its curve 9 9 9 is not counted)
+ *   c     3.0 2.1 1.7 | 3.2 2.2 1.6 | 3.1 2.2 1.6
+ * By hand, variant - full over the seeds where both evaluated the step: a +0.367 (0.5, 0.4, 0.2),
+ * +0.600 (0.9, 0.3: full's seed 2 lacks 200), +0.300 (0.4, 0.3, 0.2); b +0.150 (0.1, 0.2), +0.100
+ * (0.1, 0.1), +0.500 (seed 1 alone); c 0, +0.050 (0.1, 0), +0.033 (0.2, -0.1, 0); full's own mean
+ * 3.100, 2.100 (2 runs), 1.600. From the middle step (200) to the last: full -0.5 and a -0.3 (an
+ * interval of three numbers within 0.2 of each other is at most 0.2 wide: closing), b +0.4 (one
+ * pair: a zero-width interval: widening), c -0.017 (its interval spans 0.2 and -0.1: flat). */
+#define G_RUN(seed, ok, steps, losses) \
+    "{\"seed\": " #seed ", \"ok\": " #ok ", \"curve\": {\"step\": " steps ", \"eval_loss\": " losses "}}"
+#define G_ALL "[100, 200, 300]"
+static const char G_RESULTS[] =
+    "{\"title\": \"g\", \"baseline\": \"full\", \"metric\": \"loss\", \"task\": \"%s\", \"seeds\": [0, 1, 2], "
+    "\"variants\": [\n"
+    "{\"name\": \"full\", \"runs\": [" G_RUN(0, true, G_ALL, "[3.0, 2.0, 1.5]") ", "
+    G_RUN(1, true, G_ALL, "[3.2, 2.2, 1.7]") ", " G_RUN(2, true, "[100, 300]", "[3.1, 1.6]") "]},\n"
+    "{\"name\": \"a\", \"runs\": [" G_RUN(0, true, G_ALL, "[3.5, 2.9, 1.9]") ", "
+    G_RUN(1, true, G_ALL, "[3.6, 2.5, 2.0]") ", " G_RUN(2, true, G_ALL, "[3.3, 2.5, 1.8]") "]},\n"
+    "{\"name\": \"b\", \"runs\": [" G_RUN(0, true, "[100, 200]", "[3.1, 2.1]") ", "
+    G_RUN(1, true, G_ALL, "[3.4, 2.3, 2.2]") ", " G_RUN(2, false, G_ALL, "[9, 9, 9]") "]},\n"
+    "{\"name\": \"c\", \"runs\": [" G_RUN(0, true, G_ALL, "[3.0, 2.1, 1.7]") ", "
+    G_RUN(1, true, G_ALL, "[3.2, 2.2, 1.6]") ", " G_RUN(2, true, G_ALL, "[3.1, 2.2, 1.6]") "]}]}\n";
+
+/* G/results.json of task `task` read into r and c */
+static void read_g(qkv_ablate_results *r, qkv_ablate_config *c, const char *task) {
+    char text[4096], dir[600], err[512];
+    snprintf(text, sizeof text, G_RESULTS, task);
+    snprintf(dir, sizeof dir, "%s/G", TMP);
+    ck_assert_int_eq(qkv__mkdirs(dir, err, sizeof err), 0);
+    write_tmp("G/results.json", text);
+    qkv_err e;
+    ck_assert_msg(qkv__ablate_results_read(r, c, dir, &e) == 0, "%s", e.msg);
+}
+
+START_TEST(summary_gaps_by_hand) {
+    qkv_ablate_results r;
+    qkv_ablate_config c;
+    read_g(&r, &c, "toy");
+    qkv_ablate_gaps g;
+    qkv_err e;
+    ck_assert_msg(qkv__ablate_gaps(&g, &r, NULL, 0, &e) == 0, "%s", e.msg);
+    ck_assert(!g.bits);
+    ck_assert_int_eq(g.n_steps, 3);
+    ck_assert(g.steps[0] == 100 && g.steps[1] == 200 && g.steps[2] == 300);
+    ck_assert_int_eq(g.mid, 1);
+    const struct {
+        double mean;
+        int pairs;
+    } want[4][3] = {{{3.1, 3}, {2.1, 2}, {1.6, 3}},
+                    {{1.1 / 3, 3}, {0.6, 2}, {0.3, 3}},
+                    {{0.15, 2}, {0.1, 2}, {0.5, 1}},
+                    {{0, 3}, {0.05, 2}, {0.1 / 3, 3}}};
+    for (int v = 0; v < 4; v++)
+        for (int j = 0; j < 3; j++) {
+            const qkv_gap *a = &g.at[v * 3 + j];
+            ck_assert_msg(fabs(a->mean - want[v][j].mean) < 1e-12 && a->pairs == want[v][j].pairs,
+                          "%s at %lld: %g over %d", r.v[v].name, g.steps[j], a->mean, a->pairs);
+            ck_assert_msg(a->lo <= a->mean + 1e-12 && a->mean <= a->hi + 1e-12, "%s at %lld", r.v[v].name, g.steps[j]);
+        }
+    /* the interval is the report's paired bootstrap with its seed; the baseline's, its mean's */
+    const double av[] = {1.9, 2.0, 1.8}, fv[] = {1.5, 1.7, 1.6};
+    double lo, hi;
+    qkv_stats_bootstrap_ci_paired(av, fv, 3, QKV_ABLATE_RESAMPLES, QKV_ABLATE_LEVEL, QKV_ABLATE_SEED_PAIRED(1), &lo, &hi);
+    ck_assert(lo == g.at[1 * 3 + 2].lo && hi == g.at[1 * 3 + 2].hi);
+    qkv_stats_bootstrap_ci(fv, 3, QKV_ABLATE_RESAMPLES, QKV_ABLATE_LEVEL, QKV_ABLATE_SEED_MEANS(0) + 1, &lo, &hi);
+    ck_assert(lo == g.at[2].lo && hi == g.at[2].hi);
+    const qkv_gap *one = &g.at[2 * 3 + 2]; /* b at 300: one pair, a zero-width interval */
+    ck_assert(one->lo == one->mean && one->hi == one->mean);
+    const double change[] = {-0.5, -0.3, 0.4, 0.1 / 3 - 0.05};
+    const qkv_gap_trend trend[] = {QKV_GAP_CLOSING, QKV_GAP_CLOSING, QKV_GAP_WIDENING, QKV_GAP_FLAT};
+    for (int v = 0; v < 4; v++) {
+        ck_assert_msg(fabs(g.change[v] - change[v]) < 1e-12, "%s: %g", r.v[v].name, g.change[v]);
+        ck_assert_msg(g.trend[v] == trend[v], "%s: %d", r.v[v].name, (int)g.trend[v]);
+    }
+    qkv__ablate_gaps_free(&g);
+    /* steps asked for: the middle of two is the first */
+    const long long two[] = {100, 300};
+    ck_assert_int_eq(qkv__ablate_gaps(&g, &r, two, 2, &e), 0);
+    ck_assert(g.mid == 0 && fabs(g.change[2] - 0.35) < 1e-12 && g.trend[2] == QKV_GAP_WIDENING);
+    qkv__ablate_gaps_free(&g);
+    const long long none[] = {250};
+    ck_assert_int_eq(qkv__ablate_gaps(&g, &r, none, 1, &e), -1);
+    ck_assert_str_eq(e.msg, "step 250: the baseline 'full' has no evaluation there (expected one of 100, 200, 300)");
+    qkv__ablate_results_free(&r);
+    qkv_ablate_config_free(&c);
+    /* text: bits per byte, the loss / ln 2 */
+    read_g(&r, &c, "text");
+    ck_assert_int_eq(qkv__ablate_gaps(&g, &r, NULL, 0, &e), 0);
+    ck_assert(g.bits && fabs(g.at[1 * 3 + 1].mean - 0.6 / LN2) < 1e-12 && fabs(g.at[0].mean - 3.1 / LN2) < 1e-12);
+    qkv__ablate_gaps_free(&g);
+    qkv__ablate_results_free(&r);
+    qkv_ablate_config_free(&c);
+}
+END_TEST
+
+/* the gap table in a document: a row per variant (the baseline's own mean first), the seeds counted
+ * where fewer than all, the trend in words; variants= and steps= choose */
+START_TEST(summary_doc_gap_table) {
+    qkv_ablate_results r;
+    qkv_ablate_config c;
+    read_g(&r, &c, "toy");
+    qkv__ablate_results_free(&r);
+    qkv_ablate_config_free(&c);
+    write_tmp("d.md", "# Gaps\n\n<!-- qkv gap: G -->\n<!-- end -->\n\n<!-- qkv gap: G steps=100,300 variants=b -->\n"
+                      "<!-- end -->\n\nb: <!-- qkv value: G b gap@300 -->?<!-- end --> nats, full "
+                      "<!-- qkv value: G full gap@200 -->?<!-- end -->\n");
+    char out[16384];
+    const char *q = qkv_test_bin();
+    ck_assert_int_eq(sh(out, sizeof out, "%s summarize --update-doc d.md", q), 0);
+    ck_assert_str_eq(out, "d.md: 4 generated blocks, 4 rewritten\n");
+    char *t = read_tmp("d.md");
+    const char *rows[] = {
+        "<!-- qkv gap: G -->\n\n| variant | step 100 | step 200 | step 300 | at 300: 95% CI; since 200 |\n"
+        "|---|---:|---:|---:|---|\n| full | 3.100 | 2.100 (2) | 1.600 | [",
+        "]; improving (-0.500) |\n| a | +0.367 | +0.600 (2) | +0.300 | [",
+        "]; closing (-0.300) |\n| b | +0.150 (2) | +0.100 (2) | +0.500 (1) | [0.500, 0.500]; widening (+0.400) |\n"
+        "| c | +0.000 | +0.050 (2) | +0.033 | [",
+        "]; flat (-0.017) |\n\nEach cell: the mean difference from full in evaluation loss (nats) at that step, paired "
+        "by seed over the seeds where both runs evaluated it (3; fewer: their count in parentheses)",
+        "<!-- qkv gap: G steps=100,300 variants=b -->\n\n| variant | step 100 | step 300 | at 300: 95% CI; since 100 |\n"
+        "|---|---:|---:|---|\n| full | 3.100 | 1.600 | [",
+        "]; improving (-1.500) |\n| b | +0.150 (2) | +0.500 (1) | [0.500, 0.500]; widening (+0.350) |\n\n",
+        "b: <!-- qkv value: G b gap@300 -->+0.500<!-- end --> nats, full <!-- qkv value: G full gap@200 -->2.100"
+        "<!-- end -->\n"};
+    const char *at = t;
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        const char *hit = strstr(at, rows[k]);
+        ck_assert_msg(hit, "%zu: %s\nin\n%s", k, rows[k], at);
+        at = hit + strlen(rows[k]);
+    }
+    ck_assert_int_eq(sh(out, sizeof out, "%s summarize --check-doc d.md", q), 0);
+    free(t);
+}
+END_TEST
+
 Suite *summary_suite(void) {
     Suite *s = suite_create("summary");
     TCase *tc = tcase_create("summary");
@@ -659,6 +801,8 @@ Suite *summary_suite(void) {
     tcase_add_test(tc, summary_doc_check_and_update);
     tcase_add_test(tc, summary_doc_quotes_tables);
     tcase_add_test(tc, summary_doc_published);
+    tcase_add_test(tc, summary_gaps_by_hand);
+    tcase_add_test(tc, summary_doc_gap_table);
     suite_add_tcase(s, tc);
     return s;
 }

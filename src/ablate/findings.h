@@ -4,7 +4,9 @@
  *                   solved the task against the baseline, and what the seeds can show (the
  *                   sign-flip test's bound, the seeds a significant difference needs);
  *   metric_stats.c  for qkv summarize: each variant's numbers on the metric of a column, as the
- *                   ablation published them or computed from its runs. */
+ *                   ablation published them or computed from its runs;
+ *   gaps.c          for the documents' gap tables: each variant's difference from the baseline at
+ *                   each evaluated step, and whether it closes. */
 #ifndef QKV_ABLATE_FINDINGS_H
 #define QKV_ABLATE_FINDINGS_H
 
@@ -65,5 +67,37 @@ typedef struct qkv_metric_stats {
  * (out of memory) */
 QKV_INTERNAL int qkv__ablate_metric_stats(const qkv_ablate_results *r, qkv_ablate_metric m, qkv_metric_stats *out,
                                           bool *computed, bool *from_loss);
+
+/* one variant's gap to the baseline at one evaluated step */
+typedef struct qkv_gap {
+    int pairs;                      /* seeds at which both runs evaluated the step (the baseline: its runs that did) */
+    double mean, lo, hi;            /* the mean paired difference, variant - baseline, with its 95% interval (the
+                                       baseline: its own mean and interval); NaN without pairs */
+} qkv_gap;
+
+/* how a gap moved from the middle step shown to the last: flat when |change| is below half the last
+ * step's interval, else closing (the last nearer zero than the middle: for the baseline's own loss,
+ * improving) or widening */
+typedef enum { QKV_GAP_UNKNOWN, QKV_GAP_FLAT, QKV_GAP_CLOSING, QKV_GAP_WIDENING } qkv_gap_trend;
+
+typedef struct qkv_ablate_gaps {
+    bool bits;                      /* in bits per byte (evaluation loss / ln 2), else the evaluation loss in nats */
+    int n_steps;
+    long long *steps;               /* n_steps, as asked or every step the baseline's chosen runs evaluated */
+    int mid;                        /* the middle step's index: (n_steps - 1) / 2 */
+    qkv_gap *at;                    /* n_variants x n_steps, variant-major */
+    double *change;                 /* n_variants: at[last].mean - at[mid].mean (NaN: either missing, or one step) */
+    qkv_gap_trend *trend;           /* n_variants */
+} qkv_ablate_gaps;
+
+/* Every variant's gap to the baseline on r's chosen runs' evaluation curves at steps[0..n) (n 0: at
+ * every step the baseline's runs evaluated): a loss's, in bits per byte where r compared bits per byte
+ * or is the text task. With aggregate.c's pairing, bootstrap and seeds (qkv__ablate_compare) at each
+ * step, over the seeds where both runs evaluated it. Refused (e, one line without the file's name): an
+ * ablation compared on accuracy, results whose baseline has no curves, a step the baseline never
+ * evaluated. 0, or -1 with e (g is then empty); free with qkv__ablate_gaps_free */
+QKV_INTERNAL int qkv__ablate_gaps(qkv_ablate_gaps *g, const qkv_ablate_results *r, const long long *steps, int n,
+                                  qkv_err *e);
+QKV_INTERNAL void qkv__ablate_gaps_free(qkv_ablate_gaps *g);
 
 #endif

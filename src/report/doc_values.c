@@ -5,7 +5,7 @@
  * TEXT is FIELD of VARIANT in DIR/results.json (read into the one results model), formatted as
  * below; qkv summarize --check-doc compares it, --update-doc rewrites it (summary_doc.c). So a
  * sentence of prose, in any language, carries numbers that make test checks against the
- * committed results. */
+ * committed results. FIELD gap@STEP is the cell of that step in the gap table (doc_gaps.c). */
 #include "report/summary.h"
 
 #include <math.h>
@@ -85,11 +85,13 @@ char *qkv__doc_value(char *words, qkv_err *e) {
     const field *f = NULL;
     for (int i = 0; i < NFIELDS && !f; i++)
         if (!strcmp(FIELDS[i].name, fname)) f = &FIELDS[i];
-    if (!f) {
+    char *end;
+    long long step = !strncmp(fname, "gap@", 4) && fname[4] ? strtoll(fname + 4, &end, 10) : -1;
+    if (!f && (step < 0 || *end)) {
         char list[512] = "";
         for (int i = 0; i < NFIELDS; i++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", FIELDS[i].name);
-        qkv_err_set(e, QKV_ERR_FAIL, "qkv value: unknown field '%s' (expected one of %s)", fname, list);
+        qkv_err_set(e, QKV_ERR_FAIL, "qkv value: unknown field '%s' (expected one of %s, gap@STEP)", fname, list);
         return NULL;
     }
     qkv_ablate_results r;
@@ -100,7 +102,17 @@ char *qkv__doc_value(char *words, qkv_err *e) {
     while (v < c.n_variants && strcmp(r.v[v].name, name)) v++;
     if (v == c.n_variants) qkv_err_set(e, QKV_ERR_FAIL, "qkv value: %s/results.json has no variant '%s'", dir, name);
     else if (!(out = malloc(64))) qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
-    else format(f->fmt, number(f, &r, v), c.metric == QKV_METRIC_ACCURACY, out, 64);
+    else if (f) format(f->fmt, number(f, &r, v), c.metric == QKV_METRIC_ACCURACY, out, 64);
+    else { /* gap@STEP: the gap table's cell (doc_gaps.c) */
+        qkv_ablate_gaps g;
+        qkv_err why;
+        if (qkv__ablate_gaps(&g, &r, &step, 1, &why)) {
+            qkv_err_set(e, QKV_ERR_FAIL, "qkv value: %s/results.json: %s", dir, why.msg);
+            free(out);
+            out = NULL;
+        } else qkv__doc_gap_cell(&g.at[v], v == c.baseline, out, 64);
+        qkv__ablate_gaps_free(&g);
+    }
     qkv__ablate_results_free(&r);
     qkv_ablate_config_free(&c);
     return out;

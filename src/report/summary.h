@@ -10,7 +10,8 @@
  *   summary_tables.c  the cells' text, the tables and the size plots
  *   summary_write.c   the documents, the CSV, the files
  *   summary_doc.c     the markers in a document: check or update
- *   doc_values.c      the inline markers: one number of an ablation in a sentence */
+ *   doc_values.c      the inline markers: one number of an ablation in a sentence
+ *   doc_gaps.c        the gap markers: each variant's gap to the baseline against training steps */
 #ifndef QKV_SUMMARY_H
 #define QKV_SUMMARY_H
 
@@ -128,5 +129,12 @@ QKV_INTERNAL int qkv__summary_doc(const char *path, bool update, int *blocks, in
 /* the text of an inline marker <!-- qkv value: DIR VARIANT FIELD --> (doc_values.c: the fields and
  * their formats): one number of VARIANT in DIR/results.json; NULL with e */
 QKV_INTERNAL char *qkv__doc_value(char *words, qkv_err *e);
+/* the table of a gap marker <!-- qkv gap: DIR [steps=A,B] [variants=X,Y] --> (doc_gaps.c): each
+ * variant's gap to the baseline at each step of DIR/results.json's curves (ablate/findings.h); NULL
+ * with e (an accuracy ablation, an unknown variant or step, no curves: one line) */
+QKV_INTERNAL char *qkv__doc_gap(char *words, qkv_err *e);
+/* one cell of that table into out: a gap signed with three decimals, the baseline's own mean unsigned,
+ * "—" without pairs */
+QKV_INTERNAL void qkv__doc_gap_cell(const qkv_gap *a, bool baseline, char *out, size_t n);
 
 #endif

@@ -5,6 +5,7 @@
  *   <!-- qkv summarize: DIR... [--sizes] -->     the table of qkv summarize DIR... (or the size tables)
  *   <!-- qkv summarize: DIR... --published FILE -->  FILE's table of published results, our cells beside
  *   <!-- qkv table: FILE[#WHICH] [cols=A,B] -->  a table quoted from a Markdown file (results.md)
+ *   <!-- qkv gap: DIR [steps=A,B] [variants=X,Y] -->  each variant's gap against steps (doc_gaps.c)
  *   <!-- end -->
  *
  * and inline, inside a line of prose, one number (doc_values.c):
@@ -303,6 +304,7 @@ done:
 
 /* what a marker's words ask for, generated; NULL with e (without the file and line) */
 static char *generate(char *words, qkv_err *e) {
+    if (!strncmp(words, "gap:", 4) && (!words[4] || isspace((unsigned char)words[4]))) return qkv__doc_gap(words + 4, e);
     char *save = NULL, *kind = strtok_r(words, " \t", &save);
     if (kind && !strcmp(kind, "summarize:")) {
         const char *dirs[256];
@@ -343,8 +345,8 @@ static char *generate(char *words, qkv_err *e) {
         if (hash) *hash = 0;
         return quote_table(file, hash ? hash + 1 : "", cols, e);
     }
-    qkv_err_set(e, QKV_ERR_FAIL, "unknown marker '%s' (expected <!-- qkv summarize: DIR... --> or <!-- qkv table: "
-                "FILE[#WHICH] -->)", kind ? kind : "");
+    qkv_err_set(e, QKV_ERR_FAIL, "unknown marker '%s' (expected <!-- qkv summarize: DIR... -->, <!-- qkv table: "
+                "FILE[#WHICH] --> or <!-- qkv gap: DIR -->)", kind ? kind : "");
     return NULL;
 }
 

@@ -1,0 +1,139 @@
+/* Each variant's gap to the baseline against training steps, as a table in a document:
+ *
+ *   <!-- qkv gap: DIR [steps=A,B,...] [variants=X,Y,...] -->
+ *
+ * read from DIR/results.json's curves (the numbers: ablate/gaps.c). A row per variant, the
+ * baseline's first with its own mean; a column per step (the mean paired difference, signed, three
+ * decimals, in bits per byte or nats); a last column with the last step's interval and the trend
+ * from the middle step to the last. summary_doc.c checks or rewrites it as it does the others. */
+#include "report/summary.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/strbuf.h"
+
+void qkv__doc_gap_cell(const qkv_gap *a, bool baseline, char *out, size_t n) {
+    if (!a->pairs || !isfinite(a->mean)) snprintf(out, n, QKV_REPORT_DASH);
+    else snprintf(out, n, baseline ? "%.3f" : "%+.3f", a->mean);
+    if (!strcmp(out, "-0.000")) out[0] = '+'; /* no sign that rounding made */
+}
+
+/* the words of the trend (findings.h), the baseline's own loss improving where a gap closes */
+static const char *trend_words(qkv_gap_trend t, bool baseline) {
+    switch (t) {
+    case QKV_GAP_FLAT: return "flat";
+    case QKV_GAP_CLOSING: return baseline ? "improving" : "closing";
+    case QKV_GAP_WIDENING: return baseline ? "worsening" : "widening";
+    default: return QKV_REPORT_DASH;
+    }
+}
+
+/* "A,B,C" as steps into out (at most max); the count, or -1 when one is not a step number */
+static int parse_steps(const char *list, long long *out, int max) {
+    int n = 0;
+    for (const char *p = list; *p; n++) {
+        char *end;
+        if (n == max || !isdigit((unsigned char)*p)) return -1;
+        out[n] = strtoll(p, &end, 10);
+        if (*end && *end != ',') return -1;
+        p = end + (*end == ',');
+    }
+    return n;
+}
+
+/* the table of gaps g of r, rows[0..nr) (variant indices) */
+static char *render(const qkv_ablate_gaps *g, const qkv_ablate_results *r, const int *rows, int nr) {
+    const qkv_ablate_config *c = r->cfg;
+    int k = g->n_steps, b = c->baseline;
+    char cell[64];
+    qkv_strbuf s;
+    qkv__strbuf_init(&s);
+    qkv__strbuf_puts(&s, "| variant |");
+    for (int j = 0; j < k; j++) qkv__strbuf_printf(&s, " step %lld |", g->steps[j]);
+    qkv__strbuf_printf(&s, " at %lld: 95%% CI; since %lld |\n|---|", g->steps[k - 1], g->steps[g->mid]);
+    for (int j = 0; j < k; j++) qkv__strbuf_puts(&s, "---:|");
+    qkv__strbuf_puts(&s, "---|\n");
+    for (int i = 0; i < nr; i++) {
+        int v = rows[i];
+        const qkv_gap *a = &g->at[(size_t)v * k];
+        qkv__strbuf_printf(&s, "| %s |", r->v[v].name);
+        for (int j = 0; j < k; j++) {
+            qkv__doc_gap_cell(&a[j], v == b, cell, sizeof cell);
+            qkv__strbuf_printf(&s, " %s", cell);
+            if (a[j].pairs && a[j].pairs < c->n_seeds) qkv__strbuf_printf(&s, " (%d)", a[j].pairs);
+            qkv__strbuf_puts(&s, " |");
+        }
+        const qkv_gap *l = &a[k - 1];
+        if (isfinite(l->lo)) qkv__strbuf_printf(&s, " [%.3f, %.3f]; ", l->lo + 0.0, l->hi + 0.0);
+        else qkv__strbuf_puts(&s, " " QKV_REPORT_DASH "; ");
+        qkv__strbuf_puts(&s, trend_words(g->trend[v], v == b));
+        if (isfinite(g->change[v])) qkv__strbuf_printf(&s, " (%+.3f)", g->change[v]);
+        qkv__strbuf_puts(&s, " |\n");
+    }
+    const char *base = r->v[b].name;
+    qkv__strbuf_printf(&s, "\nEach cell: the mean difference from %s in evaluation %s at that step, paired by seed "
+                       "over the seeds where both runs evaluated it (%d; fewer: their count in parentheses); %s's row: "
+                       "its own mean. The last column: the 95%% interval at step %lld, then the change since step %lld: "
+                       "flat when smaller than half that interval, else closing (nearer zero; %s: improving) or "
+                       "widening.\n", base, g->bits ? "bits per byte (loss / ln 2)" : "loss (nats)", c->n_seeds, base,
+                       g->steps[k - 1], g->steps[g->mid], base);
+    return qkv__strbuf_take(&s);
+}
+
+char *qkv__doc_gap(char *words, qkv_err *e) {
+    char *save = NULL, *dir = strtok_r(words, " \t", &save), *names = NULL;
+    long long steps[256];
+    int ns = 0;
+    if (!dir) return qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: expected DIR [steps=A,B] [variants=X,Y]"), NULL;
+    for (char *w = strtok_r(NULL, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (!strncmp(w, "steps=", 6) && (ns = parse_steps(w + 6, steps, 256)) > 0) continue;
+        if (!strncmp(w, "variants=", 9) && w[9]) names = w + 9;
+        else
+            return qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: unexpected '%s' (expected steps=A,B with step numbers, "
+                               "variants=X,Y)", w), NULL;
+    }
+    qkv_ablate_results r;
+    qkv_ablate_config c;
+    if (qkv__ablate_results_read(&r, &c, dir, e)) return NULL;
+    int *rows = calloc((size_t)c.n_variants, sizeof *rows), nr = 0;
+    char *out = NULL;
+    qkv_ablate_gaps g = {0};
+    if (!rows) {
+        qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+        goto done;
+    }
+    rows[nr++] = c.baseline;
+    for (int v = 0; !names && v < c.n_variants; v++)
+        if (v != c.baseline) rows[nr++] = v;
+    for (const char *p = names; p && *p;) {
+        size_t len = strcspn(p, ",");
+        int v = 0;
+        while (v < c.n_variants && (strlen(r.v[v].name) != len || strncmp(r.v[v].name, p, len))) v++;
+        if (v == c.n_variants) {
+            char list[512] = "";
+            for (int i = 0; i < c.n_variants && strlen(list) < 400; i++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", r.v[i].name);
+            qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: %s/results.json has no variant '%.*s' (expected one of %s%s)", dir,
+                        (int)len, p, list, strlen(list) >= 400 ? ", ..." : "");
+            goto done;
+        }
+        if (v != c.baseline && nr < c.n_variants) rows[nr++] = v;
+        p += len + (p[len] == ',');
+    }
+    qkv_err why;
+    if (qkv__ablate_gaps(&g, &r, steps, ns, &why)) {
+        qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: %s/results.json: %s", dir, why.msg);
+        goto done;
+    }
+    if (!(out = render(&g, &r, rows, nr))) qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+done:
+    qkv__ablate_gaps_free(&g);
+    free(rows);
+    qkv__ablate_results_free(&r);
+    qkv_ablate_config_free(&c);
+    return out;
+}
