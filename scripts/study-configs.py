@@ -249,14 +249,16 @@ def fourth(name, title, base, names, seeds, steps, extra):
 STUDY["fourth"] = {
     "recall": fourth("recall", "Recall (MQAR), d_model 64: symmetry or positive semi-definiteness", "recall",
                      FOURTH_RECALL, S9, 500, WARMUP),
-    "noisy_recall": fourth("noisy_recall", "Noisy recall (MAD), d_model 64: symmetry, positive semi-definiteness "
-                           "and the values", "noisy_recall", FOURTH_NOISY, S9, 1000, WARMUP),
     "recall-rope": fourth("recall-rope", "Recall (MQAR), d_model 64, rotary positions", "recall", FOURTH_ROPE, S8,
                           500, WARMUP + ROPE),
 }
-# what does not fit in make study's 90 minutes (make study-extra): rotary positions on noisy recall
-# and induction, and the text gaps as curves over 4000 steps at three widths
+# what does not fit in make study's 90 minutes (make study-extra): noisy recall (symmetry, positive
+# semi-definiteness and the values: 10 variants x 9 seeds, most of them to 4000 steps, about an
+# hour on its own), rotary positions on noisy recall and induction, and the text gaps as curves
+# over 4000 steps at three widths
 STUDY["fourth-extra"] = {
+    "noisy_recall": fourth("noisy_recall", "Noisy recall (MAD), d_model 64: symmetry, positive semi-definiteness "
+                           "and the values", "noisy_recall", FOURTH_NOISY, S9, 1000, WARMUP),
     "noisy_recall-rope": fourth("noisy_recall-rope", "Noisy recall (MAD), d_model 64, rotary positions",
                                 "noisy_recall", FOURTH_ROPE, S8, 1000, WARMUP + ROPE),
     "induction-rope": fourth("induction-rope", "Induction, d_model 64, rotary positions", "induction", FOURTH_ROPE,

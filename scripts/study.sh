@@ -7,8 +7,8 @@
 # (make study-pilot) its learning-rate pilot, whose choices configs/study/fourth/*.json hold
 # (scripts/study-configs.py writes them in from its committed results; the predictions were
 # committed before either: docs/results/study-fourth/predictions.md); fourth-extra (make study-extra)
-# what does not fit in its 90 minutes (rotary positions on noisy recall and induction, text at three
-# widths for 4000 steps). third (make study-third)
+# what does not fit in its 90 minutes (noisy recall with the values, rotary positions on noisy
+# recall and induction, text at three widths for 4000 steps). third (make study-third)
 # is the third edition, within 90 minutes on 2 cores; third-extra (make study-third-extra) what was
 # cut from it to fit; third-pilot the learning-rate pilot whose choices
 # configs/study/third/text-d64.json holds. quick and extra are the
