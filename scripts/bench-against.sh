@@ -10,6 +10,8 @@
 #     seconds and the share of them in matrix products;
 #   - `qkv bench --sweep --json`: runs per minute of the sweep of one-thread recall runs
 #     (docs/performance.md); BENCH_AGAINST_SWEEP=0 leaves it out.
+# BENCH_AGAINST_WORKTREE=DIR uses a worktree of REF made before (git worktree add DIR REF), and
+# its build-bench-against/ build, instead of a scratch one built on every call.
 # Prints each round's figures, then the medians and the ratios (REF / this build for seconds,
 # this build / REF for runs per minute), with the load average before and after. On a shared
 # machine, read the ratio within one run: the absolute figures move between runs.
@@ -23,9 +25,16 @@ trap 'rm -rf "$scratch"; git worktree remove --force "$scratch/ref" 2>/dev/null 
 
 make -s >/dev/null
 new=$PWD/build/qkv
-git worktree add -q --detach "$scratch/ref" "$ref"
-make -s -C "$scratch/ref" BUILD=build-bench-against >/dev/null
-old=$scratch/ref/build-bench-against/qkv
+# BENCH_AGAINST_WORKTREE=DIR: a worktree of REF made before (its build kept between calls)
+refdir=${BENCH_AGAINST_WORKTREE:-$scratch/ref}
+if [ -n "${BENCH_AGAINST_WORKTREE:-}" ]; then
+    [ "$(git -C "$refdir" rev-parse HEAD)" = "$(git rev-parse "$ref^{commit}")" ] || {
+        echo "bench-against: $refdir is not a worktree of $ref" >&2; exit 1; }
+else
+    git worktree add -q --detach "$refdir" "$ref"
+fi
+make -s -C "$refdir" BUILD=build-bench-against >/dev/null
+old=$refdir/build-bench-against/qkv
 if [ "$("$old" --version | head -n 1)" != "$("$new" --version | head -n 1)" ]; then
     echo "bench-against: the two builds' GEMM paths differ:" >&2
     "$old" --version | head -n 1 >&2
