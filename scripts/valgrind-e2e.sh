@@ -19,7 +19,8 @@ check() {
     got=$?
     set -e
     if [ "$got" != "$want" ]; then
-        echo "valgrind-e2e: FAIL (exit $got, expected $want): $*"; tail -n 30 "$tmp/err"; fails=$((fails + 1))
+        # the first lines: valgrind's first error is the one that explains the others
+        echo "valgrind-e2e: FAIL (exit $got, expected $want): $*"; head -n 60 "$tmp/err"; fails=$((fails + 1))
     else
         echo "valgrind-e2e: ok   $*"
     fi
