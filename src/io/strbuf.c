@@ -127,6 +127,19 @@ void qkv__strbuf_csv_field(qkv_strbuf *b, const char *s) {
     qkv__strbuf_puts(b, "\"");
 }
 
+/* the length is counted from where the list began, so b may hold a message's start already */
+void qkv__strbuf_list(qkv_strbuf *b, int n, qkv_list_item item, const void *items) {
+    size_t start = b->len;
+    for (int i = 0; i < n; i++) {
+        if (i && b->len - start >= QKV_LIST_SHOWN) {
+            qkv__strbuf_puts(b, ", ...");
+            return;
+        }
+        if (i) qkv__strbuf_puts(b, ", ");
+        item(b, items, i);
+    }
+}
+
 char *qkv__vformat(const char *fmt, va_list ap) {
     qkv_strbuf b;
     qkv__strbuf_init(&b);

@@ -84,6 +84,11 @@ static char *render(const qkv_ablate_gaps *g, const qkv_ablate_results *r, const
     return qkv__strbuf_take(&s);
 }
 
+/* variant i's name, as a choice in a message */
+static void variant_item(qkv_strbuf *b, const void *v, int i) {
+    qkv__strbuf_puts(b, ((const qkv_variant_result *)v)[i].name);
+}
+
 char *qkv__doc_gap(char *words, qkv_err *e) {
     char *save = NULL, *dir = strtok_r(words, " \t", &save), *names = NULL;
     long long steps[256];
@@ -114,11 +119,12 @@ char *qkv__doc_gap(char *words, qkv_err *e) {
         int v = 0;
         while (v < c.n_variants && (strlen(r.v[v].name) != len || strncmp(r.v[v].name, p, len))) v++;
         if (v == c.n_variants) {
-            char list[512] = "";
-            for (int i = 0; i < c.n_variants && strlen(list) < 400; i++)
-                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", r.v[i].name);
-            qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: %s/results.json has no variant '%.*s' (expected one of %s%s)", dir,
-                        (int)len, p, list, strlen(list) >= 400 ? ", ..." : "");
+            qkv_strbuf list;
+            qkv__strbuf_init(&list);
+            qkv__strbuf_list(&list, c.n_variants, variant_item, r.v);
+            qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: %s/results.json has no variant '%.*s' (expected one of %s)", dir,
+                        (int)len, p, qkv__strbuf_str(&list));
+            qkv__strbuf_free(&list);
             goto done;
         }
         if (v != c.baseline && nr < c.n_variants) rows[nr++] = v;
