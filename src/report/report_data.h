@@ -35,6 +35,8 @@ typedef struct qkv_report_table {
     char (*head)[QKV_REPORT_CELL];      /* cols headers, written by the table's maker */
     bool *right;                        /* cols: right-aligned (numbers) */
     char (*cell)[QKV_REPORT_CELL];      /* rows x cols, row-major */
+    bool markdown;                      /* the text is Markdown already (quoted from a document): written as it
+                                           is, not escaped (report_md.c only) */
 } qkv_report_table;
 
 /* the text of row r, column c (its maker writes it there) */
