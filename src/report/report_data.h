@@ -119,6 +119,11 @@ typedef struct qkv_report_figure {
     char *svg;                          /* NULL: no figure */
 } qkv_report_figure;
 
+/* report_plots.c: name as a part of a file name: as it is when every character is one of A-Z a-z
+ * 0-9 _ + . -, else with '_' for the others and "-index" after it, so that two cleaned names
+ * cannot collide (index < 0: nothing after it) */
+QKV_INTERNAL void qkv__report_file_part(char *dst, size_t n, const char *name, int index);
+
 /* ---- the report's parts, each its builder's product ------------------------------------------ */
 
 /* what the sentences state about the sweep, in words */

@@ -60,10 +60,7 @@ static char *copy(qkv_report_doc *doc, const char *s) {
 
 /* printf into a string owned by the document, or NULL (out of memory, recorded) */
 static char *vformat(qkv_report_doc *doc, const char *fmt, va_list ap) {
-    qkv_strbuf b;
-    qkv__strbuf_init(&b);
-    qkv__strbuf_vprintf(&b, fmt, ap);
-    char *s = qkv__strbuf_take(&b);
+    char *s = qkv__vformat(fmt, ap);
     if (!s) doc->oom = true;
     return s;
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 
+#include "io/strbuf.h"
 #include "report/report_data.h"
 
 /* inline runs of a paragraph */
@@ -90,6 +91,11 @@ QKV_INTERNAL char *qkv__report_render_html(const qkv_report_doc *doc);
 /* report_csv.c: a row per record (results.csv: per variant; summary.csv: per ablation and variant) */
 QKV_INTERNAL char *qkv__report_render_csv(const qkv_report_records *rec);
 
+/* report_layout.c: what a partial sweep lacks, in words: "3 of 12 runs have not finished (why) and
+ * 2 finished runs may still be extended" (planned 0: "3 runs have not finished"; why NULL: no
+ * parenthesis) */
+QKV_INTERNAL void qkv__report_partial_words(qkv_strbuf *b, const qkv_ablate_results *r, int planned,
+                                            const char *why);
 /* report_layout.c: results.md's document (the tables) */
 QKV_INTERNAL int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p);
 /* report_layout.c: report.md's and report.html's document (everything); both 0, or -1 when

@@ -3,6 +3,7 @@
  * renderers' business (report_md.c, report_html.c). */
 #include "tensor/tensor.h"
 #include "report/report_doc.h"
+#include "io/strbuf.h"
 
 #include <math.h>
 
@@ -181,25 +182,33 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
              m, m == 1 ? "" : "s", n, seeds_word(n), f->seeds_needed, f->seeds_needed_pmin);
 }
 
+void qkv__report_partial_words(qkv_strbuf *b, const qkv_ablate_results *r, int planned, const char *why) {
+    int m = r->missing, x = r->to_extend;
+    if (m > 0 && planned > 0)
+        qkv__strbuf_printf(b, "%d of %d run%s %s not finished", m, planned, planned == 1 ? "" : "s",
+                           m == 1 ? "has" : "have");
+    else if (m > 0) qkv__strbuf_printf(b, "%d run%s %s not finished", m, m == 1 ? "" : "s", m == 1 ? "has" : "have");
+    if (m > 0 && why) qkv__strbuf_printf(b, " (%s)", why);
+    if (m > 0 && x > 0) qkv__strbuf_puts(b, " and ");
+    if (x > 0) qkv__strbuf_printf(b, "%d finished run%s may still be extended", x, x == 1 ? "" : "s");
+}
+
 /* a partial report (qkv ablate --report before the sweep is done) says what it lacks, first */
 static void partial(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_results *r = p->r;
     if (r->missing <= 0 && r->to_extend <= 0) return;
-    int planned = p->nv * r->n_lrs * p->cfg->n_seeds;
-    qkv__report_doc_paragraph(doc);
-    TEXT("Partial results: ");
     int not_started = p->facts.not_started; /* of the missing ones, where the results say */
-    if (r->missing > 0) {
-        TEXT("%d of %d run%s %s not finished ", r->missing, planned, planned == 1 ? "" : "s",
-             r->missing == 1 ? "has" : "have");
-        if (!not_started) TEXT("(failed or not yet run)");
-        else if (not_started >= r->missing) TEXT("(not started)");
-        else TEXT("(%d not started, %d failed or still running)", not_started, r->missing - not_started);
-    }
-    if (r->missing > 0 && r->to_extend > 0) TEXT(" and ");
-    if (r->to_extend > 0)
-        TEXT("%d finished run%s may still be extended", r->to_extend, r->to_extend == 1 ? "" : "s");
-    TEXT("; the numbers are over the runs finished so far.");
+    char why[96] = "failed or not yet run";
+    if (not_started >= r->missing) snprintf(why, sizeof why, "not started");
+    else if (not_started) snprintf(why, sizeof why, "%d not started, %d failed or still running", not_started,
+                                   r->missing - not_started);
+    qkv_strbuf b;
+    qkv__strbuf_init(&b);
+    qkv__report_partial_words(&b, r, p->nv * r->n_lrs * p->cfg->n_seeds, why);
+    doc->oom |= b.oom;
+    qkv__report_doc_paragraph(doc);
+    TEXT("Partial results: %s; the numbers are over the runs finished so far.", qkv__strbuf_str(&b));
+    qkv__strbuf_free(&b);
 }
 
 /* what was run, on what, from which config, and how long it took, in one paragraph */

@@ -186,9 +186,7 @@ static bool has_heat(const qkv_variant_result *v) {
     return v->heat.w && v->heat.layers > 0 && v->heat.heads > 0 && v->heat.T > 0;
 }
 
-/* the file name part of a variant: its name when it is path-safe, otherwise a cleaned
- * copy with the variant index appended (so two cleaned names cannot collide) */
-static void safe_name(char *dst, size_t n, const char *name, int index) {
+void qkv__report_file_part(char *dst, size_t n, const char *name, int index) {
     char tmp[QKV_ABLATE_NAME + 1];
     bool changed = false;
     size_t o = 0;
@@ -200,7 +198,7 @@ static void safe_name(char *dst, size_t n, const char *name, int index) {
         changed |= !ok;
     }
     tmp[o] = 0;
-    if (changed || o == 0) snprintf(dst, n, "%s-%d", tmp, index);
+    if ((changed || o == 0) && index >= 0) snprintf(dst, n, "%s-%d", tmp, index);
     else snprintf(dst, n, "%s", tmp);
 }
 
@@ -255,7 +253,7 @@ int qkv__report_figures(qkv_report_figures *f, const qkv_ablate_results *r, cons
         const qkv_variant_result *v = &r->v[i];
         qkv_report_figure *g = &f->all[f->n++];
         char file[QKV_ABLATE_NAME + 16];
-        safe_name(file, sizeof file, v->name, i);
+        qkv__report_file_part(file, sizeof file, v->name, i);
         snprintf(g->path, sizeof g->path, QKV_REPORT_PLOTS "/attention-%s.svg", file);
         snprintf(g->alt, sizeof g->alt, "Attention weights of %s", v->name);
         if (has_heat(v) && !(g->svg = draw_map(r, i, text))) return -1;
