@@ -182,6 +182,7 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
              m, m == 1 ? "" : "s", n, seeds_word(n), f->seeds_needed, f->seeds_needed_pmin);
 }
 
+/* the runs missing, then the runs still to extend (report_doc.h), each only when there are some */
 void qkv__report_partial_words(qkv_strbuf *b, const qkv_ablate_results *r, int planned, const char *why) {
     int m = r->missing, x = r->to_extend;
     if (m > 0 && planned > 0)
@@ -199,9 +200,9 @@ static void partial(qkv_report_doc *doc, const qkv_report *p) {
     if (r->missing <= 0 && r->to_extend <= 0) return;
     int not_started = p->facts.not_started; /* of the missing ones, where the results say */
     char why[96] = "failed or not yet run";
-    if (not_started >= r->missing) snprintf(why, sizeof why, "not started");
-    else if (not_started) snprintf(why, sizeof why, "%d not started, %d failed or still running", not_started,
-                                   r->missing - not_started);
+    if (not_started > 0 && not_started >= r->missing) snprintf(why, sizeof why, "not started");
+    else if (not_started > 0)
+        snprintf(why, sizeof why, "%d not started, %d failed or still running", not_started, r->missing - not_started);
     qkv_strbuf b;
     qkv__strbuf_init(&b);
     qkv__report_partial_words(&b, r, p->nv * r->n_lrs * p->cfg->n_seeds, why);

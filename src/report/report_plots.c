@@ -194,6 +194,7 @@ static bool has_heat(const qkv_variant_result *v) {
     return v->heat.w && v->heat.layers > 0 && v->heat.heads > 0 && v->heat.T > 0;
 }
 
+/* a variant's attention map and a task's size plot are named by it (report_data.h) */
 void qkv__report_file_part(char *dst, size_t n, const char *name, int index) {
     char tmp[QKV_ABLATE_NAME + 1];
     bool changed = false;

@@ -290,7 +290,7 @@ static char *published_block(const qkv_sum_report *r, const char *file, qkv_err 
             snprintf(qkv_report_cell(p, i - start - 2, c), QKV_REPORT_CELL, "%s",
                      c < nc ? cells[c] : row < 0 ? QKV_REPORT_DASH : qkv_report_cell(m, row, c - nc + 1));
     }
-    if (p) p->markdown = true; /* the cells quoted from FILE are Markdown, and ours are as the summary wrote them */
+    if (p) p->markdown = true; /* FILE's cells are Markdown, written as they are; so are ours (numbers, names) */
     if (doc.oom || !(out = qkv__report_render_md(&doc))) qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", file);
 done:
     qkv__report_doc_free(&doc);
