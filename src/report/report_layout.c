@@ -51,6 +51,14 @@ static const char HEAT_NOTE_FMT[] =
 #define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
 #define CODE(s) qkv__report_doc_span(doc, QKV_SPAN_CODE, "%s", (s))
 
+/* " on the `recall` task", where the results name it */
+static void on_task(qkv_report_doc *doc, const qkv_report *p) {
+    if (!p->facts.task[0]) return;
+    TEXT(" on the ");
+    CODE(p->facts.task);
+    TEXT(" task");
+}
+
 /* the differences from the baseline that survive Holm's correction, in one sentence */
 static void significance(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
@@ -137,11 +145,7 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
     const char *unit = cfg->metric != QKV_METRIC_BPB ? "nats" : p->facts.text_task ? "bits per byte" : "bits per token";
     qkv__report_doc_paragraph(doc);
     TEXT("What was found");
-    if (p->facts.task[0]) {
-        TEXT(" on the ");
-        CODE(p->facts.task);
-        TEXT(" task");
-    }
+    on_task(doc, p);
     TEXT(acc ? " (validation accuracy %s counts as solved): " : ": ", p->facts.thr);
     for (int k = 0; k < p->nv; k++) {
         int i = k == 0 ? b : (k <= b ? k - 1 : k); /* the baseline first, then the others in order */
@@ -227,11 +231,7 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
     TEXT("%d seed%s (", cfg->n_seeds, cfg->n_seeds == 1 ? "" : "s");
     for (int s = 0; s < cfg->n_seeds; s++) TEXT("%s%lld", s ? ", " : "", cfg->seeds[s]);
     TEXT(")");
-    if (p->facts.task[0]) {
-        TEXT(" on the ");
-        CODE(p->facts.task);
-        TEXT(" task");
-    }
+    on_task(doc, p);
     TEXT(", starting from ");
     if (cfg->base_path[0]) {
         TEXT("the base config ");
@@ -345,12 +345,17 @@ static void diagnostics(qkv_report_doc *doc, const qkv_report *p) {
                              "its end alone.", p->r->unobserved_start, p->r->unobserved_start == 1 ? "" : "s");
 }
 
-/* results.md: the title and the tables, for a quick look (and the terminal) */
-int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
+/* what both documents open with: the title, what is missing, what was found, what is significant */
+static void opening(qkv_report_doc *doc, const qkv_report *p) {
     qkv__report_doc_heading(doc, 1, p->facts.title);
     partial(doc, p);
     findings(doc, p);
     significance(doc, p);
+}
+
+/* results.md: the title and the tables, for a quick look (and the terminal) */
+int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
+    opening(doc, p);
     results(doc, p);
     diagnostics(doc, p);
     return doc->oom ? -1 : 0;
@@ -358,10 +363,7 @@ int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
 
 /* report.md and report.html: everything, from what was run to how to run it again */
 int qkv__report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
-    qkv__report_doc_heading(doc, 1, p->facts.title);
-    partial(doc, p);
-    findings(doc, p);
-    significance(doc, p);
+    opening(doc, p);
     summary(doc, p);
     qkv__report_doc_heading(doc, 2, "Variants");
     qkv__report_doc_table(doc, &p->tables.variants);

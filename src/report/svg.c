@@ -84,15 +84,6 @@ static int utf8_len(const char *s) {
 /* a rough width of text in a sans-serif font of size fs */
 static double text_width(const char *s, double fs) { return utf8_len(s) * fs * 0.6; }
 
-/* the <svg> element of a w x h picture on a white background */
-static void svg_open(qkv_strbuf *b, double w, double h) {
-    qkv__strbuf_printf(b,
-                      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                      "viewBox=\"0 0 %.0f %.0f\" font-family=\"%s\" font-size=\"11\">\n",
-                      w, h, w, h, FONT);
-    qkv__strbuf_printf(b, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", w, h);
-}
-
 /* text at (x, y): anchor and extra attributes (both optional), the text escaped */
 static void svg_text(qkv_strbuf *b, double x, double y, const char *anchor, const char *extra,
                      const char *text) {
@@ -116,9 +107,12 @@ static void svg_line(qkv_strbuf *b, double x1, double y1, double x2, double y2, 
     qkv__strbuf_printf(b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"%s", x1, y1, x2, y2, tail);
 }
 
-/* the picture's opening: the <svg> element, the title (if any) and the subtitle (if any) */
+/* the picture's opening: the <svg> element of w x h on a white background, the title (if any) and
+ * the subtitle (if any) */
 static void svg_header(qkv_strbuf *b, double w, double h, const char *title, const char *subtitle) {
-    svg_open(b, w, h);
+    qkv__strbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                          "viewBox=\"0 0 %.0f %.0f\" font-family=\"%s\" font-size=\"11\">\n", w, h, w, h, FONT);
+    qkv__strbuf_printf(b, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", w, h);
     if (title) svg_text(b, w / 2, 26, "middle", "font-size=\"16\" font-weight=\"bold\"", title);
     if (subtitle && *subtitle) svg_text(b, w / 2, 46, "middle", "font-size=\"12\" fill=\"#444444\"", subtitle);
 }
