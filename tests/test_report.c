@@ -1551,6 +1551,34 @@ START_TEST(strbuf_and_escape) {
 }
 END_TEST
 
+/* item i of a list of numbers: 1000 + i */
+static void number_item(qkv_strbuf *b, const void *items, int i) {
+    (void)items;
+    qkv__strbuf_printf(b, "%d", 1000 + i);
+}
+
+/* a list of choices: whole while short, else its first items up to 400 bytes and ", ..." once,
+ * counted from where the list began */
+START_TEST(strbuf_list_of_choices) {
+    qkv_strbuf b;
+    qkv__strbuf_init(&b);
+    qkv__strbuf_list(&b, 3, number_item, NULL);
+    ck_assert_str_eq(qkv__strbuf_str(&b), "1000, 1001, 1002");
+    qkv__strbuf_free(&b);
+    ck_assert_str_eq(qkv__strbuf_str(&b), "");
+    qkv__strbuf_puts(&b, "expected one of ");
+    qkv__strbuf_list(&b, 500, number_item, NULL); /* items of 4 bytes and ", ": 67 of them reach 400 */
+    ck_assert_ptr_nonnull(b.s);
+    const char *s = b.s + strlen("expected one of ");
+    ck_assert_uint_eq(strlen(s), 67 * 6 - 2 + strlen(", ..."));
+    ck_assert_str_eq(s + strlen(s) - strlen("1066, ..."), "1066, ...");
+    qkv__strbuf_free(&b);
+    qkv__strbuf_list(&b, 67, number_item, NULL); /* exactly that long, nothing left out: no "..." */
+    ck_assert_uint_eq(b.len, 67 * 6 - 2);
+    qkv__strbuf_free(&b);
+}
+END_TEST
+
 START_TEST(svg_curves_edge_cases) {
     double x[5] = {0, 10, 20, 30, 40}, y[5] = {0.5, NAN, 0.25, INFINITY, 0.125};
     double lo[5] = {0.4, 0.1, -1, 0.2, 0.1}, hi[5] = {0.6, 0.2, 0.3, NAN, 0.2};
@@ -1969,6 +1997,7 @@ Suite *report_suite(void) {
     tcase_add_test(tc, report_diagnostics_from_their_start);
     tcase_add_test(tc, svg_nice_ticks);
     tcase_add_test(tc, strbuf_and_escape);
+    tcase_add_test(tc, strbuf_list_of_choices);
     tcase_add_test(tc, svg_curves_edge_cases);
     tcase_add_test(tc, svg_heatmap_shapes);
     tcase_add_test(tc, svg_log_x);

@@ -7,6 +7,7 @@
 #include "ablate/curves.h"
 #include "ablate/findings.h"
 #include "ablate/stats.h"
+#include "io/strbuf.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +20,11 @@ static double at_step(const qkv_run_result *run, long long step, bool bits) {
     for (int i = run->n - 1; i >= 0; i--)
         if (run->step[i] == step) return bits ? run->eval_loss[i] / QKV_LN2 : run->eval_loss[i];
     return NAN;
+}
+
+/* step i of curve c, as a choice in a message */
+static void step_item(qkv_strbuf *b, const void *c, int i) {
+    qkv__strbuf_printf(b, "%lld", (long long)((const qkv_ablate_curve *)c)->x[i]);
 }
 
 /* the steps asked for (n 0: every step of the baseline's curve), each one the baseline evaluated;
@@ -38,11 +44,12 @@ static int pick_steps(qkv_ablate_gaps *g, const qkv_ablate_results *r, const lon
         int j = 0;
         while (j < b->n && (long long)b->x[j] != s) j++;
         if (j == b->n) {
-            char list[512] = "";
-            for (int k = 0; k < b->n && strlen(list) < 400; k++)
-                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%lld", k ? ", " : "", (long long)b->x[k]);
+            qkv_strbuf list;
+            qkv__strbuf_init(&list);
+            qkv__strbuf_list(&list, b->n, step_item, b);
             rc = qkv_err_set(e, QKV_ERR_FAIL, "step %lld: the baseline '%s' has no evaluation there (expected one of "
-                             "%s%s)", s, base, list, strlen(list) >= 400 ? ", ..." : "");
+                             "%s)", s, base, qkv__strbuf_str(&list));
+            qkv__strbuf_free(&list);
         }
         g->steps[g->n_steps++] = s;
     }

@@ -1,5 +1,6 @@
 /* A growable string (see strbuf.h). */
 #include "io/strbuf.h"
+#include "io/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,19 @@ void qkv__strbuf_csv_field(qkv_strbuf *b, const char *s) {
     qkv__strbuf_puts(b, "\"");
 }
 
+/* the length is counted from where the list began, so b may hold a message's start already */
+void qkv__strbuf_list(qkv_strbuf *b, int n, qkv_list_item item, const void *items) {
+    size_t start = b->len;
+    for (int i = 0; i < n; i++) {
+        if (i && b->len - start >= QKV_LIST_SHOWN) {
+            qkv__strbuf_puts(b, ", ...");
+            return;
+        }
+        if (i) qkv__strbuf_puts(b, ", ");
+        item(b, items, i);
+    }
+}
+
 char *qkv__vformat(const char *fmt, va_list ap) {
     qkv_strbuf b;
     qkv__strbuf_init(&b);
@@ -177,19 +191,12 @@ void qkv__fmt_count(char *dst, size_t n, long long v) {
     snprintf(dst, n, "%s", out);
 }
 
-/* the length of the valid UTF-8 sequence at b (n bytes left) that is not a control character,
- * or 0 */
+/* the length of the well-formed UTF-8 sequence at b (n bytes left) that is not a control character
+ * (C0, DEL or C1: U+0080-U+009F), or 0 */
 static size_t utf8_char(const uint8_t *b, size_t n) {
-    uint8_t c = b[0];
-    if (c < 0x80) return c >= 0x20 && c != 0x7f ? 1 : 0;
-    size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (!len || len > n) return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((b[i] & 0xc0) != 0x80) return 0;
-    /* no overlong forms, no surrogates, nothing past U+10FFFF, no C1 controls (U+0080-U+009F) */
-    if ((c == 0xe0 && b[1] < 0xa0) || (c == 0xed && b[1] > 0x9f) || (c == 0xf0 && b[1] < 0x90) ||
-        (c == 0xf4 && b[1] > 0x8f) || (c == 0xc2 && b[1] < 0xa0))
-        return 0;
+    const char *why;
+    size_t len = qkv__utf8_seq(b, n, &why);
+    if ((len == 1 && (b[0] < 0x20 || b[0] == 0x7f)) || (len == 2 && b[0] == 0xc2 && b[1] < 0xa0)) return 0;
     return len;
 }
 

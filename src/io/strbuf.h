@@ -54,6 +54,17 @@ QKV_INTERNAL void qkv__strbuf_escape_xml(qkv_strbuf *b, const char *s);
  * line break (RFC 4180) */
 QKV_INTERNAL void qkv__strbuf_csv_field(qkv_strbuf *b, const char *s);
 
+/* the text so far: "" before any append; after a failed allocation, what was appended before it */
+static inline const char *qkv__strbuf_str(const qkv_strbuf *b) { return b->s ? b->s : ""; }
+
+/* the most bytes of items qkv__strbuf_list writes before it leaves the rest out */
+#define QKV_LIST_SHOWN 400
+/* appends item i (0 <= i < n) of a list for qkv__strbuf_list */
+typedef void (*qkv_list_item)(qkv_strbuf *b, const void *items, int i);
+/* the choices an error message offers ("expected one of A, B, C"): item(b, items, i) for i in
+ * [0, n), ", " between them; once the list holds QKV_LIST_SHOWN bytes the items left are one ", ..." */
+QKV_INTERNAL void qkv__strbuf_list(qkv_strbuf *b, int n, qkv_list_item item, const void *items);
+
 /* printf-formatted text as a new string: a path ("%s/%s", dir, file) or any other; malloc'd,
  * NULL only when out of memory */
 QKV_INTERNAL char *qkv__pathf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

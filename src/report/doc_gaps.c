@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "io/strbuf.h"
+#include "report/report_doc.h"
 
 void qkv__doc_gap_cell(const qkv_gap *a, bool baseline, char *out, size_t n) {
     if (!a->pairs || !isfinite(a->mean)) snprintf(out, n, QKV_REPORT_DASH);
@@ -45,43 +46,51 @@ static int parse_steps(const char *list, long long *out, int max) {
     return n;
 }
 
-/* the table of gaps g of r, rows[0..nr) (variant indices) */
+/* the table of gaps g of r, rows[0..nr) (variant indices), and how to read it: a row per variant,
+ * a column per step, the last step's interval and trend last */
 static char *render(const qkv_ablate_gaps *g, const qkv_ablate_results *r, const int *rows, int nr) {
     const qkv_ablate_config *c = r->cfg;
     int k = g->n_steps, b = c->baseline;
-    char cell[64];
-    qkv_strbuf s;
-    qkv__strbuf_init(&s);
-    qkv__strbuf_puts(&s, "| variant |");
-    for (int j = 0; j < k; j++) qkv__strbuf_printf(&s, " step %lld |", g->steps[j]);
-    qkv__strbuf_printf(&s, " at %lld: 95%% CI; since %lld |\n|---|", g->steps[k - 1], g->steps[g->mid]);
-    for (int j = 0; j < k; j++) qkv__strbuf_puts(&s, "---:|");
-    qkv__strbuf_puts(&s, "---|\n");
-    for (int i = 0; i < nr; i++) {
+    qkv_report_doc doc;
+    qkv__report_doc_init(&doc, "");
+    qkv_report_table *t = qkv__report_doc_new_table(&doc, nr, k + 2);
+    for (int j = 0; t && j <= k + 1; j++) {
+        if (j == 0) snprintf(t->head[j], QKV_REPORT_CELL, "variant");
+        else if (j <= k) snprintf(t->head[j], QKV_REPORT_CELL, "step %lld", g->steps[j - 1]);
+        else snprintf(t->head[j], QKV_REPORT_CELL, "at %lld: 95%% CI; since %lld", g->steps[k - 1], g->steps[g->mid]);
+        t->right[j] = j > 0 && j <= k;
+    }
+    for (int i = 0; t && i < nr; i++) {
         int v = rows[i];
-        const qkv_gap *a = &g->at[(size_t)v * k];
-        qkv__strbuf_printf(&s, "| %s |", r->v[v].name);
+        const qkv_gap *a = &g->at[(size_t)v * k], *l = &a[k - 1];
+        snprintf(qkv_report_cell(t, i, 0), QKV_REPORT_CELL, "%s", r->v[v].name);
         for (int j = 0; j < k; j++) {
-            qkv__doc_gap_cell(&a[j], v == b, cell, sizeof cell);
-            qkv__strbuf_printf(&s, " %s", cell);
-            if (a[j].pairs && a[j].pairs < c->n_seeds) qkv__strbuf_printf(&s, " (%d)", a[j].pairs);
-            qkv__strbuf_puts(&s, " |");
+            char *cell = qkv_report_cell(t, i, j + 1), n[16] = "";
+            qkv__doc_gap_cell(&a[j], v == b, cell, QKV_REPORT_CELL);
+            if (a[j].pairs && a[j].pairs < c->n_seeds) snprintf(n, sizeof n, " (%d)", a[j].pairs);
+            strcat(cell, n);
         }
-        const qkv_gap *l = &a[k - 1];
-        if (isfinite(l->lo)) qkv__strbuf_printf(&s, " [%.3f, %.3f]; ", l->lo + 0.0, l->hi + 0.0);
-        else qkv__strbuf_puts(&s, " " QKV_REPORT_DASH "; ");
-        qkv__strbuf_puts(&s, trend_words(g->trend[v], v == b));
-        if (isfinite(g->change[v])) qkv__strbuf_printf(&s, " (%+.3f)", g->change[v]);
-        qkv__strbuf_puts(&s, " |\n");
+        char iv[64] = QKV_REPORT_DASH, change[32] = "";
+        if (isfinite(l->lo)) snprintf(iv, sizeof iv, "[%.3f, %.3f]", l->lo + 0.0, l->hi + 0.0);
+        if (isfinite(g->change[v])) snprintf(change, sizeof change, " (%+.3f)", g->change[v]);
+        snprintf(qkv_report_cell(t, i, k + 1), QKV_REPORT_CELL, "%s; %s%s", iv, trend_words(g->trend[v], v == b),
+                 change);
     }
     const char *base = r->v[b].name;
-    qkv__strbuf_printf(&s, "\nEach cell: the mean difference from %s in evaluation %s at that step, paired by seed "
-                       "over the seeds where both runs evaluated it (%d; fewer: their count in parentheses); %s's row: "
-                       "its own mean. The last column: the 95%% interval at step %lld, then the change since step %lld: "
-                       "flat when smaller than half that interval, else closing (nearer zero; %s: improving) or "
-                       "widening.\n", base, g->bits ? "bits per byte (loss / ln 2)" : "loss (nats)", c->n_seeds, base,
-                       g->steps[k - 1], g->steps[g->mid], base);
-    return qkv__strbuf_take(&s);
+    qkv__report_doc_note(&doc, "Each cell: the mean difference from %s in evaluation %s at that step, paired by seed "
+                         "over the seeds where both runs evaluated it (%d; fewer: their count in parentheses); %s's "
+                         "row: its own mean. The last column: the 95%% interval at step %lld, then the change since "
+                         "step %lld: flat when smaller than half that interval, else closing (nearer zero; %s: "
+                         "improving) or widening.", base, g->bits ? "bits per byte (loss / ln 2)" : "loss (nats)",
+                         c->n_seeds, base, g->steps[k - 1], g->steps[g->mid], base);
+    char *md = doc.oom ? NULL : qkv__report_render_md(&doc);
+    qkv__report_doc_free(&doc);
+    return md;
+}
+
+/* variant i's name, as a choice in a message */
+static void variant_item(qkv_strbuf *b, const void *v, int i) {
+    qkv__strbuf_puts(b, ((const qkv_variant_result *)v)[i].name);
 }
 
 char *qkv__doc_gap(char *words, qkv_err *e) {
@@ -114,11 +123,12 @@ char *qkv__doc_gap(char *words, qkv_err *e) {
         int v = 0;
         while (v < c.n_variants && (strlen(r.v[v].name) != len || strncmp(r.v[v].name, p, len))) v++;
         if (v == c.n_variants) {
-            char list[512] = "";
-            for (int i = 0; i < c.n_variants && strlen(list) < 400; i++)
-                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", r.v[i].name);
-            qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: %s/results.json has no variant '%.*s' (expected one of %s%s)", dir,
-                        (int)len, p, list, strlen(list) >= 400 ? ", ..." : "");
+            qkv_strbuf list;
+            qkv__strbuf_init(&list);
+            qkv__strbuf_list(&list, c.n_variants, variant_item, r.v);
+            qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: %s/results.json has no variant '%.*s' (expected one of %s)", dir,
+                        (int)len, p, qkv__strbuf_str(&list));
+            qkv__strbuf_free(&list);
             goto done;
         }
         if (v != c.baseline && nr < c.n_variants) rows[nr++] = v;

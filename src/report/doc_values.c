@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/strbuf.h"
+
 /* F_DELTA: in points for an accuracy, else (bits per byte, a loss) signed with 3 decimals */
 typedef enum { F_INT, F_STEP, F_PCT, F_DELTA, F_LR, F_2, F_3, F_P } field_format;
 
@@ -75,6 +77,9 @@ static void format(field_format f, double x, bool accuracy, char *out, size_t n)
     if (!strcmp(out, "-0.00") || !strcmp(out, "-0.000") || !strcmp(out, "-0.0")) memmove(out, out + 1, strlen(out));
 }
 
+/* field i's name, as a choice in a message */
+static void field_item(qkv_strbuf *b, const void *f, int i) { qkv__strbuf_puts(b, ((const field *)f)[i].name); }
+
 char *qkv__doc_value(char *words, qkv_err *e) {
     char *save = NULL, *dir = strtok_r(words, " \t", &save), *name = strtok_r(NULL, " \t", &save),
          *fname = strtok_r(NULL, " \t", &save), *more = strtok_r(NULL, " \t", &save);
@@ -88,10 +93,12 @@ char *qkv__doc_value(char *words, qkv_err *e) {
     char *end;
     long long step = !strncmp(fname, "gap@", 4) && fname[4] ? strtoll(fname + 4, &end, 10) : -1;
     if (!f && (step < 0 || *end)) {
-        char list[512] = "";
-        for (int i = 0; i < NFIELDS; i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", FIELDS[i].name);
-        qkv_err_set(e, QKV_ERR_FAIL, "qkv value: unknown field '%s' (expected one of %s, gap@STEP)", fname, list);
+        qkv_strbuf list;
+        qkv__strbuf_init(&list);
+        qkv__strbuf_list(&list, NFIELDS, field_item, FIELDS);
+        qkv_err_set(e, QKV_ERR_FAIL, "qkv value: unknown field '%s' (expected one of %s, gap@STEP)", fname,
+                    qkv__strbuf_str(&list));
+        qkv__strbuf_free(&list);
         return NULL;
     }
     qkv_ablate_results r;

@@ -17,27 +17,23 @@ static void csv_value(qkv_strbuf *b, const qkv_report_field *f, const qkv_report
     }
 }
 
-/* the fields with a CSV name, in list order */
-char *qkv__report_render_csv(const qkv_report_records *rec) {
-    qkv_strbuf b;
-    qkv__strbuf_init(&b);
+/* record r's line (r -1: the header of the fields' CSV names), the fields with a CSV name in list
+ * order */
+static void csv_line(qkv_strbuf *b, const qkv_report_records *rec, int r) {
     bool first = true;
     for (int f = 0; f < rec->n_fields; f++) {
         if (!rec->fields[f].csv) continue;
-        if (!first) qkv__strbuf_puts(&b, ",");
-        qkv__strbuf_csv_field(&b, rec->fields[f].csv);
+        if (!first) qkv__strbuf_puts(b, ",");
+        if (r < 0) qkv__strbuf_csv_field(b, rec->fields[f].csv);
+        else csv_value(b, &rec->fields[f], qkv_report_value_at(rec, r, f));
         first = false;
     }
-    qkv__strbuf_puts(&b, "\n");
-    for (int r = 0; r < rec->rows; r++) {
-        first = true;
-        for (int f = 0; f < rec->n_fields; f++) {
-            if (!rec->fields[f].csv) continue;
-            if (!first) qkv__strbuf_puts(&b, ",");
-            csv_value(&b, &rec->fields[f], qkv_report_value_at(rec, r, f));
-            first = false;
-        }
-        qkv__strbuf_puts(&b, "\n");
-    }
+    qkv__strbuf_puts(b, "\n");
+}
+
+char *qkv__report_render_csv(const qkv_report_records *rec) {
+    qkv_strbuf b;
+    qkv__strbuf_init(&b);
+    for (int r = -1; r < rec->rows; r++) csv_line(&b, rec, r);
     return qkv__strbuf_take(&b);
 }

@@ -35,6 +35,8 @@ typedef struct qkv_report_table {
     char (*head)[QKV_REPORT_CELL];      /* cols headers, written by the table's maker */
     bool *right;                        /* cols: right-aligned (numbers) */
     char (*cell)[QKV_REPORT_CELL];      /* rows x cols, row-major */
+    bool markdown;                      /* the text is Markdown already (quoted from a document): written as it
+                                           is, not escaped (report_md.c only) */
 } qkv_report_table;
 
 /* the text of row r, column c (its maker writes it there) */
@@ -116,6 +118,11 @@ typedef struct qkv_report_figure {
     char alt[QKV_ABLATE_NAME + 64];     /* what it shows, in words (Markdown's alt text) */
     char *svg;                          /* NULL: no figure */
 } qkv_report_figure;
+
+/* report_plots.c: name as a part of a file name: as it is when every character is one of A-Z a-z
+ * 0-9 _ + . -, else with '_' for the others and "-index" after it, so that two cleaned names
+ * cannot collide (index < 0: nothing after it) */
+QKV_INTERNAL void qkv__report_file_part(char *dst, size_t n, const char *name, int index);
 
 /* ---- the report's parts, each its builder's product ------------------------------------------ */
 

@@ -25,6 +25,8 @@ void qkv__report_doc_free(qkv_report_doc *doc) {
         for (int k = 0; b->items && k < b->n; k++) free(b->items[k]);
         free(b->spans);
         free(b->items);
+        if (b->owned) qkv__report_table_free(b->owned);
+        free(b->owned);
     }
     free(doc->blocks);
     memset(doc, 0, sizeof *doc);
@@ -58,10 +60,7 @@ static char *copy(qkv_report_doc *doc, const char *s) {
 
 /* printf into a string owned by the document, or NULL (out of memory, recorded) */
 static char *vformat(qkv_report_doc *doc, const char *fmt, va_list ap) {
-    qkv_strbuf b;
-    qkv__strbuf_init(&b);
-    qkv__strbuf_vprintf(&b, fmt, ap);
-    char *s = qkv__strbuf_take(&b);
+    char *s = qkv__vformat(fmt, ap);
     if (!s) doc->oom = true;
     return s;
 }
@@ -139,6 +138,18 @@ void qkv__report_doc_code(qkv_report_doc *doc, const char *lang, const char *tex
 void qkv__report_doc_table(qkv_report_doc *doc, const qkv_report_table *t) {
     qkv_report_block *b = add(doc, QKV_BLOCK_TABLE);
     if (b) b->table = t;
+}
+
+/* the block owns the table from the start, so a table half filled is freed with the document */
+qkv_report_table *qkv__report_doc_new_table(qkv_report_doc *doc, int rows, int cols) {
+    qkv_report_block *b = add(doc, QKV_BLOCK_TABLE);
+    if (!b) return NULL;
+    b->table = b->owned = calloc(1, sizeof *b->owned);
+    if (!b->owned || qkv__report_table_alloc(b->owned, rows, cols)) {
+        doc->oom = true;
+        return NULL;
+    }
+    return b->owned;
 }
 
 /* a figure, borrowed: it must outlive the document */

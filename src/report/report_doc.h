@@ -1,6 +1,7 @@
 /* Internal: a format-independent document (headings, paragraphs, notes, lists, code blocks,
- * tables, figures) that report_layout.c fills from a qkv_report and report_md.c and
- * report_html.c render, so the report's structure is written once for both formats. */
+ * tables, figures) that report_layout.c fills from a qkv_report, summary_write.c from a summary
+ * and doc_gaps.c and summary_doc.c with the tables of a document's blocks; report_md.c and
+ * report_html.c render it, so a structure (and every table) is written once for both formats. */
 #ifndef QKV_REPORT_DOC_H
 #define QKV_REPORT_DOC_H
 
@@ -8,6 +9,7 @@
 
 #include <stdbool.h>
 
+#include "io/strbuf.h"
 #include "report/report_data.h"
 
 /* inline runs of a paragraph */
@@ -40,7 +42,8 @@ typedef struct qkv_report_block {
     qkv_report_span *spans;             /* PARAGRAPH (owned) */
     char **items;                       /* LIST (owned) */
     int n;                              /* spans or items */
-    const qkv_report_table *table;      /* TABLE (borrowed from the qkv_report) */
+    const qkv_report_table *table;      /* TABLE (borrowed, or `owned`) */
+    qkv_report_table *owned;            /* TABLE made by qkv__report_doc_new_table (owned) */
     const qkv_report_figure *figure;    /* FIGURE (borrowed from the qkv_report) */
 } qkv_report_block;
 
@@ -71,8 +74,11 @@ QKV_INTERNAL void qkv__report_doc_text(qkv_report_doc *doc, const char *text);
 QKV_INTERNAL void qkv__report_doc_list(qkv_report_doc *doc, const char *const *items, int n);
 /* verbatim text; lang names it for Markdown's code fence */
 QKV_INTERNAL void qkv__report_doc_code(qkv_report_doc *doc, const char *lang, const char *text);
-/* a table, borrowed from the qkv_report */
+/* a table, borrowed from the qkv_report (or a summary's) */
 QKV_INTERNAL void qkv__report_doc_table(qkv_report_doc *doc, const qkv_report_table *t);
+/* a table of rows x cols that the document owns, for the caller to fill (headers, alignment,
+ * cells) before rendering; NULL when out of memory (recorded) */
+QKV_INTERNAL qkv_report_table *qkv__report_doc_new_table(qkv_report_doc *doc, int rows, int cols);
 /* a figure, borrowed from the qkv_report */
 QKV_INTERNAL void qkv__report_doc_figure(qkv_report_doc *doc, const qkv_report_figure *f);
 
@@ -85,6 +91,11 @@ QKV_INTERNAL char *qkv__report_render_html(const qkv_report_doc *doc);
 /* report_csv.c: a row per record (results.csv: per variant; summary.csv: per ablation and variant) */
 QKV_INTERNAL char *qkv__report_render_csv(const qkv_report_records *rec);
 
+/* report_layout.c: what a partial sweep lacks, in words: "3 of 12 runs have not finished (why) and
+ * 2 finished runs may still be extended" (planned 0: "3 runs have not finished"; why NULL: no
+ * parenthesis) */
+QKV_INTERNAL void qkv__report_partial_words(qkv_strbuf *b, const qkv_ablate_results *r, int planned,
+                                            const char *why);
 /* report_layout.c: results.md's document (the tables) */
 QKV_INTERNAL int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p);
 /* report_layout.c: report.md's and report.html's document (everything); both 0, or -1 when

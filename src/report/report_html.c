@@ -25,23 +25,26 @@ static const char HTML_STYLE[] =
     "code.nw{white-space:nowrap}\n"
     "code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,\"Liberation Mono\",monospace;font-size:.92em}\n";
 
+/* row r of t (r -1: the headers, as th cells) */
+static void html_row(qkv_strbuf *b, const qkv_report_table *t, int r) {
+    const char *tag = r < 0 ? "th" : "td";
+    qkv__strbuf_puts(b, "<tr>");
+    for (int c = 0; c < t->cols; c++) {
+        qkv__strbuf_printf(b, t->right[c] ? "<%s class=\"num\">" : "<%s>", tag);
+        qkv__strbuf_escape_xml(b, r < 0 ? t->head[c] : qkv_report_cell(t, r, c));
+        qkv__strbuf_printf(b, "</%s>", tag);
+    }
+    qkv__strbuf_puts(b, "</tr>");
+}
+
 /* a table in a horizontally scrolling wrapper (wide tables must not widen the page) */
 static void html_table(qkv_strbuf *b, const qkv_report_table *t) {
-    qkv__strbuf_puts(b, "<div class=\"tw\"><table>\n<thead><tr>");
-    for (int c = 0; c < t->cols; c++) {
-        qkv__strbuf_puts(b, t->right[c] ? "<th class=\"num\">" : "<th>");
-        qkv__strbuf_escape_xml(b, t->head[c]);
-        qkv__strbuf_puts(b, "</th>");
-    }
-    qkv__strbuf_puts(b, "</tr></thead>\n<tbody>\n");
+    qkv__strbuf_puts(b, "<div class=\"tw\"><table>\n<thead>");
+    html_row(b, t, -1);
+    qkv__strbuf_puts(b, "</thead>\n<tbody>\n");
     for (int r = 0; r < t->rows; r++) {
-        qkv__strbuf_puts(b, "<tr>");
-        for (int c = 0; c < t->cols; c++) {
-            qkv__strbuf_puts(b, t->right[c] ? "<td class=\"num\">" : "<td>");
-            qkv__strbuf_escape_xml(b, qkv_report_cell(t, r, c));
-            qkv__strbuf_puts(b, "</td>");
-        }
-        qkv__strbuf_puts(b, "</tr>\n");
+        html_row(b, t, r);
+        qkv__strbuf_puts(b, "\n");
     }
     qkv__strbuf_puts(b, "</tbody></table></div>\n");
 }

@@ -3,6 +3,7 @@
  * renderers' business (report_md.c, report_html.c). */
 #include "tensor/tensor.h"
 #include "report/report_doc.h"
+#include "io/strbuf.h"
 
 #include <math.h>
 
@@ -49,6 +50,14 @@ static const char HEAT_NOTE_FMT[] =
  * one named doc) */
 #define TEXT(...) qkv__report_doc_span(doc, QKV_SPAN_TEXT, __VA_ARGS__)
 #define CODE(s) qkv__report_doc_span(doc, QKV_SPAN_CODE, "%s", (s))
+
+/* " on the `recall` task", where the results name it */
+static void on_task(qkv_report_doc *doc, const qkv_report *p) {
+    if (!p->facts.task[0]) return;
+    TEXT(" on the ");
+    CODE(p->facts.task);
+    TEXT(" task");
+}
 
 /* the differences from the baseline that survive Holm's correction, in one sentence */
 static void significance(qkv_report_doc *doc, const qkv_report *p) {
@@ -136,11 +145,7 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
     const char *unit = cfg->metric != QKV_METRIC_BPB ? "nats" : p->facts.text_task ? "bits per byte" : "bits per token";
     qkv__report_doc_paragraph(doc);
     TEXT("What was found");
-    if (p->facts.task[0]) {
-        TEXT(" on the ");
-        CODE(p->facts.task);
-        TEXT(" task");
-    }
+    on_task(doc, p);
     TEXT(acc ? " (validation accuracy %s counts as solved): " : ": ", p->facts.thr);
     for (int k = 0; k < p->nv; k++) {
         int i = k == 0 ? b : (k <= b ? k - 1 : k); /* the baseline first, then the others in order */
@@ -181,25 +186,34 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
              m, m == 1 ? "" : "s", n, seeds_word(n), f->seeds_needed, f->seeds_needed_pmin);
 }
 
+/* the runs missing, then the runs still to extend (report_doc.h), each only when there are some */
+void qkv__report_partial_words(qkv_strbuf *b, const qkv_ablate_results *r, int planned, const char *why) {
+    int m = r->missing, x = r->to_extend;
+    if (m > 0 && planned > 0)
+        qkv__strbuf_printf(b, "%d of %d run%s %s not finished", m, planned, planned == 1 ? "" : "s",
+                           m == 1 ? "has" : "have");
+    else if (m > 0) qkv__strbuf_printf(b, "%d run%s %s not finished", m, m == 1 ? "" : "s", m == 1 ? "has" : "have");
+    if (m > 0 && why) qkv__strbuf_printf(b, " (%s)", why);
+    if (m > 0 && x > 0) qkv__strbuf_puts(b, " and ");
+    if (x > 0) qkv__strbuf_printf(b, "%d finished run%s may still be extended", x, x == 1 ? "" : "s");
+}
+
 /* a partial report (qkv ablate --report before the sweep is done) says what it lacks, first */
 static void partial(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_results *r = p->r;
     if (r->missing <= 0 && r->to_extend <= 0) return;
-    int planned = p->nv * r->n_lrs * p->cfg->n_seeds;
-    qkv__report_doc_paragraph(doc);
-    TEXT("Partial results: ");
     int not_started = p->facts.not_started; /* of the missing ones, where the results say */
-    if (r->missing > 0) {
-        TEXT("%d of %d run%s %s not finished ", r->missing, planned, planned == 1 ? "" : "s",
-             r->missing == 1 ? "has" : "have");
-        if (!not_started) TEXT("(failed or not yet run)");
-        else if (not_started >= r->missing) TEXT("(not started)");
-        else TEXT("(%d not started, %d failed or still running)", not_started, r->missing - not_started);
-    }
-    if (r->missing > 0 && r->to_extend > 0) TEXT(" and ");
-    if (r->to_extend > 0)
-        TEXT("%d finished run%s may still be extended", r->to_extend, r->to_extend == 1 ? "" : "s");
-    TEXT("; the numbers are over the runs finished so far.");
+    char why[96] = "failed or not yet run";
+    if (not_started > 0 && not_started >= r->missing) snprintf(why, sizeof why, "not started");
+    else if (not_started > 0)
+        snprintf(why, sizeof why, "%d not started, %d failed or still running", not_started, r->missing - not_started);
+    qkv_strbuf b;
+    qkv__strbuf_init(&b);
+    qkv__report_partial_words(&b, r, p->nv * r->n_lrs * p->cfg->n_seeds, why);
+    doc->oom |= b.oom;
+    qkv__report_doc_paragraph(doc);
+    TEXT("Partial results: %s; the numbers are over the runs finished so far.", qkv__strbuf_str(&b));
+    qkv__strbuf_free(&b);
 }
 
 /* what was run, on what, from which config, and how long it took, in one paragraph */
@@ -217,11 +231,7 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
     TEXT("%d seed%s (", cfg->n_seeds, cfg->n_seeds == 1 ? "" : "s");
     for (int s = 0; s < cfg->n_seeds; s++) TEXT("%s%lld", s ? ", " : "", cfg->seeds[s]);
     TEXT(")");
-    if (p->facts.task[0]) {
-        TEXT(" on the ");
-        CODE(p->facts.task);
-        TEXT(" task");
-    }
+    on_task(doc, p);
     TEXT(", starting from ");
     if (cfg->base_path[0]) {
         TEXT("the base config ");
@@ -335,12 +345,17 @@ static void diagnostics(qkv_report_doc *doc, const qkv_report *p) {
                              "its end alone.", p->r->unobserved_start, p->r->unobserved_start == 1 ? "" : "s");
 }
 
-/* results.md: the title and the tables, for a quick look (and the terminal) */
-int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
+/* what both documents open with: the title, what is missing, what was found, what is significant */
+static void opening(qkv_report_doc *doc, const qkv_report *p) {
     qkv__report_doc_heading(doc, 1, p->facts.title);
     partial(doc, p);
     findings(doc, p);
     significance(doc, p);
+}
+
+/* results.md: the title and the tables, for a quick look (and the terminal) */
+int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
+    opening(doc, p);
     results(doc, p);
     diagnostics(doc, p);
     return doc->oom ? -1 : 0;
@@ -348,10 +363,7 @@ int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
 
 /* report.md and report.html: everything, from what was run to how to run it again */
 int qkv__report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
-    qkv__report_doc_heading(doc, 1, p->facts.title);
-    partial(doc, p);
-    findings(doc, p);
-    significance(doc, p);
+    opening(doc, p);
     summary(doc, p);
     qkv__report_doc_heading(doc, 2, "Variants");
     qkv__report_doc_table(doc, &p->tables.variants);

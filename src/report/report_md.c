@@ -21,26 +21,26 @@ static void md_text(qkv_strbuf *b, const char *s) {
     }
 }
 
-/* a pipe table; numeric columns right-aligned */
-static void md_table(qkv_strbuf *b, const qkv_report_table *t) {
+/* row r of a pipe table, "| a | b |" (r -1: the headers), escaped unless Markdown already */
+static void md_row(qkv_strbuf *b, const qkv_report_table *t, int r) {
     qkv__strbuf_puts(b, "|");
     for (int c = 0; c < t->cols; c++) {
+        const char *s = r < 0 ? t->head[c] : qkv_report_cell(t, r, c);
         qkv__strbuf_puts(b, " ");
-        md_text(b, t->head[c]);
+        if (t->markdown) qkv__strbuf_puts(b, s);
+        else md_text(b, s);
         qkv__strbuf_puts(b, " |");
     }
-    qkv__strbuf_puts(b, "\n|");
+    qkv__strbuf_puts(b, "\n");
+}
+
+/* a pipe table; numeric columns right-aligned */
+static void md_table(qkv_strbuf *b, const qkv_report_table *t) {
+    md_row(b, t, -1);
+    qkv__strbuf_puts(b, "|");
     for (int c = 0; c < t->cols; c++) qkv__strbuf_puts(b, t->right[c] ? "---:|" : "---|");
     qkv__strbuf_puts(b, "\n");
-    for (int r = 0; r < t->rows; r++) {
-        qkv__strbuf_puts(b, "|");
-        for (int c = 0; c < t->cols; c++) {
-            qkv__strbuf_puts(b, " ");
-            md_text(b, qkv_report_cell(t, r, c));
-            qkv__strbuf_puts(b, " |");
-        }
-        qkv__strbuf_puts(b, "\n");
-    }
+    for (int r = 0; r < t->rows; r++) md_row(b, t, r);
 }
 
 /* one inline span. A plain code span is written as is (names and paths are not expected to

@@ -26,6 +26,15 @@ typedef struct plot {
 
 /* ---- curves over training steps ---------------------------------------------------------- */
 
+/* variant i's name in a legend: "name (why)" when none of its runs finished, else "name (note)",
+ * or the name alone when note is "" */
+static void legend_name(char *dst, size_t n, const qkv_ablate_results *r, int i, const char *note) {
+    const char *v = r->v[i].name;
+    if (r->v[i].runs_ok <= 0) snprintf(dst, n, "%s (%s)", v, qkv__ablate_unfinished(r, i));
+    else if (*note) snprintf(dst, n, "%s (%s)", v, note);
+    else snprintf(dst, n, "%s", v);
+}
+
 /* one series per variant of metric k (legend: the name, and how many runs it lost) */
 static char *draw_curves(const inputs *in, const qkv_svg_plot *plot_cfg, int k) {
     const qkv_ablate_config *cfg = in->r->cfg;
@@ -37,10 +46,9 @@ static char *draw_curves(const inputs *in, const qkv_svg_plot *plot_cfg, int k) 
         for (int i = 0; i < nv; i++) {
             const qkv_variant_result *v = &in->r->v[i];
             const qkv_ablate_curve *c = &in->curves[i];
-            if (v->runs_ok <= 0) snprintf(names[i], sizeof names[i], "%s (%s)", v->name, qkv__ablate_unfinished(in->r, i));
-            else if (v->runs_ok < cfg->n_seeds)
-                snprintf(names[i], sizeof names[i], "%s (%d of %d runs)", v->name, v->runs_ok, cfg->n_seeds);
-            else snprintf(names[i], sizeof names[i], "%s", v->name);
+            char runs[48] = "";
+            if (v->runs_ok < cfg->n_seeds) snprintf(runs, sizeof runs, "%d of %d runs", v->runs_ok, cfg->n_seeds);
+            legend_name(names[i], sizeof names[i], in->r, i, runs);
             series[i] = (qkv_svg_series){names[i], c->n, c->x, c->y[k].mean, c->y[k].lo, c->y[k].hi};
         }
         svg = qkv__svg_curves(plot_cfg, series, nv);
@@ -99,9 +107,9 @@ static char *draw_lrs(const inputs *in) {
                 lo[l] = v->lrs[l].runs_ok ? v->lrs[l].val_acc_min : NAN;
                 hi[l] = v->lrs[l].runs_ok ? v->lrs[l].val_acc_max : NAN;
             }
-            /* without a finished run no rate was chosen (choose_lr leaves lr 0) */
-            if (v->runs_ok <= 0) snprintf(names[i], sizeof names[i], "%s (%s)", v->name, qkv__ablate_unfinished(in->r, i));
-            else snprintf(names[i], sizeof names[i], "%s (chosen %g)", v->name, v->lr);
+            char chosen[48]; /* without a finished run no rate was chosen (choose_lr leaves lr 0) */
+            snprintf(chosen, sizeof chosen, "chosen %g", v->lr);
+            legend_name(names[i], sizeof names[i], in->r, i, chosen);
             series[i] = (qkv_svg_series){names[i], nl, x, y, lo, hi};
         }
         qkv_svg_plot pl = {.title = "Final validation accuracy against learning rate (mean over seeds, band: "
@@ -186,9 +194,8 @@ static bool has_heat(const qkv_variant_result *v) {
     return v->heat.w && v->heat.layers > 0 && v->heat.heads > 0 && v->heat.T > 0;
 }
 
-/* the file name part of a variant: its name when it is path-safe, otherwise a cleaned
- * copy with the variant index appended (so two cleaned names cannot collide) */
-static void safe_name(char *dst, size_t n, const char *name, int index) {
+/* a variant's attention map and a task's size plot are named by it (report_data.h) */
+void qkv__report_file_part(char *dst, size_t n, const char *name, int index) {
     char tmp[QKV_ABLATE_NAME + 1];
     bool changed = false;
     size_t o = 0;
@@ -200,7 +207,7 @@ static void safe_name(char *dst, size_t n, const char *name, int index) {
         changed |= !ok;
     }
     tmp[o] = 0;
-    if (changed || o == 0) snprintf(dst, n, "%s-%d", tmp, index);
+    if ((changed || o == 0) && index >= 0) snprintf(dst, n, "%s-%d", tmp, index);
     else snprintf(dst, n, "%s", tmp);
 }
 
@@ -255,7 +262,7 @@ int qkv__report_figures(qkv_report_figures *f, const qkv_ablate_results *r, cons
         const qkv_variant_result *v = &r->v[i];
         qkv_report_figure *g = &f->all[f->n++];
         char file[QKV_ABLATE_NAME + 16];
-        safe_name(file, sizeof file, v->name, i);
+        qkv__report_file_part(file, sizeof file, v->name, i);
         snprintf(g->path, sizeof g->path, QKV_REPORT_PLOTS "/attention-%s.svg", file);
         snprintf(g->alt, sizeof g->alt, "Attention weights of %s", v->name);
         if (has_heat(v) && !(g->svg = draw_map(r, i, text))) return -1;

@@ -24,6 +24,7 @@
 
 #include "io/strbuf.h"
 #include "io/fileio.h"
+#include "report/report_doc.h"
 
 #define OPEN "<!-- qkv "
 #define CLOSE "-->"
@@ -147,6 +148,16 @@ static bool delimiter(const line *l) {
 
 enum { MAX_COLS = 64 };
 
+/* the first of cells[0..n) whose anchor starts with want (an anchor, not empty); -1 when none */
+static int column_named(char cells[][QKV_REPORT_CELL], int n, const char *want) {
+    for (int c = 0; c < n && *want; c++) {
+        char cs[256];
+        slug(cells[c], strlen(cells[c]), cs, sizeof cs);
+        if (!strncmp(cs, want, strlen(want))) return c;
+    }
+    return -1;
+}
+
 /* the first table of t chosen by `which` ("" the first; a number, the n-th; a heading's anchor, the
  * first table after that heading; else the first table with a column whose anchor starts so)
  * outside code blocks: its lines [*start, *end), *start -1 when there is none; the number of
@@ -178,14 +189,7 @@ static int find_table(const text *t, const char *which, int *start, int *end) {
         while (last < n && table_line(&l[last])) last++;
         tables++;
         bool match = !*which || (by_number && idx == tables) || after_heading;
-        if (!match && !by_number && *want) { /* a column's name */
-            int nc = row_cells(&l[i], cells, MAX_COLS);
-            for (int c = 0; c < nc && !match; c++) {
-                char cs[256];
-                slug(cells[c], strlen(cells[c]), cs, sizeof cs);
-                match = !strncmp(cs, want, strlen(want));
-            }
-        }
+        if (!match && !by_number) match = column_named(cells, row_cells(&l[i], cells, MAX_COLS), want) >= 0;
         if (match) {
             *start = i;
             *end = last;
@@ -224,11 +228,7 @@ static char *quote_table(const char *file, const char *which, const char *cols, 
             long col = strtol(name, &num_end, 10);
             int found = -1;
             if (*name && !*num_end) found = col >= 1 && col <= nc ? (int)col - 1 : -1;
-            for (int j = 0; j < nc && found < 0 && *ns; j++) {
-                char cs[256];
-                slug(cells[j], strlen(cells[j]), cs, sizeof cs);
-                if (!strncmp(cs, ns, strlen(ns))) found = j;
-            }
+            if (found < 0) found = column_named(cells, nc, ns);
             if (found < 0) {
                 qkv_err_set(e, QKV_ERR_FAIL, "%s%s%s: cols: no column \"%s\" (the table has %d)", file,
                             *which ? "#" : "", which, name, nc);
@@ -262,40 +262,38 @@ static char *published_block(const qkv_sum_report *r, const char *file, qkv_err 
     int start, end;
     find_table(&t, "", &start, &end);
     const line *l = t.l;
+    const qkv_report_table *m = &r->main;
     char *out = NULL;
     static char cells[MAX_COLS][QKV_REPORT_CELL];
-    qkv_strbuf b;
-    qkv__strbuf_init(&b);
+    qkv_report_doc doc;
+    qkv__report_doc_init(&doc, "");
     if (start < 0) {
         qkv_err_set(e, QKV_ERR_FAIL, "%s: no table (expected a pipe table whose first column names variants)", file);
         goto done;
     }
-    const qkv_report_table *m = &r->main;
     int nc = row_cells(&l[start], cells, MAX_COLS);
-    qkv__strbuf_puts(&b, "|");
-    for (int c = 0; c < nc; c++) qkv__strbuf_printf(&b, " %s |", cells[c]);
-    for (int c = 1; c < m->cols; c++) qkv__strbuf_printf(&b, " ours, %s |", m->head[c]);
-    qkv__strbuf_puts(&b, "\n|");
-    for (int c = 0; c < nc + m->cols - 1; c++) qkv__strbuf_puts(&b, c >= nc ? "---:|" : "---|");
-    qkv__strbuf_puts(&b, "\n");
-    for (int i = start + 2; i < end; i++) {
-        int k = row_cells(&l[i], cells, MAX_COLS);
+    qkv_report_table *p = qkv__report_doc_new_table(&doc, end - start - 2, nc + m->cols - 1);
+    for (int c = 0; p && c < p->cols; c++) { /* FILE's columns as they are, then ours */
+        if (c < nc) snprintf(p->head[c], QKV_REPORT_CELL, "%s", cells[c]);
+        else snprintf(p->head[c], QKV_REPORT_CELL, "ours, %.600s", m->head[c - nc + 1]);
+        p->right[c] = c >= nc;
+    }
+    for (int i = start + 2; p && i < end; i++) {
+        int k = row_cells(&l[i], cells, MAX_COLS), row = -1;
         if (k != nc) {
             qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: %d cells, the header has %d", file, i + 1, k, nc);
             goto done;
         }
-        int row = -1;
         for (int j = 0; j < m->rows && row < 0; j++)
             if (!strcmp(qkv_report_cell(m, j, 0), cells[0])) row = j;
-        qkv__strbuf_puts(&b, "|");
-        for (int c = 0; c < nc; c++) qkv__strbuf_printf(&b, " %s |", cells[c]);
-        for (int c = 1; c < m->cols; c++)
-            qkv__strbuf_printf(&b, " %s |", row < 0 ? QKV_REPORT_DASH : qkv_report_cell(m, row, c));
-        qkv__strbuf_puts(&b, "\n");
+        for (int c = 0; c < p->cols; c++)
+            snprintf(qkv_report_cell(p, i - start - 2, c), QKV_REPORT_CELL, "%s",
+                     c < nc ? cells[c] : row < 0 ? QKV_REPORT_DASH : qkv_report_cell(m, row, c - nc + 1));
     }
-    if (!(out = qkv__strbuf_take(&b))) qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", file);
+    if (p) p->markdown = true; /* FILE's cells are Markdown, written as they are; so are ours (numbers, names) */
+    if (doc.oom || !(out = qkv__report_render_md(&doc))) qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", file);
 done:
-    if (!out) qkv__strbuf_free(&b);
+    qkv__report_doc_free(&doc);
     unload(&t);
     return out;
 }

@@ -145,17 +145,6 @@ static const qkv_sum_ablation *at_size(const qkv_summary *s, const qkv_sum_sizes
     return NULL;
 }
 
-/* a file name from a task name: [A-Za-z0-9_-] kept, anything else '_' (results.json is input) */
-static void safe_name(char *dst, size_t n, const char *s) {
-    size_t i = 0;
-    for (; s[i] && i + 1 < n; i++) {
-        char c = s[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-        dst[i] = ok ? c : '_';
-    }
-    dst[i] = 0;
-}
-
 /* g's plot: the metric's mean with its interval at each size, a line per variant */
 static int size_plot(qkv_sum_sizes *g, const qkv_summary *s) {
     int n = g->n, nv = g->n_variants;
@@ -269,7 +258,7 @@ static int sizes_build(qkv_sum_report *r) {
         bool two = false;
         for (int m = 0; m < r->n_sizes; m++) two |= m != k && !strcmp(r->sizes[m].task, g->task);
         char file[32];
-        safe_name(file, sizeof file, g->task);
+        qkv__report_file_part(file, sizeof file, g->task, -1); /* a task's name: results.json is input */
         snprintf(g->heading, sizeof g->heading, "%s%s%s%s by model size", g->task, two ? " (" : "",
                  two ? QKV_METRIC_NAMES[g->metric] : "", two ? ")" : "");
         snprintf(g->alt, sizeof g->alt, "%s: %s by model size", g->task, qkv__sum_words(g->metric, g->text)->by_size);

@@ -69,18 +69,13 @@ static void main_notes(qkv_report_doc *doc, const qkv_sum_report *r) {
     for (int i = 0; r->any_partial && i < s->n; i++) {
         const qkv_sum_ablation *a = &s->a[i];
         if (!qkv__summary_partial(a)) continue;
-        char what[160] = "";
-        int planned = a->cfg.n_variants * a->r.n_lrs * a->cfg.n_seeds;
-        if (a->r.missing > 0 && planned > 0)
-            snprintf(what, sizeof what, "%d of %d run%s %s not finished", a->r.missing, planned,
-                     planned == 1 ? "" : "s", a->r.missing == 1 ? "has" : "have");
-        else if (a->r.missing > 0)
-            snprintf(what, sizeof what, "%d run%s %s not finished", a->r.missing, a->r.missing == 1 ? "" : "s",
-                     a->r.missing == 1 ? "has" : "have");
-        if (a->r.to_extend > 0)
-            snprintf(what + strlen(what), sizeof what - strlen(what), "%s%d finished run%s may still be extended",
-                     a->r.missing > 0 ? " and " : "", a->r.to_extend, a->r.to_extend == 1 ? "" : "s");
-        qkv__report_doc_note(doc, "\xe2\x80\xa0 Partial results: %s (%s): %s.", a->label, a->dir, what);
+        qkv_strbuf what;
+        qkv__strbuf_init(&what);
+        qkv__report_partial_words(&what, &a->r, a->cfg.n_variants * a->r.n_lrs * a->cfg.n_seeds, NULL);
+        doc->oom |= what.oom;
+        qkv__report_doc_note(doc, "\xe2\x80\xa0 Partial results: %s (%s): %s.", a->label, a->dir,
+                             qkv__strbuf_str(&what));
+        qkv__strbuf_free(&what);
     }
 }
 

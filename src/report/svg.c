@@ -84,15 +84,6 @@ static int utf8_len(const char *s) {
 /* a rough width of text in a sans-serif font of size fs */
 static double text_width(const char *s, double fs) { return utf8_len(s) * fs * 0.6; }
 
-/* the <svg> element of a w x h picture on a white background */
-static void svg_open(qkv_strbuf *b, double w, double h) {
-    qkv__strbuf_printf(b,
-                      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                      "viewBox=\"0 0 %.0f %.0f\" font-family=\"%s\" font-size=\"11\">\n",
-                      w, h, w, h, FONT);
-    qkv__strbuf_printf(b, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", w, h);
-}
-
 /* text at (x, y): anchor and extra attributes (both optional), the text escaped */
 static void svg_text(qkv_strbuf *b, double x, double y, const char *anchor, const char *extra,
                      const char *text) {
@@ -116,9 +107,12 @@ static void svg_line(qkv_strbuf *b, double x1, double y1, double x2, double y2, 
     qkv__strbuf_printf(b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"%s", x1, y1, x2, y2, tail);
 }
 
-/* the picture's opening: the <svg> element, the title (if any) and the subtitle (if any) */
+/* the picture's opening: the <svg> element of w x h on a white background, the title (if any) and
+ * the subtitle (if any) */
 static void svg_header(qkv_strbuf *b, double w, double h, const char *title, const char *subtitle) {
-    svg_open(b, w, h);
+    qkv__strbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                          "viewBox=\"0 0 %.0f %.0f\" font-family=\"%s\" font-size=\"11\">\n", w, h, w, h, FONT);
+    qkv__strbuf_printf(b, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", w, h);
     if (title) svg_text(b, w / 2, 26, "middle", "font-size=\"16\" font-weight=\"bold\"", title);
     if (subtitle && *subtitle) svg_text(b, w / 2, 46, "middle", "font-size=\"12\" fill=\"#444444\"", subtitle);
 }
@@ -266,31 +260,29 @@ static void y_axis(frame *f, const qkv_svg_plot *p, double ymin, double ymax) {
     }
 }
 
+/* a line at each tick of f's y axis from x = from to x = to, or of its x axis (y: false) from y = from
+ * to y = to: the grid's lines, or the marks on an axis */
+static void tick_lines(qkv_strbuf *b, const frame *f, bool y, double from, double to) {
+    for (int i = 0; i < (y ? f->nyt : f->nxt); i++) {
+        double at = y ? frame_y(f, f->yticks[i]) : frame_x(f, f->xticks[i]);
+        if (y) svg_line(b, from, at, to, at, "/>\n");
+        else svg_line(b, at, from, at, to, "/>\n");
+    }
+}
+
 /* f's grid, the two axes with their ticks and tick labels (y as percent when asked), and the
  * axis labels */
 static void svg_axes(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p) {
     const double ML = f->ml, MT = f->mt, PW = f->pw, PH = f->ph;
     char lab[64];
-    qkv__strbuf_puts(b, "<g stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
-    for (int i = 0; i < f->nyt; i++) {
-        double y = frame_y(f, f->yticks[i]);
-        svg_line(b, ML, y, ML + PW, y, "/>\n");
-    }
-    for (int i = 0; i < f->nxt; i++) {
-        double x = frame_x(f, f->xticks[i]);
-        svg_line(b, x, MT, x, MT + PH, "/>\n");
-    }
+    qkv__strbuf_puts(b, "<g stroke=\"#e3e3e3\" stroke-width=\"1\">\n"); /* the grid */
+    tick_lines(b, f, true, ML, ML + PW);
+    tick_lines(b, f, false, MT, MT + PH);
     qkv__strbuf_puts(b, "</g>\n<g stroke=\"#333333\" stroke-width=\"1\">\n");
     svg_line(b, ML, MT, ML, MT + PH, "/>\n");
     svg_line(b, ML, MT + PH, ML + PW, MT + PH, "/>\n");
-    for (int i = 0; i < f->nyt; i++) {
-        double y = frame_y(f, f->yticks[i]);
-        svg_line(b, ML - 5, y, ML, y, "/>\n");
-    }
-    for (int i = 0; i < f->nxt; i++) {
-        double x = frame_x(f, f->xticks[i]);
-        svg_line(b, x, MT + PH, x, MT + PH + 5, "/>\n");
-    }
+    tick_lines(b, f, true, ML - 5, ML); /* the tick marks */
+    tick_lines(b, f, false, MT + PH, MT + PH + 5);
     qkv__strbuf_puts(b, "</g>\n<g fill=\"#333333\">\n");
     for (int i = 0; i < f->nyt; i++) {
         qkv__svg_format_tick(lab, sizeof lab - 2, p->percent_y ? f->yticks[i] * 100 : f->yticks[i]);
