@@ -48,6 +48,10 @@ static void cdf_array(int n, const float *x, float *cdf, float *pdf) {
     for (int i = 0; i < n; i++) cdf[i] = qkv_normal_cdf_pdf_fast(x[i], &pdf[i]);
 }
 QKV_VECTOR_CLONES
+static void exp_nonpos_array(int n, const float *x, float *y) {
+    for (int i = 0; i < n; i++) y[i] = qkv_expf_nonpos_fast(x[i]);
+}
+QKV_VECTOR_CLONES
 static void gelu_array(int n, const float *x, float *y, float *d) {
     for (int i = 0; i < n; i++) y[i] = qkv_gelu_fast(x[i], &d[i]);
 }
@@ -80,7 +84,11 @@ static uint64_t gelu_mismatches(int n, const float *x, const float *c, const flo
 
 #define CHUNK 4096
 
-typedef struct { double exp, cdf, pdf; float at_exp, at_cdf, at_pdf, at_gelu; uint64_t n, gelu_bad; } worst_t;
+typedef struct {
+    double exp, cdf, pdf;
+    float at_exp, at_cdf, at_pdf, at_gelu, at_exp_nonpos;
+    uint64_t n, gelu_bad, exp_nonpos_bad;
+} worst_t;
 
 static void note(double err, float x, double *worst, float *at) {
     if (err > *worst) { *worst = err; *at = x; }
@@ -88,7 +96,7 @@ static void note(double err, float x, double *worst, float *at) {
 
 /* the bit patterns u = start, start + stride, ... below end, in chunks */
 static void sweep(uint64_t start, uint64_t end, uint64_t stride, worst_t *w) {
-    static float x[CHUNK], y[CHUNK], c[CHUNK], p[CHUNK], gy[CHUNK], gd[CHUNK];
+    static float x[CHUNK], y[CHUNK], c[CHUNK], p[CHUNK], gy[CHUNK], gd[CHUNK], e0[CHUNK];
     for (uint64_t u = start; u < end;) {
         int n = 0;
         for (; n < CHUNK && u < end; n++, u += stride) x[n] = from_bits((uint32_t)u);
@@ -99,6 +107,9 @@ static void sweep(uint64_t start, uint64_t end, uint64_t stride, worst_t *w) {
         uint64_t bad = gelu_mismatches(n, x, c, p, gy, gd, &at);
         if (bad && !w->gelu_bad) w->at_gelu = at;
         w->gelu_bad += bad;
+        exp_nonpos_array(n, x, e0); /* its domain: x <= 0 and NaN */
+        for (int i = 0; i < n; i++)
+            if (!(x[i] > 0) && !same_bits(e0[i], y[i]) && !w->exp_nonpos_bad++) w->at_exp_nonpos = x[i];
         for (int i = 0; i < n; i++) {
             double xd = x[i];
             note(ulp_error(y[i], exp(xd)), x[i], &w->exp, &w->at_exp);
@@ -135,6 +146,8 @@ START_TEST(test_fastmath_ulp_whole_range) {
     ck_assert_msg(w.exp <= QKV_EXPF_ULP, "exp: %.3f ulp at x = %a", w.exp, (double)w.at_exp);
     ck_assert_msg(w.cdf <= QKV_CDF_ULP, "Phi: %.3f ulp at x = %a", w.cdf, (double)w.at_cdf);
     ck_assert_msg(w.pdf <= QKV_PDF_ULP, "phi: %.3f ulp at x = %a", w.pdf, (double)w.at_pdf);
+    ck_assert_msg(w.exp_nonpos_bad == 0, "qkv_expf_nonpos_fast: %llu floats <= 0 differ from qkv_expf_fast (first x = %a)",
+                  (unsigned long long)w.exp_nonpos_bad, (double)w.at_exp_nonpos);
     ck_assert_msg(w.gelu_bad == 0, "qkv_gelu_fast: %llu floats differ from x Phi(x), Phi + x phi (first x = %a)",
                   (unsigned long long)w.gelu_bad, (double)w.at_gelu);
 }
@@ -182,6 +195,9 @@ START_TEST(test_fastmath_special_values) {
     ck_assert(qkv_expf_fast(-100.0f) > 0 && qkv_expf_fast(-100.0f) < FLT_MIN); /* subnormal, as expf */
     ck_assert(qkv_expf_fast(0.0f) == 1.0f);
     ck_assert(isnan(qkv_expf_fast(NAN)));
+    ck_assert(qkv_expf_nonpos_fast(-INFINITY) == 0.0f && qkv_expf_nonpos_fast(-1000.0f) == 0.0f);
+    ck_assert(qkv_expf_nonpos_fast(0.0f) == 1.0f && qkv_expf_nonpos_fast(-0.0f) == 1.0f);
+    ck_assert(isnan(qkv_expf_nonpos_fast(NAN)) && isnan(qkv_expf_nonpos_fast(-NAN)));
     float pdf;
     ck_assert(qkv_normal_cdf_fast(0.0f) == 0.5f);
     ck_assert(isnan(qkv_normal_cdf_pdf_fast(NAN, &pdf)) && isnan(pdf));
