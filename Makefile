@@ -229,7 +229,7 @@ help:
 	@echo "make study-second the second edition (quick + extra, ~70 min)"
 	@echo "make study-full the study as designed (docs/qkv-answer.md gives its compute)"
 	@echo "make examples   build and run examples/"
-	@echo "make check-fastmath  every float through the kernels' exp and normal CDF (against libm)"
+	@echo "make check-fastmath  every float through the kernels' exp, normal CDF (against libm) and GELU"
 	@echo "make valgrind   the end-to-end commands under valgrind memcheck"
 	@echo "make bench      time the training step of the standard sizes"
 	@echo "make bench-gemm time one recall step's sgemm calls on OpenBLAS, BLIS and libxsmm"

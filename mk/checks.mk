@@ -26,7 +26,7 @@ examples: $(EXAMPLE_BINS)
 	    echo "  RUN     $(BUILD)/examples/$$run"; \
 	    OPENBLAS_NUM_THREADS=1 $(BUILD)/examples/$$run || exit 1; done
 
-# every float through the float kernels' exp and normal CDF (tests/test_fastmath.c), one
+# every float through the float kernels' exp, normal CDF and GELU (tests/test_fastmath.c), one
 # process per core; make test checks every 61st
 check-fastmath: $(BUILD)/run_tests
 	$(Q)n=$$(nproc); k=0; pids=; while [ $$k -lt $$n ]; do \

@@ -47,10 +47,48 @@ QKV_VECTOR_CLONES
 static void cdf_array(int n, const float *x, float *cdf, float *pdf) {
     for (int i = 0; i < n; i++) cdf[i] = qkv_normal_cdf_pdf_fast(x[i], &pdf[i]);
 }
+QKV_VECTOR_CLONES
+static void exp_nonpos_array(int n, const float *x, float *y) {
+    for (int i = 0; i < n; i++) y[i] = qkv_expf_nonpos_fast(x[i]);
+}
+QKV_VECTOR_CLONES
+static void gelu_array(int n, const float *x, float *y, float *d) {
+    for (int i = 0; i < n; i++) y[i] = qkv_gelu_fast(x[i], &d[i]);
+}
+
+/* GELU from Phi and phi as qkv_gelu_fast promises its bits: x Phi(x) and Phi + x phi */
+static void gelu_composed(float x, float cdf, float pdf, float *y, float *d) {
+    *y = x * cdf;
+    *d = cdf + x * pdf;
+}
+
+/* the same float, or both NaN */
+static int same_bits(float a, float b) {
+    return isnan(a) ? isnan(b) : memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* how many of x[0..n) whose GELU (y, d) differs from the composed one's bits (c, p: Phi, phi) */
+static uint64_t gelu_mismatches(int n, const float *x, const float *c, const float *p, const float *y, const float *d,
+                                float *at) {
+    uint64_t bad = 0;
+    for (int i = 0; i < n; i++) {
+        float gy, gd;
+        gelu_composed(x[i], c[i], p[i], &gy, &gd);
+        if (!same_bits(gy, y[i]) || !same_bits(gd, d[i])) {
+            if (!bad) *at = x[i];
+            bad++;
+        }
+    }
+    return bad;
+}
 
 #define CHUNK 4096
 
-typedef struct { double exp, cdf, pdf; float at_exp, at_cdf, at_pdf; uint64_t n; } worst_t;
+typedef struct {
+    double exp, cdf, pdf;
+    float at_exp, at_cdf, at_pdf, at_gelu, at_exp_nonpos;
+    uint64_t n, gelu_bad, exp_nonpos_bad;
+} worst_t;
 
 static void note(double err, float x, double *worst, float *at) {
     if (err > *worst) { *worst = err; *at = x; }
@@ -58,12 +96,20 @@ static void note(double err, float x, double *worst, float *at) {
 
 /* the bit patterns u = start, start + stride, ... below end, in chunks */
 static void sweep(uint64_t start, uint64_t end, uint64_t stride, worst_t *w) {
-    static float x[CHUNK], y[CHUNK], c[CHUNK], p[CHUNK];
+    static float x[CHUNK], y[CHUNK], c[CHUNK], p[CHUNK], gy[CHUNK], gd[CHUNK], e0[CHUNK];
     for (uint64_t u = start; u < end;) {
         int n = 0;
         for (; n < CHUNK && u < end; n++, u += stride) x[n] = from_bits((uint32_t)u);
         exp_array(n, x, y);
         cdf_array(n, x, c, p);
+        gelu_array(n, x, gy, gd);
+        float at = 0;
+        uint64_t bad = gelu_mismatches(n, x, c, p, gy, gd, &at);
+        if (bad && !w->gelu_bad) w->at_gelu = at;
+        w->gelu_bad += bad;
+        exp_nonpos_array(n, x, e0); /* its domain: x <= 0 and NaN */
+        for (int i = 0; i < n; i++)
+            if (!(x[i] > 0) && !same_bits(e0[i], y[i]) && !w->exp_nonpos_bad++) w->at_exp_nonpos = x[i];
         for (int i = 0; i < n; i++) {
             double xd = x[i];
             note(ulp_error(y[i], exp(xd)), x[i], &w->exp, &w->at_exp);
@@ -100,6 +146,10 @@ START_TEST(test_fastmath_ulp_whole_range) {
     ck_assert_msg(w.exp <= QKV_EXPF_ULP, "exp: %.3f ulp at x = %a", w.exp, (double)w.at_exp);
     ck_assert_msg(w.cdf <= QKV_CDF_ULP, "Phi: %.3f ulp at x = %a", w.cdf, (double)w.at_cdf);
     ck_assert_msg(w.pdf <= QKV_PDF_ULP, "phi: %.3f ulp at x = %a", w.pdf, (double)w.at_pdf);
+    ck_assert_msg(w.exp_nonpos_bad == 0, "qkv_expf_nonpos_fast: %llu floats <= 0 differ from qkv_expf_fast (first x = %a)",
+                  (unsigned long long)w.exp_nonpos_bad, (double)w.at_exp_nonpos);
+    ck_assert_msg(w.gelu_bad == 0, "qkv_gelu_fast: %llu floats differ from x Phi(x), Phi + x phi (first x = %a)",
+                  (unsigned long long)w.gelu_bad, (double)w.at_gelu);
 }
 END_TEST
 
@@ -145,6 +195,9 @@ START_TEST(test_fastmath_special_values) {
     ck_assert(qkv_expf_fast(-100.0f) > 0 && qkv_expf_fast(-100.0f) < FLT_MIN); /* subnormal, as expf */
     ck_assert(qkv_expf_fast(0.0f) == 1.0f);
     ck_assert(isnan(qkv_expf_fast(NAN)));
+    ck_assert(qkv_expf_nonpos_fast(-INFINITY) == 0.0f && qkv_expf_nonpos_fast(-1000.0f) == 0.0f);
+    ck_assert(qkv_expf_nonpos_fast(0.0f) == 1.0f && qkv_expf_nonpos_fast(-0.0f) == 1.0f);
+    ck_assert(isnan(qkv_expf_nonpos_fast(NAN)) && isnan(qkv_expf_nonpos_fast(-NAN)));
     float pdf;
     ck_assert(qkv_normal_cdf_fast(0.0f) == 0.5f);
     ck_assert(isnan(qkv_normal_cdf_pdf_fast(NAN, &pdf)) && isnan(pdf));
@@ -177,6 +230,30 @@ START_TEST(test_fastmath_same_bits_every_path) {
 }
 END_TEST
 
+/* GELU whose derivative takes phi as e^(-x^2/2) of the rounded x^2 (without the split x^2 =
+ * hi + lo): within a few ulp of the right one, and the bit comparison above must see it */
+QKV_VECTOR_CLONES
+static void gelu_without_lo_array(int n, const float *x, float *y, float *d) {
+    for (int i = 0; i < n; i++) {
+        float cdf = qkv_normal_cdf_fast(x[i]), pdf = 0.39894228040143268f * qkv_expf_fast(-0.5f * (x[i] * x[i]));
+        y[i] = x[i] * cdf;
+        d[i] = cdf + x[i] * pdf;
+    }
+}
+
+START_TEST(test_fastmath_gelu_mismatch_is_seen) {
+    enum { N = 4096 };
+    static float x[N], c[N], p[N], y[N], d[N];
+    for (int i = 0; i < N; i++) x[i] = -6.0f + 12.0f * (float)i / N;
+    cdf_array(N, x, c, p);
+    gelu_array(N, x, y, d);
+    float at = 0;
+    ck_assert_uint_eq(gelu_mismatches(N, x, c, p, y, d, &at), 0);
+    gelu_without_lo_array(N, x, y, d);
+    ck_assert_uint_gt(gelu_mismatches(N, x, c, p, y, d, &at), N / 100);
+}
+END_TEST
+
 Suite *fastmath_suite(void) {
     Suite *s = suite_create("fastmath");
     TCase *tc = tcase_create("accuracy");
@@ -185,6 +262,7 @@ Suite *fastmath_suite(void) {
     tcase_add_test(tc, test_fastmath_special_values);
     tcase_add_test(tc, test_fastmath_relative_bounds);
     tcase_add_test(tc, test_fastmath_same_bits_every_path);
+    tcase_add_test(tc, test_fastmath_gelu_mismatch_is_seen);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,6 +1,7 @@
 /* Optimizers against PyTorch: 20 steps of SGD, Adam and AdamW (with momentum, L2 and
  * decoupled weight decay, clipping and a warmup + cosine schedule) on a committed fixture,
- * parameters within 1e-5 relative. Plus the schedule's shape and clipping on its own. */
+ * parameters within 1e-5 relative. Plus the schedule's shape and clipping on its own, and the
+ * training loop's fused passes over the flat buffers against the passes they replace. */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -9,7 +10,8 @@
 #include <string.h>
 
 #include "io/safetensors.h"
-#include "optim/optim.h"
+#include "optim/optim_internal.h"
+#include "tensor/kernels.h"
 #include "suites.h"
 
 static const char *const FIX[] = {"sgd", "sgd_momentum_wd", "adam", "adam_l2", "adamw",
@@ -111,12 +113,108 @@ START_TEST(test_clip_grad_norm) {
 }
 END_TEST
 
+/* n pseudo-random floats of both signs spread over a few decades */
+static void fill_random(float *x, int64_t n, uint32_t seed) {
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = ((float)(int32_t)seed * 0x1p-31f) * (float)(1 << (seed >> 29));
+    }
+}
+
+static int same_floats(const float *a, const float *b, int64_t n) { return memcmp(a, b, (size_t)n * sizeof *a) == 0; }
+
+/* the gradient's norm in 16 fixed lanes: the serial double sum's value (1e-12 relative; they
+ * round differently), the same bits twice, and a changed element seen */
+START_TEST(test_grad_norm_lanes) {
+    enum { N = 100003 }; /* not a multiple of 16: the tail too */
+    static float g[N];
+    fill_random(g, N, 7);
+    for (int64_t n = 0; n <= N; n += n < 40 ? 1 : 49999) {
+        double serial = 0;
+        for (int64_t i = 0; i < n; i++) serial += (double)g[i] * g[i];
+        serial = sqrt(serial);
+        double a = qkv_grad_norm(g, n), b = qkv_grad_norm(g, n);
+        ck_assert_msg(fabs(a - serial) <= 1e-12 * serial, "n = %lld: lanes %.17g, serial %.17g", (long long)n, a, serial);
+        ck_assert(memcmp(&a, &b, sizeof a) == 0);
+    }
+    double before = qkv_grad_norm(g, N);
+    g[N - 1] = 1e3f; /* in the tail */
+    ck_assert(qkv_grad_norm(g, N) > before);
+}
+END_TEST
+
+/* the optimizer's step that leaves g zero: the parameters and moments of qkv_optim_step, bit
+ * for bit, for every kind, and g zero afterwards; a step that did not zero is caught */
+START_TEST(test_step_zero_same_bits) {
+    enum { N = 1029, STEPS = 4 };
+    static float p1[N], p2[N], g1[N], g2[N];
+    const qkv_optim_config cs[] = {
+        {.kind = QKV_OPT_SGD, .lr = 0.1},
+        {.kind = QKV_OPT_SGD, .lr = 0.1, .momentum = 0.9, .weight_decay = 0.01},
+        {.kind = QKV_OPT_ADAM, .lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8},
+        {.kind = QKV_OPT_ADAM, .lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.1},
+        {.kind = QKV_OPT_ADAMW, .lr = 1e-3, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-6, .weight_decay = 0.1},
+        {.kind = QKV_OPT_ADAMW, .lr = 1e-3, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-6},
+    };
+    static const float zeros[N];
+    for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        qkv_optim a, b;
+        ck_assert_int_eq(qkv_optim_init(&a, &cs[k], N), 0);
+        ck_assert_int_eq(qkv_optim_init(&b, &cs[k], N), 0);
+        fill_random(p1, N, 11);
+        memcpy(p2, p1, sizeof p1);
+        for (int s = 0; s < STEPS; s++) {
+            fill_random(g1, N, 100 + (uint32_t)s);
+            memcpy(g2, g1, sizeof g1);
+            qkv_optim_step(&a, p1, g1, cs[k].lr);
+            qkv__optim_step_zero(&b, p2, g2, cs[k].lr);
+            ck_assert_msg(same_floats(p1, p2, N), "optimizer %zu, step %d: parameters differ", k, s);
+            ck_assert(!a.m || same_floats(a.m, b.m, N));
+            ck_assert(!a.v || same_floats(a.v, b.v, N));
+            ck_assert_msg(same_floats(g2, zeros, N), "optimizer %zu, step %d: g not zero", k, s);
+        }
+        ck_assert(!same_floats(g1, zeros, N)); /* the plain step leaves g: the check above can fail */
+        qkv_optim_free(&a);
+        qkv_optim_free(&b);
+    }
+}
+END_TEST
+
+/* acc = g, then acc += g with g left zero each time: the running sum of the plain adds, bit for
+ * bit (the training loop's sum of micro-batch gradients), at sizes with vector tails */
+START_TEST(test_accumulate_zero) {
+    enum { N = 40007, PARTS = 5 };
+    static float acc[N], ref[N], g[N], gs[PARTS][N];
+    static const float zeros[N];
+    for (int64_t n = 1; n <= N; n += n < 64 ? 7 : 19997) {
+        for (int k = 0; k < PARTS; k++) fill_random(gs[k], n, 31 + (uint32_t)k);
+        memcpy(ref, gs[0], (size_t)n * sizeof *ref);
+        for (int k = 1; k < PARTS; k++) qkv__k_binary_flat_f32(QKV_BIN_ADD, n, ref, gs[k], ref);
+        for (int k = 0; k < PARTS; k++) {
+            memcpy(g, gs[k], (size_t)n * sizeof *g);
+            qkv__k_accumulate_zero_f32(n, acc, g, k == 0);
+            ck_assert_msg(same_floats(g, zeros, n), "n = %lld: g not zero after part %d", (long long)n, k);
+        }
+        ck_assert_msg(same_floats(acc, ref, n), "n = %lld: the sum differs from the plain adds'", (long long)n);
+        /* the sum taken in another order differs: the comparison sees the order */
+        if (n > 1000) {
+            memcpy(ref, gs[PARTS - 1], (size_t)n * sizeof *ref);
+            for (int k = PARTS - 2; k >= 0; k--) qkv__k_binary_flat_f32(QKV_BIN_ADD, n, ref, gs[k], ref);
+            ck_assert(!same_floats(acc, ref, n));
+        }
+    }
+}
+END_TEST
+
 Suite *optim_suite(void) {
     Suite *s = suite_create("optim");
     TCase *tc = tcase_create("optim");
     tcase_add_loop_test(tc, test_optimizer_matches_pytorch, 0, (int)(sizeof FIX / sizeof FIX[0]));
     tcase_add_test(tc, test_schedule_shape);
     tcase_add_test(tc, test_clip_grad_norm);
+    tcase_add_test(tc, test_grad_norm_lanes);
+    tcase_add_test(tc, test_step_zero_same_bits);
+    tcase_add_test(tc, test_accumulate_zero);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,5 +1,5 @@
 #include "tensor/vector_clones.h"
-#include "optim/optim.h"
+#include "optim/optim_internal.h"
 #include "tensor/parallel.h"
 
 #include <math.h>
@@ -48,20 +48,20 @@ static void sgd(qkv_optim *o, float *p, float *g, double lr) {
 typedef struct {
     float *p, *g, *m, *v;
     float b1, b2, a1, a2, eps, step_size, bc2_sqrt, wd, shrink;
-    bool decoupled;
+    bool decoupled, zero; /* zero: g = 0 after it is read */
 } adam_job;
 
 /* one pass over [i0, i1), vectorisable, in the order of PyTorch's single-tensor Adam */
 QKV_VECTOR_CLONES
 static void adam_range(void *arg, int64_t i0, int64_t i1) {
     const adam_job *j = arg;
-    float *p = j->p, *m = j->m, *v = j->v;
-    const float *g = j->g;
+    float *p = j->p, *m = j->m, *v = j->v, *g = j->g;
     const float b1 = j->b1, b2 = j->b2, a1 = j->a1, a2 = j->a2, eps = j->eps, step = j->step_size;
     const float bc2_sqrt = j->bc2_sqrt, wd = j->wd, shrink = j->shrink;
-    const bool decoupled = j->decoupled;
+    const bool decoupled = j->decoupled, zero = j->zero;
     for (int64_t i = i0; i < i1; i++) {
         float gi = g[i];
+        if (zero) g[i] = 0;
         if (decoupled) p[i] *= shrink;
         else if (wd != 0) gi += wd * p[i];
         m[i] = m[i] * b1 + a1 * gi;
@@ -71,31 +71,49 @@ static void adam_range(void *arg, int64_t i0, int64_t i1) {
     }
 }
 
-static void adam(qkv_optim *o, float *p, float *g, double lr, bool decoupled) {
+static void adam(qkv_optim *o, float *p, float *g, double lr, bool decoupled, bool zero) {
     const qkv_optim_config *c = &o->cfg;
     double bc1 = 1 - pow(c->beta1, (double)o->step), bc2 = 1 - pow(c->beta2, (double)o->step);
     /* scalars are computed in double and rounded once, as PyTorch passes them to its kernels */
     adam_job j = {.p = p, .g = g, .m = o->m, .v = o->v, .b1 = (float)c->beta1, .b2 = (float)c->beta2,
                   .a1 = (float)(1 - c->beta1), .a2 = (float)(1 - c->beta2), .eps = (float)c->eps,
                   .step_size = (float)(lr / bc1), .bc2_sqrt = (float)sqrt(bc2), .wd = (float)c->weight_decay,
-                  .shrink = (float)(1 - lr * c->weight_decay), .decoupled = decoupled};
+                  .shrink = (float)(1 - lr * c->weight_decay), .decoupled = decoupled, .zero = zero};
     qkv__parallel_for(o->n, 16384, adam_range, &j);
 }
 
-void qkv_optim_step(qkv_optim *o, float *p, float *g, double lr) {
+static void step(qkv_optim *o, float *p, float *g, double lr, bool zero) {
     o->step++;
     switch (o->cfg.kind) {
-    case QKV_OPT_SGD: sgd(o, p, g, lr); break;
-    case QKV_OPT_ADAM: adam(o, p, g, lr, false); break;
-    default: adam(o, p, g, lr, o->cfg.weight_decay != 0); break;
+    case QKV_OPT_SGD:
+        sgd(o, p, g, lr);
+        if (zero) memset(g, 0, (size_t)o->n * sizeof *g);
+        break;
+    case QKV_OPT_ADAM: adam(o, p, g, lr, false, zero); break;
+    default: adam(o, p, g, lr, o->cfg.weight_decay != 0, zero); break;
     }
 }
 
-double qkv_grad_norm(const float *g, int64_t n) {
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) s += (double)g[i] * g[i];
-    return sqrt(s);
+void qkv_optim_step(qkv_optim *o, float *p, float *g, double lr) { step(o, p, g, lr, false); }
+
+void qkv__optim_step_zero(qkv_optim *o, float *p, float *g, double lr) { step(o, p, g, lr, true); }
+
+/* the sum of g's squares in double, in 16 fixed lanes (element i in lane i mod 16) added
+ * pairwise in a fixed order: it vectorises on every width with the same bits (a serial sum is
+ * one chain of dependent adds) */
+QKV_VECTOR_CLONES
+static double sum_squares(const float *g, int64_t n) {
+    double acc[16] = {0};
+    int64_t b = 0;
+    for (; b + 16 <= n; b += 16)
+        for (int k = 0; k < 16; k++) acc[k] += (double)g[b + k] * g[b + k];
+    for (int64_t i = b; i < n; i++) acc[i - b] += (double)g[i] * g[i];
+    for (int w = 8; w >= 1; w /= 2)
+        for (int k = 0; k < w; k++) acc[k] += acc[k + w];
+    return acc[0];
 }
+
+double qkv_grad_norm(const float *g, int64_t n) { return sqrt(sum_squares(g, n)); }
 
 double qkv_clip_grad_norm(float *g, int64_t n, double max_norm) {
     double norm = qkv_grad_norm(g, n);

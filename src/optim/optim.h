@@ -27,7 +27,7 @@ QKV_API void qkv_optim_free(qkv_optim *o);
 /* one update of p (n) from g (n) at learning rate lr; g is modified when weight decay is L2 */
 QKV_API void qkv_optim_step(qkv_optim *o, float *p, float *g, double lr);
 
-/* ||g||_2 over n elements (accumulated in double) */
+/* ||g||_2 over n elements (accumulated in double, in a fixed order) */
 QKV_API double qkv_grad_norm(const float *g, int64_t n);
 /* if ||g|| > max_norm: g *= max_norm / (||g|| + 1e-6) (PyTorch clip_grad_norm_); returns ||g|| before */
 QKV_API double qkv_clip_grad_norm(float *g, int64_t n, double max_norm);

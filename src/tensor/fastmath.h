@@ -12,7 +12,10 @@
  * 61st bit pattern, and on all 2^32 by `make check-fastmath` in .ci/run):
  *   qkv_expf_fast(x): <= QKV_EXPF_ULP ulp for every x (inf above 88.72, 0 below -103.97, as expf);
  *   qkv_normal_cdf_fast(x): <= QKV_CDF_ULP ulp, its density (*pdf) <= QKV_PDF_ULP ulp, for every x
- *   (Phi misses 2 ulp: the rounding of t and the cancelling terms of F leave up to 5.9 ulp).
+ *   (Phi misses 2 ulp: the rounding of t and the cancelling terms of F leave up to 5.9 ulp);
+ *   qkv_expf_nonpos_fast(x), for x <= 0 or NaN: the bits of qkv_expf_fast;
+ *   qkv_gelu_fast(x): GELU and its derivative with the bits of x Phi(x) and Phi + x phi from
+ *   qkv_normal_cdf_pdf_fast (the same sweeps compare them bit for bit).
  * The double kernels (the gradient checks) keep libm's exp and erf. */
 #ifndef QKV_FASTMATH_H
 #define QKV_FASTMATH_H
@@ -98,6 +101,72 @@ QKV_FASTMATH_FN float qkv_normal_cdf_pdf_fast(float x, float *pdf) {
 QKV_FASTMATH_FN float qkv_normal_cdf_fast(float x) {
     float pdf;
     return qkv_normal_cdf_pdf_fast(x, &pdf);
+}
+
+/* e^w for w in [-112.5, 0] or NaN (a NaN gives a NaN): qkv_expf_fast's steps without its
+ * clamps and blends, the same bits (tests/test_fastmath.c). Its 2^n (n in [-162, 0]) comes from
+ * the rounding constant's bits as (p 2^(n+37)) 2^-37, whose first product is a normal float
+ * (exact) and whose second rounds once, to the same float as the generic two factors give;
+ * below -104, where the generic exp stops at e^-104, both round to 0. */
+QKV_FASTMATH_FN float qkv__expf_core(float w) {
+    float m = w * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23 + n: its bits 0x4B400000 + n */
+    float n = m - 12582912.0f;
+    float r = fmaf(n, -0.693145751953125f, w);
+    r = fmaf(n, -1.42860682030941723e-6f, r);
+    float p = 1.9875691500e-4f;
+    p = fmaf(p, r, 1.3981999507e-3f);
+    p = fmaf(p, r, 8.3334519073e-3f);
+    p = fmaf(p, r, 4.1665795894e-2f);
+    p = fmaf(p, r, 1.6666665459e-1f);
+    p = fmaf(p, r, 5.0000001201e-1f);
+    p = fmaf(p, r * r, r) + 1.0f;
+    uint32_t mb;
+    memcpy(&mb, &m, sizeof mb);
+    uint32_t sb = (mb + 164u) << 23; /* (n + 37 + 127) << 23: 2^(n+37), the low bits of 0x4B400000 being 0 */
+    float s;
+    memcpy(&s, &sb, sizeof s);
+    return (p * s) * 0x1p-37f;
+}
+
+/* e^x for x <= 0 (-inf included) or NaN, the bits of qkv_expf_fast: a softmax's exp(x - max) */
+QKV_FASTMATH_FN float qkv_expf_nonpos_fast(float x) {
+    return qkv__expf_core(x < -104.0f ? -104.0f : x); /* a NaN passes */
+}
+
+/* GELU x Phi(x) and (through *d) its derivative Phi(x) + x phi(x): the same bits as from
+ * qkv_normal_cdf_pdf_fast (`x * cdf`, `cdf + x * pdf`; every float: tests/test_fastmath.c), with
+ * only the steps GELU needs:
+ * - no NaN blends: |x| is clamped by a comparison a NaN fails, so Phi(NaN) is Phi(15), a
+ *   number, and x Phi(x) and Phi + x phi are NaN through x;
+ * - exp's argument -x^2/2 lies in [-112.5, 0]: qkv__expf_core, no clamps. */
+QKV_FASTMATH_FN float qkv_gelu_fast(float x, float *d) {
+    /* a = min(|x|, 15), a NaN to 15: on the bits, where a NaN's (above inf's) are the largest */
+    uint32_t ab;
+    memcpy(&ab, &x, sizeof ab);
+    ab &= 0x7FFFFFFFu;
+    ab = ab < 0x41700000u ? ab : 0x41700000u; /* 15.0f */
+    float a;
+    memcpy(&a, &ab, sizeof a);
+    float t = 1.0f / fmaf(0.35355339059327376f, a, 1.0f);
+    float f = 0.042352661f;
+    f = fmaf(f, t, -0.23085797f);
+    f = fmaf(f, t, 0.48617952f);
+    f = fmaf(f, t, -0.44697817f);
+    f = fmaf(f, t, 0.12708994f);
+    f = fmaf(f, t, -0.057232672f);
+    f = fmaf(f, t, 0.093000630f);
+    f = fmaf(f, t, 0.17537682f);
+    f = fmaf(f, t, 0.24688059f);
+    f = fmaf(f, t, 0.28209385f);
+    f = fmaf(f, t, 0.28209479f);
+    float hi = a * a, lo = fmaf(a, a, -hi);
+    float g = qkv__expf_core(-0.5f * hi); /* -x^2/2 in [-112.5, 0] */
+    g = fmaf(g, -0.5f * lo, g); /* e^(-x^2/2) */
+    float pdf = 0.39894228040143268f * g;
+    float half_erfc = (0.5f * (t * f)) * g;
+    float cdf = x < 0 ? half_erfc : 1.0f - half_erfc;
+    *d = cdf + x * pdf;
+    return x * cdf;
 }
 
 #endif

@@ -20,7 +20,7 @@
 #if QKV_KERNEL_F64
 #define EXP(v) exp(v)
 #else
-#define EXP(v) qkv_expf_fast(v) /* vectorisable, as in softmax */
+#define EXP(v) qkv_expf_nonpos_fast(v) /* vectorisable; its argument is never positive (x - max) */
 #endif
 
 /* causal products are computed in row blocks of this many queries: block r needs keys

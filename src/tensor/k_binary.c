@@ -96,6 +96,20 @@ static void binary_flat_backward_serial(qkv_binop op, int64_t n, const real *a, 
 }
 
 QKV_VECTOR_CLONES
+static void accumulate_zero_serial(int64_t n, real *acc, real *g, int first) {
+    if (first)
+        for (int64_t i = 0; i < n; i++) {
+            acc[i] = g[i];
+            g[i] = 0;
+        }
+    else
+        for (int64_t i = 0; i < n; i++) {
+            acc[i] += g[i];
+            g[i] = 0;
+        }
+}
+
+QKV_VECTOR_CLONES
 static void affine_serial(int64_t n, const real *x, double alpha, double beta, real *y) {
     real a = (real)alpha, b = (real)beta;
     for (int64_t i = 0; i < n; i++) y[i] = a * x[i] + b;
@@ -132,6 +146,16 @@ void K(binary_flat_backward)(qkv_binop op, int64_t n, const real *a, const real 
                              real *db, int zero) {
     flat_job j = {.op = op, .a = a, .b = b, .dy = dy, .da = da, .db = db, .zero = zero};
     qkv__parallel_for(n, QKV_GRAIN, binary_flat_backward_range, &j);
+}
+
+static void accumulate_zero_range(void *p, int64_t s, int64_t e) {
+    flat_job *j = p;
+    accumulate_zero_serial(e - s, j->y + s, j->da + s, j->zero);
+}
+void K(accumulate_zero)(int64_t n, real *acc, real *g, int first) {
+    QKV_ASSERT(n >= 0 && acc && g && acc != g, "accumulate_zero: n >= 0, two buffers");
+    flat_job j = {.y = acc, .da = g, .zero = first};
+    qkv__parallel_for(n, QKV_GRAIN, accumulate_zero_range, &j);
 }
 
 static void affine_range(void *p, int64_t s, int64_t e) {

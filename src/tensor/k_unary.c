@@ -8,17 +8,17 @@
 #define INV_SQRT_2PI 0.3989422804014327
 #define GELU_C 0.044715
 
-/* GELU x Phi(x) and its derivative Phi + x phi; in float from fastmath.h, in double from libm
- * (one definition each: the unary op and the linear's epilogue give the same bits) */
+/* GELU x Phi(x) and its derivative Phi + x phi; in float from fastmath.h (qkv_gelu_fast: the bits
+ * of its Phi and phi, without their range and NaN handling), in double from libm (one
+ * definition each: the unary op and the linear's epilogue give the same bits) */
 static inline __attribute__((always_inline)) real gelu_d(real x, real *d) {
 #if QKV_KERNEL_F64
     real cdf = (real)0.5 * (1 + erf(x * (real)INV_SQRT_2));
     *d = cdf + x * (real)INV_SQRT_2PI * exp((real)-0.5 * x * x);
-#else
-    float pdf, cdf = qkv_normal_cdf_pdf_fast(x, &pdf);
-    *d = cdf + x * pdf;
-#endif
     return x * cdf;
+#else
+    return qkv_gelu_fast(x, d);
+#endif
 }
 
 /* x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2 and its derivative */
@@ -44,7 +44,10 @@ static void unary_serial(qkv_unop op, int64_t n, const real *x, real *y, real *d
 #if QKV_KERNEL_F64
             for (int64_t i = 0; i < n; i++) y[i] = x[i] * ((real)0.5 * (1 + erf(x[i] * (real)INV_SQRT_2)));
 #else
-            for (int64_t i = 0; i < n; i++) y[i] = x[i] * qkv_normal_cdf_fast(x[i]);
+            for (int64_t i = 0; i < n; i++) {
+                real dd;
+                y[i] = qkv_gelu_fast(x[i], &dd);
+            }
 #endif
         break;
     case QKV_UN_GELU_TANH: /* x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2 */
@@ -146,7 +149,7 @@ static void bias_act_range(void *p, int64_t r0, int64_t r1) {
 #if QKV_KERNEL_F64
                 for (int64_t k = 0; k < n; k++) y[k] = y[k] * ((real)0.5 * (1 + erf(y[k] * (real)INV_SQRT_2)));
 #else
-                for (int64_t k = 0; k < n; k++) y[k] = y[k] * qkv_normal_cdf_fast(y[k]);
+                for (int64_t k = 0; k < n; k++) y[k] = qkv_gelu_fast(y[k], &dd);
 #endif
                 break;
             }

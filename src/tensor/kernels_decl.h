@@ -27,6 +27,10 @@ QKV_INTERNAL void QKV_K(binary_flat)(qkv_binop op, int64_t n, const QKV_KREAL *a
 QKV_INTERNAL void QKV_K(binary_flat_backward)(qkv_binop op, int64_t n, const QKV_KREAL *a, const QKV_KREAL *b,
                                  const QKV_KREAL *dy, QKV_KREAL *da, QKV_KREAL *db, int zero);
 
+/* a gradient taken into a running sum and left zero for the next one: acc = g (first) or
+ * acc += g, then g = 0, in one pass */
+QKV_INTERNAL void QKV_K(accumulate_zero)(int64_t n, QKV_KREAL *acc, QKV_KREAL *g, int first);
+
 /* y (rows,n): every row = b (n)  (a bias, before a product accumulates onto it) */
 QKV_INTERNAL void QKV_K(fill_rows)(int64_t rows, int64_t n, const QKV_KREAL *b, QKV_KREAL *y);
 /* db (n) += sum over rows of dy (rows,n) */

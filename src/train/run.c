@@ -3,6 +3,7 @@
 #include "train/stop.h"
 #include "io/fileio.h"
 #include "io/strbuf.h"
+#include "optim/optim_internal.h"
 #include "tensor/buildinfo.h"
 #include "tensor/parallel.h"
 #include "train/memory.h"
@@ -367,13 +368,15 @@ int qkv__run_update(qkv__run *r, double lv, bool *updated, qkv_err *e) {
         fprintf(stderr, "%sqkv train: step %lld: skipped (non-finite value in %s); %lld skipped so far\n",
                 r->tty ? "\r\033[K" : "", r->st.step + 1, what, r->st.skipped);
     } else {
-        qkv_optim_step(&r->optim, params, grads, r->lr);
+        qkv__optim_step_zero(&r->optim, params, grads, r->lr); /* the gradients left zero */
+        r->grad_zero = true;
         *updated = true;
         r->st.loss_sum += lv;
         r->st.loss_count++;
         r->st.last_loss = lv;
     }
-    qkv_params_zero_grad(&r->model->params);
+    if (!r->grad_zero) qkv_params_zero_grad(&r->model->params);
+    r->grad_zero = true;
     r->st.step++;
     r->tokens_since += (long long)tc->batch * r->batch.T;
 

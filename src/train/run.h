@@ -28,6 +28,7 @@ typedef struct qkv__run {
     int rows;                       /* examples per micro-batch */
     float *slots;                   /* every micro-batch's gradient (shards x n), with several processes or workers */
     float *acc;                     /* the gradients' running sum (n) with one process and one worker */
+    bool grad_zero;                 /* model's gradient buffer holds zeros (left so by the pass that read it) */
     int workers;                    /* threads that each compute whole micro-batches (1: the caller alone) */
     qkv_model **reps;               /* per worker: a replica of the model (its own gradients) */
     qkv_ctx **ctxs;                 /* per worker: its own tape and arena */

@@ -17,7 +17,8 @@
 static int micro_batch(qkv__run *r, qkv_model *m, qkv_ctx *ctx, int j, int64_t total, float *dst, qkv_err *e) {
     int k = r->first + j;
     qkv_batch v = qkv__batch_view(&r->batch, j * r->rows, r->rows);
-    qkv_params_zero_grad(&m->params);
+    if (m != r->model || !r->grad_zero) qkv_params_zero_grad(&m->params);
+    if (m == r->model) r->grad_zero = false;
     qkv_ctx_reset(ctx);
     qkv_tensor *l = qkv_model_loss(ctx, m, &v.tokens, &v.targets, v.has_pad ? &v.pad : NULL);
     if (!l || (r->counts[k] > 0 && qkv_backward(ctx, qkv_scale(ctx, l, (double)r->counts[k] / (double)total)))) {
@@ -75,15 +76,17 @@ static int step_gradient(qkv__run *r, double *loss, qkv_err *e) {
         for (int j = 0; j < r->mine; j++) {
             float *dst = r->acc ? NULL : r->slots + (size_t)(r->first + j) * (size_t)n;
             if (micro_batch(r, m, r->ctx, j, total, dst, e)) return -1;
-            if (r->acc) { /* one process, one worker: the running sum */
-                if (j == 0) memcpy(r->acc, g, (size_t)n * sizeof *g);
-                else qkv__k_binary_flat_f32(QKV_BIN_ADD, n, r->acc, g, r->acc); /* acc += g, vectorised */
+            /* one process, one worker: the running sum, g left zero for the next micro-batch
+             * (acc = g, then acc += g, vectorised), the last one added into g itself */
+            if (r->acc && j + 1 < r->mine) {
+                qkv__k_accumulate_zero_f32(n, r->acc, g, j == 0);
+                r->grad_zero = true;
+            } else if (r->acc && j > 0) {
+                qkv__k_binary_flat_f32(QKV_BIN_ADD, n, r->acc, g, g); /* g = acc + g */
             }
         }
     }
-    if (r->acc) {
-        memcpy(g, r->acc, (size_t)n * sizeof *g);
-    } else {
+    if (!r->acc) {
         if (qkv__dist_allgather(&r->dist, r->slots + (size_t)r->first * (size_t)n, r->slots,
                                (size_t)r->mine * (size_t)n * sizeof *g) ||
             qkv__dist_allgather(&r->dist, r->losses + r->first, r->losses, (size_t)r->mine * sizeof *r->losses)) {
