@@ -566,17 +566,39 @@ void qkv__run_fail_everywhere(const qkv__run *r, const char *msg) {
     qkv__dist_abort(&r->dist, 1);
 }
 
-bool qkv__run_any(const qkv__run *r, bool mine) {
-    return qkv__run_first(r, mine) != 0;
-}
-
-int qkv__run_first(const qkv__run *r, int mine) {
-    if (r->dist.size == 1) return mine;
+/* the first process (by rank) whose `mine` is not 0, or -1 when none */
+static int first_rank(const qkv__run *r, int mine) {
+    if (r->dist.size == 1) return mine ? 0 : -1;
     int all[256];
     int *buf = r->dist.size <= 256 ? all : malloc((size_t)r->dist.size * sizeof *buf);
     if (!buf || qkv__dist_allgather(&r->dist, &mine, buf, sizeof mine)) qkv__run_fail_everywhere(r, "cannot exchange flags");
-    int out = 0;
-    for (int i = 0; i < r->dist.size && !out; i++) out = buf[i];
+    int out = -1;
+    for (int i = 0; i < r->dist.size && out < 0; i++)
+        if (buf[i]) out = i;
     if (buf != all) free(buf);
     return out;
+}
+
+bool qkv__run_any(const qkv__run *r, bool mine) {
+    return first_rank(r, mine) >= 0;
+}
+
+int qkv__run_first_error(const qkv__run *r, int rc, qkv_err *e) {
+    if (rc && e->code == QKV_ERR_OK) e->code = QKV_ERR_FAIL;
+    int first = first_rank(r, rc != 0);
+    if (first < 0) return 0;
+    if (r->dist.size == 1) return -1;
+    /* every process's message (one fixed-size line each), the first one's kept */
+    char *msgs = malloc((size_t)r->dist.size * QKV_ERR_MSG);
+    qkv_err mine = *e;
+    if (!rc) qkv_err_set(&mine, QKV_ERR_FAIL, "another process could not set up the run");
+    if (!msgs || qkv__dist_allgather(&r->dist, mine.msg, msgs, QKV_ERR_MSG)) qkv__run_fail_everywhere(r, mine.msg);
+    int code = (int)mine.code, *all = malloc((size_t)r->dist.size * sizeof code);
+    if (!all || qkv__dist_allgather(&r->dist, &code, all, sizeof code)) qkv__run_fail_everywhere(r, mine.msg);
+    e->code = (qkv_err_code)all[first];
+    memcpy(e->msg, msgs + (size_t)first * QKV_ERR_MSG, QKV_ERR_MSG);
+    e->msg[QKV_ERR_MSG - 1] = '\0';
+    free(all);
+    free(msgs);
+    return -1;
 }

@@ -77,8 +77,10 @@ QKV_INTERNAL bool qkv__run_should_stop(const qkv__run *r);
 QKV_INTERNAL void qkv__run_fail_everywhere(const qkv__run *r, const char *msg);
 /* whether any process says `mine` (a stop, an error) */
 QKV_INTERNAL bool qkv__run_any(const qkv__run *r, bool mine);
-/* the first process's (by rank) of the values that are not 0 (an error's code), or 0 */
-QKV_INTERNAL int qkv__run_first(const qkv__run *r, int mine);
+/* a stage every process went through, rc its outcome here (0, or -1 with e): 0 when it went
+ * well everywhere; else -1 on every process with e the first failing process's (by rank) code
+ * and message, so that any process can speak for all */
+QKV_INTERNAL int qkv__run_first_error(const qkv__run *r, int rc, qkv_err *e);
 /* rows [first, first + rows) of a batch, as a batch of their own */
 QKV_INTERNAL qkv_batch qkv__batch_view(const qkv_batch *all, int first, int rows);
 

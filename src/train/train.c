@@ -111,10 +111,9 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
     r->dist = qkv__dist_world();
     int rc = qkv__run_setup(r, e);
     bool too_big = rc && e->code == QKV_ERR_MEMORY; /* nothing was set up, nothing to finish */
-    /* every process starts, or none does; then each fails as the first that could not (its code:
-     * the same exit status from every process) */
-    qkv_err_code first = (qkv_err_code)qkv__run_first(r, !rc ? QKV_ERR_OK : e->code ? (int)e->code : QKV_ERR_FAIL);
-    if (first && !rc) rc = qkv_err_set(e, first, "another process could not set up the run");
+    /* every process starts, or none does; then each holds the error of the first that could not
+     * (its code and its message) */
+    rc = qkv__run_first_error(r, rc, e);
     r->t0 = r->t_log = qkv_clock_seconds();
     while (!rc && r->st.step < cfg->train.steps) {
         /* every process stops at the same step: one that is asked to tells the others */
