@@ -221,7 +221,7 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
     const qkv_ablate_results *r = p->r;
     qkv__report_doc_paragraph(doc);
-    TEXT("qkv %s trained %d variant%s \xc3\x97 ", r->version ? r->version : "(unknown version)", p->nv,
+    TEXT("qkv %s trained %d variant%s \xc3\x97 ", r->version[0] ? r->version : "(unknown version)", p->nv,
          p->nv == 1 ? "" : "s");
     if (cfg->n_lrs) {
         TEXT("%d learning rate%s (", cfg->n_lrs, cfg->n_lrs == 1 ? "" : "s");
