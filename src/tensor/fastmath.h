@@ -66,15 +66,9 @@ QKV_FASTMATH_FN float qkv_expf_fast(float x) {
     return x == x ? y : x;
 }
 
-/* Phi(x) = P(N(0,1) <= x) = erfc(-x / sqrt 2) / 2 and, through *pdf, the density
- * phi(x) = e^(-x^2/2) / sqrt(2 pi), which shares its Gaussian factor (GELU needs both).
- * erfc(z) = t F(t) e^(-z^2) for z = |x| / sqrt 2 >= 0, t = 1 / (1 + z/2), with F(t) =
- * erfcx(z) / t a smooth function on (0, 1] fitted by a degree-10 polynomial (relative error
- * 1.1e-8; scripts/fit_normal_cdf.py): no second exp. */
-QKV_FASTMATH_FN float qkv_normal_cdf_pdf_fast(float x, float *pdf) {
-    float a = x < 0 ? -x : x;
-    a = a > 15.0f ? 15.0f : a; /* Phi(-15) = 3.7e-51 and phi(15) = 7.4e-50: both round to 0; NaN stays NaN */
-    float t = 1.0f / fmaf(0.35355339059327376f, a, 1.0f); /* 1 / (1 + z/2) */
+/* F(t) = erfcx(z) / t for t = 1 / (1 + z/2) in (0, 1]: the degree-10 fit of
+ * qkv_normal_cdf_pdf_fast (scripts/fit_normal_cdf.py), one Horner chain of fmaf */
+QKV_FASTMATH_FN float qkv__erfc_poly(float t) {
     float f = 0.042352661f;
     f = fmaf(f, t, -0.23085797f);
     f = fmaf(f, t, 0.48617952f);
@@ -86,6 +80,19 @@ QKV_FASTMATH_FN float qkv_normal_cdf_pdf_fast(float x, float *pdf) {
     f = fmaf(f, t, 0.24688059f);
     f = fmaf(f, t, 0.28209385f);
     f = fmaf(f, t, 0.28209479f);
+    return f;
+}
+
+/* Phi(x) = P(N(0,1) <= x) = erfc(-x / sqrt 2) / 2 and, through *pdf, the density
+ * phi(x) = e^(-x^2/2) / sqrt(2 pi), which shares its Gaussian factor (GELU needs both).
+ * erfc(z) = t F(t) e^(-z^2) for z = |x| / sqrt 2 >= 0, t = 1 / (1 + z/2), with F(t) =
+ * erfcx(z) / t a smooth function on (0, 1] fitted by a degree-10 polynomial (relative error
+ * 1.1e-8; scripts/fit_normal_cdf.py): no second exp. */
+QKV_FASTMATH_FN float qkv_normal_cdf_pdf_fast(float x, float *pdf) {
+    float a = x < 0 ? -x : x;
+    a = a > 15.0f ? 15.0f : a; /* Phi(-15) = 3.7e-51 and phi(15) = 7.4e-50: both round to 0; NaN stays NaN */
+    float t = 1.0f / fmaf(0.35355339059327376f, a, 1.0f); /* 1 / (1 + z/2) */
+    float f = qkv__erfc_poly(t);
     /* x^2 = hi + lo exactly (lo = fma(a, a, -hi)), so e^(-x^2/2) = e^(-hi/2) e^(-lo/2) with
      * |lo/2| <= 2^-25 hi: e^(-lo/2) = 1 - lo/2 to within 2^-51 */
     float hi = a * a, lo = fmaf(a, a, -hi);
@@ -148,17 +155,7 @@ QKV_FASTMATH_FN float qkv_gelu_fast(float x, float *d) {
     float a;
     memcpy(&a, &ab, sizeof a);
     float t = 1.0f / fmaf(0.35355339059327376f, a, 1.0f);
-    float f = 0.042352661f;
-    f = fmaf(f, t, -0.23085797f);
-    f = fmaf(f, t, 0.48617952f);
-    f = fmaf(f, t, -0.44697817f);
-    f = fmaf(f, t, 0.12708994f);
-    f = fmaf(f, t, -0.057232672f);
-    f = fmaf(f, t, 0.093000630f);
-    f = fmaf(f, t, 0.17537682f);
-    f = fmaf(f, t, 0.24688059f);
-    f = fmaf(f, t, 0.28209385f);
-    f = fmaf(f, t, 0.28209479f);
+    float f = qkv__erfc_poly(t);
     float hi = a * a, lo = fmaf(a, a, -hi);
     float g = qkv__expf_core(-0.5f * hi); /* -x^2/2 in [-112.5, 0] */
     g = fmaf(g, -0.5f * lo, g); /* e^(-x^2/2) */
