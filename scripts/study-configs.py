@@ -243,6 +243,11 @@ for d in (32, 64, 128):
     STUDY["fourth-pilot"]["text-d%d" % d] = ablation(
         "English text (fortunes), d_model %d, the standard recipe: learning-rate pilot" % d, "text64", d,
         FOURTH_TEXT, [100], FULL_LRS, 1000, None, "bpb", TEXT64 + RECIPE, few_seeds=True)
+# rotary positions on text, at the cheapest width: the score's three arms
+FOURTH_TEXT_ROPE = ["full", "qk_tied", "no_q_proj"]
+STUDY["fourth-pilot"]["text-d32-rope"] = ablation(
+    "English text (fortunes), d_model 32, rotary positions, the standard recipe: learning-rate pilot", "text64", 32,
+    FOURTH_TEXT_ROPE, [100], FULL_LRS, 1000, None, "bpb", TEXT64 + RECIPE + ROPE, few_seeds=True)
 def fourth(name, title, base, names, seeds, steps, extra):
     lrs = pilot_lrs(name, "study-fourth-pilot", names)
     return lrs and ablation(title, base, 64, names, seeds, None, steps, 4000, extra=extra, lr_of=lrs)
@@ -269,6 +274,11 @@ for d in (32, 64, 128):
     STUDY["fourth-extra"]["text-d%d" % d] = lrs and ablation(
         "English text (fortunes), d_model %d, the standard recipe, 4000 steps" % d, "text64", d, FOURTH_TEXT, S8,
         None, 4000, None, "bpb", TEXT64 + RECIPE, lr_of=lrs)
+
+lrs = pilot_lrs("text-d32-rope", "study-fourth-pilot", FOURTH_TEXT_ROPE)
+STUDY["fourth-extra"]["text-d32-rope"] = lrs and ablation(
+    "English text (fortunes), d_model 32, rotary positions, the standard recipe, 4000 steps", "text64", 32,
+    FOURTH_TEXT_ROPE, S8, None, 4000, None, "bpb", TEXT64 + RECIPE + ROPE, lr_of=lrs)
 
 MODEL = {"d_model": 64, "heads": 4, "layers": 2, "d_ff": 256, "activation": "gelu",
          "attention": {"qkv": "full", "scale": "head_dim", "causal": True}}
