@@ -41,6 +41,19 @@ QKV_FASTMATH_FN float qkv_pow2i_fast(float k) {
     return s;
 }
 
+/* e^r on |r| <= ln2 / 2: e^r - 1 - r = r^2 P(r) (Taylor-fitted minimax degree 5), one Horner
+ * chain of fmaf shared by every exp below */
+QKV_FASTMATH_FN float qkv__exp_poly(float r) {
+    float p = 1.9875691500e-4f;
+    p = fmaf(p, r, 1.3981999507e-3f);
+    p = fmaf(p, r, 8.3334519073e-3f);
+    p = fmaf(p, r, 4.1665795894e-2f);
+    p = fmaf(p, r, 1.6666665459e-1f);
+    p = fmaf(p, r, 5.0000001201e-1f);
+    p = fmaf(p, r * r, r) + 1.0f;
+    return p;
+}
+
 /* e^x for float x, within QKV_EXPF_ULP ulp everywhere (subnormal results included) */
 QKV_FASTMATH_FN float qkv_expf_fast(float x) {
     float xc = x > 89.0f ? 89.0f : x; /* e^89 overflows to inf below, as expf does */
@@ -51,14 +64,7 @@ QKV_FASTMATH_FN float qkv_expf_fast(float x) {
     float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     float r = fmaf(n, -0.693145751953125f, xc);
     r = fmaf(n, -1.42860682030941723e-6f, r);
-    /* e^r - 1 - r = r^2 P(r) on |r| <= ln2 / 2 (Taylor-fitted minimax degree 5) */
-    float p = 1.9875691500e-4f;
-    p = fmaf(p, r, 1.3981999507e-3f);
-    p = fmaf(p, r, 8.3334519073e-3f);
-    p = fmaf(p, r, 4.1665795894e-2f);
-    p = fmaf(p, r, 1.6666665459e-1f);
-    p = fmaf(p, r, 5.0000001201e-1f);
-    p = fmaf(p, r * r, r) + 1.0f;
+    float p = qkv__exp_poly(r);
     /* 2^n in two factors, each a normal float for n in [-150, 129]: the first product is exact,
      * the second rounds once (into the subnormals, or to inf, as the exact value would) */
     float n1 = (float)((int32_t)n / 2);
@@ -120,13 +126,7 @@ QKV_FASTMATH_FN float qkv__expf_core(float w) {
     float n = m - 12582912.0f;
     float r = fmaf(n, -0.693145751953125f, w);
     r = fmaf(n, -1.42860682030941723e-6f, r);
-    float p = 1.9875691500e-4f;
-    p = fmaf(p, r, 1.3981999507e-3f);
-    p = fmaf(p, r, 8.3334519073e-3f);
-    p = fmaf(p, r, 4.1665795894e-2f);
-    p = fmaf(p, r, 1.6666665459e-1f);
-    p = fmaf(p, r, 5.0000001201e-1f);
-    p = fmaf(p, r * r, r) + 1.0f;
+    float p = qkv__exp_poly(r);
     uint32_t mb;
     memcpy(&mb, &m, sizeof mb);
     uint32_t sb = (mb + 164u) << 23; /* (n + 37 + 127) << 23: 2^(n+37), the low bits of 0x4B400000 being 0 */
