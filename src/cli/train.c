@@ -259,15 +259,14 @@ static int train_run(const train_args *a, qkv_dist d, const char *cfg_path, cons
     }
     int r = qkv_train(&cfg, &opt, &s, e);
     qkv_stop_release(&stop);
-    /* with several processes, qkv_train's error is every process's (the first failing one's code
-     * and message): the first process says it and exits with its status; the others end quietly
-     * with 0, so that mpirun reports that status and no process's exit cuts its line short */
-    if (r && d.rank) {
+    /* the first process speaks for all, errors included: qkv_train's error is every process's
+     * (the first failing one's), so the others end quietly with 0, and mpirun reports the first's
+     * status with no early exit cutting its line short */
+    if (d.rank) {
         qkv_err_clear(e);
         return 0;
     }
     if (r) return -1;
-    if (d.rank) return 0; /* the first process speaks for all */
     print_run(&s, out, a, d, timed_since);
     if (!a->quiet) fprintf(stderr, "qkv train: run directory %s\n", out);
     return 0;

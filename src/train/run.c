@@ -588,17 +588,11 @@ int qkv__run_first_error(const qkv__run *r, int rc, qkv_err *e) {
     int first = first_rank(r, rc != 0);
     if (first < 0) return 0;
     if (r->dist.size == 1) return -1;
-    /* every process's message (one fixed-size line each), the first one's kept */
-    char *msgs = malloc((size_t)r->dist.size * QKV_ERR_MSG);
-    qkv_err mine = *e;
-    if (!rc) qkv_err_set(&mine, QKV_ERR_FAIL, "another process could not set up the run");
-    if (!msgs || qkv__dist_allgather(&r->dist, mine.msg, msgs, QKV_ERR_MSG)) qkv__run_fail_everywhere(r, mine.msg);
-    int code = (int)mine.code, *all = malloc((size_t)r->dist.size * sizeof code);
-    if (!all || qkv__dist_allgather(&r->dist, &code, all, sizeof code)) qkv__run_fail_everywhere(r, mine.msg);
-    e->code = (qkv_err_code)all[first];
-    memcpy(e->msg, msgs + (size_t)first * QKV_ERR_MSG, QKV_ERR_MSG);
+    /* every process's error (code and message), the first failing one's kept */
+    qkv_err *all = malloc((size_t)r->dist.size * sizeof *all);
+    if (!all || qkv__dist_allgather(&r->dist, e, all, sizeof *e)) qkv__run_fail_everywhere(r, "cannot exchange errors");
+    *e = all[first];
     e->msg[QKV_ERR_MSG - 1] = '\0';
     free(all);
-    free(msgs);
     return -1;
 }
