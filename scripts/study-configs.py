@@ -240,8 +240,9 @@ STUDY["fourth-pilot"] = {
 RECIPE = ["optim.name=adamw", "optim.weight_decay=0.1", "optim.schedule=cosine", "optim.warmup=200"]
 FOURTH_TEXT = ["full", "qk_tied", "no_q_proj", "kv_tied", "shared", "mqa", "qk_diag_alt"]
 # d_model 128 costs about 2.8 times d_model 64's step (7 x 8 runs: about three hours on 2 cores):
-# there only the score's two arms beside full, the two whose gaps moved apart from 32 to 64
-FOURTH_TEXT_D128 = ["full", "qk_tied", "no_q_proj"]
+# there the score's two arms beside full (their gaps moved apart from 32 to 64) and K = V (whose gap
+# halved)
+FOURTH_TEXT_D128 = ["full", "qk_tied", "no_q_proj", "kv_tied"]
 TEXT_WIDTHS = {32: FOURTH_TEXT, 64: FOURTH_TEXT, 128: FOURTH_TEXT_D128}
 for d, names in TEXT_WIDTHS.items():
     STUDY["fourth-pilot"]["text-d%d" % d] = ablation(
