@@ -239,7 +239,7 @@ STUDY["fourth-pilot"] = {
 # decay 0.1; 64 bytes of context; the curves' points every 250 steps
 RECIPE = ["optim.name=adamw", "optim.weight_decay=0.1", "optim.schedule=cosine", "optim.warmup=200"]
 FOURTH_TEXT = ["full", "qk_tied", "no_q_proj", "kv_tied", "shared", "mqa", "qk_diag_alt"]
-# d_model 128 costs about 2.8 times d_model 64's step (7 x 8 runs: about three hours on 2 cores):
+# d_model 128 costs about 2.8 times d_model 64's step (7 x 8 runs: about 2.2 hours on 2 cores):
 # there the score's two arms beside full (their gaps moved apart from 32 to 64) and K = V (whose gap
 # halved)
 FOURTH_TEXT_D128 = ["full", "qk_tied", "no_q_proj", "kv_tied"]
