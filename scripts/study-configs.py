@@ -243,7 +243,7 @@ FOURTH_TEXT = ["full", "qk_tied", "no_q_proj", "kv_tied", "shared", "mqa", "qk_d
 # there the score's two arms beside full (their gaps moved apart from 32 to 64) and K = V (whose gap
 # halved)
 FOURTH_TEXT_D128 = ["full", "qk_tied", "no_q_proj", "kv_tied"]
-TEXT_WIDTHS = {32: FOURTH_TEXT, 64: FOURTH_TEXT, 128: FOURTH_TEXT_D128}
+TEXT_WIDTHS = {32: FOURTH_TEXT, 64: FOURTH_TEXT, 128: FOURTH_TEXT}
 for d, names in TEXT_WIDTHS.items():
     STUDY["fourth-pilot"]["text-d%d" % d] = ablation(
         "English text (fortunes), d_model %d, the standard recipe: learning-rate pilot" % d, "text64", d,
