@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "testutil.h"
 
 static qkv_err qe; /* the last call's error */
 
@@ -34,10 +35,11 @@ static qkv_config parse_ok(const char *json) {
     return c;
 }
 
-/* a file in /tmp with the given bytes; the caller unlinks and frees the name */
+/* a file in the tests' scratch directory with the given bytes; the caller unlinks and frees the name */
 static char *temp_file(const char *bytes, size_t n) {
-    char *name = strdup("/tmp/qkv_test_config_XXXXXX");
+    char *name = malloc(600);
     ck_assert_ptr_nonnull(name);
+    snprintf(name, 600, "%s/qkv_test_config_XXXXXX", qkv_test_tmpdir());
     int fd = mkstemp(name);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq((int)write(fd, bytes, n), (int)n);

@@ -552,8 +552,8 @@ START_TEST(test_bidirectional_tasks) {
                  "input tokens", QKV_TASK_NAMES[no[i]]);
         ck_assert_msg(!strncmp(qe.msg, want, strlen(want)), "%s", qe.msg);
     }
-    char dir[] = "/tmp/qkv-bidir-XXXXXX", path[64];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[512], path[600];
+    qkv_test_mkdtemp(dir, sizeof dir, "bidir");
     snprintf(path, sizeof path, "%s/text.txt", dir);
     qkv_test_write_file(path, "the quick brown fox jumps over the lazy dog, again and again and again.\n");
     c = cfg_of(QKV_TASK_TEXT);

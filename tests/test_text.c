@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "io/strbuf.h"
+#include "probe.h"
 #include "tasks/task.h"
 #include "tasks/task_data.h"
 #include "suites.h"
@@ -56,18 +57,22 @@ static int run(char *out, size_t n, const char *fmt, ...) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static bool have_fortunes(void) {
+/* whether Debian's fortunes are installed; where not, check (unless NULL: a test of the refusal,
+ * which runs either way) is a counted skip */
+static bool have_fortunes(const char *check) {
     struct stat st;
     bool ok = stat(QKV_FORTUNES_DIR, &st) == 0 && S_ISDIR(st.st_mode);
-    if (!ok) printf("test_text: skipped the checks on Debian's fortunes: %s is missing (" QKV_FORTUNES_INSTALL ")\n",
-                    QKV_FORTUNES_DIR);
+    if (!ok && check) qkv_test_skip(check, QKV_FORTUNES_DIR " is missing (" QKV_FORTUNES_INSTALL ")");
     return ok;
 }
 
-static bool have_xz(void) {
-    bool ok = run(NULL, 0, "command -v xz >/dev/null 2>&1") == 0;
-    if (!ok) printf("test_text: skipped the comparison with the xz command: xz is missing (apt-get install xz-utils)\n");
-    return ok;
+/* whether the xz command is there; where not, check's comparison with it is a counted skip */
+static bool have_xz(const char *check) {
+    if (qkv_probe_command("xz")) return true;
+    char what[200];
+    snprintf(what, sizeof what, "%s: the comparison with the xz command", check);
+    qkv_test_skip(what, "xz is missing (apt-get install xz-utils)");
+    return false;
 }
 
 /* how many of the corpus's fortunes (the pieces between "%" lines, without the "%\n") are
@@ -216,7 +221,7 @@ END_TEST
 /* Debian's fortunes, when installed: every fortune file (one per strfile index), every
  * fortune strfile counted but the blank and duplicate ones, the same corpus every time */
 START_TEST(test_fortunes_debian) {
-    if (!have_fortunes()) return;
+    if (!have_fortunes("text: test_fortunes_debian")) return;
     char out[4096];
     qkv_err qe;
     uint8_t *text = NULL, *again = NULL;
@@ -247,7 +252,7 @@ END_TEST
  * stops with one line that says how to install it */
 START_TEST(test_fortunes_config) {
     char out[4096];
-    bool have = have_fortunes();
+    bool have = have_fortunes(NULL);
     int rc = run(out, sizeof out, "cd .. && %s params configs/text-fortunes.json 2>&1", qkv_test_bin());
     if (have) {
         ck_assert_msg(rc == 0 && strstr(out, "total"), "exit %d: %s", rc, out);
@@ -277,7 +282,7 @@ static void write_words(const char *path_name, int bytes) {
 
 /* xz -9's size of the evaluation bytes equals the xz command's; the unigram baseline equals
  * the add-one formula computed here */
-static void check_baselines(const qkv_task *t) {
+static void check_baselines(const qkv_task *t, const char *check) {
     double xz, uni;
     char out[256], slice[600];
     qkv_err qe;
@@ -289,7 +294,7 @@ static void check_baselines(const qkv_task *t) {
         bits -= log2((count[t->text[i]] + 1) / ((double)t->text_val + 256));
     ck_assert_double_eq_tol(uni, bits / (double)n, 1e-9 * uni);
     ck_assert(xz > 0 && xz < 8.1);
-    if (!have_xz()) return;
+    if (!have_xz(check)) return;
     snprintf(slice, sizeof slice, "%s/eval-slice", TMP);
     put(TMP, "eval-slice", t->text + t->text_split, (size_t)n);
     ck_assert_int_eq(run(out, sizeof out, "xz -9 -c %s | wc -c", slice), 0);
@@ -306,7 +311,7 @@ START_TEST(test_baselines_file) {
     qkv_task t;
     qkv_err qe;
     ck_assert_msg(!qkv_task_open(&t, &c, 0, &qe), "%s", qe.msg);
-    check_baselines(&t);
+    check_baselines(&t, "text: test_baselines_file");
     double xz, uni;
     ck_assert(!qkv_task_text_baselines(&t, &xz, &uni, &qe));
     ck_assert_msg(xz < uni, "xz -9 %.3f should beat a unigram model %.3f on repetitive words", xz, uni);
@@ -320,12 +325,12 @@ START_TEST(test_baselines_file) {
 END_TEST
 
 START_TEST(test_baselines_fortunes) {
-    if (!have_fortunes()) return;
+    if (!have_fortunes("text: test_baselines_fortunes")) return;
     qkv_task_config c = fortunes_config(NULL, 64);
     qkv_task t;
     qkv_err qe;
     ck_assert_msg(!qkv_task_open(&t, &c, 0, &qe), "%s", qe.msg);
-    check_baselines(&t);
+    check_baselines(&t, "text: test_baselines_fortunes");
     qkv_task_close(&t);
 }
 END_TEST

@@ -20,6 +20,7 @@
 #include "io/safetensors.h"
 #include "nn/model.h"
 #include "nn/model_file.h"
+#include "probe.h"
 
 const char *qkv_test_bin(void) {
     static char abs_path[PATH_MAX];
@@ -29,8 +30,13 @@ const char *qkv_test_bin(void) {
     return abs_path;
 }
 
+const char *qkv_test_tmpdir(void) {
+    const char *t = getenv("TMPDIR");
+    return t && t[0] == '/' ? t : "/tmp";
+}
+
 void qkv_test_mkdtemp(char *dir, size_t n, const char *tag) {
-    snprintf(dir, n, "/tmp/qkv-%s-XXXXXX", tag);
+    snprintf(dir, n, "%s/qkv-%s-XXXXXX", qkv_test_tmpdir(), tag);
     ck_assert_ptr_nonnull(mkdtemp(dir));
 }
 
@@ -135,7 +141,8 @@ const char *qkv_test_alloc_shim(void) {
 long long qkv_test_allocs(const char *fmt, ...) {
     const char *shim = qkv_test_alloc_shim();
     if (!shim) return -1;
-    char cmd[8192], count_path[] = "/tmp/qkv-allocs-XXXXXX", out[8192];
+    char cmd[8192], count_path[600], out[8192];
+    snprintf(count_path, sizeof count_path, "%s/qkv-allocs-XXXXXX", qkv_test_tmpdir());
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(cmd, sizeof cmd, fmt, ap);
@@ -459,6 +466,18 @@ void qkv_cli_run(const qkv_cli_row *r, int id, const char *tmp, const char *fixt
     snprintf(outpath, sizeof outpath, "%s/stdout-%03d", tmp, id);
     snprintf(errpath, sizeof errpath, "%s/stderr-%03d", tmp, id);
     setenv("QKV", qkv_test_bin(), 1);
+    if (strstr(r->run, "QKV_EROFS_SHIM")) {
+        const char *shim = getenv("QKV_EROFS_SHIM");
+        ck_assert_msg(shim && access(shim, R_OK) == 0, "row %d: $QKV_EROFS_SHIM (set by make test) is %s", id,
+                      shim ? "not readable" : "not set");
+    }
+    if (r->needs == QKV_NEED_MOUNT_NS && !qkv_probe_mount_ns()) {
+        char what[300];
+        snprintf(what, sizeof what, "cli_contract row %d (%s, %s, %s)", id, r->cmd, r->input, r->kind);
+        qkv_test_skip(what, "no mount namespace here (unshare --mount, or a user namespace: neither allowed)");
+        o->skipped = true;
+        return;
+    }
     /* the directory */
     if (r->start.fixture) {
         ck_assert_ptr_nonnull(fixture);

@@ -12,7 +12,9 @@
 
 /* the qkv binary, as an absolute path: $QKV_BIN (set by the Makefile) or ../build/qkv */
 const char *qkv_test_bin(void);
-/* dir = a new directory /tmp/qkv-<tag>-XXXXXX (fails the test if it cannot be made) */
+/* the directory for the tests' scratch files: $TMPDIR when it is an absolute path, else /tmp */
+const char *qkv_test_tmpdir(void);
+/* dir = a new directory TMPDIR/qkv-<tag>-XXXXXX (fails the test if it cannot be made) */
 void qkv_test_mkdtemp(char *dir, size_t n, const char *tag);
 /* rm -r dir (files and directories of files) */
 void qkv_test_rmtree(const char *dir);
@@ -94,6 +96,14 @@ typedef struct qkv_cli_start {
     const char *sh;          /* sh run there (must exit 0), or NULL */
 } qkv_cli_start;
 
+/* what a row needs of the machine besides a shell and the qkv command: probed before it runs;
+ * where it is missing the row is skipped by name (tests/probe.h) */
+typedef enum {
+    QKV_NEED_NOTHING,
+    QKV_NEED_MOUNT_NS, /* a mount namespace for a read-only bind mount: the row's command line
+                        * starts with $QKV_MOUNT_NS (the unshare command the probe found) */
+} qkv_cli_need;
+
 /* One row of the contract: a command given one bad input, and what it must do. Besides the
  * row's own expectations, every row must: answer within its time (no hang), exit 0, 1 or 2 (no
  * signal), leave no "*.tmp.*" file and no sanitizer report, and change no file that existed
@@ -114,6 +124,7 @@ typedef struct qkv_cli_row {
     int within;          /* seconds it must answer in (0: the row limit, 30 x CK_TIMEOUT_MULTIPLIER) */
     void (*then)(const char *dir, const char *out); /* more checks (Check assertions) in its
                                                      * directory afterwards, given its stdout */
+    qkv_cli_need needs;  /* what it needs of the machine (QKV_NEED_NOTHING: runs anywhere) */
 } qkv_cli_row;
 
 /* what a row did */
@@ -121,6 +132,7 @@ typedef struct qkv_cli_outcome {
     int status;        /* exit status; -1 when killed */
     int sig;           /* the signal that killed it, or 0 */
     bool hung;         /* killed by the row's time limit */
+    bool skipped;      /* not run: the machine lacks what the row needs (a counted skip) */
     char err[16384];   /* stderr */
     char out[65536];   /* stdout */
     char problem[800]; /* the first broken promise, or "" */
@@ -129,7 +141,8 @@ typedef struct qkv_cli_outcome {
 /* the row limit in seconds: 30 x CK_TIMEOUT_MULTIPLIER */
 int qkv_cli_row_limit(void);
 /* run row number id in tmp/rowNNN (copying fixture, a directory, when the row starts from it)
- * with $QKV set to the binary, check the contract, run the row's then (when the rest holds), and
+ * with $QKV set to the binary (and $QKV_EROFS_SHIM, from make test, the read-only file system
+ * shim), or skip it when the machine lacks what it needs, check the contract, run the row's then (when the rest holds), and
  * remove the directory */
 void qkv_cli_run(const qkv_cli_row *row, int id, const char *tmp, const char *fixture, qkv_cli_outcome *o);
 
