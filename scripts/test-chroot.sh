@@ -107,7 +107,8 @@ set -e
 end=$(date +%s)
 tail -n 40 "$log"
 echo "== $what: make test exited $rc after $((end - start)) s (setup included)"
-grep -E '^[0-9]+%: Checks:|^Skipped' "$log" || true
+# Check's line, and the skipped checks by name (the indented lines after "Skipped:")
+awk '/^[0-9]+%: Checks:/ {print} /^Skipped/ {s = 1; print; next} s && /^  / {print; next} {s = 0}' "$log"
 if [ $rc -ne 0 ]; then
     keep=1
     echo "qkv: test-chroot: make test failed in $what; the log is $log" >&2
