@@ -66,6 +66,9 @@ endif
 PC_REQUIRES_PRIVATE := openblas libcjson liblzma$(if $(filter libxsmm,$(GEMM)), libxsmm)
 PKG_CFLAGS   := $(call pkgs,--cflags,openblas libcjson liblzma)
 PKG_LIBS     := $(call pkgs,--libs,openblas libcjson liblzma) -lm
+# the application's one C++ file (src/tasks/tokenizer_spm.cc) and Debian's sentencepiece behind it
+SPM_CFLAGS   := $(call pkgs,--cflags,sentencepiece)
+APP_LIBS     := $(call pkgs,--libs,sentencepiece) -lstdc++
 CHECK_CFLAGS := $(call pkgs,--cflags,check)
 CHECK_LIBS   := $(call pkgs,--libs,check)
 ifeq ($(MPI),1)
@@ -91,6 +94,8 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 CFLAGS_Q := -std=c11 $(OPT) -g -fPIC -fvisibility=hidden -ffp-contract=off -D_POSIX_C_SOURCE=200809L \
             $(WARN) -Isrc $(PKG_CFLAGS) -DQKV_VERSION='"$(VERSION)"' $(SAN_FLAGS) $(CFLAGS)
 LDFLAGS_Q := $(SAN_FLAGS) $(LDFLAGS)
+CXXFLAGS_Q := -std=c++17 $(OPT) -g -fPIC -fvisibility=hidden -ffp-contract=off -D_POSIX_C_SOURCE=200809L \
+              -Wall -Wextra -Werror -Wshadow -Isrc $(SPM_CFLAGS) $(SAN_FLAGS) $(CXXFLAGS)
 
 # The sources, in the three floors of src/ (README, "Layout"), the one list every build takes
 # them from (the library and the command, the tests, asan, the examples, install, fuzz):
@@ -101,24 +106,25 @@ LDFLAGS_Q := $(SAN_FLAGS) $(LDFLAGS)
 #   the command (src/cli/) and the tests, linked with both.
 LIB_SRCS    := $(wildcard $(addsuffix /*.c,$(addprefix src/,tensor io autograd nn optim)))
 APP_SRCS    := $(wildcard $(addsuffix /*.c,$(addprefix src/,app tasks train config ablate report)))
+APP_CXX_SRCS := $(wildcard $(addsuffix /*.cc,$(addprefix src/,app tasks train config ablate report)))
 KERNEL_SRCS := $(filter src/tensor/k_%.c,$(LIB_SRCS))
 # $(call lib_objs,DIR): the library's objects under DIR/obj/, the kernels' under DIR/obj/f32/
 # and DIR/obj/f64/; $(call app_objs,DIR): the application's
 lib_objs = $(patsubst %.c,$(1)/obj/%.o,$(filter-out $(KERNEL_SRCS),$(LIB_SRCS))) \
            $(KERNEL_SRCS:%.c=$(1)/obj/f32/%.o) $(KERNEL_SRCS:%.c=$(1)/obj/f64/%.o)
-app_objs = $(APP_SRCS:%.c=$(1)/obj/%.o)
+app_objs = $(APP_SRCS:%.c=$(1)/obj/%.o) $(APP_CXX_SRCS:%.cc=$(1)/obj/%.o)
 CLI_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/cli/*.c))
 TEST_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/*.c))
 
-# One compile rule for every build. $(call build_rules,DIR,CC,CFLAGS,KFLAGS) (the names of the
-# variables holding the compiler and flags) compiles DIR/obj/X.o from X.c with them and
-# EXTRA_CFLAGS (set per target below), and the typed kernels DIR/obj/f32/X.o and DIR/obj/f64/X.o
-# with KFLAGS instead; each object depends on DIR's flags stamp, named after the flags, so
+# One compile rule for every build. $(call build_rules,DIR,CC,CFLAGS,KFLAGS,CXX,CXXFLAGS) (the
+# names of the variables holding the compilers and flags) compiles DIR/obj/X.o from X.c with them
+# and EXTRA_CFLAGS (set per target below), the typed kernels DIR/obj/f32/X.o and DIR/obj/f64/X.o
+# with KFLAGS instead, and DIR/obj/X.o from X.cc with the C++ compiler and its flags; each object depends on DIR's flags stamp, named after the flags, so
 # changing them rebuilds it. -MMD -MP: the compiler writes each object's header dependencies
 # beside it (included at the end): a header edit rebuilds only what includes it.
 DEPFLAGS := -MMD -MP
 define build_rules
-$(1)_STAMP := $(1)/.flags-$$(shell echo '$$($(2)) $$($(3)) $$($(4)) $$(DEPFLAGS)' | cksum | cut -d' ' -f1)
+$(1)_STAMP := $(1)/.flags-$$(shell echo '$$($(2)) $$($(3)) $$($(4)) $$($(5)) $$($(6)) $$(DEPFLAGS)' | cksum | cut -d' ' -f1)
 $$($(1)_STAMP):
 	@mkdir -p $(1)
 	@rm -f $(1)/.flags-*
@@ -129,13 +135,16 @@ $(1)/obj/f32/%.o: %.c $$($(1)_STAMP)
 	$$(call compile,$(2) f32,$$($(2)) $$($(3)) $$($(4)) -DQKV_KERNEL_F64=0)
 $(1)/obj/f64/%.o: %.c $$($(1)_STAMP)
 	$$(call compile,$(2) f64,$$($(2)) $$($(3)) $$($(4)) -DQKV_KERNEL_F64=1)
+$(1)/obj/%.o: %.cc $$($(1)_STAMP)
+	$$(call compile,$(5),$$($(5)) $$($(6)))
 endef
 define compile
 @mkdir -p $(@D)
 @printf '  %-7s %s\n' '$(1)' '$<'
 $(Q)$(2) $(DEPFLAGS) -c $< -o $@
 endef
-$(eval $(call build_rules,$(BUILD),CC,CFLAGS_Q,KOPT))
+CXX_Q := $(if $(filter clang,$(CC)),clang++,g++)
+$(eval $(call build_rules,$(BUILD),CC,CFLAGS_Q,KOPT,CXX_Q,CXXFLAGS_Q))
 # the optimizer's update loop is a kernel too: -O3 unswitches its branches so it vectorises,
 # and without errno sqrtf is one (correctly rounded, so identical) instruction
 $(BUILD)/obj/src/optim/optim.o: EXTRA_CFLAGS = $(KOPT) -fno-math-errno
@@ -164,7 +173,7 @@ $(BUILD)/run_tests: $(TEST_OBJS) $(BUILD)/libqkv-app.a $(BUILD)/libqkv.a
 $(BUILD)/run_tests: LINK_LIBS = $(CHECK_LIBS)
 $(BUILD)/qkv $(BUILD)/run_tests:
 	@echo "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $^ $(PKG_LIBS) $(LINK_LIBS)
+	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $^ $(PKG_LIBS) $(APP_LIBS) $(LINK_LIBS)
 
 # The tests' heap-allocation counter (tests/shim/alloc_count.c), preloaded into the qkv command by
 # the tests that prove a steady step allocates nothing, and by make bench; never installed,

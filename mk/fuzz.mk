@@ -13,7 +13,10 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS  := -std=c11 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
                 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -Isrc $(PKG_CFLAGS) -DQKV_VERSION='"$(VERSION)"'
 FUZZ_KFLAGS  :=
-$(eval $(call build_rules,$(FUZZ_BUILD),CLANG,FUZZ_CFLAGS,FUZZ_KFLAGS))
+CLANGXX      := clang++
+FUZZ_CXXFLAGS := -std=c++17 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
+                 -D_POSIX_C_SOURCE=200809L -Isrc $(SPM_CFLAGS)
+$(eval $(call build_rules,$(FUZZ_BUILD),CLANG,FUZZ_CFLAGS,FUZZ_KFLAGS,CLANGXX,FUZZ_CXXFLAGS))
 
 $(FUZZ_BUILD)/libqkv.a: $(call lib_objs,$(FUZZ_BUILD)) $(call app_objs,$(FUZZ_BUILD))
 	$(archive)
@@ -22,7 +25,7 @@ $(FUZZ_BUILD)/libqkv.a: $(call lib_objs,$(FUZZ_BUILD)) $(call app_objs,$(FUZZ_BU
 .SECONDARY: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/obj/fuzz/fuzz_%.o)
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/fuzz/fuzz_%.o $(FUZZ_BUILD)/libqkv.a
 	@echo "  FUZZER  $@"
-	$(Q)$(CLANG) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CLANG) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(APP_LIBS)
 
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	$(Q)for t in $(FUZZ_TARGETS); do \

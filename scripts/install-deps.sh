@@ -19,7 +19,9 @@
 set -eu
 
 # pkg-config module -> Debian package that provides it
-PC_MODULES="openblas:libopenblas-dev libcjson:libcjson-dev liblzma:liblzma-dev check:check"
+PC_MODULES="openblas:libopenblas-dev libcjson:libcjson-dev liblzma:liblzma-dev check:check sentencepiece:libsentencepiece-dev"
+# command -> Debian package that provides it (the text task's tokenizer is C++: sentencepiece)
+COMMANDS="g++:g++"
 missing=""
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
@@ -62,6 +64,9 @@ for pair in $PC_MODULES; do
     if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists "$mod" 2>/dev/null; then
         missing="$missing $pkg"
     fi
+done
+for pair in $COMMANDS; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || missing="$missing ${pair#*:}"
 done
 for pkg in $wanted; do
     installed "$pkg" || missing="$missing $pkg"

@@ -52,6 +52,7 @@ static int eval_run(const eval_args *a, qkv_err *e) {
     qkv_model *m = NULL;
     qkv_ctx *ctx = NULL;
     bool have_data = false;
+    qkv_use_run_tokenizer(&cfg.task, a->checkpoint, false); /* the vocabulary kept beside the run */
     if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, e)) goto cleanup;
     qkv_model_config mc = cfg.model;
     if (qkv_task_fit_model(&task, &mc, e) ||
@@ -83,7 +84,7 @@ static int eval_run(const eval_args *a, qkv_err *e) {
     else snprintf(loss, sizeof loss, "null");
     char bpb[48] = ""; /* the text task's bytes: bits per byte, loss / ln 2 */
     if (!have_data && task.cfg.kind == QKV_TASK_TEXT && isfinite(r.loss))
-        snprintf(bpb, sizeof bpb, ",\"bpb\":%.9g", r.loss / QKV_LN2);
+        snprintf(bpb, sizeof bpb, ",\"bpb\":%.9g", r.bpb);
     printf("{\"loss\":%s,\"accuracy\":%.9g,\"examples\":%lld,\"positions\":%lld%s}\n", loss, r.accuracy,
            (long long)r.examples, (long long)r.positions, bpb);
     rc = 0;

@@ -119,6 +119,7 @@ static int sample_run(const sample_args *a, qkv_err *e) {
     int32_t *prompt = NULL, *out = NULL;
     char err[1024]; /* the model's own message (nn) */
     qkv_model_config mc = cfg.model;
+    qkv_use_run_tokenizer(&cfg.task, a->checkpoint, false); /* the vocabulary kept beside the run */
     if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, e) || qkv_task_fit_model(&task, &mc, e)) goto done;
     bool bytes = task.cfg.kind == QKV_TASK_TEXT;
     const char *text = a->prompt ? a->prompt : bytes && task.cfg.corpus == QKV_CORPUS_FORTUNES ? "%\n" : bytes ? "\n" : NULL;
@@ -128,7 +129,15 @@ static int sample_run(const sample_args *a, qkv_err *e) {
         goto done;
     }
     int n = 0;
-    if (!(prompt = parse_prompt(text, bytes, mc.vocab, &n, e))) goto done;
+    if (task.tokenizer) { /* the prompt's bytes as the run's pieces */
+        int64_t k = 0;
+        if (!*text) {
+            qkv_err_set(e, QKV_ERR_USAGE, "--prompt: empty; give at least one byte");
+            goto done;
+        }
+        if (qkv_task_encode(&task, (const uint8_t *)text, (int64_t)strlen(text), &prompt, &k, e)) goto done;
+        n = (int)k;
+    } else if (!(prompt = parse_prompt(text, bytes, mc.vocab, &n, e))) goto done;
     /* the parameters and one forward pass's activations (a bound: no backward) */
     if (qkv_check_memory(&mc, 1, 4 * qkv_model_param_count(&mc) + qkv_model_activation_bytes(&mc, 1, mc.seq_len),
                          "parameters and activations", e))
@@ -146,7 +155,11 @@ static int sample_run(const sample_args *a, qkv_err *e) {
         goto done;
     }
     if (qkv_sample(m, prompt, n, &o, out, e)) goto done;
-    if (bytes) {
+    if (task.tokenizer) { /* each piece's bytes: the pieces of a text spell it exactly */
+        uint8_t piece[QKV_TOKEN_BYTES_MAX];
+        fputs(text, stdout);
+        for (int i = 0; i < o.tokens; i++) fwrite(piece, 1, (size_t)qkv_task_token_bytes(&task, out[i], piece), stdout);
+    } else if (bytes) {
         fwrite(text, 1, (size_t)n, stdout);
         for (int i = 0; i < o.tokens; i++) /* a token past the bytes (model.vocab > 256) is no byte: U+FFFD */
             if (out[i] < 256) putchar(out[i]);

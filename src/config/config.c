@@ -32,6 +32,7 @@ _Static_assert(sizeof(qkv_init_scheme) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_activation) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_task_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_text_corpus) == sizeof(int), "enum size");
+_Static_assert(sizeof(qkv_tokenizer_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_optim_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(qkv_schedule_kind) == sizeof(int), "enum size");
 
@@ -146,7 +147,13 @@ typedef struct key_def {
       "text/file: share of the data held out for evaluation")                                  \
     X(NUM, "task.val_fraction", task.val_fraction, '[', 0, 1, ')',                             \
       "text/file: share of the data held out for validation (0 = none)")                       \
-    X(INT, "task.seq_len", task.seq_len, 2, 65536, "text: window length")                      \
+    X(INT, "task.seq_len", task.seq_len, 2, 65536, "text: window length, in tokens")          \
+    X(ENUM, "task.tokenizer", task.tokenizer, QKV_TOKENIZER_NAMES, QKV_TOKENIZER_COUNT,        \
+      "text: bytes (a token per byte), or sentencepiece pieces trained on the training part: bpe or unigram") \
+    X(INT, "task.pieces", task.pieces, 260, 1048576,                                           \
+      "text with bpe or unigram: the vocabulary's size, its 256 byte pieces included")          \
+    X(STR, "task.tokenizer_path", task.tokenizer_path,                                         \
+      "text with bpe or unigram: a sentencepiece model to use (\"\" = train one; a run keeps it as tokenizer.model)") \
     X(INT, "train.steps", train.steps, 1, 1000000000, "optimizer steps")                       \
     X(INT, "train.batch", train.batch, 1, 65536, "examples per step")                          \
     X(INT, "train.shards", train.shards, 0, 65536,                                             \
@@ -847,6 +854,14 @@ static int check_task_files(const qkv_config *c, qkv_err *e) {
         if (check_readable("task.path", t->path, e)) return -1;
     }
     if (t->eval_path[0] && check_readable("task.eval_path", t->eval_path, e)) return -1;
+    if (t->tokenizer != QKV_TOKENIZER_BYTES && t->kind != QKV_TASK_TEXT)
+        return fail(e, "task.tokenizer: %s pieces are for the text task, not for task \"%s\" (whose tokens are given)",
+                    QKV_TOKENIZER_NAMES[t->tokenizer], QKV_TASK_NAMES[t->kind]);
+    if (t->tokenizer_path[0]) {
+        if (t->tokenizer == QKV_TOKENIZER_BYTES)
+            return fail(e, "task.tokenizer_path: a sentencepiece model is for task.tokenizer bpe or unigram, not bytes");
+        if (check_readable("task.tokenizer_path", t->tokenizer_path, e)) return -1;
+    }
     return 0;
 }
 

@@ -16,6 +16,7 @@ const char *const QKV_TASK_NAMES[QKV_TASK_COUNT] = {
     "text", "file"};
 
 const char *const QKV_TEXT_CORPUS_NAMES[QKV_CORPUS_COUNT] = {"file", "fortunes"};
+const char *const QKV_TOKENIZER_NAMES[QKV_TOKENIZER_COUNT] = {"bytes", "bpe", "unigram"};
 
 qkv_task_config qkv_task_config_default(void) {
     qkv_task_config c;
@@ -24,6 +25,7 @@ qkv_task_config qkv_task_config_default(void) {
     c.pairs = 8, c.keys = 32, c.values = 32, c.queries = 0;
     c.key_len = 2, c.value_len = 2, c.noise = 16, c.noise_symbols = 16, c.copy_tokens = 4;
     c.eval_fraction = 0.1, c.val_fraction = 0.1, c.seq_len = 64; /* path and eval_path: "" */
+    c.tokenizer = QKV_TOKENIZER_BYTES, c.pieces = 512; /* tokenizer_path: "" */
     return c;
 }
 
@@ -150,6 +152,7 @@ void qkv_task_close(qkv_task *t) {
     free(t->eval_hashes);
     free(t->held_hashes);
     free(t->text);
+    qkv__task_close_tokens(t);
     for (int i = 0; i < t->n_seqs; i++) free(t->seqs[i].tokens);
     free(t->seqs);
     memset(t, 0, sizeof *t);

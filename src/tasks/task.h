@@ -32,6 +32,13 @@ typedef struct qkv_task {
     uint8_t *text;
     int64_t text_len;
     int64_t text_val, text_split; /* bytes [0, val) train, [val, split) validate, [split, len) evaluate */
+    /* text with subword pieces (cfg.tokenizer): the tokenizer, its serialized model (what a run
+     * keeps as tokenizer.model), the text as token ids, each part encoded alone */
+    struct qkv__tokenizer *tokenizer;
+    char *tokenizer_model;
+    size_t tokenizer_model_len;
+    int32_t *ids;
+    int64_t n_ids, ids_val, ids_split; /* ids [0, ids_val) train, [ids_val, ids_split) validate, the rest evaluate */
     qkv_seq *seqs;
     int n_seqs, n_train, n_val; /* seqs [0, n_train) train, the next n_val validate, the rest evaluate */
     /* generated tasks: hashes of the held-out examples (qkv_task_hold_out), sorted */
@@ -88,6 +95,18 @@ QKV_APP_API int64_t qkv_task_split_size(const qkv_task *t, qkv_split split);
  * their slices already. Call once after qkv_task_open, before the first batch. 0, or -1 with e
  * (QKV_ERR_FAIL: out of memory). */
 QKV_APP_API int qkv_task_hold_out(qkv_task *t, int64_t n_eval, int64_t n_val, qkv_err *e);
+
+/* how many bytes of text target token `tgt` stands for: 1 for a byte (or any task's token), a
+ * piece's length with subword pieces; what bits per byte divide by */
+QKV_APP_API int qkv_task_target_bytes(const qkv_task *t, int32_t tgt);
+/* text with pieces: bytes[0, n) as token ids into a malloc'd *ids of *n_ids (a sample's prompt);
+ * 0, or -1 with e (QKV_ERR_FAIL) */
+QKV_APP_API int qkv_task_encode(const qkv_task *t, const uint8_t *bytes, int64_t n, int32_t **ids, int64_t *n_ids,
+                                qkv_err *e);
+/* the bytes token `id` stands for: the byte itself (bytes), or its piece; *len bytes into out
+ * (at least QKV_TOKEN_BYTES_MAX) */
+#define QKV_TOKEN_BYTES_MAX 1024
+QKV_APP_API int qkv_task_token_bytes(const qkv_task *t, int32_t id, uint8_t *out);
 
 /* text: the bits per byte of two baselines on the evaluation slice (the held-out tail, the
  * text the model's eval_bpb is measured on): xz -9's compressed size x 8 / bytes (liblzma, as

@@ -26,6 +26,13 @@ typedef enum {
 /* names used in configs: "file", "fortunes" (index = enum value) */
 QKV_APP_API extern const char *const QKV_TEXT_CORPUS_NAMES[QKV_CORPUS_COUNT];
 
+/* text: how its bytes become tokens: one token per byte, or the pieces of a sentencepiece
+ * vocabulary (tokenizer.h) trained on the training part, byte-pair merges or a unigram model */
+typedef enum { QKV_TOKENIZER_BYTES, QKV_TOKENIZER_BPE, QKV_TOKENIZER_UNIGRAM, QKV_TOKENIZER_COUNT } qkv_tokenizer_kind;
+
+/* names used in configs: "bytes", "bpe", "unigram" (index = enum value) */
+QKV_APP_API extern const char *const QKV_TOKENIZER_NAMES[QKV_TOKENIZER_COUNT];
+
 /* where Debian's fortunes package (and fortunes-min, which it depends on) puts its fortune
  * files, and how to get them: the fortunes corpus's default directory and its one-line hint */
 #define QKV_FORTUNES_DIR "/usr/share/games/fortunes"
@@ -51,7 +58,11 @@ typedef struct qkv_task_config {
     double eval_fraction;  /* text/file: share of the data held out for evaluation */
     double val_fraction;   /* text/file: share held out for validation, before the evaluation
                               part (0: no validation slice) */
-    int seq_len;           /* text: window length */
+    int seq_len;           /* text: window length (in tokens) */
+    qkv_tokenizer_kind tokenizer; /* text: bytes, or subword pieces */
+    int pieces;            /* text with pieces: the vocabulary's size (256 of them are bytes) */
+    char tokenizer_path[1024]; /* text with pieces: a trained model to use ("" = train one on the
+                                  training part; a run keeps it as tokenizer.model) */
 } qkv_task_config;
 
 /* the defaults of docs/config.md: recall, 8 pairs of 32 keys and 32 values */

@@ -2,6 +2,7 @@
 #include "tasks/task_data.h"
 #include "io/fileio.h"
 #include "io/strbuf.h"
+#include "tasks/tokenizer.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -24,6 +25,100 @@ static int read_file(const char *path, const char *key, uint8_t **out, int64_t *
     }
     *out = (uint8_t *)buf;
     *len = (int64_t)n;
+    return 0;
+}
+
+/* ---- text as subword pieces ------------------------------------------------------------- */
+
+/* the tokenizer's serialized model: task.tokenizer_path's file, or one trained on the training
+ * part [0, text_val) alone, so nothing of the held-out text shapes the vocabulary */
+static int tokenizer_model(qkv_task *t, qkv_err *e) {
+    char why[QKV_ERR_MSG];
+    if (t->cfg.tokenizer_path[0]) {
+        uint8_t *m;
+        int64_t n;
+        if (read_file(t->cfg.tokenizer_path, "task.tokenizer_path", &m, &n, e)) return -1;
+        t->tokenizer_model = (char *)m;
+        t->tokenizer_model_len = (size_t)n;
+        return 0;
+    }
+    qkv__spm_type type = t->cfg.tokenizer == QKV_TOKENIZER_BPE ? QKV__SPM_BPE : QKV__SPM_UNIGRAM;
+    if (qkv__tokenizer_train(t->text, t->text_val, type, t->cfg.pieces, &t->tokenizer_model, &t->tokenizer_model_len,
+                             why, sizeof why))
+        return qkv_err_set(e, QKV_ERR_FAIL, "task.pieces: a %s vocabulary of %d pieces cannot be trained on the %lld "
+                           "training bytes: %s", QKV_TOKENIZER_NAMES[t->cfg.tokenizer], t->cfg.pieces,
+                           (long long)t->text_val, why);
+    return 0;
+}
+
+/* the text's three parts, each encoded alone (no token straddles two), one after another in
+ * t->ids; the model's vocabulary is the tokenizer's */
+static int open_tokens(qkv_task *t, qkv_err *e) {
+    char why[QKV_ERR_MSG];
+    const char *key = t->cfg.tokenizer_path[0] ? "task.tokenizer_path" : "task.tokenizer";
+    if (tokenizer_model(t, e)) return -1;
+    t->tokenizer = qkv__tokenizer_load(t->tokenizer_model, t->tokenizer_model_len, why, sizeof why);
+    if (!t->tokenizer)
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", key, why);
+    int size = qkv__tokenizer_size(t->tokenizer);
+    if (size != t->cfg.pieces)
+        return qkv_err_set(e, QKV_ERR_FAIL, "task.tokenizer_path: %s has %d pieces, but task.pieces is %d",
+                           qkv__shown(t->cfg.tokenizer_path).s, size, t->cfg.pieces);
+    int64_t cut[4] = {0, t->text_val, t->text_split, t->text_len}, at[4] = {0};
+    int32_t *part[3] = {NULL};
+    int64_t n[3] = {0};
+    int rc = 0;
+    for (int p = 0; p < 3 && !rc; p++)
+        if (qkv__tokenizer_encode(t->tokenizer, t->text + cut[p], cut[p + 1] - cut[p], &part[p], &n[p], why, sizeof why))
+            rc = qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", key, why);
+    if (!rc && !(t->ids = malloc((size_t)(n[0] + n[1] + n[2]) * sizeof *t->ids)))
+        rc = qkv_err_set(e, QKV_ERR_FAIL, "out of memory for the text's tokens");
+    for (int p = 0; p < 3 && !rc; p++) {
+        memcpy(t->ids + at[p], part[p], (size_t)n[p] * sizeof *t->ids);
+        at[p + 1] = at[p] + n[p];
+    }
+    for (int p = 0; p < 3; p++) free(part[p]);
+    if (rc) return -1;
+    t->n_ids = at[3], t->ids_val = at[1], t->ids_split = at[2];
+    t->vocab = size;
+    int64_t need = t->seq_len + 1;
+    if (t->ids_val < need || t->n_ids - t->ids_split < need)
+        return qkv_err_set(e, QKV_ERR_FAIL, "task.seq_len: %d tokens per window, but the training part has %lld tokens "
+                           "and the evaluation part %lld; both need task.seq_len + 1", t->seq_len,
+                           (long long)t->ids_val, (long long)(t->n_ids - t->ids_split));
+    if (t->ids_split - t->ids_val < need) t->text_val = t->text_split, t->ids_val = t->ids_split; /* no validation */
+    return 0;
+}
+
+void qkv__task_close_tokens(qkv_task *t) {
+    qkv__tokenizer_free(t->tokenizer);
+    free(t->tokenizer_model);
+    free(t->ids);
+}
+
+int qkv_task_target_bytes(const qkv_task *t, int32_t tgt) {
+    int len = 1;
+    if (t->tokenizer) qkv__tokenizer_piece(t->tokenizer, tgt, &len);
+    return len;
+}
+
+int qkv_task_token_bytes(const qkv_task *t, int32_t id, uint8_t *out) {
+    if (!t->tokenizer) {
+        out[0] = (uint8_t)id;
+        return 1;
+    }
+    int len;
+    const char *p = qkv__tokenizer_piece(t->tokenizer, id, &len);
+    if (len > QKV_TOKEN_BYTES_MAX) len = QKV_TOKEN_BYTES_MAX;
+    memcpy(out, p, (size_t)len);
+    return len;
+}
+
+int qkv_task_encode(const qkv_task *t, const uint8_t *bytes, int64_t n, int32_t **ids, int64_t *n_ids, qkv_err *e) {
+    char why[QKV_ERR_MSG];
+    if (!t->tokenizer) return qkv_err_set(e, QKV_ERR_FAIL, "the task has no tokenizer");
+    if (qkv__tokenizer_encode(t->tokenizer, bytes, n, ids, n_ids, why, sizeof why))
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     return 0;
 }
 
@@ -52,10 +147,20 @@ int qkv__task_open_text(qkv_task *t, qkv_err *e) {
     int64_t val = t->text_split - (int64_t)((double)len * t->cfg.val_fraction);
     if (fortunes) val = qkv__task_fortune_start(t->text, len, val < 0 ? 0 : val);
     t->text_val = t->cfg.val_fraction > 0 && val >= need && t->text_split - val >= need ? val : t->text_split;
-    return 0;
+    return t->cfg.tokenizer == QKV_TOKENIZER_BYTES ? 0 : open_tokens(t, e);
 }
 
 void qkv__task_text_example(const qkv_task *t, qkv_rng *r, qkv_split split, int32_t *tok, int32_t *tgt) {
+    if (t->tokenizer) { /* the same draw over the parts' tokens */
+        int64_t lo = split == QKV_SPLIT_EVAL ? t->ids_split : split == QKV_SPLIT_VAL ? t->ids_val : 0;
+        int64_t hi = split == QKV_SPLIT_EVAL ? t->n_ids : split == QKV_SPLIT_VAL ? t->ids_split : t->ids_val;
+        int64_t at = lo + (int64_t)qkv_rng_below(r, (uint64_t)(hi - lo - t->seq_len));
+        for (int i = 0; i < t->seq_len; i++) {
+            tok[i] = t->ids[at + i];
+            tgt[i] = t->ids[at + i + 1];
+        }
+        return;
+    }
     int64_t lo = split == QKV_SPLIT_EVAL ? t->text_split : split == QKV_SPLIT_VAL ? t->text_val : 0;
     int64_t hi = split == QKV_SPLIT_EVAL ? t->text_len : split == QKV_SPLIT_VAL ? t->text_split : t->text_val;
     int64_t at = lo + (int64_t)qkv_rng_below(r, (uint64_t)(hi - lo - t->seq_len));

@@ -10,6 +10,8 @@
  * QKV_FORTUNES_DIR); the tail eval_fraction evaluates, the val_fraction before it validates
  * (fortunes: each part starts where a fortune does, so none straddles two parts) */
 QKV_INTERNAL int qkv__task_open_text(qkv_task *t, qkv_err *e);
+/* text with pieces: free the tokenizer, its model and the ids (qkv_task_close) */
+QKV_INTERNAL void qkv__task_close_tokens(qkv_task *t);
 /* the fortunes corpus (fortunes.c): every fortune of dir's fortune files once, in a fixed
  * shuffled order, each followed by the line "%"; a malloc'd text into *out, *len bytes; how many
  * files and fortunes it took into *n_files and *n_fortunes (either may be NULL). key names the

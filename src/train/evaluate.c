@@ -8,8 +8,9 @@
 static int evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, int64_t n, int batch,
                     qkv_eval_result *r, qkv_err *e);
 
-/* counted positions, correct argmax predictions and summed loss of one batch */
-static void score(const qkv_tensor *logits, const qkv_batch *b, double *correct, int64_t *count) {
+/* counted positions, the bytes their targets stand for, and correct argmax predictions of one batch */
+static void score(const qkv_task *t, const qkv_tensor *logits, const qkv_batch *b, double *correct, int64_t *count,
+                  int64_t *bytes) {
     int64_t V = logits->shape[2];
     for (int64_t r = 0; r < (int64_t)b->B * b->T; r++) {
         int32_t tgt = b->tgt[r];
@@ -22,6 +23,7 @@ static void score(const qkv_tensor *logits, const qkv_batch *b, double *correct,
         }
         *correct += best == tgt;
         (*count)++;
+        *bytes += qkv_task_target_bytes(t, tgt);
     }
 }
 
@@ -49,7 +51,7 @@ static int evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, in
     }
     bool old = qkv_ctx_set_grad_enabled(ctx, false);
     double loss_sum = 0, correct = 0;
-    int64_t count = 0;
+    int64_t count = 0, bytes = 0;
     int rc = 0;
     for (int64_t first = 0; first < n; first += batch) {
         qkv_task_split_batch(t, split, &b, first, n);
@@ -62,7 +64,7 @@ static int evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, in
             break;
         }
         int64_t before = count;
-        score(logits, &b, &correct, &count);
+        score(t, logits, &b, &correct, &count, &bytes);
         loss_sum += qkv_tensor_get(loss, 0) * (double)(count - before);
     }
     qkv_ctx_reset(ctx);
@@ -72,5 +74,8 @@ static int evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, qkv_split split, in
     r->positions = count;
     r->loss = count ? loss_sum / (double)count : 0;
     r->accuracy = count ? correct / (double)count : 0;
+    r->bytes = bytes;
+    /* a token per byte: the mean loss in bits, as always; pieces: the summed loss over the bytes */
+    r->bpb = bytes == count ? r->loss / QKV_LN2 : loss_sum / QKV_LN2 / (double)bytes;
     return rc;
 }

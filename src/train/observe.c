@@ -184,7 +184,9 @@ static int observation(const qkv_config *cfg, const char *dir, bool trained, int
                        qkv_observed *o, qkv_err *e) {
     *o = (qkv_observed){.step = step, .example = example < 0 ? 0 : example};
     qkv_task task;
-    if (qkv_task_open(&task, &cfg->task, (uint64_t)cfg->train.seed, e)) return -1;
+    qkv_task_config tc = cfg->task; /* the run's own vocabulary, when it keeps one */
+    qkv_use_run_tokenizer(&tc, dir, true);
+    if (qkv_task_open(&task, &tc, (uint64_t)cfg->train.seed, e)) return -1;
     qkv_model_config mc = cfg->model;
     qkv_model *m = NULL;
     char *path = trained ? qkv__pathf("%s/" QKV_RUN_MODEL, dir) : NULL;

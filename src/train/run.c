@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -82,14 +83,14 @@ static void progress(qkv__run *r, double loss, const qkv_eval_result *ev, double
     double per = r->st.step ? elapsed / (double)r->st.step : 0;
     fmt_eta(per * (double)(total - r->st.step), eta, sizeof eta);
     bool bytes = r->task.cfg.kind == QKV_TASK_TEXT; /* byte-level text: its measure is bits per byte */
-    if (ev && ev->positions && bytes) snprintf(acc, sizeof acc, "  eval %.3f bits/byte", ev->loss / QKV_LN2);
+    if (ev && ev->positions && bytes) snprintf(acc, sizeof acc, "  eval %.3f bits/byte", ev->bpb);
     else if (ev && ev->positions) snprintf(acc, sizeof acc, "  eval acc %5.1f%%", 100 * ev->accuracy);
     if (r->tty)
         fprintf(stderr, "\r\033[Kstep %lld/%lld  loss %.4f%s  %.0f tok/s  ETA %s%s", r->st.step, total,
                 loss, acc, tps, eta, final ? "\n" : "");
     else if (ev && bytes) {
         fprintf(stderr, "step %lld/%lld loss %.4f eval_loss %.4f eval_bpb %.4f tok/s %.0f elapsed %.1fs\n",
-                r->st.step, total, loss, ev->loss, ev->loss / QKV_LN2, tps, elapsed);
+                r->st.step, total, loss, ev->loss, ev->bpb, tps, elapsed);
         r->shown = true;
         r->t_shown = qkv_clock_seconds();
     } else if (ev) {
@@ -117,11 +118,11 @@ static int metrics_line(qkv__run *r, double loss, const qkv_eval_result *ev, con
     if (ev)
         fprintf(r->metrics, ",\"eval_loss\":%s,\"eval_accuracy\":%s", jnum(ev->loss, a, sizeof a),
                 jnum(ev->accuracy, c, sizeof c));
-    if (ev && bytes) fprintf(r->metrics, ",\"eval_bpb\":%s", jnum(ev->loss / QKV_LN2, a, sizeof a));
+    if (ev && bytes) fprintf(r->metrics, ",\"eval_bpb\":%s", jnum(ev->bpb, a, sizeof a));
     if (ev && val)
         fprintf(r->metrics, ",\"val_loss\":%s,\"val_accuracy\":%s", jnum(val->loss, a, sizeof a),
                 jnum(val->accuracy, c, sizeof c));
-    if (ev && val && bytes) fprintf(r->metrics, ",\"val_bpb\":%s", jnum(val->loss / QKV_LN2, a, sizeof a));
+    if (ev && val && bytes) fprintf(r->metrics, ",\"val_bpb\":%s", jnum(val->bpb, a, sizeof a));
     fprintf(r->metrics, ",\"skipped_steps\":%lld,\"tokens_per_s\":%.1f,\"elapsed\":%.3f}\n", r->st.skipped, tps, elapsed);
     if (fflush(r->metrics) || ferror(r->metrics)) {
         return qkv_err_set(e, QKV_ERR_FAIL, "%s/metrics.jsonl: cannot write: %s", qkv__shown(r->opt->out_dir).s,
@@ -187,7 +188,7 @@ static int lock_run(qkv__run *r, qkv_err *e) {
 }
 
 static const char *const RUN_FILES[] = {QKV_RUN_CONFIG, QKV_RUN_METRICS, QKV_RUN_MODEL, QKV_RUN_CHECKPOINT,
-                                        QKV_RUN_SUMMARY};
+                                        QKV_RUN_SUMMARY, QKV_RUN_TOKENIZER};
 
 /* whether out_dir holds any file of a run */
 static bool holds_run(qkv__run *r) {
@@ -243,10 +244,34 @@ double qkv__run_loss(const qkv__run *r) {
 
 /* ---- setup ---------------------------------------------------------------------------------- */
 
+void qkv_use_run_tokenizer(qkv_task_config *tc, const char *file_in_run, bool is_dir) {
+    if (tc->tokenizer == QKV_TOKENIZER_BYTES || tc->tokenizer_path[0]) return;
+    const char *slash = is_dir ? NULL : strrchr(file_in_run, '/');
+    int dir_len = is_dir ? (int)strlen(file_in_run) : slash ? (int)(slash - file_in_run) : 1;
+    const char *dir = is_dir || slash ? file_in_run : ".";
+    char *path = qkv__pathf("%.*s/" QKV_RUN_TOKENIZER, dir_len, dir);
+    struct stat st;
+    if (path && strlen(path) < sizeof tc->tokenizer_path && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        memcpy(tc->tokenizer_path, path, strlen(path) + 1);
+    free(path);
+}
+
+/* a fresh run keeps the text task's tokenizer beside it (run_dir.h) */
+static int write_tokenizer(qkv__run *r, qkv_err *e) {
+    char why[QKV_ERR_MSG];
+    const char *path = in_dir(r, QKV_RUN_TOKENIZER, e);
+    if (!path) return -1;
+    if (qkv__write_file_atomic(path, r->task.tokenizer_model, r->task.tokenizer_model_len, why, sizeof why))
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    return 0;
+}
+
 int qkv__run_setup(qkv__run *r, qkv_err *e) {
     const qkv_config *c = r->cfg;
     r->tty = isatty(2) && !r->opt->quiet;
-    if (qkv_task_open(&r->task, &c->task, (uint64_t)c->train.seed, e)) return -1;
+    qkv_task_config tc = c->task; /* a resumed run's vocabulary is the one it kept */
+    if (r->opt->resume) qkv_use_run_tokenizer(&tc, r->opt->out_dir, true);
+    if (qkv_task_open(&r->task, &tc, (uint64_t)c->train.seed, e)) return -1;
     /* a model the task refuses (causal: false where targets follow) is said before any work */
     qkv_model_config mc = c->model;
     if (qkv_task_fit_model(&r->task, &mc, e)) return -1;
@@ -322,6 +347,7 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
     if (!path) return -1;
     if (qkv__write_file_atomic(path, r->config_json, strlen(r->config_json), why, sizeof why))
         return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (!r->opt->resume && r->task.tokenizer && write_tokenizer(r, e)) return -1;
     if (!(path = in_dir(r, QKV_RUN_METRICS, e))) return -1;
     if (!r->opt->resume && qkv__write_file_atomic(path, "", 0, why, sizeof why))
         return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
@@ -503,8 +529,8 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, qkv_err *e) {
     sum->attn_params = r->model ? qkv_model_attention_params(r->model) : 0;
     sum->text = r->task.cfg.kind == QKV_TASK_TEXT && r->task.text;
     if (sum->text) {
-        sum->eval_bpb = sum->eval.loss / QKV_LN2;
-        sum->val_bpb = sum->has_val ? sum->val.loss / QKV_LN2 : NAN;
+        sum->eval_bpb = sum->eval.bpb;
+        sum->val_bpb = sum->has_val ? sum->val.bpb : NAN;
         sum->baseline_xz_bpb = sum->baseline_unigram_bpb = NAN;
         qkv_err be; /* xz -9 on the held-out bytes (about a second per 250 KB); once, for the summary */
         if (!rc && lead && !sum->interrupted &&

@@ -20,6 +20,9 @@
  *   train.log               the run's stderr when qkv ablate started it
  *   observed.safetensors    what reports show of the final model (train/observe.h)
  *   observed-start.safetensors  the same of the model at step 0, written as a fresh run starts
+ *   tokenizer.model         the text task's sentencepiece vocabulary (task.tokenizer bpe or
+ *                           unigram), as trained on the training part or read from
+ *                           task.tokenizer_path; eval, sample and --resume use it
  *
  * Every file but the two logs is replaced atomically (src/io/fileio.h), so a reader sees a
  * whole old file or a whole new one. */
@@ -34,5 +37,6 @@
 #define QKV_RUN_LOG "train.log"
 #define QKV_RUN_OBSERVED "observed.safetensors"
 #define QKV_RUN_OBSERVED_START "observed-start.safetensors"
+#define QKV_RUN_TOKENIZER "tokenizer.model"
 
 #endif

@@ -20,6 +20,9 @@
 typedef struct qkv_eval_result {
     double loss, accuracy;       /* mean cross-entropy and token accuracy over counted positions */
     int64_t examples, positions; /* evaluated examples, positions that carry a loss */
+    int64_t bytes;               /* text: the bytes those positions' targets stand for */
+    double bpb;                  /* text: bits per byte, the summed loss / ln 2 / bytes (with a token
+                                    per byte: loss / ln 2) */
 } qkv_eval_result;
 
 typedef struct qkv_run_opts {
@@ -59,6 +62,13 @@ typedef struct qkv_run_summary {
  * the machine has: found before anything is allocated or written; the message has the estimate)
  * or QKV_ERR_FAIL */
 QKV_APP_API int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, qkv_err *e);
+
+/* the text task's tokenizer kept beside a run: when tc trains pieces (task.tokenizer bpe or
+ * unigram) and gives no task.tokenizer_path, the run directory's tokenizer.model becomes it, if
+ * the directory holds one, so qkv eval, sample and --resume use the vocabulary the run trained
+ * with. file_in_run: any file of the run directory (its checkpoint), or the directory with
+ * is_dir. Nothing changes for other tasks, when the file is missing or its path is too long */
+QKV_APP_API void qkv_use_run_tokenizer(qkv_task_config *tc, const char *file_in_run, bool is_dir);
 
 /* mean loss and accuracy of model m on the task's evaluation examples (n of them, capped by
  * the task's size), in batches of `batch`; ctx is reset as it goes */

@@ -1,0 +1,50 @@
+/* Internal: subword tokens for the text task, through Debian's sentencepiece (tokenizer_spm.cc,
+ * the one C++ file: sentencepiece has no C interface). A vocabulary is trained on the training
+ * part's lines only and is lossless: no normalization, no dummy prefix, whitespace kept, and
+ * every byte the pieces do not cover falls back to one of 256 byte pieces, so the pieces of a
+ * text, concatenated, are exactly its bytes (checked on every encode). That is what lets a token
+ * model's loss be reported in bits per byte of the same held-out bytes as a byte model's. */
+#ifndef QKV_TOKENIZER_H
+#define QKV_TOKENIZER_H
+
+#include "qkv_api.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qkv__tokenizer qkv__tokenizer;
+
+/* sentencepiece's model types that qkv trains (index = qkv_tokenizer_kind - 1) */
+typedef enum { QKV__SPM_BPE, QKV__SPM_UNIGRAM } qkv__spm_type;
+
+/* a vocabulary of `pieces` pieces trained on the non-empty lines of text[0, len) (one thread,
+ * all lines, no sampling: the same text gives the same model, byte for byte); the serialized
+ * model (sentencepiece's ModelProto, what spm_train writes as NAME.model) into a malloc'd
+ * *model of *model_len bytes. 0, or -1 with sentencepiece's reason in why */
+QKV_INTERNAL int qkv__tokenizer_train(const uint8_t *text, int64_t len, qkv__spm_type type, int pieces, char **model,
+                                      size_t *model_len, char *why, size_t why_len);
+/* a tokenizer from a serialized model; NULL with why when it is not one qkv can use (not a
+ * sentencepiece model, or one whose pieces do not reproduce text byte for byte: normalizing, a
+ * dummy prefix or no byte fallback) */
+QKV_INTERNAL qkv__tokenizer *qkv__tokenizer_load(const char *model, size_t len, char *why, size_t why_len);
+QKV_INTERNAL void qkv__tokenizer_free(qkv__tokenizer *tk);
+/* how many pieces (token ids are in [0, size)) */
+QKV_INTERNAL int qkv__tokenizer_size(const qkv__tokenizer *tk);
+/* the bytes piece `id` stands for (a byte piece: its one byte; "\xe2\x96\x81", sentencepiece's
+ * space mark, is a space), valid while tk lives; *len bytes, not NUL-terminated */
+QKV_INTERNAL const char *qkv__tokenizer_piece(const qkv__tokenizer *tk, int id, int *len);
+/* text[0, len) as token ids, line by line (a line's ids, then the newline's byte piece), into a
+ * malloc'd *ids of *n_ids; the pieces' bytes are checked to be the text's. 0, or -1 with why
+ * (naming the byte offset where they differ) */
+QKV_INTERNAL int qkv__tokenizer_encode(const qkv__tokenizer *tk, const uint8_t *text, int64_t len, int32_t **ids,
+                                       int64_t *n_ids, char *why, size_t why_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
