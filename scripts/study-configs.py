@@ -281,6 +281,37 @@ STUDY["fourth-extra"]["text-d32-rope"] = lrs and ablation(
     "English text (fortunes), d_model 32, rotary positions, the standard recipe, 4000 steps", "text64", 32,
     FOURTH_TEXT_ROPE, S8, None, 4000, None, "bpb", TEXT64 + RECIPE + ROPE, lr_of=lrs)
 
+# text in subword tokens (docs/results/study-fourth-extra/predictions-tokens.md, written before
+# its runs): is the tied score's cost on text a byte-level effect? The same recipe, model and 64
+# positions, the text as sentencepiece BPE pieces trained on the training part (512 and 2048
+# pieces, 256 of them bytes), the loss in bits per byte of the same held-out text; the variants
+# that answer the learner (one kind: shared and identity; the three single ties; the signed tied
+# score) beside full
+TOKENS_TEXT = ["full", "shared", "identity", "qk_tied", "no_q_proj", "kv_tied", "qk_diag_alt"]
+TOKENS = [(32, 512), (32, 2048), (64, 2048)]
+def tokens(pieces):
+    return ["task.tokenizer=bpe", "task.pieces=%d" % pieces]
+for d, p in TOKENS:
+    name = "text-tokens%d-d%d" % (p, d)
+    STUDY["fourth-pilot"][name] = ablation(
+        "English text (fortunes) in %d BPE pieces, d_model %d, the standard recipe: learning-rate pilot" % (p, d),
+        "text64", d, TOKENS_TEXT, [100], FULL_LRS, 1000, None, "bpb", TEXT64 + RECIPE + tokens(p), few_seeds=True)
+    lrs = pilot_lrs(name, "study-fourth-pilot", TOKENS_TEXT)
+    STUDY["fourth-extra"][name] = lrs and ablation(
+        "English text (fortunes) in %d BPE pieces, d_model %d, the standard recipe, 4000 steps" % (p, d), "text64", d,
+        TOKENS_TEXT, S8, None, 4000, None, "bpb", TEXT64 + RECIPE + tokens(p), lr_of=lrs)
+
+# Q = K = V = X (identity) on bytes, which the byte arm lacks, at its cheapest width, beside full
+# (full's runs repeat text-d32's bit for bit: same config, seeds and rate)
+TEXT_IDENTITY = ["full", "identity"]
+STUDY["fourth-pilot"]["text-d32-identity"] = ablation(
+    "English text (fortunes), d_model 32, Q = K = V = X, the standard recipe: learning-rate pilot", "text64", 32,
+    TEXT_IDENTITY, [100], FULL_LRS, 1000, None, "bpb", TEXT64 + RECIPE, few_seeds=True)
+lrs = pilot_lrs("text-d32-identity", "study-fourth-pilot", TEXT_IDENTITY)
+STUDY["fourth-extra"]["text-d32-identity"] = lrs and ablation(
+    "English text (fortunes), d_model 32, Q = K = V = X, the standard recipe, 4000 steps", "text64", 32,
+    TEXT_IDENTITY, S8, None, 4000, None, "bpb", TEXT64 + RECIPE, lr_of=lrs)
+
 MODEL = {"d_model": 64, "heads": 4, "layers": 2, "d_ff": 256, "activation": "gelu",
          "attention": {"qkv": "full", "scale": "head_dim", "causal": True}}
 TRAIN = {"steps": 1000, "batch": 32, "seed": 0, "eval_every": 100, "eval_examples": 500, "log_every": 100}
