@@ -29,6 +29,9 @@
 /* a document whose one marker embeds a summary of a/; DOC_DIR: a/ and its results.json */
 #define DOC "# d\n<!-- qkv summarize: a -->\n<!-- end -->\n"
 #define DOC_DIR RES_A(RESULTS("full", "{\"name\": \"full\"}"))
+/* results.json with the models' sizes: full, and q without its Q/K/V maps (24,576 parameters) */
+#define SIZES RESULTS("full", "{\"name\": \"full\", \"params\": 109504, \"attn_params\": 32896}, {\"name\": \"q\", " \
+                      "\"params\": 84928, \"attn_params\": 8320}")
 /* a/results.json compared on the loss, one seed, its runs evaluated at steps 100 and 200; a document
  * holding a gap table of it (the marker's words given) */
 #define GAP_RUN(l1, l2) "\"runs\": [{\"seed\": 0, \"ok\": true, \"curve\": {\"step\": [100, 200], " \
@@ -560,6 +563,27 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
                                                                  "\"delta_vs_baseline\": -0.706}")},
            {"d.md", "q: <!-- qkv value: a q delta -->-0.706<!-- end --> points\n"}),
      Q "summarize --check-doc d.md", 1, "differs from what the inline marker generates: expected \"-70.6\", found \"-0.706\""},
+    /* the model's size: counts as the tables print them, shares in percent (the attention's part of
+     * the model; what a variant does without, against the baseline's count) */
+    {"summarize --check-doc", "FILE", "an inline parameter count",
+     FILES({"a", DIRECTORY}, {"a/results.json", SIZES},
+           {"d.md", "q has <!-- qkv value: a q params -->84928<!-- end --> parameters\n"}),
+     Q "summarize --check-doc d.md", 1, "differs from what the inline marker generates: expected \"84,928\", found \"84928\""},
+    {"summarize --check-doc", "FILE", "an inline attention share",
+     FILES({"a", DIRECTORY}, {"a/results.json", SIZES},
+           {"d.md", "<!-- qkv value: a full attn_params -->32,896<!-- end --> or <!-- qkv value: a full attn_share -->"
+                    "0.3<!-- end -->%\n"}),
+     Q "summarize --check-doc d.md", 1, "differs from what the inline marker generates: expected \"30.0\", found \"0.3\""},
+    {"summarize --check-doc", "FILE", "an inline share saved against the baseline",
+     FILES({"a", DIRECTORY}, {"a/results.json", SIZES},
+           {"d.md", "q: <!-- qkv value: a q saved -->22.4<!-- end -->% fewer, full <!-- qkv value: a full saved -->"
+                    "0.1<!-- end -->%\n"}),
+     Q "summarize --check-doc d.md", 1, "differs from what the inline marker generates: expected \"0.0\", found \"0.1\""},
+    {"summarize --check-doc", "FILE", "an inline share of a size not recorded",
+     FILES({"a", DIRECTORY}, {"a/results.json", RESULTS("full", "{\"name\": \"full\"}, {\"name\": \"q\", "
+                                                                 "\"params\": 84928}")},
+           {"d.md", "q: <!-- qkv value: a q saved -->22.4<!-- end -->%\n"}),
+     Q "summarize --check-doc d.md", 1, "differs from what the inline marker generates: expected \"\xe2\x80\x94\", found \"22.4\""},
     {"summarize --check-doc", "FILE", "an inline value that holds",
      FILES({"a", DIRECTORY}, {"a/results.json", RESULTS("full", "{\"name\": \"full\", \"solved\": 3}")},
            {"d.md", "<!-- qkv value: a full solved -->3<!-- end --> 次\n"}),

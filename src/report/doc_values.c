@@ -5,7 +5,9 @@
  * TEXT is FIELD of VARIANT in DIR/results.json (read into the one results model), formatted as
  * below; qkv summarize --check-doc compares it, --update-doc rewrites it (summary_doc.c). So a
  * sentence of prose, in any language, carries numbers that make test checks against the
- * committed results. FIELD gap@STEP is the cell of that step in the gap table (doc_gaps.c). */
+ * committed results. FIELD gap@STEP is the cell of that step in the gap table (doc_gaps.c).
+ * The model's size is a recorded number too: params and attn_params count it, attn_share is the
+ * attention's part of it and saved what a variant does without, both of them shares. */
 #include "report/summary.h"
 
 #include <math.h>
@@ -16,45 +18,59 @@
 
 #include "io/strbuf.h"
 
-/* F_DELTA: in points for an accuracy, else (bits per byte, a loss) signed with 3 decimals */
-typedef enum { F_INT, F_STEP, F_PCT, F_DELTA, F_LR, F_2, F_3, F_P } field_format;
+/* F_DELTA: in points for an accuracy, else (bits per byte, a loss) signed with 3 decimals;
+ * F_COUNT: an integer with thousands separators, as the tables print parameter counts */
+typedef enum { F_INT, F_COUNT, F_STEP, F_PCT, F_DELTA, F_LR, F_2, F_3, F_P } field_format;
 
-/* a field: its name in a marker, what it formats as, and the key of the variant's object in
- * results.json that holds it (report_fields.c's list); NULL for the two that no key holds */
+/* where a field's number comes from: the variant's key in results.json, or computed */
+typedef enum { S_KEY, S_SEEDS, S_BUDGET, S_ATTN_SHARE, S_SAVED } field_source;
+
+/* a field: its name in a marker, what it formats as, where its number comes from and, for
+ * S_KEY, the key of the variant's object in results.json that holds it (report_fields.c's list) */
 typedef struct field {
     const char *name;
     field_format fmt;
+    field_source src;
     const char *key;
 } field;
 
 static const field FIELDS[] = {
-    {"solved", F_INT, "solved"},                    /* seeds that solved the task */
-    {"unsolved", F_INT, "unsolved"},                /* seeds that did not within their budget */
-    {"seeds", F_INT, NULL},                         /* the ablation's seeds */
-    {"runs", F_INT, "runs_ok"},                     /* finished runs at the chosen rate */
-    {"median", F_STEP, "steps_to_threshold"},       /* the median solve step (unsolved counted as later) */
-    {"budget", F_STEP, NULL},                       /* the largest budget of its unsolved runs */
-    {"acc", F_PCT, "acc_mean"},                     /* final evaluation accuracy, mean, in percent */
-    {"acc_min", F_PCT, "acc_min"},                  /* the worst seed's final accuracy, in percent */
-    {"delta", F_DELTA, "delta_vs_baseline"},        /* the paired difference from the baseline (points, bits) */
-    {"p_holm", F_P, "p_holm"},                      /* the sign-flip p-value after Holm's correction */
-    {"lr", F_LR, "lr"},                             /* the chosen learning rate */
-    {"symmetry", F_2, "score_symmetry"},            /* the attention diagnostics at the end ... */
-    {"negative", F_2, "score_negative_share"},
-    {"diagonal", F_3, "diag_share"},
-    {"previous", F_3, "prev_share"},
-    {"symmetry0", F_2, "start_score_symmetry"},     /* ... and at step 0 */
-    {"negative0", F_2, "start_score_negative_share"},
-    {"diagonal0", F_3, "start_diag_share"},
-    {"previous0", F_3, "start_prev_share"},
+    {"solved", F_INT, S_KEY, "solved"},                /* seeds that solved the task */
+    {"unsolved", F_INT, S_KEY, "unsolved"},            /* seeds that did not within their budget */
+    {"seeds", F_INT, S_SEEDS, NULL},                   /* the ablation's seeds */
+    {"runs", F_INT, S_KEY, "runs_ok"},                 /* finished runs at the chosen rate */
+    {"median", F_STEP, S_KEY, "steps_to_threshold"},   /* the median solve step (unsolved counted as later) */
+    {"budget", F_STEP, S_BUDGET, NULL},                /* the largest budget of its unsolved runs */
+    {"acc", F_PCT, S_KEY, "acc_mean"},                 /* final evaluation accuracy, mean, in percent */
+    {"acc_min", F_PCT, S_KEY, "acc_min"},              /* the worst seed's final accuracy, in percent */
+    {"delta", F_DELTA, S_KEY, "delta_vs_baseline"},    /* the paired difference from the baseline (points, bits) */
+    {"p_holm", F_P, S_KEY, "p_holm"},                  /* the sign-flip p-value after Holm's correction */
+    {"lr", F_LR, S_KEY, "lr"},                         /* the chosen learning rate */
+    {"symmetry", F_2, S_KEY, "score_symmetry"},        /* the attention diagnostics at the end ... */
+    {"negative", F_2, S_KEY, "score_negative_share"},
+    {"diagonal", F_3, S_KEY, "diag_share"},
+    {"previous", F_3, S_KEY, "prev_share"},
+    {"symmetry0", F_2, S_KEY, "start_score_symmetry"}, /* ... and at step 0 */
+    {"negative0", F_2, S_KEY, "start_score_negative_share"},
+    {"diagonal0", F_3, S_KEY, "start_diag_share"},
+    {"previous0", F_3, S_KEY, "start_prev_share"},
+    {"params", F_COUNT, S_KEY, "params"},              /* the model's parameters */
+    {"attn_params", F_COUNT, S_KEY, "attn_params"},    /* its attention's (every layer, the output map too) */
+    {"attn_share", F_PCT, S_ATTN_SHARE, NULL},         /* attn_params / params, in percent */
+    {"saved", F_PCT, S_SAVED, NULL},                   /* 1 - params / the baseline's params, in percent */
 };
 #define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
 
-/* field f of variant i in r (NaN where r holds none) */
+/* field f of variant i in r (NaN where r holds none: a share of a size not recorded, 0) */
 static double number(const field *f, const qkv_ablate_results *r, int i) {
-    const qkv_variant_result *v = &r->v[i];
-    if (!strcmp(f->name, "seeds")) return r->cfg->n_seeds;
-    if (!f->key) return v->budget_max == INT64_MAX ? -1.0 : (double)v->budget_max; /* budget */
+    const qkv_variant_result *v = &r->v[i], *base = &r->v[r->cfg->baseline];
+    switch (f->src) {
+    case S_SEEDS: return r->cfg->n_seeds;
+    case S_BUDGET: return v->budget_max == INT64_MAX ? -1.0 : (double)v->budget_max;
+    case S_ATTN_SHARE: return v->params > 0 ? (double)v->attn_params / (double)v->params : NAN;
+    case S_SAVED: return v->params > 0 && base->params > 0 ? 1.0 - (double)v->params / (double)base->params : NAN;
+    case S_KEY: break;
+    }
     qkv_report_value x = qkv__report_variant_value(r, i, f->key);
     return x.kind == QKV_REPORT_NUM ? x.num : x.kind == QKV_REPORT_INT ? (double)x.i : NAN;
 }
@@ -67,6 +83,7 @@ static void format(field_format f, double x, bool accuracy, char *out, size_t n)
     }
     switch (f) {
     case F_INT: case F_STEP: snprintf(out, n, "%.0f", x); break;
+    case F_COUNT: qkv__fmt_count(out, n, (long long)x); break;
     case F_PCT: snprintf(out, n, "%.1f", 100 * x); break;
     case F_DELTA: accuracy ? snprintf(out, n, "%+.1f", 100 * x) : snprintf(out, n, "%+.3f", x); break;
     case F_LR: snprintf(out, n, "%g", x); break;
