@@ -239,6 +239,7 @@ help:
 	@echo "make study-third-pilot the learning-rate pilot of the third edition's text ablation (~10 min)"
 	@echo "make study-second the second edition (quick + extra, ~70 min)"
 	@echo "make study-full the study as designed (docs/qkv-answer.md gives its compute)"
+	@echo "make figures    draw the answer's attention picture from its committed runs (make figure-runs: train them)"
 	@echo "make examples   build and run examples/"
 	@echo "make check-fastmath  every float through the kernels' exp, normal CDF (against libm) and GELU"
 	@echo "make valgrind   the end-to-end commands under valgrind memcheck"

@@ -19,3 +19,21 @@ study-second: all
 	QKV=$(BUILD)/qkv scripts/study.sh quick && QKV=$(BUILD)/qkv scripts/study.sh extra
 study-full: all
 	QKV=$(BUILD)/qkv scripts/study.sh full
+
+# The answer's picture (docs/qkv-answer.md's first screen): one recall example's attention in the
+# seed-0 runs of full, qk_tied and qk_diag_alt, the fourth edition's recipe
+# (configs/figures/recall-attention.json). make figures draws it from the committed runs; make
+# figure-runs trains them again (about a minute on 2 cores) and keeps what the picture and qkv
+# inspect read: config.json, model.safetensors, observed.safetensors, summary.json, metrics.jsonl
+FIGURE := docs/results/study-fourth/recall-attention
+FIGURE_RUNS := full qk_tied qk_diag_alt
+.PHONY: figures figure-runs
+figures: all
+	$(BUILD)/qkv inspect $(FIGURE_RUNS:%=$(FIGURE)/runs/%/seed0) --figure $(FIGURE)/attention.svg \
+	    --label full --label "Q = K tied (qk_tied)" --label "signed tied (qk_diag_alt)"
+figure-runs: all
+	$(BUILD)/qkv ablate configs/figures/recall-attention.json --out runs/figure-recall-attention --jobs 2
+	for v in $(FIGURE_RUNS); do mkdir -p $(FIGURE)/runs/$$v/seed0 && \
+	    cp $(addprefix runs/figure-recall-attention/runs/$$v/seed0/,config.json model.safetensors \
+	    observed.safetensors summary.json metrics.jsonl) $(FIGURE)/runs/$$v/seed0/ || exit 1; done
+	$(MAKE) figures
