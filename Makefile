@@ -187,8 +187,8 @@ $(EROFS_SHIM): tests/shim/erofs.c
 
 # One BLAS thread in tests: results must not depend on the machine's core count.
 # ... libqkv.so exports exactly the documented API (no internal names), each layer of src/
-# uses only the layers below it, reading the Makefile installs nothing, and the answer's tables
-# are what its committed results make
+# uses only the layers below it, reading the Makefile installs nothing, the answer's tables
+# are what its committed results make and its picture what its committed runs recorded
 test: all $(BUILD)/run_tests $(ALLOC_SHIM) $(EROFS_SHIM)
 	cd tests && OPENBLAS_NUM_THREADS=1 QKV_BIN=$(abspath $(BUILD))/qkv \
 	    $(if $(ALLOC_SHIM),QKV_ALLOC_SHIM=$(abspath $(ALLOC_SHIM))) QKV_EROFS_SHIM=$(abspath $(EROFS_SHIM)) \
@@ -198,6 +198,7 @@ test: all $(BUILD)/run_tests $(ALLOC_SHIM) $(EROFS_SHIM)
 	scripts/check-make-dry.sh
 	$(BUILD)/qkv summarize --check-doc docs/qkv-answer.md
 	$(BUILD)/qkv summarize --check-doc docs/qkv-answer.zh.md
+	$(MAKE) --no-print-directory check-figures
 
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 KOPT=-O1 \
