@@ -19,3 +19,28 @@ study-second: all
 	QKV=$(BUILD)/qkv scripts/study.sh quick && QKV=$(BUILD)/qkv scripts/study.sh extra
 study-full: all
 	QKV=$(BUILD)/qkv scripts/study.sh full
+
+# The answer's picture (docs/qkv-answer.md's first screen): one recall example's attention in the
+# seed-0 runs of full, qk_tied and qk_diag_alt, the fourth edition's recipe
+# (configs/figures/recall-attention.json). make figures draws it from the committed runs; make
+# figure-runs trains them again (about a minute on 2 cores) and keeps what the picture and qkv
+# inspect read: config.json, model.safetensors, observed.safetensors, summary.json, metrics.jsonl
+FIGURE := docs/results/study-fourth/recall-attention
+FIGURE_RUNS := full qk_tied qk_diag_alt
+# the picture drawn into $(1)
+figure_cmd = $(BUILD)/qkv inspect $(FIGURE_RUNS:%=$(FIGURE)/runs/%/seed0) --figure $(1) \
+    --label full --label "Q = K tied (qk_tied)" --label "signed tied (qk_diag_alt)"
+.PHONY: figures figure-runs check-figures
+figures: all
+	$(call figure_cmd,$(FIGURE)/attention.svg)
+figure-runs: all
+	$(BUILD)/qkv ablate configs/figures/recall-attention.json --out runs/figure-recall-attention --jobs 2
+	for v in $(FIGURE_RUNS); do mkdir -p $(FIGURE)/runs/$$v/seed0 && \
+	    cp $(addprefix runs/figure-recall-attention/runs/$$v/seed0/,config.json model.safetensors \
+	    observed.safetensors summary.json metrics.jsonl) $(FIGURE)/runs/$$v/seed0/ || exit 1; done
+	$(MAKE) figures
+# the committed picture is what its committed runs draw (make test)
+check-figures: all
+	$(call figure_cmd,$(BUILD)/attention.svg)
+	cmp $(BUILD)/attention.svg $(FIGURE)/attention.svg || \
+	    { echo "check-figures: $(FIGURE)/attention.svg is not what its runs draw: make figures" >&2; exit 1; }

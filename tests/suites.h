@@ -36,4 +36,5 @@ Suite *checks_suite(void);
 Suite *docs_suite(void);
 Suite *long_paths_suite(void);
 Suite *allocs_suite(void);
+Suite *attention_figure_suite(void);
 #endif

@@ -704,6 +704,12 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
      "qkv inspect: nope/config.json: cannot open: No such file or directory"},
     {"inspect", "RUN_DIR", "without model.safetensors", FILES({"run", DIRECTORY}, {"run/config.json", BASE}),
      Q "inspect run", 1, "qkv inspect: run/model.safetensors: cannot open: No such file or directory"},
+    /* ---- inspect --figure: RUN_DIR (what it recorded, observed.safetensors) */
+    {"inspect --figure", "RUN_DIR", "without observed.safetensors", FILES({"run", DIRECTORY}, {"run/config.json", BASE}),
+     Q "inspect run --figure f.svg", 2, "qkv inspect: run/observed.safetensors: missing: the run recorded no attention",
+     .absent = "f.svg"},
+    {"inspect --figure", "RUN_DIR", K_EMPTY " observed.safetensors", FILES({"run", DIRECTORY}, {"run/observed.safetensors", ""}),
+     Q "inspect run --figure f.svg", 1, "qkv inspect: run/observed.safetensors: file is empty", .absent = "f.svg"},
     /* ---- bench --sweep: --config */
     {"bench --sweep", "--config", K_FIFO, FROM_RUN(AS_FIFO("x.json")), Q "bench --sweep --config x.json --runs-steps 1",
      2, "x.json: is a pipe (FIFO) that gave nothing to read"},

@@ -193,6 +193,10 @@ const qkv_cli_row CLI_OPTIONS_ROWS[] = {
      "qkv inspect: unknown option '--bogus'"},
     {"inspect", "RUN_DIR", "given twice", EMPTY_DIR, Q "inspect a b", 2,
      "qkv inspect: unexpected argument 'b' (one RUN_DIR only)"},
+    {"inspect --figure", "--label", "fewer than the RUN_DIRs", EMPTY_DIR, Q "inspect a b --figure f.svg --label x", 2,
+     "qkv inspect: --label: 1 given for 2 RUN_DIRs (one per RUN_DIR, in order)", .absent = "f.svg"},
+    {"inspect --figure", "--label", "without --figure", EMPTY_DIR, Q "inspect a --label x", 2,
+     "qkv inspect: --label goes with --figure"},
     /* ---- bench */
     {"bench", "options", "unknown option", EMPTY_DIR, Q "bench --bogus", 2, "qkv bench: unknown option '--bogus'"},
     /* an attention no size's model takes: refused before the table's header is printed */

@@ -76,6 +76,18 @@ START_TEST(test_runs_record_and_report_reads) {
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "cd %s && %s inspect s/runs/qk_tied/seed0", TMP, q), 0);
     ck_assert_msg(strstr(out, "s/runs/qk_tied/seed0: qkv qk_tied, 2 layers x 2 heads\n") &&
                   strstr(out, "    1     1    1.000   1.000  +0.000    0.000   0.000  +0.000"), "%s", out);
+    /* qkv inspect --figure draws what the runs recorded, and only that: without their models the
+     * same bytes; the panels are the runs' layers, captioned by --label */
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "cd %s && %s inspect s/runs/full/seed0 s/runs/qk_tied/seed0 "
+                                 "--figure f1.svg --label full --label tied", TMP, q), 0);
+    char *f1 = untimed("f1.svg");
+    ck_assert_msg(strstr(f1, ">full, layer 1<") && strstr(f1, ">tied, layer 2<") &&
+                  strstr(f1, "evaluation example #3") && !strncmp(f1, "<svg ", 5), "%.300s", f1);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "cd %s && mkdir m && mv s/runs/full/seed0/model.safetensors m/ && "
+                                 "%s inspect s/runs/full/seed0 s/runs/qk_tied/seed0 --figure f2.svg --label full "
+                                 "--label tied && mv m/model.safetensors s/runs/full/seed0/ && cmp f1.svg f2.svg",
+                                 TMP, q), 0);
+    free(f1);
     /* and the report sets each variant's diagnostics against their start: a tied Q = K starts
      * symmetric, full starts near 0 */
     ck_assert_msg(strstr(qk, "\"start_score_symmetry\":\t1,") || strstr(qk, "\"start_score_symmetry\":\t0.99999"),

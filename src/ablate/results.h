@@ -69,6 +69,12 @@ typedef struct qkv_heatmap {
     int32_t *targets;               /* (T) its targets (-100: no loss) */
 } qkv_heatmap;
 
+/* DIR/observed.safetensors' weights, tokens and targets (what the run recorded of its trained
+ * model, train/observe.h) into *h and the example's index into *example: 0, or -1 with one line
+ * in e (QKV_ERR_USAGE when the run recorded none); free with qkv__heatmap_free */
+QKV_INTERNAL int qkv__run_heatmap(const char *dir, qkv_heatmap *h, int *example, qkv_err *e);
+QKV_INTERNAL void qkv__heatmap_free(qkv_heatmap *h);
+
 /* A variant's learning rate: how its runs did on validation at each rate of the grid. */
 typedef struct qkv_lr_result {
     double lr;

@@ -1,8 +1,12 @@
 /* qkv inspect: what a trained run's heads do, from its directory: the shape of every layer's and
- * head's score matrix (symmetric or directional) and where its queries look. */
+ * head's score matrix (symmetric or directional) and where its queries look; or, with --figure,
+ * the attention several runs recorded of one example drawn side by side. */
+#include "ablate/results.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "io/fileio.h"
 #include "io/strbuf.h"
+#include "report/attention_figure.h"
 #include "train/observe.h"
 #include "train/run_dir.h"
 
@@ -12,16 +16,23 @@
 #include <string.h>
 
 typedef struct {
-    const char *dir;
+    const char *dir, *figure;
+    qkv_cli_list labels;
 } inspect_args;
 
 static const qkv_cli_option OPTIONS[] = {
+    QKV_STRING("--figure", "FILE", inspect_args, figure,
+               "draw the attention each RUN_DIR recorded of its evaluation example\n"
+               "(observed.safetensors) side by side into FILE, an SVG: a panel per RUN_DIR, its\n"
+               "last layer's heads averaged; the runs must have recorded the same example"),
+    QKV_LIST("--label", "NAME", inspect_args, labels,
+             "with --figure: a panel's caption, one per RUN_DIR in order (default: the RUN_DIR)"),
     QKV_HELP,
     QKV_OPTIONS_END,
 };
 
 static const qkv_cli_command COMMAND = {
-    "inspect", "RUN_DIR [OPTION]...",
+    "inspect", "RUN_DIR [OPTION]...\nRUN_DIR... --figure FILE [--label NAME]...",
     "Print, for the trained model in RUN_DIR (its config.json and model.safetensors), every\n"
     "layer's and head's score matrix M = W_q W_k^T described (docs/ablate.md, \"Attention\n"
     "diagnostics\"): its symmetry score (1 symmetric, -1 antisymmetric, 0 neither), the negative\n"
@@ -29,8 +40,11 @@ static const qkv_cli_command COMMAND = {
     "queries put on their own position and on the one just before it (a previous-token head's\n"
     "mark) over the run's first 256 evaluation examples. Beside each, where the run recorded it\n"
     "(a fresh run does, observed-start.safetensors), its value at step 0, before the first update,\n"
-    "and the change. Nothing is written.",
-    "RUN_DIR", OPTIONS,
+    "and the change. Nothing is written. With --figure, the weights the runs recorded of one\n"
+    "evaluation example are drawn instead (no model is built), each panel noting the mean weight\n"
+    "the query rows with a target put on their own position and on the earlier position holding\n"
+    "the token to predict (outlined).",
+    "RUN_DIR...", OPTIONS,
 };
 
 /* x in format fmt (one %f conversion with a width), or "-" in that width when it is not a number */
@@ -57,9 +71,35 @@ static int run_config(const char *dir, qkv_config *cfg, qkv_err *e) {
     return rc;
 }
 
-/* the parsed command run: the table on stdout; 0, or -1 with e */
-static int inspect_run(const inspect_args *a, qkv_err *e) {
-    if (!a->dir) return qkv_err_set(e, QKV_ERR_USAGE, "missing RUN_DIR (try 'qkv inspect --help')");
+/* --figure: the runs' recorded attention side by side into a->figure (atomically); 0, or -1 with e */
+static int inspect_figure(const inspect_args *a, const qkv_cli_list *dirs, qkv_err *e) {
+    if (a->labels.n && a->labels.n != dirs->n)
+        return qkv_err_set(e, QKV_ERR_USAGE, "--label: %d given for %d RUN_DIRs (one per RUN_DIR, in order)",
+                           a->labels.n, dirs->n);
+    qkv_heatmap *maps = calloc((size_t)dirs->n, sizeof *maps);
+    if (!maps) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+    int rc = 0, example = 0, ex;
+    for (int i = 0; i < dirs->n && !rc; i++) {
+        rc = qkv__run_heatmap(dirs->v[i], &maps[i], &ex, e);
+        if (!i) example = ex;
+    }
+    char *svg = NULL, why[QKV_ERR_MSG];
+    if (!rc) rc = qkv__attention_figure(maps, a->labels.n ? a->labels.v : dirs->v, dirs->n, example, &svg, e);
+    if (!rc && qkv__write_file_atomic(a->figure, svg, strlen(svg), why, sizeof why))
+        rc = qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    for (int i = 0; i < dirs->n; i++) qkv__heatmap_free(&maps[i]);
+    free(maps);
+    free(svg);
+    return rc;
+}
+
+/* the parsed command run: the table on stdout (or the figure); 0, or -1 with e */
+static int inspect_run(const inspect_args *a, const qkv_cli_list *dirs, qkv_err *e) {
+    if (!dirs->n) return qkv_err_set(e, QKV_ERR_USAGE, "missing RUN_DIR (try 'qkv inspect --help')");
+    if (a->labels.n && !a->figure) return qkv_err_set(e, QKV_ERR_USAGE, "--label goes with --figure");
+    if (a->figure) return inspect_figure(a, dirs, e);
+    if (dirs->n > 1)
+        return qkv_err_set(e, QKV_ERR_USAGE, "unexpected argument '%s' (one RUN_DIR only)", dirs->v[1]);
     qkv_config cfg;
     if (run_config(a->dir, &cfg, e)) return -1;
     qkv__cli_set_threads(1); /* as the run that recorded them: one BLAS thread, the same bits */
@@ -134,7 +174,13 @@ static int inspect_run(const inspect_args *a, qkv_err *e) {
 
 int qkv__cmd_inspect(int argc, char **argv) {
     inspect_args a = {0};
+    qkv_cli_list dirs;
     qkv_err e;
-    if (!qkv__cli_parse(&COMMAND, argc, argv, &a, &a.dir, &e) && !inspect_run(&a, &e)) qkv_err_clear(&e);
+    if (!qkv__cli_parse_operands(&COMMAND, argc, argv, &a, &dirs, &e)) {
+        a.dir = dirs.n ? dirs.v[0] : NULL;
+        if (!inspect_run(&a, &dirs, &e)) qkv_err_clear(&e);
+    }
+    free(dirs.v);
+    free(a.labels.v);
     return qkv__cli_exit("inspect", &e);
 }

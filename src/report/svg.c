@@ -530,6 +530,7 @@ static const char *tick_label(const char *const *lab, int i, char buf[12]) {
 #define HM_GAPX 18.0    /* between panels */
 #define HM_GAPY 14.0
 #define HM_CAP 18.0     /* a panel's caption */
+#define HM_CAP2 32.0    /* a panel's caption with a note below it */
 
 /* the heatmap's layout: panel and cell sizes, label font and spacing, the picture's size */
 typedef struct heat_layout {
@@ -537,15 +538,16 @@ typedef struct heat_layout {
     int k;                      /* every k-th token labelled */
     double ylab, xlab;          /* room for the query labels (left) and key labels (below) */
     bool rotate_x;              /* key labels read upwards */
+    double cap;                 /* room for a panel's caption (and note) */
     double block_w, block_h;    /* a panel with its labels and gaps */
     double mt, W, H;
 } heat_layout;
 
 /* the layout of layers x heads panels of T x T cells with labels of up to maxlab characters:
  * panels sized so the page is about 960 px wide, wide enough for the title and subtitle */
-static heat_layout heatmap_layout(const char *title, const char *subtitle, int layers, int heads, int T,
-                                  int maxlab) {
-    heat_layout L = {.fs = 9};
+static heat_layout heatmap_layout(const char *title, const char *subtitle, const char *foot, int layers, int heads,
+                                  int T, int maxlab, bool notes) {
+    heat_layout L = {.fs = 9, .cap = notes ? HM_CAP2 : HM_CAP};
     for (int pass = 0; pass < 2; pass++) {
         double ylab = maxlab * L.fs * 0.6 + 6;
         L.panel = (960 - HM_ML - HM_MR_BAR) / heads - ylab - HM_GAPX;
@@ -565,13 +567,15 @@ static heat_layout heatmap_layout(const char *title, const char *subtitle, int l
     L.rotate_x = labw > L.k * L.cell * 0.9;
     L.xlab = L.rotate_x ? labw + 8 : L.fs + 8;
     L.block_w = L.ylab + L.panel + HM_GAPX;
-    L.block_h = HM_CAP + L.panel + L.xlab + HM_GAPY;
+    L.block_h = L.cap + L.panel + L.xlab + HM_GAPY;
     L.mt = subtitle && *subtitle ? 62 : 44;
-    const double MB = 30;
+    const double MB = foot && *foot ? 48 : 30;
     L.W = HM_ML + heads * L.block_w + HM_MR_BAR;
     double tw = title ? text_width(title, 16) + 40 : 0, sw = subtitle ? text_width(subtitle, 12) + 40 : 0;
     if (L.W < tw) L.W = tw;
     if (L.W < sw) L.W = sw;
+    double fw = foot ? text_width(foot, 10) + 40 : 0;
+    if (L.W < fw) L.W = fw;
     L.H = L.mt + layers * L.block_h + MB;
     return L;
 }
@@ -630,7 +634,7 @@ static void heatmap_ticks(qkv_strbuf *b, const heat_layout *L, const char *const
 static void heatmap_colour_bar(qkv_strbuf *b, const heat_layout *L, double grid_w) {
     const int nbar = 50;
     const double panel = L->panel;
-    double bx = HM_ML + grid_w + 8, by = L->mt + HM_CAP, bh = panel < 120 ? 120 : panel > 220 ? 220 : panel;
+    double bx = HM_ML + grid_w + 8, by = L->mt + L->cap, bh = panel < 120 ? 120 : panel > 220 ? 220 : panel;
     char col[8], txt[32];
     qkv__strbuf_puts(b, "<g shape-rendering=\"crispEdges\">\n");
     for (int i = 0; i < nbar; i++) {
@@ -652,48 +656,95 @@ static void heatmap_colour_bar(qkv_strbuf *b, const heat_layout *L, double grid_
     svg_text(b, bx, by - 12, NULL, "font-size=\"11\" fill=\"#222222\"", "weight");
 }
 
+/* the outlined cells of a panel at (px, py): mark[query * T + key] set */
+static void heatmap_marks(qkv_strbuf *b, const heat_layout *L, const unsigned char *mark, int T, double px,
+                          double py) {
+    qkv__strbuf_puts(b, "<path fill=\"none\" stroke=\"#e15759\" stroke-width=\"1.5\" d=\"");
+    for (int q = 0; q < T; q++)
+        for (int k = 0; k < T; k++)
+            if (mark[(size_t)q * T + k])
+                qkv__strbuf_printf(b, "M%.2f %.2fh%.2fv%.2fh%.2fz", px + k * L->cell, py + q * L->cell, L->cell,
+                                   L->cell, -L->cell);
+    qkv__strbuf_puts(b, "\"/>\n");
+}
+
+/* what is drawn: layers x heads panels of T x T weights, their captions (NULL: "layer l, head h")
+ * and notes (NULL: none), the tick labels (NULL: positions) and the outlined cells (NULL: none) */
+typedef struct heat_input {
+    const char *title, *subtitle, *footnote;
+    int layers, heads, T;
+    const float *w;
+    const char *const *captions, *const *notes, *const *labels;
+    const unsigned char *mark;
+} heat_input;
+
 /* the picture: the panels (layer l's head h at row l, column h), axis titles and colour bar */
-static void heatmap_draw(qkv_strbuf *b, const heat_layout *L, const char *title, const char *subtitle, int layers,
-                         int heads, int T, const float *w, const char *const *lab, cell_run *runs) {
+static void heatmap_draw(qkv_strbuf *b, const heat_layout *L, const heat_input *in, cell_run *runs) {
+    const int layers = in->layers, heads = in->heads, T = in->T;
     const size_t TT = (size_t)T * (size_t)T;
     char txt[64];
-    svg_header(b, L->W, L->H, title, subtitle);
+    svg_header(b, L->W, L->H, in->title, in->subtitle);
     for (int l = 0; l < layers; l++) {
         for (int h = 0; h < heads; h++) {
-            const float *m = w + ((size_t)l * (size_t)heads + (size_t)h) * TT;
-            double px = HM_ML + h * L->block_w + L->ylab, py = L->mt + l * L->block_h + HM_CAP;
+            const size_t i = (size_t)l * (size_t)heads + (size_t)h;
+            const float *m = in->w + i * TT;
+            double px = HM_ML + h * L->block_w + L->ylab, py = L->mt + l * L->block_h + L->cap;
             snprintf(txt, sizeof txt, "layer %d, head %d", l, h);
-            svg_text(b, px + L->panel / 2, py - 6, "middle", "font-size=\"11\" fill=\"#222222\"", txt);
+            double cy = in->notes ? py - 20 : py - 6;
+            if (in->captions)
+                svg_text(b, px + L->panel / 2, cy, "middle", "font-size=\"12\" font-weight=\"bold\" fill=\"#222222\"",
+                         in->captions[i]);
+            else svg_text(b, px + L->panel / 2, cy, "middle", "font-size=\"11\" fill=\"#222222\"", txt);
+            if (in->notes)
+                svg_text(b, px + L->panel / 2, py - 6, "middle", "font-size=\"10\" fill=\"#444444\"", in->notes[i]);
             heatmap_cells(b, L, m, T, px, py, runs);
             qkv__strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" "
                                  "stroke=\"#888888\" stroke-width=\"0.8\"/>\n", px, py, L->panel, L->panel);
-            heatmap_ticks(b, L, lab, T, px, py);
+            if (in->mark) heatmap_marks(b, L, in->mark, T, px, py);
+            heatmap_ticks(b, L, in->labels, T, px, py);
         }
     }
     double grid_w = heads * L->block_w;
-    svg_text(b, HM_ML + grid_w / 2, L->H - 10, "middle", "font-size=\"12\" fill=\"#222222\"",
+    const bool foot = in->footnote && *in->footnote;
+    svg_text(b, HM_ML + grid_w / 2, L->H - (foot ? 28 : 10), "middle", "font-size=\"12\" fill=\"#222222\"",
              "key (attended position) \xe2\x86\x92");
+    if (foot) svg_text(b, L->W / 2, L->H - 8, "middle", "font-size=\"10\" fill=\"#444444\"", in->footnote);
     svg_text_up(b, 14, 0, L->mt + layers * L->block_h / 2, "text-anchor=\"middle\" font-size=\"12\" fill=\"#222222\"",
                 "\xe2\x86\x90 query (attending position)");
     heatmap_colour_bar(b, L, grid_w);
     qkv__strbuf_puts(b, "</svg>\n");
 }
 
-char *qkv__svg_heatmap(const char *title, const char *subtitle, int layers, int heads, int T,
-                      const float *w, const char *const *labels) {
-    if (!w || layers < 1 || heads < 1 || T < 1 || layers > 4096 || heads > 4096 || T > 65536) return NULL;
+/* in drawn; NULL when out of memory or bad sizes */
+static char *heatmap_svg(const heat_input *in) {
+    const int layers = in->layers, heads = in->heads, T = in->T;
+    if (!in->w || layers < 1 || heads < 1 || T < 1 || layers > 4096 || heads > 4096 || T > 65536) return NULL;
     cell_run *runs = malloc((size_t)T * (size_t)T * sizeof *runs);
     if (!runs) return NULL;
     int maxlab = 1;
     char buf[12];
     for (int i = 0; i < T; i++) {
-        int n = utf8_len(tick_label(labels, i, buf));
+        int n = utf8_len(tick_label(in->labels, i, buf));
         if (n > maxlab) maxlab = n;
     }
-    const heat_layout L = heatmap_layout(title, subtitle, layers, heads, T, maxlab);
+    const heat_layout L = heatmap_layout(in->title, in->subtitle, in->footnote, layers, heads, T, maxlab,
+                                         in->notes != NULL);
     qkv_strbuf b;
     qkv__strbuf_init(&b);
-    heatmap_draw(&b, &L, title, subtitle, layers, heads, T, w, labels, runs);
+    heatmap_draw(&b, &L, in, runs);
     free(runs);
     return qkv__strbuf_take(&b);
+}
+
+char *qkv__svg_heatmap(const char *title, const char *subtitle, int layers, int heads, int T,
+                      const float *w, const char *const *labels) {
+    const heat_input in = {title, subtitle, NULL, layers, heads, T, w, NULL, NULL, labels, NULL};
+    return heatmap_svg(&in);
+}
+
+char *qkv__svg_heatmap_grid(const qkv_svg_panels *p) {
+    if (!p->captions) return NULL;
+    const heat_input in = {p->title, p->subtitle, p->footnote, p->rows, p->cols, p->T, p->w, p->captions, p->notes,
+                           p->labels, p->mark};
+    return heatmap_svg(&in);
 }

@@ -67,4 +67,20 @@ QKV_INTERNAL char *qkv__svg_curves(const qkv_svg_plot *p, const qkv_svg_series *
 QKV_INTERNAL char *qkv__svg_heatmap(const char *title, const char *subtitle, int layers, int heads, int T,
                       const float *w, const char *const *labels);
 
+/* rows x cols panels, each T x T weights (query on y, key on x) with a caption of its own */
+typedef struct qkv_svg_panels {
+    const char *title, *subtitle;   /* subtitle may be NULL */
+    const char *footnote;           /* a line below the key axis's title, or NULL */
+    int rows, cols, T;
+    const float *w;                 /* (rows * cols, T, T): panel i = r * cols + c at row r, column c */
+    const char *const *captions;    /* rows * cols panel captions */
+    const char *const *notes;       /* rows * cols second lines below them, or NULL */
+    const char *const *labels;      /* T tick labels (the tokens), or NULL for positions */
+    const unsigned char *mark;      /* (T, T): cells outlined in every panel, or NULL */
+} qkv_svg_panels;
+
+/* p's panels, drawn as qkv__svg_heatmap draws layers and heads (the same ramp and colour bar),
+ * each captioned, the marked cells outlined; malloc'd, NULL when out of memory or bad sizes */
+QKV_INTERNAL char *qkv__svg_heatmap_grid(const qkv_svg_panels *p);
+
 #endif
