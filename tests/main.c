@@ -30,6 +30,7 @@ int main(void) {
     srunner_add_suite(sr, verdict_suite());
     srunner_add_suite(sr, ablate_suite());
     srunner_add_suite(sr, text_suite());
+    srunner_add_suite(sr, tokens_suite());
     srunner_add_suite(sr, summary_suite());
     srunner_add_suite(sr, steady_suite());
     srunner_add_suite(sr, observe_suite());

@@ -24,6 +24,7 @@ Suite *stats_suite(void);
 Suite *verdict_suite(void);
 Suite *ablate_suite(void);
 Suite *text_suite(void);
+Suite *tokens_suite(void);
 Suite *summary_suite(void);
 Suite *steady_suite(void);
 Suite *observe_suite(void);

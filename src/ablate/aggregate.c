@@ -40,8 +40,24 @@ static cJSON *read_json(const char *dir, const char *file) {
     return j;
 }
 
-/* the evaluations of metrics.jsonl into rr's curves; -1 when out of memory */
-static int read_curves(const char *dir, qkv_run_result *rr) {
+/* whether the run in dir read its text as subword pieces (its config.json's task.tokenizer is not
+ * "bytes"): its losses are then taken per byte of text, as the sweep compares them */
+static bool read_pieces(const char *dir) {
+    cJSON *c = read_json(dir, QKV_RUN_CONFIG);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "task"), "tokenizer");
+    bool pieces = cJSON_IsString(t) && strcmp(t->valuestring, "bytes");
+    cJSON_Delete(c);
+    return pieces;
+}
+
+/* a loss in nats: per token, or (pieces) per byte of text, from the bits per byte beside it */
+static double per_byte(const cJSON *j, const char *loss, const char *bpb, bool pieces) {
+    return pieces ? num(j, bpb) * QKV_LN2 : num(j, loss);
+}
+
+/* the evaluations of metrics.jsonl into rr's curves (pieces: the losses per byte of text); -1
+ * when out of memory */
+static int read_curves(const char *dir, qkv_run_result *rr, bool pieces) {
     char e[256], *path = qkv__pathf("%s/%s", dir, QKV_RUN_METRICS);
     size_t len;
     if (!path) return -1;
@@ -68,9 +84,9 @@ static int read_curves(const char *dir, qkv_run_result *rr) {
             if (!rc) {
                 rr->step[rr->n] = (long long)num(j, "step");
                 rr->eval_acc[rr->n] = acc;
-                rr->eval_loss[rr->n] = num(j, "eval_loss");
+                rr->eval_loss[rr->n] = per_byte(j, "eval_loss", "eval_bpb", pieces);
                 rr->val_acc[rr->n] = num(j, "val_accuracy");
-                rr->val_loss[rr->n] = num(j, "val_loss");
+                rr->val_loss[rr->n] = per_byte(j, "val_loss", "val_bpb", pieces);
                 rr->n++;
             }
         }
@@ -107,10 +123,12 @@ static int read_run(const qkv_ablate_plan *p, int r, qkv_run_result *rr, qkv_var
     rr->eval_bpb = NAN;
     cJSON *s = read_json(rs->dir, QKV_RUN_SUMMARY);
     if (!s) return 0;
+    bool pieces = read_pieces(rs->dir);
     rr->final_acc = num(s, "eval_accuracy");
-    rr->final_loss = num(s, "eval_loss");
+    rr->final_loss = per_byte(s, "eval_loss", "eval_bpb", pieces);
     rr->val_final_acc = num(s, "val_accuracy");
-    rr->val_final_loss = num(s, "val_loss");
+    rr->val_final_loss = per_byte(s, "val_loss", "val_bpb", pieces);
+    if (pieces) rr->eval_bpb = num(s, "eval_bpb");
     rr->train_loss = num(s, "train_loss");
     rr->seconds = num(s, "seconds");
     rr->steps = (long long)num(s, "steps");
@@ -128,7 +146,7 @@ static int read_run(const qkv_ablate_plan *p, int r, qkv_run_result *rr, qkv_var
         vr->attn_params = (int64_t)num(s, "attn_params");
     }
     cJSON_Delete(s);
-    if (read_curves(rs->dir, rr)) return -1;
+    if (read_curves(rs->dir, rr, pieces)) return -1;
     rr->ok = true;
     return 0;
 }

@@ -34,6 +34,9 @@ typedef struct qkv_run_result {
     long long *step;                /* n each */
     double *eval_acc, *eval_loss;   /* the evaluation set (what is reported) */
     double *val_acc, *val_loss;     /* the validation set (what is chosen on; NaN without one) */
+    /* losses in nats per token; for text read as subword pieces (task.tokenizer), per byte of
+     * text (its bits per byte x ln 2): the unit a sweep on bits per byte compares, the same for
+     * byte and token models (train_loss stays per token) */
     double final_acc, final_loss, train_loss, seconds;
     double val_final_acc, val_final_loss;
     long long steps;                /* the steps it ran: its budget */

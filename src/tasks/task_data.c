@@ -58,8 +58,9 @@ static int open_tokens(qkv_task *t, qkv_err *e) {
     const char *key = t->cfg.tokenizer_path[0] ? "task.tokenizer_path" : "task.tokenizer";
     if (tokenizer_model(t, e)) return -1;
     t->tokenizer = qkv__tokenizer_load(t->tokenizer_model, t->tokenizer_model_len, why, sizeof why);
-    if (!t->tokenizer)
-        return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", key, why);
+    if (!t->tokenizer && t->cfg.tokenizer_path[0])
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s: %s", key, qkv__shown(t->cfg.tokenizer_path).s, why);
+    if (!t->tokenizer) return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", key, why);
     int size = qkv__tokenizer_size(t->tokenizer);
     if (size != t->cfg.pieces)
         return qkv_err_set(e, QKV_ERR_FAIL, "task.tokenizer_path: %s has %d pieces, but task.pieces is %d",

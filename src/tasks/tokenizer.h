@@ -21,8 +21,9 @@ typedef struct qkv__tokenizer qkv__tokenizer;
 /* sentencepiece's model types that qkv trains (index = qkv_tokenizer_kind - 1) */
 typedef enum { QKV__SPM_BPE, QKV__SPM_UNIGRAM } qkv__spm_type;
 
-/* a vocabulary of `pieces` pieces trained on the non-empty lines of text[0, len) (one thread,
- * all lines, no sampling: the same text gives the same model, byte for byte); the serialized
+/* a vocabulary of `pieces` pieces trained on text[0, len): on what qkv__tokenizer_encode hands
+ * sentencepiece, its lines cut where a byte only a byte piece stands for is (one thread, every
+ * run in order, no sampling: the same text gives the same model, byte for byte); the serialized
  * model (sentencepiece's ModelProto, what spm_train writes as NAME.model) into a malloc'd
  * *model of *model_len bytes. 0, or -1 with sentencepiece's reason in why */
 QKV_INTERNAL int qkv__tokenizer_train(const uint8_t *text, int64_t len, qkv__spm_type type, int pieces, char **model,

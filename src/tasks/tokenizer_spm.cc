@@ -30,30 +30,6 @@ const char SPACE_MARK[] = "\xe2\x96\x81";
 
 void say(char *why, size_t n, const std::string &s) { std::snprintf(why, n, "%s", s.c_str()); }
 
-/* the non-empty lines of a text, one at a time, as the trainer reads its input file */
-class Lines : public sentencepiece::SentenceIterator {
-  public:
-    Lines(const char *text, size_t len) : p_(text), end_(text + len) { Next(); }
-    bool done() const override { return done_; }
-    void Next() override {
-        done_ = true;
-        while (p_ < end_) {
-            const char *nl = static_cast<const char *>(std::memchr(p_, '\n', static_cast<size_t>(end_ - p_)));
-            const char *le = nl ? nl : end_;
-            line_.assign(p_, static_cast<size_t>(le - p_));
-            p_ = nl ? nl + 1 : end_;
-            if (!line_.empty()) { done_ = false; return; }
-        }
-    }
-    const std::string &value() const override { return line_; }
-    sentencepiece::util::Status status() const override { return sentencepiece::util::Status(); }
-
-  private:
-    const char *p_, *end_;
-    std::string line_;
-    bool done_ = true;
-};
-
 /* where the run of text that sentencepiece may see, starting at p, ends: at a newline, an
  * ill-formed UTF-8 sequence, a NUL or a literal U+2581 (which its pieces would turn into a
  * space); those go through byte pieces */
@@ -68,6 +44,30 @@ size_t plain_run(const uint8_t *p, size_t n) {
     }
     return i;
 }
+
+/* the text's plain runs (plain_run), one at a time, as the trainer reads the lines of its input
+ * file: it is trained on exactly what qkv__tokenizer_encode gives it to encode */
+class Runs : public sentencepiece::SentenceIterator {
+  public:
+    Runs(const uint8_t *text, size_t len) : p_(text), end_(text + len) { Next(); }
+    bool done() const override { return done_; }
+    void Next() override {
+        done_ = true;
+        while (p_ < end_) {
+            size_t k = plain_run(p_, static_cast<size_t>(end_ - p_));
+            run_.assign(reinterpret_cast<const char *>(p_), k);
+            p_ += k ? k : 1; /* a byte that only a byte piece stands for */
+            if (k) { done_ = false; return; }
+        }
+    }
+    const std::string &value() const override { return run_; }
+    sentencepiece::util::Status status() const override { return sentencepiece::util::Status(); }
+
+  private:
+    const uint8_t *p_, *end_;
+    std::string run_;
+    bool done_ = true;
+};
 
 } // namespace
 
@@ -90,9 +90,9 @@ extern "C" int qkv__tokenizer_train(const uint8_t *text, int64_t len, qkv__spm_t
             {"max_sentence_length", "1048576"},
             {"minloglevel", "2"}, /* its progress lines are not qkv's output */
         };
-        Lines lines(reinterpret_cast<const char *>(text), static_cast<size_t>(len));
+        Runs runs(text, static_cast<size_t>(len));
         std::string out;
-        auto st = sentencepiece::SentencePieceTrainer::Train(args, &lines, &out);
+        auto st = sentencepiece::SentencePieceTrainer::Train(args, &runs, &out);
         if (!st.ok()) { say(why, why_len, st.message()); return -1; }
         char *m = static_cast<char *>(std::malloc(out.size()));
         if (!m) { say(why, why_len, "out of memory"); return -1; }
@@ -112,7 +112,7 @@ extern "C" qkv__tokenizer *qkv__tokenizer_load(const char *model, size_t len, ch
         tk = new qkv__tokenizer;
         auto st = tk->sp.LoadFromSerializedProto(std::string(model, len));
         if (!st.ok()) {
-            say(why, why_len, "not a sentencepiece model (" + std::string(st.message()) + ")");
+            say(why, why_len, "not a sentencepiece model");
             delete tk;
             return nullptr;
         }

@@ -132,16 +132,30 @@ static int scores(const qkv_model *m, int layers, int heads, qkv_observed *o, qk
     return rc;
 }
 
-/* the text task's sample from m into o (the prompt's bytes, then what the model drew) */
-static int sample(qkv_model *m, qkv_observed *o, qkv_err *e) {
+/* the text task's sample from m into o as bytes: the prompt's, then what the model drew (with
+ * subword pieces, the prompt encoded and each drawn piece's bytes, cut at the same length: a
+ * report reads bytes and has no tokenizer) */
+static int sample(qkv_model *m, const qkv_task *t, qkv_observed *o, qkv_err *e) {
     const char *prompt = QKV_OBSERVE_SAMPLE_PROMPT;
     int np = (int)strlen(prompt), total = np + QKV_OBSERVE_SAMPLE_BYTES;
     if (!(o->sample = malloc((size_t)total * sizeof *o->sample))) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     for (int i = 0; i < np; i++) o->sample[i] = (unsigned char)prompt[i];
     qkv_sample_opts so = {QKV_OBSERVE_SAMPLE_BYTES, QKV_OBSERVE_SAMPLE_TEMPERATURE, 0, QKV_OBSERVE_SAMPLE_SEED};
-    if (qkv_sample(m, o->sample, np, &so, o->sample + np, e)) return -1;
     o->sample_len = total;
-    return 0;
+    if (!t->tokenizer) return qkv_sample(m, o->sample, np, &so, o->sample + np, e);
+    int32_t *ids = NULL, *drawn = malloc((size_t)so.tokens * sizeof *drawn);
+    int64_t n = 0;
+    int rc = drawn ? qkv_task_encode(t, (const uint8_t *)prompt, np, &ids, &n, e)
+                   : qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+    if (!rc) rc = qkv_sample(m, ids, (int)n, &so, drawn, e);
+    uint8_t piece[QKV_TOKEN_BYTES_MAX];
+    for (int i = 0, at = np; !rc && i < so.tokens && at < total; i++) {
+        int k = qkv_task_token_bytes(t, drawn[i], piece);
+        for (int j = 0; j < k && at < total; j++) o->sample[at++] = piece[j];
+    }
+    free(ids);
+    free(drawn);
+    return rc;
 }
 
 /* a 1-D or 4-D header over caller memory */
@@ -204,7 +218,7 @@ static int observation(const qkv_config *cfg, const char *dir, bool trained, int
         goto done;
     }
     if (attention(m, &task, mc.layers, mc.heads, o, e) || scores(m, mc.layers, mc.heads, o, e) ||
-        (trained && cfg->task.kind == QKV_TASK_TEXT && sample(m, o, e)))
+        (trained && cfg->task.kind == QKV_TASK_TEXT && sample(m, &task, o, e)))
         goto done;
     rc = 0;
 done:
