@@ -21,11 +21,12 @@ $(eval $(call build_rules,$(FUZZ_BUILD),CLANG,FUZZ_CFLAGS,FUZZ_KFLAGS,CLANGXX,FU
 $(FUZZ_BUILD)/libqkv.a: $(call lib_objs,$(FUZZ_BUILD)) $(call app_objs,$(FUZZ_BUILD))
 	$(archive)
 
-# (the targets' objects are kept: make would delete them as intermediate files)
+# (the targets' objects are kept: make would delete them as intermediate files; linked by the
+# C++ driver, which brings the sanitizers' C++ runtime the tokenizer's C++ file needs)
 .SECONDARY: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/obj/fuzz/fuzz_%.o)
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/fuzz/fuzz_%.o $(FUZZ_BUILD)/libqkv.a
 	@echo "  FUZZER  $@"
-	$(Q)$(CLANG) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(APP_LIBS)
+	$(Q)$(CLANGXX) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(APP_LIBS)
 
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	$(Q)for t in $(FUZZ_TARGETS); do \
