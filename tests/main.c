@@ -10,6 +10,10 @@ int main(void) {
     /* every arena block starts as NaN bytes, so an op that relies on memory it did not write
      * (or a new gradient it did not zero) fails the checks instead of passing by luck */
     setenv("QKV_ARENA_POISON", "1", 1);
+    /* a test's time limit is there to end a hang, not to time it (speed is qkv bench's): Check's
+     * own default, 4 s, failed threaded tests on a host whose 2 cores ran 5 busy processes, so
+     * a test that sets no limit of its own gets 60 s (CK_DEFAULT_TIMEOUT still overrides it) */
+    setenv("CK_DEFAULT_TIMEOUT", "60", 0);
     SRunner *sr = srunner_create(tensor_suite());
     srunner_add_suite(sr, tape_suite());
     srunner_add_suite(sr, grad_ops_suite());
