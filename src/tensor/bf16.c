@@ -78,18 +78,23 @@ int qkv__cpu_has_avx512_bf16(void) {
 #endif
 }
 
-#if QKV_GEMM_LIBXSMM
-#include <immintrin.h>
-#include <libxsmm.h>
-#include <pthread.h>
-
 int qkv_bf16_available(char *why, size_t n) {
     if (!qkv__cpu_has_avx512_bf16()) {
         if (n) snprintf(why, n, "this CPU has no avx512_bf16 (AVX512_BF16 instructions)");
         return 0;
     }
+#if !QKV_GEMM_LIBXSMM
+    if (n) snprintf(why, n, "this build has no libxsmm (built with GEMM=openblas), which runs the bf16 products");
+    return 0;
+#else
     return 1;
+#endif
 }
+
+#if QKV_GEMM_LIBXSMM
+#include <immintrin.h>
+#include <libxsmm.h>
+#include <pthread.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void init(void) { libxsmm_init(); }
@@ -296,10 +301,6 @@ void qkv__bf16_gemm_batched(int64_t batch, int ta, int tb, int64_t M, int64_t N,
 
 #else /* an OpenBLAS-only build: no bf16 kernels */
 
-int qkv_bf16_available(char *why, size_t n) {
-    if (n) snprintf(why, n, "this build has no libxsmm (built with GEMM=openblas), which runs the bf16 products");
-    return 0;
-}
 
 void qkv__bf16_gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                        int64_t ldb, float beta, float *C, int64_t ldc, void *scratch) {

@@ -11,13 +11,11 @@
 #define QKV_BF16_H
 
 #include "qkv_api.h"
+#include "tensor/buildinfo.h" /* qkv_bf16_available */
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* whether this build and CPU run bf16 products: 1, or 0 with the reason in why (n bytes), a
- * phrase such as "this CPU has no avx512_bf16" */
-QKV_API int qkv_bf16_available(char *why, size_t n);
 /* the CPU's avx512_bf16: the kernel's /proc/cpuinfo flags when it has a flags line (so a CPU the
  * kernel does not enable it on counts as without), else the cpuid bit */
 QKV_INTERNAL int qkv__cpu_has_avx512_bf16(void);
