@@ -74,8 +74,10 @@ qkv_tensor *qkv__sdp_attention_v(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv
     }
     qkv_sdpa_shape s = {B, T, heads, d / heads, causal, mask ? mask->data : NULL, &bc, scale, kv_heads, sl, v_heads, vd,
                         NULL, 0};
+    qkv_arena_mark m = qkv__arena_mark(&ctx->arena); /* the bf16 scratch is the kernel's alone */
     if (ctx->bf16 && q->dtype == QKV_F32 && !bf16_scratch(ctx, &s, qkv__sdpa_parts(&s))) return NULL;
     QKV_KCALL(q->dtype, sdpa, &s, q->data, k->data, v->data, p->data, y->data);
+    if (s.bf16) qkv__arena_release(&ctx->arena, m);
     qkv_tensor *in[3] = {q, k, v};
     qkv_record *r = qkv__record(ctx, QKV_OP_SDP_ATTENTION, y, 3, in);
     if (r) {
@@ -110,8 +112,10 @@ int qkv__sdp_attention_backward(qkv_ctx *ctx, const qkv_record *r) {
     }
     int64_t groups = s.B * s.H / qkv_sdpa_group_size(&s), parts = qkv_get_threads() < groups ? qkv_get_threads() : groups;
     void *scratch = qkv_ctx_alloc(ctx, (size_t)(parts * s.T * s.T) * qkv_dtype_size(q->dtype));
+    qkv_arena_mark m = qkv__arena_mark(&ctx->arena); /* the bf16 scratch is the kernel's alone */
     if (!scratch || (ctx->bf16 && q->dtype == QKV_F32 && !bf16_scratch(ctx, &s, parts))) return -1;
     QKV_KCALL(q->dtype, sdpa_backward, &s, q->data, k->data, v->data, r->p.sdpa.probs, r->out->grad, dq, dk, dv,
               scratch, parts, (fq ? 1 : 0) | (fk ? 2 : 0) | (fv ? 4 : 0));
+    if (s.bf16) qkv__arena_release(&ctx->arena, m);
     return 0;
 }
