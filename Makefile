@@ -253,6 +253,7 @@ help:
 	@echo "make valgrind   the end-to-end commands under valgrind memcheck"
 	@echo "make bench      time the training step of the standard sizes"
 	@echo "make bench-gemm time one recall step's sgemm calls on OpenBLAS, BLIS and libxsmm"
+	@echo "make bench-bf16 time bf16 products (libxsmm, sbgemm) against float32 at the layer shapes"
 	@echo "make bench-sweep  time a sweep of tiny training runs (runs per minute)"
 	@echo "make bench-against REF=R  this build beside a build of revision R, alternating"
 	@echo "make fuzz       run the libFuzzer targets, FUZZ_SECONDS each (default 60)"
