@@ -120,8 +120,8 @@ static entry *slot(int kind, int64_t a, int64_t b, int64_t c, int64_t d, int64_t
     return s;
 }
 
-/* out (cols, rows), ldo = rows... : the transpose of in (rows, cols), rows ldi elements apart,
- * elements of `size` bytes; out's rows ldo elements apart */
+/* out = in^T: in (rows, cols) with its rows ldi elements apart, out (cols, rows) with its rows
+ * ldo apart, elements of `size` bytes */
 static void transpose(int size, int64_t rows, int64_t cols, const void *in, int64_t ldi, void *out, int64_t ldo) {
     int hit;
     entry *e = slot(KIND_TRANS, size, rows, cols, ldo, 0, 0, &hit);
