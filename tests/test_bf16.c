@@ -103,6 +103,30 @@ START_TEST(test_product_rounds_to_nearest_even) {
 }
 END_TEST
 
+/* a product split across threads by rows (large enough to be split) gives the bits of one
+ * thread's: each element is one kernel's sum in a fixed order, whatever the rows around it */
+START_TEST(test_product_same_bits_any_threads) {
+    if (!have_bf16("bf16 product, threads")) return;
+    enum { M = 301, N = 200, K = 66 };
+    qkv_rng r;
+    qkv_rng_seed(&r, 8);
+    for (int form = 0; form < 3; form++) { /* NT, NN, TN: a linear layer's forward and backward */
+        int ta = form == 2, tb = form == 0;
+        float *A = randf(&r, M * K), *B = randf(&r, K * N), *C[2];
+        void *scratch = aligned_alloc(64, (qkv__bf16_gemm_scratch(ta, tb, M, N, K) + 63) / 64 * 64);
+        int old = qkv_get_threads();
+        for (int t = 0; t < 2; t++) {
+            qkv_set_threads(1 + t);
+            C[t] = randf(&r, M * N);
+            qkv__bf16_gemm(ta, tb, M, N, K, A, B, 0, C[t], scratch);
+        }
+        qkv_set_threads(old);
+        ck_assert_msg(!memcmp(C[0], C[1], sizeof(float) * M * N), "form %d: 1 and 2 threads differ", form);
+        free(A), free(B), free(C[0]), free(C[1]), free(scratch);
+    }
+}
+END_TEST
+
 /* ---- ops: the bf16 context against the float32 one ------------------------------------------ */
 
 static qkv_ctx *new_ctx(bool bf16_on) {
@@ -408,6 +432,9 @@ START_TEST(test_runs_deterministic_and_recorded) {
         ck_assert_msg(qkv_test_sh(out, sizeof out, true, "cmp %s/r%d/model.safetensors %s/r%d/model.safetensors", tmp, i,
                                   tmp, i + 1) == 0,
                       "bf16 at %d thread(s): two runs trained different weights: %s", i ? 2 : 1, out);
+    /* micro-batches whole on each thread: one thread and two give the same bits too */
+    ck_assert_msg(qkv_test_sh(out, sizeof out, true, "cmp %s/r0/model.safetensors %s/r2/model.safetensors", tmp, tmp) == 0,
+                  "bf16: --threads 1 and 2 trained different weights: %s", out);
     ck_assert_msg(qkv_test_sh(out, sizeof out, true, "cmp -s %s/r0/model.safetensors %s/r4/model.safetensors", tmp, tmp) != 0,
                   "bf16 and float32 products trained the same weights");
     char dir[300];
@@ -433,6 +460,7 @@ Suite *bf16_suite(void) {
     TCase *tc = tcase_create("bf16");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_product_rounds_to_nearest_even);
+    tcase_add_test(tc, test_product_same_bits_any_threads);
     tcase_add_test(tc, test_linear_against_float32);
     tcase_add_loop_test(tc, test_matmul_against_float32, 0, 4);
     tcase_add_loop_test(tc, test_attention_against_float32, 0, 2);

@@ -195,7 +195,7 @@ static void prepare_b(const job *j, const float *B, int64_t ldb) {
     transpose(4, j->N, j->Kp / 2, bt, j->Kp / 2, bv, j->N);
 }
 
-/* rows [m0, m1) of C: those rows of op(A) into bf16, then the kernel */
+/* rows [m0, m1) of C: those rows of op(A) into bf16, then the kernel (row_blocks below) */
 static void rows(void *p, int64_t m0, int64_t m1) {
     const job *j = p;
     const layout *l = &j->l;
@@ -212,6 +212,17 @@ static void rows(void *p, int64_t m0, int64_t m1) {
     kernel(m1 - m0, j->N, j->Kp, j->ldc, j->beta == 0)((const libxsmm_bfloat16 *)j->scratch, a16, j->C + m0 * j->ldc);
     zeroupper(); /* libxsmm's kernels leave the upper vector halves in use (k_matmul.c) */
 }
+
+/* Rows go to the kernel in blocks of ROW_BLOCK, whatever the threads: libxsmm's kernels for
+ * different row counts may sum an element in different orders (a 16-row kernel and a 301-row
+ * one differ in the last bit of some elements), so the blocks are the same for every split and
+ * a product's bits depend on its shape alone. blocks [b0, b1) of the job's rows: */
+#define ROW_BLOCK 128
+static void row_blocks(void *p, int64_t b0, int64_t b1) {
+    const job *j = p;
+    for (int64_t b = b0; b < b1; b++) rows(p, b * ROW_BLOCK, (b + 1) * ROW_BLOCK < j->M ? (b + 1) * ROW_BLOCK : j->M);
+}
+static int64_t row_blocks_of(int64_t M) { return (M + ROW_BLOCK - 1) / ROW_BLOCK; }
 
 static job make_job(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, float beta, float *C,
                     int64_t ldc, void *scratch) {
@@ -230,7 +241,7 @@ static void gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t K, const float
         return;
     }
     prepare_b(&j, B, ldb);
-    rows(&j, 0, M);
+    row_blocks(&j, 0, row_blocks_of(M));
 }
 
 /* with qkv__gemm_timing, the product's wall time into qkv__gemm_ns (as k_matmul.c's) */
@@ -260,7 +271,8 @@ void qkv__bf16_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float
     double t0 = timed ? qkv_clock_seconds() : 0;
     job j = make_job(ta, tb, M, N, K, A, ta ? M : K, beta, C, N, scratch);
     prepare_b(&j, B, tb ? K : N);
-    qkv__parallel_for(M, M * N * K >= SPLIT_WORK ? 16 : M, rows, &j);
+    int64_t nb = row_blocks_of(M);
+    qkv__parallel_for(nb, M * N * K >= SPLIT_WORK ? 1 : nb, row_blocks, &j);
     if (timed)
         atomic_fetch_add_explicit(&qkv__gemm_ns, (uint64_t)((qkv_clock_seconds() - t0) * 1e9), memory_order_relaxed);
 }
