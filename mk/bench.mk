@@ -49,11 +49,12 @@ bench-against:
 
 # Single-threaded bf16 products (libxsmm's bf16 kernels, OpenBLAS's sbgemm when exported) against
 # float32 ones at the recall and text models' layer shapes (bench/bf16_gemm.c)
-$(BUILD)/bench/bf16_gemm: bench/bf16_gemm.c
+# (qkv's own bf16 product, a column of it, comes from the build's libqkv.a)
+$(BUILD)/bench/bf16_gemm: bench/bf16_gemm.c $(BUILD)/libqkv.a
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror $(call pkgs,--cflags,openblas libxsmm) $< -o $@ \
-	    $(call pkgs,--libs,libxsmm) $(call pkgs,--libs,openblas) -ldl -lm
+	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Isrc $(call pkgs,--cflags,openblas libxsmm) $< -o $@ \
+	    $(BUILD)/libqkv.a $(PKG_LIBS) -lpthread -ldl -lm
 
 bench-bf16: $(BUILD)/bench/bf16_gemm
 	$(BUILD)/bench/bf16_gemm $(BENCH_BF16_ARGS)

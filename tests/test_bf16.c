@@ -68,7 +68,9 @@ START_TEST(test_product_rounds_to_nearest_even) {
     /* ta, tb, M, N, K, padding of each row stride */
     static const int S[][6] = {{0, 0, 7, 5, 3, 0},   {0, 1, 24, 24, 16, 0}, {1, 0, 24, 16, 24, 0}, {1, 1, 9, 13, 17, 2},
                                {0, 0, 1, 1, 1, 0},   {0, 1, 96, 64, 64, 3}, {1, 0, 64, 72, 96, 1}, {0, 0, 130, 70, 2, 5},
-                               {0, 1, 33, 257, 65, 0}, {1, 1, 40, 8, 64, 4}};
+                               {0, 1, 33, 257, 65, 0}, {1, 1, 40, 8, 64, 4},
+                               /* inner dimensions of several chunks (tensor/bf16.c's K_CHUNK), odd ones */
+                               {1, 0, 40, 24, 600, 1}, {0, 0, 20, 30, 515, 2}, {0, 1, 33, 17, 257, 0}, {1, 1, 9, 7, 513, 3}};
     qkv_rng r;
     qkv_rng_seed(&r, 45);
     for (size_t s = 0; s < sizeof S / sizeof S[0]; s++)

@@ -7,12 +7,13 @@
  * libxsmm is column-major: qkv's row-major C = op(A) op(B) is C^T = op(B)^T op(A)^T, so
  * libxsmm's first operand is qkv's B and its second op(A). libxsmm 1.17's bf16 kernels (its
  * "cpx" target) read their first operand in VNNI pairs, (K/2, N, 2): element (k, n) of B at
- * [k/2][n][k%2], and have no transposed operands. So a product is, every step a libxsmm kernel:
- *   B^T, (N, K) floats: B itself when qkv's op(B) = B^T, else B transposed (JIT transpose);
- *   B^T in bf16, (N, Kp) (JIT conversion, round-to-nearest-even; Kp = K rounded up to even, the
- *     padding zero), then VNNI, the transpose of that seen as an N x Kp/2 matrix of 4-byte pairs;
- *   op(A) in bf16, (M, Kp): A converted (A^T transposed first as floats);
- *   the bf16 kernel, C (+)= op(A) op(B) in float.
+ * [k/2][n][k%2], and have no transposed operands. So a product is, chunk by chunk of k (K_CHUNK),
+ * every step a libxsmm kernel:
+ *   B^T, (N, kc) floats: B itself when qkv's op(B) = B^T, else B transposed (JIT transpose);
+ *   B^T in bf16, (N, kcp) (JIT conversion, round-to-nearest-even; kcp = kc rounded up to even,
+ *     the padding zero), then VNNI, the transpose of that seen as an N x kcp/2 matrix of pairs;
+ *   op(A) in bf16, (M, kcp): A converted (A^T transposed first as floats);
+ *   the bf16 kernel, C (+)= op(A) op(B) in float, the chunks summed onto C in order.
  * The conversion on AVX512_BF16 is vcvtneps2bf16: round-to-nearest-even, a float below bf16's
  * smallest normal (2^-126) flushed to zero. */
 #include "tensor/bf16.h"
@@ -27,13 +28,23 @@
 #include <stdio.h>
 #include <string.h>
 
-/* the region sizes of one product's scratch, each a multiple of 64 bytes */
+/* The inner dimension goes in chunks of at most K_CHUNK (even), each converted and summed onto
+ * C in turn: the transposes then move blocks that stay in cache (2048-row weight gradients ran
+ * at 0.7x float32 converted whole, bench/bf16_gemm.c) */
+#define K_CHUNK 256
+static int64_t even(int64_t k) { return k + (k & 1); }
+static int64_t chunk_of(int64_t K) { return K < K_CHUNK ? K : K_CHUNK; }
+
+/* the region sizes of one product's scratch, each a multiple of 64 bytes: B in VNNI pairs
+ * whole; one chunk of B^T (bf16, and floats when B is transposed first); op(A)'s rows of one
+ * chunk (bf16, and floats when A is transposed first) */
 static size_t round64(size_t b) { return (b + 63) / 64 * 64; }
 typedef struct { size_t bv, bt, bf, a16, af; } layout;
 static layout layout_of(int ta, int tb, int64_t M, int64_t N, int64_t K) {
-    int64_t Kp = K + (K & 1);
-    return (layout){round64((size_t)(N * Kp) * 2), round64((size_t)(N * Kp) * 2), tb ? 0 : round64((size_t)(N * K) * 4),
-                    round64((size_t)(M * Kp) * 2), ta ? round64((size_t)(M * K) * 4) : 0};
+    int64_t kc = chunk_of(K), kcp = even(kc);
+    return (layout){round64((size_t)(N * even(K)) * 2), round64((size_t)(N * kcp) * 2),
+                    tb ? 0 : round64((size_t)(N * kc) * 4), round64((size_t)(M * kcp) * 2),
+                    ta ? round64((size_t)(M * kc) * 4) : 0};
 }
 
 size_t qkv__bf16_gemm_scratch(int ta, int tb, int64_t M, int64_t N, int64_t K) {
@@ -174,42 +185,51 @@ static libxsmm_bsmmfunction kernel(int64_t M, int64_t N, int64_t Kp, int64_t ldc
 
 typedef struct {
     int ta, tb;
-    int64_t M, N, K, Kp, lda, ldc;
+    int64_t M, N, K, lda, ldc;
     const float *A;
     float beta, *C;
     char *scratch;
     layout l;
 } job;
 
-/* op(B) into VNNI bf16 in the job's scratch */
+/* op(B) into VNNI bf16 in the job's scratch, chunk by chunk of k: pairs k0/2.. of the whole */
 static void prepare_b(const job *j, const float *B, int64_t ldb) {
     libxsmm_bfloat16 *bv = (libxsmm_bfloat16 *)j->scratch, *bt = (libxsmm_bfloat16 *)(j->scratch + j->l.bv);
-    const float *src = B; /* B^T, (N, K) */
-    int64_t lds = ldb;
-    if (!j->tb) { /* B stored (K, N) */
-        float *bf = (float *)(j->scratch + j->l.bv + j->l.bt);
-        transpose(4, j->K, j->N, B, ldb, bf, j->K);
-        src = bf, lds = j->K;
+    float *bf = (float *)(j->scratch + j->l.bv + j->l.bt);
+    for (int64_t k0 = 0; k0 < j->K; k0 += K_CHUNK) {
+        int64_t kc = j->K - k0 < K_CHUNK ? j->K - k0 : K_CHUNK, kcp = even(kc);
+        const float *src = B + k0; /* B^T's columns k0.., (N, kc) */
+        int64_t lds = ldb;
+        if (!j->tb) { /* B stored (K, N): rows k0.. transposed */
+            transpose(4, kc, j->N, B + k0 * ldb, ldb, bf, kc);
+            src = bf, lds = kc;
+        }
+        convert(j->N, kc, src, lds, bt, kcp);
+        transpose(4, j->N, kcp / 2, bt, kcp / 2, bv + k0 * j->N, j->N);
     }
-    convert(j->N, j->K, src, lds, bt, j->Kp);
-    transpose(4, j->N, j->Kp / 2, bt, j->Kp / 2, bv, j->N);
 }
 
-/* rows [m0, m1) of C: those rows of op(A) into bf16, then the kernel (row_blocks below) */
+/* rows [m0, m1) of C: for each chunk of k, those rows of op(A) into bf16, then the kernel onto
+ * C (row_blocks below) */
 static void rows(void *p, int64_t m0, int64_t m1) {
     const job *j = p;
     const layout *l = &j->l;
     char *base = j->scratch + l->bv + l->bt + l->bf;
-    libxsmm_bfloat16 *a16 = (libxsmm_bfloat16 *)base + m0 * j->Kp;
-    const float *src = j->A + m0 * j->lda;
-    int64_t lds = j->lda;
-    if (j->ta) { /* A stored (K, M): columns m0.. */
-        float *af = (float *)(base + l->a16) + m0 * j->K;
-        transpose(4, j->K, m1 - m0, j->A + m0, j->lda, af, j->K);
-        src = af, lds = j->K;
+    int64_t kcmax = chunk_of(j->K);
+    libxsmm_bfloat16 *a16 = (libxsmm_bfloat16 *)base + m0 * even(kcmax);
+    float *af = (float *)(base + l->a16) + m0 * kcmax;
+    for (int64_t k0 = 0; k0 < j->K; k0 += K_CHUNK) {
+        int64_t kc = j->K - k0 < K_CHUNK ? j->K - k0 : K_CHUNK, kcp = even(kc);
+        const float *src = j->A + m0 * j->lda + k0;
+        int64_t lds = j->lda;
+        if (j->ta) { /* A stored (K, M): rows k0.., columns m0.. transposed */
+            transpose(4, kc, m1 - m0, j->A + k0 * j->lda + m0, j->lda, af, kc);
+            src = af, lds = kc;
+        }
+        convert(m1 - m0, kc, src, lds, a16, kcp);
+        kernel(m1 - m0, j->N, kcp, j->ldc, k0 == 0 && j->beta == 0)(
+            (const libxsmm_bfloat16 *)j->scratch + k0 * j->N, a16, j->C + m0 * j->ldc);
     }
-    convert(m1 - m0, j->K, src, lds, a16, j->Kp);
-    kernel(m1 - m0, j->N, j->Kp, j->ldc, j->beta == 0)((const libxsmm_bfloat16 *)j->scratch, a16, j->C + m0 * j->ldc);
     zeroupper(); /* libxsmm's kernels leave the upper vector halves in use (k_matmul.c) */
 }
 
@@ -229,7 +249,7 @@ static job make_job(int ta, int tb, int64_t M, int64_t N, int64_t K, const float
     QKV_ASSERT(M >= 0 && N >= 0 && K >= 0 && (beta == 0 || beta == 1), "bf16 gemm: dims >= 0, beta 0 or 1");
     QKV_ASSERT(M == 0 || N == 0 || ((uintptr_t)scratch % 64 == 0 && A && C), "bf16 gemm: operands, aligned scratch");
     pthread_once(&once, init);
-    return (job){ta, tb, M, N, K, K + (K & 1), lda, ldc, A, beta, C, scratch, layout_of(ta, tb, M, N, K)};
+    return (job){ta, tb, M, N, K, lda, ldc, A, beta, C, scratch, layout_of(ta, tb, M, N, K)};
 }
 
 static void gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
