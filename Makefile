@@ -194,13 +194,22 @@ $(EROFS_SHIM): tests/shim/erofs.c
 	@echo "  LD      $@"
 	$(Q)$(CC) -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -o $@ $< -ldl
 
+# Another CPU's /proc/cpuinfo (tests/shim/cpuinfo.c), preloaded into the qkv command by the row
+# that refuses bf16 products on a CPU without AVX512_BF16; built as the one above
+CPUINFO_SHIM := $(BUILD)/tests/cpuinfo.so
+$(CPUINFO_SHIM): tests/shim/cpuinfo.c
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -o $@ $< -ldl
+
 # One BLAS thread in tests: results must not depend on the machine's core count.
 # ... libqkv.so exports exactly the documented API (no internal names), each layer of src/
 # uses only the layers below it, reading the Makefile installs nothing, the answer's tables
 # are what its committed results make and its picture what its committed runs recorded
-test: all $(BUILD)/run_tests $(ALLOC_SHIM) $(EROFS_SHIM)
+test: all $(BUILD)/run_tests $(ALLOC_SHIM) $(EROFS_SHIM) $(CPUINFO_SHIM)
 	cd tests && OPENBLAS_NUM_THREADS=1 QKV_BIN=$(abspath $(BUILD))/qkv \
 	    $(if $(ALLOC_SHIM),QKV_ALLOC_SHIM=$(abspath $(ALLOC_SHIM))) QKV_EROFS_SHIM=$(abspath $(EROFS_SHIM)) \
+	    QKV_CPUINFO_SHIM=$(abspath $(CPUINFO_SHIM)) \
 	    $(if $(SAN_FLAGS),ASAN_OPTIONS=verify_asan_link_order=0) ../$(BUILD)/run_tests
 	scripts/check-exports.sh $(BUILD)
 	scripts/check-layers.sh
@@ -255,6 +264,7 @@ help:
 	@echo "make valgrind   the end-to-end commands under valgrind memcheck"
 	@echo "make bench      time the training step of the standard sizes"
 	@echo "make bench-gemm time one recall step's sgemm calls on OpenBLAS, BLIS and libxsmm"
+	@echo "make bench-bf16 time bf16 products (libxsmm, sbgemm) against float32 at the layer shapes"
 	@echo "make bench-sweep  time a sweep of tiny training runs (runs per minute)"
 	@echo "make bench-against REF=R  this build beside a build of revision R, alternating"
 	@echo "make fuzz       run the libFuzzer targets, FUZZ_SECONDS each (default 60)"

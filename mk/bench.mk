@@ -1,6 +1,6 @@
 # Benchmarks (docs/performance.md). The step benchmark runs with the tests' allocation counter
 # preloaded (the Makefile's ALLOC_SHIM), for its allocs/step column.
-.PHONY: bench bench-torch bench-gemm bench-sweep bench-sweep-torch bench-against
+.PHONY: bench bench-torch bench-gemm bench-bf16 bench-sweep bench-sweep-torch bench-against
 
 # every size at 1 and 2 threads
 bench: all $(ALLOC_SHIM)
@@ -46,3 +46,15 @@ bench-sweep-torch: all
 bench-against:
 	@test -n "$(REF)" || { echo "usage: make bench-against REF=<git revision> [ROUNDS=5]"; exit 2; }
 	scripts/bench-against.sh $(REF) $(or $(ROUNDS),5)
+
+# Single-threaded bf16 products (libxsmm's bf16 kernels, OpenBLAS's sbgemm when exported) against
+# float32 ones at the recall and text models' layer shapes (bench/bf16_gemm.c)
+# (qkv's own bf16 product, a column of it, comes from the build's libqkv.a)
+$(BUILD)/bench/bf16_gemm: bench/bf16_gemm.c $(BUILD)/libqkv.a
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Isrc $(call pkgs,--cflags,openblas libxsmm) $< -o $@ \
+	    $(BUILD)/libqkv.a $(PKG_LIBS) -lpthread -ldl -lm
+
+bench-bf16: $(BUILD)/bench/bf16_gemm
+	$(BUILD)/bench/bf16_gemm $(BENCH_BF16_ARGS)

@@ -17,6 +17,7 @@ int main(void) {
     SRunner *sr = srunner_create(tensor_suite());
     srunner_add_suite(sr, tape_suite());
     srunner_add_suite(sr, grad_ops_suite());
+    srunner_add_suite(sr, bf16_suite());
     srunner_add_suite(sr, safetensors_suite());
     srunner_add_suite(sr, nn_suite());
     srunner_add_suite(sr, parity_suite());

@@ -7,6 +7,7 @@
 Suite *tensor_suite(void);
 Suite *tape_suite(void);
 Suite *grad_ops_suite(void);
+Suite *bf16_suite(void);
 Suite *safetensors_suite(void);
 Suite *nn_suite(void);
 Suite *parity_suite(void);

@@ -9,6 +9,7 @@
  *   - 40 steps with a metric line every 5 and 80 steps with a line every 10 allocate equally:
  *     a step allocates nothing, at 1 and 2 threads (2: the pool's per-worker buffers), and for
  *     the attention options composed of ops;
+ *     and with bf16 products (train.precision);
  *   - 80 steps with a line every 5 allocate more than 80 with a line every 10 by exactly what
  *     resuming the finished runs costs more (a finished run resumed takes no step: it reads its
  *     lines back and writes its summary again): writing a metric line allocates nothing.
@@ -19,7 +20,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "probe.h"
 #include "suites.h"
+#include "tensor/buildinfo.h"
 #include "testutil.h"
 
 static char TMP[256];
@@ -30,16 +33,17 @@ static void teardown(void) { qkv_test_rmtree(TMP); }
 /* the heap allocations of one `qkv train` process: the recall run (2 layers of d_model 16, the
  * attention keys given, seed 1 + k for run k) at `steps` steps with a metric line every `every`,
  * evaluated once, at the end, in TMP/TAG0; -1 when the build cannot count */
-static long long train_allocs(const char *attention, int threads, int steps, int every, const char *tag) {
+static long long train_allocs_with(const char *attention, const char *train, int threads, int steps, int every,
+                                   const char *tag) {
     char cfg[2048], path[1024], args[4096] = "";
     for (int k = 0; k < 1; k++) {
         snprintf(cfg, sizeof cfg,
                  "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 2, \"d_ff\": 32, \"attention\": {%s}},\n"
                  " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
                  " \"train\": {\"steps\": %d, \"batch\": 8, \"seed\": %d, \"eval_every\": 0, \"log_every\": %d,\n"
-                 "           \"eval_examples\": 30},\n"
+                 "           \"eval_examples\": 30%s},\n"
                  " \"optim\": {\"name\": \"adam\", \"lr\": 0.01, \"clip\": 1}}\n",
-                 attention, steps, 1 + k, every);
+                 attention, steps, 1 + k, every, train);
         snprintf(path, sizeof path, "%s/%s%d", TMP, tag, k);
         ck_assert_int_eq(mkdir(path, 0755), 0);
         size_t at = strlen(args);
@@ -48,6 +52,10 @@ static long long train_allocs(const char *attention, int threads, int steps, int
         qkv_test_write_file(path, cfg);
     }
     return qkv_test_allocs("%s train%s --threads %d --quiet > /dev/null", qkv_test_bin(), args, threads);
+}
+
+static long long train_allocs(const char *attention, int threads, int steps, int every, const char *tag) {
+    return train_allocs_with(attention, "", threads, steps, every, tag);
 }
 
 /* the heap allocations of resuming the finished run TMP/TAG0 (no step: the summary again) */
@@ -96,6 +104,25 @@ START_TEST(test_alone_options_steady) {
 }
 END_TEST
 
+/* bf16 products: their conversion buffers come from the step's arena */
+START_TEST(test_bf16_steady) {
+    char why[200];
+    if (!qkv_bf16_available(why, sizeof why)) {
+        qkv_test_skip("allocs: a steady bf16 step", why);
+        return;
+    }
+    for (int threads = 1; threads <= 2; threads++) {
+        char t1[16], t2[16];
+        snprintf(t1, sizeof t1, "bs%d", threads);
+        snprintf(t2, sizeof t2, "bl%d", threads);
+        const char *bf16 = ", \"precision\": \"bf16\"";
+        long long a = train_allocs_with("", bf16, threads, 40, 5, t1), b = train_allocs_with("", bf16, threads, 80, 10, t2);
+        if (a < 0 || b < 0) return; /* a sanitizer's malloc: nothing to count */
+        ck_assert_msg(a == b, "bf16, %d threads: %lld heap allocations at 40 steps, %lld at 80", threads, a, b);
+    }
+}
+END_TEST
+
 Suite *allocs_suite(void) {
     Suite *s = suite_create("allocs");
     TCase *tc = tcase_create("allocs");
@@ -104,6 +131,7 @@ Suite *allocs_suite(void) {
     tcase_add_loop_test(tc, test_steady_step_allocates_nothing, 0, 2);
     tcase_add_loop_test(tc, test_metric_line_allocates_nothing, 0, 2);
     tcase_add_loop_test(tc, test_alone_options_steady, 0, 4);
+    tcase_add_test(tc, test_bf16_steady);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -34,10 +34,12 @@ static const char *member(const cJSON *o, const char *key) {
     return v->valuestring;
 }
 
-/* a "machine" object says exactly what qkv_buildinfo_get does */
-static void check_machine(const cJSON *m, const qkv_buildinfo *b) {
+/* a "machine" object says exactly what qkv_buildinfo_get does, and (a run's, precision not
+ * NULL) the products' precision the run asked for */
+static void check_machine(const cJSON *m, const qkv_buildinfo *b, const char *precision) {
     ck_assert_msg(cJSON_IsObject(m), "no machine object");
-    ck_assert_int_eq(cJSON_GetArraySize(m), 5);
+    ck_assert_int_eq(cJSON_GetArraySize(m), precision ? 6 : 5);
+    if (precision) ck_assert_str_eq(member(m, "precision"), precision);
     ck_assert_str_eq(member(m, "cpu"), b->cpu);
     ck_assert_str_eq(member(m, "gemm"), b->gemm);
     ck_assert_str_eq(member(m, "isa"), b->isa);
@@ -67,7 +69,7 @@ START_TEST(test_buildinfo_facts) {
     int n = qkv_buildinfo_json(json, sizeof json);
     ck_assert_int_eq(n, (int)strlen(json));
     cJSON *j = cJSON_Parse(json);
-    check_machine(j, b);
+    check_machine(j, b, NULL);
     cJSON_Delete(j);
     char small[1024];
     ck_assert_int_eq(qkv_buildinfo_json(small, (size_t)n + 1), n);
@@ -122,7 +124,8 @@ END_TEST
     " \"variants\": [{\"name\": \"full\"}, {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"]}],\n" \
     " \"seeds\": [0]}\n"
 
-/* a trained run's summary.json says what it was computed with, and `qkv --version` says the same */
+/* a trained run's summary.json says what it was computed with, and `qkv --version` says the same
+ * (a run's adds its products' precision) */
 START_TEST(test_summary_records_machine) {
     put("base.json", BASE);
     char out[4096];
@@ -132,7 +135,7 @@ START_TEST(test_summary_records_machine) {
     char *text = get("run/summary.json");
     cJSON *s = cJSON_Parse(text);
     ck_assert_msg(s != NULL, "summary.json is not JSON: %s", text);
-    check_machine(cJSON_GetObjectItemCaseSensitive(s, "machine"), qkv_buildinfo_get());
+    check_machine(cJSON_GetObjectItemCaseSensitive(s, "machine"), qkv_buildinfo_get(), "f32");
     ck_assert(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(s, "steps"))); /* beside the rest, as before */
     /* qkv --version: the version and GEMM build, then "machine: " and the same object */
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s --version", q), 0);
@@ -143,8 +146,11 @@ START_TEST(test_summary_records_machine) {
     const char *line = strstr(out, "\nmachine: ");
     ck_assert_msg(line != NULL, "%s", out);
     cJSON *v = cJSON_Parse(line + 10);
-    check_machine(v, b);
-    ck_assert(cJSON_Compare(v, cJSON_GetObjectItemCaseSensitive(s, "machine"), true));
+    check_machine(v, b, NULL);
+    cJSON *run = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(s, "machine"), true); /* but the run's precision */
+    cJSON_DeleteItemFromObjectCaseSensitive(run, "precision");
+    ck_assert(cJSON_Compare(v, run, true));
+    cJSON_Delete(run);
     cJSON_Delete(v);
     cJSON_Delete(s);
     free(text);

@@ -110,6 +110,15 @@ const qkv_cli_row CLI_CONFIG_ROWS[] = {
      Q "train cfg.json --out out", 2,
      "task.corpus: expected one of file, fortunes, got \"fortune\" (did you mean fortunes?)"},
     /* ---- train: --set */
+    /* bf16 products on a CPU without AVX512_BF16: /proc/cpuinfo replaced by one without the flag
+     * (the shim tests/shim/cpuinfo.c), so the row runs on any machine */
+    {"train", "--set", "bf16 products on a CPU without avx512_bf16",
+     FILES_SH("printf 'processor\\t: 0\\nflags\\t\\t: fpu sse2 avx2 avx512f avx512bw\\n' > cpuinfo", {"cfg.json", BASE}),
+     "QKV_CPUINFO=cpuinfo LD_PRELOAD=\"$QKV_CPUINFO_SHIM\" \"$QKV\" train cfg.json --set train.precision=bf16 --out out", 2,
+     "qkv train: train.precision: \"bf16\" is refused: this CPU has no avx512_bf16 (AVX512_BF16 instructions)",
+     .absent = "out"},
+    {"train", "CONFIG", "an unknown precision", CFG("{\"train\": {\"precision\": \"fp16\"}}"),
+     Q "train cfg.json --out out", 2, "train.precision: expected one of f32, bf16, got \"fp16\""},
     {"train", "--set", "a value that is not UTF-8", CFG(BASE), Q "train cfg.json --set \"$(printf 'task.path=c\\377.txt')\" --out out", 2,
      "qkv train: --set: task.path: the value is not UTF-8"},
     {"train", "CONFIG", "a string that is not UTF-8", FILES_SH("printf '{\"task\": {\"path\": \"a\\377\"}}' > x.json"),

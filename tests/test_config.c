@@ -212,8 +212,8 @@ START_TEST(test_keys) {
         ck_assert(!strncmp(k[n], "model.", 6) || !strncmp(k[n], "task.", 5) ||
                   !strncmp(k[n], "train.", 6) || !strncmp(k[n], "optim.", 6));
     }
-    ck_assert_int_eq(n, 75); /* model.attention.qk_diag, .exclusive, model.position, model.rope_base the 69th to
-                                72nd; task.tokenizer, task.pieces, task.tokenizer_path the 73rd to 75th */
+    ck_assert_int_eq(n, 76); /* model.attention.qk_diag, .exclusive, model.position, model.rope_base the 69th to
+                                72nd; task.tokenizer, task.pieces, task.tokenizer_path and train.precision after */
     ck_assert_str_eq(k[0], "model.vocab");
     ck_assert_str_eq(k[7], "model.attention.qkv");
     ck_assert_str_eq(k[n - 1], "optim.min_lr");
@@ -629,7 +629,7 @@ START_TEST(test_to_json_round_trip) {
         "task.eval_path=/tmp/e v.jsonl", "task.eval_fraction=0.30000000000000004",
         "task.seq_len=2", "train.steps=1000000000", "train.batch=65536",
         "train.seed=9007199254740991", "train.eval_every=0", "train.eval_examples=10000000",
-        "train.log_every=1", "train.checkpoint_every=7", "train.skip_nonfinite=true",
+        "train.log_every=1", "train.checkpoint_every=7", "train.skip_nonfinite=true", "train.precision=bf16",
         "optim.name=sgd", "optim.lr=0.001", "optim.momentum=0.9999999999999999",
         "optim.beta1=0.1", "optim.beta2=0.95", "optim.eps=1e-8", "optim.weight_decay=1e-300",
         "optim.clip=123456.789", "optim.schedule=linear", "optim.warmup=1000000000",
@@ -638,7 +638,7 @@ START_TEST(test_to_json_round_trip) {
     qkv_config_defaults(&a);
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
         ck_assert_msg(qkv_config_set(&a, sets[i], &qe) == 0, "%s: %s", sets[i], qe.msg);
-    ck_assert_int_eq(sizeof sets / sizeof sets[0], 49); /* one per key */
+    ck_assert_int_eq(sizeof sets / sizeof sets[0], 50); /* one per key */
     j = qkv_config_to_json(&a);
     ck_assert_ptr_nonnull(j);
     b = parse_ok(j);
@@ -649,6 +649,8 @@ START_TEST(test_to_json_round_trip) {
     ck_assert(b.optim.momentum == 0.9999999999999999);
     ck_assert(b.optim.min_lr == 2.2250738585072014e-308);
     ck_assert(b.train.seed == 9007199254740991LL);
+    ck_assert_int_eq(b.train.precision, QKV_PRECISION_BF16);
+    ck_assert_ptr_nonnull(strstr(j, "\"precision\":\t\"bf16\""));
     ck_assert_str_eq(b.task.path, "tab\there \"quoted\" \xc3\xa9");
     /* printed compactly where possible */
     ck_assert_ptr_nonnull(strstr(j, "\"lr\":\t0.001,"));
@@ -720,7 +722,7 @@ START_TEST(test_docs_list_every_key) {
         ck_assert_msg(found, "docs/config.md lists unknown key %.*s", (int)(e - s), s);
         rows++;
     }
-    ck_assert_int_eq(rows, 75);
+    ck_assert_int_eq(rows, 76);
     ck_assert_ptr_nonnull(strstr(doc, "## Shipped configs"));
     free(doc);
 }

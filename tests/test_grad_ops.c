@@ -633,7 +633,7 @@ static int wrong_masked_softmax(qkv_ctx *ctx, const qkv_record *r) {
 static int wrong_sdp_attention(qkv_ctx *ctx, const qkv_record *r) {
     const qkv_tensor *m = r->p.sdpa.mask;
     qkv_sdpa_shape s = {r->p.sdpa.B, r->p.sdpa.T, r->p.sdpa.H, r->p.sdpa.hd, r->p.sdpa.causal, m ? m->data : NULL,
-                        &r->p.sdpa.bc, 1.0, r->p.sdpa.kvH, r->p.sdpa.slopes, r->p.sdpa.vH, r->p.sdpa.vd};
+                        &r->p.sdpa.bc, 1.0, r->p.sdpa.kvH, r->p.sdpa.slopes, r->p.sdpa.vH, r->p.sdpa.vd, NULL, 0};
     double *scratch = malloc((size_t)(s.T * s.T) * sizeof *scratch);
     qkv__k_sdpa_backward_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, r->p.sdpa.probs, r->out->grad,
                             qkv__grad(ctx, r->in[0]), qkv__grad(ctx, r->in[1]), qkv__grad(ctx, r->in[2]), scratch, 1, 0);
@@ -658,7 +658,7 @@ static int wrong_sdp_attention_gqa(qkv_ctx *ctx, const qkv_record *r) {
 static int wrong_sdp_attention_alibi(qkv_ctx *ctx, const qkv_record *r) {
     const qkv_tensor *m = r->p.sdpa.mask;
     qkv_sdpa_shape s = {r->p.sdpa.B, r->p.sdpa.T, r->p.sdpa.H, r->p.sdpa.hd, r->p.sdpa.causal, m ? m->data : NULL,
-                        &r->p.sdpa.bc, r->p.sdpa.scale, r->p.sdpa.kvH, NULL, r->p.sdpa.vH, r->p.sdpa.vd};
+                        &r->p.sdpa.bc, r->p.sdpa.scale, r->p.sdpa.kvH, NULL, r->p.sdpa.vH, r->p.sdpa.vd, NULL, 0};
     double *p = malloc((size_t)(s.B * s.H * s.T * s.T) * sizeof *p), *y = malloc((size_t)r->out->numel * sizeof *y);
     double *scratch = malloc((size_t)(s.T * s.T) * sizeof *scratch);
     qkv__k_sdpa_f64(&s, r->in[0]->data, r->in[1]->data, r->in[2]->data, p, y);

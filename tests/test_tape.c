@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autograd/arena.h"
 #include "autograd/ops.h"
 #include "suites.h"
 #include "tensor/tensor.h"
@@ -673,6 +674,35 @@ START_TEST(test_arena_tensors_and_alloc) {
 }
 END_TEST
 
+/* scratch given back: what follows a mark is reused after release, across chunks too (2 MiB of
+ * scratch walks past the first 1 MiB chunk), and what came before it is left alone */
+START_TEST(test_arena_mark_release) {
+    qkv_arena a;
+    qkv__arena_init(&a);
+    qkv_arena_mark empty = qkv__arena_mark(&a);
+    unsigned char *keep = qkv__arena_alloc(&a, 100);
+    ck_assert_ptr_nonnull(keep);
+    memset(keep, 7, 100);
+    size_t used = a.used;
+    for (int round = 0; round < 3; round++) {
+        qkv_arena_mark m = qkv__arena_mark(&a);
+        void *s1 = qkv__arena_alloc(&a, 1000), *s2 = qkv__arena_alloc(&a, 2u << 20);
+        ck_assert(s1 && s2 && a.used > used);
+        memset(s1, 0xEE, 1000), memset(s2, 0xEE, 2u << 20);
+        qkv__arena_release(&a, m);
+        ck_assert_uint_eq(a.used, used);
+        ck_assert_ptr_eq(qkv__arena_alloc(&a, 1000), s1); /* the same memory again */
+        qkv__arena_release(&a, m);
+    }
+    ck_assert_uint_eq(a.mallocs, 2); /* the first round's chunks, kept */
+    for (int i = 0; i < 100; i++) ck_assert_int_eq(keep[i], 7);
+    qkv__arena_release(&a, empty); /* a mark taken before anything: everything given back */
+    ck_assert_uint_eq(a.used, 0);
+    ck_assert_ptr_eq(qkv__arena_alloc(&a, 100), keep);
+    qkv__arena_free(&a);
+}
+END_TEST
+
 /* ---- custom ops ----------------------------------------------------------------------------- */
 
 typedef struct { int fwd, bwd; } call_count;
@@ -807,6 +837,7 @@ Suite *tape_suite(void) {
     tcase_add_test(tc, test_arena_steady_state);
     tcase_add_test(tc, test_arena_steady_state_many_chunks);
     tcase_add_test(tc, test_arena_tensors_and_alloc);
+    tcase_add_test(tc, test_arena_mark_release);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("custom");

@@ -471,6 +471,11 @@ void qkv_cli_run(const qkv_cli_row *r, int id, const char *tmp, const char *fixt
         ck_assert_msg(shim && access(shim, R_OK) == 0, "row %d: $QKV_EROFS_SHIM (set by make test) is %s", id,
                       shim ? "not readable" : "not set");
     }
+    if (strstr(r->run, "QKV_CPUINFO_SHIM")) {
+        const char *shim = getenv("QKV_CPUINFO_SHIM");
+        ck_assert_msg(shim && access(shim, R_OK) == 0, "row %d: $QKV_CPUINFO_SHIM (set by make test) is %s", id,
+                      shim ? "not readable" : "not set");
+    }
     if (r->needs == QKV_NEED_MOUNT_NS && !qkv_probe_mount_ns()) {
         char what[300];
         snprintf(what, sizeof what, "cli_contract row %d (%s, %s, %s)", id, r->cmd, r->input, r->kind);

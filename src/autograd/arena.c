@@ -71,6 +71,21 @@ void qkv__arena_reset(qkv_arena *a) {
     a->used = 0;
 }
 
+qkv_arena_mark qkv__arena_mark(const qkv_arena *a) {
+    return (qkv_arena_mark){a->cur, a->cur ? a->cur->used : 0, a->used};
+}
+
+void qkv__arena_release(qkv_arena *a, qkv_arena_mark m) {
+    if (!m.cur) { /* marked empty: the chunks allocated since stay, rewound */
+        qkv__arena_reset(a);
+        return;
+    }
+    /* chunks after m.cur are rewound when an allocation walks into them */
+    a->cur = m.cur;
+    m.cur->used = m.chunk_used;
+    a->used = m.used;
+}
+
 static bool in_range(const void *p, const unsigned char *base, size_t n) {
     uintptr_t x = (uintptr_t)p, b = (uintptr_t)base;
     return x >= b && x < b + n;

@@ -34,6 +34,11 @@ QKV_INTERNAL void *qkv__arena_alloc(qkv_arena *a, size_t bytes);
 QKV_INTERNAL void *qkv__arena_calloc(qkv_arena *a, size_t bytes);
 /* forget every allocation; memory is kept for reuse */
 QKV_INTERNAL void qkv__arena_reset(qkv_arena *a);
+/* a point to come back to: what is allocated after it is scratch, given back by release */
+typedef struct { qkv_arena_chunk *cur; size_t chunk_used, used; } qkv_arena_mark;
+QKV_INTERNAL qkv_arena_mark qkv__arena_mark(const qkv_arena *a);
+/* forget the allocations made since m (the memory is kept for reuse) */
+QKV_INTERNAL void qkv__arena_release(qkv_arena *a, qkv_arena_mark m);
 /* true when p points into memory the arena handed out since the last reset */
 QKV_INTERNAL bool qkv__arena_owns_live(const qkv_arena *a, const void *p);
 /* true when p points anywhere inside the arena's chunks */

@@ -1,5 +1,6 @@
 /* Context lifecycle, errors and arena tensors. */
 #include "autograd/tape.h"
+#include "tensor/bf16.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,6 +38,18 @@ bool qkv_ctx_set_grad_enabled(qkv_ctx *ctx, bool enabled) {
 }
 
 bool qkv_ctx_grad_enabled(const qkv_ctx *ctx) { return ctx->grad_enabled; }
+
+int qkv_ctx_set_bf16(qkv_ctx *ctx, bool on) {
+    char why[160];
+    if (on && !qkv_bf16_available(why, sizeof why)) {
+        qkv_ctx_fail(ctx, "bf16 products: %s", why);
+        return -1;
+    }
+    ctx->bf16 = on;
+    return 0;
+}
+
+bool qkv_ctx_bf16(const qkv_ctx *ctx) { return ctx->bf16; }
 bool qkv_ctx_ok(const qkv_ctx *ctx) { return ctx->err[0] == 0; }
 const char *qkv_ctx_error(const qkv_ctx *ctx) { return ctx->err; }
 void qkv_ctx_clear_error(qkv_ctx *ctx) { ctx->err[0] = 0; }

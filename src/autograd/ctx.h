@@ -25,6 +25,12 @@ QKV_API void qkv_ctx_reset(qkv_ctx *ctx);
 /* record ops on the tape (true, the default) or not; returns the previous setting */
 QKV_API bool qkv_ctx_set_grad_enabled(qkv_ctx *ctx, bool enabled);
 QKV_API bool qkv_ctx_grad_enabled(const qkv_ctx *ctx);
+/* float matrix products (forward and backward) in bf16 (on) or float32 (off, the default):
+ * C = round_bf16(A) round_bf16(B), summed in float32 (docs/performance.md, "bf16 products");
+ * everything else stays float32, double products stay double. -1 (error set, setting unchanged)
+ * when this build or CPU has no bf16 products (qkv_bf16_available) */
+QKV_API int qkv_ctx_set_bf16(qkv_ctx *ctx, bool on);
+QKV_API bool qkv_ctx_bf16(const qkv_ctx *ctx);
 
 /* true when no error is pending */
 QKV_API bool qkv_ctx_ok(const qkv_ctx *ctx);

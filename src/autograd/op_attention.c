@@ -10,7 +10,13 @@ static qkv_sdpa_shape shape_of(const qkv_record *r) {
     const qkv_tensor *m = r->p.sdpa.mask;
     return (qkv_sdpa_shape){r->p.sdpa.B, r->p.sdpa.T, r->p.sdpa.H, r->p.sdpa.hd, r->p.sdpa.causal,
                             m ? m->data : NULL, &r->p.sdpa.bc, r->p.sdpa.scale, r->p.sdpa.kvH, r->p.sdpa.slopes,
-                            r->p.sdpa.vH, r->p.sdpa.vd};
+                            r->p.sdpa.vH, r->p.sdpa.vd, NULL, 0};
+}
+
+/* s's bf16 scratch for `parts` parts, from the arena; NULL when out of memory */
+static void *bf16_scratch(qkv_ctx *ctx, qkv_sdpa_shape *s, int64_t parts) {
+    s->bf16_part = qkv__sdpa_bf16_part(s);
+    return s->bf16 = qkv_ctx_alloc(ctx, (size_t)parts * s->bf16_part);
 }
 
 qkv_tensor *qkv_sdp_attention(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, int heads,
@@ -66,8 +72,12 @@ qkv_tensor *qkv__sdp_attention_v(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv
         if (!(sl = qkv_ctx_alloc(ctx, (size_t)heads * sizeof *sl))) return NULL;
         for (int h = 0; h < heads; h++) sl[h] = slopes[h];
     }
-    qkv_sdpa_shape s = {B, T, heads, d / heads, causal, mask ? mask->data : NULL, &bc, scale, kv_heads, sl, v_heads, vd};
+    qkv_sdpa_shape s = {B, T, heads, d / heads, causal, mask ? mask->data : NULL, &bc, scale, kv_heads, sl, v_heads, vd,
+                        NULL, 0};
+    qkv_arena_mark m = qkv__arena_mark(&ctx->arena); /* the bf16 scratch is the kernel's alone */
+    if (ctx->bf16 && q->dtype == QKV_F32 && !bf16_scratch(ctx, &s, qkv__sdpa_parts(&s))) return NULL;
     QKV_KCALL(q->dtype, sdpa, &s, q->data, k->data, v->data, p->data, y->data);
+    if (s.bf16) qkv__arena_release(&ctx->arena, m);
     qkv_tensor *in[3] = {q, k, v};
     qkv_record *r = qkv__record(ctx, QKV_OP_SDP_ATTENTION, y, 3, in);
     if (r) {
@@ -102,8 +112,10 @@ int qkv__sdp_attention_backward(qkv_ctx *ctx, const qkv_record *r) {
     }
     int64_t groups = s.B * s.H / qkv_sdpa_group_size(&s), parts = qkv_get_threads() < groups ? qkv_get_threads() : groups;
     void *scratch = qkv_ctx_alloc(ctx, (size_t)(parts * s.T * s.T) * qkv_dtype_size(q->dtype));
-    if (!scratch) return -1;
+    qkv_arena_mark m = qkv__arena_mark(&ctx->arena); /* the bf16 scratch is the kernel's alone */
+    if (!scratch || (ctx->bf16 && q->dtype == QKV_F32 && !bf16_scratch(ctx, &s, parts))) return -1;
     QKV_KCALL(q->dtype, sdpa_backward, &s, q->data, k->data, v->data, r->p.sdpa.probs, r->out->grad, dq, dk, dv,
               scratch, parts, (fq ? 1 : 0) | (fk ? 2 : 0) | (fv ? 4 : 0));
+    if (s.bf16) qkv__arena_release(&ctx->arena, m);
     return 0;
 }

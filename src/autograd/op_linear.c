@@ -29,7 +29,7 @@ qkv_tensor *qkv_linear(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b
     if (!y) return NULL;
     qkv_dtype dt = x->dtype;
     if (b) QKV_KCALL(dt, fill_rows, rows, out, b->data, y->data);
-    QKV_KCALL(dt, gemm, 0, 1, rows, out, in, x->data, w->data, b ? 1 : 0, y->data);
+    if (qkv__gemm(ctx, dt, 0, 1, rows, out, in, x->data, w->data, b ? 1 : 0, y->data)) return NULL;
     qkv_tensor *ins[3] = {x, w, b};
     qkv_record *r = qkv__record(ctx, QKV_OP_LINEAR, y, b ? 3 : 2, ins);
     if (r) { r->p.linear.rows = rows; r->p.linear.d_in = in; r->p.linear.d_out = out; r->p.linear.b = b; }
@@ -51,7 +51,7 @@ qkv_tensor *qkv_linear_act(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tenso
         return NULL;
     qkv_dtype dt = x->dtype;
     /* y = x W^T, then y = f(y + b) while in cache */
-    QKV_KCALL(dt, gemm, 0, 1, rows, out, in, x->data, w->data, 0, y->data);
+    if (qkv__gemm(ctx, dt, 0, 1, rows, out, in, x->data, w->data, 0, y->data)) return NULL;
     QKV_KCALL(dt, bias_act, f, rows, out, b ? b->data : NULL, y->data, d);
     qkv_record *r = qkv__record(ctx, QKV_OP_LINEAR_ACT, y, b ? 3 : 2, ins);
     if (r) {
@@ -70,8 +70,8 @@ static int linear_grads(qkv_ctx *ctx, const qkv_record *r, const void *dy) {
     void *dx = qkv__grad_fresh(ctx, x, &fresh), *dw = qkv__grad(ctx, w), *db = b ? qkv__grad(ctx, b) : NULL;
     if (!qkv_ctx_ok(ctx)) return -1;
     qkv_dtype dt = x->dtype;
-    if (dx) QKV_KCALL(dt, gemm, 0, 0, rows, in, out, dy, w->data, !fresh, dx); /* dX += dY W */
-    if (dw) QKV_KCALL(dt, gemm, 1, 0, out, in, rows, dy, x->data, 1, dw);      /* dW += dY^T X */
+    if (dx && qkv__gemm(ctx, dt, 0, 0, rows, in, out, dy, w->data, !fresh, dx)) return -1; /* dX += dY W */
+    if (dw && qkv__gemm(ctx, dt, 1, 0, out, in, rows, dy, x->data, 1, dw)) return -1;      /* dW += dY^T X */
     if (db) QKV_KCALL(dt, sum_rows, rows, out, dy, db);                         /* db += sum dY */
     return 0;
 }

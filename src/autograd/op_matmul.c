@@ -44,8 +44,8 @@ qkv_tensor *qkv_matmul(qkv_ctx *ctx, qkv_tensor *a, qkv_tensor *b, bool ta, bool
         M *= batch;
         batch = 1;
     }
-    QKV_KCALL(a->dtype, gemm_batched, batch, ta, tb, M, N, Ka, a->data, sa, b->data, sb, 0,
-              c->data, M * N);
+    if (qkv__gemm_batched(ctx, a->dtype, batch, ta, tb, M, N, Ka, a->data, sa, b->data, sb, 0, c->data, M * N))
+        return NULL;
 
     qkv_tensor *in[2] = {a, b};
     qkv_record *r = qkv__record(ctx, QKV_OP_MATMUL, c, 2, in);
@@ -67,21 +67,16 @@ int qkv__matmul_backward(qkv_ctx *ctx, const qkv_record *r) {
     bool fa, fb;
     void *da = qkv__grad_fresh(ctx, a, &fa), *db = qkv__grad_fresh(ctx, b, &fb);
     if (!qkv_ctx_ok(ctx)) return -1;
-    if (da) {
-        if (!ta) /* dA (M,K) += dC (M,N) op(B)^T */
-            QKV_KCALL(a->dtype, gemm_batched, batch, 0, !tb, M, K, N, dc, M * N, b->data, sb, !fa,
-                      da, sa);
-        else /* dA stored (K,M) += op(B) (K,N) dC^T */
-            QKV_KCALL(a->dtype, gemm_batched, batch, tb, 1, K, M, N, b->data, sb, dc, M * N, !fa,
-                      da, sa);
-    }
-    if (db) {
-        if (!tb) /* dB (K,N) += op(A)^T (K,M) dC (M,N) */
-            QKV_KCALL(a->dtype, gemm_batched, batch, !ta, 0, K, N, M, a->data, sa, dc, M * N, !fb,
-                      db, sb);
-        else /* dB stored (N,K) += dC^T (N,M) op(A) (M,K) */
-            QKV_KCALL(a->dtype, gemm_batched, batch, 1, ta, N, K, M, dc, M * N, a->data, sa, !fb,
-                      db, sb);
-    }
+    qkv_dtype dt = a->dtype;
+    if (da && (!ta ? /* dA (M,K) += dC (M,N) op(B)^T */
+                   qkv__gemm_batched(ctx, dt, batch, 0, !tb, M, K, N, dc, M * N, b->data, sb, !fa, da, sa)
+                   : /* dA stored (K,M) += op(B) (K,N) dC^T */
+                   qkv__gemm_batched(ctx, dt, batch, tb, 1, K, M, N, b->data, sb, dc, M * N, !fa, da, sa)))
+        return -1;
+    if (db && (!tb ? /* dB (K,N) += op(A)^T (K,M) dC (M,N) */
+                   qkv__gemm_batched(ctx, dt, batch, !ta, 0, K, N, M, a->data, sa, dc, M * N, !fb, db, sb)
+                   : /* dB stored (N,K) += dC^T (N,M) op(A) (M,K) */
+                   qkv__gemm_batched(ctx, dt, batch, 1, ta, N, K, M, dc, M * N, a->data, sa, !fb, db, sb)))
+        return -1;
     return 0;
 }

@@ -93,6 +93,7 @@ struct qkv_ctx {
     uint32_t gen;             /* bumped by every reset; arena tensors carry it */
     bool grad_enabled;
     bool backward_done;       /* backward ran on this tape: a second run would double-count */
+    bool bf16;                /* float products in bf16 (qkv_ctx_set_bf16) */
     char err[512];
     qkv_backward_fn override[QKV_OP_COUNT];
 };
@@ -125,6 +126,16 @@ QKV_INTERNAL const char *qkv__shp(const qkv_tensor *t);
 #define QKV_KCALL(dtype, name, ...)                                                             \
     (QKV_ASSERT((dtype) == QKV_F32 || (dtype) == QKV_F64, "a kernel runs on float tensors only"), \
      (dtype) == QKV_F64 ? qkv__k_##name##_f64(__VA_ARGS__) : qkv__k_##name##_f32(__VA_ARGS__))
+
+/* The float or double product C = op(A) op(B) + beta C (beta 0 or 1), rows split across qkv's
+ * threads; a float one in bf16 when ctx->bf16 (tensor/bf16.h), its conversion buffers from the
+ * arena. -1 (error set) when the arena cannot grow. */
+QKV_INTERNAL int qkv__gemm(qkv_ctx *ctx, qkv_dtype dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A,
+                           const void *B, int beta, void *C);
+/* batch products, operands sa, sb, sc elements apart, as qkv__k_gemm_batched_f32 */
+QKV_INTERNAL int qkv__gemm_batched(qkv_ctx *ctx, qkv_dtype dt, int64_t batch, int ta, int tb, int64_t M, int64_t N,
+                                   int64_t K, const void *A, int64_t sa, const void *B, int64_t sb, int beta, void *C,
+                                   int64_t sc);
 
 /* backward rules, one per op file */
 QKV_INTERNAL int qkv__matmul_backward(qkv_ctx *ctx, const qkv_record *r);

@@ -5,6 +5,7 @@
 #include "cli/options.h"
 #include "config/config.h"
 #include "train/run_config.h"
+#include "tensor/buildinfo.h"
 #include "tensor/parallel.h"
 #include "train/bench.h"
 
@@ -29,7 +30,8 @@ typedef struct {
 static const qkv_cli_option OPTIONS[] = {
     QKV_STRING("--size", "S", bench_args, size, "one size: tiny, small or medium (default: all three)"),
     QKV_LIST("--set", "KEY=VALUE", bench_args, sets,
-             "a model.attention key of the timed model (repeatable), e.g. model.attention.diff=true"),
+             "a model.attention key of the timed model (repeatable), e.g. model.attention.diff=true,\n"
+             "or train.precision=bf16: the step's matrix products in bf16 (a CPU with avx512_bf16)"),
     QKV_INT("--threads", "N", bench_args, threads, 1, QKV_MAX_THREADS,
             "threads, at most " QKV_STR(QKV_MAX_THREADS) " (default 1): qkv's pool, each matrix-product\n"
             "piece on one BLAS thread"),
@@ -80,18 +82,24 @@ static const qkv_bench_size *find_size(const char *name) {
 }
 
 /* the attention and positions of the --set assignments (model.attention keys, model.position and
- * model.rope_base: the sizes fix the rest) into *over; 0, or -1 with e */
-static int model_of(const qkv_cli_list *sets, qkv_model_config *over, qkv_err *e) {
+ * model.rope_base: the sizes fix the rest) into *over, and train.precision into *bf16; 0, or -1
+ * with e (bf16 where this CPU or build has none: refused as qkv train refuses it) */
+static int model_of(const qkv_cli_list *sets, qkv_model_config *over, bool *bf16, qkv_err *e) {
     qkv_config c;
     qkv_config_defaults(&c);
     for (int i = 0; i < sets->n; i++) {
         const char *a = sets->v[i];
-        if (strncmp(a, "model.attention.", 16) && strncmp(a, "model.position=", 15) && strncmp(a, "model.rope_base=", 16))
-            return qkv_err_set(e, QKV_ERR_USAGE, "--set: %s: only model.attention keys, model.position and "
-                               "model.rope_base (the sizes fix the rest)", a);
+        if (strncmp(a, "model.attention.", 16) && strncmp(a, "model.position=", 15) &&
+            strncmp(a, "model.rope_base=", 16) && strncmp(a, "train.precision=", 16))
+            return qkv_err_set(e, QKV_ERR_USAGE, "--set: %s: only model.attention keys, model.position, "
+                               "model.rope_base and train.precision (the sizes fix the rest)", a);
         if (qkv_config_set(&c, a, e)) return -1; /* it names --set and the key */
     }
     *over = c.model;
+    *bf16 = c.train.precision == QKV_PRECISION_BF16;
+    char why[200];
+    if (*bf16 && !qkv_bf16_available(why, sizeof why))
+        return qkv_err_set(e, QKV_ERR_USAGE, "train.precision: \"bf16\" is refused: %s (use \"f32\")", why);
     return 0;
 }
 /* the attention fits the model of every size that will run (size NULL: all), before anything is
@@ -124,13 +132,13 @@ static alloc_counter preloaded_alloc_counter(void) {
 }
 
 /* one size in this process; prints one JSON line; 0, or -1 with e */
-static int bench_one(const qkv_bench_size *s, const qkv_model_config *over, int threads, int steps, int micro,
-                     qkv_err *e) {
+static int bench_one(const qkv_bench_size *s, const qkv_model_config *over, bool bf16, int threads, int steps,
+                     int micro, qkv_err *e) {
     qkv__cli_set_threads(threads);
     double ceiling = qkv_bench_sgemm_ceiling(1024, 10); /* best of 10: a shared machine has slow moments */
     qkv_bench_result r;
     qkv_err in;
-    if (qkv_bench_run_with(s, over, micro, 3, steps, preloaded_alloc_counter(), &r, &in))
+    if (qkv_bench_run_with(s, over, micro, bf16, 3, steps, preloaded_alloc_counter(), &r, &in))
         return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", s->name, in.msg);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -139,11 +147,11 @@ static int bench_one(const qkv_bench_size *s, const qkv_model_config *over, int 
            "\"tokens_per_s\":%.0f,\"gflops\":%.2f,\"ceiling_gflops\":%.2f,\"ceiling_share\":%.4f,"
            "\"peak_rss_mb\":%.1f,\"allocs_per_step\":%.2f,\"params\":%lld,\"model_state_mb\":%.2f,"
            "\"activation_mb\":%.2f,\"gflop_per_step\":%.3f,\"memory_bound_mb\":%.1f,\"steps\":%d,"
-           "\"micro_batches\":%d,\"products_share\":%.4f,\"ms_products\":%.3f}\n",
+           "\"micro_batches\":%d,\"products_share\":%.4f,\"ms_products\":%.3f,\"precision\":\"%s\"}\n",
            s->name, threads, r.ms_per_step, r.ms_min, r.ms_max, r.tokens_per_s, r.gflops, ceiling,
            ceiling > 0 ? r.gflops / ceiling : 0, rss, r.steady_allocs, (long long)r.params, r.model_mb,
            r.activation_mb, r.flops_per_step / 1e9, 2 * (r.model_mb + r.activation_mb) + 16, steps, micro,
-           r.products_share, r.ms_products);
+           r.products_share, r.ms_products, bf16 ? "bf16" : "f32");
     return 0;
 }
 
@@ -163,7 +171,8 @@ static int bench_run(const bench_args *a, qkv_err *e) {
                                     a->jobs ? (int)a->jobs : qkv__cli_default_threads(), a->json, a->time_products, e);
     }
     qkv_model_config over;
-    if (model_of(&a->sets, &over, e)) return -1;
+    bool bf16;
+    if (model_of(&a->sets, &over, &bf16, e)) return -1;
     if (a->runs_steps || a->jobs || a->config || a->time_products)
         return qkv_err_set(e, QKV_ERR_USAGE, "--runs-steps, --jobs, --config and --time-products go with --sweep");
     if (a->size && !find_size(a->size))
@@ -177,7 +186,7 @@ static int bench_run(const bench_args *a, qkv_err *e) {
     }
     if (a->size && a->json) { /* one size, in this process */
         const qkv_bench_size *s = find_size(a->size);
-        return bench_one(s, &over, (int)a->threads, a->steps ? (int)a->steps : default_steps(s),
+        return bench_one(s, &over, bf16, (int)a->threads, a->steps ? (int)a->steps : default_steps(s),
                          a->micro ? (int)a->micro : 1, e);
     }
 

@@ -173,6 +173,8 @@ typedef struct key_def {
       "steps between checkpoints (0 = at every evaluation and at the end)")                    \
     X(BOOL, "train.skip_nonfinite", train.skip_nonfinite,                                      \
       "skip (and count) a step whose loss or gradients are not finite")                        \
+    X(ENUM, "train.precision", train.precision, QKV_PRECISION_NAMES, QKV_PRECISION_COUNT,      \
+      "matrix products: f32, or bf16 operands summed in float32 (a CPU with avx512_bf16)")     \
     X(ENUM, "optim.name", optim.kind, QKV_OPTIM_NAMES, QKV_OPT_COUNT,                          \
       "optimizer")                                                                             \
     X(NUM, "optim.lr", optim.lr, '(', 0, 10, ']', "peak learning rate")                        \

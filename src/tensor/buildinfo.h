@@ -23,5 +23,8 @@ QKV_API const qkv_buildinfo *qkv_buildinfo_get(void);
 /* the same as one JSON object, {"cpu":...,"gemm":...,"isa":...,"blas_core":...,"xsmm_arch":...},
  * NUL-terminated in buf (n bytes): its length, or -1 when it does not fit */
 QKV_API int qkv_buildinfo_json(char *buf, size_t n);
+/* whether this build and CPU run bf16 matrix products (qkv_ctx_set_bf16): 1, or 0 with the
+ * reason in why (n bytes), a phrase such as "this CPU has no avx512_bf16 (...)" */
+QKV_API int qkv_bf16_available(char *why, size_t n);
 
 #endif

@@ -16,6 +16,7 @@
 #include <math.h>
 #include "tensor/fastmath.h"
 #include "tensor/lanes.h"
+#include "tensor/bf16.h"
 
 #if QKV_KERNEL_F64
 #define EXP(v) exp(v)
@@ -104,6 +105,24 @@ typedef struct {
     int zero;
 } sdpa_job;
 
+/* C = op(A) op(B) + beta C, a head's product: in bf16 with scratch when s->bf16 (float only) */
+static void product(const qkv_sdpa_shape *s, void *scratch, int ta, int tb, int64_t M, int64_t N, int64_t Kd,
+                    const real *A, int64_t lda, const real *B, int64_t ldb, real beta, real *C, int64_t ldc) {
+#if !QKV_KERNEL_F64
+    if (s->bf16) {
+        qkv__bf16_gemm_ld(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C, ldc, scratch);
+        return;
+    }
+#endif
+    (void)s, (void)scratch;
+    K(gemm_ld)(ta, tb, M, N, Kd, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* part p's bf16 scratch */
+static void *part_scratch(const qkv_sdpa_shape *s, int64_t part) {
+    return s->bf16 ? (char *)s->bf16 + (size_t)part * s->bf16_part : NULL;
+}
+
 /* rows (T) x hd of a head's gradient in the (B,T,d) layout = 0 (as a loop: as memset calls,
  * one per row of hd elements, it would cost more than the zeros) */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -167,8 +186,7 @@ static void softmax_backward_rows(const qkv_sdpa_shape *s, int64_t r0, int64_t r
         softmax_backward_row(row_keys(s, i), nk, P + i * s->T, dP + i * s->T, (real)s->scale);
 }
 
-static void forward_pairs(void *arg, int64_t p0, int64_t p1) {
-    const sdpa_job *j = arg;
+static void forward_pairs_in(const sdpa_job *j, int64_t p0, int64_t p1, void *bs) {
     const qkv_sdpa_shape *s = j->s;
     int64_t T = s->T, hd = s->hd, d = s->H * hd, dkv = kv_heads(s) * hd, rb = block_rows(s);
     int64_t vd = v_dim(s), dv = v_heads(s) * vd, dy = s->H * vd;
@@ -179,12 +197,22 @@ static void forward_pairs(void *arg, int64_t p0, int64_t p1) {
         for (int64_t r0 = 0; r0 < T; r0 += rb) {
             int64_t r1 = r0 + rb < T ? r0 + rb : T, nk = block_keys(s, r1);
             /* S[r0:r1, :nk] = Q[r0:r1] K[:nk]^T */
-            K(gemm_ld)(0, 1, r1 - r0, nk, hd, Q + r0 * d, d, Kh, dkv, 0, P + r0 * T, T);
+            product(s, bs, 0, 1, r1 - r0, nk, hd, Q + r0 * d, d, Kh, dkv, 0, P + r0 * T, T);
             softmax_rows(s, pair, r0, r1, P, slope);
             /* Y[r0:r1] = P[r0:r1, :nk] V[:nk] */
-            K(gemm_ld)(0, 0, r1 - r0, vd, nk, P + r0 * T, T, V, dv, 0, Y + r0 * dy, dy);
+            product(s, bs, 0, 0, r1 - r0, vd, nk, P + r0 * T, T, V, dv, 0, Y + r0 * dy, dy);
         }
     }
+}
+
+static void forward_pairs(void *arg, int64_t p0, int64_t p1) { forward_pairs_in(arg, p0, p1, NULL); }
+
+/* bf16: parts [b, e) of `parts`, each a contiguous share of the pairs and its own scratch */
+static void forward_parts(void *arg, int64_t b, int64_t e) {
+    const sdpa_job *j = arg;
+    int64_t pairs = j->s->B * j->s->H;
+    for (int64_t part = b; part < e; part++)
+        forward_pairs_in(j, part * pairs / j->parts, (part + 1) * pairs / j->parts, part_scratch(j->s, part));
 }
 
 /* 2 M N K of every product a pass makes, for the benchmark's FLOP counter: qk products of
@@ -204,15 +232,16 @@ void K(sdpa)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *
     QKV_ASSERT(s->H % (s->vH > 0 ? s->vH : s->kvH > 0 ? s->kvH : s->H) == 0, "sdpa: H a multiple of the value heads");
     QKV_ASSERT(q && k && v && y && (!s->mask || s->bc), "sdpa: operands");
     qkv__gemm_flops += pass_flops(s, 1, 1);
-    sdpa_job j = {.s = s, .q = q, .k = k, .v = v, .pw = p, .y = y};
-    qkv__parallel_for(s->B * s->H, 1, forward_pairs, &j);
+    sdpa_job j = {.s = s, .q = q, .k = k, .v = v, .pw = p, .y = y, .parts = qkv__sdpa_parts(s)};
+    if (s->bf16) qkv__parallel_for(j.parts, 1, forward_parts, &j);
+    else qkv__parallel_for(s->B * s->H, 1, forward_pairs, &j);
 }
 
 /* the query heads of groups [g0, g1) (a group: the query heads b H + c S .. b H + c S + S - 1,
  * S = qkv_sdpa_group_size: whole key groups and whole value groups), in that order: a key or
  * value head's gradients are added to by its query heads one after another, on one thread (no
  * two threads write one head, and the order is fixed) */
-static void backward_groups(const sdpa_job *j, int64_t g0, int64_t g1, real *dP) {
+static void backward_groups(const sdpa_job *j, int64_t g0, int64_t g1, real *dP, void *bs) {
     const qkv_sdpa_shape *s = j->s;
     int64_t T = s->T, hd = s->hd, d = s->H * hd, dkv = kv_heads(s) * hd, rb = block_rows(s), G = group(s);
     int64_t vd = v_dim(s), dv = v_heads(s) * vd, dy = s->H * vd, vG = v_group(s), S = qkv_sdpa_group_size(s);
@@ -229,14 +258,14 @@ static void backward_groups(const sdpa_job *j, int64_t g0, int64_t g1, real *dP)
             for (int64_t r0 = 0; r0 < T; r0 += rb) {
                 int64_t r1 = r0 + rb < T ? r0 + rb : T, nk = block_keys(s, r1), m = r1 - r0;
                 /* dV[:nk] += P[r0:r1, :nk]^T dY[r0:r1] */
-                if (j->dv) K(gemm_ld)(1, 0, nk, vd, m, P + r0 * T, T, dY + r0 * dy, dy, 1, j->dv + vat, dv);
+                if (j->dv) product(s, bs, 1, 0, nk, vd, m, P + r0 * T, T, dY + r0 * dy, dy, 1, j->dv + vat, dv);
                 if (!j->dq && !j->dk) continue;
                 /* dP[r0:r1, :nk] = dY[r0:r1] V[:nk]^T, then dS in place */
-                K(gemm_ld)(0, 1, m, nk, vd, dY + r0 * dy, dy, V, dv, 0, dP + r0 * T, T);
+                product(s, bs, 0, 1, m, nk, vd, dY + r0 * dy, dy, V, dv, 0, dP + r0 * T, T);
                 softmax_backward_rows(s, r0, r1, nk, P, dP);
                 /* dQ[r0:r1] += dS[r0:r1, :nk] K[:nk];  dK[:nk] += dS[r0:r1, :nk]^T Q[r0:r1] */
-                if (j->dq) K(gemm_ld)(0, 0, m, hd, nk, dP + r0 * T, T, Kh, dkv, 1, j->dq + at + r0 * d, d);
-                if (j->dk) K(gemm_ld)(1, 0, nk, hd, m, dP + r0 * T, T, Q + r0 * d, d, 1, j->dk + kat, dkv);
+                if (j->dq) product(s, bs, 0, 0, m, hd, nk, dP + r0 * T, T, Kh, dkv, 1, j->dq + at + r0 * d, d);
+                if (j->dk) product(s, bs, 1, 0, nk, hd, m, dP + r0 * T, T, Q + r0 * d, d, 1, j->dk + kat, dkv);
             }
         }
 }
@@ -246,7 +275,8 @@ static void backward_parts(void *arg, int64_t b, int64_t e) {
     const sdpa_job *j = arg;
     int64_t groups = j->s->B * j->s->H / qkv_sdpa_group_size(j->s), TT = j->s->T * j->s->T;
     for (int64_t part = b; part < e; part++)
-        backward_groups(j, part * groups / j->parts, (part + 1) * groups / j->parts, j->scratch + part * TT);
+        backward_groups(j, part * groups / j->parts, (part + 1) * groups / j->parts, j->scratch + part * TT,
+                        part_scratch(j->s, part));
 }
 
 void K(sdpa_backward)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *v, const real *p,

@@ -48,6 +48,9 @@ typedef struct qkv_sdpa_shape {
     int64_t kvH;           /* key/value heads (0: H); H is a multiple of it */
     const double *slopes;  /* H ALiBi slopes, or NULL */
     int64_t vH, vd;        /* value heads (0: kvH) and their width (0: hd); H is a multiple of vH */
+    void *bf16;            /* float products in bf16 (tensor/bf16.h): a scratch of bf16_part bytes per part
+                              (per thread), or NULL for float32 products */
+    size_t bf16_part;
 } qkv_sdpa_shape;
 
 /* query heads per unit of the backward's work: whole groups of the key heads and of the value
@@ -56,6 +59,12 @@ static inline int64_t qkv_sdpa_group_size(const qkv_sdpa_shape *s) {
     int64_t kv = s->kvH > 0 ? s->kvH : s->H, g = s->H / kv, vg = s->H / (s->vH > 0 ? s->vH : kv);
     return g > vg ? g : vg;
 }
+
+/* the forward's parts with bf16 products (each its scratch of bf16_part bytes): one per thread,
+ * at most one per (batch, head) pair */
+QKV_INTERNAL int64_t qkv__sdpa_parts(const qkv_sdpa_shape *s);
+/* bytes of bf16 scratch per part: the largest head product (tensor/bf16.h) */
+QKV_INTERNAL size_t qkv__sdpa_bf16_part(const qkv_sdpa_shape *s);
 
 /* Backward kernels that take `zero` flags: the gradient array a flag names holds garbage (it
  * was just allocated, see qkv__grad_fresh), so the kernel assigns its values instead of adding

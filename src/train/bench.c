@@ -29,7 +29,7 @@ static int cmp_d(const void *a, const void *b) {
 
 int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, uint64_t (*alloc_count)(void),
                   qkv_bench_result *r, qkv_err *e) {
-    return qkv_bench_run_with(s, NULL, 1, warmup, steps, alloc_count, r, e);
+    return qkv_bench_run_with(s, NULL, 1, false, warmup, steps, alloc_count, r, e);
 }
 
 /* the micro-batched step (qkv train's with train.shards = S > 1): S micro-batches of `rows`
@@ -68,7 +68,7 @@ static void micro_workers(void *arg, int64_t b, int64_t e) {
 
 /* the micro-batch machinery: W replicas and contexts, S slots, the views (freed by micro_free) */
 static int micro_init(micro_job *j, qkv_model *m, const qkv_tensor *tok, const qkv_tensor *tgt, int S, int batch,
-                      int seq, qkv_err *e) {
+                      int seq, bool bf16, qkv_err *e) {
     int W = qkv_get_threads() < S ? qkv_get_threads() : S;
     *j = (micro_job){.S = S, .W = W, .n = m->params.numel};
     j->reps = calloc((size_t)W, sizeof *j->reps);
@@ -81,6 +81,8 @@ static int micro_init(micro_job *j, qkv_model *m, const qkv_tensor *tok, const q
     char why[256]; /* nn's message: said as out of memory below */
     for (int w = 0; w < W; w++)
         if (!(j->reps[w] = qkv_model_replica(m, why, (int)sizeof why)) || !(j->ctxs[w] = qkv_ctx_new())) goto oom;
+    for (int w = 0; w < W; w++)
+        if (qkv_ctx_set_bf16(j->ctxs[w], bf16)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", qkv_ctx_error(j->ctxs[w]));
     int64_t rows = batch / S, shape[2] = {rows, seq};
     for (int k = 0; k < S; k++) {
         size_t off = (size_t)k * (size_t)rows * (size_t)seq * sizeof(int32_t);
@@ -124,7 +126,8 @@ qkv_model_config qkv_bench_model_config(const qkv_bench_size *s, const qkv_model
     return mc;
 }
 
-int qkv_bench_run_with(const qkv_bench_size *s, const qkv_model_config *over, int micro_batches, int warmup, int steps,
+int qkv_bench_run_with(const qkv_bench_size *s, const qkv_model_config *over, int micro_batches, bool bf16, int warmup,
+                       int steps,
                        uint64_t (*alloc_count)(void), qkv_bench_result *r, qkv_err *e) {
     memset(r, 0, sizeof *r);
     if (micro_batches < 1 || s->batch % micro_batches)
@@ -145,7 +148,11 @@ int qkv_bench_run_with(const qkv_bench_size *s, const qkv_model_config *over, in
         qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         goto done;
     }
-    if (micro_batches > 1 && micro_init(&mj, m, tok, tgt, micro_batches, s->batch, s->seq, e)) goto done;
+    if (qkv_ctx_set_bf16(ctx, bf16)) {
+        qkv_err_set(e, QKV_ERR_FAIL, "%s", qkv_ctx_error(ctx));
+        goto done;
+    }
+    if (micro_batches > 1 && micro_init(&mj, m, tok, tgt, micro_batches, s->batch, s->seq, bf16, e)) goto done;
     qkv_rng rng;
     qkv_rng_seed(&rng, 1);
     for (int64_t i = 0; i < tok->numel; i++) { /* random tokens; loss at every position */

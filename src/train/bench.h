@@ -44,8 +44,9 @@ QKV_APP_API int qkv_bench_run(const qkv_bench_size *s, int warmup, int steps, ui
                   qkv_bench_result *r, qkv_err *e);
 /* the same with the attention and positions of over (NULL: the defaults), and the step in micro_batches
  * (1: the whole batch in one pass, its ops split across qkv's threads; S > 1, dividing the batch:
- * as `qkv train` takes it with train.shards = S, whole micro-batches on each thread) */
-QKV_APP_API int qkv_bench_run_with(const qkv_bench_size *s, const qkv_model_config *over, int micro_batches,
+ * as `qkv train` takes it with train.shards = S, whole micro-batches on each thread), its matrix
+ * products in bf16 when bf16 (train.precision; the caller checks qkv_bf16_available) */
+QKV_APP_API int qkv_bench_run_with(const qkv_bench_size *s, const qkv_model_config *over, int micro_batches, bool bf16,
                                    int warmup, int steps, uint64_t (*alloc_count)(void), qkv_bench_result *r,
                                    qkv_err *e);
 /* this machine's sgemm GFLOP/s on an n x n x n product at the current BLAS thread count (best of reps) */

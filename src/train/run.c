@@ -4,6 +4,7 @@
 #include "io/fileio.h"
 #include "io/strbuf.h"
 #include "optim/optim_internal.h"
+#include "tensor/bf16.h"
 #include "tensor/buildinfo.h"
 #include "tensor/parallel.h"
 #include "train/memory.h"
@@ -269,6 +270,10 @@ static int write_tokenizer(qkv__run *r, qkv_err *e) {
 int qkv__run_setup(qkv__run *r, qkv_err *e) {
     const qkv_config *c = r->cfg;
     r->tty = isatty(2) && !r->opt->quiet;
+    char why[QKV_ERR_MSG]; /* the library's message (nn, io, tensor) */
+    /* bf16 products where this CPU (or build) has none: refused before any work or write */
+    if (c->train.precision == QKV_PRECISION_BF16 && !qkv_bf16_available(why, sizeof why))
+        return qkv_err_set(e, QKV_ERR_USAGE, "train.precision: \"bf16\" is refused: %s (use \"f32\")", why);
     qkv_task_config tc = c->task; /* a resumed run's vocabulary is the one it kept */
     if (r->opt->resume) qkv_use_run_tokenizer(&tc, r->opt->out_dir, true);
     if (qkv_task_open(&r->task, &tc, (uint64_t)c->train.seed, e)) return -1;
@@ -285,7 +290,6 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
     /* QKV_ERR_MEMORY, before anything is allocated or written */
     if (qkv_check_memory(&mc, c->train.batch, qkv_train_estimate_bytes(&mc, &c->optim, c->train.batch), what, e))
         return -1;
-    char why[QKV_ERR_MSG]; /* the library's message (nn, io) */
     r->model = qkv_model_new(&mc, QKV_F32, (uint64_t)c->train.seed, why, (int)sizeof why); /* the config is checked */
     if (!r->model) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     /* the step's micro-batches, whole ones to each process */
@@ -311,6 +315,9 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
         }
         if (!r->reps || !r->ctxs || !r->werr || !r->ctxs[r->workers - 1])
             return qkv_err_set(e, QKV_ERR_FAIL, "out of memory setting up training");
+        for (int w = 0; w < r->workers; w++)
+            if (qkv_ctx_set_bf16(r->ctxs[w], c->train.precision == QKV_PRECISION_BF16))
+                return qkv_err_set(e, QKV_ERR_FAIL, "%s", qkv_ctx_error(r->ctxs[w]));
     }
     r->counts = calloc((size_t)r->shards, sizeof *r->counts);
     r->losses = calloc((size_t)r->shards, sizeof *r->losses);
@@ -319,6 +326,9 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
     if (qkv_optim_init(&r->optim, &c->optim, n) || !(r->ctx = qkv_ctx_new()) || !r->counts || !r->losses ||
         !(r->slots || r->acc) || qkv_batch_alloc(&r->batch, &r->task, r->rows * r->mine))
         return qkv_err_set(e, QKV_ERR_FAIL, "out of memory setting up training");
+    /* the products' precision, for training and evaluation alike */
+    if (qkv_ctx_set_bf16(r->ctx, c->train.precision == QKV_PRECISION_BF16))
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s", qkv_ctx_error(r->ctx));
     qkv_config eff = *c; /* the effective config: vocab and seq_len filled in */
     eff.model = mc;
     r->config_json = r->opt->config_json(&eff);
@@ -452,7 +462,7 @@ static int write_summary(qkv__run *r, qkv_run_summary *s, qkv_err *e) {
     const char *path = in_dir(r, QKV_RUN_METRICS, e);
     if (!path || qkv_verdict_read(path, r->cfg->train.threshold, s->steps, &v, e)) return -1;
     s->verdict = v;
-    char buf[2560], a[32], b[32], c[32], solved[32], flat[32], va[32], vl[32], machine[640];
+    char buf[2560], a[32], b[32], c[32], solved[32], flat[32], va[32], vl[32], machine[704];
     snprintf(solved, sizeof solved, v.solved ? "%lld" : "null", v.solved_at);
     snprintf(flat, sizeof flat, v.flat_since >= 0 ? "%lld" : "null", v.flat_since);
     int n = snprintf(buf, sizeof buf,
@@ -479,6 +489,10 @@ static int write_summary(qkv__run *r, qkv_run_summary *s, qkv_err *e) {
     }
     /* what the run was computed with (tensor/buildinfo.h): its bits depend on the build and CPU */
     if (qkv_buildinfo_json(machine, sizeof machine) < 0) snprintf(machine, sizeof machine, "null");
+    else { /* and the products' precision the run asked for (train.precision) */
+        size_t m = strlen(machine) - 1;
+        snprintf(machine + m, sizeof machine - m, ",\"precision\":\"%s\"}", QKV_PRECISION_NAMES[r->cfg->train.precision]);
+    }
     n -= 2;
     n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"machine\":%s}\n", machine);
     if (!(path = in_dir(r, QKV_RUN_SUMMARY, e))) return -1;

@@ -3,12 +3,15 @@
 
 #include <string.h>
 
+const char *const QKV_PRECISION_NAMES[QKV_PRECISION_COUNT] = {"f32", "bf16"};
+
 qkv_train_config qkv_train_config_default(void) {
     qkv_train_config c;
     memset(&c, 0, sizeof c); /* padding too: configs compare as bytes */
     c.steps = 3000, c.batch = 32, c.seed = 0, c.eval_every = 250, c.eval_examples = 1000;
     c.log_every = 50, c.checkpoint_every = 0, c.val_examples = 0, c.threshold = 0.99;
     c.skip_nonfinite = false;
+    c.precision = QKV_PRECISION_F32;
     return c;
 }
 

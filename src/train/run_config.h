@@ -10,6 +10,11 @@
 #include "optim/optim_config.h"
 #include "tasks/task_config.h"
 
+/* the matrix products' precision: float32, or bf16 operands summed in float32 (everything else
+ * float32 either way; docs/performance.md, "bf16 products") */
+typedef enum { QKV_PRECISION_F32, QKV_PRECISION_BF16, QKV_PRECISION_COUNT } qkv_precision;
+QKV_APP_API extern const char *const QKV_PRECISION_NAMES[QKV_PRECISION_COUNT];
+
 /* The training loop's settings. */
 typedef struct qkv_train_config {
     int steps, batch;
@@ -21,6 +26,7 @@ typedef struct qkv_train_config {
     int val_examples;      /* examples per validation (0 = eval_examples) */
     double threshold;      /* validation accuracy that counts as solved (summary.json's verdict) */
     bool skip_nonfinite;   /* skip (and count) a step whose loss or gradients are not finite */
+    qkv_precision precision; /* the products' precision (f32, the default, or bf16) */
 } qkv_train_config;
 
 /* the defaults of docs/config.md: 3000 steps of 32 examples, evaluation every 250 steps */

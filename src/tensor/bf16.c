@@ -1,0 +1,354 @@
+/* bf16 products through libxsmm (tensor/bf16.h). Measured with bench/bf16_gemm.c on an AMD
+ * EPYC (Zen 4, AVX512_BF16): libxsmm's bf16 kernel runs the layer products at about twice its
+ * float kernel's rate, and with the conversion of both operands through libxsmm's JIT kernels
+ * still 1.3x to 3x faster at the recall and text layer shapes; Debian's OpenBLAS 0.3.21 does
+ * not export cblas_sbgemm (built without BUILD_BFLOAT16), so it is not a choice here.
+ *
+ * libxsmm is column-major: qkv's row-major C = op(A) op(B) is C^T = op(B)^T op(A)^T, so
+ * libxsmm's first operand is qkv's B and its second op(A). libxsmm 1.17's bf16 kernels (its
+ * "cpx" target) read their first operand in VNNI pairs, (K/2, N, 2): element (k, n) of B at
+ * [k/2][n][k%2], and have no transposed operands. So a product is, chunk by chunk of k (K_CHUNK),
+ * every step a libxsmm kernel:
+ *   B^T, (N, kc) floats: B itself when qkv's op(B) = B^T, else B transposed (JIT transpose);
+ *   B^T in bf16, (N, kcp) (JIT conversion, round-to-nearest-even; kcp = kc rounded up to even,
+ *     the padding zero), then VNNI, the transpose of that seen as an N x kcp/2 matrix of pairs;
+ *   op(A) in bf16, (M, kcp): A converted (A^T transposed first as floats);
+ *   the bf16 kernel, C (+)= op(A) op(B) in float, the chunks summed onto C in order.
+ * The conversion on AVX512_BF16 is vcvtneps2bf16: round-to-nearest-even, a float below bf16's
+ * smallest normal (2^-126) flushed to zero. */
+#include "tensor/bf16.h"
+#include "tensor/check.h"
+#include "tensor/clock.h"
+#include "tensor/kernels.h"
+#include "tensor/parallel.h"
+
+#include <stdatomic.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The inner dimension goes in chunks of at most K_CHUNK (even), each converted and summed onto
+ * C in turn: the transposes then move blocks that stay in cache (2048-row weight gradients ran
+ * at 0.7x float32 converted whole, bench/bf16_gemm.c) */
+#define K_CHUNK 256
+static int64_t even(int64_t k) { return k + (k & 1); }
+static int64_t chunk_of(int64_t K) { return K < K_CHUNK ? K : K_CHUNK; }
+
+/* the region sizes of one product's scratch, each a multiple of 64 bytes: B in VNNI pairs
+ * whole; one chunk of B^T (bf16, and floats when B is transposed first); op(A)'s rows of one
+ * chunk (bf16, and floats when A is transposed first) */
+static size_t round64(size_t b) { return (b + 63) / 64 * 64; }
+typedef struct { size_t bv, bt, bf, a16, af; } layout;
+static layout layout_of(int ta, int tb, int64_t M, int64_t N, int64_t K) {
+    int64_t kc = chunk_of(K), kcp = even(kc);
+    return (layout){round64((size_t)(N * even(K)) * 2), round64((size_t)(N * kcp) * 2),
+                    tb ? 0 : round64((size_t)(N * kc) * 4), round64((size_t)(M * kcp) * 2),
+                    ta ? round64((size_t)(M * kc) * 4) : 0};
+}
+
+size_t qkv__bf16_gemm_scratch(int ta, int tb, int64_t M, int64_t N, int64_t K) {
+    layout l = layout_of(ta, tb, M, N, K);
+    return l.bv + l.bt + l.bf + l.a16 + l.af;
+}
+
+size_t qkv__bf16_gemm_batched_scratch(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t sc) {
+    return (size_t)(sc == 0 || batch == 1 ? 1 : batch) * qkv__bf16_gemm_scratch(ta, tb, M, N, K);
+}
+
+int64_t qkv__sdpa_parts(const qkv_sdpa_shape *s) {
+    int64_t pairs = s->B * s->H;
+    return qkv_get_threads() < pairs ? qkv_get_threads() : pairs;
+}
+
+size_t qkv__sdpa_bf16_part(const qkv_sdpa_shape *s) {
+    /* every head product's M, N, K is at most T, hd or vd; A^T and B stored (K, N) the most scratch */
+    int64_t D = s->T;
+    if (s->hd > D) D = s->hd;
+    if (s->vd > D) D = s->vd;
+    return qkv__bf16_gemm_scratch(1, 0, D, D, D);
+}
+
+int qkv__cpu_has_avx512_bf16(void) {
+    char line[4096];
+    int flags = 0, has = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && !flags && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5) || !strchr(line, ':')) continue;
+        flags = 1;
+        for (char *t = strtok(strchr(line, ':') + 1, " \t\n"); t && !has; t = strtok(NULL, " \t\n"))
+            has = !strcmp(t, "avx512_bf16");
+    }
+    if (f) fclose(f);
+    if (flags) return has;
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") != 0;
+#else
+    return 0;
+#endif
+}
+
+int qkv_bf16_available(char *why, size_t n) {
+    if (!qkv__cpu_has_avx512_bf16()) {
+        if (n) snprintf(why, n, "this CPU has no avx512_bf16 (AVX512_BF16 instructions)");
+        return 0;
+    }
+#if !QKV_GEMM_LIBXSMM
+    if (n) snprintf(why, n, "this build has no libxsmm (built with GEMM=openblas), which runs the bf16 products");
+    return 0;
+#else
+    return 1;
+#endif
+}
+
+#if QKV_GEMM_LIBXSMM
+#include <immintrin.h>
+#include <libxsmm.h>
+#include <pthread.h>
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static void init(void) { libxsmm_init(); }
+__attribute__((target("avx"))) static void zeroupper(void) { _mm256_zeroupper(); }
+
+/* libxsmm's JIT kernels, each thread's direct-mapped by kind and shape (libxsmm's own dispatch
+ * is a registry lookup about as long as a head-sized product: k_matmul.c) */
+enum { KIND_GEMM = 1, KIND_CVT, KIND_TRANS };
+#define CACHE 256
+typedef struct {
+    int kind;
+    int64_t a, b, c, d, e, f;
+    void *fn;
+} entry;
+static _Thread_local entry cache[CACHE];
+
+static entry *slot(int kind, int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t f, int *hit) {
+    uint64_t h = (uint64_t)kind * 31u ^ (uint64_t)a * 73856093u ^ (uint64_t)b * 19349663u ^ (uint64_t)c * 83492791u ^
+                 (uint64_t)d * 2654435761u ^ (uint64_t)e * 40503u ^ (uint64_t)f * 97u;
+    entry *s = &cache[(h ^ (h >> 17)) % CACHE];
+    *hit = s->kind == kind && s->a == a && s->b == b && s->c == c && s->d == d && s->e == e && s->f == f;
+    if (!*hit) *s = (entry){kind, a, b, c, d, e, f, NULL};
+    return s;
+}
+
+/* out = in^T: in (rows, cols) with its rows ldi elements apart, out (cols, rows) with its rows
+ * ldo apart, elements of `size` bytes */
+static void transpose(int size, int64_t rows, int64_t cols, const void *in, int64_t ldi, void *out, int64_t ldo) {
+    int hit;
+    entry *e = slot(KIND_TRANS, size, rows, cols, ldo, 0, 0, &hit);
+    if (!hit) {
+        libxsmm_descriptor_blob blob; /* libxsmm's m x n column-major input: m = cols, n = rows */
+        e->fn = (void *)libxsmm_dispatch_trans(
+            libxsmm_trans_descriptor_init(&blob, (unsigned)size, (unsigned)cols, (unsigned)rows, (unsigned)ldo));
+    }
+    if (e->fn) {
+        unsigned li = (unsigned)ldi, lo = (unsigned)ldo;
+        ((libxsmm_xtransfunction)e->fn)(in, &li, out, &lo);
+    } else /* a shape libxsmm's JIT declines: its generic transpose */
+        libxsmm_otrans(out, in, (unsigned)size, (libxsmm_blasint)cols, (libxsmm_blasint)rows, (libxsmm_blasint)ldi,
+                       (libxsmm_blasint)ldo);
+}
+
+/* rows of K floats (ldi apart) into rows of bf16 (ldo apart), round-to-nearest-even; the column
+ * after them zero when ldo > K (the padding to an even K) */
+static void convert(int64_t rows, int64_t K, const float *in, int64_t ldi, libxsmm_bfloat16 *out, int64_t ldo) {
+    int hit;
+    entry *e = slot(KIND_CVT, rows, K, ldi, ldo, 0, 0, &hit);
+    if (!hit) {
+        libxsmm_blasint li = (libxsmm_blasint)ldi, lo = (libxsmm_blasint)ldo;
+        e->fn = (void *)libxsmm_dispatch_meltw_cvtfp32bf16((libxsmm_blasint)K, (libxsmm_blasint)rows, &li, &lo,
+                                                           LIBXSMM_DATATYPE_F32, LIBXSMM_DATATYPE_BF16);
+    }
+    if (e->fn)
+        ((libxsmm_meltwfunction_cvtfp32bf16)e->fn)(&(libxsmm_meltw_cvtfp32bf16_param){in, out});
+    else
+        for (int64_t r = 0; r < rows; r++) libxsmm_rne_convert_fp32_bf16(in + r * ldi, out + r * ldo, (unsigned)K);
+    if (ldo > K)
+        for (int64_t r = 0; r < rows; r++) out[r * ldo + K] = 0;
+}
+
+/* the bf16 kernel for C (M,N) (+)= A16 (M,Kp) B (VNNI), C's rows ldc apart */
+static libxsmm_bsmmfunction kernel(int64_t M, int64_t N, int64_t Kp, int64_t ldc, int beta0) {
+    int hit;
+    entry *e = slot(KIND_GEMM, M, N, Kp, ldc, beta0, 0, &hit);
+    if (!hit) {
+        libxsmm_blasint la = (libxsmm_blasint)N, lb = (libxsmm_blasint)Kp, lc = (libxsmm_blasint)ldc;
+        float alpha = 1, beta = beta0 ? 0.0f : 1.0f;
+        int flags = LIBXSMM_GEMM_FLAG_VNNI_A | (beta0 ? LIBXSMM_GEMM_FLAG_BETA_0 : 0);
+        int prefetch = LIBXSMM_GEMM_PREFETCH_NONE;
+        e->fn = (void *)libxsmm_bsmmdispatch((libxsmm_blasint)N, (libxsmm_blasint)M, (libxsmm_blasint)Kp, &la, &lb, &lc,
+                                             &alpha, &beta, &flags, &prefetch);
+    }
+    QKV_ASSERT(e->fn, "bf16 gemm: libxsmm has a bf16 kernel for every even K (its cpx target)");
+    return (libxsmm_bsmmfunction)e->fn;
+}
+
+typedef struct {
+    int ta, tb;
+    int64_t M, N, K, lda, ldc;
+    const float *A;
+    float beta, *C;
+    char *scratch;
+    layout l;
+} job;
+
+/* op(B) into VNNI bf16 in the job's scratch, chunk by chunk of k: pairs k0/2.. of the whole */
+static void prepare_b(const job *j, const float *B, int64_t ldb) {
+    libxsmm_bfloat16 *bv = (libxsmm_bfloat16 *)j->scratch, *bt = (libxsmm_bfloat16 *)(j->scratch + j->l.bv);
+    float *bf = (float *)(j->scratch + j->l.bv + j->l.bt);
+    for (int64_t k0 = 0; k0 < j->K; k0 += K_CHUNK) {
+        int64_t kc = j->K - k0 < K_CHUNK ? j->K - k0 : K_CHUNK, kcp = even(kc);
+        const float *src = B + k0; /* B^T's columns k0.., (N, kc) */
+        int64_t lds = ldb;
+        if (!j->tb) { /* B stored (K, N): rows k0.. transposed */
+            transpose(4, kc, j->N, B + k0 * ldb, ldb, bf, kc);
+            src = bf, lds = kc;
+        }
+        convert(j->N, kc, src, lds, bt, kcp);
+        transpose(4, j->N, kcp / 2, bt, kcp / 2, bv + k0 * j->N, j->N);
+    }
+}
+
+/* rows [m0, m1) of C: for each chunk of k, those rows of op(A) into bf16, then the kernel onto
+ * C (row_blocks below) */
+static void rows(void *p, int64_t m0, int64_t m1) {
+    const job *j = p;
+    const layout *l = &j->l;
+    char *base = j->scratch + l->bv + l->bt + l->bf;
+    int64_t kcmax = chunk_of(j->K);
+    libxsmm_bfloat16 *a16 = (libxsmm_bfloat16 *)base + m0 * even(kcmax);
+    float *af = (float *)(base + l->a16) + m0 * kcmax;
+    for (int64_t k0 = 0; k0 < j->K; k0 += K_CHUNK) {
+        int64_t kc = j->K - k0 < K_CHUNK ? j->K - k0 : K_CHUNK, kcp = even(kc);
+        const float *src = j->A + m0 * j->lda + k0;
+        int64_t lds = j->lda;
+        if (j->ta) { /* A stored (K, M): rows k0.., columns m0.. transposed */
+            transpose(4, kc, m1 - m0, j->A + k0 * j->lda + m0, j->lda, af, kc);
+            src = af, lds = kc;
+        }
+        convert(m1 - m0, kc, src, lds, a16, kcp);
+        kernel(m1 - m0, j->N, kcp, j->ldc, k0 == 0 && j->beta == 0)(
+            (const libxsmm_bfloat16 *)j->scratch + k0 * j->N, a16, j->C + m0 * j->ldc);
+    }
+    zeroupper(); /* libxsmm's kernels leave the upper vector halves in use (k_matmul.c) */
+}
+
+/* Rows go to the kernel in blocks of ROW_BLOCK, whatever the threads: libxsmm's kernels for
+ * different row counts may sum an element in different orders (a 16-row kernel and a 301-row
+ * one differ in the last bit of some elements), so the blocks are the same for every split and
+ * a product's bits depend on its shape alone. blocks [b0, b1) of the job's rows: */
+#define ROW_BLOCK 128
+static void row_blocks(void *p, int64_t b0, int64_t b1) {
+    const job *j = p;
+    for (int64_t b = b0; b < b1; b++) rows(p, b * ROW_BLOCK, (b + 1) * ROW_BLOCK < j->M ? (b + 1) * ROW_BLOCK : j->M);
+}
+static int64_t row_blocks_of(int64_t M) { return (M + ROW_BLOCK - 1) / ROW_BLOCK; }
+
+static job make_job(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, float beta, float *C,
+                    int64_t ldc, void *scratch) {
+    QKV_ASSERT(M >= 0 && N >= 0 && K >= 0 && (beta == 0 || beta == 1), "bf16 gemm: dims >= 0, beta 0 or 1");
+    QKV_ASSERT(M == 0 || N == 0 || ((uintptr_t)scratch % 64 == 0 && A && C), "bf16 gemm: operands, aligned scratch");
+    pthread_once(&once, init);
+    return (job){ta, tb, M, N, K, lda, ldc, A, beta, C, scratch, layout_of(ta, tb, M, N, K)};
+}
+
+static void gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                    int64_t ldb, float beta, float *C, int64_t ldc, void *scratch) {
+    if (M <= 0 || N <= 0) return;
+    job j = make_job(ta, tb, M, N, K, A, lda, beta, C, ldc, scratch);
+    if (K == 0) { /* an empty sum: C = beta C */
+        for (int64_t i = 0; i < M && beta == 0; i++) memset(C + i * ldc, 0, (size_t)N * sizeof *C);
+        return;
+    }
+    prepare_b(&j, B, ldb);
+    row_blocks(&j, 0, row_blocks_of(M));
+}
+
+/* with qkv__gemm_timing, the product's wall time into qkv__gemm_ns (as k_matmul.c's) */
+void qkv__bf16_gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                       int64_t ldb, float beta, float *C, int64_t ldc, void *scratch) {
+    if (!atomic_load_explicit(&qkv__gemm_timing, memory_order_relaxed)) {
+        gemm_ld(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc, scratch);
+        return;
+    }
+    double t0 = qkv_clock_seconds();
+    gemm_ld(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc, scratch);
+    atomic_fetch_add_explicit(&qkv__gemm_ns, (uint64_t)((qkv_clock_seconds() - t0) * 1e9), memory_order_relaxed);
+}
+
+/* a product of m*n*k below this runs on one thread (as k_matmul.c) */
+#define SPLIT_WORK (1 << 20)
+
+void qkv__bf16_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, const float *B, float beta,
+                    float *C, void *scratch) {
+    qkv__gemm_flops += (uint64_t)(2 * M * N * K);
+    if (M <= 0 || N <= 0) return;
+    if (K == 0) {
+        gemm_ld(ta, tb, M, N, K, A, ta ? M : K, B, tb ? K : N, beta, C, N, scratch);
+        return;
+    }
+    bool timed = atomic_load_explicit(&qkv__gemm_timing, memory_order_relaxed);
+    double t0 = timed ? qkv_clock_seconds() : 0;
+    job j = make_job(ta, tb, M, N, K, A, ta ? M : K, beta, C, N, scratch);
+    prepare_b(&j, B, tb ? K : N);
+    int64_t nb = row_blocks_of(M);
+    qkv__parallel_for(nb, M * N * K >= SPLIT_WORK ? 1 : nb, row_blocks, &j);
+    if (timed)
+        atomic_fetch_add_explicit(&qkv__gemm_ns, (uint64_t)((qkv_clock_seconds() - t0) * 1e9), memory_order_relaxed);
+}
+
+typedef struct {
+    int ta, tb;
+    int64_t M, N, K, sa, sb, sc;
+    const float *A, *B;
+    float beta, *C;
+    char *scratch;
+    size_t per;
+} batch_job;
+
+static void batches(void *p, int64_t b0, int64_t b1) {
+    const batch_job *j = p;
+    for (int64_t i = b0; i < b1; i++)
+        qkv__bf16_gemm_ld(j->ta, j->tb, j->M, j->N, j->K, j->A + i * j->sa, j->ta ? j->M : j->K, j->B + i * j->sb,
+                          j->tb ? j->K : j->N, j->beta, j->C + i * j->sc, j->N, j->scratch + (size_t)i * j->per);
+}
+
+void qkv__bf16_gemm_batched(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t sa,
+                            const float *B, int64_t sb, float beta, float *C, int64_t sc, void *scratch) {
+    QKV_ASSERT(batch >= 1 && sa >= 0 && sb >= 0 && sc >= 0, "bf16 gemm_batched: batch >= 1, strides >= 0");
+    if (batch == 1) {
+        qkv__bf16_gemm(ta, tb, M, N, K, A, B, beta, C, scratch);
+        return;
+    }
+    qkv__gemm_flops += (uint64_t)(2 * M * N * K * batch);
+    if (sc == 0) { /* every product into one C: in order, beta once */
+        for (int64_t i = 0; i < batch; i++)
+            qkv__bf16_gemm_ld(ta, tb, M, N, K, A + i * sa, ta ? M : K, B + i * sb, tb ? K : N, i ? 1 : beta, C, N,
+                              scratch);
+        return;
+    }
+    batch_job j = {ta, tb, M, N, K, sa, sb, sc, A, B, beta, C, scratch, qkv__bf16_gemm_scratch(ta, tb, M, N, K)};
+    qkv__parallel_for(batch, M * N * K * batch >= SPLIT_WORK ? 1 : batch, batches, &j);
+}
+
+#else /* an OpenBLAS-only build: no bf16 kernels */
+
+
+void qkv__bf16_gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                       int64_t ldb, float beta, float *C, int64_t ldc, void *scratch) {
+    (void)ta, (void)tb, (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B, (void)ldb, (void)beta, (void)C;
+    (void)ldc, (void)scratch;
+    QKV_ASSERT(0, "bf16 gemm: refused by qkv_bf16_available in this build");
+}
+
+void qkv__bf16_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, const float *B, float beta,
+                    float *C, void *scratch) {
+    qkv__bf16_gemm_ld(ta, tb, M, N, K, A, 0, B, 0, beta, C, 0, scratch);
+}
+
+void qkv__bf16_gemm_batched(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t sa,
+                            const float *B, int64_t sb, float beta, float *C, int64_t sc, void *scratch) {
+    (void)batch, (void)sa, (void)sb, (void)sc;
+    qkv__bf16_gemm_ld(ta, tb, M, N, K, A, 0, B, 0, beta, C, 0, scratch);
+}
+#endif
