@@ -5,7 +5,6 @@
 #define _GNU_SOURCE /* memmem */
 #include <check.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,23 +67,6 @@ static qkv_task_config tokens_config(const char *name, qkv_tokenizer_kind kind, 
     c.pieces = pieces;
     snprintf(c.path, sizeof c.path, "%s/%s", TMP, name);
     return c;
-}
-
-/* a shell command's stdout into out (NUL-terminated); its exit status */
-static int run(char *out, size_t n, const char *fmt, ...) {
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    size_t got = out ? fread(out, 1, n - 1, p) : 0;
-    if (out) out[got] = 0;
-    char sink[4096];
-    while (fread(sink, 1, sizeof sink, p) > 0) {}
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* the pieces of ids[lo, hi), put together, are text[from, from + len) */
@@ -283,7 +265,7 @@ START_TEST(test_tokens_refusals) {
         char cfg[600];
         snprintf(cfg, sizeof cfg, "%s/bad%zu.json", TMP, i);
         qkv_test_write_file(cfg, body);
-        ck_assert_int_eq(run(out, sizeof out, "%s train %s --out %s/bad --quiet 2>&1", qkv_test_bin(), cfg, TMP), 2);
+        ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/bad --quiet 2>&1", qkv_test_bin(), cfg, TMP), 2);
         ck_assert_msg(strstr(out, BAD[i][1]) && strchr(out, '\n') == out + strlen(out) - 1, "row %zu: %s", i, out);
         struct stat st;
         ck_assert_int_ne(stat(TMP, &st), -1);
@@ -308,36 +290,36 @@ START_TEST(test_tokens_run_keeps_vocabulary) {
     char cfg[600];
     snprintf(cfg, sizeof cfg, "%s/tok.json", TMP);
     qkv_test_write_file(cfg, body);
-    ck_assert_int_eq(run(out, sizeof out, "%s train %s --out %s/run --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
-    ck_assert_int_eq(run(sum, sizeof sum, "cat %s/run/summary.json", TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/run --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(sum, sizeof sum, false, "cat %s/run/summary.json", TMP), 0);
     double bpb = qkv_test_json_num(sum, "eval_bpb"), loss = qkv_test_json_num(sum, "eval_loss");
     ck_assert(bpb < loss / log(2)); /* bits per byte, not per token */
-    ck_assert_int_eq(run(out, sizeof out, "test -s %s/run/tokenizer.model", TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, "%s eval %s/run/config.json --checkpoint %s/run/model.safetensors --threads 1",
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "test -s %s/run/tokenizer.model", TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s eval %s/run/config.json --checkpoint %s/run/model.safetensors --threads 1",
                          qkv_test_bin(), TMP, TMP), 0);
     ck_assert_double_eq_tol(qkv_test_json_num(out, "bpb"), bpb, 1e-6 * bpb);
-    ck_assert_int_eq(run(out, sizeof out, "%s sample %s/run/config.json --checkpoint %s/run/model.safetensors "
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s sample %s/run/config.json --checkpoint %s/run/model.safetensors "
                          "--prompt 'the query ' --tokens 12 --seed 3", qkv_test_bin(), TMP, TMP), 0);
     ck_assert_msg(!strncmp(out, "the query ", 10), "%s", out);
     /* a damaged vocabulary: eval, sample and --resume name it */
-    ck_assert_int_eq(run(NULL, 0, "cp %s/run/tokenizer.model %s/keep.model && echo junk > %s/run/tokenizer.model", TMP,
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "cp %s/run/tokenizer.model %s/keep.model && echo junk > %s/run/tokenizer.model", TMP,
                          TMP, TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, "%s eval %s/run/config.json --checkpoint %s/run/model.safetensors 2>&1",
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s eval %s/run/config.json --checkpoint %s/run/model.safetensors 2>&1",
                          qkv_test_bin(), TMP, TMP), 1);
     ck_assert_msg(strstr(out, "tokenizer.model") && strstr(out, "not a sentencepiece model"), "%s", out);
-    ck_assert_int_eq(run(out, sizeof out, "%s sample %s/run/config.json --checkpoint %s/run/model.safetensors 2>&1",
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s sample %s/run/config.json --checkpoint %s/run/model.safetensors 2>&1",
                          qkv_test_bin(), TMP, TMP), 1);
     ck_assert_msg(strstr(out, "not a sentencepiece model"), "%s", out);
-    ck_assert_int_ne(run(out, sizeof out, "%s train --resume %s/run --steps 30 --quiet 2>&1", qkv_test_bin(), TMP), 0);
+    ck_assert_int_ne(qkv_test_sh(out, sizeof out, false, "%s train --resume %s/run --steps 30 --quiet 2>&1", qkv_test_bin(), TMP), 0);
     ck_assert_msg(strstr(out, "not a sentencepiece model"), "%s", out);
-    ck_assert_int_eq(run(NULL, 0, "cp %s/keep.model %s/run/tokenizer.model", TMP, TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, "%s train --resume %s/run --steps 30 --quiet --threads 1", qkv_test_bin(), TMP),
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "cp %s/keep.model %s/run/tokenizer.model", TMP, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train --resume %s/run --steps 30 --quiet --threads 1", qkv_test_bin(), TMP),
                      0);
     /* resumed to 30 steps: the same bits as a run of 30 steps at once */
-    ck_assert_int_eq(run(NULL, 0, "sed 's/\"steps\": 20/\"steps\": 30/' %s > %s/tok30.json", cfg, TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, "%s train %s/tok30.json --out %s/run30 --threads 1 --quiet", qkv_test_bin(), TMP,
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "sed 's/\"steps\": 20/\"steps\": 30/' %s > %s/tok30.json", cfg, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s/tok30.json --out %s/run30 --threads 1 --quiet", qkv_test_bin(), TMP,
                          TMP), 0);
-    ck_assert_int_eq(run(out, sizeof out, "cmp %s/run/model.safetensors %s/run30/model.safetensors && "
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "cmp %s/run/model.safetensors %s/run30/model.safetensors && "
                          "cmp %s/run/tokenizer.model %s/run30/tokenizer.model", TMP, TMP, TMP, TMP), 0);
 }
 END_TEST
