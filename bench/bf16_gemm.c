@@ -35,6 +35,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tensor/clock.h" /* qkv_clock_seconds */
 #include "tensor/bf16.h" /* qkv__bf16_gemm_ld, qkv__bf16_gemm_scratch: libqkv.a's */
 
 void openblas_set_num_threads(int);
@@ -109,12 +110,6 @@ typedef struct {
     float *fa, *fb; /* float scratch: A, B^T */
     void *qs;       /* qkv's scratch */
 } problem;
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 static void *alloc(size_t bytes) {
     void *p = NULL;
@@ -222,9 +217,9 @@ static double check(int back, problem *p) {
 }
 
 static double time_calls(int back, problem *p, long reps) {
-    double t0 = now();
+    double t0 = qkv_clock_seconds();
     for (long r = 0; r < reps; r++) call(back, p);
-    return (now() - t0) / reps;
+    return (qkv_clock_seconds() - t0) / reps;
 }
 
 static int cmp_d(const void *a, const void *b) {
