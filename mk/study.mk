@@ -2,13 +2,15 @@
 # the learning-rate pilot whose choices both use; the third edition (within 90 minutes on 2 cores) with what was cut from it and its pilot;
 # the second edition (quick, within an hour) and the study as designed (configs/study/,
 # scripts/study.sh)
-.PHONY: study study-pilot study-extra study-third study-third-extra study-third-pilot study-second study-full
+.PHONY: study study-pilot study-extra study-bf16 study-third study-third-extra study-third-pilot study-second study-full
 study: all
 	QKV=$(BUILD)/qkv scripts/study.sh fourth
 study-pilot: all
 	QKV=$(BUILD)/qkv scripts/study.sh fourth-pilot
 study-extra: all
 	QKV=$(BUILD)/qkv scripts/study.sh fourth-extra
+study-bf16: all
+	QKV=$(BUILD)/qkv scripts/study.sh bf16
 study-third: all
 	QKV=$(BUILD)/qkv scripts/study.sh third
 study-third-extra: all

@@ -312,6 +312,27 @@ STUDY["fourth-extra"]["text-d32-identity"] = lrs and ablation(
     "English text (fortunes), d_model 32, Q = K = V = X, the standard recipe, 4000 steps", "text64", 32,
     TEXT_IDENTITY, S8, None, 4000, None, "bpb", TEXT64 + RECIPE, lr_of=lrs)
 
+# bf16 products (docs/performance.md, "Do the verdicts survive bf16?"): the demo's four variants and
+# make study's recall ablation exactly as they are, with train.precision=bf16 added (their rates
+# are the float32 pilot's; nothing is chosen on bf16 numbers), and the demo in float32 again
+# beside them (the same build and machine: study-fourth/recall is the float32 reference of
+# recall); scripts/compare-verdicts.py sets each seed's solved/unsolved verdict beside float32's
+def bf16(src, base):
+    with open(src) as f:
+        a = json.load(f)
+    a = dict(a, title=a["title"] + ", bf16 products", base=base, set=a["set"] + ["train.precision=bf16"])
+    return a
+_CONFIGS = os.path.join(HERE, "..")
+STUDY["bf16"] = {
+    "demo-f32": dict(bf16(os.path.join(_CONFIGS, "ablate-qkv-recall-demo.json"), "../../recall.json"),
+                     title="Why Q, K and V? Multi-query associative recall (demo size), float32 products",
+                     set=json.load(open(os.path.join(_CONFIGS, "ablate-qkv-recall-demo.json")))["set"]),
+    "demo": bf16(os.path.join(_CONFIGS, "ablate-qkv-recall-demo.json"), "../../recall.json"),
+    "recall": STUDY["fourth"]["recall"] and dict(STUDY["fourth"]["recall"],
+        title=STUDY["fourth"]["recall"]["title"] + ", bf16 products",
+        set=STUDY["fourth"]["recall"]["set"] + ["train.precision=bf16"]),
+}
+
 MODEL = {"d_model": 64, "heads": 4, "layers": 2, "d_ff": 256, "activation": "gelu",
          "attention": {"qkv": "full", "scale": "head_dim", "causal": True}}
 TRAIN = {"steps": 1000, "batch": 32, "seed": 0, "eval_every": 100, "eval_examples": 500, "log_every": 100}

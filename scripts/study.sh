@@ -1,14 +1,15 @@
 #!/bin/sh
 # The study of docs/qkv-answer.md: every ablation of configs/study/VERSION/, then the summary.
 #
-#   scripts/study.sh [fourth|fourth-extra|fourth-pilot|third|third-extra|third-pilot|quick|extra|full]
+#   scripts/study.sh [fourth|fourth-extra|fourth-pilot|bf16|third|third-extra|third-pilot|quick|extra|full]
 #
 # fourth (the default; make study) is the fourth edition of docs/qkv-answer.md; fourth-pilot
 # (make study-pilot) its learning-rate pilot, whose choices configs/study/fourth/*.json hold
 # (scripts/study-configs.py writes them in from its committed results; the predictions were
 # committed before either: docs/results/study-fourth/predictions.md); fourth-extra (make study-extra)
 # what does not fit in its 90 minutes (noisy recall with the values, rotary positions on noisy
-# recall and induction, text at three widths for 4000 steps). third (make study-third)
+# recall and induction, text at three widths for 4000 steps); bf16 (make study-bf16) the demo and
+# fourth's recall with bf16 products, and the demo in float32 (docs/performance.md). third (make study-third)
 # is the third edition, within 90 minutes on 2 cores; third-extra (make study-third-extra) what was
 # cut from it to fit; third-pilot the learning-rate pilot whose choices
 # configs/study/third/text-d64.json holds. quick and extra are the
@@ -24,8 +25,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 version=${1:-fourth}
-case "$version" in fourth|fourth-extra|fourth-pilot|third|third-extra|third-pilot|quick|extra|full) ;;
-*) echo "usage: scripts/study.sh [fourth|fourth-extra|fourth-pilot|third|third-extra|third-pilot|quick|extra|full]" >&2; exit 2 ;; esac
+case "$version" in fourth|fourth-extra|fourth-pilot|bf16|third|third-extra|third-pilot|quick|extra|full) ;;
+*) echo "usage: scripts/study.sh [fourth|fourth-extra|fourth-pilot|bf16|third|third-extra|third-pilot|quick|extra|full]" >&2; exit 2 ;; esac
 qkv=${QKV:-build/qkv}
 jobs=${JOBS:-$(getconf _NPROCESSORS_ONLN)}
 runs=runs/study-$version
