@@ -251,6 +251,7 @@ static const char *const READS[][2] = {
     {"bench", "options"}, {"bench", "--size"}, {"bench", "--steps"}, {"bench", "--threads"}, {"bench", "--jobs"},
     {"bench", "--time-products"}, {"bench", "--micro-batches"}, {"bench", "--runs-steps"},
     {"bench --sweep", "--size"}, {"bench --sweep", "--config"}, {"bench --sweep", "TMPDIR"},
+    {"bench", "--precision"}, {"bench", "--rounds"}, {"bench --sweep", "--set"}, {"bench --sweep", "--precision"},
 };
 
 START_TEST(test_table_coverage) {

@@ -226,6 +226,26 @@ const qkv_cli_row CLI_OPTIONS_ROWS[] = {
      "qkv bench: --sweep times whole runs, each on one thread: --size, --steps, --threads and --micro-batches time one step"},
     {"bench", "--runs-steps", "without --sweep", EMPTY_DIR, Q "bench --runs-steps 5", 2,
      "qkv bench: --runs-steps, --jobs, --config and --time-products go with --sweep"},
+    {"bench", "--precision", "unknown", EMPTY_DIR, Q "bench --precision fp16", 2,
+     "qkv bench: --precision: expected f32, bf16 or both, got 'fp16'"},
+    {"bench", "--precision", "beside --set train.precision", EMPTY_DIR,
+     Q "bench --precision both --set train.precision=f32", 2,
+     "qkv bench: --precision and --set train.precision: give one of them"},
+    /* bf16 on a CPU without AVX512_BF16 (the cpuinfo shim, as train's row): refused before the
+     * table's header, naming the key and the missing feature */
+    {"bench", "--precision", "bf16 on a CPU without avx512_bf16",
+     FILES_SH("printf 'processor\\t: 0\\nflags\\t\\t: fpu sse2 avx2 avx512f avx512bw\\n' > cpuinfo"),
+     "QKV_CPUINFO=cpuinfo LD_PRELOAD=\"$QKV_CPUINFO_SHIM\" \"$QKV\" bench --size tiny --precision both", 2,
+     "qkv bench: --precision both: train.precision \"bf16\" is refused: this CPU has no avx512_bf16 (AVX512_BF16 "
+     "instructions) (use \"f32\")"},
+    {"bench", "--rounds", "without --precision both", EMPTY_DIR, Q "bench --precision f32 --rounds 3", 2,
+     "qkv bench: --rounds goes with --precision both"},
+    {"bench", "--rounds", "0", EMPTY_DIR, Q "bench --rounds 0", 2, "--rounds: expected an integer in [1, 1000], got '0'"},
+    {"bench --sweep", "--set", "the sweep's runs are its config's", EMPTY_DIR,
+     Q "bench --sweep --set train.precision=bf16", 2,
+     "qkv bench: --set: the sweep's runs are its config's (--config); --precision sets their products' precision"},
+    {"bench --sweep", "--precision", "unknown", EMPTY_DIR, Q "bench --sweep --precision half", 2,
+     "qkv bench: --precision: expected f32, bf16 or both, got 'half'"},
     /* ---- the environment: ablate --shard auto parses Slurm's variables whole (garbage is an error
      * naming the variable, not task 0); the rest is read or ignored without harm */
     {"ablate --shard auto", "SLURM_ARRAY_TASK_ID", "garbage", FROM_RUN(NULL),

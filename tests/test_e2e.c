@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "io/safetensors.h"
+#include "tensor/buildinfo.h"
+#include "probe.h"
 #include "suites.h"
 #include "testutil.h"
 
@@ -557,6 +559,47 @@ START_TEST(test_bench_sweep) {
 }
 END_TEST
 
+/* qkv bench --precision both: float32 and bf16 side by side, alternating, for the step and for
+ * the sweep (a few steps each: no timing is checked); on a machine without bf16 products it is
+ * skipped by name (the refusal is tests/test_cli_options.c's row, through the cpuinfo shim) */
+START_TEST(test_bench_precision_both) {
+    char why[200];
+    if (!qkv_bf16_available(why, sizeof why)) {
+        qkv_test_skip("bench --precision both", why);
+        return;
+    }
+    char out[16384];
+    /* the step: two rounds of the pair, each a JSON line naming its precision, in turn */
+    int rc = qkv_test_sh(out, sizeof out, false, "%s bench --size tiny --steps 2 --precision both --rounds 2 --json 2>&1",
+                         qkv_test_bin());
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    const char *p = out, *want[] = {"f32", "bf16", "f32", "bf16"};
+    for (int i = 0; i < 4; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "\"precision\":\"%s\"}", want[i]);
+        const char *line_end = strchr(p, '\n');
+        ck_assert_msg(line_end && strstr(p, key) && strstr(p, key) < line_end, "line %d not %s: %s", i, want[i], out);
+        p = line_end + 1;
+    }
+    ck_assert_msg(!*p, "more than four lines: %s", out);
+    /* the table: both columns and the speed-up */
+    rc = qkv_test_sh(out, sizeof out, false, "%s bench --size tiny --steps 2 --precision both --rounds 1 2>&1",
+                     qkv_test_bin());
+    ck_assert_msg(rc == 0 && strstr(out, "f32 ms") && strstr(out, "bf16 ms") && strstr(out, "speed-up") &&
+                  strstr(out, "medians of 1 rounds"), "exit %d: %s", rc, out);
+    /* the sweep: one sweep in each, each run's products as asked (the FLOPs are the same count) */
+    rc = qkv_test_sh(out, sizeof out, false, "%s bench --sweep --runs-steps 2 --precision both --rounds 1 --json 2>&1",
+                     qkv_test_bin());
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    const char *b = strstr(out, "\"precision\":\"bf16\"");
+    ck_assert_msg(strstr(out, "\"precision\":\"f32\"") < b && b, "%s", out);
+    ck_assert_msg(qkv_test_json_num(out, "gemm_flops") == qkv_test_json_num(b, "gemm_flops"), "%s", out);
+    rc = qkv_test_sh(out, sizeof out, false, "%s bench --sweep --runs-steps 2 --precision both --rounds 1 2>/dev/null",
+                     qkv_test_bin());
+    ck_assert_msg(rc == 0 && strstr(out, "bf16: ") && strstr(out, "the runs per minute of f32"), "exit %d: %s", rc, out);
+}
+END_TEST
+
 /* a tiny ablation end to end: 2 variants x 2 seeds, every output present and consistent */
 START_TEST(test_tiny_ablation) {
     char cfg[512], base[512], out[16384], path[600], text[200000];
@@ -706,6 +749,7 @@ Suite *e2e_suite(void) {
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_tiny_ablation);
     tcase_add_test(tc, test_bench_sweep);
+    tcase_add_test(tc, test_bench_precision_both);
     tcase_add_test(tc, test_bench_micro_batches);
     tcase_add_test(tc, test_ablate_sigterm_stops_runs);
     tcase_add_test(tc, test_sample);

@@ -21,9 +21,9 @@
 extern char **environ;
 
 typedef struct {
-    const char *size, *config;
+    const char *size, *config, *precision;
     qkv_cli_list sets;
-    long long threads, steps, runs_steps, jobs, micro;
+    long long threads, steps, runs_steps, jobs, micro, rounds;
     bool json, sweep, time_products;
 } bench_args;
 
@@ -32,6 +32,12 @@ static const qkv_cli_option OPTIONS[] = {
     QKV_LIST("--set", "KEY=VALUE", bench_args, sets,
              "a model.attention key of the timed model (repeatable), e.g. model.attention.diff=true,\n"
              "or train.precision=bf16: the step's matrix products in bf16 (a CPU with avx512_bf16)"),
+    QKV_STRING("--precision", "P", bench_args, precision,
+               "the matrix products' precision (train.precision): f32 (default), bf16, or both: f32\n"
+               "and bf16 side by side, alternating (each size, or the sweep, once in each per\n"
+               "round), their medians and bf16's speed-up"),
+    QKV_INT("--rounds", "R", bench_args, rounds, 1, 1000,
+            "with --precision both: rounds of the pair, alternating (default 3)"),
     QKV_INT("--threads", "N", bench_args, threads, 1, QKV_MAX_THREADS,
             "threads, at most " QKV_STR(QKV_MAX_THREADS) " (default 1): qkv's pool, each matrix-product\n"
             "piece on one BLAS thread"),
@@ -102,6 +108,35 @@ static int model_of(const qkv_cli_list *sets, qkv_model_config *over, bool *bf16
         return qkv_err_set(e, QKV_ERR_USAGE, "train.precision: \"bf16\" is refused: %s (use \"f32\")", why);
     return 0;
 }
+/* the precisions a benchmark times, as bits */
+enum { PREC_F32 = 1, PREC_BF16 = 2 };
+static const char *prec_name(int p) { return p == PREC_BF16 ? "bf16" : "f32"; }
+
+/* --precision (and --rounds) into *precs and *rounds, given whether a --set asked for bf16
+ * (set_bf16) or named train.precision at all (set_any); 0, or -1 with e (bf16 where this CPU or
+ * build has none: refused as qkv train refuses it, naming the key and the missing feature) */
+static int precisions_of(const bench_args *a, bool set_bf16, bool set_any, int *precs, int *rounds, qkv_err *e) {
+    *precs = set_bf16 ? PREC_BF16 : PREC_F32;
+    *rounds = 1;
+    if (!a->precision) {
+        if (a->rounds) return qkv_err_set(e, QKV_ERR_USAGE, "--rounds goes with --precision both");
+        return 0;
+    }
+    if (set_any) return qkv_err_set(e, QKV_ERR_USAGE, "--precision and --set train.precision: give one of them");
+    if (!strcmp(a->precision, "f32")) *precs = PREC_F32;
+    else if (!strcmp(a->precision, "bf16")) *precs = PREC_BF16;
+    else if (!strcmp(a->precision, "both")) *precs = PREC_F32 | PREC_BF16;
+    else return qkv_err_set(e, QKV_ERR_USAGE, "--precision: expected f32, bf16 or both, got '%s'", a->precision);
+    if (a->rounds && *precs != (PREC_F32 | PREC_BF16))
+        return qkv_err_set(e, QKV_ERR_USAGE, "--rounds goes with --precision both");
+    if (*precs == (PREC_F32 | PREC_BF16)) *rounds = a->rounds ? (int)a->rounds : 3;
+    char why[200];
+    if ((*precs & PREC_BF16) && !qkv_bf16_available(why, sizeof why))
+        return qkv_err_set(e, QKV_ERR_USAGE, "--precision %s: train.precision \"bf16\" is refused: %s (use \"f32\")",
+                           a->precision, why);
+    return 0;
+}
+
 /* the attention fits the model of every size that will run (size NULL: all), before anything is
  * printed: 0, or -1 with e naming the size and the key */
 static int check_sizes(const qkv_model_config *over, const char *size, qkv_err *e) {
@@ -159,20 +194,34 @@ static int default_steps(const qkv_bench_size *s) {
     return !strcmp(s->name, "tiny") ? 50 : !strcmp(s->name, "small") ? 20 : 10;
 }
 
-static int bench_children(const bench_args *a, char *bin, qkv_err *e);
+static int bench_children(const bench_args *a, char *bin, int precs, int rounds, qkv_err *e);
+
+/* whether a --set names train.precision */
+static bool sets_precision(const qkv_cli_list *sets) {
+    for (int i = 0; i < sets->n; i++)
+        if (!strncmp(sets->v[i], "train.precision=", 16)) return true;
+    return false;
+}
 
 /* the parsed command run; 0, or -1 with e */
 static int bench_run(const bench_args *a, qkv_err *e) {
+    int precs, rounds;
     if (a->sweep) {
         if (a->size || a->steps || a->threads != 1 || a->micro)
             return qkv_err_set(e, QKV_ERR_USAGE, "--sweep times whole runs, each on one thread: --size, --steps, "
                                "--threads and --micro-batches time one step (--runs-steps N sets the runs' steps)");
+        if (a->sets.n)
+            return qkv_err_set(e, QKV_ERR_USAGE, "--set: the sweep's runs are its config's (--config); "
+                               "--precision sets their products' precision");
+        if (precisions_of(a, false, false, &precs, &rounds, e)) return -1;
         return qkv__cli_bench_sweep(a->config, a->runs_steps ? (int)a->runs_steps : 300,
-                                    a->jobs ? (int)a->jobs : qkv__cli_default_threads(), a->json, a->time_products, e);
+                                    a->jobs ? (int)a->jobs : qkv__cli_default_threads(), a->json, a->time_products,
+                                    precs & PREC_F32, precs & PREC_BF16, rounds, e);
     }
     qkv_model_config over;
     bool bf16;
     if (model_of(&a->sets, &over, &bf16, e)) return -1;
+    if (precisions_of(a, bf16, sets_precision(&a->sets), &precs, &rounds, e)) return -1;
     if (a->runs_steps || a->jobs || a->config || a->time_products)
         return qkv_err_set(e, QKV_ERR_USAGE, "--runs-steps, --jobs, --config and --time-products go with --sweep");
     if (a->size && !find_size(a->size))
@@ -184,16 +233,16 @@ static int bench_run(const bench_args *a, qkv_err *e) {
             return qkv_err_set(e, QKV_ERR_USAGE, "--micro-batches %lld: does not divide %s's batch of %d", a->micro,
                                z->name, z->batch);
     }
-    if (a->size && a->json) { /* one size, in this process */
+    if (a->size && a->json && precs != (PREC_F32 | PREC_BF16)) { /* one size, in this process */
         const qkv_bench_size *s = find_size(a->size);
-        return bench_one(s, &over, bf16, (int)a->threads, a->steps ? (int)a->steps : default_steps(s),
+        return bench_one(s, &over, precs == PREC_BF16, (int)a->threads, a->steps ? (int)a->steps : default_steps(s),
                          a->micro ? (int)a->micro : 1, e);
     }
 
     /* every requested size in a child process of its own (clean peak memory per size) */
     char *bin = qkv__cli_self_exe();
     if (!bin) return qkv_err_set(e, QKV_ERR_FAIL, "cannot find the qkv executable");
-    int rc = bench_children(a, bin, e);
+    int rc = bench_children(a, bin, precs, rounds, e);
     free(bin);
     return rc;
 }
@@ -206,56 +255,127 @@ int qkv__cmd_bench(int argc, char **argv) {
     return qkv__cli_exit("bench", &e);
 }
 
-/* qkv bench's sizes, each in a child process `bin bench --size S --json ...`: a table, or their
- * JSON lines; 0, or -1 with e */
-static int bench_children(const bench_args *a, char *bin, qkv_err *e) {
-    if (!a->json)
+/* what a child's JSON line says of its step */
+typedef struct {
+    double ms, tps, gf, ceil, share, rss, allocs, prod, ms_prod, gflop;
+} step_figures;
+
+static double field(const char *line, const char *key) {
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = strstr(line, k);
+    return p ? atof(p + strlen(k)) : 0;
+}
+static step_figures figures_of(const char *line) {
+    return (step_figures){field(line, "ms_per_step"), field(line, "tokens_per_s"), field(line, "gflops"),
+                          field(line, "ceiling_gflops"), field(line, "ceiling_share"), field(line, "peak_rss_mb"),
+                          field(line, "allocs_per_step"), field(line, "products_share"), field(line, "ms_products"),
+                          field(line, "gflop_per_step")};
+}
+
+/* size s in precision prec, in a child process `bin bench --size S --json ...`: its JSON line
+ * into line (n bytes); 0, or -1 with e */
+static int child_line(const bench_args *a, char *bin, const qkv_bench_size *s, int prec, char *line, size_t n,
+                      qkv_err *e) {
+    char th[16], st[16], mb[16], pr[32];
+    snprintf(th, sizeof th, "%lld", a->threads);
+    snprintf(mb, sizeof mb, "%lld", a->micro ? a->micro : 1);
+    snprintf(st, sizeof st, "%lld", a->steps ? a->steps : default_steps(s));
+    snprintf(pr, sizeof pr, "train.precision=%s", prec_name(prec));
+    int fd[2];
+    if (pipe(fd)) return qkv_err_set(e, QKV_ERR_FAIL, "pipe failed");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fd[0]);
+    char *args[14 + 2 * 64] = {bin, "bench", "--size", (char *)s->name, "--threads", th, "--steps", st, "--json",
+                               "--micro-batches", mb};
+    int at = 11;
+    for (int k = 0; k < a->sets.n && k < 64; k++) args[at++] = "--set", args[at++] = (char *)a->sets.v[k];
+    args[at++] = "--set", args[at++] = pr; /* the last word on the precision: --precision's, or the --set's own */
+    pid_t pid;
+    int spawned = posix_spawn(&pid, bin, &fa, NULL, args, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd[1]);
+    line[0] = 0;
+    FILE *f = fdopen(fd[0], "r");
+    if (spawned || !f || !fgets(line, (int)n, f)) line[0] = 0;
+    if (f) fclose(f);
+    else close(fd[0]);
+    int status = 0;
+    if (!spawned) waitpid(pid, &status, 0);
+    if (!line[0] || !WIFEXITED(status) || WEXITSTATUS(status))
+        return qkv_err_set(e, QKV_ERR_FAIL, "size %s (%s) failed", s->name, prec_name(prec));
+    return 0;
+}
+
+static int cmp_double(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof v[0], cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* the step's products' speed: its product FLOPs over its median time in them (GFLOP/s) */
+static double products_gflops(const step_figures *f) { return f->ms_prod > 0 ? f->gflop / (f->ms_prod / 1e3) : 0; }
+
+/* one size in float32 and bf16, rounds times alternating: a row of their medians and bf16's
+ * speed-up; 0, or -1 with e */
+static int side_by_side(const bench_args *a, char *bin, const qkv_bench_size *s, int rounds, qkv_err *e) {
+    enum { MAX_ROUNDS = 1000 };
+    static double ms[2][MAX_ROUNDS], pg[2][MAX_ROUNDS], prod[2][MAX_ROUNDS];
+    char line[2048];
+    for (int r = 0; r < rounds; r++)
+        for (int k = 0; k < 2; k++) {
+            if (child_line(a, bin, s, k ? PREC_BF16 : PREC_F32, line, sizeof line, e)) return -1;
+            if (a->json) {
+                fputs(line, stdout);
+                fflush(stdout);
+            }
+            step_figures f = figures_of(line);
+            ms[k][r] = f.ms, pg[k][r] = products_gflops(&f), prod[k][r] = f.prod;
+        }
+    if (a->json) return 0;
+    double m[2], g[2], p[2];
+    for (int k = 0; k < 2; k++) m[k] = median(ms[k], rounds), g[k] = median(pg[k], rounds), p[k] = median(prod[k], rounds);
+    printf("%-7s %7lld %10.2f %10.2f %8.2fx %10.1f %10.1f %8.2fx %8.1f%% %8.1f%%\n", s->name, a->threads, m[0], m[1],
+           m[1] > 0 ? m[0] / m[1] : 0, g[0], g[1], g[0] > 0 ? g[1] / g[0] : 0, 100 * p[0], 100 * p[1]);
+    fflush(stdout);
+    return 0;
+}
+
+/* qkv bench's sizes, each in a child process `bin bench --size S --json ...` (with --precision
+ * both, one per precision and round, alternating): a table, or their JSON lines; 0, or -1 with e */
+static int bench_children(const bench_args *a, char *bin, int precs, int rounds, qkv_err *e) {
+    bool both = precs == (PREC_F32 | PREC_BF16);
+    if (!a->json && both)
+        printf("%-7s %7s %10s %10s %9s %10s %10s %9s %9s %9s   (ms/step and products' GFLOP/s: medians of %d rounds, "
+               "alternating)\n", "size", "threads", "f32 ms", "bf16 ms", "speed-up", "f32 prodGF", "bf16 prodGF",
+               "speed-up", "f32 prod", "bf16 prod", rounds);
+    else if (!a->json)
         printf("%-7s %7s %10s %11s %9s %9s %7s %9s %11s %9s\n", "size", "threads", "ms/step", "tokens/s",
                "GFLOP/s", "ceiling", "share", "RSS MB", "allocs/step", "products");
     for (int i = 0; i < 3; i++) {
         const qkv_bench_size *s = &QKV_BENCH_SIZES[i];
         if (a->size && strcmp(a->size, s->name)) continue;
-        char th[16], st[16], mb[16];
-        snprintf(th, sizeof th, "%lld", a->threads);
-        snprintf(mb, sizeof mb, "%lld", a->micro ? a->micro : 1);
-        snprintf(st, sizeof st, "%lld", a->steps ? a->steps : default_steps(s));
-        int fd[2];
-        if (pipe(fd)) return qkv_err_set(e, QKV_ERR_FAIL, "pipe failed");
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-        posix_spawn_file_actions_addclose(&fa, fd[0]);
-        char *args[12 + 2 * 64] = {bin, "bench", "--size", (char *)s->name, "--threads", th, "--steps", st, "--json",
-                                   "--micro-batches", mb};
-        for (int k = 0, at = 11; k < a->sets.n && k < 64; k++) args[at++] = "--set", args[at++] = (char *)a->sets.v[k];
-        pid_t pid;
-        int spawned = posix_spawn(&pid, bin, &fa, NULL, args, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        close(fd[1]);
-        char line[2048] = "";
-        FILE *f = fdopen(fd[0], "r");
-        if (spawned || !f || !fgets(line, sizeof line, f)) line[0] = 0;
-        if (f) fclose(f);
-        int status = 0;
-        if (!spawned) waitpid(pid, &status, 0);
-        if (!line[0] || !WIFEXITED(status) || WEXITSTATUS(status))
-            return qkv_err_set(e, QKV_ERR_FAIL, "size %s failed", s->name);
+        if (both) {
+            if (side_by_side(a, bin, s, rounds, e)) return -1;
+            continue;
+        }
+        char line[2048];
+        if (child_line(a, bin, s, precs, line, sizeof line, e)) return -1;
         if (a->json) { fputs(line, stdout); fflush(stdout); continue; }
-        double ms = 0, tps = 0, gf = 0, ceil = 0, share = 0, rss = 0, al = 0, prod = 0;
-        const char *p;
-        if ((p = strstr(line, "\"ms_per_step\":"))) ms = atof(p + 14);
-        if ((p = strstr(line, "\"tokens_per_s\":"))) tps = atof(p + 15);
-        if ((p = strstr(line, "\"gflops\":"))) gf = atof(p + 9);
-        if ((p = strstr(line, "\"ceiling_gflops\":"))) ceil = atof(p + 17);
-        if ((p = strstr(line, "\"ceiling_share\":"))) share = atof(p + 16);
-        if ((p = strstr(line, "\"peak_rss_mb\":"))) rss = atof(p + 14);
-        if ((p = strstr(line, "\"allocs_per_step\":"))) al = atof(p + 18);
-        if ((p = strstr(line, "\"products_share\":"))) prod = atof(p + 17);
+        step_figures f = figures_of(line);
         char allocs[32] = "-"; /* not counted */
-        if (al >= 0) snprintf(allocs, sizeof allocs, "%.2f", al);
-        printf("%-7s %7lld %10.2f %11.0f %9.1f %9.1f %6.1f%% %9.1f %11s %8.1f%%\n", s->name, a->threads, ms, tps, gf,
-               ceil, 100 * share, rss, allocs, 100 * prod);
+        if (f.allocs >= 0) snprintf(allocs, sizeof allocs, "%.2f", f.allocs);
+        printf("%-7s %7lld %10.2f %11.0f %9.1f %9.1f %6.1f%% %9.1f %11s %8.1f%%\n", s->name, a->threads, f.ms, f.tps,
+               f.gf, f.ceil, 100 * f.share, f.rss, allocs, 100 * f.prod);
         fflush(stdout);
     }
+    if (!a->json && both)
+        printf("speed-up: f32's ms/step over bf16's, and bf16's products' GFLOP/s over f32's (a step's product FLOPs "
+               "over its median time in them); prod: the threads' share of time in matrix products\n");
     return 0;
 }

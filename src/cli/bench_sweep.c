@@ -89,14 +89,14 @@ static char *run_path(const char *dir, int r, const char *ext) {
 
 /* launch's spawn of run r: `bin train config ... --out run_dir`, stdout into out and stderr into log */
 static pid_t spawn_run(const char *bin, const char *config, const char *run_dir, const char *out, const char *log,
-                       int r, int steps, bool time_products) {
+                       int r, int steps, bool time_products, bool bf16) {
     char qkv[64], seed[64], st[64];
     snprintf(qkv, sizeof qkv, "model.attention.qkv=%s", VARIANTS[r / N_SEEDS]);
     snprintf(seed, sizeof seed, "train.seed=%d", SEEDS[r % N_SEEDS]);
     snprintf(st, sizeof st, "train.steps=%d", steps);
-    char *argv[] = {(char *)bin, "train", (char *)config, "--set", qkv, "--set", seed, "--set", st, "--out",
-                    (char *)run_dir, "--threads", "1", "--quiet", "--gemm-flops",
-                    time_products ? "--time-products" : NULL, NULL};
+    char *argv[] = {(char *)bin, "train", (char *)config, "--set", qkv, "--set", seed, "--set", st, "--set",
+                    bf16 ? "train.precision=bf16" : "train.precision=f32", "--out", (char *)run_dir, "--threads", "1",
+                    "--quiet", "--gemm-flops", time_products ? "--time-products" : NULL, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -108,10 +108,11 @@ static pid_t spawn_run(const char *bin, const char *config, const char *run_dir,
 }
 
 /* run r started in dir: its pid, or -1 */
-static pid_t launch(const char *bin, const char *config, const char *dir, int r, int steps, bool time_products) {
+static pid_t launch(const char *bin, const char *config, const char *dir, int r, int steps, bool time_products,
+                    bool bf16) {
     char *run_dir = run_path(dir, r, NULL), *out = run_path(dir, r, ".json"), *log = run_path(dir, r, ".log");
     pid_t pid = -1;
-    if (run_dir && out && log) pid = spawn_run(bin, config, run_dir, out, log, r, steps, time_products);
+    if (run_dir && out && log) pid = spawn_run(bin, config, run_dir, out, log, r, steps, time_products, bf16);
     free(run_dir);
     free(out);
     free(log);
@@ -164,8 +165,8 @@ typedef struct sweep_shape {
 static int sweep_config(const char *config, int steps, sweep_shape *sh, qkv_err *e) {
     char st[64];
     snprintf(st, sizeof st, "train.steps=%d", steps);
-    const char *sets[] = {st};
-    if (qkv__cli_load_config(config, sets, 1, &sh->cfg, e)) return -1;
+    const char *sets[] = {st, "train.precision=f32"}; /* each sweep sets its own */
+    if (qkv__cli_load_config(config, sets, 2, &sh->cfg, e)) return -1;
     qkv_task task;
     qkv_err in;
     if (qkv_task_open(&task, &sh->cfg.task, 0, &in)) {
@@ -215,12 +216,12 @@ static int sweep_ended(const char *dir, sweep_run *runs, int r, int status, cons
 /* the runs, jobs at a time, until all have ended, one fails or a signal comes; *started: how many
  * were started; 0, or -1 with e */
 static int sweep_runs(const char *bin, const char *config, const char *dir, int steps, int jobs, bool time_products,
-                      sweep_run *runs, int *started, qkv_err *e) {
+                      bool bf16, sweep_run *runs, int *started, qkv_err *e) {
     int next = 0, running = 0, done = 0, rc = 0;
     while (done < N_RUNS && !rc) {
         while (!qkv_stop_requested() && running < jobs && next < N_RUNS) {
             runs[next].start = qkv_clock_seconds();
-            if ((runs[next].pid = launch(bin, config, dir, next, steps, time_products)) < 0) {
+            if ((runs[next].pid = launch(bin, config, dir, next, steps, time_products, bf16)) < 0) {
                 rc = qkv_err_set(e, QKV_ERR_FAIL, "--sweep: cannot start %s train", bin);
                 break;
             }
@@ -289,10 +290,14 @@ static sweep_stats sweep_figures(const sweep_run *runs, double seconds, double c
     return st;
 }
 
-/* the figures as one JSON object on stdout */
-static void print_json(const char *config, int steps, int jobs, const sweep_shape *sh, const sweep_stats *st) {
+/* the figures as one JSON object on stdout (round: its round of --precision both, else -1) */
+static void print_json(const char *config, int steps, int jobs, const sweep_shape *sh, const sweep_stats *st,
+                       bool bf16, int round) {
     const qkv_train_config *tc = &sh->cfg.train;
-    printf("{\"program\":\"qkv\",\"sweep\":\"recall\",\"config\":\"%s\",\"variants\":[", config);
+    printf("{\"program\":\"qkv\",\"sweep\":\"recall\",\"config\":\"%s\",\"precision\":\"%s\",", config,
+           bf16 ? "bf16" : "f32");
+    if (round >= 0) printf("\"round\":%d,", round);
+    printf("\"variants\":[");
     for (int v = 0; v < N_VARIANTS; v++) printf("%s\"%s\"", v ? "," : "", VARIANTS[v]);
     printf("],\"seeds\":[");
     for (int s = 0; s < N_SEEDS; s++) printf("%s%d", s ? "," : "", SEEDS[s]);
@@ -307,10 +312,11 @@ static void print_json(const char *config, int steps, int jobs, const sweep_shap
            st->gflops, st->ceiling, st->ceiling * jobs, st->share, st->run_median, st->run_max, st->rss, st->acc);
     if (st->products_share >= 0) printf(",\"products_share\":%.4f", st->products_share);
     printf("}\n");
+    fflush(stdout);
 }
 
-/* the sweep in words, then the figures as a table, on stdout */
-static void print_table(const char *config, int steps, int jobs, const sweep_shape *sh, const sweep_stats *st) {
+/* the sweep in words, then the table's columns, on stdout */
+static void print_heading(const char *config, int steps, int jobs, const sweep_shape *sh) {
     const qkv_train_config *tc = &sh->cfg.train;
     printf("sweep: %s, variants", config);
     for (int v = 0; v < N_VARIANTS; v++) printf(" %s", VARIANTS[v]);
@@ -320,18 +326,55 @@ static void print_table(const char *config, int steps, int jobs, const sweep_sha
     printf("a step: %d examples of %d tokens in %d micro-batches; evaluation every %d steps (%d + %lld examples), "
            "%d per run\n", tc->batch, sh->seq_len, qkv_train_shards(tc), tc->eval_every, tc->eval_examples,
            sh->val_examples, sh->evals);
-    printf("%5s %6s %5s %8s %9s %14s %9s %8s %8s %7s %8s %7s %9s\n", "runs", "steps", "jobs", "seconds", "runs/min",
-           "tokens/s/core", "GFLOP", "GFLOP/s", "ceiling", "share", "run s", "RSS MB", "eval acc");
-    printf("%5d %6d %5d %8.2f %9.2f %14.0f %9.1f %8.2f %8.1f %6.1f%% %8.2f %7.1f %9.3f\n", N_RUNS, steps, jobs,
-           st->seconds, st->runs_per_min, st->tps_core, st->flops / 1e9, st->gflops, st->ceiling * jobs,
-           100 * st->share, st->run_median, st->rss, st->acc);
+    printf("%-9s %5s %6s %5s %8s %9s %14s %9s %8s %8s %7s %8s %7s %9s\n", "precision", "runs", "steps", "jobs",
+           "seconds", "runs/min", "tokens/s/core", "GFLOP", "GFLOP/s", "ceiling", "share", "run s", "RSS MB",
+           "eval acc");
+}
+
+/* one sweep's figures as a row of the table */
+static void print_row(int steps, int jobs, const sweep_stats *st, bool bf16) {
+    printf("%-9s %5d %6d %5d %8.2f %9.2f %14.0f %9.1f %8.2f %8.1f %6.1f%% %8.2f %7.1f %9.3f\n", bf16 ? "bf16" : "f32",
+           N_RUNS, steps, jobs, st->seconds, st->runs_per_min, st->tps_core, st->flops / 1e9, st->gflops,
+           st->ceiling * jobs, 100 * st->share, st->run_median, st->rss, st->acc);
     if (st->products_share >= 0)
         printf("the runs' time in matrix products (each product timed: --time-products): %.1f%%\n",
                100 * st->products_share);
+    fflush(stdout);
+}
+
+/* one sweep of the runs, their products in bf16 or float32, into *st; 0, or -1 with e */
+static int sweep_once(const char *bin, const char *config, int steps, int jobs, bool json, bool time_products,
+                      bool bf16, double ceiling, const sweep_shape *sh, sweep_stats *st, qkv_err *e) {
+    char *dir = NULL;
+    if (sweep_dir(&dir, e)) {
+        free(dir);
+        return -1;
+    }
+    if (!json)
+        fprintf(stderr, "qkv bench: sweep of %d runs (%d variants x %d seeds) of %d steps, %d at a time, %s, in %s\n",
+                N_RUNS, N_VARIANTS, N_SEEDS, steps, jobs, bf16 ? "bf16" : "f32", dir);
+    qkv_stop_catcher stop;
+    qkv_stop_catch(&stop);
+
+    sweep_run runs[N_RUNS];
+    memset(runs, 0, sizeof runs);
+    int started;
+    double t0 = qkv_clock_seconds();
+    int rc = sweep_runs(bin, config, dir, steps, jobs, time_products, bf16, runs, &started, e);
+    double seconds = qkv_clock_seconds() - t0;
+    stop_runs(runs, started);
+    qkv_stop_release(&stop);
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+    if (qkv_stop_requested() && !rc) rc = qkv_err_set(e, QKV_ERR_INTERRUPTED, "--sweep: interrupted");
+    if (rc) return -1;
+    *st = sweep_figures(runs, seconds, ceiling, steps, jobs, sh, time_products);
+    return 0;
 }
 
 /* qkv__cli_bench_sweep with the executable at bin and the config found */
-static int sweep(const char *bin, const char *config, int steps, int jobs, bool json, bool time_products, qkv_err *e) {
+static int sweep(const char *bin, const char *config, int steps, int jobs, bool json, bool time_products, bool f32,
+                 bool bf16, int rounds, qkv_err *e) {
     sweep_shape sh;
     if (sweep_config(config, steps, &sh, e)) return -1;
     if (jobs > N_RUNS) jobs = N_RUNS;
@@ -341,37 +384,44 @@ static int sweep(const char *bin, const char *config, int steps, int jobs, bool 
     double ceiling = qkv_bench_sgemm_ceiling(1024, 10);
     qkv__cli_children_one_blas_thread(); /* as qkv ablate starts its runs */
 
-    char *dir = NULL;
-    if (sweep_dir(&dir, e)) {
-        free(dir);
-        return -1;
+    sweep_stats st;
+    if (!(f32 && bf16)) {
+        if (sweep_once(bin, config, steps, jobs, json, time_products, bf16, ceiling, &sh, &st, e)) return -1;
+        if (json) print_json(config, steps, jobs, &sh, &st, bf16, -1);
+        else {
+            print_heading(config, steps, jobs, &sh);
+            print_row(steps, jobs, &st, bf16);
+        }
+        return 0;
     }
-    if (!json)
-        fprintf(stderr, "qkv bench: sweep of %d runs (%d variants x %d seeds) of %d steps, %d at a time, in %s\n",
-                N_RUNS, N_VARIANTS, N_SEEDS, steps, jobs, dir);
-    qkv_stop_catcher stop;
-    qkv_stop_catch(&stop);
-
-    sweep_run runs[N_RUNS];
-    memset(runs, 0, sizeof runs);
-    int started;
-    double t0 = qkv_clock_seconds();
-    int rc = sweep_runs(bin, config, dir, steps, jobs, time_products, runs, &started, e);
-    double seconds = qkv_clock_seconds() - t0;
-    stop_runs(runs, started);
-    qkv_stop_release(&stop);
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    free(dir);
-    if (qkv_stop_requested() && !rc) rc = qkv_err_set(e, QKV_ERR_INTERRUPTED, "--sweep: interrupted");
-    if (rc) return -1;
-
-    sweep_stats st = sweep_figures(runs, seconds, ceiling, steps, jobs, &sh, time_products);
-    if (json) print_json(config, steps, jobs, &sh, &st);
-    else print_table(config, steps, jobs, &sh, &st);
+    /* side by side: rounds pairs, alternating, so both see the machine as it is; the medians */
+    enum { MAX_ROUNDS = 1000 };
+    static double rpm[2][MAX_ROUNDS], run_s[2][MAX_ROUNDS];
+    if (!json) print_heading(config, steps, jobs, &sh);
+    for (int r = 0; r < rounds; r++)
+        for (int k = 0; k < 2; k++) {
+            if (sweep_once(bin, config, steps, jobs, json, time_products, k, ceiling, &sh, &st, e)) return -1;
+            if (json) print_json(config, steps, jobs, &sh, &st, k, r);
+            else print_row(steps, jobs, &st, k);
+            rpm[k][r] = st.runs_per_min, run_s[k][r] = st.run_median;
+        }
+    if (!json) {
+        double m[2], w[2];
+        for (int k = 0; k < 2; k++) {
+            qsort(rpm[k], (size_t)rounds, sizeof(double), cmp_d);
+            qsort(run_s[k], (size_t)rounds, sizeof(double), cmp_d);
+            m[k] = rounds % 2 ? rpm[k][rounds / 2] : 0.5 * (rpm[k][rounds / 2 - 1] + rpm[k][rounds / 2]);
+            w[k] = rounds % 2 ? run_s[k][rounds / 2] : 0.5 * (run_s[k][rounds / 2 - 1] + run_s[k][rounds / 2]);
+        }
+        printf("medians of %d rounds, alternating: f32 %.2f runs/min, a run %.2f s; bf16 %.2f runs/min, a run %.2f s\n"
+               "bf16: %.2fx the runs per minute of f32, a run %.2fx as fast\n", rounds, m[0], w[0], m[1], w[1],
+               m[0] > 0 ? m[1] / m[0] : 0, w[1] > 0 ? w[0] / w[1] : 0);
+    }
     return 0;
 }
 
-int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, bool time_products, qkv_err *e) {
+int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, bool time_products, bool f32,
+                         bool bf16, int rounds, qkv_err *e) {
     char *bin = qkv__cli_self_exe(), *found = NULL;
     int rc;
     if (!bin) rc = qkv_err_set(e, QKV_ERR_FAIL, "cannot find the qkv executable");
@@ -379,7 +429,7 @@ int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, boo
         rc = qkv_err_set(e, QKV_ERR_USAGE, "--sweep: cannot find configs/recall.json (run from qkv's source tree, or "
                          "give --config FILE)");
     else
-        rc = sweep(bin, config, steps, jobs, json, time_products, e);
+        rc = sweep(bin, config, steps, jobs, json, time_products, f32, bf16, rounds, e);
     free(bin);
     free(found);
     return rc;

@@ -35,9 +35,10 @@ QKV_INTERNAL int qkv__cmd_inspect(int argc, char **argv);
 
 /* qkv bench --sweep (bench_sweep.c): the fixed sweep of config (NULL: configs/recall.json),
  * steps per run, jobs runs at once, with time_products each run timed in its products (qkv train
- * --time-products); a table, or one JSON line. 0, or -1 with e */
+ * --time-products), its products in float32 (f32), in bf16 (bf16) or both side by side (rounds
+ * pairs, alternating); a table, or one JSON line per sweep. 0, or -1 with e */
 QKV_INTERNAL int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, bool time_products,
-                                     qkv_err *e);
+                                     bool f32, bool bf16, int rounds, qkv_err *e);
 
 /* this executable's path (/proc/self/exe, whole), malloc'd; NULL when it cannot be read */
 QKV_INTERNAL char *qkv__cli_self_exe(void);
