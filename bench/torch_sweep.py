@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """`qkv bench --sweep` in PyTorch: the same sweep of tiny training runs, the same work.
 
-  /usr/bin/python3 bench/torch_sweep.py [--runs-steps N] [--jobs J] [--config FILE] [--json]
+  /usr/bin/python3 bench/torch_sweep.py [--runs-steps N] [--jobs J] [--config FILE] [--json] [--autocast]
 
 The sweep (the lists of src/cli/bench_sweep.c): configs/recall.json x the attention variants
 full, shared, qk_tied, kv_tied x the seeds 0, 1, 2, N steps each (default 300, as qkv's), J runs
@@ -31,6 +31,8 @@ Each run does what a `qkv train --threads 1` run of the config does (src/train/t
   loss, as qkv's are), then a checkpoint (weights, Adam state, step; written to a temporary
   file, fsync'd and renamed, as qkv's are); a metrics line every train.log_every steps and
   at every evaluation; at the end the weights and a summary.
+--autocast runs every forward and loss (training and evaluation) under torch.autocast("cpu",
+dtype=torch.bfloat16), PyTorch's counterpart of `qkv bench --sweep --precision bf16`.
 The matrix-product FLOPs of a run are counted with PyTorch's profiler (aten::mm, addmm, bmm)
 on one step and one evaluation batch of each variant, before the sweep.
 
@@ -198,9 +200,12 @@ def train_run(c, variant, seed, out):
     S, rows = tr["passes"], tr["batch"] // tr["passes"]
     metrics = open(os.path.join(out, "metrics.jsonl"), "w")
 
+    def amp():  # CPU autocast to bf16 with --autocast (the products in bf16, the rest float32)
+        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=c.get("autocast", False))
+
     def evaluate(bs):
         loss, correct, count = 0.0, 0, 0
-        with torch.no_grad():
+        with torch.no_grad(), amp():
             for tok, tgt in bs:
                 logits = m(tok, None).reshape(-1, V)
                 y = tgt.reshape(-1)
@@ -219,13 +224,15 @@ def train_run(c, variant, seed, out):
         opt.zero_grad(set_to_none=False)
         step_loss = 0.0
         if S == 1:  # the whole batch in one pass: the mean over its targets
-            lk = F.cross_entropy(m(tok, None).reshape(-1, V), tgt.reshape(-1), ignore_index=IGNORE)
+            with amp():
+                lk = F.cross_entropy(m(tok, None).reshape(-1, V), tgt.reshape(-1), ignore_index=IGNORE)
             if total:
                 lk.backward()
             counts, step_loss = [], lk.detach()
         for k in range(len(counts)):  # with --micro-batches: each alone, its gradient accumulated
             t, y = tok[k * rows:(k + 1) * rows], tgt[k * rows:(k + 1) * rows]
-            lk = F.cross_entropy(m(t, None).reshape(-1, V), y.reshape(-1), ignore_index=IGNORE)
+            with amp():
+                lk = F.cross_entropy(m(t, None).reshape(-1, V), y.reshape(-1), ignore_index=IGNORE)
             if counts[k]:
                 (lk * (counts[k] / total)).backward()
             step_loss = step_loss + lk.detach() * (counts[k] / total)
@@ -330,6 +337,7 @@ def main():
     ap.add_argument("--json", action="store_true", help="one JSON line")
     ap.add_argument("--micro-batches", action="store_true",
                     help="split each step into qkv's train.shards passes (default: the whole batch in one pass)")
+    ap.add_argument("--autocast", action="store_true", help="forwards and losses under CPU autocast to bf16")
     a = ap.parse_args()
     for v in THREAD_VARS:  # before PyTorch is imported, here and in every worker
         os.environ[v] = "1"
@@ -339,6 +347,7 @@ def main():
     c = load_config(a.config, a.runs_steps)
     tr = c["train"]
     tr["passes"] = tr["shards"] if a.micro_batches else 1  # forward/backward passes per step
+    c["autocast"] = a.autocast
     runs = [(v, s) for v in VARIANTS for s in SEEDS]
     jobs = max(1, min(a.jobs, len(runs)))
     ceiling = sgemm_ceiling()
@@ -390,7 +399,8 @@ def main():
            "run_seconds_max": round(max(r["run_seconds"] for r in done), 3),
            "peak_rss_mb": round(max(r["rss_mb"] for r in done), 1),
            "eval_accuracy_mean": round(statistics.mean(r["eval_accuracy"] for r in done), 4),
-           "startup_seconds": round(t0 - t_start, 3), "torch": torch.__version__}
+           "startup_seconds": round(t0 - t_start, 3), "torch": torch.__version__,
+           "precision": "bf16" if a.autocast else "f32"}
     if a.json:
         print(json.dumps(res), flush=True)
         return
