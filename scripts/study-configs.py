@@ -316,7 +316,7 @@ STUDY["fourth-extra"]["text-d32-identity"] = lrs and ablation(
 # make study's recall ablation exactly as they are, with train.precision=bf16 added (their rates
 # are the float32 pilot's; nothing is chosen on bf16 numbers), and the demo in float32 again
 # beside them (the same build and machine: study-fourth/recall is the float32 reference of
-# recall); scripts/compare-verdicts.py sets each seed's solved/unsolved verdict beside float32's
+# recall); scripts/compare-verdicts.py sets each seed's verdict and solve step beside float32's
 def bf16(src, base):
     with open(src) as f:
         a = json.load(f)
