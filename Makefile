@@ -254,6 +254,7 @@ help:
 	@echo "make study-pilot the fourth edition's learning-rate pilot (one seed, three rates)"
 	@echo "make study-third the third edition (within 90 min on 2 cores)"
 	@echo "make study-extra what was cut from the fourth edition to fit (noisy recall, rope elsewhere, text)"
+	@echo "make study-bf16 the demo and the recall ablation with bf16 products (docs/performance.md)"
 	@echo "make study-third-extra what was cut from the third edition (recall d_model 128, induction, ...)"
 	@echo "make study-third-pilot the learning-rate pilot of the third edition's text ablation (~10 min)"
 	@echo "make study-second the second edition (quick + extra, ~70 min)"
