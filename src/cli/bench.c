@@ -1,6 +1,7 @@
 /* qkv bench: milliseconds per training step, throughput, share of the sgemm ceiling,
  * peak memory and (with the tests' allocation counter preloaded, as make bench does) heap
  * allocations per step, for the standard sizes. */
+#include "ablate/stats.h"
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "config/config.h"
@@ -260,17 +261,11 @@ typedef struct {
     double ms, tps, gf, ceil, share, rss, allocs, prod, ms_prod, gflop;
 } step_figures;
 
-static double field(const char *line, const char *key) {
-    char k[64];
-    snprintf(k, sizeof k, "\"%s\":", key);
-    const char *p = strstr(line, k);
-    return p ? atof(p + strlen(k)) : 0;
-}
 static step_figures figures_of(const char *line) {
-    return (step_figures){field(line, "ms_per_step"), field(line, "tokens_per_s"), field(line, "gflops"),
-                          field(line, "ceiling_gflops"), field(line, "ceiling_share"), field(line, "peak_rss_mb"),
-                          field(line, "allocs_per_step"), field(line, "products_share"), field(line, "ms_products"),
-                          field(line, "gflop_per_step")};
+    return (step_figures){qkv__cli_json_num(line, "ms_per_step"), qkv__cli_json_num(line, "tokens_per_s"), qkv__cli_json_num(line, "gflops"),
+                          qkv__cli_json_num(line, "ceiling_gflops"), qkv__cli_json_num(line, "ceiling_share"), qkv__cli_json_num(line, "peak_rss_mb"),
+                          qkv__cli_json_num(line, "allocs_per_step"), qkv__cli_json_num(line, "products_share"), qkv__cli_json_num(line, "ms_products"),
+                          qkv__cli_json_num(line, "gflop_per_step")};
 }
 
 /* size s in precision prec, in a child process `bin bench --size S --json ...`: its JSON line
@@ -309,15 +304,6 @@ static int child_line(const bench_args *a, char *bin, const qkv_bench_size *s, i
     return 0;
 }
 
-static int cmp_double(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof v[0], cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* the step's products' speed: its product FLOPs over its median time in them (GFLOP/s) */
 static double products_gflops(const step_figures *f) { return f->ms_prod > 0 ? f->gflop / (f->ms_prod / 1e3) : 0; }
 
@@ -339,7 +325,10 @@ static int side_by_side(const bench_args *a, char *bin, const qkv_bench_size *s,
         }
     if (a->json) return 0;
     double m[2], g[2], p[2];
-    for (int k = 0; k < 2; k++) m[k] = median(ms[k], rounds), g[k] = median(pg[k], rounds), p[k] = median(prod[k], rounds);
+    static const bool NONE[MAX_ROUNDS]; /* no round is censored */
+    for (int k = 0; k < 2; k++)
+        m[k] = qkv_stats_median_censored(ms[k], NONE, rounds), g[k] = qkv_stats_median_censored(pg[k], NONE, rounds),
+        p[k] = qkv_stats_median_censored(prod[k], NONE, rounds);
     printf("%-7s %7lld %10.2f %10.2f %8.2fx %10.1f %10.1f %8.2fx %8.1f%% %8.1f%%\n", s->name, a->threads, m[0], m[1],
            m[1] > 0 ? m[0] / m[1] : 0, g[0], g[1], g[0] > 0 ? g[1] / g[0] : 0, 100 * p[0], 100 * p[1]);
     fflush(stdout);

@@ -11,6 +11,7 @@
  * bench/torch_sweep.py is the same sweep in PyTorch (docs/performance.md). */
 #define _DEFAULT_SOURCE  /* wait4 */
 #define _XOPEN_SOURCE 700 /* nftw, mkdtemp */
+#include "ablate/stats.h"
 #include "cli/cli.h"
 #include "io/strbuf.h"
 #include "tensor/clock.h"
@@ -74,8 +75,7 @@ static char *find_config(const char *bin) {
     return NULL;
 }
 
-/* the number after "key": in a JSON line, or -1 */
-static double json_num(const char *text, const char *key) {
+double qkv__cli_json_num(const char *text, const char *key) {
     char k[64];
     snprintf(k, sizeof k, "\"%s\":", key);
     const char *p = strstr(text, k);
@@ -128,11 +128,11 @@ static int read_result(const char *dir, int r, sweep_run *s, qkv_err *e) {
         if (!fgets(line, sizeof line, f)) line[0] = 0;
         fclose(f);
     }
-    s->flops = json_num(line, "gemm_flops");
-    s->accuracy = json_num(line, "eval_accuracy");
-    s->steps = (long long)json_num(line, "steps");
-    s->products = json_num(line, "products_seconds");
-    s->wall = json_num(line, "wall_seconds");
+    s->flops = qkv__cli_json_num(line, "gemm_flops");
+    s->accuracy = qkv__cli_json_num(line, "eval_accuracy");
+    s->steps = (long long)qkv__cli_json_num(line, "steps");
+    s->products = qkv__cli_json_num(line, "products_seconds");
+    s->wall = qkv__cli_json_num(line, "wall_seconds");
     if (s->flops < 0 || s->steps < 0)
         return qkv_err_set(e, QKV_ERR_FAIL, "--sweep: run %s seed %d printed no summary", VARIANTS[r / N_SEEDS],
                            SEEDS[r % N_SEEDS]);
@@ -406,13 +406,10 @@ static int sweep(const char *bin, const char *config, int steps, int jobs, bool 
             rpm[k][r] = st.runs_per_min, run_s[k][r] = st.run_median;
         }
     if (!json) {
+        static const bool NONE[MAX_ROUNDS]; /* no round is censored */
         double m[2], w[2];
-        for (int k = 0; k < 2; k++) {
-            qsort(rpm[k], (size_t)rounds, sizeof(double), cmp_d);
-            qsort(run_s[k], (size_t)rounds, sizeof(double), cmp_d);
-            m[k] = rounds % 2 ? rpm[k][rounds / 2] : 0.5 * (rpm[k][rounds / 2 - 1] + rpm[k][rounds / 2]);
-            w[k] = rounds % 2 ? run_s[k][rounds / 2] : 0.5 * (run_s[k][rounds / 2 - 1] + run_s[k][rounds / 2]);
-        }
+        for (int k = 0; k < 2; k++)
+            m[k] = qkv_stats_median_censored(rpm[k], NONE, rounds), w[k] = qkv_stats_median_censored(run_s[k], NONE, rounds);
         printf("medians of %d rounds, alternating: f32 %.2f runs/min, a run %.2f s; bf16 %.2f runs/min, a run %.2f s\n"
                "bf16: %.2fx the runs per minute of f32, a run %.2fx as fast\n", rounds, m[0], w[0], m[1], w[1],
                m[0] > 0 ? m[1] / m[0] : 0, w[1] > 0 ? w[0] / w[1] : 0);

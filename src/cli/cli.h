@@ -40,6 +40,9 @@ QKV_INTERNAL int qkv__cmd_inspect(int argc, char **argv);
 QKV_INTERNAL int qkv__cli_bench_sweep(const char *config, int steps, int jobs, bool json, bool time_products,
                                      bool f32, bool bf16, int rounds, qkv_err *e);
 
+/* the number after "key": in a JSON line (qkv bench's and qkv train's summary lines), or -1 */
+QKV_INTERNAL double qkv__cli_json_num(const char *text, const char *key);
+
 /* this executable's path (/proc/self/exe, whole), malloc'd; NULL when it cannot be read */
 QKV_INTERNAL char *qkv__cli_self_exe(void);
 /* defaults, then the file, then the --set overrides in order, then validation (its message after
