@@ -1,7 +1,9 @@
 /* The text task in subword tokens (task.tokenizer bpe/unigram, src/tasks/tokenizer_spm.cc):
- * the pieces spell the text exactly, the vocabulary comes from the training part alone and is
- * the same every time, bits per byte count the bytes the targets stand for, a run keeps its
- * vocabulary and eval, sample and --resume use it, and bad settings get one line. */
+ * the pieces spell the text exactly, any text (every byte, spaces where the training text had
+ * none, characters never seen), the vocabulary comes from the training part alone, long lines
+ * included, and is the same every time, bits per byte count the bytes the targets stand for, a
+ * run keeps its vocabulary, bound to its model by a digest, and eval, sample, inspect and
+ * --resume use it, and bad settings get one line. */
 #define _GNU_SOURCE /* memmem */
 #include <check.h>
 #include <math.h>
@@ -29,6 +31,27 @@ static void teardown(void) { qkv_test_rmtree(TMP); }
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
+/* name in the scratch directory, holding buf[0, n) */
+static void write_bytes(const char *name, const void *buf, size_t n) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", TMP, name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fwrite(buf, 1, n, f), n);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+
+/* whether t has a piece of 4 bytes or more out of word */
+static bool has_piece_of(const qkv_task *t, const char *word) {
+    uint8_t piece[QKV_TOKEN_BYTES_MAX];
+    for (int id = 0; id < t->vocab; id++) {
+        int k = qkv_task_token_bytes(t, id, piece);
+        if (k >= 4 && memmem(word, strlen(word), piece, (size_t)k) != NULL) return true;
+    }
+    return false;
+}
+
 /* a text with what a tokenizer could lose or change: runs of spaces, a tab, a carriage return,
  * UTF-8, an ill-formed byte, a NUL, a literal U+2581 (sentencepiece's space mark), blank lines;
  * words that repeat (so there is something to merge); and in its last tenth, the evaluation
@@ -52,12 +75,7 @@ static size_t write_text(const char *name, int lines) {
         buf[n++] = '\n';
         if (l % 11 == 5) buf[n++] = '\n'; /* a blank line */
     }
-    char path[600];
-    snprintf(path, sizeof path, "%s/%s", TMP, name);
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(fwrite(buf, 1, n, f), n);
-    ck_assert_int_eq(fclose(f), 0);
+    write_bytes(name, buf, n);
     free(buf);
     return n;
 }
@@ -88,16 +106,6 @@ static void check_spelled(const qkv_task *t, int64_t lo, int64_t hi, int64_t fro
     ck_assert_int_eq(at, from + len);
 }
 
-
-/* name in the scratch directory, holding buf[0, n) */
-static void write_bytes(const char *name, const void *buf, size_t n) {
-    char path[600];
-    snprintf(path, sizeof path, "%s/%s", TMP, name);
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(fwrite(buf, 1, n, f), n);
-    ck_assert_int_eq(fclose(f), 0);
-}
 
 /* s[0, n) encoded by t's tokenizer: its pieces, put together, are s */
 static void check_round_trip(const qkv_task *t, const void *s, int64_t n) {
@@ -195,12 +203,7 @@ START_TEST(test_tokens_training_part_only_and_deterministic) {
     all.seq_len = 2;
     qkv_task w;
     ck_assert_msg(!qkv_task_open(&w, &all, 0, &e), "%s", e.msg);
-    bool held_piece = false;
-    for (int id = 0; id < w.vocab && !held_piece; id++) {
-        int k = qkv_task_token_bytes(&w, id, piece);
-        held_piece = k >= 4 && memmem("zyxwvutsrq", 10, piece, (size_t)k) != NULL;
-    }
-    ck_assert_msg(held_piece, "no piece of the held-out word even when trained on all the text");
+    ck_assert_msg(has_piece_of(&w, "zyxwvutsrq"), "no piece of the held-out word even when trained on all the text");
     qkv_task_close(&w);
     qkv_task_close(&a);
     qkv_task_close(&b);
@@ -531,13 +534,7 @@ START_TEST(test_tokens_long_lines) {
     free(buf);
     c = tokens_config("mixed.txt", QKV_TOKENIZER_BPE, 300);
     ck_assert_msg(!qkv_task_open(&t, &c, 0, &e), "%s", e.msg);
-    uint8_t piece[QKV_TOKEN_BYTES_MAX];
-    bool z = false;
-    for (int id = 0; id < t.vocab && !z; id++) {
-        int k = qkv_task_token_bytes(&t, id, piece);
-        z = k >= 4 && memmem("zyxwvutsrq", 10, piece, (size_t)k) != NULL;
-    }
-    ck_assert_msg(z, "no piece of the long line's word: the line was left out of the vocabulary's training");
+    ck_assert_msg(has_piece_of(&t, "zyxwvutsrq"), "no piece of the long line's word: the line was left out of the vocabulary's training");
     qkv_task_close(&t);
 }
 END_TEST
