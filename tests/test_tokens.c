@@ -267,6 +267,15 @@ START_TEST(test_tokens_refusals) {
     qkv_task_close(&t);
     ck_assert_int_eq(e.code, QKV_ERR_FAIL);
     ck_assert_msg(!strncmp(e.msg, "task.pieces: ", 13) && !strchr(e.msg, '\n'), "%s", e.msg);
+    /* a text with nothing for the trainer (NULs, newlines, ill-formed UTF-8): the text's fault */
+    char nothing[4000];
+    for (size_t i = 0; i < sizeof nothing; i++) nothing[i] = "\0\n\xff\xc3"[i % 4];
+    write_bytes("nothing.txt", nothing, sizeof nothing);
+    c = tokens_config("nothing.txt", QKV_TOKENIZER_BPE, 300);
+    ck_assert_int_ne(qkv_task_open(&t, &c, 0, &e), 0);
+    qkv_task_close(&t);
+    ck_assert_msg(!strncmp(e.msg, "task.path: ", 11) && strstr(e.msg, "no text to train pieces on") &&
+                      !strchr(e.msg, '\n'), "%s", e.msg);
     /* a tokenizer_path that is not a sentencepiece model */
     c = tokens_config("t.txt", QKV_TOKENIZER_BPE, 300);
     snprintf(c.tokenizer_path, sizeof c.tokenizer_path, "%s/t.txt", TMP);

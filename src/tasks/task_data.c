@@ -44,8 +44,12 @@ static int tokenizer_model(qkv_task *t, qkv_err *e) {
         return 0;
     }
     qkv__spm_type type = t->cfg.tokenizer == QKV_TOKENIZER_BPE ? QKV__SPM_BPE : QKV__SPM_UNIGRAM;
-    if (qkv__tokenizer_train(t->text, t->text_val, type, t->cfg.pieces, &t->tokenizer_model, &t->tokenizer_model_len,
-                             why, sizeof why))
+    int rc = qkv__tokenizer_train(t->text, t->text_val, type, t->cfg.pieces, &t->tokenizer_model,
+                                  &t->tokenizer_model_len, why, sizeof why);
+    if (rc == -2) /* the text's fault, not the count's */
+        return qkv_err_set(e, QKV_ERR_FAIL, "task.path: the %lld training bytes of %s hold %s", (long long)t->text_val,
+                           qkv__shown(t->cfg.path).s, why);
+    if (rc)
         return qkv_err_set(e, QKV_ERR_FAIL, "task.pieces: a %s vocabulary of %d pieces cannot be trained on the %lld "
                            "training bytes: %s", QKV_TOKENIZER_NAMES[t->cfg.tokenizer], t->cfg.pieces,
                            (long long)t->text_val, why);

@@ -28,7 +28,8 @@ typedef enum { QKV__SPM_BPE, QKV__SPM_UNIGRAM } qkv__spm_type;
  * frequent ones that fill half that room (the rest are spelled by byte pieces). One thread,
  * every run in order, no sampling: the same text gives the same model, byte for byte; the serialized
  * model (sentencepiece's ModelProto, what spm_train writes as NAME.model) into a malloc'd
- * *model of *model_len bytes. 0, or -1 with sentencepiece's reason in why */
+ * *model of *model_len bytes. 0, or -1 with sentencepiece's reason in why (-2: the text holds
+ * nothing for the trainer, said in why) */
 QKV_INTERNAL int qkv__tokenizer_train(const uint8_t *text, int64_t len, qkv__spm_type type, int pieces, char **model,
                                       size_t *model_len, char *why, size_t why_len);
 /* a tokenizer from a serialized model; NULL with why when it is not one qkv can use (not a

@@ -141,9 +141,9 @@ extern "C" int qkv__tokenizer_train(const uint8_t *text, int64_t len, qkv__spm_t
     try {
         Runs runs(text, static_cast<size_t>(len));
         if (runs.done()) {
-            say(why, why_len, "it holds no text sentencepiece can read (only newlines, NULs and ill-formed UTF-8, "
-                              "which byte pieces spell)");
-            return -1;
+            say(why, why_len, "only newlines, NULs and ill-formed UTF-8, which byte pieces spell: no text to "
+                              "train pieces on");
+            return -2;
         }
         std::unordered_set<std::string> chars;
         if (fitting_chars(runs, pieces, &chars)) runs.keep(&chars);
