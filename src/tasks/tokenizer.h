@@ -25,9 +25,9 @@ typedef enum { QKV__SPM_BPE, QKV__SPM_UNIGRAM } qkv__spm_type;
  * sentencepiece, its lines cut where a byte only a byte piece stands for is, and into chunks of
  * at most 1 MiB (the longest sentence its trainer reads); when the text has more characters than
  * fit beside the 257 pieces that are not characters, cut too at every character but the most
- * frequent ones that fill half that room (the rest are spelled by byte pieces). One thread,
- * every run in order, no sampling: the same text gives the same model, byte for byte; the serialized
- * model (sentencepiece's ModelProto, what spm_train writes as NAME.model) into a malloc'd
+ * frequent ones that fill half that room, rounded up (the rest are spelled by byte pieces). One
+ * thread, every run in order, no sampling: the same text gives the same model, byte for byte; the
+ * serialized model (sentencepiece's ModelProto, what spm_train writes as NAME.model) into a malloc'd
  * *model of *model_len bytes. 0, or -1 with sentencepiece's reason in why (-2: the text holds
  * nothing for the trainer, said in why) */
 QKV_INTERNAL int qkv__tokenizer_train(const uint8_t *text, int64_t len, qkv__spm_type type, int pieces, char **model,

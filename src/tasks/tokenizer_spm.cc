@@ -115,8 +115,8 @@ constexpr int META_PIECES = 1 + 256;
 /* the characters a vocabulary of `pieces` can hold on these runs: sentencepiece makes a piece of
  * every character it reads (its character_coverage, below 1, cannot go under 0.98) and refuses
  * more than fit beside the meta pieces. When they all fit, all (false); otherwise (true) the most
- * frequent ones filling half the room, in *chars (the other half is for merges; the rest are
- * spelled by byte pieces) */
+ * frequent ones filling half the room (rounded up), in *chars (the other half is for merges; the
+ * rest are spelled by byte pieces) */
 bool fitting_chars(Runs &runs, int pieces, std::unordered_set<std::string> *chars) {
     std::unordered_map<std::string, int64_t> count;
     for (; !runs.done(); runs.Next()) {
@@ -130,7 +130,7 @@ bool fitting_chars(Runs &runs, int pieces, std::unordered_set<std::string> *char
     std::vector<std::pair<int64_t, std::string>> c; /* most frequent first; ties in byte order */
     for (const auto &kv : count) c.emplace_back(-kv.second, kv.first);
     std::sort(c.begin(), c.end());
-    for (size_t i = 0; i < room / 2 && i < c.size(); i++) chars->insert(c[i].second);
+    for (size_t i = 0; i < room - room / 2 && i < c.size(); i++) chars->insert(c[i].second);
     return true;
 }
 
