@@ -661,6 +661,15 @@ START_TEST(test_tokens_vocabulary_bound_to_model) {
         ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s inspect %s/p", qkv_test_bin(), TMP), 0);
     }
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --resume %s/p --steps 30 --quiet", qkv_test_bin(), TMP), 0);
+    /* without the kept copy, the config's vocabulary must be the recorded one: another is
+     * refused, naming it; the right one is used, and --resume keeps it again */
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "rm %s/p/tokenizer.model", TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s eval %s/p/config.json --checkpoint %s/p/model.safetensors 2>&1",
+                         qkv_test_bin(), TMP, TMP), 1);
+    ck_assert_msg(strstr(out, "/ext.model: sha256 ") && strstr(out, u) && strstr(out, a), "%s", out);
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "cp %s/a.model %s/ext.model", TMP, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --resume %s/p --steps 40 --quiet", qkv_test_bin(), TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "cmp %s/a.model %s/p/tokenizer.model", TMP, TMP), 0);
 
     /* a model file without the record, as an older qkv wrote it: taken, with the kept copy */
     char model[600];

@@ -354,7 +354,10 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
     if (!path) return -1;
     if (qkv__write_file_atomic(path, r->config_json, strlen(r->config_json), why, sizeof why))
         return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-    if (!r->opt->resume && r->task.tokenizer && write_tokenizer(r, e)) return -1;
+    /* a resumed run that lost it gets it back: the vocabulary the config gives, checked above
+     * against the checkpoint's record */
+    if (!(path = in_dir(r, QKV_RUN_TOKENIZER, e))) return -1;
+    if (r->task.tokenizer && (!r->opt->resume || access(path, F_OK)) && write_tokenizer(r, e)) return -1;
     if (!(path = in_dir(r, QKV_RUN_METRICS, e))) return -1;
     if (!r->opt->resume && qkv__write_file_atomic(path, "", 0, why, sizeof why))
         return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
