@@ -136,6 +136,29 @@ static void check_any_text(const qkv_task *t) {
                                     "\xd0\xbf\xd1\x80\xd0\xb8 \xd0\xb2\xd0\xb5\xd1\x82", "\xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80!",
                                     "tab\there\r\n  next line\n"};
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) check_round_trip(t, S[i], (int64_t)strlen(S[i]));
+    /* random texts: code points of every plane (surrogates too, which are ill-formed), spaces
+     * and random bytes mixed */
+    qkv_rng r;
+    qkv_rng_seed(&r, 11);
+    for (int k = 0; k < 200; k++) {
+        uint8_t text[400];
+        size_t n = 0;
+        while (n + 4 < sizeof text) {
+            unsigned cp = (unsigned)qkv_rng_below(&r, 0x110000), kind = (unsigned)qkv_rng_below(&r, 8);
+            if (kind == 0) text[n++] = ' ';
+            else if (kind == 1) text[n++] = (uint8_t)qkv_rng_below(&r, 256);
+            else if (kind == 2) text[n++] = (uint8_t)('a' + qkv_rng_below(&r, 10));
+            else if (cp < 0x80) text[n++] = (uint8_t)cp;
+            else if (cp < 0x800) text[n++] = (uint8_t)(0xc0 | cp >> 6), text[n++] = (uint8_t)(0x80 | (cp & 63));
+            else if (cp < 0x10000)
+                text[n++] = (uint8_t)(0xe0 | cp >> 12), text[n++] = (uint8_t)(0x80 | (cp >> 6 & 63)),
+                text[n++] = (uint8_t)(0x80 | (cp & 63));
+            else
+                text[n++] = (uint8_t)(0xf0 | cp >> 18), text[n++] = (uint8_t)(0x80 | (cp >> 12 & 63)),
+                text[n++] = (uint8_t)(0x80 | (cp >> 6 & 63)), text[n++] = (uint8_t)(0x80 | (cp & 63));
+        }
+        check_round_trip(t, text, (int64_t)n);
+    }
 }
 
 /* ---- the pieces ---------------------------------------------------------------------------- */
@@ -157,6 +180,7 @@ START_TEST(test_tokens_spell_the_text) {
         check_spelled(&t, 0, t.ids_val, 0, t.text_val);
         check_spelled(&t, t.ids_val, t.ids_split, t.text_val, t.text_split - t.text_val);
         check_spelled(&t, t.ids_split, t.n_ids, t.text_split, t.text_len - t.text_split);
+        check_any_text(&t);
         /* subword pieces: fewer tokens than bytes */
         ck_assert_int_lt(t.n_ids, t.text_len * 9 / 10);
         /* examples are windows of ids, targets the next token */
