@@ -15,6 +15,7 @@
 #include "nn/model_file.h"
 #include "train/run_dir.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -90,7 +91,8 @@ int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o,
     const char *meta[18] = {"format", "pt", "qkv_step", steps, "qkv_optim_step", osteps, QKV_ST_CRC32_KEY, crc,
                             "qkv_config", config_json};
     int n_meta = config_json ? 5 : 4;
-    for (int i = 0; i < n_extra && i < 4; i++, n_meta++) /* after the config, or in its place */
+    assert(n_extra >= 0 && n_extra <= 4); /* checkpoint.h */
+    for (int i = 0; i < n_extra; i++, n_meta++) /* after the config, or in its place */
         meta[2 * n_meta] = extra[2 * i], meta[2 * n_meta + 1] = extra[2 * i + 1];
     char *ck = qkv__pathf("%s/%s", dir, QKV_RUN_CHECKPOINT), *model = qkv__pathf("%s/%s", dir, QKV_RUN_MODEL);
     int rc = -1;

@@ -7,9 +7,9 @@
 #include "io/strbuf.h"
 #include "nn/score.h"
 #include "train/run_dir.h"
-#include "train/vocabulary.h"
 #include "train/sample.h"
 #include "train/train.h"
+#include "train/vocabulary.h"
 
 #include <errno.h>
 #include <math.h>
