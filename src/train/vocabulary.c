@@ -18,18 +18,30 @@ int qkv_vocabulary_meta_of(const qkv_task *t, qkv_vocabulary_meta *v) {
     return 3;
 }
 
+/* s is min to max characters, each one of chars */
+static bool well_formed(const char *s, size_t min, size_t max, const char *chars) {
+    size_t n = strlen(s);
+    return n >= min && n <= max && strspn(s, chars) == n;
+}
+
 int qkv_check_vocabulary(const char *path, const qkv_task *t, qkv_err *e) {
     qkv_safetensors *st;
     char why[QKV_ERR_MSG];
     if (qkv_st_read(path, &st, why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     const char *sha = qkv_st_meta(st, QKV_META_TOKENIZER_SHA256), *kind = qkv_st_meta(st, QKV_META_TOKENIZER),
                *pieces = qkv_st_meta(st, QKV_META_TOKENIZER_PIECES);
+    const char *bad = !sha || !kind || !pieces ? NULL /* no record, or a partial one: */
+                      : !well_formed(sha, 64, 64, "0123456789abcdef") ? QKV_META_TOKENIZER_SHA256
+                      : strcmp(kind, "bpe") && strcmp(kind, "unigram") ? QKV_META_TOKENIZER
+                      : !well_formed(pieces, 1, 9, "0123456789") ? QKV_META_TOKENIZER_PIECES : NULL;
+    if (sha && (!kind || !pieces)) bad = kind ? QKV_META_TOKENIZER_PIECES : QKV_META_TOKENIZER;
     char was[256] = "";
-    if (sha)
-        snprintf(was, sizeof was, "the %.16s vocabulary of %.16s pieces of sha256 %.64s", kind ? kind : "?",
-                 pieces ? pieces : "?", sha);
+    if (sha && !bad) snprintf(was, sizeof was, "the %s vocabulary of %s pieces of sha256 %s", kind, pieces, sha);
     int rc = 0;
-    if (sha && !t->tokenizer)
+    if (bad) /* its values go into messages: never shown as they are */
+        rc = qkv_err_set(e, QKV_ERR_FAIL, "%s: metadata %s is %s: the file is damaged", qkv__shown(path).s, bad,
+                         qkv_st_meta(st, bad) ? "malformed" : "missing beside " QKV_META_TOKENIZER_SHA256);
+    else if (sha && !t->tokenizer)
         rc = qkv_err_set(e, QKV_ERR_FAIL, "%s was trained with %s, but the config reads bytes (task.tokenizer)",
                          qkv__shown(path).s, was);
     else if (sha && strcmp(sha, t->tokenizer_sha256)) {

@@ -34,7 +34,8 @@ QKV_APP_API int qkv_vocabulary_meta_of(const qkv_task *t, qkv_vocabulary_meta *v
  * when the file records t's digest, or records none (a model of a qkv from before the record,
  * or saved without it: taken as it is, with the vocabulary the caller opened, the run's kept
  * copy); -1 with one line in e (QKV_ERR_FAIL) naming the tokenizer's file and both digests, or
- * saying that t reads bytes where the model read pieces */
+ * saying that t reads bytes where the model read pieces, or that the record is malformed or
+ * partial (the file is damaged) */
 QKV_APP_API int qkv_check_vocabulary(const char *path, const qkv_task *t, qkv_err *e);
 
 /* the text task's tokenizer kept beside a run: when tc reads pieces (task.tokenizer bpe or
