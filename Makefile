@@ -66,9 +66,10 @@ endif
 PC_REQUIRES_PRIVATE := openblas libcjson liblzma$(if $(filter libxsmm,$(GEMM)), libxsmm)
 PKG_CFLAGS   := $(call pkgs,--cflags,openblas libcjson liblzma)
 PKG_LIBS     := $(call pkgs,--libs,openblas libcjson liblzma) -lm
-# the application's one C++ file (src/tasks/tokenizer_spm.cc) and Debian's sentencepiece behind it
+# the application's one C++ file (src/tasks/tokenizer_spm.cc) and Debian's sentencepiece behind it;
+# nettle's SHA-256 names a run's vocabulary in its model files (src/train/vocabulary.h)
 SPM_CFLAGS   := $(call pkgs,--cflags,sentencepiece)
-APP_LIBS     := $(call pkgs,--libs,sentencepiece) -lstdc++
+APP_LIBS     := $(call pkgs,--libs,sentencepiece nettle) -lstdc++
 CHECK_CFLAGS := $(call pkgs,--cflags,check)
 CHECK_LIBS   := $(call pkgs,--libs,check)
 ifeq ($(MPI),1)

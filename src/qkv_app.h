@@ -16,6 +16,7 @@
 #include "train/sample.h"       /* generating tokens from a trained model */
 #include "train/run_dir.h"      /* the files of a run directory */
 #include "train/checkpoint.h"   /* resumable checkpoints */
+#include "train/vocabulary.h"   /* a token run's vocabulary, bound to its model */
 #include "train/verdict.h"      /* solved within the budget? still improving? */
 #include "train/memory.h"       /* will a run fit in memory? */
 #include "train/bench.h"        /* the training-step benchmark */

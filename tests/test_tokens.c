@@ -1,7 +1,9 @@
 /* The text task in subword tokens (task.tokenizer bpe/unigram, src/tasks/tokenizer_spm.cc):
- * the pieces spell the text exactly, the vocabulary comes from the training part alone and is
- * the same every time, bits per byte count the bytes the targets stand for, a run keeps its
- * vocabulary and eval, sample and --resume use it, and bad settings get one line. */
+ * the pieces spell the text exactly, any text (every byte, spaces where the training text had
+ * none, characters never seen), the vocabulary comes from the training part alone, long lines
+ * included, and is the same every time, bits per byte count the bytes the targets stand for, a
+ * run keeps its vocabulary, bound to its model by a digest, and eval, sample, inspect and
+ * --resume use it, and bad settings get one line. */
 #define _GNU_SOURCE /* memmem */
 #include <check.h>
 #include <math.h>
@@ -13,7 +15,10 @@
 
 #include "app/error.h"
 #include "autograd/ctx.h"
+#include "config/config.h"
 #include "nn/model.h"
+#include "nn/model_file.h"
+#include "probe.h"
 #include "suites.h"
 #include "tasks/task.h"
 #include "testutil.h"
@@ -25,6 +30,27 @@ static void setup(void) { qkv_test_mkdtemp(TMP, sizeof TMP, "tokens"); }
 static void teardown(void) { qkv_test_rmtree(TMP); }
 
 /* ---- helpers ------------------------------------------------------------------------------- */
+
+/* name in the scratch directory, holding buf[0, n) */
+static void write_bytes(const char *name, const void *buf, size_t n) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", TMP, name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fwrite(buf, 1, n, f), n);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+
+/* whether t has a piece of 4 bytes or more out of word */
+static bool has_piece_of(const qkv_task *t, const char *word) {
+    uint8_t piece[QKV_TOKEN_BYTES_MAX];
+    for (int id = 0; id < t->vocab; id++) {
+        int k = qkv_task_token_bytes(t, id, piece);
+        if (k >= 4 && memmem(word, strlen(word), piece, (size_t)k) != NULL) return true;
+    }
+    return false;
+}
 
 /* a text with what a tokenizer could lose or change: runs of spaces, a tab, a carriage return,
  * UTF-8, an ill-formed byte, a NUL, a literal U+2581 (sentencepiece's space mark), blank lines;
@@ -49,12 +75,7 @@ static size_t write_text(const char *name, int lines) {
         buf[n++] = '\n';
         if (l % 11 == 5) buf[n++] = '\n'; /* a blank line */
     }
-    char path[600];
-    snprintf(path, sizeof path, "%s/%s", TMP, name);
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(fwrite(buf, 1, n, f), n);
-    ck_assert_int_eq(fclose(f), 0);
+    write_bytes(name, buf, n);
     free(buf);
     return n;
 }
@@ -85,6 +106,61 @@ static void check_spelled(const qkv_task *t, int64_t lo, int64_t hi, int64_t fro
     ck_assert_int_eq(at, from + len);
 }
 
+
+/* s[0, n) encoded by t's tokenizer: its pieces, put together, are s */
+static void check_round_trip(const qkv_task *t, const void *s, int64_t n) {
+    int32_t *ids;
+    int64_t k, at = 0;
+    qkv_err e;
+    ck_assert_msg(!qkv_task_encode(t, s, n, &ids, &k, &e), "%s", e.msg);
+    uint8_t piece[QKV_TOKEN_BYTES_MAX];
+    for (int64_t i = 0; i < k; i++) {
+        ck_assert(ids[i] >= 0 && ids[i] < t->vocab);
+        int b = qkv_task_token_bytes(t, ids[i], piece);
+        ck_assert_msg(b > 0 && at + b <= n && !memcmp((const uint8_t *)s + at, piece, (size_t)b),
+                      "token %lld (id %d) does not spell byte %lld", (long long)i, ids[i], (long long)at);
+        at += b;
+    }
+    ck_assert_int_eq(at, n);
+    free(ids);
+}
+
+/* what no training text below holds: every byte alone, spaces (leading, trailing, in runs), a
+ * literal U+2581, and characters from scripts never seen */
+static void check_any_text(const qkv_task *t) {
+    uint8_t all[256];
+    for (int b = 0; b < 256; b++) all[b] = (uint8_t)b;
+    check_round_trip(t, all, 256);
+    for (int b = 0; b < 256; b++) check_round_trip(t, all + b, 1);
+    static const char *const S[] = {"a b", " ", "  x  ", " lead", "trail ", "\xe2\x96\x81 \xe2\x96\x81",
+                                    "\xd0\xbf\xd1\x80\xd0\xb8 \xd0\xb2\xd0\xb5\xd1\x82", "\xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80!",
+                                    "tab\there\r\n  next line\n"};
+    for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) check_round_trip(t, S[i], (int64_t)strlen(S[i]));
+    /* random texts: code points of every plane (surrogates too, which are ill-formed), spaces
+     * and random bytes mixed */
+    qkv_rng r;
+    qkv_rng_seed(&r, 11);
+    for (int k = 0; k < 200; k++) {
+        uint8_t text[400];
+        size_t n = 0;
+        while (n + 4 < sizeof text) {
+            unsigned cp = (unsigned)qkv_rng_below(&r, 0x110000), kind = (unsigned)qkv_rng_below(&r, 8);
+            if (kind == 0) text[n++] = ' ';
+            else if (kind == 1) text[n++] = (uint8_t)qkv_rng_below(&r, 256);
+            else if (kind == 2) text[n++] = (uint8_t)('a' + qkv_rng_below(&r, 10));
+            else if (cp < 0x80) text[n++] = (uint8_t)cp;
+            else if (cp < 0x800) text[n++] = (uint8_t)(0xc0 | cp >> 6), text[n++] = (uint8_t)(0x80 | (cp & 63));
+            else if (cp < 0x10000)
+                text[n++] = (uint8_t)(0xe0 | cp >> 12), text[n++] = (uint8_t)(0x80 | (cp >> 6 & 63)),
+                text[n++] = (uint8_t)(0x80 | (cp & 63));
+            else
+                text[n++] = (uint8_t)(0xf0 | cp >> 18), text[n++] = (uint8_t)(0x80 | (cp >> 12 & 63)),
+                text[n++] = (uint8_t)(0x80 | (cp >> 6 & 63)), text[n++] = (uint8_t)(0x80 | (cp & 63));
+        }
+        check_round_trip(t, text, (int64_t)n);
+    }
+}
+
 /* ---- the pieces ---------------------------------------------------------------------------- */
 
 /* every part's pieces spell that part byte for byte, whatever the bytes (spaces, tabs, CR, NUL,
@@ -104,6 +180,7 @@ START_TEST(test_tokens_spell_the_text) {
         check_spelled(&t, 0, t.ids_val, 0, t.text_val);
         check_spelled(&t, t.ids_val, t.ids_split, t.text_val, t.text_split - t.text_val);
         check_spelled(&t, t.ids_split, t.n_ids, t.text_split, t.text_len - t.text_split);
+        check_any_text(&t);
         /* subword pieces: fewer tokens than bytes */
         ck_assert_int_lt(t.n_ids, t.text_len * 9 / 10);
         /* examples are windows of ids, targets the next token */
@@ -150,12 +227,7 @@ START_TEST(test_tokens_training_part_only_and_deterministic) {
     all.seq_len = 2;
     qkv_task w;
     ck_assert_msg(!qkv_task_open(&w, &all, 0, &e), "%s", e.msg);
-    bool held_piece = false;
-    for (int id = 0; id < w.vocab && !held_piece; id++) {
-        int k = qkv_task_token_bytes(&w, id, piece);
-        held_piece = k >= 4 && memmem("zyxwvutsrq", 10, piece, (size_t)k) != NULL;
-    }
-    ck_assert_msg(held_piece, "no piece of the held-out word even when trained on all the text");
+    ck_assert_msg(has_piece_of(&w, "zyxwvutsrq"), "no piece of the held-out word even when trained on all the text");
     qkv_task_close(&w);
     qkv_task_close(&a);
     qkv_task_close(&b);
@@ -219,6 +291,15 @@ START_TEST(test_tokens_refusals) {
     qkv_task_close(&t);
     ck_assert_int_eq(e.code, QKV_ERR_FAIL);
     ck_assert_msg(!strncmp(e.msg, "task.pieces: ", 13) && !strchr(e.msg, '\n'), "%s", e.msg);
+    /* a text with nothing for the trainer (NULs, newlines, ill-formed UTF-8): the text's fault */
+    char nothing[4000];
+    for (size_t i = 0; i < sizeof nothing; i++) nothing[i] = "\0\n\xff\xc3"[i % 4];
+    write_bytes("nothing.txt", nothing, sizeof nothing);
+    c = tokens_config("nothing.txt", QKV_TOKENIZER_BPE, 300);
+    ck_assert_int_ne(qkv_task_open(&t, &c, 0, &e), 0);
+    qkv_task_close(&t);
+    ck_assert_msg(!strncmp(e.msg, "task.path: ", 11) && strstr(e.msg, "no text to train pieces on") &&
+                      !strchr(e.msg, '\n'), "%s", e.msg);
     /* a tokenizer_path that is not a sentencepiece model */
     c = tokens_config("t.txt", QKV_TOKENIZER_BPE, 300);
     snprintf(c.tokenizer_path, sizeof c.tokenizer_path, "%s/t.txt", TMP);
@@ -324,6 +405,326 @@ START_TEST(test_tokens_run_keeps_vocabulary) {
 }
 END_TEST
 
+
+/* ---- any text: every byte has a piece ------------------------------------------------------ */
+
+/* spaceless words: letters of a small alphabet (so there is something to merge), separated by
+ * sep, lines of them; a Chinese-like text instead when cjk: `chars` distinct characters from
+ * U+4E00, the frequent ones far more often than the rare */
+static size_t spaceless_text(char *buf, size_t cap, int lines, char sep, int chars) {
+    qkv_rng r;
+    qkv_rng_seed(&r, 9);
+    size_t n = 0;
+    for (int l = 0; l < lines && n + 200 < cap; l++) {
+        for (int w = 0; w < 8; w++) {
+            if (chars) { /* a 3-byte character: rank k drawn about as 1/k */
+                int k = (int)((double)chars / (1.0 + (double)qkv_rng_below(&r, (uint64_t)chars * 8) / 8.0));
+                unsigned cp = 0x4e00u + (unsigned)(k % chars);
+                buf[n++] = (char)(0xe0 | cp >> 12), buf[n++] = (char)(0x80 | (cp >> 6 & 63)), buf[n++] = (char)(0x80 | (cp & 63));
+                continue;
+            }
+            int len = 2 + (int)qkv_rng_below(&r, 5);
+            for (int i = 0; i < len; i++) buf[n++] = (char)('a' + qkv_rng_below(&r, 10));
+            buf[n++] = sep;
+        }
+        buf[n++] = '\n';
+    }
+    return n;
+}
+
+/* vocabularies trained on text without a single space (tab- or NUL-separated words, or a
+ * Chinese-like text with more characters than the pieces can hold) still spell any text: a space,
+ * every byte alone, characters never seen; for both of sentencepiece's model types */
+START_TEST(test_tokens_every_byte_of_any_text) {
+    size_t cap = 1 << 20;
+    char *buf = malloc(cap);
+    static const struct { const char *name; char sep; int chars; } CORPORA[] = {
+        {"tabs.txt", '\t', 0}, {"nuls.txt", 0, 0}, {"cjk.txt", 0, 600}};
+    for (size_t c = 0; c < sizeof CORPORA / sizeof CORPORA[0]; c++) {
+        size_t n = spaceless_text(buf, cap, 3000, CORPORA[c].sep, CORPORA[c].chars);
+        ck_assert_ptr_null(memchr(buf, ' ', n));
+        write_bytes(CORPORA[c].name, buf, n);
+        for (int kind = QKV_TOKENIZER_BPE; kind <= QKV_TOKENIZER_UNIGRAM; kind++) {
+            qkv_task_config cfg = tokens_config(CORPORA[c].name, (qkv_tokenizer_kind)kind, 300);
+            qkv_task t;
+            qkv_err e;
+            ck_assert_msg(!qkv_task_open(&t, &cfg, 0, &e), "%s, %s: %s", CORPORA[c].name, QKV_TOKENIZER_NAMES[kind], e.msg);
+            ck_assert_int_eq(t.vocab, 300);
+            check_spelled(&t, 0, t.n_ids, 0, t.text_len);
+            check_any_text(&t);
+            qkv_task_close(&t);
+        }
+    }
+    free(buf);
+}
+END_TEST
+
+/* Debian's Chinese fortunes (fortunes-zh: few spaces, thousands of characters) in a vocabulary of
+ * 400 pieces: every part spelled exactly, and any text too. The file is $QKV_FORTUNES_ZH, or
+ * where the package puts it; where it is missing, a counted skip. (Installing the package adds
+ * its files to the directory task.corpus fortunes reads, changing that corpus: make deps does
+ * not install it.) */
+START_TEST(test_tokens_chinese_fortunes) {
+    const char *zh = getenv("QKV_FORTUNES_ZH") ? getenv("QKV_FORTUNES_ZH") : "/usr/share/games/fortunes/chinese";
+    struct stat st;
+    if (stat(zh, &st) || !S_ISREG(st.st_mode)) {
+        qkv_test_skip("tokens: Chinese text in 400 pieces", "fortunes-zh is missing (its file chinese; "
+                      "QKV_FORTUNES_ZH=FILE names it elsewhere)");
+        return;
+    }
+    qkv_task_config c = tokens_config("", QKV_TOKENIZER_BPE, 400);
+    snprintf(c.path, sizeof c.path, "%s", zh);
+    qkv_task t;
+    qkv_err e;
+    ck_assert_msg(!qkv_task_open(&t, &c, 0, &e), "%s", e.msg);
+    check_spelled(&t, 0, t.ids_val, 0, t.text_val);
+    check_spelled(&t, t.ids_val, t.ids_split, t.text_val, t.text_split - t.text_val);
+    check_spelled(&t, t.ids_split, t.n_ids, t.text_split, t.text_len - t.text_split);
+    ck_assert_int_lt(t.n_ids, t.text_len * 9 / 10); /* pieces, not bytes */
+    check_any_text(&t);
+    qkv_task_close(&t);
+}
+END_TEST
+
+/* a run trained on NUL-separated words (no space anywhere): it records its diagnostics (their
+ * sample prompt has a space), and qkv sample continues a prompt of spaces and characters it never
+ * saw */
+START_TEST(test_tokens_nul_separated_run) {
+    size_t cap = 1 << 20;
+    char *buf = malloc(cap);
+    size_t n = spaceless_text(buf, cap, 3000, 0, 0);
+    write_bytes("nuls.txt", buf, n);
+    free(buf);
+    char out[8192], body[1024], cfg[600];
+    snprintf(body, sizeof body, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32}, \"task\": "
+             "{\"name\": \"text\", \"path\": \"%s/nuls.txt\", \"seq_len\": 16, \"tokenizer\": \"bpe\", \"pieces\": 300}, "
+             "\"train\": {\"steps\": 5, \"batch\": 4}}\n", TMP);
+    snprintf(cfg, sizeof cfg, "%s/nul.json", TMP);
+    qkv_test_write_file(cfg, body);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/nul --quiet 2>&1 >/dev/null", qkv_test_bin(),
+                         cfg, TMP), 0);
+    ck_assert_msg(!strstr(out, "not recorded"), "%s", out);
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "test -s %s/nul/observed-start.safetensors", TMP), 0);
+    static const char PROMPT[] = "a b \xd0\xbf\xd1\x80\xd0\xb8 \xe4\xb8\xad \xf0\x9f\x98\x80";
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s sample %s/nul/config.json --checkpoint %s/nul/model.safetensors "
+                         "--prompt '%s' --tokens 8", qkv_test_bin(), TMP, TMP, PROMPT), 0);
+    ck_assert_msg(!strncmp(out, PROMPT, strlen(PROMPT)), "%s", out);
+}
+END_TEST
+
+/* ---- long lines ----------------------------------------------------------------------------- */
+
+/* `count` words of ws, separated by spaces, as one line into buf; its length */
+static size_t long_line(char *buf, size_t count, const char *const *ws, int nw, qkv_rng *r) {
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        const char *w = ws[qkv_rng_below(r, (uint64_t)nw)];
+        if (i) buf[n++] = ' ';
+        memcpy(buf + n, w, strlen(w));
+        n += strlen(w);
+    }
+    return n;
+}
+
+/* lines longer than sentencepiece's trainer reads (1 MiB) are cut into chunks for the
+ * vocabulary's training, not left out: a corpus of only such lines gets its vocabulary, and a
+ * word found only in one such line among short ones gets pieces of its own */
+START_TEST(test_tokens_long_lines) {
+    static const char *const A[] = {"alpha", "beta", "gamma", "delta", "epsilon"}, *const Z[] = {"zyxwvutsrq"};
+    size_t cap = 3 << 20;
+    char *buf = malloc(cap);
+    qkv_rng r;
+    qkv_rng_seed(&r, 3);
+    /* two lines of about 1.1 MiB, the first longer: the training part (half) is a part of it,
+     * over 1 MiB */
+    size_t n = long_line(buf, 200000, A, 5, &r);
+    buf[n++] = '\n';
+    size_t first = n;
+    n += long_line(buf + n, 180000, A, 5, &r);
+    write_bytes("long.txt", buf, n);
+    qkv_task_config c = tokens_config("long.txt", QKV_TOKENIZER_BPE, 300);
+    c.eval_fraction = 0.5, c.val_fraction = 0;
+    qkv_task t;
+    qkv_err e;
+    ck_assert_msg(!qkv_task_open(&t, &c, 0, &e), "%s", e.msg);
+    ck_assert_int_lt(t.text_val, (int64_t)first);
+    ck_assert_int_gt(t.text_val, 1 << 20);
+    check_spelled(&t, 0, t.n_ids, 0, t.text_len);
+    ck_assert_int_lt(t.n_ids, t.text_len / 3); /* the words became pieces */
+    qkv_task_close(&t);
+    /* short lines of A's words, and in the middle of the training part one long line of a word
+     * found nowhere else */
+    n = 0;
+    for (int l = 0; l < 4000; l++) {
+        n += long_line(buf + n, 1 + qkv_rng_below(&r, 10), A, 5, &r);
+        buf[n++] = '\n';
+        if (l == 1000) {
+            n += long_line(buf + n, 100000, Z, 1, &r);
+            buf[n++] = '\n';
+        }
+    }
+    write_bytes("mixed.txt", buf, n);
+    free(buf);
+    c = tokens_config("mixed.txt", QKV_TOKENIZER_BPE, 300);
+    ck_assert_msg(!qkv_task_open(&t, &c, 0, &e), "%s", e.msg);
+    ck_assert_msg(has_piece_of(&t, "zyxwvutsrq"), "no piece of the long line's word: the line was left out of the vocabulary's training");
+    qkv_task_close(&t);
+}
+END_TEST
+
+/* ---- the vocabulary is bound to the model ---------------------------------------------------- */
+
+/* DIR/FILE's SHA-256 (sha256sum's), into hex */
+static void sha256_of(const char *file, char hex[65]) {
+    char out[256];
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "sha256sum %s/%s", TMP, file), 0);
+    ck_assert(strlen(out) > 64);
+    memcpy(hex, out, 64);
+    hex[64] = 0;
+}
+
+/* each reader of run DIR (eval, sample, --resume with and without --force, inspect) refuses its
+ * tokenizer.model, in one line naming it and both digests, and writes nothing */
+static void check_refused(const char *dir, const char *kept, const char *trained) {
+    char out[8192];
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "cd %s && cp %s/config.json cfg.keep && cp %s/metrics.jsonl metrics.keep && "
+                         "cp %s/checkpoint.safetensors ck.keep", TMP, dir, dir, dir), 0);
+    static const char *const CMDS[] = {"eval %s/config.json --checkpoint %s/model.safetensors",
+                                       "sample %s/config.json --checkpoint %s/model.safetensors --prompt 'the '",
+                                       "train --resume %s --steps 30 --quiet", "train --resume %s --steps 30 --force --quiet",
+                                       "inspect %s"};
+    char run[600];
+    snprintf(run, sizeof run, "%s/%s", TMP, dir);
+    for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++) {
+        char cmd[1600];
+        snprintf(cmd, sizeof cmd, CMDS[i], run, run);
+        ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s %s 2>&1 >/dev/null", qkv_test_bin(), cmd), 1);
+        ck_assert_msg(strstr(out, "/tokenizer.model: sha256 ") && strstr(out, kept) && strstr(out, trained) &&
+                          strchr(out, '\n') == out + strlen(out) - 1, "%s: %s", cmd, out);
+    }
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "cd %s && cmp cfg.keep %s/config.json && cmp metrics.keep %s/metrics.jsonl && "
+                         "cmp ck.keep %s/checkpoint.safetensors && test ! -e %s/summary.json.tmp", TMP, dir, dir, dir, dir), 0);
+}
+
+/* a token run's model files record its vocabulary's digest: another run's tokenizer.model of as
+ * many pieces, or the run's own with one piece edited, is refused by everything that reads the
+ * run; a run made with task.tokenizer_path reads its kept copy, so the external file may go away
+ * or change; a model file without the record (an older qkv's) is taken with the kept copy */
+START_TEST(test_tokens_vocabulary_bound_to_model) {
+    write_text("t.txt", 3000);
+    char out[8192], cfg[600];
+    snprintf(cfg, sizeof cfg, "%s/tok.json", TMP);
+    char body[1024];
+    snprintf(body, sizeof body,
+             "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+             " \"task\": {\"name\": \"text\", \"path\": \"%s/t.txt\", \"seq_len\": 16, \"tokenizer\": \"bpe\","
+             " \"pieces\": 300},\n"
+             " \"train\": {\"steps\": 20, \"batch\": 8, \"eval_every\": 10, \"eval_examples\": 32}}\n", TMP);
+    qkv_test_write_file(cfg, body);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/a --threads 1 --quiet", qkv_test_bin(), cfg, TMP), 0);
+    double loss = qkv_test_json_num(out, "eval_loss");
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/u --set task.tokenizer=unigram --quiet",
+                         qkv_test_bin(), cfg, TMP), 0);
+    char a[65], u[65], x[65];
+    sha256_of("a/tokenizer.model", a);
+    sha256_of("u/tokenizer.model", u);
+    ck_assert_str_ne(a, u);
+    /* another run's vocabulary of as many pieces */
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "cp %s/a/tokenizer.model %s/a.model && cp %s/u/tokenizer.model %s/a/tokenizer.model",
+                         TMP, TMP, TMP, TMP), 0);
+    check_refused("a", u, a);
+    /* the run's own with one piece edited: a byte of its longest piece, in the model's bytes */
+    qkv_task t;
+    qkv_err e;
+    qkv_task_config tc = tokens_config("t.txt", QKV_TOKENIZER_BPE, 300);
+    snprintf(tc.tokenizer_path, sizeof tc.tokenizer_path, "%s/a.model", TMP);
+    ck_assert_msg(!qkv_task_open(&t, &tc, 0, &e), "%s", e.msg);
+    uint8_t piece[QKV_TOKEN_BYTES_MAX], best[QKV_TOKEN_BYTES_MAX];
+    int best_len = 0;
+    for (int id = 0; id < t.vocab; id++) {
+        int k = qkv_task_token_bytes(&t, id, piece);
+        bool letters = true;
+        for (int i = 0; i < k; i++) letters = letters && piece[i] >= 'a' && piece[i] <= 'z';
+        if (letters && k > best_len) memcpy(best, piece, (size_t)(best_len = k));
+    }
+    ck_assert_int_ge(best_len, 3);
+    char *m = malloc(t.tokenizer_model_len);
+    memcpy(m, t.tokenizer_model, t.tokenizer_model_len);
+    char *at = memmem(m, t.tokenizer_model_len, best, (size_t)best_len);
+    ck_assert_ptr_nonnull(at);
+    at[1] = 'Q'; /* "ion" -> "iQn": no such piece, so still a valid model */
+    write_bytes("a/tokenizer.model", m, t.tokenizer_model_len);
+    free(m);
+    qkv_task_close(&t);
+    sha256_of("a/tokenizer.model", x);
+    tc.tokenizer_path[0] = 0;
+    snprintf(tc.tokenizer_path, sizeof tc.tokenizer_path, "%s/a/tokenizer.model", TMP);
+    ck_assert_msg(!qkv_task_open(&t, &tc, 0, &e), "the edited model must load: %s", e.msg);
+    qkv_task_close(&t);
+    check_refused("a", x, a);
+    /* its own again: eval reproduces the run's loss */
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "cp %s/a.model %s/a/tokenizer.model", TMP, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s eval %s/a/config.json --checkpoint %s/a/model.safetensors "
+                         "--threads 1", qkv_test_bin(), TMP, TMP), 0);
+    ck_assert(qkv_test_json_num(out, "loss") == loss);
+
+    /* task.tokenizer_path: the run reads its kept copy; the external file deleted, or replaced by
+     * another vocabulary, changes nothing */
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "cp %s/a.model %s/ext.model", TMP, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s --out %s/p --set task.tokenizer_path=%s/ext.model "
+                         "--threads 1 --quiet", qkv_test_bin(), cfg, TMP, TMP), 0);
+    double ploss = qkv_test_json_num(out, "eval_loss");
+    for (int round = 0; round < 2; round++) {
+        ck_assert_int_eq(qkv_test_sh(NULL, 0, false, round ? "cp %s/u/tokenizer.model %s/ext.model" : "rm %s/ext.model",
+                             TMP, TMP), 0);
+        ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s eval %s/p/config.json --checkpoint %s/p/model.safetensors "
+                             "--threads 1", qkv_test_bin(), TMP, TMP), 0);
+        ck_assert_msg(qkv_test_json_num(out, "loss") == ploss, "%s", out);
+        ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s sample %s/p/config.json --checkpoint %s/p/model.safetensors "
+                             "--prompt 'the ' --tokens 4", qkv_test_bin(), TMP, TMP), 0);
+        ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s inspect %s/p", qkv_test_bin(), TMP), 0);
+    }
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --resume %s/p --steps 30 --quiet", qkv_test_bin(), TMP), 0);
+    /* without the kept copy, the config's vocabulary must be the recorded one: another is
+     * refused, naming it; the right one is used, and --resume keeps it again */
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "rm %s/p/tokenizer.model", TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s eval %s/p/config.json --checkpoint %s/p/model.safetensors 2>&1",
+                         qkv_test_bin(), TMP, TMP), 1);
+    ck_assert_msg(strstr(out, "/ext.model: sha256 ") && strstr(out, u) && strstr(out, a), "%s", out);
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "cp %s/a.model %s/ext.model", TMP, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --resume %s/p --steps 40 --quiet", qkv_test_bin(), TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(NULL, 0, false, "cmp %s/a.model %s/p/tokenizer.model", TMP, TMP), 0);
+
+    /* a model file without the record, as an older qkv wrote it: taken, with the kept copy */
+    char model[600];
+    snprintf(model, sizeof model, "%s/a/model.safetensors", TMP);
+    qkv_config rc;
+    ck_assert_int_eq(qkv_config_of_model_file(model, &rc, &e), 1);
+    char why[512];
+    qkv_model *mm = qkv_model_new(&rc.model, QKV_F32, 0, why, sizeof why);
+    ck_assert_msg(mm && !qkv_load_model(mm, model, why, sizeof why), "%s", why);
+    char *json = qkv_config_to_json(&rc);
+    ck_assert_msg(!qkv_save_model(mm, model, json, 20, why, sizeof why), "%s", why);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s eval %s/a/config.json --checkpoint %s "
+                         "--threads 1", qkv_test_bin(), TMP, model), 0);
+    ck_assert(qkv_test_json_num(out, "loss") == loss);
+    /* a record that is not one (a digest with a line break, or without its kind) is a damaged
+     * file, said in one line, its values not shown */
+    static const char *const DAMAGED[][6] = {
+        {"qkv_tokenizer", "bpe", "qkv_tokenizer_pieces", "300", "qkv_tokenizer_sha256", "x\nsecond line"},
+        {"qkv_tokenizer_pieces", "300", "qkv_tokenizer_sha256", "00", "qkv_x", "y"}};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg(!qkv_save_model_meta(mm, model, json, 20, DAMAGED[i], 3, why, sizeof why), "%s", why);
+        ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s eval %s/a/config.json --checkpoint %s 2>&1",
+                             qkv_test_bin(), TMP, model), 1);
+        ck_assert_msg(strstr(out, i ? "metadata qkv_tokenizer is missing" : "metadata qkv_tokenizer_sha256 is malformed") &&
+                          strchr(out, '\n') == out + strlen(out) - 1, "%s", out);
+    }
+    free(json);
+    qkv_model_free(mm);
+}
+END_TEST
+
 Suite *tokens_suite(void) {
     Suite *s = suite_create("tokens");
     TCase *tc = tcase_create("tokens");
@@ -334,6 +735,11 @@ Suite *tokens_suite(void) {
     tcase_add_test(tc, test_tokens_bits_per_byte);
     tcase_add_test(tc, test_tokens_refusals);
     tcase_add_test(tc, test_tokens_run_keeps_vocabulary);
+    tcase_add_test(tc, test_tokens_every_byte_of_any_text);
+    tcase_add_test(tc, test_tokens_chinese_fortunes);
+    tcase_add_test(tc, test_tokens_nul_separated_run);
+    tcase_add_test(tc, test_tokens_long_lines);
+    tcase_add_test(tc, test_tokens_vocabulary_bound_to_model);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -49,6 +49,11 @@ QKV_INTERNAL char *qkv__cli_self_exe(void);
  * "PATH: "); 0, or -1 with e */
 QKV_INTERNAL int qkv__cli_load_config(const char *path, const char *const *sets, int nsets, qkv_config *c,
                                      qkv_err *e);
+/* the same for a run's config (eval, sample, inspect, --resume): validated with the run's kept
+ * vocabulary (train/vocabulary.h: qkv_use_run_tokenizer of file_in_run, or of the directory with
+ * is_dir) in place of task.tokenizer_path, which the run no longer needs; *c is left as read */
+QKV_INTERNAL int qkv__cli_load_run_config(const char *path, const char *const *sets, int nsets, const char *file_in_run,
+                                          bool is_dir, qkv_config *c, qkv_err *e);
 /* qkv sample and qkv eval: refuse the model file or checkpoint at path when the config it was
  * written with differs from eff (CONFIG's effective config, read from cfg_path) in its model
  * (any model.* key) or its task (task.name), even when the shapes agree; a file without a config

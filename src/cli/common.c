@@ -1,6 +1,7 @@
 /* Shared helpers of the qkv subcommands. */
 #include "cli/cli.h"
 #include "tensor/parallel.h"
+#include "train/vocabulary.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -54,14 +55,27 @@ int qkv__cli_exit(const char *cmd, const qkv_err *e) {
     return qkv__cli_exit_status(e->code);
 }
 
-int qkv__cli_load_config(const char *path, const char *const *sets, int nsets, qkv_config *c, qkv_err *e) {
+/* qkv__cli_load_config, and with file_in_run qkv__cli_load_run_config */
+static int load_config(const char *path, const char *const *sets, int nsets, const char *file_in_run, bool is_dir,
+                       qkv_config *c, qkv_err *e) {
     qkv_config_defaults(c);
     if (qkv_config_load(c, path, e)) return -1;
     for (int i = 0; i < nsets; i++)
         if (qkv_config_set(c, sets[i], e)) return -1;
-    qkv_err v;
-    if (qkv_config_validate(c, &v)) return qkv_err_set(e, v.code, "%s: %s", path, v.msg);
+    qkv_config v = *c; /* a run's: checked with the vocabulary it kept, which is the one it uses */
+    if (file_in_run) qkv_use_run_tokenizer(&v.task, file_in_run, is_dir);
+    qkv_err ve;
+    if (qkv_config_validate(&v, &ve)) return qkv_err_set(e, ve.code, "%s: %s", path, ve.msg);
     return 0;
+}
+
+int qkv__cli_load_config(const char *path, const char *const *sets, int nsets, qkv_config *c, qkv_err *e) {
+    return load_config(path, sets, nsets, NULL, false, c, e);
+}
+
+int qkv__cli_load_run_config(const char *path, const char *const *sets, int nsets, const char *file_in_run, bool is_dir,
+                             qkv_config *c, qkv_err *e) {
+    return load_config(path, sets, nsets, file_in_run, is_dir, c, e);
 }
 
 int qkv__cli_check_trained_with(const char *cmd, const char *path, const char *cfg_path, const qkv_config *eff,

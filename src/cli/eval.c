@@ -4,6 +4,7 @@
 #include "tensor/parallel.h"
 #include "train/memory.h"
 #include "train/train.h"
+#include "train/vocabulary.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -43,7 +44,7 @@ static int eval_run(const eval_args *a, qkv_err *e) {
     if (!a->config || !a->checkpoint)
         return qkv_err_set(e, QKV_ERR_USAGE, "needs CONFIG and --checkpoint FILE (try 'qkv eval --help')");
     qkv_config cfg;
-    if (qkv__cli_load_config(a->config, a->sets.v, a->sets.n, &cfg, e)) return -1;
+    if (qkv__cli_load_run_config(a->config, a->sets.v, a->sets.n, a->checkpoint, false, &cfg, e)) return -1;
     qkv__cli_set_threads((int)a->threads);
     int rc = -1;
     char err[1024]; /* the model's own message (nn) */
@@ -70,7 +71,9 @@ static int eval_run(const eval_args *a, qkv_err *e) {
     }
     qkv_config eff = cfg; /* the effective config: vocab and seq_len filled in, as the file's */
     eff.model = mc;
-    if (qkv__cli_check_trained_with("eval", a->checkpoint, a->config, &eff, e)) goto cleanup;
+    if (qkv__cli_check_trained_with("eval", a->checkpoint, a->config, &eff, e) ||
+        qkv_check_vocabulary(a->checkpoint, &task, e))
+        goto cleanup;
     ctx = qkv_ctx_new();
     qkv_task *t = have_data ? &data_task : &task;
     if (have_data) data_task.seq_len = mc.seq_len; /* batches as long as the longest sequence */

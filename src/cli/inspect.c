@@ -65,7 +65,9 @@ static int run_config(const char *dir, qkv_config *cfg, qkv_err *e) {
     char *path = qkv__pathf("%s/" QKV_RUN_CONFIG, dir), *model = qkv__pathf("%s/" QKV_RUN_MODEL, dir);
     int rc = -1;
     if (!path || !model) qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
-    else if (!qkv__cli_load_config(path, NULL, 0, cfg, e) && !qkv_config_check_model_file(model, cfg, path, e)) rc = 0;
+    else if (!qkv__cli_load_run_config(path, NULL, 0, dir, true, cfg, e) &&
+             !qkv_config_check_model_file(model, cfg, path, e))
+        rc = 0;
     free(path);
     free(model);
     return rc;

@@ -237,7 +237,8 @@ static void print_run(const qkv_run_summary *s, const char *out, const train_arg
 /* train_one's run of the config at cfg_path into out; 0, or -1 with e */
 static int train_run(const train_args *a, qkv_dist d, const char *cfg_path, const char *out, qkv_err *e) {
     qkv_config cfg;
-    if (qkv__cli_load_config(cfg_path, a->sets.v, a->sets.n, &cfg, e) ||
+    if ((a->resume ? qkv__cli_load_run_config(cfg_path, a->sets.v, a->sets.n, a->resume, true, &cfg, e)
+                   : qkv__cli_load_config(cfg_path, a->sets.v, a->sets.n, &cfg, e)) ||
         (a->resume && check_resume_config(a->resume, cfg_path, &cfg, a->force, a->quiet, e)) ||
         extend_steps(a, &cfg, e))
         return -1;

@@ -37,15 +37,25 @@ int qkv_load_model(qkv_model *m, const char *path, char *err, int errlen) {
 
 int qkv_save_model(const qkv_model *m, const char *path, const char *config_json, long long step,
                    char *err, int errlen) {
+    return qkv_save_model_meta(m, path, config_json, step, NULL, 0, err, errlen);
+}
+
+int qkv_save_model_meta(const qkv_model *m, const char *path, const char *config_json, long long step,
+                        const char *const *extra, int n_extra, char *err, int errlen) {
+    if (n_extra < 0 || n_extra > 4) {
+        snprintf(err, (size_t)errlen, "%s: %d extra metadata pairs (at most 4)", qkv__shown(path).s, n_extra);
+        return -1;
+    }
     qkv_st_item *items = malloc((size_t)m->params.n * sizeof *items);
     if (!items) { snprintf(err, (size_t)errlen, "%s: out of memory", qkv__shown(path).s); return -1; }
     for (int i = 0; i < m->params.n; i++) items[i] = (qkv_st_item){m->params.items[i]->name, &m->params.items[i]->t};
     char steps[32], crc[9];
     snprintf(steps, sizeof steps, "%lld", step);
-    const char *meta[8] = {"format", "pt", "qkv_step", steps, "qkv_config", config_json ? config_json : "{}",
-                           QKV_ST_CRC32_KEY, crc};
+    const char *meta[16] = {"format", "pt", "qkv_step", steps, "qkv_config", config_json ? config_json : "{}",
+                            QKV_ST_CRC32_KEY, crc};
+    for (int i = 0; i < 2 * n_extra; i++) meta[8 + i] = extra[i];
     int rc = qkv_st_data_crc32(items, m->params.n, crc, err, (size_t)errlen) ||
-             qkv_st_write(path, items, m->params.n, meta, 4, err, (size_t)errlen) ? -1 : 0;
+             qkv_st_write(path, items, m->params.n, meta, 4 + n_extra, err, (size_t)errlen) ? -1 : 0;
     free(items);
     return rc;
 }

@@ -37,6 +37,7 @@ typedef struct qkv_task {
     struct qkv__tokenizer *tokenizer;
     char *tokenizer_model;
     size_t tokenizer_model_len;
+    char tokenizer_sha256[65]; /* the SHA-256 of tokenizer_model, 64 lowercase hex digits */
     int32_t *ids;
     int64_t n_ids, ids_val, ids_split; /* ids [0, ids_val) train, [ids_val, ids_split) validate, the rest evaluate */
     qkv_seq *seqs;

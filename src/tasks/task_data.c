@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +44,12 @@ static int tokenizer_model(qkv_task *t, qkv_err *e) {
         return 0;
     }
     qkv__spm_type type = t->cfg.tokenizer == QKV_TOKENIZER_BPE ? QKV__SPM_BPE : QKV__SPM_UNIGRAM;
-    if (qkv__tokenizer_train(t->text, t->text_val, type, t->cfg.pieces, &t->tokenizer_model, &t->tokenizer_model_len,
-                             why, sizeof why))
+    int rc = qkv__tokenizer_train(t->text, t->text_val, type, t->cfg.pieces, &t->tokenizer_model,
+                                  &t->tokenizer_model_len, why, sizeof why);
+    if (rc == -2) /* the text's fault, not the count's */
+        return qkv_err_set(e, QKV_ERR_FAIL, "task.path: the %lld training bytes of %s hold %s", (long long)t->text_val,
+                           qkv__shown(t->cfg.path).s, why);
+    if (rc)
         return qkv_err_set(e, QKV_ERR_FAIL, "task.pieces: a %s vocabulary of %d pieces cannot be trained on the %lld "
                            "training bytes: %s", QKV_TOKENIZER_NAMES[t->cfg.tokenizer], t->cfg.pieces,
                            (long long)t->text_val, why);
@@ -57,6 +62,12 @@ static int open_tokens(qkv_task *t, qkv_err *e) {
     char why[QKV_ERR_MSG];
     const char *key = t->cfg.tokenizer_path[0] ? "task.tokenizer_path" : "task.tokenizer";
     if (tokenizer_model(t, e)) return -1;
+    struct sha256_ctx h; /* the model's name in the run's files (train/vocabulary.h) */
+    uint8_t d[SHA256_DIGEST_SIZE];
+    sha256_init(&h);
+    sha256_update(&h, t->tokenizer_model_len, (const uint8_t *)t->tokenizer_model);
+    sha256_digest(&h, sizeof d, d);
+    for (int i = 0; i < SHA256_DIGEST_SIZE; i++) snprintf(t->tokenizer_sha256 + 2 * i, 3, "%02x", d[i]);
     t->tokenizer = qkv__tokenizer_load(t->tokenizer_model, t->tokenizer_model_len, why, sizeof why);
     if (!t->tokenizer && t->cfg.tokenizer_path[0])
         return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s: %s", key, qkv__shown(t->cfg.tokenizer_path).s, why);

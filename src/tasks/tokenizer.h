@@ -22,10 +22,14 @@ typedef struct qkv__tokenizer qkv__tokenizer;
 typedef enum { QKV__SPM_BPE, QKV__SPM_UNIGRAM } qkv__spm_type;
 
 /* a vocabulary of `pieces` pieces trained on text[0, len): on what qkv__tokenizer_encode hands
- * sentencepiece, its lines cut where a byte only a byte piece stands for is (one thread, every
- * run in order, no sampling: the same text gives the same model, byte for byte); the serialized
- * model (sentencepiece's ModelProto, what spm_train writes as NAME.model) into a malloc'd
- * *model of *model_len bytes. 0, or -1 with sentencepiece's reason in why */
+ * sentencepiece, its lines cut where a byte only a byte piece stands for is, and into chunks of
+ * at most 1 MiB (the longest sentence its trainer reads); when the text has more characters than
+ * fit beside the 257 pieces that are not characters, cut too at every character but the most
+ * frequent ones that fill half that room, rounded up (the rest are spelled by byte pieces). One
+ * thread, every run in order, no sampling: the same text gives the same model, byte for byte; the
+ * serialized model (sentencepiece's ModelProto, what spm_train writes as NAME.model) into a malloc'd
+ * *model of *model_len bytes. 0, or -1 with sentencepiece's reason in why (-2: the text holds
+ * nothing for the trainer, said in why) */
 QKV_INTERNAL int qkv__tokenizer_train(const uint8_t *text, int64_t len, qkv__spm_type type, int pieces, char **model,
                                       size_t *model_len, char *why, size_t why_len);
 /* a tokenizer from a serialized model; NULL with why when it is not one qkv can use (not a
@@ -39,8 +43,9 @@ QKV_INTERNAL int qkv__tokenizer_size(const qkv__tokenizer *tk);
  * space mark, is a space), valid while tk lives; *len bytes, not NUL-terminated */
 QKV_INTERNAL const char *qkv__tokenizer_piece(const qkv__tokenizer *tk, int id, int *len);
 /* text[0, len) as token ids, line by line (a line's ids, then the newline's byte piece), into a
- * malloc'd *ids of *n_ids; the pieces' bytes are checked to be the text's. 0, or -1 with why
- * (naming the byte offset where they differ) */
+ * malloc'd *ids of *n_ids; a space the vocabulary has no piece for is its byte piece (where
+ * sentencepiece would spell its space mark, U+2581, in bytes); the pieces' bytes are checked to
+ * be the text's. 0, or -1 with why (naming the byte offset where they differ) */
 QKV_INTERNAL int qkv__tokenizer_encode(const qkv__tokenizer *tk, const uint8_t *text, int64_t len, int32_t **ids,
                                        int64_t *n_ids, char *why, size_t why_len);
 

@@ -9,12 +9,14 @@ extern "C" {
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 struct qkv__tokenizer {
@@ -45,35 +47,106 @@ size_t plain_run(const uint8_t *p, size_t n) {
     return i;
 }
 
+/* the longest sentence sentencepiece's trainer reads (its max_sentence_length, in bytes of the
+ * sentence as it stores it: a space as its 3-byte mark); a longer one it leaves out of training
+ * without a word, so Runs cuts longer runs into chunks of at most this many */
+constexpr size_t MAX_SENTENCE = 1 << 20;
+
+/* the length of the longest prefix of the plain run p[0, n) whose size in the trainer (a space
+ * counts 3) is at most MAX_SENTENCE, ending on a UTF-8 sequence boundary */
+size_t chunk(const uint8_t *p, size_t n) {
+    size_t i = 0, cost = 0;
+    while (i < n) {
+        const char *why;
+        size_t k = qkv__utf8_seq(p + i, n - i, &why); /* > 0: p is a plain run */
+        size_t c = p[i] == ' ' ? 3 : k;
+        if (cost + c > MAX_SENTENCE) break;
+        cost += c, i += k;
+    }
+    return i;
+}
+
+/* a character of a plain run (its UTF-8 bytes) as the trainer counts it: a space as its mark */
+std::string char_at(const uint8_t *p, size_t n, size_t *k) {
+    const char *why;
+    *k = qkv__utf8_seq(p, n, &why); /* > 0: p is in a plain run */
+    return p[0] == ' ' ? std::string(SPACE_MARK) : std::string(reinterpret_cast<const char *>(p), *k);
+}
+
 /* the text's plain runs (plain_run), one at a time, as the trainer reads the lines of its input
- * file: it is trained on exactly what qkv__tokenizer_encode gives it to encode */
+ * file: it is trained on what qkv__tokenizer_encode gives it to encode, a run longer than the
+ * trainer reads cut into chunks (chunk), and, when keep() gave a set of characters, cut at every
+ * character outside it too (those are spelled by byte pieces) */
 class Runs : public sentencepiece::SentenceIterator {
   public:
-    Runs(const uint8_t *text, size_t len) : p_(text), end_(text + len) { Next(); }
+    Runs(const uint8_t *text, size_t len) : start_(text), p_(text), end_(text + len) { Next(); }
     bool done() const override { return done_; }
     void Next() override {
         done_ = true;
         while (p_ < end_) {
-            size_t k = plain_run(p_, static_cast<size_t>(end_ - p_));
+            size_t rest = static_cast<size_t>(end_ - p_), k = plain_run(p_, rest < MAX_SENTENCE ? rest : MAX_SENTENCE);
+            size_t skip = 1, i = 0, c;
+            for (; keep_ && i < k; i += c) /* the characters kept, up to the first that is not */
+                if (!keep_->count(char_at(p_ + i, k - i, &c))) {
+                    if (i == 0) skip = c;
+                    break;
+                }
+            if (keep_) k = i;
+            if (k) k = chunk(p_, k);
             run_.assign(reinterpret_cast<const char *>(p_), k);
-            p_ += k ? k : 1; /* a byte that only a byte piece stands for */
+            p_ += k ? k : skip; /* bytes only byte pieces stand for */
             if (k) { done_ = false; return; }
         }
     }
     const std::string &value() const override { return run_; }
     sentencepiece::util::Status status() const override { return sentencepiece::util::Status(); }
+    void keep(const std::unordered_set<std::string> *chars) { keep_ = chars; p_ = start_; Next(); }
 
   private:
-    const uint8_t *p_, *end_;
+    const uint8_t *start_, *p_, *end_;
+    const std::unordered_set<std::string> *keep_ = nullptr;
     std::string run_;
     bool done_ = true;
 };
+
+/* the pieces that are not characters: the unknown piece and the 256 byte pieces */
+constexpr int META_PIECES = 1 + 256;
+
+/* the characters a vocabulary of `pieces` can hold on these runs: sentencepiece makes a piece of
+ * every character it reads (its character_coverage, below 1, cannot go under 0.98) and refuses
+ * more than fit beside the meta pieces. When they all fit, all (false); otherwise (true) the most
+ * frequent ones filling half the room (rounded up), in *chars (the other half is for merges; the
+ * rest are spelled by byte pieces) */
+bool fitting_chars(Runs &runs, int pieces, std::unordered_set<std::string> *chars) {
+    std::unordered_map<std::string, int64_t> count;
+    for (; !runs.done(); runs.Next()) {
+        const std::string &r = runs.value();
+        const uint8_t *p = reinterpret_cast<const uint8_t *>(r.data());
+        for (size_t i = 0, k; i < r.size(); i += k) count[char_at(p + i, r.size() - i, &k)]++;
+    }
+    runs.keep(nullptr); /* from the start again */
+    size_t room = pieces > META_PIECES ? static_cast<size_t>(pieces - META_PIECES) : 0;
+    if (count.size() <= room) return false;
+    std::vector<std::pair<int64_t, std::string>> c; /* most frequent first; ties in byte order */
+    for (const auto &kv : count) c.emplace_back(-kv.second, kv.first);
+    std::sort(c.begin(), c.end());
+    for (size_t i = 0; i < room - room / 2 && i < c.size(); i++) chars->insert(c[i].second);
+    return true;
+}
 
 } // namespace
 
 extern "C" int qkv__tokenizer_train(const uint8_t *text, int64_t len, qkv__spm_type type, int pieces, char **model,
                                     size_t *model_len, char *why, size_t why_len) {
     try {
+        Runs runs(text, static_cast<size_t>(len));
+        if (runs.done()) {
+            say(why, why_len, "only newlines, NULs and ill-formed UTF-8, which byte pieces spell: no text to "
+                              "train pieces on");
+            return -2;
+        }
+        std::unordered_set<std::string> chars;
+        if (fitting_chars(runs, pieces, &chars)) runs.keep(&chars);
         /* lossless pieces (see tokenizer.h); one thread, every sentence in order: deterministic */
         const std::unordered_map<std::string, std::string> args = {
             {"model_type", type == QKV__SPM_BPE ? "bpe" : "unigram"},
@@ -87,10 +160,9 @@ extern "C" int qkv__tokenizer_train(const uint8_t *text, int64_t len, qkv__spm_t
             {"num_threads", "1"},
             {"input_sentence_size", "0"},
             {"shuffle_input_sentence", "false"},
-            {"max_sentence_length", "1048576"},
+            {"max_sentence_length", std::to_string(MAX_SENTENCE)},
             {"minloglevel", "2"}, /* its progress lines are not qkv's output */
         };
-        Runs runs(text, static_cast<size_t>(len));
         std::string out;
         auto st = sentencepiece::SentencePieceTrainer::Train(args, &runs, &out);
         if (!st.ok()) { say(why, why_len, st.message()); return -1; }
@@ -175,7 +247,13 @@ extern "C" int qkv__tokenizer_encode(const qkv__tokenizer *tk, const uint8_t *te
             auto st = tk->sp.Encode(std::string(reinterpret_cast<const char *>(text + at), k), &run);
             if (!st.ok()) { say(why, why_len, st.message()); return -1; }
             size_t off = at;
-            for (int id : run) { /* the pieces must spell the run, byte for byte */
+            for (size_t j = 0; j < run.size(); j++) { /* the pieces must spell the run, byte for byte */
+                int id = run[j];
+                /* a space the vocabulary has no piece for: sentencepiece spells its mark, U+2581,
+                 * in byte pieces; it is the space's own byte piece */
+                if (text[off] == ' ' && j + 2 < run.size() && id == tk->byte_id[0xe2] &&
+                    run[j + 1] == tk->byte_id[0x96] && run[j + 2] == tk->byte_id[0x81])
+                    id = tk->byte_id[' '], j += 2;
                 const std::string &s = tk->bytes[static_cast<size_t>(id)];
                 if (s.empty() || off + s.size() > at + k || std::memcmp(text + off, s.data(), s.size())) {
                     say(why, why_len, "the tokenizer's pieces do not reproduce the text at byte " + std::to_string(off) +

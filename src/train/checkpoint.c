@@ -7,13 +7,15 @@
  *   metadata           qkv_step, qkv_optim_step (the optimizer's step count), qkv_config (the
  *                      run's effective config, as in the model file) and qkv_crc32 (the data
  *                      buffer's CRC-32: io/safetensors.h); checkpoints of an older qkv have
- *                      neither of the last two */
+ *                      neither of the last two; the caller's extra pairs (a token run's
+ *                      vocabulary: train/vocabulary.h) */
 #include "train/checkpoint.h"
 #include "io/safetensors.h"
 #include "io/strbuf.h"
 #include "nn/model_file.h"
 #include "train/run_dir.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -67,7 +69,8 @@ static qkv_tensor vec(qkv_dtype dt, int64_t n, void *data) {
 }
 
 int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o, const qkv_train_state *s,
-                        const qkv_rng *data, const char *config_json, qkv_err *e) {
+                        const qkv_rng *data, const char *config_json, const char *const *extra, int n_extra,
+                        qkv_err *e) {
     int n = m->params.n;
     qkv_st_item *items = malloc((size_t)(n + 4) * sizeof *items);
     if (!items) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory saving a checkpoint");
@@ -85,16 +88,20 @@ int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o,
     char steps[32], osteps[32], crc[9];
     snprintf(steps, sizeof steps, "%lld", s->step);
     snprintf(osteps, sizeof osteps, "%lld", o->step);
-    const char *meta[10] = {"format", "pt", "qkv_step", steps, "qkv_optim_step", osteps, QKV_ST_CRC32_KEY, crc,
+    const char *meta[18] = {"format", "pt", "qkv_step", steps, "qkv_optim_step", osteps, QKV_ST_CRC32_KEY, crc,
                             "qkv_config", config_json};
+    int n_meta = config_json ? 5 : 4;
+    assert(n_extra >= 0 && n_extra <= 4); /* checkpoint.h */
+    for (int i = 0; i < n_extra; i++, n_meta++) /* after the config, or in its place */
+        meta[2 * n_meta] = extra[2 * i], meta[2 * n_meta + 1] = extra[2 * i + 1];
     char *ck = qkv__pathf("%s/%s", dir, QKV_RUN_CHECKPOINT), *model = qkv__pathf("%s/%s", dir, QKV_RUN_MODEL);
     int rc = -1;
     char why[QKV_ERR_MSG]; /* the library's message (io, nn) */
     if (!ck || !model) qkv_err_set(e, QKV_ERR_FAIL, "out of memory saving a checkpoint");
     else if (qkv_st_data_crc32(items, k, crc, why, sizeof why) ||
-             qkv_st_write(ck, items, k, meta, config_json ? 5 : 4, why, sizeof why) ||
+             qkv_st_write(ck, items, k, meta, n_meta, why, sizeof why) ||
              /* the parameters alone, for users and PyTorch */
-             qkv_save_model(m, model, config_json, s->step, why, (int)sizeof why))
+             qkv_save_model_meta(m, model, config_json, s->step, extra, n_extra, why, (int)sizeof why))
         qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     else rc = 0;
     free(items);

@@ -23,10 +23,13 @@ typedef struct qkv_train_state {
 
 /* Write DIR/checkpoint.safetensors (m's parameters, o's state, s, the data stream `data`) and
  * DIR/model.safetensors (the parameters alone), each atomically, each with config_json (the
- * effective config; NULL: none in the checkpoint, "{}" in the model file) as metadata qkv_config
- * and the CRC-32 of its data as qkv_crc32 (io/safetensors.h). 0, or -1 with one line in e. */
+ * effective config; NULL: none in the checkpoint, "{}" in the model file) as metadata qkv_config,
+ * the CRC-32 of its data as qkv_crc32 (io/safetensors.h) and n_extra (at most 4) more pairs
+ * extra[2*i], extra[2*i+1] (a token run's vocabulary: train/vocabulary.h). 0, or -1 with one line
+ * in e. */
 QKV_APP_API int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o, const qkv_train_state *s,
-                        const qkv_rng *data, const char *config_json, qkv_err *e);
+                        const qkv_rng *data, const char *config_json, const char *const *extra, int n_extra,
+                        qkv_err *e);
 /* Read DIR/checkpoint.safetensors into m, o, s and data (m and o built for the same config).
  * A checkpoint whose data does not match its qkv_crc32 is refused (damaged); checkpoints of
  * earlier versions (no checksum or config, 6 loop scalars, no optimizer step) load too. 0, or

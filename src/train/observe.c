@@ -9,6 +9,7 @@
 #include "train/run_dir.h"
 #include "train/sample.h"
 #include "train/train.h"
+#include "train/vocabulary.h"
 
 #include <errno.h>
 #include <math.h>
@@ -217,6 +218,7 @@ static int observation(const qkv_config *cfg, const char *dir, bool trained, int
         qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
         goto done;
     }
+    if (trained && qkv_check_vocabulary(path, &task, e)) goto done;
     if (attention(m, &task, mc.layers, mc.heads, o, e) || scores(m, mc.layers, mc.heads, o, e) ||
         (trained && cfg->task.kind == QKV_TASK_TEXT && sample(m, &task, o, e)))
         goto done;

@@ -11,6 +11,7 @@
 #include "train/run_dir.h"
 #include "train/observe.h"
 #include "train/verdict.h"
+#include "train/vocabulary.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -41,8 +42,10 @@ static const char *in_dir(qkv__run *r, const char *file, qkv_err *e) {
 static int save_checkpoint(qkv__run *r, qkv_err *e) {
     qkv_train_state s = r->st;
     s.seconds += qkv_clock_seconds() - r->t0; /* timing too: a resumed run reports the whole run's time */
-    return qkv_checkpoint_save(r->opt->out_dir, r->model, &r->optim, &s, &r->task.train_rng, r->config_json,
-                               e);
+    qkv_vocabulary_meta v; /* what the token ids mean */
+    int nv = qkv_vocabulary_meta_of(&r->task, &v);
+    return qkv_checkpoint_save(r->opt->out_dir, r->model, &r->optim, &s, &r->task.train_rng, r->config_json, v.pairs,
+                               nv, e);
 }
 
 /* keep the metrics lines of steps the checkpoint has (a resumed run rewrites the rest) */
@@ -245,18 +248,6 @@ double qkv__run_loss(const qkv__run *r) {
 
 /* ---- setup ---------------------------------------------------------------------------------- */
 
-void qkv_use_run_tokenizer(qkv_task_config *tc, const char *file_in_run, bool is_dir) {
-    if (tc->tokenizer == QKV_TOKENIZER_BYTES || tc->tokenizer_path[0]) return;
-    const char *slash = is_dir ? NULL : strrchr(file_in_run, '/');
-    int dir_len = is_dir ? (int)strlen(file_in_run) : slash ? (int)(slash - file_in_run) : 1;
-    const char *dir = is_dir || slash ? file_in_run : ".";
-    char *path = qkv__pathf("%.*s/" QKV_RUN_TOKENIZER, dir_len, dir);
-    struct stat st;
-    if (path && strlen(path) < sizeof tc->tokenizer_path && stat(path, &st) == 0 && S_ISREG(st.st_mode))
-        memcpy(tc->tokenizer_path, path, strlen(path) + 1);
-    free(path);
-}
-
 /* a fresh run keeps the text task's tokenizer beside it (run_dir.h) */
 static int write_tokenizer(qkv__run *r, qkv_err *e) {
     char why[QKV_ERR_MSG];
@@ -337,6 +328,12 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
     if (r->opt->resume &&
         qkv_checkpoint_load(r->opt->out_dir, r->model, &r->optim, &r->st, &r->task.train_rng, e))
         return -1;
+    if (r->opt->resume && r->task.tokenizer) { /* the vocabulary it trained with, --force or not */
+        char *ck = qkv__pathf("%s/" QKV_RUN_CHECKPOINT, r->opt->out_dir);
+        int bad = !ck ? qkv_err_set(e, QKV_ERR_FAIL, "out of memory") : qkv_check_vocabulary(ck, &r->task, e);
+        free(ck);
+        if (bad) return -1;
+    }
     if (!r->opt->resume) r->st.last_loss = r->st.logged_loss = NAN;
     r->train_loss = r->st.logged_loss;
     r->start = r->st.step;
@@ -357,7 +354,10 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
     if (!path) return -1;
     if (qkv__write_file_atomic(path, r->config_json, strlen(r->config_json), why, sizeof why))
         return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-    if (!r->opt->resume && r->task.tokenizer && write_tokenizer(r, e)) return -1;
+    /* a resumed run that lost it gets it back: the vocabulary the config gives, checked above
+     * against the checkpoint's record */
+    if (!(path = in_dir(r, QKV_RUN_TOKENIZER, e))) return -1;
+    if (r->task.tokenizer && (!r->opt->resume || access(path, F_OK)) && write_tokenizer(r, e)) return -1;
     if (!(path = in_dir(r, QKV_RUN_METRICS, e))) return -1;
     if (!r->opt->resume && qkv__write_file_atomic(path, "", 0, why, sizeof why))
         return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);

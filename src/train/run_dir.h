@@ -8,7 +8,8 @@
  *                           tokens_per_s, elapsed; appended as the run goes (a resumed run
  *                           first drops the lines after its checkpoint)
  *   model.safetensors       the parameters, PyTorch-loadable (metadata: format pt, qkv_step,
- *                           qkv_config = the effective config, qkv_crc32 = the data's CRC-32)
+ *                           qkv_config = the effective config, qkv_crc32 = the data's CRC-32;
+ *                           a token run's vocabulary: train/vocabulary.h)
  *   checkpoint.safetensors  what --resume needs: the parameters, the optimizer's state
  *                           (optim.m, optim.v), the loop's state (state.scalars, checkpoint.c)
  *                           and the training data stream (state.rng); metadata as the model
@@ -22,7 +23,9 @@
  *   observed-start.safetensors  the same of the model at step 0, written as a fresh run starts
  *   tokenizer.model         the text task's sentencepiece vocabulary (task.tokenizer bpe or
  *                           unigram), as trained on the training part or read from
- *                           task.tokenizer_path; eval, sample and --resume use it
+ *                           task.tokenizer_path; eval, sample, inspect and --resume use it
+ *                           (never task.tokenizer_path again), checked against the SHA-256
+ *                           the model files record (train/vocabulary.h)
  *
  * Every file but the two logs is replaced atomically (src/io/fileio.h), so a reader sees a
  * whole old file or a whole new one. */

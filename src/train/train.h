@@ -63,13 +63,6 @@ typedef struct qkv_run_summary {
  * or QKV_ERR_FAIL */
 QKV_APP_API int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, qkv_err *e);
 
-/* the text task's tokenizer kept beside a run: when tc trains pieces (task.tokenizer bpe or
- * unigram) and gives no task.tokenizer_path, the run directory's tokenizer.model becomes it, if
- * the directory holds one, so qkv eval, sample and --resume use the vocabulary the run trained
- * with. file_in_run: any file of the run directory (its checkpoint), or the directory with
- * is_dir. Nothing changes for other tasks, when the file is missing or its path is too long */
-QKV_APP_API void qkv_use_run_tokenizer(qkv_task_config *tc, const char *file_in_run, bool is_dir);
-
 /* mean loss and accuracy of model m on the task's evaluation examples (n of them, capped by
  * the task's size), in batches of `batch`; ctx is reset as it goes */
 QKV_APP_API int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, qkv_eval_result *r,
