@@ -111,7 +111,7 @@ static int sample_run(const sample_args *a, qkv_err *e) {
     if (!a->config || !a->checkpoint)
         return qkv_err_set(e, QKV_ERR_USAGE, "needs CONFIG and --checkpoint FILE (try 'qkv sample --help')");
     qkv_config cfg;
-    if (qkv__cli_load_config(a->config, a->sets.v, a->sets.n, &cfg, e)) return -1;
+    if (qkv__cli_load_config(a->config, a->sets.v, a->sets.n, &cfg, e) || qkv_precision_usable(&cfg.train, e)) return -1;
     int rc = -1;
     qkv_task task;
     memset(&task, 0, sizeof task);
@@ -149,7 +149,8 @@ static int sample_run(const sample_args *a, qkv_err *e) {
         goto done;
     }
     if (qkv__cli_check_trained_with("sample", a->checkpoint, a->config, &eff, e)) goto done;
-    qkv_sample_opts o = {(int)a->tokens, a->temperature, (int)a->top_k, (uint64_t)a->seed};
+    qkv_sample_opts o = {(int)a->tokens, a->temperature, (int)a->top_k, (uint64_t)a->seed,
+                         cfg.train.precision == QKV_PRECISION_BF16};
     if (!(out = malloc((size_t)o.tokens * sizeof *out))) {
         qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         goto done;

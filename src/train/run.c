@@ -272,8 +272,7 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
     r->tty = isatty(2) && !r->opt->quiet;
     char why[QKV_ERR_MSG]; /* the library's message (nn, io, tensor) */
     /* bf16 products where this CPU (or build) has none: refused before any work or write */
-    if (c->train.precision == QKV_PRECISION_BF16 && !qkv_bf16_available(why, sizeof why))
-        return qkv_err_set(e, QKV_ERR_USAGE, "train.precision: \"bf16\" is refused: %s (use \"f32\")", why);
+    if (qkv_precision_usable(&c->train, e)) return -1;
     qkv_task_config tc = c->task; /* a resumed run's vocabulary is the one it kept */
     if (r->opt->resume) qkv_use_run_tokenizer(&tc, r->opt->out_dir, true);
     if (qkv_task_open(&r->task, &tc, (uint64_t)c->train.seed, e)) return -1;

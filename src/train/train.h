@@ -63,6 +63,12 @@ typedef struct qkv_run_summary {
  * or QKV_ERR_FAIL */
 QKV_APP_API int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, qkv_err *e);
 
+/* whether c's products (train.precision) run on this machine: 0, or -1 with e (QKV_ERR_USAGE, one
+ * line naming the key). A bf16 run is trained, evaluated, sampled and inspected in bf16 (its
+ * config says so), so qkv eval reproduces the evaluation the run recorded; where bf16 cannot run,
+ * each of them is refused before any work (--set train.precision=f32 evaluates in float32) */
+QKV_APP_API int qkv_precision_usable(const qkv_train_config *c, qkv_err *e);
+
 /* the text task's tokenizer kept beside a run: when tc trains pieces (task.tokenizer bpe or
  * unigram) and gives no task.tokenizer_path, the run directory's tokenizer.model becomes it, if
  * the directory holds one, so qkv eval, sample and --resume use the vocabulary the run trained
