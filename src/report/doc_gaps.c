@@ -33,7 +33,8 @@ static const char *trend_words(qkv_gap_trend t, bool baseline) {
     }
 }
 
-/* "A,B,C" as steps into out (at most max); the count, or -1 when one is not a step number */
+/* "A,B,C" as steps into out (at most max); the count, or -1 when one is not a step number (the
+ * order is checked by the caller) */
 static int parse_steps(const char *list, long long *out, int max) {
     int n = 0;
     for (const char *p = list; *p; n++) {
@@ -94,13 +95,24 @@ static void variant_item(qkv_strbuf *b, const void *v, int i) {
 }
 
 char *qkv__doc_gap(char *words, qkv_err *e) {
-    char *save = NULL, *dir = strtok_r(words, " \t", &save), *names = NULL;
+    char *save = NULL, *dir = strtok_r(words, " \t", &save), *names = NULL, *given[2] = {NULL, NULL};
     long long steps[256];
     int ns = 0;
     if (!dir) return qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: expected DIR [steps=A,B] [variants=X,Y]"), NULL;
     for (char *w = strtok_r(NULL, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-        if (!strncmp(w, "steps=", 6) && (ns = parse_steps(w + 6, steps, 256)) > 0) continue;
-        if (!strncmp(w, "variants=", 9) && w[9]) names = w + 9;
+        int opt = !strncmp(w, "steps=", 6) ? 0 : !strncmp(w, "variants=", 9) ? 1 : -1;
+        if (opt >= 0 && given[opt]) /* the later one would silently win */
+            return qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: %s given twice ('%s', then '%s'; expected each option "
+                               "once)", opt ? "variants=" : "steps=", given[opt], w), NULL;
+        if (opt >= 0) given[opt] = w;
+        if (opt == 0 && (ns = parse_steps(w + 6, steps, 256)) > 0) {
+            for (int i = 1; i < ns; i++) /* columns left to right in time, so the trend reads forwards */
+                if (steps[i] <= steps[i - 1])
+                    return qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: %s: step %lld after %lld (expected increasing "
+                                       "step numbers, each once)", w, steps[i], steps[i - 1]), NULL;
+            continue;
+        }
+        if (opt == 1 && w[9]) names = w + 9;
         else
             return qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: unexpected '%s' (expected steps=A,B with step numbers, "
                                "variants=X,Y)", w), NULL;
@@ -131,6 +143,12 @@ char *qkv__doc_gap(char *words, qkv_err *e) {
             qkv__strbuf_free(&list);
             goto done;
         }
+        for (int i = 0; i < nr; i++)
+            if (rows[i] == v && v != c.baseline) { /* a row twice: the table would repeat it */
+                qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: variants=%s: '%s' twice (expected each variant once)", names,
+                            r.v[v].name);
+                goto done;
+            }
         if (v != c.baseline && nr < c.n_variants) rows[nr++] = v;
         p += len + (p[len] == ',');
     }
