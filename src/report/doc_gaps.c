@@ -23,8 +23,7 @@ void qkv__doc_gap_cell(const qkv_gap *a, bool baseline, char *out, size_t n) {
     if (!strcmp(out, "-0.000")) out[0] = '+'; /* no sign that rounding made */
 }
 
-/* the words of the trend (findings.h), the baseline's own loss improving where a gap closes */
-static const char *trend_words(qkv_gap_trend t, bool baseline) {
+const char *qkv__doc_gap_trend_word(qkv_gap_trend t, bool baseline) {
     switch (t) {
     case QKV_GAP_FLAT: return "flat";
     case QKV_GAP_CLOSING: return baseline ? "improving" : "closing";
@@ -74,7 +73,7 @@ static char *render(const qkv_ablate_gaps *g, const qkv_ablate_results *r, const
         char iv[64] = QKV_REPORT_DASH, change[32] = "";
         if (isfinite(l->lo)) snprintf(iv, sizeof iv, "[%.3f, %.3f]", l->lo + 0.0, l->hi + 0.0);
         if (isfinite(g->change[v])) snprintf(change, sizeof change, " (%+.3f)", g->change[v]);
-        snprintf(qkv_report_cell(t, i, k + 1), QKV_REPORT_CELL, "%s; %s%s", iv, trend_words(g->trend[v], v == b),
+        snprintf(qkv_report_cell(t, i, k + 1), QKV_REPORT_CELL, "%s; %s%s", iv, qkv__doc_gap_trend_word(g->trend[v], v == b),
                  change);
     }
     const char *base = r->v[b].name;
