@@ -267,6 +267,12 @@ static int train_run(const train_args *a, qkv_dist d, const char *cfg_path, cons
         return 0;
     }
     if (r) return -1;
+    if (s.finished) { /* its summary stays the one it wrote when it finished */
+        if (!a->quiet)
+            fprintf(stderr, "qkv train: %s is finished (%lld of %d steps): nothing to do, nothing rewritten (train "
+                    "on with --resume %s --steps N)\n", out, s.steps, cfg.train.steps, out);
+        return 0;
+    }
     print_run(&s, out, a, d, timed_since);
     if (!a->quiet) fprintf(stderr, "qkv train: run directory %s\n", out);
     return 0;

@@ -339,6 +339,14 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
     if (!r->opt->resume) r->st.last_loss = r->st.logged_loss = NAN;
     r->train_loss = r->st.logged_loss;
     r->start = r->st.step;
+    /* a finished run resumed (every step done, its summary written): nothing to do, and nothing in
+     * its directory is rewritten (a checkpoint of the last step whose summary is missing was
+     * stopped before its end, and finishes below) */
+    const char *summary = r->opt->resume && r->st.step >= c->train.steps ? in_dir(r, QKV_RUN_SUMMARY, NULL) : NULL;
+    if (summary && access(summary, F_OK) == 0) {
+        r->finished = true;
+        return 0;
+    }
     if (r->dist.rank) return 0;
     if (qkv__mkdirs(r->opt->out_dir, why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     if (lock_run(r, e)) return -1;

@@ -47,6 +47,8 @@ typedef struct qkv_run_summary {
     long long steps, skipped_steps;
     int64_t params, attn_params;
     bool interrupted;
+    bool finished;               /* --resume of a run that had finished: nothing was done or written,
+                                    and only steps is filled (summary.json holds the rest) */
     qkv_verdict verdict;         /* solved within the budget? still improving? (verdict.h) */
     int processes;               /* that trained it together (dist.h) */
     uint64_t param_checksum;     /* FNV-1a of the final parameters' bytes, equal on every process */
