@@ -676,9 +676,11 @@ static void sample(char *out, size_t n, const char *opts) {
 START_TEST(test_sample) {
     sample_model();
     char a[4096], b[4096], c[4096];
-    /* the prompt, then exactly --tokens bytes; a seed gives the same sample every time */
+    /* the prompt, then exactly --tokens bytes and a newline that ends the output (the sample's
+     * last byte may be a newline too); a seed gives the same sample every time */
     sample(a, sizeof a, "--prompt 'the Program' --tokens 120 --seed 3");
-    ck_assert_int_eq(strlen(a), 11 + 120);
+    ck_assert_int_eq(strlen(a), 11 + 120 + 1);
+    ck_assert_int_eq(a[11 + 120], '\n');
     ck_assert(!strncmp(a, "the Program", 11));
     sample(b, sizeof b, "--prompt 'the Program' --tokens 120 --seed 3");
     ck_assert_str_eq(a, b);
@@ -706,7 +708,8 @@ START_TEST(test_sample) {
     ck_assert_str_eq(a + 28, b + 19);
     /* the default prompt is a newline */
     sample(a, sizeof a, "--tokens 5 --temperature 0");
-    ck_assert_int_eq(strlen(a), 6);
+    ck_assert_int_eq(strlen(a), 7);
+    ck_assert_int_eq(a[6], '\n');
     ck_assert_int_eq(a[0], '\n');
 }
 END_TEST

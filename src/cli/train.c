@@ -1,4 +1,5 @@
 /* qkv train: train a model from a config, or resume a run. */
+#include "app/heartbeat.h"
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "io/fileio.h"
@@ -257,7 +258,9 @@ static int train_run(const train_args *a, qkv_dist d, const char *cfg_path, cons
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != (pid_t)a->stop_with) qkv_request_stop();
     }
+    if (!a->quiet && d.rank == 0) qkv__heartbeat_start("qkv train"); /* a line through long silent work */
     int r = qkv_train(&cfg, &opt, &s, e);
+    qkv__heartbeat_stop();
     qkv_stop_release(&stop);
     /* the first process speaks for all, errors included: qkv_train's error is every process's
      * (the first failing one's), so the others end quietly with 0, and mpirun reports the first's

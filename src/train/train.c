@@ -121,7 +121,7 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
         qkv_err_clear(e);
         return 0;
     }
-    r->t0 = r->t_log = qkv_clock_seconds();
+    r->t0 = r->t_log = r->t_shown = qkv_clock_seconds();
     while (!rc && r->st.step < cfg->train.steps) {
         /* every process stops at the same step: one that is asked to tells the others */
         if (qkv__run_any(r, qkv__run_should_stop(r))) {
