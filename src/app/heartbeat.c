@@ -23,13 +23,17 @@ static struct {
     double t0, t_last, t_what; /* the command's start, its last line, the activity's start */
 } hb = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
+static double gap = 10.0; /* seconds; QKV_PROGRESS_INTERVAL's, read once (both threads read it) */
+static pthread_once_t gap_once = PTHREAD_ONCE_INIT;
+
+static void read_gap(void) {
+    const char *s = getenv("QKV_PROGRESS_INTERVAL");
+    double v = s ? strtod(s, NULL) : 0;
+    if (v > 0 && v <= 3600) gap = v;
+}
+
 double qkv__progress_gap(double since_start) {
-    static double gap = 0;
-    if (gap == 0) {
-        const char *s = getenv("QKV_PROGRESS_INTERVAL");
-        double v = s ? strtod(s, NULL) : 0;
-        gap = v > 0 && v <= 3600 ? v : 10.0;
-    }
+    pthread_once(&gap_once, read_gap);
     return since_start < 6 * gap ? gap : 6 * gap;
 }
 

@@ -244,7 +244,9 @@ static int bench_run(const bench_args *a, qkv_err *e) {
     /* every requested size in a child process of its own (clean peak memory per size) */
     char *bin = qkv__cli_self_exe();
     if (!bin) return qkv_err_set(e, QKV_ERR_FAIL, "cannot find the qkv executable");
-    qkv__heartbeat_start("qkv bench"); /* on stderr: what is being timed, while no row comes */
+    /* on stderr, what is being timed while no row comes (a table is read by people; --json's lines
+     * by programs, which want nothing else) */
+    if (!a->json) qkv__heartbeat_start("qkv bench");
     int rc = bench_children(a, bin, precs, rounds, e);
     qkv__heartbeat_stop();
     free(bin);
