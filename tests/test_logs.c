@@ -199,6 +199,13 @@ START_TEST(test_silent_stretches_get_lines) {
     rc = qkv_test_sh(out, sizeof out, false, "QKV_PROGRESS_INTERVAL=0.02 %s bench --size tiny --steps 20 2>&1 >/dev/null",
                      qkv_test_bin());
     ck_assert_msg(rc == 0 && strstr(out, "qkv bench: timing tiny ("), "exit %d: %s", rc, out);
+    char why[200]; /* --precision both: each child of a row (silent for minutes at the larger sizes) */
+    if (qkv_bf16_available(why, sizeof why)) {
+        rc = qkv_test_sh(out, sizeof out, false, "QKV_PROGRESS_INTERVAL=0.02 %s bench --size tiny --steps 20 "
+                         "--precision both --rounds 1 2>&1 >/dev/null", qkv_test_bin());
+        ck_assert_msg(rc == 0 && strstr(out, "qkv bench: timing tiny in f32, round 1 of 1 (") &&
+                          strstr(out, "qkv bench: timing tiny in bf16, round 1 of 1 ("), "exit %d: %s", rc, out);
+    } else qkv_test_skip("qkv bench --precision both's lines", why);
     /* on a terminal (a pseudo-terminal of util-linux's script, where there is one): a live line,
      * at once, rewritten in place and cleared before the step's line */
     if (qkv_test_sh(out, sizeof out, true, "script -qec true /dev/null") != 0) {
