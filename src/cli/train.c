@@ -32,7 +32,9 @@ static const qkv_cli_option OPTIONS[] = {
     QKV_LIST("--set", "KEY=VALUE", train_args, sets,
              "override a config key, e.g. --set model.attention.qkv=shared (repeatable)"),
     QKV_STRING("--out", "DIR", train_args, out, "run directory (default: runs/<config name>-<date>-<time>)"),
-    QKV_STRING("--resume", "DIR", train_args, resume, "continue the run in DIR from its last checkpoint"),
+    QKV_STRING("--resume", "DIR", train_args, resume,
+               "continue the run in DIR from its last checkpoint (a finished run: says so and\n"
+               "changes nothing)"),
     QKV_INT("--steps", "N", train_args, steps, 1, 1000000000,
             "with --resume: train on to N steps (extends a finished run; its weights equal those of\n"
             "a run of N steps from the start; needs the constant learning-rate schedule)"),
