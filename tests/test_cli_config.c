@@ -117,22 +117,6 @@ const qkv_cli_row CLI_CONFIG_ROWS[] = {
      "QKV_CPUINFO=cpuinfo LD_PRELOAD=\"$QKV_CPUINFO_SHIM\" \"$QKV\" train cfg.json --set train.precision=bf16 --out out", 2,
      "qkv train: train.precision: \"bf16\" is refused: this CPU has no avx512_bf16 (AVX512_BF16 instructions)",
      .absent = "out"},
-    /* a bf16 run is evaluated, sampled and inspected in bf16: there too */
-    {"eval", "--set", "bf16 products on a CPU without avx512_bf16",
-     FROM_RUN("printf 'processor\\t: 0\\nflags\\t\\t: fpu sse2 avx2 avx512f avx512bw\\n' > cpuinfo"),
-     "QKV_CPUINFO=cpuinfo LD_PRELOAD=\"$QKV_CPUINFO_SHIM\" \"$QKV\" eval r/config.json --checkpoint r/model.safetensors "
-     "--set train.precision=bf16", 2,
-     "qkv eval: train.precision: \"bf16\" is refused: this CPU has no avx512_bf16 (AVX512_BF16 instructions)"},
-    {"sample", "--set", "bf16 products on a CPU without avx512_bf16",
-     FROM_RUN("printf 'processor\\t: 0\\nflags\\t\\t: fpu sse2 avx2 avx512f avx512bw\\n' > cpuinfo"),
-     "QKV_CPUINFO=cpuinfo LD_PRELOAD=\"$QKV_CPUINFO_SHIM\" \"$QKV\" sample r/config.json --checkpoint r/model.safetensors "
-     "--prompt 1 --set train.precision=bf16", 2,
-     "qkv sample: train.precision: \"bf16\" is refused: this CPU has no avx512_bf16 (AVX512_BF16 instructions)"},
-    {"inspect", "RUN_DIR", "a bf16 run on a CPU without avx512_bf16",
-     FROM_RUN("printf 'processor\\t: 0\\nflags\\t\\t: fpu sse2 avx2 avx512f avx512bw\\n' > cpuinfo && cp -r r rb && "
-              "sed -i 's/\"precision\":\\t\"f32\"/\"precision\":\\t\"bf16\"/' rb/config.json && grep -q bf16 rb/config.json"),
-     "QKV_CPUINFO=cpuinfo LD_PRELOAD=\"$QKV_CPUINFO_SHIM\" \"$QKV\" inspect rb", 2,
-     "qkv inspect: train.precision: \"bf16\" is refused: this CPU has no avx512_bf16 (AVX512_BF16 instructions)"},
     {"train", "CONFIG", "an unknown precision", CFG("{\"train\": {\"precision\": \"fp16\"}}"),
      Q "train cfg.json --out out", 2, "train.precision: expected one of f32, bf16, got \"fp16\""},
     {"train", "--set", "a value that is not UTF-8", CFG(BASE), Q "train cfg.json --set \"$(printf 'task.path=c\\377.txt')\" --out out", 2,
