@@ -31,6 +31,14 @@ static void teardown(void) { qkv_test_rmtree(TMP); }
     " \"train\": {\"steps\": 50, \"batch\": 16, \"eval_every\": 25, \"eval_examples\": 64},\n"          \
     " \"optim\": {\"lr\": 0.01, \"clip\": 1}}\n"
 
+/* a text run of bpe pieces (a vocabulary trained first), 3000 steps evaluated only at the end: about
+ * a second */
+#define TOKENS                                                                                            \
+    "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"                        \
+    " \"task\": {\"name\": \"text\", \"path\": \"/usr/share/common-licenses/GPL-3\", \"seq_len\": 16,\n"     \
+    "           \"tokenizer\": \"bpe\", \"pieces\": 400},\n"                                               \
+    " \"train\": {\"steps\": 3000, \"batch\": 4, \"eval_every\": 0, \"eval_examples\": 8}}\n"
+
 /* 2 variants x 2 seeds, some runs extended (up to 200 steps) */
 #define SWEEP                                                                                           \
     "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 200,\n"                              \
@@ -177,10 +185,7 @@ END_TEST
 START_TEST(test_silent_stretches_get_lines) {
     char path[600], out[65536];
     snprintf(path, sizeof path, "%s/tok.json", TMP);
-    qkv_test_write_file(path, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
-                              " \"task\": {\"name\": \"text\", \"path\": \"/usr/share/common-licenses/GPL-3\", "
-                              "\"seq_len\": 16, \"tokenizer\": \"bpe\", \"pieces\": 400},\n"
-                              " \"train\": {\"steps\": 3000, \"batch\": 4, \"eval_every\": 0, \"eval_examples\": 8}}\n");
+    qkv_test_write_file(path, TOKENS);
     int rc = qkv_test_sh(out, sizeof out, false, "QKV_PROGRESS_INTERVAL=0.02 %s train %s --out %s/tok --threads 1 2>&1 "
                          ">/dev/null", qkv_test_bin(), path, TMP);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
