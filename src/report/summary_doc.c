@@ -337,6 +337,9 @@ static char *generate(char *words, qkv_err *e) {
         for (char *w = strtok_r(NULL, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
             if (strncmp(w, "cols=", 5) || !w[5])
                 return qkv_err_set(e, QKV_ERR_FAIL, "qkv table: unexpected '%s' (cols=A,B is the option)", w), NULL;
+            if (cols) /* the later one would silently win */
+                return qkv_err_set(e, QKV_ERR_FAIL, "qkv table: cols= given twice ('cols=%s', then '%s'; expected "
+                                   "each option once)", cols, w), NULL;
             cols = w + 5;
         }
         char *hash = strchr(file, '#');
