@@ -593,6 +593,8 @@ START_TEST(summary_doc_quotes_tables) {
          "d.md:2: quoted.md: cols: no column \"p\" (the table has 3)"},
         {"<!-- qkv table: nope.md -->\n<!-- end -->\n", "d.md:1: nope.md: cannot read: No such file or directory"},
         /* an option given twice would drop the first silently */
+        {"<!-- qkv summarize: A --published p.md --published q.md -->\n<!-- end -->\n",
+         "d.md:1: qkv summarize: --published given twice (expected each option once)"},
         {"<!-- qkv table: quoted.md cols=variant cols=p -->\n<!-- end -->\n",
          "d.md:1: qkv table: cols= given twice ('cols=variant', then 'cols=p'; expected each option once)"},
         {"<!-- qkv summarize: A -->\n", "d.md:1: no <!-- end --> after this marker (before the end of the file)"},
