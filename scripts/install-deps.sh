@@ -13,6 +13,7 @@
 #   QKV_TRY_PKGS="libxsmm-dev"     installed when missing and root, and nothing said when they
 #       cannot be (the caller checks what it got and says what that means: the default build
 #       on x86-64 uses OpenBLAS alone without libxsmm, with one note)
+#   QKV_LOCK_WAIT=S   how long to wait for the package lock another install holds (default 300)
 # (mk/deps.mk asks for more this way: libxsmm-dev with GEMM=libxsmm (tried for the default
 # build on x86-64), BLIS and libxsmm for make bench-gemm, OpenMPI with MPI=1, clang for make
 # fuzz, valgrind for make valgrind)
@@ -25,6 +26,42 @@ COMMANDS="g++:g++"
 missing=""
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+# The package lock: on a fresh machine's first boot another install often holds it
+# (unattended-upgrades, cloud-init), and apt-get fails at once with "Could not get lock". The
+# holder is a process with one of the lock files open (QKV_APT_LOCKS replaces the list, for the
+# tests); its pid and command line, or nothing
+LOCKS=${QKV_APT_LOCKS:-/var/lib/dpkg/lock-frontend /var/lib/dpkg/lock /var/lib/apt/lists/lock /var/cache/apt/archives/lock}
+lock_holder() {
+    set -- # find's expression: -lname LOCK -o -lname LOCK ...
+    for lock in $LOCKS; do set -- "$@" ${1:+-o} -lname "$lock"; done
+    fd=$(find /proc/[0-9]*/fd -maxdepth 1 \( "$@" \) 2>/dev/null | head -n 1)
+    [ -n "$fd" ] || return 1
+    pid=${fd#/proc/}; pid=${pid%%/*}
+    echo "'$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | cut -c1-100 | sed 's/ *$//')' (pid $pid)"
+}
+# wait for the lock, saying so, at most QKV_LOCK_WAIT seconds; then one line naming its holder
+# and what to do
+wait_for_lock() {
+    limit=${QKV_LOCK_WAIT:-300}
+    case $limit in '' | *[!0-9]*)
+        echo "qkv: install-deps: QKV_LOCK_WAIT=$limit: expected whole seconds" >&2; exit 2 ;;
+    esac
+    holder=$(lock_holder) || return 0
+    echo "qkv: another package install holds the package lock: $holder; waiting for it, at most $limit s" \
+         "(QKV_LOCK_WAIT=S to change)" >&2
+    waited=0
+    while holder=$(lock_holder); do
+        if [ "$waited" -ge "$limit" ]; then
+            echo "qkv: the package lock is still held after $waited s, by $holder; let that install finish (or" \
+                 "stop it), then run this again (make deps, or scripts/install-deps.sh)" >&2
+            exit 1
+        fi
+        sleep 1
+        waited=$((waited + 1))
+    done
+    echo "qkv: the package lock is free (after $waited s); installing" >&2
+}
 
 # whether a config file asks for the fortunes corpus: "corpus": "fortunes" in it (a run config,
 # an ablation config's inline base) or a --set-style "task.corpus=fortunes" (an ablation's
@@ -94,6 +131,7 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+wait_for_lock
 if [ -n "$missing" ]; then
     echo "qkv: installing missing packages:$missing" >&2
     apt-get update -qq >&2

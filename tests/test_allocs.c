@@ -11,14 +11,17 @@
  *     the attention options composed of ops;
  *     and with bf16 products (train.precision);
  *   - 80 steps with a line every 5 allocate more than 80 with a line every 10 by exactly what
- *     resuming the finished runs costs more (a finished run resumed takes no step: it reads its
- *     lines back and writes its summary again): writing a metric line allocates nothing.
+ *     resuming the runs without their summary.json costs more (a run whose checkpoint has every
+ *     step takes no step: it reads its lines back and writes its summary again; with the summary
+ *     it would be finished, and resuming it does nothing): writing a metric line allocates
+ *     nothing.
  * A sanitizer's build has its own malloc and nothing to count: these tests pass there without
  * checking anything. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "probe.h"
 #include "suites.h"
@@ -58,8 +61,12 @@ static long long train_allocs(const char *attention, int threads, int steps, int
     return train_allocs_with(attention, "", threads, steps, every, tag);
 }
 
-/* the heap allocations of resuming the finished run TMP/TAG0 (no step: the summary again) */
+/* the heap allocations of resuming the run TMP/TAG0 without its summary.json (no step: the summary
+ * again; a run with its summary is finished, and resuming it does nothing) */
 static long long resume_allocs(int threads, const char *tag) {
+    char summary[600];
+    snprintf(summary, sizeof summary, "%s/%s0/summary.json", TMP, tag);
+    ck_assert_int_eq(unlink(summary), 0);
     return qkv_test_allocs("%s train --resume %s/%s0 --threads %d --quiet > /dev/null", qkv_test_bin(), TMP, tag,
                            threads);
 }

@@ -228,7 +228,7 @@ static const char *const READS[][2] = {
     {"eval", "CONFIG"}, {"eval", "--set"}, {"eval", "options"}, {"eval", "--threads"}, {"eval", "--checkpoint"},
     {"eval", "--data"},
     {"sample", "CONFIG"}, {"sample", "--checkpoint"}, {"sample", "--prompt"}, {"sample", "--tokens"},
-    {"sample", "--temperature"}, {"sample", "--top-k"}, {"sample", "options"},
+    {"sample", "--temperature"}, {"sample", "--top-k"}, {"sample", "options"}, {"sample", "--set"},
     {"params", "CONFIG"}, {"params", "--set"}, {"params", "options"},
     {"gradcheck", "CONFIG"}, {"gradcheck", "options"},
     {"ablate", "CONFIG"}, {"ablate", "base config"}, {"ablate", "options"}, {"ablate", "--jobs"}, {"ablate", "--out DIR"},

@@ -630,6 +630,31 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
     {"summarize --check-doc", "FILE", "a gap table's steps not numbers", FILES(GAP_DIR, GAP_DOC("a steps=100,late")),
      Q "summarize --check-doc d.md", 1,
      "qkv summarize: d.md:2: qkv gap: unexpected 'steps=100,late' (expected steps=A,B with step numbers, variants=X,Y)"},
+    /* steps out of order would read time backwards (the trend from a later step to an earlier) */
+    {"summarize --check-doc", "FILE", "a gap table's steps out of order", FILES(GAP_DIR, GAP_DOC("a steps=200,100")),
+     Q "summarize --check-doc d.md", 1, "qkv summarize: d.md:2: qkv gap: steps=200,100: step 100 after 200 (expected "
+     "increasing step numbers, each once)"},
+    {"summarize --check-doc", "FILE", "a gap table's step twice", FILES(GAP_DIR, GAP_DOC("a steps=100,100")),
+     Q "summarize --check-doc d.md", 1, "qkv summarize: d.md:2: qkv gap: steps=100,100: step 100 after 100"},
+    {"summarize --check-doc", "FILE", "a gap table's option given twice",
+     FILES(GAP_DIR, GAP_DOC("a steps=100 steps=200")), Q "summarize --check-doc d.md", 1,
+     "qkv summarize: d.md:2: qkv gap: steps= given twice ('steps=100', then 'steps=200'; expected each option once)"},
+    {"summarize --check-doc", "FILE", "a gap table's variant twice", FILES(GAP_DIR, GAP_DOC("a variants=q,q")),
+     Q "summarize --check-doc d.md", 1,
+     "qkv summarize: d.md:2: qkv gap: variants=q,q: 'q' twice (expected each variant once)"},
+    /* the curves are range-checked as the runs' final numbers are */
+    {"summarize --check-doc", "a marker's results.json", "a negative loss in a run's curve",
+     FILES(RES_A("{\"title\": \"t\", \"baseline\": \"full\", \"metric\": \"loss\", \"seeds\": [0], \"variants\": ["
+                 "{\"name\": \"full\", " GAP_RUN("2", "1") "}, {\"name\": \"q\", " GAP_RUN("-5", "1.25") "}]}\n"),
+           GAP_DOC("a")),
+     Q "summarize --check-doc d.md", 1, "qkv summarize: d.md:2: a/results.json: variants[1].runs[0].curve.eval_loss: "
+     "expected numbers >= 0 or nulls, got -5"},
+    {"summarize --check-doc", "a marker's results.json", "an accuracy of 7.5 in a run's curve",
+     FILES(RES_A("{\"title\": \"t\", \"baseline\": \"full\", \"metric\": \"loss\", \"seeds\": [0], \"variants\": ["
+                 "{\"name\": \"full\", \"runs\": [{\"seed\": 0, \"ok\": true, \"curve\": {\"step\": [100, 200], "
+                 "\"eval_loss\": [2, 1], \"eval_acc\": [0.5, 7.5]}}]}]}\n"), GAP_DOC("a")),
+     Q "summarize --check-doc d.md", 1, "qkv summarize: d.md:2: a/results.json: variants[0].runs[0].curve.eval_acc: "
+     "expected numbers in [0, 1] or nulls, got 7.5"},
     {"summarize --check-doc", "FILE", K_EMPTY, FROM_RUN(AS_EMPTY("x.md")), Q "summarize --check-doc x.md > /dev/null",
      0},
     {"summarize --check-doc", "FILE", K_HUGE, FROM_RUN(AS_HUGE("x.md", "1025M")), Q "summarize --check-doc x.md", 1,

@@ -293,5 +293,21 @@ const qkv_cli_row CLI_OPTIONS_ROWS[] = {
      "abl.json: batch_runs: removed (each run trains in a process of its own); drop the key"},
     {"train", "options", "--group (removed)", CFG(BASE), Q "train cfg.json --group run", 2,
      "qkv train: unknown option '--group'"},
+    /* a bf16 run is evaluated, sampled and inspected in bf16: there too */
+    {"eval", "--set", "bf16 products on a CPU without avx512_bf16",
+     FROM_RUN("printf 'processor\\t: 0\\nflags\\t\\t: fpu sse2 avx2 avx512f avx512bw\\n' > cpuinfo"),
+     "QKV_CPUINFO=cpuinfo LD_PRELOAD=\"$QKV_CPUINFO_SHIM\" \"$QKV\" eval r/config.json --checkpoint r/model.safetensors "
+     "--set train.precision=bf16", 2,
+     "qkv eval: train.precision: \"bf16\" is refused: this CPU has no avx512_bf16 (AVX512_BF16 instructions)"},
+    {"sample", "--set", "bf16 products on a CPU without avx512_bf16",
+     FROM_RUN("printf 'processor\\t: 0\\nflags\\t\\t: fpu sse2 avx2 avx512f avx512bw\\n' > cpuinfo"),
+     "QKV_CPUINFO=cpuinfo LD_PRELOAD=\"$QKV_CPUINFO_SHIM\" \"$QKV\" sample r/config.json --checkpoint r/model.safetensors "
+     "--prompt 1 --set train.precision=bf16", 2,
+     "qkv sample: train.precision: \"bf16\" is refused: this CPU has no avx512_bf16 (AVX512_BF16 instructions)"},
+    {"inspect", "RUN_DIR", "a bf16 run on a CPU without avx512_bf16",
+     FROM_RUN("printf 'processor\\t: 0\\nflags\\t\\t: fpu sse2 avx2 avx512f avx512bw\\n' > cpuinfo && cp -r r rb && "
+              "sed -i 's/\"precision\":\\t\"f32\"/\"precision\":\\t\"bf16\"/' rb/config.json && grep -q bf16 rb/config.json"),
+     "QKV_CPUINFO=cpuinfo LD_PRELOAD=\"$QKV_CPUINFO_SHIM\" \"$QKV\" inspect rb", 2,
+     "qkv inspect: train.precision: \"bf16\" is refused: this CPU has no avx512_bf16 (AVX512_BF16 instructions)"},
 };
 const int CLI_OPTIONS_NROWS = (int)(sizeof CLI_OPTIONS_ROWS / sizeof CLI_OPTIONS_ROWS[0]);

@@ -178,14 +178,20 @@ START_TEST(test_resume_equals_uninterrupted) {
         ck_assert_msg(e >= prev, "elapsed went from %g back to %g after the resume", prev, e);
         prev = e;
     }
-    /* resuming the finished run again keeps its results (it evaluates, it does not zero them) */
-    char before[1024], after[1024];
-    ck_assert_int_eq(qkv_test_sh(before, sizeof before, false, "cat %s/full/summary.json", TMP), 0);
-    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train --resume %s/full --threads 1 --quiet", qkv_test_bin(), TMP), 0);
-    ck_assert_int_eq(qkv_test_sh(after, sizeof after, false, "cat %s/full/summary.json", TMP), 0);
-    ck_assert_double_eq(qkv_test_json_num(after, "eval_accuracy"), qkv_test_json_num(before, "eval_accuracy"));
-    ck_assert_double_eq(qkv_test_json_num(after, "eval_loss"), qkv_test_json_num(before, "eval_loss"));
-    ck_assert_double_eq(qkv_test_json_num(after, "train_loss"), qkv_test_json_num(before, "train_loss"));
+    /* resuming the finished run again says it is finished, exits 0 and rewrites nothing: every
+     * file of the run keeps its inode (an atomic rewrite makes a new one), bytes and mtime, and
+     * no file comes or goes */
+    char before[4096], after[4096];
+    const char *list = "cd %s/full && find . -printf '%%p %%i %%s %%T@\\n' | sort && cat *.json *.jsonl | cksum";
+    ck_assert_int_eq(qkv_test_sh(before, sizeof before, false, list, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --resume %s/full --threads 1", qkv_test_bin(), TMP), 0);
+    ck_assert_msg(strstr(out, "full is finished (60 of 60 steps): nothing to do, nothing rewritten") && !strchr(out, '{'),
+                  "%s", out);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s train --resume %s/full --threads 1 --quiet", qkv_test_bin(),
+                                 TMP), 0);
+    ck_assert_str_eq(out, ""); /* --quiet: nothing said */
+    ck_assert_int_eq(qkv_test_sh(after, sizeof after, false, list, TMP), 0);
+    ck_assert_str_eq(after, before);
 }
 END_TEST
 
@@ -670,9 +676,11 @@ static void sample(char *out, size_t n, const char *opts) {
 START_TEST(test_sample) {
     sample_model();
     char a[4096], b[4096], c[4096];
-    /* the prompt, then exactly --tokens bytes; a seed gives the same sample every time */
+    /* the prompt, then exactly --tokens bytes and a newline that ends the output (the sample's
+     * last byte may be a newline too); a seed gives the same sample every time */
     sample(a, sizeof a, "--prompt 'the Program' --tokens 120 --seed 3");
-    ck_assert_int_eq(strlen(a), 11 + 120);
+    ck_assert_int_eq(strlen(a), 11 + 120 + 1);
+    ck_assert_int_eq(a[11 + 120], '\n');
     ck_assert(!strncmp(a, "the Program", 11));
     sample(b, sizeof b, "--prompt 'the Program' --tokens 120 --seed 3");
     ck_assert_str_eq(a, b);
@@ -700,7 +708,8 @@ START_TEST(test_sample) {
     ck_assert_str_eq(a + 28, b + 19);
     /* the default prompt is a newline */
     sample(a, sizeof a, "--tokens 5 --temperature 0");
-    ck_assert_int_eq(strlen(a), 6);
+    ck_assert_int_eq(strlen(a), 7);
+    ck_assert_int_eq(a[6], '\n');
     ck_assert_int_eq(a[0], '\n');
 }
 END_TEST

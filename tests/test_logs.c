@@ -14,7 +14,9 @@
 #include <time.h>
 
 #include "io/fileio.h"
+#include "probe.h"
 #include "suites.h"
+#include "tensor/bf16.h"
 #include "testutil.h"
 
 static char TMP[256];
@@ -28,6 +30,14 @@ static void teardown(void) { qkv_test_rmtree(TMP); }
     " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"                     \
     " \"train\": {\"steps\": 50, \"batch\": 16, \"eval_every\": 25, \"eval_examples\": 64},\n"          \
     " \"optim\": {\"lr\": 0.01, \"clip\": 1}}\n"
+
+/* a text run of bpe pieces (a vocabulary trained first), 3000 steps evaluated only at the end: about
+ * a second */
+#define TOKENS                                                                                            \
+    "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"                        \
+    " \"task\": {\"name\": \"text\", \"path\": \"/usr/share/common-licenses/GPL-3\", \"seq_len\": 16,\n"     \
+    "           \"tokenizer\": \"bpe\", \"pieces\": 400},\n"                                               \
+    " \"train\": {\"steps\": 3000, \"batch\": 4, \"eval_every\": 0, \"eval_examples\": 8}}\n"
 
 /* 2 variants x 2 seeds, some runs extended (up to 200 steps) */
 #define SWEEP                                                                                           \
@@ -63,6 +73,12 @@ static int all_lines(const char *text) {
 
 /* the summary lines a run of `seconds` may write: one per whole interval it lasted */
 static int summaries_allowed(double seconds) { return (int)(seconds / 60.0); }
+
+/* the lines a training run of `seconds` may write between its first and last (heartbeat.h): one
+ * per 10 s in its first minute, one per minute after */
+static int train_lines_allowed(double seconds) {
+    return seconds < 60 ? (int)(seconds / 10) : 6 + (int)((seconds - 60) / 60);
+}
 
 /* A sweep whose stderr is a pipe: for every run one "starting" line, for every session one
  * start (starting or extending) and one "finished" line, no failure, and beside them only the
@@ -128,7 +144,8 @@ START_TEST(test_ablate_pipe_lines) {
 END_TEST
 
 /* qkv train with eval_every 1 (an evaluation every step), stderr a pipe: the first evaluation's
- * line and the last step's, not one per evaluation */
+ * line and the last step's, not one per evaluation (and between them one per 10 s of the first
+ * minute, were the machine so slow) */
 START_TEST(test_train_pipe_lines) {
     char path[600], out[65536];
     snprintf(path, sizeof path, "%s/base.json", TMP);
@@ -142,9 +159,11 @@ START_TEST(test_train_pipe_lines) {
     int lines = count_lines(out, "step ");
     ck_assert_msg(!strchr(out, '\r'), "a terminal's line in a pipe:\n%s", out);
     ck_assert_msg(count_lines(out, "step 1/150 ") == 1 && count_lines(out, "step 150/150 ") == 1, "%s", out);
-    ck_assert_msg(lines <= 2 + summaries_allowed(took), "%d progress lines in %.0f s:\n%.2000s", lines, took, out);
+    int beats = count_lines(out, "qkv train: ") - 1; /* heartbeat.h's, but the run directory's line */
+    ck_assert_msg(lines + beats <= 2 + train_lines_allowed(took), "%d progress lines in %.0f s:\n%.2000s", lines, took,
+                  out);
     ck_assert_int_eq(count_lines(out, "qkv train: run directory "), 1);
-    ck_assert_int_eq(all_lines(out), lines + 1);
+    ck_assert_int_eq(all_lines(out), lines + beats + 1);
     /* the metrics still have every evaluation: the log is what was cut, not the record */
     char err[256];
     size_t len;
@@ -158,14 +177,69 @@ START_TEST(test_train_pipe_lines) {
 }
 END_TEST
 
+/* Long silent stretches get a line (heartbeat.h), at least every QKV_PROGRESS_INTERVAL seconds (10
+ * s in a command's first minute; here 0.02 s, so a run of a second shows the rule): a token run's
+ * vocabulary training says so before its first step, a run without evaluations between its first
+ * and last step writes lines of the step and loss, qkv bench says what it is timing, and --quiet
+ * stays quiet */
+START_TEST(test_silent_stretches_get_lines) {
+    char path[600], out[65536];
+    snprintf(path, sizeof path, "%s/tok.json", TMP);
+    qkv_test_write_file(path, TOKENS);
+    int rc = qkv_test_sh(out, sizeof out, false, "QKV_PROGRESS_INTERVAL=0.02 %s train %s --out %s/tok --threads 1 2>&1 "
+                         ">/dev/null", qkv_test_bin(), path, TMP);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    ck_assert_msg(!strchr(out, '\r'), "a terminal's line in a pipe:\n%s", out);
+    const char *vocab = strstr(out, "qkv train: training the vocabulary (400 bpe pieces) on the training text ("),
+               *first = strstr(out, "step ");
+    ck_assert_msg(vocab && first && vocab < first, "no line while the vocabulary trained:\n%.3000s", out);
+    /* between the first and the last step, lines without an evaluation (there is none) */
+    int between = count_lines(out, "step ") - count_lines(out, "step 3000/3000 ");
+    ck_assert_msg(between >= 2 && strstr(out, " tok/s ") && strstr(out, "elapsed"), "%d lines:\n%.3000s", between, out);
+    rc = qkv_test_sh(out, sizeof out, false, "QKV_PROGRESS_INTERVAL=0.02 %s train %s --out %s/tokq --threads 1 --quiet "
+                     "2>&1 >/dev/null", qkv_test_bin(), path, TMP);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_str_eq(out, "");
+    /* qkv bench: what it times, on stderr; its table on stdout as before */
+    rc = qkv_test_sh(out, sizeof out, false, "QKV_PROGRESS_INTERVAL=0.02 %s bench --size tiny --steps 20 2>&1 >/dev/null",
+                     qkv_test_bin());
+    ck_assert_msg(rc == 0 && strstr(out, "qkv bench: timing tiny ("), "exit %d: %s", rc, out);
+    char why[200]; /* --precision both: each child of a row (silent for minutes at the larger sizes) */
+    if (qkv_bf16_available(why, sizeof why)) {
+        rc = qkv_test_sh(out, sizeof out, false, "QKV_PROGRESS_INTERVAL=0.02 %s bench --size tiny --steps 20 "
+                         "--precision both --rounds 1 2>&1 >/dev/null", qkv_test_bin());
+        ck_assert_msg(rc == 0 && strstr(out, "qkv bench: timing tiny in f32, round 1 of 1 (") &&
+                          strstr(out, "qkv bench: timing tiny in bf16, round 1 of 1 ("), "exit %d: %s", rc, out);
+    } else qkv_test_skip("qkv bench --precision both's lines", why);
+    /* on a terminal (a pseudo-terminal of util-linux's script, where there is one): a live line,
+     * at once, rewritten in place and cleared before the step's line */
+    if (qkv_test_sh(out, sizeof out, true, "script -qec true /dev/null") != 0) {
+        qkv_test_skip("heartbeat on a terminal", "no pseudo-terminal here (util-linux's script cannot open one)");
+        return;
+    }
+    rc = qkv_test_sh(out, sizeof out, true, "script -qec '%s train %s --out %s/tokt --threads 1 --set train.steps=50 "
+                     "--set train.log_every=50' /dev/null", qkv_test_bin(), path, TMP);
+    ck_assert_msg(rc == 0 && strstr(out, "qkv train: training the vocabulary (400 bpe pieces) on the training text"
+                                         "\r\033[K") && strstr(out, "\r\033[Kstep 50/50 "),
+                  "exit %d: %.3000s", rc, out);
+}
+END_TEST
+
 /* qkv eval's numbers, parsed back, are summary.json's to the bit (both %.9g of the same
- * evaluation of the same weights), and so is qkv train's summary line on stdout */
+ * evaluation of the same weights, in the products' precision the run trained with: _i 0
+ * float32, 1 bf16, skipped by name where this machine has no bf16 products), and so is qkv
+ * train's summary line on stdout */
 START_TEST(test_eval_loss_round_trips) {
-    char path[600], out[4096], eout[1024];
+    char path[600], out[4096], eout[1024], why[200];
+    const char *precision = _i ? "bf16" : "f32";
+    if (_i && !qkv_bf16_available(why, sizeof why)) {
+        qkv_test_skip("qkv eval of a bf16 run", why);
+        return;
+    }
     snprintf(path, sizeof path, "%s/base.json", TMP);
     qkv_test_write_file(path, BASE);
-    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s/base.json --out %s/run --threads 1 --quiet",
-                                 qkv_test_bin(), TMP, TMP), 0);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s train %s/base.json --out %s/run --threads 1 --quiet "
+                                 "--set train.precision=%s", qkv_test_bin(), TMP, TMP, precision), 0);
     ck_assert_int_eq(qkv_test_sh(eout, sizeof eout, false,
                                  "%s eval %s/run/config.json --checkpoint %s/run/model.safetensors --threads 1",
                                  qkv_test_bin(), TMP, TMP), 0);
@@ -198,7 +272,8 @@ Suite *logs_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_ablate_pipe_lines);
     tcase_add_test(tc, test_train_pipe_lines);
-    tcase_add_test(tc, test_eval_loss_round_trips);
+    tcase_add_loop_test(tc, test_eval_loss_round_trips, 0, 2);
+    tcase_add_test(tc, test_silent_stretches_get_lines);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -25,6 +25,7 @@
 
 #include "ablate/results.h"
 #include "ablate/stats.h"
+#include "report/report_data.h"
 #include "report/summary.h"
 #include "io/fileio.h"
 #include "suites.h"
@@ -591,6 +592,11 @@ START_TEST(summary_doc_quotes_tables) {
         {"a\n<!-- qkv table: quoted.md cols=variant,p -->\n<!-- end -->\n",
          "d.md:2: quoted.md: cols: no column \"p\" (the table has 3)"},
         {"<!-- qkv table: nope.md -->\n<!-- end -->\n", "d.md:1: nope.md: cannot read: No such file or directory"},
+        /* an option given twice would drop the first silently */
+        {"<!-- qkv summarize: A --published p.md --published q.md -->\n<!-- end -->\n",
+         "d.md:1: qkv summarize: --published given twice (expected each option once)"},
+        {"<!-- qkv table: quoted.md cols=variant cols=p -->\n<!-- end -->\n",
+         "d.md:1: qkv table: cols= given twice ('cols=variant', then 'cols=p'; expected each option once)"},
         {"<!-- qkv summarize: A -->\n", "d.md:1: no <!-- end --> after this marker (before the end of the file)"},
         {"<!-- qkv summarize: A -->\n<!-- qkv table: quoted.md -->\n<!-- end -->\n",
          "d.md:1: no <!-- end --> after this marker (before the next marker)"},
@@ -789,6 +795,28 @@ START_TEST(summary_doc_gap_table) {
 }
 END_TEST
 
+/* every word a gap table can write for a trend is defined in docs/ablate.md (in italics, as it
+ * defines them) */
+START_TEST(summary_doc_gap_words_defined) {
+    char err[256];
+    size_t len;
+    char *doc = qkv__read_file("../docs/ablate.md", &len, err, sizeof err);
+    ck_assert_msg(doc != NULL, "%s", err);
+    int words = 0;
+    for (int t = QKV_GAP_UNKNOWN; t <= QKV_GAP_WIDENING; t++)
+        for (int baseline = 0; baseline < 2; baseline++) {
+            const char *w = qkv__doc_gap_trend_word((qkv_gap_trend)t, baseline);
+            char want[64];
+            if (!strcmp(w, QKV_REPORT_DASH)) continue;
+            snprintf(want, sizeof want, "*%s*", w);
+            ck_assert_msg(strstr(doc, want), "docs/ablate.md does not define the gap table's word %s", want);
+            words++;
+        }
+    ck_assert_int_eq(words, 6); /* flat twice, closing, improving, widening, worsening */
+    free(doc);
+}
+END_TEST
+
 Suite *summary_suite(void) {
     Suite *s = suite_create("summary");
     TCase *tc = tcase_create("summary");
@@ -798,6 +826,7 @@ Suite *summary_suite(void) {
     tcase_add_test(tc, summary_sizes);
     tcase_add_test(tc, summary_published_metrics);
     tcase_add_test(tc, summary_files);
+    tcase_add_test(tc, summary_doc_gap_words_defined);
     tcase_add_test(tc, summary_doc_check_and_update);
     tcase_add_test(tc, summary_doc_quotes_tables);
     tcase_add_test(tc, summary_doc_published);

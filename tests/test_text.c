@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,8 +424,9 @@ START_TEST(test_ablation_report_text) {
     uint8_t raw[1024];
     size_t n = fread(raw, 1, sizeof raw, f);
     fclose(f);
-    ck_assert_int_eq(n, 4 + 200);
-    char *shown = qkv__display_text(raw, n);
+    ck_assert_int_eq(n, 4 + 200 + 1); /* and the newline that ends qkv sample's output */
+    ck_assert_int_eq(raw[n - 1], '\n');
+    char *shown = qkv__display_text(raw, n - 1);
     ck_assert_msg(strstr(a, shown) != NULL, "the report's sample of full is not qkv sample's:\n%s\n%s", a, shown);
     free(shown);
     ck_assert_int_eq(run(out, sizeof out, "%s ablate %s/abl.json --out %s/abl --jobs 1 --quiet", qkv_test_bin(), TMP,
@@ -462,6 +464,47 @@ START_TEST(test_install_deps_detects_corpus) {
 }
 END_TEST
 
+/* ---- install-deps: the package lock another install holds is waited for, bounded ----------- */
+
+/* a process holding a file of dir open as the package lock, for `seconds`; its pid */
+static long hold_lock(const char *dir, int seconds) {
+    char out[64];
+    ck_assert_int_eq(run(out, sizeof out, "(exec 3>>%s/lock; exec sleep %d) >/dev/null 2>&1 & echo $!; sleep 0.3", dir,
+                         seconds), 0);
+    return strtol(out, NULL, 10);
+}
+
+/* as root (the script installs only then), a lock file of the test's held by a `sleep`, and
+ * apt-get a script that says what it was asked: with QKV_LOCK_WAIT 1 the script says who holds
+ * the lock and what to do, in one line, and fails; a holder that ends within the wait is waited
+ * for (a line says so) and the install goes on */
+START_TEST(test_install_deps_waits_for_lock) {
+    if (geteuid() != 0) {
+        qkv_test_skip("install-deps waiting for the package lock", "not root (the script installs nothing then)");
+        return;
+    }
+    char out[4096], env[1024];
+    ck_assert_int_eq(run(NULL, 0, "mkdir -p %s/bin && printf '#!/bin/sh\\necho \"fake apt-get $*\"\\n' > %s/bin/apt-get && "
+                         "chmod +x %s/bin/apt-get", TMP, TMP, TMP), 0);
+    snprintf(env, sizeof env, "PATH=%s/bin:$PATH QKV_APT_LOCKS=%s/lock QKV_EXTRA_PKGS=qkv-test-not-a-package", TMP, TMP);
+    long pid = hold_lock(TMP, 60);
+    int rc = run(out, sizeof out, "%s QKV_LOCK_WAIT=1 ../scripts/install-deps.sh 2>&1", env);
+    kill((pid_t)pid, SIGKILL);
+    ck_assert_msg(rc == 1 && strstr(out, "qkv: the package lock is still held after 1 s, by 'sleep 60' (pid ") &&
+                      strstr(out, "then run this again (make deps, or scripts/install-deps.sh)") &&
+                      !strstr(out, "fake apt-get"), "exit %d: %s", rc, out);
+    hold_lock(TMP, 2);
+    rc = run(out, sizeof out, "%s QKV_LOCK_WAIT=30 ../scripts/install-deps.sh 2>&1", env);
+    ck_assert_msg(rc == 0 && strstr(out, "qkv: another package install holds the package lock: 'sleep 2' (pid ") &&
+                      strstr(out, "waiting for it, at most 30 s") && strstr(out, "qkv: the package lock is free (after ") &&
+                      strstr(out, "fake apt-get install -y -qq --no-install-recommends qkv-test-not-a-package"),
+                  "exit %d: %s", rc, out);
+    /* no holder: no line about the lock */
+    rc = run(out, sizeof out, "%s ../scripts/install-deps.sh 2>&1", env);
+    ck_assert_msg(rc == 0 && !strstr(out, "package lock"), "exit %d: %s", rc, out);
+}
+END_TEST
+
 Suite *text_suite(void) {
     Suite *s = suite_create("text");
     TCase *tc = tcase_create("text");
@@ -477,6 +520,7 @@ Suite *text_suite(void) {
     tcase_add_test(tc, test_bpb_reported);
     tcase_add_test(tc, test_ablation_report_text);
     tcase_add_test(tc, test_install_deps_detects_corpus);
+    tcase_add_test(tc, test_install_deps_waits_for_lock);
     suite_add_tcase(s, tc);
     return s;
 }

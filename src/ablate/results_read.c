@@ -48,9 +48,11 @@ static void out_of_memory(qkv_json_reader *r) {
     r->bad = true;
 }
 
-/* o[key]: an array of numbers or nulls (NaN), malloc'd, of n elements (n < 0: any, *n set) or none
- * (NULL: not recorded) */
-static double *numbers(qkv_json_reader *r, const cJSON *o, const char *where, const char *key, int *n) {
+/* o[key]: an array of numbers in [lo, hi] or nulls (NaN), malloc'd, of n elements (n < 0: any, *n
+ * set) or none (NULL: not recorded); a number out of range is refused as the reader's single
+ * numbers are (qkv__json_num_in) */
+static double *numbers_in(qkv_json_reader *r, const cJSON *o, const char *where, const char *key, int *n, double lo,
+                          double hi) {
     const cJSON *a = qkv__json_array(r, o, where, key, false);
     int got = a ? cJSON_GetArraySize(a) : 0, k = 0;
     if (*n < 0) *n = got;
@@ -63,6 +65,12 @@ static double *numbers(qkv_json_reader *r, const cJSON *o, const char *where, co
             qkv__json_wrong(r, where, key, what, a);
         }
         x[k] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+        if (!r->bad && cJSON_IsNumber(e) && !(x[k] >= lo && x[k] <= hi)) {
+            char what[96];
+            if (hi < INFINITY) snprintf(what, sizeof what, "numbers in [%g, %g] or nulls", lo, hi);
+            else snprintf(what, sizeof what, "numbers >= %g or nulls", lo);
+            qkv__json_wrong(r, where, key, what, e);
+        }
     }
     if (r->bad) {
         free(x);
@@ -82,7 +90,7 @@ static void read_curve(qkv_json_reader *r, const cJSON *ro, const char *where, q
     char cw[128];
     snprintf(cw, sizeof cw, "%scurve.", where);
     int n = -1;
-    double *steps = numbers(r, curve, cw, "step", &n);
+    double *steps = numbers_in(r, curve, cw, "step", &n, -INFINITY, INFINITY); /* whole numbers: below */
     if (steps && !(rr->step = malloc((size_t)n * sizeof *rr->step))) out_of_memory(r);
     for (int k = 0; rr->step && k < n; k++) {
         if (!(steps[k] >= 0 && steps[k] == floor(steps[k]) && steps[k] <= 9007199254740992.0))
@@ -92,10 +100,11 @@ static void read_curve(qkv_json_reader *r, const cJSON *ro, const char *where, q
     }
     free(steps);
     rr->n = rr->step ? n : 0;
-    rr->eval_acc = numbers(r, curve, cw, "eval_acc", &rr->n);
-    rr->eval_loss = numbers(r, curve, cw, "eval_loss", &rr->n);
-    rr->val_acc = numbers(r, curve, cw, "val_acc", &rr->n);
-    rr->val_loss = numbers(r, curve, cw, "val_loss", &rr->n);
+    /* in range as the runs' final numbers are: accuracies in [0, 1], losses >= 0 */
+    rr->eval_acc = numbers_in(r, curve, cw, "eval_acc", &rr->n, 0, 1);
+    rr->eval_loss = numbers_in(r, curve, cw, "eval_loss", &rr->n, 0, INFINITY);
+    rr->val_acc = numbers_in(r, curve, cw, "val_acc", &rr->n, 0, 1);
+    rr->val_loss = numbers_in(r, curve, cw, "val_loss", &rr->n, 0, INFINITY);
 }
 
 /* frees a run's arrays */
@@ -117,9 +126,9 @@ static void read_run(qkv_json_reader *r, const cJSON *ro, const char *where, int
     rr->final_loss = qkv__json_num_in(r, ro, where, "final_loss", 0, INFINITY);
     rr->steps = qkv__json_count(r, ro, where, "budget");
     rr->lr = qkv__json_num(r, ro, where, "lr");
-    rr->final_acc = qkv__json_num(r, ro, where, "final_acc");
-    rr->val_final_acc = qkv__json_num(r, ro, where, "val_acc");
-    rr->val_final_loss = qkv__json_num(r, ro, where, "val_loss");
+    rr->final_acc = qkv__json_num_in(r, ro, where, "final_acc", 0, 1);
+    rr->val_final_acc = qkv__json_num_in(r, ro, where, "val_acc", 0, 1);
+    rr->val_final_loss = qkv__json_num_in(r, ro, where, "val_loss", 0, INFINITY);
     rr->steps_to_threshold = qkv__json_count(r, ro, where, "steps_to_threshold");
     const char *trend = qkv__json_str(r, ro, where, "trend", false);
     rr->flat_since = qkv__json_count(r, ro, where, "flat_since");

@@ -2,6 +2,7 @@
  * peak memory and (with the tests' allocation counter preloaded, as make bench does) heap
  * allocations per step, for the standard sizes. */
 #include "ablate/stats.h"
+#include "app/heartbeat.h"
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "config/config.h"
@@ -243,7 +244,11 @@ static int bench_run(const bench_args *a, qkv_err *e) {
     /* every requested size in a child process of its own (clean peak memory per size) */
     char *bin = qkv__cli_self_exe();
     if (!bin) return qkv_err_set(e, QKV_ERR_FAIL, "cannot find the qkv executable");
+    /* on stderr, what is being timed while no row comes (a table is read by people; --json's lines
+     * by programs, which want nothing else) */
+    if (!a->json) qkv__heartbeat_start("qkv bench");
     int rc = bench_children(a, bin, precs, rounds, e);
+    qkv__heartbeat_stop();
     free(bin);
     return rc;
 }
@@ -315,10 +320,14 @@ static int side_by_side(const bench_args *a, char *bin, const qkv_bench_size *s,
     char line[2048];
     for (int r = 0; r < rounds; r++)
         for (int k = 0; k < 2; k++) {
-            if (child_line(a, bin, s, k ? PREC_BF16 : PREC_F32, line, sizeof line, e)) return -1;
+            qkv__heartbeat_doing("timing %s in %s, round %d of %d", s->name, k ? "bf16" : "f32", r + 1, rounds);
+            int failed = child_line(a, bin, s, k ? PREC_BF16 : PREC_F32, line, sizeof line, e);
+            qkv__heartbeat_doing(NULL);
+            if (failed) return -1;
             if (a->json) {
                 fputs(line, stdout);
                 fflush(stdout);
+                qkv__heartbeat_said();
             }
             step_figures f = figures_of(line);
             ms[k][r] = f.ms, pg[k][r] = products_gflops(&f), prod[k][r] = f.prod;
@@ -332,6 +341,7 @@ static int side_by_side(const bench_args *a, char *bin, const qkv_bench_size *s,
     printf("%-7s %7lld %10.2f %10.2f %8.2fx %10.1f %10.1f %8.2fx %8.1f%% %8.1f%%\n", s->name, a->threads, m[0], m[1],
            m[1] > 0 ? m[0] / m[1] : 0, g[0], g[1], g[0] > 0 ? g[1] / g[0] : 0, 100 * p[0], 100 * p[1]);
     fflush(stdout);
+    qkv__heartbeat_said();
     return 0;
 }
 
@@ -354,7 +364,11 @@ static int bench_children(const bench_args *a, char *bin, int precs, int rounds,
             continue;
         }
         char line[2048];
-        if (child_line(a, bin, s, precs, line, sizeof line, e)) return -1;
+        qkv__heartbeat_doing("timing %s", s->name);
+        int failed = child_line(a, bin, s, precs, line, sizeof line, e);
+        qkv__heartbeat_doing(NULL);
+        if (failed) return -1;
+        qkv__heartbeat_said();
         if (a->json) { fputs(line, stdout); fflush(stdout); continue; }
         step_figures f = figures_of(line);
         char allocs[32] = "-"; /* not counted */

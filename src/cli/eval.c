@@ -46,6 +46,7 @@ static int eval_run(const eval_args *a, qkv_err *e) {
     qkv_config cfg;
     if (qkv__cli_load_run_config(a->config, a->sets.v, a->sets.n, a->checkpoint, false, &cfg, e)) return -1;
     qkv__cli_set_threads((int)a->threads);
+    if (qkv_precision_usable(&cfg.train, e)) return -1;
     int rc = -1;
     char err[1024]; /* the model's own message (nn) */
     qkv_task task, data_task; /* closed on every path: a failed open may hold sequences */
@@ -74,7 +75,11 @@ static int eval_run(const eval_args *a, qkv_err *e) {
     if (qkv__cli_check_trained_with("eval", a->checkpoint, a->config, &eff, e) ||
         qkv_check_vocabulary(a->checkpoint, &task, e))
         goto cleanup;
-    ctx = qkv_ctx_new();
+    /* in the products' precision the run trained and evaluated with */
+    if (!(ctx = qkv_ctx_new()) || qkv_ctx_set_bf16(ctx, cfg.train.precision == QKV_PRECISION_BF16)) {
+        qkv_err_set(e, QKV_ERR_FAIL, "%s", ctx ? qkv_ctx_error(ctx) : "out of memory");
+        goto cleanup;
+    }
     qkv_task *t = have_data ? &data_task : &task;
     if (have_data) data_task.seq_len = mc.seq_len; /* batches as long as the longest sequence */
     qkv_eval_result r;

@@ -1,4 +1,5 @@
 /* qkv train: train a model from a config, or resume a run. */
+#include "app/heartbeat.h"
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "io/fileio.h"
@@ -31,7 +32,9 @@ static const qkv_cli_option OPTIONS[] = {
     QKV_LIST("--set", "KEY=VALUE", train_args, sets,
              "override a config key, e.g. --set model.attention.qkv=shared (repeatable)"),
     QKV_STRING("--out", "DIR", train_args, out, "run directory (default: runs/<config name>-<date>-<time>)"),
-    QKV_STRING("--resume", "DIR", train_args, resume, "continue the run in DIR from its last checkpoint"),
+    QKV_STRING("--resume", "DIR", train_args, resume,
+               "continue the run in DIR from its last checkpoint (a finished run: says so and\n"
+               "changes nothing)"),
     QKV_INT("--steps", "N", train_args, steps, 1, 1000000000,
             "with --resume: train on to N steps (extends a finished run; its weights equal those of\n"
             "a run of N steps from the start; needs the constant learning-rate schedule)"),
@@ -258,7 +261,9 @@ static int train_run(const train_args *a, qkv_dist d, const char *cfg_path, cons
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != (pid_t)a->stop_with) qkv_request_stop();
     }
+    if (!a->quiet && d.rank == 0) qkv__heartbeat_start("qkv train"); /* a line through long silent work */
     int r = qkv_train(&cfg, &opt, &s, e);
+    qkv__heartbeat_stop();
     qkv_stop_release(&stop);
     /* the first process speaks for all, errors included: qkv_train's error is every process's
      * (the first failing one's), so the others end quietly with 0, and mpirun reports the first's
@@ -268,6 +273,12 @@ static int train_run(const train_args *a, qkv_dist d, const char *cfg_path, cons
         return 0;
     }
     if (r) return -1;
+    if (s.finished) { /* its summary stays the one it wrote when it finished */
+        if (!a->quiet)
+            fprintf(stderr, "qkv train: %s is finished (%lld of %d steps): nothing to do, nothing rewritten (train "
+                    "on with --resume %s --steps N)\n", out, s.steps, cfg.train.steps, out);
+        return 0;
+    }
     print_run(&s, out, a, d, timed_since);
     if (!a->quiet) fprintf(stderr, "qkv train: run directory %s\n", out);
     return 0;

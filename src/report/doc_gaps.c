@@ -23,8 +23,7 @@ void qkv__doc_gap_cell(const qkv_gap *a, bool baseline, char *out, size_t n) {
     if (!strcmp(out, "-0.000")) out[0] = '+'; /* no sign that rounding made */
 }
 
-/* the words of the trend (findings.h), the baseline's own loss improving where a gap closes */
-static const char *trend_words(qkv_gap_trend t, bool baseline) {
+const char *qkv__doc_gap_trend_word(qkv_gap_trend t, bool baseline) {
     switch (t) {
     case QKV_GAP_FLAT: return "flat";
     case QKV_GAP_CLOSING: return baseline ? "improving" : "closing";
@@ -33,7 +32,8 @@ static const char *trend_words(qkv_gap_trend t, bool baseline) {
     }
 }
 
-/* "A,B,C" as steps into out (at most max); the count, or -1 when one is not a step number */
+/* "A,B,C" as steps into out (at most max); the count, or -1 when one is not a step number (the
+ * order is checked by the caller) */
 static int parse_steps(const char *list, long long *out, int max) {
     int n = 0;
     for (const char *p = list; *p; n++) {
@@ -73,7 +73,7 @@ static char *render(const qkv_ablate_gaps *g, const qkv_ablate_results *r, const
         char iv[64] = QKV_REPORT_DASH, change[32] = "";
         if (isfinite(l->lo)) snprintf(iv, sizeof iv, "[%.3f, %.3f]", l->lo + 0.0, l->hi + 0.0);
         if (isfinite(g->change[v])) snprintf(change, sizeof change, " (%+.3f)", g->change[v]);
-        snprintf(qkv_report_cell(t, i, k + 1), QKV_REPORT_CELL, "%s; %s%s", iv, trend_words(g->trend[v], v == b),
+        snprintf(qkv_report_cell(t, i, k + 1), QKV_REPORT_CELL, "%s; %s%s", iv, qkv__doc_gap_trend_word(g->trend[v], v == b),
                  change);
     }
     const char *base = r->v[b].name;
@@ -94,13 +94,24 @@ static void variant_item(qkv_strbuf *b, const void *v, int i) {
 }
 
 char *qkv__doc_gap(char *words, qkv_err *e) {
-    char *save = NULL, *dir = strtok_r(words, " \t", &save), *names = NULL;
+    char *save = NULL, *dir = strtok_r(words, " \t", &save), *names = NULL, *given[2] = {NULL, NULL};
     long long steps[256];
     int ns = 0;
     if (!dir) return qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: expected DIR [steps=A,B] [variants=X,Y]"), NULL;
     for (char *w = strtok_r(NULL, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-        if (!strncmp(w, "steps=", 6) && (ns = parse_steps(w + 6, steps, 256)) > 0) continue;
-        if (!strncmp(w, "variants=", 9) && w[9]) names = w + 9;
+        int opt = !strncmp(w, "steps=", 6) ? 0 : !strncmp(w, "variants=", 9) ? 1 : -1;
+        if (opt >= 0 && given[opt]) /* the later one would silently win */
+            return qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: %s given twice ('%s', then '%s'; expected each option "
+                               "once)", opt ? "variants=" : "steps=", given[opt], w), NULL;
+        if (opt >= 0) given[opt] = w;
+        if (opt == 0 && (ns = parse_steps(w + 6, steps, 256)) > 0) {
+            for (int i = 1; i < ns; i++) /* columns left to right in time, so the trend reads forwards */
+                if (steps[i] <= steps[i - 1])
+                    return qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: %s: step %lld after %lld (expected increasing "
+                                       "step numbers, each once)", w, steps[i], steps[i - 1]), NULL;
+            continue;
+        }
+        if (opt == 1 && w[9]) names = w + 9;
         else
             return qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: unexpected '%s' (expected steps=A,B with step numbers, "
                                "variants=X,Y)", w), NULL;
@@ -131,6 +142,12 @@ char *qkv__doc_gap(char *words, qkv_err *e) {
             qkv__strbuf_free(&list);
             goto done;
         }
+        for (int i = 0; i < nr; i++)
+            if (rows[i] == v && v != c.baseline) { /* a row twice: the table would repeat it */
+                qkv_err_set(e, QKV_ERR_FAIL, "qkv gap: variants=%s: '%s' twice (expected each variant once)", names,
+                            r.v[v].name);
+                goto done;
+            }
         if (v != c.baseline && nr < c.n_variants) rows[nr++] = v;
         p += len + (p[len] == ',');
     }

@@ -136,5 +136,8 @@ QKV_INTERNAL char *qkv__doc_gap(char *words, qkv_err *e);
 /* one cell of that table into out: a gap signed with three decimals, the baseline's own mean unsigned,
  * "—" without pairs */
 QKV_INTERNAL void qkv__doc_gap_cell(const qkv_gap *a, bool baseline, char *out, size_t n);
+/* the word of that table's trend t (ablate/findings.h) in a variant's row, or the baseline's (its own
+ * loss improving where a gap closes); "—" for none. docs/ablate.md defines each */
+QKV_INTERNAL const char *qkv__doc_gap_trend_word(qkv_gap_trend t, bool baseline);
 
 #endif

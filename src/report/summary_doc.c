@@ -310,6 +310,9 @@ static char *generate(char *words, qkv_err *e) {
         qkv_sum_part part = QKV_SUM_PART_MAIN;
         const char *published = NULL;
         for (char *w = strtok_r(NULL, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+            bool twice = !strcmp(w, "--sizes") ? part == QKV_SUM_PART_SIZES : !strcmp(w, "--published") && published;
+            if (twice) /* a later --published would silently win */
+                return qkv_err_set(e, QKV_ERR_FAIL, "qkv summarize: %s given twice (expected each option once)", w), NULL;
             if (!strcmp(w, "--sizes")) part = QKV_SUM_PART_SIZES;
             else if (!strcmp(w, "--published")) {
                 if (!(published = strtok_r(NULL, " \t", &save)))
@@ -337,6 +340,9 @@ static char *generate(char *words, qkv_err *e) {
         for (char *w = strtok_r(NULL, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
             if (strncmp(w, "cols=", 5) || !w[5])
                 return qkv_err_set(e, QKV_ERR_FAIL, "qkv table: unexpected '%s' (cols=A,B is the option)", w), NULL;
+            if (cols) /* the later one would silently win */
+                return qkv_err_set(e, QKV_ERR_FAIL, "qkv table: cols= given twice ('cols=%s', then '%s'; expected "
+                                   "each option once)", cols, w), NULL;
             cols = w + 5;
         }
         char *hash = strchr(file, '#');

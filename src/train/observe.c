@@ -52,7 +52,7 @@ static void add_rows(const qkv_tensor *a, const qkv_batch *b, qkv_diag_sums *s, 
 
 /* the attention of the model m (built, loaded) on the task's evaluation examples into o: the sums
  * over the first QKV_OBSERVE_EXAMPLES, the weights of example o->example. 0, or -1 with e */
-static int attention(qkv_model *m, qkv_task *task, int layers, int heads, qkv_observed *o, qkv_err *e) {
+static int attention(qkv_model *m, qkv_task *task, int layers, int heads, bool bf16, qkv_observed *o, qkv_err *e) {
     int64_t avail = qkv_task_eval_size(task);
     int n = QKV_OBSERVE_EXAMPLES > avail ? (int)avail : QKV_OBSERVE_EXAMPLES;
     qkv_ctx *ctx = qkv_ctx_new();
@@ -62,6 +62,7 @@ static int attention(qkv_model *m, qkv_task *task, int layers, int heads, qkv_ob
         qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         goto done;
     }
+    if (qkv_ctx_set_bf16(ctx, bf16)) goto fail; /* the run's precision (train.precision) */
     qkv_ctx_set_grad_enabled(ctx, false);
     qkv_task_eval_batch(task, &b, 0, n);
     if (!qkv_model_forward(ctx, m, &b.tokens, b.has_pad ? &b.pad : NULL)) goto fail;
@@ -136,12 +137,12 @@ static int scores(const qkv_model *m, int layers, int heads, qkv_observed *o, qk
 /* the text task's sample from m into o as bytes: the prompt's, then what the model drew (with
  * subword pieces, the prompt encoded and each drawn piece's bytes, cut at the same length: a
  * report reads bytes and has no tokenizer) */
-static int sample(qkv_model *m, const qkv_task *t, qkv_observed *o, qkv_err *e) {
+static int sample(qkv_model *m, const qkv_task *t, bool bf16, qkv_observed *o, qkv_err *e) {
     const char *prompt = QKV_OBSERVE_SAMPLE_PROMPT;
     int np = (int)strlen(prompt), total = np + QKV_OBSERVE_SAMPLE_BYTES;
     if (!(o->sample = malloc((size_t)total * sizeof *o->sample))) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     for (int i = 0; i < np; i++) o->sample[i] = (unsigned char)prompt[i];
-    qkv_sample_opts so = {QKV_OBSERVE_SAMPLE_BYTES, QKV_OBSERVE_SAMPLE_TEMPERATURE, 0, QKV_OBSERVE_SAMPLE_SEED};
+    qkv_sample_opts so = {QKV_OBSERVE_SAMPLE_BYTES, QKV_OBSERVE_SAMPLE_TEMPERATURE, 0, QKV_OBSERVE_SAMPLE_SEED, bf16};
     o->sample_len = total;
     if (!t->tokenizer) return qkv_sample(m, o->sample, np, &so, o->sample + np, e);
     int32_t *ids = NULL, *drawn = malloc((size_t)so.tokens * sizeof *drawn);
@@ -198,6 +199,8 @@ static int write_observed(const char *dir, const char *file, const qkv_observed 
 static int observation(const qkv_config *cfg, const char *dir, bool trained, int example, long long step,
                        qkv_observed *o, qkv_err *e) {
     *o = (qkv_observed){.step = step, .example = example < 0 ? 0 : example};
+    if (qkv_precision_usable(&cfg->train, e)) return -1;
+    bool bf16 = cfg->train.precision == QKV_PRECISION_BF16; /* observed in the products it trained with */
     qkv_task task;
     qkv_task_config tc = cfg->task; /* the run's own vocabulary, when it keeps one */
     qkv_use_run_tokenizer(&tc, dir, true);
@@ -219,8 +222,8 @@ static int observation(const qkv_config *cfg, const char *dir, bool trained, int
         goto done;
     }
     if (trained && qkv_check_vocabulary(path, &task, e)) goto done;
-    if (attention(m, &task, mc.layers, mc.heads, o, e) || scores(m, mc.layers, mc.heads, o, e) ||
-        (trained && cfg->task.kind == QKV_TASK_TEXT && sample(m, &task, o, e)))
+    if (attention(m, &task, mc.layers, mc.heads, bf16, o, e) || scores(m, mc.layers, mc.heads, o, e) ||
+        (trained && cfg->task.kind == QKV_TASK_TEXT && sample(m, &task, bf16, o, e)))
         goto done;
     rc = 0;
 done:

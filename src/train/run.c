@@ -1,6 +1,7 @@
 /* One training run's state, directory, and the part of its step after the gradient (see run.h). */
 #include "train/run.h"
 #include "train/stop.h"
+#include "app/heartbeat.h"
 #include "io/fileio.h"
 #include "io/strbuf.h"
 #include "optim/optim_internal.h"
@@ -92,14 +93,21 @@ static void progress(qkv__run *r, double loss, const qkv_eval_result *ev, double
     if (r->tty)
         fprintf(stderr, "\r\033[Kstep %lld/%lld  loss %.4f%s  %.0f tok/s  ETA %s%s", r->st.step, total,
                 loss, acc, tps, eta, final ? "\n" : "");
-    else if (ev && bytes) {
-        fprintf(stderr, "step %lld/%lld loss %.4f eval_loss %.4f eval_bpb %.4f tok/s %.0f elapsed %.1fs\n",
-                r->st.step, total, loss, ev->loss, ev->bpb, tps, elapsed);
+    else if (!ev) { /* between evaluations: the step and the loss so far */
+        fprintf(stderr, "step %lld/%lld loss %.4f tok/s %.0f elapsed %.1fs\n", r->st.step, total, loss, tps, elapsed);
+        qkv__heartbeat_said();
         r->shown = true;
         r->t_shown = qkv_clock_seconds();
-    } else if (ev) {
+    } else if (bytes) {
+        fprintf(stderr, "step %lld/%lld loss %.4f eval_loss %.4f eval_bpb %.4f tok/s %.0f elapsed %.1fs\n",
+                r->st.step, total, loss, ev->loss, ev->bpb, tps, elapsed);
+        qkv__heartbeat_said();
+        r->shown = true;
+        r->t_shown = qkv_clock_seconds();
+    } else {
         fprintf(stderr, "step %lld/%lld loss %.4f eval_loss %.4f eval_acc %.4f tok/s %.0f elapsed %.1fs\n",
                 r->st.step, total, loss, ev->loss, ev->accuracy, tps, elapsed);
+        qkv__heartbeat_said();
         r->shown = true;
         r->t_shown = qkv_clock_seconds();
     }
@@ -263,11 +271,17 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
     r->tty = isatty(2) && !r->opt->quiet;
     char why[QKV_ERR_MSG]; /* the library's message (nn, io, tensor) */
     /* bf16 products where this CPU (or build) has none: refused before any work or write */
-    if (c->train.precision == QKV_PRECISION_BF16 && !qkv_bf16_available(why, sizeof why))
-        return qkv_err_set(e, QKV_ERR_USAGE, "train.precision: \"bf16\" is refused: %s (use \"f32\")", why);
+    if (qkv_precision_usable(&c->train, e)) return -1;
     qkv_task_config tc = c->task; /* a resumed run's vocabulary is the one it kept */
     if (r->opt->resume) qkv_use_run_tokenizer(&tc, r->opt->out_dir, true);
-    if (qkv_task_open(&r->task, &tc, (uint64_t)c->train.seed, e)) return -1;
+    /* what may take seconds before the first step (heartbeat.h: a line while it does) */
+    if (tc.kind == QKV_TASK_TEXT && tc.tokenizer != QKV_TOKENIZER_BYTES && !tc.tokenizer_path[0])
+        qkv__heartbeat_doing("training the vocabulary (%d %s pieces) on the training text", tc.pieces,
+                             QKV_TOKENIZER_NAMES[tc.tokenizer]);
+    else qkv__heartbeat_doing("reading the task's data");
+    int opened = qkv_task_open(&r->task, &tc, (uint64_t)c->train.seed, e);
+    qkv__heartbeat_doing(NULL);
+    if (opened) return -1;
     /* a model the task refuses (causal: false where targets follow) is said before any work */
     qkv_model_config mc = c->model;
     if (qkv_task_fit_model(&r->task, &mc, e)) return -1;
@@ -337,6 +351,14 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
     if (!r->opt->resume) r->st.last_loss = r->st.logged_loss = NAN;
     r->train_loss = r->st.logged_loss;
     r->start = r->st.step;
+    /* a finished run resumed (every step done, its summary written): nothing to do, and nothing in
+     * its directory is rewritten (a checkpoint of the last step whose summary is missing was
+     * stopped before its end, and finishes below) */
+    const char *summary = r->opt->resume && r->st.step >= c->train.steps ? in_dir(r, QKV_RUN_SUMMARY, NULL) : NULL;
+    if (summary && access(summary, F_OK) == 0) {
+        r->finished = true;
+        return 0;
+    }
     if (r->dist.rank) return 0;
     if (qkv__mkdirs(r->opt->out_dir, why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     if (lock_run(r, e)) return -1;
@@ -446,10 +468,15 @@ int qkv__run_update(qkv__run *r, double lv, bool *updated, qkv_err *e) {
         r->tokens_since = 0;
     }
     /* a terminal: rewritten at every log and evaluation; a log: the session's first evaluation,
-     * its last step, and between them at most one line per QKV_LOG_INTERVAL (eval_every 1 for
-     * hours would otherwise write a line per step) */
-    bool show = r->tty ? do_eval || do_log : do_eval && (!r->shown || last || t - r->t_shown >= QKV_LOG_INTERVAL);
-    if (show) progress(r, r->train_loss, r->have_eval ? &r->ev : NULL, tps, elapsed, false);
+     * its last step, and a line whenever qkv__progress_gap passed since the last one (10 s in
+     * the session's first minute, then 60 s; at an evaluation or between them): never silent
+     * for long, and eval_every 1 for hours does not write a line per step */
+    bool show = r->tty ? do_eval || do_log
+                       : lead && ((do_eval && (!r->shown || last)) || t - r->t_shown >= qkv__progress_gap(t - r->t0));
+    if (show) {
+        double now_loss = do_log || !r->st.loss_count ? r->train_loss : r->st.loss_sum / (double)r->st.loss_count;
+        progress(r, now_loss, (r->tty ? r->have_eval : do_eval) ? &r->ev : NULL, tps, elapsed, false);
+    }
     if (do_ckpt && save_checkpoint(r, e)) rc = -1;
     if (rc) qkv__run_fail_everywhere(r, e->msg);
     return rc;
@@ -547,9 +574,11 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, qkv_err *e) {
         sum->val_bpb = sum->has_val ? sum->val.bpb : NAN;
         sum->baseline_xz_bpb = sum->baseline_unigram_bpb = NAN;
         qkv_err be; /* xz -9 on the held-out bytes (about a second per 250 KB); once, for the summary */
-        if (!rc && lead && !sum->interrupted &&
-            qkv_task_text_baselines(&r->task, &sum->baseline_xz_bpb, &sum->baseline_unigram_bpb, &be))
-            fprintf(stderr, "qkv train: %s (summary.json's baselines are null)\n", be.msg); /* the run is done: go on */
+        if (!rc && lead && !sum->interrupted) qkv__heartbeat_doing("the baselines: xz -9 and a unigram model of the evaluation text");
+        bool failed = !rc && lead && !sum->interrupted &&
+                      qkv_task_text_baselines(&r->task, &sum->baseline_xz_bpb, &sum->baseline_unigram_bpb, &be);
+        qkv__heartbeat_doing(NULL);
+        if (failed) fprintf(stderr, "qkv train: %s (summary.json's baselines are null)\n", be.msg); /* done: go on */
     }
     if (!rc && lead && !sum->interrupted && write_summary(r, sum, e)) rc = -1;
     /* what the reports show of the run, recorded beside the model it comes from (train/observe.h),
@@ -564,7 +593,10 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, qkv_err *e) {
         qkv_ctx_free(r->ctx);
         r->ctx = NULL;
         qkv_err oe;
-        if (qkv__run_observe(r->cfg, r->opt->out_dir, r->opt->example, sum->steps, &oe))
+        qkv__heartbeat_doing("recording the run's attention diagnostics%s", sum->text ? " and sample" : "");
+        int observed = qkv__run_observe(r->cfg, r->opt->out_dir, r->opt->example, sum->steps, &oe);
+        qkv__heartbeat_doing(NULL);
+        if (observed)
             fprintf(stderr, "qkv train: %s: its attention diagnostics were not recorded (%s); qkv ablate --refresh "
                     "records them\n", r->opt->out_dir, oe.msg);
     }

@@ -45,6 +45,7 @@ typedef struct qkv__run {
     long long tokens_since, start;  /* tokens since the last log line; the step this session began at */
     qkv_eval_result ev, val;        /* the last evaluation and validation */
     bool have_eval, tty, interrupted;
+    bool finished;              /* resumed, but every step was done and the summary written: nothing to do */
     int lock_fd;                    /* 1 + the run directory's fd holding its flock (0: none) */
     bool shown;                     /* not a terminal: a progress line was written this session... */
     double t_shown;                 /* ...at this time (lines in a log are QKV_LOG_INTERVAL apart) */

@@ -96,6 +96,11 @@ int qkv_sample(qkv_model *m, const int32_t *prompt, int n_prompt, const qkv_samp
     if (!ctx) {
         return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     }
+    if (qkv_ctx_set_bf16(ctx, o->bf16)) {
+        qkv_err_set(e, QKV_ERR_FAIL, "%s", qkv_ctx_error(ctx));
+        qkv_ctx_free(ctx);
+        return -1;
+    }
     qkv_ctx_set_grad_enabled(ctx, false);
     int prev = qkv__serial(1); /* one thread's kernels: the same bits for any thread count */
     int rc = sample(ctx, m, prompt, n_prompt, o, out, e);

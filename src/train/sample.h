@@ -15,6 +15,7 @@ typedef struct qkv_sample_opts {
                             likely token (the lowest id on a tie) */
     int top_k;           /* draw among the k most likely tokens only (0 = all; 1 = greedy) */
     uint64_t seed;       /* the draws' stream: the same seed, the same tokens */
+    bool bf16;           /* the products in bf16 (a bf16 run's, train.precision; qkv_ctx_set_bf16) */
 } qkv_sample_opts;
 
 /* Generate o->tokens tokens into out after prompt[0, n_prompt) (n_prompt >= 1, tokens in

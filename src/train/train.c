@@ -114,7 +114,14 @@ int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *s
     /* every process starts, or none does; then each holds the error of the first that could not
      * (its code and its message) */
     rc = qkv__run_first_error(r, rc, e);
-    r->t0 = r->t_log = qkv_clock_seconds();
+    if (!rc && r->finished) { /* said by the caller; no evaluation, no file written */
+        sum->finished = true;
+        sum->steps = r->st.step;
+        qkv__run_free(r);
+        qkv_err_clear(e);
+        return 0;
+    }
+    r->t0 = r->t_log = r->t_shown = qkv_clock_seconds();
     while (!rc && r->st.step < cfg->train.steps) {
         /* every process stops at the same step: one that is asked to tells the others */
         if (qkv__run_any(r, qkv__run_should_stop(r))) {

@@ -47,6 +47,8 @@ typedef struct qkv_run_summary {
     long long steps, skipped_steps;
     int64_t params, attn_params;
     bool interrupted;
+    bool finished;               /* --resume of a run that had finished: nothing was done or written,
+                                    and only steps is filled (summary.json holds the rest) */
     qkv_verdict verdict;         /* solved within the budget? still improving? (verdict.h) */
     int processes;               /* that trained it together (dist.h) */
     uint64_t param_checksum;     /* FNV-1a of the final parameters' bytes, equal on every process */
@@ -62,6 +64,12 @@ typedef struct qkv_run_summary {
  * the machine has: found before anything is allocated or written; the message has the estimate)
  * or QKV_ERR_FAIL */
 QKV_APP_API int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, qkv_err *e);
+
+/* whether c's products (train.precision) run on this machine: 0, or -1 with e (QKV_ERR_USAGE, one
+ * line naming the key). A bf16 run is trained, evaluated, sampled and inspected in bf16 (its
+ * config says so), so qkv eval reproduces the evaluation the run recorded; where bf16 cannot run,
+ * each of them is refused before any work (--set train.precision=f32 evaluates in float32) */
+QKV_APP_API int qkv_precision_usable(const qkv_train_config *c, qkv_err *e);
 
 /* mean loss and accuracy of model m on the task's evaluation examples (n of them, capped by
  * the task's size), in batches of `batch`; ctx is reset as it goes */
