@@ -179,6 +179,9 @@ static void read_variant(qkv_json_reader *r, const cJSON *vo, int i, qkv_variant
     long long not_started = qkv__json_count(r, vo, where, "runs_not_started"); /* a partial report's */
     v->seconds = qkv__json_num(r, vo, where, "seconds");
     v->lr = qkv__json_num(r, vo, where, "lr");
+    /* without a grid the rate is the variant's own setting: its optim.lr= override, where it has one */
+    const char *set_lr = isfinite(v->lr) ? NULL : strstr(v->sets, "optim.lr=");
+    if (set_lr && (set_lr == v->sets || set_lr[-1] == ' ')) v->lr = strtod(set_lr + strlen("optim.lr="), NULL);
     long long matched = qkv__json_count(r, vo, where, "matched_d_ff");
     v->baseline_params = qkv__json_count(r, vo, where, "baseline_params");
     v->diag = (qkv_attn_diag){.diag_share = qkv__json_num(r, vo, where, "diag_share"),

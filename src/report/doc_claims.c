@@ -15,7 +15,8 @@
  * implies, and that test joins the document's family (Holm's correction over every claim of the
  * document, at 0.05): TERM solved > (or <) a `solved` term, Fisher's exact test of the two
  * variants' solved and unsolved seeds; TERM delta > (or <) 0, the variant's paired sign-flip test
- * against the baseline (its p_value in results.json). A claim states its numbers with value
+ * against the baseline (its p_value in results.json); the same predicate twice is one test. A
+ * claim states its numbers with value
  * markers, which its predicates do not replace. */
 #include "report/summary.h"
 
@@ -134,8 +135,10 @@ static int parse(char *words, bool *each, term *a, op *o, term *b, qkv_err *e) {
     return 0;
 }
 
-/* adds the test p (what it is: "...") to the document's family */
-static int add_test(qkv_doc_tests *t, double p, int line, const char *what) {
+/* adds the test p of predicate `key` (what it is: "...") to the document's family, once */
+static int add_test(qkv_doc_tests *t, double p, int line, const char *key, const char *what) {
+    for (int i = 0; i < t->n; i++)
+        if (!strcmp(t->t[i].key, key)) return 0;
     if (t->n == t->cap) {
         int cap = t->cap ? 2 * t->cap : 16;
         qkv_doc_test *m = realloc(t->t, (size_t)cap * sizeof *m);
@@ -146,6 +149,7 @@ static int add_test(qkv_doc_tests *t, double p, int line, const char *what) {
     qkv_doc_test *x = &t->t[t->n++];
     x->p = p;
     x->line = line;
+    snprintf(x->key, sizeof x->key, "%s", key);
     snprintf(x->what, sizeof x->what, "%s", what);
     return 0;
 }
@@ -217,10 +221,10 @@ static int predicate(char *words, qkv_doc_tests *tests, int line, char *why, siz
         const qkv_variant_result *u = &la.r.v[va], *w = &pb->r.v[vb];
         snprintf(what, sizeof what, "%s: Fisher's exact test of %d/%d against %d/%d solved", text, u->solved,
                  u->solved + u->unsolved, w->solved, w->solved + w->unsolved);
-        if (add_test(tests, qkv__stats_fisher_p(u->solved, u->unsolved, w->solved, w->unsolved), line, what)) rc = -1;
+        if (add_test(tests, qkv__stats_fisher_p(u->solved, u->unsolved, w->solved, w->unsolved), line, text, what)) rc = -1;
     } else if (strict && !b.dir && b.number == 0 && !strcmp(a.field, "delta")) {
         snprintf(what, sizeof what, "%s: the paired sign-flip test against %s", text, la.r.v[la.c.baseline].name);
-        if (add_test(tests, la.r.v[va].p_value, line, what)) rc = -1;
+        if (add_test(tests, la.r.v[va].p_value, line, text, what)) rc = -1;
     }
     if (rc < 0) qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
 done:

@@ -24,10 +24,10 @@
 
 /* F_DELTA: in points for an accuracy, else (bits per byte, a loss) signed with 3 decimals;
  * F_COUNT: an integer with thousands separators, as the tables print parameter counts */
-typedef enum { F_INT, F_COUNT, F_STEP, F_PCT, F_DELTA, F_LR, F_2, F_3, F_P } field_format;
+typedef enum { F_INT, F_COUNT, F_STEP, F_PCT, F_PCT0, F_DELTA, F_LR, F_2, F_3, F_P } field_format;
 
 /* where a field's number comes from: the variant's key in results.json, or computed */
-typedef enum { S_KEY, S_SEEDS, S_BUDGET, S_ATTN_SHARE, S_SAVED, S_BPB } field_source;
+typedef enum { S_KEY, S_SEEDS, S_BUDGET, S_ATTN_SHARE, S_SAVED, S_BPB, S_SOLVED_SHARE } field_source;
 
 /* a field: its name in a marker, what it formats as, where its number comes from and, for
  * S_KEY, the key of the variant's object in results.json that holds it (report_fields.c's list) */
@@ -41,6 +41,7 @@ typedef struct field {
 static const field FIELDS[] = {
     {"solved", F_INT, S_KEY, "solved"},                /* seeds that solved the task */
     {"unsolved", F_INT, S_KEY, "unsolved"},            /* seeds that did not within their budget */
+    {"solved_pct", F_PCT0, S_SOLVED_SHARE, NULL},      /* solved / (solved + unsolved), in whole percent */
     {"seeds", F_INT, S_SEEDS, NULL},                   /* the ablation's seeds */
     {"runs", F_INT, S_KEY, "runs_ok"},                 /* finished runs at the chosen rate */
     {"median", F_STEP, S_KEY, "steps_to_threshold"},   /* the median solve step (unsolved counted as later) */
@@ -74,6 +75,7 @@ static double number(const field *f, const qkv_ablate_results *r, int i) {
     case S_BUDGET: return v->budget_max == INT64_MAX ? -1.0 : (double)v->budget_max;
     case S_ATTN_SHARE: return v->params > 0 ? (double)v->attn_params / (double)v->params : NAN;
     case S_SAVED: return v->params > 0 && base->params > 0 ? 1.0 - (double)v->params / (double)base->params : NAN;
+    case S_SOLVED_SHARE: return v->solved + v->unsolved > 0 ? (double)v->solved / (v->solved + v->unsolved) : NAN;
     case S_BPB: return r->cfg->metric == QKV_METRIC_BPB ? v->loss_mean / log(2.0) : NAN;
     case S_KEY: break;
     }
@@ -126,6 +128,7 @@ static void format(field_format f, double x, bool accuracy, char *out, size_t n)
     case F_INT: case F_STEP: snprintf(out, n, "%.0f", x); break;
     case F_COUNT: qkv__fmt_count(out, n, (long long)x); break;
     case F_PCT: snprintf(out, n, "%.1f", 100 * x); break;
+    case F_PCT0: snprintf(out, n, "%.0f", 100 * x); break;
     case F_DELTA: accuracy ? snprintf(out, n, "%+.1f", 100 * x) : snprintf(out, n, "%+.3f", x); break;
     case F_LR: snprintf(out, n, "%g", x); break;
     case F_2: snprintf(out, n, "%.2f", x + 0.0); break; /* + 0.0: no "-0.00" */

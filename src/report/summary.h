@@ -138,6 +138,7 @@ QKV_INTERNAL int qkv__doc_number(const qkv_ablate_results *r, int v, const char 
 typedef struct qkv_doc_test {
     double p;                       /* the raw p-value */
     int line;                       /* the claim's line */
+    char key[400];                  /* the predicate: a test stated twice is one hypothesis */
     char what[640];                 /* the predicate and the test, for a message */
 } qkv_doc_test;
 typedef struct qkv_doc_tests {

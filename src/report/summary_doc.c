@@ -400,7 +400,7 @@ typedef struct doc {
      * evaluated, the tests their wording implies, and the first that does not hold (update: the
      * rewrite goes on, then fails with it) */
     int claim_line;
-    char claim_words[1024];
+    char claim_words[4096];
     const char *claim_text;
     int claims;
     qkv_doc_tests tests;
