@@ -622,7 +622,7 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
     {"summarize --check-doc", "FILE", "a claim for every seed that one seed breaks",
      FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: each a q solved = 0 -->q failed in every seed<!-- /claim -->\n"}),
      Q "summarize --check-doc d.md", 1, "no longer holds: each a q solved = 0: at seed 0, 1 is not = 0"},
-    {"summarize --check-doc", "FILE", "a contrast its test does not support",
+    {"summarize --check-doc", "FILE", "a contrast stated twice, one test of Holm's family",
      FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: a q solved < full solved -->fewer<!-- /claim --> "
                               "<!-- qkv claim: a q solved < full solved -->fewer<!-- /claim --> "
                               "<!-- qkv claim: a full solved > q solved -->more<!-- /claim -->\n"}),

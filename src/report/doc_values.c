@@ -27,7 +27,7 @@
 typedef enum { F_INT, F_COUNT, F_STEP, F_PCT, F_PCT0, F_DELTA, F_LR, F_2, F_3, F_P } field_format;
 
 /* where a field's number comes from: the variant's key in results.json, or computed */
-typedef enum { S_KEY, S_SEEDS, S_BUDGET, S_ATTN_SHARE, S_SAVED, S_BPB, S_SOLVED_SHARE } field_source;
+typedef enum { S_KEY, S_SEEDS, S_BUDGET, S_ATTN_SHARE, S_SAVED, S_BPB, S_SOLVED_SHARE, S_LR, S_BYTES_PER_TOKEN } field_source;
 
 /* a field: its name in a marker, what it formats as, where its number comes from and, for
  * S_KEY, the key of the variant's object in results.json that holds it (report_fields.c's list) */
@@ -41,7 +41,6 @@ typedef struct field {
 static const field FIELDS[] = {
     {"solved", F_INT, S_KEY, "solved"},                /* seeds that solved the task */
     {"unsolved", F_INT, S_KEY, "unsolved"},            /* seeds that did not within their budget */
-    {"solved_pct", F_PCT0, S_SOLVED_SHARE, NULL},      /* solved / (solved + unsolved), in whole percent */
     {"seeds", F_INT, S_SEEDS, NULL},                   /* the ablation's seeds */
     {"runs", F_INT, S_KEY, "runs_ok"},                 /* finished runs at the chosen rate */
     {"median", F_STEP, S_KEY, "steps_to_threshold"},   /* the median solve step (unsolved counted as later) */
@@ -51,7 +50,7 @@ static const field FIELDS[] = {
     {"bpb", F_3, S_BPB, NULL},                         /* bits per byte of text: the mean final loss / ln 2 */
     {"delta", F_DELTA, S_KEY, "delta_vs_baseline"},    /* the paired difference from the baseline (points, bits) */
     {"p_holm", F_P, S_KEY, "p_holm"},                  /* the sign-flip p-value after Holm's correction */
-    {"lr", F_LR, S_KEY, "lr"},                         /* the chosen learning rate */
+    {"lr", F_LR, S_LR, "lr"},                          /* the chosen learning rate (or the variant's own) */
     {"symmetry", F_2, S_KEY, "score_symmetry"},        /* the attention diagnostics at the end ... */
     {"negative", F_2, S_KEY, "score_negative_share"},
     {"diagonal", F_3, S_KEY, "diag_share"},
@@ -64,6 +63,8 @@ static const field FIELDS[] = {
     {"attn_params", F_COUNT, S_KEY, "attn_params"},    /* its attention's (every layer, the output map too) */
     {"attn_share", F_PCT, S_ATTN_SHARE, NULL},         /* attn_params / params, in percent */
     {"saved", F_PCT, S_SAVED, NULL},                   /* 1 - params / the baseline's params, in percent */
+    {"solved_pct", F_PCT0, S_SOLVED_SHARE, NULL},      /* solved / (solved + unsolved), in whole percent */
+    {"bytes_per_token", F_2, S_BYTES_PER_TOKEN, NULL}, /* how the text was read: its evaluation bytes per token */
 };
 #define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
 
@@ -76,6 +77,12 @@ static double number(const field *f, const qkv_ablate_results *r, int i) {
     case S_ATTN_SHARE: return v->params > 0 ? (double)v->attn_params / (double)v->params : NAN;
     case S_SAVED: return v->params > 0 && base->params > 0 ? 1.0 - (double)v->params / (double)base->params : NAN;
     case S_SOLVED_SHARE: return v->solved + v->unsolved > 0 ? (double)v->solved / (v->solved + v->unsolved) : NAN;
+    case S_LR: { /* without a grid the rate is the variant's own setting: its optim.lr= override */
+        const char *set = strstr(v->sets, "optim.lr=");
+        if (!isfinite(v->lr) && set && (set == v->sets || set[-1] == ' ')) return strtod(set + strlen("optim.lr="), NULL);
+        break;
+    }
+    case S_BYTES_PER_TOKEN: return r->tokenizer[0] ? r->bytes_per_token : NAN;
     case S_BPB: return r->cfg->metric == QKV_METRIC_BPB ? v->loss_mean / log(2.0) : NAN;
     case S_KEY: break;
     }
