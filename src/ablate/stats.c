@@ -169,7 +169,7 @@ static double log_hypergeom(int x, int n1, int n2, int k) {
            lgamma(n2 - k + x + 1.0) - (lgamma(n1 + n2 + 1.0) - lgamma(k + 1.0) - lgamma(n1 + n2 - k + 1.0));
 }
 
-double qkv__stats_fisher_p(int a, int b, int c, int d) {
+double qkv_stats_fisher_p(int a, int b, int c, int d) {
     if (a < 0 || b < 0 || c < 0 || d < 0 || a + b + c + d == 0) return NAN;
     int n1 = a + b, n2 = c + d, k = a + c, lo = k - n2 > 0 ? k - n2 : 0, hi = k < n1 ? k : n1;
     double observed = log_hypergeom(a, n1, n2, k), p = 0;

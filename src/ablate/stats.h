@@ -46,7 +46,7 @@ QKV_APP_API int qkv_stats_holm(const double *p, int m, double alpha, double *adj
  * variants), two-sided as scipy.stats.fisher_exact: with the margins fixed, the sum of the
  * hypergeometric probabilities of every table no more likely than the observed one (within a
  * relative 1e-7); NaN if a count is negative or the table is empty */
-QKV_INTERNAL double qkv__stats_fisher_p(int a, int b, int c, int d);
+QKV_APP_API double qkv_stats_fisher_p(int a, int b, int c, int d);
 /* median of v with censored values taken as +infinity: the middle value, or the mean of the two
  * middle values for even n; +INFINITY if a censored value is needed (the median is not reached),
  * NaN if n < 1 or an uncensored value is NaN */

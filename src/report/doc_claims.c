@@ -221,7 +221,7 @@ static int predicate(char *words, qkv_doc_tests *tests, int line, char *why, siz
         const qkv_variant_result *u = &la.r.v[va], *w = &pb->r.v[vb];
         snprintf(what, sizeof what, "%s: Fisher's exact test of %d/%d against %d/%d solved", text, u->solved,
                  u->solved + u->unsolved, w->solved, w->solved + w->unsolved);
-        if (add_test(tests, qkv__stats_fisher_p(u->solved, u->unsolved, w->solved, w->unsolved), line, text, what)) rc = -1;
+        if (add_test(tests, qkv_stats_fisher_p(u->solved, u->unsolved, w->solved, w->unsolved), line, text, what)) rc = -1;
     } else if (strict && !b.dir && b.number == 0 && !strcmp(a.field, "delta")) {
         snprintf(what, sizeof what, "%s: the paired sign-flip test against %s", text, la.r.v[la.c.baseline].name);
         if (add_test(tests, la.r.v[va].p_value, line, text, what)) rc = -1;

@@ -112,7 +112,7 @@ static double fisher(const qkv_ablate_results *r, int v, const char *other, qkv_
         qkv_err_set(e, QKV_ERR_FAIL, "fisher:%s: no variant '%s'", other, other);
         return NAN;
     }
-    return qkv__stats_fisher_p(r->v[v].solved, r->v[v].unsolved, r->v[o].solved, r->v[o].unsolved);
+    return qkv_stats_fisher_p(r->v[v].solved, r->v[v].unsolved, r->v[o].solved, r->v[o].unsolved);
 }
 
 int qkv__doc_number(const qkv_ablate_results *r, int v, const char *name, double *x, qkv_err *e) {
