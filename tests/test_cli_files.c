@@ -443,6 +443,9 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
     {"ablate", "base config", "missing",
      CFG("{\"base\": \"nope.json\", \"variants\": [{\"name\": \"a\"}], \"seeds\": [0]}"), Q "ablate cfg.json --out out",
      2, "cfg.json: variant a: nope.json: cannot open"},
+    {"ablate", "CONFIG", "a pilot that is not a path",
+     CFG("{\"base\": \"nope.json\", \"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"pilot\": 3}"),
+     Q "ablate cfg.json --out out", 2, "cfg.json: pilot: expected the path of the sweep that chose the rates"},
     /* ---- ablate: --out DIR and the state in it (each run's files, the configs, the claims), read
      * leniently: damaged, a run counts as not finished */
     {"ablate", "--out DIR", "a regular file", FROM_RUN("echo mine > x"), Q "ablate abl.json --out x --quiet", 1,
