@@ -333,6 +333,15 @@ STUDY["bf16"] = {
         set=STUDY["fourth"]["recall"]["set"] + ["train.precision=bf16"]),
 }
 
+# where the rates that variants set came from: the committed pilot that chose them (results.json
+# records it as rate_choice.pilot)
+PILOTS = {"third": "study-third-pilot", "fourth": "study-fourth-pilot", "fourth-extra": "study-fourth-pilot"}
+for version, pilot in PILOTS.items():
+    for name, a in STUDY[version].items():
+        chose = os.path.join(HERE, "..", "..", "docs", "results", pilot, name, "results.json")
+        if a and os.path.exists(chose) and any(o.startswith("optim.lr=") for v in a["variants"] for o in v["set"]):
+            a["pilot"] = "docs/results/%s/%s" % (pilot, name)
+
 MODEL = {"d_model": 64, "heads": 4, "layers": 2, "d_ff": 256, "activation": "gelu",
          "attention": {"qkv": "full", "scale": "head_dim", "causal": True}}
 TRAIN = {"steps": 1000, "batch": 32, "seed": 0, "eval_every": 100, "eval_examples": 500, "log_every": 100}

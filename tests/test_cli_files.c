@@ -29,6 +29,15 @@
 /* a document whose one marker embeds a summary of a/; DOC_DIR: a/ and its results.json */
 #define DOC "# d\n<!-- qkv summarize: a -->\n<!-- end -->\n"
 #define DOC_DIR RES_A(RESULTS("full", "{\"name\": \"full\"}"))
+/* a/results.json of claims: full solved 9 of 9 seeds, q 1 (seeds 0-8; q's seed 0 solved at 300) */
+#define CLAIM_RUN(s, v) "{\"seed\": " #s ", \"ok\": true, \"verdict\": \"" v "\"}"
+#define CLAIM_DIR RES_A("{\"title\": \"t\", \"baseline\": \"full\", \"seeds\": [0,1,2,3,4,5,6,7,8], \"variants\": [" \
+    "{\"name\": \"full\", \"solved\": 9, \"unsolved\": 0, \"runs\": [" CLAIM_RUN(0, "solved") "," CLAIM_RUN(1, "solved") \
+    "," CLAIM_RUN(2, "solved") "," CLAIM_RUN(3, "solved") "," CLAIM_RUN(4, "solved") "," CLAIM_RUN(5, "solved") "," \
+    CLAIM_RUN(6, "solved") "," CLAIM_RUN(7, "solved") "," CLAIM_RUN(8, "solved") "]}, {\"name\": \"q\", \"solved\": 1, " \
+    "\"unsolved\": 8, \"runs\": [" CLAIM_RUN(0, "solved") "," CLAIM_RUN(1, "unsolved") "," CLAIM_RUN(2, "unsolved") "," \
+    CLAIM_RUN(3, "unsolved") "," CLAIM_RUN(4, "unsolved") "," CLAIM_RUN(5, "unsolved") "," CLAIM_RUN(6, "unsolved") "," \
+    CLAIM_RUN(7, "unsolved") "," CLAIM_RUN(8, "unsolved") "]}]}\n")
 /* results.json with the models' sizes: full, and q without its Q/K/V maps (24,576 parameters) */
 #define SIZES RESULTS("full", "{\"name\": \"full\", \"params\": 109504, \"attn_params\": 32896}, {\"name\": \"q\", " \
                       "\"params\": 84928, \"attn_params\": 8320}")
@@ -434,6 +443,9 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
     {"ablate", "base config", "missing",
      CFG("{\"base\": \"nope.json\", \"variants\": [{\"name\": \"a\"}], \"seeds\": [0]}"), Q "ablate cfg.json --out out",
      2, "cfg.json: variant a: nope.json: cannot open"},
+    {"ablate", "CONFIG", "a pilot that is not a path",
+     CFG("{\"base\": \"nope.json\", \"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"pilot\": 3}"),
+     Q "ablate cfg.json --out out", 2, "cfg.json: pilot: expected the path of the sweep that chose the rates"},
     /* ---- ablate: --out DIR and the state in it (each run's files, the configs, the claims), read
      * leniently: damaged, a run counts as not finished */
     {"ablate", "--out DIR", "a regular file", FROM_RUN("echo mine > x"), Q "ablate abl.json --out x --quiet", 1,
@@ -600,6 +612,47 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
     {"summarize --check-doc", "FILE", "an inline value without its words",
      FILES(DOC_DIR, {"d.md", "x <!-- qkv value: a full -->3<!-- end -->\n"}), Q "summarize --check-doc d.md", 1,
      "qkv summarize: d.md:1: qkv value: expected DIR VARIANT FIELD"},
+    /* claims: a sentence's finding as predicates, with the test its wording implies */
+    {"summarize --check-doc", "FILE", "a claim that holds",
+     FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: a q solved < full solved; a full unsolved = 0; each a full solved = 1 -->"
+                              "q learned it\nin fewer seeds (p = <!-- qkv value: a q fisher:full -->0.000411<!-- end -->)."
+                              "<!-- /claim -->\n"}),
+     Q "summarize --check-doc d.md 1>&2", 0, "d.md: 1 generated block as the results make it; 1 claim holds"},
+    {"summarize --check-doc", "FILE", "a claim that does not hold",
+     FILES(CLAIM_DIR, {"d.md", "x\n<!-- qkv claim: a full unsolved = 0; a q solved = 0 -->q never\nlearned it.<!-- /claim -->\n"}),
+     Q "summarize --check-doc d.md", 1, "qkv summarize: d.md:2: the claim \"q never learned it.\" no longer holds: "
+     "a q solved = 0: 1 is not = 0"},
+    {"summarize --check-doc", "FILE", "a claim for every seed that one seed breaks",
+     FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: each a q solved = 0 -->q failed in every seed<!-- /claim -->\n"}),
+     Q "summarize --check-doc d.md", 1, "no longer holds: each a q solved = 0: at seed 0, 1 is not = 0"},
+    {"summarize --check-doc", "FILE", "a contrast stated twice, one test of Holm's family",
+     FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: a q solved < full solved -->fewer<!-- /claim --> "
+                              "<!-- qkv claim: a q solved < full solved -->fewer<!-- /claim --> "
+                              "<!-- qkv claim: a full solved > q solved -->more<!-- /claim -->\n"}),
+     Q "summarize --check-doc d.md > /dev/null", 0},
+    {"summarize --check-doc", "FILE", "a contrast that Holm's correction over the document rejects",
+     FILES(RES_A(RESULTS("full", "{\"name\": \"full\", \"solved\": 9, \"unsolved\": 0}, {\"name\": \"q\", "
+                                 "\"solved\": 6, \"unsolved\": 3}")),
+           {"d.md", "<!-- qkv claim: a q solved < full solved -->q learned it less often<!-- /claim -->\n"}),
+     Q "summarize --check-doc d.md", 1, "qkv summarize: d.md:1: the claim \"q learned it less often\" no longer holds: "
+     "a q solved < full solved: Fisher's exact test of 6/9 against 9/9 solved: p = 0.206, 0.206 after Holm's "
+     "correction over the document's 1 tests (above 0.05)"},
+    {"summarize --check-doc", "FILE", "a claim of an unknown field",
+     FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: a q wins > 0 -->x<!-- /claim -->\n"}), Q "summarize --check-doc d.md", 1,
+     "qkv summarize: d.md:1: qkv claim: unknown field 'wins' (a value marker's, or fisher:OTHER)"},
+    {"summarize --check-doc", "FILE", "a claim without its operator",
+     FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: a q solved -->x<!-- /claim -->\n"}), Q "summarize --check-doc d.md", 1,
+     "qkv summarize: d.md:1: qkv claim: expected [each] DIR VARIANT FIELD OP (NUMBER | VARIANT FIELD | DIR VARIANT "
+     "FIELD), OP one of = != < <= > >="},
+    {"summarize --check-doc", "FILE", "a claim never closed",
+     FILES(CLAIM_DIR, {"d.md", "x\n<!-- qkv claim: a q solved = 1 -->x\n"}), Q "summarize --check-doc d.md", 1,
+     "qkv summarize: d.md:2: a claim without its <!-- /claim -->"},
+    {"summarize --check-doc", "FILE", "a claim's end without a claim",
+     FILES(CLAIM_DIR, {"d.md", "x<!-- /claim -->\n"}), Q "summarize --check-doc d.md", 1,
+     "qkv summarize: d.md:1: <!-- /claim --> without a claim (<!-- qkv claim: PRED...-->) before it"},
+    {"summarize --check-doc", "FILE", "a claim inside a claim",
+     FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: a q solved = 1 -->x <!-- qkv claim: a q solved = 1 -->y<!-- /claim -->\n"}),
+     Q "summarize --check-doc d.md", 1, "qkv summarize: d.md:1: a claim opens inside the claim of line 1"},
     /* gap tables: each variant's gap to the baseline against steps, from the runs' curves */
     {"summarize --check-doc", "FILE", "a stale gap table",
      FILES(GAP_DIR, {"d.md", "<!-- qkv gap: a -->\n\n| variant | step 100 | step 200 | at 200: 95% CI; since 100 |\n"

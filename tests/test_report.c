@@ -856,8 +856,14 @@ START_TEST(report_json_has_variants_and_runs) {
     ck_assert_msg(root != NULL, "results.json does not parse");
     char keys[1024];
     keys_of(root, keys, sizeof keys);
-    ck_assert_str_eq(keys, "title threshold baseline metric task d_model layers heads lrs max_solved_at seeds version "
-                           "wall_seconds jobs runs_planned missing_runs runs_to_extend variants ");
+    ck_assert_str_eq(keys, "title threshold baseline metric task d_model layers heads lrs rate_choice max_solved_at seeds "
+                           "version wall_seconds jobs runs_planned missing_runs runs_to_extend variants ");
+    /* how each variant's rate was chosen: the grid and its rule, or each variant's own setting */
+    const cJSON *rate = item(root, "rate_choice");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(rate, "grid")), grid ? 2 : 0);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(rate, "rule")->valuestring,
+                     grid ? QKV_RATE_RULE_GRID : QKV_RATE_RULE_SET);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(rate, "pilot")));
     ck_assert_str_eq(item(root, "title")->valuestring, "Q/K/V ablation & <test>");
     ck_assert(fabs(number(root, "threshold") - 0.9) < 1e-12);
     ck_assert_str_eq(item(root, "baseline")->valuestring, "full");
@@ -1714,7 +1720,22 @@ START_TEST(report_text_task) {
     char s0[] = "The ``` fence <b>&amp;\n\n```` four\nend", s2[] = "The x";
     f->v[0].sample = s0;
     f->v[2].sample = s2;
+    snprintf(f->r.tokenizer, sizeof f->r.tokenizer, "bpe"); /* how the text was read: in results.json, read back */
+    f->r.pieces = 2048;
+    f->r.bytes_per_token = 2.54638868;
+    snprintf(f->r.pilot, sizeof f->r.pilot, "docs/results/pilot");
     dir = write_report(f);
+    qkv_ablate_results back;
+    qkv_ablate_config back_c;
+    qkv_err re;
+    ck_assert_msg(qkv__ablate_results_read(&back, &back_c, dir, &re) == 0, "%s", re.msg);
+    ck_assert_str_eq(back.tokenizer, "bpe");
+    ck_assert_int_eq(back.pieces, 2048);
+    ck_assert(back.bytes_per_token == 2.54638868);
+    ck_assert_str_eq(back.pilot, "docs/results/pilot");
+    ck_assert_str_eq(back.rate_rule, QKV_RATE_RULE_SET);
+    qkv__ablate_results_free(&back);
+    qkv_ablate_config_free(&back_c);
     char *res = read_in(dir, "results.md");
     md = read_in(dir, "report.md");
     char *html = read_in(dir, "report.html");

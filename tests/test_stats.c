@@ -103,6 +103,24 @@ START_TEST(test_signflip_hand) {
 }
 END_TEST
 
+START_TEST(test_fisher_hand) {
+    /* [[9,0],[6,3]]: margins 9, 9 and 15 solved; P(x) = C(9,x) C(9,15-x) / C(18,15) for x = 6..9:
+     * 84/816, 324/816, 324/816, 84/816; the observed x = 9 and x = 6 are the least likely:
+     * p = 168/816 = 0.20588 (scipy.stats.fisher_exact gives 0.20588235294117646) */
+    ck_assert(qkv_test_close(qkv_stats_fisher_p(9, 0, 6, 3), 168.0 / 816.0, 1e-12, 1e-12));
+    /* [[1,8],[9,0]]: 0.00041135335 (scipy: 0.00041135335252982314) */
+    ck_assert(qkv_test_close(qkv_stats_fisher_p(1, 8, 9, 0), 0.00041135335252982314, 1e-12, 1e-9));
+    /* [[8,0],[6,2]]: 0.46667 = 7/15 (scipy: 0.4666666666666667) */
+    ck_assert(qkv_test_close(qkv_stats_fisher_p(8, 0, 6, 2), 7.0 / 15.0, 1e-12, 1e-12));
+    /* the same counts in either row order or side give the same p */
+    ck_assert(qkv_test_close(qkv_stats_fisher_p(6, 3, 9, 0), 168.0 / 816.0, 1e-12, 1e-12));
+    /* equal rows: the observed table is the most likely, so every table counts: p = 1 */
+    ck_assert(qkv_test_close(qkv_stats_fisher_p(5, 5, 5, 5), 1.0, 1e-12, 1e-12));
+    ck_assert(isnan(qkv_stats_fisher_p(-1, 2, 3, 4)));
+    ck_assert(isnan(qkv_stats_fisher_p(0, 0, 0, 0)));
+}
+END_TEST
+
 START_TEST(test_signflip_monte_carlo_determinism) {
     double d[30];
     for (int i = 0; i < 30; i++) d[i] = (i % 3 == 0 ? -1.0 : 1.0) * (0.1 + 0.01 * i);
@@ -395,6 +413,7 @@ Suite *stats_suite(void) {
     tcase_add_test(tc, test_mean_sd_hand);
     tcase_add_test(tc, test_percentile_hand);
     tcase_add_test(tc, test_signflip_hand);
+    tcase_add_test(tc, test_fisher_hand);
     tcase_add_test(tc, test_signflip_monte_carlo_determinism);
     tcase_add_test(tc, test_holm_hand);
     tcase_add_test(tc, test_median_censored);

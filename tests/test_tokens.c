@@ -375,6 +375,10 @@ START_TEST(test_tokens_run_keeps_vocabulary) {
     ck_assert_int_eq(qkv_test_sh(sum, sizeof sum, false, "cat %s/run/summary.json", TMP), 0);
     double bpb = qkv_test_json_num(sum, "eval_bpb"), loss = qkv_test_json_num(sum, "eval_loss");
     ck_assert(bpb < loss / log(2)); /* bits per byte, not per token */
+    /* how the text was read, for results.json: the tokenizer, its pieces, the held-out bytes per token */
+    ck_assert_msg(strstr(sum, "\"tokenizer\":\"bpe\",\"pieces\":300,"), "%s", sum);
+    double bpt = qkv_test_json_num(sum, "bytes_per_token");
+    ck_assert_msg(bpt > 1 && bpt < 16, "bytes_per_token %g: pieces hold more than a byte each", bpt);
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "test -s %s/run/tokenizer.model", TMP), 0);
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s eval %s/run/config.json --checkpoint %s/run/model.safetensors --threads 1",
                          qkv_test_bin(), TMP, TMP), 0);

@@ -51,6 +51,7 @@ typedef struct qkv_ablate_config {
     qkv_ablate_metric metric;       /* compared against the baseline and chosen on (learning rates) */
     int example;                    /* index of the evaluation example whose attention is drawn */
     char title[256];                /* report title ("" = from the file name) */
+    char pilot[1024];               /* the sweep that chose the rates its variants set ("" = none named) */
 } qkv_ablate_config;
 
 /* parse (strict: unknown keys, wrong types, duplicate variant names are errors naming the key) */

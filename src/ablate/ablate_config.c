@@ -174,7 +174,7 @@ static int match_params(qkv_ablate_config *c, int v, qkv_err *e) {
 
 /* the ablation config's keys, and a variant's */
 static const char *const TOP[] = {"title", "base", "set", "variants", "seeds", "lrs", "max_steps", "baseline",
-                                  "threshold", "metric", "example", NULL};
+                                  "threshold", "metric", "example", "pilot", NULL};
 /* keys that are no longer read: refused by name, not as unknown */
 static const char *const REMOVED[] = {"batch_runs", "batch_max_runs", NULL};
 static const char *const VAR[] = {"name", "set", "match_params", NULL};
@@ -331,13 +331,18 @@ static int parse_study(qkv_ablate_config *c, const cJSON *j, const char *path, q
     return 0;
 }
 
-/* the example shown in the report */
+/* the example shown in the report, and the pilot that chose the variants' rates */
 static int parse_extras(qkv_ablate_config *c, const cJSON *j, const char *path, qkv_err *e) {
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(j, "example");
     if (ex && (!cJSON_IsNumber(ex) || ex->valuedouble < 0 || ex->valuedouble > 1e6 ||
                ex->valuedouble != (double)(int)ex->valuedouble))
         return qkv_err_set(e, QKV_ERR_USAGE, "%s: example: expected an evaluation example index in [0, 1000000]", path);
     if (ex) c->example = (int)ex->valuedouble;
+    const cJSON *pi = cJSON_GetObjectItemCaseSensitive(j, "pilot");
+    if (pi && (!cJSON_IsString(pi) || strlen(pi->valuestring) >= sizeof c->pilot))
+        return qkv_err_set(e, QKV_ERR_USAGE, "%s: pilot: expected the path of the sweep that chose the rates (a string "
+                           "shorter than %zu bytes)", path, sizeof c->pilot);
+    if (pi) snprintf(c->pilot, sizeof c->pilot, "%s", pi->valuestring);
     return 0;
 }
 

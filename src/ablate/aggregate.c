@@ -141,6 +141,7 @@ static int read_run(const qkv_ablate_plan *p, int r, qkv_run_result *rr, qkv_var
     rr->flat_since = isfinite(flat) ? (long long)flat : -1;
     rr->xz_bpb = num(s, "baseline_xz_bpb");
     rr->unigram_bpb = num(s, "baseline_unigram_bpb");
+    rr->bytes_per_token = num(s, "bytes_per_token");
     if (!vr->params) { /* the same for every run of the variant */
         vr->params = (int64_t)num(s, "params");
         vr->attn_params = (int64_t)num(s, "attn_params");
@@ -560,7 +561,15 @@ static void shared_config(qkv_ablate_results *res, const qkv_ablate_plan *p) {
         res->d_model = bc.model.d_model;
         res->layers = bc.model.layers;
         res->heads = bc.model.heads;
+        if (bc.task.kind == QKV_TASK_TEXT) { /* how its text was read */
+            snprintf(res->tokenizer, sizeof res->tokenizer, "%s", QKV_TOKENIZER_NAMES[bc.task.tokenizer]);
+            res->pieces = bc.task.tokenizer == QKV_TOKENIZER_BYTES ? 0 : bc.task.pieces;
+        }
     }
+    res->bytes_per_token = NAN;
+    for (int r = 0; r < p->n && isnan(res->bytes_per_token) && res->tokenizer[0]; r++)
+        if (res->all_runs[r].ok) res->bytes_per_token = res->all_runs[r].bytes_per_token;
+    snprintf(res->pilot, sizeof res->pilot, "%s", c->pilot);
     for (int r = 0; r < p->n && !res->base_config_json; r++)
         if (res->all_runs[r].ok) {
             char e2[256], *path = qkv__pathf("%s/%s", p->runs[r].dir, QKV_RUN_CONFIG);

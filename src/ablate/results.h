@@ -22,6 +22,10 @@ enum { QKV_ABLATE_RESAMPLES = 10000, QKV_ABLATE_SIGNFLIP_RESAMPLES = 100000 };
 #define QKV_ABLATE_SEED_MEANS(v) (0x5eed0000u + (uint64_t)(v) * 16)
 #define QKV_ABLATE_SEED_PAIRED(v) (0xd1ff0000u + (uint64_t)(v) * 16)
 
+/* how a sweep's rates were chosen, in results.json's words: from its grid, or set per variant */
+#define QKV_RATE_RULE_GRID "each variant's rate of the grid with the best mean validation accuracy (then loss) over the reported seeds"
+#define QKV_RATE_RULE_SET "each variant's own optim.lr, set in the ablation config (a pilot's choice where one is named)"
+
 /* One training run's record, read back from its run directory. */
 typedef struct qkv_run_result {
     int variant, lr_index, seed_index;
@@ -44,6 +48,8 @@ typedef struct qkv_run_result {
     long long steps_to_threshold;   /* solved_at: the first evaluated step at the threshold; -1 none */
     long long flat_since;           /* -1 while improving */
     double xz_bpb, unigram_bpb;     /* the text task: its baselines in bits per byte (summary.json); NaN otherwise */
+    double bytes_per_token;         /* the text task: its evaluation bytes per token, measured (summary.json); NaN
+                                     * otherwise or not recorded (older runs) */
     double eval_bpb;                /* its evaluation bits per byte where results.json records one (qkv writes none:
                                      * NaN, and bits per byte are the evaluation loss / ln 2) */
 } qkv_run_result;
@@ -146,6 +152,17 @@ typedef struct qkv_ablate_results {
     char task[32];                  /* the baseline's task ("recall", "text"; "" unknown) */
     int d_model, layers, heads;     /* the baseline's model size (0: unknown), for sizes across ablations */
     char version[32];               /* of the qkv that wrote the report ("": unknown) */
+    /* how the text was read (results.json's "text"): the tokenizer ("": not the text task, or not
+     * recorded), its pieces (0: bytes) and the evaluation bytes per token the first finished run
+     * measured (NaN: not measured, as runs before it was recorded) */
+    char tokenizer[16];
+    int pieces;
+    double bytes_per_token;
+    /* how each variant's rate was chosen (results.json's "rate_choice"): in words as read ("": not
+     * recorded; the report writes QKV_RATE_RULE_GRID or _SET),
+     * and the pilot sweep that chose the rates set per variant ("": none named) */
+    char rate_rule[256];
+    char pilot[1024];
     double wall_seconds;            /* this invocation (finished runs it reused cost nothing) */
     int jobs;
 } qkv_ablate_results;

@@ -234,6 +234,35 @@ static void read_variant(qkv_json_reader *r, const cJSON *vo, int i, qkv_variant
     v->budget_max = isfinite(budget) ? (long long)budget : -1; /* the variant's, until derive() reads the runs' */
 }
 
+/* how the text was read and how the rates were chosen (each optional: older results.json files
+ * have neither) */
+static void read_text_and_rates(qkv_json_reader *r, const cJSON *root, qkv_ablate_results *res) {
+    res->bytes_per_token = NAN;
+    const cJSON *text = cJSON_GetObjectItemCaseSensitive(root, "text"), *rate = cJSON_GetObjectItemCaseSensitive(root,
+                                                                                                               "rate_choice");
+    if (text && !cJSON_IsNull(text)) {
+        if (!cJSON_IsObject(text)) return qkv__json_wrong(r, "", "text", "an object or null", text);
+        const char *tok = qkv__json_str(r, text, "text.", "tokenizer", true);
+        long long pieces = qkv__json_count(r, text, "text.", "pieces");
+        res->bytes_per_token = qkv__json_num_in(r, text, "text.", "bytes_per_token", 0, INFINITY);
+        if (r->bad) return;
+        if (strlen(tok) >= sizeof res->tokenizer || !*tok)
+            return qkv__json_wrong(r, "text.", "tokenizer", "a tokenizer's name",
+                                   cJSON_GetObjectItemCaseSensitive(text, "tokenizer"));
+        snprintf(res->tokenizer, sizeof res->tokenizer, "%s", tok);
+        res->pieces = pieces > 0 ? as_int(pieces) : 0;
+    }
+    if (rate && !cJSON_IsNull(rate)) {
+        if (!cJSON_IsObject(rate)) return qkv__json_wrong(r, "", "rate_choice", "an object or null", rate);
+        const char *rule = qkv__json_str(r, rate, "rate_choice.", "rule", false);
+        const char *pilot = qkv__json_str(r, rate, "rate_choice.", "pilot", false);
+        qkv__json_array(r, rate, "rate_choice.", "grid", false); /* checked; the grid is "lrs" */
+        if (r->bad) return;
+        snprintf(res->rate_rule, sizeof res->rate_rule, "%s", rule ? rule : "");
+        snprintf(res->pilot, sizeof res->pilot, "%s", pilot ? pilot : "");
+    }
+}
+
 /* the header's keys of root into r and c; *vars: the variants array, *seeds: the seeds array or NULL */
 static void read_header(qkv_json_reader *r, const cJSON *root, qkv_ablate_results *res, qkv_ablate_config *c,
                         const char **baseline, const cJSON **vars, const cJSON **seeds) {
@@ -261,6 +290,7 @@ static void read_header(qkv_json_reader *r, const cJSON *root, qkv_ablate_result
     c->metric = compared ? cm : QKV_METRIC_ACCURACY;
     snprintf(c->title, sizeof c->title, "%s", title);
     snprintf(res->task, sizeof res->task, "%s", task ? task : "");
+    read_text_and_rates(r, root, res);
     res->d_model = d_model > 0 ? as_int(d_model) : 0;
     res->layers = layers > 0 ? as_int(layers) : 0;
     res->heads = heads > 0 ? as_int(heads) : 0;

@@ -162,3 +162,20 @@ double qkv_stats_median_censored(const double *v, const bool *censored, int n) {
     free(u);
     return r;
 }
+
+/* log P(X = x) of the hypergeometric law of the table's top-left cell: rows n1, n2, first column k */
+static double log_hypergeom(int x, int n1, int n2, int k) {
+    return lgamma(n1 + 1.0) - lgamma(x + 1.0) - lgamma(n1 - x + 1.0) + lgamma(n2 + 1.0) - lgamma(k - x + 1.0) -
+           lgamma(n2 - k + x + 1.0) - (lgamma(n1 + n2 + 1.0) - lgamma(k + 1.0) - lgamma(n1 + n2 - k + 1.0));
+}
+
+double qkv_stats_fisher_p(int a, int b, int c, int d) {
+    if (a < 0 || b < 0 || c < 0 || d < 0 || a + b + c + d == 0) return NAN;
+    int n1 = a + b, n2 = c + d, k = a + c, lo = k - n2 > 0 ? k - n2 : 0, hi = k < n1 ? k : n1;
+    double observed = log_hypergeom(a, n1, n2, k), p = 0;
+    for (int x = lo; x <= hi; x++) {
+        double l = log_hypergeom(x, n1, n2, k);
+        if (l <= observed + log1p(1e-7)) p += exp(l);
+    }
+    return p > 1 ? 1 : p;
+}

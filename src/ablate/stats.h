@@ -42,6 +42,11 @@ QKV_APP_API double qkv_stats_signflip_p(const double *d, int n, int resamples, u
 /* Holm: with the m non-NaN p ascending, adj_(i) = max_{j <= i} min(1, (m - j + 1) p_(j));
  * rejected = adj <= alpha (NaN p: adj NaN, not rejected); returns the number rejected, or -1 */
 QKV_APP_API int qkv_stats_holm(const double *p, int m, double alpha, double *adjusted, bool *rejected);
+/* Fisher's exact test of the 2x2 table [[a, b], [c, d]] (e.g. solved and unsolved seeds of two
+ * variants), two-sided as scipy.stats.fisher_exact: with the margins fixed, the sum of the
+ * hypergeometric probabilities of every table no more likely than the observed one (within a
+ * relative 1e-7); NaN if a count is negative or the table is empty */
+QKV_APP_API double qkv_stats_fisher_p(int a, int b, int c, int d);
 /* median of v with censored values taken as +infinity: the middle value, or the mean of the two
  * middle values for even n; +INFINITY if a censored value is needed (the median is not reached),
  * NaN if n < 1 or an uncensored value is NaN */

@@ -59,15 +59,17 @@ static int summarize_run(const summarize_args *a, const qkv_cli_list *dirs, qkv_
     }
     const char *doc = a->check_doc ? a->check_doc : a->update_doc;
     if (doc) {
-        int blocks, changed;
-        if (qkv__summary_doc(doc, a->update_doc != NULL, &blocks, &changed, e)) return -1;
+        int blocks, changed, claims;
+        if (qkv__summary_doc(doc, a->update_doc != NULL, &blocks, &changed, &claims, e)) return -1;
+        char held[64] = "";
+        if (claims) snprintf(held, sizeof held, "; %d claim%s hold%s", claims, claims == 1 ? "" : "s", claims == 1 ? "s" : "");
         if (!a->quiet && a->update_doc)
-            printf("%s: %d generated block%s, %d rewritten\n", doc, blocks, blocks == 1 ? "" : "s", changed);
-        else if (!a->quiet && !blocks)
+            printf("%s: %d generated block%s, %d rewritten%s\n", doc, blocks, blocks == 1 ? "" : "s", changed, held);
+        else if (!a->quiet && !blocks && !claims)
             printf("%s: no generated blocks\n", doc);
         else if (!a->quiet)
-            printf("%s: %d generated block%s as the results make %s\n", doc, blocks, blocks == 1 ? "" : "s",
-                   blocks == 1 ? "it" : "them");
+            printf("%s: %d generated block%s as the results make %s%s\n", doc, blocks, blocks == 1 ? "" : "s",
+                   blocks == 1 ? "it" : "them", held);
     }
     return 0;
 }

@@ -7,7 +7,10 @@
  * sentence of prose, in any language, carries numbers that make test checks against the
  * committed results. FIELD gap@STEP is the cell of that step in the gap table (doc_gaps.c).
  * The model's size is a recorded number too: params and attn_params count it, attn_share is the
- * attention's part of it and saved what a variant does without, both of them shares. */
+ * attention's part of it and saved what a variant does without, both of them shares. FIELD
+ * fisher:OTHER is Fisher's exact p of the variant's solved and unsolved seeds against OTHER's (of
+ * the same DIR), the test a contrast of two solved counts implies; bpb a text variant's mean bits
+ * per byte, the scale beside its gap. Claims (doc_claims.c) compare these numbers. */
 #include "report/summary.h"
 
 #include <math.h>
@@ -16,14 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ablate/stats.h"
 #include "io/strbuf.h"
 
 /* F_DELTA: in points for an accuracy, else (bits per byte, a loss) signed with 3 decimals;
  * F_COUNT: an integer with thousands separators, as the tables print parameter counts */
-typedef enum { F_INT, F_COUNT, F_STEP, F_PCT, F_DELTA, F_LR, F_2, F_3, F_P } field_format;
+typedef enum { F_INT, F_COUNT, F_STEP, F_PCT, F_PCT0, F_DELTA, F_LR, F_2, F_3, F_P } field_format;
 
 /* where a field's number comes from: the variant's key in results.json, or computed */
-typedef enum { S_KEY, S_SEEDS, S_BUDGET, S_ATTN_SHARE, S_SAVED } field_source;
+typedef enum { S_KEY, S_SEEDS, S_BUDGET, S_ATTN_SHARE, S_SAVED, S_BPB, S_SOLVED_SHARE, S_LR, S_BYTES_PER_TOKEN } field_source;
 
 /* a field: its name in a marker, what it formats as, where its number comes from and, for
  * S_KEY, the key of the variant's object in results.json that holds it (report_fields.c's list) */
@@ -43,9 +47,10 @@ static const field FIELDS[] = {
     {"budget", F_STEP, S_BUDGET, NULL},                /* the largest budget of its unsolved runs */
     {"acc", F_PCT, S_KEY, "acc_mean"},                 /* final evaluation accuracy, mean, in percent */
     {"acc_min", F_PCT, S_KEY, "acc_min"},              /* the worst seed's final accuracy, in percent */
+    {"bpb", F_3, S_BPB, NULL},                         /* bits per byte of text: the mean final loss / ln 2 */
     {"delta", F_DELTA, S_KEY, "delta_vs_baseline"},    /* the paired difference from the baseline (points, bits) */
     {"p_holm", F_P, S_KEY, "p_holm"},                  /* the sign-flip p-value after Holm's correction */
-    {"lr", F_LR, S_KEY, "lr"},                         /* the chosen learning rate */
+    {"lr", F_LR, S_LR, "lr"},                          /* the chosen learning rate (or the variant's own) */
     {"symmetry", F_2, S_KEY, "score_symmetry"},        /* the attention diagnostics at the end ... */
     {"negative", F_2, S_KEY, "score_negative_share"},
     {"diagonal", F_3, S_KEY, "diag_share"},
@@ -58,6 +63,8 @@ static const field FIELDS[] = {
     {"attn_params", F_COUNT, S_KEY, "attn_params"},    /* its attention's (every layer, the output map too) */
     {"attn_share", F_PCT, S_ATTN_SHARE, NULL},         /* attn_params / params, in percent */
     {"saved", F_PCT, S_SAVED, NULL},                   /* 1 - params / the baseline's params, in percent */
+    {"solved_pct", F_PCT0, S_SOLVED_SHARE, NULL},      /* solved / (solved + unsolved), in whole percent */
+    {"bytes_per_token", F_2, S_BYTES_PER_TOKEN, NULL}, /* how the text was read: its evaluation bytes per token */
 };
 #define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
 
@@ -69,10 +76,53 @@ static double number(const field *f, const qkv_ablate_results *r, int i) {
     case S_BUDGET: return v->budget_max == INT64_MAX ? -1.0 : (double)v->budget_max;
     case S_ATTN_SHARE: return v->params > 0 ? (double)v->attn_params / (double)v->params : NAN;
     case S_SAVED: return v->params > 0 && base->params > 0 ? 1.0 - (double)v->params / (double)base->params : NAN;
+    case S_SOLVED_SHARE: return v->solved + v->unsolved > 0 ? (double)v->solved / (v->solved + v->unsolved) : NAN;
+    case S_LR: { /* without a grid the rate is the variant's own setting: its optim.lr= override */
+        const char *set = strstr(v->sets, "optim.lr=");
+        if (!isfinite(v->lr) && set && (set == v->sets || set[-1] == ' ')) return strtod(set + strlen("optim.lr="), NULL);
+        break;
+    }
+    case S_BYTES_PER_TOKEN: return r->tokenizer[0] ? r->bytes_per_token : NAN;
+    case S_BPB: return r->cfg->metric == QKV_METRIC_BPB ? v->loss_mean / log(2.0) : NAN;
     case S_KEY: break;
     }
     qkv_report_value x = qkv__report_variant_value(r, i, f->key);
     return x.kind == QKV_REPORT_NUM ? x.num : x.kind == QKV_REPORT_INT ? (double)x.i : NAN;
+}
+
+/* the field named `name` (NULL: none; fisher:OTHER is none of FIELDS) */
+static const field *field_named(const char *name) {
+    for (int i = 0; i < NFIELDS; i++)
+        if (!strcmp(FIELDS[i].name, name)) return &FIELDS[i];
+    return NULL;
+}
+
+/* the index of the variant named `name` in r, or -1 */
+static int variant_index(const qkv_ablate_results *r, const char *name) {
+    for (int v = 0; v < r->cfg->n_variants; v++)
+        if (!strcmp(r->v[v].name, name)) return v;
+    return -1;
+}
+
+/* fisher:OTHER of variant v: Fisher's exact p of its solved and unsolved seeds against OTHER's;
+ * NaN (with e) when r has no variant OTHER */
+static double fisher(const qkv_ablate_results *r, int v, const char *other, qkv_err *e) {
+    int o = variant_index(r, other);
+    if (o < 0) {
+        qkv_err_set(e, QKV_ERR_FAIL, "fisher:%s: no variant '%s'", other, other);
+        return NAN;
+    }
+    return qkv_stats_fisher_p(r->v[v].solved, r->v[v].unsolved, r->v[o].solved, r->v[o].unsolved);
+}
+
+int qkv__doc_number(const qkv_ablate_results *r, int v, const char *name, double *x, qkv_err *e) {
+    const field *f = field_named(name);
+    if (f) *x = number(f, r, v);
+    else if (!strncmp(name, "fisher:", 7) && name[7]) {
+        *x = fisher(r, v, name + 7, e);
+        if (isnan(*x)) return -1;
+    } else return qkv_err_set(e, QKV_ERR_FAIL, "unknown field '%s' (a value marker's, or fisher:OTHER)", name);
+    return 0;
 }
 
 /* x as the field's format, into out ("—" for a step never reached or a number not recorded) */
@@ -85,6 +135,7 @@ static void format(field_format f, double x, bool accuracy, char *out, size_t n)
     case F_INT: case F_STEP: snprintf(out, n, "%.0f", x); break;
     case F_COUNT: qkv__fmt_count(out, n, (long long)x); break;
     case F_PCT: snprintf(out, n, "%.1f", 100 * x); break;
+    case F_PCT0: snprintf(out, n, "%.0f", 100 * x); break;
     case F_DELTA: accuracy ? snprintf(out, n, "%+.1f", 100 * x) : snprintf(out, n, "%+.3f", x); break;
     case F_LR: snprintf(out, n, "%g", x); break;
     case F_2: snprintf(out, n, "%.2f", x + 0.0); break; /* + 0.0: no "-0.00" */
@@ -104,16 +155,15 @@ char *qkv__doc_value(char *words, qkv_err *e) {
         qkv_err_set(e, QKV_ERR_FAIL, "qkv value: expected DIR VARIANT FIELD");
         return NULL;
     }
-    const field *f = NULL;
-    for (int i = 0; i < NFIELDS && !f; i++)
-        if (!strcmp(FIELDS[i].name, fname)) f = &FIELDS[i];
+    const field *f = field_named(fname);
     char *end;
     long long step = !strncmp(fname, "gap@", 4) && fname[4] ? strtoll(fname + 4, &end, 10) : -1;
-    if (!f && (step < 0 || *end)) {
+    bool by_fisher = !strncmp(fname, "fisher:", 7) && fname[7];
+    if (!f && !by_fisher && (step < 0 || *end)) {
         qkv_strbuf list;
         qkv__strbuf_init(&list);
         qkv__strbuf_list(&list, NFIELDS, field_item, FIELDS);
-        qkv_err_set(e, QKV_ERR_FAIL, "qkv value: unknown field '%s' (expected one of %s, gap@STEP)", fname,
+        qkv_err_set(e, QKV_ERR_FAIL, "qkv value: unknown field '%s' (expected one of %s, gap@STEP, fisher:OTHER)", fname,
                     qkv__strbuf_str(&list));
         qkv__strbuf_free(&list);
         return NULL;
@@ -122,14 +172,21 @@ char *qkv__doc_value(char *words, qkv_err *e) {
     qkv_ablate_config c;
     if (qkv__ablate_results_read(&r, &c, dir, e)) return NULL;
     char *out = NULL;
-    int v = 0;
-    while (v < c.n_variants && strcmp(r.v[v].name, name)) v++;
-    if (v == c.n_variants) qkv_err_set(e, QKV_ERR_FAIL, "qkv value: %s/results.json has no variant '%s'", dir, name);
+    int v = variant_index(&r, name);
+    double x;
+    qkv_err why;
+    if (v < 0) qkv_err_set(e, QKV_ERR_FAIL, "qkv value: %s/results.json has no variant '%s'", dir, name);
     else if (!(out = malloc(64))) qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     else if (f) format(f->fmt, number(f, &r, v), c.metric == QKV_METRIC_ACCURACY, out, 64);
+    else if (by_fisher) {
+        if (qkv__doc_number(&r, v, fname, &x, &why)) {
+            qkv_err_set(e, QKV_ERR_FAIL, "qkv value: %s/results.json: %s", dir, why.msg);
+            free(out);
+            out = NULL;
+        } else format(F_P, x, false, out, 64);
+    }
     else { /* gap@STEP: the gap table's cell (doc_gaps.c) */
         qkv_ablate_gaps g;
-        qkv_err why;
         if (qkv__ablate_gaps(&g, &r, &step, 1, &why)) {
             qkv_err_set(e, QKV_ERR_FAIL, "qkv value: %s/results.json: %s", dir, why.msg);
             free(out);

@@ -94,6 +94,20 @@ char *qkv__report_render_json(const qkv_report *p) {
     j_count(root, "heads", p->r->heads);
     cJSON *lrs = cJSON_AddArrayToObject(root, "lrs");
     for (int l = 0; lrs && l < cfg->n_lrs; l++) cJSON_AddItemToArray(lrs, cJSON_CreateNumber(cfg->lrs[l]));
+    /* how each variant's rate was chosen, and how the text was read (a claim can test them) */
+    cJSON *rate = cJSON_AddObjectToObject(root, "rate_choice");
+    cJSON *grid = rate ? cJSON_AddArrayToObject(rate, "grid") : NULL;
+    for (int l = 0; grid && l < cfg->n_lrs; l++) cJSON_AddItemToArray(grid, cJSON_CreateNumber(cfg->lrs[l]));
+    const char *rule = p->r->rate_rule[0] ? p->r->rate_rule : cfg->n_lrs ? QKV_RATE_RULE_GRID : QKV_RATE_RULE_SET;
+    if (rate) cJSON_AddStringToObject(rate, "rule", rule);
+    if (rate && p->r->pilot[0]) cJSON_AddStringToObject(rate, "pilot", p->r->pilot);
+    else if (rate) cJSON_AddNullToObject(rate, "pilot");
+    if (p->r->tokenizer[0]) {
+        cJSON *text = cJSON_AddObjectToObject(root, "text");
+        if (text) cJSON_AddStringToObject(text, "tokenizer", p->r->tokenizer);
+        if (text) cJSON_AddNumberToObject(text, "pieces", p->r->pieces);
+        if (text) j_num(text, "bytes_per_token", p->r->bytes_per_token);
+    }
     if (p->r->max_solved_at >= 0) cJSON_AddNumberToObject(root, "max_solved_at", (double)p->r->max_solved_at);
     else cJSON_AddNullToObject(root, "max_solved_at");
     cJSON *seeds = cJSON_AddArrayToObject(root, "seeds");

@@ -11,7 +11,8 @@
  *   summary_write.c   the documents, the CSV, the files
  *   summary_doc.c     the markers in a document: check or update
  *   doc_values.c      the inline markers: one number of an ablation in a sentence
- *   doc_gaps.c        the gap markers: each variant's gap to the baseline against training steps */
+ *   doc_gaps.c        the gap markers: each variant's gap to the baseline against training steps
+ *   doc_claims.c      the claim markers: a sentence's finding as predicates over the results */
 #ifndef QKV_SUMMARY_H
 #define QKV_SUMMARY_H
 
@@ -125,10 +126,34 @@ QKV_INTERNAL int qkv__summary_write(const qkv_summary *s, const char *out_dir, c
  * first differing line; with update, the blocks are rewritten instead, the file replaced
  * atomically, and 0 returned), -1 on an error (a malformed marker, unreadable results: e). *blocks
  * gets the number of blocks, *changed how many differed. */
-QKV_INTERNAL int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, qkv_err *e);
+QKV_INTERNAL int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, int *claims, qkv_err *e);
 /* the text of an inline marker <!-- qkv value: DIR VARIANT FIELD --> (doc_values.c: the fields and
  * their formats): one number of VARIANT in DIR/results.json; NULL with e */
 QKV_INTERNAL char *qkv__doc_value(char *words, qkv_err *e);
+/* the number FIELD (a value marker's field name, or fisher:OTHER) of variant v of r, unformatted, into
+ * *x (NaN: not recorded); 0, or -1 with e (an unknown field or OTHER) */
+QKV_INTERNAL int qkv__doc_number(const qkv_ablate_results *r, int v, const char *field, double *x, qkv_err *e);
+/* a claim's tests (doc_claims.c): each test a claim's wording implies, for Holm's correction over the
+ * document */
+typedef struct qkv_doc_test {
+    double p;                       /* the raw p-value */
+    int line;                       /* the claim's line */
+    char key[400];                  /* the predicate: a test stated twice is one hypothesis */
+    char what[640];                 /* the predicate and the test, for a message */
+} qkv_doc_test;
+typedef struct qkv_doc_tests {
+    qkv_doc_test *t;
+    int n, cap;
+} qkv_doc_tests;
+/* the predicates `words` of a claim <!-- qkv claim: PRED[; PRED]... --> on line `line` (doc_claims.c: the
+ * syntax, what each compares and which test it implies): 0 when every one holds (their tests appended
+ * to *tests), 1 when one does not (why names it and what it found), -1 with e (a malformed predicate,
+ * unreadable results) */
+QKV_INTERNAL int qkv__doc_claim(const char *words, qkv_doc_tests *tests, int line, char *why, size_t n, qkv_err *e);
+/* Holm's correction over the document's tests at 0.05 (adjusted: t->n each): -1 when every test is
+ * significant (or there are none), the index of the first that is not, -2 when out of memory */
+QKV_INTERNAL int qkv__doc_tests_holm(const qkv_doc_tests *t, double *adjusted);
+QKV_INTERNAL void qkv__doc_tests_free(qkv_doc_tests *t);
 /* the table of a gap marker <!-- qkv gap: DIR [steps=A,B] [variants=X,Y] --> (doc_gaps.c): each
  * variant's gap to the baseline at each step of DIR/results.json's curves (ablate/findings.h); NULL
  * with e (an accuracy ablation, an unknown variant or step, no curves: one line) */

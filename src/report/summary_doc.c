@@ -12,6 +12,11 @@
  *
  *   <!-- qkv value: DIR VARIANT FIELD -->TEXT<!-- end -->
  *
+ * and around a sentence that states a finding, over one or more lines, the predicates it makes
+ * (doc_claims.c), evaluated and, where the wording implies a test, tested (Holm over the document):
+ *
+ *   <!-- qkv claim: PRED[; PRED]... -->TEXT<!-- /claim -->
+ *
  * Paths are relative to the directory qkv runs in (the repository's root). Markers are whole
  * lines; inside fenced code blocks they are text (so documentation can show them). */
 #define _GNU_SOURCE /* memmem */
@@ -30,6 +35,8 @@
 #define CLOSE "-->"
 #define END "<!-- end -->"
 #define VALUE "<!-- qkv value: "
+#define CLAIM "<!-- qkv claim: "
+#define CLAIM_END "<!-- /claim -->"
 
 /* ---- lines ------------------------------------------------------------------------------- */
 
@@ -395,6 +402,16 @@ typedef struct doc {
     int nm;
     const char *copied;             /* the text before this is in parts */
     int blocks, changed;
+    /* claims: the one open (its line, 0: none; its words; where its text starts), how many were
+     * evaluated, the tests their wording implies, and the first that does not hold (update: the
+     * rewrite goes on, then fails with it) */
+    int claim_line;
+    char claim_words[4096];
+    const char *claim_text;
+    int claims;
+    qkv_doc_tests tests;
+    qkv_err broken;
+    bool is_broken;
 } doc;
 
 /* the text [at, stop) of d, generated as want (d's from here): counted, compared and put in the new
@@ -448,6 +465,109 @@ static int inline_values(doc *d, int ln, const line *l, qkv_err *e) {
     return 0;
 }
 
+/* the claim's text [s, s + len) as a reader sees it, for a message: markers dropped, blanks
+ * collapsed, cut (at a character's start) to about 70 bytes with "..." */
+static void plain(const char *s, size_t len, char *out, size_t n) {
+    size_t o = 0;
+    bool space = false;
+    for (size_t i = 0; i < len && o + 8 < n;) {
+        if (!strncmp(s + i, "<!--", 4)) {
+            const char *c = memmem(s + i, len - i, CLOSE, strlen(CLOSE));
+            i = c ? (size_t)(c - s) + strlen(CLOSE) : len;
+            continue;
+        }
+        unsigned char ch = (unsigned char)s[i++];
+        if (isspace(ch)) {
+            space = o > 0;
+            continue;
+        }
+        if (o >= 70 && (ch & 0xC0) != 0x80) {
+            memcpy(out + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (space) out[o++] = ' ';
+        space = false;
+        out[o++] = (char)ch;
+    }
+    out[o] = 0;
+}
+
+/* a claim that does not hold (what and why): with d only checked, 1 with e; rewriting, the first
+ * is kept for the end and 0 */
+static int broken(doc *d, int ln, const char *said, const char *why, qkv_err *e) {
+    qkv_err *into = d->update ? &d->broken : e;
+    if (d->update && d->is_broken) return 0;
+    qkv_err_set(into, QKV_ERR_FAIL, "%s:%d: the claim \"%s\" no longer holds: %s", d->path, ln, said, why);
+    d->is_broken = true;
+    return d->update ? 0 : 1;
+}
+
+/* the claim markers of line l (number ln): an opening one keeps its words, a closing one evaluates
+ * the claim it ends; 0, 1 (a claim does not hold, d only checked: e) or -1 with e */
+static int claims(doc *d, int ln, const line *l, qkv_err *e) {
+    const char *end = l->s + l->len;
+    for (const char *p = l->s; p < end;) {
+        const char *open = memmem(p, (size_t)(end - p), CLAIM, strlen(CLAIM));
+        const char *close = memmem(p, (size_t)(end - p), CLAIM_END, strlen(CLAIM_END));
+        if (!open && !close) break;
+        if (open && (!close || open < close)) {
+            if (d->claim_line)
+                return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: a claim opens inside the claim of line %d (%s ends it)",
+                                   d->path, ln, d->claim_line, CLAIM_END);
+            const char *w = open + strlen(CLAIM), *c = memmem(w, (size_t)(end - w), CLOSE, strlen(CLOSE));
+            if (!c || (size_t)(c - w) >= sizeof d->claim_words)
+                return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: a claim's words are %sPRED[; PRED]...%s on one line "
+                                   "(shorter than %zu bytes)", d->path, ln, CLAIM, CLOSE, sizeof d->claim_words);
+            snprintf(d->claim_words, sizeof d->claim_words, "%.*s", (int)(c - w), w);
+            d->claim_line = ln;
+            d->claim_text = p = c + strlen(CLOSE);
+            continue;
+        }
+        if (!d->claim_line)
+            return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: %s without a claim (%sPRED...%s) before it", d->path, ln,
+                               CLAIM_END, CLAIM, CLOSE);
+        char said[96], why[1024];
+        plain(d->claim_text, (size_t)(close - d->claim_text), said, sizeof said);
+        int first = d->tests.n, at = d->claim_line;
+        qkv_err inner;
+        d->claim_line = 0;
+        d->claims++;
+        int rc = qkv__doc_claim(d->claim_words, &d->tests, at, why, sizeof why, &inner);
+        if (rc < 0) return qkv_err_set(e, inner.code, "%s:%d: %s", d->path, at, inner.msg);
+        if (rc > 0 && broken(d, at, said, why, e)) return 1;
+        for (int i = first; i < d->tests.n; i++) { /* the claim's words before its test's, for Holm's message */
+            char *w = d->tests.t[i].what, tmp[sizeof d->tests.t[i].what + 128];
+            snprintf(tmp, sizeof tmp, "the claim \"%s\" no longer holds: %s", said, w);
+            snprintf(w, sizeof d->tests.t[i].what, "%.*s", (int)sizeof d->tests.t[i].what - 1, tmp);
+        }
+        p = close + strlen(CLAIM_END);
+    }
+    return 0;
+}
+
+/* after the last line: no claim left open, and every test the claims imply significant after Holm's
+ * correction over the document; 0, 1 (one is not, d only checked: e) or -1 with e */
+static int claims_end(doc *d, qkv_err *e) {
+    if (d->claim_line)
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s:%d: a claim without its %s", d->path, d->claim_line, CLAIM_END);
+    double *adj = calloc((size_t)d->tests.n + 1, sizeof *adj);
+    int bad = adj ? qkv__doc_tests_holm(&d->tests, adj) : -2;
+    int rc = 0;
+    if (bad == -2) rc = qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", d->path);
+    else if (bad >= 0) {
+        const qkv_doc_test *t = &d->tests.t[bad];
+        qkv_err *into = d->update ? &d->broken : e;
+        if (!d->is_broken)
+            qkv_err_set(into, QKV_ERR_FAIL, "%s:%d: %s: p = %.3g, %.3g after Holm's correction over the document's "
+                        "%d tests (above 0.05)", d->path, t->line, t->what, t->p, adj[bad], d->tests.n);
+        d->is_broken = true;
+        rc = d->update ? 0 : 1;
+    }
+    free(adj);
+    return rc;
+}
+
 /* the block marked on line i (its words t, trimmed), up to the end marker on line last: regenerated
  * (a blank line, what was generated, a blank line) and replaced; 0, 1 (it differs, d only
  * checked: e names the first differing line) or -1 with e */
@@ -474,8 +594,8 @@ static int block(doc *d, int i, int last, char *t, qkv_err *e) {
     return 1;
 }
 
-int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, qkv_err *e) {
-    *blocks = *changed = 0;
+int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, int *claims_out, qkv_err *e) {
+    *blocks = *changed = *claims_out = 0;
     doc d = {.path = path, .update = update};
     if (load(&d.t, path, e)) return -1;
     int rc = -1, nv = 0, n = d.t.n;
@@ -499,8 +619,9 @@ int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, q
                         CLOSE);
             goto done;
         }
-        if (strncmp(t, OPEN, strlen(OPEN)) || !strncmp(t, VALUE, strlen(VALUE))) { /* prose: its inline values */
-            if ((rc = inline_values(&d, i + 1, &l[i], e))) goto done;
+        if (strncmp(t, OPEN, strlen(OPEN)) || !strncmp(t, VALUE, strlen(VALUE)) || !strncmp(t, CLAIM, strlen(CLAIM))) {
+            /* prose: its inline values and claims */
+            if ((rc = inline_values(&d, i + 1, &l[i], e)) || (rc = claims(&d, i + 1, &l[i], e))) goto done;
             rc = -1;
             continue;
         }
@@ -524,6 +645,8 @@ int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, q
         rc = -1;
         i = last;
     }
+    if ((rc = claims_end(&d, e))) goto done;
+    rc = -1;
     d.parts[d.np++] = (qkv_wpart){d.copied, (size_t)(d.t.s + d.t.len - d.copied)};
     char why[QKV_ERR_MSG]; /* io's message */
     if (update && d.changed && qkv__rewrite_file_atomic(path, d.parts, d.np, why, sizeof why)) {
@@ -531,9 +654,15 @@ int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, q
         goto done;
     }
     rc = 0;
+    if (d.is_broken) { /* rewritten, and a claim does not hold */
+        *e = d.broken;
+        rc = 1;
+    }
 done:
     *blocks = d.blocks;
     *changed = d.changed;
+    *claims_out = d.claims;
+    qkv__doc_tests_free(&d.tests);
     for (int i = 0; d.made && i < d.nm; i++) free(d.made[i]);
     free(d.made);
     free(d.parts);

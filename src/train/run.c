@@ -507,12 +507,14 @@ static int write_summary(qkv__run *r, qkv_run_summary *s, qkv_err *e) {
                      r->cfg->train.threshold, v.improving ? "improving" : "flat", flat,
                      v.on_validation ? "validation" : "evaluation");
     if (s->text) { /* byte-level: bits per byte, and the baselines on the same held-out bytes */
-        char xb[32], ub[32];
+        char xb[32], ub[32], bt[32];
         n -= 2; /* before the closing "}\n" */
         n += snprintf(buf + n, sizeof buf - (size_t)n,
-                      ",\"eval_bpb\":%s,\"val_bpb\":%s,\"baseline_xz_bpb\":%s,\"baseline_unigram_bpb\":%s}\n",
+                      ",\"eval_bpb\":%s,\"val_bpb\":%s,\"baseline_xz_bpb\":%s,\"baseline_unigram_bpb\":%s,"
+                      "\"tokenizer\":\"%s\",\"pieces\":%d,\"bytes_per_token\":%s}\n",
                       jnum(s->eval_bpb, a, sizeof a), s->has_val ? jnum(s->val_bpb, vl, sizeof vl) : "null",
-                      jnum(s->baseline_xz_bpb, xb, sizeof xb), jnum(s->baseline_unigram_bpb, ub, sizeof ub));
+                      jnum(s->baseline_xz_bpb, xb, sizeof xb), jnum(s->baseline_unigram_bpb, ub, sizeof ub),
+                      QKV_TOKENIZER_NAMES[s->tokenizer], s->pieces, jnum(s->bytes_per_token, bt, sizeof bt));
     }
     /* what the run was computed with (tensor/buildinfo.h): its bits depend on the build and CPU */
     if (qkv_buildinfo_json(machine, sizeof machine) < 0) snprintf(machine, sizeof machine, "null");
@@ -573,6 +575,10 @@ int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, qkv_err *e) {
         sum->eval_bpb = sum->eval.bpb;
         sum->val_bpb = sum->has_val ? sum->val.bpb : NAN;
         sum->baseline_xz_bpb = sum->baseline_unigram_bpb = NAN;
+        sum->tokenizer = (int)r->task.cfg.tokenizer;
+        sum->pieces = r->task.ids ? r->task.cfg.pieces : 0;
+        int64_t eval_ids = r->task.n_ids - r->task.ids_split, eval_bytes = r->task.text_len - r->task.text_split;
+        sum->bytes_per_token = !r->task.ids ? 1.0 : eval_ids > 0 ? (double)eval_bytes / (double)eval_ids : NAN;
         qkv_err be; /* xz -9 on the held-out bytes (about a second per 250 KB); once, for the summary */
         if (!rc && lead && !sum->interrupted) qkv__heartbeat_doing("the baselines: xz -9 and a unigram model of the evaluation text");
         bool failed = !rc && lead && !sum->interrupted &&

@@ -57,6 +57,10 @@ typedef struct qkv_run_summary {
      * (qkv_task_text_baselines; NaN when they could not be computed) */
     bool text;
     double eval_bpb, val_bpb, baseline_xz_bpb, baseline_unigram_bpb;
+    /* how the text was read: its tokenizer (task.tokenizer), pieces (0 for bytes) and the
+     * evaluation part's bytes per token, measured (1 for bytes) */
+    int tokenizer, pieces;
+    double bytes_per_token;
 } qkv_run_summary;
 
 /* train per cfg (already validated): 0 when done; -1 with e: QKV_ERR_INTERRUPTED (a stop was asked
