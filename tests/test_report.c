@@ -1536,12 +1536,19 @@ START_TEST(strbuf_and_escape) {
     qkv_strbuf b;
     qkv__strbuf_init(&b);
     qkv__strbuf_escape_xml(&b, "a&b<c>\"d'e\x01");
+    char *x = qkv__strbuf_take(&b); /* bytes that are not UTF-8: U+FFFD each, valid UTF-8 kept */
+    qkv__strbuf_escape_xml(&b, "\xff<\xc3(\xc3\xa9\xe4\xb8\xad\t\xed\xa0\x80\xc2\x85");
+    char *y = qkv__strbuf_take(&b);
+    ck_assert_str_eq(y, "\xef\xbf\xbd&lt;\xef\xbf\xbd(\xc3\xa9\xe4\xb8\xad\t\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+    free(y);
+    qkv__strbuf_puts(&b, x);
+    free(x);
     qkv__strbuf_printf(&b, "|%d|", 42);
     for (int i = 0; i < 1000; i++) qkv__strbuf_printf(&b, "%0300d", i);   /* growth past the small buffer */
     char *s = qkv__strbuf_take(&b);
     ck_assert_ptr_nonnull(s);
-    ck_assert_int_eq(strncmp(s, "a&amp;b&lt;c&gt;&quot;d&#39;e?|42|", 34), 0);
-    ck_assert_uint_eq(strlen(s), 34 + 300 * 1000);
+    ck_assert_int_eq(strncmp(s, "a&amp;b&lt;c&gt;&quot;d&#39;e\xef\xbf\xbd|42|", 36), 0);
+    ck_assert_uint_eq(strlen(s), 36 + 300 * 1000);
     free(s);
     qkv__strbuf_init(&b);
     s = qkv__strbuf_take(&b);   /* empty, not NULL */
