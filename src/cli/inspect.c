@@ -16,7 +16,7 @@
 #include <string.h>
 
 typedef struct {
-    const char *dir, *figure;
+    const char *dir, *figure, *lang;
     qkv_cli_list labels;
 } inspect_args;
 
@@ -27,6 +27,8 @@ static const qkv_cli_option OPTIONS[] = {
                "last layer's heads averaged; the runs must have recorded the same example"),
     QKV_LIST("--label", "NAME", inspect_args, labels,
              "with --figure: a panel's caption, one per RUN_DIR in order (default: the RUN_DIR)"),
+    QKV_STRING("--lang", "LANG", inspect_args, lang,
+               "with --figure: the words of the figure, en (English, the default) or zh (Chinese)"),
     QKV_HELP,
     QKV_OPTIONS_END,
 };
@@ -41,9 +43,10 @@ static const qkv_cli_command COMMAND = {
     "mark) over the run's first 256 evaluation examples. Beside each, where the run recorded it\n"
     "(a fresh run does, observed-start.safetensors), its value at step 0, before the first update,\n"
     "and the change. Nothing is written. With --figure, the weights the runs recorded of one\n"
-    "evaluation example are drawn instead (no model is built), each panel noting the mean weight\n"
-    "the query rows with a target put on their own position and on the earlier position holding\n"
-    "the token to predict (outlined).",
+    "evaluation example are drawn instead (no model is built), the positions' roles (key, value,\n"
+    "query) banded beside the axes, each panel noting the mean weight the query rows put on their\n"
+    "own position, the one before it and their answer (outlined: the value stored right after\n"
+    "the query's key).",
     "RUN_DIR...", OPTIONS,
 };
 
@@ -73,6 +76,11 @@ static int run_config(const char *dir, qkv_config *cfg, qkv_err *e) {
 
 /* --figure: the runs' recorded attention side by side into a->figure (atomically); 0, or -1 with e */
 static int inspect_figure(const inspect_args *a, const qkv_cli_list *dirs, qkv_err *e) {
+    int lang = QKV_FIGURE_EN;
+    if (a->lang && !strcmp(a->lang, "zh")) lang = QKV_FIGURE_ZH;
+    else if (a->lang && strcmp(a->lang, "en"))
+        return qkv_err_set(e, QKV_ERR_USAGE, "--lang: '%s' is not a language of the figure (en or zh)",
+                           qkv__shown(a->lang).s);
     if (a->labels.n && a->labels.n != dirs->n)
         return qkv_err_set(e, QKV_ERR_USAGE, "--label: %d given for %d RUN_DIRs (one per RUN_DIR, in order)",
                            a->labels.n, dirs->n);
@@ -84,7 +92,7 @@ static int inspect_figure(const inspect_args *a, const qkv_cli_list *dirs, qkv_e
         if (!i) example = ex;
     }
     char *svg = NULL, why[QKV_ERR_MSG];
-    if (!rc) rc = qkv__attention_figure(maps, a->labels.n ? a->labels.v : dirs->v, dirs->n, example, &svg, e);
+    if (!rc) rc = qkv__attention_figure(maps, a->labels.n ? a->labels.v : dirs->v, dirs->n, example, lang, &svg, e);
     if (!rc && qkv__write_file_atomic(a->figure, svg, strlen(svg), why, sizeof why))
         rc = qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     for (int i = 0; i < dirs->n; i++) qkv__heatmap_free(&maps[i]);
@@ -97,6 +105,7 @@ static int inspect_figure(const inspect_args *a, const qkv_cli_list *dirs, qkv_e
 static int inspect_run(const inspect_args *a, const qkv_cli_list *dirs, qkv_err *e) {
     if (!dirs->n) return qkv_err_set(e, QKV_ERR_USAGE, "missing RUN_DIR (try 'qkv inspect --help')");
     if (a->labels.n && !a->figure) return qkv_err_set(e, QKV_ERR_USAGE, "--label goes with --figure");
+    if (a->lang && !a->figure) return qkv_err_set(e, QKV_ERR_USAGE, "--lang goes with --figure");
     if (a->figure) return inspect_figure(a, dirs, e);
     if (dirs->n > 1)
         return qkv_err_set(e, QKV_ERR_USAGE, "unexpected argument '%s' (one RUN_DIR only)", dirs->v[1]);
