@@ -119,6 +119,30 @@ START_TEST(test_extension_rule_and_order) {
 }
 END_TEST
 
+/* a run that never learns is "flat at the floor", not "still improving", and results.json names
+ * the floors the report says: chance 1 / values and the accuracy of never retrieving */
+START_TEST(test_flat_at_the_floor) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/base.json", TMP);
+    qkv_test_write_file(path, BASE);
+    snprintf(path, sizeof path, "%s/floor.json", TMP);
+    qkv_test_write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.99, \"max_steps\": 50,\n"
+                     " \"set\": [\"optim.lr=1e-9\"], \"variants\": [{\"name\": \"full\"}], \"seeds\": [0]}\n");
+    ablate("floor.json", "floor", 1);
+    snprintf(path, sizeof path, "%s/floor/results.json", TMP);
+    cJSON *a = read_json(path);
+    ck_assert(num(a, "chance") == 0.125);
+    /* 3 pairs of 8 values (test_tasks' hand count) */
+    ck_assert_double_eq_tol(num(a, "no_retrieval"), (336.0 / 3 + 168.0 * 2 / 3 + 8.0) / 512, 0.015);
+    const cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(a, "variants"), 0);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(v, "verdicts")->valuestring, "1/1 unsolved at 50, flat at the floor");
+    cJSON_Delete(a);
+    char *md = qkv_test_get(TMP, "floor/results.md");
+    ck_assert_ptr_nonnull(strstr(md, "chance 12.5% (1 in 8 values); a model that never retrieves 4"));
+    free(md);
+}
+END_TEST
+
 /* the learning rate of each variant is the one with the best mean final validation accuracy
  * over its seeds (then the lower validation loss): recomputed here from every run's numbers */
 START_TEST(test_lr_chosen_on_validation) {
@@ -643,6 +667,7 @@ Suite *ablate_suite(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_extension_rule_and_order);
+    tcase_add_test(tc, test_flat_at_the_floor);
     tcase_add_test(tc, test_lr_chosen_on_validation);
     tcase_add_test(tc, test_removed_keys_refused);
     tcase_add_test(tc, test_match_params);

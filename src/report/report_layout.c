@@ -16,7 +16,8 @@ static const char RESULTS_NOTE[] =
     "variants in brackets; * significant at 0.05 after it. Verdicts: a run is solved at the first evaluation "
     "whose validation accuracy reaches the threshold; a run that has not is extended up to its budget and "
     "reported as unsolved at that many steps, with its trend (flat: the best validation loss of the last "
-    "quarter of evaluations is not 2% below that of the quarter before). Unsolved means not within that many "
+    "quarter of evaluations is not 2% below that of the quarter before; flat at the floor, on recall: over the last "
+    "half of its evaluations its validation accuracy never rose more than 2 points above that of a model that never retrieves). Unsolved means not within that many "
     "steps, never that the variant cannot learn the task. s/run: mean wall time of a run. Failed runs are left "
     "out of every statistic.";
 static const char DIAG_INTRO[] =
@@ -129,6 +130,15 @@ static void verdict_words(qkv_report_doc *doc, const qkv_variant_result *v, cons
     else TEXT("reached %s in %d of %d %s (too few for a median step)", thr, v->solved, n, seeds_word(n));
 }
 
+/* recall's two floors in words, where the results have them and accuracy is compared */
+static void floors(qkv_report_doc *doc, const qkv_ablate_results *r, bool acc) {
+    if (!acc || !(r->chance > 0) || !isfinite(r->no_retrieval)) return;
+    TEXT(" For scale: chance is %.1f%% (1 in %.0f values), and a model that never looks up a query's key, "
+         "answering with the value its example holds most often, reaches %.1f%%; \"flat at the floor\" marks a run "
+         "whose accuracy never rose more than %.0f points above that in the last half of its evaluations.", 100 * r->chance, 1 / r->chance, 100 * r->no_retrieval,
+         100 * QKV_FLOOR_MARGIN);
+}
+
 /* The findings in plain words, before any statistic: for each variant how often and when it
  * solved the task (or its bits per byte / loss), its final result against the baseline's and in
  * how many paired seeds it was worse (or better); then what the seeds can show. A reader who
@@ -177,6 +187,7 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
         }
         TEXT(".");
     }
+    floors(doc, r, acc);
     /* what the seeds allow: an effect seen in every one of n paired seeds is p = 2 / 2^n at best */
     int n = f->fewest, m = f->comparisons;
     if (f->consistent_too_few)
@@ -299,6 +310,11 @@ static void bits_per_byte(qkv_report_doc *doc, const qkv_report *p) {
 static void results(qkv_report_doc *doc, const qkv_report *p) {
     qkv__report_doc_table(doc, &p->tables.results);
     bits_per_byte(doc, p);
+    const qkv_ablate_results *r = p->r;
+    if (p->cfg->metric == QKV_METRIC_ACCURACY && r->chance > 0 && isfinite(r->no_retrieval))
+        qkv__report_doc_note(doc, "The floors of the accuracy column: chance %.1f%% (1 in %.0f values); a model that "
+                             "never retrieves %.1f%% (the same task's examples, counted by qkv_task_floors).",
+                             100 * r->chance, 1 / r->chance, 100 * r->no_retrieval);
     qkv__report_doc_note(doc, "%s", RESULTS_NOTE);
 }
 
