@@ -62,6 +62,28 @@ static void show(double x, const char *fmt) {
     printf("%*s", w, "-");
 }
 
+/* the heads of o (as "layer.head") whose value v[i] passes keep, after "; name: ", or nothing */
+static void heads_where(const qkv_observed *o, const double *v, bool (*keep)(double), const char *name, int *shown) {
+    int n = 0;
+    for (int i = 0; i < o->layers * o->heads; i++)
+        if (isfinite(v[i]) && keep(v[i])) printf("%s%d.%d", n++ ? " " : *shown ? "; " : "", i / o->heads, i % o->heads);
+    if (n) printf(" %s", name), (*shown)++;
+}
+static bool symmetric(double s) { return s >= 0.5; }
+static bool directional(double s) { return s < 0.5; }
+static bool most(double share) { return share >= 0.5; }
+
+/* one line under the table: which heads are what, in words, with the rule that says so */
+static void in_words(const qkv_observed *o) {
+    int shown = 0;
+    printf("in words (layer.head): ");
+    heads_where(o, o->symmetry, symmetric, "symmetric (symmetry >= 0.5: score(i, j) close to score(j, i))", &shown);
+    heads_where(o, o->symmetry, directional, "directional (symmetry < 0.5)", &shown);
+    heads_where(o, o->prev_share, most, "previous-token (previous >= 0.5)", &shown);
+    heads_where(o, o->diag_share, most, "self-preferring (diagonal >= 0.5)", &shown);
+    printf("%s\n", shown ? "" : "no head measured");
+}
+
 /* dir's config.json into *cfg, checked against its model.safetensors (config.json edited since
  * the run?); 0, or -1 with e */
 static int run_config(const char *dir, qkv_config *cfg, qkv_err *e) {
@@ -169,6 +191,7 @@ static int inspect_run(const inspect_args *a, const qkv_cli_list *dirs, qkv_err 
     printf("symmetry: (|M_s|^2 - |M_a|^2) / |M|^2 of M = W_q W_k^T; negative: the negative share of M_s's "
            "eigenvalue mass; diagonal: the mean weight a query puts on its own position; previous: on the position "
            "just before it (a previous-token head's mark)\n");
+    in_words(&o);
     if (start)
         printf("start: the model at step 0, before its first update, as the run recorded it (%s); end: the trained "
                "model; change: end - start\n", QKV_RUN_OBSERVED_START);
