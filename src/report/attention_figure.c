@@ -179,7 +179,7 @@ int qkv__attention_figure(const qkv_heatmap *maps, const char *const *names, int
     if (same_heads) snprintf(sub, sizeof sub, W->subtitle_heads, heads);
     else snprintf(sub, sizeof sub, "%s", W->subtitle);
     const qkv_svg_panels sp = {title, sub, {W->foot[0], W->foot[1]}, L, n, T, w, caps, notes, label_p, mark,
-                               any_role ? roles : NULL, &W->heat};
+                               any_role ? roles : NULL, &W->heat, false};
     if (!(*svg = qkv__svg_heatmap_grid(&sp))) goto oom;
     rc = 0;
     goto done;

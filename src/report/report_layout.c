@@ -7,8 +7,10 @@
 
 #include <math.h>
 
+static const char LR_NOTE[] =
+    "Each variant at its learning rate (chosen on the validation set, never on the numbers shown). ";
 static const char RESULTS_NOTE[] =
-    "Each variant at its learning rate (chosen on the validation set, never on the numbers shown). Accuracy and "
+    "Accuracy and "
     "loss: the final evaluation of each finished run, the mean over seeds with a 95% percentile bootstrap "
     "interval, and the worst seed. \xce\x94: the mean difference from the baseline over the seeds both finished "
     "(the same seed gives the same data and, where shapes agree, the same initialisation), with its bootstrap "
@@ -44,8 +46,10 @@ static const char CURVES_NOTE[] =
     "Lines: the mean over the finished runs at each evaluated step; bands: the minimum and maximum over seeds.";
 static const char HEAT_NOTE_FMT[] =
     "The attention weights of evaluation example #%d in each variant's first-seed run: one map per layer (rows) "
-    "and head (columns); each row of a map is a query position and each column the key it attends to "
-    "(white 0, dark 1; masked future positions are 0).";
+    "and head (columns); each row of a map is an attending position and each column a position it attends to "
+    "(white 0, dark 1; masked future positions are 0). On recall, a band beside the axes marks each position's "
+    "role (key, value, query) and the outlined cell in a query's row is its answer, the value stored right after "
+    "its key.";
 
 /* a span of text or code at the end of the current paragraph of doc (every function below writes into
  * one named doc) */
@@ -315,7 +319,7 @@ static void results(qkv_report_doc *doc, const qkv_report *p) {
         qkv__report_doc_note(doc, "The floors of the accuracy column: chance %.1f%% (1 in %.0f values); a model that "
                              "never retrieves %.1f%% (the same task's examples, counted by qkv_task_floors).",
                              100 * r->chance, 1 / r->chance, 100 * r->no_retrieval);
-    qkv__report_doc_note(doc, "%s", RESULTS_NOTE);
+    qkv__report_doc_note(doc, "%s%s", p->cfg->n_lrs > 1 ? LR_NOTE : "", RESULTS_NOTE);
 }
 
 /* the text task: what each variant's model writes, from the same prompt with the same seed */
@@ -377,6 +381,37 @@ int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
     return doc->oom ? -1 : 0;
 }
 
+/* how to run it again: the command, then the keys that differ from the base config, then the full
+ * effective config, collapsed */
+static void reproduce(qkv_report_doc *doc, const qkv_report *p) {
+    const qkv_ablate_config *cfg = p->cfg;
+    qkv__report_doc_heading(doc, 2, "Reproduce");
+    qkv__report_doc_text(doc, "To run the ablation again (finished runs are reused):");
+    qkv__report_doc_code(doc, "sh", p->facts.command);
+    qkv__report_doc_paragraph(doc);
+    TEXT("What differs from ");
+    if (cfg->base_path[0]) {
+        TEXT("the base config ");
+        CODE(cfg->base_path);
+    } else {
+        TEXT(cfg->base_json ? "the base config inline in the ablation config" : "the default config");
+    }
+    TEXT(": ");
+    if (cfg->n_sets > 0) {
+        TEXT("every run ");
+        for (int i = 0; i < cfg->n_sets; i++) {
+            if (i) TEXT(" ");
+            qkv__report_doc_span(doc, QKV_SPAN_CODE_NOWRAP, "--set %s", cfg->sets[i] ? cfg->sets[i] : "");
+        }
+        TEXT("; ");
+    }
+    TEXT("each variant its overrides in the Variants table");
+    if (cfg->n_lrs > 1) TEXT(" and its learning rate");
+    TEXT(".");
+    qkv__report_doc_code_collapsed(doc, "json", "The full effective config of the first variant's first run",
+                                   p->r->base_config_json ? p->r->base_config_json : "null");
+}
+
 /* report.md and report.html: everything, from what was run to how to run it again */
 int qkv__report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
     opening(doc, p);
@@ -397,10 +432,6 @@ int qkv__report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
         else qkv__report_doc_note(doc, "No attention map was recorded for this variant.");
     }
     samples(doc, p);
-    qkv__report_doc_heading(doc, 2, "Reproduce");
-    qkv__report_doc_text(doc, "The effective config of the first variant's first run:");
-    qkv__report_doc_code(doc, "json", p->r->base_config_json ? p->r->base_config_json : "null");
-    qkv__report_doc_text(doc, "To run the ablation again (finished runs are reused):");
-    qkv__report_doc_code(doc, "sh", p->facts.command);
+    reproduce(doc, p);
     return doc->oom ? -1 : 0;
 }

@@ -306,6 +306,19 @@ static void svg_axes(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p) {
     qkv__strbuf_puts(b, "</g>\n");
 }
 
+/* ---- line plots: markers ----------------------------------------------------------------- */
+
+/* the group attributes of series i's markers: filled dots for even i, hollow rings for odd i, so
+ * two series whose lines coincide still show apart (a ring around a dot) */
+static void marker_group(qkv_strbuf *b, int i) {
+    const char *c = qkv__svg_color(i);
+    if (i % 2) qkv__strbuf_printf(b, "<g fill=\"#ffffff\" stroke=\"%s\" stroke-width=\"1.6\">", c);
+    else qkv__strbuf_printf(b, "<g fill=\"%s\">", c);
+}
+
+/* a marker's radius: a ring a little larger than a dot of radius r */
+static double marker_r(int i, double r) { return i % 2 ? r + 1.5 : r; }
+
 /* ---- line plots: legend ------------------------------------------------------------------ */
 
 /* a legend: a grid of items (a swatch and the series name) below the plot */
@@ -348,6 +361,10 @@ static void svg_legend(qkv_strbuf *b, const legend *l, const qkv_svg_series *s, 
         snprintf(tail, sizeof tail, " stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>\n", c,
                  *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "");
         svg_line(b, x, y, x + LEGEND_SWATCH, y, tail);
+        marker_group(b, i); /* (a path, not a circle: the plot's points are the circles) */
+        double r = marker_r(i, 3), mx = x + LEGEND_SWATCH / 2;
+        qkv__strbuf_printf(b, "<path d=\"M%.2f %.2fa%.2f %.2f 0 1 0 %.2f 0a%.2f %.2f 0 1 0 %.2f 0z\"/></g>\n", mx - r, y, r,
+                           r, 2 * r, r, r, -2 * r);
         svg_text(b, x + LEGEND_SWATCH + 6, y, NULL, "dy=\".35em\" font-size=\"12\" fill=\"#222222\"", s[i].name);
     }
 }
@@ -444,17 +461,42 @@ static void svg_lines(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p, cons
             qkv__strbuf_puts(b, "\"/>\n");
         }
         if (cnt <= 30) {
-            qkv__strbuf_printf(b, "<g fill=\"%s\">", c);
+            marker_group(b, i);
             for (int j = 0; j < s[i].n; j++)
                 if (frame_has(f, s[i].x[j], s[i].y[j]))
-                    qkv__strbuf_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%s\"/>", frame_x(f, s[i].x[j]) + dx,
-                                      frame_y(f, s[i].y[j]), cnt == 1 || p->error_bars ? "3.5" : "2.5");
+                    qkv__strbuf_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.2g\"/>", frame_x(f, s[i].x[j]) + dx,
+                                       frame_y(f, s[i].y[j]), marker_r(i, cnt == 1 || p->error_bars ? 3.5 : 2.5));
             qkv__strbuf_puts(b, "</g>\n");
         }
     }
 }
 
 /* ---- line plots -------------------------------------------------------------------------- */
+
+/* whether series a and b draw the same line: the same points, within a pixel of each other */
+static bool same_line(const frame *f, const qkv_svg_series *a, const qkv_svg_series *b) {
+    if (!a->y || !b->y || !a->x || !b->x || a->n != b->n || a->n < 1) return false;
+    int drawn = 0;
+    for (int j = 0; j < a->n; j++) {
+        bool ha = frame_has(f, a->x[j], a->y[j]), hb = frame_has(f, b->x[j], b->y[j]);
+        if (ha != hb || (ha && (a->x[j] != b->x[j] || fabs(frame_y(f, a->y[j]) - frame_y(f, b->y[j])) > 1)))
+            return false;
+        drawn += ha;
+    }
+    return drawn > 0;
+}
+
+/* "a lies under b; ..." for each series drawn over by a later one with the same line (legend
+ * names), or "" */
+static void hidden_note(qkv_strbuf *b, const frame *f, const qkv_svg_series *s, int n_series) {
+    for (int i = 0; i < n_series; i++)
+        for (int j = n_series - 1; j > i; j--)
+            if (same_line(f, &s[i], &s[j])) {
+                qkv__strbuf_printf(b, "%s%s lies under %s", qkv__strbuf_str(b)[0] ? "; " : "", s[i].name, s[j].name);
+                break;
+            }
+    if (qkv__strbuf_str(b)[0]) qkv__strbuf_puts(b, " (the same values: a ring around a dot)");
+}
 
 char *qkv__svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_series) {
     if (!p || n_series < 0 || (n_series > 0 && !s)) return NULL;
@@ -472,7 +514,11 @@ char *qkv__svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_seri
     if (f.ml + item_w + MR > W) W = f.ml + item_w + MR;
     f.pw = W - f.ml - MR;
     const legend leg = legend_layout(n_series, item_w, f.ml, f.mt + f.ph + 60, f.pw);
-    const double H = leg.y + leg.nrow * LEGEND_ROW_H + 10;
+    qkv_strbuf note;
+    qkv__strbuf_init(&note);
+    hidden_note(&note, &f, s, n_series);
+    const bool noted = qkv__strbuf_str(&note)[0] != 0;
+    const double H = leg.y + leg.nrow * LEGEND_ROW_H + 10 + (noted ? 18 : 0);
 
     qkv_strbuf b;
     qkv__strbuf_init(&b);
@@ -486,6 +532,11 @@ char *qkv__svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_seri
     svg_hline(&b, &f, p);
     svg_lines(&b, &f, p, s, n_series);
     svg_legend(&b, &leg, s, n_series);
+    if (noted)
+        svg_text(&b, f.ml, leg.y + leg.nrow * LEGEND_ROW_H + 8, NULL, "font-size=\"11\" fill=\"#444444\"",
+                 qkv__strbuf_str(&note));
+    b.oom |= note.oom;
+    qkv__strbuf_free(&note);
     qkv__strbuf_puts(&b, "</svg>\n");
     return qkv__strbuf_take(&b);
 }
@@ -565,10 +616,11 @@ typedef struct heat_input {
     const char *const *captions, *const *notes, *const *labels;
     const unsigned char *mark, *roles;
     const qkv_svg_heat_words *words;
+    bool no_ticks;
 } heat_input;
 
 static const qkv_svg_heat_words ENGLISH = {
-    "\xe2\x86\x90 query (attending position)", "key (attended position) \xe2\x86\x92", "weight",
+    "\xe2\x86\x90 attending position (row)", "attended position (column) \xe2\x86\x92", "weight",
     "position roles:", {"", "key", "value", "query"}, "answer"};
 
 /* word w of in's words, or its English default */
@@ -587,7 +639,7 @@ static heat_layout heatmap_layout(const heat_input *in, int maxlab) {
     const int layers = in->layers, heads = in->heads, T = in->T;
     heat_layout L = {.fs = 9, .cap = in->notes ? HM_CAP2 : HM_CAP, .band = in->roles ? HM_BAND : 0};
     for (int pass = 0; pass < 2; pass++) {
-        double ylab = maxlab * L.fs * 0.6 + 6 + L.band;
+        double ylab = (in->no_ticks ? 0 : maxlab * L.fs * 0.6) + 6 + L.band;
         L.panel = (960 - HM_ML - HM_MR_BAR) / heads - ylab - HM_GAPX;
         if (L.panel > 300) L.panel = 300;
         if (L.panel > T * 28.0) L.panel = T * 28.0;
@@ -604,6 +656,7 @@ static heat_layout heatmap_layout(const heat_input *in, int maxlab) {
     L.ylab = labw + 6 + L.band;
     L.rotate_x = labw > L.k * L.cell * 0.9;
     L.xlab = (L.rotate_x ? labw + 8 : L.fs + 8) + L.band;
+    if (in->no_ticks) L.ylab = 6 + L.band, L.xlab = 6 + L.band, L.rotate_x = false;
     L.block_w = L.ylab + L.panel + HM_GAPX;
     L.block_h = L.cap + L.panel + L.xlab + HM_GAPY;
     L.mt = (in->subtitle && *in->subtitle ? 62 : 44) + (in->roles ? HM_LEGEND : 0);
@@ -767,7 +820,7 @@ static void heatmap_draw(qkv_strbuf *b, const heat_layout *L, const heat_input *
                                  "stroke=\"#888888\" stroke-width=\"0.8\"/>\n", px, py, L->panel, L->panel);
             if (in->mark) heatmap_marks(b, L, in->mark, T, px, py);
             if (in->roles) heatmap_roles(b, L, in->roles, T, px, py);
-            heatmap_ticks(b, L, in->labels, T, px, py);
+            if (!in->no_ticks) heatmap_ticks(b, L, in->labels, T, px, py);
         }
     }
     double grid_w = heads * L->block_w;
@@ -805,13 +858,14 @@ static char *heatmap_svg(const heat_input *in) {
 
 char *qkv__svg_heatmap(const char *title, const char *subtitle, int layers, int heads, int T,
                       const float *w, const char *const *labels) {
-    const heat_input in = {title, subtitle, {NULL, NULL}, layers, heads, T, w, NULL, NULL, labels, NULL, NULL, NULL};
+    const heat_input in = {title, subtitle, {NULL, NULL}, layers, heads, T, w, NULL, NULL, labels, NULL, NULL, NULL,
+                           false};
     return heatmap_svg(&in);
 }
 
 char *qkv__svg_heatmap_grid(const qkv_svg_panels *p) {
     if (!p->captions) return NULL;
     const heat_input in = {p->title, p->subtitle, {p->foot[0], p->foot[1]}, p->rows, p->cols, p->T, p->w,
-                           p->captions, p->notes, p->labels, p->mark, p->roles, p->words};
+                           p->captions, p->notes, p->labels, p->mark, p->roles, p->words, p->no_ticks};
     return heatmap_svg(&in);
 }

@@ -92,6 +92,7 @@ typedef struct qkv_svg_panels {
     const unsigned char *roles;     /* (T) QKV_ROLE_*: a band of colour beside both axes and a legend
                                        (NULL: none) */
     const qkv_svg_heat_words *words; /* NULL: English */
+    bool no_ticks;                  /* no tick labels (the roles' band says where things are) */
 } qkv_svg_panels;
 
 /* p's panels, drawn as qkv__svg_heatmap draws layers and heads (the same ramp and colour bar),
