@@ -197,6 +197,30 @@ START_TEST(figure_in_chinese_and_escaped) {
 }
 END_TEST
 
+/* the command: a run folder whose name holds markup and bytes that are not UTF-8 (the default
+ * caption), and a --label with the same, make an SVG an XML parser reads */
+START_TEST(figure_of_a_strange_folder_is_xml) {
+    char tmp[4096], out[8192], why[160];
+    qkv_test_mkdtemp(tmp, sizeof tmp, "figname");
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true,
+                                 "cd '%s' && printf '%%s' '{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, "
+                                 "\"d_ff\": 32}, \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, "
+                                 "\"values\": 8}, \"train\": {\"steps\": 5, \"batch\": 4, \"eval_every\": 5, "
+                                 "\"eval_examples\": 8}}' > c.json && %s train c.json --out \"$(printf 'r<&>\\377\\376')\" "
+                                 "--quiet >/dev/null && %s inspect r* --figure a.svg && %s inspect r* --figure b.svg "
+                                 "--lang zh --label \"$(printf 'x<&>\\303(')\"", tmp, qkv_test_bin(), qkv_test_bin(),
+                                 qkv_test_bin()), 0);
+    const char *names[2] = {"a.svg", "b.svg"};
+    for (int i = 0; i < 2; i++) {
+        char *svg = qkv_test_get(tmp, names[i]);
+        ck_assert_msg(qkv_test_xml_ok(svg, why, sizeof why), "%s: %s", names[i], why);
+        ck_assert_ptr_nonnull(strstr(svg, i ? "x&lt;&amp;&gt;\xef\xbf\xbd(" : "r&lt;&amp;&gt;\xef\xbf\xbd\xef\xbf\xbd"));
+        free(svg);
+    }
+    qkv_test_rmtree(tmp);
+}
+END_TEST
+
 START_TEST(figure_refuses_other_examples) {
     fill();
     int32_t other[T] = {1, 5, 3, 6, 3};
@@ -225,6 +249,7 @@ Suite *attention_figure_suite(void) {
     tcase_add_test(tc, figure_refuses_other_examples);
     tcase_add_test(tc, answer_is_the_value_after_the_key);
     tcase_add_test(tc, figure_in_chinese_and_escaped);
+    tcase_add_test(tc, figure_of_a_strange_folder_is_xml);
     suite_add_tcase(s, tc);
     return s;
 }
