@@ -169,6 +169,7 @@ START_TEST(answer_is_the_value_after_the_key) {
     qkv_heatmap c = {2, 2, T, &WA[0][0][0][0], nokey, nokey_tgt};
     qkv__answer_cells(&c, mark, roles);
     for (int k = 0; k < T; k++) ck_assert_int_eq(mark[4 * T + k], k == 1 || k == 3);
+    for (int k = 0; k < T; k++) ck_assert_int_eq(roles[k], QKV_ROLE_NONE); /* no pair found: no roles */
 }
 END_TEST
 

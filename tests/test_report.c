@@ -763,6 +763,21 @@ START_TEST(report_writes_every_file) {
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "build/qkv ablate configs/ablate-qkv.json --out %s\n", dir);
     ck_assert_msg(strstr(rmd, cmd) != NULL, "no reproduce command in report.md");
+    /* the page ends with the command, what differs from the base config, then the full config
+     * collapsed; the sentence on choosing rates only where rates were chosen */
+    const char *rep = strstr(rmd, "## Reproduce\n");
+    ck_assert_ptr_nonnull(rep);
+    const char *c1 = strstr(rep, cmd), *d1 = strstr(rep, "What differs from the base config `configs/recall.json`: every "
+                                                         "run `--set train.steps=150`"),
+               *z1 = strstr(rep, "<details><summary>The full effective config of the first variant&#39;s first run"
+                                 "</summary>\n\n```json\n");
+    ck_assert_msg(c1 && d1 && z1 && c1 < d1 && d1 < z1, "%s", rep);
+    ck_assert_ptr_nonnull(strstr(z1, "```\n\n</details>\n"));
+    ck_assert((strstr(rmd, "Each variant at its learning rate (chosen on the validation set") != NULL) == grid);
+    char *html = read_in(dir, "report.html");
+    ck_assert_ptr_nonnull(strstr(html, "<details><summary>The full effective config of the first variant&#39;s first "
+                                       "run</summary><pre><code>{"));
+    free(html);
     free(rmd);
 
     qkv_test_rmtree(dir);
@@ -1074,6 +1089,11 @@ START_TEST(report_svgs_are_well_formed) {
     ck_assert_ptr_nonnull(strstr(heat, "a&amp;b&lt;c"));
     ck_assert_ptr_nonnull(strstr(heat, ">layer 1, head 1<"));
     ck_assert_ptr_nonnull(strstr(heat, ">31<"));                   /* a token as a tick label */
+    /* recall: the answer outlined (row 4's target, token 10, is at position 1; no key before it,
+     * so no roles), with its legend */
+    ck_assert_int_eq(count(heat, "<path fill=\"none\" stroke=\"#e15759\""), 4);
+    ck_assert_ptr_nonnull(strstr(heat, ">answer<"));
+    ck_assert_ptr_null(strstr(heat, ">position roles:<"));
     free(heat);
     /* validation accuracy against the rate, one line per variant, the rates on a log axis */
     char *lr = read_in(dir, "plots/learning-rate.svg");

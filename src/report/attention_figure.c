@@ -37,11 +37,10 @@ void qkv__answer_cells(const qkv_heatmap *m, unsigned char *mark, unsigned char 
         for (int k = 0; k < q; k++) paired |= row[k];
         if (!paired) /* no key before it: every earlier copy of the token to predict */
             for (int k = 0; k < q; k++) row[k] = m->tokens[k] == t;
-        if (!roles) continue;
+        if (!roles || !paired) continue;
         for (int r = asked; r <= q; r++) roles[r] = QKV_ROLE_QUERY;
-        if (paired)
-            for (int k = 1; k < q; k++)
-                if (row[k]) roles[k] = QKV_ROLE_VALUE, roles[k - 1] = QKV_ROLE_KEY;
+        for (int k = 1; k < q; k++)
+            if (row[k]) roles[k] = QKV_ROLE_VALUE, roles[k - 1] = QKV_ROLE_KEY;
     }
 }
 

@@ -25,8 +25,8 @@ enum { QKV_FIGURE_EN, QKV_FIGURE_ZH, QKV_FIGURE_LANGS };
  * row's target right after a copy of the row's key (its own token, or with a blank the query token
  * before it), the value a recall query asks for and not other copies of that token; a row whose
  * key is nowhere before it gets every earlier copy of its target. roles (T, or NULL): each
- * position as QKV_ROLE_KEY, _VALUE or _QUERY (report/svg.h) as those cells show them, else
- * QKV_ROLE_NONE */
+ * position as QKV_ROLE_KEY, _VALUE or _QUERY (report/svg.h) as the rows whose key was found
+ * show them, else QKV_ROLE_NONE */
 QKV_INTERNAL void qkv__answer_cells(const qkv_heatmap *map, unsigned char *mark, unsigned char *roles);
 
 /* layer `layer` of map as a panel into *p (p->w malloc'd); -1 when out of memory, map is empty or

@@ -244,7 +244,9 @@ static char *draw_map(const qkv_ablate_results *r, int i, bool text) {
         snprintf(caps[k], sizeof caps[k], "layer %d, head %d", k / h->heads, k % h->heads);
         cap_p[k] = caps[k];
     }
+    bool any_role = false;
     if (recall) qkv__answer_cells(h, mark, roles);
+    for (int t = 0; recall && t < T; t++) any_role |= roles[t] != QKV_ROLE_NONE;
     char title[160], sub[256];
     snprintf(title, sizeof title, "Attention weights: %s", v->name);
     long long seed0 = cfg->n_seeds > 0 ? cfg->seeds[0] : 0;
@@ -253,8 +255,8 @@ static char *draw_map(const qkv_ablate_results *r, int i, bool text) {
     snprintf(sub, sizeof sub, "evaluation example #%d, seed %lld run%s", cfg->example, seed0,
              small ? "" : h->tokens ? "; tick labels: input tokens" : "; tick labels: positions");
     const qkv_svg_panels p = {.title = title, .subtitle = sub, .rows = h->layers, .cols = h->heads, .T = T,
-                              .w = h->w, .captions = cap_p, .labels = labels, .mark = mark, .roles = roles,
-                              .no_ticks = small};
+                              .w = h->w, .captions = cap_p, .labels = labels, .mark = mark,
+                              .roles = any_role ? roles : NULL, .no_ticks = small && any_role};
     svg = qkv__svg_heatmap_grid(&p);
 done:
     free(labels);

@@ -628,8 +628,11 @@ static const qkv_svg_heat_words ENGLISH = {
 
 /* the role legend's width: the lead, then a swatch and a name per role, then the outline's */
 static double legend_width(const heat_input *in) {
-    double w = text_width(WORD(in, roles), 11) + 8;
-    for (int r = 1; r < QKV_ROLE_COUNT; r++) w += 16 + text_width(WORD(in, role[r]), 11) + 12;
+    double w = 0;
+    if (in->roles) {
+        w += text_width(WORD(in, roles), 11) + 8;
+        for (int r = 1; r < QKV_ROLE_COUNT; r++) w += 16 + text_width(WORD(in, role[r]), 11) + 12;
+    }
     return w + (in->mark ? 16 + text_width(WORD(in, outline), 11) : 0);
 }
 
@@ -659,12 +662,12 @@ static heat_layout heatmap_layout(const heat_input *in, int maxlab) {
     if (in->no_ticks) L.ylab = 6 + L.band, L.xlab = 6 + L.band, L.rotate_x = false;
     L.block_w = L.ylab + L.panel + HM_GAPX;
     L.block_h = L.cap + L.panel + L.xlab + HM_GAPY;
-    L.mt = (in->subtitle && *in->subtitle ? 62 : 44) + (in->roles ? HM_LEGEND : 0);
+    L.mt = (in->subtitle && *in->subtitle ? 62 : 44) + (in->roles || in->mark ? HM_LEGEND : 0);
     int lines = (in->foot[0] && *in->foot[0]) + (in->foot[1] && *in->foot[1]);
     L.mb = 30 + 16 * lines;
     L.W = HM_ML + heads * L.block_w + HM_MR_BAR;
     double need[5] = {in->title ? text_width(in->title, 16) + 40 : 0,
-                      in->subtitle ? text_width(in->subtitle, 12) + 40 : 0, in->roles ? legend_width(in) + 40 : 0};
+                      in->subtitle ? text_width(in->subtitle, 12) + 40 : 0, in->roles || in->mark ? legend_width(in) + 40 : 0};
     for (int i = 0; i < 2; i++) need[3 + i] = in->foot[i] ? text_width(in->foot[i], 11) + 40 : 0;
     for (int i = 0; i < 5; i++)
         if (L.W < need[i]) L.W = need[i];
@@ -782,9 +785,11 @@ static void heatmap_roles(qkv_strbuf *b, const heat_layout *L, const unsigned ch
 /* the legend of the roles' colours (and of the outline) centred at y */
 static void heatmap_legend(qkv_strbuf *b, const heat_input *in, double W, double y) {
     double x = (W - legend_width(in)) / 2;
-    svg_text(b, x, y, NULL, "font-size=\"11\" fill=\"#222222\"", WORD(in, roles));
-    x += text_width(WORD(in, roles), 11) + 8;
-    for (int r = 1; r < QKV_ROLE_COUNT; r++) {
+    if (in->roles) {
+        svg_text(b, x, y, NULL, "font-size=\"11\" fill=\"#222222\"", WORD(in, roles));
+        x += text_width(WORD(in, roles), 11) + 8;
+    }
+    for (int r = 1; in->roles && r < QKV_ROLE_COUNT; r++) {
         qkv__strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"11\" height=\"11\" fill=\"%s\"/>\n", x, y - 9,
                            ROLE_COLOUR[r]);
         svg_text(b, x + 16, y, NULL, "font-size=\"11\" fill=\"#222222\"", WORD(in, role[r]));
@@ -824,7 +829,7 @@ static void heatmap_draw(qkv_strbuf *b, const heat_layout *L, const heat_input *
         }
     }
     double grid_w = heads * L->block_w;
-    if (in->roles) heatmap_legend(b, in, L->W, L->mt - HM_LEGEND + 2);
+    if (in->roles || in->mark) heatmap_legend(b, in, L->W, L->mt - HM_LEGEND + 2);
     double y = L->H - L->mb + 20;
     svg_text(b, HM_ML + grid_w / 2, y, "middle", "font-size=\"12\" fill=\"#222222\"", WORD(in, x_title));
     for (int i = 0; i < 2; i++)
