@@ -231,6 +231,14 @@ static void partial(qkv_report_doc *doc, const qkv_report *p) {
     qkv__strbuf_free(&b);
 }
 
+/* the overrides every run of the sweep takes, as --set options */
+static void common_sets(qkv_report_doc *doc, const qkv_ablate_config *cfg) {
+    for (int i = 0; i < cfg->n_sets; i++) {
+        if (i) TEXT(" ");
+        qkv__report_doc_span(doc, QKV_SPAN_CODE_NOWRAP, "--set %s", cfg->sets[i] ? cfg->sets[i] : "");
+    }
+}
+
 /* what was run, on what, from which config, and how long it took, in one paragraph */
 static void summary(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
@@ -259,10 +267,7 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
     }
     if (cfg->n_sets > 0) {
         TEXT(" with the common overrides ");
-        for (int i = 0; i < cfg->n_sets; i++) {
-            if (i) TEXT(" ");
-            qkv__report_doc_span(doc, QKV_SPAN_CODE_NOWRAP, "--set %s", cfg->sets[i] ? cfg->sets[i] : "");
-        }
+        common_sets(doc, cfg);
     } else {
         TEXT(" with no common overrides");
     }
@@ -399,10 +404,7 @@ static void reproduce(qkv_report_doc *doc, const qkv_report *p) {
     TEXT(": ");
     if (cfg->n_sets > 0) {
         TEXT("every run ");
-        for (int i = 0; i < cfg->n_sets; i++) {
-            if (i) TEXT(" ");
-            qkv__report_doc_span(doc, QKV_SPAN_CODE_NOWRAP, "--set %s", cfg->sets[i] ? cfg->sets[i] : "");
-        }
+        common_sets(doc, cfg);
         TEXT("; ");
     }
     TEXT("each variant its overrides in the Variants table");
