@@ -1666,7 +1666,12 @@ START_TEST(svg_coinciding_series_noted) {
     qkv_svg_plot pl = {.title = "t", .fixed_y = true, .y_min = -1, .y_max = 1};
     char *a = qkv__svg_curves(&pl, s, 3);
     assert_svg(a, "coinciding");
-    ck_assert_ptr_nonnull(strstr(a, ">qk_tied lies under shared (the same values: a ring around a dot)<"));
+    ck_assert_ptr_nonnull(strstr(a, ">qk_tied lies under shared (the same values, drawn 2.5 px apart to the left)<"));
+    /* qk_tied's points 2.5 px left of shared's */
+    const char *m0 = strstr(a, "<circle cx=\""), *m1 = strstr(strstr(a, "stroke=\"#f28e2b\" stroke-width=\"1.6\">"), "<circle cx=\"");
+    double c0, c1;
+    ck_assert(sscanf(m0, "<circle cx=\"%lf\"", &c0) == 1 && sscanf(m1, "<circle cx=\"%lf\"", &c1) == 1);
+    ck_assert_double_eq_tol(c1 - c0, 2.5, 1e-9);
     ck_assert_ptr_null(strstr(a, "full lies"));
     ck_assert_ptr_nonnull(strstr(a, "<g fill=\"#ffffff\" stroke=\"#f28e2b\" stroke-width=\"1.6\"><circle"));
     free(a);

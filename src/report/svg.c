@@ -439,13 +439,35 @@ static void svg_hline(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p) {
                  "paint-order=\"stroke\"", p->hline_label);
 }
 
+/* whether series a and b draw the same line: the same points, within a pixel of each other */
+static bool same_line(const frame *f, const qkv_svg_series *a, const qkv_svg_series *b) {
+    if (!a->y || !b->y || !a->x || !b->x || a->n != b->n || a->n < 1) return false;
+    int drawn = 0;
+    for (int j = 0; j < a->n; j++) {
+        bool ha = frame_has(f, a->x[j], a->y[j]), hb = frame_has(f, b->x[j], b->y[j]);
+        if (ha != hb || (ha && (a->x[j] != b->x[j] || fabs(frame_y(f, a->y[j]) - frame_y(f, b->y[j])) > 1)))
+            return false;
+        drawn += ha;
+    }
+    return drawn > 0;
+}
+
+/* how far left series i is drawn so that later series with the same line do not hide it:
+ * HIDDEN_DX px for each of them */
+#define HIDDEN_DX 2.5
+static double hidden_dx(const frame *f, const qkv_svg_series *s, int n_series, int i) {
+    int later = 0;
+    for (int j = i + 1; j < n_series; j++) later += same_line(f, &s[i], &s[j]);
+    return -HIDDEN_DX * later;
+}
+
 /* each series' line in its colour and dash, with dots at its points when there are at most 30 */
 static void svg_lines(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p, const qkv_svg_series *s,
                       int n_series) {
     for (int i = 0; i < n_series; i++) {
         if (!s[i].y || !s[i].x) continue;
         const char *c = qkv__svg_color(i), *dash = qkv__svg_dash(i);
-        const double dx = series_dx(p, i, n_series);
+        const double dx = series_dx(p, i, n_series) + hidden_dx(f, s, n_series, i);
         int cnt = 0;
         for (int j = 0; j < s[i].n; j++)
             if (frame_has(f, s[i].x[j], s[i].y[j])) cnt++;
@@ -473,29 +495,53 @@ static void svg_lines(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p, cons
 
 /* ---- line plots -------------------------------------------------------------------------- */
 
-/* whether series a and b draw the same line: the same points, within a pixel of each other */
-static bool same_line(const frame *f, const qkv_svg_series *a, const qkv_svg_series *b) {
-    if (!a->y || !b->y || !a->x || !b->x || a->n != b->n || a->n < 1) return false;
-    int drawn = 0;
-    for (int j = 0; j < a->n; j++) {
-        bool ha = frame_has(f, a->x[j], a->y[j]), hb = frame_has(f, b->x[j], b->y[j]);
-        if (ha != hb || (ha && (a->x[j] != b->x[j] || fabs(frame_y(f, a->y[j]) - frame_y(f, b->y[j])) > 1)))
-            return false;
-        drawn += ha;
+/* text broken at spaces into lines of at most width px in a font of size fs (a longer word on a
+ * line of its own), each appended to b with its NUL; returns their count */
+static int wrap(qkv_strbuf *b, const char *text, double width, double fs) {
+    int lines = 0;
+    while (*text) {
+        size_t fit = strlen(text);
+        char *line = strdup(text);
+        if (!line) return lines;
+        while (text_width(line, fs) > width) { /* back to the space before the last word */
+            char *sp = strrchr(line, ' ');
+            if (!sp || sp == line) break;
+            *sp = 0;
+        }
+        fit = strlen(line);
+        free(line);
+        qkv__strbuf_putn(b, text, fit);
+        qkv__strbuf_putn(b, "", 1);
+        lines++;
+        text += fit;
+        while (*text == ' ') text++;
     }
-    return drawn > 0;
+    return lines;
 }
 
-/* "a lies under b; ..." for each series drawn over by a later one with the same line (legend
- * names), or "" */
-static void hidden_note(qkv_strbuf *b, const frame *f, const qkv_svg_series *s, int n_series) {
-    for (int i = 0; i < n_series; i++)
-        for (int j = n_series - 1; j > i; j--)
-            if (same_line(f, &s[i], &s[j])) {
-                qkv__strbuf_printf(b, "%s%s lies under %s", qkv__strbuf_str(b)[0] ? "; " : "", s[i].name, s[j].name);
-                break;
-            }
-    if (qkv__strbuf_str(b)[0]) qkv__strbuf_puts(b, " (the same values: a ring around a dot)");
+/* for each series drawn over by later ones with the same line, text naming them and the last of
+ * those drawn, the one on top ("a, b lie under c"), wrapped to width px (wrap's lines into b);
+ * returns the number of lines */
+static int hidden_notes(qkv_strbuf *b, const frame *f, const qkv_svg_series *s, int n_series, double width) {
+    int lines = 0;
+    qkv_strbuf t;
+    qkv__strbuf_init(&t);
+    for (int top = n_series - 1; top > 0; top--) {
+        bool listed = false;
+        int hidden = 0;
+        for (int j = top + 1; j < n_series; j++) listed |= same_line(f, &s[top], &s[j]); /* under a later one */
+        if (listed) continue;
+        qkv__strbuf_free(&t);
+        for (int i = 0; i < top; i++)
+            if (same_line(f, &s[i], &s[top])) qkv__strbuf_printf(&t, "%s%s", hidden++ ? ", " : "", s[i].name);
+        if (!hidden) continue;
+        qkv__strbuf_printf(&t, " %s under %s (the same values, drawn %g px apart to the left)",
+                           hidden == 1 ? "lies" : "lie", s[top].name, HIDDEN_DX);
+        lines += wrap(b, qkv__strbuf_str(&t), width, 11);
+    }
+    b->oom |= t.oom;
+    qkv__strbuf_free(&t);
+    return lines;
 }
 
 char *qkv__svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_series) {
@@ -516,9 +562,8 @@ char *qkv__svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_seri
     const legend leg = legend_layout(n_series, item_w, f.ml, f.mt + f.ph + 60, f.pw);
     qkv_strbuf note;
     qkv__strbuf_init(&note);
-    hidden_note(&note, &f, s, n_series);
-    const bool noted = qkv__strbuf_str(&note)[0] != 0;
-    const double H = leg.y + leg.nrow * LEGEND_ROW_H + 10 + (noted ? 18 : 0);
+    const int notes = hidden_notes(&note, &f, s, n_series, f.pw);
+    const double H = leg.y + leg.nrow * LEGEND_ROW_H + 10 + 16 * notes;
 
     qkv_strbuf b;
     qkv__strbuf_init(&b);
@@ -532,9 +577,10 @@ char *qkv__svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_seri
     svg_hline(&b, &f, p);
     svg_lines(&b, &f, p, s, n_series);
     svg_legend(&b, &leg, s, n_series);
-    if (noted)
-        svg_text(&b, f.ml, leg.y + leg.nrow * LEGEND_ROW_H + 8, NULL, "font-size=\"11\" fill=\"#444444\"",
-                 qkv__strbuf_str(&note));
+    const char *line = qkv__strbuf_str(&note);
+    for (int k = 0; k < notes; k++, line += strlen(line) + 1)
+        svg_text(&b, f.ml, leg.y + leg.nrow * LEGEND_ROW_H + 8 + 16 * k, NULL, "font-size=\"11\" fill=\"#444444\"",
+                 line);
     b.oom |= note.oom;
     qkv__strbuf_free(&note);
     qkv__strbuf_puts(&b, "</svg>\n");
