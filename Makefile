@@ -72,6 +72,8 @@ SPM_CFLAGS   := $(call pkgs,--cflags,sentencepiece)
 APP_LIBS     := $(call pkgs,--libs,sentencepiece nettle) -lstdc++
 CHECK_CFLAGS := $(call pkgs,--cflags,check)
 CHECK_LIBS   := $(call pkgs,--libs,check)
+# the tests read what qkv writes with an XML parser (expat): its SVG and HTML are well-formed
+XML_LIBS     := $(call pkgs,--libs,expat)
 ifeq ($(MPI),1)
 PKG_CFLAGS += $(shell mpicc --showme:compile 2>/dev/null) -DQKV_MPI
 PKG_LIBS   += $(shell mpicc --showme:link 2>/dev/null)
@@ -171,7 +173,7 @@ $(BUILD)/libqkv.so: $(call lib_objs,$(BUILD))
 
 $(BUILD)/qkv: $(CLI_OBJS) $(BUILD)/libqkv-app.a $(BUILD)/libqkv.a
 $(BUILD)/run_tests: $(TEST_OBJS) $(BUILD)/libqkv-app.a $(BUILD)/libqkv.a
-$(BUILD)/run_tests: LINK_LIBS = $(CHECK_LIBS)
+$(BUILD)/run_tests: LINK_LIBS = $(CHECK_LIBS) $(XML_LIBS)
 $(BUILD)/qkv $(BUILD)/run_tests:
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_Q) -o $@ $^ $(PKG_LIBS) $(APP_LIBS) $(LINK_LIBS)

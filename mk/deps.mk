@@ -1,8 +1,8 @@
 # The Debian packages the goals need, and `make deps`, which installs the missing ones
 # (scripts/install-deps.sh: with apt-get when root; otherwise it prints the apt-get line and
 # fails). The Makefile runs it before any goal that builds; reading this file runs nothing.
-# Every build needs pkg-config, OpenBLAS, cJSON, liblzma, Check, sentencepiece, nettle and g++ (install-deps.sh's own
-# list); these goals and settings need more:
+# Every build needs pkg-config, OpenBLAS, cJSON, liblzma, Check, sentencepiece, nettle, expat (the
+# tests' XML parser) and g++ (install-deps.sh's own list); these goals and settings need more:
 DEPS_GOALS := $(or $(MAKECMDGOALS),all)
 # $(call deps_if,GOAL PATTERNS,PACKAGES): the packages when a goal matches
 deps_if = $(if $(filter $(1),$(DEPS_GOALS)),$(2))

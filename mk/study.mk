@@ -29,20 +29,24 @@ study-full: all
 # inspect read: config.json, model.safetensors, observed.safetensors, summary.json, metrics.jsonl
 FIGURE := docs/results/study-fourth/recall-attention
 FIGURE_RUNS := full qk_tied qk_diag_alt
-# the picture drawn into $(1)
+# the picture drawn into $(1), in English; figure_zh_cmd: in Chinese (the Chinese answer's)
 figure_cmd = $(BUILD)/qkv inspect $(FIGURE_RUNS:%=$(FIGURE)/runs/%/seed0) --figure $(1) \
     --label full --label "Q = K tied (qk_tied)" --label "signed tied (qk_diag_alt)"
+figure_zh_cmd = $(BUILD)/qkv inspect $(FIGURE_RUNS:%=$(FIGURE)/runs/%/seed0) --figure $(1) --lang zh \
+    --label full --label "共享的 Q = K（qk_tied）" --label "带符号的共享得分（qk_diag_alt）"
 .PHONY: figures figure-runs check-figures
 figures: all
 	$(call figure_cmd,$(FIGURE)/attention.svg)
+	$(call figure_zh_cmd,$(FIGURE)/attention.zh.svg)
 figure-runs: all
 	$(BUILD)/qkv ablate configs/figures/recall-attention.json --out runs/figure-recall-attention --jobs 2
 	for v in $(FIGURE_RUNS); do mkdir -p $(FIGURE)/runs/$$v/seed0 && \
 	    cp $(addprefix runs/figure-recall-attention/runs/$$v/seed0/,config.json model.safetensors \
 	    observed.safetensors summary.json metrics.jsonl) $(FIGURE)/runs/$$v/seed0/ || exit 1; done
 	$(MAKE) figures
-# the committed picture is what its committed runs draw (make test)
+# the committed pictures are what their committed runs draw (make test)
 check-figures: all
 	$(call figure_cmd,$(BUILD)/attention.svg)
-	cmp $(BUILD)/attention.svg $(FIGURE)/attention.svg || \
-	    { echo "check-figures: $(FIGURE)/attention.svg is not what its runs draw: make figures" >&2; exit 1; }
+	$(call figure_zh_cmd,$(BUILD)/attention.zh.svg)
+	for f in attention.svg attention.zh.svg; do cmp $(BUILD)/$$f $(FIGURE)/$$f || \
+	    { echo "check-figures: $(FIGURE)/$$f is not what its runs draw: make figures" >&2; exit 1; }; done

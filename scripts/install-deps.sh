@@ -20,7 +20,7 @@
 set -eu
 
 # pkg-config module -> Debian package that provides it
-PC_MODULES="openblas:libopenblas-dev libcjson:libcjson-dev liblzma:liblzma-dev check:check sentencepiece:libsentencepiece-dev nettle:nettle-dev"
+PC_MODULES="openblas:libopenblas-dev libcjson:libcjson-dev liblzma:liblzma-dev check:check sentencepiece:libsentencepiece-dev nettle:nettle-dev expat:libexpat1-dev"
 # command -> Debian package that provides it (the text task's tokenizer is C++: sentencepiece)
 COMMANDS="g++:g++"
 missing=""

@@ -47,6 +47,7 @@ int main(void) {
     srunner_add_suite(sr, checks_suite());
     srunner_add_suite(sr, docs_suite());
     srunner_add_suite(sr, claims_suite());
+    srunner_add_suite(sr, readme_suite());
     srunner_add_suite(sr, long_paths_suite());
     srunner_add_suite(sr, allocs_suite());
     srunner_add_suite(sr, attention_figure_suite());

@@ -37,6 +37,7 @@ Suite *lanes_suite(void);
 Suite *checks_suite(void);
 Suite *docs_suite(void);
 Suite *claims_suite(void);
+Suite *readme_suite(void);
 Suite *long_paths_suite(void);
 Suite *allocs_suite(void);
 Suite *attention_figure_suite(void);

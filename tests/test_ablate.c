@@ -62,15 +62,21 @@ static double num(const cJSON *o, const char *k) {
     " \"train\": {\"steps\": 50, \"batch\": 16, \"eval_every\": 25, \"eval_examples\": 64},\n"          \
     " \"optim\": {\"lr\": 0.01, \"clip\": 1}}\n"
 
+/* TMP/base.json (BASE) and the ablation config TMP/file of it */
+static void sweep(const char *file, const char *text) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/base.json", TMP);
+    qkv_test_write_file(path, BASE);
+    snprintf(path, sizeof path, "%s/%s", TMP, file);
+    qkv_test_write_file(path, text);
+}
+
 /* The extension rule: every run ends at its train.steps x 2^k or at its budget, solved runs at
  * the first such step at or after their solved_at, unsolved ones at min(budget, the first such
  * step at or after 4 x the sweep's largest solved_at); and one job or two give the same runs. */
 START_TEST(test_extension_rule_and_order) {
     char path[600];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 400,\n"
+    sweep("abl.json", "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 400,\n"
                      " \"variants\": [{\"name\": \"full\"}, {\"name\": \"identity\", \"set\": [\"model.attention.qkv=identity\"]}],\n"
                      " \"seeds\": [0, 1]}\n");
     ablate("abl.json", "one", 1);
@@ -119,14 +125,32 @@ START_TEST(test_extension_rule_and_order) {
 }
 END_TEST
 
+/* a run that never learns is "flat at the floor", not "still improving", and results.json names
+ * the floors the report says: chance 1 / values and the accuracy of never retrieving */
+START_TEST(test_flat_at_the_floor) {
+    char path[600];
+    sweep("floor.json", "{\"base\": \"base.json\", \"threshold\": 0.99, \"max_steps\": 50,\n"
+                     " \"set\": [\"optim.lr=1e-9\"], \"variants\": [{\"name\": \"full\"}], \"seeds\": [0]}\n");
+    ablate("floor.json", "floor", 1);
+    snprintf(path, sizeof path, "%s/floor/results.json", TMP);
+    cJSON *a = read_json(path);
+    ck_assert(num(a, "chance") == 0.125);
+    /* 3 pairs of 8 values (test_tasks' hand count) */
+    ck_assert_double_eq_tol(num(a, "no_retrieval"), (336.0 / 3 + 168.0 * 2 / 3 + 8.0) / 512, 0.015);
+    const cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(a, "variants"), 0);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(v, "verdicts")->valuestring, "1/1 unsolved at 50, flat at the floor");
+    cJSON_Delete(a);
+    char *md = qkv_test_get(TMP, "floor/results.md");
+    ck_assert_ptr_nonnull(strstr(md, "chance 12.5% (1 in 8 values); a model that never retrieves 4"));
+    free(md);
+}
+END_TEST
+
 /* the learning rate of each variant is the one with the best mean final validation accuracy
  * over its seeds (then the lower validation loss): recomputed here from every run's numbers */
 START_TEST(test_lr_chosen_on_validation) {
     char path[600];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.99, \"max_steps\": 50, \"lrs\": [0.001, 0.01, 0.1],\n"
+    sweep("abl.json", "{\"base\": \"base.json\", \"threshold\": 0.99, \"max_steps\": 50, \"lrs\": [0.001, 0.01, 0.1],\n"
                      " \"variants\": [{\"name\": \"full\"}, {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"]}],\n"
                      " \"seeds\": [0, 1]}\n");
     ablate("abl.json", "lr", 2);
@@ -290,10 +314,7 @@ END_TEST
  * within half a width step (2 layers x (2 d + 1) parameters per unit of d_ff) */
 START_TEST(test_match_params) {
     char path[600];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, "{\"base\": \"base.json\", \"max_steps\": 50,\n"
+    sweep("abl.json", "{\"base\": \"base.json\", \"max_steps\": 50,\n"
                      " \"variants\": [{\"name\": \"full\"},\n"
                      "   {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"], \"match_params\": \"baseline\"}],\n"
                      " \"seeds\": [0]}\n");
@@ -369,10 +390,7 @@ static void csv_sans_time(const char *dir, char *out, size_t n) {
  * then shard 1/2 (and --shard auto from Slurm's variables) and the report equal one worker's */
 START_TEST(test_shards_status_report) {
     char path[600], out[16384], a[65536], b[65536];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, SWEEP);
+    sweep("abl.json", SWEEP);
     ablate("abl.json", "whole", 2);
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --shard 0/2 --quiet", qkv_test_bin(), TMP,
                         TMP), 0);
@@ -436,10 +454,7 @@ END_TEST
  * say so, in the report and as read back from results.json */
 START_TEST(test_partial_report_says_not_started) {
     char path[600], out[16384];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 200,\n"
+    sweep("abl.json", "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 200,\n"
                               " \"variants\": [{\"name\": \"full\"}, {\"name\": \"identity\", \"set\": "
                               "[\"model.attention.qkv=identity\"]}],\n \"seeds\": [0]}\n");
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --shard 0/2 --quiet && %s ablate "
@@ -487,10 +502,7 @@ END_TEST
  * worker's; then a changed config is refused (naming the runs) unless --force */
 START_TEST(test_two_workers_and_changed_config) {
     char path[600], out[16384], a[65536], b[65536];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, SWEEP);
+    sweep("abl.json", SWEEP);
     ablate("abl.json", "one", 1);
     ck_assert_int_eq(sh(out, sizeof out, "(%s ablate %s/abl.json --out %s/two --jobs 1 --quiet & "
                         "%s ablate %s/abl.json --out %s/two --jobs 1 --quiet; wait)", qkv_test_bin(), TMP, TMP,
@@ -585,11 +597,8 @@ END_TEST
 
 /* --slurm --dry-run: the array of workers, requeued on preemption, and the report job after it */
 START_TEST(test_slurm_scripts) {
-    char path[600], out[16384];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, SWEEP);
+    char out[16384];
+    sweep("abl.json", SWEEP);
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/sl --slurm --tasks 3 --parallel 2 --dry-run "
                         "--sbatch --partition=cpu", qkv_test_bin(), TMP, TMP), 0);
     const char *want[] = {"#SBATCH --array=0-2%2", "#SBATCH --requeue", "#SBATCH --signal=B:TERM@60",
@@ -643,6 +652,7 @@ Suite *ablate_suite(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_extension_rule_and_order);
+    tcase_add_test(tc, test_flat_at_the_floor);
     tcase_add_test(tc, test_lr_chosen_on_validation);
     tcase_add_test(tc, test_removed_keys_refused);
     tcase_add_test(tc, test_match_params);

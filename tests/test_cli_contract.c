@@ -246,6 +246,7 @@ static const char *const READS[][2] = {
     {"summarize --check-doc", "a marker's DIR"},
     {"summarize --update-doc", "FILE"}, {"summarize --update-doc", "a marker's results.json"},
     {"inspect", "RUN_DIR"}, {"inspect", "options"}, {"inspect --figure", "RUN_DIR"}, {"inspect --figure", "--label"},
+    {"inspect --figure", "--lang"},
     {"ablate --refresh", "runs/*/config.json"},
     {"bench", "--set"}, {"ablate", "--stale-after"},
     {"bench", "options"}, {"bench", "--size"}, {"bench", "--steps"}, {"bench", "--threads"}, {"bench", "--jobs"},

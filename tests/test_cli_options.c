@@ -197,6 +197,10 @@ const qkv_cli_row CLI_OPTIONS_ROWS[] = {
      "qkv inspect: --label: 1 given for 2 RUN_DIRs (one per RUN_DIR, in order)", .absent = "f.svg"},
     {"inspect --figure", "--label", "without --figure", EMPTY_DIR, Q "inspect a --label x", 2,
      "qkv inspect: --label goes with --figure"},
+    {"inspect --figure", "--lang", "not a language of the figure", EMPTY_DIR, Q "inspect a --figure f.svg --lang fr", 2,
+     "qkv inspect: --lang: 'fr' is not a language of the figure (en or zh)", .absent = "f.svg"},
+    {"inspect --figure", "--lang", "without --figure", EMPTY_DIR, Q "inspect a --lang zh", 2,
+     "qkv inspect: --lang goes with --figure"},
     /* ---- bench */
     {"bench", "options", "unknown option", EMPTY_DIR, Q "bench --bogus", 2, "qkv bench: unknown option '--bogus'"},
     /* an attention no size's model takes: refused before the table's header is printed */

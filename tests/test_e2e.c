@@ -445,6 +445,18 @@ START_TEST(test_gradcheck_command_every_variant) {
     ck_assert_msg(rc == 0, "%s: exit %d\n%s", VARIANT_SETS[_i], rc, out);
     ck_assert_ptr_nonnull(strstr(out, "PASS:"));
     ck_assert_ptr_null(strstr(out, "FAIL"));
+    /* the line under the table says how to read it, with the table's largest excess */
+    double worst = 0, x;
+    for (const char *l = strchr(out, '\n'); l && (l = strchr(l + 1, '\n'));) {
+        char name[64], checked[40], result[8];
+        double err;
+        if (sscanf(l + 1, "%63s %39s %lf %lf %7s", name, checked, &err, &x, result) == 5 && !strcmp(result, "PASS"))
+            worst = x > worst ? x : worst;
+    }
+    const char *how = strstr(out, "\nhow to read it: checked, the elements compared");
+    ck_assert_msg(how && strstr(how, "an element passes at 1 or below, so "), "%s", out);
+    ck_assert_int_eq(sscanf(strstr(how, "or below, so ") + 13, "%lf", &x), 1);
+    ck_assert_double_eq_tol(x, worst, worst * 1e-9); /* both %.3g */
 }
 END_TEST
 

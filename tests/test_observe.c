@@ -190,6 +190,27 @@ START_TEST(test_previous_share_is_the_weight_one_back) {
             ck_assert_msg(fabs(got - want) < 1e-6 && got > 0 && got < 1, "layer %d head %d: %g, expected %g", l, h, got,
                           want);
         }
+    /* qkv inspect's line in words, worked out from the same numbers: each head under every rule
+     * it meets (symmetry >= 0.5 symmetric, else directional; previous, diagonal >= 0.5) */
+    char words[1024] = "in words (layer.head): ", *wp = words + strlen(words);
+    const double *by[4] = {o.symmetry, o.symmetry, o.prev_share, o.diag_share};
+    const char *names[4] = {"symmetric (symmetry >= 0.5: score(i, j) close to score(j, i))",
+                            "directional (symmetry < 0.5)", "previous-token (previous >= 0.5)",
+                            "self-preferring (diagonal >= 0.5)"};
+    int groups = 0;
+    for (int k = 0; k < 4; k++) {
+        int n = 0;
+        for (int i = 0; i < o.layers * o.heads; i++) {
+            bool in = k == 1 ? by[k][i] < 0.5 : by[k][i] >= 0.5;
+            if (in) wp += sprintf(wp, "%s%d.%d", n++ ? " " : groups ? "; " : "", i / o.heads, i % o.heads);
+        }
+        if (n) wp += sprintf(wp, " %s", names[k]), groups++;
+    }
+    sprintf(wp, "\n");
+    ck_assert_int_gt(groups, 0);
+    char inspected[16384];
+    ck_assert_int_eq(qkv_test_sh(inspected, sizeof inspected, false, "cd %s && %s inspect r", TMP, qkv_test_bin()), 0);
+    ck_assert_msg(strstr(inspected, words), "expected\n%s\nin\n%s", words, inspected);
     /* the run recorded the same */
     qkv_observed rec;
     ck_assert_int_eq(qkv__run_observed(dir, &rec, &e), 0);

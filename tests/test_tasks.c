@@ -597,10 +597,39 @@ START_TEST(test_bidirectional_tasks) {
 }
 END_TEST
 
+/* recall's floors from its own generator: chance 1 / values; never retrieving, the expected
+ * largest count of one value among the example's pairs over the pairs, worked out by hand for
+ * small sizes; the same numbers every call; none for a task without keys */
+START_TEST(test_recall_floors) {
+    qkv_task_config c = qkv_task_config_default();
+    double chance, never, again;
+    c.pairs = 1, c.keys = 4, c.values = 4; /* one pair: its value is the answer */
+    ck_assert_int_eq(qkv_task_floors(&c, 512, &chance, &never), 0);
+    ck_assert(chance == 0.25 && never == 1.0);
+    /* two pairs of 4 values: the same value (1/4) answers both, else one of two: 1/4 + 3/4 x 1/2 */
+    c.pairs = 2;
+    ck_assert_int_eq(qkv_task_floors(&c, 8192, &chance, &never), 0);
+    ck_assert_double_eq_tol(never, 0.625, 0.015);
+    /* 3 pairs of 8 values: all distinct 336/512 (1/3 each), one value twice 168/512 (2/3), thrice 8/512 */
+    c.pairs = 3, c.keys = 8, c.values = 8;
+    ck_assert_int_eq(qkv_task_floors(&c, 8192, &chance, &never), 0);
+    ck_assert_double_eq_tol(never, (336.0 / 3 + 168.0 * 2 / 3 + 8.0) / 512, 0.015);
+    ck_assert_int_eq(qkv_task_floors(&c, 8192, &chance, &again), 0);
+    ck_assert(never == again && chance == 0.125);
+    c.query_blank = true; /* the same answers, asked at the blank */
+    ck_assert_int_eq(qkv_task_floors(&c, 8192, &chance, &again), 0);
+    ck_assert_double_eq_tol(again, never, 0.015);
+    c.kind = QKV_TASK_SORT;
+    ck_assert_int_eq(qkv_task_floors(&c, 512, &chance, &never), -1);
+    ck_assert(isnan(chance) && isnan(never));
+}
+END_TEST
+
 Suite *tasks_suite(void) {
     Suite *s = suite_create("tasks");
     TCase *tc = tcase_create("tasks");
     tcase_add_test(tc, test_fuzzy_recall_format);
+    tcase_add_test(tc, test_recall_floors);
     tcase_add_test(tc, test_noisy_recall_format);
     tcase_add_test(tc, test_selective_copy_format);
     tcase_add_test(tc, test_reduce_to_recall);

@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include <check.h>
+#include <expat.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -557,4 +558,16 @@ void qkv_cli_run(const qkv_cli_row *r, int id, const char *tmp, const char *fixt
     free(after.e);
     if (!o->problem[0] && r->then) r->then(dir, o->out);
     qkv_test_rmtree(dir);
+}
+
+bool qkv_test_xml_ok(const char *text, char *why, size_t n) {
+    XML_Parser p = XML_ParserCreate("UTF-8");
+    ck_assert_ptr_nonnull(p);
+    bool ok = XML_Parse(p, text, (int)strlen(text), 1) == XML_STATUS_OK;
+    if (!ok)
+        snprintf(why, n, "%s at line %lu", XML_ErrorString(XML_GetErrorCode(p)),
+                 (unsigned long)XML_GetCurrentLineNumber(p));
+    else snprintf(why, n, "well-formed");
+    XML_ParserFree(p);
+    return ok;
 }

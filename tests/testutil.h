@@ -45,6 +45,9 @@ void qkv_test_write_file(const char *path, const char *text);
 void qkv_test_put(const char *dir, const char *rel, const char *text);
 /* dir/rel's first MiB, NUL-terminated, malloc'd (fails the test if it cannot be read) */
 char *qkv_test_get(const char *dir, const char *rel);
+/* whether text is a well-formed XML document, as expat parses it (UTF-8, every element closed,
+ * every & an entity); when not, expat's reason and line into why */
+bool qkv_test_xml_ok(const char *text, char *why, size_t n);
 /* the same without the lines that hold times (a results.json's wall times differ every call) */
 char *qkv_test_get_untimed(const char *dir, const char *rel);
 /* the model of the tests' small recall configs: vocab 16, 9 positions, d_model 16, 2 heads, one

@@ -11,6 +11,7 @@
 #include "io/json.h"
 #include "io/strbuf.h"
 #include "train/observe.h"
+#include "tasks/task.h"
 #include "train/run_dir.h"
 
 #include <cjson/cJSON.h>
@@ -204,9 +205,22 @@ static void fmt_range(char *b, size_t n, long long lo, long long hi) {
     else snprintf(b, n, "%lld-%lld", lo, hi);
 }
 
-/* the chosen runs over seeds: means, spread, intervals, verdicts */
+/* whether unsolved run rr is flat at the floor: over the last half of its evaluations, its
+ * validation accuracy (its evaluation accuracy without a validation set) never rose more than
+ * QKV_FLOOR_MARGIN above floor, the accuracy of a model that never retrieves (NaN: no floor) */
+static bool at_floor(const qkv_run_result *rr, double floor) {
+    if (!isfinite(floor) || rr->n < 1) return false;
+    for (int i = rr->n / 2; i < rr->n; i++) {
+        double a = rr->val_acc && isfinite(rr->val_acc[i]) ? rr->val_acc[i] : rr->eval_acc ? rr->eval_acc[i] : NAN;
+        if (!isfinite(a) || a > floor + QKV_FLOOR_MARGIN) return false;
+    }
+    return true;
+}
+
+/* the chosen runs over seeds: means, spread, intervals, verdicts (floor: recall's accuracy without
+ * retrieval, NaN for another task) */
 static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns, qkv_ablate_metric metric,
-                      uint64_t seed) {
+                      uint64_t seed, double floor) {
     double acc[512] = {0}, loss[512], at[512], secs = 0; /* zeroed: gcc cannot see that only the first m are read */
     bool censored[512];
     int m = 0;
@@ -228,7 +242,8 @@ static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns
             vr->unsolved++;
             vr->budget_min = rr->steps < vr->budget_min ? rr->steps : vr->budget_min;
             vr->budget_max = rr->steps > vr->budget_max ? rr->steps : vr->budget_max;
-            if (rr->improving) vr->unsolved_improving++;
+            if (metric == QKV_METRIC_ACCURACY && at_floor(rr, floor)) vr->unsolved_floor++;
+            else if (rr->improving) vr->unsolved_improving++;
             else {
                 vr->flat_min = rr->flat_since < vr->flat_min ? rr->flat_since : vr->flat_min;
                 vr->flat_max = rr->flat_since > vr->flat_max ? rr->flat_since : vr->flat_max;
@@ -286,11 +301,17 @@ static void summarise(qkv_variant_result *vr, const qkv_run_result *runs, int ns
         char b[64], f[64];
         fmt_range(b, sizeof b, vr->budget_min, vr->budget_max);
         PUT("%s%d/%d unsolved at %s", vr->solved ? ", " : "", vr->unsolved, ns, b);
-        int flat = vr->unsolved - vr->unsolved_improving;
+        int floor_n = vr->unsolved_floor, flat = vr->unsolved - floor_n - vr->unsolved_improving;
         if (flat) fmt_range(f, sizeof f, vr->flat_min, vr->flat_max);
-        if (!flat) PUT(", still improving");
-        else if (!vr->unsolved_improving) PUT(", flat since %s", f);
-        else PUT(" (%d still improving, %d flat since %s)", vr->unsolved_improving, flat, f);
+        if (floor_n == vr->unsolved) PUT(", flat at the floor");
+        else if (!flat && !floor_n) PUT(", still improving");
+        else if (!vr->unsolved_improving && !floor_n) PUT(", flat since %s", f);
+        else {
+            const char *sep = " (";
+            if (vr->unsolved_improving) PUT("%s%d still improving", sep, vr->unsolved_improving), sep = ", ";
+            if (flat) PUT("%s%d flat since %s", sep, flat, f), sep = ", ";
+            PUT("%s%d flat at the floor)", sep, floor_n);
+        }
     }
     if (failed) PUT("%s%d/%d failed", m ? ", " : "", failed, ns);
     if (not_started) PUT("%s%d/%d not started", m || failed ? ", " : "", not_started, ns);
@@ -444,7 +465,7 @@ static int aggregate_variant(qkv_ablate_results *res, const qkv_ablate_plan *p, 
     if (oom) return -1;
     choose_lr(vr, res->all_runs, v, nl, ns, c->metric);
     for (int s = 0; s < ns; s++) res->runs[v * ns + s] = res->all_runs[qkv__ablate_index(p, v, vr->lr_chosen, s)];
-    summarise(vr, res->runs + v * ns, ns, c->metric, QKV_ABLATE_SEED_MEANS(v));
+    summarise(vr, res->runs + v * ns, ns, c->metric, QKV_ABLATE_SEED_MEANS(v), res->no_retrieval);
     vr->xz_bpb = vr->unigram_bpb = NAN;
     for (int s = 0; s < ns && isnan(vr->xz_bpb); s++)
         if (res->runs[v * ns + s].ok) {
@@ -550,6 +571,16 @@ static void observe_variants(qkv_ablate_results *res, const qkv_ablate_plan *p, 
     res->sample_seed = QKV_OBSERVE_SAMPLE_SEED;
 }
 
+/* recall's floors of accuracy (qkv_task_floors) as the baseline's task draws examples, NaN for
+ * another task, before the verdicts that name them */
+static void floors(qkv_ablate_results *res, const qkv_ablate_config *c) {
+    qkv_config bc;
+    qkv_err ignored;
+    res->chance = res->no_retrieval = NAN;
+    if (!qkv__ablate_variant_config(c, c->baseline, &bc, &ignored))
+        qkv_task_floors(&bc.task, QKV_FLOOR_EXAMPLES, &res->chance, &res->no_retrieval);
+}
+
 /* the task and model size the variants share, as the baseline has them (qkv summarize puts
  * ablations of one task at several sizes side by side), and the first finished run's config */
 static void shared_config(qkv_ablate_results *res, const qkv_ablate_plan *p) {
@@ -588,6 +619,7 @@ int qkv__ablate_aggregate(qkv_ablate_results *res, const qkv_ablate_plan *p, boo
     res->all_runs = calloc((size_t)p->n, sizeof *res->all_runs);
     res->runs = calloc((size_t)nv * (size_t)ns, sizeof *res->runs);
     res->max_solved_at = -1;
+    floors(res, c);
     bool oom = !res->v || !res->all_runs || !res->runs;
     for (int v = 0; !oom && v < nv; v++) oom = aggregate_variant(res, p, v) != 0;
     if (!oom) count_missing(res, p);

@@ -18,6 +18,9 @@
  * text tasks, so both give the same kind of interval for the same numbers. */
 enum { QKV_ABLATE_RESAMPLES = 10000, QKV_ABLATE_SIGNFLIP_RESAMPLES = 100000 };
 #define QKV_ABLATE_LEVEL 0.95
+/* a run is flat at the floor when, over the last half of its evaluations, its validation accuracy
+ * never rose more than this above the accuracy of a model that never retrieves */
+#define QKV_FLOOR_MARGIN 0.02
 #define QKV_ABLATE_ALPHA 0.05
 #define QKV_ABLATE_SEED_MEANS(v) (0x5eed0000u + (uint64_t)(v) * 16)
 #define QKV_ABLATE_SEED_PAIRED(v) (0xd1ff0000u + (uint64_t)(v) * 16)
@@ -112,6 +115,8 @@ typedef struct qkv_variant_result {
     /* verdicts: solved seeds with the median step (unsolved censored), unsolved seeds with
      * their budgets and how many were still improving, flat since (earliest, latest) */
     int solved, unsolved, unsolved_improving;
+    int unsolved_floor;             /* of the unsolved, those flat at the floor (qkv_task_floors' no_retrieval;
+                                       aggregate.c), counted in neither unsolved_improving nor as flat since */
     long long steps_median;         /* median solved_at, unsolved counted as later than any; -1: not reached */
     long long budget_min, budget_max, flat_min, flat_max; /* INT64_MAX and -1 where there is none; read from a
                                      * results.json without runs, the budgets are its variant's "budget" */
@@ -150,6 +155,8 @@ typedef struct qkv_ablate_results {
     int to_extend;                  /* finished runs that the sweep would still extend; -1: not recorded */
     char *base_config_json;         /* the effective config of the first variant's first run */
     char task[32];                  /* the baseline's task ("recall", "text"; "" unknown) */
+    double chance, no_retrieval;    /* recall's floors of accuracy (qkv_task_floors), as the baseline's task
+                                       draws examples; NaN: another task, or not recorded */
     int d_model, layers, heads;     /* the baseline's model size (0: unknown), for sizes across ablations */
     char version[32];               /* of the qkv that wrote the report ("": unknown) */
     /* how the text was read (results.json's "text"): the tokenizer ("": not the text task, or not

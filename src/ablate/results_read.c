@@ -299,6 +299,8 @@ static void read_header(qkv_json_reader *r, const cJSON *root, qkv_ablate_result
     const char *version = qkv__json_str(r, root, "", "version", false);
     snprintf(res->version, sizeof res->version, "%s", version ? version : "");
     res->wall_seconds = qkv__json_num(r, root, "", "wall_seconds");
+    res->chance = qkv__json_num_in(r, root, "", "chance", 0, 1);
+    res->no_retrieval = qkv__json_num_in(r, root, "", "no_retrieval", 0, 1);
     long long jobs = qkv__json_count(r, root, "", "jobs");
     res->jobs = jobs > 0 ? as_int(jobs) : 0;
     int nl = lrs ? cJSON_GetArraySize(lrs) : 0, l = 0;

@@ -31,6 +31,14 @@ static const qkv_cli_option OPTIONS[] = {
     QKV_OPTIONS_END,
 };
 
+/* the largest excess over the n tensors' statistics */
+static double worst_excess(const qkv_gradcheck_stat *st, int n) {
+    double w = 0;
+    for (int i = 0; i < n; i++)
+        if (st[i].max_excess > w) w = st[i].max_excess;
+    return w;
+}
+
 static const qkv_cli_command COMMAND = {
     "gradcheck", "CONFIG [OPTION]...",
     "Check d loss / d parameter for every parameter tensor of CONFIG's model against central\n"
@@ -80,6 +88,10 @@ static int gradcheck_run(const gradcheck_args *a, int64_t *failed, qkv_err *e) {
     }
     printf("%s: %lld elements in %d tensors checked, %lld failed, largest |analytic - numeric| %.3g\n",
            *failed ? "FAIL" : "PASS", (long long)checked, m->params.n, (long long)*failed, worst);
+    printf("how to read it: checked, the elements compared (a sample of a large tensor); max|a-n|, the largest "
+           "difference between the analytic and the finite-difference gradient; max excess, that difference over "
+           "its allowance 1e-5 + 1e-3 |numeric|: an element passes at 1 or below, so %.3g is %.2g times inside\n",
+           worst_excess(st, m->params.n), worst_excess(st, m->params.n) > 0 ? 1 / worst_excess(st, m->params.n) : 0);
     free(st);
     qkv_model_free(m);
     return 0;

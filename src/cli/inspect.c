@@ -16,7 +16,7 @@
 #include <string.h>
 
 typedef struct {
-    const char *dir, *figure;
+    const char *dir, *figure, *lang;
     qkv_cli_list labels;
 } inspect_args;
 
@@ -27,6 +27,8 @@ static const qkv_cli_option OPTIONS[] = {
                "last layer's heads averaged; the runs must have recorded the same example"),
     QKV_LIST("--label", "NAME", inspect_args, labels,
              "with --figure: a panel's caption, one per RUN_DIR in order (default: the RUN_DIR)"),
+    QKV_STRING("--lang", "LANG", inspect_args, lang,
+               "with --figure: the words of the figure, en (English, the default) or zh (Chinese)"),
     QKV_HELP,
     QKV_OPTIONS_END,
 };
@@ -41,9 +43,10 @@ static const qkv_cli_command COMMAND = {
     "mark) over the run's first 256 evaluation examples. Beside each, where the run recorded it\n"
     "(a fresh run does, observed-start.safetensors), its value at step 0, before the first update,\n"
     "and the change. Nothing is written. With --figure, the weights the runs recorded of one\n"
-    "evaluation example are drawn instead (no model is built), each panel noting the mean weight\n"
-    "the query rows with a target put on their own position and on the earlier position holding\n"
-    "the token to predict (outlined).",
+    "evaluation example are drawn instead (no model is built), the positions' roles (key, value,\n"
+    "query) banded beside the axes, each panel noting the mean weight the query rows put on their\n"
+    "own position, the one before it and their answer (outlined: the value stored right after\n"
+    "the query's key).",
     "RUN_DIR...", OPTIONS,
 };
 
@@ -57,6 +60,28 @@ static void show(double x, const char *fmt) {
     char b[32];
     int w = snprintf(b, sizeof b, fmt, 0.0);
     printf("%*s", w, "-");
+}
+
+/* the heads of o (as "layer.head") whose value v[i] passes keep, after "; name: ", or nothing */
+static void heads_where(const qkv_observed *o, const double *v, bool (*keep)(double), const char *name, int *shown) {
+    int n = 0;
+    for (int i = 0; i < o->layers * o->heads; i++)
+        if (isfinite(v[i]) && keep(v[i])) printf("%s%d.%d", n++ ? " " : *shown ? "; " : "", i / o->heads, i % o->heads);
+    if (n) printf(" %s", name), (*shown)++;
+}
+static bool symmetric(double s) { return s >= 0.5; }
+static bool directional(double s) { return s < 0.5; }
+static bool most(double share) { return share >= 0.5; }
+
+/* one line under the table: which heads are what, in words, with the rule that says so */
+static void in_words(const qkv_observed *o) {
+    int shown = 0;
+    printf("in words (layer.head): ");
+    heads_where(o, o->symmetry, symmetric, "symmetric (symmetry >= 0.5: score(i, j) close to score(j, i))", &shown);
+    heads_where(o, o->symmetry, directional, "directional (symmetry < 0.5)", &shown);
+    heads_where(o, o->prev_share, most, "previous-token (previous >= 0.5)", &shown);
+    heads_where(o, o->diag_share, most, "self-preferring (diagonal >= 0.5)", &shown);
+    printf("%s\n", shown ? "" : "no head measured");
 }
 
 /* dir's config.json into *cfg, checked against its model.safetensors (config.json edited since
@@ -75,6 +100,11 @@ static int run_config(const char *dir, qkv_config *cfg, qkv_err *e) {
 
 /* --figure: the runs' recorded attention side by side into a->figure (atomically); 0, or -1 with e */
 static int inspect_figure(const inspect_args *a, const qkv_cli_list *dirs, qkv_err *e) {
+    int lang = QKV_FIGURE_EN;
+    if (a->lang && !strcmp(a->lang, "zh")) lang = QKV_FIGURE_ZH;
+    else if (a->lang && strcmp(a->lang, "en"))
+        return qkv_err_set(e, QKV_ERR_USAGE, "--lang: '%s' is not a language of the figure (en or zh)",
+                           qkv__shown(a->lang).s);
     if (a->labels.n && a->labels.n != dirs->n)
         return qkv_err_set(e, QKV_ERR_USAGE, "--label: %d given for %d RUN_DIRs (one per RUN_DIR, in order)",
                            a->labels.n, dirs->n);
@@ -86,7 +116,7 @@ static int inspect_figure(const inspect_args *a, const qkv_cli_list *dirs, qkv_e
         if (!i) example = ex;
     }
     char *svg = NULL, why[QKV_ERR_MSG];
-    if (!rc) rc = qkv__attention_figure(maps, a->labels.n ? a->labels.v : dirs->v, dirs->n, example, &svg, e);
+    if (!rc) rc = qkv__attention_figure(maps, a->labels.n ? a->labels.v : dirs->v, dirs->n, example, lang, &svg, e);
     if (!rc && qkv__write_file_atomic(a->figure, svg, strlen(svg), why, sizeof why))
         rc = qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
     for (int i = 0; i < dirs->n; i++) qkv__heatmap_free(&maps[i]);
@@ -99,6 +129,7 @@ static int inspect_figure(const inspect_args *a, const qkv_cli_list *dirs, qkv_e
 static int inspect_run(const inspect_args *a, const qkv_cli_list *dirs, qkv_err *e) {
     if (!dirs->n) return qkv_err_set(e, QKV_ERR_USAGE, "missing RUN_DIR (try 'qkv inspect --help')");
     if (a->labels.n && !a->figure) return qkv_err_set(e, QKV_ERR_USAGE, "--label goes with --figure");
+    if (a->lang && !a->figure) return qkv_err_set(e, QKV_ERR_USAGE, "--lang goes with --figure");
     if (a->figure) return inspect_figure(a, dirs, e);
     if (dirs->n > 1)
         return qkv_err_set(e, QKV_ERR_USAGE, "unexpected argument '%s' (one RUN_DIR only)", dirs->v[1]);
@@ -162,6 +193,7 @@ static int inspect_run(const inspect_args *a, const qkv_cli_list *dirs, qkv_err 
     printf("symmetry: (|M_s|^2 - |M_a|^2) / |M|^2 of M = W_q W_k^T; negative: the negative share of M_s's "
            "eigenvalue mass; diagonal: the mean weight a query puts on its own position; previous: on the position "
            "just before it (a previous-token head's mark)\n");
+    in_words(&o);
     if (start)
         printf("start: the model at step 0, before its first update, as the run recorded it (%s); end: the trained "
                "model; change: end - start\n", QKV_RUN_OBSERVED_START);

@@ -11,6 +11,7 @@
 #include "train/run_dir.h"
 #include "train/stop.h"
 #include "train/train.h"
+#include "tasks/task.h"
 
 #include <math.h>
 #include <signal.h>
@@ -280,6 +281,11 @@ static int train_run(const train_args *a, qkv_dist d, const char *cfg_path, cons
         return 0;
     }
     print_run(&s, out, a, d, timed_since);
+    double chance, never;
+    if (!a->quiet && !qkv_task_floors(&cfg.task, QKV_FLOOR_EXAMPLES, &chance, &never) && isfinite(s.eval.accuracy))
+        fprintf(stderr, "qkv train: accuracy %.1f%%; for scale, chance is %.1f%% (1 in %d values) and a model that "
+                "never looks up a query's key reaches %.1f%%\n", 100 * s.eval.accuracy, 100 * chance, cfg.task.values,
+                100 * never);
     if (!a->quiet) fprintf(stderr, "qkv train: run directory %s\n", out);
     return 0;
 }

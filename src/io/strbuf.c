@@ -93,27 +93,35 @@ void qkv__strbuf_printf(qkv_strbuf *b, const char *fmt, ...) {
 }
 
 /* copies unescaped runs in one piece; control characters XML forbids become '?' */
+static size_t utf8_char(const uint8_t *b, size_t n);
+
 void qkv__strbuf_escape_xml(qkv_strbuf *b, const char *s) {
     if (!s) return;
+    const size_t len = strlen(s);
     const char *run = s;
-    for (const char *p = s; *p; p++) {
-        const char *rep = NULL;
+    for (size_t i = 0; i < len;) {
+        const char *p = s + i, *rep = NULL;
+        size_t k = 1;
         switch (*p) {
         case '&': rep = "&amp;"; break;
         case '<': rep = "&lt;"; break;
         case '>': rep = "&gt;"; break;
         case '"': rep = "&quot;"; break;
         case '\'': rep = "&#39;"; break;
+        case '\t': case '\n': case '\r': break;
         default:
-            /* control characters other than tab/newline are not allowed in XML 1.0 */
-            if ((unsigned char)*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') rep = "?";
+            /* XML 1.0 allows neither control characters nor bytes that are not UTF-8: each such
+             * byte becomes U+FFFD, as qkv__display_text shows them */
+            k = utf8_char((const uint8_t *)p, len - i);
+            if (!k) rep = "\xef\xbf\xbd", k = 1;
             break;
         }
         if (rep) {
             qkv__strbuf_putn(b, run, (size_t)(p - run));
             qkv__strbuf_puts(b, rep);
-            run = p + 1;
+            run = p + k;
         }
+        i += k;
     }
     qkv__strbuf_puts(b, run);
 }

@@ -47,8 +47,9 @@ QKV_INTERNAL void qkv__strbuf_puts(qkv_strbuf *b, const char *s);
 QKV_INTERNAL void qkv__strbuf_printf(qkv_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* append vprintf-formatted text */
 QKV_INTERNAL void qkv__strbuf_vprintf(qkv_strbuf *b, const char *fmt, va_list ap);
-/* s with & < > " ' escaped: valid in XML/HTML text and in quoted attribute values
- * (NULL appends nothing) */
+/* s with & < > " ' escaped and every byte that is not well-formed UTF-8 or is a control
+ * character (but tab and line breaks) as U+FFFD: valid in XML/HTML text and in quoted attribute
+ * values (NULL appends nothing) */
 QKV_INTERNAL void qkv__strbuf_escape_xml(qkv_strbuf *b, const char *s);
 /* s as one CSV field: quoted (quotes doubled) only when it holds a separator, a quote or a
  * line break (RFC 4180) */

@@ -134,6 +134,11 @@ void qkv__report_doc_code(qkv_report_doc *doc, const char *lang, const char *tex
     b->text = copy(doc, text);
 }
 
+void qkv__report_doc_code_collapsed(qkv_report_doc *doc, const char *lang, const char *summary, const char *text) {
+    qkv__report_doc_code(doc, lang, text);
+    if (!doc->oom) doc->blocks[doc->n - 1].summary = summary;
+}
+
 /* a table, borrowed: it must outlive the document */
 void qkv__report_doc_table(qkv_report_doc *doc, const qkv_report_table *t) {
     qkv_report_block *b = add(doc, QKV_BLOCK_TABLE);

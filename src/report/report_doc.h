@@ -39,6 +39,7 @@ typedef struct qkv_report_block {
     int level;                          /* HEADING: 1-3 */
     char *text;                         /* HEADING, NOTE, CODE (owned) */
     const char *lang;                   /* CODE: the Markdown fence's language (static) */
+    const char *summary;                /* CODE: collapsed behind this line (static), or NULL: shown */
     qkv_report_span *spans;             /* PARAGRAPH (owned) */
     char **items;                       /* LIST (owned) */
     int n;                              /* spans or items */
@@ -74,6 +75,9 @@ QKV_INTERNAL void qkv__report_doc_text(qkv_report_doc *doc, const char *text);
 QKV_INTERNAL void qkv__report_doc_list(qkv_report_doc *doc, const char *const *items, int n);
 /* verbatim text; lang names it for Markdown's code fence */
 QKV_INTERNAL void qkv__report_doc_code(qkv_report_doc *doc, const char *lang, const char *text);
+/* the same, collapsed behind a line that says what it is (summary, static): one click away */
+QKV_INTERNAL void qkv__report_doc_code_collapsed(qkv_report_doc *doc, const char *lang, const char *summary,
+                                                 const char *text);
 /* a table, borrowed from the qkv_report (or a summary's) */
 QKV_INTERNAL void qkv__report_doc_table(qkv_report_doc *doc, const qkv_report_table *t);
 /* a table of rows x cols that the document owns, for the caller to fill (headers, alignment,

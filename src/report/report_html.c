@@ -88,9 +88,15 @@ static void html_block(qkv_strbuf *b, const qkv_report_block *k) {
         qkv__strbuf_puts(b, "</ul>\n");
         break;
     case QKV_BLOCK_CODE:
+        if (k->summary) {
+            qkv__strbuf_puts(b, "<details><summary>");
+            qkv__strbuf_escape_xml(b, k->summary);
+            qkv__strbuf_puts(b, "</summary>");
+        }
         qkv__strbuf_puts(b, "<pre><code>");
         qkv__strbuf_escape_xml(b, k->text);
-        qkv__strbuf_puts(b, "</code></pre>\n");
+        qkv__strbuf_puts(b, "</code></pre>");
+        qkv__strbuf_puts(b, k->summary ? "</details>\n" : "\n");
         break;
     case QKV_BLOCK_TABLE: html_table(b, k->table); break;
     case QKV_BLOCK_FIGURE:

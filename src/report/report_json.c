@@ -89,6 +89,10 @@ char *qkv__report_render_json(const qkv_report *p) {
     /* what was trained, as the baseline has it (null: unknown): qkv summarize's size axis */
     if (p->facts.task[0]) cJSON_AddStringToObject(root, "task", p->facts.task);
     else cJSON_AddNullToObject(root, "task");
+    if (p->r->chance > 0 && isfinite(p->r->no_retrieval)) { /* recall's floors, where there are some */
+        cJSON_AddNumberToObject(root, "chance", p->r->chance);
+        cJSON_AddNumberToObject(root, "no_retrieval", p->r->no_retrieval);
+    }
     j_count(root, "d_model", p->r->d_model);
     j_count(root, "layers", p->r->layers);
     j_count(root, "heads", p->r->heads);

@@ -7,8 +7,10 @@
 
 #include <math.h>
 
+static const char LR_NOTE[] =
+    "Each variant at its learning rate (chosen on the validation set, never on the numbers shown). ";
 static const char RESULTS_NOTE[] =
-    "Each variant at its learning rate (chosen on the validation set, never on the numbers shown). Accuracy and "
+    "Accuracy and "
     "loss: the final evaluation of each finished run, the mean over seeds with a 95% percentile bootstrap "
     "interval, and the worst seed. \xce\x94: the mean difference from the baseline over the seeds both finished "
     "(the same seed gives the same data and, where shapes agree, the same initialisation), with its bootstrap "
@@ -16,7 +18,8 @@ static const char RESULTS_NOTE[] =
     "variants in brackets; * significant at 0.05 after it. Verdicts: a run is solved at the first evaluation "
     "whose validation accuracy reaches the threshold; a run that has not is extended up to its budget and "
     "reported as unsolved at that many steps, with its trend (flat: the best validation loss of the last "
-    "quarter of evaluations is not 2% below that of the quarter before). Unsolved means not within that many "
+    "quarter of evaluations is not 2% below that of the quarter before; flat at the floor, on recall: over the last "
+    "half of its evaluations its validation accuracy never rose more than 2 points above that of a model that never retrieves). Unsolved means not within that many "
     "steps, never that the variant cannot learn the task. s/run: mean wall time of a run. Failed runs are left "
     "out of every statistic.";
 static const char DIAG_INTRO[] =
@@ -43,8 +46,10 @@ static const char CURVES_NOTE[] =
     "Lines: the mean over the finished runs at each evaluated step; bands: the minimum and maximum over seeds.";
 static const char HEAT_NOTE_FMT[] =
     "The attention weights of evaluation example #%d in each variant's first-seed run: one map per layer (rows) "
-    "and head (columns); each row of a map is a query position and each column the key it attends to "
-    "(white 0, dark 1; masked future positions are 0).";
+    "and head (columns); each row of a map is an attending position and each column a position it attends to "
+    "(white 0, dark 1; masked future positions are 0). On recall, a band beside the axes marks each position's "
+    "role (key, value, query) and the outlined cell in a query's row is its answer, the value stored right after "
+    "its key.";
 
 /* a span of text or code at the end of the current paragraph of doc (every function below writes into
  * one named doc) */
@@ -129,6 +134,15 @@ static void verdict_words(qkv_report_doc *doc, const qkv_variant_result *v, cons
     else TEXT("reached %s in %d of %d %s (too few for a median step)", thr, v->solved, n, seeds_word(n));
 }
 
+/* recall's two floors in words, where the results have them and accuracy is compared */
+static void floors(qkv_report_doc *doc, const qkv_ablate_results *r, bool acc) {
+    if (!acc || !(r->chance > 0) || !isfinite(r->no_retrieval)) return;
+    TEXT(" For scale: chance is %.1f%% (1 in %.0f values), and a model that never looks up a query's key, "
+         "answering with the value its example holds most often, reaches %.1f%%; \"flat at the floor\" marks a run "
+         "whose accuracy never rose more than %.0f points above that in the last half of its evaluations.", 100 * r->chance, 1 / r->chance, 100 * r->no_retrieval,
+         100 * QKV_FLOOR_MARGIN);
+}
+
 /* The findings in plain words, before any statistic: for each variant how often and when it
  * solved the task (or its bits per byte / loss), its final result against the baseline's and in
  * how many paired seeds it was worse (or better); then what the seeds can show. A reader who
@@ -177,6 +191,7 @@ static void findings(qkv_report_doc *doc, const qkv_report *p) {
         }
         TEXT(".");
     }
+    floors(doc, r, acc);
     /* what the seeds allow: an effect seen in every one of n paired seeds is p = 2 / 2^n at best */
     int n = f->fewest, m = f->comparisons;
     if (f->consistent_too_few)
@@ -216,6 +231,14 @@ static void partial(qkv_report_doc *doc, const qkv_report *p) {
     qkv__strbuf_free(&b);
 }
 
+/* the overrides every run of the sweep takes, as --set options */
+static void common_sets(qkv_report_doc *doc, const qkv_ablate_config *cfg) {
+    for (int i = 0; i < cfg->n_sets; i++) {
+        if (i) TEXT(" ");
+        qkv__report_doc_span(doc, QKV_SPAN_CODE_NOWRAP, "--set %s", cfg->sets[i] ? cfg->sets[i] : "");
+    }
+}
+
 /* what was run, on what, from which config, and how long it took, in one paragraph */
 static void summary(qkv_report_doc *doc, const qkv_report *p) {
     const qkv_ablate_config *cfg = p->cfg;
@@ -244,10 +267,7 @@ static void summary(qkv_report_doc *doc, const qkv_report *p) {
     }
     if (cfg->n_sets > 0) {
         TEXT(" with the common overrides ");
-        for (int i = 0; i < cfg->n_sets; i++) {
-            if (i) TEXT(" ");
-            qkv__report_doc_span(doc, QKV_SPAN_CODE_NOWRAP, "--set %s", cfg->sets[i] ? cfg->sets[i] : "");
-        }
+        common_sets(doc, cfg);
     } else {
         TEXT(" with no common overrides");
     }
@@ -299,7 +319,12 @@ static void bits_per_byte(qkv_report_doc *doc, const qkv_report *p) {
 static void results(qkv_report_doc *doc, const qkv_report *p) {
     qkv__report_doc_table(doc, &p->tables.results);
     bits_per_byte(doc, p);
-    qkv__report_doc_note(doc, "%s", RESULTS_NOTE);
+    const qkv_ablate_results *r = p->r;
+    if (p->cfg->metric == QKV_METRIC_ACCURACY && r->chance > 0 && isfinite(r->no_retrieval))
+        qkv__report_doc_note(doc, "The floors of the accuracy column: chance %.1f%% (1 in %.0f values); a model that "
+                             "never retrieves %.1f%% (the same task's examples, counted by qkv_task_floors).",
+                             100 * r->chance, 1 / r->chance, 100 * r->no_retrieval);
+    qkv__report_doc_note(doc, "%s%s", p->cfg->n_lrs > 1 ? LR_NOTE : "", RESULTS_NOTE);
 }
 
 /* the text task: what each variant's model writes, from the same prompt with the same seed */
@@ -361,6 +386,34 @@ int qkv__report_layout_results(qkv_report_doc *doc, const qkv_report *p) {
     return doc->oom ? -1 : 0;
 }
 
+/* how to run it again: the command, then the keys that differ from the base config, then the full
+ * effective config, collapsed */
+static void reproduce(qkv_report_doc *doc, const qkv_report *p) {
+    const qkv_ablate_config *cfg = p->cfg;
+    qkv__report_doc_heading(doc, 2, "Reproduce");
+    qkv__report_doc_text(doc, "To run the ablation again (finished runs are reused):");
+    qkv__report_doc_code(doc, "sh", p->facts.command);
+    qkv__report_doc_paragraph(doc);
+    TEXT("What differs from ");
+    if (cfg->base_path[0]) {
+        TEXT("the base config ");
+        CODE(cfg->base_path);
+    } else {
+        TEXT(cfg->base_json ? "the base config inline in the ablation config" : "the default config");
+    }
+    TEXT(": ");
+    if (cfg->n_sets > 0) {
+        TEXT("every run ");
+        common_sets(doc, cfg);
+        TEXT("; ");
+    }
+    TEXT("each variant its overrides in the Variants table");
+    if (cfg->n_lrs > 1) TEXT(" and its learning rate");
+    TEXT(".");
+    qkv__report_doc_code_collapsed(doc, "json", "The full effective config of the first variant's first run",
+                                   p->r->base_config_json ? p->r->base_config_json : "null");
+}
+
 /* report.md and report.html: everything, from what was run to how to run it again */
 int qkv__report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
     opening(doc, p);
@@ -381,10 +434,6 @@ int qkv__report_layout_page(qkv_report_doc *doc, const qkv_report *p) {
         else qkv__report_doc_note(doc, "No attention map was recorded for this variant.");
     }
     samples(doc, p);
-    qkv__report_doc_heading(doc, 2, "Reproduce");
-    qkv__report_doc_text(doc, "The effective config of the first variant's first run:");
-    qkv__report_doc_code(doc, "json", p->r->base_config_json ? p->r->base_config_json : "null");
-    qkv__report_doc_text(doc, "To run the ablation again (finished runs are reused):");
-    qkv__report_doc_code(doc, "sh", p->facts.command);
+    reproduce(doc, p);
     return doc->oom ? -1 : 0;
 }

@@ -87,10 +87,16 @@ static void md_block(qkv_strbuf *b, const qkv_report_block *k) {
             if (run > longest) longest = run;
         }
         size_t f = longest >= 3 ? longest + 1 : 3;
+        if (k->summary) { /* HTML's <details>, which Markdown renderers pass through */
+            qkv__strbuf_puts(b, "<details><summary>");
+            qkv__strbuf_escape_xml(b, k->summary);
+            qkv__strbuf_puts(b, "</summary>\n\n");
+        }
         for (size_t i = 0; i < f; i++) qkv__strbuf_puts(b, "`");
         qkv__strbuf_printf(b, "%s\n%s%s", k->lang ? k->lang : "", k->text, n == 0 || k->text[n - 1] != '\n' ? "\n" : "");
         for (size_t i = 0; i < f; i++) qkv__strbuf_puts(b, "`");
         qkv__strbuf_puts(b, "\n");
+        if (k->summary) qkv__strbuf_puts(b, "\n</details>\n");
         break;
     }
     case QKV_BLOCK_TABLE: md_table(b, k->table); break;

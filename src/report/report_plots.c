@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/attention_figure.h"
 #include "report/svg.h"
 
 /* what a plot is drawn from */
@@ -15,6 +16,7 @@ typedef struct inputs {
     const qkv_ablate_results *r;
     const qkv_ablate_curve *curves;     /* one per variant */
     const char *thr;                    /* the threshold in words */
+    bool text;                          /* the text task: losses per byte */
 } inputs;
 
 typedef struct plot {
@@ -65,7 +67,7 @@ static char *draw_accuracy(const inputs *in) {
     snprintf(label, sizeof label, "threshold %s", in->thr);
     qkv_svg_plot pa = {.title = "Evaluation accuracy (mean over seeds, band: min\xe2\x80\x93max)",
                        .xlabel = "training step",
-                       .ylabel = "evaluation accuracy",
+                       .ylabel = "evaluation accuracy (%)",
                        .percent_y = true,
                        .fixed_y = true,
                        .y_min = 0,
@@ -81,7 +83,8 @@ static char *draw_accuracy(const inputs *in) {
 static char *draw_loss(const inputs *in) {
     qkv_svg_plot pl = {.title = "Evaluation loss (mean over seeds, band: min\xe2\x80\x93max)",
                        .xlabel = "training step",
-                       .ylabel = "evaluation loss (log scale)",
+                       .ylabel = in->text ? "evaluation loss, nats per byte (log scale)"
+                                          : "evaluation loss, nats per token (log scale)",
                        .log_y = true,
                        .width = 860};
     return draw_curves(in, &pl, QKV_CURVE_LOSS);
@@ -115,8 +118,10 @@ static char *draw_lrs(const inputs *in) {
         qkv_svg_plot pl = {.title = "Final validation accuracy against learning rate (mean over seeds, band: "
                                     "min\xe2\x80\x93max)",
                            .xlabel = "learning rate (log scale)",
-                           .ylabel = "validation accuracy",
+                           .ylabel = "validation accuracy (%)",
                            .log_x = true,
+                           .x_ticks = in->r->cfg->lrs, /* the rates run */
+                           .n_x_ticks = in->r->cfg->n_lrs,
                            .percent_y = true,
                            .fixed_y = true,
                            .y_min = 0,
@@ -153,7 +158,7 @@ static char *draw_symmetry(const inputs *in) {
         }
         qkv_svg_plot pl = {.title = "Score symmetry of each head (mean over seeds): 1 symmetric, -1 antisymmetric",
                            .xlabel = "head, layer by layer (layer l, head h at l \xc3\x97 heads + h)",
-                           .ylabel = "symmetry score of W_q W_k^T",
+                           .ylabel = "symmetry score of W_q W_k^T (-1 to 1)",
                            .fixed_y = true,
                            .y_min = -1,
                            .y_max = 1,
@@ -212,31 +217,54 @@ void qkv__report_file_part(char *dst, size_t n, const char *name, int index) {
 }
 
 /* variant i's heatmap, its tokens as tick labels (characters for a byte-level task; positions
- * when it recorded none); NULL when out of memory or refused by the SVG writer */
+ * when it recorded none); on recall, each position's role banded beside the axes and each
+ * query's answer outlined (qkv__answer_cells), without tick labels where they would be too small
+ * to read; NULL when out of memory or refused by the SVG writer */
 static char *draw_map(const qkv_ablate_results *r, int i, bool text) {
     const qkv_ablate_config *cfg = r->cfg;
     const qkv_variant_result *v = &r->v[i];
     const qkv_heatmap *h = &v->heat;
-    const char **labels = h->tokens ? calloc((size_t)h->T, sizeof *labels) : NULL;
-    char(*buf)[16] = h->tokens ? calloc((size_t)h->T, sizeof *buf) : NULL;
+    const int T = h->T, np = h->layers * h->heads;
+    const bool recall = h->tokens && h->targets && (!strcmp(r->task, "recall") || !strcmp(r->task, "noisy_recall"));
+    const char **labels = h->tokens ? calloc((size_t)T, sizeof *labels) : NULL;
+    char(*buf)[16] = h->tokens ? calloc((size_t)T, sizeof *buf) : NULL;
+    char(*caps)[48] = calloc((size_t)np, sizeof *caps);
+    const char **cap_p = calloc((size_t)np, sizeof *cap_p);
+    unsigned char *mark = recall ? malloc((size_t)T * (size_t)T) : NULL, *roles = recall ? malloc((size_t)T) : NULL;
     char *svg = NULL;
-    if (h->tokens && (!labels || !buf)) goto done;
-    for (int t = 0; h->tokens && t < h->T; t++) {
+    if ((h->tokens && (!labels || !buf)) || !caps || !cap_p || (recall && (!mark || !roles))) goto done;
+    for (int t = 0; h->tokens && t < T; t++) {
         int32_t tok = h->tokens[t];
         if (text && tok > 32 && tok < 127) snprintf(buf[t], sizeof buf[t], "%c", (char)tok);
         else if (text && tok == 32) snprintf(buf[t], sizeof buf[t], "\xe2\x90\xa3"); /* open box */
         else snprintf(buf[t], sizeof buf[t], "%d", (int)tok);
         labels[t] = buf[t];
     }
+    for (int k = 0; k < np; k++) {
+        snprintf(caps[k], sizeof caps[k], "layer %d, head %d", k / h->heads, k % h->heads);
+        cap_p[k] = caps[k];
+    }
+    bool any_role = false;
+    if (recall) qkv__answer_cells(h, mark, roles);
+    for (int t = 0; recall && t < T; t++) any_role |= roles[t] != QKV_ROLE_NONE;
     char title[160], sub[256];
     snprintf(title, sizeof title, "Attention weights: %s", v->name);
     long long seed0 = cfg->n_seeds > 0 ? cfg->seeds[0] : 0;
-    snprintf(sub, sizeof sub, "evaluation example #%d, seed %lld run%s; row: query, column: key", cfg->example,
-             seed0, h->tokens ? "; tick labels: input tokens" : "");
-    svg = qkv__svg_heatmap(title, sub, h->layers, h->heads, h->T, h->w, labels);
+    /* a tick label needs about 9 px: a cell of a panel in a row of `heads` about 960 px wide */
+    const bool small = recall && (960.0 / h->heads - 60) / T < 9;
+    snprintf(sub, sizeof sub, "evaluation example #%d, seed %lld run%s", cfg->example, seed0,
+             small ? "" : h->tokens ? "; tick labels: input tokens" : "; tick labels: positions");
+    const qkv_svg_panels p = {.title = title, .subtitle = sub, .rows = h->layers, .cols = h->heads, .T = T,
+                              .w = h->w, .captions = cap_p, .labels = labels, .mark = mark,
+                              .roles = any_role ? roles : NULL, .no_ticks = small && any_role};
+    svg = qkv__svg_heatmap_grid(&p);
 done:
     free(labels);
     free(buf);
+    free(caps);
+    free(cap_p);
+    free(mark);
+    free(roles);
     return svg;
 }
 
@@ -245,7 +273,7 @@ done:
 /* every plot in PLOTS that is wanted, and every variant's map (a variant without weights has none) */
 int qkv__report_figures(qkv_report_figures *f, const qkv_ablate_results *r, const qkv_ablate_curve *curves,
                         const char *thr, bool text) {
-    const inputs in = {r, curves, thr};
+    const inputs in = {r, curves, thr, text};
     int n = (int)(sizeof PLOTS / sizeof PLOTS[0]), nv = r->cfg->n_variants;
     memset(f, 0, sizeof *f);
     if (!(f->all = calloc((size_t)(n + nv) + 1, sizeof *f->all))) return -1;

@@ -81,8 +81,16 @@ static int utf8_len(const char *s) {
     return n;
 }
 
-/* a rough width of text in a sans-serif font of size fs */
-static double text_width(const char *s, double fs) { return utf8_len(s) * fs * 0.6; }
+/* a rough width of text in a sans-serif font of size fs: CJK and other characters from U+3000 up
+ * (a lead byte of 0xE3 or more) are about one em wide, the rest about 0.6 */
+static double text_width(const char *s, double fs) {
+    double w = 0;
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c & 0xC0) != 0x80) w += c >= 0xE3 ? 1.0 : 0.6;
+    }
+    return w * fs;
+}
 
 /* text at (x, y): anchor and extra attributes (both optional), the text escaped */
 static void svg_text(qkv_strbuf *b, double x, double y, const char *anchor, const char *extra,
@@ -298,6 +306,19 @@ static void svg_axes(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p) {
     qkv__strbuf_puts(b, "</g>\n");
 }
 
+/* ---- line plots: markers ----------------------------------------------------------------- */
+
+/* the group attributes of series i's markers: filled dots for even i, hollow rings for odd i, so
+ * two series whose lines coincide still show apart (a ring around a dot) */
+static void marker_group(qkv_strbuf *b, int i) {
+    const char *c = qkv__svg_color(i);
+    if (i % 2) qkv__strbuf_printf(b, "<g fill=\"#ffffff\" stroke=\"%s\" stroke-width=\"1.6\">", c);
+    else qkv__strbuf_printf(b, "<g fill=\"%s\">", c);
+}
+
+/* a marker's radius: a ring a little larger than a dot of radius r */
+static double marker_r(int i, double r) { return i % 2 ? r + 1.5 : r; }
+
 /* ---- line plots: legend ------------------------------------------------------------------ */
 
 /* a legend: a grid of items (a swatch and the series name) below the plot */
@@ -340,6 +361,10 @@ static void svg_legend(qkv_strbuf *b, const legend *l, const qkv_svg_series *s, 
         snprintf(tail, sizeof tail, " stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>\n", c,
                  *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "");
         svg_line(b, x, y, x + LEGEND_SWATCH, y, tail);
+        marker_group(b, i); /* (a path, not a circle: the plot's points are the circles) */
+        double r = marker_r(i, 3), mx = x + LEGEND_SWATCH / 2;
+        qkv__strbuf_printf(b, "<path d=\"M%.2f %.2fa%.2f %.2f 0 1 0 %.2f 0a%.2f %.2f 0 1 0 %.2f 0z\"/></g>\n", mx - r, y, r,
+                           r, 2 * r, r, r, -2 * r);
         svg_text(b, x + LEGEND_SWATCH + 6, y, NULL, "dy=\".35em\" font-size=\"12\" fill=\"#222222\"", s[i].name);
     }
 }
@@ -414,13 +439,35 @@ static void svg_hline(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p) {
                  "paint-order=\"stroke\"", p->hline_label);
 }
 
+/* whether series a and b draw the same line: the same points, within a pixel of each other */
+static bool same_line(const frame *f, const qkv_svg_series *a, const qkv_svg_series *b) {
+    if (!a->y || !b->y || !a->x || !b->x || a->n != b->n || a->n < 1) return false;
+    int drawn = 0;
+    for (int j = 0; j < a->n; j++) {
+        bool ha = frame_has(f, a->x[j], a->y[j]), hb = frame_has(f, b->x[j], b->y[j]);
+        if (ha != hb || (ha && (a->x[j] != b->x[j] || fabs(frame_y(f, a->y[j]) - frame_y(f, b->y[j])) > 1)))
+            return false;
+        drawn += ha;
+    }
+    return drawn > 0;
+}
+
+/* how far left series i is drawn so that later series with the same line do not hide it:
+ * HIDDEN_DX px for each of them */
+#define HIDDEN_DX 2.5
+static double hidden_dx(const frame *f, const qkv_svg_series *s, int n_series, int i) {
+    int later = 0;
+    for (int j = i + 1; j < n_series; j++) later += same_line(f, &s[i], &s[j]);
+    return -HIDDEN_DX * later;
+}
+
 /* each series' line in its colour and dash, with dots at its points when there are at most 30 */
 static void svg_lines(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p, const qkv_svg_series *s,
                       int n_series) {
     for (int i = 0; i < n_series; i++) {
         if (!s[i].y || !s[i].x) continue;
         const char *c = qkv__svg_color(i), *dash = qkv__svg_dash(i);
-        const double dx = series_dx(p, i, n_series);
+        const double dx = series_dx(p, i, n_series) + hidden_dx(f, s, n_series, i);
         int cnt = 0;
         for (int j = 0; j < s[i].n; j++)
             if (frame_has(f, s[i].x[j], s[i].y[j])) cnt++;
@@ -436,17 +483,66 @@ static void svg_lines(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p, cons
             qkv__strbuf_puts(b, "\"/>\n");
         }
         if (cnt <= 30) {
-            qkv__strbuf_printf(b, "<g fill=\"%s\">", c);
+            marker_group(b, i);
             for (int j = 0; j < s[i].n; j++)
                 if (frame_has(f, s[i].x[j], s[i].y[j]))
-                    qkv__strbuf_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%s\"/>", frame_x(f, s[i].x[j]) + dx,
-                                      frame_y(f, s[i].y[j]), cnt == 1 || p->error_bars ? "3.5" : "2.5");
+                    qkv__strbuf_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.2g\"/>", frame_x(f, s[i].x[j]) + dx,
+                                       frame_y(f, s[i].y[j]), marker_r(i, cnt == 1 || p->error_bars ? 3.5 : 2.5));
             qkv__strbuf_puts(b, "</g>\n");
         }
     }
 }
 
 /* ---- line plots -------------------------------------------------------------------------- */
+
+/* text broken at spaces into lines of at most width px in a font of size fs (a longer word on a
+ * line of its own), each appended to b with its NUL; returns their count */
+static int wrap(qkv_strbuf *b, const char *text, double width, double fs) {
+    int lines = 0;
+    while (*text) {
+        size_t fit = strlen(text);
+        char *line = strdup(text);
+        if (!line) return lines;
+        while (text_width(line, fs) > width) { /* back to the space before the last word */
+            char *sp = strrchr(line, ' ');
+            if (!sp || sp == line) break;
+            *sp = 0;
+        }
+        fit = strlen(line);
+        free(line);
+        qkv__strbuf_putn(b, text, fit);
+        qkv__strbuf_putn(b, "", 1);
+        lines++;
+        text += fit;
+        while (*text == ' ') text++;
+    }
+    return lines;
+}
+
+/* for each series drawn over by later ones with the same line, text naming them and the last of
+ * those drawn, the one on top ("a, b lie under c"), wrapped to width px (wrap's lines into b);
+ * returns the number of lines */
+static int hidden_notes(qkv_strbuf *b, const frame *f, const qkv_svg_series *s, int n_series, double width) {
+    int lines = 0;
+    qkv_strbuf t;
+    qkv__strbuf_init(&t);
+    for (int top = n_series - 1; top > 0; top--) {
+        bool listed = false;
+        int hidden = 0;
+        for (int j = top + 1; j < n_series; j++) listed |= same_line(f, &s[top], &s[j]); /* under a later one */
+        if (listed) continue;
+        qkv__strbuf_free(&t);
+        for (int i = 0; i < top; i++)
+            if (same_line(f, &s[i], &s[top])) qkv__strbuf_printf(&t, "%s%s", hidden++ ? ", " : "", s[i].name);
+        if (!hidden) continue;
+        qkv__strbuf_printf(&t, " %s under %s (the same values, drawn %g px apart to the left)",
+                           hidden == 1 ? "lies" : "lie", s[top].name, HIDDEN_DX);
+        lines += wrap(b, qkv__strbuf_str(&t), width, 11);
+    }
+    b->oom |= t.oom;
+    qkv__strbuf_free(&t);
+    return lines;
+}
 
 char *qkv__svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_series) {
     if (!p || n_series < 0 || (n_series > 0 && !s)) return NULL;
@@ -464,7 +560,10 @@ char *qkv__svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_seri
     if (f.ml + item_w + MR > W) W = f.ml + item_w + MR;
     f.pw = W - f.ml - MR;
     const legend leg = legend_layout(n_series, item_w, f.ml, f.mt + f.ph + 60, f.pw);
-    const double H = leg.y + leg.nrow * LEGEND_ROW_H + 10;
+    qkv_strbuf note;
+    qkv__strbuf_init(&note);
+    const int notes = hidden_notes(&note, &f, s, n_series, f.pw);
+    const double H = leg.y + leg.nrow * LEGEND_ROW_H + 10 + 16 * notes;
 
     qkv_strbuf b;
     qkv__strbuf_init(&b);
@@ -478,6 +577,12 @@ char *qkv__svg_curves(const qkv_svg_plot *p, const qkv_svg_series *s, int n_seri
     svg_hline(&b, &f, p);
     svg_lines(&b, &f, p, s, n_series);
     svg_legend(&b, &leg, s, n_series);
+    const char *line = qkv__strbuf_str(&note);
+    for (int k = 0; k < notes; k++, line += strlen(line) + 1)
+        svg_text(&b, f.ml, leg.y + leg.nrow * LEGEND_ROW_H + 8 + 16 * k, NULL, "font-size=\"11\" fill=\"#444444\"",
+                 line);
+    b.oom |= note.oom;
+    qkv__strbuf_free(&note);
     qkv__strbuf_puts(&b, "</svg>\n");
     return qkv__strbuf_take(&b);
 }
@@ -532,24 +637,58 @@ static const char *tick_label(const char *const *lab, int i, char buf[12]) {
 #define HM_CAP 18.0     /* a panel's caption */
 #define HM_CAP2 32.0    /* a panel's caption with a note below it */
 
+#define HM_BAND 7.0     /* the role band beside an axis, with its gap */
+#define HM_LEGEND 18.0  /* the role legend's line */
+
 /* the heatmap's layout: panel and cell sizes, label font and spacing, the picture's size */
 typedef struct heat_layout {
     double fs, panel, cell;     /* tick label font size, a panel's side, a cell's side */
     int k;                      /* every k-th token labelled */
+    double band;                /* the role band's room beside each axis (0: none) */
     double ylab, xlab;          /* room for the query labels (left) and key labels (below) */
     bool rotate_x;              /* key labels read upwards */
     double cap;                 /* room for a panel's caption (and note) */
     double block_w, block_h;    /* a panel with its labels and gaps */
-    double mt, W, H;
+    double mt, mb, W, H;
 } heat_layout;
 
-/* the layout of layers x heads panels of T x T cells with labels of up to maxlab characters:
- * panels sized so the page is about 960 px wide, wide enough for the title and subtitle */
-static heat_layout heatmap_layout(const char *title, const char *subtitle, const char *foot, int layers, int heads,
-                                  int T, int maxlab, bool notes) {
-    heat_layout L = {.fs = 9, .cap = notes ? HM_CAP2 : HM_CAP};
+/* what is drawn: layers x heads panels of T x T weights, their captions (NULL: "layer l, head h")
+ * and notes (NULL: none), the tick labels (NULL: positions), the outlined cells (NULL: none), the
+ * positions' roles (NULL: none) and the words (NULL: English) */
+typedef struct heat_input {
+    const char *title, *subtitle, *foot[2];
+    int layers, heads, T;
+    const float *w;
+    const char *const *captions, *const *notes, *const *labels;
+    const unsigned char *mark, *roles;
+    const qkv_svg_heat_words *words;
+    bool no_ticks;
+} heat_input;
+
+static const qkv_svg_heat_words ENGLISH = {
+    "\xe2\x86\x90 attending position (row)", "attended position (column) \xe2\x86\x92", "weight",
+    "position roles:", {"", "key", "value", "query"}, "answer"};
+
+/* word w of in's words, or its English default */
+#define WORD(in, w) ((in)->words && (in)->words->w ? (in)->words->w : ENGLISH.w)
+
+/* the role legend's width: the lead, then a swatch and a name per role, then the outline's */
+static double legend_width(const heat_input *in) {
+    double w = 0;
+    if (in->roles) {
+        w += text_width(WORD(in, roles), 11) + 8;
+        for (int r = 1; r < QKV_ROLE_COUNT; r++) w += 16 + text_width(WORD(in, role[r]), 11) + 12;
+    }
+    return w + (in->mark ? 16 + text_width(WORD(in, outline), 11) : 0);
+}
+
+/* the layout of in's panels with labels of up to maxlab characters: panels sized so the page is
+ * about 960 px wide, wide enough for the title, subtitle, legend and the lines below */
+static heat_layout heatmap_layout(const heat_input *in, int maxlab) {
+    const int layers = in->layers, heads = in->heads, T = in->T;
+    heat_layout L = {.fs = 9, .cap = in->notes ? HM_CAP2 : HM_CAP, .band = in->roles ? HM_BAND : 0};
     for (int pass = 0; pass < 2; pass++) {
-        double ylab = maxlab * L.fs * 0.6 + 6;
+        double ylab = (in->no_ticks ? 0 : maxlab * L.fs * 0.6) + 6 + L.band;
         L.panel = (960 - HM_ML - HM_MR_BAR) / heads - ylab - HM_GAPX;
         if (L.panel > 300) L.panel = 300;
         if (L.panel > T * 28.0) L.panel = T * 28.0;
@@ -563,20 +702,22 @@ static heat_layout heatmap_layout(const char *title, const char *subtitle, const
     while (L.k * L.cell < L.fs * 1.15) L.k++;
     if (T > 32 && L.k < (T + 31) / 32) L.k = (T + 31) / 32;
     const double labw = maxlab * L.fs * 0.6;
-    L.ylab = labw + 6;
+    L.ylab = labw + 6 + L.band;
     L.rotate_x = labw > L.k * L.cell * 0.9;
-    L.xlab = L.rotate_x ? labw + 8 : L.fs + 8;
+    L.xlab = (L.rotate_x ? labw + 8 : L.fs + 8) + L.band;
+    if (in->no_ticks) L.ylab = 6 + L.band, L.xlab = 6 + L.band, L.rotate_x = false;
     L.block_w = L.ylab + L.panel + HM_GAPX;
     L.block_h = L.cap + L.panel + L.xlab + HM_GAPY;
-    L.mt = subtitle && *subtitle ? 62 : 44;
-    const double MB = foot && *foot ? 48 : 30;
+    L.mt = (in->subtitle && *in->subtitle ? 62 : 44) + (in->roles || in->mark ? HM_LEGEND : 0);
+    int lines = (in->foot[0] && *in->foot[0]) + (in->foot[1] && *in->foot[1]);
+    L.mb = 30 + 16 * lines;
     L.W = HM_ML + heads * L.block_w + HM_MR_BAR;
-    double tw = title ? text_width(title, 16) + 40 : 0, sw = subtitle ? text_width(subtitle, 12) + 40 : 0;
-    if (L.W < tw) L.W = tw;
-    if (L.W < sw) L.W = sw;
-    double fw = foot ? text_width(foot, 10) + 40 : 0;
-    if (L.W < fw) L.W = fw;
-    L.H = L.mt + layers * L.block_h + MB;
+    double need[5] = {in->title ? text_width(in->title, 16) + 40 : 0,
+                      in->subtitle ? text_width(in->subtitle, 12) + 40 : 0, in->roles || in->mark ? legend_width(in) + 40 : 0};
+    for (int i = 0; i < 2; i++) need[3 + i] = in->foot[i] ? text_width(in->foot[i], 11) + 40 : 0;
+    for (int i = 0; i < 5; i++)
+        if (L.W < need[i]) L.W = need[i];
+    L.H = L.mt + layers * L.block_h + L.mb;
     return L;
 }
 
@@ -619,19 +760,20 @@ static void heatmap_ticks(qkv_strbuf *b, const heat_layout *L, const char *const
     char buf[12];
     qkv__strbuf_printf(b, "<g font-size=\"%.1f\" fill=\"#333333\">\n", L->fs);
     for (int i = 0; i < T; i += L->k)
-        svg_text(b, px - 3, py + (i + 0.5) * L->cell, "end", "dy=\".35em\"", tick_label(lab, i, buf));
+        svg_text(b, px - 3 - L->band, py + (i + 0.5) * L->cell, "end", "dy=\".35em\"", tick_label(lab, i, buf));
     for (int i = 0; i < T; i += L->k) {
         double x = px + (i + 0.5) * L->cell;
         if (L->rotate_x)
-            svg_text_up(b, x, 2, py + L->panel + 3, "text-anchor=\"end\" dy=\".35em\"", tick_label(lab, i, buf));
-        else svg_text(b, x, py + L->panel + L->fs + 2, "middle", NULL, tick_label(lab, i, buf));
+            svg_text_up(b, x, 2, py + L->panel + 3 + L->band, "text-anchor=\"end\" dy=\".35em\"",
+                        tick_label(lab, i, buf));
+        else svg_text(b, x, py + L->panel + L->fs + 2 + L->band, "middle", NULL, tick_label(lab, i, buf));
     }
     qkv__strbuf_puts(b, "</g>\n");
 }
 
 /* the colour bar right of a grid grid_w wide: the ramp from 0 at the bottom to 1 at the top, with
  * ticks at quarters */
-static void heatmap_colour_bar(qkv_strbuf *b, const heat_layout *L, double grid_w) {
+static void heatmap_colour_bar(qkv_strbuf *b, const heat_layout *L, double grid_w, const char *title) {
     const int nbar = 50;
     const double panel = L->panel;
     double bx = HM_ML + grid_w + 8, by = L->mt + L->cap, bh = panel < 120 ? 120 : panel > 220 ? 220 : panel;
@@ -653,7 +795,7 @@ static void heatmap_colour_bar(qkv_strbuf *b, const heat_layout *L, double grid_
         svg_text(b, bx + 21, y, NULL, "dy=\".35em\"", txt);
     }
     qkv__strbuf_puts(b, "</g>\n");
-    svg_text(b, bx, by - 12, NULL, "font-size=\"11\" fill=\"#222222\"", "weight");
+    svg_text(b, bx, by - 12, NULL, "font-size=\"11\" fill=\"#222222\"", title);
 }
 
 /* the outlined cells of a panel at (px, py): mark[query * T + key] set */
@@ -668,15 +810,42 @@ static void heatmap_marks(qkv_strbuf *b, const heat_layout *L, const unsigned ch
     qkv__strbuf_puts(b, "\"/>\n");
 }
 
-/* what is drawn: layers x heads panels of T x T weights, their captions (NULL: "layer l, head h")
- * and notes (NULL: none), the tick labels (NULL: positions) and the outlined cells (NULL: none) */
-typedef struct heat_input {
-    const char *title, *subtitle, *footnote;
-    int layers, heads, T;
-    const float *w;
-    const char *const *captions, *const *notes, *const *labels;
-    const unsigned char *mark;
-} heat_input;
+static const char *const ROLE_COLOUR[QKV_ROLE_COUNT] = {"", "#f28e2b", "#59a14f", "#b07aa1"};
+
+/* the positions' roles as bands of colour left of a panel at (px, py) (beside its rows) and below
+ * it (beside its columns), a cell's side long each */
+static void heatmap_roles(qkv_strbuf *b, const heat_layout *L, const unsigned char *roles, int T, double px,
+                          double py) {
+    const double w = L->band - 2;
+    for (int r = 1; r < QKV_ROLE_COUNT; r++) {
+        qkv__strbuf_printf(b, "<path fill=\"%s\" d=\"", ROLE_COLOUR[r]);
+        for (int i = 0; i < T; i++)
+            if (roles[i] == r)
+                qkv__strbuf_printf(b, "M%.2f %.2fh%.2fv%.2fh%.2fzM%.2f %.2fh%.2fv%.2fh%.2fz", px - L->band,
+                                   py + i * L->cell, w, L->cell, -w, px + i * L->cell, py + L->panel + 2, L->cell, w,
+                                   -L->cell);
+        qkv__strbuf_puts(b, "\"/>\n");
+    }
+}
+
+/* the legend of the roles' colours (and of the outline) centred at y */
+static void heatmap_legend(qkv_strbuf *b, const heat_input *in, double W, double y) {
+    double x = (W - legend_width(in)) / 2;
+    if (in->roles) {
+        svg_text(b, x, y, NULL, "font-size=\"11\" fill=\"#222222\"", WORD(in, roles));
+        x += text_width(WORD(in, roles), 11) + 8;
+    }
+    for (int r = 1; in->roles && r < QKV_ROLE_COUNT; r++) {
+        qkv__strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"11\" height=\"11\" fill=\"%s\"/>\n", x, y - 9,
+                           ROLE_COLOUR[r]);
+        svg_text(b, x + 16, y, NULL, "font-size=\"11\" fill=\"#222222\"", WORD(in, role[r]));
+        x += 16 + text_width(WORD(in, role[r]), 11) + 12;
+    }
+    if (!in->mark) return;
+    qkv__strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"10\" height=\"10\" fill=\"none\" stroke=\"#e15759\" "
+                          "stroke-width=\"1.5\"/>\n", x + 0.5, y - 8.5);
+    svg_text(b, x + 16, y, NULL, "font-size=\"11\" fill=\"#222222\"", WORD(in, outline));
+}
 
 /* the picture: the panels (layer l's head h at row l, column h), axis titles and colour bar */
 static void heatmap_draw(qkv_strbuf *b, const heat_layout *L, const heat_input *in, cell_run *runs) {
@@ -701,17 +870,20 @@ static void heatmap_draw(qkv_strbuf *b, const heat_layout *L, const heat_input *
             qkv__strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" "
                                  "stroke=\"#888888\" stroke-width=\"0.8\"/>\n", px, py, L->panel, L->panel);
             if (in->mark) heatmap_marks(b, L, in->mark, T, px, py);
-            heatmap_ticks(b, L, in->labels, T, px, py);
+            if (in->roles) heatmap_roles(b, L, in->roles, T, px, py);
+            if (!in->no_ticks) heatmap_ticks(b, L, in->labels, T, px, py);
         }
     }
     double grid_w = heads * L->block_w;
-    const bool foot = in->footnote && *in->footnote;
-    svg_text(b, HM_ML + grid_w / 2, L->H - (foot ? 28 : 10), "middle", "font-size=\"12\" fill=\"#222222\"",
-             "key (attended position) \xe2\x86\x92");
-    if (foot) svg_text(b, L->W / 2, L->H - 8, "middle", "font-size=\"10\" fill=\"#444444\"", in->footnote);
+    if (in->roles || in->mark) heatmap_legend(b, in, L->W, L->mt - HM_LEGEND + 2);
+    double y = L->H - L->mb + 20;
+    svg_text(b, HM_ML + grid_w / 2, y, "middle", "font-size=\"12\" fill=\"#222222\"", WORD(in, x_title));
+    for (int i = 0; i < 2; i++)
+        if (in->foot[i] && *in->foot[i])
+            svg_text(b, L->W / 2, y += 16, "middle", "font-size=\"11\" fill=\"#333333\"", in->foot[i]);
     svg_text_up(b, 14, 0, L->mt + layers * L->block_h / 2, "text-anchor=\"middle\" font-size=\"12\" fill=\"#222222\"",
-                "\xe2\x86\x90 query (attending position)");
-    heatmap_colour_bar(b, L, grid_w);
+                WORD(in, y_title));
+    heatmap_colour_bar(b, L, grid_w, WORD(in, bar));
     qkv__strbuf_puts(b, "</svg>\n");
 }
 
@@ -727,8 +899,7 @@ static char *heatmap_svg(const heat_input *in) {
         int n = utf8_len(tick_label(in->labels, i, buf));
         if (n > maxlab) maxlab = n;
     }
-    const heat_layout L = heatmap_layout(in->title, in->subtitle, in->footnote, layers, heads, T, maxlab,
-                                         in->notes != NULL);
+    const heat_layout L = heatmap_layout(in, maxlab);
     qkv_strbuf b;
     qkv__strbuf_init(&b);
     heatmap_draw(&b, &L, in, runs);
@@ -738,13 +909,14 @@ static char *heatmap_svg(const heat_input *in) {
 
 char *qkv__svg_heatmap(const char *title, const char *subtitle, int layers, int heads, int T,
                       const float *w, const char *const *labels) {
-    const heat_input in = {title, subtitle, NULL, layers, heads, T, w, NULL, NULL, labels, NULL};
+    const heat_input in = {title, subtitle, {NULL, NULL}, layers, heads, T, w, NULL, NULL, labels, NULL, NULL, NULL,
+                           false};
     return heatmap_svg(&in);
 }
 
 char *qkv__svg_heatmap_grid(const qkv_svg_panels *p) {
     if (!p->captions) return NULL;
-    const heat_input in = {p->title, p->subtitle, p->footnote, p->rows, p->cols, p->T, p->w, p->captions, p->notes,
-                           p->labels, p->mark};
+    const heat_input in = {p->title, p->subtitle, {p->foot[0], p->foot[1]}, p->rows, p->cols, p->T, p->w,
+                           p->captions, p->notes, p->labels, p->mark, p->roles, p->words, p->no_ticks};
     return heatmap_svg(&in);
 }

@@ -67,16 +67,32 @@ QKV_INTERNAL char *qkv__svg_curves(const qkv_svg_plot *p, const qkv_svg_series *
 QKV_INTERNAL char *qkv__svg_heatmap(const char *title, const char *subtitle, int layers, int heads, int T,
                       const float *w, const char *const *labels);
 
+/* the role of a position in an example (the band beside a heatmap's axes) */
+enum { QKV_ROLE_NONE, QKV_ROLE_KEY, QKV_ROLE_VALUE, QKV_ROLE_QUERY, QKV_ROLE_COUNT };
+
+/* the words a heatmap grid is drawn with; any NULL: the English default */
+typedef struct qkv_svg_heat_words {
+    const char *y_title, *x_title;  /* the rows' and columns' axis titles */
+    const char *bar;                /* the colour bar's title ("weight") */
+    const char *roles;              /* the role legend's lead ("position roles:") */
+    const char *role[QKV_ROLE_COUNT]; /* each role's name ([QKV_ROLE_NONE] unused) */
+    const char *outline;            /* the legend's name of the outlined cells */
+} qkv_svg_heat_words;
+
 /* rows x cols panels, each T x T weights (query on y, key on x) with a caption of its own */
 typedef struct qkv_svg_panels {
     const char *title, *subtitle;   /* subtitle may be NULL */
-    const char *footnote;           /* a line below the key axis's title, or NULL */
+    const char *foot[2];            /* up to two lines below the key axis's title (NULL: none) */
     int rows, cols, T;
     const float *w;                 /* (rows * cols, T, T): panel i = r * cols + c at row r, column c */
     const char *const *captions;    /* rows * cols panel captions */
     const char *const *notes;       /* rows * cols second lines below them, or NULL */
     const char *const *labels;      /* T tick labels (the tokens), or NULL for positions */
     const unsigned char *mark;      /* (T, T): cells outlined in every panel, or NULL */
+    const unsigned char *roles;     /* (T) QKV_ROLE_*: a band of colour beside both axes and a legend
+                                       (NULL: none) */
+    const qkv_svg_heat_words *words; /* NULL: English */
+    bool no_ticks;                  /* no tick labels (the roles' band says where things are) */
 } qkv_svg_panels;
 
 /* p's panels, drawn as qkv__svg_heatmap draws layers and heads (the same ramp and colour bar),

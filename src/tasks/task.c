@@ -5,11 +5,12 @@
 #include "tasks/task_mad.h"
 #include "io/strbuf.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { STREAM_TRAIN = 101, STREAM_EVAL = 202, STREAM_VAL = 303, STREAM_TRAIN_SHARD = 404 };
+enum { STREAM_TRAIN = 101, STREAM_EVAL = 202, STREAM_VAL = 303, STREAM_TRAIN_SHARD = 404, STREAM_FLOORS = 505 };
 
 const char *const QKV_TASK_NAMES[QKV_TASK_COUNT] = {
     "copy", "reverse", "sort", "recall", "induction", "fuzzy_recall", "noisy_recall", "selective_copy",
@@ -420,3 +421,41 @@ int64_t qkv_task_split_size(const qkv_task *t, qkv_split split) {
 }
 
 int64_t qkv_task_eval_size(const qkv_task *t) { return qkv_task_split_size(t, QKV_SPLIT_EVAL); }
+
+/* ---- reference levels ------------------------------------------------------------------- */
+
+int qkv_task_floors(const qkv_task_config *c, int n, double *chance, double *no_retrieval) {
+    *chance = *no_retrieval = NAN;
+    int vocab, T;
+    qkv_err e;
+    if ((c->kind != QKV_TASK_RECALL && c->kind != QKV_TASK_NOISY_RECALL) || n < 1 || generated_shape(c, &vocab, &T, &e))
+        return -1;
+    qkv_task t;
+    memset(&t, 0, sizeof t);
+    t.cfg = *c;
+    int32_t *tok = malloc((size_t)T * sizeof *tok), *tgt = malloc((size_t)T * sizeof *tgt);
+    int *count = malloc((size_t)c->values * sizeof *count);
+    if (!tok || !tgt || !count) {
+        free(tok), free(tgt), free(count);
+        return -1;
+    }
+    qkv_rng r;
+    qkv_rng_seed_stream(&r, 0, STREAM_FLOORS);
+    long long hits = 0, asked = 0;
+    for (int i = 0; i < n; i++) {
+        generate(&t, &r, tok, tgt);
+        /* the values the example holds (tokens keys .. keys + values - 1), and the most frequent */
+        memset(count, 0, (size_t)c->values * sizeof *count);
+        for (int p = 0; p < T; p++)
+            if (tok[p] >= c->keys && tok[p] < c->keys + c->values) count[tok[p] - c->keys]++;
+        int mode = 0;
+        for (int v = 1; v < c->values; v++)
+            if (count[v] > count[mode]) mode = v;
+        for (int p = 0; p < T; p++)
+            if (tgt[p] != QKV_IGNORE) asked++, hits += tgt[p] == c->keys + mode;
+    }
+    free(tok), free(tgt), free(count);
+    *chance = 1.0 / c->values;
+    *no_retrieval = asked ? (double)hits / (double)asked : NAN;
+    return 0;
+}

@@ -116,4 +116,13 @@ QKV_APP_API int qkv_task_token_bytes(const qkv_task *t, int32_t id, uint8_t *out
  * 0, or -1 with e (QKV_ERR_FAIL) */
 QKV_APP_API int qkv_task_text_baselines(const qkv_task *t, double *xz_bpb, double *unigram_bpb, qkv_err *e);
 
+/* recall and noisy_recall: the two floors of their accuracy, from n examples of the task's own
+ * generator (a fixed stream of its own, so the same config gives the same numbers): chance, 1 /
+ * task.values (a value drawn blind), and no_retrieval, the accuracy of a model that never looks
+ * up a query's key: it answers every query of an example with the value that example holds most
+ * often (the first of a tie), which is the best such a model can do. 0, or -1 (both NaN) for
+ * another task, bad sizes or out of memory */
+#define QKV_FLOOR_EXAMPLES 4096 /* the examples the reports' floors are counted over */
+QKV_APP_API int qkv_task_floors(const qkv_task_config *c, int n, double *chance, double *no_retrieval);
+
 #endif
