@@ -33,7 +33,7 @@ FIGURE_RUNS := full qk_tied qk_diag_alt
 figure_cmd = $(BUILD)/qkv inspect $(FIGURE_RUNS:%=$(FIGURE)/runs/%/seed0) --figure $(1) \
     --label full --label "Q = K tied (qk_tied)" --label "signed tied (qk_diag_alt)"
 figure_zh_cmd = $(BUILD)/qkv inspect $(FIGURE_RUNS:%=$(FIGURE)/runs/%/seed0) --figure $(1) --lang zh \
-    --label full --label "共享的 Q = K（qk_tied）" --label "带符号的共享得分（qk_diag_alt）"
+    --label full --label "绑定的 Q = K（qk_tied）" --label "带符号的绑定得分（qk_diag_alt）"
 .PHONY: figures figure-runs check-figures
 figures: all
 	$(call figure_cmd,$(FIGURE)/attention.svg)
