@@ -29,7 +29,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <stdlib.h>
 
 /* The inner dimension goes in chunks of at most K_CHUNK (even), each converted and summed onto
  * C in turn: the transposes then move blocks that stay in cache (2048-row weight gradients ran
@@ -328,8 +327,8 @@ void qkv__bf16_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float
     job j = make_job(ta, tb, M, N, K, A, ta ? M : K, B, tb ? K : N, beta, C, N, scratch);
     int64_t np = prepare_blocks(&j), nt = tiles_of(&j);
     bool split = M * N * K >= SPLIT_WORK;
-    qkv__parallel_for(np, split && !getenv("SERP") ? 1 : np, prepare, &j);
-    qkv__parallel_for(nt, split && !getenv("SERT") ? 1 : nt, tiles, &j);
+    qkv__parallel_for(np, split ? 1 : np, prepare, &j);
+    qkv__parallel_for(nt, split ? 1 : nt, tiles, &j);
     if (timed)
         atomic_fetch_add_explicit(&qkv__gemm_ns, (uint64_t)((qkv_clock_seconds() - t0) * 1e9), memory_order_relaxed);
 }
