@@ -50,8 +50,10 @@ static const qkv_cli_option OPTIONS[] = {
     QKV_FLAG("--json", bench_args, json,
              "one JSON object per line: size, threads, ms_per_step, tokens_per_s, gflops,\n"
              "ceiling_gflops, ceiling_share, peak_rss_mb, allocs_per_step (-1: not counted;\n"
-             "make bench counts them), products_share, ms_products, ...; with --sweep: runs_per_min, tokens_per_s_per_core, gemm_flops,\n"
-             "ceiling_share, ..."),
+             "make bench counts them), products_share, ms_products, bf16_ceiling_gflops (0: no\n"
+             "bf16 products here), bf16_ceiling_share, ms_products_at_ceiling (the step's products\n"
+             "at its precision's ceiling), ...; with --sweep: runs_per_min, tokens_per_s_per_core,\n"
+             "gemm_flops, ceiling_share, ..."),
     QKV_FLAG("--sweep", bench_args, sweep,
              "time a sweep of tiny runs instead: the recall config x 4 attention variants x 3\n"
              "seeds, each run a `qkv train --threads 1` process (evaluations included), one run\n"
@@ -72,8 +74,9 @@ static const qkv_cli_command COMMAND = {
     "bench", "[OPTION]...",
     "Time the training step (forward, backward, Adam; full attention; cross-entropy at every\n"
     "position; random tokens) of the standard sizes (docs/performance.md): median ms/step over\n"
-    "K steps after warm-up, tokens/s, matrix-product GFLOP/s, this machine's sgemm ceiling at\n"
-    "the same thread count and the step's share of it, peak resident memory, heap allocations\n"
+    "K steps after warm-up, tokens/s, matrix-product GFLOP/s, this machine's ceiling at the\n"
+    "same thread count (sgemm's; with bf16 products, qkv's bf16 product's) and the step's share\n"
+    "of it, peak resident memory, heap allocations\n"
     "per step, and (\"products\") the share of the threads' time spent in matrix products, from\n"
     "K more steps with each product timed. Each size runs in its own process, so memory is per\n"
     "size.\n"
