@@ -76,10 +76,9 @@ static const qkv_cli_command COMMAND = {
     "position; random tokens) of the standard sizes (docs/performance.md): median ms/step over\n"
     "K steps after warm-up, tokens/s, matrix-product GFLOP/s, this machine's ceiling at the\n"
     "same thread count (sgemm's; with bf16 products, qkv's bf16 product's) and the step's share\n"
-    "of it, peak resident memory, heap allocations\n"
-    "per step, and (\"products\") the share of the threads' time spent in matrix products, from\n"
-    "K more steps with each product timed. Each size runs in its own process, so memory is per\n"
-    "size.\n"
+    "of it, peak resident memory, heap allocations per step, and (\"products\") the share of\n"
+    "the threads' time spent in matrix products, from K more steps with each product timed.\n"
+    "Each size runs in its own process, so memory is per size.\n"
     "--sweep times a sweep of whole tiny training runs instead (bench/torch_sweep.py is the\n"
     "same sweep in PyTorch).",
     NULL, OPTIONS,
