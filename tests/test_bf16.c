@@ -70,7 +70,9 @@ START_TEST(test_product_rounds_to_nearest_even) {
                                {0, 0, 1, 1, 1, 0},   {0, 1, 96, 64, 64, 3}, {1, 0, 64, 72, 96, 1}, {0, 0, 130, 70, 2, 5},
                                {0, 1, 33, 257, 65, 0}, {1, 1, 40, 8, 64, 4},
                                /* inner dimensions of several chunks (tensor/bf16.c's K_CHUNK), odd ones */
-                               {1, 0, 40, 24, 600, 1}, {0, 0, 20, 30, 515, 2}, {0, 1, 33, 17, 257, 0}, {1, 1, 9, 7, 513, 3}};
+                               {1, 0, 40, 24, 600, 1}, {0, 0, 20, 30, 515, 2}, {0, 1, 33, 17, 257, 0}, {1, 1, 9, 7, 513, 3},
+                               /* several blocks of rows and of columns (tensor/bf16.c's ROW_BLOCK, COL_BLOCK) */
+                               {1, 0, 200, 150, 300, 1}, {0, 1, 129, 65, 31, 2}};
     qkv_rng r;
     qkv_rng_seed(&r, 45);
     for (size_t s = 0; s < sizeof S / sizeof S[0]; s++)
@@ -105,27 +107,32 @@ START_TEST(test_product_rounds_to_nearest_even) {
 }
 END_TEST
 
-/* a product split across threads by rows (large enough to be split) gives the bits of one
- * thread's: each element is one kernel's sum in a fixed order, whatever the rows around it */
+/* a product split across threads (large enough to be split) gives the bits of one thread's:
+ * each element is one kernel's sum in a fixed order, whatever the tiles around it; shapes split
+ * by rows, and by columns when there are few rows (a weight gradient: M <= 128, K = B T) */
 START_TEST(test_product_same_bits_any_threads) {
     if (!have_bf16("bf16 product, threads")) return;
-    enum { M = 301, N = 200, K = 66 };
+    static const int64_t S[][3] = {{301, 200, 66}, {128, 512, 2048}, {64, 130, 600}, {100, 64, 2048}};
     qkv_rng r;
     qkv_rng_seed(&r, 8);
-    for (int form = 0; form < 3; form++) { /* NT, NN, TN: a linear layer's forward and backward */
-        int ta = form == 2, tb = form == 0;
-        float *A = randf(&r, M * K), *B = randf(&r, K * N), *C[2];
-        void *scratch = aligned_alloc(64, (qkv__bf16_gemm_scratch(ta, tb, M, N, K) + 63) / 64 * 64);
-        int old = qkv_get_threads();
-        for (int t = 0; t < 2; t++) {
-            qkv_set_threads(1 + t);
-            C[t] = randf(&r, M * N);
-            qkv__bf16_gemm(ta, tb, M, N, K, A, B, 0, C[t], scratch);
+    for (size_t s = 0; s < sizeof S / sizeof S[0]; s++)
+        for (int form = 0; form < 3; form++) { /* NT, NN, TN: a linear layer's forward and backward */
+            int ta = form == 2, tb = form == 0;
+            int64_t M = S[s][0], N = S[s][1], K = S[s][2];
+            float *A = randf(&r, M * K), *B = randf(&r, K * N), *C[3];
+            void *scratch = aligned_alloc(64, (qkv__bf16_gemm_scratch(ta, tb, M, N, K) + 63) / 64 * 64);
+            int old = qkv_get_threads();
+            for (int t = 0; t < 3; t++) { /* 1, 2 and 3 threads */
+                qkv_set_threads(1 + t);
+                C[t] = randf(&r, M * N);
+                qkv__bf16_gemm(ta, tb, M, N, K, A, B, 0, C[t], scratch);
+            }
+            qkv_set_threads(old);
+            for (int t = 1; t < 3; t++)
+                ck_assert_msg(!memcmp(C[0], C[t], sizeof(float) * M * N), "%lldx%lldx%lld form %d: 1 and %d threads differ",
+                              (long long)M, (long long)N, (long long)K, form, 1 + t);
+            free(A), free(B), free(C[0]), free(C[1]), free(C[2]), free(scratch);
         }
-        qkv_set_threads(old);
-        ck_assert_msg(!memcmp(C[0], C[1], sizeof(float) * M * N), "form %d: 1 and 2 threads differ", form);
-        free(A), free(B), free(C[0]), free(C[1]), free(scratch);
-    }
 }
 END_TEST
 

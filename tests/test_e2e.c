@@ -597,6 +597,14 @@ START_TEST(test_bench_precision_both) {
         snprintf(key, sizeof key, "\"precision\":\"%s\"}", want[i]);
         const char *line_end = strchr(p, '\n');
         ck_assert_msg(line_end && strstr(p, key) && strstr(p, key) < line_end, "line %d not %s: %s", i, want[i], out);
+        /* both ceilings, and the step's products at the ceiling of its own precision */
+        double c32 = qkv_test_json_num(p, "ceiling_gflops"), c16 = qkv_test_json_num(p, "bf16_ceiling_gflops");
+        double at = qkv_test_json_num(p, "ms_products_at_ceiling"), gf = qkv_test_json_num(p, "gflop_per_step");
+        ck_assert_msg(c32 > 0 && c16 > 0 && at > 0, "line %d: ceilings %g, %g, at ceiling %g ms: %s", i, c32, c16, at, out);
+        ck_assert_msg(fabs(at - gf / (i % 2 ? c16 : c32) * 1e3) <= 1e-3 * at + 2e-3, "line %d: %g ms at ceiling: %s", i, at,
+                      out);
+        ck_assert_msg(fabs(qkv_test_json_num(p, "bf16_ceiling_share") - qkv_test_json_num(p, "gflops") / c16) < 1e-3,
+                      "line %d: bf16_ceiling_share: %s", i, out);
         p = line_end + 1;
     }
     ck_assert_msg(!*p, "more than four lines: %s", out);
@@ -604,7 +612,8 @@ START_TEST(test_bench_precision_both) {
     rc = qkv_test_sh(out, sizeof out, false, "%s bench --size tiny --steps 2 --precision both --rounds 1 2>&1",
                      qkv_test_bin());
     ck_assert_msg(rc == 0 && strstr(out, "f32 ms") && strstr(out, "bf16 ms") && strstr(out, "speed-up") &&
-                  strstr(out, "medians of 1 rounds"), "exit %d: %s", rc, out);
+                  strstr(out, "f32 ceil") && strstr(out, "bf16 ceil") && strstr(out, "medians of 1 rounds"),
+                  "exit %d: %s", rc, out);
     /* the sweep: one sweep in each, each run's products as asked (the FLOPs are the same count) */
     rc = qkv_test_sh(out, sizeof out, false, "%s bench --sweep --runs-steps 2 --precision both --rounds 1 --json 2>&1",
                      qkv_test_bin());

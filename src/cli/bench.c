@@ -51,8 +51,10 @@ static const qkv_cli_option OPTIONS[] = {
     QKV_FLAG("--json", bench_args, json,
              "one JSON object per line: size, threads, ms_per_step, tokens_per_s, gflops,\n"
              "ceiling_gflops, ceiling_share, peak_rss_mb, allocs_per_step (-1: not counted;\n"
-             "make bench counts them), products_share, ms_products, ...; with --sweep: runs_per_min, tokens_per_s_per_core, gemm_flops,\n"
-             "ceiling_share, ..."),
+             "make bench counts them), products_share, ms_products, bf16_ceiling_gflops (0: no\n"
+             "bf16 products here), bf16_ceiling_share, ms_products_at_ceiling (the step's products\n"
+             "at its precision's ceiling), ...; with --sweep: runs_per_min, tokens_per_s_per_core,\n"
+             "gemm_flops, ceiling_share, ..."),
     QKV_FLAG("--sweep", bench_args, sweep,
              "time a sweep of tiny runs instead: the recall config x 4 attention variants x 3\n"
              "seeds, each run a `qkv train --threads 1` process (evaluations included), one run\n"
@@ -73,11 +75,11 @@ static const qkv_cli_command COMMAND = {
     "bench", "[OPTION]...",
     "Time the training step (forward, backward, Adam; full attention; cross-entropy at every\n"
     "position; random tokens) of the standard sizes (docs/performance.md): median ms/step over\n"
-    "K steps after warm-up, tokens/s, matrix-product GFLOP/s, this machine's sgemm ceiling at\n"
-    "the same thread count and the step's share of it, peak resident memory, heap allocations\n"
-    "per step, and (\"products\") the share of the threads' time spent in matrix products, from\n"
-    "K more steps with each product timed. Each size runs in its own process, so memory is per\n"
-    "size.\n"
+    "K steps after warm-up, tokens/s, matrix-product GFLOP/s, this machine's ceiling at the\n"
+    "same thread count (sgemm's; with bf16 products, qkv's bf16 product's) and the step's share\n"
+    "of it, peak resident memory, heap allocations per step, and (\"products\") the share of\n"
+    "the threads' time spent in matrix products, from K more steps with each product timed.\n"
+    "Each size runs in its own process, so memory is per size.\n"
     "--sweep times a sweep of whole tiny training runs instead (bench/torch_sweep.py is the\n"
     "same sweep in PyTorch).",
     NULL, OPTIONS,
@@ -173,10 +175,12 @@ static int bench_one(const qkv_bench_size *s, const qkv_model_config *over, bool
                      int micro, qkv_err *e) {
     qkv__cli_set_threads(threads);
     double ceiling = qkv_bench_sgemm_ceiling(1024, 10); /* best of 10: a shared machine has slow moments */
+    double ceiling16 = qkv_bench_bf16_ceiling(1024, 10); /* 0 where bf16 products do not run */
     qkv_bench_result r;
     qkv_err in;
     if (qkv_bench_run_with(s, over, micro, bf16, 3, steps, preloaded_alloc_counter(), &r, &in))
         return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", s->name, in.msg);
+    double own = bf16 ? ceiling16 : ceiling; /* the ceiling of the precision in use */
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double rss = (double)ru.ru_maxrss / 1024.0;
@@ -184,11 +188,13 @@ static int bench_one(const qkv_bench_size *s, const qkv_model_config *over, bool
            "\"tokens_per_s\":%.0f,\"gflops\":%.2f,\"ceiling_gflops\":%.2f,\"ceiling_share\":%.4f,"
            "\"peak_rss_mb\":%.1f,\"allocs_per_step\":%.2f,\"params\":%lld,\"model_state_mb\":%.2f,"
            "\"activation_mb\":%.2f,\"gflop_per_step\":%.3f,\"memory_bound_mb\":%.1f,\"steps\":%d,"
-           "\"micro_batches\":%d,\"products_share\":%.4f,\"ms_products\":%.3f,\"precision\":\"%s\"}\n",
+           "\"micro_batches\":%d,\"products_share\":%.4f,\"ms_products\":%.3f,\"bf16_ceiling_gflops\":%.2f,"
+           "\"bf16_ceiling_share\":%.4f,\"ms_products_at_ceiling\":%.3f,\"precision\":\"%s\"}\n",
            s->name, threads, r.ms_per_step, r.ms_min, r.ms_max, r.tokens_per_s, r.gflops, ceiling,
            ceiling > 0 ? r.gflops / ceiling : 0, rss, r.steady_allocs, (long long)r.params, r.model_mb,
            r.activation_mb, r.flops_per_step / 1e9, 2 * (r.model_mb + r.activation_mb) + 16, steps, micro,
-           r.products_share, r.ms_products, bf16 ? "bf16" : "f32");
+           r.products_share, r.ms_products, ceiling16, ceiling16 > 0 ? r.gflops / ceiling16 : 0,
+           own > 0 ? r.flops_per_step / own / 1e6 : 0, bf16 ? "bf16" : "f32");
     return 0;
 }
 
@@ -263,14 +269,15 @@ int qkv__cmd_bench(int argc, char **argv) {
 
 /* what a child's JSON line says of its step */
 typedef struct {
-    double ms, tps, gf, ceil, share, rss, allocs, prod, ms_prod, gflop;
+    double ms, tps, gf, ceil, share, rss, allocs, prod, ms_prod, gflop, ceil16, share16, ms_ceil;
 } step_figures;
 
 static step_figures figures_of(const char *line) {
     return (step_figures){qkv__cli_json_num(line, "ms_per_step"), qkv__cli_json_num(line, "tokens_per_s"), qkv__cli_json_num(line, "gflops"),
                           qkv__cli_json_num(line, "ceiling_gflops"), qkv__cli_json_num(line, "ceiling_share"), qkv__cli_json_num(line, "peak_rss_mb"),
                           qkv__cli_json_num(line, "allocs_per_step"), qkv__cli_json_num(line, "products_share"), qkv__cli_json_num(line, "ms_products"),
-                          qkv__cli_json_num(line, "gflop_per_step")};
+                          qkv__cli_json_num(line, "gflop_per_step"), qkv__cli_json_num(line, "bf16_ceiling_gflops"),
+                          qkv__cli_json_num(line, "bf16_ceiling_share"), qkv__cli_json_num(line, "ms_products_at_ceiling")};
 }
 
 /* size s in precision prec, in a child process `bin bench --size S --json ...`: its JSON line
@@ -316,7 +323,8 @@ static double products_gflops(const step_figures *f) { return f->ms_prod > 0 ? f
  * speed-up; 0, or -1 with e */
 static int side_by_side(const bench_args *a, char *bin, const qkv_bench_size *s, int rounds, qkv_err *e) {
     enum { MAX_ROUNDS = 1000 };
-    static double ms[2][MAX_ROUNDS], pg[2][MAX_ROUNDS], prod[2][MAX_ROUNDS];
+    static double ms[2][MAX_ROUNDS], pg[2][MAX_ROUNDS], prod[2][MAX_ROUNDS], ceil[2][MAX_ROUNDS], at[2][MAX_ROUNDS],
+        rest[2][MAX_ROUNDS];
     char line[2048];
     for (int r = 0; r < rounds; r++)
         for (int k = 0; k < 2; k++) {
@@ -331,15 +339,18 @@ static int side_by_side(const bench_args *a, char *bin, const qkv_bench_size *s,
             }
             step_figures f = figures_of(line);
             ms[k][r] = f.ms, pg[k][r] = products_gflops(&f), prod[k][r] = f.prod;
+            ceil[k][r] = k ? f.ceil16 : f.ceil, at[k][r] = f.ms_ceil, rest[k][r] = f.ms - f.ms_prod;
         }
     if (a->json) return 0;
-    double m[2], g[2], p[2];
+    double m[2], g[2], p[2], c[2], t[2], o[2];
     static const bool NONE[MAX_ROUNDS]; /* no round is censored */
     for (int k = 0; k < 2; k++)
         m[k] = qkv_stats_median_censored(ms[k], NONE, rounds), g[k] = qkv_stats_median_censored(pg[k], NONE, rounds),
-        p[k] = qkv_stats_median_censored(prod[k], NONE, rounds);
-    printf("%-7s %7lld %10.2f %10.2f %8.2fx %10.1f %10.1f %8.2fx %8.1f%% %8.1f%%\n", s->name, a->threads, m[0], m[1],
-           m[1] > 0 ? m[0] / m[1] : 0, g[0], g[1], g[0] > 0 ? g[1] / g[0] : 0, 100 * p[0], 100 * p[1]);
+        p[k] = qkv_stats_median_censored(prod[k], NONE, rounds), c[k] = qkv_stats_median_censored(ceil[k], NONE, rounds),
+        t[k] = qkv_stats_median_censored(at[k], NONE, rounds), o[k] = qkv_stats_median_censored(rest[k], NONE, rounds);
+    printf("%-7s %7lld %10.2f %10.2f %8.2fx %10.1f %10.1f %8.2fx %8.1f%% %8.1f%% %9.1f %9.1f %8.2f %8.2f %8.2f %8.2f\n",
+           s->name, a->threads, m[0], m[1], m[1] > 0 ? m[0] / m[1] : 0, g[0], g[1], g[0] > 0 ? g[1] / g[0] : 0,
+           100 * p[0], 100 * p[1], c[0], c[1], t[0], t[1], o[0], o[1]);
     fflush(stdout);
     qkv__heartbeat_said();
     return 0;
@@ -350,9 +361,10 @@ static int side_by_side(const bench_args *a, char *bin, const qkv_bench_size *s,
 static int bench_children(const bench_args *a, char *bin, int precs, int rounds, qkv_err *e) {
     bool both = precs == (PREC_F32 | PREC_BF16);
     if (!a->json && both)
-        printf("%-7s %7s %10s %10s %9s %10s %10s %9s %9s %9s   (ms/step and products' GFLOP/s: medians of %d rounds, "
+        printf("%-7s %7s %10s %10s %9s %10s %10s %9s %9s %9s %9s %9s %8s %8s %8s %8s   (medians of %d rounds, "
                "alternating)\n", "size", "threads", "f32 ms", "bf16 ms", "speed-up", "f32 prodGF", "bf16 prodGF",
-               "speed-up", "f32 prod", "bf16 prod", rounds);
+               "speed-up", "f32 prod", "bf16 prod", "f32 ceil", "bf16 ceil", "f32 @c", "bf16 @c", "f32 rest",
+               "bf16 rest", rounds);
     else if (!a->json)
         printf("%-7s %7s %10s %11s %9s %9s %7s %9s %11s %9s\n", "size", "threads", "ms/step", "tokens/s",
                "GFLOP/s", "ceiling", "share", "RSS MB", "allocs/step", "products");
@@ -371,6 +383,7 @@ static int bench_children(const bench_args *a, char *bin, int precs, int rounds,
         qkv__heartbeat_said();
         if (a->json) { fputs(line, stdout); fflush(stdout); continue; }
         step_figures f = figures_of(line);
+        if (precs == PREC_BF16) f.ceil = f.ceil16, f.share = f.share16; /* the ceiling of the precision in use */
         char allocs[32] = "-"; /* not counted */
         if (f.allocs >= 0) snprintf(allocs, sizeof allocs, "%.2f", f.allocs);
         printf("%-7s %7lld %10.2f %11.0f %9.1f %9.1f %6.1f%% %9.1f %11s %8.1f%%\n", s->name, a->threads, f.ms, f.tps,
@@ -379,6 +392,8 @@ static int bench_children(const bench_args *a, char *bin, int precs, int rounds,
     }
     if (!a->json && both)
         printf("speed-up: f32's ms/step over bf16's, and bf16's products' GFLOP/s over f32's (a step's product FLOPs "
-               "over its median time in them); prod: the threads' share of time in matrix products\n");
+               "over its median time in them); prod: the threads' share of time in matrix products; ceil: the "
+               "ceiling of each precision's product at these threads (GFLOP/s, 1024 x 1024 x 1024: sgemm, and qkv's "
+               "bf16 product); @c: ms of the step's products at that ceiling; rest: ms/step outside the products\n");
     return 0;
 }

@@ -7,13 +7,15 @@
  * libxsmm is column-major: qkv's row-major C = op(A) op(B) is C^T = op(B)^T op(A)^T, so
  * libxsmm's first operand is qkv's B and its second op(A). libxsmm 1.17's bf16 kernels (its
  * "cpx" target) read their first operand in VNNI pairs, (K/2, N, 2): element (k, n) of B at
- * [k/2][n][k%2], and have no transposed operands. So a product is, chunk by chunk of k (K_CHUNK),
- * every step a libxsmm kernel:
- *   B^T, (N, kc) floats: B itself when qkv's op(B) = B^T, else B transposed (JIT transpose);
- *   B^T in bf16, (N, kcp) (JIT conversion, round-to-nearest-even; kcp = kc rounded up to even,
- *     the padding zero), then VNNI, the transpose of that seen as an N x kcp/2 matrix of pairs;
- *   op(A) in bf16, (M, kcp): A converted (A^T transposed first as floats);
- *   the bf16 kernel, C (+)= op(A) op(B) in float, the chunks summed onto C in order.
+ * [k/2][n][k%2], and have no transposed operands. So a product is two passes, each split across
+ * qkv's threads in blocks of fixed size, every step a libxsmm kernel:
+ *   conversion, chunk by chunk of k (K_CHUNK), in blocks of columns of op(B) and rows of op(A):
+ *     B^T, (N, kc) floats: B itself when qkv's op(B) = B^T, else B transposed (JIT transpose);
+ *     B^T in bf16, (N, kcp) (JIT conversion, round-to-nearest-even; kcp = kc rounded up to
+ *     even, the padding zero), then VNNI, the transpose of that seen as an N x kcp/2 matrix of
+ *     pairs; op(A) in bf16, (M, kcp): A converted (A^T transposed first as floats);
+ *   products, in tiles of C: the bf16 kernel, C (+)= op(A) op(B) in float, the chunks summed
+ *     onto the tile in order.
  * The conversion on AVX512_BF16 is vcvtneps2bf16: round-to-nearest-even, a float below bf16's
  * smallest normal (2^-126) flushed to zero. */
 #include "tensor/bf16.h"
@@ -35,21 +37,24 @@
 static int64_t even(int64_t k) { return k + (k & 1); }
 static int64_t chunk_of(int64_t K) { return K < K_CHUNK ? K : K_CHUNK; }
 
-/* the region sizes of one product's scratch, each a multiple of 64 bytes: B in VNNI pairs
- * whole; one chunk of B^T (bf16, and floats when B is transposed first); op(A)'s rows of one
- * chunk (bf16, and floats when A is transposed first) */
+/* the region sizes of one product's scratch, each a multiple of 64 bytes: B in VNNI pairs and
+ * op(A) in bf16, both whole (every chunk of k, op(A)'s chunk at k0 (M, kcp) from M k0 on); one
+ * chunk of B^T (bf16, and floats when B is transposed first); one chunk of op(A) as floats when
+ * A is transposed first. The conversion of a block of rows of op(A) or of columns of op(B) uses
+ * those rows of the one-chunk regions alone, their rows the same distance apart in every chunk
+ * (a block may be at another chunk than its neighbour), so blocks convert on threads at once. */
 static size_t round64(size_t b) { return (b + 63) / 64 * 64; }
-typedef struct { size_t bv, bt, bf, a16, af; } layout;
+typedef struct { size_t bv, a16, bt, bf, af; } layout;
 static layout layout_of(int ta, int tb, int64_t M, int64_t N, int64_t K) {
     int64_t kc = chunk_of(K), kcp = even(kc);
-    return (layout){round64((size_t)(N * even(K)) * 2), round64((size_t)(N * kcp) * 2),
-                    tb ? 0 : round64((size_t)(N * kc) * 4), round64((size_t)(M * kcp) * 2),
+    return (layout){round64((size_t)(N * even(K)) * 2), round64((size_t)(M * even(K)) * 2),
+                    round64((size_t)(N * kcp) * 2), tb ? 0 : round64((size_t)(N * kc) * 4),
                     ta ? round64((size_t)(M * kc) * 4) : 0};
 }
 
 size_t qkv__bf16_gemm_scratch(int ta, int tb, int64_t M, int64_t N, int64_t K) {
     layout l = layout_of(ta, tb, M, N, K);
-    return l.bv + l.bt + l.bf + l.a16 + l.af;
+    return l.bv + l.a16 + l.bt + l.bf + l.af;
 }
 
 size_t qkv__bf16_gemm_batched_scratch(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t sc) {
@@ -167,12 +172,13 @@ static void convert(int64_t rows, int64_t K, const float *in, int64_t ldi, libxs
         for (int64_t r = 0; r < rows; r++) out[r * ldo + K] = 0;
 }
 
-/* the bf16 kernel for C (M,N) (+)= A16 (M,Kp) B (VNNI), C's rows ldc apart */
-static libxsmm_bsmmfunction kernel(int64_t M, int64_t N, int64_t Kp, int64_t ldc, int beta0) {
+/* the bf16 kernel for C (M,N) (+)= A16 (M,Kp) B (VNNI, its pairs of k ldb pairs apart), C's rows
+ * ldc apart */
+static libxsmm_bsmmfunction kernel(int64_t M, int64_t N, int64_t Kp, int64_t ldb, int64_t ldc, int beta0) {
     int hit;
-    entry *e = slot(KIND_GEMM, M, N, Kp, ldc, beta0, 0, &hit);
+    entry *e = slot(KIND_GEMM, M, N, Kp, ldb, ldc, beta0, &hit);
     if (!hit) {
-        libxsmm_blasint la = (libxsmm_blasint)N, lb = (libxsmm_blasint)Kp, lc = (libxsmm_blasint)ldc;
+        libxsmm_blasint la = (libxsmm_blasint)ldb, lb = (libxsmm_blasint)Kp, lc = (libxsmm_blasint)ldc;
         float alpha = 1, beta = beta0 ? 0.0f : 1.0f;
         int flags = LIBXSMM_GEMM_FLAG_VNNI_A | (beta0 ? LIBXSMM_GEMM_FLAG_BETA_0 : 0);
         int prefetch = LIBXSMM_GEMM_PREFETCH_NONE;
@@ -185,83 +191,112 @@ static libxsmm_bsmmfunction kernel(int64_t M, int64_t N, int64_t Kp, int64_t ldc
 
 typedef struct {
     int ta, tb;
-    int64_t M, N, K, lda, ldc;
-    const float *A;
+    int64_t M, N, K, lda, ldb, ldc;
+    const float *A, *B;
     float beta, *C;
     char *scratch;
     layout l;
 } job;
 
-/* op(B) into VNNI bf16 in the job's scratch, chunk by chunk of k: pairs k0/2.. of the whole */
-static void prepare_b(const job *j, const float *B, int64_t ldb) {
-    libxsmm_bfloat16 *bv = (libxsmm_bfloat16 *)j->scratch, *bt = (libxsmm_bfloat16 *)(j->scratch + j->l.bv);
-    float *bf = (float *)(j->scratch + j->l.bv + j->l.bt);
+static libxsmm_bfloat16 *bv_of(const job *j) { return (libxsmm_bfloat16 *)j->scratch; }
+static libxsmm_bfloat16 *a16_of(const job *j) { return (libxsmm_bfloat16 *)(j->scratch + j->l.bv); }
+static int64_t kc_at(const job *j, int64_t k0) { return j->K - k0 < K_CHUNK ? j->K - k0 : K_CHUNK; }
+
+/* Products go in blocks of fixed size whatever the threads: libxsmm's kernels for different
+ * shapes may sum an element in different orders (a 16-row kernel and a 301-row one differ in
+ * the last bit of some elements), so the blocks are the same for every split and a product's
+ * bits depend on its shape alone. C in tiles of ROW_BLOCK rows by COL_BLOCK columns (the last
+ * of each smaller), so that a product of a few rows (a weight gradient, M = 128) still has
+ * tiles for every thread; the conversion in blocks of PREP_BLOCK rows of op(A) or columns of
+ * op(B), elementwise, so its split changes no bit. */
+#define ROW_BLOCK 128
+#define COL_BLOCK 64
+#define PREP_BLOCK 128
+static int64_t blocks_of(int64_t n, int64_t b) { return (n + b - 1) / b; }
+static int64_t end_of(int64_t i, int64_t b, int64_t n) { return (i + 1) * b < n ? (i + 1) * b : n; }
+
+/* columns [n0, n1) of op(B) into VNNI bf16, chunk by chunk of k: B^T's rows n0.. (N, kc) floats
+ * (B transposed first when stored (K, N)), into bf16, then the transpose of those rows seen as
+ * pairs into columns n0.. of the chunk's pairs */
+static void prepare_b(const job *j, int64_t n0, int64_t n1) {
+    libxsmm_bfloat16 *bt = (libxsmm_bfloat16 *)(j->scratch + j->l.bv + j->l.a16);
+    float *bf = (float *)(j->scratch + j->l.bv + j->l.a16 + j->l.bt);
+    int64_t ld = chunk_of(j->K), ld16 = even(ld); /* the regions' row strides, the same for every chunk */
     for (int64_t k0 = 0; k0 < j->K; k0 += K_CHUNK) {
-        int64_t kc = j->K - k0 < K_CHUNK ? j->K - k0 : K_CHUNK, kcp = even(kc);
-        const float *src = B + k0; /* B^T's columns k0.., (N, kc) */
-        int64_t lds = ldb;
-        if (!j->tb) { /* B stored (K, N): rows k0.. transposed */
-            transpose(4, kc, j->N, B + k0 * ldb, ldb, bf, kc);
-            src = bf, lds = kc;
+        int64_t kc = kc_at(j, k0), kcp = even(kc);
+        const float *src = j->B + n0 * j->ldb + k0;
+        int64_t lds = j->ldb;
+        if (!j->tb) { /* B stored (K, N): rows k0.., columns n0.. transposed */
+            transpose(4, kc, n1 - n0, j->B + k0 * j->ldb + n0, j->ldb, bf + n0 * ld, ld);
+            src = bf + n0 * ld, lds = ld;
         }
-        convert(j->N, kc, src, lds, bt, kcp);
-        transpose(4, j->N, kcp / 2, bt, kcp / 2, bv + k0 * j->N, j->N);
+        convert(n1 - n0, kc, src, lds, bt + n0 * ld16, ld16);
+        transpose(4, n1 - n0, kcp / 2, bt + n0 * ld16, ld16 / 2, bv_of(j) + k0 * j->N + 2 * n0, j->N);
     }
 }
 
-/* rows [m0, m1) of C: for each chunk of k, those rows of op(A) into bf16, then the kernel onto
- * C (row_blocks below) */
-static void rows(void *p, int64_t m0, int64_t m1) {
-    const job *j = p;
-    const layout *l = &j->l;
-    char *base = j->scratch + l->bv + l->bt + l->bf;
-    int64_t kcmax = chunk_of(j->K);
-    libxsmm_bfloat16 *a16 = (libxsmm_bfloat16 *)base + m0 * even(kcmax);
-    float *af = (float *)(base + l->a16) + m0 * kcmax;
+/* rows [m0, m1) of op(A) into bf16, chunk by chunk of k (A^T transposed first) */
+static void prepare_a(const job *j, int64_t m0, int64_t m1) {
+    float *af = (float *)(j->scratch + j->l.bv + j->l.a16 + j->l.bt + j->l.bf);
+    int64_t ld = chunk_of(j->K);
     for (int64_t k0 = 0; k0 < j->K; k0 += K_CHUNK) {
-        int64_t kc = j->K - k0 < K_CHUNK ? j->K - k0 : K_CHUNK, kcp = even(kc);
+        int64_t kc = kc_at(j, k0), kcp = even(kc);
         const float *src = j->A + m0 * j->lda + k0;
         int64_t lds = j->lda;
         if (j->ta) { /* A stored (K, M): rows k0.., columns m0.. transposed */
-            transpose(4, kc, m1 - m0, j->A + k0 * j->lda + m0, j->lda, af, kc);
-            src = af, lds = kc;
+            transpose(4, kc, m1 - m0, j->A + k0 * j->lda + m0, j->lda, af + m0 * ld, ld);
+            src = af + m0 * ld, lds = ld;
         }
-        convert(m1 - m0, kc, src, lds, a16, kcp);
-        kernel(m1 - m0, j->N, kcp, j->ldc, k0 == 0 && j->beta == 0)(
-            (const libxsmm_bfloat16 *)j->scratch + k0 * j->N, a16, j->C + m0 * j->ldc);
+        convert(m1 - m0, kc, src, lds, a16_of(j) + j->M * k0 + m0 * kcp, kcp);
+    }
+}
+
+/* conversion blocks [b0, b1): op(A)'s row blocks first, then op(B)'s column blocks */
+static void prepare(void *p, int64_t b0, int64_t b1) {
+    const job *j = p;
+    int64_t na = blocks_of(j->M, PREP_BLOCK);
+    for (int64_t b = b0; b < b1; b++)
+        if (b < na) prepare_a(j, b * PREP_BLOCK, end_of(b, PREP_BLOCK, j->M));
+        else prepare_b(j, (b - na) * PREP_BLOCK, end_of(b - na, PREP_BLOCK, j->N));
+    zeroupper();
+}
+
+/* tiles [t0, t1) of C, row-block-major: for each chunk of k, the kernel onto the tile */
+static void tiles(void *p, int64_t t0, int64_t t1) {
+    const job *j = p;
+    int64_t nc = blocks_of(j->N, COL_BLOCK);
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t m0 = t / nc * ROW_BLOCK, m1 = end_of(t / nc, ROW_BLOCK, j->M);
+        int64_t n0 = t % nc * COL_BLOCK, n1 = end_of(t % nc, COL_BLOCK, j->N);
+        for (int64_t k0 = 0; k0 < j->K; k0 += K_CHUNK) {
+            int64_t kcp = even(kc_at(j, k0));
+            kernel(m1 - m0, n1 - n0, kcp, j->N, j->ldc, k0 == 0 && j->beta == 0)(
+                bv_of(j) + k0 * j->N + 2 * n0, a16_of(j) + j->M * k0 + m0 * kcp, j->C + m0 * j->ldc + n0);
+        }
     }
     zeroupper(); /* libxsmm's kernels leave the upper vector halves in use (k_matmul.c) */
 }
+static int64_t prepare_blocks(const job *j) { return blocks_of(j->M, PREP_BLOCK) + blocks_of(j->N, PREP_BLOCK); }
+static int64_t tiles_of(const job *j) { return blocks_of(j->M, ROW_BLOCK) * blocks_of(j->N, COL_BLOCK); }
 
-/* Rows go to the kernel in blocks of ROW_BLOCK, whatever the threads: libxsmm's kernels for
- * different row counts may sum an element in different orders (a 16-row kernel and a 301-row
- * one differ in the last bit of some elements), so the blocks are the same for every split and
- * a product's bits depend on its shape alone. blocks [b0, b1) of the job's rows: */
-#define ROW_BLOCK 128
-static void row_blocks(void *p, int64_t b0, int64_t b1) {
-    const job *j = p;
-    for (int64_t b = b0; b < b1; b++) rows(p, b * ROW_BLOCK, (b + 1) * ROW_BLOCK < j->M ? (b + 1) * ROW_BLOCK : j->M);
-}
-static int64_t row_blocks_of(int64_t M) { return (M + ROW_BLOCK - 1) / ROW_BLOCK; }
-
-static job make_job(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, float beta, float *C,
-                    int64_t ldc, void *scratch) {
+static job make_job(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                    int64_t ldb, float beta, float *C, int64_t ldc, void *scratch) {
     QKV_ASSERT(M >= 0 && N >= 0 && K >= 0 && (beta == 0 || beta == 1), "bf16 gemm: dims >= 0, beta 0 or 1");
-    QKV_ASSERT(M == 0 || N == 0 || ((uintptr_t)scratch % 64 == 0 && A && C), "bf16 gemm: operands, aligned scratch");
+    QKV_ASSERT(M == 0 || N == 0 || ((uintptr_t)scratch % 64 == 0 && A && B && C), "bf16 gemm: operands, aligned scratch");
     pthread_once(&once, init);
-    return (job){ta, tb, M, N, K, lda, ldc, A, beta, C, scratch, layout_of(ta, tb, M, N, K)};
+    return (job){ta, tb, M, N, K, lda, ldb, ldc, A, B, beta, C, scratch, layout_of(ta, tb, M, N, K)};
 }
 
 static void gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                     int64_t ldb, float beta, float *C, int64_t ldc, void *scratch) {
     if (M <= 0 || N <= 0) return;
-    job j = make_job(ta, tb, M, N, K, A, lda, beta, C, ldc, scratch);
+    job j = make_job(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc, scratch);
     if (K == 0) { /* an empty sum: C = beta C */
         for (int64_t i = 0; i < M && beta == 0; i++) memset(C + i * ldc, 0, (size_t)N * sizeof *C);
         return;
     }
-    prepare_b(&j, B, ldb);
-    row_blocks(&j, 0, row_blocks_of(M));
+    prepare(&j, 0, prepare_blocks(&j));
+    tiles(&j, 0, tiles_of(&j));
 }
 
 /* with qkv__gemm_timing, the product's wall time into qkv__gemm_ns (as k_matmul.c's) */
@@ -289,10 +324,11 @@ void qkv__bf16_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float
     }
     bool timed = atomic_load_explicit(&qkv__gemm_timing, memory_order_relaxed);
     double t0 = timed ? qkv_clock_seconds() : 0;
-    job j = make_job(ta, tb, M, N, K, A, ta ? M : K, beta, C, N, scratch);
-    prepare_b(&j, B, tb ? K : N);
-    int64_t nb = row_blocks_of(M);
-    qkv__parallel_for(nb, M * N * K >= SPLIT_WORK ? 1 : nb, row_blocks, &j);
+    job j = make_job(ta, tb, M, N, K, A, ta ? M : K, B, tb ? K : N, beta, C, N, scratch);
+    int64_t np = prepare_blocks(&j), nt = tiles_of(&j);
+    bool split = M * N * K >= SPLIT_WORK;
+    qkv__parallel_for(np, split ? 1 : np, prepare, &j);
+    qkv__parallel_for(nt, split ? 1 : nt, tiles, &j);
     if (timed)
         atomic_fetch_add_explicit(&qkv__gemm_ns, (uint64_t)((qkv_clock_seconds() - t0) * 1e9), memory_order_relaxed);
 }

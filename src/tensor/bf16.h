@@ -26,7 +26,7 @@ QKV_INTERNAL size_t qkv__bf16_gemm_scratch(int ta, int tb, int64_t M, int64_t N,
  * ldb, ldc floats apart, as qkv__k_gemm_ld_f32 */
 QKV_INTERNAL void qkv__bf16_gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                                     const float *B, int64_t ldb, float beta, float *C, int64_t ldc, void *scratch);
-/* the same for contiguous operands, rows of C split across qkv's threads (as qkv__k_gemm_f32) */
+/* the same for contiguous operands, the conversion and tiles of C split across qkv's threads */
 QKV_INTERNAL void qkv__bf16_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, const float *B,
                                  float beta, float *C, void *scratch);
 /* bytes of scratch for qkv__bf16_gemm_batched */

@@ -1,5 +1,6 @@
 /* The training-step benchmark (see bench.h). */
 #include "train/bench.h"
+#include "tensor/bf16.h"
 #include "tensor/clock.h"
 #include "nn/model.h"
 #include "optim/optim.h"
@@ -241,5 +242,26 @@ double qkv_bench_sgemm_ceiling(int n, int reps) {
 #ifdef OPENBLAS_VERSION
     openblas_set_num_threads(1);
 #endif
+    return best;
+}
+
+double qkv_bench_bf16_ceiling(int n, int reps) {
+    /* qkv's own bf16 product (tensor/bf16.h: conversion, tiles over qkv's threads), as a step's */
+    if (!qkv_bf16_available(NULL, 0)) return 0;
+    size_t bytes = (qkv__bf16_gemm_scratch(0, 0, n, n, n) + 63) / 64 * 64;
+    float *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b),
+          *c = malloc((size_t)n * n * sizeof *c);
+    void *scratch = aligned_alloc(64, bytes);
+    double best = 0;
+    if (a && b && c && scratch) {
+        for (size_t i = 0; i < (size_t)n * n; i++) { a[i] = (float)(i % 7) * 0.1f; b[i] = (float)(i % 5) * 0.1f; }
+        for (int r = 0; r <= reps; r++) {
+            double t = qkv_clock_seconds();
+            qkv__bf16_gemm(0, 0, n, n, n, a, b, 0.0f, c, scratch);
+            double g = 2.0 * n * n * (double)n / (qkv_clock_seconds() - t) / 1e9;
+            if (r > 0 && g > best) best = g; /* the first product warms caches, threads and the JIT */
+        }
+    }
+    free(a); free(b); free(c); free(scratch);
     return best;
 }

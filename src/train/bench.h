@@ -51,5 +51,8 @@ QKV_APP_API int qkv_bench_run_with(const qkv_bench_size *s, const qkv_model_conf
                                    qkv_err *e);
 /* this machine's sgemm GFLOP/s on an n x n x n product at the current BLAS thread count (best of reps) */
 QKV_APP_API double qkv_bench_sgemm_ceiling(int n, int reps);
+/* the same for qkv's bf16 product (train.precision=bf16's, at qkv's thread count: its operands'
+ * conversion included); 0 where bf16 products do not run */
+QKV_APP_API double qkv_bench_bf16_ceiling(int n, int reps);
 
 #endif
