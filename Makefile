@@ -217,6 +217,7 @@ test: all $(BUILD)/run_tests $(ALLOC_SHIM) $(EROFS_SHIM) $(CPUINFO_SHIM)
 	scripts/check-exports.sh $(BUILD)
 	scripts/check-layers.sh
 	scripts/check-make-dry.sh
+	scripts/kernel-index.sh --check
 	$(BUILD)/qkv summarize --check-doc docs/qkv-answer.md
 	$(BUILD)/qkv summarize --check-doc docs/qkv-answer.zh.md
 	$(MAKE) --no-print-directory check-figures

@@ -41,4 +41,5 @@ Suite *readme_suite(void);
 Suite *long_paths_suite(void);
 Suite *allocs_suite(void);
 Suite *attention_figure_suite(void);
+Suite *params_snapshot_suite(void);
 #endif

@@ -41,26 +41,17 @@ static void add_option(char *out, size_t n, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* the attention options that differ from their defaults, into out ("" if none) */
+/* the attention options that differ from their defaults, into out ("" if none): each row's label
+ * of nn/attn_options.h, in the order of their ranks */
+#define SHOW_LABEL(shown, ...) \
+    if (shown) add_option(out, n, __VA_ARGS__);
+#define LABEL_ROW(kind, ctype, name, def, lo, hi, names, doc, label_rank, label, rule) \
+    if (rank == (label_rank)) SHOW_LABEL label
 static void options_of(const qkv_attn_config *a, int heads, char *out, size_t n) {
     out[0] = 0;
-    if (a->kv_heads && a->kv_heads != heads)
-        add_option(out, n, "kv_heads %d (%d query heads each)", a->kv_heads, heads / a->kv_heads);
-    if (a->kv_latent) add_option(out, n, "kv_latent %d", a->kv_latent);
-    if (a->role_scale) add_option(out, n, "role_scale");
-    if (!a->query_proj) add_option(out, n, "query_proj off (Q = X)");
-    if (!a->key_proj) add_option(out, n, "key_proj off (K = X)");
-    if (!a->value_proj) add_option(out, n, "value_proj off (V = X)");
-    if (a->qk_diag) add_option(out, n, "qk_diag %s (Q = X W D)", QKV_QK_DIAG_NAMES[a->qk_diag]);
-    if (a->exclusive) add_option(out, n, "exclusive");
-    if (a->diff) add_option(out, n, "diff");
-    if (a->talking_heads) add_option(out, n, "talking_heads");
-    if (!a->out_proj) add_option(out, n, "out_proj off");
-    if (a->key_norm) add_option(out, n, "key_norm");
-    if (a->alibi) add_option(out, n, "alibi");
-    if (a->self_mask) add_option(out, n, "self_mask %s", QKV_SELF_MASK_RULE_NAMES[a->self_mask_rule]);
-    if (!a->causal) add_option(out, n, "bidirectional");
-    if (a->init != QKV_INIT_DEFAULT) add_option(out, n, "init %s", QKV_INIT_SCHEME_NAMES[a->init]);
+    for (int rank = 1; rank <= QKV_ATTN_LABEL_RANKS; rank++) {
+        QKV_ATTN_OPTIONS(LABEL_ROW)
+    }
 }
 
 /* the module a parameter belongs to: its name without the last component */

@@ -58,6 +58,12 @@ typedef struct key_def {
 #define D_ENUM(p, f, names, n, m) {p, K_ENUM, FIELD(f), 0, 0, false, false, names, n, m}
 #define D_STR(p, f, m) {p, K_STR, FIELD(f), 0, 0, false, false, NULL, 0, m}
 
+/* the attention's rows (nn/attn_options.h) as this table's rows: ATTN_KEY is defined to the
+ * table's X while the table expands (see below) */
+#define ATTN_ROW_INT(X, name, lo, hi, names, doc) X(INT, "model.attention." #name, model.attn.name, lo, hi, doc)
+#define ATTN_ROW_BOOL(X, name, lo, hi, names, doc) X(BOOL, "model.attention." #name, model.attn.name, doc)
+#define ATTN_ROW_ENUM(X, name, lo, hi, names, doc) X(ENUM, "model.attention." #name, model.attn.name, names, hi, doc)
+
 /* X(kind, path, field, ...kind-specific..., meaning); defaults come from each layer's
  * qkv_*_config_default() (qkv_config_defaults). Table order is the order of
  * qkv_config_keys(), of qkv_config_to_json() and of the tables in docs/config.md. */
@@ -71,45 +77,7 @@ typedef struct key_def {
     X(INT, "model.d_ff", model.d_ff, 1, 65536, "hidden width of the feed-forward layer")       \
     X(ENUM, "model.activation", model.activation, QKV_ACTIVATION_NAMES,                        \
       QKV_ACT_COUNT, "feed-forward activation")                                                \
-    X(ENUM, "model.attention.qkv", model.attn.qkv, QKV_ATTN_QKV_NAMES,                         \
-      QKV_ATTN_QKV_COUNT, "how queries, keys and values are projected from the input")         \
-    X(ENUM, "model.attention.scale", model.attn.scale,                                         \
-      QKV_ATTN_SCALE_NAMES, QKV_SCALE_COUNT,                                                   \
-      "scores scaled by 1/sqrt(head_dim) or by 1/sqrt(d_model)")                               \
-    X(BOOL, "model.attention.causal", model.attn.causal,                                       \
-      "a token attends only to itself and earlier tokens")                                     \
-    X(BOOL, "model.attention.rel_pos_bias", model.attn.rel_pos_bias,                           \
-      "learned bias per head per clipped relative offset")                                     \
-    X(INT, "model.attention.rel_pos_max", model.attn.rel_pos_max, 1, 4096,                     \
-      "relative offsets are clipped to [-rel_pos_max, rel_pos_max]")                           \
-    X(ENUM, "model.attention.gate", model.attn.gate, QKV_ATTN_GATE_NAMES,                      \
-      QKV_GATE_COUNT, "sigmoid gate: output (element-wise), value, or headwise (one per head)") \
-    X(BOOL, "model.attention.self_mask", model.attn.self_mask,                                 \
-      "a token may not attend to itself")                                                      \
-    X(ENUM, "model.attention.self_mask_rule", model.attn.self_mask_rule, QKV_SELF_MASK_RULE_NAMES, \
-      QKV_SELF_RULE_COUNT, "self_mask: strict (never itself) or reformer (itself only when nothing else is visible)") \
-    X(INT, "model.attention.kv_heads", model.attn.kv_heads, 0, 256,                            \
-      "key/value heads, grouped-query attention (1 = multi-query; 0 = heads)")                 \
-    X(BOOL, "model.attention.key_norm", model.attn.key_norm, "keys scaled to unit length per head (Reformer)") \
-    X(BOOL, "model.attention.role_scale", model.attn.role_scale,                               \
-      "shared: Q, K, V = X W diag(s_q), diag(s_k), diag(s_v)")                                 \
-    X(BOOL, "model.attention.value_proj", model.attn.value_proj, "a value projection (false: V = X)") \
-    X(BOOL, "model.attention.out_proj", model.attn.out_proj, "an output projection (false: none)") \
-    X(INT, "model.attention.kv_latent", model.attn.kv_latent, 0, 65536,                        \
-      "keys and values from a latent of this width (0 = off)")                                 \
-    X(BOOL, "model.attention.alibi", model.attn.alibi, "ALiBi: fixed per-head distance penalties on the scores") \
-    X(ENUM, "model.attention.init", model.attn.init, QKV_INIT_SCHEME_NAMES, QKV_INIT_SCHEME_COUNT, \
-      "Q/K/V projections start at: default, identity (I + noise) or mimetic")                  \
-    X(BOOL, "model.attention.query_proj", model.attn.query_proj, "a query projection (false: Q = X)") \
-    X(BOOL, "model.attention.key_proj", model.attn.key_proj, "a key projection (false: K = X)") \
-    X(BOOL, "model.attention.diff", model.attn.diff,                                           \
-      "differential attention: two half-width softmaxes per head, the second times a learned lambda subtracted") \
-    X(BOOL, "model.attention.talking_heads", model.attn.talking_heads,                         \
-      "talking heads: learned heads x heads mixing of the scores and of the weights")          \
-    X(ENUM, "model.attention.qk_diag", model.attn.qk_diag, QKV_QK_DIAG_NAMES, QKV_QK_DIAG_COUNT,  \
-      "qk_tied, shared: Q = X W D, a learned diagonal D starting none, alternating, positive or random") \
-    X(BOOL, "model.attention.exclusive", model.attn.exclusive,                                 \
-      "exclusive self attention: each head's output minus its part along the token's own value") \
+    QKV_ATTN_OPTIONS(ATTN_KEY)                                                                 \
     X(ENUM, "model.position", model.position, QKV_POSITION_NAMES, QKV_POS_COUNT,                \
       "positions: learned (a table added to the tokens), rope (queries and keys rotated), none") \
     X(NUM, "model.rope_base", model.rope_base, '(', 1, 1e9, ']',                               \
@@ -195,9 +163,14 @@ typedef struct key_def {
 
 #define AS_DEF(kind, ...) D_##kind(__VA_ARGS__),
 #define AS_PATH(kind, path, ...) path,
+#define ATTN_KEY(kind, ctype, name, def, lo, hi, names, doc, ...) ATTN_ROW_##kind(ATTN_X, name, lo, hi, names, doc)
 
+#define ATTN_X AS_DEF
 static const key_def KEYS[] = {QKV_CONFIG_TABLE(AS_DEF)};
+#undef ATTN_X
+#define ATTN_X AS_PATH
 static const char *const KEY_PATHS[] = {QKV_CONFIG_TABLE(AS_PATH) NULL};
+#undef ATTN_X
 enum { NKEYS = (int)(sizeof KEYS / sizeof KEYS[0]) };
 _Static_assert(sizeof KEY_PATHS / sizeof KEY_PATHS[0] == NKEYS + 1, "key list");
 

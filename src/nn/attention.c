@@ -218,17 +218,17 @@ static qkv_tensor *output(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *y, qkv_ten
     return a->wo.w ? qkv_linear_forward(ctx, &a->wo, y) : y;
 }
 
-qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
-                                  const qkv_attn_masks *m) {
-    if (!x) return NULL;
-    if (x->ndim != 3 || x->shape[2] != a->d)
-        return qkv_ctx_fail(ctx, "attention: expected input (B,T,%d), got %s", a->d,
-                            qkv_shape_str(x->ndim, x->shape, (char[96]){0}, 96));
-    int64_t B = x->shape[0], T = x->shape[1];
-    double scale = 1.0 / sqrt(a->cfg.scale == QKV_SCALE_EMBED ? (double)a->d : (double)a->hd);
-    qkv_tensor *gate = a->wg.w ? qkv_sigmoid(ctx, qkv_linear_forward(ctx, &a->wg, x)) : NULL;
-    int64_t s3[3] = {B, T, a->d};
-    qkv_tensor *pq, *pk, *pv; /* (B,T,d) (keys and values: (B,T,kvh hd)), head h in columns h hd .. */
+/* The one path through attention, in three stages an option hooks into: the projections
+ * (project_qkv: Q, K, V and what changes them before the scores), the mixing (mix: scores, mask,
+ * softmax, weighted values, by the kernel the options need), then what follows the mixing once
+ * for every kernel (exclusive, the gate, the output projection). */
+
+/* x: (B,T,d) -> pq: (B,T,d), pk, pv: (B,T,kvh hd), head h in columns h hd ..; a tied role is
+ * the same tensor; gate: the value gate's sigmoid (or NULL) */
+static void project_qkv(qkv_ctx *ctx, const qkv_attention *a, qkv_tensor *x, qkv_tensor *gate, qkv_tensor **q,
+                        qkv_tensor **k, qkv_tensor **v) {
+    int64_t B = x->shape[0], T = x->shape[1], s3[3] = {B, T, a->d};
+    qkv_tensor *pq, *pk, *pv;
     if (a->cfg.qkv == QKV_ATTN_HEAD_SHARED) {
         /* head_shared: split X into heads first, then the shared (hd,hd) maps */
         int64_t s[4] = {B, T, a->heads, a->hd};
@@ -268,27 +268,26 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
         pk = pk == pq ? rq : qkv_rope(ctx, pk, rot, a->rope_base); /* tied Q = K: one rotation serves both */
         pq = rq;
     }
-    if (a->cfg.diff || a->cfg.talking_heads) {
-        /* composed (op_attn_variants.c), blocked as the fused op: causal or masked */
-        const qkv_tensor *mask = m->only_causal ? NULL : m->blocked;
-        bool causal = a->cfg.causal;
-        qkv_tensor *y = a->cfg.diff
-            ? qkv_diff_attention(ctx, pq, pk, pv, a->heads, mask, causal, 1.0 / sqrt(a->hd / 2.0), lambda_of(ctx, a),
-                                 a->lambda_init, a->subln, 1e-5, &a->last_att)
-            : qkv_talking_heads_attention(ctx, pq, pk, pv, a->heads, a->kvh, mask, causal, scale, a->th_logits,
-                                          a->th_weights, &a->last_att);
-        return output(ctx, a, exclusive(ctx, a, y, pv), gate);
-    }
-    if (!(a->rel && m->rel_index)) {
+    *q = pq, *k = pk, *v = pv;
+}
+
+/* pq: (B,T,d), pk, pv: (B,T,kvh hd) -> y: (B,T,d) merged heads, the weights kept in a->last_att */
+static qkv_tensor *mix(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *pq, qkv_tensor *pk, qkv_tensor *pv,
+                       const qkv_attn_masks *m, double scale) {
+    const qkv_tensor *mask = m->only_causal ? NULL : m->blocked;
+    if (a->cfg.diff) /* composed (op_attn_variants.c), blocked as the fused op: causal or masked */
+        return qkv_diff_attention(ctx, pq, pk, pv, a->heads, mask, a->cfg.causal, 1.0 / sqrt(a->hd / 2.0), lambda_of(ctx, a),
+                                  a->lambda_init, a->subln, 1e-5, &a->last_att);
+    if (a->cfg.talking_heads)
+        return qkv_talking_heads_attention(ctx, pq, pk, pv, a->heads, a->kvh, mask, a->cfg.causal, scale, a->th_logits,
+                                           a->th_weights, &a->last_att);
+    if (!(a->rel && m->rel_index))
         /* the common case: one fused op, no head split/merge copies. For head_shared it gives
          * exactly what the -1e20 fill gives (exp underflows to 0 either way) in every row with
          * a visible key; a row with none gets zeros, as the composed path's row_alive does */
-        const qkv_tensor *mask = m->only_causal ? NULL : m->blocked;
-        qkv_tensor *y = qkv_sdp_attention_ex(ctx, pq, pk, pv, a->heads, a->kvh, mask, a->cfg.causal, scale, a->slopes,
-                                             &a->last_att);
-        return output(ctx, a, exclusive(ctx, a, y, pv), gate);
-    }
+        return qkv_sdp_attention_ex(ctx, pq, pk, pv, a->heads, a->kvh, mask, a->cfg.causal, scale, a->slopes, &a->last_att);
     /* relative position bias: the composed ops (the bias enters between the products) */
+    int64_t s3[3] = {pq->shape[0], pq->shape[1], a->d};
     qkv_tensor *q = split_heads(ctx, a, pq, a->heads);
     qkv_tensor *k = pk == pq ? q : expand_heads(ctx, a, split_heads(ctx, a, pk, a->kvh));
     qkv_tensor *v = pv == pq ? q : pv == pk ? k : expand_heads(ctx, a, split_heads(ctx, a, pv, a->kvh));
@@ -303,5 +302,19 @@ qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
     a->last_att = att;
     qkv_tensor *y = qkv_matmul(ctx, att, v, false, false); /* (B,H,T,hd) */
     y = qkv_reshape(ctx, qkv_transpose(ctx, y, 1, 2), 3, s3);
+    return y;
+}
+
+qkv_tensor *qkv_attention_forward(qkv_ctx *ctx, qkv_attention *a, qkv_tensor *x,
+                                  const qkv_attn_masks *m) {
+    if (!x) return NULL;
+    if (x->ndim != 3 || x->shape[2] != a->d)
+        return qkv_ctx_fail(ctx, "attention: expected input (B,T,%d), got %s", a->d,
+                            qkv_shape_str(x->ndim, x->shape, (char[96]){0}, 96));
+    double scale = 1.0 / sqrt(a->cfg.scale == QKV_SCALE_EMBED ? (double)a->d : (double)a->hd);
+    qkv_tensor *gate = a->wg.w ? qkv_sigmoid(ctx, qkv_linear_forward(ctx, &a->wg, x)) : NULL;
+    qkv_tensor *pq, *pk, *pv;
+    project_qkv(ctx, a, x, gate, &pq, &pk, &pv);
+    qkv_tensor *y = pq && pk && pv ? mix(ctx, a, pq, pk, pv, m, scale) : NULL;
     return output(ctx, a, exclusive(ctx, a, y, pv), gate);
 }

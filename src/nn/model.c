@@ -4,16 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, char *err, int errlen) {
-    if (qkv_model_config_check(cfg, err, errlen)) return NULL;
-    qkv_model *m = calloc(1, sizeof *m);
-    if (!m || !(m->blocks = calloc((size_t)cfg->layers, sizeof *m->blocks))) {
-        free(m);
-        snprintf(err, (size_t)errlen, "out of memory building the model");
-        return NULL;
-    }
+/* Every parameter of the model declared in m->params (its name, shape and start; nothing
+ * allocated for its values): the one description of the model's tensors, which qkv_model_new
+ * then allocates and qkv_model_param_count only counts. A model whose config passes
+ * qkv_model_config_check; 0, or -1 with err. */
+static int declare(qkv_model *m, const qkv_model_config *cfg, qkv_dtype dt, char *err, int errlen) {
     m->cfg = *cfg;
     qkv_params_init(&m->params, dt);
+    if (!(m->blocks = calloc((size_t)cfg->layers, sizeof *m->blocks))) {
+        snprintf(err, (size_t)errlen, "out of memory building the model");
+        return -1;
+    }
     int rc = qkv_embed_init(&m->tok, &m->params, "tok_emb", cfg->vocab, cfg->d_model);
     if (cfg->position == QKV_POS_LEARNED) rc |= qkv_embed_init(&m->pos, &m->params, "pos_emb", cfg->seq_len, cfg->d_model);
     if (rc) snprintf(err, (size_t)errlen, "out of memory building the model");
@@ -29,6 +30,17 @@ qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t see
         snprintf(err, (size_t)errlen, "out of memory building the model");
         rc = -1;
     }
+    return rc;
+}
+
+qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, char *err, int errlen) {
+    if (qkv_model_config_check(cfg, err, errlen)) return NULL;
+    qkv_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(err, (size_t)errlen, "out of memory building the model");
+        return NULL;
+    }
+    int rc = declare(m, cfg, dt, err, errlen);
     if (!rc && qkv_params_finalize(&m->params)) {
         snprintf(err, (size_t)errlen, "out of memory: %lld parameters", (long long)m->params.numel);
         rc = -1;
@@ -157,34 +169,15 @@ int64_t qkv_model_attention_params(const qkv_model *m) {
 static int64_t saturate(double x) { return x >= 9.2e18 ? INT64_MAX : x <= 0 ? 0 : (int64_t)x; }
 
 int64_t qkv_model_param_count(const qkv_model_config *c) {
-    const qkv_attn_config *a = &c->attn;
-    double d = c->d_model, V = c->vocab, T = c->seq_len, F = c->d_ff, H = c->heads > 0 ? c->heads : 1;
-    double hd = d / H, dkv = hd * (a->kv_heads > 0 ? a->kv_heads : H), r = a->kv_latent, proj;
-    switch (a->qkv) {
-    case QKV_ATTN_FULL: /* wq, then wk and wv (or the latent's wdown, wuk, wuv) */
-        proj = (a->query_proj ? d * d : 0) +
-               (r > 0 ? d * r + 2 * r * dkv : (a->key_proj ? d * dkv : 0) + (a->value_proj ? d * dkv : 0));
-        break;
-    case QKV_ATTN_SHARED: proj = d * d + (a->role_scale ? 3 * d : 0); break;
-    case QKV_ATTN_IDENTITY: proj = 0; break;
-    case QKV_ATTN_HEAD_SHARED: proj = 3 * hd * hd; break;
-    case QKV_ATTN_QK_TIED: proj = d * d + (a->value_proj ? d * d : 0); break;
-    default: proj = (a->query_proj ? d * d : 0) + d * dkv; break; /* kv_tied */
-    }
-    if (a->diff) proj += 4 * (hd / 2) + hd;      /* lambda_q1, k1, q2, k2 (hd/2 each), subln (hd) */
-    if (a->talking_heads) proj += 2 * H * H;     /* the two (H,H) head maps */
-    if (a->qk_diag) proj += d;                   /* qk_diag's D, (heads, hd) */
-    double gate = a->gate == QKV_GATE_NONE       ? 0
-                  : a->gate == QKV_GATE_HEADWISE ? d * H + H
-                  : a->gate == QKV_GATE_VALUE    ? d * dkv + dkv
-                                                 : d * d + d;
-    double layer = 4 * d                                  /* ln1, ln2 */
-                   + proj + (a->out_proj ? d * d + d : 0) /* projections, output projection */
-                   + gate
-                   + (a->rel_pos_bias ? (2.0 * a->rel_pos_max + 1) * H : 0)
-                   + 2 * d * F + F + d;                   /* feed-forward */
-    double positions = c->position == QKV_POS_LEARNED ? T * d : 0; /* rope and none: no table */
-    return saturate(V * d + positions + (double)c->layers * layer + 2 * d + d * V + V);
+    char err[256];
+    qkv_model m;
+    memset(&m, 0, sizeof m);
+    /* a config the model refuses has no parameters to count: qkv_model_new says why */
+    int64_t n = qkv_model_config_check(c, err, sizeof err) || declare(&m, c, QKV_F32, err, sizeof err) ? 0 : m.params.numel;
+    for (int i = 0; m.blocks && i < c->layers; i++) qkv_attention_free(&m.blocks[i].attn);
+    qkv_params_free(&m.params);
+    free(m.blocks);
+    return n;
 }
 
 /* Calibrated against qkv_ctx_arena_peak of real steps (floats per unit). With the fused

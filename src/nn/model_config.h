@@ -41,35 +41,14 @@ typedef enum { QKV_QK_DIAG_NONE, QKV_QK_DIAG_ALTERNATING, QKV_QK_DIAG_POSITIVE, 
                QKV_QK_DIAG_COUNT } qkv_qk_diag;
 typedef enum { QKV_ACT_GELU, QKV_ACT_GELU_TANH, QKV_ACT_RELU, QKV_ACT_COUNT } qkv_activation;
 
+#include "nn/attn_options.h"
+
+/* the attention's options: one field per row of nn/attn_options.h, in its order */
+#define QKV_ATTN_FIELD(kind, ctype, name, ...) ctype name;
 typedef struct qkv_attn_config {
-    qkv_attn_qkv qkv;
-    qkv_attn_scale scale;  /* 1/sqrt(head_dim) (standard) or 1/sqrt(d_model) (embed) */
-    bool causal;
-    bool rel_pos_bias;     /* learned scalar per head per clipped relative offset */
-    int rel_pos_max;       /* offsets are clipped to [-rel_pos_max, rel_pos_max] */
-    qkv_attn_gate gate;
-    bool self_mask;        /* a token may not attend to itself (see self_mask_rule) */
-    qkv_self_mask_rule self_mask_rule;
-    int kv_heads;          /* heads of keys and values (grouped-query attention; 1: multi-query;
-                              0: as many as heads); must divide heads */
-    bool key_norm;         /* keys divided by their length, per head (the Reformer's shared Q = K) */
-    bool role_scale;       /* shared: Q, K, V = X W diag(s_q), diag(s_k), diag(s_v) (3 d parameters) */
-    bool value_proj;       /* false: V = X (no value projection) */
-    bool out_proj;         /* false: no output projection */
-    int kv_latent;         /* > 0: K, V from a latent of this width: K = (X W_down) W_uk, V = (X W_down) W_uv */
-    bool alibi;            /* fixed per-head distance penalties on the scores (no parameters) */
-    qkv_init_scheme init;
-    bool query_proj;       /* false: Q = X (no query projection; full or kv_tied) */
-    bool key_proj;         /* false: K = X (no key projection; full) */
-    bool diff;             /* differential attention (Ye et al. 2025): per head two half-width
-                              query/key pairs, softmax(Q1 K1^T s) - lambda softmax(Q2 K2^T s), a
-                              learned lambda, RMS-normalised head outputs times (1 - lambda_init) */
-    bool talking_heads;    /* talking-heads attention (Shazeer et al. 2020): learned H x H mixing of
-                              the heads' scores before the softmax and of their weights after it */
-    qkv_qk_diag qk_diag;   /* qk_tied, shared: Q = X W D with a learned diagonal D (its start) */
-    bool exclusive;        /* exclusive self attention (Zhai 2026): each head's output minus its
-                              part along the token's own value, before the output projection */
+    QKV_ATTN_OPTIONS(QKV_ATTN_FIELD)
 } qkv_attn_config;
+#undef QKV_ATTN_FIELD
 
 /* where a token's position comes from: learned, a table of seq_len x d_model added to the token
  * embeddings (pos_emb); rope, each head's queries and keys rotated by their position (Su et al.

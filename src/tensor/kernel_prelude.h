@@ -1,5 +1,7 @@
 /* Included first by every typed kernel source (src/tensor/k_*.c). The Makefile compiles
- * each of those files twice: -DQKV_KERNEL_F64=0 (float) and -DQKV_KERNEL_F64=1 (double). */
+ * each of those files twice: -DQKV_KERNEL_F64=0 (float) and -DQKV_KERNEL_F64=1 (double).
+ * K(name) is qkv__k_<name>_f32 or _f64: src/tensor/KERNELS, a tags file made by
+ * scripts/kernel-index.sh (and checked by make test), says where each full name is defined. */
 #ifndef QKV_KERNEL_PRELUDE_H
 #define QKV_KERNEL_PRELUDE_H
 
