@@ -43,6 +43,15 @@ static void clear_live(void) {
     hb.live = false;
 }
 
+/* a log's line of the activity when its gap has passed (hb.mu held): from the thread as time
+ * goes, and when the activity ends, so a stretch longer than the gap gets its line even when the
+ * thread was not scheduled in it (a loaded machine) */
+static void log_line_if_due(double now) {
+    if (hb.tty || !hb.what[0] || now - hb.t_last < qkv__progress_gap(now - hb.t0)) return;
+    fprintf(stderr, "%s: %s (%.0f s)\n", hb.cmd, hb.what, now - hb.t_what);
+    hb.t_last = now;
+}
+
 static void *beat(void *arg) {
     (void)arg;
     pthread_mutex_lock(&hb.mu);
@@ -60,9 +69,8 @@ static void *beat(void *arg) {
         if (hb.tty) {
             fprintf(stderr, "\r\033[K%s: %s (%.0f s)", hb.cmd, hb.what, now - hb.t_what);
             hb.live = true;
-        } else if (now - hb.t_last >= qkv__progress_gap(now - hb.t0)) {
-            fprintf(stderr, "%s: %s (%.0f s)\n", hb.cmd, hb.what, now - hb.t_what);
-            hb.t_last = now;
+        } else {
+            log_line_if_due(now);
         }
         fflush(stderr);
     }
@@ -89,6 +97,7 @@ void qkv__heartbeat_doing(const char *fmt, ...) {
     pthread_mutex_lock(&hb.mu);
     if (hb.on) {
         clear_live();
+        log_line_if_due(qkv_clock_seconds()); /* the activity that ends, if it ran past its gap */
         hb.what[0] = 0;
         if (fmt) {
             va_list ap;
