@@ -1672,14 +1672,28 @@ START_TEST(svg_coinciding_series_noted) {
     qkv_svg_plot pl = {.title = "t", .fixed_y = true, .y_min = -1, .y_max = 1};
     char *a = qkv__svg_curves(&pl, s, 3);
     assert_svg(a, "coinciding");
-    ck_assert_ptr_nonnull(strstr(a, ">qk_tied lies under shared (the same values, drawn 2.5 px apart to the left)<"));
+    ck_assert_ptr_nonnull(strstr(a, ">qk_tied lies under shared (within 2.5 px; drawn wider beneath it, 2.5 px apart to "
+                                    "the left)<"));
+    /* qk_tied's line 3 px wider than shared's, beneath it */
+    ck_assert_ptr_nonnull(strstr(a, "<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"5\""));
+    ck_assert_ptr_nonnull(strstr(a, "<polyline fill=\"none\" stroke=\"#f28e2b\" stroke-width=\"2\""));
     /* qk_tied's points 2.5 px left of shared's */
     const char *m0 = strstr(a, "<circle cx=\""), *m1 = strstr(strstr(a, "stroke=\"#f28e2b\" stroke-width=\"1.6\">"), "<circle cx=\"");
     double c0, c1;
     ck_assert(sscanf(m0, "<circle cx=\"%lf\"", &c0) == 1 && sscanf(m1, "<circle cx=\"%lf\"", &c1) == 1);
     ck_assert_double_eq_tol(c1 - c0, 2.5, 1e-9);
     ck_assert_ptr_null(strstr(a, "full lies"));
-    ck_assert_ptr_nonnull(strstr(a, "<g fill=\"#ffffff\" stroke=\"#f28e2b\" stroke-width=\"1.6\"><circle"));
+    ck_assert_ptr_nonnull(strstr(a, "<g fill=\"none\" stroke=\"#f28e2b\" stroke-width=\"1.6\"><circle"));
+    free(a);
+    /* 1.5 px apart on the 300 px axis (0.01 of 2): hidden as well; 7.5 px (0.05): not */
+    double near[3] = {0.99, 0.99, 0.99}, far[3] = {0.95, 0.95, 0.95};
+    s[1].y = near;
+    a = qkv__svg_curves(&pl, s, 2);
+    ck_assert_ptr_nonnull(strstr(a, ">qk_tied lies under shared (within 2.5 px"));
+    free(a);
+    s[1].y = far;
+    a = qkv__svg_curves(&pl, s, 2);
+    ck_assert_ptr_null(strstr(a, "lies under"));
     free(a);
     s[1].y = z; /* nothing hidden: no note */
     a = qkv__svg_curves(&pl, s, 2);
