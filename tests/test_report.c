@@ -1881,6 +1881,14 @@ START_TEST(report_marks_partial_results) {
 }
 END_TEST
 
+/* two directories of make_tmpdir's, removed and freed */
+static void remove_dirs(char *a, char *b) {
+    qkv_test_rmtree(a);
+    qkv_test_rmtree(b);
+    free(a);
+    free(b);
+}
+
 /* results.json read back (ablate/results.h's reader) is the results it was written from: the
  * fixture's report written again from its own results.json gives the same results.json,
  * results.csv and results.md (_i: with a learning-rate grid or without one) */
@@ -1903,10 +1911,7 @@ START_TEST(report_read_back_renders_alike) {
     }
     qkv__ablate_results_free(&r);
     qkv_ablate_config_free(&c);
-    qkv_test_rmtree(dir);
-    qkv_test_rmtree(again);
-    free(dir);
-    free(again);
+    remove_dirs(dir, again);
     free(f);
 }
 END_TEST
@@ -1985,11 +1990,8 @@ START_TEST(report_plots_redrawn_from_results_json) {
     /* one action at a time */
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s summarize --plots %s %s --out x", qkv_test_bin(), dir, dir),
                      2);
-    ck_assert_msg(strstr(out, "--plots DIR redraws one ablation's plots: not with other DIRs or --title"), "%s", out);
-    qkv_test_rmtree(dir);
-    qkv_test_rmtree(again);
-    free(dir);
-    free(again);
+    ck_assert_msg(strstr(out, "--plots DIR redraws one ablation's plots: not with other DIRs, --title, --check-doc"), "%s", out);
+    remove_dirs(dir, again);
     free(f);
 }
 END_TEST
@@ -2085,10 +2087,7 @@ START_TEST(report_diagnostics_from_their_start) {
     free(md);
     free(csv);
     free(json);
-    qkv_test_rmtree(dir);
-    qkv_test_rmtree(again);
-    free(dir);
-    free(again);
+    remove_dirs(dir, again);
     free(f);
 }
 END_TEST

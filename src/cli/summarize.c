@@ -72,11 +72,11 @@ static int redraw_plots(const char *dir, const char *out, bool quiet, qkv_err *e
 
 /* the parsed command run on dirs; 0, or -1 with e (QKV_ERR_FAIL when a document's block differs) */
 static int summarize_run(const summarize_args *a, const qkv_cli_list *dirs, qkv_err *e) {
-    if (!!a->check_doc + !!a->update_doc + !!a->plots > 1)
-        return qkv_err_set(e, QKV_ERR_USAGE, "--check-doc, --update-doc and --plots are separate actions: give one");
-    if (a->plots && (dirs->n || a->title))
-        return qkv_err_set(e, QKV_ERR_USAGE, "--plots DIR redraws one ablation's plots: not with other DIRs or "
-                           "--title");
+    if (a->check_doc && a->update_doc)
+        return qkv_err_set(e, QKV_ERR_USAGE, "--check-doc and --update-doc are separate actions: give one");
+    if (a->plots && (dirs->n || a->title || a->check_doc || a->update_doc))
+        return qkv_err_set(e, QKV_ERR_USAGE, "--plots DIR redraws one ablation's plots: not with other DIRs, --title, "
+                           "--check-doc or --update-doc");
     if (a->plots) return redraw_plots(a->plots, a->out, a->quiet, e);
     if (!dirs->n && !a->check_doc && !a->update_doc)
         return qkv_err_set(e, QKV_ERR_USAGE, "missing DIR (the output directories of qkv ablate), --check-doc FILE "
