@@ -208,7 +208,8 @@ $(CPUINFO_SHIM): tests/shim/cpuinfo.c
 # One BLAS thread in tests: results must not depend on the machine's core count.
 # ... libqkv.so exports exactly the documented API (no internal names), each layer of src/
 # uses only the layers below it, reading the Makefile installs nothing, the answer's tables
-# are what its committed results make and its picture what its committed runs recorded
+# are what its committed results make, its picture what its committed runs recorded and the
+# committed plots what their results.json draws
 test: all $(BUILD)/run_tests $(ALLOC_SHIM) $(EROFS_SHIM) $(CPUINFO_SHIM)
 	cd tests && OPENBLAS_NUM_THREADS=1 QKV_BIN=$(abspath $(BUILD))/qkv \
 	    $(if $(ALLOC_SHIM),QKV_ALLOC_SHIM=$(abspath $(ALLOC_SHIM))) QKV_EROFS_SHIM=$(abspath $(EROFS_SHIM)) \
@@ -221,6 +222,7 @@ test: all $(BUILD)/run_tests $(ALLOC_SHIM) $(EROFS_SHIM) $(CPUINFO_SHIM)
 	$(BUILD)/qkv summarize --check-doc docs/qkv-answer.md
 	$(BUILD)/qkv summarize --check-doc docs/qkv-answer.zh.md
 	$(MAKE) --no-print-directory check-figures
+	$(MAKE) --no-print-directory check-plots
 
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 KOPT=-O1 \
@@ -264,6 +266,7 @@ help:
 	@echo "make study-second the second edition (quick + extra, ~70 min)"
 	@echo "make study-full the study as designed (docs/qkv-answer.md gives its compute)"
 	@echo "make figures    draw the answer's attention picture from its committed runs (make figure-runs: train them)"
+	@echo "make plots      draw the committed sweeps' plots under docs/results/ again from their results.json"
 	@echo "make examples   build and run examples/"
 	@echo "make check-fastmath  every float through the kernels' exp, normal CDF (against libm) and GELU"
 	@echo "make valgrind   the end-to-end commands under valgrind memcheck"

@@ -50,3 +50,24 @@ check-figures: all
 	$(call figure_zh_cmd,$(BUILD)/attention.zh.svg)
 	for f in attention.svg attention.zh.svg; do cmp $(BUILD)/$$f $(FIGURE)/$$f || \
 	    { echo "check-figures: $(FIGURE)/$$f is not what its runs draw: make figures" >&2; exit 1; }; done
+
+# The committed sweeps' plots drawn from their results.json alone (qkv summarize --plots): make
+# plots draws them again with this qkv; make check-plots (make test) draws them into build/ and
+# fails on one that differs, so they cannot drift from the code (the attention maps and symmetry
+# plots need the runs, which are not committed, and are left as they are)
+PLOT_DIRS = $(patsubst %/results.json,%,$(wildcard docs/results/*/results.json docs/results/*/*/results.json))
+PLOT_FILES := accuracy.svg loss.svg learning-rate.svg
+.PHONY: plots check-plots
+plots: all
+	for d in $(PLOT_DIRS); do $(BUILD)/qkv summarize --plots $$d --quiet || exit 1; done
+check-plots: all
+	rm -rf $(BUILD)/check-plots
+	for d in $(PLOT_DIRS); do \
+	    $(BUILD)/qkv summarize --plots $$d --out $(BUILD)/check-plots/$$d --quiet || exit 1; \
+	    for f in $(PLOT_FILES); do \
+	        [ -e $$d/plots/$$f ] || [ -e $(BUILD)/check-plots/$$d/plots/$$f ] || continue; \
+	        cmp -s $(BUILD)/check-plots/$$d/plots/$$f $$d/plots/$$f || \
+	            { echo "check-plots: $$d/plots/$$f is not what its results.json draws: make plots" >&2; exit 1; }; \
+	    done; \
+	done
+	@echo "check-plots: the plots of $(words $(PLOT_DIRS)) committed sweeps are what their results.json draws"

@@ -1672,14 +1672,28 @@ START_TEST(svg_coinciding_series_noted) {
     qkv_svg_plot pl = {.title = "t", .fixed_y = true, .y_min = -1, .y_max = 1};
     char *a = qkv__svg_curves(&pl, s, 3);
     assert_svg(a, "coinciding");
-    ck_assert_ptr_nonnull(strstr(a, ">qk_tied lies under shared (the same values, drawn 2.5 px apart to the left)<"));
+    ck_assert_ptr_nonnull(strstr(a, ">qk_tied lies under shared (within 2.5 px; drawn wider beneath it, 2.5 px apart to "
+                                    "the left)<"));
+    /* qk_tied's line 3 px wider than shared's, beneath it */
+    ck_assert_ptr_nonnull(strstr(a, "<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"5\""));
+    ck_assert_ptr_nonnull(strstr(a, "<polyline fill=\"none\" stroke=\"#f28e2b\" stroke-width=\"2\""));
     /* qk_tied's points 2.5 px left of shared's */
     const char *m0 = strstr(a, "<circle cx=\""), *m1 = strstr(strstr(a, "stroke=\"#f28e2b\" stroke-width=\"1.6\">"), "<circle cx=\"");
     double c0, c1;
     ck_assert(sscanf(m0, "<circle cx=\"%lf\"", &c0) == 1 && sscanf(m1, "<circle cx=\"%lf\"", &c1) == 1);
     ck_assert_double_eq_tol(c1 - c0, 2.5, 1e-9);
     ck_assert_ptr_null(strstr(a, "full lies"));
-    ck_assert_ptr_nonnull(strstr(a, "<g fill=\"#ffffff\" stroke=\"#f28e2b\" stroke-width=\"1.6\"><circle"));
+    ck_assert_ptr_nonnull(strstr(a, "<g fill=\"none\" stroke=\"#f28e2b\" stroke-width=\"1.6\"><circle"));
+    free(a);
+    /* 1.5 px apart on the 300 px axis (0.01 of 2): hidden as well; 7.5 px (0.05): not */
+    double near[3] = {0.99, 0.99, 0.99}, far[3] = {0.95, 0.95, 0.95};
+    s[1].y = near;
+    a = qkv__svg_curves(&pl, s, 2);
+    ck_assert_ptr_nonnull(strstr(a, ">qk_tied lies under shared (within 2.5 px"));
+    free(a);
+    s[1].y = far;
+    a = qkv__svg_curves(&pl, s, 2);
+    ck_assert_ptr_null(strstr(a, "lies under"));
     free(a);
     s[1].y = z; /* nothing hidden: no note */
     a = qkv__svg_curves(&pl, s, 2);
@@ -1867,6 +1881,14 @@ START_TEST(report_marks_partial_results) {
 }
 END_TEST
 
+/* two directories of make_tmpdir's, removed and freed */
+static void remove_dirs(char *a, char *b) {
+    qkv_test_rmtree(a);
+    qkv_test_rmtree(b);
+    free(a);
+    free(b);
+}
+
 /* results.json read back (ablate/results.h's reader) is the results it was written from: the
  * fixture's report written again from its own results.json gives the same results.json,
  * results.csv and results.md (_i: with a learning-rate grid or without one) */
@@ -1889,10 +1911,87 @@ START_TEST(report_read_back_renders_alike) {
     }
     qkv__ablate_results_free(&r);
     qkv_ablate_config_free(&c);
-    qkv_test_rmtree(dir);
-    qkv_test_rmtree(again);
-    free(dir);
-    free(again);
+    remove_dirs(dir, again);
+    free(f);
+}
+END_TEST
+
+/* whether SVGs a and b are the same text but for numbers within 0.01 of each other: a plot drawn
+ * from results.json, whose numbers cJSON prints to 15 significant digits (17 only when 15 do not
+ * read back within its epsilon), may put a point 0.01 px from where the exact number does */
+static bool same_drawing(const char *a, const char *b) {
+    while (*a && *b) {
+        bool num = (*a >= '0' && *a <= '9') || (*a == '-' && a[1] >= '0' && a[1] <= '9');
+        if (num) {
+            char *ea, *eb;
+            double x = strtod(a, &ea), y = strtod(b, &eb);
+            if (eb == b || fabs(x - y) > 0.0101) return false;
+            a = ea;
+            b = eb;
+        } else if (*a++ != *b++) return false;
+    }
+    return *a == *b;
+}
+
+/* qkv summarize --plots: the plots drawn again from results.json alone are the drawings the report
+ * made from the results themselves (same_drawing) (_i: with a learning-rate grid or without one), into
+ * OUTDIR/plots/ and nothing else there, or in place over stale ones; refused, writing nothing, when
+ * results.json lists no runs (an older qkv's) or is not JSON */
+START_TEST(report_plots_redrawn_from_results_json) {
+    fixture *f = fixture_new(_i);
+    char *dir = write_report(f), *again = make_tmpdir(), out[4096];
+    const char *plots[] = {"plots/accuracy.svg", "plots/loss.svg", "plots/learning-rate.svg"};
+    const int n = _i ? 3 : 2;
+    ck_assert_msg(qkv_test_sh(out, sizeof out, true, "%s summarize --plots %s --out %s/o --quiet", qkv_test_bin(), dir,
+                              again) == 0 && !out[0], "%s", out);
+    char o[200];
+    snprintf(o, sizeof o, "%s/o", again);
+    for (int k = 0; k < 3; k++) {
+        ck_assert_msg(exists(o, plots[k]) == (k < n), "%s", plots[k]);
+        if (k >= n) continue;
+        char *a = read_in(dir, plots[k]), *b = read_in(o, plots[k]);
+        ck_assert_msg(same_drawing(a, b), "%s redrawn from results.json differs from the report's", plots[k]);
+        free(a);
+        free(b);
+    }
+    ck_assert(!exists(o, "results.json") && !exists(o, "report.md") && !exists(o, "plots/attention-full.svg"));
+    /* in place (no --out), over a stale file; the command names what it drew */
+    qkv_test_put(dir, "plots/accuracy.svg", "stale");
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s summarize --plots %s", qkv_test_bin(), dir), 0);
+    ck_assert_msg(strstr(out, _i ? "qkv summarize: redrew plots/accuracy.svg, plots/loss.svg, plots/learning-rate.svg in "
+                                 : "qkv summarize: redrew plots/accuracy.svg, plots/loss.svg in "), "%s", out);
+    char *a = read_in(dir, "plots/accuracy.svg"), *b = read_in(o, "plots/accuracy.svg");
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    /* bad input: one line, exit 1, nothing written */
+    char sub[300];
+    for (int k = 0; k < 2; k++) {
+        snprintf(sub, sizeof sub, "%s/%s", again, k ? "bad" : "old");
+        ck_assert_int_eq(mkdir(sub, 0755), 0);
+    }
+    qkv_test_put(again, "old/results.json", "{\"title\": \"t\", \"baseline\": \"full\", \"variants\": "
+                                            "[{\"name\": \"full\"}]}\n");
+    qkv_test_put(again, "bad/results.json", "{\"title\": \"t\",}\n");
+    const char *bad[][2] = {{"old", "old/results.json: variants[].runs: not every run of every variant is listed"},
+                            {"bad", "bad/results.json:1:14: JSON syntax error"},
+                            {"none", "none: no such directory"}};
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "cd %s && %s summarize --plots %s --out w%d", again,
+                                     qkv_test_bin(), bad[k][0], k), 1);
+        ck_assert_msg(!strncmp(out, "qkv summarize: ", 15) && strstr(out, bad[k][1]) && count(out, "\n") == 1, "%s",
+                      out);
+        char w[300];
+        snprintf(w, sizeof w, "%s/w%d", again, k);
+        ck_assert_int_ne(access(w, F_OK), 0);
+        snprintf(w, sizeof w, "%s/%s", again, bad[k][0]);
+        ck_assert(!exists(w, "plots/accuracy.svg"));
+    }
+    /* one action at a time */
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s summarize --plots %s %s --out x", qkv_test_bin(), dir, dir),
+                     2);
+    ck_assert_msg(strstr(out, "--plots DIR redraws one ablation's plots: not with other DIRs, --title, --check-doc"), "%s", out);
+    remove_dirs(dir, again);
     free(f);
 }
 END_TEST
@@ -1988,10 +2087,7 @@ START_TEST(report_diagnostics_from_their_start) {
     free(md);
     free(csv);
     free(json);
-    qkv_test_rmtree(dir);
-    qkv_test_rmtree(again);
-    free(dir);
-    free(again);
+    remove_dirs(dir, again);
     free(f);
 }
 END_TEST
@@ -2052,6 +2148,7 @@ Suite *report_suite(void) {
     tcase_set_timeout(tc, 30);
     tcase_add_loop_test(tc, report_writes_every_file, 0, 2);
     tcase_add_loop_test(tc, report_read_back_renders_alike, 0, 2);
+    tcase_add_loop_test(tc, report_plots_redrawn_from_results_json, 0, 2);
     tcase_add_test(tc, report_committed_results_read_back);
     tcase_add_loop_test(tc, report_csv_is_exact, 0, 2);
     tcase_add_loop_test(tc, report_json_has_variants_and_runs, 0, 2);

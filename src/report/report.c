@@ -37,14 +37,41 @@ static int write_figures(const char *out_dir, const qkv_report_figure *f, int n,
     return 0;
 }
 
-/* everything is built in memory before the first file is written, so running out of memory
- * leaves the previous report's files as they were */
-int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *table_out, qkv_err *e) {
+/* r complete enough to report (its config, variants and seeds) and out_dir named; 0, or -1 with e */
+static int check_results(const qkv_ablate_results *r, const char *out_dir, qkv_err *e) {
     if (!r || !r->cfg || !out_dir || !*out_dir || (r->cfg->n_variants > 0 && !r->v) || r->cfg->n_variants < 0 ||
         r->cfg->n_seeds < 0 || (r->cfg->n_seeds > 0 && !r->cfg->seeds)) {
         return qkv_err_set(e, QKV_ERR_FAIL, "ablate report: incomplete results");
     }
-    if (qkv__report_mkdirs(out_dir, true, e)) return -1;
+    return 0;
+}
+
+/* built like the whole report (qkv__report_build), so the plots are the ones it draws */
+int qkv__report_write_plots(const qkv_ablate_results *r, const char *out_dir, char *names, size_t n, qkv_err *e) {
+    if (check_results(r, out_dir, e)) return -1;
+    qkv_report p;
+    if (qkv__report_build(&p, r, out_dir)) {
+        qkv__report_free(&p);
+        return qkv_err_set(e, QKV_ERR_FAIL, "ablate report: out of memory");
+    }
+    int written = 0;
+    size_t o = 0;
+    if (names && n) names[0] = 0;
+    if (qkv__report_mkdirs(out_dir, true, e) || write_figures(out_dir, p.figures.all, p.figures.n_plots, e))
+        written = -1;
+    for (int i = 0; written >= 0 && i < p.figures.n_plots; i++) {
+        if (!p.figures.all[i].svg) continue;
+        if (names && o < n) o += (size_t)snprintf(names + o, n - o, "%s%s", written ? ", " : "", p.figures.all[i].path);
+        written++;
+    }
+    qkv__report_free(&p);
+    return written;
+}
+
+/* everything is built in memory before the first file is written, so running out of memory
+ * leaves the previous report's files as they were */
+int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *table_out, qkv_err *e) {
+    if (check_results(r, out_dir, e) || qkv__report_mkdirs(out_dir, true, e)) return -1;
 
     int rc = -1;
     qkv_report p;

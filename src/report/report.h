@@ -15,6 +15,12 @@
  * out_dir (atomically, file by file); also print the markdown table to `table` if non-NULL.
  * 0, or -1 with e */
 QKV_INTERNAL int qkv__report_write(const qkv_ablate_results *r, const char *out_dir, FILE *table, qkv_err *e);
+/* Only r's summary plots (report_plots.c's list: those drawn from results.json's numbers, not the
+ * attention maps or the symmetry plot, whose data results.json does not hold) into
+ * out_dir/plots/, each file atomically, after every one was drawn in memory; their paths relative
+ * to out_dir, joined by ", ", into names (n bytes). The number written, or -1 with e */
+QKV_INTERNAL int qkv__report_write_plots(const qkv_ablate_results *r, const char *out_dir, char *names, size_t n,
+                                         qkv_err *e);
 /* text into dir/name, atomically (a reader never sees half a file); 0, or -1 with e */
 QKV_INTERNAL int qkv__report_write_text(const char *dir, const char *name, const char *text, qkv_err *e);
 /* out_dir, and with plots its plots/ directory, made where missing; 0, or -1 with e */

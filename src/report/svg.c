@@ -309,10 +309,11 @@ static void svg_axes(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p) {
 /* ---- line plots: markers ----------------------------------------------------------------- */
 
 /* the group attributes of series i's markers: filled dots for even i, hollow rings for odd i, so
- * two series whose lines coincide still show apart (a ring around a dot) */
+ * two series whose lines coincide still show apart (a ring around a dot: not filled, so a dot
+ * drawn before it shows through) */
 static void marker_group(qkv_strbuf *b, int i) {
     const char *c = qkv__svg_color(i);
-    if (i % 2) qkv__strbuf_printf(b, "<g fill=\"#ffffff\" stroke=\"%s\" stroke-width=\"1.6\">", c);
+    if (i % 2) qkv__strbuf_printf(b, "<g fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\">", c);
     else qkv__strbuf_printf(b, "<g fill=\"%s\">", c);
 }
 
@@ -439,26 +440,30 @@ static void svg_hline(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p) {
                  "paint-order=\"stroke\"", p->hline_label);
 }
 
-/* whether series a and b draw the same line: the same points, within a pixel of each other */
+/* whether series a and b draw the same line: the same x values, each point within NEAR_PX px of
+ * the other's (two lines 2 px wide that close hide each other) */
+#define NEAR_PX 2.5
 static bool same_line(const frame *f, const qkv_svg_series *a, const qkv_svg_series *b) {
     if (!a->y || !b->y || !a->x || !b->x || a->n != b->n || a->n < 1) return false;
     int drawn = 0;
     for (int j = 0; j < a->n; j++) {
         bool ha = frame_has(f, a->x[j], a->y[j]), hb = frame_has(f, b->x[j], b->y[j]);
-        if (ha != hb || (ha && (a->x[j] != b->x[j] || fabs(frame_y(f, a->y[j]) - frame_y(f, b->y[j])) > 1)))
+        if (ha != hb || (ha && (a->x[j] != b->x[j] || fabs(frame_y(f, a->y[j]) - frame_y(f, b->y[j])) > NEAR_PX)))
             return false;
         drawn += ha;
     }
     return drawn > 0;
 }
 
-/* how far left series i is drawn so that later series with the same line do not hide it:
- * HIDDEN_DX px for each of them */
+/* how many later series draw series i's line over it: for each of them it is drawn HIDDEN_DX px
+ * further left and its line HIDDEN_W px wider, so it shows as a border along theirs (an offset
+ * alone would not show along a flat stretch) */
 #define HIDDEN_DX 2.5
-static double hidden_dx(const frame *f, const qkv_svg_series *s, int n_series, int i) {
+#define HIDDEN_W 3.0
+static int hidden_by(const frame *f, const qkv_svg_series *s, int n_series, int i) {
     int later = 0;
     for (int j = i + 1; j < n_series; j++) later += same_line(f, &s[i], &s[j]);
-    return -HIDDEN_DX * later;
+    return later;
 }
 
 /* each series' line in its colour and dash, with dots at its points when there are at most 30 */
@@ -467,14 +472,15 @@ static void svg_lines(qkv_strbuf *b, const frame *f, const qkv_svg_plot *p, cons
     for (int i = 0; i < n_series; i++) {
         if (!s[i].y || !s[i].x) continue;
         const char *c = qkv__svg_color(i), *dash = qkv__svg_dash(i);
-        const double dx = series_dx(p, i, n_series) + hidden_dx(f, s, n_series, i);
+        const int under = hidden_by(f, s, n_series, i);
+        const double dx = series_dx(p, i, n_series) - HIDDEN_DX * under;
         int cnt = 0;
         for (int j = 0; j < s[i].n; j++)
             if (frame_has(f, s[i].x[j], s[i].y[j])) cnt++;
         if (cnt == 0) continue;
         if (cnt > 1) {
-            qkv__strbuf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
-                                 "stroke-linejoin=\"round\"", c);
+            qkv__strbuf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%g\" "
+                                 "stroke-linejoin=\"round\"", c, 2 + HIDDEN_W * under);
             if (*dash) qkv__strbuf_printf(b, " stroke-dasharray=\"%s\"", dash);
             qkv__strbuf_puts(b, " points=\"");
             for (int j = 0; j < s[i].n; j++)
@@ -535,8 +541,8 @@ static int hidden_notes(qkv_strbuf *b, const frame *f, const qkv_svg_series *s, 
         for (int i = 0; i < top; i++)
             if (same_line(f, &s[i], &s[top])) qkv__strbuf_printf(&t, "%s%s", hidden++ ? ", " : "", s[i].name);
         if (!hidden) continue;
-        qkv__strbuf_printf(&t, " %s under %s (the same values, drawn %g px apart to the left)",
-                           hidden == 1 ? "lies" : "lie", s[top].name, HIDDEN_DX);
+        qkv__strbuf_printf(&t, " %s under %s (within %g px; drawn wider beneath it, %g px apart to the left)",
+                           hidden == 1 ? "lies" : "lie", s[top].name, NEAR_PX, HIDDEN_DX);
         lines += wrap(b, qkv__strbuf_str(&t), width, 11);
     }
     b->oom |= t.oom;
