@@ -129,7 +129,9 @@ static int parse(char *words, bool *each, term *a, op *o, term *b, qkv_err *e) {
     if (rest == 1) {
         char *end;
         *b = (term){NULL, NULL, NULL, strtod(r[0], &end)};
-        if (end == r[0] || *end) return qkv_err_set(e, QKV_ERR_FAIL, "'%s' is not a number", r[0]);
+        /* strtod also reads nan, inf and hexadecimal, which no result is compared with */
+        if (end == r[0] || *end || !isfinite(b->number) || strspn(r[0], "0123456789+-.eE") != strlen(r[0]))
+            return qkv_err_set(e, QKV_ERR_FAIL, "'%s' is not a number (expected a finite decimal number)", r[0]);
     } else if (rest == 2) *b = (term){a->dir, r[0], r[1], 0};
     else *b = (term){r[0], r[1], r[2], 0};
     return 0;
@@ -180,6 +182,13 @@ static int predicate(char *words, qkv_doc_tests *tests, int line, char *why, siz
             qkv_err_set(e, QKV_ERR_FAIL, "each: %s has %d seeds, %s %d", a.dir, ns, b.dir, pb->c.n_seeds);
             goto done;
         }
+        /* paired by seed, not by place: two ablations of other seeds have no pairs */
+        for (int s = 0; b.dir && s < ns; s++)
+            if (la.c.seeds[s] != pb->c.seeds[s]) {
+                qkv_err_set(e, QKV_ERR_FAIL, "each: seed %lld of %s would pair with seed %lld of %s (expected the "
+                            "same seeds in the same order)", la.c.seeds[s], a.dir, pb->c.seeds[s], b.dir);
+                goto done;
+            }
         for (int s = 0; s < ns; s++) {
             double x, y = b.number;
             int k = seed_value(&la.r, va, s, a.field, &x, why, n, e);
