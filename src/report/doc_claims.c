@@ -245,14 +245,19 @@ done:
 int qkv__doc_claim(const char *words, qkv_doc_tests *tests, int line, char *why, size_t n, qkv_err *e) {
     char *all = strdup(words), *save = NULL;
     if (!all) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
-    int rc = 0, preds = 0;
-    for (char *p = strtok_r(all, ";", &save); p && !rc; p = strtok_r(NULL, ";", &save)) {
+    int rc = 0;
+    if (!all[strspn(all, " \t\n")]) rc = qkv_err_set(e, QKV_ERR_FAIL, "qkv claim: no predicate (PRED[; PRED]...)");
+    /* every ';' separates two predicates: an empty one (";;", a trailing ';') is a typo, not nothing */
+    for (char *p = all; p && !rc; p = save) {
+        save = strchr(p, ';');
+        if (save) *save++ = 0;
         qkv_err inner;
-        rc = predicate(p, tests, line, why, n, &inner);
-        if (rc < 0) qkv_err_set(e, QKV_ERR_FAIL, "qkv claim: %s", inner.msg);
-        preds++;
+        if (!p[strspn(p, " \t\n")])
+            rc = qkv_err_set(e, QKV_ERR_FAIL, "qkv claim: an empty predicate (expected PRED[; PRED]..., a predicate "
+                             "on each side of every ';')");
+        else if ((rc = predicate(p, tests, line, why, n, &inner)) < 0)
+            qkv_err_set(e, QKV_ERR_FAIL, "qkv claim: %s", inner.msg);
     }
-    if (!rc && !preds) rc = qkv_err_set(e, QKV_ERR_FAIL, "qkv claim: no predicate (PRED[; PRED]...)");
     free(all);
     return rc;
 }
