@@ -230,9 +230,15 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
     {"train", "--out DIR", K_DANGLING, FROM_RUN(AS_DANGLING("x")), Q "train cfg.json --out x --quiet", 1,
      "x: not a directory"},
     {"train", "--out DIR", "holding only model.safetensors", FROM_RUN("mkdir x && echo mine > x/model.safetensors"),
-     Q "train cfg.json --out x --quiet", 2, "x already holds a run; continue it with --resume x"},
+     Q "train cfg.json --out x --quiet", 2, "x holds a run stopped before its first checkpoint (nothing to resume); "
+     "start it over with --force"},
+    /* a run killed before its first checkpoint: --resume could not continue it */
     {"train", "--out DIR", "holding only metrics.jsonl", FROM_RUN("mkdir x && echo mine > x/metrics.jsonl"),
-     Q "train cfg.json --out x --quiet", 2, "x already holds a run"},
+     Q "train cfg.json --out x --quiet", 2, "x holds a run stopped before its first checkpoint (nothing to resume); "
+     "start it over with --force"},
+    {"train", "--out DIR", "holding a checkpoint", FROM_RUN("mkdir x && echo mine > x/checkpoint.safetensors"),
+     Q "train cfg.json --out x --quiet", 2, "x already holds a run; continue it with --resume x, or start it over with "
+     "--force"},
     {"train", "--out DIR", "holding the user's other files", FROM_RUN("mkdir x && echo mine > x/notes.txt"),
      Q "train cfg.json --out x --quiet > /dev/null", 0},
     {"train", "--out DIR", K_NL, FROM_RUN(NULL), Q "train cfg.json --out " NL("o", "ut") " --quiet > /dev/null", 0},
@@ -677,6 +683,11 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
                               CLAIM_RUN(17, "solved") "," CLAIM_RUN(18, "solved") "]}]}\n"},
            {"d.md", "<!-- qkv claim: each a q solved <= b full solved -->x<!-- /claim -->\n"}),
      Q "summarize --check-doc d.md", 1, "qkv summarize: d.md:1: qkv claim: each: seed 0 of a would pair with seed 10 of b"},
+    /* an empty predicate is a typo: it must not vanish and leave the claim to the others */
+    {"summarize --check-doc", "FILE", "a claim with an empty predicate",
+     FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: a full unsolved = 0;; a q solved = 0 -->x<!-- /claim -->\n"}),
+     Q "summarize --check-doc d.md", 1, "qkv summarize: d.md:1: qkv claim: an empty predicate (expected PRED[; PRED]..., "
+     "a predicate on each side of every ';')"},
     {"summarize --check-doc", "FILE", "a claim without its operator",
      FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: a q solved -->x<!-- /claim -->\n"}), Q "summarize --check-doc d.md", 1,
      "qkv summarize: d.md:1: qkv claim: expected [each] DIR VARIANT FIELD OP (NUMBER | VARIANT FIELD | DIR VARIANT "
