@@ -44,8 +44,9 @@ lock_holder() {
 # and what to do
 wait_for_lock() {
     limit=${QKV_LOCK_WAIT:-300}
-    case $limit in '' | *[!0-9]*)
-        echo "qkv: install-deps: QKV_LOCK_WAIT=$limit: expected whole seconds" >&2; exit 2 ;;
+    # at most 9 digits: test(1) refuses a number beyond its integers, which would never time out
+    case $limit in '' | *[!0-9]* | ??????????*)
+        echo "qkv: install-deps: QKV_LOCK_WAIT=$limit: expected whole seconds (at most 9 digits)" >&2; exit 2 ;;
     esac
     holder=$(lock_holder) || return 0
     echo "qkv: another package install holds the package lock: $holder; waiting for it, at most $limit s" \

@@ -230,9 +230,15 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
     {"train", "--out DIR", K_DANGLING, FROM_RUN(AS_DANGLING("x")), Q "train cfg.json --out x --quiet", 1,
      "x: not a directory"},
     {"train", "--out DIR", "holding only model.safetensors", FROM_RUN("mkdir x && echo mine > x/model.safetensors"),
-     Q "train cfg.json --out x --quiet", 2, "x already holds a run; continue it with --resume x"},
+     Q "train cfg.json --out x --quiet", 2, "x holds a run stopped before its first checkpoint (nothing to resume); "
+     "start it over with --force"},
+    /* a run killed before its first checkpoint: --resume could not continue it */
     {"train", "--out DIR", "holding only metrics.jsonl", FROM_RUN("mkdir x && echo mine > x/metrics.jsonl"),
-     Q "train cfg.json --out x --quiet", 2, "x already holds a run"},
+     Q "train cfg.json --out x --quiet", 2, "x holds a run stopped before its first checkpoint (nothing to resume); "
+     "start it over with --force"},
+    {"train", "--out DIR", "holding a checkpoint", FROM_RUN("mkdir x && echo mine > x/checkpoint.safetensors"),
+     Q "train cfg.json --out x --quiet", 2, "x already holds a run; continue it with --resume x, or start it over with "
+     "--force"},
     {"train", "--out DIR", "holding the user's other files", FROM_RUN("mkdir x && echo mine > x/notes.txt"),
      Q "train cfg.json --out x --quiet > /dev/null", 0},
     {"train", "--out DIR", K_NL, FROM_RUN(NULL), Q "train cfg.json --out " NL("o", "ut") " --quiet > /dev/null", 0},
@@ -532,6 +538,23 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
     {"summarize", "results.json", "an accuracy above 1",
      FILES(RES_A(RESULTS("full", "{\"name\": \"full\", \"acc_mean\": 7.5}"))), Q "summarize a --out s", 1,
      "variants[0].acc_mean: expected a number in [0, 1] or null, got 7.5", .absent = "s"},
+    /* every number read is range-checked, the ones only value markers and claims print too */
+    {"summarize", "results.json", "a lowest accuracy above 1",
+     FILES(RES_A(RESULTS("full", "{\"name\": \"full\", \"acc_min\": 7.5}"))), Q "summarize a --out s", 1,
+     "variants[0].acc_min: expected a number in [0, 1] or null, got 7.5", .absent = "s"},
+    {"summarize", "results.json", "an attention share above 1",
+     FILES(RES_A(RESULTS("full", "{\"name\": \"full\", \"start_diag_share\": 7}"))), Q "summarize a --out s", 1,
+     "variants[0].start_diag_share: expected a number in [0, 1] or null, got 7", .absent = "s"},
+    {"summarize", "results.json", "a negative learning rate",
+     FILES(RES_A(RESULTS("full", "{\"name\": \"full\", \"lr\": -1}"))), Q "summarize a --out s", 1,
+     "variants[0].lr: expected a number >= 0 or null, got -1", .absent = "s"},
+    /* a literal too large for a double reads as infinity */
+    {"summarize", "results.json", "a loss of 1e999",
+     FILES(RES_A(RESULTS("full", "{\"name\": \"full\", \"loss_mean\": 1e999}"))), Q "summarize a --out s", 1,
+     "variants[0].loss_mean: expected a finite number or null, got inf", .absent = "s"},
+    {"summarize", "results.json", "a difference of 1e999",
+     FILES(RES_A(RESULTS("full", "{\"name\": \"full\", \"delta_vs_baseline\": 1e999}"))), Q "summarize a --out s",
+     1, "variants[0].delta_vs_baseline: expected a finite number or null, got inf", .absent = "s"},
     {"summarize", "results.json", "a negative interval bound",
      FILES(RES_A(RESULTS("full", "{\"name\": \"full\", \"acc_ci_low\": -0.1}"))), Q "summarize a --out s", 1,
      "variants[0].acc_ci_low: expected a number in [0, 1]", .absent = "s"},
@@ -640,6 +663,31 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
     {"summarize --check-doc", "FILE", "a claim of an unknown field",
      FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: a q wins > 0 -->x<!-- /claim -->\n"}), Q "summarize --check-doc d.md", 1,
      "qkv summarize: d.md:1: qkv claim: unknown field 'wins' (a value marker's, or fisher:OTHER)"},
+    /* strtod reads these too; a claim compared with nan never holds, with inf always */
+    {"summarize --check-doc", "FILE", "a claim against infinity",
+     FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: a q solved < 1e999 -->x<!-- /claim -->\n"}), Q "summarize --check-doc d.md",
+     1, "qkv summarize: d.md:1: qkv claim: '1e999' is not a number (expected a finite decimal number)"},
+    {"summarize --check-doc", "FILE", "a claim against nan",
+     FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: a q solved != nan -->x<!-- /claim -->\n"}), Q "summarize --check-doc d.md",
+     1, "qkv summarize: d.md:1: qkv claim: 'nan' is not a number (expected a finite decimal number)"},
+    {"summarize --check-doc", "FILE", "a claim against a hexadecimal number",
+     FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: a q solved < 0x10 -->x<!-- /claim -->\n"}), Q "summarize --check-doc d.md",
+     1, "qkv summarize: d.md:1: qkv claim: '0x10' is not a number (expected a finite decimal number)"},
+    /* each pairs by seed: two ablations of other seeds have no pairs */
+    {"summarize --check-doc", "FILE", "a claim for every seed across ablations of other seeds",
+     FILES(CLAIM_DIR, {"b", DIRECTORY},
+           {"b/results.json", "{\"title\": \"t\", \"baseline\": \"full\", \"seeds\": [10,11,12,13,14,15,16,17,18], "
+                              "\"variants\": [{\"name\": \"full\", \"runs\": [" CLAIM_RUN(10, "solved") ","
+                              CLAIM_RUN(11, "solved") "," CLAIM_RUN(12, "solved") "," CLAIM_RUN(13, "solved") ","
+                              CLAIM_RUN(14, "solved") "," CLAIM_RUN(15, "solved") "," CLAIM_RUN(16, "solved") ","
+                              CLAIM_RUN(17, "solved") "," CLAIM_RUN(18, "solved") "]}]}\n"},
+           {"d.md", "<!-- qkv claim: each a q solved <= b full solved -->x<!-- /claim -->\n"}),
+     Q "summarize --check-doc d.md", 1, "qkv summarize: d.md:1: qkv claim: each: seed 0 of a would pair with seed 10 of b"},
+    /* an empty predicate is a typo: it must not vanish and leave the claim to the others */
+    {"summarize --check-doc", "FILE", "a claim with an empty predicate",
+     FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: a full unsolved = 0;; a q solved = 0 -->x<!-- /claim -->\n"}),
+     Q "summarize --check-doc d.md", 1, "qkv summarize: d.md:1: qkv claim: an empty predicate (expected PRED[; PRED]..., "
+     "a predicate on each side of every ';')"},
     {"summarize --check-doc", "FILE", "a claim without its operator",
      FILES(CLAIM_DIR, {"d.md", "<!-- qkv claim: a q solved -->x<!-- /claim -->\n"}), Q "summarize --check-doc d.md", 1,
      "qkv summarize: d.md:1: qkv claim: expected [each] DIR VARIANT FIELD OP (NUMBER | VARIANT FIELD | DIR VARIANT "

@@ -499,6 +499,12 @@ START_TEST(test_install_deps_waits_for_lock) {
                       strstr(out, "waiting for it, at most 30 s") && strstr(out, "qkv: the package lock is free (after ") &&
                       strstr(out, "fake apt-get install -y -qq --no-install-recommends qkv-test-not-a-package"),
                   "exit %d: %s", rc, out);
+    /* a wait beyond test(1)'s integers is refused at once, not compared in vain every second */
+    pid = hold_lock(TMP, 60);
+    rc = run(out, sizeof out, "%s QKV_LOCK_WAIT=99999999999999999999 timeout 20 ../scripts/install-deps.sh 2>&1", env);
+    kill((pid_t)pid, SIGKILL);
+    ck_assert_msg(rc == 2 && strstr(out, "qkv: install-deps: QKV_LOCK_WAIT=99999999999999999999: expected whole seconds") &&
+                      strchr(out, '\n') == out + strlen(out) - 1, "exit %d: %s", rc, out);
     /* no holder: no line about the lock */
     rc = run(out, sizeof out, "%s ../scripts/install-deps.sh 2>&1", env);
     ck_assert_msg(rc == 0 && !strstr(out, "package lock"), "exit %d: %s", rc, out);

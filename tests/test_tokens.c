@@ -712,17 +712,20 @@ START_TEST(test_tokens_vocabulary_bound_to_model) {
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s eval %s/a/config.json --checkpoint %s "
                          "--threads 1", qkv_test_bin(), TMP, model), 0);
     ck_assert(qkv_test_json_num(out, "loss") == loss);
-    /* a record that is not one (a digest with a line break, or without its kind) is a damaged
-     * file, said in one line, its values not shown */
+    /* a record that is not one (a digest with a line break, one without its kind, or its kind
+     * and pieces without their digest) is a damaged file, said in one line, its values not shown */
     static const char *const DAMAGED[][6] = {
         {"qkv_tokenizer", "bpe", "qkv_tokenizer_pieces", "300", "qkv_tokenizer_sha256", "x\nsecond line"},
-        {"qkv_tokenizer_pieces", "300", "qkv_tokenizer_sha256", "00", "qkv_x", "y"}};
-    for (int i = 0; i < 2; i++) {
+        {"qkv_tokenizer_pieces", "300", "qkv_tokenizer_sha256", "00", "qkv_x", "y"},
+        {"qkv_tokenizer", "bpe", "qkv_tokenizer_pieces", "300", "qkv_x", "y"}};
+    static const char *const SAID[] = {"metadata qkv_tokenizer_sha256 is malformed",
+                                       "metadata qkv_tokenizer is missing beside qkv_tokenizer_sha256",
+                                       "metadata qkv_tokenizer_sha256 is missing beside qkv_tokenizer"};
+    for (int i = 0; i < 3; i++) {
         ck_assert_msg(!qkv_save_model_meta(mm, model, json, 20, DAMAGED[i], 3, why, sizeof why), "%s", why);
         ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s eval %s/a/config.json --checkpoint %s 2>&1",
                              qkv_test_bin(), TMP, model), 1);
-        ck_assert_msg(strstr(out, i ? "metadata qkv_tokenizer is missing" : "metadata qkv_tokenizer_sha256 is malformed") &&
-                          strchr(out, '\n') == out + strlen(out) - 1, "%s", out);
+        ck_assert_msg(strstr(out, SAID[i]) && strchr(out, '\n') == out + strlen(out) - 1, "%s", out);
     }
     free(json);
     qkv_model_free(mm);

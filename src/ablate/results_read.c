@@ -65,7 +65,7 @@ static double *numbers_in(qkv_json_reader *r, const cJSON *o, const char *where,
             qkv__json_wrong(r, where, key, what, a);
         }
         x[k] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
-        if (!r->bad && cJSON_IsNumber(e) && !(x[k] >= lo && x[k] <= hi)) {
+        if (!r->bad && cJSON_IsNumber(e) && !(x[k] >= lo && x[k] <= hi && isfinite(x[k]))) {
             char what[96];
             if (hi < INFINITY) snprintf(what, sizeof what, "numbers in [%g, %g] or nulls", lo, hi);
             else snprintf(what, sizeof what, "numbers >= %g or nulls", lo);
@@ -125,14 +125,14 @@ static void read_run(qkv_json_reader *r, const cJSON *ro, const char *where, int
     rr->eval_bpb = qkv__json_num_in(r, ro, where, "eval_bpb", 0, INFINITY);
     rr->final_loss = qkv__json_num_in(r, ro, where, "final_loss", 0, INFINITY);
     rr->steps = qkv__json_count(r, ro, where, "budget");
-    rr->lr = qkv__json_num(r, ro, where, "lr");
+    rr->lr = qkv__json_num_in(r, ro, where, "lr", 0, INFINITY);
     rr->final_acc = qkv__json_num_in(r, ro, where, "final_acc", 0, 1);
     rr->val_final_acc = qkv__json_num_in(r, ro, where, "val_acc", 0, 1);
     rr->val_final_loss = qkv__json_num_in(r, ro, where, "val_loss", 0, INFINITY);
     rr->steps_to_threshold = qkv__json_count(r, ro, where, "steps_to_threshold");
     const char *trend = qkv__json_str(r, ro, where, "trend", false);
     rr->flat_since = qkv__json_count(r, ro, where, "flat_since");
-    rr->seconds = qkv__json_num(r, ro, where, "seconds");
+    rr->seconds = qkv__json_num_in(r, ro, where, "seconds", 0, INFINITY);
     rr->solved = verdict && !strcmp(verdict, "solved");
     rr->improving = !trend || strcmp(trend, "flat");
     rr->started = rr->ok;
@@ -176,33 +176,33 @@ static void read_variant(qkv_json_reader *r, const cJSON *vo, int i, qkv_variant
     v->p_holm = qkv__json_num_in(r, vo, where, "p_holm", 0, 1);
     /* Holm-adjusted p < 0.05, as the ablation decided it (qkv_stats_holm: adjusted <= alpha) */
     v->significant = qkv__json_bool(r, vo, where, "significant", v->p_holm <= QKV_ABLATE_ALPHA);
-    double budget = qkv__json_num(r, vo, where, "budget");
+    double budget = (double)qkv__json_count(r, vo, where, "budget");
     const char *sets = qkv__json_str(r, vo, where, "sets", false);
     const char *verdicts = qkv__json_str(r, vo, where, "verdicts", false);
     snprintf(v->sets, sizeof v->sets, "%s", sets ? sets : "");
     snprintf(v->verdicts, sizeof v->verdicts, "%s", verdicts ? verdicts : "");
-    v->acc_std = qkv__json_num(r, vo, where, "acc_std");
-    v->acc_min = qkv__json_num(r, vo, where, "acc_min");
-    v->loss_std = qkv__json_num(r, vo, where, "loss_std");
+    v->acc_std = qkv__json_num_in(r, vo, where, "acc_std", 0, 1);
+    v->acc_min = qkv__json_num_in(r, vo, where, "acc_min", 0, 1);
+    v->loss_std = qkv__json_num_in(r, vo, where, "loss_std", 0, INFINITY);
     long long reached = qkv__json_count(r, vo, where, "reached");
     long long not_started = qkv__json_count(r, vo, where, "runs_not_started"); /* a partial report's */
-    v->seconds = qkv__json_num(r, vo, where, "seconds");
-    v->lr = qkv__json_num(r, vo, where, "lr");
+    v->seconds = qkv__json_num_in(r, vo, where, "seconds", 0, INFINITY);
+    v->lr = qkv__json_num_in(r, vo, where, "lr", 0, INFINITY);
     long long matched = qkv__json_count(r, vo, where, "matched_d_ff");
     v->baseline_params = qkv__json_count(r, vo, where, "baseline_params");
-    v->diag = (qkv_attn_diag){.diag_share = qkv__json_num(r, vo, where, "diag_share"),
-                              .first_share = qkv__json_num(r, vo, where, "first_share"),
-                              .entropy = qkv__json_num(r, vo, where, "entropy"),
-                              .entropy_uniform = qkv__json_num(r, vo, where, "entropy_uniform"),
-                              .symmetry = qkv__json_num(r, vo, where, "score_symmetry"),
-                              .negative_mass = qkv__json_num(r, vo, where, "score_negative_share"),
-                              .prev_share = qkv__json_num(r, vo, where, "prev_share")};
+    v->diag = (qkv_attn_diag){.diag_share = qkv__json_num_in(r, vo, where, "diag_share", 0, 1),
+                              .first_share = qkv__json_num_in(r, vo, where, "first_share", 0, 1),
+                              .entropy = qkv__json_num_in(r, vo, where, "entropy", 0, INFINITY),
+                              .entropy_uniform = qkv__json_num_in(r, vo, where, "entropy_uniform", 0, INFINITY),
+                              .symmetry = qkv__json_num_in(r, vo, where, "score_symmetry", -1, 1),
+                              .negative_mass = qkv__json_num_in(r, vo, where, "score_negative_share", 0, 1),
+                              .prev_share = qkv__json_num_in(r, vo, where, "prev_share", 0, 1)};
     /* at step 0 (absent: not recorded) */
-    v->diag_start = (qkv_attn_diag){.diag_share = qkv__json_num(r, vo, where, "start_diag_share"),
+    v->diag_start = (qkv_attn_diag){.diag_share = qkv__json_num_in(r, vo, where, "start_diag_share", 0, 1),
                                     .first_share = NAN, .entropy = NAN, .entropy_uniform = NAN,
-                                    .symmetry = qkv__json_num(r, vo, where, "start_score_symmetry"),
-                                    .negative_mass = qkv__json_num(r, vo, where, "start_score_negative_share"),
-                                    .prev_share = qkv__json_num(r, vo, where, "start_prev_share")};
+                                    .symmetry = qkv__json_num_in(r, vo, where, "start_score_symmetry", -1, 1),
+                                    .negative_mass = qkv__json_num_in(r, vo, where, "start_score_negative_share", 0, 1),
+                                    .prev_share = qkv__json_num_in(r, vo, where, "start_prev_share", 0, 1)};
     v->matched_d_ff = matched > 0 ? as_int(matched) : 0;
     if (v->baseline_params < 0) v->baseline_params = 0;
     v->xz_bpb = v->unigram_bpb = NAN;
@@ -298,7 +298,7 @@ static void read_header(qkv_json_reader *r, const cJSON *root, qkv_ablate_result
     res->max_solved_at = qkv__json_count(r, root, "", "max_solved_at");
     const char *version = qkv__json_str(r, root, "", "version", false);
     snprintf(res->version, sizeof res->version, "%s", version ? version : "");
-    res->wall_seconds = qkv__json_num(r, root, "", "wall_seconds");
+    res->wall_seconds = qkv__json_num_in(r, root, "", "wall_seconds", 0, INFINITY);
     res->chance = qkv__json_num_in(r, root, "", "chance", 0, 1);
     res->no_retrieval = qkv__json_num_in(r, root, "", "no_retrieval", 0, 1);
     long long jobs = qkv__json_count(r, root, "", "jobs");

@@ -206,9 +206,17 @@ static int refuse_existing_run(const char *out, qkv_err *e) {
         if (!p) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         bool held = access(p, F_OK) == 0;
         free(p);
-        if (held)
-            return qkv_err_set(e, QKV_ERR_USAGE, "%s already holds a run; continue it with --resume %s, or start it "
-                               "over with --force", out, out);
+        if (!held) continue;
+        /* a run stopped before its first checkpoint has nothing --resume could continue */
+        char *ck = qkv__pathf("%s/%s", out, QKV_RUN_CHECKPOINT);
+        if (!ck) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
+        bool resumable = access(ck, F_OK) == 0;
+        free(ck);
+        if (!resumable)
+            return qkv_err_set(e, QKV_ERR_USAGE, "%s holds a run stopped before its first checkpoint (nothing to "
+                               "resume); start it over with --force", out);
+        return qkv_err_set(e, QKV_ERR_USAGE, "%s already holds a run; continue it with --resume %s, or start it "
+                           "over with --force", out, out);
     }
     return 0;
 }

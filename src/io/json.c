@@ -339,8 +339,9 @@ static const cJSON *item(const cJSON *o, const char *key) {
 double qkv__json_num(qkv_json_reader *r, const cJSON *o, const char *where, const char *key) {
     const cJSON *v = item(o, key);
     if (!v || cJSON_IsNull(v)) return NAN;
-    if (!cJSON_IsNumber(v)) {
-        qkv__json_wrong(r, where, key, "a number or null", v);
+    /* a literal too large for a double (1e999) parses as infinity, which qkv never writes */
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
+        qkv__json_wrong(r, where, key, cJSON_IsNumber(v) ? "a finite number or null" : "a number or null", v);
         return NAN;
     }
     return r->bad ? NAN : v->valuedouble;

@@ -84,9 +84,9 @@ typedef struct qkv_json_reader {
 /* the message "LABEL: WHEREKEY: expected WHAT, got VALUE" for v (NULL: "missing"), unless one is there */
 QKV_INTERNAL void qkv__json_wrong(qkv_json_reader *r, const char *where, const char *key, const char *what,
                                   const struct cJSON *v);
-/* a number; NaN when absent or null */
+/* a finite number; NaN when absent or null */
 QKV_INTERNAL double qkv__json_num(qkv_json_reader *r, const struct cJSON *o, const char *where, const char *key);
-/* a number in [lo, hi] (hi may be INFINITY); NaN when absent or null */
+/* a finite number in [lo, hi] (hi may be INFINITY: no upper bound); NaN when absent or null */
 QKV_INTERNAL double qkv__json_num_in(qkv_json_reader *r, const struct cJSON *o, const char *where, const char *key,
                                      double lo, double hi);
 /* a whole number in [0, 2^53]; -1 when absent or null */

@@ -129,7 +129,9 @@ static int parse(char *words, bool *each, term *a, op *o, term *b, qkv_err *e) {
     if (rest == 1) {
         char *end;
         *b = (term){NULL, NULL, NULL, strtod(r[0], &end)};
-        if (end == r[0] || *end) return qkv_err_set(e, QKV_ERR_FAIL, "'%s' is not a number", r[0]);
+        /* strtod also reads nan, inf and hexadecimal, which no result is compared with */
+        if (end == r[0] || *end || !isfinite(b->number) || strspn(r[0], "0123456789+-.eE") != strlen(r[0]))
+            return qkv_err_set(e, QKV_ERR_FAIL, "'%s' is not a number (expected a finite decimal number)", r[0]);
     } else if (rest == 2) *b = (term){a->dir, r[0], r[1], 0};
     else *b = (term){r[0], r[1], r[2], 0};
     return 0;
@@ -180,6 +182,13 @@ static int predicate(char *words, qkv_doc_tests *tests, int line, char *why, siz
             qkv_err_set(e, QKV_ERR_FAIL, "each: %s has %d seeds, %s %d", a.dir, ns, b.dir, pb->c.n_seeds);
             goto done;
         }
+        /* paired by seed, not by place: two ablations of other seeds have no pairs */
+        for (int s = 0; b.dir && s < ns; s++)
+            if (la.c.seeds[s] != pb->c.seeds[s]) {
+                qkv_err_set(e, QKV_ERR_FAIL, "each: seed %lld of %s would pair with seed %lld of %s (expected the "
+                            "same seeds in the same order)", la.c.seeds[s], a.dir, pb->c.seeds[s], b.dir);
+                goto done;
+            }
         for (int s = 0; s < ns; s++) {
             double x, y = b.number;
             int k = seed_value(&la.r, va, s, a.field, &x, why, n, e);
@@ -236,14 +245,19 @@ done:
 int qkv__doc_claim(const char *words, qkv_doc_tests *tests, int line, char *why, size_t n, qkv_err *e) {
     char *all = strdup(words), *save = NULL;
     if (!all) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
-    int rc = 0, preds = 0;
-    for (char *p = strtok_r(all, ";", &save); p && !rc; p = strtok_r(NULL, ";", &save)) {
+    int rc = 0;
+    if (!all[strspn(all, " \t\n")]) rc = qkv_err_set(e, QKV_ERR_FAIL, "qkv claim: no predicate (PRED[; PRED]...)");
+    /* every ';' separates two predicates: an empty one (";;", a trailing ';') is a typo, not nothing */
+    for (char *p = all; p && !rc; p = save) {
+        save = strchr(p, ';');
+        if (save) *save++ = 0;
         qkv_err inner;
-        rc = predicate(p, tests, line, why, n, &inner);
-        if (rc < 0) qkv_err_set(e, QKV_ERR_FAIL, "qkv claim: %s", inner.msg);
-        preds++;
+        if (!p[strspn(p, " \t\n")])
+            rc = qkv_err_set(e, QKV_ERR_FAIL, "qkv claim: an empty predicate (expected PRED[; PRED]..., a predicate "
+                             "on each side of every ';')");
+        else if ((rc = predicate(p, tests, line, why, n, &inner)) < 0)
+            qkv_err_set(e, QKV_ERR_FAIL, "qkv claim: %s", inner.msg);
     }
-    if (!rc && !preds) rc = qkv_err_set(e, QKV_ERR_FAIL, "qkv claim: no predicate (PRED[; PRED]...)");
     free(all);
     return rc;
 }

@@ -35,12 +35,15 @@ int qkv_check_vocabulary(const char *path, const qkv_task *t, qkv_err *e) {
                       : strcmp(kind, "bpe") && strcmp(kind, "unigram") ? QKV_META_TOKENIZER
                       : !well_formed(pieces, 1, 9, "0123456789") ? QKV_META_TOKENIZER_PIECES : NULL;
     if (sha && (!kind || !pieces)) bad = kind ? QKV_META_TOKENIZER_PIECES : QKV_META_TOKENIZER;
+    if (!sha && (kind || pieces)) bad = QKV_META_TOKENIZER_SHA256; /* the record without its digest */
     char was[256] = "";
     if (sha && !bad) snprintf(was, sizeof was, "the %s vocabulary of %s pieces of sha256 %s", kind, pieces, sha);
     int rc = 0;
     if (bad) /* its values go into messages: never shown as they are */
         rc = qkv_err_set(e, QKV_ERR_FAIL, "%s: metadata %s is %s: the file is damaged", qkv__shown(path).s, bad,
-                         qkv_st_meta(st, bad) ? "malformed" : "missing beside " QKV_META_TOKENIZER_SHA256);
+                         qkv_st_meta(st, bad) ? "malformed"
+                         : sha ? "missing beside " QKV_META_TOKENIZER_SHA256
+                               : kind ? "missing beside " QKV_META_TOKENIZER : "missing beside " QKV_META_TOKENIZER_PIECES);
     else if (sha && !t->tokenizer)
         rc = qkv_err_set(e, QKV_ERR_FAIL, "%s was trained with %s, but the config reads bytes (task.tokenizer)",
                          qkv__shown(path).s, was);
