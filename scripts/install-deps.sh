@@ -133,22 +133,24 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 wait_for_lock
+# apt-get itself waits for the lock as long, should another install take it after that check
+apt_get() { apt-get -o DPkg::Lock::Timeout="${QKV_LOCK_WAIT:-300}" "$@"; }
 if [ -n "$missing" ]; then
     echo "qkv: installing missing packages:$missing" >&2
-    apt-get update -qq >&2
+    apt_get update -qq >&2
     # shellcheck disable=SC2086
-    apt-get install -y -qq --no-install-recommends $missing >&2
+    apt_get install -y -qq --no-install-recommends $missing >&2
 fi
 if [ -n "$optional" ]; then # never fatal: offline, the tests that need them are skipped
     echo "qkv: installing optional packages:$optional" >&2
     # shellcheck disable=SC2086
-    { [ -n "$missing" ] || apt-get update -qq; } >&2 && apt-get install -y -qq --no-install-recommends $optional >&2 ||
+    { [ -n "$missing" ] || apt_get update -qq; } >&2 && apt_get install -y -qq --no-install-recommends $optional >&2 ||
         echo "qkv: could not install the optional packages$optional (the tests that need them are skipped)" >&2
 fi
 if [ -n "$try" ]; then # never fatal, and silent when it fails: the caller says what it means
     echo "qkv: installing$try (when it cannot be installed, the build goes on without it)" >&2
     # shellcheck disable=SC2086
-    { { [ -n "$missing$optional" ] || apt-get update -qq; } && apt-get install -y -qq --no-install-recommends $try; } \
+    { { [ -n "$missing$optional" ] || apt_get update -qq; } && apt_get install -y -qq --no-install-recommends $try; } \
         >/dev/null 2>&1 || true
 fi
 exit 0

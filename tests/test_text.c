@@ -477,7 +477,8 @@ static long hold_lock(const char *dir, int seconds) {
 /* as root (the script installs only then), a lock file of the test's held by a `sleep`, and
  * apt-get a script that says what it was asked: with QKV_LOCK_WAIT 1 the script says who holds
  * the lock and what to do, in one line, and fails; a holder that ends within the wait is waited
- * for (a line says so) and the install goes on */
+ * for (a line says so) and the install goes on, apt-get told to wait as long for a lock taken
+ * after the script's check */
 START_TEST(test_install_deps_waits_for_lock) {
     if (geteuid() != 0) {
         qkv_test_skip("install-deps waiting for the package lock", "not root (the script installs nothing then)");
@@ -497,7 +498,8 @@ START_TEST(test_install_deps_waits_for_lock) {
     rc = run(out, sizeof out, "%s QKV_LOCK_WAIT=30 ../scripts/install-deps.sh 2>&1", env);
     ck_assert_msg(rc == 0 && strstr(out, "qkv: another package install holds the package lock: 'sleep 2' (pid ") &&
                       strstr(out, "waiting for it, at most 30 s") && strstr(out, "qkv: the package lock is free (after ") &&
-                      strstr(out, "fake apt-get install -y -qq --no-install-recommends qkv-test-not-a-package"),
+                      strstr(out, "fake apt-get -o DPkg::Lock::Timeout=30 install -y -qq --no-install-recommends "
+                             "qkv-test-not-a-package"), /* apt waits too, should the lock be taken again */
                   "exit %d: %s", rc, out);
     /* a wait beyond test(1)'s integers is refused at once, not compared in vain every second */
     pid = hold_lock(TMP, 60);

@@ -516,6 +516,29 @@ START_TEST(test_tokens_nul_separated_run) {
 }
 END_TEST
 
+/* Ctrl-C while a vocabulary trains (a slow one: unigram pieces of a repetitive text in 64 KiB
+ * lines, tens of seconds) ends the command at once, by the signal, as an uncaught one would:
+ * nothing is saved before the first checkpoint, and sentencepiece reads no stop flag */
+START_TEST(test_tokens_ctrl_c_while_the_vocabulary_trains) {
+    size_t n = 1 << 20, line = 1 << 16;
+    char *buf = malloc(n);
+    for (size_t i = 0; i < n; i++) buf[i] = (i + 1) % line == 0 ? '\n' : "abc def "[i % 8];
+    write_bytes("rep.txt", buf, n);
+    free(buf);
+    char out[4096], body[1024], cfg[600];
+    snprintf(body, sizeof body, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32}, \"task\": "
+             "{\"name\": \"text\", \"path\": \"%s/rep.txt\", \"seq_len\": 16, \"tokenizer\": \"unigram\", "
+             "\"pieces\": 262}, \"train\": {\"steps\": 5, \"batch\": 4}}\n", TMP);
+    snprintf(cfg, sizeof cfg, "%s/rep.json", TMP);
+    qkv_test_write_file(cfg, body);
+    /* the status of a train sent SIGINT a second in (a bound of 60 s: 124 were it not stopped) */
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "timeout 60 %s train %s --out %s/rep --quiet & p=$!; sleep 1; "
+                                 "kill -INT $p; wait $p; echo \"status $?\"", qkv_test_bin(), cfg, TMP), 0);
+    ck_assert_msg(strstr(out, "status 130"), "not ended by its SIGINT: %s", out);
+    ck_assert_int_ne(qkv_test_sh(NULL, 0, false, "test -e %s/rep/checkpoint.safetensors", TMP), 0);
+}
+END_TEST
+
 /* ---- long lines ----------------------------------------------------------------------------- */
 
 /* `count` words of ws, separated by spaces, as one line into buf; its length */
@@ -746,6 +769,7 @@ Suite *tokens_suite(void) {
     tcase_add_test(tc, test_tokens_chinese_fortunes);
     tcase_add_test(tc, test_tokens_nul_separated_run);
     tcase_add_test(tc, test_tokens_long_lines);
+    tcase_add_test(tc, test_tokens_ctrl_c_while_the_vocabulary_trains);
     tcase_add_test(tc, test_tokens_vocabulary_bound_to_model);
     suite_add_tcase(s, tc);
     return s;

@@ -279,7 +279,9 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
         qkv__heartbeat_doing("training the vocabulary (%d %s pieces) on the training text", tc.pieces,
                              QKV_TOKENIZER_NAMES[tc.tokenizer]);
     else qkv__heartbeat_doing("reading the task's data");
+    qkv_stop_nothing_to_save(!qkv_stop_requested()); /* Ctrl-C ends a vocabulary's training at once */
     int opened = qkv_task_open(&r->task, &tc, (uint64_t)c->train.seed, e);
+    qkv_stop_nothing_to_save(false);
     qkv__heartbeat_doing(NULL);
     if (opened) return -1;
     /* a model the task refuses (causal: false where targets follow) is said before any work */

@@ -4,11 +4,18 @@
 #include <string.h>
 
 static volatile sig_atomic_t stop_flag = 0;
+static volatile sig_atomic_t nothing_to_save = 0;
 
 static void on_stop_signal(int sig) {
-    (void)sig;
+    if (nothing_to_save) { /* the signal's own action: the process ends now, as if uncaught */
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
     stop_flag = 1;
 }
+
+void qkv_stop_nothing_to_save(bool on) { nothing_to_save = on; }
 
 void qkv_stop_catch(qkv_stop_catcher *c) {
     struct sigaction sa;

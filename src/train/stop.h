@@ -19,6 +19,10 @@ typedef struct {
 QKV_APP_API void qkv_stop_catch(qkv_stop_catcher *c);
 /* the handlers c replaced back (the flag stays as it is) */
 QKV_APP_API void qkv_stop_release(const qkv_stop_catcher *c);
+/* while on, a caught signal ends the process at once, as an uncaught one would: for long work
+ * before a run has anything to save (a vocabulary's training), which reads no stop flag; every
+ * file is written whole or not at all, so what is left is what a kill -9 there leaves */
+QKV_APP_API void qkv_stop_nothing_to_save(bool on);
 /* a stop was asked for: a caught signal, or qkv_request_stop */
 QKV_APP_API bool qkv_stop_requested(void);
 /* ask every loop that reads the flag to stop (a running qkv_train saves a checkpoint and returns
