@@ -38,8 +38,8 @@ results=docs/results/study-$version
 case "$version" in fourth|fourth-extra) [ -n "$(ls configs/study/$version/ 2>/dev/null)" ] || {
     echo "study: configs/study/$version/ is missing: run make study-pilot, then scripts/study-configs.py" >&2
     exit 1; } ;; esac
-# the fortunes corpus for the text ablations (installs it when run as root, else says how)
-scripts/install-deps.sh configs/study/base/text.json
+# the corpora the ablations read (fortunes, fortunes-zh: installs them when run as root, else says how)
+scripts/install-deps.sh configs/study/$version/*.json
 mkdir -p "$runs" "$results"
 times=$results/times.txt.tmp
 {

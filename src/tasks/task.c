@@ -15,7 +15,7 @@ const char *const QKV_TASK_NAMES[QKV_TASK_COUNT] = {
     "copy", "reverse", "sort", "recall", "induction", "fuzzy_recall", "noisy_recall", "selective_copy",
     "text", "file"};
 
-const char *const QKV_TEXT_CORPUS_NAMES[QKV_CORPUS_COUNT] = {"file", "fortunes"};
+const char *const QKV_TEXT_CORPUS_NAMES[QKV_CORPUS_COUNT] = {"file", "fortunes", "fortunes-zh"};
 const char *const QKV_TOKENIZER_NAMES[QKV_TOKENIZER_COUNT] = {"bytes", "bpe", "unigram"};
 
 qkv_task_config qkv_task_config_default(void) {
