@@ -212,8 +212,9 @@ START_TEST(test_keys) {
         ck_assert(!strncmp(k[n], "model.", 6) || !strncmp(k[n], "task.", 5) ||
                   !strncmp(k[n], "train.", 6) || !strncmp(k[n], "optim.", 6));
     }
-    ck_assert_int_eq(n, 76); /* model.attention.qk_diag, .exclusive, model.position, model.rope_base the 69th to
-                                72nd; task.tokenizer, task.pieces, task.tokenizer_path and train.precision after */
+    ck_assert_int_eq(n, 77); /* model.attention.qk_diag, .exclusive, model.position, model.rope_base the 69th to
+                                72nd; task.tokenizer, task.pieces, task.tokenizer_path, train.precision and
+                                task.heldout_seed after */
     ck_assert_str_eq(k[0], "model.vocab");
     ck_assert_str_eq(k[7], "model.attention.qkv");
     ck_assert_str_eq(k[n - 1], "optim.min_lr");
@@ -722,7 +723,7 @@ START_TEST(test_docs_list_every_key) {
         ck_assert_msg(found, "docs/config.md lists unknown key %.*s", (int)(e - s), s);
         rows++;
     }
-    ck_assert_int_eq(rows, 76);
+    ck_assert_int_eq(rows, 77);
     ck_assert_ptr_nonnull(strstr(doc, "## Shipped configs"));
     free(doc);
 }

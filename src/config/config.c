@@ -147,6 +147,8 @@ typedef struct key_def {
       "text/file: share of the data held out for evaluation")                                  \
     X(NUM, "task.val_fraction", task.val_fraction, '[', 0, 1, ')',                             \
       "text/file: share of the data held out for validation (0 = none)")                       \
+    X(INT, "task.heldout_seed", task.heldout_seed, -1, 9007199254740991.0,                     \
+      "seed of the held-out examples (validation, evaluation; text: their windows); -1 = train.seed") \
     X(INT, "task.seq_len", task.seq_len, 2, 65536, "text: window length, in tokens")          \
     X(ENUM, "task.tokenizer", task.tokenizer, QKV_TOKENIZER_NAMES, QKV_TOKENIZER_COUNT,        \
       "text: bytes (a token per byte), or sentencepiece pieces trained on the training part: bpe or unigram") \

@@ -61,6 +61,10 @@ typedef struct qkv_task_config {
     double eval_fraction;  /* text/file: share of the data held out for evaluation */
     double val_fraction;   /* text/file: share held out for validation, before the evaluation
                               part (0: no validation slice) */
+    long long heldout_seed; /* the seed the held-out examples are drawn from (generated tasks:
+                              the examples; text: the windows' positions), so that runs of every
+                              seed can be evaluated on the same ones; -1: the task's seed
+                              (train.seed), each seed its own */
     int seq_len;           /* text: window length (in tokens) */
     qkv_tokenizer_kind tokenizer; /* text: bytes, or subword pieces */
     int pieces;            /* text with pieces: the vocabulary's size (256 of them are bytes) */
