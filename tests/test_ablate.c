@@ -62,15 +62,21 @@ static double num(const cJSON *o, const char *k) {
     " \"train\": {\"steps\": 50, \"batch\": 16, \"eval_every\": 25, \"eval_examples\": 64},\n"          \
     " \"optim\": {\"lr\": 0.01, \"clip\": 1}}\n"
 
+/* base.json (BASE) and the ablation config abl.json, whose text is given, into TMP */
+static void write_sweep(const char *abl) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/base.json", TMP);
+    qkv_test_write_file(path, BASE);
+    snprintf(path, sizeof path, "%s/abl.json", TMP);
+    qkv_test_write_file(path, abl);
+}
+
 /* The extension rule: every run ends at its train.steps x 2^k or at its budget, solved runs at
  * the first such step at or after their solved_at, unsolved ones at min(budget, the first such
  * step at or after 4 x the sweep's largest solved_at); and one job or two give the same runs. */
 START_TEST(test_extension_rule_and_order) {
     char path[600];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 400,\n"
+    write_sweep("{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 400,\n"
                      " \"variants\": [{\"name\": \"full\"}, {\"name\": \"identity\", \"set\": [\"model.attention.qkv=identity\"]}],\n"
                      " \"seeds\": [0, 1]}\n");
     ablate("abl.json", "one", 1);
@@ -124,10 +130,7 @@ END_TEST
  * config's rate_choice (the pilot's rule, grid and seeds) is what results.json records */
 START_TEST(test_extend_to_max_steps_and_rate_choice) {
     char path[600];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 3200, \"extend_to_max_steps\": true,\n"
+    write_sweep("{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 3200, \"extend_to_max_steps\": true,\n"
                      " \"variants\": [{\"name\": \"full\"}, {\"name\": \"still\", \"set\": [\"optim.lr=0.000001\"]}],\n"
                      " \"seeds\": [0], \"pilot\": \"p/x\",\n"
                      " \"rate_choice\": {\"rule\": \"the pilot's rule\", \"grid\": [0.001, 0.01], \"pilot_seeds\": [100, 101]}}\n");
@@ -160,10 +163,7 @@ END_TEST
  * over its seeds (then the lower validation loss): recomputed here from every run's numbers */
 START_TEST(test_lr_chosen_on_validation) {
     char path[600];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.99, \"max_steps\": 50, \"lrs\": [0.001, 0.01, 0.1],\n"
+    write_sweep("{\"base\": \"base.json\", \"threshold\": 0.99, \"max_steps\": 50, \"lrs\": [0.001, 0.01, 0.1],\n"
                      " \"variants\": [{\"name\": \"full\"}, {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"]}],\n"
                      " \"seeds\": [0, 1]}\n");
     ablate("abl.json", "lr", 2);
@@ -327,10 +327,7 @@ END_TEST
  * within half a width step (2 layers x (2 d + 1) parameters per unit of d_ff) */
 START_TEST(test_match_params) {
     char path[600];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, "{\"base\": \"base.json\", \"max_steps\": 50,\n"
+    write_sweep("{\"base\": \"base.json\", \"max_steps\": 50,\n"
                      " \"variants\": [{\"name\": \"full\"},\n"
                      "   {\"name\": \"shared\", \"set\": [\"model.attention.qkv=shared\"], \"match_params\": \"baseline\"}],\n"
                      " \"seeds\": [0]}\n");
@@ -406,10 +403,7 @@ static void csv_sans_time(const char *dir, char *out, size_t n) {
  * then shard 1/2 (and --shard auto from Slurm's variables) and the report equal one worker's */
 START_TEST(test_shards_status_report) {
     char path[600], out[16384], a[65536], b[65536];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, SWEEP);
+    write_sweep(SWEEP);
     ablate("abl.json", "whole", 2);
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --shard 0/2 --quiet", qkv_test_bin(), TMP,
                         TMP), 0);
@@ -473,10 +467,7 @@ END_TEST
  * say so, in the report and as read back from results.json */
 START_TEST(test_partial_report_says_not_started) {
     char path[600], out[16384];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 200,\n"
+    write_sweep("{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 200,\n"
                               " \"variants\": [{\"name\": \"full\"}, {\"name\": \"identity\", \"set\": "
                               "[\"model.attention.qkv=identity\"]}],\n \"seeds\": [0]}\n");
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/part --shard 0/2 --quiet && %s ablate "
@@ -524,10 +515,7 @@ END_TEST
  * worker's; then a changed config is refused (naming the runs) unless --force */
 START_TEST(test_two_workers_and_changed_config) {
     char path[600], out[16384], a[65536], b[65536];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, SWEEP);
+    write_sweep(SWEEP);
     ablate("abl.json", "one", 1);
     ck_assert_int_eq(sh(out, sizeof out, "(%s ablate %s/abl.json --out %s/two --jobs 1 --quiet & "
                         "%s ablate %s/abl.json --out %s/two --jobs 1 --quiet; wait)", qkv_test_bin(), TMP, TMP,
@@ -622,11 +610,8 @@ END_TEST
 
 /* --slurm --dry-run: the array of workers, requeued on preemption, and the report job after it */
 START_TEST(test_slurm_scripts) {
-    char path[600], out[16384];
-    snprintf(path, sizeof path, "%s/base.json", TMP);
-    qkv_test_write_file(path, BASE);
-    snprintf(path, sizeof path, "%s/abl.json", TMP);
-    qkv_test_write_file(path, SWEEP);
+    char out[16384];
+    write_sweep(SWEEP);
     ck_assert_int_eq(sh(out, sizeof out, "%s ablate %s/abl.json --out %s/sl --slurm --tasks 3 --parallel 2 --dry-run "
                         "--sbatch --partition=cpu", qkv_test_bin(), TMP, TMP), 0);
     const char *want[] = {"#SBATCH --array=0-2%2", "#SBATCH --requeue", "#SBATCH --signal=B:TERM@60",
