@@ -258,6 +258,7 @@ help:
 	@echo "make demo       the Q/K/V ablation on recall, 4 variants x 8 seeds, ~3.5 minutes (report in runs/demo/)"
 	@echo "make study      the study of docs/qkv-answer.md, fourth edition (its rates from make study-pilot)"
 	@echo "make study-pilot the fourth edition's learning-rate pilot (one seed, three rates)"
+	@echo "make study-sixth the sixth edition: its two-seed pilot, then every ablation (docs/results/study-sixth/)"
 	@echo "make study-third the third edition (within 90 min on 2 cores)"
 	@echo "make study-extra what was cut from the fourth edition to fit (noisy recall, rope elsewhere, text)"
 	@echo "make study-bf16 the demo and the recall ablation with bf16 products (docs/performance.md)"

@@ -12,8 +12,9 @@ DEPS_PKGS := $(call deps_if,fuzz build-fuzz/%,clang libclang-rt-14-dev) \
              $(if $(filter 1,$(MPI)),libopenmpi-dev openmpi-bin) \
              $(if $(filter libxsmm,$(GEMM)),libxsmm-dev)
 # the tests use these when present (installed when missing and root; never an error): the
-# fortunes corpus (task.corpus fortunes) and xz, whose size the xz baseline is checked against
-DEPS_OPTIONAL := $(call deps_if,test asan,fortunes xz-utils)
+# fortunes corpora (task.corpus fortunes and fortunes-zh) and xz, whose size the xz baseline is
+# checked against
+DEPS_OPTIONAL := $(call deps_if,test asan,fortunes fortunes-zh xz-utils)
 # the default build on x86-64 takes libxsmm when it is installed or can be (when not, no error:
 # the build uses OpenBLAS alone, with a note)
 DEPS_TRY := $(if $(filter libxsmm,$(GEMM_AUTO)),libxsmm-dev)

@@ -2,7 +2,16 @@
 # the learning-rate pilot whose choices both use; the third edition (within 90 minutes on 2 cores) with what was cut from it and its pilot;
 # the second edition (quick, within an hour) and the study as designed (configs/study/,
 # scripts/study.sh)
-.PHONY: study study-pilot study-extra study-bf16 study-third study-third-extra study-third-pilot study-second study-full
+.PHONY: study study-pilot study-extra study-bf16 study-third study-third-extra study-third-pilot study-second study-full \
+        study-sixth
+# the sixth edition (docs/results/study-sixth/predictions.md): its pilot, the rates it chose written
+# into configs/study/sixth/ (scripts/study-configs.py stops, naming the rates to add, where a
+# chosen rate is at an end of the grid), then every ablation of it; each ablation within 90
+# minutes on 2 cores
+study-sixth: all
+	QKV=$(BUILD)/qkv scripts/study.sh sixth-pilot
+	python3 scripts/study-configs.py
+	QKV=$(BUILD)/qkv scripts/study.sh sixth
 study: all
 	QKV=$(BUILD)/qkv scripts/study.sh fourth
 study-pilot: all

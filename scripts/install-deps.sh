@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh [--list] [PACKAGE | CONFIG.json]...
 #       also checks/installs these Debian packages, and what a config's data needs: a config
 #       (or an ablation config, or its "base" config) with task.corpus "fortunes" needs the
-#       fortunes package (/usr/share/games/fortunes), e.g. scripts/install-deps.sh fortunes;
+#       fortunes package (/usr/share/games/fortunes), "fortunes-zh" the fortunes-zh package,
+#       e.g. scripts/install-deps.sh fortunes;
 #       --list prints the packages the arguments need, one per line, and installs nothing
 #   QKV_EXTRA_PKGS="clang valgrind" scripts/install-deps.sh   also checks/installs those
 #   QKV_OPTIONAL_PKGS="fortunes"   installed when missing and root; otherwise only a note
@@ -64,15 +65,16 @@ wait_for_lock() {
     echo "qkv: the package lock is free (after $waited s); installing" >&2
 }
 
-# whether a config file asks for the fortunes corpus: "corpus": "fortunes" in it (a run config,
-# an ablation config's inline base) or a --set-style "task.corpus=fortunes" (an ablation's
-# overrides), or the same in the base config an ablation config names
-needs_fortunes() {
-    grep -Eq '"corpus"[[:space:]]*:[[:space:]]*"fortunes"|task\.corpus=("|\\")?fortunes' "$1" && return 0
+# whether a config file asks for the corpus $2 (fortunes, fortunes-zh: each the Debian package of
+# that name): "corpus": "$2" in it (a run config, an ablation config's inline base) or a
+# --set-style "task.corpus=$2" (an ablation's overrides), or the same in the base config an
+# ablation config names
+needs_corpus() {
+    grep -Eq "\"corpus\"[[:space:]]*:[[:space:]]*\"$2\"|task\\.corpus=(\"|\\\\\")?$2([\"\\\\,]|\$)" "$1" && return 0
     base=$(sed -n 's/.*"base"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' "$1" | head -n 1)
     [ -n "$base" ] || return 1
     case $base in /*) ;; *) base="$(dirname "$1")/$base" ;; esac
-    [ -f "$base" ] && grep -Eq '"corpus"[[:space:]]*:[[:space:]]*"fortunes"' "$base"
+    [ -f "$base" ] && grep -Eq "\"corpus\"[[:space:]]*:[[:space:]]*\"$2\"" "$base"
 }
 
 wanted="${QKV_EXTRA_PKGS:-}"
@@ -82,7 +84,9 @@ for arg in "$@"; do
     --list) list=1 ;;
     *.json)
         if [ ! -f "$arg" ]; then echo "qkv: install-deps: $arg: no such config file" >&2; exit 2; fi
-        if needs_fortunes "$arg"; then wanted="$wanted fortunes"; fi ;;
+        for corpus in fortunes fortunes-zh; do
+            if needs_corpus "$arg" "$corpus"; then wanted="$wanted $corpus"; fi
+        done ;;
     -*) echo "qkv: install-deps: unknown option '$arg' (expected Debian package names or config files)" >&2
         exit 2 ;;
     *) wanted="$wanted $arg" ;;

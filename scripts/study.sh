@@ -1,7 +1,13 @@
 #!/bin/sh
 # The study of docs/qkv-answer.md: every ablation of configs/study/VERSION/, then the summary.
 #
-#   scripts/study.sh [fourth|fourth-extra|fourth-pilot|bf16|third|third-extra|third-pilot|quick|extra|full]
+#   scripts/study.sh [sixth|sixth-pilot|fourth|fourth-extra|fourth-pilot|bf16|third|third-extra|third-pilot|quick|extra|full] [NAME...]
+#
+# sixth-pilot and sixth are the sixth edition (make study-sixth runs both, with
+# scripts/study-configs.py between them, which writes configs/study/sixth/ from the pilot's
+# committed choices; the predictions were committed before either:
+# docs/results/study-sixth/predictions.md). NAME... runs only those ablations of the version
+# (configs/study/VERSION/NAME.json), their wall times added to times.txt rather than replacing it.
 #
 # fourth (the default; make study) is the fourth edition of docs/qkv-answer.md; fourth-pilot
 # (make study-pilot) its learning-rate pilot, whose choices configs/study/fourth/*.json hold
@@ -25,8 +31,19 @@
 set -eu
 cd "$(dirname "$0")/.."
 version=${1:-fourth}
-case "$version" in fourth|fourth-extra|fourth-pilot|bf16|third|third-extra|third-pilot|quick|extra|full) ;;
-*) echo "usage: scripts/study.sh [fourth|fourth-extra|fourth-pilot|bf16|third|third-extra|third-pilot|quick|extra|full]" >&2; exit 2 ;; esac
+case "$version" in sixth|sixth-pilot|fourth|fourth-extra|fourth-pilot|bf16|third|third-extra|third-pilot|quick|extra|full) ;;
+*) echo "usage: scripts/study.sh [sixth|sixth-pilot|fourth|fourth-extra|fourth-pilot|bf16|third|third-extra|third-pilot|quick|extra|full] [NAME...]" >&2; exit 2 ;; esac
+[ $# -eq 0 ] || shift
+names="$*"
+cfgs=
+if [ -z "$names" ]; then
+    cfgs=$(ls configs/study/"$version"/*.json 2>/dev/null || true)
+else
+    for n in $names; do
+        [ -f "configs/study/$version/$n.json" ] || { echo "study: configs/study/$version/$n.json: no such ablation" >&2; exit 2; }
+        cfgs="$cfgs configs/study/$version/$n.json"
+    done
+fi
 qkv=${QKV:-build/qkv}
 jobs=${JOBS:-$(getconf _NPROCESSORS_ONLN)}
 runs=runs/study-$version
@@ -35,26 +52,28 @@ results=docs/results/study-$version
 [ "$version" != third ] || [ -f configs/study/third/text-d64.json ] || {
     echo "study: configs/study/third/text-d64.json is missing: run make study-pilot, then scripts/study-configs.py" >&2
     exit 1; }
-case "$version" in fourth|fourth-extra) [ -n "$(ls configs/study/$version/ 2>/dev/null)" ] || {
-    echo "study: configs/study/$version/ is missing: run make study-pilot, then scripts/study-configs.py" >&2
+case "$version" in fourth|fourth-extra|sixth) [ -n "$cfgs" ] || {
+    echo "study: configs/study/$version/ is missing: run its pilot, then scripts/study-configs.py" >&2
     exit 1; } ;; esac
-# the fortunes corpus for the text ablations (installs it when run as root, else says how)
-scripts/install-deps.sh configs/study/base/text.json
+# the corpora the ablations read (fortunes, fortunes-zh: installs them when run as root, else says how)
+# shellcheck disable=SC2086
+scripts/install-deps.sh $cfgs
 mkdir -p "$runs" "$results"
 times=$results/times.txt.tmp
 {
     echo "# scripts/study.sh $version: $(date -u +%Y-%m-%dT%H:%MZ), $(getconf _NPROCESSORS_ONLN) cores, --jobs $jobs,"
     echo "# $($qkv --version 2>/dev/null | head -n 1), load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "# machine: $($qkv --version 2>/dev/null | sed -n 's/^machine: //p')"
+    echo "# nice $(nice), lscpu: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1), $(getconf _NPROCESSORS_ONLN) CPUs"
 } > "$times"
 total0=$(date +%s)
 dirs=
-for cfg in configs/study/$version/*.json; do
+for cfg in $cfgs; do
     name=$(basename "$cfg" .json)
     t0=$(date +%s)
     "$qkv" ablate "$cfg" --out "$runs/$name" --jobs "$jobs"
     t1=$(date +%s)
-    echo "$name $((t1 - t0)) s" >> "$times"
+    echo "$name $((t1 - t0)) s (load average at its end: $(cut -d' ' -f1-3 /proc/loadavg))" >> "$times"
     mkdir -p "$results/$name"
     for f in results.md results.csv results.json report.md; do
         [ ! -f "$runs/$name/$f" ] || cp "$runs/$name/$f" "$results/$name/$f"
@@ -64,7 +83,11 @@ for cfg in configs/study/$version/*.json; do
     dirs="$dirs $results/$name"
 done
 echo "total $(( $(date +%s) - total0 )) s" >> "$times"
-mv "$times" "$results/times.txt"
+if [ -n "$names" ] && [ -f "$results/times.txt" ]; then # a subset: its times join the earlier ones
+    cat "$times" >> "$results/times.txt" && rm -f "$times"
+else
+    mv "$times" "$results/times.txt"
+fi
 # shellcheck disable=SC2086
 "$qkv" summarize $dirs --out "$results/summary"
 echo "study: reports in $results/, the summary in $results/summary/summary.md"

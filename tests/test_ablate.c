@@ -146,6 +146,40 @@ START_TEST(test_flat_at_the_floor) {
 }
 END_TEST
 
+/* extend_to_max_steps: every unsolved run goes to max_steps, not only to 4 x the sweep's largest
+ * solved_at (a run that learns nothing at a rate of 1e-6 beside one that solves early); and the
+ * config's rate_choice (the pilot's rule, grid and seeds) is what results.json records */
+START_TEST(test_extend_to_max_steps_and_rate_choice) {
+    char path[600];
+    sweep("abl.json", "{\"base\": \"base.json\", \"threshold\": 0.6, \"max_steps\": 3200, \"extend_to_max_steps\": true,\n"
+                     " \"variants\": [{\"name\": \"full\"}, {\"name\": \"still\", \"set\": [\"optim.lr=0.000001\"]}],\n"
+                     " \"seeds\": [0], \"pilot\": \"p/x\",\n"
+                     " \"rate_choice\": {\"rule\": \"the pilot's rule\", \"grid\": [0.001, 0.01], \"pilot_seeds\": [100, 101]}}\n");
+    ablate("abl.json", "ext", 2);
+    snprintf(path, sizeof path, "%s/ext/results.json", TMP);
+    cJSON *a = read_json(path);
+    double max_solved = num(a, "max_solved_at");
+    /* the usual rule would stop the unsolved run at 50 x 2^k >= 4 x max_solved, below 3200 */
+    long long usual = 50;
+    while (isfinite(max_solved) && usual < 4 * (long long)max_solved) usual *= 2;
+    ck_assert_msg(isfinite(max_solved) && usual < 3200, "the test needs full to solve early (at %g)", max_solved);
+    const cJSON *va = cJSON_GetObjectItemCaseSensitive(a, "variants");
+    const cJSON *still = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(va, 1), "runs"), 0);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(still, "verdict")->valuestring, "unsolved");
+    ck_assert_int_eq((long long)num(still, "budget"), 3200);
+    const cJSON *rate = cJSON_GetObjectItemCaseSensitive(a, "rate_choice");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(rate, "rule")->valuestring, "the pilot's rule");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(rate, "pilot")->valuestring, "p/x");
+    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(rate, "grid"), *ps = cJSON_GetObjectItemCaseSensitive(rate, "pilot_seeds");
+    ck_assert_int_eq(cJSON_GetArraySize(grid), 2);
+    ck_assert(cJSON_GetArrayItem(grid, 1)->valuedouble == 0.01);
+    ck_assert_int_eq(cJSON_GetArraySize(ps), 2);
+    ck_assert_int_eq((int)cJSON_GetArrayItem(ps, 0)->valuedouble, 100);
+    ck_assert_int_eq((int)cJSON_GetArrayItem(ps, 1)->valuedouble, 101);
+    cJSON_Delete(a);
+}
+END_TEST
+
 /* the learning rate of each variant is the one with the best mean final validation accuracy
  * over its seeds (then the lower validation loss): recomputed here from every run's numbers */
 START_TEST(test_lr_chosen_on_validation) {
@@ -653,6 +687,7 @@ Suite *ablate_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_extension_rule_and_order);
     tcase_add_test(tc, test_flat_at_the_floor);
+    tcase_add_test(tc, test_extend_to_max_steps_and_rate_choice);
     tcase_add_test(tc, test_lr_chosen_on_validation);
     tcase_add_test(tc, test_removed_keys_refused);
     tcase_add_test(tc, test_match_params);

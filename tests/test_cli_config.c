@@ -108,7 +108,7 @@ const qkv_cli_row CLI_CONFIG_ROWS[] = {
      "cfg.json: model.attention.kv_heads: 3 does not divide heads 4"},
     {"train", "CONFIG", "unknown text corpus", CFG("{\"task\": {\"name\": \"text\", \"corpus\": \"fortune\"}}"),
      Q "train cfg.json --out out", 2,
-     "task.corpus: expected one of file, fortunes, got \"fortune\" (did you mean fortunes?)"},
+     "task.corpus: expected one of file, fortunes, fortunes-zh, got \"fortune\" (did you mean fortunes?)"},
     /* ---- train: --set */
     /* bf16 products on a CPU without AVX512_BF16: /proc/cpuinfo replaced by one without the flag
      * (the shim tests/shim/cpuinfo.c), so the row runs on any machine */

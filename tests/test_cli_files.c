@@ -452,6 +452,12 @@ const qkv_cli_row CLI_FILES_ROWS[] = {
     {"ablate", "CONFIG", "a pilot that is not a path",
      CFG("{\"base\": \"nope.json\", \"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"pilot\": 3}"),
      Q "ablate cfg.json --out out", 2, "cfg.json: pilot: expected the path of the sweep that chose the rates"},
+    {"ablate", "CONFIG", "a rate_choice without its rule",
+     CFG("{\"base\": \"nope.json\", \"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"rate_choice\": {\"grid\": [0.001]}}"),
+     Q "ablate cfg.json --out out", 2, "cfg.json: rate_choice.rule: expected how the rates were chosen, in words"},
+    {"ablate", "CONFIG", "extend_to_max_steps without max_steps",
+     CFG("{\"base\": \"nope.json\", \"variants\": [{\"name\": \"a\"}], \"seeds\": [0], \"extend_to_max_steps\": true}"),
+     Q "ablate cfg.json --out out", 2, "cfg.json: extend_to_max_steps: needs max_steps (the steps to extend to)"},
     /* ---- ablate: --out DIR and the state in it (each run's files, the configs, the claims), read
      * leniently: damaged, a run counts as not finished */
     {"ablate", "--out DIR", "a regular file", FROM_RUN("echo mine > x"), Q "ablate abl.json --out x --quiet", 1,

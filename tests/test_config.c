@@ -213,12 +213,12 @@ START_TEST(test_keys) {
                   !strncmp(k[n], "train.", 6) || !strncmp(k[n], "optim.", 6));
     }
     /* the attention's keys are its options' rows (nn/attn_options.h), between model.activation and
-     * model.position; the other sections' 54 keys end with task.tokenizer, task.pieces,
-     * task.tokenizer_path, train.precision */
+     * model.position; the other sections' 55 keys end with task.tokenizer, task.pieces,
+     * task.tokenizer_path, train.precision, task.heldout_seed */
     int attn = 0;
     for (int i = 0; i < n; i++) attn += !strncmp(k[i], "model.attention.", 16);
     ck_assert_int_eq(attn, QKV_ATTN_OPTION_COUNT);
-    ck_assert_int_eq(n, 54 + QKV_ATTN_OPTION_COUNT);
+    ck_assert_int_eq(n, 55 + QKV_ATTN_OPTION_COUNT);
     ck_assert_str_eq(k[7 + QKV_ATTN_OPTION_COUNT], "model.position");
     ck_assert_str_eq(k[0], "model.vocab");
     ck_assert_str_eq(k[7], "model.attention.qkv");
@@ -728,7 +728,7 @@ START_TEST(test_docs_list_every_key) {
         ck_assert_msg(found, "docs/config.md lists unknown key %.*s", (int)(e - s), s);
         rows++;
     }
-    ck_assert_int_eq(rows, 54 + QKV_ATTN_OPTION_COUNT);
+    ck_assert_int_eq(rows, 55 + QKV_ATTN_OPTION_COUNT);
     ck_assert_ptr_nonnull(strstr(doc, "## Shipped configs"));
     free(doc);
 }

@@ -879,6 +879,7 @@ START_TEST(report_json_has_variants_and_runs) {
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(rate, "rule")->valuestring,
                      grid ? QKV_RATE_RULE_GRID : QKV_RATE_RULE_SET);
     ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(rate, "pilot")));
+    ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(rate, "pilot_seeds")); /* none named */
     ck_assert_str_eq(item(root, "title")->valuestring, "Q/K/V ablation & <test>");
     ck_assert(fabs(number(root, "threshold") - 0.9) < 1e-12);
     ck_assert_str_eq(item(root, "baseline")->valuestring, "full");

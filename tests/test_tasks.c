@@ -625,6 +625,64 @@ START_TEST(test_recall_floors) {
 }
 END_TEST
 
+/* the held-out examples of a split (tokens and targets of `count` of them) for one train seed */
+static void heldout_of(const qkv_task_config *c, uint64_t seed, qkv_split split, int count, int32_t *out) {
+    qkv_task t;
+    open_ok(&t, c, seed);
+    ck_assert(!qkv_task_hold_out(&t, count, count, &qe));
+    qkv_batch b;
+    ck_assert(!qkv_batch_alloc(&b, &t, count));
+    ck_assert_int_le(b.T, 256);
+    qkv_task_split_batch(&t, split, &b, 0, count);
+    memcpy(out, b.tok, (size_t)count * b.T * sizeof *out);
+    memcpy(out + (size_t)count * b.T, b.tgt, (size_t)count * b.T * sizeof *out);
+    qkv_batch_free(&b);
+    qkv_task_close(&t);
+}
+
+/* task.heldout_seed: with it set, runs of every train seed are validated and evaluated on the same
+ * examples (text: the same windows; a generated task: the same examples); by default (-1) each seed
+ * draws its own, exactly as with heldout_seed = its train seed */
+START_TEST(test_heldout_seed) {
+    char dir[512], path[600];
+    qkv_test_mkdtemp(dir, sizeof dir, "heldout");
+    snprintf(path, sizeof path, "%s/text.txt", dir);
+    char text[4096];
+    for (int i = 0; i < 4095; i++) text[i] = (char)('a' + (i * 7 + i / 13) % 26);
+    text[4095] = 0;
+    qkv_test_write_file(path, text);
+    qkv_task_config cs[2] = {cfg_of(QKV_TASK_TEXT), cfg_of(QKV_TASK_RECALL)};
+    cs[0].corpus = QKV_CORPUS_FILE, cs[0].seq_len = 16;
+    snprintf(cs[0].path, sizeof cs[0].path, "%s", path);
+    enum { N = 24, MAXT = 256 };
+    static int32_t a[2 * N * MAXT], b[2 * N * MAXT];
+    for (int k = 0; k < 2; k++) {
+        qkv_task_config c = cs[k];
+        ck_assert_int_eq(c.heldout_seed, -1); /* the default */
+        for (int si = 0; si < 2; si++) {
+            qkv_split split = si ? QKV_SPLIT_VAL : QKV_SPLIT_EVAL;
+            size_t n = sizeof a;
+            /* default: seeds 0 and 1 see different examples; each sees what heldout_seed = it gives */
+            memset(a, 0, n), memset(b, 0, n);
+            heldout_of(&c, 0, split, N, a);
+            heldout_of(&c, 1, split, N, b);
+            ck_assert_msg(memcmp(a, b, n), "task %d split %d: seeds 0 and 1 share their held-out examples", k, split);
+            c.heldout_seed = 1;
+            heldout_of(&c, 1, split, N, a);
+            ck_assert_msg(!memcmp(a, b, n), "task %d split %d", k, split);
+            /* fixed: the same examples whatever the train seed */
+            c.heldout_seed = 12345;
+            heldout_of(&c, 0, split, N, a);
+            heldout_of(&c, 1, split, N, b);
+            ck_assert_msg(!memcmp(a, b, n), "task %d split %d: heldout_seed set, seeds differ", k, split);
+            c.heldout_seed = -1;
+        }
+    }
+    remove(path);
+    rmdir(dir);
+}
+END_TEST
+
 Suite *tasks_suite(void) {
     Suite *s = suite_create("tasks");
     TCase *tc = tcase_create("tasks");
@@ -638,6 +696,7 @@ Suite *tasks_suite(void) {
     tcase_add_test(tc, test_sizes_and_errors);
     tcase_add_test(tc, test_query_blank_format);
     tcase_add_test(tc, test_bidirectional_tasks);
+    tcase_add_test(tc, test_heldout_seed);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -127,7 +127,7 @@ START_TEST(test_fortunes_files) {
     int64_t len = 0, len2 = 0, nf = 0;
     int files = 0;
     qkv_err qe;
-    ck_assert_msg(!qkv__task_read_fortunes(dir, "task.path", &text, &len, &files, &nf, &qe), "%s", qe.msg);
+    ck_assert_msg(!qkv__task_read_fortunes(dir, NULL, false, "task.path", &text, &len, &files, &nf, &qe), "%s", qe.msg);
     ck_assert_int_eq(files, 3); /* a, b, crlf */
     ck_assert_int_eq(nf, 6);
     const char *want[] = {"one\nline two\n", "four\n", "two\n", "three\n", "crlf one\r\n", "crlf two\r\n"};
@@ -138,7 +138,7 @@ START_TEST(test_fortunes_files) {
     }
     ck_assert_int_eq(len, total); /* nothing else: no index, link, hidden or subdirectory text */
     /* the same corpus every time */
-    ck_assert(!qkv__task_read_fortunes(dir, "task.path", &again, &len2, NULL, NULL, &qe));
+    ck_assert(!qkv__task_read_fortunes(dir, NULL, false, "task.path", &again, &len2, NULL, NULL, &qe));
     ck_assert_int_eq(len, len2);
     ck_assert(!memcmp(text, again, (size_t)len));
     free(text);
@@ -154,13 +154,13 @@ START_TEST(test_fortunes_missing) {
     uint8_t *text = NULL;
     int64_t len;
     snprintf(dir, sizeof dir, "%s/none", TMP);
-    ck_assert_int_eq(qkv__task_read_fortunes(dir, "task.path", &text, &len, NULL, NULL, &qe), -1);
+    ck_assert_int_eq(qkv__task_read_fortunes(dir, NULL, false, "task.path", &text, &len, NULL, NULL, &qe), -1);
     ck_assert_msg(strstr(qe.msg, "task.path: cannot open the fortunes directory") && strstr(qe.msg, "apt-get install fortunes") &&
                   !strchr(qe.msg, '\n'), "%s", qe.msg);
     ck_assert_int_eq(mkdir(dir, 0755), 0);
     put_str(dir, "empty", "%\n  \n%\n");
     put_str(dir, "empty.dat", "x");
-    ck_assert_int_eq(qkv__task_read_fortunes(dir, "task.corpus", &text, &len, NULL, NULL, &qe), -1);
+    ck_assert_int_eq(qkv__task_read_fortunes(dir, NULL, false, "task.corpus", &text, &len, NULL, NULL, &qe), -1);
     ck_assert_msg(strstr(qe.msg, "task.corpus: ") && strstr(qe.msg, "holds no fortunes") &&
                   strstr(qe.msg, "scripts/install-deps.sh fortunes"), "%s", qe.msg);
     ck_assert_ptr_null(text);
@@ -219,33 +219,117 @@ START_TEST(test_fortunes_split) {
 }
 END_TEST
 
-/* Debian's fortunes, when installed: every fortune file (one per strfile index), every
- * fortune strfile counted but the blank and duplicate ones, the same corpus every time */
+/* a package's corpus reads its own files by name: another file beside them (another fortunes-*
+ * package) changes nothing; one of them missing stops with the file and the package to install;
+ * with colour, terminal colour codes (ESC [ digits and semicolons m) are left out */
+START_TEST(test_fortunes_package_files) {
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/pkg", TMP);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    static const char *const FILES[] = {"b", "a", NULL};
+    const qkv__fortunes_package pkg = {"fortunes-xx", "apt-get install fortunes-xx", FILES, true};
+    put_str(dir, "a", "\x1b[32m<title>\x1b[m\nline \x1b[;\x1b[34;1mblue\x1b[0m end\n%\nsecond\n");
+    put_str(dir, "b", "bee\n");
+    uint8_t *text = NULL, *with = NULL;
+    int64_t len, len2, nf;
+    int files;
+    qkv_err qe;
+    ck_assert_msg(!qkv__task_read_fortunes(dir, &pkg, pkg.colour, "task.corpus", &text, &len, &files, &nf, &qe), "%s",
+                  qe.msg);
+    ck_assert_int_eq(files, 2);
+    ck_assert_int_eq(nf, 3);
+    ck_assert_int_eq(occurrences(text, len, "<title>\nline blue end\n"), 1);
+    ck_assert_int_eq(occurrences(text, len, "bee\n"), 1);
+    ck_assert_ptr_null(memchr(text, 0x1b, (size_t)len));
+    /* another package's file beside them: the same corpus, byte for byte */
+    put_str(dir, "chinese", "\xe4\xb8\xad\n%\nbee two\n");
+    ck_assert_msg(!qkv__task_read_fortunes(dir, &pkg, pkg.colour, "task.corpus", &with, &len2, &files, &nf, &qe), "%s",
+                  qe.msg);
+    ck_assert_int_eq(files, 2);
+    ck_assert(len == len2 && !memcmp(text, with, (size_t)len));
+    free(with);
+    free(text);
+    text = NULL;
+    /* without colour the codes stay (the English package has none to leave out) */
+    ck_assert(!qkv__task_read_fortunes(dir, &pkg, false, "task.corpus", &text, &len, NULL, NULL, &qe));
+    ck_assert_ptr_nonnull(memchr(text, 0x1b, (size_t)len));
+    free(text);
+    text = NULL;
+    /* one of its files missing */
+    char path[500];
+    snprintf(path, sizeof path, "%s/b", dir);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(qkv__task_read_fortunes(dir, &pkg, true, "task.corpus", &text, &len, NULL, NULL, &qe), -1);
+    ck_assert_msg(strstr(qe.msg, "task.corpus: fortunes-xx reads the 2 fortune files of Debian's fortunes-xx package") &&
+                  strstr(qe.msg, "/pkg/b is not one") && strstr(qe.msg, "apt-get install fortunes-xx") &&
+                  !strchr(qe.msg, '\n'), "%s", qe.msg);
+    ck_assert_ptr_null(text);
+}
+END_TEST
+
+/* the count of fortunes strfile's indexes give for a package's files (the big-endian u32 at byte
+ * 4 of NAME.dat); -1 when one is missing */
+static long long strfile_count(const qkv__fortunes_package *pkg) {
+    long long total = 0;
+    for (const char *const *f = pkg->files; *f; f++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.dat", QKV_FORTUNES_DIR, *f);
+        FILE *fp = fopen(path, "rb");
+        uint8_t h[8];
+        size_t got = fp ? fread(h, 1, sizeof h, fp) : 0;
+        if (fp) fclose(fp);
+        if (got != sizeof h) return -1;
+        total += (long long)h[4] << 24 | (long long)h[5] << 16 | h[6] << 8 | h[7];
+    }
+    return total;
+}
+
+/* Debian's fortunes, when installed: the English package's 43 files and no other (fortunes-zh
+ * beside it changes nothing), every fortune strfile counted in them but the blank and duplicate
+ * ones, the same corpus every time; the Chinese package's, where installed, without colour codes */
 START_TEST(test_fortunes_debian) {
     if (!have_fortunes("text: test_fortunes_debian")) return;
-    char out[4096];
     qkv_err qe;
     uint8_t *text = NULL, *again = NULL;
     int64_t len, len2, nf;
     int files;
-    ck_assert_msg(!qkv__task_read_fortunes(QKV_FORTUNES_DIR, "task.corpus", &text, &len, &files, &nf, &qe),
+    const qkv__fortunes_package *en = qkv__fortunes_package_of(QKV_CORPUS_FORTUNES);
+    qkv_task_config c = fortunes_config(NULL, 32);
+    qkv_task t;
+    ck_assert_msg(!qkv_task_open(&t, &c, 0, &qe), "%s", qe.msg);
+    ck_assert_msg(!qkv__task_read_fortunes(QKV_FORTUNES_DIR, en, false, "task.corpus", &text, &len, &files, &nf, &qe),
                   "%s", qe.msg);
-    /* strfile's indexes: one NAME.dat per fortune file, its count of fortunes (big-endian u32 at byte 4) */
-    ck_assert_int_eq(run(out, sizeof out, "cd %s && for d in *.dat; do f=${d%%.dat}; [ -f \"$f\" ] && "
-                         "[ ! -L \"$f\" ] && od -An -tu1 -j4 -N4 \"$d\"; done | "
-                         "awk '{n++; s += $1*16777216 + $2*65536 + $3*256 + $4} END {print n, s}'", QKV_FORTUNES_DIR), 0);
-    int idx = 0;
-    long long counted = 0;
-    ck_assert_int_eq(sscanf(out, "%d %lld", &idx, &counted), 2);
-    ck_assert_int_eq(files, idx);
+    ck_assert(t.text_len == len && !memcmp(t.text, text, (size_t)len)); /* the task reads the package's files */
+    qkv_task_close(&t);
+    ck_assert_int_eq(files, 43);
+    long long counted = strfile_count(en);
+    ck_assert_int_gt(counted, 0);
     ck_assert_int_le(nf, counted);
     ck_assert_msg(nf >= counted * 99 / 100, "%lld fortunes of strfile's %lld", (long long)nf, counted);
     printf("test_text: %s: %d files, %lld fortunes (strfile counts %lld), %lld bytes\n", QKV_FORTUNES_DIR, files,
            (long long)nf, counted, (long long)len);
-    ck_assert(!qkv__task_read_fortunes(QKV_FORTUNES_DIR, "task.corpus", &again, &len2, NULL, NULL, &qe));
+    ck_assert(!qkv__task_read_fortunes(QKV_FORTUNES_DIR, en, false, "task.corpus", &again, &len2, NULL, NULL, &qe));
     ck_assert(len == len2 && !memcmp(text, again, (size_t)len));
-    free(text);
     free(again);
+    /* nothing of fortunes-zh: no byte of a CJK character (UTF-8 lead bytes 0xe4 to 0xe9) */
+    int64_t cjk = 0;
+    for (int64_t i = 0; i < len; i++) cjk += text[i] >= 0xe4 && text[i] <= 0xe9;
+    ck_assert_int_lt(cjk, 100);
+    free(text);
+    const qkv__fortunes_package *zh = qkv__fortunes_package_of(QKV_CORPUS_FORTUNES_ZH);
+    if (strfile_count(zh) < 0) {
+        qkv_test_skip("text: the fortunes-zh corpus", "fortunes-zh is not installed (" QKV_FORTUNES_ZH_INSTALL ")");
+        return;
+    }
+    c.corpus = QKV_CORPUS_FORTUNES_ZH;
+    ck_assert_msg(!qkv_task_open(&t, &c, 0, &qe), "%s", qe.msg);
+    ck_assert_ptr_null(memchr(t.text, 0x1b, (size_t)t.text_len));
+    cjk = 0;
+    for (int64_t i = 0; i < t.text_len; i++) cjk += t.text[i] >= 0xe4 && t.text[i] <= 0xe9;
+    ck_assert_int_gt(cjk, t.text_len / 10); /* a lead byte per 3-byte character: about 1 in 6 here */
+    printf("test_text: fortunes-zh: %lld bytes (strfile counts %lld fortunes)\n", (long long)t.text_len,
+           strfile_count(zh));
+    qkv_task_close(&t);
 }
 END_TEST
 
@@ -455,6 +539,16 @@ START_TEST(test_install_deps_detects_corpus) {
         ck_assert_int_eq(run(out, sizeof out, "../scripts/install-deps.sh --list %s/%s", TMP, no[i]), 0);
         ck_assert_msg(!strcmp(out, ""), "%s: [%s]", no[i], out);
     }
+    /* the Chinese corpus needs its own package, and "fortunes" alone does not ask for it */
+    put_str(TMP, "zh.json", "{\"task\": {\"name\": \"text\", \"corpus\": \"fortunes-zh\"}}\n");
+    put_str(TMP, "abl-zh-base.json", "{\"base\": \"zh.json\", \"variants\": [{\"name\": \"a\"}], \"seeds\": [0]}\n");
+    put_str(TMP, "abl-zh-set.json", "{\"base\": \"plain.json\", \"set\": [\"task.corpus=fortunes-zh\"], "
+                                    "\"variants\": [{\"name\": \"a\"}], \"seeds\": [0]}\n");
+    const char *zh[] = {"zh.json", "abl-zh-base.json", "abl-zh-set.json"};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(run(out, sizeof out, "../scripts/install-deps.sh --list %s/%s", TMP, zh[i]), 0);
+        ck_assert_msg(!strcmp(out, "fortunes-zh\n"), "%s: [%s]", zh[i], out);
+    }
     ck_assert_int_eq(run(out, sizeof out, "../scripts/install-deps.sh --list ../configs/text-fortunes.json"), 0);
     ck_assert_str_eq(out, "fortunes\n");
     ck_assert_int_eq(run(out, sizeof out, "../scripts/install-deps.sh --list fortunes xz-utils fortunes"), 0);
@@ -521,6 +615,7 @@ Suite *text_suite(void) {
     tcase_add_test(tc, test_fortunes_files);
     tcase_add_test(tc, test_fortunes_missing);
     tcase_add_test(tc, test_fortunes_split);
+    tcase_add_test(tc, test_fortunes_package_files);
     tcase_add_test(tc, test_fortunes_debian);
     tcase_add_test(tc, test_fortunes_config);
     tcase_add_test(tc, test_baselines_file);

@@ -15,6 +15,8 @@
 #include <stdio.h>
 
 #define QKV_ABLATE_NAME 64
+/* the most rates and seeds an ablation config's rate_choice names */
+#define QKV_ABLATE_MAX_PILOT 32
 
 typedef struct qkv_ablate_variant {
     char name[QKV_ABLATE_NAME];     /* [A-Za-z0-9_+.-], used in paths */
@@ -46,12 +48,21 @@ typedef struct qkv_ablate_config {
     double *lrs;                    /* optim.lr of each run; n_lrs = 0: the config's own */
     int n_lrs;
     long long max_steps;            /* extension budget (0: 4 x train.steps of each run) */
+    bool extend_to_max_steps;       /* every unsolved run extended to its budget, not only to 4 x
+                                       the sweep's largest solved_at (to tell slow from stuck) */
     int baseline;                   /* the variant the others are compared with */
     double threshold;               /* validation accuracy that counts as solved */
     qkv_ablate_metric metric;       /* compared against the baseline and chosen on (learning rates) */
     int example;                    /* index of the evaluation example whose attention is drawn */
     char title[256];                /* report title ("" = from the file name) */
     char pilot[1024];               /* the sweep that chose the rates its variants set ("" = none named) */
+    /* how the pilot chose them ("rate_choice" in the file; results.json's rate_choice): its rule
+     * in words ("" = not given), its grid of rates and its seeds (n_* = 0: not given) */
+    char rate_rule[1024];
+    double rate_grid[QKV_ABLATE_MAX_PILOT];
+    int n_rate_grid;
+    long long pilot_seeds[QKV_ABLATE_MAX_PILOT];
+    int n_pilot_seeds;
 } qkv_ablate_config;
 
 /* parse (strict: unknown keys, wrong types, duplicate variant names are errors naming the key) */

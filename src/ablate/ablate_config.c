@@ -174,7 +174,9 @@ static int match_params(qkv_ablate_config *c, int v, qkv_err *e) {
 
 /* the ablation config's keys, and a variant's */
 static const char *const TOP[] = {"title", "base", "set", "variants", "seeds", "lrs", "max_steps", "baseline",
-                                  "threshold", "metric", "example", "pilot", NULL};
+                                  "threshold", "metric", "example", "pilot", "rate_choice", "extend_to_max_steps",
+                                  NULL};
+static const char *const RATE_CHOICE[] = {"rule", "grid", "pilot_seeds", NULL};
 /* keys that are no longer read: refused by name, not as unknown */
 static const char *const REMOVED[] = {"batch_runs", "batch_max_runs", NULL};
 static const char *const VAR[] = {"name", "set", "match_params", NULL};
@@ -304,6 +306,12 @@ static int parse_study(qkv_ablate_config *c, const cJSON *j, const char *path, q
                ms->valuedouble != (double)(long long)ms->valuedouble))
         return qkv_err_set(e, QKV_ERR_USAGE, "%s: max_steps: expected an integer in [1, 1000000000] (the extension budget)", path);
     if (ms) c->max_steps = (long long)ms->valuedouble;
+    const cJSON *em = cJSON_GetObjectItemCaseSensitive(j, "extend_to_max_steps");
+    if (em && !cJSON_IsBool(em))
+        return qkv_err_set(e, QKV_ERR_USAGE, "%s: extend_to_max_steps: expected true or false", path);
+    c->extend_to_max_steps = cJSON_IsTrue(em);
+    if (c->extend_to_max_steps && !ms)
+        return qkv_err_set(e, QKV_ERR_USAGE, "%s: extend_to_max_steps: needs max_steps (the steps to extend to)", path);
     const cJSON *bl = cJSON_GetObjectItemCaseSensitive(j, "baseline");
     if (bl) {
         if (!cJSON_IsString(bl)) return qkv_err_set(e, QKV_ERR_USAGE, "%s: baseline: expected a variant's name", path);
@@ -343,6 +351,36 @@ static int parse_extras(qkv_ablate_config *c, const cJSON *j, const char *path, 
         return qkv_err_set(e, QKV_ERR_USAGE, "%s: pilot: expected the path of the sweep that chose the rates (a string "
                            "shorter than %zu bytes)", path, sizeof c->pilot);
     if (pi) snprintf(c->pilot, sizeof c->pilot, "%s", pi->valuestring);
+    const cJSON *rc = cJSON_GetObjectItemCaseSensitive(j, "rate_choice");
+    if (!rc) return 0;
+    if (!cJSON_IsObject(rc))
+        return qkv_err_set(e, QKV_ERR_USAGE, "%s: rate_choice: expected an object (rule, grid, pilot_seeds)", path);
+    if (check_keys(rc, RATE_CHOICE, path, "rate_choice.", e)) return -1;
+    const cJSON *ru = cJSON_GetObjectItemCaseSensitive(rc, "rule"), *gr = cJSON_GetObjectItemCaseSensitive(rc, "grid"),
+                *ps = cJSON_GetObjectItemCaseSensitive(rc, "pilot_seeds");
+    if (!cJSON_IsString(ru) || !ru->valuestring[0] || strlen(ru->valuestring) >= sizeof c->rate_rule)
+        return qkv_err_set(e, QKV_ERR_USAGE, "%s: rate_choice.rule: expected how the rates were chosen, in words (a "
+                           "string of 1 to %zu bytes)", path, sizeof c->rate_rule - 1);
+    snprintf(c->rate_rule, sizeof c->rate_rule, "%s", ru->valuestring);
+    int i = 0;
+    for (const cJSON *x = cJSON_IsArray(gr) ? gr->child : NULL; x; x = x->next, i++) {
+        if (i == QKV_ABLATE_MAX_PILOT || !cJSON_IsNumber(x) || !(x->valuedouble > 0 && x->valuedouble <= 10))
+            return qkv_err_set(e, QKV_ERR_USAGE, "%s: rate_choice.grid[%d]: expected at most %d learning rates in (0, 10]",
+                               path, i, QKV_ABLATE_MAX_PILOT);
+        c->rate_grid[c->n_rate_grid++] = x->valuedouble;
+    }
+    if (gr && !cJSON_IsArray(gr))
+        return qkv_err_set(e, QKV_ERR_USAGE, "%s: rate_choice.grid: expected the pilot's learning rates", path);
+    i = 0;
+    for (const cJSON *x = cJSON_IsArray(ps) ? ps->child : NULL; x; x = x->next, i++) {
+        if (i == QKV_ABLATE_MAX_PILOT || !cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble > 9007199254740991.0 ||
+            x->valuedouble != (double)(long long)x->valuedouble)
+            return qkv_err_set(e, QKV_ERR_USAGE, "%s: rate_choice.pilot_seeds[%d]: expected at most %d seeds (integers "
+                               ">= 0)", path, i, QKV_ABLATE_MAX_PILOT);
+        c->pilot_seeds[c->n_pilot_seeds++] = (long long)x->valuedouble;
+    }
+    if (ps && !cJSON_IsArray(ps))
+        return qkv_err_set(e, QKV_ERR_USAGE, "%s: rate_choice.pilot_seeds: expected the pilot's seeds", path);
     return 0;
 }
 

@@ -601,6 +601,11 @@ static void shared_config(qkv_ablate_results *res, const qkv_ablate_plan *p) {
     for (int r = 0; r < p->n && isnan(res->bytes_per_token) && res->tokenizer[0]; r++)
         if (res->all_runs[r].ok) res->bytes_per_token = res->all_runs[r].bytes_per_token;
     snprintf(res->pilot, sizeof res->pilot, "%s", c->pilot);
+    snprintf(res->rate_rule, sizeof res->rate_rule, "%s", c->rate_rule);
+    memcpy(res->rate_grid, c->rate_grid, sizeof res->rate_grid);
+    res->n_rate_grid = c->n_rate_grid;
+    memcpy(res->pilot_seeds, c->pilot_seeds, sizeof res->pilot_seeds);
+    res->n_pilot_seeds = c->n_pilot_seeds;
     for (int r = 0; r < p->n && !res->base_config_json; r++)
         if (res->all_runs[r].ok) {
             char e2[256], *path = qkv__pathf("%s/%s", p->runs[r].dir, QKV_RUN_CONFIG);

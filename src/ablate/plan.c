@@ -205,7 +205,8 @@ void qkv__ablate_run_state(const qkv_ablate_plan *p, int r, qkv_ablate_run_state
 
 long long qkv__ablate_target(const qkv_ablate_plan *p, int r, long long max_solved_at) {
     const qkv_ablate_run_spec *rs = &p->runs[r];
-    if (max_solved_at < 0) return rs->budget; /* nothing solved yet: as far as the budget goes */
+    /* nothing solved yet, or every unsolved run to its budget: as far as the budget goes */
+    if (max_solved_at < 0 || p->c->extend_to_max_steps) return rs->budget;
     long long t = rs->steps;
     while (t < 4 * max_solved_at && t < rs->budget) t *= 2;
     return t < rs->budget ? t : rs->budget;

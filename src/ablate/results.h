@@ -168,7 +168,11 @@ typedef struct qkv_ablate_results {
     /* how each variant's rate was chosen (results.json's "rate_choice"): in words as read ("": not
      * recorded; the report writes QKV_RATE_RULE_GRID or _SET),
      * and the pilot sweep that chose the rates set per variant ("": none named) */
-    char rate_rule[256];
+    char rate_rule[1024];
+    double rate_grid[QKV_ABLATE_MAX_PILOT]; /* the pilot's grid and seeds (n_* 0: not recorded) */
+    int n_rate_grid;
+    long long pilot_seeds[QKV_ABLATE_MAX_PILOT];
+    int n_pilot_seeds;
     char pilot[1024];
     double wall_seconds;            /* this invocation (finished runs it reused cost nothing) */
     int jobs;

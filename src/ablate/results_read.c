@@ -256,10 +256,16 @@ static void read_text_and_rates(qkv_json_reader *r, const cJSON *root, qkv_ablat
         if (!cJSON_IsObject(rate)) return qkv__json_wrong(r, "", "rate_choice", "an object or null", rate);
         const char *rule = qkv__json_str(r, rate, "rate_choice.", "rule", false);
         const char *pilot = qkv__json_str(r, rate, "rate_choice.", "pilot", false);
-        qkv__json_array(r, rate, "rate_choice.", "grid", false); /* checked; the grid is "lrs" */
+        const cJSON *grid = qkv__json_array(r, rate, "rate_choice.", "grid", false);
+        const cJSON *seeds = qkv__json_array(r, rate, "rate_choice.", "pilot_seeds", false);
         if (r->bad) return;
         snprintf(res->rate_rule, sizeof res->rate_rule, "%s", rule ? rule : "");
         snprintf(res->pilot, sizeof res->pilot, "%s", pilot ? pilot : "");
+        /* the grid (with rates set per variant, the pilot's) and the pilot's seeds, as far as they fit */
+        for (const cJSON *x = grid ? grid->child : NULL; x && res->n_rate_grid < QKV_ABLATE_MAX_PILOT; x = x->next)
+            if (cJSON_IsNumber(x)) res->rate_grid[res->n_rate_grid++] = x->valuedouble;
+        for (const cJSON *x = seeds ? seeds->child : NULL; x && res->n_pilot_seeds < QKV_ABLATE_MAX_PILOT; x = x->next)
+            if (cJSON_IsNumber(x)) res->pilot_seeds[res->n_pilot_seeds++] = (long long)x->valuedouble;
     }
 }
 

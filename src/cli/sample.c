@@ -126,7 +126,7 @@ static int sample_run(const sample_args *a, qkv_err *e) {
     qkv_use_run_tokenizer(&cfg.task, a->checkpoint, false); /* the vocabulary kept beside the run */
     if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, e) || qkv_task_fit_model(&task, &mc, e)) goto done;
     bool bytes = task.cfg.kind == QKV_TASK_TEXT;
-    const char *text = a->prompt ? a->prompt : bytes && task.cfg.corpus == QKV_CORPUS_FORTUNES ? "%\n" : bytes ? "\n" : NULL;
+    const char *text = a->prompt ? a->prompt : bytes && task.cfg.corpus != QKV_CORPUS_FILE ? "%\n" : bytes ? "\n" : NULL;
     if (!text) {
         qkv_err_set(e, QKV_ERR_USAGE, "--prompt: task \"%s\" needs one: token ids separated by spaces or commas",
                     QKV_TASK_NAMES[task.cfg.kind]);

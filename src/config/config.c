@@ -106,15 +106,17 @@ typedef struct key_def {
     X(INT, "task.copy_tokens", task.copy_tokens, 1, 4096,                                      \
       "selective_copy: data tokens to copy, at most length")                                   \
     X(ENUM, "task.corpus", task.corpus, QKV_TEXT_CORPUS_NAMES, QKV_CORPUS_COUNT,               \
-      "text: file (task.path is the text) or fortunes (Debian's fortunes package)")            \
+      "text: file (task.path is the text), fortunes (Debian's English fortunes package) or fortunes-zh (its Chinese fortunes-zh)")            \
     X(STR, "task.path", task.path,                                                             \
-      "text: any file (corpus fortunes: a directory of fortune files); file: JSON Lines training data") \
+      "text: any file (corpus fortunes, fortunes-zh: a directory of fortune files); file: JSON Lines training data") \
     X(STR, "task.eval_path", task.eval_path,                                                   \
       "file: JSON Lines evaluation data (\"\" = hold out the tail)")                           \
     X(NUM, "task.eval_fraction", task.eval_fraction, '(', 0, 1, ')',                           \
       "text/file: share of the data held out for evaluation")                                  \
     X(NUM, "task.val_fraction", task.val_fraction, '[', 0, 1, ')',                             \
       "text/file: share of the data held out for validation (0 = none)")                       \
+    X(INT, "task.heldout_seed", task.heldout_seed, -1, 9007199254740991.0,                     \
+      "seed of the held-out examples (validation, evaluation; text: their windows); -1 = train.seed") \
     X(INT, "task.seq_len", task.seq_len, 2, 65536, "text: window length, in tokens")          \
     X(ENUM, "task.tokenizer", task.tokenizer, QKV_TOKENIZER_NAMES, QKV_TOKENIZER_COUNT,        \
       "text: bytes (a token per byte), or sentencepiece pieces trained on the training part: bpe or unigram") \
@@ -807,9 +809,11 @@ static int check_fortunes_dir(const qkv_task_config *t, qkv_err *e) {
         closedir(d);
         return 0;
     }
+    bool zh = t->corpus == QKV_CORPUS_FORTUNES_ZH;
     if (!t->path[0])
-        return fail(e, "task.corpus: fortunes reads Debian's fortunes package, which is not installed "
-                    "(%s: %s); install it with %s", shown, strerror(errno), QKV_FORTUNES_INSTALL);
+        return fail(e, "task.corpus: %s reads Debian's %s package, which is not installed (%s: %s); install it "
+                    "with %s", QKV_TEXT_CORPUS_NAMES[t->corpus], QKV_TEXT_CORPUS_NAMES[t->corpus], shown,
+                    strerror(errno), zh ? QKV_FORTUNES_ZH_INSTALL : QKV_FORTUNES_INSTALL);
     return fail(e, "task.path: cannot open the fortunes directory \"%s\": %s (Debian's fortunes "
                 "package installs %s: %s)", shown, strerror(errno), QKV_FORTUNES_DIR, QKV_FORTUNES_INSTALL);
 }
@@ -819,7 +823,7 @@ static int check_task_files(const qkv_config *c, qkv_err *e) {
     if (t->corpus != QKV_CORPUS_FILE && t->kind != QKV_TASK_TEXT)
         return fail(e, "task.corpus: %s is a corpus of the text task, not of task \"%s\"",
                     QKV_TEXT_CORPUS_NAMES[t->corpus], QKV_TASK_NAMES[t->kind]);
-    if (t->kind == QKV_TASK_TEXT && t->corpus == QKV_CORPUS_FORTUNES) {
+    if (t->kind == QKV_TASK_TEXT && t->corpus != QKV_CORPUS_FILE) {
         if (check_fortunes_dir(t, e)) return -1;
     } else if (t->kind == QKV_TASK_TEXT || t->kind == QKV_TASK_FILE) {
         if (!t->path[0])

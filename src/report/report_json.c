@@ -100,12 +100,18 @@ char *qkv__report_render_json(const qkv_report *p) {
     for (int l = 0; lrs && l < cfg->n_lrs; l++) cJSON_AddItemToArray(lrs, cJSON_CreateNumber(cfg->lrs[l]));
     /* how each variant's rate was chosen, and how the text was read (a claim can test them) */
     cJSON *rate = cJSON_AddObjectToObject(root, "rate_choice");
-    cJSON *grid = rate ? cJSON_AddArrayToObject(rate, "grid") : NULL;
+    cJSON *grid = rate ? cJSON_AddArrayToObject(rate, "grid") : NULL; /* this sweep's, or its pilot's */
     for (int l = 0; grid && l < cfg->n_lrs; l++) cJSON_AddItemToArray(grid, cJSON_CreateNumber(cfg->lrs[l]));
+    for (int l = 0; grid && !cfg->n_lrs && l < p->r->n_rate_grid; l++)
+        cJSON_AddItemToArray(grid, cJSON_CreateNumber(p->r->rate_grid[l]));
     const char *rule = p->r->rate_rule[0] ? p->r->rate_rule : cfg->n_lrs ? QKV_RATE_RULE_GRID : QKV_RATE_RULE_SET;
     if (rate) cJSON_AddStringToObject(rate, "rule", rule);
     if (rate && p->r->pilot[0]) cJSON_AddStringToObject(rate, "pilot", p->r->pilot);
     else if (rate) cJSON_AddNullToObject(rate, "pilot");
+    /* the pilot's seeds, when the config names them (results written before had no such key) */
+    cJSON *ps = rate && p->r->n_pilot_seeds ? cJSON_AddArrayToObject(rate, "pilot_seeds") : NULL;
+    for (int s = 0; ps && s < p->r->n_pilot_seeds; s++)
+        cJSON_AddItemToArray(ps, cJSON_CreateNumber((double)p->r->pilot_seeds[s]));
     if (p->r->tokenizer[0]) {
         cJSON *text = cJSON_AddObjectToObject(root, "text");
         if (text) cJSON_AddStringToObject(text, "tokenizer", p->r->tokenizer);

@@ -1,4 +1,8 @@
-/* The fortunes corpus: the fortune files of a directory (Debian's fortunes package) as one text.
+/* The fortunes corpora: fortune files as one text. task.corpus fortunes is the fortune files of
+ * Debian's English fortunes package (with fortunes-min, which it depends on), fortunes-zh those of
+ * its Chinese fortunes-zh; each reads its package's own files by name (FORTUNES_EN, FORTUNES_ZH),
+ * so another fortunes-* package installed beside it does not change it. Given task.path, a
+ * corpus is every fortune file of that directory.
  *
  * A fortune file (strfile(1)'s input) is plain text whose fortunes are separated by lines
  * holding only "%" (or "%" and a carriage return). The directory also holds strfile's .dat indexes (binary) and, in Debian,
@@ -8,7 +12,8 @@
  * shuffled order, each followed by the line "%": "fortune\n%\nfortune\n%\n...". The shuffle
  * keeps any one file (a topic: zippy, tao, work...) from filling the held-out tail, so the
  * training, validation and evaluation slices are samples of the same text; it is seeded by a
- * constant, so every run and seed sees the same corpus. */
+ * constant, so every run and seed sees the same corpus. fortunes-zh's files colour their titles
+ * for a terminal (ESC [ 32m ... ESC [m); those codes are not text and are left out. */
 #include "tasks/task_data.h"
 #include "io/fileio.h"
 #include "io/strbuf.h"
@@ -22,6 +27,27 @@
 
 /* the shuffle's seed: any constant ("fortunes" in ASCII); changing it changes the corpus */
 #define SHUFFLE_SEED 0x666f7274756e6573ull
+
+/* the fortune files of Debian 12's packages, in byte order of their names */
+static const char *const FORTUNES_EN[] = {
+    "art", "ascii-art", "computers", "cookie", "debian", "definitions", "disclaimer", "drugs", "education",
+    "ethnic", "food", "fortunes", "goedel", "humorists", "kids", "knghtbrd", "law", "linux", "linuxcookie",
+    "literature", "love", "magic", "medicine", "men-women", "miscellaneous", "news", "paradoxum", "people", "perl",
+    "pets", "platitudes", "politics", "pratchett", "riddles", "science", "songs-poems", "sports", "startrek", "tao",
+    "translate-me", "wisdom", "work", "zippy", NULL};
+static const char *const FORTUNES_ZH[] = {"chinese", "song100", "tang300", NULL};
+static const qkv__fortunes_package PACKAGES[] = {
+    {"fortunes", QKV_FORTUNES_INSTALL, FORTUNES_EN, false},
+    {"fortunes-zh", QKV_FORTUNES_ZH_INSTALL, FORTUNES_ZH, true},
+};
+
+const qkv__fortunes_package *qkv__fortunes_package_of(qkv_text_corpus corpus) {
+    switch (corpus) {
+    case QKV_CORPUS_FORTUNES: return &PACKAGES[0];
+    case QKV_CORPUS_FORTUNES_ZH: return &PACKAGES[1];
+    default: return NULL;
+    }
+}
 
 typedef struct fortune {
     int64_t off, len; /* in the pool */
@@ -72,9 +98,25 @@ static int end_fortune(pool *p, int64_t start) {
     return 0;
 }
 
+/* a line into the pool; with colour, without its terminal colour codes: ESC [, the digits and
+ * semicolons after it and the "m" that ends them */
+static int put_line(pool *p, const uint8_t *s, int64_t n, bool colour) {
+    if (!colour || !memchr(s, 0x1b, (size_t)n)) return pool_put(p, s, n);
+    for (int64_t i = 0, from = 0; i <= n; i++) {
+        if (i < n && !(s[i] == 0x1b && i + 1 < n && s[i + 1] == '[')) continue;
+        if (pool_put(p, s + from, i - from)) return -1;
+        if (i == n) break;
+        i += 2;
+        while (i < n && ((s[i] >= '0' && s[i] <= '9') || s[i] == ';')) i++;
+        if (i < n && s[i] == 'm') i++;
+        from = i--;
+    }
+    return 0;
+}
+
 /* one file's fortunes into the pool: lines up to a "%" line (a last line without its newline
- * gets one) */
-static int split_file(pool *p, const uint8_t *s, int64_t n) {
+ * gets one); colour: without terminal colour codes */
+static int split_file(pool *p, const uint8_t *s, int64_t n, bool colour) {
     int64_t start = p->len;
     for (int64_t i = 0; i < n;) {
         const uint8_t *nl = memchr(s + i, '\n', (size_t)(n - i));
@@ -83,7 +125,7 @@ static int split_file(pool *p, const uint8_t *s, int64_t n) {
         if (sep) {
             if (end_fortune(p, start)) return -1;
             start = p->len;
-        } else if (pool_put(p, s + i, e - i) || pool_put(p, (const uint8_t *)"\n", 1)) {
+        } else if (put_line(p, s + i, e - i, colour) || pool_put(p, (const uint8_t *)"\n", 1)) {
             return -1;
         }
         i = e + 1;
@@ -156,10 +198,41 @@ oom:
     return NULL;
 }
 
-int qkv__task_read_fortunes(const char *dir, const char *key, uint8_t **out, int64_t *out_len, int *n_files,
-                           int64_t *n_fortunes, qkv_err *e) {
+/* a package's fortune files in dir, each checked to be one; NULL with e when one is not (the
+ * package is not installed, or not all of it) */
+static char **package_files(const char *dir, const qkv__fortunes_package *pkg, const char *key, int *count,
+                            qkv_err *e) {
+    int n = 0;
+    while (pkg->files[n]) n++;
+    char **names = calloc((size_t)n + 1, sizeof *names);
+    for (int i = 0; names && i < n; i++) {
+        if (!fortune_file(dir, pkg->files[i])) {
+            qkv_err_set(e, QKV_ERR_FAIL, "%s: %s reads the %d fortune files of Debian's %s package, and %s/%s is not "
+                        "one (not installed?); install it with %s", key, pkg->name, n, pkg->name, qkv__shown(dir).s,
+                        pkg->files[i], pkg->install);
+            for (int j = 0; j < i; j++) free(names[j]);
+            free(names);
+            return NULL;
+        }
+        if (!(names[i] = strdup(pkg->files[i]))) {
+            for (int j = 0; j < i; j++) free(names[j]);
+            free(names);
+            names = NULL;
+        }
+    }
+    if (!names) {
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory", key);
+        return NULL;
+    }
+    qsort(names, (size_t)n, sizeof *names, cmp_name);
+    *count = n;
+    return names;
+}
+
+int qkv__task_read_fortunes(const char *dir, const qkv__fortunes_package *pkg, bool colour, const char *key,
+                            uint8_t **out, int64_t *out_len, int *n_files, int64_t *n_fortunes, qkv_err *e) {
     int nf = 0, rc = -1;
-    char **names = list_files(dir, key, &nf, e);
+    char **names = pkg ? package_files(dir, pkg, key, &nf, e) : list_files(dir, key, &nf, e);
     if (!names) return -1;
     pool p = {0};
     uint8_t *text = NULL;
@@ -174,7 +247,7 @@ int qkv__task_read_fortunes(const char *dir, const char *key, uint8_t **out, int
             qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", key, why);
             goto done;
         }
-        int bad = split_file(&p, (const uint8_t *)buf, (int64_t)len);
+        int bad = split_file(&p, (const uint8_t *)buf, (int64_t)len, colour);
         free(buf);
         if (bad) goto oom;
     }

@@ -16,7 +16,7 @@ const char *const QKV_TASK_NAMES[QKV_TASK_COUNT] = {
     "copy", "reverse", "sort", "recall", "induction", "fuzzy_recall", "noisy_recall", "selective_copy",
     "text", "file"};
 
-const char *const QKV_TEXT_CORPUS_NAMES[QKV_CORPUS_COUNT] = {"file", "fortunes"};
+const char *const QKV_TEXT_CORPUS_NAMES[QKV_CORPUS_COUNT] = {"file", "fortunes", "fortunes-zh"};
 const char *const QKV_TOKENIZER_NAMES[QKV_TOKENIZER_COUNT] = {"bytes", "bpe", "unigram"};
 
 qkv_task_config qkv_task_config_default(void) {
@@ -26,6 +26,7 @@ qkv_task_config qkv_task_config_default(void) {
     c.pairs = 8, c.keys = 32, c.values = 32, c.queries = 0;
     c.key_len = 2, c.value_len = 2, c.noise = 16, c.noise_symbols = 16, c.copy_tokens = 4;
     c.eval_fraction = 0.1, c.val_fraction = 0.1, c.seq_len = 64; /* path and eval_path: "" */
+    c.heldout_seed = -1;
     c.tokenizer = QKV_TOKENIZER_BYTES, c.pieces = 512; /* tokenizer_path: "" */
     return c;
 }
@@ -313,9 +314,11 @@ static void generate_avoiding(qkv_task *t, qkv_rng *r, int32_t *tok, int32_t *tg
     }
 }
 
-/* the stream of held-out example k of a split: the same whatever the batch size */
+/* the stream of held-out example k of a split: the same whatever the batch size; from
+ * task.heldout_seed when set (the same examples for every train.seed), else the task's seed */
 static void heldout_rng(const qkv_task *t, qkv_split split, int64_t k, qkv_rng *r) {
-    qkv_rng_seed_stream(r, t->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(k + 1)),
+    uint64_t seed = t->cfg.heldout_seed >= 0 ? (uint64_t)t->cfg.heldout_seed : t->seed;
+    qkv_rng_seed_stream(r, seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(k + 1)),
                         split == QKV_SPLIT_VAL ? STREAM_VAL : STREAM_EVAL);
 }
 

@@ -19,11 +19,12 @@ QKV_APP_API extern const char *const QKV_TASK_NAMES[QKV_TASK_COUNT];
 /* text: where the bytes come from */
 typedef enum {
     QKV_CORPUS_FILE,     /* task.path is the text */
-    QKV_CORPUS_FORTUNES, /* the fortunes of a directory of fortune files (task_data.h) */
+    QKV_CORPUS_FORTUNES, /* Debian's fortunes package's fortunes (English), or a directory's (task_data.h) */
+    QKV_CORPUS_FORTUNES_ZH, /* Debian's fortunes-zh package's fortunes (Chinese), or a directory's */
     QKV_CORPUS_COUNT
 } qkv_text_corpus;
 
-/* names used in configs: "file", "fortunes" (index = enum value) */
+/* names used in configs: "file", "fortunes", "fortunes-zh" (index = enum value) */
 QKV_APP_API extern const char *const QKV_TEXT_CORPUS_NAMES[QKV_CORPUS_COUNT];
 
 /* text: how its bytes become tokens: one token per byte, or the pieces of a sentencepiece
@@ -37,6 +38,7 @@ QKV_APP_API extern const char *const QKV_TOKENIZER_NAMES[QKV_TOKENIZER_COUNT];
  * files, and how to get them: the fortunes corpus's default directory and its one-line hint */
 #define QKV_FORTUNES_DIR "/usr/share/games/fortunes"
 #define QKV_FORTUNES_INSTALL "apt-get install fortunes (or scripts/install-deps.sh fortunes)"
+#define QKV_FORTUNES_ZH_INSTALL "apt-get install fortunes-zh (or scripts/install-deps.sh fortunes-zh)"
 
 typedef struct qkv_task_config {
     qkv_task_kind kind;
@@ -52,12 +54,17 @@ typedef struct qkv_task_config {
     int noise, noise_symbols; /* noisy_recall: noise tokens per example, size of their alphabet */
     int copy_tokens;       /* selective_copy: data tokens to copy (at most length) */
     qkv_text_corpus corpus; /* text: task.path is the text, or a directory of fortune files */
-    char path[1024];       /* text: any file (corpus fortunes: the directory, "" = QKV_FORTUNES_DIR);
+    char path[1024];       /* text: any file (corpus fortunes, fortunes-zh: the directory, "" = the
+                              package's files in QKV_FORTUNES_DIR);
                               file: JSON Lines training data */
     char eval_path[1024];  /* file: JSON Lines evaluation data ("" = hold out the tail) */
     double eval_fraction;  /* text/file: share of the data held out for evaluation */
     double val_fraction;   /* text/file: share held out for validation, before the evaluation
                               part (0: no validation slice) */
+    long long heldout_seed; /* the seed the held-out examples are drawn from (generated tasks:
+                              the examples; text: the windows' positions), so that runs of every
+                              seed can be evaluated on the same ones; -1: the task's seed
+                              (train.seed), each seed its own */
     int seq_len;           /* text: window length (in tokens) */
     qkv_tokenizer_kind tokenizer; /* text: bytes, or subword pieces */
     int pieces;            /* text with pieces: the vocabulary's size (256 of them are bytes) */

@@ -135,10 +135,12 @@ int qkv_task_encode(const qkv_task *t, const uint8_t *bytes, int64_t n, int32_t 
 }
 
 int qkv__task_open_text(qkv_task *t, qkv_err *e) {
-    bool fortunes = t->cfg.corpus == QKV_CORPUS_FORTUNES;
+    const qkv__fortunes_package *pkg = qkv__fortunes_package_of(t->cfg.corpus);
+    bool fortunes = pkg != NULL;
     const char *src = fortunes && !t->cfg.path[0] ? QKV_FORTUNES_DIR : t->cfg.path;
     const char *key = fortunes && !t->cfg.path[0] ? "task.corpus" : "task.path";
-    if (fortunes ? qkv__task_read_fortunes(src, key, &t->text, &t->text_len, NULL, NULL, e)
+    if (fortunes ? qkv__task_read_fortunes(src, t->cfg.path[0] ? NULL : pkg, pkg->colour, key, &t->text,
+                                           &t->text_len, NULL, NULL, e)
                  : read_file(src, key, &t->text, &t->text_len, e))
         return -1;
     t->vocab = 256;

@@ -6,18 +6,29 @@
 
 #include "tasks/task.h"
 
-/* text: read cfg.path as bytes (corpus fortunes: the fortunes of the directory cfg.path, or of
- * QKV_FORTUNES_DIR); the tail eval_fraction evaluates, the val_fraction before it validates
+/* text: read cfg.path as bytes (corpus fortunes or fortunes-zh: the fortunes of the directory
+ * cfg.path, or of its package's files in QKV_FORTUNES_DIR); the tail eval_fraction evaluates, the val_fraction before it validates
  * (fortunes: each part starts where a fortune does, so none straddles two parts) */
 QKV_INTERNAL int qkv__task_open_text(qkv_task *t, qkv_err *e);
 /* text with pieces: free the tokenizer, its model and the ids (qkv_task_close) */
 QKV_INTERNAL void qkv__task_close_tokens(qkv_task *t);
-/* the fortunes corpus (fortunes.c): every fortune of dir's fortune files once, in a fixed
- * shuffled order, each followed by the line "%"; a malloc'd text into *out, *len bytes; how many
- * files and fortunes it took into *n_files and *n_fortunes (either may be NULL). key names the
- * config key in messages. 0, or -1 with e, QKV_ERR_FAIL (a missing directory or one without
- * fortunes names the package to install) */
-QKV_INTERNAL int qkv__task_read_fortunes(const char *dir, const char *key, uint8_t **out, int64_t *len, int *n_files,
+/* a Debian package of fortune files: its name, how to install it, the fortune files it puts in
+ * QKV_FORTUNES_DIR (NULL-terminated), whether they hold terminal colour codes to leave out */
+typedef struct qkv__fortunes_package {
+    const char *name, *install;
+    const char *const *files;
+    bool colour;
+} qkv__fortunes_package;
+/* the package a fortunes corpus reads (fortunes, fortunes-zh); NULL for any other corpus */
+QKV_INTERNAL const qkv__fortunes_package *qkv__fortunes_package_of(qkv_text_corpus corpus);
+/* a fortunes corpus (fortunes.c): every fortune of dir's fortune files once (pkg: its files,
+ * each of which must be there; NULL: every fortune file of dir), in a fixed shuffled order, each
+ * followed by the line "%"; colour: without terminal colour codes; a malloc'd text into *out,
+ * *len bytes; how many files and fortunes it took into *n_files and *n_fortunes (either may be
+ * NULL). key names the config key in messages. 0, or -1 with e, QKV_ERR_FAIL (a missing
+ * directory or file, or one without fortunes, names the package to install) */
+QKV_INTERNAL int qkv__task_read_fortunes(const char *dir, const qkv__fortunes_package *pkg, bool colour,
+                                        const char *key, uint8_t **out, int64_t *len, int *n_files,
                                         int64_t *n_fortunes, qkv_err *e);
 /* the first position >= pos where a fortune of the corpus starts (len when none does) */
 QKV_INTERNAL int64_t qkv__task_fortune_start(const uint8_t *text, int64_t len, int64_t pos);
