@@ -63,6 +63,7 @@ typedef struct pool {
 } pool;
 
 static int pool_put(pool *p, const uint8_t *s, int64_t n) {
+    if (n == 0) return 0; /* nothing to copy (s may be NULL, and so may the empty pool's buffer) */
     if (p->len + n > p->cap) {
         int64_t cap = p->cap ? p->cap : 1 << 16;
         while (cap < p->len + n) cap *= 2;
