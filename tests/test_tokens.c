@@ -516,11 +516,12 @@ START_TEST(test_tokens_nul_separated_run) {
 }
 END_TEST
 
-/* Ctrl-C while a vocabulary trains (a slow one: unigram pieces of a repetitive text in 64 KiB
- * lines, tens of seconds) ends the command at once, by the signal, as an uncaught one would:
- * nothing is saved before the first checkpoint, and sentencepiece reads no stop flag */
+/* Ctrl-C while a vocabulary trains (a slow one: unigram pieces of 4 MiB of a repetitive text in
+ * 64 KiB lines, over ten seconds, refused at its end for want of variety) ends the command at
+ * once, by the signal, as an uncaught one would: nothing is saved before the first checkpoint,
+ * and sentencepiece reads no stop flag */
 START_TEST(test_tokens_ctrl_c_while_the_vocabulary_trains) {
-    size_t n = 1 << 20, line = 1 << 16;
+    size_t n = 4 << 20, line = 1 << 16;
     char *buf = malloc(n);
     for (size_t i = 0; i < n; i++) buf[i] = (i + 1) % line == 0 ? '\n' : "abc def "[i % 8];
     write_bytes("rep.txt", buf, n);
@@ -553,7 +554,7 @@ static size_t long_line(char *buf, size_t count, const char *const *ws, int nw, 
     return n;
 }
 
-/* lines longer than sentencepiece's trainer reads (1 MiB) are cut into chunks for the
+/* lines longer than sentencepiece's trainer is given (4192 bytes) are cut into chunks for the
  * vocabulary's training, not left out: a corpus of only such lines gets its vocabulary, and a
  * word found only in one such line among short ones gets pieces of its own */
 START_TEST(test_tokens_long_lines) {
@@ -563,7 +564,7 @@ START_TEST(test_tokens_long_lines) {
     qkv_rng r;
     qkv_rng_seed(&r, 3);
     /* two lines of about 1.1 MiB, the first longer: the training part (half) is a part of it,
-     * over 1 MiB */
+     * over 1 MiB, hundreds of chunks */
     size_t n = long_line(buf, 200000, A, 5, &r);
     buf[n++] = '\n';
     size_t first = n;

@@ -51,8 +51,10 @@ static int tokenizer_model(qkv_task *t, qkv_err *e) {
                            qkv__shown(t->cfg.path).s, why);
     if (rc)
         return qkv_err_set(e, QKV_ERR_FAIL, "task.pieces: a %s vocabulary of %d pieces cannot be trained on the %lld "
-                           "training bytes: %s", QKV_TOKENIZER_NAMES[t->cfg.tokenizer], t->cfg.pieces,
-                           (long long)t->text_val, why);
+                           "training bytes: %s%s", QKV_TOKENIZER_NAMES[t->cfg.tokenizer], t->cfg.pieces,
+                           (long long)t->text_val, why,
+                           type == QKV__SPM_UNIGRAM ? " (a unigram vocabulary's pieces are substrings its text repeats: "
+                                                      "task.tokenizer \"bpe\" may train where it cannot)" : "");
     return 0;
 }
 

@@ -47,20 +47,25 @@ size_t plain_run(const uint8_t *p, size_t n) {
     return i;
 }
 
-/* the longest sentence sentencepiece's trainer reads (its max_sentence_length, in bytes of the
- * sentence as it stores it: a space as its 3-byte mark); a longer one it leaves out of training
- * without a word, so Runs cuts longer runs into chunks of at most this many */
-constexpr size_t MAX_SENTENCE = 1 << 20;
+/* the longest sentence the trainer is given (its max_sentence_length, in bytes of the sentence as
+ * it stores it: a space as its 3-byte mark): sentencepiece's own default. A longer sentence it
+ * would leave out of training without a word, so Runs cuts longer runs into chunks of at most
+ * this many; and a long sentence is what makes a unigram vocabulary's training slow (its seed
+ * pieces come from every substring of a sentence: one line of 960 KB of "abc def " took over 200 s
+ * with 1 MiB chunks), which short chunks keep to seconds */
+constexpr size_t MAX_SENTENCE = 4192;
 
 /* the length of the longest prefix of the plain run p[0, n) whose size in the trainer (a space
- * counts 3) is at most MAX_SENTENCE, ending on a UTF-8 sequence boundary */
+ * counts 3) is at most MAX_SENTENCE, ending on a UTF-8 sequence boundary, and before a space when
+ * the prefix has one after its start (a word is not cut in two where it need not be) */
 size_t chunk(const uint8_t *p, size_t n) {
-    size_t i = 0, cost = 0;
+    size_t i = 0, cost = 0, space = 0;
     while (i < n) {
         const char *why;
         size_t k = qkv__utf8_seq(p + i, n - i, &why); /* > 0: p is a plain run */
         size_t c = p[i] == ' ' ? 3 : k;
-        if (cost + c > MAX_SENTENCE) break;
+        if (cost + c > MAX_SENTENCE) return space ? space : i;
+        if (p[i] == ' ' && i > 0) space = i;
         cost += c, i += k;
     }
     return i;
