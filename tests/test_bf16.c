@@ -63,8 +63,16 @@ static float *randf(qkv_rng *r, int64_t n) {
 
 /* ---- one product, against the double loop over the rounded operands ------------------------- */
 
+/* _i: 0 the kernel qkv chooses, 1 libxsmm's where that is AMX (tensor/bf16_amx.h): both tested
+ * on a machine with AMX, which the machine without tests under its own name */
 START_TEST(test_product_rounds_to_nearest_even) {
     if (!have_bf16("bf16 product")) return;
+    int was = qkv__bf16_use_amx(-1);
+    if (_i == 1 && !was) {
+        qkv_test_skip("bf16 product, libxsmm beside AMX", "this CPU or kernel has no AMX tiles: libxsmm is the kernel");
+        return;
+    }
+    if (_i == 1) qkv__bf16_use_amx(0);
     /* ta, tb, M, N, K, padding of each row stride */
     static const int S[][6] = {{0, 0, 7, 5, 3, 0},   {0, 1, 24, 24, 16, 0}, {1, 0, 24, 16, 24, 0}, {1, 1, 9, 13, 17, 2},
                                {0, 0, 1, 1, 1, 0},   {0, 1, 96, 64, 64, 3}, {1, 0, 64, 72, 96, 1}, {0, 0, 130, 70, 2, 5},
@@ -104,6 +112,7 @@ START_TEST(test_product_rounds_to_nearest_even) {
                 }
             free(A), free(B), free(C), free(C0), free(scratch);
         }
+    qkv__bf16_use_amx(was);
 }
 END_TEST
 
@@ -112,6 +121,12 @@ END_TEST
  * by rows, and by columns when there are few rows (a weight gradient: M <= 128, K = B T) */
 START_TEST(test_product_same_bits_any_threads) {
     if (!have_bf16("bf16 product, threads")) return;
+    int was = qkv__bf16_use_amx(-1); /* _i as test_product_rounds_to_nearest_even's */
+    if (_i == 1 && !was) {
+        qkv_test_skip("bf16 product, threads, libxsmm beside AMX", "this CPU or kernel has no AMX tiles: libxsmm is the kernel");
+        return;
+    }
+    if (_i == 1) qkv__bf16_use_amx(0);
     static const int64_t S[][3] = {{301, 200, 66}, {128, 512, 2048}, {64, 130, 600}, {100, 64, 2048}};
     qkv_rng r;
     qkv_rng_seed(&r, 8);
@@ -133,6 +148,7 @@ START_TEST(test_product_same_bits_any_threads) {
                               (long long)M, (long long)N, (long long)K, form, 1 + t);
             free(A), free(B), free(C[0]), free(C[1]), free(C[2]), free(scratch);
         }
+    qkv__bf16_use_amx(was);
 }
 END_TEST
 
@@ -450,7 +466,13 @@ START_TEST(test_runs_deterministic_and_recorded) {
     snprintf(dir, sizeof dir, "%s/r0", tmp);
     char *summary = qkv_test_get(dir, "summary.json"), *config = qkv_test_get(dir, "config.json");
     ck_assert_ptr_nonnull(strstr(summary, "\"machine\":{"));
-    ck_assert_ptr_nonnull(strstr(strstr(summary, "\"machine\":{"), "\"precision\":\"bf16\"}"));
+    /* and which bf16 kernel ran (their last bits differ), the one qkv --version names */
+    char kernel[128];
+    snprintf(kernel, sizeof kernel, "\"precision\":\"bf16\",\"bf16_kernel\":\"%s\"}", qkv_bf16_kernel());
+    ck_assert_msg(strstr(strstr(summary, "\"machine\":{"), kernel), "no %s in %s", kernel, summary);
+    ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "%s --version", qkv_test_bin()), 0);
+    snprintf(kernel, sizeof kernel, "bf16 products: %s\n", qkv_bf16_kernel());
+    ck_assert_msg(strstr(out, kernel), "%s", out);
     ck_assert_ptr_nonnull(strstr(config, "\"precision\":\t\"bf16\""));
     free(summary), free(config);
     /* the model file's metadata holds the effective config */
@@ -458,7 +480,7 @@ START_TEST(test_runs_deterministic_and_recorded) {
                                  "'precision[^,]*bf16'", dir), 0);
     snprintf(dir, sizeof dir, "%s/r4", tmp);
     summary = qkv_test_get(dir, "summary.json");
-    ck_assert_ptr_nonnull(strstr(summary, "\"precision\":\"f32\"}"));
+    ck_assert_ptr_nonnull(strstr(summary, "\"precision\":\"f32\"}")); /* no bf16 kernel named */
     free(summary);
     qkv_test_rmtree(tmp);
 }
@@ -468,8 +490,8 @@ Suite *bf16_suite(void) {
     Suite *s = suite_create("bf16");
     TCase *tc = tcase_create("bf16");
     tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_product_rounds_to_nearest_even);
-    tcase_add_test(tc, test_product_same_bits_any_threads);
+    tcase_add_loop_test(tc, test_product_rounds_to_nearest_even, 0, 2);
+    tcase_add_loop_test(tc, test_product_same_bits_any_threads, 0, 2);
     tcase_add_test(tc, test_linear_against_float32);
     tcase_add_loop_test(tc, test_matmul_against_float32, 0, 4);
     tcase_add_loop_test(tc, test_attention_against_float32, 0, 2);

@@ -59,6 +59,7 @@ int main(int argc, char **argv) {
 #endif
         char machine[640];
         if (qkv_buildinfo_json(machine, sizeof machine) >= 0) printf("machine: %s\n", machine);
+        printf("bf16 products: %s\n", qkv_bf16_kernel());
         return 0;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)

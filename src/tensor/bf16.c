@@ -19,6 +19,7 @@
  * The conversion on AVX512_BF16 is vcvtneps2bf16: round-to-nearest-even, a float below bf16's
  * smallest normal (2^-126) flushed to zero. */
 #include "tensor/bf16.h"
+#include "tensor/bf16_amx.h"
 #include "tensor/check.h"
 #include "tensor/clock.h"
 #include "tensor/kernels.h"
@@ -113,7 +114,32 @@ int qkv_bf16_available(char *why, size_t n) {
 #include <pthread.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static void init(void) { libxsmm_init(); }
+static int amx; /* the tiles through tensor/bf16_amx.h's kernel, else libxsmm's */
+static void init(void) {
+    libxsmm_init();
+    amx = qkv__amx_ready();
+}
+
+static char kernel_name[64];
+static pthread_once_t named = PTHREAD_ONCE_INIT;
+static void name_kernel(void) {
+    pthread_once(&once, init);
+    if (amx) snprintf(kernel_name, sizeof kernel_name, "amx");
+    else snprintf(kernel_name, sizeof kernel_name, "libxsmm %s", libxsmm_get_target_arch());
+}
+
+const char *qkv_bf16_kernel(void) {
+    if (!qkv_bf16_available(NULL, 0)) return "none";
+    pthread_once(&named, name_kernel);
+    return kernel_name;
+}
+
+int qkv__bf16_use_amx(int on) {
+    pthread_once(&once, init);
+    int was = amx;
+    if (on >= 0) amx = on && qkv__amx_ready();
+    return was;
+}
 __attribute__((target("avx"))) static void zeroupper(void) { _mm256_zeroupper(); }
 
 /* libxsmm's JIT kernels, each thread's direct-mapped by kind and shape (libxsmm's own dispatch
@@ -270,10 +296,14 @@ static void tiles(void *p, int64_t t0, int64_t t1) {
         int64_t n0 = t % nc * COL_BLOCK, n1 = end_of(t % nc, COL_BLOCK, j->N);
         for (int64_t k0 = 0; k0 < j->K; k0 += K_CHUNK) {
             int64_t kcp = even(kc_at(j, k0));
-            kernel(m1 - m0, n1 - n0, kcp, j->N, j->ldc, k0 == 0 && j->beta == 0)(
-                bv_of(j) + k0 * j->N + 2 * n0, a16_of(j) + j->M * k0 + m0 * kcp, j->C + m0 * j->ldc + n0);
+            const libxsmm_bfloat16 *b = bv_of(j) + k0 * j->N + 2 * n0, *a = a16_of(j) + j->M * k0 + m0 * kcp;
+            float *c = j->C + m0 * j->ldc + n0;
+            bool beta0 = k0 == 0 && j->beta == 0;
+            if (amx) qkv__amx_gemm(m1 - m0, n1 - n0, kcp, a, kcp, b, j->N, c, j->ldc, beta0);
+            else kernel(m1 - m0, n1 - n0, kcp, j->N, j->ldc, beta0)(b, a, c);
         }
     }
+    if (amx) qkv__amx_release();
     zeroupper(); /* libxsmm's kernels leave the upper vector halves in use (k_matmul.c) */
 }
 static int64_t prepare_blocks(const job *j) { return blocks_of(j->M, PREP_BLOCK) + blocks_of(j->N, PREP_BLOCK); }
@@ -368,6 +398,12 @@ void qkv__bf16_gemm_batched(int64_t batch, int ta, int tb, int64_t M, int64_t N,
 }
 
 #else /* an OpenBLAS-only build: no bf16 kernels */
+
+const char *qkv_bf16_kernel(void) { return "none"; }
+int qkv__bf16_use_amx(int on) {
+    (void)on;
+    return 0;
+}
 
 
 void qkv__bf16_gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,

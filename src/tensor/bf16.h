@@ -20,6 +20,10 @@
  * kernel does not enable it on counts as without), else the cpuid bit */
 QKV_INTERNAL int qkv__cpu_has_avx512_bf16(void);
 
+/* tests: on = 1 runs the tiles on AMX (tensor/bf16_amx.h) where qkv__amx_ready() says so, 0 on
+ * libxsmm's kernels, -1 leaves it; returns the kernel in use before (1 AMX). The default is
+ * AMX where it is ready: set it before any thread multiplies, never while one does */
+QKV_INTERNAL int qkv__bf16_use_amx(int on);
 /* bytes of scratch for one product C (M,N) = op(A) (M,K) op(B) (K,N) */
 QKV_INTERNAL size_t qkv__bf16_gemm_scratch(int ta, int tb, int64_t M, int64_t N, int64_t K);
 /* C = op(A) op(B) + beta C (beta 0 or 1) in bf16 on the calling thread; rows of A, B, C lda,

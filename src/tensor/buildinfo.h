@@ -26,5 +26,9 @@ QKV_API int qkv_buildinfo_json(char *buf, size_t n);
 /* whether this build and CPU run bf16 matrix products (qkv_ctx_set_bf16): 1, or 0 with the
  * reason in why (n bytes), a phrase such as "this CPU has no avx512_bf16 (...)" */
 QKV_API int qkv_bf16_available(char *why, size_t n);
+/* the kernel that runs bf16 products here: "amx" (qkv's kernel on the CPU's AMX tiles,
+ * tensor/bf16_amx.h), "libxsmm TARGET" (libxsmm's bf16 kernels for its code target), or "none"
+ * where qkv_bf16_available says 0; their products differ in the last bits */
+QKV_API const char *qkv_bf16_kernel(void);
 
 #endif

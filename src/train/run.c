@@ -522,7 +522,11 @@ static int write_summary(qkv__run *r, qkv_run_summary *s, qkv_err *e) {
     if (qkv_buildinfo_json(machine, sizeof machine) < 0) snprintf(machine, sizeof machine, "null");
     else { /* and the products' precision the run asked for (train.precision) */
         size_t m = strlen(machine) - 1;
-        snprintf(machine + m, sizeof machine - m, ",\"precision\":\"%s\"}", QKV_PRECISION_NAMES[r->cfg->train.precision]);
+        m += (size_t)snprintf(machine + m, sizeof machine - m, ",\"precision\":\"%s\"",
+                              QKV_PRECISION_NAMES[r->cfg->train.precision]);
+        if (r->cfg->train.precision == QKV_PRECISION_BF16) /* which bf16 kernel: their last bits differ */
+            m += (size_t)snprintf(machine + m, sizeof machine - m, ",\"bf16_kernel\":\"%s\"", qkv_bf16_kernel());
+        snprintf(machine + m, sizeof machine - m, "}");
     }
     n -= 2;
     n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"machine\":%s}\n", machine);
