@@ -303,7 +303,6 @@ static void tiles(void *p, int64_t t0, int64_t t1) {
             else kernel(m1 - m0, n1 - n0, kcp, j->N, j->ldc, beta0)(b, a, c);
         }
     }
-    if (amx) qkv__amx_release();
     zeroupper(); /* libxsmm's kernels leave the upper vector halves in use (k_matmul.c) */
 }
 static int64_t prepare_blocks(const job *j) { return blocks_of(j->M, PREP_BLOCK) + blocks_of(j->N, PREP_BLOCK); }

@@ -66,15 +66,24 @@ typedef struct {
     uint8_t rows[16];
 } __attribute__((packed, aligned(64))) tilecfg;
 
-static _Thread_local tilecfg loaded; /* the configuration in the tiles, when `configured` */
-static _Thread_local bool configured;
+/* the shapes in the tiles on this thread, as one number (shape_key), 0 before any: comparing it
+ * is all a block costs when the shapes stay (building and comparing the 64 bytes per block took
+ * as long as a block's products) */
+static _Thread_local uint32_t loaded;
 
 /* the shapes of a block: mr[r] rows in A's tile r, nc[c] columns in B's tile c, kk of k */
 typedef struct {
     int mt, nt, mr[2], nc[2];
 } block_shape;
 
+static uint32_t shape_key(const block_shape *s, int kk) {
+    return 1u | (uint32_t)s->mt << 1 | (uint32_t)s->nt << 3 | (uint32_t)s->mr[0] << 5 | (uint32_t)(s->mr[1] & 31) << 10 |
+           (uint32_t)s->nc[0] << 15 | (uint32_t)(s->nc[1] & 31) << 20 | (uint32_t)kk << 25;
+}
+
 __attribute__((target("amx-tile"))) static void configure(const block_shape *s, int kk) {
+    uint32_t key = shape_key(s, kk);
+    if (key == loaded) return;
     tilecfg t;
     memset(&t, 0, sizeof t);
     t.palette = 1;
@@ -83,9 +92,8 @@ __attribute__((target("amx-tile"))) static void configure(const block_shape *s, 
         t.rows[4 + r] = (uint8_t)s->mr[r], t.colsb[4 + r] = (uint16_t)(2 * kk);
     }
     for (int c = 0; c < s->nt; c++) t.rows[6 + c] = (uint8_t)(kk / 2), t.colsb[6 + c] = (uint16_t)(4 * s->nc[c]);
-    if (configured && !memcmp(&t, &loaded, sizeof t)) return;
     _tile_loadconfig(&t);
-    loaded = t, configured = true;
+    loaded = key;
 }
 
 /* the C tiles of the block from C (rows ldc apart), or into it */
@@ -147,12 +155,6 @@ void qkv__amx_gemm(int64_t m, int64_t n, int64_t kp, const uint16_t *A, int64_t 
         }
 }
 
-__attribute__((target("amx-tile"))) void qkv__amx_release(void) {
-    if (!configured) return;
-    _tile_release();
-    configured = false;
-}
-
 #else /* not x86-64 with GCC: no AMX */
 int qkv__amx_ready(void) { return 0; }
 void qkv__amx_gemm(int64_t m, int64_t n, int64_t kp, const uint16_t *A, int64_t lda, const uint16_t *B, int64_t ldb,
@@ -160,5 +162,4 @@ void qkv__amx_gemm(int64_t m, int64_t n, int64_t kp, const uint16_t *A, int64_t 
     (void)m, (void)n, (void)kp, (void)A, (void)lda, (void)B, (void)ldb, (void)C, (void)ldc, (void)beta0;
     QKV_ASSERT(0, "bf16 amx: called where qkv__amx_ready says 0");
 }
-void qkv__amx_release(void) {}
 #endif
