@@ -16,7 +16,10 @@
  *              conversion, round-to-nearest-even, and transposes into the layout), what a
  *              training step pays when operands arrive as float32
  *   qkv-bf16   qkv's own bf16 product (src/tensor/bf16.c, from the build's libqkv.a): the same
- *              libraries, the inner dimension in chunks of 256 (what a training step runs)
+ *              libraries, the inner dimension in chunks of 256 (what a training step runs), its
+ *              tiles on the CPU's AMX tiles where it has them (src/tensor/bf16_amx.c)
+ *   qkv-bf16-xsmm  the same with libxsmm's bf16 kernel for the tiles (only where AMX runs
+ *              qkv-bf16: elsewhere the two are one)
  * Each (shape, backend) is a hot loop of the same call for about X ms (default 2), N rounds
  * (default 7) with the backends interleaved; the median is kept. Results are checked first
  * against a double loop: float32 within 2 (K+1) eps sum|a b|, bf16 within (2^-7 + 2^-16 +
@@ -62,8 +65,10 @@ static const shape SHAPES[] = {
 };
 enum { NSHAPES = sizeof SHAPES / sizeof SHAPES[0] };
 
-enum { B_SGEMM, B_XSMM_F32, B_SBGEMM, B_XSMM_BF16, B_XSMM_BF16_CVT, B_QKV, NBACK };
-static const char *BACK_NAME[NBACK] = {"sgemm", "xsmm-f32", "sbgemm", "xsmm-bf16", "xsmm-bf16+cvt", "qkv-bf16"};
+enum { B_SGEMM, B_XSMM_F32, B_SBGEMM, B_XSMM_BF16, B_XSMM_BF16_CVT, B_QKV, B_QKV_XSMM, NBACK };
+static const char *BACK_NAME[NBACK] = {"sgemm", "xsmm-f32", "sbgemm", "xsmm-bf16", "xsmm-bf16+cvt", "qkv-bf16",
+                                       "qkv-bf16-xsmm"};
+static int amx; /* qkv's product runs its AMX kernel (tensor/bf16_amx.h) */
 
 typedef void (*sbgemm_fn)(int, int, int, int, int, int, float, const uint16_t *, int, const uint16_t *, int, float,
                           float *, int);
@@ -158,8 +163,8 @@ static void problem_init(problem *p, const shape *s) {
 }
 
 static int available(int back, const problem *p) {
-    return back == B_SGEMM || back == B_QKV || (back == B_XSMM_F32 && p->f32) || (back == B_SBGEMM && sbgemm) ||
-           (back >= B_XSMM_BF16 && p->bf16);
+    return back == B_SGEMM || back == B_QKV || (back == B_QKV_XSMM && amx) || (back == B_XSMM_F32 && p->f32) ||
+           (back == B_SBGEMM && sbgemm) || (back >= B_XSMM_BF16 && back <= B_XSMM_BF16_CVT && p->bf16);
 }
 
 static void call(int back, problem *p) {
@@ -187,6 +192,8 @@ static void call(int back, problem *p) {
         p->bf16(p->bv, p->a16, p->C);
         break;
     case B_QKV:
+    case B_QKV_XSMM:
+        qkv__bf16_use_amx(back == B_QKV && amx);
         qkv__bf16_gemm_ld(s->ta, s->tb, s->M, s->N, s->K, p->A, s->ta ? s->M : s->K, p->B, s->tb ? s->K : s->N, 0,
                           p->C, s->N, p->qs);
         break;
@@ -246,6 +253,8 @@ int main(int argc, char **argv) {
     printf("OpenBLAS: %s, core %s; cblas_sbgemm %s\n", openblas_get_config(), openblas_get_corename(),
            sbgemm ? "exported" : "not exported (built without BUILD_BFLOAT16)");
     printf("libxsmm %s: target %s\n", LIBXSMM_CONFIG_VERSION, libxsmm_get_target_arch());
+    amx = qkv__bf16_use_amx(-1);
+    printf("qkv's bf16 product: %s\n", amx ? "AMX tiles (qkv-bf16), libxsmm's kernel (qkv-bf16-xsmm)" : "libxsmm's kernel");
 
     static problem P[NSHAPES];
     for (int i = 0; i < NSHAPES; i++) problem_init(&P[i], &SHAPES[i]);
