@@ -7,11 +7,13 @@
 # the sixth edition (docs/results/study-sixth/predictions.md): its pilot, the rates it chose written
 # into configs/study/sixth/ (scripts/study-configs.py stops, naming the rates to add, where a
 # chosen rate is at an end of the grid), then every ablation of it; each ablation within 90
-# minutes on 2 cores
+# minutes on 2 cores; then the predictions' rules applied to what was committed
+# (scripts/sixth-decide.py writes docs/results/study-sixth/decisions.md)
 study-sixth: all
 	QKV=$(BUILD)/qkv scripts/study.sh sixth-pilot
 	python3 scripts/study-configs.py
 	QKV=$(BUILD)/qkv scripts/study.sh sixth
+	python3 scripts/sixth-decide.py
 study: all
 	QKV=$(BUILD)/qkv scripts/study.sh fourth
 study-pilot: all
