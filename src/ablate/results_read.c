@@ -83,7 +83,7 @@ static double *series(qkv_json_reader *r, const cJSON *o, const char *where, qkv
     return x;
 }
 
-/* a run's evaluations ("curve": its steps and four series, one number per step) into rr */
+/* a run's evaluations (its curve object: its steps and four series, one number per step) into rr */
 static void read_curve(qkv_json_reader *r, const cJSON *ro, const char *where, qkv_run_result *rr) {
     const cJSON *curve = qkv__results_object(r, ro, where, QKV_RK_CURVE);
     if (!curve) return;

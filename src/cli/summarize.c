@@ -58,7 +58,7 @@ static int redraw_plots(const char *dir, const char *out, bool quiet, qkv_err *e
     if (qkv__ablate_results_read(&r, &c, dir, e)) return -1;
     char names[256];
     int n = -1;
-    /* the curves and the rates' accuracies are the runs' (results.json's "runs"): an older
+    /* the curves and the rates' accuracies are the runs' (the runs results.json lists): an older
      * results.json without them has nothing to draw */
     if (!r.all_runs)
         qkv_err_set(e, QKV_ERR_FAIL, "%s/results.json: %s[].%s: not every run of every variant is listed "

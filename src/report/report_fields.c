@@ -29,7 +29,7 @@ typedef enum how {
     MATCHED,            /* an int that is 0 when the variant is not a matched control: missing then */
     BASELINE_PARAMS,    /* the baseline's count, for a matched control only */
     CHOSEN,             /* whether a run is at its variant's chosen rate */
-    VERDICT,            /* "solved" or "unsolved" for a finished run */
+    VERDICT,            /* QKV_RESULTS_SOLVED or _UNSOLVED for a finished run */
     RUN_BUDGET,         /* the steps a finished run ran */
     TREND,              /* "improving" or "flat" for a finished run */
     NOT_STARTED,        /* an int said in a partial report only (missing when no run is missing, or negative) */
