@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ablate/results.h"
+#include "ablate/results_schema.h"
 #include "tensor/tensor.h"
 #include "report/report.h"
 #include "io/strbuf.h"
@@ -2030,6 +2031,126 @@ START_TEST(report_committed_results_read_back) {
 }
 END_TEST
 
+/* ---- results.json against its schema (ablate/results_schema.h) ---- */
+
+/* the schema's row of `key`, or NULL */
+static const qkv_results_key_def *schema_row(const char *key) {
+    for (int k = 0; k < QKV_RK_COUNT; k++)
+        if (!strcmp(qkv__results_keys[k].key, key)) return &qkv__results_keys[k];
+    return NULL;
+}
+
+/* whether v is a number of the row's scalar type (NUM in its range, COUNT whole) */
+static bool schema_number(const cJSON *v, const qkv_results_key_def *d) {
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) return false;
+    double x = v->valuedouble;
+    if (d->type == QKV_RT_COUNT || d->type == QKV_RT_COUNTS) return x >= 0 && x <= 9007199254740992.0 && x == floor(x);
+    return x >= d->lo && x <= d->hi;
+}
+
+/* whether v is a value of d's type (null where the key may be missing; in a curve, a series of it) */
+static bool schema_value(const cJSON *v, const qkv_results_key_def *d, bool series) {
+    if (cJSON_IsNull(v)) return !d->required;
+    if (series || d->type == QKV_RT_NUMS || d->type == QKV_RT_COUNTS || d->type == QKV_RT_OBJECTS) {
+        if (!cJSON_IsArray(v)) return false;
+        for (const cJSON *e = v->child; e; e = e->next)
+            if (d->type == QKV_RT_OBJECTS ? !cJSON_IsObject(e) : !(series && cJSON_IsNull(e)) && !schema_number(e, d))
+                return false;
+        return true;
+    }
+    switch (d->type) {
+    case QKV_RT_NUM: case QKV_RT_COUNT: return schema_number(v, d);
+    case QKV_RT_STR: return cJSON_IsString(v);
+    case QKV_RT_BOOL: return cJSON_IsBool(v);
+    case QKV_RT_OBJECT: return cJSON_IsObject(v);
+    default: return false;
+    }
+}
+
+/* the object a key's value (or its array's elements) is: QKV_RO_*, 0 for none */
+static unsigned schema_inner(const qkv_results_key_def *d) {
+    const struct { qkv_results_key k; unsigned in; } inner[] = {
+        {QKV_RK_TEXT, QKV_RO_TEXT}, {QKV_RK_RATE_CHOICE, QKV_RO_RATE}, {QKV_RK_VARIANTS, QKV_RO_VARIANT},
+        {QKV_RK_RUNS, QKV_RO_RUN}, {QKV_RK_CURVE, QKV_RO_CURVE}};
+    for (size_t i = 0; i < sizeof inner / sizeof *inner; i++)
+        if (d == &qkv__results_keys[inner[i].k]) return inner[i].in;
+    return 0;
+}
+
+/* every key of o (an object of kind `in`) is a key of the schema's in that object, with a value of
+ * its type and range, and every key the schema requires there is present (seen[k]: key k was) */
+static void schema_check(const cJSON *o, unsigned in, bool *seen, const char *file) {
+    for (const cJSON *v = o->child; v; v = v->next) {
+        const qkv_results_key_def *d = schema_row(v->string);
+        ck_assert_msg(d && (d->in & in), "%s: key %s is not in the schema's object %u", file, v->string, in);
+        ck_assert_msg(schema_value(v, d, in == QKV_RO_CURVE), "%s: key %s is not of its schema's type or range", file,
+                      v->string);
+        seen[d - qkv__results_keys] = true;
+        unsigned inner = schema_inner(d);
+        if (inner && cJSON_IsObject(v)) schema_check(v, inner, seen, file);
+        for (const cJSON *e = inner && cJSON_IsArray(v) ? v->child : NULL; e; e = e->next)
+            schema_check(e, inner, seen, file);
+    }
+    for (int k = 0; k < QKV_RK_COUNT; k++) {
+        const qkv_results_key_def *d = &qkv__results_keys[k];
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, d->key);
+        ck_assert_msg(!d->required || !(d->in & in) || (v && !cJSON_IsNull(v)), "%s: required key %s is missing", file,
+                      d->key);
+    }
+}
+
+/* dir/results.json checked against the schema */
+static void schema_check_file(const char *dir, bool *seen) {
+    char *text = read_in(dir, "results.json");
+    cJSON *root = cJSON_Parse(text);
+    ck_assert_msg(root && cJSON_IsObject(root), "%s/results.json is not a JSON object", dir);
+    schema_check(root, QKV_RO_TOP, seen, dir);
+    cJSON_Delete(root);
+    free(text);
+}
+
+/* results.json follows its schema: what the report writes (with a grid and without, a partial
+ * report, the text task with its pilot) and every committed results.json have only the schema's
+ * keys, each in its object, of its type and range, the required ones present; and between them
+ * they have every key of the schema but eval_bpb, which qkv reads and never writes (a key the
+ * schema keeps that nothing writes fails here) */
+START_TEST(report_json_follows_its_schema) {
+    bool seen[QKV_RK_COUNT] = {false};
+    for (int grid = 0; grid < 2; grid++) {
+        fixture *f = fixture_new(grid);
+        char *dir = write_report(f);
+        schema_check_file(dir, seen);
+        qkv_test_rmtree(dir);
+        free(dir);
+        f->r.missing = 1; /* partial: the runs not started are said */
+        for (int i = 0; i < NV; i++) f->v[i].not_started = i;
+        f->r.chance = 0.1, f->r.no_retrieval = 0.2;
+        snprintf(f->r.tokenizer, sizeof f->r.tokenizer, "bpe");
+        f->r.pieces = 512;
+        f->r.bytes_per_token = 2.5;
+        snprintf(f->r.pilot, sizeof f->r.pilot, "docs/results/pilot");
+        f->r.n_pilot_seeds = 2, f->r.pilot_seeds[0] = 0, f->r.pilot_seeds[1] = 1;
+        dir = write_report(f);
+        schema_check_file(dir, seen);
+        qkv_test_rmtree(dir);
+        free(dir);
+        free(f);
+    }
+    glob_t g;
+    ck_assert_int_eq(glob("../docs/results/*/results.json", 0, NULL, &g), 0);
+    ck_assert_int_eq(glob("../docs/results/*/*/results.json", GLOB_APPEND, NULL, &g), 0);
+    for (size_t k = 0; k < g.gl_pathc; k++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%.*s", (int)(strlen(g.gl_pathv[k]) - strlen("/results.json")), g.gl_pathv[k]);
+        schema_check_file(dir, seen);
+    }
+    globfree(&g);
+    for (int k = 0; k < QKV_RK_COUNT; k++)
+        ck_assert_msg(seen[k] == (k != QKV_RK_EVAL_BPB), "the schema's key %s is %s", qkv__results_keys[k].key,
+                      seen[k] ? "written (eval_bpb: expected never)" : "never written");
+}
+END_TEST
+
 /* diagnostics set against their start (train/observe.h): the diagnostics table shows "start -> end
  * (change)" where a variant's runs recorded their start and its end alone where not, beside a
  * previous-position column and a note; results.csv and results.json carry them, and read back they
@@ -2151,6 +2272,7 @@ Suite *report_suite(void) {
     tcase_add_loop_test(tc, report_read_back_renders_alike, 0, 2);
     tcase_add_loop_test(tc, report_plots_redrawn_from_results_json, 0, 2);
     tcase_add_test(tc, report_committed_results_read_back);
+    tcase_add_test(tc, report_json_follows_its_schema);
     tcase_add_loop_test(tc, report_csv_is_exact, 0, 2);
     tcase_add_loop_test(tc, report_json_has_variants_and_runs, 0, 2);
     tcase_add_loop_test(tc, report_html_is_self_contained, 0, 2);

@@ -1,6 +1,7 @@
 /* Internal: an ablation's results, the one model of them: aggregate.c makes it from the runs of a
  * sweep, results_read.c from the results.json that the report wrote, and the report, qkv summarize
- * and the documents' generated blocks (src/report/) all start from it. */
+ * and the documents' generated blocks (src/report/) all start from it. results.json's format, the
+ * keys both sides name, is results_schema.h. */
 #ifndef QKV_ABLATE_RESULTS_H
 #define QKV_ABLATE_RESULTS_H
 
@@ -119,7 +120,7 @@ typedef struct qkv_variant_result {
                                        aggregate.c), counted in neither unsolved_improving nor as flat since */
     long long steps_median;         /* median solved_at, unsolved counted as later than any; -1: not reached */
     long long budget_min, budget_max, flat_min, flat_max; /* INT64_MAX and -1 where there is none; read from a
-                                     * results.json without runs, the budgets are its variant's "budget" */
+                                     * results.json without runs, the budgets are its variant's budget key */
     char verdicts[256];             /* "3/5 solved (median step 850), 2/5 unsolved at 4000, flat since 1500" */
     int reached;                    /* = solved (kept for the older columns) */
     int not_started;                /* its runs (every rate and seed) that no session began: a partial
@@ -159,13 +160,13 @@ typedef struct qkv_ablate_results {
                                        draws examples; NaN: another task, or not recorded */
     int d_model, layers, heads;     /* the baseline's model size (0: unknown), for sizes across ablations */
     char version[32];               /* of the qkv that wrote the report ("": unknown) */
-    /* how the text was read (results.json's "text"): the tokenizer ("": not the text task, or not
+    /* how the text was read (results.json's text object): the tokenizer ("": not the text task, or not
      * recorded), its pieces (0: bytes) and the evaluation bytes per token the first finished run
      * measured (NaN: not measured, as runs before it was recorded) */
     char tokenizer[16];
     int pieces;
     double bytes_per_token;
-    /* how each variant's rate was chosen (results.json's "rate_choice"): in words as read ("": not
+    /* how each variant's rate was chosen (results.json's rate_choice object): in words as read ("": not
      * recorded; the report writes QKV_RATE_RULE_GRID or _SET),
      * and the pilot sweep that chose the rates set per variant ("": none named) */
     char rate_rule[1024];

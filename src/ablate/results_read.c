@@ -1,7 +1,9 @@
 /* results.json back into the results model (results.h): the report's own file (report_json.c),
- * read strictly with io/json.h's typed getters, for qkv summarize and the documents' generated
- * blocks. Every key read is checked; keys an older qkv did not write may be absent. */
+ * read strictly with the typed getters of its schema (results_schema.h: each key's type and range),
+ * for qkv summarize and the documents' generated blocks. Every key read is checked; keys an older
+ * qkv did not write may be absent. */
 #include "ablate/results.h"
+#include "ablate/results_schema.h"
 #include "ablate/stats.h"
 #include "config/config_json.h"
 #include "io/fileio.h"
@@ -48,12 +50,14 @@ static void out_of_memory(qkv_json_reader *r) {
     r->bad = true;
 }
 
-/* o[key]: an array of numbers in [lo, hi] or nulls (NaN), malloc'd, of n elements (n < 0: any, *n
- * set) or none (NULL: not recorded); a number out of range is refused as the reader's single
- * numbers are (qkv__json_num_in) */
-static double *numbers_in(qkv_json_reader *r, const cJSON *o, const char *where, const char *key, int *n, double lo,
-                          double hi) {
-    const cJSON *a = qkv__json_array(r, o, where, key, false);
+/* curve o's series id: numbers (in the key's range; a COUNT's are checked whole by the caller) or
+ * nulls (NaN), malloc'd, of n elements (n < 0: any, *n set) or none (NULL: not recorded); a number
+ * out of range is refused as the reader's single numbers are (qkv__json_num_in) */
+static double *series(qkv_json_reader *r, const cJSON *o, const char *where, qkv_results_key id, int *n) {
+    const qkv_results_key_def *d = &qkv__results_keys[id];
+    const char *key = d->key;
+    double lo = d->type == QKV_RT_NUM ? d->lo : -INFINITY, hi = d->type == QKV_RT_NUM ? d->hi : INFINITY;
+    const cJSON *a = qkv__results_series(r, o, where, id);
     int got = a ? cJSON_GetArraySize(a) : 0, k = 0;
     if (*n < 0) *n = got;
     double *x = r->bad || !got ? NULL : malloc((size_t)got * sizeof *x);
@@ -79,32 +83,28 @@ static double *numbers_in(qkv_json_reader *r, const cJSON *o, const char *where,
     return x;
 }
 
-/* a run's evaluations ("curve": its steps and four series, one number per step) into rr */
+/* a run's evaluations (its curve object: its steps and four series, one number per step) into rr */
 static void read_curve(qkv_json_reader *r, const cJSON *ro, const char *where, qkv_run_result *rr) {
-    const cJSON *curve = cJSON_GetObjectItemCaseSensitive(ro, "curve");
-    if (!curve || cJSON_IsNull(curve)) return;
-    if (!cJSON_IsObject(curve)) {
-        qkv__json_wrong(r, where, "curve", "an object or null", curve);
-        return;
-    }
+    const cJSON *curve = qkv__results_object(r, ro, where, QKV_RK_CURVE);
+    if (!curve) return;
     char cw[128];
-    snprintf(cw, sizeof cw, "%scurve.", where);
+    snprintf(cw, sizeof cw, "%s%s.", where, QKV_RK(CURVE));
     int n = -1;
-    double *steps = numbers_in(r, curve, cw, "step", &n, -INFINITY, INFINITY); /* whole numbers: below */
+    double *steps = series(r, curve, cw, QKV_RK_STEP, &n); /* whole numbers: below */
     if (steps && !(rr->step = malloc((size_t)n * sizeof *rr->step))) out_of_memory(r);
     for (int k = 0; rr->step && k < n; k++) {
         if (!(steps[k] >= 0 && steps[k] == floor(steps[k]) && steps[k] <= 9007199254740992.0))
-            qkv__json_wrong(r, cw, "step", "an array of whole numbers >= 0",
-                            cJSON_GetObjectItemCaseSensitive(curve, "step"));
+            qkv__json_wrong(r, cw, QKV_RK(STEP), "an array of whole numbers >= 0",
+                            qkv__results_item(curve, QKV_RK_STEP));
         rr->step[k] = (long long)steps[k];
     }
     free(steps);
     rr->n = rr->step ? n : 0;
-    /* in range as the runs' final numbers are: accuracies in [0, 1], losses >= 0 */
-    rr->eval_acc = numbers_in(r, curve, cw, "eval_acc", &rr->n, 0, 1);
-    rr->eval_loss = numbers_in(r, curve, cw, "eval_loss", &rr->n, 0, INFINITY);
-    rr->val_acc = numbers_in(r, curve, cw, "val_acc", &rr->n, 0, 1);
-    rr->val_loss = numbers_in(r, curve, cw, "val_loss", &rr->n, 0, INFINITY);
+    /* in range as the runs' final numbers are (one row of the schema each) */
+    rr->eval_acc = series(r, curve, cw, QKV_RK_EVAL_ACC, &rr->n);
+    rr->eval_loss = series(r, curve, cw, QKV_RK_EVAL_LOSS, &rr->n);
+    rr->val_acc = series(r, curve, cw, QKV_RK_VAL_ACC, &rr->n);
+    rr->val_loss = series(r, curve, cw, QKV_RK_VAL_LOSS, &rr->n);
 }
 
 /* frees a run's arrays */
@@ -118,23 +118,23 @@ static void read_run(qkv_json_reader *r, const cJSON *ro, const char *where, int
                      bool *chosen) {
     *rr = (qkv_run_result){.variant = v, .steps_to_threshold = -1, .flat_since = -1, .xz_bpb = NAN,
                            .unigram_bpb = NAN, .train_loss = NAN};
-    *chosen = qkv__json_bool(r, ro, where, "chosen", true);
-    rr->seed = qkv__json_count(r, ro, where, "seed");
-    rr->ok = qkv__json_bool(r, ro, where, "ok", false);
-    const char *verdict = qkv__json_str(r, ro, where, "verdict", false);
-    rr->eval_bpb = qkv__json_num_in(r, ro, where, "eval_bpb", 0, INFINITY);
-    rr->final_loss = qkv__json_num_in(r, ro, where, "final_loss", 0, INFINITY);
-    rr->steps = qkv__json_count(r, ro, where, "budget");
-    rr->lr = qkv__json_num_in(r, ro, where, "lr", 0, INFINITY);
-    rr->final_acc = qkv__json_num_in(r, ro, where, "final_acc", 0, 1);
-    rr->val_final_acc = qkv__json_num_in(r, ro, where, "val_acc", 0, 1);
-    rr->val_final_loss = qkv__json_num_in(r, ro, where, "val_loss", 0, INFINITY);
-    rr->steps_to_threshold = qkv__json_count(r, ro, where, "steps_to_threshold");
-    const char *trend = qkv__json_str(r, ro, where, "trend", false);
-    rr->flat_since = qkv__json_count(r, ro, where, "flat_since");
-    rr->seconds = qkv__json_num_in(r, ro, where, "seconds", 0, INFINITY);
-    rr->solved = verdict && !strcmp(verdict, "solved");
-    rr->improving = !trend || strcmp(trend, "flat");
+    *chosen = qkv__results_bool(r, ro, where, QKV_RK_CHOSEN, true);
+    rr->seed = qkv__results_count(r, ro, where, QKV_RK_SEED);
+    rr->ok = qkv__results_bool(r, ro, where, QKV_RK_OK, false);
+    const char *verdict = qkv__results_str(r, ro, where, QKV_RK_VERDICT);
+    rr->eval_bpb = qkv__results_num(r, ro, where, QKV_RK_EVAL_BPB);
+    rr->final_loss = qkv__results_num(r, ro, where, QKV_RK_FINAL_LOSS);
+    rr->steps = qkv__results_count(r, ro, where, QKV_RK_BUDGET);
+    rr->lr = qkv__results_num(r, ro, where, QKV_RK_LR);
+    rr->final_acc = qkv__results_num(r, ro, where, QKV_RK_FINAL_ACC);
+    rr->val_final_acc = qkv__results_num(r, ro, where, QKV_RK_VAL_ACC);
+    rr->val_final_loss = qkv__results_num(r, ro, where, QKV_RK_VAL_LOSS);
+    rr->steps_to_threshold = qkv__results_count(r, ro, where, QKV_RK_STEPS_TO_THRESHOLD);
+    const char *trend = qkv__results_str(r, ro, where, QKV_RK_TREND);
+    rr->flat_since = qkv__results_count(r, ro, where, QKV_RK_FLAT_SINCE);
+    rr->seconds = qkv__results_num(r, ro, where, QKV_RK_SECONDS);
+    rr->solved = verdict && !strcmp(verdict, QKV_RESULTS_SOLVED);
+    rr->improving = !trend || strcmp(trend, QKV_RESULTS_FLAT);
     rr->started = rr->ok;
     read_curve(r, ro, where, rr);
 }
@@ -144,69 +144,70 @@ static void read_run(qkv_json_reader *r, const cJSON *ro, const char *where, int
 static void read_variant(qkv_json_reader *r, const cJSON *vo, int i, qkv_variant_result *v, qkv_ablate_variant *cv,
                          qkv_run_result **runs, bool **chosen, int *n_runs) {
     char where[48];
-    snprintf(where, sizeof where, "variants[%d].", i);
+    snprintf(where, sizeof where, "%s[%d].", QKV_RK(VARIANTS), i);
     if (!cJSON_IsObject(vo)) {
         char at[48];
-        snprintf(at, sizeof at, "variants[%d]", i);
+        snprintf(at, sizeof at, "%s[%d]", QKV_RK(VARIANTS), i);
         qkv__json_wrong(r, at, "", "an object", vo);
         return;
     }
-    const char *name = qkv__json_str(r, vo, where, "name", true);
+    const char *name = qkv__results_str(r, vo, where, QKV_RK_NAME);
     if (!r->bad && (!name[0] || strlen(name) >= QKV_ABLATE_NAME))
-        qkv__json_wrong(r, where, "name", "a variant name of 1 to 63 characters",
-                        cJSON_GetObjectItemCaseSensitive(vo, "name"));
+        qkv__json_wrong(r, where, QKV_RK(NAME), "a variant name of 1 to 63 characters",
+                        qkv__results_item(vo, QKV_RK_NAME));
     if (r->bad) return;
     snprintf(v->name, sizeof v->name, "%s", name);
     memcpy(cv->name, v->name, sizeof cv->name);
-    long long runs_ok = qkv__json_count(r, vo, where, "runs_ok"), solved = qkv__json_count(r, vo, where, "solved");
-    long long unsolved = qkv__json_count(r, vo, where, "unsolved");
-    v->steps_median = qkv__json_count(r, vo, where, "steps_to_threshold");
-    v->params = qkv__json_count(r, vo, where, "params");
-    v->attn_params = qkv__json_count(r, vo, where, "attn_params");
-    v->acc_mean = qkv__json_num_in(r, vo, where, "acc_mean", 0, 1);
-    v->acc_ci_lo = qkv__json_num_in(r, vo, where, "acc_ci_low", 0, 1);
-    v->acc_ci_hi = qkv__json_num_in(r, vo, where, "acc_ci_high", 0, 1);
-    v->loss_mean = qkv__json_num_in(r, vo, where, "loss_mean", 0, INFINITY);
-    v->loss_ci_lo = qkv__json_num_in(r, vo, where, "loss_ci_low", 0, INFINITY);
-    v->loss_ci_hi = qkv__json_num_in(r, vo, where, "loss_ci_high", 0, INFINITY);
-    v->delta = qkv__json_num(r, vo, where, "delta_vs_baseline");
-    v->delta_ci_lo = qkv__json_num(r, vo, where, "delta_ci_low");
-    v->delta_ci_hi = qkv__json_num(r, vo, where, "delta_ci_high");
-    v->p_value = qkv__json_num_in(r, vo, where, "p_value", 0, 1);
-    v->p_holm = qkv__json_num_in(r, vo, where, "p_holm", 0, 1);
+    long long runs_ok = qkv__results_count(r, vo, where, QKV_RK_RUNS_OK);
+    long long solved = qkv__results_count(r, vo, where, QKV_RK_SOLVED);
+    long long unsolved = qkv__results_count(r, vo, where, QKV_RK_UNSOLVED);
+    v->steps_median = qkv__results_count(r, vo, where, QKV_RK_STEPS_TO_THRESHOLD);
+    v->params = qkv__results_count(r, vo, where, QKV_RK_PARAMS);
+    v->attn_params = qkv__results_count(r, vo, where, QKV_RK_ATTN_PARAMS);
+    v->acc_mean = qkv__results_num(r, vo, where, QKV_RK_ACC_MEAN);
+    v->acc_ci_lo = qkv__results_num(r, vo, where, QKV_RK_ACC_CI_LOW);
+    v->acc_ci_hi = qkv__results_num(r, vo, where, QKV_RK_ACC_CI_HIGH);
+    v->loss_mean = qkv__results_num(r, vo, where, QKV_RK_LOSS_MEAN);
+    v->loss_ci_lo = qkv__results_num(r, vo, where, QKV_RK_LOSS_CI_LOW);
+    v->loss_ci_hi = qkv__results_num(r, vo, where, QKV_RK_LOSS_CI_HIGH);
+    v->delta = qkv__results_num(r, vo, where, QKV_RK_DELTA_VS_BASELINE);
+    v->delta_ci_lo = qkv__results_num(r, vo, where, QKV_RK_DELTA_CI_LOW);
+    v->delta_ci_hi = qkv__results_num(r, vo, where, QKV_RK_DELTA_CI_HIGH);
+    v->p_value = qkv__results_num(r, vo, where, QKV_RK_P_VALUE);
+    v->p_holm = qkv__results_num(r, vo, where, QKV_RK_P_HOLM);
     /* Holm-adjusted p < 0.05, as the ablation decided it (qkv_stats_holm: adjusted <= alpha) */
-    v->significant = qkv__json_bool(r, vo, where, "significant", v->p_holm <= QKV_ABLATE_ALPHA);
-    double budget = (double)qkv__json_count(r, vo, where, "budget");
-    const char *sets = qkv__json_str(r, vo, where, "sets", false);
-    const char *verdicts = qkv__json_str(r, vo, where, "verdicts", false);
+    v->significant = qkv__results_bool(r, vo, where, QKV_RK_SIGNIFICANT, v->p_holm <= QKV_ABLATE_ALPHA);
+    double budget = (double)qkv__results_count(r, vo, where, QKV_RK_BUDGET);
+    const char *sets = qkv__results_str(r, vo, where, QKV_RK_SETS);
+    const char *verdicts = qkv__results_str(r, vo, where, QKV_RK_VERDICTS);
     snprintf(v->sets, sizeof v->sets, "%s", sets ? sets : "");
     snprintf(v->verdicts, sizeof v->verdicts, "%s", verdicts ? verdicts : "");
-    v->acc_std = qkv__json_num_in(r, vo, where, "acc_std", 0, 1);
-    v->acc_min = qkv__json_num_in(r, vo, where, "acc_min", 0, 1);
-    v->loss_std = qkv__json_num_in(r, vo, where, "loss_std", 0, INFINITY);
-    long long reached = qkv__json_count(r, vo, where, "reached");
-    long long not_started = qkv__json_count(r, vo, where, "runs_not_started"); /* a partial report's */
-    v->seconds = qkv__json_num_in(r, vo, where, "seconds", 0, INFINITY);
-    v->lr = qkv__json_num_in(r, vo, where, "lr", 0, INFINITY);
-    long long matched = qkv__json_count(r, vo, where, "matched_d_ff");
-    v->baseline_params = qkv__json_count(r, vo, where, "baseline_params");
-    v->diag = (qkv_attn_diag){.diag_share = qkv__json_num_in(r, vo, where, "diag_share", 0, 1),
-                              .first_share = qkv__json_num_in(r, vo, where, "first_share", 0, 1),
-                              .entropy = qkv__json_num_in(r, vo, where, "entropy", 0, INFINITY),
-                              .entropy_uniform = qkv__json_num_in(r, vo, where, "entropy_uniform", 0, INFINITY),
-                              .symmetry = qkv__json_num_in(r, vo, where, "score_symmetry", -1, 1),
-                              .negative_mass = qkv__json_num_in(r, vo, where, "score_negative_share", 0, 1),
-                              .prev_share = qkv__json_num_in(r, vo, where, "prev_share", 0, 1)};
+    v->acc_std = qkv__results_num(r, vo, where, QKV_RK_ACC_STD);
+    v->acc_min = qkv__results_num(r, vo, where, QKV_RK_ACC_MIN);
+    v->loss_std = qkv__results_num(r, vo, where, QKV_RK_LOSS_STD);
+    long long reached = qkv__results_count(r, vo, where, QKV_RK_REACHED);
+    long long not_started = qkv__results_count(r, vo, where, QKV_RK_RUNS_NOT_STARTED); /* a partial report's */
+    v->seconds = qkv__results_num(r, vo, where, QKV_RK_SECONDS);
+    v->lr = qkv__results_num(r, vo, where, QKV_RK_LR);
+    long long matched = qkv__results_count(r, vo, where, QKV_RK_MATCHED_D_FF);
+    v->baseline_params = qkv__results_count(r, vo, where, QKV_RK_BASELINE_PARAMS);
+    v->diag = (qkv_attn_diag){.diag_share = qkv__results_num(r, vo, where, QKV_RK_DIAG_SHARE),
+                              .first_share = qkv__results_num(r, vo, where, QKV_RK_FIRST_SHARE),
+                              .entropy = qkv__results_num(r, vo, where, QKV_RK_ENTROPY),
+                              .entropy_uniform = qkv__results_num(r, vo, where, QKV_RK_ENTROPY_UNIFORM),
+                              .symmetry = qkv__results_num(r, vo, where, QKV_RK_SCORE_SYMMETRY),
+                              .negative_mass = qkv__results_num(r, vo, where, QKV_RK_SCORE_NEGATIVE_SHARE),
+                              .prev_share = qkv__results_num(r, vo, where, QKV_RK_PREV_SHARE)};
     /* at step 0 (absent: not recorded) */
-    v->diag_start = (qkv_attn_diag){.diag_share = qkv__json_num_in(r, vo, where, "start_diag_share", 0, 1),
+    v->diag_start = (qkv_attn_diag){.diag_share = qkv__results_num(r, vo, where, QKV_RK_START_DIAG_SHARE),
                                     .first_share = NAN, .entropy = NAN, .entropy_uniform = NAN,
-                                    .symmetry = qkv__json_num_in(r, vo, where, "start_score_symmetry", -1, 1),
-                                    .negative_mass = qkv__json_num_in(r, vo, where, "start_score_negative_share", 0, 1),
-                                    .prev_share = qkv__json_num_in(r, vo, where, "start_prev_share", 0, 1)};
+                                    .symmetry = qkv__results_num(r, vo, where, QKV_RK_START_SCORE_SYMMETRY),
+                                    .negative_mass = qkv__results_num(r, vo, where, QKV_RK_START_SCORE_NEGATIVE_SHARE),
+                                    .prev_share = qkv__results_num(r, vo, where, QKV_RK_START_PREV_SHARE)};
     v->matched_d_ff = matched > 0 ? as_int(matched) : 0;
     if (v->baseline_params < 0) v->baseline_params = 0;
     v->xz_bpb = v->unigram_bpb = NAN;
-    const cJSON *ra = qkv__json_array(r, vo, where, "runs", false);
+    const cJSON *ra = qkv__results_array(r, vo, where, QKV_RK_RUNS);
     int n = ra ? cJSON_GetArraySize(ra) : 0, k = 0;
     *runs = calloc((size_t)n + 1, sizeof **runs);
     *chosen = calloc((size_t)n + 1, sizeof **chosen);
@@ -216,7 +217,7 @@ static void read_variant(qkv_json_reader *r, const cJSON *vo, int i, qkv_variant
     }
     for (const cJSON *ro = ra ? ra->child : NULL; ro && !r->bad; ro = ro->next, k++) {
         char rw[96];
-        snprintf(rw, sizeof rw, "%sruns[%d]", where, k);
+        snprintf(rw, sizeof rw, "%s%s[%d]", where, QKV_RK(RUNS), k);
         if (!cJSON_IsObject(ro)) {
             qkv__json_wrong(r, rw, "", "an object", ro);
             return;
@@ -234,30 +235,34 @@ static void read_variant(qkv_json_reader *r, const cJSON *vo, int i, qkv_variant
     v->budget_max = isfinite(budget) ? (long long)budget : -1; /* the variant's, until derive() reads the runs' */
 }
 
-/* how the text was read and how the rates were chosen (each optional: older results.json files
- * have neither) */
-static void read_text_and_rates(qkv_json_reader *r, const cJSON *root, qkv_ablate_results *res) {
+/* how the text was read (optional: older results.json files do not say) */
+static void read_text(qkv_json_reader *r, const cJSON *root, qkv_ablate_results *res) {
     res->bytes_per_token = NAN;
-    const cJSON *text = cJSON_GetObjectItemCaseSensitive(root, "text"), *rate = cJSON_GetObjectItemCaseSensitive(root,
-                                                                                                               "rate_choice");
-    if (text && !cJSON_IsNull(text)) {
-        if (!cJSON_IsObject(text)) return qkv__json_wrong(r, "", "text", "an object or null", text);
-        const char *tok = qkv__json_str(r, text, "text.", "tokenizer", true);
-        long long pieces = qkv__json_count(r, text, "text.", "pieces");
-        res->bytes_per_token = qkv__json_num_in(r, text, "text.", "bytes_per_token", 0, INFINITY);
-        if (r->bad) return;
-        if (strlen(tok) >= sizeof res->tokenizer || !*tok)
-            return qkv__json_wrong(r, "text.", "tokenizer", "a tokenizer's name",
-                                   cJSON_GetObjectItemCaseSensitive(text, "tokenizer"));
-        snprintf(res->tokenizer, sizeof res->tokenizer, "%s", tok);
-        res->pieces = pieces > 0 ? as_int(pieces) : 0;
-    }
-    if (rate && !cJSON_IsNull(rate)) {
-        if (!cJSON_IsObject(rate)) return qkv__json_wrong(r, "", "rate_choice", "an object or null", rate);
-        const char *rule = qkv__json_str(r, rate, "rate_choice.", "rule", false);
-        const char *pilot = qkv__json_str(r, rate, "rate_choice.", "pilot", false);
-        const cJSON *grid = qkv__json_array(r, rate, "rate_choice.", "grid", false);
-        const cJSON *seeds = qkv__json_array(r, rate, "rate_choice.", "pilot_seeds", false);
+    const cJSON *text = qkv__results_object(r, root, "", QKV_RK_TEXT);
+    if (!text) return;
+    char w[32]; /* "text.", the prefix of its keys */
+    snprintf(w, sizeof w, "%s.", QKV_RK(TEXT));
+    const char *tok = qkv__results_str(r, text, w, QKV_RK_TOKENIZER);
+    long long pieces = qkv__results_count(r, text, w, QKV_RK_PIECES);
+    res->bytes_per_token = qkv__results_num(r, text, w, QKV_RK_BYTES_PER_TOKEN);
+    if (r->bad) return;
+    if (strlen(tok) >= sizeof res->tokenizer || !*tok)
+        return qkv__json_wrong(r, w, QKV_RK(TOKENIZER), "a tokenizer's name",
+                               qkv__results_item(text, QKV_RK_TOKENIZER));
+    snprintf(res->tokenizer, sizeof res->tokenizer, "%s", tok);
+    res->pieces = pieces > 0 ? as_int(pieces) : 0;
+}
+
+/* how the rates were chosen (optional: older results.json files do not say) */
+static void read_rates(qkv_json_reader *r, const cJSON *root, qkv_ablate_results *res) {
+    const cJSON *rate = qkv__results_object(r, root, "", QKV_RK_RATE_CHOICE);
+    if (rate) {
+        char w[32]; /* "rate_choice.", the prefix of its keys */
+        snprintf(w, sizeof w, "%s.", QKV_RK(RATE_CHOICE));
+        const char *rule = qkv__results_str(r, rate, w, QKV_RK_RULE);
+        const char *pilot = qkv__results_str(r, rate, w, QKV_RK_PILOT);
+        const cJSON *grid = qkv__results_array(r, rate, w, QKV_RK_GRID);
+        const cJSON *seeds = qkv__results_array(r, rate, w, QKV_RK_PILOT_SEEDS);
         if (r->bad) return;
         snprintf(res->rate_rule, sizeof res->rate_rule, "%s", rule ? rule : "");
         snprintf(res->pilot, sizeof res->pilot, "%s", pilot ? pilot : "");
@@ -272,42 +277,44 @@ static void read_text_and_rates(qkv_json_reader *r, const cJSON *root, qkv_ablat
 /* the header's keys of root into r and c; *vars: the variants array, *seeds: the seeds array or NULL */
 static void read_header(qkv_json_reader *r, const cJSON *root, qkv_ablate_results *res, qkv_ablate_config *c,
                         const char **baseline, const cJSON **vars, const cJSON **seeds) {
-    const char *title = qkv__json_str(r, root, "", "title", true);
-    *baseline = qkv__json_str(r, root, "", "baseline", true);
-    const char *task = qkv__json_str(r, root, "", "task", false);
-    const char *compared = qkv__json_str(r, root, "", "metric", false);
-    *vars = qkv__json_array(r, root, "", "variants", true);
-    *seeds = qkv__json_array(r, root, "", "seeds", false);
-    c->threshold = qkv__json_num_in(r, root, "", "threshold", 0, INFINITY);
-    long long d_model = qkv__json_count(r, root, "", "d_model"), layers = qkv__json_count(r, root, "", "layers");
-    long long heads = qkv__json_count(r, root, "", "heads");
-    qkv__json_count(r, root, "", "runs_planned"); /* variants x rates x seeds: checked, not kept */
-    res->missing = as_int(qkv__json_count(r, root, "", "missing_runs"));
-    res->to_extend = as_int(qkv__json_count(r, root, "", "runs_to_extend"));
+    const char *title = qkv__results_str(r, root, "", QKV_RK_TITLE);
+    *baseline = qkv__results_str(r, root, "", QKV_RK_BASELINE);
+    const char *task = qkv__results_str(r, root, "", QKV_RK_TASK);
+    const char *compared = qkv__results_str(r, root, "", QKV_RK_METRIC);
+    *vars = qkv__results_array(r, root, "", QKV_RK_VARIANTS);
+    *seeds = qkv__results_array(r, root, "", QKV_RK_SEEDS);
+    c->threshold = qkv__results_num(r, root, "", QKV_RK_THRESHOLD);
+    long long d_model = qkv__results_count(r, root, "", QKV_RK_D_MODEL);
+    long long layers = qkv__results_count(r, root, "", QKV_RK_LAYERS);
+    long long heads = qkv__results_count(r, root, "", QKV_RK_HEADS);
+    qkv__results_count(r, root, "", QKV_RK_RUNS_PLANNED); /* variants x rates x seeds: checked, not kept */
+    res->missing = as_int(qkv__results_count(r, root, "", QKV_RK_MISSING_RUNS));
+    res->to_extend = as_int(qkv__results_count(r, root, "", QKV_RK_RUNS_TO_EXTEND));
     if (r->bad) return;
     qkv_ablate_metric cm = qkv_ablate_metric_named(compared);
     if (compared && cm == QKV_METRIC_COUNT)
-        qkv__json_wrong(r, "", "metric", "\"accuracy\", \"loss\", \"bpb\" or null",
-                        cJSON_GetObjectItemCaseSensitive(root, "metric"));
+        qkv__json_wrong(r, "", QKV_RK(METRIC), "\"accuracy\", \"loss\", \"bpb\" or null",
+                        qkv__results_item(root, QKV_RK_METRIC));
     else if (strlen(*baseline) >= QKV_ABLATE_NAME)
-        qkv__json_wrong(r, "", "baseline", "a variant name of 1 to 63 characters",
-                        cJSON_GetObjectItemCaseSensitive(root, "baseline"));
+        qkv__json_wrong(r, "", QKV_RK(BASELINE), "a variant name of 1 to 63 characters",
+                        qkv__results_item(root, QKV_RK_BASELINE));
     if (r->bad) return;
     c->metric = compared ? cm : QKV_METRIC_ACCURACY;
     snprintf(c->title, sizeof c->title, "%s", title);
     snprintf(res->task, sizeof res->task, "%s", task ? task : "");
-    read_text_and_rates(r, root, res);
+    read_text(r, root, res);
+    if (!r->bad) read_rates(r, root, res);
     res->d_model = d_model > 0 ? as_int(d_model) : 0;
     res->layers = layers > 0 ? as_int(layers) : 0;
     res->heads = heads > 0 ? as_int(heads) : 0;
-    const cJSON *lrs = qkv__json_array(r, root, "", "lrs", false);
-    res->max_solved_at = qkv__json_count(r, root, "", "max_solved_at");
-    const char *version = qkv__json_str(r, root, "", "version", false);
+    const cJSON *lrs = qkv__results_array(r, root, "", QKV_RK_LRS);
+    res->max_solved_at = qkv__results_count(r, root, "", QKV_RK_MAX_SOLVED_AT);
+    const char *version = qkv__results_str(r, root, "", QKV_RK_VERSION);
     snprintf(res->version, sizeof res->version, "%s", version ? version : "");
-    res->wall_seconds = qkv__json_num_in(r, root, "", "wall_seconds", 0, INFINITY);
-    res->chance = qkv__json_num_in(r, root, "", "chance", 0, 1);
-    res->no_retrieval = qkv__json_num_in(r, root, "", "no_retrieval", 0, 1);
-    long long jobs = qkv__json_count(r, root, "", "jobs");
+    res->wall_seconds = qkv__results_num(r, root, "", QKV_RK_WALL_SECONDS);
+    res->chance = qkv__results_num(r, root, "", QKV_RK_CHANCE);
+    res->no_retrieval = qkv__results_num(r, root, "", QKV_RK_NO_RETRIEVAL);
+    long long jobs = qkv__results_count(r, root, "", QKV_RK_JOBS);
     res->jobs = jobs > 0 ? as_int(jobs) : 0;
     int nl = lrs ? cJSON_GetArraySize(lrs) : 0, l = 0;
     if (r->bad || !nl) return;
@@ -316,8 +323,9 @@ static void read_header(qkv_json_reader *r, const cJSON *root, qkv_ablate_result
         return;
     }
     for (const cJSON *e = lrs->child; e; e = e->next, l++) {
-        if (!cJSON_IsNumber(e) || !(e->valuedouble > 0)) {
-            qkv__json_wrong(r, "", "lrs", "an array of learning rates", lrs);
+        const qkv_results_key_def *d = &qkv__results_keys[QKV_RK_LRS];
+        if (!cJSON_IsNumber(e) || !(e->valuedouble >= d->lo && e->valuedouble <= d->hi)) {
+            qkv__json_wrong(r, "", d->key, "an array of learning rates", lrs);
             return;
         }
         c->lrs[l] = e->valuedouble;
@@ -340,7 +348,7 @@ static void read_seeds(qkv_json_reader *r, const cJSON *seeds, qkv_ablate_config
     int k = 0;
     for (const cJSON *e = seeds ? seeds->child : NULL; e; e = e->next, k++) {
         if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0) || e->valuedouble != floor(e->valuedouble)) {
-            qkv__json_wrong(r, "", "seeds", "an array of whole numbers >= 0", seeds);
+            qkv__json_wrong(r, "", QKV_RK(SEEDS), "an array of whole numbers >= 0", seeds);
             return;
         }
         c->seeds[k] = (long long)e->valuedouble;
@@ -383,7 +391,8 @@ static void place_runs(qkv_json_reader *r, qkv_ablate_results *res, const qkv_ab
             int s = 0;
             while (s < ns && c->seeds[s] != rr->seed) s++;
             if (s == ns || taken[(size_t)i * ns + s]) {
-                snprintf(r->err, (size_t)r->errlen, "%s: variants[%d].runs[%d].seed: %s %lld", r->label, i, j,
+                snprintf(r->err, (size_t)r->errlen, "%s: %s[%d].%s[%d].%s: %s %lld", r->label, QKV_RK(VARIANTS), i,
+                         QKV_RK(RUNS), j, QKV_RK(SEED),
                          s == ns ? "expected one of the seeds, got" : "a second chosen run of seed", rr->seed);
                 r->bad = true;
                 break;
@@ -450,7 +459,8 @@ int qkv__ablate_results_read(qkv_ablate_results *res, qkv_ablate_config *c, cons
         r.bad = true;
     }
     if (!r.bad) read_header(&r, root, res, c, &baseline, &vars, &seeds);
-    if (!r.bad && (nv = cJSON_GetArraySize(vars)) < 1) qkv__json_wrong(&r, "", "variants", "a non-empty array", vars);
+    if (!r.bad && (nv = cJSON_GetArraySize(vars)) < 1)
+        qkv__json_wrong(&r, "", QKV_RK(VARIANTS), "a non-empty array", vars);
     if (!r.bad) {
         res->v = calloc((size_t)nv, sizeof *res->v);
         c->variants = calloc((size_t)nv, sizeof *c->variants);
@@ -465,14 +475,14 @@ int qkv__ablate_results_read(qkv_ablate_results *res, qkv_ablate_config *c, cons
         read_variant(&r, vo, i, &res->v[i], &c->variants[i], &runs[i], &chosen[i], &n_runs[i]);
         for (int k = 0; k < i && !r.bad; k++)
             if (!strcmp(res->v[k].name, res->v[i].name)) {
-                qkv_err_set(e, QKV_ERR_FAIL, "%s: variants[%d].name: \"%s\" is also variants[%d]'s", path, i,
-                            res->v[i].name, k);
+                qkv_err_set(e, QKV_ERR_FAIL, "%s: %s[%d].%s: \"%s\" is also %s[%d]'s", path, QKV_RK(VARIANTS), i,
+                            QKV_RK(NAME), res->v[i].name, QKV_RK(VARIANTS), k);
                 r.bad = true;
             }
         if (!r.bad && !strcmp(res->v[i].name, baseline)) c->baseline = i;
     }
     if (!r.bad && c->baseline < 0) {
-        qkv_err_set(e, QKV_ERR_FAIL, "%s: baseline: \"%s\" is not one of the variants", path, baseline);
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: %s: \"%s\" is not one of the variants", path, QKV_RK(BASELINE), baseline);
         r.bad = true;
     }
     c->n_variants = nv;

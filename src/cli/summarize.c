@@ -2,6 +2,7 @@
  * generated tables of a document checked against the committed results or rewritten, and one
  * ablation's plots redrawn from its results.json. */
 #include "ablate/results.h"
+#include "ablate/results_schema.h"
 #include "report/report.h"
 #include "report/summary.h"
 #include "cli/cli.h"
@@ -57,12 +58,12 @@ static int redraw_plots(const char *dir, const char *out, bool quiet, qkv_err *e
     if (qkv__ablate_results_read(&r, &c, dir, e)) return -1;
     char names[256];
     int n = -1;
-    /* the curves and the rates' accuracies are the runs' (results.json's "runs"): an older
+    /* the curves and the rates' accuracies are the runs' (the runs results.json lists): an older
      * results.json without them has nothing to draw */
     if (!r.all_runs)
-        qkv_err_set(e, QKV_ERR_FAIL, "%s/results.json: variants[].runs: not every run of every variant is listed "
+        qkv_err_set(e, QKV_ERR_FAIL, "%s/results.json: %s[].%s: not every run of every variant is listed "
                     "(an older qkv's results): its plots need the runs (qkv ablate CONFIG --out %s --report)",
-                    qkv__shown(dir).s, qkv__shown(dir).s);
+                    qkv__shown(dir).s, QKV_RK(VARIANTS), QKV_RK(RUNS), qkv__shown(dir).s);
     else n = qkv__report_write_plots(&r, out ? out : dir, names, sizeof names, e);
     qkv__ablate_results_free(&r);
     qkv_ablate_config_free(&c);

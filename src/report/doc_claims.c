@@ -84,14 +84,14 @@ static int seed_value(const qkv_ablate_results *r, int v, int s, const char *f, 
     int ns = r->cfg->n_seeds, b = r->cfg->baseline;
     const qkv_run_result *u = &r->runs[(size_t)v * ns + s], *base = &r->runs[(size_t)b * ns + s];
     bool bits = r->cfg->metric == QKV_METRIC_BPB;
-    if (strcmp(f, "solved") && strcmp(f, "median") && strcmp(f, "delta") && strcmp(f, "acc") && strcmp(f, "bpb"))
+    if (strcmp(f, QKV_RK(SOLVED)) && strcmp(f, "median") && strcmp(f, "delta") && strcmp(f, "acc") && strcmp(f, "bpb"))
         return qkv_err_set(e, QKV_ERR_FAIL, "each: field '%s' has no value per seed (solved, median, delta, acc "
                            "and bpb have)", f);
     if (!u->ok || (!strcmp(f, "delta") && !base->ok)) {
         snprintf(why, n, "seed %lld has no finished run", u->seed);
         return 1;
     }
-    if (!strcmp(f, "solved")) *x = u->solved;
+    if (!strcmp(f, QKV_RK(SOLVED))) *x = u->solved;
     else if (!strcmp(f, "median")) *x = u->solved ? (double)u->steps_to_threshold : INFINITY;
     else if (!strcmp(f, "acc")) *x = u->final_acc;
     else if (!strcmp(f, "bpb")) *x = u->final_loss / log(2.0);
@@ -226,7 +226,7 @@ static int predicate(char *words, qkv_doc_tests *tests, int line, char *why, siz
     /* the test the wording implies */
     bool strict = o == OP_LT || o == OP_GT;
     char what[640];
-    if (strict && b.dir && !strcmp(a.field, "solved") && !strcmp(b.field, "solved")) {
+    if (strict && b.dir && !strcmp(a.field, QKV_RK(SOLVED)) && !strcmp(b.field, QKV_RK(SOLVED))) {
         const qkv_variant_result *u = &la.r.v[va], *w = &pb->r.v[vb];
         snprintf(what, sizeof what, "%s: Fisher's exact test of %d/%d against %d/%d solved", text, u->solved,
                  u->solved + u->unsolved, w->solved, w->solved + w->unsolved);

@@ -29,44 +29,51 @@ typedef enum { F_INT, F_COUNT, F_STEP, F_PCT, F_PCT0, F_DELTA, F_LR, F_2, F_3, F
 /* where a field's number comes from: the variant's key in results.json, or computed */
 typedef enum { S_KEY, S_SEEDS, S_BUDGET, S_ATTN_SHARE, S_SAVED, S_BPB, S_SOLVED_SHARE, S_LR, S_BYTES_PER_TOKEN } field_source;
 
-/* a field: its name in a marker, what it formats as, where its number comes from and, for
- * S_KEY, the key of the variant's object in results.json that holds it (report_fields.c's list) */
+/* a field: its name in a marker, what it formats as, where its number comes from and the key of
+ * results.json (ablate/results_schema.h) it is read from (S_KEY: the variant object's key that
+ * holds it, report_fields.c's list) or named after. A field named as its key has no name of its
+ * own (NULL): a marker says the key. */
 typedef struct field {
     const char *name;
     field_format fmt;
     field_source src;
-    const char *key;
+    qkv_results_key key;
 } field;
 
+#define NO_KEY QKV_RK_COUNT
+
 static const field FIELDS[] = {
-    {"solved", F_INT, S_KEY, "solved"},                /* seeds that solved the task */
-    {"unsolved", F_INT, S_KEY, "unsolved"},            /* seeds that did not within their budget */
-    {"seeds", F_INT, S_SEEDS, NULL},                   /* the ablation's seeds */
-    {"runs", F_INT, S_KEY, "runs_ok"},                 /* finished runs at the chosen rate */
-    {"median", F_STEP, S_KEY, "steps_to_threshold"},   /* the median solve step (unsolved counted as later) */
-    {"budget", F_STEP, S_BUDGET, NULL},                /* the largest budget of its unsolved runs */
-    {"acc", F_PCT, S_KEY, "acc_mean"},                 /* final evaluation accuracy, mean, in percent */
-    {"acc_min", F_PCT, S_KEY, "acc_min"},              /* the worst seed's final accuracy, in percent */
-    {"bpb", F_3, S_BPB, NULL},                         /* bits per byte of text: the mean final loss / ln 2 */
-    {"delta", F_DELTA, S_KEY, "delta_vs_baseline"},    /* the paired difference from the baseline (points, bits) */
-    {"p_holm", F_P, S_KEY, "p_holm"},                  /* the sign-flip p-value after Holm's correction */
-    {"lr", F_LR, S_LR, "lr"},                          /* the chosen learning rate (or the variant's own) */
-    {"symmetry", F_2, S_KEY, "score_symmetry"},        /* the attention diagnostics at the end ... */
-    {"negative", F_2, S_KEY, "score_negative_share"},
-    {"diagonal", F_3, S_KEY, "diag_share"},
-    {"previous", F_3, S_KEY, "prev_share"},
-    {"symmetry0", F_2, S_KEY, "start_score_symmetry"}, /* ... and at step 0 */
-    {"negative0", F_2, S_KEY, "start_score_negative_share"},
-    {"diagonal0", F_3, S_KEY, "start_diag_share"},
-    {"previous0", F_3, S_KEY, "start_prev_share"},
-    {"params", F_COUNT, S_KEY, "params"},              /* the model's parameters */
-    {"attn_params", F_COUNT, S_KEY, "attn_params"},    /* its attention's (every layer, the output map too) */
-    {"attn_share", F_PCT, S_ATTN_SHARE, NULL},         /* attn_params / params, in percent */
-    {"saved", F_PCT, S_SAVED, NULL},                   /* 1 - params / the baseline's params, in percent */
-    {"solved_pct", F_PCT0, S_SOLVED_SHARE, NULL},      /* solved / (solved + unsolved), in whole percent */
-    {"bytes_per_token", F_2, S_BYTES_PER_TOKEN, NULL}, /* how the text was read: its evaluation bytes per token */
+    {NULL, F_INT, S_KEY, QKV_RK_SOLVED},                    /* seeds that solved the task */
+    {NULL, F_INT, S_KEY, QKV_RK_UNSOLVED},                  /* seeds that did not within their budget */
+    {NULL, F_INT, S_SEEDS, QKV_RK_SEEDS},                   /* the ablation's seeds: how many */
+    {"runs", F_INT, S_KEY, QKV_RK_RUNS_OK},                 /* finished runs at the chosen rate */
+    {"median", F_STEP, S_KEY, QKV_RK_STEPS_TO_THRESHOLD},   /* the median solve step (unsolved counted as later) */
+    {NULL, F_STEP, S_BUDGET, QKV_RK_BUDGET},                /* the largest budget of its unsolved runs */
+    {"acc", F_PCT, S_KEY, QKV_RK_ACC_MEAN},                 /* final evaluation accuracy, mean, in percent */
+    {NULL, F_PCT, S_KEY, QKV_RK_ACC_MIN},                   /* the worst seed's final accuracy, in percent */
+    {"bpb", F_3, S_BPB, NO_KEY},                            /* bits per byte of text: the mean final loss / ln 2 */
+    {"delta", F_DELTA, S_KEY, QKV_RK_DELTA_VS_BASELINE},    /* the paired difference from the baseline (points, bits) */
+    {NULL, F_P, S_KEY, QKV_RK_P_HOLM},                      /* the sign-flip p-value after Holm's correction */
+    {NULL, F_LR, S_LR, QKV_RK_LR},                          /* the chosen learning rate (or the variant's own) */
+    {"symmetry", F_2, S_KEY, QKV_RK_SCORE_SYMMETRY},        /* the attention diagnostics at the end ... */
+    {"negative", F_2, S_KEY, QKV_RK_SCORE_NEGATIVE_SHARE},
+    {"diagonal", F_3, S_KEY, QKV_RK_DIAG_SHARE},
+    {"previous", F_3, S_KEY, QKV_RK_PREV_SHARE},
+    {"symmetry0", F_2, S_KEY, QKV_RK_START_SCORE_SYMMETRY}, /* ... and at step 0 */
+    {"negative0", F_2, S_KEY, QKV_RK_START_SCORE_NEGATIVE_SHARE},
+    {"diagonal0", F_3, S_KEY, QKV_RK_START_DIAG_SHARE},
+    {"previous0", F_3, S_KEY, QKV_RK_START_PREV_SHARE},
+    {NULL, F_COUNT, S_KEY, QKV_RK_PARAMS},                  /* the model's parameters */
+    {NULL, F_COUNT, S_KEY, QKV_RK_ATTN_PARAMS},             /* its attention's (every layer, the output map too) */
+    {"attn_share", F_PCT, S_ATTN_SHARE, NO_KEY},            /* attn_params / params, in percent */
+    {"saved", F_PCT, S_SAVED, NO_KEY},                      /* 1 - params / the baseline's params, in percent */
+    {"solved_pct", F_PCT0, S_SOLVED_SHARE, NO_KEY},         /* solved / (solved + unsolved), in whole percent */
+    {NULL, F_2, S_BYTES_PER_TOKEN, QKV_RK_BYTES_PER_TOKEN}, /* how the text was read: its evaluation bytes per token */
 };
 #define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
+
+/* field f's name in a marker */
+static const char *name_of(const field *f) { return f->name ? f->name : qkv__results_keys[f->key].key; }
 
 /* field f of variant i in r (NaN where r holds none: a share of a size not recorded, 0) */
 static double number(const field *f, const qkv_ablate_results *r, int i) {
@@ -93,7 +100,7 @@ static double number(const field *f, const qkv_ablate_results *r, int i) {
 /* the field named `name` (NULL: none; fisher:OTHER is none of FIELDS) */
 static const field *field_named(const char *name) {
     for (int i = 0; i < NFIELDS; i++)
-        if (!strcmp(FIELDS[i].name, name)) return &FIELDS[i];
+        if (!strcmp(name_of(&FIELDS[i]), name)) return &FIELDS[i];
     return NULL;
 }
 
@@ -146,7 +153,7 @@ static void format(field_format f, double x, bool accuracy, char *out, size_t n)
 }
 
 /* field i's name, as a choice in a message */
-static void field_item(qkv_strbuf *b, const void *f, int i) { qkv__strbuf_puts(b, ((const field *)f)[i].name); }
+static void field_item(qkv_strbuf *b, const void *f, int i) { qkv__strbuf_puts(b, name_of((const field *)f + i)); }
 
 char *qkv__doc_value(char *words, qkv_err *e) {
     char *save = NULL, *dir = strtok_r(words, " \t", &save), *name = strtok_r(NULL, " \t", &save),

@@ -9,7 +9,8 @@
  *   - the findings (sides, pairs, what the seeds can show): ablate/findings.h;
  *   - a curve metric over training steps: ablate/curves.c;
  *   - a column of the Markdown/HTML tables: a line in a column list in report_tables.c;
- *   - a column of results.csv or a key of results.json: a line in report_fields.c;
+ *   - a column of results.csv or a key of results.json: a line in report_fields.c (a new key of
+ *     results.json: first a row of its schema, ablate/results_schema.h);
  *   - a plot: a line in report_plots.c's list (it then appears under "Training curves", is written
  *     to plots/, linked from report.md and inlined in report.html).
  * The renderers follow generically. */
@@ -24,6 +25,7 @@
 #include "ablate/curves.h"
 #include "ablate/findings.h"
 #include "ablate/results.h"
+#include "ablate/results_schema.h"
 
 #define QKV_REPORT_CELL 640             /* one table cell's text */
 #define QKV_REPORT_PLOTS "plots"        /* the SVG files' directory, relative to the output directory */
@@ -193,7 +195,7 @@ QKV_INTERNAL char *qkv__report_render_json(const qkv_report *p);
 /* report_fields.c: r's fields; 0 or -1 (out of memory) */
 QKV_INTERNAL int qkv__report_fields(qkv_report_fields *f, const qkv_ablate_results *r);
 /* report_fields.c: variant i's value under results.json's key (missing for a key it has not) */
-QKV_INTERNAL qkv_report_value qkv__report_variant_value(const qkv_ablate_results *r, int i, const char *key);
+QKV_INTERNAL qkv_report_value qkv__report_variant_value(const qkv_ablate_results *r, int i, qkv_results_key key);
 QKV_INTERNAL void qkv__report_fields_free(qkv_report_fields *f);
 
 /* report_plots.c: r's plots from its curves (one per variant) and its heatmaps, thr the

@@ -1,8 +1,10 @@
 /* The report's machine-readable fields: per variant (results.csv's columns and the keys of
  * results.json's variant objects) and per run (the keys of its run objects). Each list gives a
- * field's CSV and JSON names, how its value is read and from where; adding a column is adding a
- * line to a list (see report_data.h). Statistics of a variant without a finished run are
- * missing, not zero; so are a run's results when it did not finish. */
+ * field's key in results.json's schema (ablate/results_schema.h: its name, which its CSV column
+ * has too unless it is given another), whether it is a column, a key or both, how its value is
+ * read and from where; adding a column is adding a line to a list (see report_data.h).
+ * Statistics of a variant without a finished run are missing, not zero; so are a run's results
+ * when it did not finish. */
 #include "report/report_data.h"
 
 #include <stdbool.h>
@@ -27,90 +29,104 @@ typedef enum how {
     MATCHED,            /* an int that is 0 when the variant is not a matched control: missing then */
     BASELINE_PARAMS,    /* the baseline's count, for a matched control only */
     CHOSEN,             /* whether a run is at its variant's chosen rate */
-    VERDICT,            /* "solved" or "unsolved" for a finished run */
+    VERDICT,            /* QKV_RESULTS_SOLVED or _UNSOLVED for a finished run */
     RUN_BUDGET,         /* the steps a finished run ran */
     TREND,              /* "improving" or "flat" for a finished run */
     NOT_STARTED,        /* an int said in a partial report only (missing when no run is missing, or negative) */
 } how;
 
+/* where a field is written: results.csv and results.json, or one of them */
+typedef enum in { BOTH, JSON, CSV } in;
+
 typedef struct field {
-    qkv_report_field name;
+    qkv_results_key key;    /* its key in results.json; the CSV column's name too, unless csv */
+    in in;
+    const char *csv;        /* the CSV column's name where it is not the key's (NULL: the key's) */
+    const char *csv_missing; /* the CSV text of a missing value (NULL: empty) */
     how how;
-    size_t at;          /* the value's offset in its struct */
-    bool optional;      /* left out (column and key) where no row has a value: what older runs did not record */
+    size_t at;              /* the value's offset in its struct */
+    bool optional;          /* left out (column and key) where no row has a value: what older runs did not record */
 } field;
 
-#define V(csv, json, how, member) {{csv, json, NULL}, how, offsetof(qkv_variant_result, member), false}
-#define V_OPT(name, how, member) {{name, name, NULL}, how, offsetof(qkv_variant_result, member), true}
-#define R(json, how, member) {{NULL, json, NULL}, how, offsetof(qkv_run_result, member), false}
+#define V_(in, id, how, member, opt) {QKV_RK_##id, in, NULL, NULL, how, offsetof(qkv_variant_result, member), opt}
+#define V(id, how, member) V_(BOTH, id, how, member, false)
+#define V_JSON(id, how, member) V_(JSON, id, how, member, false)
+#define V_OPT(id, how, member) V_(BOTH, id, how, member, true)
+#define R(id, how, member) {QKV_RK_##id, JSON, NULL, NULL, how, offsetof(qkv_run_result, member), false}
 
-/* CSV columns in CSV order, JSON keys in JSON order; "sets" appears twice because it is the 18th
+/* CSV columns in CSV order, JSON keys in JSON order; sets appears twice because it is the 18th
  * CSV column (after the first columns results.csv had, so that a reader of those by position
  * still finds them) but the second JSON key */
 static const field VARIANT_FIELDS[] = {
-    V("variant", "name", STR, name),
-    V(NULL, "sets", STR, sets),
-    V("attn_params", "attn_params", I64, attn_params),
-    V("params", "params", I64, params),
-    V(NULL, "runs_ok", INT, runs_ok),
-    V("acc_mean", "acc_mean", STAT, acc_mean),
-    V("acc_std", "acc_std", STAT, acc_std),
-    V("acc_min", "acc_min", STAT, acc_min),
-    V("loss_mean", "loss_mean", STAT, loss_mean),
-    V("loss_std", "loss_std", STAT, loss_std),
-    {{"steps_to_threshold", "steps_to_threshold", "never"}, MEDIAN_STEPS, offsetof(qkv_variant_result, steps_median), false},
-    V(NULL, "reached", INT, reached),
-    V("seconds", "seconds", NUM, seconds),
-    V("diag_share", "diag_share", STAT, diag.diag_share),
-    V("first_share", "first_share", STAT, diag.first_share),
-    V("entropy", "entropy", STAT, diag.entropy),
-    V(NULL, "entropy_uniform", NUM, diag.entropy_uniform), /* a property of the task: kept for failed variants */
-    V("sets", NULL, STR, sets),
-    V("verdicts", "verdicts", STR, verdicts),
-    V("budget", "budget", BUDGET, name),
-    V("lr", "lr", STAT, lr), /* choose_lr leaves it 0 without a finished run */
-    V("acc_ci_low", "acc_ci_low", STAT, acc_ci_lo),
-    V("acc_ci_high", "acc_ci_high", STAT, acc_ci_hi),
-    V("loss_ci_low", "loss_ci_low", STAT, loss_ci_lo),
-    V("loss_ci_high", "loss_ci_high", STAT, loss_ci_hi),
-    V("delta_vs_baseline", "delta_vs_baseline", NUM, delta),
-    V("delta_ci_low", "delta_ci_low", NUM, delta_ci_lo),
-    V("delta_ci_high", "delta_ci_high", NUM, delta_ci_hi),
-    V("p_value", "p_value", NUM, p_value),
-    V("p_holm", "p_holm", NUM, p_holm),
-    V("significant", "significant", SIGNIFICANT, significant),
-    V("solved", "solved", INT, solved),
-    V("unsolved", "unsolved", INT, unsolved),
-    V("matched_d_ff", "matched_d_ff", MATCHED, matched_d_ff),
-    V("baseline_params", "baseline_params", BASELINE_PARAMS, baseline_params),
-    V("score_symmetry", "score_symmetry", STAT, diag.symmetry),
-    V("score_negative_share", "score_negative_share", STAT, diag.negative_mass),
-    V_OPT("prev_share", STAT, diag.prev_share),
+    {QKV_RK_NAME, BOTH, "variant", NULL, STR, offsetof(qkv_variant_result, name), false},
+    V_JSON(SETS, STR, sets),
+    V(ATTN_PARAMS, I64, attn_params),
+    V(PARAMS, I64, params),
+    V_JSON(RUNS_OK, INT, runs_ok),
+    V(ACC_MEAN, STAT, acc_mean),
+    V(ACC_STD, STAT, acc_std),
+    V(ACC_MIN, STAT, acc_min),
+    V(LOSS_MEAN, STAT, loss_mean),
+    V(LOSS_STD, STAT, loss_std),
+    {QKV_RK_STEPS_TO_THRESHOLD, BOTH, NULL, "never", MEDIAN_STEPS, offsetof(qkv_variant_result, steps_median), false},
+    V_JSON(REACHED, INT, reached),
+    V(SECONDS, NUM, seconds),
+    V(DIAG_SHARE, STAT, diag.diag_share),
+    V(FIRST_SHARE, STAT, diag.first_share),
+    V(ENTROPY, STAT, diag.entropy),
+    V_JSON(ENTROPY_UNIFORM, NUM, diag.entropy_uniform), /* a property of the task: kept for failed variants */
+    V_(CSV, SETS, STR, sets, false),
+    V(VERDICTS, STR, verdicts),
+    V(BUDGET, BUDGET, name),
+    V(LR, STAT, lr), /* choose_lr leaves it 0 without a finished run */
+    V(ACC_CI_LOW, STAT, acc_ci_lo),
+    V(ACC_CI_HIGH, STAT, acc_ci_hi),
+    V(LOSS_CI_LOW, STAT, loss_ci_lo),
+    V(LOSS_CI_HIGH, STAT, loss_ci_hi),
+    V(DELTA_VS_BASELINE, NUM, delta),
+    V(DELTA_CI_LOW, NUM, delta_ci_lo),
+    V(DELTA_CI_HIGH, NUM, delta_ci_hi),
+    V(P_VALUE, NUM, p_value),
+    V(P_HOLM, NUM, p_holm),
+    V(SIGNIFICANT, SIGNIFICANT, significant),
+    V(SOLVED, INT, solved),
+    V(UNSOLVED, INT, unsolved),
+    V(MATCHED_D_FF, MATCHED, matched_d_ff),
+    V(BASELINE_PARAMS, BASELINE_PARAMS, baseline_params),
+    V(SCORE_SYMMETRY, STAT, diag.symmetry),
+    V(SCORE_NEGATIVE_SHARE, STAT, diag.negative_mass),
+    V_OPT(PREV_SHARE, STAT, diag.prev_share),
     /* the same at step 0, before the first update (train/observe.h) */
-    V_OPT("start_diag_share", STAT, diag_start.diag_share),
-    V_OPT("start_prev_share", STAT, diag_start.prev_share),
-    V_OPT("start_score_symmetry", STAT, diag_start.symmetry),
-    V_OPT("start_score_negative_share", STAT, diag_start.negative_mass),
-    V_OPT("runs_not_started", NOT_STARTED, not_started), /* of every rate's runs */
+    V_OPT(START_DIAG_SHARE, STAT, diag_start.diag_share),
+    V_OPT(START_PREV_SHARE, STAT, diag_start.prev_share),
+    V_OPT(START_SCORE_SYMMETRY, STAT, diag_start.symmetry),
+    V_OPT(START_SCORE_NEGATIVE_SHARE, STAT, diag_start.negative_mass),
+    V_OPT(RUNS_NOT_STARTED, NOT_STARTED, not_started), /* of every rate's runs */
 };
 
 /* JSON keys of a run object (runs are not in the CSV); its curve follows them */
 static const field RUN_FIELDS[] = {
-    R("seed", LL, seed),
-    R("lr", NUM, lr),
-    R("chosen", CHOSEN, lr_index),
-    R("ok", BOOL, ok),
-    R("final_acc", RESULT, final_acc),
-    R("final_loss", RESULT, final_loss),
-    R("val_acc", RESULT, val_final_acc),
-    R("val_loss", RESULT, val_final_loss),
-    R("verdict", VERDICT, solved),
-    R("steps_to_threshold", STEPS, steps_to_threshold),
-    R("budget", RUN_BUDGET, steps),
-    R("trend", TREND, improving),
-    R("flat_since", STEPS, flat_since),
-    R("seconds", RESULT, seconds),
+    R(SEED, LL, seed),
+    R(LR, NUM, lr),
+    R(CHOSEN, CHOSEN, lr_index),
+    R(OK, BOOL, ok),
+    R(FINAL_ACC, RESULT, final_acc),
+    R(FINAL_LOSS, RESULT, final_loss),
+    R(VAL_ACC, RESULT, val_final_acc),
+    R(VAL_LOSS, RESULT, val_final_loss),
+    R(VERDICT, VERDICT, solved),
+    R(STEPS_TO_THRESHOLD, STEPS, steps_to_threshold),
+    R(BUDGET, RUN_BUDGET, steps),
+    R(TREND, TREND, improving),
+    R(FLAT_SINCE, STEPS, flat_since),
+    R(SECONDS, RESULT, seconds),
 };
+
+/* field f's names: its CSV column and its JSON key, each NULL where it is not written */
+static qkv_report_field names(const field *f) {
+    const char *key = qkv__results_keys[f->key].key;
+    return (qkv_report_field){f->in == JSON ? NULL : f->csv ? f->csv : key, f->in == CSV ? NULL : key, f->csv_missing};
+}
 
 /* field f's value in its struct at base: variant i's (run NULL) or run's */
 static qkv_report_value value(const field *f, const void *base, const qkv_ablate_results *r, int i,
@@ -141,9 +157,11 @@ static qkv_report_value value(const field *f, const void *base, const qkv_ablate
     case BASELINE_PARAMS: /* the config records the baseline's count for every variant: shown for a matched one */
         return v->matched_d_ff && v->baseline_params > 0 ? qkv_report_int(v->baseline_params) : qkv_report_missing();
     case CHOSEN: return qkv_report_bool(v->lr_chosen == run->lr_index);
-    case VERDICT: return run->ok ? qkv_report_str(run->solved ? "solved" : "unsolved") : qkv_report_missing();
+    case VERDICT:
+        return run->ok ? qkv_report_str(run->solved ? QKV_RESULTS_SOLVED : QKV_RESULTS_UNSOLVED) : qkv_report_missing();
     case RUN_BUDGET: return run->ok && run->steps >= 0 ? qkv_report_int(run->steps) : qkv_report_missing();
-    case TREND: return run->ok ? qkv_report_str(run->improving ? "improving" : "flat") : qkv_report_missing();
+    case TREND:
+        return run->ok ? qkv_report_str(run->improving ? QKV_RESULTS_IMPROVING : QKV_RESULTS_FLAT) : qkv_report_missing();
     case NOT_STARTED: return r->missing > 0 && AT(int) >= 0 ? qkv_report_int(AT(int)) : qkv_report_missing();
     }
 #undef AT
@@ -168,16 +186,16 @@ static int records(qkv_report_records *rec, const field *fields, int n, int rows
     }
     if (n > 64 || qkv__report_records_alloc(rec, rows, kept)) return -1;
     for (int f = 0, c = 0; f < n; f++)
-        if (keep[f]) rec->fields[c++] = fields[f].name;
+        if (keep[f]) rec->fields[c++] = names(&fields[f]);
     for (int k = 0; k < rows; k++)
         for (int f = 0, c = 0; f < n; f++)
             if (keep[f]) rec->v[(size_t)k * kept + c++] = value_of(&fields[f], k, r, runs);
     return 0;
 }
 
-qkv_report_value qkv__report_variant_value(const qkv_ablate_results *r, int i, const char *key) {
+qkv_report_value qkv__report_variant_value(const qkv_ablate_results *r, int i, qkv_results_key key) {
     for (size_t f = 0; f < sizeof VARIANT_FIELDS / sizeof *VARIANT_FIELDS; f++)
-        if (VARIANT_FIELDS[f].name.json && !strcmp(VARIANT_FIELDS[f].name.json, key))
+        if (VARIANT_FIELDS[f].in != CSV && VARIANT_FIELDS[f].key == key)
             return value_of(&VARIANT_FIELDS[f], i, r, NULL);
     return qkv_report_missing();
 }

@@ -158,11 +158,21 @@ char *qkv__summary_block(const qkv_sum_report *r, qkv_sum_part part) {
 
 /* ---- summary.csv ---------------------------------------------------------------------------- */
 
-static const char *const CSV_FIELDS[] = {
-    "ablation", "dir", "title", "task", "d_model", "layers", "heads", "partial", "variant", "baseline", "metric",
-    "source", "mean", "ci_low", "ci_high", "delta", "delta_ci_low", "delta_ci_high", "p_value", "p_holm",
-    "significant", "runs_ok", "seeds", "solved", "unsolved", "steps_to_threshold", "budget", "params",
-    "attn_params", "cell"};
+/* a column: named after the key of results.json (ablate/results_schema.h) whose number, of the
+ * ablation or of the variant on the column's metric, it holds, or a name of its own */
+typedef struct column {
+    const char *name;       /* NULL: the key's */
+    qkv_results_key key;
+} column;
+#define OWN(name) {name, QKV_RK_COUNT}
+#define KEY(id) {NULL, QKV_RK_##id}
+
+static const column CSV_FIELDS[] = {
+    OWN("ablation"), OWN("dir"), KEY(TITLE), KEY(TASK), KEY(D_MODEL), KEY(LAYERS), KEY(HEADS), OWN("partial"),
+    OWN("variant"), KEY(BASELINE), KEY(METRIC), OWN("source"), OWN("mean"), OWN("ci_low"), OWN("ci_high"),
+    OWN("delta"), KEY(DELTA_CI_LOW), KEY(DELTA_CI_HIGH), KEY(P_VALUE), KEY(P_HOLM), KEY(SIGNIFICANT),
+    KEY(RUNS_OK), KEY(SEEDS), KEY(SOLVED), KEY(UNSOLVED), KEY(STEPS_TO_THRESHOLD), KEY(BUDGET), KEY(PARAMS),
+    KEY(ATTN_PARAMS), OWN("cell")};
 enum { CSV_N = sizeof CSV_FIELDS / sizeof CSV_FIELDS[0] };
 
 /* a count; missing when not recorded (negative) */
@@ -204,7 +214,8 @@ static char *render_csv(const qkv_sum_report *r) {
     qkv_report_records rec;
     char *csv = NULL;
     if (!qkv__report_records_alloc(&rec, rows, CSV_N)) {
-        for (int f = 0; f < CSV_N; f++) rec.fields[f].csv = CSV_FIELDS[f];
+        for (int f = 0; f < CSV_N; f++)
+            rec.fields[f].csv = CSV_FIELDS[f].name ? CSV_FIELDS[f].name : qkv__results_keys[CSV_FIELDS[f].key].key;
         for (int i = 0; i < s->n; i++)
             for (int j = 0; j < s->n_variants; j++)
                 if (s->a[i].at[j] >= 0) csv_row(rec.v + (size_t)CSV_N * k++, r, i, j);
