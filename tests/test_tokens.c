@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "app/error.h"
+#include "tensor/error.h"
 #include "autograd/ctx.h"
 #include "config/config.h"
 #include "nn/model.h"

@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "app/error.h"
+#include "tensor/error.h"
 #include "train/run_config.h" /* qkv_config: model, task, train and optim, each its layer's struct */
 
 /* parse JSON text (label names it in messages, e.g. the file path) on top of the defaults.

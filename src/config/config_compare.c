@@ -1,7 +1,7 @@
 /* A config beside the config a model file carries (config.h): read it, find the first key where
  * the two differ, refuse a run directory whose config.json was edited since its model was saved. */
 #include "config/config.h"
-#include "app/error.h"
+#include "tensor/error.h"
 #include "io/safetensors.h"
 
 #include <cjson/cJSON.h>

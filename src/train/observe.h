@@ -10,7 +10,7 @@
 
 #include "qkv_api.h"
 
-#include "app/error.h"
+#include "tensor/error.h"
 
 #include "train/run_config.h"
 
