@@ -121,10 +121,10 @@ START_TEST(test_ablate_pipe_lines) {
     long long steps = -1;
     ck_assert_int_eq(sscanf(f + strlen(want), "%lld steps", &steps), 1);
     snprintf(path, sizeof path, "%s/abl/runs/full/seed0/summary.json", TMP);
-    char err[256];
+    qkv_err err;
     size_t len;
-    char *sum = qkv__read_file(path, &len, err, sizeof err);
-    ck_assert_msg(sum != NULL, "%s", err);
+    char *sum = qkv__read_file(path, &len, &err);
+    ck_assert_msg(sum != NULL, "%s", err.msg);
     /* the first finished line of the run is its first session; the last is its final one */
     const char *last = f;
     for (const char *g = f; (g = strstr(g + 1, want));) last = g;
@@ -166,11 +166,11 @@ START_TEST(test_train_pipe_lines) {
     ck_assert_int_eq(count_lines(out, "qkv train: accuracy "), 1); /* recall's, beside its floors */
     ck_assert_int_eq(all_lines(out), lines + beats + 2);
     /* the metrics still have every evaluation: the log is what was cut, not the record */
-    char err[256];
+    qkv_err err;
     size_t len;
     snprintf(path, sizeof path, "%s/run/metrics.jsonl", TMP);
-    char *m = qkv__read_file(path, &len, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
+    char *m = qkv__read_file(path, &len, &err);
+    ck_assert_msg(m != NULL, "%s", err.msg);
     int evals = 0;
     for (const char *p = m; (p = strstr(p, "\"eval_loss\":")); p++) evals++;
     ck_assert_int_eq(evals, 150);
@@ -244,11 +244,11 @@ START_TEST(test_eval_loss_round_trips) {
     ck_assert_int_eq(qkv_test_sh(eout, sizeof eout, false,
                                  "%s eval %s/run/config.json --checkpoint %s/run/model.safetensors --threads 1",
                                  qkv_test_bin(), TMP, TMP), 0);
-    char err[256];
+    qkv_err err;
     size_t len;
     snprintf(path, sizeof path, "%s/run/summary.json", TMP);
-    char *sum = qkv__read_file(path, &len, err, sizeof err);
-    ck_assert_msg(sum != NULL, "%s", err);
+    char *sum = qkv__read_file(path, &len, &err);
+    ck_assert_msg(sum != NULL, "%s", err.msg);
     double eval_loss = qkv_test_json_num(eout, "loss"), file_loss = qkv_test_json_num(sum, "eval_loss");
     double eval_acc = qkv_test_json_num(eout, "accuracy"), file_acc = qkv_test_json_num(sum, "eval_accuracy");
     ck_assert_msg(isfinite(eval_loss) && eval_loss > 0, "%s", eout);

@@ -27,9 +27,8 @@ static int parse_file(const char *dir, char *path, size_t path_max, cJSON **root
         return qkv_err_set(e, QKV_ERR_FAIL, "%s: no results.json (not the output directory of qkv ablate, or its "
                            "report was never written: qkv ablate CONFIG --out %s --report)", dir, dir);
     size_t len;
-    char why[QKV_ERR_MSG]; /* io's message */
-    char *text = qkv__read_file(path, &len, why, sizeof why);
-    if (!text) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    char *text = qkv__read_file(path, &len, e);
+    if (!text) return -1;
     bool oom = false;
     qkv_err je;
     int rc = qkv__config_json(text, len, path, root, &oom, &je);

@@ -630,9 +630,8 @@ int qkv_config_load(qkv_config *c, const char *path, qkv_err *e) {
     if (!c || !path) return fail(e, "config: no file name");
     /* a file of 16 MiB - 1 bytes or more is refused (the limit the message rounds to 16 MiB) */
     size_t len;
-    char why[QKV_ERR_MSG];
-    char *buf = qkv__read_config_file(path, &len, why, (int)sizeof why);
-    if (!buf) return fail(e, "%s", why); /* a path that cannot be used */
+    char *buf = qkv__read_config_file(path, &len, e);
+    if (!buf) return -1; /* a path that cannot be used (QKV_ERR_USAGE) */
     /* a NUL byte inside the file: the JSON reader reports it with its line and column */
     int rc = parse_text(c, buf, len, qkv__shown(path).s, e);
     free(buf);

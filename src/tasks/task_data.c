@@ -14,12 +14,9 @@
 /* whole file into memory (io/fileio.h), naming the config key in errors; an empty file is an
  * error (nothing to learn from) */
 static int read_file(const char *path, const char *key, uint8_t **out, int64_t *len, qkv_err *e) {
-    char why[768];
     size_t n;
-    char *buf = qkv__read_regular_file(path, &n, why, sizeof why); /* opened once, read once; no pipe */
-    if (!buf) {
-        return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", key, why);
-    }
+    char *buf = qkv__read_regular_file(path, &n, e); /* opened once, read once; no pipe */
+    if (!buf) return qkv_err_prefix(e, "%s: ", key);
     if (n == 0) {
         free(buf);
         return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s is empty", key, qkv__shown(path).s);

@@ -52,11 +52,10 @@ static int save_checkpoint(qkv__run *r, qkv_err *e) {
 /* keep the metrics lines of steps the checkpoint has (a resumed run rewrites the rest) */
 static int truncate_metrics(qkv__run *r, qkv_err *e) {
     size_t len;
-    char why[QKV_ERR_MSG]; /* io's message */
     const char *path = in_dir(r, QKV_RUN_METRICS, e);
     if (!path) return -1;
-    char *text = qkv__read_file(path, &len, why, sizeof why);
-    if (!text) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    char *text = qkv__read_file(path, &len, e);
+    if (!text) return -1;
     size_t keep = 0;
     for (char *line = text; *line;) {
         char *nl = strchr(line, '\n');
@@ -66,9 +65,9 @@ static int truncate_metrics(qkv__run *r, qkv_err *e) {
         keep = (size_t)(nl + 1 - text);
         line = nl + 1;
     }
-    int rc = qkv__write_file_atomic(path, text, keep, why, sizeof why);
+    int rc = qkv__write_file_atomic(path, text, keep, e);
     free(text);
-    return rc ? qkv_err_set(e, QKV_ERR_FAIL, "%s", why) : 0;
+    return rc;
 }
 
 /* ---- logging ---------------------------------------------------------------------------------- */
@@ -258,12 +257,8 @@ double qkv__run_loss(const qkv__run *r) {
 
 /* a fresh run keeps the text task's tokenizer beside it (run_dir.h) */
 static int write_tokenizer(qkv__run *r, qkv_err *e) {
-    char why[QKV_ERR_MSG];
     const char *path = in_dir(r, QKV_RUN_TOKENIZER, e);
-    if (!path) return -1;
-    if (qkv__write_file_atomic(path, r->task.tokenizer_model, r->task.tokenizer_model_len, why, sizeof why))
-        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-    return 0;
+    return path ? qkv__write_file_atomic(path, r->task.tokenizer_model, r->task.tokenizer_model_len, e) : -1;
 }
 
 int qkv__run_setup(qkv__run *r, qkv_err *e) {
@@ -362,7 +357,7 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
         return 0;
     }
     if (r->dist.rank) return 0;
-    if (qkv__mkdirs(r->opt->out_dir, why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (qkv__mkdirs(r->opt->out_dir, e)) return -1;
     if (lock_run(r, e)) return -1;
     if (!r->opt->resume && holds_run(r)) { /* never overwrite a run by accident */
         if (!r->opt->force)
@@ -370,21 +365,19 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
                                "over with --force", qkv__shown(r->opt->out_dir).s, qkv__shown(r->opt->out_dir).s);
         clear_run(r);
     }
-    if (qkv__mkdirs(r->opt->out_dir, why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (qkv__mkdirs(r->opt->out_dir, e)) return -1;
     remove_stale_temps(r);
     if (r->opt->resume && truncate_metrics(r, e)) return -1;
     /* a resumed run's config may have grown (train.steps: an extended run) */
     const char *path = in_dir(r, QKV_RUN_CONFIG, e);
     if (!path) return -1;
-    if (qkv__write_file_atomic(path, r->config_json, strlen(r->config_json), why, sizeof why))
-        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (qkv__write_file_atomic(path, r->config_json, strlen(r->config_json), e)) return -1;
     /* a resumed run that lost it gets it back: the vocabulary the config gives, checked above
      * against the checkpoint's record */
     if (!(path = in_dir(r, QKV_RUN_TOKENIZER, e))) return -1;
     if (r->task.tokenizer && (!r->opt->resume || access(path, F_OK)) && write_tokenizer(r, e)) return -1;
     if (!(path = in_dir(r, QKV_RUN_METRICS, e))) return -1;
-    if (!r->opt->resume && qkv__write_file_atomic(path, "", 0, why, sizeof why))
-        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (!r->opt->resume && qkv__write_file_atomic(path, "", 0, e)) return -1;
     r->metrics = fopen(path, "a");
     if (!r->metrics) return qkv_err_set(e, QKV_ERR_FAIL, "%s: cannot append: %s", qkv__shown(path).s, strerror(errno));
     /* a fresh run records its diagnostics at step 0 too (train/observe.h: a model of its own, built
@@ -530,9 +523,7 @@ static int write_summary(qkv__run *r, qkv_run_summary *s, qkv_err *e) {
     if (n >= (int)sizeof buf) {
         return qkv_err_set(e, QKV_ERR_FAIL, "%s: the summary is too long (%d bytes)", qkv__shown(path).s, n);
     }
-    char why[QKV_ERR_MSG]; /* io's message */
-    if (qkv__write_file_atomic(path, buf, (size_t)n, why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-    return 0;
+    return qkv__write_file_atomic(path, buf, (size_t)n, e);
 }
 
 int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, qkv_err *e) {
