@@ -772,10 +772,10 @@ static int check_model(const qkv_config *c, qkv_err *e) {
     qkv_model_config m = c->model;
     if (m.vocab == 0) m.vocab = 2;
     if (m.seq_len == 0) m.seq_len = 1;
-    char inner[512];
-    if (!qkv_model_config_check(&m, inner, sizeof inner)) return 0;
-    bool attn = !strncmp(inner, "attn.", 5); /* the struct's attn is the config's attention */
-    return fail(e, "model.%s%s", attn ? "attention." : "", attn ? inner + 5 : inner);
+    qkv_err inner;
+    if (!qkv_model_config_check(&m, &inner)) return 0;
+    bool attn = !strncmp(inner.msg, "attn.", 5); /* the struct's attn is the config's attention */
+    return fail(e, "model.%s%s", attn ? "attention." : "", attn ? inner.msg + 5 : inner.msg);
 }
 
 /* a data file named by key: it opens, and it is a regular file. Nothing is read from it (the

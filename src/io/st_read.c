@@ -446,9 +446,8 @@ static int place_data(const st_ctx *c, qkv_safetensors *st, size_t data_off, siz
 }
 
 /* Parses an image it takes ownership of (freed on failure). */
-static int parse_owned(uint8_t *img, size_t len, const char *label, qkv_safetensors **out, char *err,
-                       size_t errlen) {
-    st_ctx c = {label, err, errlen};
+static int parse_owned(uint8_t *img, size_t len, const char *label, qkv_safetensors **out, qkv_err *e) {
+    st_ctx c = {label, e};
     size_t n = 0;
     cJSON *root = NULL;
     const char *hdr = (const char *)img + 8;   /* number items point into it until place_data */
@@ -480,20 +479,19 @@ static int parse_owned(uint8_t *img, size_t len, const char *label, qkv_safetens
 
 /* ---------------------------------------------------------------- reading: public */
 
-int qkv_st_parse(const uint8_t *buf, size_t len, const char *label, qkv_safetensors **out, char *err,
-                 size_t errlen) {
-    st_ctx c = {label ? label : "<memory>", err, errlen};
+int qkv_st_parse(const uint8_t *buf, size_t len, const char *label, qkv_safetensors **out, qkv_err *e) {
+    st_ctx c = {label ? label : "<memory>", e};
     if (!out) return qkv__st_fail(&c, "no output pointer given");
     *out = NULL;
     if (!buf && len) return qkv__st_fail(&c, "no buffer given");
     uint8_t *img = malloc(len ? len : 1);
     if (!img) return qkv__st_fail(&c, "out of memory copying %zu bytes", len);
     if (len) memcpy(img, buf, len);
-    return parse_owned(img, len, c.label, out, err, errlen);
+    return parse_owned(img, len, c.label, out, e);
 }
 
-int qkv_st_read(const char *path, qkv_safetensors **out, char *err, size_t errlen) {
-    st_ctx c = {path ? path : "(null)", err, errlen};
+int qkv_st_read(const char *path, qkv_safetensors **out, qkv_err *e) {
+    st_ctx c = {path ? path : "(null)", e};
     if (!out) return qkv__st_fail(&c, "no output pointer given");
     *out = NULL;
     if (!path) return qkv__st_fail(&c, "no path given");
@@ -507,5 +505,5 @@ int qkv_st_read(const char *path, qkv_safetensors **out, char *err, size_t errle
     if (rs.stage == QKV_READ_TOO_BIG) return qkv__st_fail(&c, "larger than 16 GiB, the most qkv reads of a safetensors file");
     if (!img) return qkv__st_fail(&c, "cannot read: %s", strerror(rs.errnum));
     if (len == 0) { free(img); return qkv__st_fail(&c, "file is empty, expected a safetensors header"); }
-    return parse_owned(img, len, path, out, err, errlen);
+    return parse_owned(img, len, path, out, e);
 }

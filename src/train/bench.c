@@ -79,9 +79,8 @@ static int micro_init(micro_job *j, qkv_model *m, const qkv_tensor *tok, const q
     j->tgt = calloc((size_t)S, sizeof *j->tgt);
     j->slots = malloc((size_t)S * (size_t)j->n * sizeof(float));
     if (!j->reps || !j->ctxs || !j->err || !j->tok || !j->tgt || !j->slots) goto oom;
-    char why[256]; /* nn's message: said as out of memory below */
-    for (int w = 0; w < W; w++)
-        if (!(j->reps[w] = qkv_model_replica(m, why, (int)sizeof why)) || !(j->ctxs[w] = qkv_ctx_new())) goto oom;
+    for (int w = 0; w < W; w++) /* nn's message: said as out of memory below */
+        if (!(j->reps[w] = qkv_model_replica(m, NULL)) || !(j->ctxs[w] = qkv_ctx_new())) goto oom;
     for (int w = 0; w < W; w++)
         if (qkv_ctx_set_bf16(j->ctxs[w], bf16)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", qkv_ctx_error(j->ctxs[w]));
     int64_t rows = batch / S, shape[2] = {rows, seq};
@@ -134,9 +133,8 @@ int qkv_bench_run_with(const qkv_bench_size *s, const qkv_model_config *over, in
     if (micro_batches < 1 || s->batch % micro_batches)
         return qkv_err_set(e, QKV_ERR_FAIL, "%d micro-batches do not divide the batch of %d", micro_batches, s->batch);
     qkv_model_config mc = qkv_bench_model_config(s, over);
-    char why[QKV_ERR_MSG]; /* nn's message */
-    qkv_model *m = qkv_model_new(&mc, QKV_F32, 0, why, (int)sizeof why);
-    if (!m) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    qkv_model *m = qkv_model_new(&mc, QKV_F32, 0, e);
+    if (!m) return -1;
     qkv_optim_config oc = qkv_optim_config_default(); /* Adam, PyTorch's defaults */
     qkv_optim o = {0};
     qkv_ctx *ctx = qkv_ctx_new();

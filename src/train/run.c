@@ -264,7 +264,6 @@ static int write_tokenizer(qkv__run *r, qkv_err *e) {
 int qkv__run_setup(qkv__run *r, qkv_err *e) {
     const qkv_config *c = r->cfg;
     r->tty = isatty(2) && !r->opt->quiet;
-    char why[QKV_ERR_MSG]; /* the library's message (nn, io, tensor) */
     /* bf16 products where this CPU (or build) has none: refused before any work or write */
     if (qkv_precision_usable(&c->train, e)) return -1;
     qkv_task_config tc = c->task; /* a resumed run's vocabulary is the one it kept */
@@ -292,8 +291,8 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
     /* QKV_ERR_MEMORY, before anything is allocated or written */
     if (qkv_check_memory(&mc, c->train.batch, qkv_train_estimate_bytes(&mc, &c->optim, c->train.batch), what, e))
         return -1;
-    r->model = qkv_model_new(&mc, QKV_F32, (uint64_t)c->train.seed, why, (int)sizeof why); /* the config is checked */
-    if (!r->model) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    r->model = qkv_model_new(&mc, QKV_F32, (uint64_t)c->train.seed, e); /* the config is checked */
+    if (!r->model) return -1;
     /* the step's micro-batches, whole ones to each process */
     r->shards = qkv_train_shards(&c->train);
     if (r->shards % r->dist.size)
@@ -311,8 +310,7 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
         r->ctxs = calloc((size_t)r->workers, sizeof *r->ctxs);
         r->werr = calloc((size_t)r->workers, sizeof *r->werr);
         for (int w = 0; r->reps && r->ctxs && r->werr && w < r->workers; w++) {
-            if (!(r->reps[w] = qkv_model_replica(r->model, why, (int)sizeof why)))
-                return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+            if (!(r->reps[w] = qkv_model_replica(r->model, e))) return -1;
             if (!(r->ctxs[w] = qkv_ctx_new())) break;
         }
         if (!r->reps || !r->ctxs || !r->werr || !r->ctxs[r->workers - 1])
