@@ -582,9 +582,9 @@ END_TEST
  * the sweep (a few steps each: no timing is checked); on a machine without bf16 products it is
  * skipped by name (the refusal is tests/test_cli_options.c's row, through the cpuinfo shim) */
 START_TEST(test_bench_precision_both) {
-    char why[200];
-    if (!qkv_bf16_available(why, sizeof why)) {
-        qkv_test_skip("bench --precision both", why);
+    qkv_err why;
+    if (!qkv_bf16_available(&why)) {
+        qkv_test_skip("bench --precision both", why.msg);
         return;
     }
     char out[16384];

@@ -205,13 +205,13 @@ START_TEST(test_silent_stretches_get_lines) {
     rc = qkv_test_sh(out, sizeof out, false, "QKV_PROGRESS_INTERVAL=0.02 %s bench --size tiny --steps 20 2>&1 >/dev/null",
                      qkv_test_bin());
     ck_assert_msg(rc == 0 && strstr(out, "qkv bench: timing tiny ("), "exit %d: %s", rc, out);
-    char why[200]; /* --precision both: each child of a row (silent for minutes at the larger sizes) */
-    if (qkv_bf16_available(why, sizeof why)) {
+    qkv_err why; /* --precision both: each child of a row (silent for minutes at the larger sizes) */
+    if (qkv_bf16_available(&why)) {
         rc = qkv_test_sh(out, sizeof out, false, "QKV_PROGRESS_INTERVAL=0.02 %s bench --size tiny --steps 20 "
                          "--precision both --rounds 1 2>&1 >/dev/null", qkv_test_bin());
         ck_assert_msg(rc == 0 && strstr(out, "qkv bench: timing tiny in f32, round 1 of 1 (") &&
                           strstr(out, "qkv bench: timing tiny in bf16, round 1 of 1 ("), "exit %d: %s", rc, out);
-    } else qkv_test_skip("qkv bench --precision both's lines", why);
+    } else qkv_test_skip("qkv bench --precision both's lines", why.msg);
     /* on a terminal (a pseudo-terminal of util-linux's script, where there is one): a live line,
      * at once, rewritten in place and cleared before the step's line */
     if (qkv_test_sh(out, sizeof out, true, "script -qec true /dev/null") != 0) {
@@ -231,10 +231,11 @@ END_TEST
  * float32, 1 bf16, skipped by name where this machine has no bf16 products), and so is qkv
  * train's summary line on stdout */
 START_TEST(test_eval_loss_round_trips) {
-    char path[600], out[4096], eout[1024], why[200];
+    char path[600], out[4096], eout[1024];
+    qkv_err why;
     const char *precision = _i ? "bf16" : "f32";
-    if (_i && !qkv_bf16_available(why, sizeof why)) {
-        qkv_test_skip("qkv eval of a bf16 run", why);
+    if (_i && !qkv_bf16_available(&why)) {
+        qkv_test_skip("qkv eval of a bf16 run", why.msg);
         return;
     }
     snprintf(path, sizeof path, "%s/base.json", TMP);

@@ -40,9 +40,9 @@ bool qkv_ctx_set_grad_enabled(qkv_ctx *ctx, bool enabled) {
 bool qkv_ctx_grad_enabled(const qkv_ctx *ctx) { return ctx->grad_enabled; }
 
 int qkv_ctx_set_bf16(qkv_ctx *ctx, bool on) {
-    char why[160];
-    if (on && !qkv_bf16_available(why, sizeof why)) {
-        qkv_ctx_fail(ctx, "bf16 products: %s", why);
+    qkv_err why;
+    if (on && !qkv_bf16_available(&why)) {
+        qkv_ctx_fail(ctx, "bf16 products: %s", why.msg);
         return -1;
     }
     ctx->bf16 = on;

@@ -245,7 +245,7 @@ double qkv_bench_sgemm_ceiling(int n, int reps) {
 
 double qkv_bench_bf16_ceiling(int n, int reps) {
     /* qkv's own bf16 product (tensor/bf16.h: conversion, tiles over qkv's threads), as a step's */
-    if (!qkv_bf16_available(NULL, 0)) return 0;
+    if (!qkv_bf16_available(NULL)) return 0;
     size_t bytes = (qkv__bf16_gemm_scratch(0, 0, n, n, n) + 63) / 64 * 64;
     float *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b),
           *c = malloc((size_t)n * n * sizeof *c);

@@ -29,9 +29,9 @@ static void score(const qkv_task *t, const qkv_tensor *logits, const qkv_batch *
 }
 
 int qkv_precision_usable(const qkv_train_config *c, qkv_err *e) {
-    char why[QKV_ERR_MSG]; /* the tensor layer's reason */
-    if (c->precision == QKV_PRECISION_BF16 && !qkv_bf16_available(why, sizeof why))
-        return qkv_err_set(e, QKV_ERR_USAGE, "train.precision: \"bf16\" is refused: %s (use \"f32\")", why);
+    qkv_err why; /* the tensor layer's reason */
+    if (c->precision == QKV_PRECISION_BF16 && !qkv_bf16_available(&why))
+        return qkv_err_set(e, why.code, "train.precision: \"bf16\" is refused: %s (use \"f32\")", why.msg);
     return 0;
 }
 
