@@ -16,6 +16,10 @@
 
 #include <stdarg.h>
 
+#ifdef __cplusplus /* the one C++ file, tasks/tokenizer_spm.cc, reports through it too */
+extern "C" {
+#endif
+
 /* what kind of failure (the qkv command's exit status follows from it) */
 typedef enum qkv_err_code {
     QKV_ERR_OK = 0,
@@ -49,4 +53,8 @@ QKV_API int qkv_err_vset(qkv_err *e, qkv_err_code code, const char *fmt, va_list
 /* the printf-formatted text put in front of e's message (its code kept), for a caller that adds
  * what it knows: the key a file was named by, the step that failed; -1 (e NULL: nothing) */
 QKV_API int qkv_err_prefix(qkv_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#ifdef __cplusplus
+}
+#endif
 #endif
