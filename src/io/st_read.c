@@ -71,12 +71,13 @@ static const char *json_kind(const cJSON *v) {
 }
 
 /* Reads a value that must be a non-negative integer <= 2^53 with no fraction or exponent
- * (the reference's usize fields refuse 2.0 and 2e0). On error describes it in why. */
-static bool json_uint(const char *hdr, const cJSON *v, uint64_t *out, char *why, size_t whylen) {
-    if (!cJSON_IsNumber(v)) {
-        snprintf(why, whylen, "expected a non-negative integer, got %s", json_kind(v));
-        return false;
-    }
+ * (the reference's usize fields refuse 2.0 and 2e0): 0, or -1 with the error naming it as
+ * "tensor TN: FIELD[I]". */
+static int json_uint(const st_ctx *c, const char *hdr, const cJSON *v, uint64_t *out, const char *tn,
+                     const char *field, int i_field) {
+    if (!cJSON_IsNumber(v))
+        return qkv__st_fail(c, "tensor %s: %s[%d]: expected a non-negative integer, got %s", tn, field, i_field,
+                            json_kind(v));
     const char *tok = hdr + v->valueint;
     size_t len = num_run_len(tok, SIZE_MAX), i = 0;
     uint64_t x = 0;
@@ -88,11 +89,11 @@ static bool json_uint(const char *hdr, const cJSON *v, uint64_t *out, char *why,
         const char *what = tok[0] == '-'     ? "a non-negative integer"
                            : x > ST_MAX_INT ? "an integer <= 2^53"
                                             : "an integer";
-        snprintf(why, whylen, "expected %s, got %.*s", what, len > 32 ? 32 : (int)len, tok);
-        return false;
+        return qkv__st_fail(c, "tensor %s: %s[%d]: expected %s, got %.*s", tn, field, i_field, what,
+                            len > 32 ? 32 : (int)len, tok);
     }
     *out = x;
-    return true;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- header stages */
@@ -200,7 +201,6 @@ static int parse_dtype(const st_ctx *c, const char *tn, const cJSON *v, qkv_dtyp
 
 /* "shape": an array of at most QKV_MAX_DIMS non-negative integers */
 static int parse_shape(const st_ctx *c, const char *hdr, const char *tn, const cJSON *v, qkv_st_entry *e) {
-    char why[96];
     if (!cJSON_IsArray(v))
         return qkv__st_fail(c, "tensor %s: shape must be an array of integers, got %s", tn, json_kind(v));
     int nd = cJSON_GetArraySize(v);
@@ -211,8 +211,7 @@ static int parse_shape(const st_ctx *c, const char *hdr, const char *tn, const c
     for (int d = 0; d < QKV_MAX_DIMS; d++) e->shape[d] = 1;
     for (const cJSON *x = v->child; x; x = x->next) {
         uint64_t dim;
-        if (!json_uint(hdr, x, &dim, why, sizeof why))
-            return qkv__st_fail(c, "tensor %s: shape[%d]: %s", tn, e->ndim, why);
+        if (json_uint(c, hdr, x, &dim, tn, "shape", e->ndim)) return -1;
         e->shape[e->ndim++] = (int64_t)dim;
     }
     return 0;
@@ -220,7 +219,6 @@ static int parse_shape(const st_ctx *c, const char *hdr, const char *tn, const c
 
 /* "data_offsets": exactly [begin, end] with begin <= end */
 static int parse_offsets(const st_ctx *c, const char *hdr, const char *tn, const cJSON *v, qkv_st_entry *e) {
-    char why[96];
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2) {
         if (cJSON_IsArray(v))
             return qkv__st_fail(c, "tensor %s: data_offsets must be [begin, end], got %d values", tn,
@@ -229,8 +227,7 @@ static int parse_offsets(const st_ctx *c, const char *hdr, const char *tn, const
     }
     uint64_t o[2];
     for (int i = 0; i < 2; i++)
-        if (!json_uint(hdr, cJSON_GetArrayItem(v, i), &o[i], why, sizeof why))
-            return qkv__st_fail(c, "tensor %s: data_offsets[%d]: %s", tn, i, why);
+        if (json_uint(c, hdr, cJSON_GetArrayItem(v, i), &o[i], tn, "data_offsets", i)) return -1;
     if (o[0] > o[1])
         return qkv__st_fail(c, "tensor %s: data_offsets [%" PRIu64 ",%" PRIu64 "]: begin is after end", tn,
                             o[0], o[1]);
