@@ -6,7 +6,7 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "config/config.h"
-#include "train/run_config.h"
+#include "config/run_config.h"
 #include "tensor/buildinfo.h"
 #include "tensor/parallel.h"
 #include "train/bench.h"

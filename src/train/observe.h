@@ -12,7 +12,7 @@
 
 #include "tensor/error.h"
 
-#include "train/run_config.h"
+#include "config/run_config.h"
 
 #include <stdint.h>
 

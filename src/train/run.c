@@ -2,6 +2,7 @@
 #include "train/run.h"
 #include "train/stop.h"
 #include "app/heartbeat.h"
+#include "config/config.h"
 #include "io/fileio.h"
 #include "io/strbuf.h"
 #include "optim/optim_internal.h"
@@ -331,7 +332,7 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
         return qkv_err_set(e, QKV_ERR_FAIL, "%s", qkv_ctx_error(r->ctx));
     qkv_config eff = *c; /* the effective config: vocab and seq_len filled in */
     eff.model = mc;
-    r->config_json = r->opt->config_json(&eff);
+    r->config_json = qkv_config_to_json(&eff); /* for config.json and the model files' metadata */
     if (!r->config_json) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     /* every process reads the checkpoint; the first one alone keeps the run directory */
     if (r->opt->resume &&

@@ -14,7 +14,7 @@
 #include "nn/model_file.h"
 #include "optim/optim.h"
 #include "tasks/task.h"
-#include "train/run_config.h"
+#include "config/run_config.h"
 #include "train/verdict.h"
 
 typedef struct qkv_eval_result {
@@ -33,10 +33,6 @@ typedef struct qkv_run_opts {
     long long stop_after;        /* testing: stop (as if interrupted) after this many steps; 0 = off */
     int example;                 /* the evaluation example whose attention the run records for reports
                                     (observe.h; qkv train --example) */
-    /* the effective config (vocab and seq_len filled in) as JSON text, for config.json and the
-     * model files' metadata: the config layer's qkv_config_to_json, which sits above this
-     * layer; malloc'd, NULL when out of memory */
-    char *(*config_json)(const qkv_config *effective);
 } qkv_run_opts;
 
 typedef struct qkv_run_summary {

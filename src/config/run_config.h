@@ -1,7 +1,9 @@
-/* A training run's whole configuration: the model, the task, the loop and the optimizer, each
- * owned by its layer; src/config maps JSON config files and --set overrides onto it. */
-#ifndef QKV_RUN_CONFIG_H
-#define QKV_RUN_CONFIG_H
+/* A training run's whole configuration: the model, the task and the optimizer, each owned by its
+ * layer below, and the training loop's settings, defined here; src/config maps JSON config files
+ * and --set overrides onto it. It lives in the config layer, below the training run that reads
+ * it, so a run writes its effective config (qkv_config_to_json) by calling the config layer. */
+#ifndef QKV_CONFIG_RUN_CONFIG_H
+#define QKV_CONFIG_RUN_CONFIG_H
 
 #include "qkv_api.h"
 

@@ -1,5 +1,5 @@
 /* The training loop's defaults, and the whole run's (each layer gives its own). */
-#include "train/run_config.h"
+#include "config/run_config.h"
 
 #include <string.h>
 
