@@ -8,6 +8,7 @@
 #include "qkv_api.h"
 
 #include <stdbool.h>
+#include "tensor/error.h"
 #include "nn/model_config.h"
 #include "optim/optim_config.h"
 #include "tasks/task_config.h"
@@ -35,6 +36,11 @@ typedef struct qkv_train_config {
 QKV_APP_API qkv_train_config qkv_train_config_default(void);
 /* the micro-batches per step: c->shards, or for 0 the largest of 8, 4, 2, 1 that divides c->batch */
 QKV_APP_API int qkv_train_shards(const qkv_train_config *c);
+/* whether c's products (train.precision) run on this machine: 0, or -1 with e (QKV_ERR_USAGE, one
+ * line naming the key). A bf16 run is trained, evaluated, sampled and inspected in bf16 (its
+ * config says so), so qkv eval reproduces the evaluation the run recorded; where bf16 cannot run,
+ * each of them is refused before any work (--set train.precision=f32 evaluates in float32) */
+QKV_APP_API int qkv_precision_usable(const qkv_train_config *c, qkv_err *e);
 
 typedef struct qkv_config {
     qkv_model_config model;

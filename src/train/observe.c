@@ -5,11 +5,11 @@
 #include "train/observe.h"
 #include "io/safetensors.h"
 #include "io/strbuf.h"
+#include "nn/model_file.h"
 #include "nn/score.h"
 #include "train/run_dir.h"
 #include "train/sample.h"
-#include "train/train.h"
-#include "train/vocabulary.h"
+#include "train/vocabulary.h" /* not train.h: the run calls this file, never the other way */
 
 #include <errno.h>
 #include <math.h>

@@ -65,12 +65,6 @@ typedef struct qkv_run_summary {
  * or QKV_ERR_FAIL */
 QKV_APP_API int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, qkv_err *e);
 
-/* whether c's products (train.precision) run on this machine: 0, or -1 with e (QKV_ERR_USAGE, one
- * line naming the key). A bf16 run is trained, evaluated, sampled and inspected in bf16 (its
- * config says so), so qkv eval reproduces the evaluation the run recorded; where bf16 cannot run,
- * each of them is refused before any work (--set train.precision=f32 evaluates in float32) */
-QKV_APP_API int qkv_precision_usable(const qkv_train_config *c, qkv_err *e);
-
 /* mean loss and accuracy of model m on the task's evaluation examples (n of them, capped by
  * the task's size), in batches of `batch`; ctx is reset as it goes */
 QKV_APP_API int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, qkv_eval_result *r,
