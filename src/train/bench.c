@@ -44,22 +44,22 @@ typedef struct {
     float *slots;
     int S, W;
     int64_t n;
-    char (*err)[256];
+    qkv_err *err; /* per worker: its error (QKV_ERR_OK when none), as a run's workers keep theirs */
 } micro_job;
 
 static void micro_workers(void *arg, int64_t b, int64_t e) {
     const micro_job *j = arg;
     int prev = qkv__serial(1);
     for (int64_t w = b; w < e; w++) {
-        j->err[w][0] = 0;
-        for (int k = (int)w; k < j->S && !j->err[w][0]; k += j->W) {
+        qkv_err_clear(&j->err[w]);
+        for (int k = (int)w; k < j->S && j->err[w].code == QKV_ERR_OK; k += j->W) {
             qkv_model *m = j->reps[w];
             qkv_ctx *ctx = j->ctxs[w];
             qkv_params_zero_grad(&m->params);
             qkv_ctx_reset(ctx);
             qkv_tensor *l = qkv_model_loss(ctx, m, j->tok[k], j->tgt[k], NULL);
             if (!l || qkv_backward(ctx, qkv_scale(ctx, l, 1.0 / j->S)))
-                snprintf(j->err[w], sizeof j->err[w], "%s", qkv_ctx_error(ctx));
+                qkv_err_set(&j->err[w], QKV_ERR_FAIL, "%s", qkv_ctx_error(ctx));
             else
                 memcpy(j->slots + (size_t)k * (size_t)j->n, m->params.grad, (size_t)j->n * sizeof(float));
         }
@@ -107,7 +107,7 @@ static void micro_free(micro_job *j) {
 static int micro_step(micro_job *j, float *g, qkv_err *e) {
     qkv__parallel_for(j->W, 1, micro_workers, j);
     for (int w = 0; w < j->W; w++)
-        if (j->err[w][0]) return qkv_err_set(e, QKV_ERR_FAIL, "%s", j->err[w]);
+        if (j->err[w].code != QKV_ERR_OK) return qkv_err_set(e, QKV_ERR_FAIL, "%s", j->err[w].msg);
     memcpy(g, j->slots, (size_t)j->n * sizeof *g);
     for (int k = 1; k < j->S; k++) /* g += slot k, in the order of k */
         qkv__k_binary_flat_f32(QKV_BIN_ADD, j->n, g, j->slots + (size_t)k * (size_t)j->n, g);
