@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
     }
 
     /* the library's defaults (causal, GELU, 1/sqrt(head_dim)) but for the sizes and the variant */
-    char err[512];
+    qkv_err err;
     qkv_model_config mc = qkv_model_config_default();
     mc.vocab = VOCAB, mc.seq_len = T;
     mc.d_model = 32, mc.heads = 2, mc.layers = 2, mc.d_ff = 64;
@@ -160,8 +160,8 @@ int main(int argc, char **argv) {
     qkv_ctx *ctx = NULL;
     qkv_optim opt = {0};
     int rc = 1;
-    if (qkv_model_config_check(&mc, err, (int)sizeof err) || !(m = qkv_model_new(&mc, QKV_F32, SEED, err, (int)sizeof err))) {
-        fprintf(stderr, "attention_recall: %s\n", err);
+    if (qkv_model_config_check(&mc, &err) || !(m = qkv_model_new(&mc, QKV_F32, SEED, &err))) {
+        fprintf(stderr, "attention_recall: %s\n", err.msg);
         goto done;
     }
     if (!(ctx = qkv_ctx_new()) || qkv_optim_init(&opt, &oc, m->params.numel)) {

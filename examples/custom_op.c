@@ -93,9 +93,10 @@ int main(int argc, char **argv) {
 
     /* gradcheck needs F64: at eps = 1e-6 a float32 difference quotient would be all rounding */
     qkv_gradcheck_result res;
-    int rc = qkv_gradcheck(ctx, layer, in, 2, &opts, NULL, &res);
+    qkv_err err;
+    int rc = qkv_gradcheck(ctx, layer, in, 2, &opts, NULL, &res, &err);
     if (rc < 0) {
-        fprintf(stderr, "custom_op: %s\n", res.error);
+        fprintf(stderr, "custom_op: %s\n", err.msg);
     } else {
         printf("gradcheck silu(x W)%s: %lld elements, %lld fail, max |analytic - numeric| %.3g "
                "(max excess %.3g, pass <= 1)\n", opts.wrong ? " with the wrong backward" : "",
@@ -111,10 +112,8 @@ int main(int argc, char **argv) {
         printf("%s\n", status ? "NOT CAUGHT: the wrong backward passed" : "caught: the check rejects it");
     } else { /* the F32 callbacks: the same function on inputs rounded to float, against F64 */
         double out_rel = 0, grad_rel = 0;
-        char err[256];
-        int rc32 = qkv_gradcheck_f32_vs_f64(ctx, layer, in, 2, &opts, 1, &out_rel, &grad_rel, err,
-                                            sizeof err);
-        if (rc32) fprintf(stderr, "custom_op: %s\n", err);
+        int rc32 = qkv_gradcheck_f32_vs_f64(ctx, layer, in, 2, &opts, 1, &out_rel, &grad_rel, &err);
+        if (rc32) fprintf(stderr, "custom_op: %s\n", err.msg);
         else printf("F32 vs F64: output differs by %.2g, gradients by %.2g (relative)\n", out_rel, grad_rel);
         /* float32 keeps ~7 digits; 1e-5 relative leaves room for the sums inside x W */
         status = rc != 0 || rc32 != 0 || !(out_rel < 1e-5 && grad_rel < 1e-5);

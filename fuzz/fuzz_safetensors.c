@@ -15,10 +15,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char err[2048];
+    qkv_err err;
     qkv_safetensors *st = NULL;
-    if (qkv_st_parse(data, size, "fuzz.safetensors", &st, err, sizeof err)) {
-        CHECK(err[0] && !strchr(err, '\n'), "not a one-line error: [%s]", err);
+    if (qkv_st_parse(data, size, "fuzz.safetensors", &st, &err)) {
+        CHECK(err.msg[0] && !strchr(err.msg, '\n'), "not a one-line error: [%s]", err.msg);
         CHECK(!st, "an error left a result");
         return 0;
     }
@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         CHECK(qkv_shape_init(t, e->dtype, e->ndim, e->shape) == 0, "entry %d: shape rejected", i);
         CHECK((uint64_t)t->numel * qkv_dtype_size(e->dtype) == nb, "entry %d: size mismatch", i);
         t->data = malloc(nb ? nb : 1);
-        CHECK(qkv_st_load_into(st, e->name, t, err, sizeof err) == 0, "load_into: %s", err);
+        CHECK(qkv_st_load_into(st, e->name, t, &err) == 0, "load_into: %s", err.msg);
         CHECK(!nb || !memcmp(t->data, p, nb), "load_into copied other bytes");
         items[i] = (qkv_st_item){e->name, t};
     }
@@ -47,9 +47,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* written again, the tensors read back the same */
     uint8_t *img = NULL;
     size_t len = 0;
-    if (qkv_st_write_mem(items, n, NULL, 0, &img, &len, err, sizeof err) == 0) {
+    if (qkv_st_write_mem(items, n, NULL, 0, &img, &len, &err) == 0) {
         qkv_safetensors *again = NULL;
-        CHECK(qkv_st_parse(img, len, "again", &again, err, sizeof err) == 0, "rewritten file rejected: %s", err);
+        CHECK(qkv_st_parse(img, len, "again", &again, &err) == 0, "rewritten file rejected: %s", err.msg);
         CHECK(qkv_st_count(again) == n, "rewritten file has %d tensors, not %d", qkv_st_count(again), n);
         for (int i = 0; i < n; i++) {
             const qkv_st_entry *e = qkv_st_find(again, items[i].name);
@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         qkv_st_free(again);
         free(img);
     } else {
-        CHECK(err[0] && !strchr(err, '\n'), "not a one-line error: [%s]", err);
+        CHECK(err.msg[0] && !strchr(err.msg, '\n'), "not a one-line error: [%s]", err.msg);
     }
     for (int i = 0; i < n; i++) free(ts[i].data);
     free(ts);

@@ -4,7 +4,7 @@
 # the layering of errors: the qkv command's exit statuses come from cli/common.c alone.
 set -eu
 cd "$(dirname "$0")/../src"
-ORDER="tensor io autograd nn optim app tasks train config ablate report cli"
+ORDER="tensor io autograd nn optim app tasks config train ablate report cli"
 rank() { i=0; for l in $ORDER; do [ "$l" = "$1" ] && { echo $i; return; }; i=$((i + 1)); done; echo 99; }
 status=0
 for dir in $ORDER; do

@@ -9,6 +9,7 @@
 #define QKV_VERSION "0.1.0"
 #endif
 
+#include "tensor/error.h"       /* the error value: a code and one line */
 #include "tensor/tensor.h"      /* tensors, dtypes, shapes */
 #include "tensor/rng.h"         /* the seeded generator */
 #include "tensor/threads.h"     /* how many threads qkv computes on */

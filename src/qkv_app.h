@@ -7,9 +7,8 @@
 #define QKV_APP_H
 
 #include "qkv.h"
-#include "app/error.h"          /* the error value: a code and one line */
 #include "tasks/task.h"         /* copy, reverse, sort, recall, induction, MAD tasks, text, JSON Lines */
-#include "train/run_config.h"   /* a run's whole configuration and its defaults */
+#include "config/run_config.h"   /* a run's whole configuration and its defaults */
 #include "config/config.h"      /* JSON config files and --set overrides */
 #include "train/train.h"        /* training runs, evaluation */
 #include "train/stop.h"         /* the stop flag SIGINT and SIGTERM set */

@@ -52,6 +52,7 @@ int main(void) {
     srunner_add_suite(sr, allocs_suite());
     srunner_add_suite(sr, attention_figure_suite());
     srunner_add_suite(sr, params_snapshot_suite());
+    srunner_add_suite(sr, errors_suite());
     qkv_test_skips_begin(); /* the checks skipped for the machine's sake, counted and named after Check's line */
     srunner_run_all(sr, CK_NORMAL);
     qkv_test_skips_end(srunner_ntests_run(sr));

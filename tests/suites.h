@@ -42,4 +42,5 @@ Suite *long_paths_suite(void);
 Suite *allocs_suite(void);
 Suite *attention_figure_suite(void);
 Suite *params_snapshot_suite(void);
+Suite *errors_suite(void);
 #endif

@@ -40,10 +40,10 @@ static void ablate(const char *cfg, const char *out, int jobs) {
 }
 
 static cJSON *read_json(const char *path) {
-    char err[512];
+    qkv_err err;
     size_t len;
-    char *t = qkv__read_file(path, &len, err, sizeof err);
-    ck_assert_msg(t != NULL, "%s", err);
+    char *t = qkv__read_file(path, &len, &err);
+    ck_assert_msg(t != NULL, "%s", err.msg);
     cJSON *j = cJSON_Parse(t);
     free(t);
     ck_assert_ptr_nonnull(j);
@@ -306,7 +306,7 @@ START_TEST(test_metric_bpb) {
     cJSON_Delete(j);
     snprintf(path, sizeof path, "%s/bpb/results.md", TMP);
     size_t len;
-    char err[256], *md = qkv__read_file(path, &len, err, sizeof err);
+    char *md = qkv__read_file(path, &len, NULL);
     ck_assert_ptr_nonnull(md);
     ck_assert_ptr_nonnull(strstr(md, "bits per byte vs full (bits)"));
     free(md);
@@ -325,7 +325,7 @@ START_TEST(test_metric_bpb) {
                         "one-acc.json --out one-acc --jobs 2 --quiet && %s summarize one-bpb one-acc --out sum --quiet",
                         TMP, qkv_test_bin(), qkv_test_bin(), qkv_test_bin()), 0);
     snprintf(path, sizeof path, "%s/sum/summary.md", TMP);
-    md = qkv__read_file(path, &len, err, sizeof err);
+    md = qkv__read_file(path, &len, NULL);
     ck_assert_ptr_nonnull(md);
     ck_assert_msg(strstr(md, "| variant | text d_model=16 (one-bpb): bits/byte; \xce\x94 vs full [95% CI] | text "
                              "d_model=16 (one-acc): bits/byte; "), "%s", md);
@@ -366,9 +366,8 @@ START_TEST(test_match_params) {
     cJSON_Delete(j);
     /* the run really has the wider feed-forward */
     snprintf(path, sizeof path, "%s/mp/runs/shared/seed0/config.json", TMP);
-    char err[256];
     size_t len;
-    char *cfg = qkv__read_file(path, &len, err, sizeof err);
+    char *cfg = qkv__read_file(path, &len, NULL);
     ck_assert_ptr_nonnull(cfg);
     ck_assert_ptr_nonnull(strstr(cfg, "\"d_ff\":\t48"));
     free(cfg);
@@ -396,10 +395,10 @@ static int sh(char *out, size_t n, const char *fmt, ...) {
 static void csv_sans_time(const char *dir, char *out, size_t n) {
     char path[600];
     snprintf(path, sizeof path, "%s/%s/results.csv", TMP, dir);
-    char err[256];
+    qkv_err err;
     size_t len;
-    char *t = qkv__read_file(path, &len, err, sizeof err);
-    ck_assert_msg(t != NULL, "%s", err);
+    char *t = qkv__read_file(path, &len, &err);
+    ck_assert_msg(t != NULL, "%s", err.msg);
     size_t o = 0;
     for (char *line = strtok(t, "\n"); line && o < n; line = strtok(NULL, "\n")) {
         int field = 0;
@@ -443,7 +442,7 @@ START_TEST(test_shards_status_report) {
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "task")->valuestring, "recall");
     cJSON_Delete(j);
     snprintf(path, sizeof path, "%s/part/results.md", TMP);
-    char *md = qkv__read_file(path, NULL, out, sizeof out);
+    char *md = qkv__read_file(path, NULL, NULL);
     ck_assert_ptr_nonnull(md);
     ck_assert_msg(strstr(md, "\nPartial results: 2 of 4 runs have not finished"), "%s", md);
     free(md);
@@ -462,7 +461,7 @@ START_TEST(test_shards_status_report) {
     ck_assert_int_eq(sh(out, sizeof out, "%s summarize %s/whole %s/part --out %s/sum --quiet", qkv_test_bin(), TMP, TMP,
                         TMP), 0);
     snprintf(path, sizeof path, "%s/sum/summary.csv", TMP);
-    char *csv = qkv__read_file(path, NULL, out, sizeof out);
+    char *csv = qkv__read_file(path, NULL, NULL);
     ck_assert_ptr_nonnull(csv);
     /* each sweep's rows past its label and directory: full, then identity, the same in both */
     char rows[2][2][2048];
@@ -508,7 +507,7 @@ START_TEST(test_partial_report_says_not_started) {
     qkv_ablate_config_free(&c);
     for (int k = 0; k < 2; k++) { /* the report, and the one written from its results.json */
         snprintf(path, sizeof path, "%s/%s/results.md", TMP, k ? "again" : "part");
-        char *md = qkv__read_file(path, NULL, out, sizeof out);
+        char *md = qkv__read_file(path, NULL, NULL);
         ck_assert_ptr_nonnull(md);
         const char *row = strstr(md, "\n| identity |");
         ck_assert_msg(row && strstr(row, "| not started | not started | not started |"), "%s", md);
@@ -517,7 +516,7 @@ START_TEST(test_partial_report_says_not_started) {
         free(md);
     }
     snprintf(path, sizeof path, "%s/part/plots/accuracy.svg", TMP);
-    char *svg = qkv__read_file(path, NULL, out, sizeof out);
+    char *svg = qkv__read_file(path, NULL, NULL);
     ck_assert_ptr_nonnull(svg);
     ck_assert_msg(strstr(svg, ">identity (not started)<") && !strstr(svg, "failed"), "%s", svg);
     free(svg);

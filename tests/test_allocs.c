@@ -113,9 +113,9 @@ END_TEST
 
 /* bf16 products: their conversion buffers come from the step's arena */
 START_TEST(test_bf16_steady) {
-    char why[200];
-    if (!qkv_bf16_available(why, sizeof why)) {
-        qkv_test_skip("allocs: a steady bf16 step", why);
+    qkv_err why;
+    if (!qkv_bf16_available(&why)) {
+        qkv_test_skip("allocs: a steady bf16 step", why.msg);
         return;
     }
     for (int threads = 1; threads <= 2; threads++) {

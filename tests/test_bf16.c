@@ -37,9 +37,9 @@ static double u_prod(int64_t K) { return 0x1p-7 + 0x1p-16 + 4.0 * (double)(K + 2
 
 /* whether bf16 products run here; when not, the check is skipped by name */
 static int have_bf16(const char *what) {
-    char why[200];
-    if (qkv_bf16_available(why, sizeof why)) return 1;
-    qkv_test_skip(what, why);
+    qkv_err why;
+    if (qkv_bf16_available(&why)) return 1;
+    qkv_test_skip(what, why.msg);
     return 0;
 }
 

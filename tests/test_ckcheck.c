@@ -109,10 +109,11 @@ static void edit_text(const char *rel, const char *from, const char *to) {
 /* rewrite a safetensors file as an older qkv wrote it: the same tensors, metadata without
  * qkv_crc32 and qkv_config */
 static void strip_qkv_metadata(const char *rel) {
-    char p[400], err[512];
+    char p[400];
+    qkv_err err;
     snprintf(p, sizeof p, "%s/%s", TMP, rel);
     qkv_safetensors *st;
-    ck_assert_msg(qkv_st_read(p, &st, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_st_read(p, &st, &err) == 0, "%s", err.msg);
     int n = qkv_st_count(st), nm = 0;
     qkv_st_item *items = calloc((size_t)n, sizeof *items);
     qkv_tensor *ts = calloc((size_t)n, sizeof *ts);
@@ -132,11 +133,11 @@ static void strip_qkv_metadata(const char *rel) {
             nm++;
         }
     }
-    ck_assert_msg(qkv_st_write(p, items, n, meta, nm, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_st_write(p, items, n, meta, nm, &err) == 0, "%s", err.msg);
     qkv_st_free(st);
     free(items);
     free(ts);
-    ck_assert_msg(qkv_st_read(p, &st, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_st_read(p, &st, &err) == 0, "%s", err.msg);
     ck_assert_ptr_null(qkv_st_meta(st, QKV_ST_CRC32_KEY));
     ck_assert_ptr_null(qkv_st_meta(st, "qkv_config"));
     qkv_st_free(st);
@@ -254,40 +255,41 @@ END_TEST
  * model; the same bytes with a qkv_crc32 that does not match, or is not one, are refused */
 START_TEST(test_pytorch_file_without_qkv_metadata_loads) {
     qkv_model_config mc = qkv_test_small_model();
-    char err[512], path[400];
-    qkv_model *m = qkv_model_new(&mc, QKV_F32, 1, err, sizeof err), *m2 = qkv_model_new(&mc, QKV_F32, 2, err, sizeof err);
-    ck_assert_msg(m && m2, "%s", err);
+    char path[400];
+    qkv_err err;
+    qkv_model *m = qkv_model_new(&mc, QKV_F32, 1, &err), *m2 = qkv_model_new(&mc, QKV_F32, 2, &err);
+    ck_assert_msg(m && m2, "%s", err.msg);
     int n = m->params.n;
     qkv_st_item *items = calloc((size_t)n, sizeof *items);
     for (int i = 0; i < n; i++) items[i] = (qkv_st_item){m->params.items[i]->name, &m->params.items[i]->t};
     const char *meta[2] = {"format", "pt"};
     snprintf(path, sizeof path, "%s/torch.safetensors", TMP);
-    ck_assert_msg(qkv_st_write(path, items, n, meta, 1, err, sizeof err) == 0, "%s", err);
-    ck_assert_msg(qkv_load_model(m2, path, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_st_write(path, items, n, meta, 1, &err) == 0, "%s", err.msg);
+    ck_assert_msg(qkv_load_model(m2, path, &err) == 0, "%s", err.msg);
     ck_assert(!memcmp(m->params.data, m2->params.data, (size_t)m->params.numel * sizeof(float)));
     /* the same data, a checksum: the right one loads, a wrong one and a malformed one do not */
     char crc[9];
-    ck_assert_msg(qkv_st_data_crc32(items, n, crc, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_st_data_crc32(items, n, crc, &err) == 0, "%s", err.msg);
     const char *with[4] = {"format", "pt", QKV_ST_CRC32_KEY, crc};
     uint8_t *buf;
     size_t len;
     qkv_safetensors *st;
-    ck_assert(qkv_st_write_mem(items, n, with, 2, &buf, &len, err, sizeof err) == 0);
-    ck_assert_msg(qkv_st_parse(buf, len, "ok.safetensors", &st, err, sizeof err) == 0, "%s", err);
+    ck_assert(qkv_st_write_mem(items, n, with, 2, &buf, &len, &err) == 0);
+    ck_assert_msg(qkv_st_parse(buf, len, "ok.safetensors", &st, &err) == 0, "%s", err.msg);
     qkv_st_free(st);
     char *at = memmem(buf, len, crc, 8);
     ck_assert_ptr_nonnull(at);
     char want[9];
     memcpy(want, crc, 9);
     at[0] = at[0] == '0' ? '1' : '0'; /* another CRC in the metadata */
-    ck_assert_int_eq(qkv_st_parse(buf, len, "ck.safetensors", &st, err, sizeof err), -1);
+    ck_assert_int_eq(qkv_st_parse(buf, len, "ck.safetensors", &st, &err), -1);
     char expect[160];
     snprintf(expect, sizeof expect, "ck.safetensors: data checksum mismatch (crc32 %.8s in the metadata, %s computed): "
              "the file is damaged", at, want);
-    ck_assert_str_eq(err, expect);
+    ck_assert_str_eq(err.msg, expect);
     at[0] = 'g'; /* not hex */
-    ck_assert_int_eq(qkv_st_parse(buf, len, "ck.safetensors", &st, err, sizeof err), -1);
-    ck_assert_msg(strstr(err, "is not a CRC-32 (8 hex digits): the file is damaged"), "%s", err);
+    ck_assert_int_eq(qkv_st_parse(buf, len, "ck.safetensors", &st, &err), -1);
+    ck_assert_msg(strstr(err.msg, "is not a CRC-32 (8 hex digits): the file is damaged"), "%s", err.msg);
     free(buf);
     free(items);
     qkv_model_free(m);
@@ -306,10 +308,11 @@ START_TEST(test_data_crc32_is_standard_crc32) {
     a.data = bytes;
     b.data = bytes + 4;
     qkv_st_item it[2] = {{"a", &a}, {"b", &b}};
-    char crc[9], err[256];
-    ck_assert_msg(qkv_st_data_crc32(it, 2, crc, err, sizeof err) == 0, "%s", err);
+    char crc[9];
+    qkv_err err;
+    ck_assert_msg(qkv_st_data_crc32(it, 2, crc, &err) == 0, "%s", err.msg);
     ck_assert_str_eq(crc, "bdb0c0e4");
-    ck_assert_int_eq(qkv_st_data_crc32(NULL, 0, crc, err, sizeof err), 0);
+    ck_assert_int_eq(qkv_st_data_crc32(NULL, 0, crc, &err), 0);
     ck_assert_str_eq(crc, "00000000"); /* no data */
 }
 END_TEST

@@ -223,7 +223,8 @@ END_TEST
 /* A checkpoint written before the loop state grew to 9 scalars (6: no losses, no time, no
  * optimizer step in the metadata) still resumes, and to the same weights. */
 START_TEST(test_resume_version1_checkpoint) {
-    char cfg[512], out[4096], path[512], pa[512], pb[512], err[512];
+    char cfg[512], out[4096], path[512], pa[512], pb[512];
+    qkv_err err;
     snprintf(cfg, sizeof cfg, "%s/recall.json", TMP);
     qkv_test_write_file(cfg, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
                     " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
@@ -234,7 +235,7 @@ START_TEST(test_resume_version1_checkpoint) {
     /* rewrite the checkpoint as the old version wrote it */
     snprintf(path, sizeof path, "%s/old/checkpoint.safetensors", TMP);
     qkv_safetensors *st;
-    ck_assert_msg(qkv_st_read(path, &st, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_st_read(path, &st, &err) == 0, "%s", err.msg);
     int n = qkv_st_count(st);
     qkv_st_item *items = calloc((size_t)n, sizeof *items);
     qkv_tensor *ts = calloc((size_t)n, sizeof *ts);
@@ -255,7 +256,7 @@ START_TEST(test_resume_version1_checkpoint) {
     }
     ck_assert(found);
     const char *meta[4] = {"format", "pt", "qkv_step", qkv_st_meta(st, "qkv_step")};
-    ck_assert_msg(qkv_st_write(path, items, n, meta, 2, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_st_write(path, items, n, meta, 2, &err) == 0, "%s", err.msg);
     qkv_st_free(st);
     free(items);
     free(ts);
@@ -581,9 +582,9 @@ END_TEST
  * the sweep (a few steps each: no timing is checked); on a machine without bf16 products it is
  * skipped by name (the refusal is tests/test_cli_options.c's row, through the cpuinfo shim) */
 START_TEST(test_bench_precision_both) {
-    char why[200];
-    if (!qkv_bf16_available(why, sizeof why)) {
-        qkv_test_skip("bench --precision both", why);
+    qkv_err why;
+    if (!qkv_bf16_available(&why)) {
+        qkv_test_skip("bench --precision both", why.msg);
         return;
     }
     char out[16384];

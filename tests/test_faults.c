@@ -139,9 +139,10 @@ static bool exists(const char *rel) {
 
 /* qkv_st_read accepts the file; its qkv_step metadata (or -1) */
 static long long st_ok(const char *rel) {
-    char p[512], err[512];
+    char p[512];
+    qkv_err err;
     qkv_safetensors *st;
-    ck_assert_msg(qkv_st_read(path_in(p, sizeof p, rel), &st, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_st_read(path_in(p, sizeof p, rel), &st, &err) == 0, "%s", err.msg);
     const char *s = qkv_st_meta(st, "qkv_step");
     long long step = s ? atoll(s) : -1;
     ck_assert_int_gt(qkv_st_count(st), 0);

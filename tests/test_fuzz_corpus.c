@@ -39,7 +39,8 @@ START_TEST(test_fuzz_corpus_replay) {
     int files = 0;
     for (struct dirent *e; (e = readdir(d));) {
         if (e->d_name[0] == '.') continue;
-        char path[600], err[2048] = "";
+        char path[600];
+        qkv_err err;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         size_t n;
         uint8_t *b = read_bytes(path, &n);
@@ -64,7 +65,7 @@ START_TEST(test_fuzz_corpus_replay) {
             free(text);
         } else if (_i == 1) {
             qkv_safetensors *st = NULL;
-            if (qkv_st_parse(b, n, path, &st, err, sizeof err)) one_line_error(path, err);
+            if (qkv_st_parse(b, n, path, &st, &err)) one_line_error(path, err.msg);
             qkv_st_free(st);
         } else {
             qkv_task t;

@@ -400,8 +400,9 @@ START_TEST(test_op_gradcheck) {
     ck_assert_int_eq(make_inputs(gc, _i, in), 0);
     qkv_ctx *ctx = qkv_ctx_new();
     qkv_gradcheck_result res;
-    int rc = qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res);
-    ck_assert_msg(rc != -1, "%s: %s", gc->name, res.error);
+    qkv_err err;
+    int rc = qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res, &err);
+    ck_assert_msg(rc != -1, "%s: %s", gc->name, err.msg);
     ck_assert_msg(rc == 0 && res.failed == 0,
                   "%s: %lld of %lld elements fail; worst input %d [%lld]: analytic %.10g numeric %.10g",
                   gc->name, (long long)res.failed, (long long)res.checked, res.worst_input,
@@ -415,9 +416,7 @@ START_TEST(test_op_gradcheck) {
 
     /* float32 agrees with float64 to float precision */
     double out_rel, grad_rel;
-    char err[256];
-    ck_assert_int_eq(qkv_gradcheck_f32_vs_f64(ctx, gc->fn, in, gc->n, gc->user, 0, &out_rel,
-                                              &grad_rel, err, sizeof err), 0);
+    ck_assert_int_eq(qkv_gradcheck_f32_vs_f64(ctx, gc->fn, in, gc->n, gc->user, 0, &out_rel, &grad_rel, &err), 0);
     ck_assert_msg(out_rel < 1e-5 && grad_rel < 1e-4, "%s: f32 vs f64: output %.3g, grads %.3g",
                   gc->name, out_rel, grad_rel);
     for (int i = 0; i < gc->n; i++) qkv_tensor_free(in[i]);
@@ -787,13 +786,13 @@ START_TEST(test_harness_catches_wrong_rules) {
         ck_assert_int_eq(make_inputs(gc, b[k].case_index, in), 0);
         qkv_ctx *ctx = qkv_ctx_new();
         qkv_gradcheck_result res;
-        ck_assert_int_eq(qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res), 0);
+        ck_assert_int_eq(qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res, NULL), 0);
         qkv__ctx_override_backward(ctx, b[k].op, b[k].wrong);
-        int rc = qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res);
+        int rc = qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res, NULL);
         ck_assert_msg(rc == 1 && res.failed > 0, "wrong %s rule on case %s was not caught",
                       qkv_op_name(b[k].op), gc->name);
         qkv__ctx_override_backward(ctx, b[k].op, NULL); /* restoring makes it pass again */
-        ck_assert_int_eq(qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res), 0);
+        ck_assert_int_eq(qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, NULL, &res, NULL), 0);
         for (int i = 0; i < gc->n; i++) qkv_tensor_free(in[i]);
         qkv_ctx_free(ctx);
     }
@@ -1005,7 +1004,7 @@ START_TEST(test_sampled_check_counts) {
     qkv_ctx *ctx = qkv_ctx_new();
     qkv_gradcheck_opts o = {.max_checks = 5, .seed = 3};
     qkv_gradcheck_result res;
-    ck_assert_int_eq(qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, &o, &res), 0);
+    ck_assert_int_eq(qkv_gradcheck(ctx, gc->fn, in, gc->n, gc->user, &o, &res, NULL), 0);
     ck_assert_int_eq(res.checked, 10);
     for (int i = 0; i < gc->n; i++) qkv_tensor_free(in[i]);
     qkv_ctx_free(ctx);

@@ -121,10 +121,10 @@ START_TEST(test_ablate_pipe_lines) {
     long long steps = -1;
     ck_assert_int_eq(sscanf(f + strlen(want), "%lld steps", &steps), 1);
     snprintf(path, sizeof path, "%s/abl/runs/full/seed0/summary.json", TMP);
-    char err[256];
+    qkv_err err;
     size_t len;
-    char *sum = qkv__read_file(path, &len, err, sizeof err);
-    ck_assert_msg(sum != NULL, "%s", err);
+    char *sum = qkv__read_file(path, &len, &err);
+    ck_assert_msg(sum != NULL, "%s", err.msg);
     /* the first finished line of the run is its first session; the last is its final one */
     const char *last = f;
     for (const char *g = f; (g = strstr(g + 1, want));) last = g;
@@ -166,11 +166,11 @@ START_TEST(test_train_pipe_lines) {
     ck_assert_int_eq(count_lines(out, "qkv train: accuracy "), 1); /* recall's, beside its floors */
     ck_assert_int_eq(all_lines(out), lines + beats + 2);
     /* the metrics still have every evaluation: the log is what was cut, not the record */
-    char err[256];
+    qkv_err err;
     size_t len;
     snprintf(path, sizeof path, "%s/run/metrics.jsonl", TMP);
-    char *m = qkv__read_file(path, &len, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
+    char *m = qkv__read_file(path, &len, &err);
+    ck_assert_msg(m != NULL, "%s", err.msg);
     int evals = 0;
     for (const char *p = m; (p = strstr(p, "\"eval_loss\":")); p++) evals++;
     ck_assert_int_eq(evals, 150);
@@ -205,13 +205,13 @@ START_TEST(test_silent_stretches_get_lines) {
     rc = qkv_test_sh(out, sizeof out, false, "QKV_PROGRESS_INTERVAL=0.02 %s bench --size tiny --steps 20 2>&1 >/dev/null",
                      qkv_test_bin());
     ck_assert_msg(rc == 0 && strstr(out, "qkv bench: timing tiny ("), "exit %d: %s", rc, out);
-    char why[200]; /* --precision both: each child of a row (silent for minutes at the larger sizes) */
-    if (qkv_bf16_available(why, sizeof why)) {
+    qkv_err why; /* --precision both: each child of a row (silent for minutes at the larger sizes) */
+    if (qkv_bf16_available(&why)) {
         rc = qkv_test_sh(out, sizeof out, false, "QKV_PROGRESS_INTERVAL=0.02 %s bench --size tiny --steps 20 "
                          "--precision both --rounds 1 2>&1 >/dev/null", qkv_test_bin());
         ck_assert_msg(rc == 0 && strstr(out, "qkv bench: timing tiny in f32, round 1 of 1 (") &&
                           strstr(out, "qkv bench: timing tiny in bf16, round 1 of 1 ("), "exit %d: %s", rc, out);
-    } else qkv_test_skip("qkv bench --precision both's lines", why);
+    } else qkv_test_skip("qkv bench --precision both's lines", why.msg);
     /* on a terminal (a pseudo-terminal of util-linux's script, where there is one): a live line,
      * at once, rewritten in place and cleared before the step's line */
     if (qkv_test_sh(out, sizeof out, true, "script -qec true /dev/null") != 0) {
@@ -231,10 +231,11 @@ END_TEST
  * float32, 1 bf16, skipped by name where this machine has no bf16 products), and so is qkv
  * train's summary line on stdout */
 START_TEST(test_eval_loss_round_trips) {
-    char path[600], out[4096], eout[1024], why[200];
+    char path[600], out[4096], eout[1024];
+    qkv_err why;
     const char *precision = _i ? "bf16" : "f32";
-    if (_i && !qkv_bf16_available(why, sizeof why)) {
-        qkv_test_skip("qkv eval of a bf16 run", why);
+    if (_i && !qkv_bf16_available(&why)) {
+        qkv_test_skip("qkv eval of a bf16 run", why.msg);
         return;
     }
     snprintf(path, sizeof path, "%s/base.json", TMP);
@@ -244,11 +245,11 @@ START_TEST(test_eval_loss_round_trips) {
     ck_assert_int_eq(qkv_test_sh(eout, sizeof eout, false,
                                  "%s eval %s/run/config.json --checkpoint %s/run/model.safetensors --threads 1",
                                  qkv_test_bin(), TMP, TMP), 0);
-    char err[256];
+    qkv_err err;
     size_t len;
     snprintf(path, sizeof path, "%s/run/summary.json", TMP);
-    char *sum = qkv__read_file(path, &len, err, sizeof err);
-    ck_assert_msg(sum != NULL, "%s", err);
+    char *sum = qkv__read_file(path, &len, &err);
+    ck_assert_msg(sum != NULL, "%s", err.msg);
     double eval_loss = qkv_test_json_num(eout, "loss"), file_loss = qkv_test_json_num(sum, "eval_loss");
     double eval_acc = qkv_test_json_num(eout, "accuracy"), file_acc = qkv_test_json_num(sum, "eval_accuracy");
     ck_assert_msg(isfinite(eval_loss) && eval_loss > 0, "%s", eout);

@@ -97,9 +97,9 @@ static int qkv(char **err, char *const args[]) {
     int st;
     ck_assert_int_gt(waitpid(qkv_test_spawn(TMP, errpath, argv[0], argv), &st, 0), 0);
     size_t len;
-    char e[512];
-    *err = qkv__read_file(errpath, &len, e, sizeof e);
-    ck_assert_msg(*err != NULL, "%s", e);
+    qkv_err e;
+    *err = qkv__read_file(errpath, &len, &e);
+    ck_assert_msg(*err != NULL, "%s", e.msg);
     free(errpath);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

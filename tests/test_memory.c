@@ -79,9 +79,9 @@ START_TEST(test_memory_estimate) {
     mc.attn.rel_pos_bias = e->rel;
     mc.attn.causal = e->causal;
     est_option(_i % NEST_OPTIONS, &mc);
-    char err[256];
-    qkv_model *m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err);
-    ck_assert_msg(m != NULL, "case %d option %d: %s", _i / NEST_OPTIONS, _i % NEST_OPTIONS, err);
+    qkv_err err;
+    qkv_model *m = qkv_model_new(&mc, QKV_F32, 0, &err);
+    ck_assert_msg(m != NULL, "case %d option %d: %s", _i / NEST_OPTIONS, _i % NEST_OPTIONS, err.msg);
     ck_assert_int_eq(qkv_model_param_count(&mc), m->params.numel);
     int64_t s[2] = {e->B, e->T};
     qkv_tensor *tok = qkv_tensor_zeros(QKV_I32, 2, s), *tgt = qkv_tensor_zeros(QKV_I32, 2, s),

@@ -47,7 +47,7 @@ static void check_module(int k, qkv_attn_qkv variant) {
     qkv_params p;
     qkv_params_init(&p, QKV_F64);
     module_ref m = {.kind = k};
-    char err[256];
+    qkv_err err;
     qkv_attn_config ac = qkv_model_config_default().attn;
     ac.qkv = variant;
     ac.causal = false;
@@ -55,7 +55,7 @@ static void check_module(int k, qkv_attn_qkv variant) {
     case 0: ck_assert_int_eq(qkv_linear_init(&m.lin, &p, "lin", 6, 4, true), 0); break;
     case 1: ck_assert_int_eq(qkv_lnorm_init(&m.ln, &p, "ln", 6), 0); break;
     case 2: ck_assert_int_eq(qkv_ffn_init(&m.ff, &p, "ff", 6, 10, QKV_ACT_GELU), 0); break;
-    default: ck_assert_int_eq(qkv_attention_init(&m.at, &p, "attn", 6, 2, &ac, err, sizeof err), 0);
+    default: ck_assert_int_eq(qkv_attention_init(&m.at, &p, "attn", 6, 2, &ac, &err), 0);
     }
     ck_assert_int_eq(qkv_params_finalize(&p), 0);
     qkv_params_init_values(&p, 5);
@@ -73,10 +73,11 @@ static void check_module(int k, qkv_attn_qkv variant) {
     for (int i = 0; i < p.n; i++) in[1 + i] = &p.items[i]->t;
     qkv_ctx *ctx = qkv_ctx_new();
     qkv_gradcheck_result res;
-    int rc = qkv_gradcheck(ctx, module_fn, in, 1 + p.n, &m, NULL, &res);
+    qkv_err gerr = {0};
+    int rc = qkv_gradcheck(ctx, module_fn, in, 1 + p.n, &m, NULL, &res, &gerr);
     ck_assert_msg(rc == 0, "module %d variant %s: rc %d, %lld failed, worst input %d: %g vs %g (%s)",
                   k, QKV_ATTN_QKV_NAMES[variant], rc, (long long)res.failed, res.worst_input,
-                  res.worst_analytic, res.worst_numeric, res.error);
+                  res.worst_analytic, res.worst_numeric, gerr.msg);
     qkv_ctx_free(ctx);
     qkv_tensor_free(x);
     qkv_params_free(&p);
@@ -169,9 +170,9 @@ START_TEST(test_attention_option_grad) {
     qkv_params p;
     qkv_params_init(&p, QKV_F64);
     module_ref m = {.kind = 3};
-    char err[256];
-    ck_assert_msg(qkv_attention_init(&m.at, &p, "attn", ac->d, ac->heads, &ac->a, err, sizeof err) == 0, "%s: %s",
-                  ac->name, err);
+    qkv_err err;
+    ck_assert_msg(qkv_attention_init(&m.at, &p, "attn", ac->d, ac->heads, &ac->a, &err) == 0, "%s: %s",
+                  ac->name, err.msg);
     ck_assert_int_eq(qkv_params_finalize(&p), 0);
     qkv_params_init_values(&p, 5 + (uint64_t)_i);
     for (int i = 0; i < p.n; i++)
@@ -190,10 +191,11 @@ START_TEST(test_attention_option_grad) {
     for (int i = 0; i < p.n; i++) in[1 + i] = &p.items[i]->t;
     qkv_ctx *ctx = qkv_ctx_new();
     qkv_gradcheck_result res;
-    int rc = qkv_gradcheck(ctx, module_fn, in, 1 + p.n, &m, NULL, &res);
+    qkv_err gerr = {0};
+    int rc = qkv_gradcheck(ctx, module_fn, in, 1 + p.n, &m, NULL, &res, &gerr);
     ck_assert_msg(rc == 0, "attention %s: rc %d, %lld of %lld failed, worst input %d: %g vs %g (%s)", ac->name, rc,
                   (long long)res.failed, (long long)res.checked, res.worst_input, res.worst_analytic,
-                  res.worst_numeric, res.error);
+                  res.worst_numeric, gerr.msg);
     int64_t expect = x->numel; /* every element of x and of every parameter */
     for (int i = 0; i < p.n; i++) expect += p.items[i]->t.numel;
     ck_assert_int_eq(res.checked, expect);
@@ -302,9 +304,9 @@ START_TEST(test_model_grad_variant) {
     qkv_model_check opt = {.batch = 2, .seed = 11 + (uint64_t)_i, .pad = v[_i].pad};
     qkv_model *m;
     qkv_gradcheck_stat *st;
-    char err[256];
-    int rc = qkv_model_gradcheck(&v[_i].cfg, &opt, &m, &st, err, sizeof err);
-    ck_assert_msg(rc >= 0, "%s: %s", v[_i].name, err);
+    qkv_err err;
+    int rc = qkv_model_gradcheck(&v[_i].cfg, &opt, &m, &st, &err);
+    ck_assert_msg(rc >= 0, "%s: %s", v[_i].name, err.msg);
     for (int i = 0; i < m->params.n; i++) {
         ck_assert_msg(st[i].failed == 0, "%s: %s: %lld of %lld fail, max excess %g", v[_i].name,
                       m->params.items[i]->name, (long long)st[i].failed, (long long)st[i].checked,
@@ -345,10 +347,10 @@ START_TEST(test_param_names_and_counts) {
     const char *key[QKV_ATTN_QKV_COUNT] = {"blocks.0.attn.wq.weight", "blocks.0.attn.w.weight",
         "blocks.0.attn.wo.weight", "blocks.0.attn.wqk.weight", "blocks.0.attn.wkv.weight",
         "blocks.0.attn.queries.weight"};
-    char err[256];
+    qkv_err err;
     for (int q = 0; q < QKV_ATTN_QKV_COUNT; q++) {
         c.attn.qkv = (qkv_attn_qkv)q;
-        qkv_model *m = qkv_model_new(&c, QKV_F32, 0, err, sizeof err);
+        qkv_model *m = qkv_model_new(&c, QKV_F32, 0, &err);
         ck_assert_ptr_nonnull(m);
         ck_assert_int_eq(qkv_model_attention_params(m), expect[q]);
         ck_assert_ptr_nonnull(qkv_params_find(&m->params, key[q]));
@@ -363,19 +365,19 @@ END_TEST
 START_TEST(test_heads_must_divide) {
     qkv_model_config c = tiny();
     c.heads = 3;
-    char err[256];
-    ck_assert_ptr_null(qkv_model_new(&c, QKV_F32, 0, err, sizeof err));
-    ck_assert_ptr_nonnull(strstr(err, "does not divide"));
+    qkv_err err;
+    ck_assert_ptr_null(qkv_model_new(&c, QKV_F32, 0, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "does not divide"));
 }
 END_TEST
 
 START_TEST(test_init_deterministic) {
     qkv_model_config c = tiny();
-    char err[256];
-    qkv_model *a = qkv_model_new(&c, QKV_F32, 42, err, sizeof err);
-    qkv_model *b = qkv_model_new(&c, QKV_F32, 42, err, sizeof err);
-    qkv_model *d = qkv_model_new(&c, QKV_F64, 42, err, sizeof err);
-    qkv_model *e = qkv_model_new(&c, QKV_F32, 43, err, sizeof err);
+    qkv_err err;
+    qkv_model *a = qkv_model_new(&c, QKV_F32, 42, &err);
+    qkv_model *b = qkv_model_new(&c, QKV_F32, 42, &err);
+    qkv_model *d = qkv_model_new(&c, QKV_F64, 42, &err);
+    qkv_model *e = qkv_model_new(&c, QKV_F32, 43, &err);
     ck_assert_int_eq(memcmp(a->params.data, b->params.data, (size_t)a->params.numel * 4), 0);
     ck_assert_int_ne(memcmp(a->params.data, e->params.data, (size_t)a->params.numel * 4), 0);
     for (int64_t i = 0; i < a->params.numel; i++) /* the F64 model holds the same values */
@@ -392,8 +394,8 @@ END_TEST
 START_TEST(test_causal_no_future_leak) {
     qkv_model_config c = tiny();
     c.attn.qkv = (qkv_attn_qkv)_i;
-    char err[256];
-    qkv_model *m = qkv_model_new(&c, QKV_F64, 1, err, sizeof err);
+    qkv_err err;
+    qkv_model *m = qkv_model_new(&c, QKV_F64, 1, &err);
     qkv_tensor *t = tokens_of(1, 5, 7, 3);
     qkv_ctx *ctx = qkv_ctx_new();
     qkv_tensor *l1 = qkv_model_forward(ctx, m, t, NULL);
@@ -413,8 +415,8 @@ START_TEST(test_attention_rows_and_blocked_row) {
     qkv_model_config c = tiny();
     c.attn.qkv = (qkv_attn_qkv)_i;
     c.attn.self_mask = true;
-    char err[256];
-    qkv_model *m = qkv_model_new(&c, QKV_F32, 1, err, sizeof err);
+    qkv_err err;
+    qkv_model *m = qkv_model_new(&c, QKV_F32, 1, &err);
     qkv_tensor *t = tokens_of(2, 5, 7, 4);
     qkv_ctx *ctx = qkv_ctx_new();
     qkv_tensor *logits = qkv_model_forward(ctx, m, t, NULL);
@@ -444,15 +446,15 @@ END_TEST
  * the first row empty. Bidirectional with every key but the first padded: the first query has
  * only itself (reformer: weight 1 on itself; strict: an empty row), the others see the first. */
 START_TEST(test_self_mask_reformer_rule) {
-    char err[256];
+    qkv_err err;
     for (int rule = 0; rule < QKV_SELF_RULE_COUNT; rule++)
         for (int causal = 0; causal < 2; causal++) {
             qkv_model_config c = tiny();
             c.attn.self_mask = true;
             c.attn.self_mask_rule = (qkv_self_mask_rule)rule;
             c.attn.causal = causal;
-            qkv_model *m = qkv_model_new(&c, QKV_F64, 1, err, sizeof err);
-            ck_assert_msg(m != NULL, "%s", err);
+            qkv_model *m = qkv_model_new(&c, QKV_F64, 1, &err);
+            ck_assert_msg(m != NULL, "%s", err.msg);
             qkv_tensor *t = tokens_of(2, 5, 7, 4);
             int64_t ps[2] = {2, 5};
             int32_t pv[10] = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0}; /* batch 1: only the first token is real */
@@ -536,11 +538,11 @@ static double product_dev(const qkv_model *m, const char *a, const char *b, bool
 START_TEST(test_init_identity_mimetic) {
     qkv_model_config c = tiny();
     c.d_model = 16; c.heads = 2; c.layers = 1;
-    char err[256];
+    qkv_err err;
     double mx, sd;
     c.attn.init = QKV_INIT_IDENTITY;
-    qkv_model *m = qkv_model_new(&c, QKV_F64, 3, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
+    qkv_model *m = qkv_model_new(&c, QKV_F64, 3, &err);
+    ck_assert_msg(m != NULL, "%s", err.msg);
     const char *qkv[3] = {"blocks.0.attn.wq.weight", "blocks.0.attn.wk.weight", "blocks.0.attn.wv.weight"};
     for (int i = 0; i < 3; i++) {
         eye_stats(m, qkv[i], 1.0, &mx, &sd);
@@ -551,17 +553,17 @@ START_TEST(test_init_identity_mimetic) {
     for (int64_t i = 0; i < 16 * 16; i++)
         ck_assert(fabs(qkv_tensor_get(&qkv_params_find(&m->params, "blocks.0.attn.wo.weight")->t, i)) <= 0.25);
     /* seeded: the same seed gives the same bits (F32 too), another seed another noise */
-    qkv_model *same = qkv_model_new(&c, QKV_F64, 3, err, sizeof err), *other = qkv_model_new(&c, QKV_F64, 4, err, sizeof err);
+    qkv_model *same = qkv_model_new(&c, QKV_F64, 3, &err), *other = qkv_model_new(&c, QKV_F64, 4, &err);
     ck_assert_int_eq(memcmp(m->params.data, same->params.data, (size_t)m->params.numel * sizeof(double)), 0);
     ck_assert(wat(m, qkv[0], 0, 1) != wat(other, qkv[0], 0, 1));
-    qkv_model *f32 = qkv_model_new(&c, QKV_F32, 3, err, sizeof err);
+    qkv_model *f32 = qkv_model_new(&c, QKV_F32, 3, &err);
     for (int64_t i = 0; i < m->params.numel; i++)
         ck_assert_float_eq(((float *)f32->params.data)[i], (float)((double *)m->params.data)[i]);
     qkv_model_free(m); qkv_model_free(same); qkv_model_free(other); qkv_model_free(f32);
 
     c.attn.init = QKV_INIT_MIMETIC;
-    m = qkv_model_new(&c, QKV_F64, 3, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
+    m = qkv_model_new(&c, QKV_F64, 3, &err);
+    ck_assert_msg(m != NULL, "%s", err.msg);
     eye_stats(m, qkv[0], sqrt(0.7), &mx, &sd);
     ck_assert_msg(mx < 0.12 && sd > 0.017 && sd < 0.023, "mimetic W_Q: max dev %g, sd %g", mx, sd);
     eye_stats(m, qkv[2], sqrt(0.4), &mx, &sd);
@@ -575,7 +577,7 @@ START_TEST(test_init_identity_mimetic) {
 
     /* the default start is nowhere near either: the bounds above can fail */
     c.attn.init = QKV_INIT_DEFAULT;
-    m = qkv_model_new(&c, QKV_F64, 3, err, sizeof err);
+    m = qkv_model_new(&c, QKV_F64, 3, &err);
     ck_assert(product_dev(m, qkv[0], qkv[1], false, 0.7) > 0.5);
     eye_stats(m, qkv[0], 1.0, &mx, &sd);
     ck_assert(mx > 0.7);
@@ -585,19 +587,19 @@ START_TEST(test_init_identity_mimetic) {
      * key (sqrt(0.7)); a non-square map (grouped keys and values) keeps the default start */
     c.attn.init = QKV_INIT_MIMETIC;
     c.attn.qkv = QKV_ATTN_KV_TIED;
-    m = qkv_model_new(&c, QKV_F64, 3, err, sizeof err);
+    m = qkv_model_new(&c, QKV_F64, 3, &err);
     eye_stats(m, "blocks.0.attn.wkv.weight", sqrt(0.4), &mx, &sd);
     ck_assert_msg(mx < 0.12, "kv_tied mimetic wkv: max dev %g", mx);
     qkv_model_free(m);
     c.attn.qkv = QKV_ATTN_QK_TIED;
-    m = qkv_model_new(&c, QKV_F64, 3, err, sizeof err);
+    m = qkv_model_new(&c, QKV_F64, 3, &err);
     eye_stats(m, "blocks.0.attn.wqk.weight", sqrt(0.7), &mx, &sd);
     ck_assert_msg(mx < 0.12, "qk_tied mimetic wqk: max dev %g", mx);
     qkv_model_free(m);
     c.attn.qkv = QKV_ATTN_FULL;
     c.attn.init = QKV_INIT_IDENTITY;
     c.attn.kv_heads = 1;
-    m = qkv_model_new(&c, QKV_F64, 3, err, sizeof err);
+    m = qkv_model_new(&c, QKV_F64, 3, &err);
     eye_stats(m, qkv[0], 1.0, &mx, &sd);
     ck_assert(mx < 0.12);
     qkv_param *wk = qkv_params_find(&m->params, qkv[1]);
@@ -666,13 +668,13 @@ START_TEST(test_variant_param_counts) {
     ROW("shared+qk_diag=random", d * d + d + wo, c.attn.qkv = QKV_ATTN_SHARED, c.attn.qk_diag = QKV_QK_DIAG_RANDOM);
     ROW("exclusive", 3 * d * d + wo, c.attn.exclusive = true);
 #undef ROW
-    char err[256];
+    qkv_err err;
     for (int i = 0; i < n; i++) {
         /* embeddings, per layer (2 LayerNorms, attention, feed-forward), final LayerNorm, head */
         int64_t table = v[i].c.position == QKV_POS_LEARNED ? T * d : 0; /* pos_emb */
         int64_t expect = V * d + table + L * (4 * d + v[i].attn + 2 * d * F + F + d) + 2 * d + d * V + V;
-        qkv_model *m = qkv_model_new(&v[i].c, QKV_F32, 0, err, sizeof err);
-        ck_assert_msg(m != NULL, "%s: %s", v[i].name, err);
+        qkv_model *m = qkv_model_new(&v[i].c, QKV_F32, 0, &err);
+        ck_assert_msg(m != NULL, "%s: %s", v[i].name, err.msg);
         int64_t sum = 0;
         for (int k = 0; k < m->params.n; k++) sum += m->params.items[k]->t.numel;
         ck_assert_msg(sum == m->params.numel && sum == expect && qkv_model_param_count(&v[i].c) == expect,
@@ -693,8 +695,8 @@ START_TEST(test_identity_single_token) {
     qkv_attention at;
     qkv_attn_config ac = qkv_model_config_default().attn;
     ac.qkv = QKV_ATTN_IDENTITY;
-    char err[128];
-    ck_assert_int_eq(qkv_attention_init(&at, &p, "a", 4, 2, &ac, err, sizeof err), 0);
+    qkv_err err;
+    ck_assert_int_eq(qkv_attention_init(&at, &p, "a", 4, 2, &ac, &err), 0);
     ck_assert_int_eq(p.n, 2); /* only the output projection */
     qkv_params_finalize(&p);
     qkv_params_init_values(&p, 1);
@@ -713,8 +715,8 @@ END_TEST
 START_TEST(test_padding_keys_ignored) {
     qkv_model_config c = tiny();
     c.attn.causal = false;
-    char err[256];
-    qkv_model *m = qkv_model_new(&c, QKV_F64, 2, err, sizeof err);
+    qkv_err err;
+    qkv_model *m = qkv_model_new(&c, QKV_F64, 2, &err);
     qkv_tensor *t = tokens_of(1, 5, 7, 5);
     int64_t s[2] = {1, 5};
     int32_t pv[5] = {1, 1, 1, 0, 0};
@@ -730,8 +732,8 @@ END_TEST
 
 START_TEST(test_sequence_too_long) {
     qkv_model_config c = tiny();
-    char err[256];
-    qkv_model *m = qkv_model_new(&c, QKV_F32, 2, err, sizeof err);
+    qkv_err err;
+    qkv_model *m = qkv_model_new(&c, QKV_F32, 2, &err);
     qkv_tensor *t = tokens_of(1, 6, 7, 5);
     qkv_ctx *ctx = qkv_ctx_new();
     ck_assert_ptr_null(qkv_model_forward(ctx, m, t, NULL));
@@ -762,8 +764,8 @@ START_TEST(test_threads_model) {
     c.vocab = 64; c.seq_len = 32; c.d_model = 64; c.heads = 4; c.layers = 2; c.d_ff = 256;
     c.attn.qkv = (qkv_attn_qkv)(_i % QKV_ATTN_QKV_COUNT);
     c.attn.rel_pos_bias = _i % 2;
-    char err[256];
-    qkv_model *m = qkv_model_new(&c, QKV_F32, 3, err, sizeof err);
+    qkv_err err;
+    qkv_model *m = qkv_model_new(&c, QKV_F32, 3, &err);
     qkv_tensor *tok = tokens_of(16, 32, 64, 1), *tgt = tokens_of(16, 32, 64, 2); /* big enough to split */
     ((int32_t *)tgt->data)[5] = -100;
     qkv_ctx *ctx = qkv_ctx_new();

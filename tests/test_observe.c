@@ -245,7 +245,8 @@ static bool same_scores(const qkv_observed *a, const qkv_observed *b) {
  * (training moved it). */
 START_TEST(test_start_is_the_fresh_model_of_the_seed) {
     put("base.json", BASE);
-    char out[16384], dir[400], fresh[400], path[500], err[512];
+    char out[16384], dir[400], fresh[400], path[500];
+    qkv_err err;
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, true, "cd %s && %s train base.json --set train.steps=5 --set "
                                  "train.seed=7 --out r --threads 1 --quiet", TMP, qkv_test_bin()), 0);
     snprintf(dir, sizeof dir, "%s/r", TMP);
@@ -261,10 +262,10 @@ START_TEST(test_start_is_the_fresh_model_of_the_seed) {
     /* the seed's model, observed as a run's */
     snprintf(fresh, sizeof fresh, "%s/fresh", TMP);
     ck_assert_int_eq(mkdir(fresh, 0755), 0);
-    qkv_model *m = qkv_model_new(&cfg.model, QKV_F32, (uint64_t)cfg.train.seed, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
+    qkv_model *m = qkv_model_new(&cfg.model, QKV_F32, (uint64_t)cfg.train.seed, &err);
+    ck_assert_msg(m != NULL, "%s", err.msg);
     snprintf(path, sizeof path, "%s/model.safetensors", fresh);
-    ck_assert_msg(qkv_save_model(m, path, "{}", 0, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_save_model(m, path, "{}", 0, &err) == 0, "%s", err.msg);
     qkv_model_free(m);
     ck_assert_msg(qkv__run_observation(&cfg, fresh, 0, 0, &again, &qe) == 0, "%s", qe.msg);
     ck_assert(same_scores(&start, &again));

@@ -45,10 +45,11 @@ static const float *entry(const qkv_safetensors *st, const char *name, int64_t *
 }
 
 START_TEST(test_optimizer_matches_pytorch) {
-    char path[128], err[256];
+    char path[128];
+    qkv_err err;
     snprintf(path, sizeof path, "fixtures/optim_%s.safetensors", FIX[_i]);
     qkv_safetensors *st;
-    ck_assert_msg(qkv_st_read(path, &st, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_st_read(path, &st, &err) == 0, "%s", err.msg);
     qkv_optim_config c = {
         .kind = (qkv_optim_kind)meta_name(st, "name", QKV_OPTIM_NAMES, QKV_OPT_COUNT),
         .lr = meta_num(st, "lr", 0), .momentum = meta_num(st, "momentum", 0),

@@ -97,10 +97,11 @@ static void expect_close(const char *fix, const char *what, const qkv_tensor *go
 
 START_TEST(test_model_parity) {
     const char *fix = MODEL_FIXTURES[_i];
-    char path[256], err[512];
+    char path[256];
+    qkv_err err;
     snprintf(path, sizeof path, FIXDIR "%s.safetensors", fix);
     qkv_safetensors *st;
-    ck_assert_msg(qkv_st_read(path, &st, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_st_read(path, &st, &err) == 0, "%s", err.msg);
 
     qkv_model_config c = qkv_model_config_default();
     c.vocab = meta_int(st, "vocab");
@@ -141,8 +142,8 @@ START_TEST(test_model_parity) {
         cJSON_Delete(base);
     }
 
-    qkv_model *m = qkv_model_new(&c, QKV_F32, 0, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
+    qkv_model *m = qkv_model_new(&c, QKV_F32, 0, &err);
+    ck_assert_msg(m != NULL, "%s", err.msg);
     /* same parameter set: every qkv parameter is in the fixture and the counts agree */
     int n_ref = 0;
     for (int i = 0; i < qkv_st_count(st); i++) {
@@ -151,8 +152,7 @@ START_TEST(test_model_parity) {
     }
     ck_assert_int_eq(m->params.n, n_ref);
     for (int i = 0; i < m->params.n; i++)
-        ck_assert_msg(qkv_st_load_into(st, m->params.items[i]->name, &m->params.items[i]->t, err,
-                                       sizeof err) == 0, "%s: %s", fix, err);
+        ck_assert_msg(qkv_st_load_into(st, m->params.items[i]->name, &m->params.items[i]->t, &err) == 0, "%s: %s", fix, err.msg);
 
     qkv_tensor *tok = load(st, "input.tokens"), *tgt = load(st, "input.targets");
     qkv_tensor *pad = qkv_st_find(st, "input.pad") ? load(st, "input.pad") : NULL;
@@ -179,9 +179,9 @@ END_TEST
 
 /* The question's SelfAttention, exactly as written, against qkv's head_shared + embed scale. */
 START_TEST(test_question_module_parity) {
-    char err[512];
+    qkv_err err;
     qkv_safetensors *st;
-    ck_assert_msg(qkv_st_read(FIXDIR "question_selfattention.safetensors", &st, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(qkv_st_read(FIXDIR "question_selfattention.safetensors", &st, &err) == 0, "%s", err.msg);
     int E = atoi(qkv_st_meta(st, "embed_size")), H = atoi(qkv_st_meta(st, "heads"));
     qkv_attn_config ac = qkv_model_config_default().attn;
     ac.qkv = QKV_ATTN_HEAD_SHARED;
@@ -189,11 +189,11 @@ START_TEST(test_question_module_parity) {
     qkv_params p;
     qkv_params_init(&p, QKV_F32);
     qkv_attention at;
-    ck_assert_int_eq(qkv_attention_init(&at, &p, "attn", E, H, &ac, err, sizeof err), 0);
+    ck_assert_int_eq(qkv_attention_init(&at, &p, "attn", E, H, &ac, &err), 0);
     ck_assert_int_eq(qkv_params_finalize(&p), 0);
     ck_assert_int_eq(p.n, 5); /* values, keys, queries (hd x hd), fc_out weight and bias */
     for (int i = 0; i < p.n; i++) /* "attn.values.weight" <- "values.weight" */
-        ck_assert_msg(qkv_st_load_into(st, p.items[i]->name + 5, &p.items[i]->t, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(qkv_st_load_into(st, p.items[i]->name + 5, &p.items[i]->t, &err) == 0, "%s", err.msg);
 
     qkv_tensor *x = load(st, "input.x"), *mask = load(st, "input.mask"), *w = load(st, "input.weights");
     qkv_tensor_require_grad(x);

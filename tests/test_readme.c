@@ -158,9 +158,9 @@ START_TEST(readme_commands_run) {
             if (!skipped++) qkv_test_skip("the README's text commands", "Debian's fortunes is not installed");
             continue;
         }
-        char why[200]; /* a command of bf16 products, where this machine or build has none */
-        if ((strstr(args, "--precision both") || strstr(args, "precision=bf16")) && !qkv_bf16_available(why, sizeof why)) {
-            qkv_test_skip("the README's bf16 commands", why);
+        qkv_err why; /* a command of bf16 products, where this machine or build has none */
+        if ((strstr(args, "--precision both") || strstr(args, "precision=bf16")) && !qkv_bf16_available(&why)) {
+            qkv_test_skip("the README's bf16 commands", why.msg);
             continue;
         }
         int st = qkv_test_sh(out, sizeof out, true, "cd '%s' && %s %s%s </dev/null", tmp, qkv_test_bin(), args, extra);

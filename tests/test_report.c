@@ -30,7 +30,7 @@
 
 Suite *report_suite(void);
 
-static char err[4096];
+static qkv_err err;
 static qkv_err qerr; /* the report writer's */
 
 /* ---------------------------------------------------------------- helpers */
@@ -45,8 +45,8 @@ static char *make_tmpdir(void) {
 static char *read_in(const char *dir, const char *name) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    char *s = qkv__read_file(path, NULL, err, sizeof err);
-    ck_assert_msg(s != NULL, "cannot read %s: %s", name, err);
+    char *s = qkv__read_file(path, NULL, &err);
+    ck_assert_msg(s != NULL, "cannot read %s: %s", name, err.msg);
     return s;
 }
 
@@ -1518,7 +1518,7 @@ START_TEST(report_unwritable_dir_fails_cleanly) {
     char *dir = make_tmpdir();
     char file[4200], below[4300];
     snprintf(file, sizeof file, "%s/plain-file", dir);
-    ck_assert_int_eq(qkv__write_file_atomic(file, "x", 1, err, sizeof err), 0);
+    ck_assert_int_eq(qkv__write_file_atomic(file, "x", 1, &err), 0);
     snprintf(below, sizeof below, "%s/out", file);
     qkv_err_clear(&qerr);
     ck_assert_int_eq(qkv__report_write(&f->r, below, NULL, &qerr), -1);

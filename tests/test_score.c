@@ -134,8 +134,8 @@ START_TEST(score_matrix_is_the_modules) {
         ac.kv_heads = V[v].kv_heads;
         ac.kv_latent = V[v].latent;
         ac.qk_diag = (qkv_qk_diag)V[v].qk_diag;
-        char err[256];
-        ck_assert_msg(qkv_attention_init(&at, &p, "a", d, H, &ac, err, sizeof err) == 0, "%s: %s", V[v].name, err);
+        qkv_err err;
+        ck_assert_msg(qkv_attention_init(&at, &p, "a", d, H, &ac, &err) == 0, "%s: %s", V[v].name, err.msg);
         ck_assert_int_eq(qkv_params_finalize(&p), 0);
         qkv_params_init_values(&p, 7 + v);
         qkv_rng r;

@@ -245,9 +245,9 @@ END_TEST
 /* ---------------------------------------------------------------- against scipy */
 
 static cJSON *load_fixture(void) {
-    char err[512];
-    char *text = qkv__read_file("fixtures/stats.json", NULL, err, sizeof err);
-    ck_assert_msg(text != NULL, "fixtures/stats.json: %s", err);
+    qkv_err err;
+    char *text = qkv__read_file("fixtures/stats.json", NULL, &err);
+    ck_assert_msg(text != NULL, "fixtures/stats.json: %s", err.msg);
     cJSON *root = cJSON_Parse(text);
     free(text);
     ck_assert_msg(root != NULL, "fixtures/stats.json does not parse");

@@ -45,10 +45,11 @@ static void fingerprint(const char *dir, char *out, size_t n) {
     at += (size_t)snprintf(out + at, n - at, "%s", text);
     const char *files[2] = {"model.safetensors", "checkpoint.safetensors"};
     for (int f = 0; f < 2; f++) {
-        char path[1024], err[256];
+        char path[1024];
+        qkv_err err;
         snprintf(path, sizeof path, "%s/%s", dir, files[f]);
         qkv_safetensors *st;
-        ck_assert_msg(qkv_st_read(path, &st, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(qkv_st_read(path, &st, &err) == 0, "%s", err.msg);
         for (int i = 0; i < qkv_st_count(st); i++) {
             const qkv_st_entry *e = qkv_st_entry_at(st, i);
             const unsigned char *d = qkv_st_data(st, e);

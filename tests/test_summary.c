@@ -134,12 +134,12 @@ static void write_results(const aspec *a) {
             num_or_null(ro, "budget", r->ok ? r->budget : NAN);
         }
     }
-    char *text = cJSON_Print(root), path[600], err[512];
+    char *text = cJSON_Print(root), path[600];
     cJSON_Delete(root);
     snprintf(path, sizeof path, "%s/%s", TMP, a->dir);
-    ck_assert_int_eq(qkv__mkdirs(path, err, sizeof err), 0);
+    ck_assert_int_eq(qkv__mkdirs(path, NULL), 0);
     snprintf(path, sizeof path, "%s/%s/results.json", TMP, a->dir);
-    ck_assert_int_eq(qkv__write_file_atomic(path, text, strlen(text), err, sizeof err), 0);
+    ck_assert_int_eq(qkv__write_file_atomic(path, text, strlen(text), NULL), 0);
     free(text);
 }
 
@@ -219,17 +219,18 @@ static int sh(char *out, size_t n, const char *fmt, ...) {
 }
 
 static char *read_tmp(const char *name) {
-    char path[600], err[512];
+    char path[600];
+    qkv_err err;
     snprintf(path, sizeof path, "%s/%s", TMP, name);
-    char *s = qkv__read_file(path, NULL, err, sizeof err);
-    ck_assert_msg(s != NULL, "%s", err);
+    char *s = qkv__read_file(path, NULL, &err);
+    ck_assert_msg(s != NULL, "%s", err.msg);
     return s;
 }
 
 static void write_tmp(const char *name, const char *text) {
-    char path[600], err[512];
+    char path[600];
     snprintf(path, sizeof path, "%s/%s", TMP, name);
-    ck_assert_int_eq(qkv__write_file_atomic(path, text, strlen(text), err, sizeof err), 0);
+    ck_assert_int_eq(qkv__write_file_atomic(path, text, strlen(text), NULL), 0);
 }
 
 /* ---- the main table -------------------------------------------------------------------------- */
@@ -685,10 +686,10 @@ static const char G_RESULTS[] =
 
 /* G/results.json of task `task` read into r and c */
 static void read_g(qkv_ablate_results *r, qkv_ablate_config *c, const char *task) {
-    char text[4096], dir[600], err[512];
+    char text[4096], dir[600];
     snprintf(text, sizeof text, G_RESULTS, task);
     snprintf(dir, sizeof dir, "%s/G", TMP);
-    ck_assert_int_eq(qkv__mkdirs(dir, err, sizeof err), 0);
+    ck_assert_int_eq(qkv__mkdirs(dir, NULL), 0);
     write_tmp("G/results.json", text);
     qkv_err e;
     ck_assert_msg(qkv__ablate_results_read(r, c, dir, &e) == 0, "%s", e.msg);
@@ -798,10 +799,10 @@ END_TEST
 /* every word a gap table can write for a trend is defined in docs/ablate.md (in italics, as it
  * defines them) */
 START_TEST(summary_doc_gap_words_defined) {
-    char err[256];
+    qkv_err err;
     size_t len;
-    char *doc = qkv__read_file("../docs/ablate.md", &len, err, sizeof err);
-    ck_assert_msg(doc != NULL, "%s", err);
+    char *doc = qkv__read_file("../docs/ablate.md", &len, &err);
+    ck_assert_msg(doc != NULL, "%s", err.msg);
     int words = 0;
     for (int t = QKV_GAP_UNKNOWN; t <= QKV_GAP_WIDENING; t++)
         for (int baseline = 0; baseline < 2; baseline++) {

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "app/error.h"
+#include "tensor/error.h"
 #include "autograd/ctx.h"
 #include "config/config.h"
 #include "nn/model.h"
@@ -248,9 +248,9 @@ START_TEST(test_tokens_bits_per_byte) {
         qkv_model_config mc = qkv_test_small_model();
         mc.vocab = mc.seq_len = 0; /* the task's */
         ck_assert_msg(!qkv_task_fit_model(&t, &mc, &e), "%s", e.msg);
-        char why[512];
-        qkv_model *m = qkv_model_new(&mc, QKV_F32, 1, why, sizeof why);
-        ck_assert_msg(m != NULL, "%s", why);
+        qkv_err why;
+        qkv_model *m = qkv_model_new(&mc, QKV_F32, 1, &why);
+        ck_assert_msg(m != NULL, "%s", why.msg);
         qkv_ctx *ctx = qkv_ctx_new();
         qkv_eval_result r;
         ck_assert_int_eq(qkv_evaluate(ctx, m, &t, 24, 8, &r, &e), 0);
@@ -728,11 +728,11 @@ START_TEST(test_tokens_vocabulary_bound_to_model) {
     snprintf(model, sizeof model, "%s/a/model.safetensors", TMP);
     qkv_config rc;
     ck_assert_int_eq(qkv_config_of_model_file(model, &rc, &e), 1);
-    char why[512];
-    qkv_model *mm = qkv_model_new(&rc.model, QKV_F32, 0, why, sizeof why);
-    ck_assert_msg(mm && !qkv_load_model(mm, model, why, sizeof why), "%s", why);
+    qkv_err why;
+    qkv_model *mm = qkv_model_new(&rc.model, QKV_F32, 0, &why);
+    ck_assert_msg(mm && !qkv_load_model(mm, model, &why), "%s", why.msg);
     char *json = qkv_config_to_json(&rc);
-    ck_assert_msg(!qkv_save_model(mm, model, json, 20, why, sizeof why), "%s", why);
+    ck_assert_msg(!qkv_save_model(mm, model, json, 20, &why), "%s", why.msg);
     ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s eval %s/a/config.json --checkpoint %s "
                          "--threads 1", qkv_test_bin(), TMP, model), 0);
     ck_assert(qkv_test_json_num(out, "loss") == loss);
@@ -746,7 +746,7 @@ START_TEST(test_tokens_vocabulary_bound_to_model) {
                                        "metadata qkv_tokenizer is missing beside qkv_tokenizer_sha256",
                                        "metadata qkv_tokenizer_sha256 is missing beside qkv_tokenizer"};
     for (int i = 0; i < 3; i++) {
-        ck_assert_msg(!qkv_save_model_meta(mm, model, json, 20, DAMAGED[i], 3, why, sizeof why), "%s", why);
+        ck_assert_msg(!qkv_save_model_meta(mm, model, json, 20, DAMAGED[i], 3, &why), "%s", why.msg);
         ck_assert_int_eq(qkv_test_sh(out, sizeof out, false, "%s eval %s/a/config.json --checkpoint %s 2>&1",
                              qkv_test_bin(), TMP, model), 1);
         ck_assert_msg(strstr(out, SAID[i]) && strchr(out, '\n') == out + strlen(out) - 1, "%s", out);

@@ -270,11 +270,11 @@ static void write_bytes(const char *path, const void *data, size_t n) {
 void qkv_test_checkpoint(qkv_test_ck kind, const char *path, const char *scratch) {
     if (kind == TEST_CK_NONE) return;
     qkv_model_config mc = qkv_test_small_model();
-    char err[512];
-    qkv_model *m = qkv_model_new(&mc, QKV_F32, 1, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
-    ck_assert_msg(qkv_save_model(m, scratch, kind == TEST_CK_META ? SMALL_EFFECTIVE : "{}", 0, err, sizeof err) == 0,
-                  "%s", err);
+    qkv_err err;
+    qkv_model *m = qkv_model_new(&mc, QKV_F32, 1, &err);
+    ck_assert_msg(m != NULL, "%s", err.msg);
+    ck_assert_msg(qkv_save_model(m, scratch, kind == TEST_CK_META ? SMALL_EFFECTIVE : "{}", 0, &err) == 0,
+                  "%s", err.msg);
     qkv_model_free(m);
     FILE *f = fopen(scratch, "rb");
     ck_assert_msg(f != NULL, "cannot read %s", scratch);

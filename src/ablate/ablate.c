@@ -77,10 +77,9 @@ int qkv_ablate_status(const qkv_ablate_config *c, const char *out_dir, const qkv
         long long steps = qkv__ablate_next(&p, r, &st[r], max_solved, &resume, &extend);
         qkv_claim_info ci;
         qkv__claim_read(rs->dir, stale, &ci);
-        char unread[256]; /* io's message: a note that cannot be read is no note */
         size_t len;
         char *path = qkv__pathf("%s/%s", rs->dir, QKV_RUN_FAILED);
-        char *why = path && access(path, F_OK) == 0 ? qkv__read_file(path, &len, unread, sizeof unread) : NULL;
+        char *why = path && access(path, F_OK) == 0 ? qkv__read_file(path, &len, NULL) : NULL; /* unread: no note */
         free(path);
         if (why) why[strcspn(why, "\n")] = 0; /* its first line, whole */
         if (ci.held && !ci.stale) {

@@ -419,9 +419,8 @@ int qkv_ablate_config_load(qkv_ablate_config *c, const char *path, qkv_err *e) {
     memcpy(c->path, path, strlen(path) + 1);
     c->threshold = 0.99;
     size_t len;
-    char why[QKV_ERR_MSG]; /* io's message */
-    char *text = qkv__read_config_file(path, &len, why, sizeof why); /* the same cap as a training config */
-    if (!text) return qkv_err_set(e, QKV_ERR_USAGE, "%s", why);
+    char *text = qkv__read_config_file(path, &len, e); /* the same cap as a training config */
+    if (!text) return -1;
     cJSON *j = NULL;
     bool oom;
     qkv_err je;

@@ -32,9 +32,9 @@ static double num(const cJSON *j, const char *k) {
 
 /* dir/file's JSON (a file the run wrote), NULL when it cannot be read */
 static cJSON *read_json(const char *dir, const char *file) {
-    char e[256], *path = qkv__pathf("%s/%s", dir, file);
+    char *path = qkv__pathf("%s/%s", dir, file);
     size_t len;
-    char *t = path ? qkv__read_file(path, &len, e, sizeof e) : NULL;
+    char *t = path ? qkv__read_file(path, &len, NULL) : NULL;
     free(path);
     cJSON *j = t ? qkv__json_tree(t, len) : NULL;
     free(t);
@@ -59,10 +59,10 @@ static double per_byte(const cJSON *j, const char *loss, const char *bpb, bool p
 /* the evaluations of metrics.jsonl into rr's curves (pieces: the losses per byte of text); -1
  * when out of memory */
 static int read_curves(const char *dir, qkv_run_result *rr, bool pieces) {
-    char e[256], *path = qkv__pathf("%s/%s", dir, QKV_RUN_METRICS);
+    char *path = qkv__pathf("%s/%s", dir, QKV_RUN_METRICS);
     size_t len;
     if (!path) return -1;
-    char *m = qkv__read_file(path, &len, e, sizeof e);
+    char *m = qkv__read_file(path, &len, NULL);
     free(path);
     if (!m) return 0;
     int cap = 0, rc = 0;
@@ -608,9 +608,9 @@ static void shared_config(qkv_ablate_results *res, const qkv_ablate_plan *p) {
     res->n_pilot_seeds = c->n_pilot_seeds;
     for (int r = 0; r < p->n && !res->base_config_json; r++)
         if (res->all_runs[r].ok) {
-            char e2[256], *path = qkv__pathf("%s/%s", p->runs[r].dir, QKV_RUN_CONFIG);
+            char *path = qkv__pathf("%s/%s", p->runs[r].dir, QKV_RUN_CONFIG);
             size_t len;
-            res->base_config_json = path ? qkv__read_file(path, &len, e2, sizeof e2) : NULL;
+            res->base_config_json = path ? qkv__read_file(path, &len, NULL) : NULL;
             free(path);
         }
 }

@@ -84,12 +84,11 @@ static int plan_build(qkv_ablate_plan *p, const qkv_ablate_config *c, const char
         qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         goto done;
     }
-    char why[QKV_ERR_MSG]; /* io's message */
     if (write) {
         char *d = qkv__pathf("%s/configs", out);
-        int made = d ? qkv__mkdirs(d, why, sizeof why) : (snprintf(why, sizeof why, "out of memory"), -1);
+        int made = d ? qkv__mkdirs(d, e) : qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         free(d);
-        if (made) goto io_failed;
+        if (made) goto done;
         /* one config wins an --out whole: the check and the writes below run under an exclusive lock
          * on the directory, so two sweeps of different configs started together never interleave
          * their configs/ (the second sees the first's whole and is refused); released at the end */
@@ -120,8 +119,7 @@ static int plan_build(qkv_ablate_plan *p, const qkv_ablate_config *c, const char
                 rs->steps = cfg.train.steps;
                 rs->budget = qkv__ablate_budget(c, &cfg);
                 size_t len;
-                char e2[256];
-                char *old = exists(rs->cfg) ? qkv__read_file(rs->cfg, &len, e2, sizeof e2) : NULL;
+                char *old = exists(rs->cfg) ? qkv__read_file(rs->cfg, &len, NULL) : NULL;
                 differs[i] = old && strcmp(old, jsons[i]) && !same_config(old, jsons[i], rs->cfg);
                 fresh[i] = !old || (differs[i] && force);
                 free(old);
@@ -143,15 +141,12 @@ static int plan_build(qkv_ablate_plan *p, const qkv_ablate_config *c, const char
     /* then, all of them agreeing, the directories and the new configs */
     for (int i = 0; write && i < p->n; i++) {
         const qkv_ablate_run_spec *rs = &p->runs[i];
-        if (qkv__mkdirs(rs->dir, why, sizeof why)) goto io_failed;
+        if (qkv__mkdirs(rs->dir, e)) goto done;
         if (!fresh[i]) continue;
         if (differs[i]) clear_run(rs); /* --force: the old config's results go */
-        if (qkv__write_file_atomic(rs->cfg, jsons[i], strlen(jsons[i]), why, sizeof why)) goto io_failed;
+        if (qkv__write_file_atomic(rs->cfg, jsons[i], strlen(jsons[i]), e)) goto done;
     }
     rc = 0;
-    goto done;
-io_failed:
-    qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
 done:
     if (lock >= 0) close(lock); /* the lock released */
     for (int i = 0; jsons && i < p->n; i++) free(jsons[i]);
@@ -181,11 +176,10 @@ void qkv__ablate_run_state(const qkv_ablate_plan *p, int r, qkv_ablate_run_state
     const qkv_ablate_run_spec *rs = &p->runs[r];
     memset(st, 0, sizeof *st);
     st->solved_at = -1;
-    char e[256];
     char *ck = qkv__pathf("%s/%s", rs->dir, QKV_RUN_CHECKPOINT), *sum = qkv__pathf("%s/%s", rs->dir, QKV_RUN_SUMMARY);
     st->checkpoint = !ck || exists(ck); /* out of memory: as if it had one (never started over) */
     size_t len;
-    char *text = sum && exists(sum) ? qkv__read_file(sum, &len, e, sizeof e) : NULL;
+    char *text = sum && exists(sum) ? qkv__read_file(sum, &len, NULL) : NULL;
     free(ck);
     free(sum);
     cJSON *j = text ? qkv__json_tree(text, len) : NULL;

@@ -6,7 +6,7 @@
 
 #include "qkv_api.h"
 
-#include "app/error.h"
+#include "tensor/error.h"
 
 #include "ablate/ablate.h"
 #include "config/config.h"

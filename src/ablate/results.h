@@ -7,7 +7,7 @@
 
 #include "qkv_api.h"
 
-#include "app/error.h"
+#include "tensor/error.h"
 
 #include <stdio.h>
 #include "ablate/ablate.h"

@@ -29,9 +29,8 @@ static int parse_file(const char *dir, char *path, size_t path_max, cJSON **root
         return qkv_err_set(e, QKV_ERR_FAIL, "%s: no results.json (not the output directory of qkv ablate, or its "
                            "report was never written: qkv ablate CONFIG --out %s --report)", dir, dir);
     size_t len;
-    char why[QKV_ERR_MSG]; /* io's message */
-    char *text = qkv__read_file(path, &len, why, sizeof why);
-    if (!text) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    char *text = qkv__read_file(path, &len, e);
+    if (!text) return -1;
     bool oom = false;
     qkv_err je;
     int rc = qkv__config_json(text, len, path, root, &oom, &je);
@@ -46,7 +45,7 @@ static int as_int(long long x) { return x > INT32_MAX ? INT32_MAX : (int)x; }
 
 /* "PATH: out of memory" as the reader's message */
 static void out_of_memory(qkv_json_reader *r) {
-    if (!r->bad) snprintf(r->err, (size_t)r->errlen, "%s: out of memory", r->label);
+    if (!r->bad) qkv_err_set(r->e, QKV_ERR_FAIL, "%s: out of memory", r->label);
     r->bad = true;
 }
 
@@ -391,9 +390,9 @@ static void place_runs(qkv_json_reader *r, qkv_ablate_results *res, const qkv_ab
             int s = 0;
             while (s < ns && c->seeds[s] != rr->seed) s++;
             if (s == ns || taken[(size_t)i * ns + s]) {
-                snprintf(r->err, (size_t)r->errlen, "%s: %s[%d].%s[%d].%s: %s %lld", r->label, QKV_RK(VARIANTS), i,
-                         QKV_RK(RUNS), j, QKV_RK(SEED),
-                         s == ns ? "expected one of the seeds, got" : "a second chosen run of seed", rr->seed);
+                qkv_err_set(r->e, QKV_ERR_FAIL, "%s: %s[%d].%s[%d].%s: %s %lld", r->label, QKV_RK(VARIANTS), i,
+                            QKV_RK(RUNS), j, QKV_RK(SEED),
+                            s == ns ? "expected one of the seeds, got" : "a second chosen run of seed", rr->seed);
                 r->bad = true;
                 break;
             }
@@ -446,8 +445,7 @@ int qkv__ablate_results_read(qkv_ablate_results *res, qkv_ablate_config *c, cons
     char path[1200];
     cJSON *root = NULL;
     if (parse_file(dir, path, sizeof path, &root, e)) return -1;
-    char why[QKV_ERR_MSG] = ""; /* the reader's message (io/json.h), or "" when e has it */
-    qkv_json_reader r = {path, why, (int)sizeof why, false};
+    qkv_json_reader r = {path, e, false}; /* the reader's messages go to e (io/json.h) */
     const char *baseline = NULL;
     const cJSON *vars = NULL, *seeds = NULL;
     qkv_run_result **runs = NULL;
@@ -503,7 +501,6 @@ int qkv__ablate_results_read(qkv_ablate_results *res, qkv_ablate_config *c, cons
     free(n_runs);
     cJSON_Delete(root);
     if (r.bad) {
-        if (why[0]) qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
         free(res->all_runs); /* (their arrays are freed above) */
         free(res->runs);
         res->all_runs = res->runs = NULL;

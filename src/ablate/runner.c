@@ -91,9 +91,9 @@ static pid_t launch(const qkv_ablate_plan *p, int r, const char *const *cmd, boo
 /* the last non-empty line of the run's log (whole: it may name long paths), for the failure
  * marker and --status; malloc'd, NULL when there is none */
 static char *last_log_line(const char *dir) {
-    char e[256], *path = qkv__pathf("%s/%s", dir, QKV_RUN_LOG);
+    char *path = qkv__pathf("%s/%s", dir, QKV_RUN_LOG);
     size_t len;
-    char *t = path ? qkv__read_file(path, &len, e, sizeof e) : NULL;
+    char *t = path ? qkv__read_file(path, &len, NULL) : NULL;
     free(path);
     if (!t) return NULL;
     while (len && (t[len - 1] == '\n' || t[len - 1] == '\r' || t[len - 1] == ' ')) t[--len] = 0;
@@ -104,10 +104,10 @@ static char *last_log_line(const char *dir) {
 
 /* mark run r failed: "exit N: its log's last line" */
 static void mark_failed(const qkv_ablate_plan *p, int r, int code) {
-    char e[256], *line = last_log_line(p->runs[r].dir);
+    char *line = last_log_line(p->runs[r].dir);
     char *text = qkv__pathf("exit %d: %s\n", code, line && line[0] ? line : "(no output)");
     char *path = qkv__pathf("%s/%s", p->runs[r].dir, QKV_RUN_FAILED);
-    if (text && path) qkv__write_file_atomic(path, text, strlen(text), e, sizeof e);
+    if (text && path) qkv__write_file_atomic(path, text, strlen(text), NULL);
     free(line);
     free(text);
     free(path);

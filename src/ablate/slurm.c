@@ -176,11 +176,9 @@ int qkv__ablate_slurm(const qkv_slurm_opts *o, FILE *f, qkv_err *e) {
         else { qkv_err_set(e, QKV_ERR_FAIL, "out of memory"); rc = -1; }
         free(text);
     } else {
-        char why[QKV_ERR_MSG]; /* io's message */
-        rc = qkv__mkdirs(dir, why, sizeof why) || qkv__write_file_atomic(pa, array, strlen(array), why, sizeof why) ||
-             qkv__write_file_atomic(pr, rep, strlen(rep), why, sizeof why);
-        if (rc) qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-        else rc = submit(oa, NULL, pa, id, sizeof id, e);
+        rc = qkv__mkdirs(dir, e) || qkv__write_file_atomic(pa, array, strlen(array), e) ||
+             qkv__write_file_atomic(pr, rep, strlen(rep), e);
+        if (!rc) rc = submit(oa, NULL, pa, id, sizeof id, e);
         if (!rc) {
             snprintf(dep, sizeof dep, "--dependency=afterany:%s", id);
             rc = submit(orep, dep, pr, id2, sizeof id2, e);

@@ -4,7 +4,7 @@
 
 #include "qkv_api.h"
 
-#include "app/error.h"
+#include "tensor/error.h"
 
 #include <stdbool.h>
 #include <stdio.h>

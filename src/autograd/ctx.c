@@ -28,7 +28,7 @@ void qkv_ctx_reset(qkv_ctx *ctx) {
     ctx->tape_len = 0;
     ctx->backward_done = false;
     ctx->gen = ctx->gen == UINT32_MAX ? 1 : ctx->gen + 1;
-    ctx->err[0] = 0;
+    qkv_err_clear(&ctx->err);
 }
 
 bool qkv_ctx_set_grad_enabled(qkv_ctx *ctx, bool enabled) {
@@ -40,9 +40,9 @@ bool qkv_ctx_set_grad_enabled(qkv_ctx *ctx, bool enabled) {
 bool qkv_ctx_grad_enabled(const qkv_ctx *ctx) { return ctx->grad_enabled; }
 
 int qkv_ctx_set_bf16(qkv_ctx *ctx, bool on) {
-    char why[160];
-    if (on && !qkv_bf16_available(why, sizeof why)) {
-        qkv_ctx_fail(ctx, "bf16 products: %s", why);
+    qkv_err why;
+    if (on && !qkv_bf16_available(&why)) {
+        qkv_ctx_fail(ctx, "bf16 products: %s", why.msg);
         return -1;
     }
     ctx->bf16 = on;
@@ -50,15 +50,15 @@ int qkv_ctx_set_bf16(qkv_ctx *ctx, bool on) {
 }
 
 bool qkv_ctx_bf16(const qkv_ctx *ctx) { return ctx->bf16; }
-bool qkv_ctx_ok(const qkv_ctx *ctx) { return ctx->err[0] == 0; }
-const char *qkv_ctx_error(const qkv_ctx *ctx) { return ctx->err; }
-void qkv_ctx_clear_error(qkv_ctx *ctx) { ctx->err[0] = 0; }
+bool qkv_ctx_ok(const qkv_ctx *ctx) { return ctx->err.code == QKV_ERR_OK; }
+const char *qkv_ctx_error(const qkv_ctx *ctx) { return ctx->err.msg; }
+void qkv_ctx_clear_error(qkv_ctx *ctx) { qkv_err_clear(&ctx->err); }
 
 void *qkv_ctx_fail(qkv_ctx *ctx, const char *fmt, ...) {
-    if (ctx->err[0]) return NULL; /* keep the first, root-cause message */
+    if (!qkv_ctx_ok(ctx)) return NULL; /* keep the first, root-cause message */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+    qkv_err_vset(&ctx->err, QKV_ERR_FAIL, fmt, ap);
     va_end(ap);
     return NULL;
 }

@@ -1,9 +1,10 @@
 /* The autograd context: a tape, the per-step arena it lives in, grad mode, errors.
  *
- * Ops never abort: on bad input they return NULL and leave one message in the
- * context (naming the op and the shapes). An op given a NULL input returns NULL
- * and keeps the first message, so a whole forward can be written without checks
- * and tested once at the end. */
+ * Ops never abort: on bad input they return NULL and leave one error in the context (a
+ * qkv_err, tensor/error.h: QKV_ERR_FAIL and a message naming the op and the shapes). An op
+ * given a NULL input returns NULL and keeps the first error, so a whole forward can be written
+ * without checks and tested once at the end: the error is sticky and deferred where every
+ * other function of qkv returns its qkv_err at once, because an op's caller is a formula. */
 #ifndef QKV_CTX_H
 #define QKV_CTX_H
 
@@ -11,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "tensor/error.h"
 #include "tensor/tensor.h"
 #include "autograd/op.h"
 
@@ -37,7 +39,8 @@ QKV_API bool qkv_ctx_ok(const qkv_ctx *ctx);
 /* the pending error message, "" when none */
 QKV_API const char *qkv_ctx_error(const qkv_ctx *ctx);
 QKV_API void qkv_ctx_clear_error(qkv_ctx *ctx);
-/* set the error (printf-style) unless one is pending; returns NULL for `return qkv_ctx_fail(...)` */
+/* set the error (QKV_ERR_FAIL, printf-style) unless one is pending; returns NULL for
+ * `return qkv_ctx_fail(...)` */
 QKV_API void *qkv_ctx_fail(qkv_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* a tensor in the arena, zero-filled (released by qkv_ctx_reset) */

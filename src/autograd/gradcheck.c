@@ -21,36 +21,35 @@ static qkv_tensor *scalar_of(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const
     return qkv_sum_all(ctx, qkv_mul(ctx, y, w));
 }
 
+/* f failed: its context's error, or that it gave no output; -1 */
+static int f_failed(const qkv_ctx *ctx, qkv_err *e) {
+    return qkv_err_set(e, QKV_ERR_FAIL, "%s", qkv_ctx_ok(ctx) ? "function returned NULL" : qkv_ctx_error(ctx));
+}
+
 static int eval(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const *in, int n, void *user,
-                uint64_t seed, double *out, char *err, size_t errlen) {
+                uint64_t seed, double *out, qkv_err *e) {
     qkv_ctx_reset(ctx);
     bool old = qkv_ctx_set_grad_enabled(ctx, false);
     qkv_tensor *y = scalar_of(ctx, f, in, n, user, seed);
     qkv_ctx_set_grad_enabled(ctx, old);
-    if (!y || !qkv_ctx_ok(ctx)) {
-        snprintf(err, errlen, "%s", qkv_ctx_ok(ctx) ? "function returned NULL" : qkv_ctx_error(ctx));
-        return -1;
-    }
+    if (!y || !qkv_ctx_ok(ctx)) return f_failed(ctx, e);
     *out = qkv_tensor_get(y, 0);
     return 0;
 }
 
 /* forward + backward with grad mode on; input grads are zeroed first */
 static int analytic(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const *in, int n, void *user,
-                    uint64_t seed, double *value, char *err, size_t errlen) {
+                    uint64_t seed, double *value, qkv_err *e) {
     for (int i = 0; i < n; i++) qkv_tensor_zero_grad(in[i]);
     qkv_ctx_reset(ctx);
     qkv_tensor *y = scalar_of(ctx, f, in, n, user, seed);
     if (y && value) *value = qkv_tensor_get(y, 0);
-    if (!y || qkv_backward(ctx, y)) {
-        snprintf(err, errlen, "%s", qkv_ctx_ok(ctx) ? "function returned NULL" : qkv_ctx_error(ctx));
-        return -1;
-    }
+    if (!y || qkv_backward(ctx, y)) return f_failed(ctx, e);
     return 0;
 }
 
 int qkv_gradcheck(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const *in, int n, void *user,
-                  const qkv_gradcheck_opts *o, qkv_gradcheck_result *res) {
+                  const qkv_gradcheck_opts *o, qkv_gradcheck_result *res, qkv_err *e) {
     qkv_gradcheck_opts d = {0};
     if (o) d = *o;
     double eps = d.eps > 0 ? d.eps : 1e-6, atol = d.atol > 0 ? d.atol : 1e-5,
@@ -58,12 +57,10 @@ int qkv_gradcheck(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const *in, int n
     memset(res, 0, sizeof *res);
     res->worst_input = -1;
     for (int i = 0; i < n; i++)
-        if (in[i]->dtype != QKV_F64) {
-            snprintf(res->error, sizeof res->error, "gradcheck: input %d is %s; checks run in F64",
-                     i, qkv_dtype_name(in[i]->dtype));
-            return -1;
-        }
-    if (analytic(ctx, f, in, n, user, d.seed, NULL, res->error, sizeof res->error)) return -1;
+        if (in[i]->dtype != QKV_F64)
+            return qkv_err_set(e, QKV_ERR_FAIL, "gradcheck: input %d is %s; checks run in F64", i,
+                               qkv_dtype_name(in[i]->dtype));
+    if (analytic(ctx, f, in, n, user, d.seed, NULL, e)) return -1;
 
     qkv_rng pick;
     qkv_rng_seed_stream(&pick, d.seed, 11);
@@ -79,9 +76,9 @@ int qkv_gradcheck(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const *in, int n
             int64_t j = m == x->numel ? k : (int64_t)qkv_rng_below(&pick, (uint64_t)x->numel);
             double keep = xd[j], fp, fm;
             xd[j] = keep + eps;
-            int e1 = eval(ctx, f, in, n, user, d.seed, &fp, res->error, sizeof res->error);
+            int e1 = eval(ctx, f, in, n, user, d.seed, &fp, e);
             xd[j] = keep - eps;
-            int e2 = e1 ? 0 : eval(ctx, f, in, n, user, d.seed, &fm, res->error, sizeof res->error);
+            int e2 = e1 ? 0 : eval(ctx, f, in, n, user, d.seed, &fm, e);
             xd[j] = keep;
             if (e1 || e2) return -1;
             double num = (fp - fm) / (2 * eps), ana = gd ? gd[j] : 0.0;
@@ -121,21 +118,20 @@ static double rel_diff(const qkv_tensor *a32, const double *b64, int64_t n, bool
 
 int qkv_gradcheck_f32_vs_f64(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const *in, int n,
                              void *user, uint64_t seed, double *out_rel, double *grad_rel,
-                             char *err, size_t errlen) {
+                             qkv_err *e) {
     qkv_tensor *in32[16];
-    if (n > 16) { snprintf(err, errlen, "gradcheck: at most 16 inputs"); return -1; }
+    if (n > 16) return qkv_err_set(e, QKV_ERR_FAIL, "gradcheck: at most 16 inputs");
     double v64, v32;
-    int rc = analytic(ctx, f, in, n, user, seed, &v64, err, errlen);
+    int rc = analytic(ctx, f, in, n, user, seed, &v64, e);
     for (int i = 0; rc == 0 && i < n; i++) {
         in32[i] = qkv_tensor_convert(in[i], QKV_F32);
         if (!in32[i] || (in[i]->requires_grad && qkv_tensor_require_grad(in32[i]))) {
             for (int j = 0; j <= i; j++) qkv_tensor_free(in32[j]);
-            snprintf(err, errlen, "gradcheck: out of memory");
-            return -1;
+            return qkv_err_set(e, QKV_ERR_FAIL, "gradcheck: out of memory");
         }
     }
     if (rc) return -1;
-    rc = analytic(ctx, f, in32, n, user, seed, &v32, err, errlen);
+    rc = analytic(ctx, f, in32, n, user, seed, &v32, e);
     *out_rel = fabs(v32 - v64) / fmax(1, fabs(v64));
     *grad_rel = 0;
     for (int i = 0; rc == 0 && i < n; i++)

@@ -35,20 +35,18 @@ typedef struct qkv_gradcheck_result {
     int worst_input;          /* where max_excess occurred */
     int64_t worst_index;
     double worst_analytic, worst_numeric;
-    char error[512];          /* set when the function itself failed */
 } qkv_gradcheck_result;
 
 /* Check d f / d inputs[i] for every input that requires grad (inputs must be F64 and
  * standalone, not arena tensors). 0 when every element passes, 1 when some fail,
- * -1 when f failed (res->error says why). Resets ctx between evaluations. */
+ * -1 when f failed (e says why: f's context error, QKV_ERR_FAIL). Resets ctx between evaluations. */
 QKV_API int qkv_gradcheck(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const *inputs, int n, void *user,
-                  const qkv_gradcheck_opts *opts, qkv_gradcheck_result *res);
+                          const qkv_gradcheck_opts *opts, qkv_gradcheck_result *res, qkv_err *e);
 
 /* Run f once in F64 and once with the inputs rounded to F32; report the largest difference of
  * the (weighted scalar) output and of every input gradient, each relative to max(1, |F64 value|)
- * over that tensor. 0 on success (differences in *out_rel, *grad_rel), -1 when f failed. */
+ * over that tensor. 0 on success (differences in *out_rel, *grad_rel), -1 with e when f failed. */
 QKV_API int qkv_gradcheck_f32_vs_f64(qkv_ctx *ctx, qkv_gradcheck_fn f, qkv_tensor *const *inputs, int n,
-                             void *user, uint64_t seed, double *out_rel, double *grad_rel,
-                             char *err, size_t errlen);
+                                     void *user, uint64_t seed, double *out_rel, double *grad_rel, qkv_err *e);
 
 #endif

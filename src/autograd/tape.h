@@ -94,7 +94,7 @@ struct qkv_ctx {
     bool grad_enabled;
     bool backward_done;       /* backward ran on this tape: a second run would double-count */
     bool bf16;                /* float products in bf16 (qkv_ctx_set_bf16) */
-    char err[512];
+    qkv_err err;              /* the sticky error: the first op that failed since the reset (ctx.h) */
     qkv_backward_fn override[QKV_OP_COUNT];
 };
 

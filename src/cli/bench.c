@@ -6,7 +6,7 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "config/config.h"
-#include "train/run_config.h"
+#include "config/run_config.h"
 #include "tensor/buildinfo.h"
 #include "tensor/parallel.h"
 #include "train/bench.h"
@@ -107,9 +107,9 @@ static int model_of(const qkv_cli_list *sets, qkv_model_config *over, bool *bf16
     }
     *over = c.model;
     *bf16 = c.train.precision == QKV_PRECISION_BF16;
-    char why[200];
-    if (*bf16 && !qkv_bf16_available(why, sizeof why))
-        return qkv_err_set(e, QKV_ERR_USAGE, "train.precision: \"bf16\" is refused: %s (use \"f32\")", why);
+    qkv_err why;
+    if (*bf16 && !qkv_bf16_available(&why))
+        return qkv_err_set(e, why.code, "train.precision: \"bf16\" is refused: %s (use \"f32\")", why.msg);
     return 0;
 }
 /* the precisions a benchmark times, as bits */
@@ -134,10 +134,10 @@ static int precisions_of(const bench_args *a, bool set_bf16, bool set_any, int *
     if (a->rounds && *precs != (PREC_F32 | PREC_BF16))
         return qkv_err_set(e, QKV_ERR_USAGE, "--rounds goes with --precision both");
     if (*precs == (PREC_F32 | PREC_BF16)) *rounds = a->rounds ? (int)a->rounds : 3;
-    char why[200];
-    if ((*precs & PREC_BF16) && !qkv_bf16_available(why, sizeof why))
-        return qkv_err_set(e, QKV_ERR_USAGE, "--precision %s: train.precision \"bf16\" is refused: %s (use \"f32\")",
-                           a->precision, why);
+    qkv_err why;
+    if ((*precs & PREC_BF16) && !qkv_bf16_available(&why))
+        return qkv_err_set(e, why.code, "--precision %s: train.precision \"bf16\" is refused: %s (use \"f32\")",
+                           a->precision, why.msg);
     return 0;
 }
 

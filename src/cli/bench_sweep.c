@@ -17,7 +17,7 @@
 #include "tensor/clock.h"
 #include "tensor/parallel.h"
 #include "train/bench.h"
-#include "train/run_config.h"
+#include "config/run_config.h"
 #include "train/stop.h"
 #include "tasks/task.h"
 

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "config/config.h"
-#include "app/error.h"
+#include "tensor/error.h"
 
 /* The exit status follows from an error's code, in one place (common.c; scripts/check-layers.sh
  * keeps it there): every subcommand's helpers take a qkv_err * and return -1 with it set, and the

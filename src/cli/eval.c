@@ -48,7 +48,6 @@ static int eval_run(const eval_args *a, qkv_err *e) {
     qkv__cli_set_threads((int)a->threads);
     if (qkv_precision_usable(&cfg.train, e)) return -1;
     int rc = -1;
-    char err[1024]; /* the model's own message (nn) */
     qkv_task task, data_task; /* closed on every path: a failed open may hold sequences */
     memset(&data_task, 0, sizeof data_task);
     qkv_model *m = NULL;
@@ -66,10 +65,8 @@ static int eval_run(const eval_args *a, qkv_err *e) {
                                qkv_model_activation_bytes(&mc, cfg.train.batch, mc.seq_len),
                                "parameters and activations", e))
         goto cleanup;
-    if (!(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err)) || qkv_load_model(m, a->checkpoint, err, sizeof err)) {
-        qkv_err_set(e, QKV_ERR_FAIL, "%s", err);
+    if (!(m = qkv_model_new(&mc, QKV_F32, 0, e)) || qkv_load_model(m, a->checkpoint, e))
         goto cleanup;
-    }
     qkv_config eff = cfg; /* the effective config: vocab and seq_len filled in, as the file's */
     eff.model = mc;
     if (qkv__cli_check_trained_with("eval", a->checkpoint, a->config, &eff, e) ||

@@ -115,10 +115,9 @@ static int inspect_figure(const inspect_args *a, const qkv_cli_list *dirs, qkv_e
         rc = qkv__run_heatmap(dirs->v[i], &maps[i], &ex, e);
         if (!i) example = ex;
     }
-    char *svg = NULL, why[QKV_ERR_MSG];
+    char *svg = NULL;
     if (!rc) rc = qkv__attention_figure(maps, a->labels.n ? a->labels.v : dirs->v, dirs->n, example, lang, &svg, e);
-    if (!rc && qkv__write_file_atomic(a->figure, svg, strlen(svg), why, sizeof why))
-        rc = qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (!rc && qkv__write_file_atomic(a->figure, svg, strlen(svg), e)) rc = -1;
     for (int i = 0; i < dirs->n; i++) qkv__heatmap_free(&maps[i]);
     free(maps);
     free(svg);

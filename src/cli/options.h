@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-#include "app/error.h"
+#include "tensor/error.h"
 
 typedef enum {
     QKV_ARG_FLAG,   /* no value: sets a bool */

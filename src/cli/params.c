@@ -67,14 +67,13 @@ static int params_run(const params_args *a, qkv_err *e) {
     if (!a->config) return qkv_err_set(e, QKV_ERR_USAGE, "missing CONFIG (try 'qkv params --help')");
     qkv_config cfg;
     if (qkv__cli_load_config(a->config, a->sets.v, a->sets.n, &cfg, e)) return -1;
-    char err[1024]; /* the model's own message (nn) */
     qkv_task task;
     qkv_model_config mc = cfg.model;
     qkv_model *m = NULL;
     int bad = qkv_task_open(&task, &cfg.task, 0, e) || qkv_task_fit_model(&task, &mc, e) ||
               qkv_check_memory(&mc, cfg.train.batch, 8 * qkv_model_param_count(&mc), "parameters and their gradients",
                                e);
-    if (!bad && !(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err))) bad = qkv_err_set(e, QKV_ERR_FAIL, "%s", err);
+    if (!bad && !(m = qkv_model_new(&mc, QKV_F32, 0, e))) bad = -1;
     qkv_task_close(&task);
     if (bad) return -1;
     int d = mc.d_model, hd = mc.d_model / mc.heads;

@@ -121,7 +121,6 @@ static int sample_run(const sample_args *a, qkv_err *e) {
     memset(&task, 0, sizeof task);
     qkv_model *m = NULL;
     int32_t *prompt = NULL, *out = NULL;
-    char err[1024]; /* the model's own message (nn) */
     qkv_model_config mc = cfg.model;
     qkv_use_run_tokenizer(&cfg.task, a->checkpoint, false); /* the vocabulary kept beside the run */
     if (qkv_task_open(&task, &cfg.task, (uint64_t)cfg.train.seed, e) || qkv_task_fit_model(&task, &mc, e)) goto done;
@@ -148,10 +147,8 @@ static int sample_run(const sample_args *a, qkv_err *e) {
         goto done;
     qkv_config eff = cfg;
     eff.model = mc;
-    if (!(m = qkv_model_new(&mc, QKV_F32, 0, err, sizeof err)) || qkv_load_model(m, a->checkpoint, err, sizeof err)) {
-        qkv_err_set(e, QKV_ERR_FAIL, "%s", err);
+    if (!(m = qkv_model_new(&mc, QKV_F32, 0, e)) || qkv_load_model(m, a->checkpoint, e))
         goto done;
-    }
     if (qkv__cli_check_trained_with("sample", a->checkpoint, a->config, &eff, e) ||
         qkv_check_vocabulary(a->checkpoint, &task, e))
         goto done;

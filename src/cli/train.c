@@ -259,8 +259,7 @@ static int train_run(const train_args *a, qkv_dist d, const char *cfg_path, cons
     if (a->time_products) atomic_store(&qkv__gemm_timing, 1);
 
     qkv_run_opts opt = {.out_dir = out, .quiet = a->quiet, .resume = a->resume != NULL,
-                        .stop_after = a->stop_after, .config_json = qkv_config_to_json, .force = a->force,
-                        .example = (int)a->example};
+                        .stop_after = a->stop_after, .force = a->force, .example = (int)a->example};
     qkv_run_summary s;
     /* a usage error (qkv_train checks too, for several processes) */
     if (d.size == 1 && !a->resume && !a->force && refuse_existing_run(out, e)) return -1;

@@ -630,9 +630,8 @@ int qkv_config_load(qkv_config *c, const char *path, qkv_err *e) {
     if (!c || !path) return fail(e, "config: no file name");
     /* a file of 16 MiB - 1 bytes or more is refused (the limit the message rounds to 16 MiB) */
     size_t len;
-    char why[QKV_ERR_MSG];
-    char *buf = qkv__read_config_file(path, &len, why, (int)sizeof why);
-    if (!buf) return fail(e, "%s", why); /* a path that cannot be used */
+    char *buf = qkv__read_config_file(path, &len, e);
+    if (!buf) return -1; /* a path that cannot be used (QKV_ERR_USAGE) */
     /* a NUL byte inside the file: the JSON reader reports it with its line and column */
     int rc = parse_text(c, buf, len, qkv__shown(path).s, e);
     free(buf);
@@ -773,10 +772,10 @@ static int check_model(const qkv_config *c, qkv_err *e) {
     qkv_model_config m = c->model;
     if (m.vocab == 0) m.vocab = 2;
     if (m.seq_len == 0) m.seq_len = 1;
-    char inner[512];
-    if (!qkv_model_config_check(&m, inner, sizeof inner)) return 0;
-    bool attn = !strncmp(inner, "attn.", 5); /* the struct's attn is the config's attention */
-    return fail(e, "model.%s%s", attn ? "attention." : "", attn ? inner + 5 : inner);
+    qkv_err inner;
+    if (!qkv_model_config_check(&m, &inner)) return 0;
+    bool attn = !strncmp(inner.msg, "attn.", 5); /* the struct's attn is the config's attention */
+    return fail(e, "model.%s%s", attn ? "attention." : "", attn ? inner.msg + 5 : inner.msg);
 }
 
 /* a data file named by key: it opens, and it is a regular file. Nothing is read from it (the

@@ -1,5 +1,5 @@
 /* qkv run configuration files: JSON (cJSON), strict, with --set overrides, mapped onto the
- * structs the layers own (qkv_config, train/run_config.h; defaults: qkv_config_defaults).
+ * structs the layers own (qkv_config, config/run_config.h; defaults: qkv_config_defaults).
  *
  * Sections: model (with attention inside), task, train, optim. Every key is in a table
  * (config.c) that gives its type, range and meaning; docs/config.md lists them.
@@ -11,8 +11,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "app/error.h"
-#include "train/run_config.h" /* qkv_config: model, task, train and optim, each its layer's struct */
+#include "tensor/error.h"
+#include "config/run_config.h" /* qkv_config: model, task, train and optim, each its layer's struct */
 
 /* parse JSON text (label names it in messages, e.g. the file path) on top of the defaults.
  * Unknown keys (with the closest valid key), duplicate keys, wrong types, out-of-range

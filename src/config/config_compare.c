@@ -1,7 +1,7 @@
 /* A config beside the config a model file carries (config.h): read it, find the first key where
  * the two differ, refuse a run directory whose config.json was edited since its model was saved. */
 #include "config/config.h"
-#include "app/error.h"
+#include "tensor/error.h"
 #include "io/safetensors.h"
 
 #include <cjson/cJSON.h>
@@ -11,9 +11,7 @@
 
 int qkv_config_of_model_file(const char *path, qkv_config *c, qkv_err *e) {
     qkv_safetensors *st;
-    char why[QKV_ERR_MSG];
-    if (qkv_st_read(path, &st, why, sizeof why)) /* a damaged file: its checksum */
-        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (qkv_st_read(path, &st, e)) return -1; /* a damaged file: its checksum */
     const char *meta = qkv_st_meta(st, "qkv_config");
     qkv_config_defaults(c);
     qkv_err unread; /* a config this version cannot read: as none */

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "app/error.h"
+#include "tensor/error.h"
 
 struct cJSON;
 

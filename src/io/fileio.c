@@ -120,64 +120,58 @@ int qkv__write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv
 }
 
 /* "PATH: cannot write: reason" (or written, but not durably) for a failed atomic write */
-static void write_message(const char *path, const qkv_write_status *st, char *err, int errlen) {
+static int write_message(const char *path, const qkv_write_status *st, qkv_err *e) {
     if (st->stage == QKV_WRITE_SYNC_DIR)
-        snprintf(err, (size_t)errlen, "%s: written, but syncing its directory failed: %s", qkv__shown(path).s,
-                 strerror(st->errnum));
-    else
-        snprintf(err, (size_t)errlen, "%s: cannot write: %s", qkv__shown(path).s, strerror(st->errnum));
+        return qkv_err_set(e, QKV_ERR_FAIL, "%s: written, but syncing its directory failed: %s", qkv__shown(path).s,
+                           strerror(st->errnum));
+    return qkv_err_set(e, QKV_ERR_FAIL, "%s: cannot write: %s", qkv__shown(path).s, strerror(st->errnum));
 }
 
-int qkv__rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, char *err, int errlen) {
+int qkv__rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, qkv_err *e) {
     struct stat sb;
     char *target = realpath(path, NULL); /* through every symbolic link to the file itself */
     if (!target || stat(target, &sb)) {
-        snprintf(err, (size_t)errlen, "%s: cannot write: %s", qkv__shown(path).s, strerror(errno));
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: cannot write: %s", qkv__shown(path).s, strerror(errno));
         free(target);
         return -1;
     }
     int rc = -1;
     if (!S_ISREG(sb.st_mode)) {
-        snprintf(err, (size_t)errlen, "%s: is %s, not a regular file: not rewritten", qkv__shown(path).s,
-                 qkv__file_type_name((unsigned)sb.st_mode));
+        qkv_err_set(e, QKV_ERR_FAIL, "%s: is %s, not a regular file: not rewritten", qkv__shown(path).s,
+                    qkv__file_type_name((unsigned)sb.st_mode));
     } else if (!(sb.st_mode & 0222) || access(target, W_OK)) {
         /* read-only as a user sees it: no write bit, or no write permission (root has it regardless
          * of the bits, and is refused by the bits, as an editor warns before overwriting); or the
          * bits allow it and the file system does not */
         if ((sb.st_mode & 0222) && errno == EROFS)
-            snprintf(err, (size_t)errlen, "%s: is on a read-only file system: not rewritten", qkv__shown(path).s);
+            qkv_err_set(e, QKV_ERR_FAIL, "%s: is on a read-only file system: not rewritten", qkv__shown(path).s);
         else
-            snprintf(err, (size_t)errlen, "%s: is read-only (mode %04o): not rewritten; make it writable first",
-                     qkv__shown(path).s, (unsigned)(sb.st_mode & 07777));
+            qkv_err_set(e, QKV_ERR_FAIL, "%s: is read-only (mode %04o): not rewritten; make it writable first",
+                        qkv__shown(path).s, (unsigned)(sb.st_mode & 07777));
     } else {
         qkv_write_status st;
         rc = write_parts_mode(target, parts, n, (int)(sb.st_mode & 07777), &st);
-        if (rc) write_message(path, &st, err, errlen);
+        if (rc) write_message(path, &st, e);
     }
     free(target);
     return rc;
 }
 
-int qkv__write_file_atomic(const char *path, const void *buf, size_t len, char *err, int errlen) {
+int qkv__write_file_atomic(const char *path, const void *buf, size_t len, qkv_err *e) {
     qkv_write_status st;
     qkv_wpart part = {buf, len};
-    if (qkv__write_parts_atomic(path, &part, 1, &st) == 0) return 0;
-    write_message(path, &st, err, errlen);
-    return -1;
+    return qkv__write_parts_atomic(path, &part, 1, &st) ? write_message(path, &st, e) : 0;
 }
 
-int qkv__mkdirs(const char *path, char *err, int errlen) {
+int qkv__mkdirs(const char *path, qkv_err *e) {
     char *buf = strdup(path);
-    if (!buf) {
-        snprintf(err, (size_t)errlen, "%s: cannot create directory: out of memory", qkv__shown(path).s);
-        return -1;
-    }
+    if (!buf) return qkv_err_set(e, QKV_ERR_FAIL, "%s: cannot create directory: out of memory", qkv__shown(path).s);
     for (char *p = buf + 1;; p++) {
         char c = *p;
         if (c == '/' || c == 0) {
             *p = 0;
             if (mkdir(buf, 0755) && errno != EEXIST) {
-                snprintf(err, (size_t)errlen, "%s: cannot create directory: %s", qkv__shown(buf).s, strerror(errno));
+                qkv_err_set(e, QKV_ERR_FAIL, "%s: cannot create directory: %s", qkv__shown(buf).s, strerror(errno));
                 free(buf);
                 return -1;
             }
@@ -187,10 +181,7 @@ int qkv__mkdirs(const char *path, char *err, int errlen) {
     }
     free(buf);
     struct stat st;
-    if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
-        snprintf(err, (size_t)errlen, "%s: not a directory", qkv__shown(path).s);
-        return -1;
-    }
+    if (stat(path, &st) || !S_ISDIR(st.st_mode)) return qkv_err_set(e, QKV_ERR_FAIL, "%s: not a directory", qkv__shown(path).s);
     return 0;
 }
 
@@ -285,54 +276,52 @@ char *qkv__read_file_max(const char *path, size_t max, int flags, size_t *len, q
     return buf;
 }
 
-/* "PATH: ..." for a failed read of a file capped at max bytes */
-static void read_message(const char *path, size_t max, const qkv_read_status *st, char *err, int errlen) {
+/* "PATH: ..." for a failed read of a file capped at max bytes, with code */
+static void read_message(const char *path, size_t max, const qkv_read_status *st, qkv_err_code code, qkv_err *e) {
     char cap[32];
     if (max >= (size_t)1 << 30) snprintf(cap, sizeof cap, "%zu GiB", max >> 30);
     else snprintf(cap, sizeof cap, "%zu MiB", (max + 2) >> 20);
+    qkv_shown p = qkv__shown(path);
     switch (st->stage) {
     case QKV_READ_OPEN:
-    case QKV_READ_IO:
-        snprintf(err, (size_t)errlen, "%s: cannot read: %s", qkv__shown(path).s, strerror(st->errnum));
-        break;
-    case QKV_READ_TOO_BIG:
-        snprintf(err, (size_t)errlen, "%s: larger than %s, the most qkv reads of such a file", qkv__shown(path).s, cap);
-        break;
+    case QKV_READ_IO: qkv_err_set(e, code, "%s: cannot read: %s", p.s, strerror(st->errnum)); break;
+    case QKV_READ_TOO_BIG: qkv_err_set(e, code, "%s: larger than %s, the most qkv reads of such a file", p.s, cap); break;
     case QKV_READ_EMPTY_PIPE:
-        snprintf(err, (size_t)errlen, "%s: is a pipe (FIFO) that gave nothing to read: no process had it open for "
-                 "writing, or the writer wrote nothing", qkv__shown(path).s);
+        qkv_err_set(e, code, "%s: is a pipe (FIFO) that gave nothing to read: no process had it open for "
+                    "writing, or the writer wrote nothing", p.s);
         break;
     case QKV_READ_NOT_REGULAR:
-        snprintf(err, (size_t)errlen, "%s: is %s, not a regular file: qkv reads data from regular "
-                 "files only (every run of a sweep reads it again); save it to a file first", qkv__shown(path).s,
-                 qkv__file_type_name(st->mode));
+        qkv_err_set(e, code, "%s: is %s, not a regular file: qkv reads data from regular "
+                    "files only (every run of a sweep reads it again); save it to a file first", p.s,
+                    qkv__file_type_name(st->mode));
         break;
-    default: snprintf(err, (size_t)errlen, "%s: cannot read: out of memory", qkv__shown(path).s); break;
+    default: qkv_err_set(e, code, "%s: cannot read: out of memory", p.s); break;
     }
 }
 
-char *qkv__read_file(const char *path, size_t *len, char *err, int errlen) {
+char *qkv__read_file(const char *path, size_t *len, qkv_err *e) {
     qkv_read_status st;
     char *buf = qkv__read_file_max(path, QKV_MAX_FILE_BYTES, 0, len, &st);
-    if (!buf) read_message(path, QKV_MAX_FILE_BYTES, &st, err, errlen);
+    if (!buf) read_message(path, QKV_MAX_FILE_BYTES, &st, QKV_ERR_FAIL, e);
     return buf;
 }
 
-char *qkv__read_config_file(const char *path, size_t *len, char *err, int errlen) {
+char *qkv__read_config_file(const char *path, size_t *len, qkv_err *e) {
     qkv_read_status st;
     char *buf = qkv__read_file_max(path, QKV_MAX_CONFIG_BYTES, 0, len, &st);
     if (buf) return buf;
+    /* a config is the user's input, whatever stopped its reading */
     if (st.stage == QKV_READ_OPEN)
-        snprintf(err, (size_t)errlen, "%s: cannot open: %s", qkv__shown(path).s, strerror(st.errnum));
+        qkv_err_set(e, QKV_ERR_USAGE, "%s: cannot open: %s", qkv__shown(path).s, strerror(st.errnum));
     else if (st.stage == QKV_READ_TOO_BIG)
-        snprintf(err, (size_t)errlen, "%s: file too large for a config (over 16 MiB)", qkv__shown(path).s);
-    else read_message(path, QKV_MAX_CONFIG_BYTES, &st, err, errlen);
+        qkv_err_set(e, QKV_ERR_USAGE, "%s: file too large for a config (over 16 MiB)", qkv__shown(path).s);
+    else read_message(path, QKV_MAX_CONFIG_BYTES, &st, QKV_ERR_USAGE, e);
     return NULL;
 }
 
-char *qkv__read_regular_file(const char *path, size_t *len, char *err, int errlen) {
+char *qkv__read_regular_file(const char *path, size_t *len, qkv_err *e) {
     qkv_read_status st;
     char *buf = qkv__read_file_max(path, QKV_MAX_FILE_BYTES, QKV_READ_REGULAR, len, &st);
-    if (!buf) read_message(path, QKV_MAX_FILE_BYTES, &st, err, errlen);
+    if (!buf) read_message(path, QKV_MAX_FILE_BYTES, &st, QKV_ERR_FAIL, e);
     return buf;
 }

@@ -14,6 +14,7 @@
 #include "qkv_api.h"
 
 #include <stddef.h>
+#include "tensor/error.h"
 
 /* one piece of a file to write */
 typedef struct qkv_wpart { const void *buf; size_t len; } qkv_wpart;
@@ -46,15 +47,16 @@ QKV_INTERNAL char *qkv__temp_path(const char *path);
 /* parts[0..n) one after the other into PATH, atomically and durably (see above): 0, or -1 with
  * *st saying where and why */
 QKV_INTERNAL int qkv__write_parts_atomic(const char *path, const qkv_wpart *parts, int n, qkv_write_status *st);
-/* buf into PATH with qkv__write_parts_atomic: 0, or -1 with "PATH: cannot write: reason" in err */
-QKV_INTERNAL int qkv__write_file_atomic(const char *path, const void *buf, size_t len, char *err, int errlen);
+/* buf into PATH with qkv__write_parts_atomic: 0, or -1 with e: "PATH: cannot write: reason"
+ * (QKV_ERR_FAIL, as every failure to write, create or read below but a config's) */
+QKV_INTERNAL int qkv__write_file_atomic(const char *path, const void *buf, size_t len, qkv_err *e);
 /* Rewrite an existing file the user owns (a document), as an editor saves it: through symbolic
  * links to the file itself (the link stays a link), atomically beside it, with its permission
  * bits kept; a file that is not regular or is read-only (no write bit, even for root) is refused.
- * 0, or -1 with "PATH: ..." in err */
-QKV_INTERNAL int qkv__rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, char *err, int errlen);
-/* mkdir -p; 0 or -1 with err */
-QKV_INTERNAL int qkv__mkdirs(const char *path, char *err, int errlen);
+ * 0, or -1 with e: "PATH: ..." */
+QKV_INTERNAL int qkv__rewrite_file_atomic(const char *path, const qkv_wpart *parts, int n, qkv_err *e);
+/* mkdir -p; 0 or -1 with e */
+QKV_INTERNAL int qkv__mkdirs(const char *path, qkv_err *e);
 
 /* where reading a whole file failed */
 typedef enum qkv_read_stage {
@@ -94,14 +96,14 @@ QKV_INTERNAL int qkv__probe_file(const char *path, size_t max, int flags, qkv_re
 /* the file type in mode as words for a message: "a directory", "a pipe (FIFO)", ... */
 QKV_INTERNAL const char *qkv__file_type_name(unsigned mode);
 /* a config file (training or ablation; at most QKV_MAX_CONFIG_BYTES), NUL-terminated, malloc'd;
- * NULL with "PATH: cannot open: reason", "PATH: cannot read: reason" or "PATH: file too large for
- * a config (over 16 MiB)" in err */
-QKV_INTERNAL char *qkv__read_config_file(const char *path, size_t *len, char *err, int errlen);
-/* the whole file (at most QKV_MAX_FILE_BYTES), NUL-terminated, malloc'd; NULL with
- * "PATH: cannot read: reason" in err */
-QKV_INTERNAL char *qkv__read_file(const char *path, size_t *len, char *err, int errlen);
+ * NULL with e: "PATH: cannot open: reason", "PATH: cannot read: reason" or "PATH: file too large
+ * for a config (over 16 MiB)", QKV_ERR_USAGE (the user named it) */
+QKV_INTERNAL char *qkv__read_config_file(const char *path, size_t *len, qkv_err *e);
+/* the whole file (at most QKV_MAX_FILE_BYTES), NUL-terminated, malloc'd; NULL with e:
+ * "PATH: cannot read: reason" */
+QKV_INTERNAL char *qkv__read_file(const char *path, size_t *len, qkv_err *e);
 /* qkv__read_file of a regular file only (a corpus, data): a pipe or a device is refused with
- * "PATH: is a pipe (FIFO), not a regular file: ..." in err; nothing is read from it */
-QKV_INTERNAL char *qkv__read_regular_file(const char *path, size_t *len, char *err, int errlen);
+ * "PATH: is a pipe (FIFO), not a regular file: ..." in e; nothing is read from it */
+QKV_INTERNAL char *qkv__read_regular_file(const char *path, size_t *len, qkv_err *e);
 
 #endif

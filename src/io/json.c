@@ -326,8 +326,8 @@ void qkv__json_wrong(qkv_json_reader *r, const char *where, const char *key, con
     if (r->bad) return;
     char got[64];
     if (v) show(v, got, sizeof got);
-    snprintf(r->err, (size_t)r->errlen, "%s: %s%s: expected %s, %s%s", r->label, where, key, what, v ? "got " : "",
-             v ? got : "missing");
+    qkv_err_set(r->e, QKV_ERR_FAIL, "%s: %s%s: expected %s, %s%s", r->label, where, key, what, v ? "got " : "",
+                v ? got : "missing");
     r->bad = true;
 }
 

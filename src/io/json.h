@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "tensor/error.h"
 
 struct cJSON;
 
@@ -72,13 +73,13 @@ QKV_INTERNAL struct cJSON *qkv__json_tree(const char *text, size_t len);
  * For a file that qkv wrote and a person may have edited (an ablation's results.json). Each getter
  * reads o[key] (o NULL: every key absent); its message names the key as WHERE KEY, where being the
  * path to o ("variants[2]."). The first value of the wrong type or range puts "LABEL: WHEREKEY:
- * expected WHAT, got VALUE" (VALUE "missing" when absent) in err and sets bad; from then on the
- * getters return their defaults and leave err as it is, so a reader checks bad once at the end. */
+ * expected WHAT, got VALUE" (VALUE "missing" when absent) in e (QKV_ERR_FAIL) and sets bad; from
+ * then on the getters return their defaults and leave e as it is, so a reader checks bad once at
+ * the end. */
 typedef struct qkv_json_reader {
     const char *label;   /* the file, first in every message */
-    char *err;
-    int errlen;
-    bool bad;            /* a message is in err */
+    qkv_err *e;
+    bool bad;            /* a message is in e */
 } qkv_json_reader;
 
 /* the message "LABEL: WHEREKEY: expected WHAT, got VALUE" for v (NULL: "missing"), unless one is there */

@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "tensor/error.h"
 #include "tensor/tensor.h"
 
 /* one tensor of a parsed file; shape entries past ndim are 1 */
@@ -42,10 +43,11 @@ typedef struct qkv_st_entry {
 /* opaque: entries (in header order), metadata, data buffer */
 typedef struct qkv_safetensors qkv_safetensors;
 
-/* parse a whole file image held in memory (copied); label names it in messages; 0 on success, -1 with err filled */
-QKV_API int qkv_st_parse(const uint8_t *buf, size_t len, const char *label, qkv_safetensors **out, char *err, size_t errlen);
+/* parse a whole file image held in memory (copied); label names it in messages; 0 on success, -1 with e
+ * (QKV_ERR_FAIL, as every error of this file's functions; e may be NULL) */
+QKV_API int qkv_st_parse(const uint8_t *buf, size_t len, const char *label, qkv_safetensors **out, qkv_err *e);
 /* read and parse a file; a missing/unreadable/empty file is an error naming the path and the reason */
-QKV_API int qkv_st_read(const char *path, qkv_safetensors **out, char *err, size_t errlen);
+QKV_API int qkv_st_read(const char *path, qkv_safetensors **out, qkv_err *e);
 /* number of tensors in the file (0 for NULL) */
 QKV_API int qkv_st_count(const qkv_safetensors *st);
 /* the i-th tensor in header order, or NULL when i is out of range */
@@ -62,7 +64,7 @@ QKV_API int qkv_st_meta_count(const qkv_safetensors *st);
 QKV_API int qkv_st_meta_at(const qkv_safetensors *st, int i, const char **key, const char **value);
 /* copy entry name into t (which must have data): dtype and shape must match exactly, except that
  * F32 <-> F64 converts; a missing name or a mismatch is an error naming both sides */
-QKV_API int qkv_st_load_into(const qkv_safetensors *st, const char *name, qkv_tensor *t, char *err, size_t errlen);
+QKV_API int qkv_st_load_into(const qkv_safetensors *st, const char *name, qkv_tensor *t, qkv_err *e);
 /* release everything qkv_st_parse / qkv_st_read allocated (NULL is fine) */
 QKV_API void qkv_st_free(qkv_safetensors *st);
 
@@ -73,19 +75,19 @@ typedef struct qkv_st_item { const char *name; const qkv_tensor *t; } qkv_st_ite
 #define QKV_ST_CRC32_KEY "qkv_crc32"
 /* the CRC-32 of the data buffer qkv_st_write would write for items[0..n) (their bytes one after
  * the other), as 8 lowercase hex digits and a NUL in hex: the value of QKV_ST_CRC32_KEY to pass
- * in the metadata. The CRC is zlib's, gzip's and xz's (CRC-32/ISO-HDLC). 0, or -1 with err filled
- * when an item is not writable. */
-QKV_API int qkv_st_data_crc32(const qkv_st_item *items, int n, char hex[9], char *err, size_t errlen);
+ * in the metadata. The CRC is zlib's, gzip's and xz's (CRC-32/ISO-HDLC). 0, or -1 with e when an
+ * item is not writable. */
+QKV_API int qkv_st_data_crc32(const qkv_st_item *items, int n, char hex[9], qkv_err *e);
 
 /* write tensors (in the given order, offsets ascending) and string metadata pairs (meta[2*i] key,
  * meta[2*i+1] value; "format":"pt" is added unless given) atomically (io/fileio.h): write
  * PATH.tmp.<pid>.<host tag>, fsync, rename over PATH, fsync the directory; on a failure before the rename the
  * temp file is removed and PATH is untouched; the header is padded with spaces to a multiple of 8;
- * duplicate names are an error; 0 or -1 with err filled */
+ * duplicate names are an error; 0 or -1 with e */
 QKV_API int qkv_st_write(const char *path, const qkv_st_item *items, int n, const char *const *meta, int n_meta,
-                 char *err, size_t errlen);
+                         qkv_err *e);
 /* the same file image, into a malloc'd buffer the caller frees (for tests and fuzzing) */
 QKV_API int qkv_st_write_mem(const qkv_st_item *items, int n, const char *const *meta, int n_meta,
-                     uint8_t **out, size_t *out_len, char *err, size_t errlen);
+                             uint8_t **out, size_t *out_len, qkv_err *e);
 
 #endif

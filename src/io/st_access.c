@@ -54,32 +54,32 @@ static void convert_float(void *dst, qkv_dtype dt_dst, const void *src, qkv_dtyp
     }
 }
 
-int qkv_st_load_into(const qkv_safetensors *st, const char *name, qkv_tensor *t, char *err, size_t errlen) {
-    st_ctx c = {st ? st->label : "<safetensors>", err, errlen};
+int qkv_st_load_into(const qkv_safetensors *st, const char *name, qkv_tensor *t, qkv_err *e) {
+    st_ctx c = {st ? st->label : "<safetensors>", e};
     st_shown sn;
     char fs[160], ts[160];
     if (!st || !name || !t) return qkv__st_fail(&c, "load: missing file, name or destination tensor");
-    const qkv_st_entry *e = qkv_st_find(st, name);
+    const qkv_st_entry *en = qkv_st_find(st, name);
     const char *sname = qkv__st_show(&sn, name);
-    if (!e) return qkv__st_fail(&c, "no tensor %s in the file", sname);
+    if (!en) return qkv__st_fail(&c, "no tensor %s in the file", sname);
     if (!qkv__st_dtype_valid(t->dtype) || t->ndim < 0 || t->ndim > QKV_MAX_DIMS)
         return qkv__st_fail(&c, "tensor %s: destination is not a valid tensor (dtype %d, rank %d)", sname,
                             (int)t->dtype, t->ndim);
-    bool same = e->ndim == t->ndim;
-    for (int d = 0; same && d < e->ndim; d++) same = e->shape[d] == t->shape[d];
+    bool same = en->ndim == t->ndim;
+    for (int d = 0; same && d < en->ndim; d++) same = en->shape[d] == t->shape[d];
     if (!same)
         return qkv__st_fail(&c, "tensor %s: shape %s in the file, expected %s", sname,
-                            qkv__st_fmt_shape(fs, sizeof fs, e->ndim, e->shape),
+                            qkv__st_fmt_shape(fs, sizeof fs, en->ndim, en->shape),
                             qkv__st_fmt_shape(ts, sizeof ts, t->ndim, t->shape));
-    if (e->dtype != t->dtype && !(qkv_dtype_is_float(e->dtype) && qkv_dtype_is_float(t->dtype)))
-        return qkv__st_fail(&c, "tensor %s: dtype %s in the file, expected %s", sname, qkv_dtype_name(e->dtype),
+    if (en->dtype != t->dtype && !(qkv_dtype_is_float(en->dtype) && qkv_dtype_is_float(t->dtype)))
+        return qkv__st_fail(&c, "tensor %s: dtype %s in the file, expected %s", sname, qkv_dtype_name(en->dtype),
                             qkv_dtype_name(t->dtype));
     uint64_t numel = 0;
-    qkv__st_shape_numel(e->ndim, e->shape, &numel);   /* validated when parsed */
+    qkv__st_shape_numel(en->ndim, en->shape, &numel);   /* validated when parsed */
     if (numel > 0 && !t->data) return qkv__st_fail(&c, "tensor %s: destination has no data buffer", sname);
-    const void *src = qkv_st_data(st, e);
-    if (e->dtype == t->dtype) memcpy(t->data, src, (size_t)(e->end - e->begin));
-    else convert_float(t->data, t->dtype, src, e->dtype, numel);
+    const void *src = qkv_st_data(st, en);
+    if (en->dtype == t->dtype) memcpy(t->data, src, (size_t)(en->end - en->begin));
+    else convert_float(t->data, t->dtype, src, en->dtype, numel);
     return 0;
 }
 

@@ -41,7 +41,7 @@ static const char *show_str(st_shown *b, const char *s, bool quoted, size_t max)
 const char *qkv__st_show(st_shown *b, const char *s) { return show_str(b, s ? s : "(null)", true, ST_SHOW_MAX); }
 
 int qkv__st_fail(const st_ctx *c, const char *fmt, ...) {
-    if (!c->err || c->errlen == 0) return -1;
+    if (!c->e) return -1;
     char msg[ST_MSG_CAP];
     va_list ap;
     va_start(ap, fmt);
@@ -49,8 +49,8 @@ int qkv__st_fail(const st_ctx *c, const char *fmt, ...) {
     va_end(ap);
     st_shown lab;
     /* the file's name bounded at both ends (its head and tail), then shown on one line */
-    snprintf(c->err, c->errlen, "%s: %s", show_str(&lab, qkv__shown(c->label).s, false, ST_LABEL_MAX), msg);
-    for (char *p = c->err; *p; p++)   /* strerror text and the like: still one line */
+    qkv_err_set(c->e, QKV_ERR_FAIL, "%s: %s", show_str(&lab, qkv__shown(c->label).s, false, ST_LABEL_MAX), msg);
+    for (char *p = c->e->msg; *p; p++)   /* strerror text and the like: still one line */
         if (*p == '\n' || *p == '\r') *p = ' ';
     return -1;
 }

@@ -43,8 +43,8 @@ struct qkv_safetensors {
     uint8_t *image;              /* the owned file image; holds the data buffer */
 };
 
-/* Where messages go and which file they are about. */
-typedef struct st_ctx { const char *label; char *err; size_t errlen; } st_ctx;
+/* Where messages go (QKV_ERR_FAIL; NULL: nowhere) and which file they are about. */
+typedef struct st_ctx { const char *label; qkv_err *e; } st_ctx;
 
 /* A name made printable for a one-line message: quoted, escaped, truncated. */
 typedef struct st_shown { char s[ST_SHOW_CAP]; } st_shown;
@@ -52,7 +52,7 @@ typedef struct st_shown { char s[ST_SHOW_CAP]; } st_shown;
 /* A name paired with its position, so sorting can find duplicates and build an index. */
 typedef struct st_named { const char *name; int idx; } st_named;
 
-/* "label: message" into the caller's buffer, on one line; always -1, so callers can `return qkv__st_fail(...)` */
+/* "label: message" into the caller's error, on one line; always -1, so callers can `return qkv__st_fail(...)` */
 __attribute__((format(printf, 2, 3)))
 QKV_INTERNAL int qkv__st_fail(const st_ctx *c, const char *fmt, ...);
 /* a quoted, escaped rendering of a name ("(null)" for NULL), valid for as long as b */

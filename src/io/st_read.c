@@ -71,12 +71,13 @@ static const char *json_kind(const cJSON *v) {
 }
 
 /* Reads a value that must be a non-negative integer <= 2^53 with no fraction or exponent
- * (the reference's usize fields refuse 2.0 and 2e0). On error describes it in why. */
-static bool json_uint(const char *hdr, const cJSON *v, uint64_t *out, char *why, size_t whylen) {
-    if (!cJSON_IsNumber(v)) {
-        snprintf(why, whylen, "expected a non-negative integer, got %s", json_kind(v));
-        return false;
-    }
+ * (the reference's usize fields refuse 2.0 and 2e0): 0, or -1 with the error naming it as
+ * "tensor TN: FIELD[I]". */
+static int json_uint(const st_ctx *c, const char *hdr, const cJSON *v, uint64_t *out, const char *tn,
+                     const char *field, int i_field) {
+    if (!cJSON_IsNumber(v))
+        return qkv__st_fail(c, "tensor %s: %s[%d]: expected a non-negative integer, got %s", tn, field, i_field,
+                            json_kind(v));
     const char *tok = hdr + v->valueint;
     size_t len = num_run_len(tok, SIZE_MAX), i = 0;
     uint64_t x = 0;
@@ -88,11 +89,11 @@ static bool json_uint(const char *hdr, const cJSON *v, uint64_t *out, char *why,
         const char *what = tok[0] == '-'     ? "a non-negative integer"
                            : x > ST_MAX_INT ? "an integer <= 2^53"
                                             : "an integer";
-        snprintf(why, whylen, "expected %s, got %.*s", what, len > 32 ? 32 : (int)len, tok);
-        return false;
+        return qkv__st_fail(c, "tensor %s: %s[%d]: expected %s, got %.*s", tn, field, i_field, what,
+                            len > 32 ? 32 : (int)len, tok);
     }
     *out = x;
-    return true;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- header stages */
@@ -200,7 +201,6 @@ static int parse_dtype(const st_ctx *c, const char *tn, const cJSON *v, qkv_dtyp
 
 /* "shape": an array of at most QKV_MAX_DIMS non-negative integers */
 static int parse_shape(const st_ctx *c, const char *hdr, const char *tn, const cJSON *v, qkv_st_entry *e) {
-    char why[96];
     if (!cJSON_IsArray(v))
         return qkv__st_fail(c, "tensor %s: shape must be an array of integers, got %s", tn, json_kind(v));
     int nd = cJSON_GetArraySize(v);
@@ -211,8 +211,7 @@ static int parse_shape(const st_ctx *c, const char *hdr, const char *tn, const c
     for (int d = 0; d < QKV_MAX_DIMS; d++) e->shape[d] = 1;
     for (const cJSON *x = v->child; x; x = x->next) {
         uint64_t dim;
-        if (!json_uint(hdr, x, &dim, why, sizeof why))
-            return qkv__st_fail(c, "tensor %s: shape[%d]: %s", tn, e->ndim, why);
+        if (json_uint(c, hdr, x, &dim, tn, "shape", e->ndim)) return -1;
         e->shape[e->ndim++] = (int64_t)dim;
     }
     return 0;
@@ -220,7 +219,6 @@ static int parse_shape(const st_ctx *c, const char *hdr, const char *tn, const c
 
 /* "data_offsets": exactly [begin, end] with begin <= end */
 static int parse_offsets(const st_ctx *c, const char *hdr, const char *tn, const cJSON *v, qkv_st_entry *e) {
-    char why[96];
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2) {
         if (cJSON_IsArray(v))
             return qkv__st_fail(c, "tensor %s: data_offsets must be [begin, end], got %d values", tn,
@@ -229,8 +227,7 @@ static int parse_offsets(const st_ctx *c, const char *hdr, const char *tn, const
     }
     uint64_t o[2];
     for (int i = 0; i < 2; i++)
-        if (!json_uint(hdr, cJSON_GetArrayItem(v, i), &o[i], why, sizeof why))
-            return qkv__st_fail(c, "tensor %s: data_offsets[%d]: %s", tn, i, why);
+        if (json_uint(c, hdr, cJSON_GetArrayItem(v, i), &o[i], tn, "data_offsets", i)) return -1;
     if (o[0] > o[1])
         return qkv__st_fail(c, "tensor %s: data_offsets [%" PRIu64 ",%" PRIu64 "]: begin is after end", tn,
                             o[0], o[1]);
@@ -446,9 +443,8 @@ static int place_data(const st_ctx *c, qkv_safetensors *st, size_t data_off, siz
 }
 
 /* Parses an image it takes ownership of (freed on failure). */
-static int parse_owned(uint8_t *img, size_t len, const char *label, qkv_safetensors **out, char *err,
-                       size_t errlen) {
-    st_ctx c = {label, err, errlen};
+static int parse_owned(uint8_t *img, size_t len, const char *label, qkv_safetensors **out, qkv_err *e) {
+    st_ctx c = {label, e};
     size_t n = 0;
     cJSON *root = NULL;
     const char *hdr = (const char *)img + 8;   /* number items point into it until place_data */
@@ -480,20 +476,19 @@ static int parse_owned(uint8_t *img, size_t len, const char *label, qkv_safetens
 
 /* ---------------------------------------------------------------- reading: public */
 
-int qkv_st_parse(const uint8_t *buf, size_t len, const char *label, qkv_safetensors **out, char *err,
-                 size_t errlen) {
-    st_ctx c = {label ? label : "<memory>", err, errlen};
+int qkv_st_parse(const uint8_t *buf, size_t len, const char *label, qkv_safetensors **out, qkv_err *e) {
+    st_ctx c = {label ? label : "<memory>", e};
     if (!out) return qkv__st_fail(&c, "no output pointer given");
     *out = NULL;
     if (!buf && len) return qkv__st_fail(&c, "no buffer given");
     uint8_t *img = malloc(len ? len : 1);
     if (!img) return qkv__st_fail(&c, "out of memory copying %zu bytes", len);
     if (len) memcpy(img, buf, len);
-    return parse_owned(img, len, c.label, out, err, errlen);
+    return parse_owned(img, len, c.label, out, e);
 }
 
-int qkv_st_read(const char *path, qkv_safetensors **out, char *err, size_t errlen) {
-    st_ctx c = {path ? path : "(null)", err, errlen};
+int qkv_st_read(const char *path, qkv_safetensors **out, qkv_err *e) {
+    st_ctx c = {path ? path : "(null)", e};
     if (!out) return qkv__st_fail(&c, "no output pointer given");
     *out = NULL;
     if (!path) return qkv__st_fail(&c, "no path given");
@@ -507,5 +502,5 @@ int qkv_st_read(const char *path, qkv_safetensors **out, char *err, size_t errle
     if (rs.stage == QKV_READ_TOO_BIG) return qkv__st_fail(&c, "larger than 16 GiB, the most qkv reads of a safetensors file");
     if (!img) return qkv__st_fail(&c, "cannot read: %s", strerror(rs.errnum));
     if (len == 0) { free(img); return qkv__st_fail(&c, "file is empty, expected a safetensors header"); }
-    return parse_owned(img, len, path, out, err, errlen);
+    return parse_owned(img, len, path, out, e);
 }

@@ -180,8 +180,8 @@ static qkv_wpart *file_parts(const st_plan *p, uint8_t len8[8], const qkv_st_ite
     return parts;
 }
 
-int qkv_st_data_crc32(const qkv_st_item *items, int n, char hex[9], char *err, size_t errlen) {
-    st_ctx c = {"<checksum>", err, errlen};
+int qkv_st_data_crc32(const qkv_st_item *items, int n, char hex[9], qkv_err *e) {
+    st_ctx c = {"<checksum>", e};
     if (!hex) return qkv__st_fail(&c, "no output buffer given");
     if (n < 0 || (n > 0 && !items)) return qkv__st_fail(&c, "invalid tensor list (%d items)", n);
     uint32_t crc = 0;
@@ -195,8 +195,8 @@ int qkv_st_data_crc32(const qkv_st_item *items, int n, char hex[9], char *err, s
 }
 
 int qkv_st_write_mem(const qkv_st_item *items, int n, const char *const *meta, int n_meta, uint8_t **out,
-                     size_t *out_len, char *err, size_t errlen) {
-    st_ctx c = {"<memory>", err, errlen};
+                     size_t *out_len, qkv_err *e) {
+    st_ctx c = {"<memory>", e};
     st_plan p;
     if (!out || !out_len) return qkv__st_fail(&c, "no output pointers given");
     *out = NULL;
@@ -228,8 +228,8 @@ int qkv_st_write_mem(const qkv_st_item *items, int n, const char *const *meta, i
 }
 
 int qkv_st_write(const char *path, const qkv_st_item *items, int n, const char *const *meta, int n_meta,
-                 char *err, size_t errlen) {
-    st_ctx c = {path ? path : "(null)", err, errlen};
+                 qkv_err *e) {
+    st_ctx c = {path ? path : "(null)", e};
     if (!path || !*path) return qkv__st_fail(&c, "no path given");
     st_plan p;
     if (make_plan(&c, items, n, meta, n_meta, &p) < 0) return -1;

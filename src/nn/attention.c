@@ -50,12 +50,10 @@ static void init_scheme(qkv_attention *a) {
 }
 
 int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int d, int heads,
-                       const qkv_attn_config *cfg, char *err, int errlen) {
+                       const qkv_attn_config *cfg, qkv_err *e) {
     memset(a, 0, sizeof *a);
-    if (heads < 1 || d % heads) {
-        snprintf(err, (size_t)errlen, "%s: heads %d does not divide d_model %d", prefix, heads, d);
-        return -1;
-    }
+    if (heads < 1 || d % heads)
+        return qkv_err_set(e, QKV_ERR_USAGE, "%s: heads %d does not divide d_model %d", prefix, heads, d);
     a->cfg = *cfg;
     a->d = d;
     a->heads = heads;
@@ -94,9 +92,7 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
         rc |= lin(&a->wk, p, prefix, "keys", a->hd, a->hd, false);
         rc |= lin(&a->wq, p, prefix, "queries", a->hd, a->hd, false);
         break;
-    default:
-        snprintf(err, (size_t)errlen, "%s: unknown qkv variant %d", prefix, (int)cfg->qkv);
-        return -1;
+    default: return qkv_err_set(e, QKV_ERR_USAGE, "%s: unknown qkv variant %d", prefix, (int)cfg->qkv);
     }
     if (cfg->qk_diag != QKV_QK_DIAG_NONE) { /* PREFIX.qk_diag (heads, hd): Q = X W D */
         static const qkv_init_kind start[QKV_QK_DIAG_COUNT] = {QKV_INIT_ZEROS, QKV_INIT_ALTERNATING, QKV_INIT_ONES,
@@ -146,8 +142,7 @@ int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int 
         rc |= !a->slopes;
     }
     if (!rc) init_scheme(a);
-    if (rc) snprintf(err, (size_t)errlen, "%s: out of memory declaring parameters", prefix);
-    return rc ? -1 : 0;
+    return rc ? qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory declaring parameters", prefix) : 0;
 }
 
 void qkv_attention_set_rope(qkv_attention *a, double base) { a->rope_base = base > 0 ? base : 0; }

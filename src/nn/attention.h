@@ -38,10 +38,10 @@ typedef struct qkv_attention {
     qkv_tensor *last_att;          /* (B,H,T,T) of the last forward; valid until qkv_ctx_reset */
 } qkv_attention;
 
-/* declare the variant's parameters under PREFIX (e.g. "blocks.0.attn"); -1 with err set on a bad config
- * (free with qkv_attention_free) */
+/* declare the variant's parameters under PREFIX (e.g. "blocks.0.attn"); -1 with e on a bad config
+ * (QKV_ERR_USAGE) or out of memory (free with qkv_attention_free) */
 QKV_API int qkv_attention_init(qkv_attention *a, qkv_params *p, const char *prefix, int d, int heads,
-                       const qkv_attn_config *cfg, char *err, int errlen);
+                               const qkv_attn_config *cfg, qkv_err *e);
 /* the layer (0, 1, ...) a module is in: differential attention's lambda_init depends on it
  * (qkv_attention_init assumes 0, the first layer) */
 QKV_API void qkv_attention_set_layer(qkv_attention *a, int layer);

@@ -13,8 +13,8 @@
  *   label      (shown, printf format, arguments...): what `qkv params` prints when shown, in the
  *              options line's order label_rank (0: never printed there); `a` is the
  *              qkv_attn_config, `heads` the model's heads
- *   rule       a function of nn/model_config.c, int rule(const qkv_model_config *c, char *err,
- *              int errlen): 0, or -1 with the message of a combination that makes no sense
+ *   rule       a function of nn/model_config.c, int rule(const qkv_model_config *c, qkv_err *e):
+ *              0, or -1 with e saying which combination makes no sense
  *              (rule_none: none)
  * A new option is a row here, its rule (if it has one) in nn/model_config.c and its work in
  * nn/attention.c (docs/contributing.md). */

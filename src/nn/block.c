@@ -3,20 +3,19 @@
 #include <stdio.h>
 
 int qkv_block_init(qkv_block *b, qkv_params *p, const char *prefix, const qkv_model_config *c,
-                   char *err, int errlen) {
+                   qkv_err *e) {
     char name[96];
     snprintf(name, sizeof name, "%s.ln1", prefix);
     if (qkv_lnorm_init(&b->ln1, p, name, c->d_model)) goto oom;
     snprintf(name, sizeof name, "%s.attn", prefix);
-    if (qkv_attention_init(&b->attn, p, name, c->d_model, c->heads, &c->attn, err, errlen)) return -1;
+    if (qkv_attention_init(&b->attn, p, name, c->d_model, c->heads, &c->attn, e)) return -1;
     snprintf(name, sizeof name, "%s.ln2", prefix);
     if (qkv_lnorm_init(&b->ln2, p, name, c->d_model)) goto oom;
     snprintf(name, sizeof name, "%s.ff", prefix);
     if (qkv_ffn_init(&b->ff, p, name, c->d_model, c->d_ff, c->activation)) goto oom;
     return 0;
 oom:
-    snprintf(err, (size_t)errlen, "%s: out of memory declaring parameters", prefix);
-    return -1;
+    return qkv_err_set(e, QKV_ERR_FAIL, "%s: out of memory declaring parameters", prefix);
 }
 
 qkv_tensor *qkv_block_forward_normed(qkv_ctx *ctx, qkv_block *b, qkv_tensor *x, qkv_tensor *xn,

@@ -12,9 +12,9 @@ typedef struct qkv_block {
     qkv_ffn ff;
 } qkv_block;
 
-/* declare PREFIX.ln1, PREFIX.attn, PREFIX.ln2, PREFIX.ff; -1 with err set on failure */
+/* declare PREFIX.ln1, PREFIX.attn, PREFIX.ln2, PREFIX.ff; -1 with e on failure */
 QKV_API int qkv_block_init(qkv_block *b, qkv_params *p, const char *prefix, const qkv_model_config *c,
-                   char *err, int errlen);
+                           qkv_err *e);
 /* x: (B,T,d) -> (B,T,d);  h = x + attn(ln1(x)); y = h + ff(ln2(h)) */
 QKV_API qkv_tensor *qkv_block_forward(qkv_ctx *ctx, qkv_block *b, qkv_tensor *x, const qkv_attn_masks *m);
 /* the same with the norms fused into the residual adds: xn = ln1(x), made by the caller (with

@@ -7,44 +7,38 @@
 /* Every parameter of the model declared in m->params (its name, shape and start; nothing
  * allocated for its values): the one description of the model's tensors, which qkv_model_new
  * then allocates and qkv_model_param_count only counts. A model whose config passes
- * qkv_model_config_check; 0, or -1 with err. */
-static int declare(qkv_model *m, const qkv_model_config *cfg, qkv_dtype dt, char *err, int errlen) {
+ * qkv_model_config_check; 0, or -1 with e. */
+static int declare(qkv_model *m, const qkv_model_config *cfg, qkv_dtype dt, qkv_err *e) {
     m->cfg = *cfg;
     qkv_params_init(&m->params, dt);
-    if (!(m->blocks = calloc((size_t)cfg->layers, sizeof *m->blocks))) {
-        snprintf(err, (size_t)errlen, "out of memory building the model");
-        return -1;
-    }
+    if (!(m->blocks = calloc((size_t)cfg->layers, sizeof *m->blocks)))
+        return qkv_err_set(e, QKV_ERR_FAIL, "out of memory building the model");
     int rc = qkv_embed_init(&m->tok, &m->params, "tok_emb", cfg->vocab, cfg->d_model);
     if (cfg->position == QKV_POS_LEARNED) rc |= qkv_embed_init(&m->pos, &m->params, "pos_emb", cfg->seq_len, cfg->d_model);
-    if (rc) snprintf(err, (size_t)errlen, "out of memory building the model");
+    if (rc) qkv_err_set(e, QKV_ERR_FAIL, "out of memory building the model");
     for (int i = 0; !rc && i < cfg->layers; i++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "blocks.%d", i);
-        rc = qkv_block_init(&m->blocks[i], &m->params, prefix, cfg, err, errlen);
+        rc = qkv_block_init(&m->blocks[i], &m->params, prefix, cfg, e);
         if (!rc) qkv_attention_set_layer(&m->blocks[i].attn, i);
         if (!rc && cfg->position == QKV_POS_ROPE) qkv_attention_set_rope(&m->blocks[i].attn, cfg->rope_base);
     }
     if (!rc && (qkv_lnorm_init(&m->ln_f, &m->params, "ln_f", cfg->d_model) ||
-                qkv_linear_init(&m->head, &m->params, "lm_head", cfg->d_model, cfg->vocab, true))) {
-        snprintf(err, (size_t)errlen, "out of memory building the model");
-        rc = -1;
-    }
+                qkv_linear_init(&m->head, &m->params, "lm_head", cfg->d_model, cfg->vocab, true)))
+        rc = qkv_err_set(e, QKV_ERR_FAIL, "out of memory building the model");
     return rc;
 }
 
-qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, char *err, int errlen) {
-    if (qkv_model_config_check(cfg, err, errlen)) return NULL;
+qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, qkv_err *e) {
+    if (qkv_model_config_check(cfg, e)) return NULL;
     qkv_model *m = calloc(1, sizeof *m);
     if (!m) {
-        snprintf(err, (size_t)errlen, "out of memory building the model");
+        qkv_err_set(e, QKV_ERR_FAIL, "out of memory building the model");
         return NULL;
     }
-    int rc = declare(m, cfg, dt, err, errlen);
-    if (!rc && qkv_params_finalize(&m->params)) {
-        snprintf(err, (size_t)errlen, "out of memory: %lld parameters", (long long)m->params.numel);
-        rc = -1;
-    }
+    int rc = declare(m, cfg, dt, e);
+    if (!rc && qkv_params_finalize(&m->params))
+        rc = qkv_err_set(e, QKV_ERR_FAIL, "out of memory: %lld parameters", (long long)m->params.numel);
     if (rc) {
         qkv_model_free(m);
         return NULL;
@@ -53,10 +47,10 @@ qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t see
     return m;
 }
 
-qkv_model *qkv_model_replica(const qkv_model *m, char *err, int errlen) {
-    qkv_model *r = qkv_model_new(&m->cfg, m->params.dtype, 0, err, errlen);
+qkv_model *qkv_model_replica(const qkv_model *m, qkv_err *e) {
+    qkv_model *r = qkv_model_new(&m->cfg, m->params.dtype, 0, e);
     if (r && qkv_params_share(&r->params, &m->params)) {
-        snprintf(err, (size_t)errlen, "model replica: the parameter layouts differ");
+        qkv_err_set(e, QKV_ERR_FAIL, "model replica: the parameter layouts differ");
         qkv_model_free(r);
         return NULL;
     }
@@ -169,11 +163,10 @@ int64_t qkv_model_attention_params(const qkv_model *m) {
 static int64_t saturate(double x) { return x >= 9.2e18 ? INT64_MAX : x <= 0 ? 0 : (int64_t)x; }
 
 int64_t qkv_model_param_count(const qkv_model_config *c) {
-    char err[256];
     qkv_model m;
     memset(&m, 0, sizeof m);
     /* a config the model refuses has no parameters to count: qkv_model_new says why */
-    int64_t n = qkv_model_config_check(c, err, sizeof err) || declare(&m, c, QKV_F32, err, sizeof err) ? 0 : m.params.numel;
+    int64_t n = qkv_model_config_check(c, NULL) || declare(&m, c, QKV_F32, NULL) ? 0 : m.params.numel;
     for (int i = 0; m.blocks && i < c->layers; i++) qkv_attention_free(&m.blocks[i].attn);
     qkv_params_free(&m.params);
     free(m.blocks);

@@ -19,12 +19,13 @@ typedef struct qkv_model {
     qkv_linear_layer head;
 } qkv_model;
 
-/* build and initialise (seeded) a model in dtype dt; NULL with one line in err on a bad config or OOM */
-QKV_API qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, char *err, int errlen);
+/* build and initialise (seeded) a model in dtype dt; NULL with e on a bad config (QKV_ERR_USAGE,
+ * qkv_model_config_check's message) or out of memory (QKV_ERR_FAIL) */
+QKV_API qkv_model *qkv_model_new(const qkv_model_config *cfg, qkv_dtype dt, uint64_t seed, qkv_err *e);
 QKV_API void qkv_model_free(qkv_model *m);
 /* a model of m's config that uses m's weights (not a copy) and has gradients of its own, for a
- * micro-batch computed on another thread; m must outlive it. NULL with one line in err */
-QKV_API qkv_model *qkv_model_replica(const qkv_model *m, char *err, int errlen);
+ * micro-batch computed on another thread; m must outlive it. NULL with e */
+QKV_API qkv_model *qkv_model_replica(const qkv_model *m, qkv_err *e);
 
 /* tokens: I32 (B,T), T <= seq_len; pad: I32 (B,T), 1 = real token, 0 = padding (keys that
  * are padding are not attended to), or NULL  ->  logits (B,T,vocab) */

@@ -13,10 +13,10 @@ static qkv_tensor *model_loss(qkv_ctx *ctx, qkv_tensor *const *in, int n, void *
 }
 
 int qkv_model_gradcheck(const qkv_model_config *cfg, const qkv_model_check *opt,
-                        qkv_model **model_out, qkv_gradcheck_stat **stats_out, char *err, int errlen) {
+                        qkv_model **model_out, qkv_gradcheck_stat **stats_out, qkv_err *e) {
     *model_out = NULL;
     *stats_out = NULL;
-    qkv_model *m = qkv_model_new(cfg, QKV_F64, opt->seed, err, errlen);
+    qkv_model *m = qkv_model_new(cfg, QKV_F64, opt->seed, e);
     if (!m) return -1;
     int64_t B = opt->batch > 0 ? opt->batch : 2, T = opt->seq_len > 0 ? opt->seq_len : cfg->seq_len;
     if (T > cfg->seq_len) T = cfg->seq_len;
@@ -28,7 +28,7 @@ int qkv_model_gradcheck(const qkv_model_config *cfg, const qkv_model_check *opt,
     qkv_ctx *ctx = qkv_ctx_new();
     int rc = -1;
     if (!tok || !tgt || (opt->pad && !pad) || !stats || !in || !ctx) {
-        snprintf(err, (size_t)errlen, "out of memory");
+        qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         goto done;
     }
     qkv_rng r;
@@ -44,8 +44,7 @@ int qkv_model_gradcheck(const qkv_model_config *cfg, const qkv_model_check *opt,
     qkv_gradcheck_opts go = {.max_checks = opt->sample, .check_all_below = opt->small,
                              .seed = opt->seed, .stats = stats};
     qkv_gradcheck_result res;
-    rc = qkv_gradcheck(ctx, model_loss, in, m->params.n, &b, &go, &res);
-    if (rc < 0) snprintf(err, (size_t)errlen, "%s", res.error);
+    rc = qkv_gradcheck(ctx, model_loss, in, m->params.n, &b, &go, &res, e);
 done:
     qkv_ctx_free(ctx);
     free(in);

@@ -18,8 +18,8 @@ typedef struct qkv_model_check {
 
 /* Build the config's model in F64 and check it. stats: one entry per parameter (in
  * m->params order), allocated and returned in *stats_out with *model_out (caller frees both
- * with free() and qkv_model_free). Returns 0 all pass, 1 some fail, -1 error (err set). */
+ * with free() and qkv_model_free). Returns 0 all pass, 1 some fail, -1 error (e set). */
 QKV_API int qkv_model_gradcheck(const qkv_model_config *cfg, const qkv_model_check *opt,
-                        qkv_model **model_out, qkv_gradcheck_stat **stats_out, char *err, int errlen);
+                                qkv_model **model_out, qkv_gradcheck_stat **stats_out, qkv_err *e);
 
 #endif

@@ -6,6 +6,7 @@
 #include "qkv_api.h"
 
 #include <stdbool.h>
+#include "tensor/error.h"
 
 /* How queries, keys and values are made from the attention input X (B,T,d). */
 typedef enum {
@@ -79,9 +80,9 @@ QKV_API int qkv_attn_kv_heads(const qkv_attn_config *a, int heads);
 
 /* the defaults of docs/config.md (vocab and seq_len 0: taken from the task) */
 QKV_API qkv_model_config qkv_model_config_default(void);
-/* checks sizes and their relations (heads divides d_model, ...); 0, or -1 with one line in err
- * that starts with the field it is about, as named in this struct ("heads: 3 does not divide
- * d_model 64 ...", "attn.rel_pos_max: ..."); the config layer turns that into its key */
-QKV_API int qkv_model_config_check(const qkv_model_config *c, char *err, int errlen);
+/* checks sizes and their relations (heads divides d_model, ...); 0, or -1 with e (QKV_ERR_USAGE),
+ * one line that starts with the field it is about, as named in this struct ("heads: 3 does not
+ * divide d_model 64 ...", "attn.rel_pos_max: ..."); the config layer turns that into its key */
+QKV_API int qkv_model_config_check(const qkv_model_config *c, qkv_err *e);
 
 #endif

@@ -13,19 +13,19 @@
 #include "io/strbuf.h"
 
 int qkv__report_write_text(const char *dir, const char *name, const char *text, qkv_err *e) {
-    char *path = qkv__pathf("%s/%s", dir, name), why[QKV_ERR_MSG]; /* why: the io layer's message */
+    char *path = qkv__pathf("%s/%s", dir, name);
     int rc = 0;
     if (!path) rc = qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
-    else if (qkv__write_file_atomic(path, text, strlen(text), why, sizeof why)) rc = qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    else if (qkv__write_file_atomic(path, text, strlen(text), e)) rc = -1;
     free(path);
     return rc;
 }
 
 int qkv__report_mkdirs(const char *out_dir, bool plots, qkv_err *e) {
-    char *path = qkv__pathf("%s/%s", out_dir, QKV_REPORT_PLOTS), why[QKV_ERR_MSG];
+    char *path = qkv__pathf("%s/%s", out_dir, QKV_REPORT_PLOTS);
     int rc = 0;
     if (!path) rc = qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
-    else if (qkv__mkdirs(plots ? path : out_dir, why, sizeof why)) rc = qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    else if (qkv__mkdirs(plots ? path : out_dir, e)) rc = -1;
     free(path);
     return rc;
 }

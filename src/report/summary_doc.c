@@ -55,9 +55,8 @@ typedef struct text {
 
 /* path's text and lines into t; 0, or -1 with e (t is then empty) */
 static int load(text *t, const char *path, qkv_err *e) {
-    char why[QKV_ERR_MSG]; /* io's message */
     memset(t, 0, sizeof *t);
-    if (!(t->s = qkv__read_file(path, &t->len, why, sizeof why))) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (!(t->s = qkv__read_file(path, &t->len, e))) return -1;
     int cap = 0;
     for (size_t i = 0; i < t->len;) {
         const char *nl = memchr(t->s + i, '\n', t->len - i);
@@ -648,11 +647,7 @@ int qkv__summary_doc(const char *path, bool update, int *blocks, int *changed, i
     if ((rc = claims_end(&d, e))) goto done;
     rc = -1;
     d.parts[d.np++] = (qkv_wpart){d.copied, (size_t)(d.t.s + d.t.len - d.copied)};
-    char why[QKV_ERR_MSG]; /* io's message */
-    if (update && d.changed && qkv__rewrite_file_atomic(path, d.parts, d.np, why, sizeof why)) {
-        qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-        goto done;
-    }
+    if (update && d.changed && qkv__rewrite_file_atomic(path, d.parts, d.np, e)) goto done;
     rc = 0;
     if (d.is_broken) { /* rewritten, and a claim does not hold */
         *e = d.broken;

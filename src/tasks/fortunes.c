@@ -238,14 +238,13 @@ int qkv__task_read_fortunes(const char *dir, const qkv__fortunes_package *pkg, b
     pool p = {0};
     uint8_t *text = NULL;
     for (int i = 0; i < nf; i++) {
-        char why[768];
         size_t len;
         char *path = qkv__pathf("%s/%s", dir, names[i]);
         if (!path) goto oom;
-        char *buf = qkv__read_regular_file(path, &len, why, sizeof why);
+        char *buf = qkv__read_regular_file(path, &len, e);
         free(path);
         if (!buf) {
-            qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", key, why);
+            qkv_err_prefix(e, "%s: ", key);
             goto done;
         }
         int bad = split_file(&p, (const uint8_t *)buf, (int64_t)len, colour);

@@ -5,7 +5,7 @@
 #include "qkv_api.h"
 
 #include <stdbool.h>
-#include "app/error.h"
+#include "tensor/error.h"
 
 typedef enum {
     QKV_TASK_COPY, QKV_TASK_REVERSE, QKV_TASK_SORT, QKV_TASK_RECALL, QKV_TASK_INDUCTION,

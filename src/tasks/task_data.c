@@ -14,12 +14,9 @@
 /* whole file into memory (io/fileio.h), naming the config key in errors; an empty file is an
  * error (nothing to learn from) */
 static int read_file(const char *path, const char *key, uint8_t **out, int64_t *len, qkv_err *e) {
-    char why[768];
     size_t n;
-    char *buf = qkv__read_regular_file(path, &n, why, sizeof why); /* opened once, read once; no pipe */
-    if (!buf) {
-        return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", key, why);
-    }
+    char *buf = qkv__read_regular_file(path, &n, e); /* opened once, read once; no pipe */
+    if (!buf) return qkv_err_prefix(e, "%s: ", key);
     if (n == 0) {
         free(buf);
         return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s is empty", key, qkv__shown(path).s);
@@ -34,7 +31,7 @@ static int read_file(const char *path, const char *key, uint8_t **out, int64_t *
 /* the tokenizer's serialized model: task.tokenizer_path's file, or one trained on the training
  * part [0, text_val) alone, so nothing of the held-out text shapes the vocabulary */
 static int tokenizer_model(qkv_task *t, qkv_err *e) {
-    char why[QKV_ERR_MSG];
+    qkv_err why; /* sentencepiece's reason, said in the task's words */
     if (t->cfg.tokenizer_path[0]) {
         uint8_t *m;
         int64_t n;
@@ -45,14 +42,14 @@ static int tokenizer_model(qkv_task *t, qkv_err *e) {
     }
     qkv__spm_type type = t->cfg.tokenizer == QKV_TOKENIZER_BPE ? QKV__SPM_BPE : QKV__SPM_UNIGRAM;
     int rc = qkv__tokenizer_train(t->text, t->text_val, type, t->cfg.pieces, &t->tokenizer_model,
-                                  &t->tokenizer_model_len, why, sizeof why);
+                                  &t->tokenizer_model_len, &why);
     if (rc == -2) /* the text's fault, not the count's */
         return qkv_err_set(e, QKV_ERR_FAIL, "task.path: the %lld training bytes of %s hold %s", (long long)t->text_val,
-                           qkv__shown(t->cfg.path).s, why);
+                           qkv__shown(t->cfg.path).s, why.msg);
     if (rc)
         return qkv_err_set(e, QKV_ERR_FAIL, "task.pieces: a %s vocabulary of %d pieces cannot be trained on the %lld "
                            "training bytes: %s%s", QKV_TOKENIZER_NAMES[t->cfg.tokenizer], t->cfg.pieces,
-                           (long long)t->text_val, why,
+                           (long long)t->text_val, why.msg,
                            type == QKV__SPM_UNIGRAM ? " (a unigram vocabulary's pieces are substrings its text repeats: "
                                                       "task.tokenizer \"bpe\" may train where it cannot)" : "");
     return 0;
@@ -61,7 +58,6 @@ static int tokenizer_model(qkv_task *t, qkv_err *e) {
 /* the text's three parts, each encoded alone (no token straddles two), one after another in
  * t->ids; the model's vocabulary is the tokenizer's */
 static int open_tokens(qkv_task *t, qkv_err *e) {
-    char why[QKV_ERR_MSG];
     const char *key = t->cfg.tokenizer_path[0] ? "task.tokenizer_path" : "task.tokenizer";
     if (tokenizer_model(t, e)) return -1;
     struct sha256_ctx h; /* the model's name in the run's files (train/vocabulary.h) */
@@ -70,10 +66,10 @@ static int open_tokens(qkv_task *t, qkv_err *e) {
     sha256_update(&h, t->tokenizer_model_len, (const uint8_t *)t->tokenizer_model);
     sha256_digest(&h, sizeof d, d);
     for (int i = 0; i < SHA256_DIGEST_SIZE; i++) snprintf(t->tokenizer_sha256 + 2 * i, 3, "%02x", d[i]);
-    t->tokenizer = qkv__tokenizer_load(t->tokenizer_model, t->tokenizer_model_len, why, sizeof why);
+    t->tokenizer = qkv__tokenizer_load(t->tokenizer_model, t->tokenizer_model_len, e);
     if (!t->tokenizer && t->cfg.tokenizer_path[0])
-        return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s: %s", key, qkv__shown(t->cfg.tokenizer_path).s, why);
-    if (!t->tokenizer) return qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", key, why);
+        return qkv_err_prefix(e, "%s: %s: ", key, qkv__shown(t->cfg.tokenizer_path).s);
+    if (!t->tokenizer) return qkv_err_prefix(e, "%s: ", key);
     int size = qkv__tokenizer_size(t->tokenizer);
     if (size != t->cfg.pieces)
         return qkv_err_set(e, QKV_ERR_FAIL, "task.tokenizer_path: %s has %d pieces, but task.pieces is %d",
@@ -83,8 +79,8 @@ static int open_tokens(qkv_task *t, qkv_err *e) {
     int64_t n[3] = {0};
     int rc = 0;
     for (int p = 0; p < 3 && !rc; p++)
-        if (qkv__tokenizer_encode(t->tokenizer, t->text + cut[p], cut[p + 1] - cut[p], &part[p], &n[p], why, sizeof why))
-            rc = qkv_err_set(e, QKV_ERR_FAIL, "%s: %s", key, why);
+        if (qkv__tokenizer_encode(t->tokenizer, t->text + cut[p], cut[p + 1] - cut[p], &part[p], &n[p], e))
+            rc = qkv_err_prefix(e, "%s: ", key);
     if (!rc && !(t->ids = malloc((size_t)(n[0] + n[1] + n[2]) * sizeof *t->ids)))
         rc = qkv_err_set(e, QKV_ERR_FAIL, "out of memory for the text's tokens");
     for (int p = 0; p < 3 && !rc; p++) {
@@ -129,11 +125,8 @@ int qkv_task_token_bytes(const qkv_task *t, int32_t id, uint8_t *out) {
 }
 
 int qkv_task_encode(const qkv_task *t, const uint8_t *bytes, int64_t n, int32_t **ids, int64_t *n_ids, qkv_err *e) {
-    char why[QKV_ERR_MSG];
     if (!t->tokenizer) return qkv_err_set(e, QKV_ERR_FAIL, "the task has no tokenizer");
-    if (qkv__tokenizer_encode(t->tokenizer, bytes, n, ids, n_ids, why, sizeof why))
-        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-    return 0;
+    return qkv__tokenizer_encode(t->tokenizer, bytes, n, ids, n_ids, e);
 }
 
 int qkv__task_open_text(qkv_task *t, qkv_err *e) {

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "tensor/error.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,13 +30,14 @@ typedef enum { QKV__SPM_BPE, QKV__SPM_UNIGRAM } qkv__spm_type;
  * thread, every run in order, no sampling: the same text gives the same model, byte for byte; the
  * serialized model (sentencepiece's ModelProto, what spm_train writes as NAME.model) into a malloc'd
  * *model of *model_len bytes. 0, or -1 with sentencepiece's reason in why (-2: the text holds
- * nothing for the trainer, said in why) */
+ * nothing for the trainer, said in why); each why of this file is QKV_ERR_FAIL and a phrase for
+ * the caller's message */
 QKV_INTERNAL int qkv__tokenizer_train(const uint8_t *text, int64_t len, qkv__spm_type type, int pieces, char **model,
-                                      size_t *model_len, char *why, size_t why_len);
+                                      size_t *model_len, qkv_err *why);
 /* a tokenizer from a serialized model; NULL with why when it is not one qkv can use (not a
  * sentencepiece model, or one whose pieces do not reproduce text byte for byte: normalizing, a
  * dummy prefix or no byte fallback) */
-QKV_INTERNAL qkv__tokenizer *qkv__tokenizer_load(const char *model, size_t len, char *why, size_t why_len);
+QKV_INTERNAL qkv__tokenizer *qkv__tokenizer_load(const char *model, size_t len, qkv_err *why);
 QKV_INTERNAL void qkv__tokenizer_free(qkv__tokenizer *tk);
 /* how many pieces (token ids are in [0, size)) */
 QKV_INTERNAL int qkv__tokenizer_size(const qkv__tokenizer *tk);
@@ -47,7 +49,7 @@ QKV_INTERNAL const char *qkv__tokenizer_piece(const qkv__tokenizer *tk, int id, 
  * sentencepiece would spell its space mark, U+2581, in bytes); the pieces' bytes are checked to
  * be the text's. 0, or -1 with why (naming the byte offset where they differ) */
 QKV_INTERNAL int qkv__tokenizer_encode(const qkv__tokenizer *tk, const uint8_t *text, int64_t len, int32_t **ids,
-                                       int64_t *n_ids, char *why, size_t why_len);
+                                       int64_t *n_ids, qkv_err *why);
 
 #ifdef __cplusplus
 }

@@ -30,7 +30,8 @@ namespace {
 /* sentencepiece's mark for a space inside a piece, U+2581 */
 const char SPACE_MARK[] = "\xe2\x96\x81";
 
-void say(char *why, size_t n, const std::string &s) { std::snprintf(why, n, "%s", s.c_str()); }
+/* why = s (QKV_ERR_FAIL: a vocabulary that cannot be trained, read or used is known at run time) */
+void say(qkv_err *why, const std::string &s) { qkv_err_set(why, QKV_ERR_FAIL, "%s", s.c_str()); }
 
 /* where the run of text that sentencepiece may see, starting at p, ends: at a newline, an
  * ill-formed UTF-8 sequence, a NUL or a literal U+2581 (which its pieces would turn into a
@@ -142,12 +143,12 @@ bool fitting_chars(Runs &runs, int pieces, std::unordered_set<std::string> *char
 } // namespace
 
 extern "C" int qkv__tokenizer_train(const uint8_t *text, int64_t len, qkv__spm_type type, int pieces, char **model,
-                                    size_t *model_len, char *why, size_t why_len) {
+                                    size_t *model_len, qkv_err *why) {
     try {
         Runs runs(text, static_cast<size_t>(len));
         if (runs.done()) {
-            say(why, why_len, "only newlines, NULs and ill-formed UTF-8, which byte pieces spell: no text to "
-                              "train pieces on");
+            say(why, "only newlines, NULs and ill-formed UTF-8, which byte pieces spell: no text to "
+                     "train pieces on");
             return -2;
         }
         std::unordered_set<std::string> chars;
@@ -170,26 +171,26 @@ extern "C" int qkv__tokenizer_train(const uint8_t *text, int64_t len, qkv__spm_t
         };
         std::string out;
         auto st = sentencepiece::SentencePieceTrainer::Train(args, &runs, &out);
-        if (!st.ok()) { say(why, why_len, st.message()); return -1; }
+        if (!st.ok()) { say(why, st.message()); return -1; }
         char *m = static_cast<char *>(std::malloc(out.size()));
-        if (!m) { say(why, why_len, "out of memory"); return -1; }
+        if (!m) { say(why, "out of memory"); return -1; }
         std::memcpy(m, out.data(), out.size());
         *model = m;
         *model_len = out.size();
         return 0;
     } catch (const std::bad_alloc &) {
-        say(why, why_len, "out of memory");
+        say(why, "out of memory");
         return -1;
     }
 }
 
-extern "C" qkv__tokenizer *qkv__tokenizer_load(const char *model, size_t len, char *why, size_t why_len) {
+extern "C" qkv__tokenizer *qkv__tokenizer_load(const char *model, size_t len, qkv_err *why) {
     qkv__tokenizer *tk = nullptr;
     try {
         tk = new qkv__tokenizer;
         auto st = tk->sp.LoadFromSerializedProto(std::string(model, len));
         if (!st.ok()) {
-            say(why, why_len, "not a sentencepiece model");
+            say(why, "not a sentencepiece model");
             delete tk;
             return nullptr;
         }
@@ -200,8 +201,8 @@ extern "C" qkv__tokenizer *qkv__tokenizer_load(const char *model, size_t len, ch
             std::snprintf(name, sizeof name, "<0x%02X>", b);
             int id = tk->sp.PieceToId(name);
             if (!tk->sp.IsByte(id)) {
-                say(why, why_len, "a model without byte fallback (no piece for byte " + std::string(name) +
-                                      "), which cannot encode every text");
+                say(why, "a model without byte fallback (no piece for byte " + std::string(name) +
+                             "), which cannot encode every text");
                 delete tk;
                 return nullptr;
             }
@@ -221,7 +222,7 @@ extern "C" qkv__tokenizer *qkv__tokenizer_load(const char *model, size_t len, ch
         return tk;
     } catch (const std::bad_alloc &) {
         delete tk;
-        say(why, why_len, "out of memory");
+        say(why, "out of memory");
         return nullptr;
     }
 }
@@ -237,7 +238,7 @@ extern "C" const char *qkv__tokenizer_piece(const qkv__tokenizer *tk, int id, in
 }
 
 extern "C" int qkv__tokenizer_encode(const qkv__tokenizer *tk, const uint8_t *text, int64_t len, int32_t **ids,
-                                     int64_t *n_ids, char *why, size_t why_len) {
+                                     int64_t *n_ids, qkv_err *why) {
     try {
         std::vector<int32_t> out;
         std::vector<int> run;
@@ -250,7 +251,7 @@ extern "C" int qkv__tokenizer_encode(const qkv__tokenizer *tk, const uint8_t *te
             }
             run.clear();
             auto st = tk->sp.Encode(std::string(reinterpret_cast<const char *>(text + at), k), &run);
-            if (!st.ok()) { say(why, why_len, st.message()); return -1; }
+            if (!st.ok()) { say(why, st.message()); return -1; }
             size_t off = at;
             for (size_t j = 0; j < run.size(); j++) { /* the pieces must spell the run, byte for byte */
                 int id = run[j];
@@ -261,27 +262,27 @@ extern "C" int qkv__tokenizer_encode(const qkv__tokenizer *tk, const uint8_t *te
                     id = tk->byte_id[' '], j += 2;
                 const std::string &s = tk->bytes[static_cast<size_t>(id)];
                 if (s.empty() || off + s.size() > at + k || std::memcmp(text + off, s.data(), s.size())) {
-                    say(why, why_len, "the tokenizer's pieces do not reproduce the text at byte " + std::to_string(off) +
-                                          " (a model that normalizes text or adds a dummy prefix)");
+                    say(why, "the tokenizer's pieces do not reproduce the text at byte " + std::to_string(off) +
+                                 " (a model that normalizes text or adds a dummy prefix)");
                     return -1;
                 }
                 off += s.size();
                 out.push_back(id);
             }
             if (off != at + k) {
-                say(why, why_len, "the tokenizer's pieces do not reproduce the text at byte " + std::to_string(off));
+                say(why, "the tokenizer's pieces do not reproduce the text at byte " + std::to_string(off));
                 return -1;
             }
             at += k;
         }
         int32_t *m = static_cast<int32_t *>(std::malloc((out.size() ? out.size() : 1) * sizeof(int32_t)));
-        if (!m) { say(why, why_len, "out of memory"); return -1; }
+        if (!m) { say(why, "out of memory"); return -1; }
         if (!out.empty()) std::memcpy(m, out.data(), out.size() * sizeof(int32_t));
         *ids = m;
         *n_ids = static_cast<int64_t>(out.size());
         return 0;
     } catch (const std::bad_alloc &) {
-        say(why, why_len, "out of memory");
+        say(why, "out of memory");
         return -1;
     }
 }

@@ -95,13 +95,13 @@ int qkv__cpu_has_avx512_bf16(void) {
 #endif
 }
 
-int qkv_bf16_available(char *why, size_t n) {
+int qkv_bf16_available(qkv_err *why) {
     if (!qkv__cpu_has_avx512_bf16()) {
-        if (n) snprintf(why, n, "this CPU has no avx512_bf16 (AVX512_BF16 instructions)");
+        qkv_err_set(why, QKV_ERR_USAGE, "this CPU has no avx512_bf16 (AVX512_BF16 instructions)");
         return 0;
     }
 #if !QKV_GEMM_LIBXSMM
-    if (n) snprintf(why, n, "this build has no libxsmm (built with GEMM=openblas), which runs the bf16 products");
+    qkv_err_set(why, QKV_ERR_USAGE, "this build has no libxsmm (built with GEMM=openblas), which runs the bf16 products");
     return 0;
 #else
     return 1;
@@ -129,7 +129,7 @@ static void name_kernel(void) {
 }
 
 const char *qkv_bf16_kernel(void) {
-    if (!qkv_bf16_available(NULL, 0)) return "none";
+    if (!qkv_bf16_available(NULL)) return "none";
     pthread_once(&named, name_kernel);
     return kernel_name;
 }

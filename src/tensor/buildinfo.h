@@ -8,6 +8,7 @@
 #include "qkv_api.h"
 
 #include <stddef.h>
+#include "tensor/error.h"
 
 typedef struct qkv_buildinfo {
     const char *cpu;       /* /proc/cpuinfo's "model name", or "unknown" */
@@ -24,8 +25,9 @@ QKV_API const qkv_buildinfo *qkv_buildinfo_get(void);
  * NUL-terminated in buf (n bytes): its length, or -1 when it does not fit */
 QKV_API int qkv_buildinfo_json(char *buf, size_t n);
 /* whether this build and CPU run bf16 matrix products (qkv_ctx_set_bf16): 1, or 0 with the
- * reason in why (n bytes), a phrase such as "this CPU has no avx512_bf16 (...)" */
-QKV_API int qkv_bf16_available(char *why, size_t n);
+ * reason in why (NULL: not asked), a phrase such as "this CPU has no avx512_bf16 (...)" for a
+ * caller's message, QKV_ERR_USAGE (bf16 products are asked for by the user's config) */
+QKV_API int qkv_bf16_available(qkv_err *why);
 /* the kernel that runs bf16 products here: "amx" (qkv's kernel on the CPU's AMX tiles,
  * tensor/bf16_amx.h), "libxsmm TARGET" (libxsmm's bf16 kernels for its code target), or "none"
  * where qkv_bf16_available says 0; their products differ in the last bits */

@@ -44,22 +44,22 @@ typedef struct {
     float *slots;
     int S, W;
     int64_t n;
-    char (*err)[256];
+    qkv_err *err; /* per worker: its error (QKV_ERR_OK when none), as a run's workers keep theirs */
 } micro_job;
 
 static void micro_workers(void *arg, int64_t b, int64_t e) {
     const micro_job *j = arg;
     int prev = qkv__serial(1);
     for (int64_t w = b; w < e; w++) {
-        j->err[w][0] = 0;
-        for (int k = (int)w; k < j->S && !j->err[w][0]; k += j->W) {
+        qkv_err_clear(&j->err[w]);
+        for (int k = (int)w; k < j->S && j->err[w].code == QKV_ERR_OK; k += j->W) {
             qkv_model *m = j->reps[w];
             qkv_ctx *ctx = j->ctxs[w];
             qkv_params_zero_grad(&m->params);
             qkv_ctx_reset(ctx);
             qkv_tensor *l = qkv_model_loss(ctx, m, j->tok[k], j->tgt[k], NULL);
             if (!l || qkv_backward(ctx, qkv_scale(ctx, l, 1.0 / j->S)))
-                snprintf(j->err[w], sizeof j->err[w], "%s", qkv_ctx_error(ctx));
+                qkv_err_set(&j->err[w], QKV_ERR_FAIL, "%s", qkv_ctx_error(ctx));
             else
                 memcpy(j->slots + (size_t)k * (size_t)j->n, m->params.grad, (size_t)j->n * sizeof(float));
         }
@@ -79,9 +79,8 @@ static int micro_init(micro_job *j, qkv_model *m, const qkv_tensor *tok, const q
     j->tgt = calloc((size_t)S, sizeof *j->tgt);
     j->slots = malloc((size_t)S * (size_t)j->n * sizeof(float));
     if (!j->reps || !j->ctxs || !j->err || !j->tok || !j->tgt || !j->slots) goto oom;
-    char why[256]; /* nn's message: said as out of memory below */
-    for (int w = 0; w < W; w++)
-        if (!(j->reps[w] = qkv_model_replica(m, why, (int)sizeof why)) || !(j->ctxs[w] = qkv_ctx_new())) goto oom;
+    for (int w = 0; w < W; w++) /* nn's message: said as out of memory below */
+        if (!(j->reps[w] = qkv_model_replica(m, NULL)) || !(j->ctxs[w] = qkv_ctx_new())) goto oom;
     for (int w = 0; w < W; w++)
         if (qkv_ctx_set_bf16(j->ctxs[w], bf16)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", qkv_ctx_error(j->ctxs[w]));
     int64_t rows = batch / S, shape[2] = {rows, seq};
@@ -108,7 +107,7 @@ static void micro_free(micro_job *j) {
 static int micro_step(micro_job *j, float *g, qkv_err *e) {
     qkv__parallel_for(j->W, 1, micro_workers, j);
     for (int w = 0; w < j->W; w++)
-        if (j->err[w][0]) return qkv_err_set(e, QKV_ERR_FAIL, "%s", j->err[w]);
+        if (j->err[w].code != QKV_ERR_OK) return qkv_err_set(e, QKV_ERR_FAIL, "%s", j->err[w].msg);
     memcpy(g, j->slots, (size_t)j->n * sizeof *g);
     for (int k = 1; k < j->S; k++) /* g += slot k, in the order of k */
         qkv__k_binary_flat_f32(QKV_BIN_ADD, j->n, g, j->slots + (size_t)k * (size_t)j->n, g);
@@ -134,9 +133,8 @@ int qkv_bench_run_with(const qkv_bench_size *s, const qkv_model_config *over, in
     if (micro_batches < 1 || s->batch % micro_batches)
         return qkv_err_set(e, QKV_ERR_FAIL, "%d micro-batches do not divide the batch of %d", micro_batches, s->batch);
     qkv_model_config mc = qkv_bench_model_config(s, over);
-    char why[QKV_ERR_MSG]; /* nn's message */
-    qkv_model *m = qkv_model_new(&mc, QKV_F32, 0, why, (int)sizeof why);
-    if (!m) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    qkv_model *m = qkv_model_new(&mc, QKV_F32, 0, e);
+    if (!m) return -1;
     qkv_optim_config oc = qkv_optim_config_default(); /* Adam, PyTorch's defaults */
     qkv_optim o = {0};
     qkv_ctx *ctx = qkv_ctx_new();
@@ -247,7 +245,7 @@ double qkv_bench_sgemm_ceiling(int n, int reps) {
 
 double qkv_bench_bf16_ceiling(int n, int reps) {
     /* qkv's own bf16 product (tensor/bf16.h: conversion, tiles over qkv's threads), as a step's */
-    if (!qkv_bf16_available(NULL, 0)) return 0;
+    if (!qkv_bf16_available(NULL)) return 0;
     size_t bytes = (qkv__bf16_gemm_scratch(0, 0, n, n, n) + 63) / 64 * 64;
     float *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b),
           *c = malloc((size_t)n * n * sizeof *c);

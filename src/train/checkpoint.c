@@ -96,14 +96,11 @@ int qkv_checkpoint_save(const char *dir, const qkv_model *m, const qkv_optim *o,
         meta[2 * n_meta] = extra[2 * i], meta[2 * n_meta + 1] = extra[2 * i + 1];
     char *ck = qkv__pathf("%s/%s", dir, QKV_RUN_CHECKPOINT), *model = qkv__pathf("%s/%s", dir, QKV_RUN_MODEL);
     int rc = -1;
-    char why[QKV_ERR_MSG]; /* the library's message (io, nn) */
     if (!ck || !model) qkv_err_set(e, QKV_ERR_FAIL, "out of memory saving a checkpoint");
-    else if (qkv_st_data_crc32(items, k, crc, why, sizeof why) ||
-             qkv_st_write(ck, items, k, meta, n_meta, why, sizeof why) ||
+    else if (!qkv_st_data_crc32(items, k, crc, e) && !qkv_st_write(ck, items, k, meta, n_meta, e) &&
              /* the parameters alone, for users and PyTorch */
-             qkv_save_model_meta(m, model, config_json, s->step, extra, n_extra, why, (int)sizeof why))
-        qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-    else rc = 0;
+             !qkv_save_model_meta(m, model, config_json, s->step, extra, n_extra, e))
+        rc = 0;
     free(items);
     free(ck);
     free(model);
@@ -120,10 +117,9 @@ int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_s
         free(path);
         return -1;
     }
-    char why[QKV_ERR_MSG]; /* the library's message (io, nn) */
-    int bad = qkv_load_model(m, path, why, (int)sizeof why) || qkv_st_read(path, &st, why, sizeof why);
+    int bad = qkv_load_model(m, path, e) || qkv_st_read(path, &st, e);
     free(path);
-    if (bad) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (bad) return -1;
     const qkv_st_entry *se = qkv_st_find(st, "state.scalars");
     int64_t nsc = se && se->ndim == 1 && se->shape[0] == SC_COUNT_V1 ? SC_COUNT_V1 : SC_COUNT;
     /* a version-1 file has no losses or time: as at the start of a session */
@@ -131,16 +127,14 @@ int qkv_checkpoint_load(const char *dir, qkv_model *m, qkv_optim *o, qkv_train_s
     int32_t words[8];
     qkv_tensor ts = vec(QKV_F64, nsc, sc), tr = vec(QKV_I32, 8, words), tm = vec(QKV_F32, m->params.numel, o->m),
                tv = vec(QKV_F32, m->params.numel, o->v);
-    int rc = qkv_st_load_into(st, "state.scalars", &ts, why, sizeof why) ||
-             qkv_st_load_into(st, "state.rng", &tr, why, sizeof why);
-    if (!rc && o->m) rc = qkv_st_load_into(st, "optim.m", &tm, why, sizeof why);
-    if (!rc && o->v) rc = qkv_st_load_into(st, "optim.v", &tv, why, sizeof why);
+    int rc = qkv_st_load_into(st, "state.scalars", &ts, e) || qkv_st_load_into(st, "state.rng", &tr, e);
+    if (!rc && o->m) rc = qkv_st_load_into(st, "optim.m", &tm, e);
+    if (!rc && o->v) rc = qkv_st_load_into(st, "optim.v", &tv, e);
     const char *os = qkv_st_meta(st, "qkv_optim_step");
     if (!rc) {
         unpack(sc, words, s, data);
         o->step = os ? atoll(os) : s->step - s->skipped;
     }
     qkv_st_free(st);
-    if (rc) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-    return 0;
+    return rc ? -1 : 0;
 }

@@ -1,6 +1,5 @@
 /* Evaluation: loss and accuracy over the task's fixed evaluation examples. */
 #include "train/train.h"
-#include "tensor/buildinfo.h"
 #include "tensor/parallel.h"
 
 #include <math.h>
@@ -26,13 +25,6 @@ static void score(const qkv_task *t, const qkv_tensor *logits, const qkv_batch *
         (*count)++;
         *bytes += qkv_task_target_bytes(t, tgt);
     }
-}
-
-int qkv_precision_usable(const qkv_train_config *c, qkv_err *e) {
-    char why[QKV_ERR_MSG]; /* the tensor layer's reason */
-    if (c->precision == QKV_PRECISION_BF16 && !qkv_bf16_available(why, sizeof why))
-        return qkv_err_set(e, QKV_ERR_USAGE, "train.precision: \"bf16\" is refused: %s (use \"f32\")", why);
-    return 0;
 }
 
 int qkv_evaluate(qkv_ctx *ctx, qkv_model *m, qkv_task *t, int64_t n, int batch, qkv_eval_result *r,

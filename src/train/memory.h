@@ -5,7 +5,7 @@
 
 #include "qkv_api.h"
 
-#include "app/error.h"
+#include "tensor/error.h"
 
 #include <stdint.h>
 #include "nn/model_config.h"

@@ -5,11 +5,11 @@
 #include "train/observe.h"
 #include "io/safetensors.h"
 #include "io/strbuf.h"
+#include "nn/model_file.h"
 #include "nn/score.h"
 #include "train/run_dir.h"
 #include "train/sample.h"
-#include "train/train.h"
-#include "train/vocabulary.h"
+#include "train/vocabulary.h" /* not train.h: the run calls this file, never the other way */
 
 #include <errno.h>
 #include <math.h>
@@ -188,10 +188,9 @@ static int write_observed(const char *dir, const char *file, const qkv_observed 
     const char *meta[4] = {"qkv_step", step, "qkv_example", example};
     char *path = qkv__pathf("%s/%s", dir, file);
     if (!path) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
-    char why[QKV_ERR_MSG]; /* io's message */
-    int rc = qkv_st_write(path, items, o->sample ? 9 : 8, meta, 2, why, sizeof why);
+    int rc = qkv_st_write(path, items, o->sample ? 9 : 8, meta, 2, e);
     free(path);
-    return rc ? qkv_err_set(e, QKV_ERR_FAIL, "%s", why) : 0;
+    return rc;
 }
 
 /* cfg's model observed into o: the trained one of DIR/model.safetensors (with the text task's
@@ -210,17 +209,12 @@ static int observation(const qkv_config *cfg, const char *dir, bool trained, int
     char *path = trained ? qkv__pathf("%s/" QKV_RUN_MODEL, dir) : NULL;
     uint64_t seed = trained ? 0 : (uint64_t)cfg->train.seed; /* as qkv train's (a trained one is loaded over it) */
     int rc = -1;
-    char why[QKV_ERR_MSG]; /* nn's message */
     if (trained && !path) {
         qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
         goto done;
     }
     if (qkv_task_fit_model(&task, &mc, e)) goto done;
-    if (!(m = qkv_model_new(&mc, QKV_F32, seed, why, (int)sizeof why)) ||
-        (trained && qkv_load_model(m, path, why, (int)sizeof why))) {
-        qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-        goto done;
-    }
+    if (!(m = qkv_model_new(&mc, QKV_F32, seed, e)) || (trained && qkv_load_model(m, path, e))) goto done;
     if (trained && qkv_check_vocabulary(path, &task, e)) goto done;
     if (attention(m, &task, mc.layers, mc.heads, bf16, o, e) || scores(m, mc.layers, mc.heads, o, e) ||
         (trained && cfg->task.kind == QKV_TASK_TEXT && sample(m, &task, bf16, o, e)))
@@ -267,8 +261,7 @@ static void *take(const qkv_safetensors *st, const char *name, qkv_dtype dt, int
     }
     void *p = malloc(n ? n * elem : 1);
     qkv_tensor t = view(dt, ndim, shape, p); /* the reader's own checks: dtype, shape, bytes */
-    char e2[256];
-    if (p && qkv_st_load_into(st, name, &t, e2, sizeof e2)) {
+    if (p && qkv_st_load_into(st, name, &t, NULL)) {
         free(p);
         return NULL;
     }
@@ -288,10 +281,9 @@ static int read_observed(const char *dir, const char *file, qkv_observed *o, qkv
         return no == ENOENT ? 1 : -1;
     }
     qkv_safetensors *st;
-    char why[QKV_ERR_MSG]; /* io's message */
-    if (qkv_st_read(path, &st, why, sizeof why)) {
+    if (qkv_st_read(path, &st, e)) {
         free(path);
-        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+        return -1;
     }
     int64_t ns[1] = {0}, nw[4] = {0}, nt[1] = {0}, nt2[1] = {0}, nx[1] = {0};
     double *sums = take(st, "diag.sums", QKV_F64, 1, ns, sizeof(double));

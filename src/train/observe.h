@@ -10,9 +10,9 @@
 
 #include "qkv_api.h"
 
-#include "app/error.h"
+#include "tensor/error.h"
 
-#include "train/run_config.h"
+#include "config/run_config.h"
 
 #include <stdint.h>
 

@@ -2,6 +2,7 @@
 #include "train/run.h"
 #include "train/stop.h"
 #include "app/heartbeat.h"
+#include "config/config.h"
 #include "io/fileio.h"
 #include "io/strbuf.h"
 #include "optim/optim_internal.h"
@@ -52,11 +53,10 @@ static int save_checkpoint(qkv__run *r, qkv_err *e) {
 /* keep the metrics lines of steps the checkpoint has (a resumed run rewrites the rest) */
 static int truncate_metrics(qkv__run *r, qkv_err *e) {
     size_t len;
-    char why[QKV_ERR_MSG]; /* io's message */
     const char *path = in_dir(r, QKV_RUN_METRICS, e);
     if (!path) return -1;
-    char *text = qkv__read_file(path, &len, why, sizeof why);
-    if (!text) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    char *text = qkv__read_file(path, &len, e);
+    if (!text) return -1;
     size_t keep = 0;
     for (char *line = text; *line;) {
         char *nl = strchr(line, '\n');
@@ -66,9 +66,9 @@ static int truncate_metrics(qkv__run *r, qkv_err *e) {
         keep = (size_t)(nl + 1 - text);
         line = nl + 1;
     }
-    int rc = qkv__write_file_atomic(path, text, keep, why, sizeof why);
+    int rc = qkv__write_file_atomic(path, text, keep, e);
     free(text);
-    return rc ? qkv_err_set(e, QKV_ERR_FAIL, "%s", why) : 0;
+    return rc;
 }
 
 /* ---- logging ---------------------------------------------------------------------------------- */
@@ -258,18 +258,13 @@ double qkv__run_loss(const qkv__run *r) {
 
 /* a fresh run keeps the text task's tokenizer beside it (run_dir.h) */
 static int write_tokenizer(qkv__run *r, qkv_err *e) {
-    char why[QKV_ERR_MSG];
     const char *path = in_dir(r, QKV_RUN_TOKENIZER, e);
-    if (!path) return -1;
-    if (qkv__write_file_atomic(path, r->task.tokenizer_model, r->task.tokenizer_model_len, why, sizeof why))
-        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-    return 0;
+    return path ? qkv__write_file_atomic(path, r->task.tokenizer_model, r->task.tokenizer_model_len, e) : -1;
 }
 
 int qkv__run_setup(qkv__run *r, qkv_err *e) {
     const qkv_config *c = r->cfg;
     r->tty = isatty(2) && !r->opt->quiet;
-    char why[QKV_ERR_MSG]; /* the library's message (nn, io, tensor) */
     /* bf16 products where this CPU (or build) has none: refused before any work or write */
     if (qkv_precision_usable(&c->train, e)) return -1;
     qkv_task_config tc = c->task; /* a resumed run's vocabulary is the one it kept */
@@ -297,8 +292,8 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
     /* QKV_ERR_MEMORY, before anything is allocated or written */
     if (qkv_check_memory(&mc, c->train.batch, qkv_train_estimate_bytes(&mc, &c->optim, c->train.batch), what, e))
         return -1;
-    r->model = qkv_model_new(&mc, QKV_F32, (uint64_t)c->train.seed, why, (int)sizeof why); /* the config is checked */
-    if (!r->model) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    r->model = qkv_model_new(&mc, QKV_F32, (uint64_t)c->train.seed, e); /* the config is checked */
+    if (!r->model) return -1;
     /* the step's micro-batches, whole ones to each process */
     r->shards = qkv_train_shards(&c->train);
     if (r->shards % r->dist.size)
@@ -316,8 +311,7 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
         r->ctxs = calloc((size_t)r->workers, sizeof *r->ctxs);
         r->werr = calloc((size_t)r->workers, sizeof *r->werr);
         for (int w = 0; r->reps && r->ctxs && r->werr && w < r->workers; w++) {
-            if (!(r->reps[w] = qkv_model_replica(r->model, why, (int)sizeof why)))
-                return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+            if (!(r->reps[w] = qkv_model_replica(r->model, e))) return -1;
             if (!(r->ctxs[w] = qkv_ctx_new())) break;
         }
         if (!r->reps || !r->ctxs || !r->werr || !r->ctxs[r->workers - 1])
@@ -338,7 +332,7 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
         return qkv_err_set(e, QKV_ERR_FAIL, "%s", qkv_ctx_error(r->ctx));
     qkv_config eff = *c; /* the effective config: vocab and seq_len filled in */
     eff.model = mc;
-    r->config_json = r->opt->config_json(&eff);
+    r->config_json = qkv_config_to_json(&eff); /* for config.json and the model files' metadata */
     if (!r->config_json) return qkv_err_set(e, QKV_ERR_FAIL, "out of memory");
     /* every process reads the checkpoint; the first one alone keeps the run directory */
     if (r->opt->resume &&
@@ -362,7 +356,7 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
         return 0;
     }
     if (r->dist.rank) return 0;
-    if (qkv__mkdirs(r->opt->out_dir, why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (qkv__mkdirs(r->opt->out_dir, e)) return -1;
     if (lock_run(r, e)) return -1;
     if (!r->opt->resume && holds_run(r)) { /* never overwrite a run by accident */
         if (!r->opt->force)
@@ -370,21 +364,19 @@ int qkv__run_setup(qkv__run *r, qkv_err *e) {
                                "over with --force", qkv__shown(r->opt->out_dir).s, qkv__shown(r->opt->out_dir).s);
         clear_run(r);
     }
-    if (qkv__mkdirs(r->opt->out_dir, why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (qkv__mkdirs(r->opt->out_dir, e)) return -1;
     remove_stale_temps(r);
     if (r->opt->resume && truncate_metrics(r, e)) return -1;
     /* a resumed run's config may have grown (train.steps: an extended run) */
     const char *path = in_dir(r, QKV_RUN_CONFIG, e);
     if (!path) return -1;
-    if (qkv__write_file_atomic(path, r->config_json, strlen(r->config_json), why, sizeof why))
-        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (qkv__write_file_atomic(path, r->config_json, strlen(r->config_json), e)) return -1;
     /* a resumed run that lost it gets it back: the vocabulary the config gives, checked above
      * against the checkpoint's record */
     if (!(path = in_dir(r, QKV_RUN_TOKENIZER, e))) return -1;
     if (r->task.tokenizer && (!r->opt->resume || access(path, F_OK)) && write_tokenizer(r, e)) return -1;
     if (!(path = in_dir(r, QKV_RUN_METRICS, e))) return -1;
-    if (!r->opt->resume && qkv__write_file_atomic(path, "", 0, why, sizeof why))
-        return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (!r->opt->resume && qkv__write_file_atomic(path, "", 0, e)) return -1;
     r->metrics = fopen(path, "a");
     if (!r->metrics) return qkv_err_set(e, QKV_ERR_FAIL, "%s: cannot append: %s", qkv__shown(path).s, strerror(errno));
     /* a fresh run records its diagnostics at step 0 too (train/observe.h: a model of its own, built
@@ -534,9 +526,7 @@ static int write_summary(qkv__run *r, qkv_run_summary *s, qkv_err *e) {
     if (n >= (int)sizeof buf) {
         return qkv_err_set(e, QKV_ERR_FAIL, "%s: the summary is too long (%d bytes)", qkv__shown(path).s, n);
     }
-    char why[QKV_ERR_MSG]; /* io's message */
-    if (qkv__write_file_atomic(path, buf, (size_t)n, why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
-    return 0;
+    return qkv__write_file_atomic(path, buf, (size_t)n, e);
 }
 
 int qkv__run_finish(qkv__run *r, int rc, qkv_run_summary *sum, qkv_err *e) {

@@ -17,7 +17,7 @@
 typedef struct qkv__run {
     const qkv_config *cfg;
     const qkv_run_opts *opt;
-    char *config_json;
+    char *config_json;           /* the effective config as JSON: config.json, the model files' metadata */
     qkv_task task;
     qkv_model *model;
     qkv_optim optim;

@@ -8,13 +8,13 @@
 
 #include "qkv_api.h"
 
-#include "app/error.h"
+#include "tensor/error.h"
 
 #include "nn/model.h"
 #include "nn/model_file.h"
 #include "optim/optim.h"
 #include "tasks/task.h"
-#include "train/run_config.h"
+#include "config/run_config.h"
 #include "train/verdict.h"
 
 typedef struct qkv_eval_result {
@@ -33,10 +33,6 @@ typedef struct qkv_run_opts {
     long long stop_after;        /* testing: stop (as if interrupted) after this many steps; 0 = off */
     int example;                 /* the evaluation example whose attention the run records for reports
                                     (observe.h; qkv train --example) */
-    /* the effective config (vocab and seq_len filled in) as JSON text, for config.json and the
-     * model files' metadata: the config layer's qkv_config_to_json, which sits above this
-     * layer; malloc'd, NULL when out of memory */
-    char *(*config_json)(const qkv_config *effective);
 } qkv_run_opts;
 
 typedef struct qkv_run_summary {
@@ -68,12 +64,6 @@ typedef struct qkv_run_summary {
  * the machine has: found before anything is allocated or written; the message has the estimate)
  * or QKV_ERR_FAIL */
 QKV_APP_API int qkv_train(const qkv_config *cfg, const qkv_run_opts *opt, qkv_run_summary *sum, qkv_err *e);
-
-/* whether c's products (train.precision) run on this machine: 0, or -1 with e (QKV_ERR_USAGE, one
- * line naming the key). A bf16 run is trained, evaluated, sampled and inspected in bf16 (its
- * config says so), so qkv eval reproduces the evaluation the run recorded; where bf16 cannot run,
- * each of them is refused before any work (--set train.precision=f32 evaluates in float32) */
-QKV_APP_API int qkv_precision_usable(const qkv_train_config *c, qkv_err *e);
 
 /* mean loss and accuracy of model m on the task's evaluation examples (n of them, capped by
  * the task's size), in batches of `batch`; ctx is reset as it goes */

@@ -50,9 +50,8 @@ static double num(const cJSON *j, const char *k) {
 
 int qkv_verdict_read(const char *metrics_path, double threshold, long long budget, qkv_verdict *v, qkv_err *e) {
     size_t len;
-    char why[QKV_ERR_MSG]; /* io's message */
-    char *text = qkv__read_file(metrics_path, &len, why, sizeof why);
-    if (!text) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    char *text = qkv__read_file(metrics_path, &len, e);
+    if (!text) return -1;
     int n = 0, cap = 0, nval = 0;
     long long *step = NULL;
     double *acc[2] = {NULL, NULL}, *loss[2] = {NULL, NULL}; /* [0] evaluation, [1] validation */

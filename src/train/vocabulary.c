@@ -26,8 +26,7 @@ static bool well_formed(const char *s, size_t min, size_t max, const char *chars
 
 int qkv_check_vocabulary(const char *path, const qkv_task *t, qkv_err *e) {
     qkv_safetensors *st;
-    char why[QKV_ERR_MSG];
-    if (qkv_st_read(path, &st, why, sizeof why)) return qkv_err_set(e, QKV_ERR_FAIL, "%s", why);
+    if (qkv_st_read(path, &st, e)) return -1;
     const char *sha = qkv_st_meta(st, QKV_META_TOKENIZER_SHA256), *kind = qkv_st_meta(st, QKV_META_TOKENIZER),
                *pieces = qkv_st_meta(st, QKV_META_TOKENIZER_PIECES);
     const char *bad = !sha || !kind || !pieces ? NULL /* no record, or a partial one: */

@@ -12,7 +12,7 @@
 
 #include "qkv_api.h"
 
-#include "app/error.h"
+#include "tensor/error.h"
 #include "tasks/task.h"
 
 #include <stdbool.h>

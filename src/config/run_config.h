@@ -1,11 +1,14 @@
-/* A training run's whole configuration: the model, the task, the loop and the optimizer, each
- * owned by its layer; src/config maps JSON config files and --set overrides onto it. */
-#ifndef QKV_RUN_CONFIG_H
-#define QKV_RUN_CONFIG_H
+/* A training run's whole configuration: the model, the task and the optimizer, each owned by its
+ * layer below, and the training loop's settings, defined here; src/config maps JSON config files
+ * and --set overrides onto it. It lives in the config layer, below the training run that reads
+ * it, so a run writes its effective config (qkv_config_to_json) by calling the config layer. */
+#ifndef QKV_CONFIG_RUN_CONFIG_H
+#define QKV_CONFIG_RUN_CONFIG_H
 
 #include "qkv_api.h"
 
 #include <stdbool.h>
+#include "tensor/error.h"
 #include "nn/model_config.h"
 #include "optim/optim_config.h"
 #include "tasks/task_config.h"
@@ -33,6 +36,11 @@ typedef struct qkv_train_config {
 QKV_APP_API qkv_train_config qkv_train_config_default(void);
 /* the micro-batches per step: c->shards, or for 0 the largest of 8, 4, 2, 1 that divides c->batch */
 QKV_APP_API int qkv_train_shards(const qkv_train_config *c);
+/* whether c's products (train.precision) run on this machine: 0, or -1 with e (QKV_ERR_USAGE, one
+ * line naming the key). A bf16 run is trained, evaluated, sampled and inspected in bf16 (its
+ * config says so), so qkv eval reproduces the evaluation the run recorded; where bf16 cannot run,
+ * each of them is refused before any work (--set train.precision=f32 evaluates in float32) */
+QKV_APP_API int qkv_precision_usable(const qkv_train_config *c, qkv_err *e);
 
 typedef struct qkv_config {
     qkv_model_config model;

@@ -1,5 +1,7 @@
-/* The training loop's defaults, and the whole run's (each layer gives its own). */
-#include "train/run_config.h"
+/* The training loop's defaults and whether this machine runs its precision; the whole run's
+ * defaults (each layer gives its own). */
+#include "config/run_config.h"
+#include "tensor/buildinfo.h"
 
 #include <string.h>
 
@@ -13,6 +15,13 @@ qkv_train_config qkv_train_config_default(void) {
     c.skip_nonfinite = false;
     c.precision = QKV_PRECISION_F32;
     return c;
+}
+
+int qkv_precision_usable(const qkv_train_config *c, qkv_err *e) {
+    qkv_err why; /* the tensor layer's reason */
+    if (c->precision == QKV_PRECISION_BF16 && !qkv_bf16_available(&why))
+        return qkv_err_set(e, why.code, "train.precision: \"bf16\" is refused: %s (use \"f32\")", why.msg);
+    return 0;
 }
 
 int qkv_train_shards(const qkv_train_config *c) {
