@@ -18,6 +18,15 @@ typedef struct qkv_ctx qkv_ctx;
 
 /* a context with an empty tape; NULL when out of memory */
 QKV_API qkv_ctx *qkv_ctx_new(void);
+/* A counting context: its ops check shapes, record and allocate as in any context, but compute
+ * no values, and the memory of their values (activations, gradients, scratch) is counted, not
+ * allocated: qkv_ctx_arena_peak after a forward and backward is what the same step takes in an
+ * ordinary context. Tensor headers and tape records are real. Its tensors' data and grad point
+ * at one read-only block: never read or write them (custom ops' callbacks are not called).
+ * Inputs may be headers over such a block too. NULL when out of memory */
+QKV_API qkv_ctx *qkv_ctx_new_counting(void);
+/* true for a context made by qkv_ctx_new_counting */
+QKV_API bool qkv_ctx_counting(const qkv_ctx *ctx);
 QKV_API void qkv_ctx_free(qkv_ctx *ctx);
 /* release every activation, activation gradient and tape record at once (O(1));
  * clears the error. Tensors from before the reset must not be used again. */
@@ -28,7 +37,8 @@ QKV_API bool qkv_ctx_grad_enabled(const qkv_ctx *ctx);
 /* float matrix products (forward and backward) in bf16 (on) or float32 (off, the default):
  * C = round_bf16(A) round_bf16(B), summed in float32 (docs/performance.md, "bf16 products");
  * everything else stays float32, double products stay double. -1 (error set, setting unchanged)
- * when this build or CPU has no bf16 products (qkv_bf16_available) */
+ * when this build or CPU has no bf16 products (qkv_bf16_available); a counting context counts
+ * their conversion buffers on any CPU */
 QKV_API int qkv_ctx_set_bf16(qkv_ctx *ctx, bool on);
 QKV_API bool qkv_ctx_bf16(const qkv_ctx *ctx);
 

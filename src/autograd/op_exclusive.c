@@ -14,7 +14,7 @@ qkv_tensor *qkv_exclusive(qkv_ctx *ctx, qkv_tensor *y, qkv_tensor *v, int head_d
     int64_t rows = y->shape[0] * y->shape[1], H = y->shape[2] / head_dim, kvH = v->shape[2] / head_dim;
     qkv_tensor *z = qkv__out(ctx, y->dtype, y->ndim, y->shape);
     if (!z) return NULL;
-    QKV_KCALL(y->dtype, exclusive, rows, H, kvH, head_dim, y->data, v->data, z->data);
+    QKV_KCALL(ctx, y->dtype, exclusive, rows, H, kvH, head_dim, y->data, v->data, z->data);
     qkv_tensor *in[2] = {y, v};
     qkv_record *r = qkv__record(ctx, QKV_OP_EXCLUSIVE, z, 2, in);
     if (r) {
@@ -33,7 +33,7 @@ int qkv__exclusive_backward(qkv_ctx *ctx, const qkv_record *r) {
     void *dy = qkv__grad_fresh(ctx, y, &fy), *dv = qkv__grad_fresh(ctx, v, &fv);
     if (!dy && !dv) return qkv_ctx_ok(ctx) ? 0 : -1;
     if ((!dy && y->requires_grad) || (!dv && v->requires_grad)) return -1;
-    QKV_KCALL(y->dtype, exclusive_backward, r->p.exclusive.rows, r->p.exclusive.H, r->p.exclusive.kvH, r->p.exclusive.hd,
+    QKV_KCALL(ctx, y->dtype, exclusive_backward, r->p.exclusive.rows, r->p.exclusive.H, r->p.exclusive.kvH, r->p.exclusive.hd,
               y->data, v->data, r->out->grad, dy, fy, dv, fv);
     return 0;
 }

@@ -94,13 +94,17 @@ struct qkv_ctx {
     bool grad_enabled;
     bool backward_done;       /* backward ran on this tape: a second run would double-count */
     bool bf16;                /* float products in bf16 (qkv_ctx_set_bf16) */
+    bool counting;            /* shapes and bytes only: no values (qkv_ctx_new_counting) */
     char err[512];
     qkv_backward_fn override[QKV_OP_COUNT];
 };
 
 /* an output tensor in the arena, NOT zero-filled: the op must write every element
- * (NULL + error when out of memory) */
+ * (NULL + error when out of memory); in a counting context its data is counted, not allocated */
 QKV_INTERNAL qkv_tensor *qkv__out(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape);
+/* arena memory the op itself writes in every context, counting or not (a tensor's header, a
+ * record): qkv_ctx_alloc is counted only in a counting context */
+QKV_INTERNAL void *qkv__ctx_alloc_host(qkv_ctx *ctx, size_t bytes);
 /* fails unless t is a float tensor; `what` names the op */
 QKV_INTERNAL bool qkv__check_float(qkv_ctx *ctx, const char *what, const qkv_tensor *t);
 /* fails unless a and b are float tensors of the same dtype */
@@ -122,10 +126,12 @@ QKV_INTERNAL void *qkv__grad_fresh(qkv_ctx *ctx, qkv_tensor *t, bool *fresh);
 /* "(2,3,4)" for messages; uses a small rotating static buffer (4 slots) */
 QKV_INTERNAL const char *qkv__shp(const qkv_tensor *t);
 
-/* dispatch a typed kernel on a float dtype */
-#define QKV_KCALL(dtype, name, ...)                                                             \
+/* dispatch a typed kernel on a float dtype; its value (a kernel that returns one) */
+#define QKV_KVALUE(dtype, name, ...)                                                            \
     (QKV_ASSERT((dtype) == QKV_F32 || (dtype) == QKV_F64, "a kernel runs on float tensors only"), \
      (dtype) == QKV_F64 ? qkv__k_##name##_f64(__VA_ARGS__) : qkv__k_##name##_f32(__VA_ARGS__))
+/* run a typed kernel, unless ctx is counting (then there are no values to compute) */
+#define QKV_KCALL(ctx, dtype, name, ...) ((ctx)->counting ? (void)0 : (void)QKV_KVALUE(dtype, name, __VA_ARGS__))
 
 /* The float or double product C = op(A) op(B) + beta C (beta 0 or 1), rows split across qkv's
  * threads; a float one in bf16 when ctx->bf16 (tensor/bf16.h), its conversion buffers from the
