@@ -73,16 +73,17 @@ static void est_option(int k, qkv_model_config *mc) {
 }
 #define NEST_OPTIONS 14
 
+/* the default model of these sizes */
+static qkv_model_config sized(int vocab, int seq_len, int d_model, int heads, int layers, int d_ff) {
+    qkv_model_config mc = qkv_model_config_default();
+    mc.vocab = vocab, mc.seq_len = seq_len, mc.d_model = d_model, mc.heads = heads, mc.layers = layers, mc.d_ff = d_ff;
+    return mc;
+}
+
 /* case i's model config (the case with its attention option) */
 static qkv_model_config case_config(int i) {
     const est_case *e = &EST[i / NEST_OPTIONS];
-    qkv_model_config mc = qkv_model_config_default();
-    mc.vocab = e->V;
-    mc.seq_len = e->T;
-    mc.d_model = e->d;
-    mc.heads = e->H;
-    mc.layers = e->L;
-    mc.d_ff = e->F;
+    qkv_model_config mc = sized(e->V, e->T, e->d, e->H, e->L, e->F);
     mc.attn.qkv = (qkv_attn_qkv)e->qkv;
     mc.attn.gate = (qkv_attn_gate)e->gate;
     mc.attn.rel_pos_bias = e->rel;
@@ -168,14 +169,8 @@ END_TEST
 
 /* the refusal: huge sizes saturate instead of overflowing, small ones pass */
 START_TEST(test_memory_check) {
-    qkv_model_config mc = qkv_model_config_default();
+    qkv_model_config mc = sized(1048576, 65536, 8192, 256, 64, 65536);
     qkv_optim_config oc = qkv_optim_config_default(); /* Adam: two moments per parameter */
-    mc.vocab = 1048576;
-    mc.seq_len = 65536;
-    mc.d_model = 8192;
-    mc.heads = 256;
-    mc.layers = 64;
-    mc.d_ff = 65536;
     ck_assert(qkv_train_estimate_bytes(&mc, &oc, 65536) == INT64_MAX);
     qkv_err e;
     ck_assert_int_eq(qkv_check_memory(&mc, 65536, qkv_train_estimate_bytes(&mc, &oc, 65536), "everything", &e), -1);
@@ -184,13 +179,7 @@ START_TEST(test_memory_check) {
     ck_assert_ptr_null(strchr(e.msg, '\n'));
     /* counted, not allocated: a step far beyond this machine has its size, at least the
      * attention weights every layer keeps (B,H,T,T) */
-    mc = qkv_model_config_default();
-    mc.vocab = 50000;
-    mc.seq_len = 4096;
-    mc.d_model = 4096;
-    mc.heads = 32;
-    mc.layers = 4;
-    mc.d_ff = 16384;
+    mc = sized(50000, 4096, 4096, 32, 4, 16384);
     int64_t act = qkv_model_activation_bytes(&mc, 64, 4096);
     ck_assert(act < INT64_MAX && (double)act > 4.0 * 64 * 32 * 4096 * 4096 * 4);
     ck_assert_int_gt(act, qkv_machine_memory_bytes());
