@@ -55,7 +55,8 @@ QKV_API qkv_tensor *qkv_ctx_tensor(qkv_ctx *ctx, qkv_dtype dt, int ndim, const i
 /* an arena tensor holding a copy of buf */
 QKV_API qkv_tensor *qkv_ctx_tensor_from(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape,
                                 const void *buf);
-/* raw arena memory, 64-byte aligned (NULL + error when out of memory) */
+/* raw arena memory, 64-byte aligned (NULL + error when out of memory); in a counting context the
+ * bytes are counted and the block returned must not be touched */
 QKV_API void *qkv_ctx_alloc(qkv_ctx *ctx, size_t bytes);
 
 /* d loss / d t for every tensor t on the tape that requires grad, ACCUMULATED (+=) into
