@@ -125,6 +125,10 @@ TEST_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/*.c))
 # with KFLAGS instead, and DIR/obj/X.o from X.cc with the C++ compiler and its flags; each object depends on DIR's flags stamp, named after the flags, so
 # changing them rebuilds it. -MMD -MP: the compiler writes each object's header dependencies
 # beside it (included at the end): a header edit rebuilds only what includes it.
+# The kernels' declarations are written from their definitions (scripts/kernel-index.sh --decls)
+# into DIR/gen/tensor/kernels_decl.h, found through -IDIR/gen, before anything is compiled; the
+# file is rewritten only when a declaration changed (the stamp records that it was checked), so
+# an edit inside a kernel's body rebuilds that kernel alone.
 DEPFLAGS := -MMD -MP
 define build_rules
 $(1)_STAMP := $(1)/.flags-$$(shell echo '$$($(2)) $$($(3)) $$($(4)) $$($(5)) $$($(6)) $$(DEPFLAGS)' | cksum | cut -d' ' -f1)
@@ -132,12 +136,18 @@ $$($(1)_STAMP):
 	@mkdir -p $(1)
 	@rm -f $(1)/.flags-*
 	@touch $$@
-$(1)/obj/%.o: %.c $$($(1)_STAMP)
-	$$(call compile,$(2),$$($(2)) $$($(3)) $$(EXTRA_CFLAGS))
-$(1)/obj/f32/%.o: %.c $$($(1)_STAMP)
-	$$(call compile,$(2) f32,$$($(2)) $$($(3)) $$($(4)) -DQKV_KERNEL_F64=0)
-$(1)/obj/f64/%.o: %.c $$($(1)_STAMP)
-	$$(call compile,$(2) f64,$$($(2)) $$($(3)) $$($(4)) -DQKV_KERNEL_F64=1)
+$(1)/gen/tensor/kernels_decl.h: $(1)/gen/.kernels_decl.stamp ;
+$(1)/gen/.kernels_decl.stamp: $(KERNEL_SRCS) scripts/kernel-index.sh
+	@mkdir -p $(1)/gen/tensor
+	@printf '  %-7s %s\n' GEN $(1)/gen/tensor/kernels_decl.h
+	$(Q)scripts/kernel-index.sh --decls $(1)/gen/tensor/kernels_decl.h
+	@touch $$@
+$(1)/obj/%.o: %.c $$($(1)_STAMP) | $(1)/gen/tensor/kernels_decl.h
+	$$(call compile,$(2),$$($(2)) $$($(3)) -I$(1)/gen $$(EXTRA_CFLAGS))
+$(1)/obj/f32/%.o: %.c $$($(1)_STAMP) | $(1)/gen/tensor/kernels_decl.h
+	$$(call compile,$(2) f32,$$($(2)) $$($(3)) $$($(4)) -I$(1)/gen -DQKV_KERNEL_F64=0)
+$(1)/obj/f64/%.o: %.c $$($(1)_STAMP) | $(1)/gen/tensor/kernels_decl.h
+	$$(call compile,$(2) f64,$$($(2)) $$($(3)) $$($(4)) -I$(1)/gen -DQKV_KERNEL_F64=1)
 $(1)/obj/%.o: %.cc $$($(1)_STAMP)
 	$$(call compile,$(5),$$($(5)) $$($(6)))
 endef

@@ -22,7 +22,9 @@ static void quiet_stderr(void) {
 START_TEST(test_kcall_refuses_int_dtype) {
     quiet_stderr();
     int32_t x[4] = {1, 2, 3, 4}, y[4];
-    QKV_KCALL(QKV_I32, softmax, 1, 4, (const void *)x, (void *)y);
+    qkv_ctx *ctx = qkv_ctx_new();
+    QKV_KCALL(ctx, QKV_I32, softmax, 1, 4, (const void *)x, (void *)y);
+    qkv_ctx_free(ctx);
 }
 END_TEST
 

@@ -1,7 +1,9 @@
 /* The memory estimate behind the up-front refusal of a model too large for the machine (the
  * refusals themselves are rows of the command-line contract, tests/test_cli_config.c): the
- * parameter count is exact, the per-step estimate is at least the real arena peak and at most twice
- * it, for every shape and attention option; huge sizes saturate instead of overflowing. */
+ * parameter count is exact; a counting context takes exactly the arena a real step takes, in
+ * float32 and in bf16 products; the per-step estimate (a counted step) is at least the real arena
+ * peak and at most twice it, for every shape and attention option; huge sizes saturate instead of
+ * overflowing. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +12,8 @@
 
 #include "autograd/ctx.h"
 #include "nn/model.h"
+#include "probe.h"
+#include "tensor/buildinfo.h"
 #include "suites.h"
 #include "train/memory.h"
 #include "train/train.h"
@@ -57,74 +61,128 @@ static void est_option(int k, qkv_model_config *mc) {
         break;
     case 10: a->talking_heads = true; a->rel_pos_bias = false; if (a->qkv == QKV_ATTN_HEAD_SHARED) a->qkv = QKV_ATTN_FULL; break;
     case 11: a->query_proj = false; a->key_proj = false; a->qkv = QKV_ATTN_FULL; break;
+    case 12: { /* rotary positions (even head widths) and exclusive (heads wider than one) */
+        int hd = mc->d_model / mc->heads;
+        if (hd % 2 == 0) mc->position = QKV_POS_ROPE, a->rel_pos_bias = false;
+        a->exclusive = hd > 1;
+        break;
+    }
+    case 13: a->qkv = QKV_ATTN_QK_TIED; a->qk_diag = QKV_QK_DIAG_ALTERNATING; break;
     default: break;
     }
 }
-#define NEST_OPTIONS 12
+#define NEST_OPTIONS 14
 
-/* the estimate is at least the real arena peak of a training step and at most twice it; the
- * parameter count is exact. Every case plain and with each attention option. */
-START_TEST(test_memory_estimate) {
-    const est_case *e = &EST[_i / NEST_OPTIONS];
+/* the default model of these sizes */
+static qkv_model_config sized(int vocab, int seq_len, int d_model, int heads, int layers, int d_ff) {
     qkv_model_config mc = qkv_model_config_default();
-    qkv_optim_config oc = qkv_optim_config_default(); /* Adam: two moments per parameter */
-    mc.vocab = e->V;
-    mc.seq_len = e->T;
-    mc.d_model = e->d;
-    mc.heads = e->H;
-    mc.layers = e->L;
-    mc.d_ff = e->F;
+    mc.vocab = vocab, mc.seq_len = seq_len, mc.d_model = d_model, mc.heads = heads, mc.layers = layers, mc.d_ff = d_ff;
+    return mc;
+}
+
+/* case i's model config (the case with its attention option) */
+static qkv_model_config case_config(int i) {
+    const est_case *e = &EST[i / NEST_OPTIONS];
+    qkv_model_config mc = sized(e->V, e->T, e->d, e->H, e->L, e->F);
     mc.attn.qkv = (qkv_attn_qkv)e->qkv;
     mc.attn.gate = (qkv_attn_gate)e->gate;
     mc.attn.rel_pos_bias = e->rel;
     mc.attn.causal = e->causal;
-    est_option(_i % NEST_OPTIONS, &mc);
+    est_option(i % NEST_OPTIONS, &mc);
+    return mc;
+}
+
+/* A step's inputs: tokens, targets, a padding mask of real tokens only, and one whose first
+ * sequence is all padding (so some query row has no key: the most a mask can take) */
+typedef struct { qkv_tensor *tok, *tgt, *pad, *dead; } step_inputs;
+
+static step_inputs inputs_of(const est_case *e) {
+    int64_t s[2] = {e->B, e->T};
+    step_inputs in = {qkv_tensor_zeros(QKV_I32, 2, s), qkv_tensor_zeros(QKV_I32, 2, s), qkv_tensor_zeros(QKV_I32, 2, s),
+                      qkv_tensor_zeros(QKV_I32, 2, s)};
+    for (int64_t i = 0; i < in.tok->numel; i++) {
+        ((int32_t *)in.tok->data)[i] = (int32_t)(i % e->V);
+        ((int32_t *)in.tgt->data)[i] = (int32_t)(i * 7 % e->V);
+        ((int32_t *)in.pad->data)[i] = 1;
+        ((int32_t *)in.dead->data)[i] = i >= e->T;
+    }
+    return in;
+}
+
+/* the arena peak of one training step (the loss and its backward) of m in a new context, counting
+ * or real, in bf16 products or not; pad: the padding mask or NULL */
+static size_t step_peak(qkv_model *m, const step_inputs *in, const qkv_tensor *pad, bool counting, bool bf16) {
+    qkv_ctx *ctx = counting ? qkv_ctx_new_counting() : qkv_ctx_new();
+    ck_assert_ptr_nonnull(ctx);
+    ck_assert_msg(!qkv_ctx_set_bf16(ctx, bf16), "%s", qkv_ctx_error(ctx));
+    qkv_tensor *loss = qkv_model_loss(ctx, m, in->tok, in->tgt, pad);
+    ck_assert_msg(loss && !qkv_backward(ctx, loss), "%s", qkv_ctx_error(ctx));
+    size_t peak = qkv_ctx_arena_peak(ctx);
+    qkv_ctx_free(ctx);
+    return peak;
+}
+
+/* the estimate is at least the real arena peak of a training step and at most twice it; the
+ * parameter count is exact; the same step counted takes exactly the real step's arena (float32
+ * products, and bf16 where they run). Every case plain and with each attention option. */
+START_TEST(test_memory_estimate) {
+    const est_case *e = &EST[_i / NEST_OPTIONS];
+    qkv_model_config mc = case_config(_i);
+    qkv_optim_config oc = qkv_optim_config_default(); /* Adam: two moments per parameter */
     qkv_err err;
     qkv_model *m = qkv_model_new(&mc, QKV_F32, 0, &err);
     ck_assert_msg(m != NULL, "case %d option %d: %s", _i / NEST_OPTIONS, _i % NEST_OPTIONS, err.msg);
     ck_assert_int_eq(qkv_model_param_count(&mc), m->params.numel);
-    int64_t s[2] = {e->B, e->T};
-    qkv_tensor *tok = qkv_tensor_zeros(QKV_I32, 2, s), *tgt = qkv_tensor_zeros(QKV_I32, 2, s),
-               *pad = qkv_tensor_zeros(QKV_I32, 2, s);
-    for (int64_t i = 0; i < tok->numel; i++) {
-        ((int32_t *)tok->data)[i] = (int32_t)(i % e->V);
-        ((int32_t *)tgt->data)[i] = (int32_t)(i * 7 % e->V);
-        ((int32_t *)pad->data)[i] = 1;
+    step_inputs in = inputs_of(e);
+    /* counted and real alike: a step without a mask, or with one that leaves a query row no key
+     * (a counting step assumes such a row wherever a mask could make one) */
+    const qkv_tensor *pad = e->pad ? in.dead : NULL;
+    size_t real = step_peak(m, &in, pad, false, false), counted = step_peak(m, &in, pad, true, false);
+    ck_assert_msg(counted == real, "case %d option %d: counted %zu bytes, the step took %zu", _i / NEST_OPTIONS,
+                  _i % NEST_OPTIONS, counted, real);
+    qkv_err why;
+    if (qkv_bf16_available(&why)) {
+        size_t real16 = step_peak(m, &in, pad, false, true), counted16 = step_peak(m, &in, pad, true, true);
+        ck_assert_msg(counted16 == real16, "case %d option %d, bf16: counted %zu bytes, the step took %zu",
+                      _i / NEST_OPTIONS, _i % NEST_OPTIONS, counted16, real16);
+    } else if (_i == 0) {
+        qkv_test_skip("memory: a counted bf16 step against a real one", why.msg);
     }
-    qkv_ctx *ctx = qkv_ctx_new();
-    qkv_tensor *loss = qkv_model_loss(ctx, m, tok, tgt, e->pad ? pad : NULL);
-    ck_assert_msg(loss && !qkv_backward(ctx, loss), "%s", qkv_ctx_error(ctx));
-    double peak = (double)qkv_ctx_arena_peak(ctx), est = (double)qkv_model_activation_bytes(&mc, e->B, e->T);
+    double est = (double)qkv_model_activation_bytes(&mc, e->B, e->T);
+    ck_assert_msg(est >= (double)real, "case %d option %d: estimate %.0f, real peak %zu", _i / NEST_OPTIONS,
+                  _i % NEST_OPTIONS, est, real);
+    /* and against the step with a mask of real tokens only */
+    double peak = e->pad ? (double)step_peak(m, &in, in.pad, false, false) : (double)real;
     if (getenv("QKV_TEST_VERBOSE"))
         fprintf(stderr, "estimate case %d option %d: %.3f x the real peak\n", _i / NEST_OPTIONS, _i % NEST_OPTIONS,
                 est / peak);
     ck_assert_msg(est >= peak && est <= 2 * peak, "case %d option %d: estimate %.0f, real peak %.0f (ratio %.2f)",
                   _i / NEST_OPTIONS, _i % NEST_OPTIONS, est, peak, est / peak);
     ck_assert_int_eq(qkv_train_estimate_bytes(&mc, &oc, e->B), 16 * m->params.numel + (int64_t)est);
-    qkv_ctx_free(ctx);
-    qkv_tensor_free(tok);
-    qkv_tensor_free(tgt);
-    qkv_tensor_free(pad);
+    qkv_tensor_free(in.tok);
+    qkv_tensor_free(in.tgt);
+    qkv_tensor_free(in.pad);
+    qkv_tensor_free(in.dead);
     qkv_model_free(m);
 }
 END_TEST
 
 /* the refusal: huge sizes saturate instead of overflowing, small ones pass */
 START_TEST(test_memory_check) {
-    qkv_model_config mc = qkv_model_config_default();
+    qkv_model_config mc = sized(1048576, 65536, 8192, 256, 64, 65536);
     qkv_optim_config oc = qkv_optim_config_default(); /* Adam: two moments per parameter */
-    mc.vocab = 1048576;
-    mc.seq_len = 65536;
-    mc.d_model = 8192;
-    mc.heads = 256;
-    mc.layers = 64;
-    mc.d_ff = 65536;
     ck_assert(qkv_train_estimate_bytes(&mc, &oc, 65536) == INT64_MAX);
     qkv_err e;
     ck_assert_int_eq(qkv_check_memory(&mc, 65536, qkv_train_estimate_bytes(&mc, &oc, 65536), "everything", &e), -1);
     ck_assert_int_eq(e.code, QKV_ERR_MEMORY);
     ck_assert_msg(strstr(e.msg, "needs over 8 EiB (everything), more than this machine's"), "%s", e.msg);
     ck_assert_ptr_null(strchr(e.msg, '\n'));
+    /* counted, not allocated: a step far beyond this machine has its size, at least the
+     * attention weights every layer keeps (B,H,T,T) */
+    mc = sized(50000, 4096, 4096, 32, 4, 16384);
+    int64_t act = qkv_model_activation_bytes(&mc, 64, 4096);
+    ck_assert(act < INT64_MAX && (double)act > 4.0 * 64 * 32 * 4096 * 4096 * 4);
+    ck_assert_int_gt(act, qkv_machine_memory_bytes());
     mc = qkv_model_config_default();
     mc.vocab = 16;
     mc.seq_len = 16;

@@ -806,6 +806,89 @@ START_TEST(test_custom_no_grad_input) {
 }
 END_TEST
 
+/* ---- a counting context ----------------------------------------------------------------- */
+
+/* loss of a graph through the ops the model does not use (and some it does), with the custom
+ * square as one of them; y1 (4,5) kept for the caller */
+static qkv_tensor *every_op_loss(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b, qkv_tensor *table,
+                                 const qkv_tensor *idx, const qkv_tensor *mask, const qkv_tensor *tgt,
+                                 call_count *calls) {
+    qkv_tensor *y1 = qkv_linear(ctx, qkv_add(ctx, x, qkv_embedding(ctx, table, idx)), w, b); /* (4,5) */
+    qkv_tensor *y2 = qkv_softmax(ctx, qkv_masked_fill(ctx, y1, mask, -1.0));
+    qkv_tensor *parts[2] = {y2, qkv_log_softmax(ctx, qkv_tanh(ctx, y1))};
+    qkv_tensor *y3 = qkv_concat(ctx, parts, 2, 1); /* (4,10) */
+    qkv_tensor *in[1] = {y3};
+    int64_t s3[2] = {4, 10};
+    qkv_tensor *y4 = qkv_custom(ctx, "square", in, 1, 2, s3, square_forward, square_backward, calls);
+    qkv_tensor *y5 = qkv_mean(ctx, qkv_matmul(ctx, y4, y3, false, true), 1, false); /* (4) */
+    qkv_tensor *ln = qkv_layernorm(ctx, qkv_transpose(ctx, qkv_slice(ctx, y3, 1, 2, 6), 0, 1), NULL, NULL, 1e-5);
+    return qkv_add(ctx, qkv_add(ctx, qkv_sum_all(ctx, qkv_exp(ctx, qkv_scale(ctx, y5, 0.1))),
+                                qkv_mean_all(ctx, qkv_sqrt(ctx, qkv_add_scalar(ctx, qkv_mul(ctx, ln, ln), 1.0)))),
+                   qkv_cross_entropy(ctx, y1, tgt, -100));
+}
+
+/* the same graph in a counting context: exactly the arena the real step takes (peak and what is
+ * left at the end), nothing computed (no callback called, no gradient written), every shape the same */
+START_TEST(test_counting_matches_arena) {
+    qkv_test_seed(13);
+    const int64_t sx[2] = {4, 6}, sw[2] = {5, 6}, sb[1] = {5}, st[2] = {7, 6}, si[1] = {4}, sm[2] = {4, 5};
+    double xv[24], wv[30], bv[5], tv[42];
+    qkv_tensor *x = leaf(DT, 2, sx, xv, -1, 1, true), *w = leaf(DT, 2, sw, wv, -1, 1, true);
+    qkv_tensor *b = leaf(DT, 1, sb, bv, -1, 1, true), *table = leaf(DT, 2, st, tv, -1, 1, true);
+    qkv_tensor *idx = qkv_tensor_zeros(QKV_I32, 1, si), *tgt = qkv_tensor_zeros(QKV_I32, 1, si);
+    qkv_tensor *mask = qkv_tensor_zeros(QKV_I32, 2, sm);
+    for (int i = 0; i < 4; i++) ((int32_t *)idx->data)[i] = (i * 3) % 7, ((int32_t *)tgt->data)[i] = i;
+    for (int i = 0; i < 20; i++) ((int32_t *)mask->data)[i] = i % 3 == 0;
+    size_t peak[2], used[2];
+    int tape[2];
+    call_count calls[2] = {{0, 0}, {0, 0}};
+    for (int counting = 1; counting >= 0; counting--) {
+        qkv_ctx *ctx = counting ? qkv_ctx_new_counting() : qkv_ctx_new();
+        ck_assert(qkv_ctx_counting(ctx) == counting);
+        qkv_tensor *loss = every_op_loss(ctx, x, w, b, table, idx, mask, tgt, &calls[counting]);
+        expect_ok(ctx);
+        ck_assert_ptr_nonnull(loss);
+        ck_assert_int_eq(loss->ndim, 0);
+        ck_assert_int_eq(qkv_backward(ctx, loss), 0);
+        peak[counting] = qkv_ctx_arena_peak(ctx), used[counting] = qkv_ctx_arena_used(ctx);
+        tape[counting] = qkv_ctx_tape_len(ctx);
+        if (counting) /* nothing written into the leaves' gradients */
+            for (int64_t i = 0; i < x->numel; i++) ck_assert(qkv_tensor_grad_get(x, i) == 0);
+        qkv_ctx_free(ctx);
+    }
+    ck_assert_int_eq(calls[1].fwd + calls[1].bwd, 0);
+    ck_assert_int_eq(calls[0].fwd, 1);
+    ck_assert_int_eq(calls[0].bwd, 1);
+    ck_assert_int_eq(tape[1], tape[0]);
+    ck_assert_uint_eq(peak[1], peak[0]);
+    ck_assert_uint_eq(used[1], used[0]);
+    ck_assert(qkv_tensor_grad_get(x, 0) != 0); /* the real step did write them */
+    qkv_tensor *all[] = {x, w, b, table, idx, tgt, mask};
+    for (int i = 0; i < 7; i++) qkv_tensor_free(all[i]);
+}
+END_TEST
+
+/* a counting context counts what would not fit in memory, saturating instead of failing */
+START_TEST(test_counting_huge) {
+    const int64_t s[2] = {1LL << 29, 1LL << 30}; /* 2^59 elements: 2^62 bytes */
+    qkv_tensor x;
+    ck_assert_int_eq(qkv_shape_init(&x, QKV_F64, 2, s), 0);
+    static const double nothing[1];
+    x.data = (void *)nothing;
+    x.requires_grad = true;
+    qkv_ctx *ctx = qkv_ctx_new_counting();
+    qkv_tensor *y = qkv_exp(ctx, qkv_exp(ctx, qkv_exp(ctx, qkv_exp(ctx, &x)))); /* 2^64 bytes, beyond size_t */
+    expect_ok(ctx);
+    ck_assert_ptr_nonnull(y);
+    ck_assert_uint_eq(qkv_ctx_arena_peak(ctx), SIZE_MAX);
+    qkv_ctx_free(ctx);
+    qkv_ctx *real = qkv_ctx_new(); /* the real one refuses it */
+    ck_assert_ptr_null(qkv_exp(real, &x));
+    ASSERT_HAS(qkv_ctx_error(real), "out of memory");
+    qkv_ctx_free(real);
+}
+END_TEST
+
 Suite *tape_suite(void) {
     Suite *s = suite_create("tape");
 
@@ -843,6 +926,11 @@ Suite *tape_suite(void) {
     tc = tcase_create("custom");
     tcase_add_loop_test(tc, test_custom_square, 0, 2);
     tcase_add_test(tc, test_custom_no_grad_input);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("counting");
+    tcase_add_loop_test(tc, test_counting_matches_arena, 0, 2);
+    tcase_add_test(tc, test_counting_huge);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -59,6 +59,17 @@ void *qkv__arena_alloc(qkv_arena *a, size_t bytes) {
     return p;
 }
 
+/* what a counted block points to: read-only, so a value written to one by mistake faults */
+static _Alignas(ALIGN) const unsigned char UNBACKED[ALIGN] = {1};
+
+void *qkv__arena_count(qkv_arena *a, size_t bytes) {
+    size_t need = bytes > SIZE_MAX - ALIGN ? SIZE_MAX : (bytes + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+    if (need == 0) need = ALIGN;
+    a->used = a->used > SIZE_MAX - need ? SIZE_MAX : a->used + need;
+    if (a->used > a->peak) a->peak = a->used;
+    return (void *)UNBACKED;
+}
+
 void *qkv__arena_calloc(qkv_arena *a, size_t bytes) {
     void *p = qkv__arena_alloc(a, bytes);
     if (p) memset(p, 0, bytes);
@@ -76,8 +87,9 @@ qkv_arena_mark qkv__arena_mark(const qkv_arena *a) {
 }
 
 void qkv__arena_release(qkv_arena *a, qkv_arena_mark m) {
-    if (!m.cur) { /* marked empty: the chunks allocated since stay, rewound */
+    if (!m.cur) { /* marked empty: the chunks allocated since stay, rewound (only counted blocks before it) */
         qkv__arena_reset(a);
+        a->used = m.used;
         return;
     }
     /* chunks after m.cur are rewound when an allocation walks into them */

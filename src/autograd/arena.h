@@ -32,6 +32,10 @@ QKV_INTERNAL void qkv__arena_init(qkv_arena *a);
 QKV_INTERNAL void *qkv__arena_alloc(qkv_arena *a, size_t bytes);
 /* the same, zero-filled */
 QKV_INTERNAL void *qkv__arena_calloc(qkv_arena *a, size_t bytes);
+/* a block of `bytes` counted as qkv__arena_alloc counts it (used, peak; sizes saturate instead of
+ * failing) but not backed by memory: for a counting context, which computes no values. Returns
+ * the same non-NULL address every time, read-only: it must not be read or written */
+QKV_INTERNAL void *qkv__arena_count(qkv_arena *a, size_t bytes);
 /* forget every allocation; memory is kept for reuse */
 QKV_INTERNAL void qkv__arena_reset(qkv_arena *a);
 /* a point to come back to: what is allocated after it is scratch, given back by release */

@@ -16,6 +16,14 @@ qkv_ctx *qkv_ctx_new(void) {
     return ctx;
 }
 
+qkv_ctx *qkv_ctx_new_counting(void) {
+    qkv_ctx *ctx = qkv_ctx_new();
+    if (ctx) ctx->counting = true;
+    return ctx;
+}
+
+bool qkv_ctx_counting(const qkv_ctx *ctx) { return ctx->counting; }
+
 void qkv_ctx_free(qkv_ctx *ctx) {
     if (!ctx) return;
     qkv__arena_free(&ctx->arena);
@@ -41,7 +49,7 @@ bool qkv_ctx_grad_enabled(const qkv_ctx *ctx) { return ctx->grad_enabled; }
 
 int qkv_ctx_set_bf16(qkv_ctx *ctx, bool on) {
     qkv_err why;
-    if (on && !qkv_bf16_available(&why)) {
+    if (on && !ctx->counting && !qkv_bf16_available(&why)) {
         qkv_ctx_fail(ctx, "bf16 products: %s", why.msg);
         return -1;
     }
@@ -63,10 +71,14 @@ void *qkv_ctx_fail(qkv_ctx *ctx, const char *fmt, ...) {
     return NULL;
 }
 
-void *qkv_ctx_alloc(qkv_ctx *ctx, size_t bytes) {
+void *qkv__ctx_alloc_host(qkv_ctx *ctx, size_t bytes) {
     void *p = qkv__arena_alloc(&ctx->arena, bytes);
     if (!p) qkv_ctx_fail(ctx, "out of memory: the step needs %zu more bytes of activations", bytes);
     return p;
+}
+
+void *qkv_ctx_alloc(qkv_ctx *ctx, size_t bytes) {
+    return ctx->counting ? qkv__arena_count(&ctx->arena, bytes) : qkv__ctx_alloc_host(ctx, bytes);
 }
 
 qkv_tensor *qkv__out(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape) {
@@ -75,7 +87,7 @@ qkv_tensor *qkv__out(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape)
         char b[96];
         return qkv_ctx_fail(ctx, "invalid tensor shape %s", qkv_shape_str(ndim, shape, b, sizeof b));
     }
-    qkv_tensor *t = qkv_ctx_alloc(ctx, sizeof *t);
+    qkv_tensor *t = qkv__ctx_alloc_host(ctx, sizeof *t);
     void *data = t ? qkv_ctx_alloc(ctx, (size_t)h.numel * qkv_dtype_size(dt)) : NULL;
     if (!data) return NULL; /* not zeroed: every op writes its whole output */
     *t = h;
@@ -86,14 +98,14 @@ qkv_tensor *qkv__out(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape)
 
 qkv_tensor *qkv_ctx_tensor(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape) {
     qkv_tensor *t = qkv__out(ctx, dt, ndim, shape);
-    if (t) memset(t->data, 0, (size_t)t->numel * qkv_dtype_size(dt));
+    if (t && !ctx->counting) memset(t->data, 0, (size_t)t->numel * qkv_dtype_size(dt));
     return t;
 }
 
 qkv_tensor *qkv_ctx_tensor_from(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape,
                                 const void *buf) {
     qkv_tensor *t = qkv__out(ctx, dt, ndim, shape);
-    if (t) memcpy(t->data, buf, (size_t)t->numel * qkv_dtype_size(dt));
+    if (t && !ctx->counting) memcpy(t->data, buf, (size_t)t->numel * qkv_dtype_size(dt));
     return t;
 }
 

@@ -20,6 +20,15 @@ typedef struct qkv_ctx qkv_ctx;
 
 /* a context with an empty tape; NULL when out of memory */
 QKV_API qkv_ctx *qkv_ctx_new(void);
+/* A counting context: its ops check shapes, record and allocate as in any context, but compute
+ * no values, and the memory of their values (activations, gradients, scratch) is counted, not
+ * allocated: qkv_ctx_arena_peak after a forward and backward is what the same step takes in an
+ * ordinary context. Tensor headers and tape records are real. Its tensors' data and grad point
+ * at one read-only block: never read or write them (custom ops' callbacks are not called).
+ * Inputs may be headers over such a block too. NULL when out of memory */
+QKV_API qkv_ctx *qkv_ctx_new_counting(void);
+/* true for a context made by qkv_ctx_new_counting */
+QKV_API bool qkv_ctx_counting(const qkv_ctx *ctx);
 QKV_API void qkv_ctx_free(qkv_ctx *ctx);
 /* release every activation, activation gradient and tape record at once (O(1));
  * clears the error. Tensors from before the reset must not be used again. */
@@ -30,7 +39,8 @@ QKV_API bool qkv_ctx_grad_enabled(const qkv_ctx *ctx);
 /* float matrix products (forward and backward) in bf16 (on) or float32 (off, the default):
  * C = round_bf16(A) round_bf16(B), summed in float32 (docs/performance.md, "bf16 products");
  * everything else stays float32, double products stay double. -1 (error set, setting unchanged)
- * when this build or CPU has no bf16 products (qkv_bf16_available) */
+ * when this build or CPU has no bf16 products (qkv_bf16_available); a counting context counts
+ * their conversion buffers on any CPU */
 QKV_API int qkv_ctx_set_bf16(qkv_ctx *ctx, bool on);
 QKV_API bool qkv_ctx_bf16(const qkv_ctx *ctx);
 
@@ -48,7 +58,8 @@ QKV_API qkv_tensor *qkv_ctx_tensor(qkv_ctx *ctx, qkv_dtype dt, int ndim, const i
 /* an arena tensor holding a copy of buf */
 QKV_API qkv_tensor *qkv_ctx_tensor_from(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape,
                                 const void *buf);
-/* raw arena memory, 64-byte aligned (NULL + error when out of memory) */
+/* raw arena memory, 64-byte aligned (NULL + error when out of memory); in a counting context the
+ * bytes are counted and the block returned must not be touched */
 QKV_API void *qkv_ctx_alloc(qkv_ctx *ctx, size_t bytes);
 
 /* d loss / d t for every tensor t on the tape that requires grad, ACCUMULATED (+=) into

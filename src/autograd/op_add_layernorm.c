@@ -33,7 +33,7 @@ qkv_tensor *qkv_add_layernorm(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *a, qkv_te
     void *mean = y ? qkv_ctx_alloc(ctx, (size_t)rows * es) : NULL;
     void *rstd = mean ? qkv_ctx_alloc(ctx, (size_t)rows * es) : NULL;
     if (!rstd) return NULL;
-    QKV_KCALL(x->dtype, add_layernorm, rows, n, x->data, a->data, a_rows, w ? w->data : NULL, b ? b->data : NULL,
+    QKV_KCALL(ctx, x->dtype, add_layernorm, rows, n, x->data, a->data, a_rows, w ? w->data : NULL, b ? b->data : NULL,
               eps, h->data, y->data, mean, rstd);
     qkv_tensor *in[4];
     int k = 0;
@@ -68,7 +68,7 @@ int qkv__add_layernorm_backward(qkv_ctx *ctx, const qkv_record *r) {
     int64_t ns = qkv_add_layernorm_backward_scratch(rows, n, a_rows, dy && (dw || db), da != NULL);
     void *scratch = NULL;
     if (ns && !(scratch = qkv_ctx_alloc(ctx, (size_t)ns * qkv_dtype_size(x->dtype)))) return -1;
-    QKV_KCALL(x->dtype, add_layernorm_backward, rows, n, r->out2->data, w ? w->data : NULL, r->p.add_layernorm.mean,
+    QKV_KCALL(ctx, x->dtype, add_layernorm_backward, rows, n, r->out2->data, w ? w->data : NULL, r->p.add_layernorm.mean,
               r->p.add_layernorm.rstd, dy, dh, dx, fx, da, fa, a_rows, dw, db, scratch);
     return 0;
 }

@@ -70,13 +70,13 @@ qkv_tensor *qkv__sdp_attention_v(qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv
     double *sl = NULL; /* the slopes stay readable for the backward: an arena copy */
     if (slopes) {
         if (!(sl = qkv_ctx_alloc(ctx, (size_t)heads * sizeof *sl))) return NULL;
-        for (int h = 0; h < heads; h++) sl[h] = slopes[h];
+        for (int h = 0; h < heads && !ctx->counting; h++) sl[h] = slopes[h];
     }
     qkv_sdpa_shape s = {B, T, heads, d / heads, causal, mask ? mask->data : NULL, &bc, scale, kv_heads, sl, v_heads, vd,
                         NULL, 0};
     qkv_arena_mark m = qkv__arena_mark(&ctx->arena); /* the bf16 scratch is the kernel's alone */
     if (ctx->bf16 && q->dtype == QKV_F32 && !bf16_scratch(ctx, &s, qkv__sdpa_parts(&s))) return NULL;
-    QKV_KCALL(q->dtype, sdpa, &s, q->data, k->data, v->data, p->data, y->data);
+    QKV_KCALL(ctx, q->dtype, sdpa, &s, q->data, k->data, v->data, p->data, y->data);
     if (s.bf16) qkv__arena_release(&ctx->arena, m);
     qkv_tensor *in[3] = {q, k, v};
     qkv_record *r = qkv__record(ctx, QKV_OP_SDP_ATTENTION, y, 3, in);
@@ -103,8 +103,9 @@ int qkv__sdp_attention_backward(qkv_ctx *ctx, const qkv_record *r) {
     if (!qkv_ctx_ok(ctx)) return -1;
     if (!dq && !dk && !dv) return 0;
     qkv_sdpa_shape s = shape_of(r);
-    if (s.vH != s.kvH && (q == v || k == v)) { /* a tied value of its own head layout: its heads overlap the
-                                                  query (key) heads the kernel zeroes one at a time */
+    /* a tied value of its own head layout: its heads overlap the query (key) heads the kernel
+     * zeroes one at a time */
+    if (s.vH != s.kvH && (q == v || k == v) && !ctx->counting) {
         size_t bytes = (size_t)v->numel * qkv_dtype_size(v->dtype);
         if (fq && q == v) memset(dq, 0, bytes), fq = false;
         if (fk && k == v) memset(dk, 0, bytes), fk = false;
@@ -114,7 +115,7 @@ int qkv__sdp_attention_backward(qkv_ctx *ctx, const qkv_record *r) {
     void *scratch = qkv_ctx_alloc(ctx, (size_t)(parts * s.T * s.T) * qkv_dtype_size(q->dtype));
     qkv_arena_mark m = qkv__arena_mark(&ctx->arena); /* the bf16 scratch is the kernel's alone */
     if (!scratch || (ctx->bf16 && q->dtype == QKV_F32 && !bf16_scratch(ctx, &s, parts))) return -1;
-    QKV_KCALL(q->dtype, sdpa_backward, &s, q->data, k->data, v->data, r->p.sdpa.probs, r->out->grad, dq, dk, dv,
+    QKV_KCALL(ctx, q->dtype, sdpa_backward, &s, q->data, k->data, v->data, r->p.sdpa.probs, r->out->grad, dq, dk, dv,
               scratch, parts, (fq ? 1 : 0) | (fk ? 2 : 0) | (fv ? 4 : 0));
     if (s.bf16) qkv__arena_release(&ctx->arena, m);
     return 0;

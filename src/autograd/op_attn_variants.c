@@ -49,7 +49,7 @@ static const qkv_tensor *blocked_of(qkv_ctx *ctx, const qkv_tensor *mask, bool c
     if (!b) return *ok = false, NULL;
     int32_t *d = b->data;
     const int32_t *m = mask ? mask->data : NULL;
-    for (int64_t e = 0; e < b->numel; e++) {
+    for (int64_t e = 0; e < b->numel && !ctx->counting; e++) {
         int64_t i = e / T % T, j = e % T;
         d[e] = j > i || (m && m[e]);
     }

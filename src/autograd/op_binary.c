@@ -19,8 +19,8 @@ static qkv_tensor *binary(qkv_ctx *ctx, qkv_binop op, qkv_tensor *a, qkv_tensor 
     qkv_tensor *y = qkv__out(ctx, a->dtype, nd, shape);
     if (!y) return NULL;
     bool flat = a->numel == y->numel && b->numel == y->numel;
-    if (flat) QKV_KCALL(a->dtype, binary_flat, op, y->numel, a->data, b->data, y->data);
-    else QKV_KCALL(a->dtype, binary, op, &bc, a->data, b->data, y->data);
+    if (flat) QKV_KCALL(ctx, a->dtype, binary_flat, op, y->numel, a->data, b->data, y->data);
+    else QKV_KCALL(ctx, a->dtype, binary, op, &bc, a->data, b->data, y->data);
     qkv_tensor *in[2] = {a, b};
     qkv_record *r = qkv__record(ctx, (qkv_op)(QKV_OP_ADD + op), y, 2, in);
     if (r) {
@@ -41,14 +41,14 @@ int qkv__binary_backward(qkv_ctx *ctx, const qkv_record *r) {
         bool fa, fb;
         void *da = qkv__grad_fresh(ctx, a, &fa), *db = qkv__grad_fresh(ctx, b, &fb);
         if (!qkv_ctx_ok(ctx)) return -1;
-        QKV_KCALL(a->dtype, binary_flat_backward, r->p.binary.op, a->numel, a->data, b->data,
+        QKV_KCALL(ctx, a->dtype, binary_flat_backward, r->p.binary.op, a->numel, a->data, b->data,
                   r->out->grad, da, db, (fa ? 1 : 0) | (fb ? 2 : 0));
         return 0;
     }
     void *da = qkv__grad(ctx, a), *db = qkv__grad(ctx, b);
     if (!qkv_ctx_ok(ctx)) return -1;
     else
-        QKV_KCALL(a->dtype, binary_backward, r->p.binary.op, &r->p.binary.bc, a->data, b->data,
+        QKV_KCALL(ctx, a->dtype, binary_backward, r->p.binary.op, &r->p.binary.bc, a->data, b->data,
                   r->out->grad, da, db);
     return 0;
 }
@@ -57,7 +57,7 @@ static qkv_tensor *affine(qkv_ctx *ctx, const char *name, qkv_tensor *x, double 
     if (!x || !qkv__check_float(ctx, name, x)) return NULL;
     qkv_tensor *y = qkv__out(ctx, x->dtype, x->ndim, x->shape);
     if (!y) return NULL;
-    QKV_KCALL(x->dtype, affine, x->numel, x->data, alpha, beta, y->data);
+    QKV_KCALL(ctx, x->dtype, affine, x->numel, x->data, alpha, beta, y->data);
     qkv_record *r = qkv__record(ctx, QKV_OP_AFFINE, y, 1, &x);
     if (r) r->p.affine.alpha = alpha;
     return y;
@@ -70,6 +70,6 @@ int qkv__affine_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(x->dtype, axpy, x->numel, r->p.affine.alpha, r->out->grad, dx);
+    QKV_KCALL(ctx, x->dtype, axpy, x->numel, r->p.affine.alpha, r->out->grad, dx);
     return 0;
 }

@@ -12,7 +12,7 @@ qkv_tensor *qkv_custom(qkv_ctx *ctx, const char *name, qkv_tensor *const *in, in
         if (!in[i] || !qkv__check_pair(ctx, name, in[0], in[i])) return NULL;
     qkv_tensor *y = qkv_ctx_tensor(ctx, in[0]->dtype, out_ndim, out_shape); /* zeroed */
     if (!y) return NULL;
-    if (forward((const qkv_tensor *const *)in, n, y, user))
+    if (!ctx->counting && forward((const qkv_tensor *const *)in, n, y, user))
         return qkv_ctx_fail(ctx, "custom op %s: forward failed", name);
     qkv_record *r = qkv__record(ctx, QKV_OP_CUSTOM, y, n, in);
     if (r) {
@@ -27,7 +27,7 @@ int qkv__custom_backward(qkv_ctx *ctx, const qkv_record *r) {
     void *din[QKV_REC_MAX_IN] = {0};
     for (int i = 0; i < r->n_in; i++) din[i] = qkv__grad(ctx, r->in[i]);
     if (!qkv_ctx_ok(ctx)) return -1;
-    if (r->p.custom.backward((const qkv_tensor *const *)r->in, r->n_in, r->out, r->out->grad, din,
+    if (!ctx->counting && r->p.custom.backward((const qkv_tensor *const *)r->in, r->n_in, r->out, r->out->grad, din,
                              r->p.custom.user)) {
         qkv_ctx_fail(ctx, "custom op %s: backward failed", r->p.custom.name);
         return -1;

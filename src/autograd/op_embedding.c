@@ -14,7 +14,7 @@ qkv_tensor *qkv_embedding(qkv_ctx *ctx, qkv_tensor *table, const qkv_tensor *idx
                             qkv__shp(idx));
     const int32_t *ix = idx->data;
     int64_t V = table->shape[0], D = table->shape[1];
-    for (int64_t i = 0; i < idx->numel; i++)
+    for (int64_t i = 0; i < idx->numel && !ctx->counting; i++)
         if (ix[i] < 0 || ix[i] >= V)
             return qkv_ctx_fail(ctx, "embedding: index %d at position %lld is out of range for a "
                                 "table of %lld rows %s", ix[i], (long long)i, (long long)V,
@@ -24,7 +24,7 @@ qkv_tensor *qkv_embedding(qkv_ctx *ctx, qkv_tensor *table, const qkv_tensor *idx
     shape[idx->ndim] = D;
     qkv_tensor *y = qkv__out(ctx, table->dtype, idx->ndim + 1, shape);
     if (!y) return NULL;
-    QKV_KCALL(table->dtype, embedding, idx->numel, D, table->data, ix, y->data);
+    QKV_KCALL(ctx, table->dtype, embedding, idx->numel, D, table->data, ix, y->data);
     qkv_record *r = qkv__record(ctx, QKV_OP_EMBEDDING, y, 1, &table);
     if (r) r->p.embedding.idx = idx;
     return y;
@@ -35,7 +35,7 @@ int qkv__embedding_backward(qkv_ctx *ctx, const qkv_record *r) {
     void *dt = qkv__grad(ctx, table);
     if (!dt) return qkv_ctx_ok(ctx) ? 0 : -1;
     /* dtable[idx[i]] += dy[i], in order */
-    QKV_KCALL(table->dtype, embedding_backward, r->p.embedding.idx->numel, table->shape[1], r->p.embedding.idx->data,
+    QKV_KCALL(ctx, table->dtype, embedding_backward, r->p.embedding.idx->numel, table->shape[1], r->p.embedding.idx->data,
               r->out->grad, dt);
     return 0;
 }

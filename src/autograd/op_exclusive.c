@@ -3,6 +3,9 @@
 #include "autograd/ops.h"
 #include "autograd/tape.h"
 
+/* the record's parameters: y (B,T,H hd) and v (B,T,kvH hd) are in[0] and in[1], rows = B T */
+typedef struct { int64_t rows, H, kvH, hd; } exclusive_params;
+
 qkv_tensor *qkv_exclusive(qkv_ctx *ctx, qkv_tensor *y, qkv_tensor *v, int head_dim) {
     if (!y || !v || !qkv__check_float(ctx, "exclusive", y) || !qkv__check_float(ctx, "exclusive", v)) return NULL;
     if (y->dtype != v->dtype || y->ndim != 3 || v->ndim != 3 || y->shape[0] != v->shape[0] ||
@@ -14,15 +17,10 @@ qkv_tensor *qkv_exclusive(qkv_ctx *ctx, qkv_tensor *y, qkv_tensor *v, int head_d
     int64_t rows = y->shape[0] * y->shape[1], H = y->shape[2] / head_dim, kvH = v->shape[2] / head_dim;
     qkv_tensor *z = qkv__out(ctx, y->dtype, y->ndim, y->shape);
     if (!z) return NULL;
-    QKV_KCALL(y->dtype, exclusive, rows, H, kvH, head_dim, y->data, v->data, z->data);
+    QKV_KCALL(ctx, y->dtype, exclusive, rows, H, kvH, head_dim, y->data, v->data, z->data);
     qkv_tensor *in[2] = {y, v};
     qkv_record *r = qkv__record(ctx, QKV_OP_EXCLUSIVE, z, 2, in);
-    if (r) {
-        r->p.exclusive.rows = rows;
-        r->p.exclusive.H = H;
-        r->p.exclusive.kvH = kvH;
-        r->p.exclusive.hd = head_dim;
-    }
+    if (r) *QKV_REC_PARAMS(exclusive_params, r) = (exclusive_params){rows, H, kvH, head_dim};
     return z;
 }
 
@@ -33,7 +31,8 @@ int qkv__exclusive_backward(qkv_ctx *ctx, const qkv_record *r) {
     void *dy = qkv__grad_fresh(ctx, y, &fy), *dv = qkv__grad_fresh(ctx, v, &fv);
     if (!dy && !dv) return qkv_ctx_ok(ctx) ? 0 : -1;
     if ((!dy && y->requires_grad) || (!dv && v->requires_grad)) return -1;
-    QKV_KCALL(y->dtype, exclusive_backward, r->p.exclusive.rows, r->p.exclusive.H, r->p.exclusive.kvH, r->p.exclusive.hd,
-              y->data, v->data, r->out->grad, dy, fy, dv, fv);
+    const exclusive_params *p = QKV_REC_PARAMS(const exclusive_params, r);
+    QKV_KCALL(ctx, y->dtype, exclusive_backward, p->rows, p->H, p->kvH, p->hd, y->data, v->data, r->out->grad, dy, fy,
+              dv, fv);
     return 0;
 }

@@ -22,7 +22,7 @@ qkv_tensor *qkv_layernorm(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor
     void *mean = y ? qkv_ctx_alloc(ctx, (size_t)rows * es) : NULL;
     void *rstd = mean ? qkv_ctx_alloc(ctx, (size_t)rows * es) : NULL;
     if (!rstd) return NULL;
-    QKV_KCALL(x->dtype, layernorm, rows, n, x->data, w ? w->data : NULL, b ? b->data : NULL, eps,
+    QKV_KCALL(ctx, x->dtype, layernorm, rows, n, x->data, w ? w->data : NULL, b ? b->data : NULL, eps,
               y->data, mean, rstd);
     qkv_tensor *in[3];
     int k = 0;
@@ -49,7 +49,7 @@ int qkv__layernorm_backward(qkv_ctx *ctx, const qkv_record *r) {
     if ((dw || db) &&
         !(scratch = qkv_ctx_alloc(ctx, (size_t)qkv_layernorm_backward_scratch(rows, n) * qkv_dtype_size(x->dtype))))
         return -1;
-    QKV_KCALL(x->dtype, layernorm_backward, rows, n, x->data, w ? w->data : NULL, r->p.layernorm.mean,
+    QKV_KCALL(ctx, x->dtype, layernorm_backward, rows, n, x->data, w ? w->data : NULL, r->p.layernorm.mean,
               r->p.layernorm.rstd, r->out->grad, dx, dw, db, fresh, scratch);
     return 0;
 }

@@ -26,7 +26,7 @@ qkv_tensor *qkv_reshape(qkv_ctx *ctx, qkv_tensor *x, int ndim, const int64_t *sh
     if (qkv_shape_numel(ndim, s) != x->numel)
         return qkv_ctx_fail(ctx, "reshape: cannot view %s (%lld elements) as %s", qkv__shp(x),
                             (long long)x->numel, qkv_shape_str(ndim, shape, want, sizeof want));
-    qkv_tensor *y = qkv_ctx_alloc(ctx, sizeof *y);
+    qkv_tensor *y = qkv__ctx_alloc_host(ctx, sizeof *y);
     if (!y) return NULL;
     qkv_shape_init(y, x->dtype, ndim, s);
     y->data = x->data; /* a view: reshape copies nothing */
@@ -39,7 +39,7 @@ int qkv__reshape_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(x->dtype, axpy, x->numel, 1.0, r->out->grad, dx);
+    QKV_KCALL(ctx, x->dtype, axpy, x->numel, 1.0, r->out->grad, dx);
     return 0;
 }
 
@@ -66,7 +66,7 @@ qkv_tensor *qkv_transpose(qkv_ctx *ctx, qkv_tensor *x, int a1, int a2) {
     int64_t s4[4];
     int c1 = b1, c2 = b2;
     pad4(x, &c1, &c2, s4);
-    QKV_KCALL(x->dtype, transpose, s4, c1, c2, x->data, y->data, 0);
+    QKV_KCALL(ctx, x->dtype, transpose, s4, c1, c2, x->data, y->data, 0);
     qkv_record *r = qkv__record(ctx, QKV_OP_TRANSPOSE, y, 1, &x);
     if (r) { r->p.transpose.a1 = c1; r->p.transpose.a2 = c2; }
     return y;
@@ -79,7 +79,7 @@ int qkv__transpose_backward(qkv_ctx *ctx, const qkv_record *r) {
     int c1 = r->p.transpose.a1, c2 = r->p.transpose.a2, d1 = 0, d2 = 0;
     int64_t s4[4];
     pad4(y, &d1, &d2, s4); /* dx = transpose(dy) over y's shape */
-    QKV_KCALL(x->dtype, transpose, s4, c1, c2, y->grad, dx, 1);
+    QKV_KCALL(ctx, x->dtype, transpose, s4, c1, c2, y->grad, dx, 1);
     return 0;
 }
 
@@ -105,7 +105,7 @@ qkv_tensor *qkv_slice(qkv_ctx *ctx, qkv_tensor *x, int axis, int64_t start, int6
     qkv_tensor *y = qkv__out(ctx, x->dtype, x->ndim, shape);
     if (!y) return NULL;
     split3(x, ax, &outer, &inner);
-    QKV_KCALL(x->dtype, copy_block, outer, len, inner, x->data, x->shape[ax], start, y->data, len, 0, 0);
+    QKV_KCALL(ctx, x->dtype, copy_block, outer, len, inner, x->data, x->shape[ax], start, y->data, len, 0, 0);
     qkv_record *r = qkv__record(ctx, QKV_OP_SLICE, y, 1, &x);
     if (r) {
         r->p.slice.outer = outer; r->p.slice.n = x->shape[ax]; r->p.slice.inner = inner;
@@ -119,7 +119,7 @@ int qkv__slice_backward(qkv_ctx *ctx, const qkv_record *r) {
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
     int64_t len = r->p.slice.len; /* dy (outer,len,inner) added into rows start.. of dx (outer,n,inner) */
-    QKV_KCALL(x->dtype, copy_block, r->p.slice.outer, len, r->p.slice.inner, r->out->grad, len, 0, dx, r->p.slice.n,
+    QKV_KCALL(ctx, x->dtype, copy_block, r->p.slice.outer, len, r->p.slice.inner, r->out->grad, len, 0, dx, r->p.slice.n,
               r->p.slice.start, 1);
     return 0;
 }
@@ -149,7 +149,7 @@ qkv_tensor *qkv_concat(qkv_ctx *ctx, qkv_tensor *const *xs, int n, int axis) {
     split3(x0, ax, &outer, &inner);
     for (int i = 0; i < n; i++) {
         int64_t len = xs[i]->shape[ax];
-        QKV_KCALL(x0->dtype, copy_block, outer, len, inner, xs[i]->data, len, 0, y->data, total, at, 0);
+        QKV_KCALL(ctx, x0->dtype, copy_block, outer, len, inner, xs[i]->data, len, 0, y->data, total, at, 0);
         at += len;
     }
     qkv_record *r = qkv__record(ctx, QKV_OP_CONCAT, y, n, xs);
@@ -165,7 +165,7 @@ int qkv__concat_backward(qkv_ctx *ctx, const qkv_record *r) {
         void *dx = qkv__grad(ctx, x);
         if (!qkv_ctx_ok(ctx)) return -1;
         if (dx)
-            QKV_KCALL(x->dtype, copy_block, r->p.concat.outer, len, r->p.concat.inner, r->out->grad,
+            QKV_KCALL(ctx, x->dtype, copy_block, r->p.concat.outer, len, r->p.concat.inner, r->out->grad,
                       r->p.concat.total, at, dx, len, 0, 1);
         at += len;
     }

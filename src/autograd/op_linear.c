@@ -28,7 +28,7 @@ qkv_tensor *qkv_linear(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b
     qkv_tensor *y = linear_out(ctx, "linear", x, w, b, &in, &out, &rows);
     if (!y) return NULL;
     qkv_dtype dt = x->dtype;
-    if (b) QKV_KCALL(dt, fill_rows, rows, out, b->data, y->data);
+    if (b) QKV_KCALL(ctx, dt, fill_rows, rows, out, b->data, y->data);
     if (qkv__gemm(ctx, dt, 0, 1, rows, out, in, x->data, w->data, b ? 1 : 0, y->data)) return NULL;
     qkv_tensor *ins[3] = {x, w, b};
     qkv_record *r = qkv__record(ctx, QKV_OP_LINEAR, y, b ? 3 : 2, ins);
@@ -52,7 +52,7 @@ qkv_tensor *qkv_linear_act(qkv_ctx *ctx, qkv_tensor *x, qkv_tensor *w, qkv_tenso
     qkv_dtype dt = x->dtype;
     /* y = x W^T, then y = f(y + b) while in cache */
     if (qkv__gemm(ctx, dt, 0, 1, rows, out, in, x->data, w->data, 0, y->data)) return NULL;
-    QKV_KCALL(dt, bias_act, f, rows, out, b ? b->data : NULL, y->data, d);
+    QKV_KCALL(ctx, dt, bias_act, f, rows, out, b ? b->data : NULL, y->data, d);
     qkv_record *r = qkv__record(ctx, QKV_OP_LINEAR_ACT, y, b ? 3 : 2, ins);
     if (r) {
         r->p.linear.rows = rows; r->p.linear.d_in = in; r->p.linear.d_out = out; r->p.linear.b = b;
@@ -72,7 +72,7 @@ static int linear_grads(qkv_ctx *ctx, const qkv_record *r, const void *dy) {
     qkv_dtype dt = x->dtype;
     if (dx && qkv__gemm(ctx, dt, 0, 0, rows, in, out, dy, w->data, !fresh, dx)) return -1; /* dX += dY W */
     if (dw && qkv__gemm(ctx, dt, 1, 0, out, in, rows, dy, x->data, 1, dw)) return -1;      /* dW += dY^T X */
-    if (db) QKV_KCALL(dt, sum_rows, rows, out, dy, db);                         /* db += sum dY */
+    if (db) QKV_KCALL(ctx, dt, sum_rows, rows, out, dy, db);                         /* db += sum dY */
     return 0;
 }
 
@@ -83,6 +83,6 @@ int qkv__linear_act_backward(qkv_ctx *ctx, const qkv_record *r) {
     /* dY f'(.) once, into scratch: the three products read it */
     void *g = qkv_ctx_alloc(ctx, (size_t)y->numel * qkv_dtype_size(y->dtype));
     if (!g) return -1;
-    QKV_KCALL(y->dtype, unary_backward, r->p.linear.act, y->numel, NULL, NULL, r->p.linear.deriv, y->grad, g, 1);
+    QKV_KCALL(ctx, y->dtype, unary_backward, r->p.linear.act, y->numel, NULL, NULL, r->p.linear.deriv, y->grad, g, 1);
     return linear_grads(ctx, r, g);
 }

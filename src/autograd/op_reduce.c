@@ -20,7 +20,7 @@ static qkv_tensor *reduce(qkv_ctx *ctx, qkv_op op, qkv_tensor *x, int axis, bool
     double scale = op == QKV_OP_MEAN ? 1.0 / (double)n : 1.0;
     qkv_tensor *y = qkv__out(ctx, x->dtype, nd, shape);
     if (!y) return NULL;
-    QKV_KCALL(x->dtype, sum_axis, outer, n, inner, x->data, scale, y->data);
+    QKV_KCALL(ctx, x->dtype, sum_axis, outer, n, inner, x->data, scale, y->data);
     qkv_record *r = qkv__record(ctx, op, y, 1, &x);
     if (r) {
         r->p.reduce.outer = outer;
@@ -51,7 +51,7 @@ int qkv__reduce_backward(qkv_ctx *ctx, const qkv_record *r) {
     qkv_tensor *x = r->in[0];
     void *dx = qkv__grad(ctx, x);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(x->dtype, sum_axis_backward, r->p.reduce.outer, r->p.reduce.n, r->p.reduce.inner, r->out->grad,
+    QKV_KCALL(ctx, x->dtype, sum_axis_backward, r->p.reduce.outer, r->p.reduce.n, r->p.reduce.inner, r->out->grad,
               r->p.reduce.scale, dx);
     return 0;
 }

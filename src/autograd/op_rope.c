@@ -15,13 +15,13 @@ qkv_tensor *qkv_rope(qkv_ctx *ctx, qkv_tensor *x, int head_dim, double base) {
     double *cs = qkv_ctx_alloc(ctx, (size_t)(T * half * 2) * sizeof *cs);
     qkv_tensor *y = cs ? qkv__out(ctx, x->dtype, x->ndim, x->shape) : NULL;
     if (!y) return NULL;
-    for (int64_t t = 0; t < T; t++)
+    for (int64_t t = 0; t < T && !ctx->counting; t++)
         for (int64_t k = 0; k < half; k++) {
             double angle = (double)t * pow(base, -2.0 * (double)k / (double)head_dim);
             cs[(t * half + k) * 2] = cos(angle);
             cs[(t * half + k) * 2 + 1] = sin(angle);
         }
-    QKV_KCALL(x->dtype, rope, B, T, x->shape[2] / head_dim, head_dim, cs, 1, x->data, y->data, 1);
+    QKV_KCALL(ctx, x->dtype, rope, B, T, x->shape[2] / head_dim, head_dim, cs, 1, x->data, y->data, 1);
     qkv_record *r = qkv__record(ctx, QKV_OP_ROPE, y, 1, &x);
     if (r) {
         r->p.rope.hd = head_dim;
@@ -36,7 +36,7 @@ int qkv__rope_backward(qkv_ctx *ctx, const qkv_record *r) {
     bool fresh;
     void *dx = qkv__grad_fresh(ctx, x, &fresh);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(x->dtype, rope, x->shape[0], x->shape[1], x->shape[2] / r->p.rope.hd, r->p.rope.hd, r->p.rope.cs, -1,
+    QKV_KCALL(ctx, x->dtype, rope, x->shape[0], x->shape[1], x->shape[2] / r->p.rope.hd, r->p.rope.hd, r->p.rope.cs, -1,
               r->out->grad, dx, fresh);
     return 0;
 }

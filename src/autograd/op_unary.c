@@ -11,7 +11,7 @@ static qkv_tensor *unary(qkv_ctx *ctx, qkv_op op, qkv_unop k, qkv_tensor *x) {
     if ((k == QKV_UN_GELU || k == QKV_UN_GELU_TANH) && qkv__will_record(ctx, 1, &x) &&
         !(d = qkv_ctx_alloc(ctx, (size_t)x->numel * qkv_dtype_size(x->dtype))))
         return NULL;
-    QKV_KCALL(x->dtype, unary, k, x->numel, x->data, y->data, d);
+    QKV_KCALL(ctx, x->dtype, unary, k, x->numel, x->data, y->data, d);
     qkv_record *r = qkv__record(ctx, op, y, 1, &x);
     if (r) { r->p.unary.op = k; r->p.unary.deriv = d; }
     return y;
@@ -35,7 +35,7 @@ int qkv__unary_backward(qkv_ctx *ctx, const qkv_record *r) {
     bool fresh;
     void *dx = qkv__grad_fresh(ctx, x, &fresh);
     if (!dx) return qkv_ctx_ok(ctx) ? 0 : -1;
-    QKV_KCALL(x->dtype, unary_backward, r->p.unary.op, x->numel, x->data, r->out->data,
+    QKV_KCALL(ctx, x->dtype, unary_backward, r->p.unary.op, x->numel, x->data, r->out->data,
               r->p.unary.deriv, r->out->grad, dx, fresh);
     return 0;
 }

@@ -12,9 +12,8 @@ bool qkv__will_record(const qkv_ctx *ctx, int n_in, qkv_tensor *const *in) {
 }
 
 /* A record is 192 bytes, but takes the 256 bytes of arena it took before its per-op fields
- * became a union: qkv_model_activation_bytes (src/nn/model.c) is calibrated against arena
- * peaks (tests/test_memory.c holds it within 2x of them), and qkv_ctx_arena_peak and the
- * bench's activation figure stay as they were. Shrinking this is a recalibration. */
+ * became a union: qkv_ctx_arena_peak, the memory estimate (which counts the same arena) and the
+ * bench's activation figure stay as they were. */
 #define RECORD_ARENA_BYTES 256
 _Static_assert(sizeof(qkv_record) <= RECORD_ARENA_BYTES, "qkv_record outgrew its arena footprint");
 
@@ -25,8 +24,8 @@ qkv_record *qkv__record(qkv_ctx *ctx, qkv_op op, qkv_tensor *out, int n_in, qkv_
     bool any = false;
     for (int i = 0; i < n_in; i++) any |= in[i]->requires_grad;
     if (!any) return NULL;
-    qkv_record *r = qkv_ctx_alloc(ctx, RECORD_ARENA_BYTES);
-    qkv_tensor **ins = r ? qkv_ctx_alloc(ctx, (size_t)n_in * sizeof *ins) : NULL;
+    qkv_record *r = qkv__ctx_alloc_host(ctx, RECORD_ARENA_BYTES);
+    qkv_tensor **ins = r ? qkv__ctx_alloc_host(ctx, (size_t)n_in * sizeof *ins) : NULL;
     if (!ins) return NULL;
     memset(r, 0, sizeof *r);
     memcpy(ins, in, (size_t)n_in * sizeof *ins);
@@ -54,7 +53,7 @@ void *qkv__grad_fresh(qkv_ctx *ctx, qkv_tensor *t, bool *fresh) {
 void *qkv__grad(qkv_ctx *ctx, qkv_tensor *t) {
     bool fresh;
     void *g = qkv__grad_fresh(ctx, t, &fresh);
-    if (fresh) qkv__zero(g, (size_t)t->numel * qkv_dtype_size(t->dtype));
+    if (fresh && !ctx->counting) qkv__zero(g, (size_t)t->numel * qkv_dtype_size(t->dtype));
     return g;
 }
 
@@ -94,7 +93,9 @@ int qkv_backward(qkv_ctx *ctx, qkv_tensor *loss) {
     ctx->backward_done = true;
     void *g = qkv__grad(ctx, loss);
     if (!g) return -1;
-    if (loss->dtype == QKV_F64) *(double *)g += 1.0; else *(float *)g += 1.0f;
+    if (ctx->counting) { /* no values to seed */
+    } else if (loss->dtype == QKV_F64) *(double *)g += 1.0;
+    else *(float *)g += 1.0f;
 
     for (qkv_record *r = ctx->tape; r; r = r->prev) {
         if (!r->out->grad && !(r->out2 && r->out2->grad)) continue; /* nothing flowed into this op */

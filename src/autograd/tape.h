@@ -13,12 +13,15 @@
 #include "tensor/check.h"
 
 #define QKV_REC_MAX_IN 3
+/* room for an op's own parameters in its record (16 numbers or pointers) */
+#define QKV_REC_OWN_BYTES 128
 
 /* One op on the tape. The common fields say what the op read and wrote; p holds what its
- * backward rule needs besides, one member per rule (reshape needs none), written by the op's
- * builder and read by name in the rule. A union, because a record is allocated per op per step
- * in the arena: 192 bytes, sized by sdpa (tape.c keeps its arena footprint). Buffers p points to
- * (saved activations) live in the arena too. */
+ * backward rule needs besides, written by the op's builder and read in the rule: a member of
+ * its own for the older ops (reshape needs none), or, for an op added since, a struct the op's
+ * file defines, kept in p.own (QKV_REC_PARAMS), so a new op adds nothing here. A union, because
+ * a record is allocated per op per step in the arena: sized by sdpa (tape.c keeps its arena
+ * footprint). Buffers p points to (saved activations) live in the arena too. */
 typedef struct qkv_record {
     qkv_op op;
     int n_in;
@@ -62,8 +65,6 @@ typedef struct qkv_record {
         struct { const qkv_tensor *targets; void *lse; int64_t rows, V, count; int ignore_index; } cross_entropy;
         /* x, y (B,T,nh hd); cs (T, hd/2, 2): the cos and sin of each position's angles */
         struct { int64_t hd; const double *cs; } rope;
-        /* y (B,T,H hd), v (B,T,kvH hd): in[0], in[1] */
-        struct { int64_t rows, H, kvH, hd; } exclusive;
         /* y = mask ? value : x, mask broadcast over x by bc */
         struct { const qkv_tensor *mask; qkv_bcast bc; } masked_fill;
         /* the swapped axes, counted in x's shape right-aligned into 4 dims */
@@ -74,8 +75,17 @@ typedef struct qkv_record {
         struct { int64_t outer, inner, total; int axis; } concat;
         /* the caller's backward, its data, and the op's name for messages */
         struct { qkv_custom_backward_fn backward; void *user; const char *name; } custom;
+        /* the parameters of an op that defines its own struct for them (QKV_REC_PARAMS) */
+        union { unsigned char bytes[QKV_REC_OWN_BYTES]; int64_t i; double d; void *ptr; } own;
     } p;
 } qkv_record;
+
+/* r's parameters as the op's own struct T, defined in its op_<name>.c (use const T in the backward
+ * rule, which gets a const record): checked at compile time to fit p.own and its alignment */
+#define QKV_REC_PARAMS(T, r)                                                                          \
+    ((T *)(void *)(r)->p.own.bytes +                                                                  \
+     0 * sizeof(struct { _Static_assert(sizeof(T) <= QKV_REC_OWN_BYTES && _Alignof(T) <= _Alignof(qkv_record), \
+                                        #T " does not fit the record's p.own"); int fits; }))
 
 /* a backward rule: from r->out->grad, ACCUMULATE into the gradients of r's inputs (those that
  * require grad); 0, or -1 with the error set */
@@ -94,13 +104,17 @@ struct qkv_ctx {
     bool grad_enabled;
     bool backward_done;       /* backward ran on this tape: a second run would double-count */
     bool bf16;                /* float products in bf16 (qkv_ctx_set_bf16) */
+    bool counting;            /* shapes and bytes only: no values (qkv_ctx_new_counting) */
     qkv_err err;              /* the sticky error: the first op that failed since the reset (ctx.h) */
     qkv_backward_fn override[QKV_OP_COUNT];
 };
 
 /* an output tensor in the arena, NOT zero-filled: the op must write every element
- * (NULL + error when out of memory) */
+ * (NULL + error when out of memory); in a counting context its data is counted, not allocated */
 QKV_INTERNAL qkv_tensor *qkv__out(qkv_ctx *ctx, qkv_dtype dt, int ndim, const int64_t *shape);
+/* arena memory the op itself writes in every context, counting or not (a tensor's header, a
+ * record): qkv_ctx_alloc is counted only in a counting context */
+QKV_INTERNAL void *qkv__ctx_alloc_host(qkv_ctx *ctx, size_t bytes);
 /* fails unless t is a float tensor; `what` names the op */
 QKV_INTERNAL bool qkv__check_float(qkv_ctx *ctx, const char *what, const qkv_tensor *t);
 /* fails unless a and b are float tensors of the same dtype */
@@ -122,10 +136,12 @@ QKV_INTERNAL void *qkv__grad_fresh(qkv_ctx *ctx, qkv_tensor *t, bool *fresh);
 /* "(2,3,4)" for messages; uses a small rotating static buffer (4 slots) */
 QKV_INTERNAL const char *qkv__shp(const qkv_tensor *t);
 
-/* dispatch a typed kernel on a float dtype */
-#define QKV_KCALL(dtype, name, ...)                                                             \
+/* dispatch a typed kernel on a float dtype; its value (a kernel that returns one) */
+#define QKV_KVALUE(dtype, name, ...)                                                            \
     (QKV_ASSERT((dtype) == QKV_F32 || (dtype) == QKV_F64, "a kernel runs on float tensors only"), \
      (dtype) == QKV_F64 ? qkv__k_##name##_f64(__VA_ARGS__) : qkv__k_##name##_f32(__VA_ARGS__))
+/* run a typed kernel, unless ctx is counting (then there are no values to compute) */
+#define QKV_KCALL(ctx, dtype, name, ...) ((ctx)->counting ? (void)0 : (void)QKV_KVALUE(dtype, name, __VA_ARGS__))
 
 /* The float or double product C = op(A) op(B) + beta C (beta 0 or 1), rows split across qkv's
  * threads; a float one in bf16 when ctx->bf16 (tensor/bf16.h), its conversion buffers from the
@@ -137,8 +153,12 @@ QKV_INTERNAL int qkv__gemm_batched(qkv_ctx *ctx, qkv_dtype dt, int64_t batch, in
                                    int64_t K, const void *A, int64_t sa, const void *B, int64_t sb, int beta, void *C,
                                    int64_t sc);
 
-/* backward rules, one per op file */
-QKV_INTERNAL int qkv__matmul_backward(qkv_ctx *ctx, const qkv_record *r);
+/* backward rules, one per op file: qkv__<rule>_backward for each row of QKV_OP_LIST (op.h), declared
+ * from the list (a rule shared by several ops is declared once per op: the same declaration) */
+#define QKV_DECLARE_BACKWARD(e, name, rule) QKV_INTERNAL int qkv__##rule##_backward(qkv_ctx *ctx, const qkv_record *r);
+QKV_OP_LIST(QKV_DECLARE_BACKWARD)
+#undef QKV_DECLARE_BACKWARD
+
 /* sdp_attention with values of their own: v (B,T,v_heads vd), query head h reads value head
  * h / (heads / v_heads), y (B,T,heads vd); the key and value groups nest (one size divides the other).
  * qkv_sdp_attention_ex is this with v_heads = kv_heads (and vd = hd) */
@@ -151,27 +171,5 @@ QKV_INTERNAL qkv_tensor *qkv__diff_attention_composed(qkv_ctx *ctx, qkv_tensor *
                                                       int heads, const qkv_tensor *mask, bool causal, double scale,
                                                       qkv_tensor *lambda, double lambda_init, qkv_tensor *norm_w,
                                                       double eps, qkv_tensor **probs);
-QKV_INTERNAL int qkv__linear_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__linear_act_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__binary_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__affine_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__reduce_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__unary_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__softmax_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__log_softmax_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__masked_softmax_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__sdp_attention_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__layernorm_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__add_layernorm_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__embedding_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__cross_entropy_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__masked_fill_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__rope_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__exclusive_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__reshape_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__transpose_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__slice_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__concat_backward(qkv_ctx *ctx, const qkv_record *r);
-QKV_INTERNAL int qkv__custom_backward(qkv_ctx *ctx, const qkv_record *r);
 
 #endif

@@ -12,6 +12,9 @@
 
 #include "nn/layers.h"
 
+/* room for the parameters of the options that keep theirs in qkv_attention.own */
+#define QKV_ATTN_OWN_SLOTS 8
+
 /* Per-forward constants shared by every layer (built once per batch by the model). */
 typedef struct qkv_attn_masks {
     const qkv_tensor *blocked;   /* I32 (T,T) or (B,1,T,T); 1 = may not attend; NULL = none, or
@@ -35,6 +38,9 @@ typedef struct qkv_attention {
     qkv_tensor *th_logits, *th_weights; /* talking_heads: (heads, heads) each, or NULL */
     qkv_tensor *qk_diag;           /* qk_diag: the diagonal D between tied queries and keys (heads, hd), or NULL */
     double rope_base;              /* > 0: queries and keys rotated by position (qkv_attention_set_rope) */
+    /* the parameters of an option added since these fields, each in a slot attention.c numbers for
+     * it (so such an option needs no field here), NULL when it is off */
+    qkv_tensor *own[QKV_ATTN_OWN_SLOTS];
     qkv_tensor *last_att;          /* (B,H,T,T) of the last forward; valid until qkv_ctx_reset */
 } qkv_attention;
 

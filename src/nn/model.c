@@ -70,12 +70,13 @@ static int build_masks(qkv_ctx *ctx, const qkv_model *m, int64_t B, int64_t T,
                        const qkv_tensor *pad, qkv_attn_masks *out) {
     const qkv_attn_config *a = &m->cfg.attn;
     memset(out, 0, sizeof *out);
+    bool counting = qkv_ctx_counting(ctx); /* no values to fill in */
     if (a->rel_pos_bias) { /* idx: I32 (T,T) */
         int64_t s[2] = {T, T};
         qkv_tensor *idx = qkv_ctx_tensor(ctx, QKV_I32, 2, s);
         if (!idx) return -1;
         int32_t *d = idx->data, R = a->rel_pos_max;
-        for (int64_t j = 0; j < T; j++)
+        for (int64_t j = 0; j < T && !counting; j++)
             for (int64_t i = 0; i < T; i++) {
                 int64_t off = j - i;
                 off = off < -R ? -R : off > R ? R : off;
@@ -95,8 +96,10 @@ static int build_masks(qkv_ctx *ctx, const qkv_model *m, int64_t B, int64_t T,
     if (!blk || !alive) return -1;
     int32_t *bd = blk->data;
     const int32_t *pd = pad ? pad->data : NULL;
-    bool any_dead = false;
-    for (int64_t b = 0; b < nb; b++)
+    /* counting: a query row may be left without a key where padding could leave it so, or where
+     * self_mask strict does (the first row with causal, or the one row) */
+    bool any_dead = counting && (pad || (a->self_mask && a->self_mask_rule == QKV_SELF_STRICT && (a->causal || T == 1)));
+    for (int64_t b = 0; b < nb && !counting; b++)
         for (int64_t i = 0; i < T; i++) {
             bool alive_row = false, other = false; /* other: a visible key besides i itself */
             for (int64_t j = 0; j < T; j++)
@@ -160,59 +163,58 @@ int64_t qkv_model_attention_params(const qkv_model *m) {
 
 /* ---- size estimates ---------------------------------------------------------------------- */
 
-static int64_t saturate(double x) { return x >= 9.2e18 ? INT64_MAX : x <= 0 ? 0 : (int64_t)x; }
+/* what a counting model's parameters and a counted step's inputs point to: no values */
+static const int32_t UNBACKED[16] = {1};
+
+/* m declared for c with no values: every parameter's data and gradient point at UNBACKED (a model
+ * for a counting context). 0, or -1 for a config the model refuses (qkv_model_new says why) */
+static int declare_shapes(qkv_model *m, const qkv_model_config *c) {
+    memset(m, 0, sizeof *m);
+    if (qkv_model_config_check(c, NULL) || declare(m, c, QKV_F32, NULL)) return -1;
+    for (int i = 0; i < m->params.n; i++) m->params.items[i]->t.data = m->params.items[i]->t.grad = (void *)UNBACKED;
+    return 0;
+}
+
+static void free_shapes(qkv_model *m) {
+    for (int i = 0; m->blocks && i < m->cfg.layers; i++) qkv_attention_free(&m->blocks[i].attn);
+    qkv_params_free(&m->params);
+    free(m->blocks);
+}
 
 int64_t qkv_model_param_count(const qkv_model_config *c) {
     qkv_model m;
-    memset(&m, 0, sizeof m);
-    /* a config the model refuses has no parameters to count: qkv_model_new says why */
-    int64_t n = qkv_model_config_check(c, NULL) || declare(&m, c, QKV_F32, NULL) ? 0 : m.params.numel;
-    for (int i = 0; m.blocks && i < c->layers; i++) qkv_attention_free(&m.blocks[i].attn);
-    qkv_params_free(&m.params);
-    free(m.blocks);
+    int64_t n = declare_shapes(&m, c) ? 0 : m.params.numel; /* a refused config has none */
+    free_shapes(&m);
     return n;
 }
 
-/* Calibrated against qkv_ctx_arena_peak of real steps (floats per unit). With the fused
- * attention op (every configuration without rel_pos_bias): a block keeps about 26 floats
- * per token and model dimension (32 with a gate), 5 per token and feed-forward unit, and per
- * attention weight the weights themselves plus at most as much backward scratch. The composed
- * path (rel_pos_bias) keeps about 32 (38) per token and dimension and 4 per
- * attention weight (the relative-position bias adds 5 per weight and 3 per head and position
- * pair). Outside the blocks, about 8 per token and dimension and 2 per token and vocabulary
- * entry. The coefficients below are rounded up, with 8-12 KiB per layer for small tensors and
- * alignment. Differential attention (one fused op over its 2H half-heads, the maps P1 - lambda
- * P2 formed for qkv_model_attention) keeps about 6 floats per attention weight and 40 per token
- * and dimension (estimated as 8 and 44); the composed talking_heads path about 14 and 40
- * (estimated as 16 and 42). */
+/* One training step over tokens (B,T) counted in ctx: the loss, weighted as train.c weighs a
+ * micro-batch's, and its backward; with a padding mask (pad) or without. 0, or -1 (the sizes do
+ * not fit) */
+static int count_step(qkv_ctx *ctx, qkv_model *m, int64_t B, int64_t T, bool pad) {
+    int64_t s[2] = {B, T};
+    qkv_tensor tok;
+    if (qkv_shape_init(&tok, QKV_I32, 2, s)) return -1;
+    tok.data = (void *)UNBACKED;
+    qkv_ctx_reset(ctx);
+    qkv_tensor *loss = qkv_model_loss(ctx, m, &tok, &tok, pad ? &tok : NULL);
+    return loss && !qkv_backward(ctx, qkv_scale(ctx, loss, 1.0)) ? 0 : -1;
+}
+
+/* The largest arena a training step of the model takes, counted by running its forward and
+ * backward in a counting context (no values, no activation memory), with and without a padding
+ * mask. */
 int64_t qkv_model_activation_bytes(const qkv_model_config *c, int batch, int seq) {
-    double B = batch, T = seq, BT = B * T, d = c->d_model, F = c->d_ff, H = c->heads;
-    bool gated = c->attn.gate != QKV_GATE_NONE, rel = c->attn.rel_pos_bias;
-    double layer;
-    if (c->attn.diff) /* fused over the half-heads; P1 V - lambda P2 V and the head norm composed */
-        layer = BT * (d * (gated ? 50 : 44) + 6 * F) + B * H * T * T * 8 + T * T + 45 * 200;
-    else if (c->attn.talking_heads) /* composed: scores, their mix, softmax, the weights' mix */
-        layer = BT * (d * (gated ? 48 : 42) + 6 * F) + B * H * T * T * 16 + T * T + 25 * 200;
-    else if (!rel)
-        layer = BT * (d * (gated ? 34 : 28) + 6 * F) + B * H * T * T * 2 + 2048;
-    else
-        layer = BT * (d * (gated ? 42 : 36) + 6 * F) + B * H * T * T * 11 + 4 * H * T * T + 3072;
-    /* the attention options' own ops (or the ops they remove), each about 200 floats of
-     * records, tensor headers and alignment besides its data and gradient */
-    const qkv_attn_config *a = &c->attn;
-    double ops = 0, per_td = 0, kvh = a->kv_heads > 0 ? a->kv_heads : H;
-    if (a->key_norm) ops += rel ? 12 : 7, per_td += 8; /* the keys' lengths (composed: a tied value split apart) */
-    if (a->role_scale) ops += 3, per_td += 6;          /* Q, K, V = P diag(s) */
-    if (kvh < H) per_td -= 4 * (1 - kvh / H);          /* narrower keys and values, and their gradients */
-    if (rel && kvh < H) ops += 6, per_td += 4;         /* keys and values repeated to the query heads */
-    if (a->gate == QKV_GATE_HEADWISE) ops += 3;
-    if (!a->value_proj) ops -= 1, per_td -= 2;
-    if (!a->query_proj) ops -= 1, per_td -= 2;  /* Q = X: no product, no gradient of its own */
-    if (!a->key_proj) ops -= 1, per_td -= 2;
-    if (!a->out_proj) ops -= 1, per_td -= 2;
-    layer += ops * 200 + BT * (d * per_td + 2.0 * a->kv_latent); /* the latent and its gradient */
-    /* each residual add and the norm after it are one op (add_layernorm): about 128 floats of
-     * records fewer per layer, and 640 outside the blocks */
-    double floats = (double)c->layers * (layer - 128) + BT * (12 * d + 3 * (double)c->vocab) + 2 * B * T * T + 2416;
-    return saturate(4 * floats);
+    qkv_model m;
+    qkv_ctx *ctx = NULL;
+    int64_t bytes = 0; /* a refused config has no step */
+    if (!declare_shapes(&m, c)) {
+        bytes = INT64_MAX; /* out of memory, or sizes beyond int64 */
+        if ((ctx = qkv_ctx_new_counting()) && !count_step(ctx, &m, batch, seq, false) &&
+            !count_step(ctx, &m, batch, seq, true))
+            bytes = qkv_ctx_arena_peak(ctx) > (size_t)INT64_MAX ? INT64_MAX : (int64_t)qkv_ctx_arena_peak(ctx);
+    }
+    qkv_ctx_free(ctx);
+    free_shapes(&m);
+    return bytes;
 }

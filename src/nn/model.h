@@ -39,12 +39,15 @@ QKV_API const qkv_tensor *qkv_model_attention(const qkv_model *m, int layer);
 /* parameters of the attention modules only (all layers) */
 QKV_API int64_t qkv_model_attention_params(const qkv_model *m);
 
-/* ---- size estimates (no allocation; cfg need not be checked; results saturate at INT64_MAX) */
+/* ---- sizes, from the one description of the model (no parameter values or activations are
+ * allocated; cfg need not be checked: 0 for a config qkv_model_new refuses; INT64_MAX for sizes
+ * beyond it) */
 
 /* the exact parameter count of the model qkv_model_new would build */
 QKV_API int64_t qkv_model_param_count(const qkv_model_config *cfg);
-/* the peak per-step arena bytes (activations, their gradients, the tape) of a forward and backward
- * pass over batch x seq tokens: at least the real peak, and within 2x of it (tests/test_memory.c) */
+/* the peak per-step arena bytes (activations, their gradients, the tape) of a training step, the
+ * loss over batch x seq tokens and its backward in float32 products, counted by running that step
+ * in a counting context (qkv_ctx_new_counting), with a padding mask and without: the larger */
 QKV_API int64_t qkv_model_activation_bytes(const qkv_model_config *cfg, int batch, int seq);
 
 #endif

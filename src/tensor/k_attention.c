@@ -226,6 +226,9 @@ static uint64_t pass_flops(const qkv_sdpa_shape *s, int qk_products, int v_produ
     return f * (uint64_t)((qk_products * s->hd + v_products * v_dim(s)) * s->B * s->H);
 }
 
+/* q: (B,T,H hd), k: (B,T,kvH hd), v: (B,T,vH vd), y: (B,T,H vd), p: (B,H,T,T): per head h,
+ * P = softmax(blocked ? -inf : scale Q_h K_h'^T) (a fully blocked row gives zeros), Y_h = P V_h''
+ * (h' = h / (H/kvH), h'' = h / (H/vH)) */
 void K(sdpa)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *v, real *p, real *y) {
     QKV_ASSERT(s->B > 0 && s->T > 0 && s->H > 0 && s->hd > 0, "sdpa: B, T, H, hd > 0");
     QKV_ASSERT(s->H % (s->kvH > 0 ? s->kvH : s->H) == 0, "sdpa: H a multiple of the key heads");
@@ -279,6 +282,9 @@ static void backward_parts(void *arg, int64_t b, int64_t e) {
                         part_scratch(j->s, part));
 }
 
+/* dv += P^T dY, dq += dS K, dk += dS^T Q, with dS = scale P (dP - rowsum(P dP)), dP = dY V^T;
+ * any of dq, dk, dv may be NULL (or the same array); scratch: (parts, T, T), parts >= 1;
+ * zero: 1 = dq, 2 = dk, 4 = dv start as garbage (kernels.h) */
 void K(sdpa_backward)(const qkv_sdpa_shape *s, const real *q, const real *k, const real *v, const real *p,
                       const real *dy, real *dq, real *dk, real *dv, real *scratch, int64_t parts, int zero) {
     QKV_ASSERT(s->B > 0 && s->T > 0 && s->H > 0 && s->hd > 0, "sdpa_backward: B, T, H, hd > 0");

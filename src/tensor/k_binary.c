@@ -11,6 +11,7 @@ static inline real apply(qkv_binop op, real a, real b) {
     }
 }
 
+/* y = a (op) b, broadcast by bc */
 void K(binary)(qkv_binop op, const qkv_bcast *bc, const real *a, const real *b, real *y) {
     QKV_ASSERT(bc && a && b && y && (unsigned)op <= QKV_BIN_DIV, "binary: operands, an op of qkv_binop");
     const int64_t *n = bc->n, *sa = bc->sa, *sb = bc->sb;
@@ -28,6 +29,7 @@ void K(binary)(qkv_binop op, const qkv_bcast *bc, const real *a, const real *b, 
             }
 }
 
+/* da += dy * dy/da, db += dy * dy/db, summed over broadcast dims; da or db may be NULL */
 void K(binary_backward)(qkv_binop op, const qkv_bcast *bc, const real *a, const real *b,
                         const real *dy, real *da, real *db) {
     const int64_t *n = bc->n, *sa = bc->sa, *sb = bc->sb;
@@ -131,6 +133,7 @@ static void binary_flat_range(void *p, int64_t s, int64_t e) {
     flat_job *j = p;
     binary_flat_serial(j->op, e - s, j->a + s, j->b + s, j->y + s);
 }
+/* y = a (op) b for same-shape a, b (n elements): the common case, one flat loop per op */
 void K(binary_flat)(qkv_binop op, int64_t n, const real *a, const real *b, real *y) {
     QKV_ASSERT(n >= 0 && (unsigned)op <= QKV_BIN_DIV, "binary_flat: n >= 0, an op of qkv_binop");
     flat_job j = {.op = op, .a = a, .b = b, .y = y};
@@ -142,6 +145,8 @@ static void binary_flat_backward_range(void *p, int64_t s, int64_t e) {
     binary_flat_backward_serial(j->op, e - s, j->a + s, j->b + s, j->dy + s, j->da ? j->da + s : NULL,
                                 j->db ? j->db + s : NULL, j->zero);
 }
+/* da += dy dy/da, db += dy dy/db for same-shape a, b; da or db may be NULL;
+ * zero: 1 = da, 2 = db start as garbage (kernels.h) */
 void K(binary_flat_backward)(qkv_binop op, int64_t n, const real *a, const real *b, const real *dy, real *da,
                              real *db, int zero) {
     flat_job j = {.op = op, .a = a, .b = b, .dy = dy, .da = da, .db = db, .zero = zero};
@@ -152,6 +157,8 @@ static void accumulate_zero_range(void *p, int64_t s, int64_t e) {
     flat_job *j = p;
     accumulate_zero_serial(e - s, j->y + s, j->da + s, j->zero);
 }
+/* a gradient taken into a running sum and left zero for the next one: acc = g (first) or
+ * acc += g, then g = 0, in one pass */
 void K(accumulate_zero)(int64_t n, real *acc, real *g, int first) {
     QKV_ASSERT(n >= 0 && acc && g && acc != g, "accumulate_zero: n >= 0, two buffers");
     flat_job j = {.y = acc, .da = g, .zero = first};
@@ -162,6 +169,7 @@ static void affine_range(void *p, int64_t s, int64_t e) {
     flat_job *j = p;
     affine_serial(e - s, j->a + s, j->alpha, j->beta, j->y + s);
 }
+/* y = alpha x + beta  (n elements) */
 void K(affine)(int64_t n, const real *x, double alpha, double beta, real *y) {
     flat_job j = {.a = x, .y = y, .alpha = alpha, .beta = beta};
     qkv__parallel_for(n, QKV_GRAIN, affine_range, &j);
@@ -171,6 +179,7 @@ static void axpy_range(void *p, int64_t s, int64_t e) {
     flat_job *j = p;
     axpy_serial(e - s, j->alpha, j->a + s, j->y + s);
 }
+/* y += alpha x  (n elements) */
 void K(axpy)(int64_t n, double alpha, const real *x, real *y) {
     flat_job j = {.a = x, .y = y, .alpha = alpha};
     qkv__parallel_for(n, QKV_GRAIN, axpy_range, &j);

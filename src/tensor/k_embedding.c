@@ -11,6 +11,7 @@ static void embedding_range(void *p, int64_t i0, int64_t i1) {
         memcpy(j->y + i * j->dim, j->table + (int64_t)j->idx[i] * j->dim, (size_t)j->dim * sizeof(real));
 }
 
+/* table: (V, dim), idx: (n) in [0, V) -> y: (n, dim), y[i] = table[idx[i]] */
 void K(embedding)(int64_t n, int64_t dim, const real *table, const int32_t *idx, real *y) {
     QKV_ASSERT(n >= 0 && dim >= 1 && table && idx && y, "embedding: n >= 0, dim >= 1");
     emb_job j = {.n = n, .dim = dim, .table = table, .idx = idx, .y = y};
@@ -28,6 +29,7 @@ static void embedding_backward_range(void *p, int64_t k0, int64_t k1) {
     }
 }
 
+/* dtable[idx[i]] += dy[i] */
 void K(embedding_backward)(int64_t n, int64_t dim, const int32_t *idx, const real *dy, real *dtable) {
     QKV_ASSERT(n >= 0 && dim >= 1 && idx && dy && dtable, "embedding_backward: n >= 0, dim >= 1");
     emb_job j = {.n = n, .dim = dim, .idx = idx, .dy = dy, .dtable = dtable};

@@ -38,6 +38,8 @@ static void excl_rows(void *p, int64_t r0, int64_t r1) {
         }
 }
 
+/* y: (rows, H hd), v: (rows, kvH hd) -> z: (rows, H hd); head h uses value head h / (H / kvH):
+ * z = y - (y . u) u, u = v / max(|v|, 1e-12) (exclusive self attention) */
 void K(exclusive)(int64_t rows, int64_t H, int64_t kvH, int64_t hd, const real *y, const real *v, real *z) {
     QKV_ASSERT(rows >= 0 && H >= 1 && kvH >= 1 && H % kvH == 0 && hd >= 1 && y && v && z && z != y,
                "exclusive: rows >= 0, kv heads dividing heads, out of place");
@@ -79,6 +81,8 @@ static void excl_back_rows(void *p, int64_t r0, int64_t r1) {
         }
 }
 
+/* its backward: dy (+)= dz - (dz . u) u, dv (+)= the value's share (either may be NULL);
+ * assign_*: = instead of += */
 void K(exclusive_backward)(int64_t rows, int64_t H, int64_t kvH, int64_t hd, const real *y, const real *v,
                            const real *dz, real *dy, int assign_y, real *dv, int assign_v) {
     QKV_ASSERT(rows >= 0 && H >= 1 && kvH >= 1 && H % kvH == 0 && hd >= 1 && y && v && dz && (dy || dv) &&

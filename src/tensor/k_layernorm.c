@@ -44,6 +44,8 @@ static void layernorm_range(void *p, int64_t r0, int64_t r1) {
         ln_row(n, j->x + r * n, j->w, j->b, (real)j->eps, j->y + r * n, &j->mean_out[r], &j->rstd_out[r]);
 }
 
+/* x, y: (rows, n); w, b: (n) or NULL: y = (x - mean) * rstd * w + b, rstd = 1/sqrt(var + eps),
+ * biased variance; mean, rstd: (rows) saved for backward */
 void K(layernorm)(int64_t rows, int64_t n, const real *x, const real *w, const real *b, double eps, real *y,
                   real *mean, real *rstd) {
     QKV_ASSERT(rows >= 0 && n >= 1 && x && y && mean && rstd, "layernorm: rows >= 0, n >= 1, mean and rstd saved");
@@ -106,6 +108,10 @@ static void add_partials(void *p, int64_t k0, int64_t k1) {
     }
 }
 
+/* dx += rstd (dxh - mean(dxh) - xh mean(dxh xh)), dxh = dy w; dw += sum dy xh; db += sum dy
+ * (dx, dw, db may each be NULL; dw may be db); zero: dx starts as garbage (kernels.h);
+ * scratch: qkv_layernorm_backward_scratch(rows, n) elements for the row sums' partials (NULL
+ * when dw and db are both NULL) */
 void K(layernorm_backward)(int64_t rows, int64_t n, const real *x, const real *w, const real *mean,
                            const real *rstd, const real *dy, real *dx, real *dw, real *db, int zero,
                            real *scratch) {
@@ -143,6 +149,9 @@ static void add_layernorm_range(void *p, int64_t r0, int64_t r1) {
     }
 }
 
+/* The residual add and the layer norm after it in one pass: h = x + a, y = layernorm(h) as above.
+ * x, h, y: (rows, n); a: (a_rows, n), row r of x takes row r % a_rows of a (a_rows divides rows:
+ * the same shape, or broadcast over the leading axes); mean, rstd: (rows) saved for backward */
 void K(add_layernorm)(int64_t rows, int64_t n, const real *x, const real *a, int64_t a_rows, const real *w,
                       const real *b, double eps, real *h, real *y, real *mean, real *rstd) {
     QKV_ASSERT(rows >= 0 && n >= 1 && a_rows >= 1 && rows % a_rows == 0 && x && a && h && y && mean && rstd,
@@ -239,6 +248,11 @@ static void add_bcast_columns(void *p, int64_t k0, int64_t k1) {
     }
 }
 
+/* Its backward: s = dh + (layer norm's dx for dy), each row at once; dx (+)= s, da (+)= s (row r
+ * into row r % a_rows; a broadcast a's rows are summed in the order of r), dw, db as in
+ * layernorm_backward. dy or dh may be NULL (no gradient reached y or h; not both); dx, da, dw, db
+ * may be NULL, and da may be dx (then dx is written first); zero_x, zero_a: dx, da start as
+ * garbage (da only when a_rows = rows). scratch: qkv_add_layernorm_backward_scratch elements. */
 void K(add_layernorm_backward)(int64_t rows, int64_t n, const real *h, const real *w, const real *mean,
                                const real *rstd, const real *dy, const real *dh, real *dx, int zero_x, real *da,
                                int zero_a, int64_t a_rows, real *dw, real *db, real *scratch) {

@@ -37,6 +37,7 @@ static void transpose_range(void *p, int64_t r0, int64_t r1) {
     }
 }
 
+/* x: shape (4 dims) -> y: x with axes a1 and a2 swapped; accumulate: y += instead of y = */
 void K(transpose)(const int64_t shape[4], int a1, int a2, const real *x, real *y, int accumulate) {
     QKV_ASSERT(a1 >= 0 && a1 < 4 && a2 >= 0 && a2 < 4 && x && y, "transpose: axes in [0, 4)");
     /* y's shape is x's with a1, a2 swapped; walk x in order and scatter into y */
@@ -69,6 +70,8 @@ static void copy_block_range(void *p, int64_t o0, int64_t o1) {
     }
 }
 
+/* views (outer, *, inner): dst[o, dst_at + i, j] (+)= src[o, src_at + i, j] for i < len;
+ * src_n, dst_n are the middle dims. Slice, concat and their backwards. */
 void K(copy_block)(int64_t outer, int64_t len, int64_t inner, const real *src, int64_t src_n, int64_t src_at,
                    real *dst, int64_t dst_n, int64_t dst_at, int accumulate) {
     QKV_ASSERT(outer >= 0 && len >= 0 && inner >= 1 && src_at >= 0 && dst_at >= 0 && src_at + len <= src_n && dst_at + len <= dst_n, "copy_block: the block inside both views");

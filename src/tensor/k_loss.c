@@ -41,6 +41,8 @@ static void cross_entropy_range(void *p, int64_t r0, int64_t r1) {
     }
 }
 
+/* logits: (rows, V), targets: (rows) -> mean over rows with target != ignore of
+ * lse(row) - logits[target]; lse: (rows) saved; *count = rows that counted (loss 0 if none) */
 double K(cross_entropy)(int64_t rows, int64_t V, const real *logits, const int32_t *targets,
                         int32_t ignore, real *lse, int64_t *count) {
     QKV_ASSERT(rows >= 0 && V >= 1 && logits && targets && lse && count, "cross_entropy: rows >= 0, V >= 1");
@@ -79,6 +81,7 @@ static void cross_entropy_backward_range(void *p, int64_t r0, int64_t r1) {
     }
 }
 
+/* dlogits[r] += g/count (softmax(logits[r]) - onehot(target[r])) for counted rows */
 void K(cross_entropy_backward)(int64_t rows, int64_t V, const real *logits, const int32_t *targets, int32_t ignore,
                                const real *lse, double g_over_count, real *dlogits) {
     QKV_ASSERT(rows >= 0 && V >= 1 && logits && targets && lse && dlogits, "cross_entropy_backward: rows >= 0, V >= 1");

@@ -1,6 +1,7 @@
 /* Masked fill: replace elements where a broadcast mask is non-zero. */
 #include "tensor/kernel_prelude.h"
 
+/* y = mask != 0 ? value : x, mask (int32) broadcast over x by bc (a = x, b = mask) */
 void K(masked_fill)(const qkv_bcast *bc, const real *x, const int32_t *mask, double value,
                     real *y) {
     const int64_t *n = bc->n, *sm = bc->sb;
@@ -14,6 +15,7 @@ void K(masked_fill)(const qkv_bcast *bc, const real *x, const int32_t *mask, dou
             }
 }
 
+/* dx += mask != 0 ? 0 : dy */
 void K(masked_fill_backward)(const qkv_bcast *bc, const int32_t *mask, const real *dy, real *dx) {
     const int64_t *n = bc->n, *sm = bc->sb;
     int64_t i = 0;

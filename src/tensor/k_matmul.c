@@ -127,6 +127,8 @@ static void gemm_ld_call(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const
 #endif
 }
 
+/* one BLAS call with explicit row strides (lda, ldb, ldc), on the calling thread; not
+ * counted in qkv__gemm_flops (callers that use it count their own) */
 void K(gemm_ld)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int64_t lda, const real *B,
                 int64_t ldb, real beta, real *C, int64_t ldc) {
     QKV_ASSERT(M >= 0 && N >= 0 && Kd >= 0 && M <= INT_MAX && N <= INT_MAX && Kd <= INT_MAX, "gemm: dims in [0, INT_MAX]");
@@ -178,6 +180,7 @@ static void gemm_batches(void *p, int64_t b0, int64_t b1) {
 /* a product of m*n*k below this runs on one thread (the split would cost more than it saves) */
 #define GEMM_SPLIT_WORK (1 << 20)
 
+/* C (M,N) = op(A) op(B) + beta C;  op(A): (M,K) [A stored (K,M) if ta], op(B): (K,N) [B stored (N,K) if tb] */
 void K(gemm)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, const real *B, real beta, real *C) {
     QKV_ASSERT(M >= 0 && N >= 0 && Kd >= 0, "gemm: dims >= 0");
     qkv__gemm_flops += (uint64_t)(2 * M * N * Kd);
@@ -186,6 +189,7 @@ void K(gemm)(int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, co
     qkv__parallel_for(M, grain, gemm_rows, &j);
 }
 
+/* the same over `batch` matrices; sa/sb/sc are element strides between them (0 = broadcast) */
 void K(gemm_batched)(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_t Kd, const real *A, int64_t sa,
                      const real *B, int64_t sb, real beta, real *C, int64_t sc) {
     QKV_ASSERT(batch >= 1 && M >= 0 && N >= 0 && Kd >= 0, "gemm_batched: batch >= 1, dims >= 0");
@@ -217,6 +221,7 @@ static void fill_rows_range(void *p, int64_t r0, int64_t r1) {
         for (int64_t k = 0; k < n; k++) dst[r * n + k] = src[k];
 }
 
+/* y (rows,n): every row = b (n)  (a bias, before a product accumulates onto it) */
 void K(fill_rows)(int64_t rows, int64_t n, const real *b, real *y) {
     rows_job j = {rows, n, b, y};
     qkv__parallel_for(rows, qkv_row_grain(n), fill_rows_range, &j);
@@ -233,6 +238,7 @@ static void sum_rows_range(void *p, int64_t k0, int64_t k1) {
         for (int64_t k = k0; k < k1; k++) dst[k] += src[r * n + k];
 }
 
+/* db (n) += sum over rows of dy (rows,n) */
 void K(sum_rows)(int64_t rows, int64_t n, const real *dy, real *db) {
     rows_job j = {rows, n, dy, db};
     qkv__parallel_for(n, rows >= QKV_GRAIN ? 8 : (QKV_GRAIN / (rows > 0 ? rows : 1) + 7) / 8 * 8, sum_rows_range, &j);

@@ -2,6 +2,7 @@
 #include "tensor/kernel_prelude.h"
 #include "tensor/check.h"
 
+/* x viewed as (outer, n, inner): y[o,j] = scale * sum_i x[o,i,j] */
 void K(sum_axis)(int64_t outer, int64_t n, int64_t inner, const real *x, double scale, real *y) {
     QKV_ASSERT(outer >= 0 && n >= 0 && inner >= 0 && x && y, "sum_axis: dims >= 0");
     for (int64_t o = 0; o < outer; o++) {
@@ -15,6 +16,7 @@ void K(sum_axis)(int64_t outer, int64_t n, int64_t inner, const real *x, double 
     }
 }
 
+/* dx[o,i,j] += scale * dy[o,j] */
 void K(sum_axis_backward)(int64_t outer, int64_t n, int64_t inner, const real *dy, double scale,
                           real *dx) {
     real s = (real)scale;

@@ -31,6 +31,9 @@ static void rope_rows(void *p, int64_t r0, int64_t r1) {
     }
 }
 
+/* x, y: (B,T,nh hd), cs: (T, hd/2, 2) the cos and sin of angle t theta_k (qkv_rope builds it):
+ * each head's pair (2k, 2k+1) at position t rotated by sign * angle,
+ * y[2k] = c x[2k] - s x[2k+1], y[2k+1] = s x[2k] + c x[2k+1] (s = sign sin); assign: y =, else y += */
 void K(rope)(int64_t B, int64_t T, int64_t nh, int64_t hd, const double *cs, int sign, const real *x, real *y,
              int assign) {
     QKV_ASSERT(B >= 0 && T >= 1 && nh >= 1 && hd >= 2 && hd % 2 == 0 && cs && x && y && x != y,

@@ -47,6 +47,7 @@ static void softmax_range(void *p, int64_t b, int64_t e) {
     for (int64_t r = b; r < e; r++) softmax_row(j->n, j->x + r * j->n, j->out + r * j->n);
 }
 
+/* x, y: (rows, n): y = exp(x - max) / sum exp(x - max); a row of all -inf gives zeros */
 void K(softmax)(int64_t rows, int64_t n, const real *x, real *y) {
     QKV_ASSERT(rows >= 0 && n >= 1 && x && y, "softmax: rows >= 0, n >= 1");
     softmax_job j = {.n = n, .x = x, .out = y};
@@ -71,6 +72,8 @@ static void masked_softmax_range(void *p, int64_t b, int64_t e) {
     }
 }
 
+/* x, y: (rows, n), mask (int32) broadcast over x by bc (a = x, b = mask), or NULL:
+ * y = softmax over each row of (mask != 0 ? fill : scale x); an all -inf row gives zeros */
 void K(masked_softmax)(int64_t rows, int64_t n, const real *x, const qkv_bcast *bc,
                        const int32_t *mask, double scale, double fill, real *y) {
     QKV_ASSERT(rows >= 0 && n >= 1 && x && y && (!mask || bc), "masked_softmax: rows >= 0, n >= 1, a mask with its broadcast");
@@ -94,6 +97,7 @@ static void softmax_backward_range(void *p, int64_t b, int64_t e) {
         softmax_backward_row(j->n, j->y + r * j->n, j->dy + r * j->n, j->scale, j->out + r * j->n);
 }
 
+/* dx += scale y (dy - sum(dy y))  (scale: for the fused masked softmax; 1 otherwise) */
 void K(softmax_backward)(int64_t rows, int64_t n, const real *y, const real *dy, double scale, real *dx) {
     QKV_ASSERT(rows >= 0 && n >= 1 && y && dy && dx, "softmax_backward: rows >= 0, n >= 1");
     softmax_job j = {.n = n, .y = y, .dy = dy, .out = dx, .scale = (real)scale};
@@ -113,6 +117,7 @@ static void log_softmax_range(void *p, int64_t b, int64_t e) {
     }
 }
 
+/* y = x - max - log sum exp(x - max) */
 void K(log_softmax)(int64_t rows, int64_t n, const real *x, real *y) {
     QKV_ASSERT(rows >= 0 && n >= 1 && x && y, "log_softmax: rows >= 0, n >= 1");
     softmax_job j = {.n = n, .x = x, .out = y};
@@ -130,6 +135,7 @@ static void log_softmax_backward_range(void *p, int64_t b, int64_t e) {
     }
 }
 
+/* dx += dy - exp(y) * sum(dy) */
 void K(log_softmax_backward)(int64_t rows, int64_t n, const real *y, const real *dy, real *dx) {
     QKV_ASSERT(rows >= 0 && n >= 1 && y && dy && dx, "log_softmax_backward: rows >= 0, n >= 1");
     softmax_job j = {.n = n, .y = y, .dy = dy, .out = dx};

@@ -110,6 +110,8 @@ static void unary_range(void *p, int64_t b, int64_t e) {
     unary_serial(j->op, e - b, j->x + b, j->out + b, j->dout ? j->dout + b : NULL);
 }
 
+/* y = f(x) elementwise for f in qkv_unop; for GELU (both forms) also d = f'(x) when d != NULL,
+ * so the backward needs no second erf/tanh */
 void K(unary)(qkv_unop op, int64_t n, const real *x, real *y, real *d) {
     QKV_ASSERT(n >= 0 && (unsigned)op < QKV_UN_COUNT, "unary: n >= 0, an op of qkv_unop");
     unary_job j = {.op = op, .x = x, .out = y, .dout = d};
@@ -121,6 +123,8 @@ static void unary_backward_range(void *p, int64_t b, int64_t e) {
     unary_backward_serial(j->op, e - b, j->x + b, j->y + b, j->d ? j->d + b : NULL, j->dy + b, j->out + b, j->zero);
 }
 
+/* dx += dy f'(x); uses x, y = f(x) or the saved d = f'(x), whichever is cheapest;
+ * zero: dx starts as garbage (kernels.h) */
 void K(unary_backward)(qkv_unop op, int64_t n, const real *x, const real *y, const real *d, const real *dy,
                        real *dx, int zero) {
     QKV_ASSERT(n >= 0 && (unsigned)op < QKV_UN_COUNT && dy && dx, "unary_backward: n >= 0, an op of qkv_unop");
@@ -169,6 +173,8 @@ static void bias_act_range(void *p, int64_t r0, int64_t r1) {
     }
 }
 
+/* the epilogue of a linear, in place over its (rows,n) output y: y = f(y + b) and d = f'(y + b)
+ * (d NULL: f alone), for f = ReLU (d: 1 or 0), GELU or its tanh form; b (n) or NULL */
 void K(bias_act)(qkv_unop op, int64_t rows, int64_t n, const real *b, real *y, real *d) {
     QKV_ASSERT(rows >= 0 && n >= 1 && y, "bias_act: rows >= 0, n >= 1");
     bias_act_job j = {op, n, b, y, d};

@@ -1,7 +1,10 @@
 /* Included first by every typed kernel source (src/tensor/k_*.c). The Makefile compiles
  * each of those files twice: -DQKV_KERNEL_F64=0 (float) and -DQKV_KERNEL_F64=1 (double).
  * K(name) is qkv__k_<name>_f32 or _f64: src/tensor/KERNELS, a tags file made by
- * scripts/kernel-index.sh (and checked by make test), says where each full name is defined. */
+ * scripts/kernel-index.sh (and checked by make test), says where each full name is defined.
+ * A kernel is declared by its definition: a line starting with its return type and naming
+ * K(name)(, with its contract in the comment above; the build writes the declarations from
+ * those lines (scripts/kernel-index.sh --decls). */
 #ifndef QKV_KERNEL_PRELUDE_H
 #define QKV_KERNEL_PRELUDE_H
 

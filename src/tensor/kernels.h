@@ -92,6 +92,9 @@ QKV_INTERNAL extern _Atomic uint64_t qkv__gemm_flops;
 QKV_INTERNAL extern _Atomic int qkv__gemm_timing;
 QKV_INTERNAL extern _Atomic uint64_t qkv__gemm_ns;
 
+/* the kernels' declarations, written by the build from their definitions in src/tensor/k_*.c
+ * (scripts/kernel-index.sh --decls; each kernel's contract is the comment above its definition),
+ * once for float and once for double */
 #define QKV_KREAL float
 #define QKV_K(name) qkv__k_##name##_f32
 #include "tensor/kernels_decl.h"
