@@ -244,7 +244,34 @@ static int64_t end_of(int64_t i, int64_t b, int64_t n) { return (i + 1) * b < n 
 /* columns [n0, n1) of op(B) into VNNI bf16, chunk by chunk of k: B^T's rows n0.. (N, kc) floats
  * (B transposed first when stored (K, N)), into bf16, then the transpose of those rows seen as
  * pairs into columns n0.. of the chunk's pairs */
+/* With AMX (whose kernel reads the same VNNI pairs), B stored (K, N) goes into pairs in one pass
+ * rather than libxsmm's three (transpose, convert, transpose the pairs): rows k and k+1 of
+ * columns [n0, n1), 16 at a time, each converted by VCVTNEPS2BF16 (the instruction libxsmm's
+ * conversion runs on these CPUs, so the same bits) and interleaved into 16 pairs; the pair of
+ * an odd K's last row with zero. Pair row p of every chunk of k is at bv + 2p N (prepare_b's). */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static void pairs_of_rows(const job *j, int64_t n0,
+                                                                                         int64_t n1) {
+    uint16_t *bv = (uint16_t *)bv_of(j);
+    for (int64_t k = 0; k < j->K; k += 2) {
+        const float *r0 = j->B + k * j->ldb, *r1 = k + 1 < j->K ? r0 + j->ldb : NULL;
+        for (int64_t n = n0; n < n1; n += 16) {
+            int rem = n1 - n < 16 ? (int)(n1 - n) : 16;
+            __mmask16 m = (__mmask16)((1u << rem) - 1);
+            __m256i a = (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, r0 + n));
+            __m256i b = r1 ? (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, r1 + n)) : _mm256_setzero_si256();
+            __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b); /* by 128-bit lanes */
+            __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_permute2x128_si256(lo, hi, 0x20)),
+                                              _mm256_permute2x128_si256(lo, hi, 0x31), 1);
+            _mm512_mask_storeu_epi16(bv + k * j->N + 2 * n, (__mmask32)((1ull << (2 * rem)) - 1), both);
+        }
+    }
+}
+
 static void prepare_b(const job *j, int64_t n0, int64_t n1) {
+    if (amx && !j->tb) {
+        pairs_of_rows(j, n0, n1);
+        return;
+    }
     libxsmm_bfloat16 *bt = (libxsmm_bfloat16 *)(j->scratch + j->l.bv + j->l.a16);
     float *bf = (float *)(j->scratch + j->l.bv + j->l.a16 + j->l.bt);
     int64_t ld = chunk_of(j->K), ld16 = even(ld); /* the regions' row strides, the same for every chunk */
