@@ -1,7 +1,7 @@
 /* Internal: the bf16 product kernel on the CPU's AMX tiles (Intel Xeon from Sapphire Rapids on),
  * for tensor/bf16.c's tiles of C. Debian's libxsmm 1.17 has no AMX code (its best bf16 target is
- * "cpx", AVX512_BF16), and oneDNN, which has, allocates on the heap at every call (its execute
- * builds a map of its arguments), which qkv's steady step must not (tests/test_allocs.c). So the
+ * "cpx", AVX512_BF16), and oneDNN 2.6, which has, allocated on the heap at every call when tried
+ * (about 3,000 times per step of tests/test_allocs.c's bf16 run), which qkv's steady step must not. So the
  * kernel is qkv's own, a few instructions: TDPBF16PS multiplies a 16 x 32 tile of bf16 by a
  * 32 x 16 one (in VNNI pairs, the layout tensor/bf16.c already gives libxsmm) into a 16 x 16
  * float tile. Each element of C is summed over k in steps of 32 in order, so its bits depend on
