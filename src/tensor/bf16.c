@@ -367,6 +367,22 @@ void qkv__bf16_gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t K, const fl
     atomic_fetch_add_explicit(&qkv__gemm_ns, (uint64_t)((qkv_clock_seconds() - t0) * 1e9), memory_order_relaxed);
 }
 
+/* fn over [b0, b1), its wall time into qkv__gemm_ns when qkv__gemm_timing: each thread's part
+ * timed on that thread, as k_matmul.c times each piece, so qkv bench's products_share counts a
+ * product split over two threads as twice its wall time of threads' time (timed once around the
+ * split, it counted half) */
+static void timed_part(void (*fn)(void *, int64_t, int64_t), void *p, int64_t b0, int64_t b1) {
+    if (!atomic_load_explicit(&qkv__gemm_timing, memory_order_relaxed)) {
+        fn(p, b0, b1);
+        return;
+    }
+    double t0 = qkv_clock_seconds();
+    fn(p, b0, b1);
+    atomic_fetch_add_explicit(&qkv__gemm_ns, (uint64_t)((qkv_clock_seconds() - t0) * 1e9), memory_order_relaxed);
+}
+static void prepare_timed(void *p, int64_t b0, int64_t b1) { timed_part(prepare, p, b0, b1); }
+static void tiles_timed(void *p, int64_t b0, int64_t b1) { timed_part(tiles, p, b0, b1); }
+
 /* a product of m*n*k below this runs on one thread (as k_matmul.c) */
 #define SPLIT_WORK (1 << 20)
 
@@ -378,15 +394,11 @@ void qkv__bf16_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float
         gemm_ld(ta, tb, M, N, K, A, ta ? M : K, B, tb ? K : N, beta, C, N, scratch);
         return;
     }
-    bool timed = atomic_load_explicit(&qkv__gemm_timing, memory_order_relaxed);
-    double t0 = timed ? qkv_clock_seconds() : 0;
     job j = make_job(ta, tb, M, N, K, A, ta ? M : K, B, tb ? K : N, beta, C, N, scratch);
     int64_t np = prepare_blocks(&j), nt = tiles_of(&j);
     bool split = M * N * K >= SPLIT_WORK;
-    qkv__parallel_for(np, split ? 1 : np, prepare, &j);
-    qkv__parallel_for(nt, split ? 1 : nt, tiles, &j);
-    if (timed)
-        atomic_fetch_add_explicit(&qkv__gemm_ns, (uint64_t)((qkv_clock_seconds() - t0) * 1e9), memory_order_relaxed);
+    qkv__parallel_for(np, split ? 1 : np, prepare_timed, &j);
+    qkv__parallel_for(nt, split ? 1 : nt, tiles_timed, &j);
 }
 
 typedef struct {
