@@ -80,7 +80,7 @@ def arm_why(lines):
         mask_cost = gaps(masked, "full+self_mask", "full", why)
         verdicts[reading] = "holds" if low >= 7 else "limited" if high >= 7 else "part"
         lines.append("- %s, %d seeds: tied gap g = %s; masked gap m = %s; r = m / g per seed %s (median %.2f): "
-                     "r <= 0.4 in %d, r >= 0.8 in %d; g / (identity - full) median %.2f; the mask costs full "
+                     "r <= 0.4 in %d, r >= 0.8 in %d; g / (identity - full) median %.2f; full+self_mask - full "
                      "%+.3f (median)" % (
                          reading, len(seeds), span(g), span(m), ", ".join("%.2f" % r[s] for s in seeds),
                          statistics.median(r.values()), low, high,
