@@ -109,22 +109,30 @@ def span(d):
 def arm_stuck(lines):
     lines.append("## 2. Slow or stuck? (recall to 16,000 steps)\n")
     tied, init = load("recall-tied"), load("recall-init")
-    if not tied:
-        lines.append("- not run yet (`recall-tied` not committed)\n")
-        return
-    f, nf, _ = solved(tied, "full")
-    for v in ("qk_tied", "shared"):
-        k, n, budget = solved(tied, v)
-        word = "slow" if k >= 7 else "stuck within %s steps" % budget if k <= 2 else "some seeds slow, some stuck"
-        lines.append("- %s: %d of %d solved by %s steps (full %d of %d; Fisher p = %.3g): %s" % (
-            v, k, n, budget, f, nf, fisher(k, n, f, nf), word))
+    if tied:
+        f, nf, _ = solved(tied, "full")
+        for v in ("qk_tied", "shared"):
+            k, n, budget = solved(tied, v)
+            word = "slow" if k >= 7 else "stuck within %s steps" % budget if k <= 2 else "some seeds slow, some stuck"
+            lines.append("- %s: %d of %d solved by %s steps (full %d of %d; Fisher p = %.3g): %s" % (
+                v, k, n, budget, f, nf, fisher(k, n, f, nf), word))
+    else:
+        lines.append("- qk_tied and shared to 16,000 steps: not run yet (`recall-tied` not committed)")
     if init:
-        kt, nt, _ = solved(tied, "qk_tied")
+        f, nf, _ = solved(init, "full")
+        kt, nt = solved(tied, "qk_tied")[:2] if tied else (None, None)
         for v in ("qk_tied+mimetic", "qk_tied+key_norm"):
             k, n, budget = solved(init, v)
-            p = fisher(k, n, kt, nt)
-            lines.append("- %s: %d of %d (qk_tied %d of %d; Fisher p = %.3g): %s" % (
-                v, k, n, kt, nt, p, "rescues qk_tied" if k >= 7 and p < 0.05 else "does not rescue qk_tied"))
+            if k < 7:  # the rule's first condition fails whatever qk_tied's count
+                verdict = "does not rescue qk_tied (fewer than 7 of 9)"
+            elif kt is None:
+                verdict = "whether it rescues qk_tied is decided against qk_tied's count (`recall-tied`, not run yet)"
+            else:
+                p = fisher(k, n, kt, nt)
+                verdict = "qk_tied %d of %d, Fisher p = %.3g: %s" % (
+                    kt, nt, p, "rescues qk_tied" if k >= 7 and p < 0.05 else "does not rescue qk_tied")
+            lines.append("- %s: %d of %d solved by %s steps (full %d of %d, Fisher p = %.3g); %s" % (
+                v, k, n, budget, f, nf, fisher(k, n, f, nf), verdict))
     else:
         lines.append("- the tie's start and normalised keys: not run yet (`recall-init` not committed)")
     lines.append("")
