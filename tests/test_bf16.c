@@ -80,7 +80,9 @@ START_TEST(test_product_rounds_to_nearest_even) {
                                /* inner dimensions of several chunks (tensor/bf16.c's K_CHUNK), odd ones */
                                {1, 0, 40, 24, 600, 1}, {0, 0, 20, 30, 515, 2}, {0, 1, 33, 17, 257, 0}, {1, 1, 9, 7, 513, 3},
                                /* several blocks of rows and of columns (tensor/bf16.c's ROW_BLOCK, COL_BLOCK) */
-                               {1, 0, 200, 150, 300, 1}, {0, 1, 129, 65, 31, 2}};
+                               {1, 0, 200, 150, 300, 1}, {0, 1, 129, 65, 31, 2},
+                               /* inner dimensions longer than M and N: on AMX in blocks of k summed after (KSPLIT) */
+                               {1, 0, 20, 12, 1101, 1}, {0, 1, 9, 33, 1030, 2}, {1, 1, 17, 40, 2048, 0}};
     qkv_rng r;
     qkv_rng_seed(&r, 45);
     for (size_t s = 0; s < sizeof S / sizeof S[0]; s++)

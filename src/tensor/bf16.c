@@ -53,9 +53,30 @@ static layout layout_of(int ta, int tb, int64_t M, int64_t N, int64_t K) {
                     ta ? round64((size_t)(M * kc) * 4) : 0};
 }
 
-size_t qkv__bf16_gemm_scratch(int ta, int tb, int64_t M, int64_t N, int64_t K) {
+static size_t plain_scratch(int ta, int tb, int64_t M, int64_t N, int64_t K) {
     layout l = layout_of(ta, tb, M, N, K);
     return l.bv + l.a16 + l.bt + l.bf + l.af;
+}
+
+/* On AMX, a product whose inner dimension is its longest (a weight gradient, dW = dY^T X with
+ * k = B T) goes in blocks of KSPLIT of k, each a product of its own into a partial C on one
+ * thread (its conversion and tiles on the same thread, the operands in that core's cache), the
+ * partials summed onto C in order after. Its M x N has few tiles (2 at d_model 128), so split by
+ * tiles the two threads waited on each other (1.4 to 1.6 threads busy in its conversion and
+ * tiles at the small size) and read each other's conversions. The blocks depend on the shape
+ * alone, so the bits do not depend on the thread count; libxsmm's path keeps one sum over k (the
+ * bits of the bf16 results made with it). */
+#define KSPLIT 512
+static bool k_split(int64_t M, int64_t N, int64_t K) { return K >= 2 * KSPLIT && K > M && K > N; }
+/* a block's scratch: its product's, then its partial C (M, N) */
+static size_t split_part(int ta, int tb, int64_t M, int64_t N) {
+    return round64(plain_scratch(ta, tb, M, N, KSPLIT)) + round64((size_t)(M * N) * 4);
+}
+
+size_t qkv__bf16_gemm_scratch(int ta, int tb, int64_t M, int64_t N, int64_t K) {
+    size_t plain = plain_scratch(ta, tb, M, N, K); /* either kernel's, so qkv__bf16_use_amx may change it */
+    size_t split = k_split(M, N, K) ? (size_t)((K + KSPLIT - 1) / KSPLIT) * split_part(ta, tb, M, N) : 0;
+    return plain > split ? plain : split;
 }
 
 size_t qkv__bf16_gemm_batched_scratch(int64_t batch, int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t sc) {
@@ -343,16 +364,54 @@ static job make_job(int ta, int tb, int64_t M, int64_t N, int64_t K, const float
     return (job){ta, tb, M, N, K, lda, ldb, ldc, A, B, beta, C, scratch, layout_of(ta, tb, M, N, K)};
 }
 
+static void split_blocks(void *p, int64_t b0, int64_t b1);
+static void add_partials(void *p, int64_t r0, int64_t r1);
+
 static void gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                     int64_t ldb, float beta, float *C, int64_t ldc, void *scratch) {
     if (M <= 0 || N <= 0) return;
     job j = make_job(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc, scratch);
+    if (amx && k_split(M, N, K)) {
+        split_blocks(&j, 0, (K + KSPLIT - 1) / KSPLIT);
+        add_partials(&j, 0, M);
+        return;
+    }
     if (K == 0) { /* an empty sum: C = beta C */
         for (int64_t i = 0; i < M && beta == 0; i++) memset(C + i * ldc, 0, (size_t)N * sizeof *C);
         return;
     }
     prepare(&j, 0, prepare_blocks(&j));
     tiles(&j, 0, tiles_of(&j));
+}
+
+/* blocks [b0, b1) of k of a split product, each into its partial C */
+static void split_blocks(void *p, int64_t b0, int64_t b1) {
+    const job *j = p;
+    size_t part = split_part(j->ta, j->tb, j->M, j->N);
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t k0 = b * KSPLIT, kb = j->K - k0 < KSPLIT ? j->K - k0 : KSPLIT;
+        char *s = j->scratch + (size_t)b * part;
+        float *partial = (float *)(s + round64(plain_scratch(j->ta, j->tb, j->M, j->N, KSPLIT)));
+        gemm_ld(j->ta, j->tb, j->M, j->N, kb, j->ta ? j->A + k0 * j->lda : j->A + k0, j->lda,
+                j->tb ? j->B + k0 : j->B + k0 * j->ldb, j->ldb, 0, partial, j->N, s);
+    }
+}
+
+/* rows [r0, r1) of C = beta C + the partials, summed in order of k */
+static void add_partials(void *p, int64_t r0, int64_t r1) {
+    const job *j = p;
+    size_t part = split_part(j->ta, j->tb, j->M, j->N), off = round64(plain_scratch(j->ta, j->tb, j->M, j->N, KSPLIT));
+    int64_t nb = (j->K + KSPLIT - 1) / KSPLIT;
+    for (int64_t r = r0; r < r1; r++) {
+        float *c = j->C + r * j->ldc;
+        const float *p0 = (const float *)(j->scratch + off) + r * j->N;
+        if (j->beta == 0) memcpy(c, p0, (size_t)j->N * sizeof *c);
+        else for (int64_t n = 0; n < j->N; n++) c[n] += p0[n];
+        for (int64_t b = 1; b < nb; b++) {
+            const float *pb = (const float *)(j->scratch + (size_t)b * part + off) + r * j->N;
+            for (int64_t n = 0; n < j->N; n++) c[n] += pb[n];
+        }
+    }
 }
 
 /* with qkv__gemm_timing, the product's wall time into qkv__gemm_ns (as k_matmul.c's) */
@@ -382,6 +441,8 @@ static void timed_part(void (*fn)(void *, int64_t, int64_t), void *p, int64_t b0
 }
 static void prepare_timed(void *p, int64_t b0, int64_t b1) { timed_part(prepare, p, b0, b1); }
 static void tiles_timed(void *p, int64_t b0, int64_t b1) { timed_part(tiles, p, b0, b1); }
+static void split_timed(void *p, int64_t b0, int64_t b1) { timed_part(split_blocks, p, b0, b1); }
+static void add_timed(void *p, int64_t r0, int64_t r1) { timed_part(add_partials, p, r0, r1); }
 
 /* a product of m*n*k below this runs on one thread (as k_matmul.c) */
 #define SPLIT_WORK (1 << 20)
@@ -395,6 +456,11 @@ void qkv__bf16_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float
         return;
     }
     job j = make_job(ta, tb, M, N, K, A, ta ? M : K, B, tb ? K : N, beta, C, N, scratch);
+    if (amx && k_split(M, N, K)) {
+        qkv__parallel_for((K + KSPLIT - 1) / KSPLIT, 1, split_timed, &j);
+        qkv__parallel_for(M, 16, add_timed, &j);
+        return;
+    }
     int64_t np = prepare_blocks(&j), nt = tiles_of(&j);
     bool split = M * N * K >= SPLIT_WORK;
     qkv__parallel_for(np, split ? 1 : np, prepare_timed, &j);
