@@ -3,6 +3,7 @@
 
     python3 scripts/sixth-decide.py           (re)write docs/results/study-sixth/decisions.md
     python3 scripts/sixth-decide.py --check   exit 1 when that file is not what this writes
+    python3 scripts/sixth-decide.py --self-test   each rule on made-up results (CI runs it)
 
 Each rule of docs/results/study-sixth/predictions.md (committed before any run) is applied to
 the committed results of docs/results/study-sixth/NAME/results.json; an arm whose ablations are
@@ -138,22 +139,243 @@ def arm_stuck(lines):
     lines.append("")
 
 
+def variant(res, name):
+    for v in res["variants"]:
+        if v["name"] == name:
+            return v
+    raise KeyError("%s has no variant %s" % (res["title"], name))
+
+
+def delta(res, name, base="full"):
+    """(per-seed gaps, their mean, the report's paired 95% interval of the gap) in bits per byte"""
+    g = gaps(res, name, base)
+    v = variant(res, name)
+    return g, statistics.mean(g.values()), v.get("delta_ci_low"), v.get("delta_ci_high")
+
+
+def describe(g, mean, lo, hi):
+    ci = "95%% interval %+.3f to %+.3f" % (lo, hi) if lo is not None and hi is not None else "no interval"
+    return "%+.3f (mean; %s; %d of %d seeds positive)" % (mean, ci, sum(x > 0 for x in g.values()), len(g))
+
+
+def no_cost(mean, lo, hi):
+    """within +-0.01 bits per byte with the interval containing 0"""
+    return abs(mean) <= 0.01 and lo is not None and hi is not None and lo <= 0 <= hi
+
+
+def costs(g):
+    return sum(x > 0 for x in g.values()) >= 7
+
+
+def two_readings(lines, what, sources, yes, cost_word):
+    """a rule read at bytes and at 2048 pieces: sources = [(reading, ablation, variant)];
+    yes: the words when it costs nothing at both; cost_word: the words for a reading where it costs"""
+    found = {}
+    for reading, name, v in sources:
+        res = load(name)
+        if not res:
+            lines.append("- %s, %s: not run yet (`%s` not committed)" % (what, reading, name))
+            continue
+        g, mean, lo, hi = delta(res, v)
+        found[reading] = "none" if no_cost(mean, lo, hi) else "costs" if costs(g) else "between"
+        lines.append("- %s, %s (`%s`): gap %s" % (what, reading, name, describe(g, mean, lo, hi)))
+    if len(found) < len(sources):
+        lines.append("  - **Rule:** decided when both readings are committed")
+    elif all(f == "none" for f in found.values()):
+        lines.append("  - **Rule:** within 0.01 bits per byte with its interval containing 0 at both readings: %s" % yes)
+    elif all(f == "costs" for f in found.values()):
+        lines.append("  - **Rule:** at both readings %s" % cost_word)
+    else:
+        parts = []
+        for reading, f in found.items():
+            parts.append("%s: %s" % (reading, cost_word if f == "costs" else
+                                     "no measurable cost" if f == "none" else
+                                     "neither rule (not within 0.01 with its interval containing 0, "
+                                     "nor positive in 7 of 8 seeds)"))
+        lines.append("  - **Rule:** %s" % "; ".join(parts))
+
+
+def arm_values(lines):
+    lines.append("## 3. V on text, and fewer maps at the same parameters\n")
+    two_readings(lines, "V = X (`no_v_proj`)",
+                 [("bytes", "text-d64-why", "no_v_proj"), ("2048 pieces", "text-tokens2048-d64-values", "no_v_proj")],
+                 "V needs no map of its own on text either",
+                 "V = X costs (positive in at least 7 of 8 seeds): \"V needs no map of its own\" is limited to noisy recall")
+    for v, pieces in (("no_q_proj+matched", "text-tokens2048-d64-matched"),
+                      ("kv_tied+matched", "text-tokens2048-d64-values"),
+                      ("qk_tied+matched", "text-tokens2048-d64-matched")):
+        two_readings(lines, "`%s`" % v, [("bytes", "text-d64-matched", v), ("2048 pieces", pieces, v)],
+                     "that map's cost on text was its parameters",
+                     "it costs at equal parameters (positive in at least 7 of 8 seeds)")
+    lines.append("")
+
+
+def solve_steps(res, name):
+    """the median step at which the variant's chosen-rate runs solved, and its rate"""
+    v = variant(res, name)
+    steps = [r["steps_to_threshold"] for r in v["runs"] if r["ok"] and r.get("chosen", True) and r["verdict"] == "solved"]
+    rate = v.get("lr")  # a rate set per variant (the sixth edition's chosen rates) is in its sets
+    for kv in (v.get("sets") or "").split():
+        if kv.startswith("optim.lr="):
+            rate = float(kv.split("=", 1)[1])
+    return (statistics.median(steps) if steps else None), rate
+
+
+def arm_more(lines):
+    lines.append("## 4. The seed's own \"more\": a value gate and exclusive attention\n")
+    text, noisy = load("text-tokens2048-d64-more"), load("noisy_recall-more")
+    for v in ("gate_value", "full+exclusive"):
+        if text:
+            g, mean, lo, hi = delta(text, v)
+            neg = sum(x < 0 for x in g.values())
+            word = ("helps" if mean <= -0.01 and neg >= 7 else "costs" if mean >= 0.01 and costs(g) else
+                    "no measurable difference at this size")
+            lines.append("- `%s`, text with 2048 pieces: gap %s: %s" % (v, describe(g, mean, lo, hi), word))
+        else:
+            lines.append("- `%s`, text with 2048 pieces: not run yet (`text-tokens2048-d64-more` not committed)" % v)
+        if noisy:
+            f, nf, _ = solved(noisy, "full")
+            k, n, budget = solved(noisy, v)
+            sv, lv = solve_steps(noisy, v)
+            sf, lf = solve_steps(noisy, "full")
+            steps = ("no run solved" if sv is None else
+                     "median solve step %s against full's %s at the same rate %s" % (sv, sf, lv) if lv == lf else
+                     "median solve step %s at rate %s, full's %s at %s (different rates: not compared)" % (sv, lv, sf, lf))
+            lines.append("- `%s`, noisy recall: %d of %d solved by %s steps (full %d of %d; Fisher p = %.3g); %s" % (
+                v, k, n, budget, f, nf, fisher(k, n, f, nf), steps))
+        else:
+            lines.append("- `%s`, noisy recall: not run yet (`noisy_recall-more` not committed)" % v)
+    lines.append("")
+
+
+def arm_chinese(lines):
+    lines.append("## 5. Text in the learner's language: Chinese\n")
+    for lang, b_name, p_name in (("Chinese", "text-zh-d64", "text-zh-tokens2048-d64"),
+                                 ("English", "text-d64-why", "text-tokens2048-d64-why")):
+        b, p = load(b_name), load(p_name)
+        if not b or not p:
+            lines.append("- %s: not run yet (%s not committed)" % (
+                lang, ", ".join("`%s`" % n for n, r in ((b_name, b), (p_name, p)) if not r)))
+            continue
+        tb, tp = statistics.mean(gaps(b, "qk_tied", "full").values()), statistics.mean(gaps(p, "qk_tied", "full").values())
+        ib, ip = statistics.mean(gaps(b, "identity", "full").values()), statistics.mean(gaps(p, "identity", "full").values())
+        order = []
+        for name, res in (("bytes", b), ("pieces", p)):
+            gi, gs, gt = (gaps(res, v, "full") for v in ("identity", "shared", "qk_tied")) if any(
+                x["name"] == "shared" for x in res["variants"]) else (None, None, None)
+            if gi is not None:
+                seeds = sorted(set(gi) & set(gs) & set(gt))
+                order.append("%s %d of %d" % (name, sum(gi[s] > gs[s] > gt[s] > 0 for s in seeds), len(seeds)))
+        lines.append("- %s: qk_tied's mean gap %+.3f in bytes, %+.3f in pieces (%.2f of it): %s; qk_tied / identity "
+                     "%.2f in bytes, %.2f in pieces: %s%s" % (
+                         lang, tb, tp, tp / tb,
+                         "the byte-level reading holds (at most half)" if tp <= tb / 2 else
+                         "the byte-level reading does not hold (more than half)",
+                         tb / ib, tp / ip,
+                         "the tied cost shrinks against what the maps buy" if tp / ip <= tb / ib - 0.05 else
+                         "the tied cost does not shrink against what the maps buy (not 0.05 below)",
+                         "; identity > shared > qk_tied > 0 in %s seeds" % ", ".join(order) if order else ""))
+    lines.append("")
+
+
+def self_test():
+    """each rule's branches on made-up results (not the study's): a rule that cannot fail here fails this"""
+    import tempfile
+    global RESULTS
+    ln2 = math.log(2)
+
+    def text(name, gaps_by_variant, ci=None):
+        variants = [{"name": "full", "sets": "optim.lr=0.01", "runs": [
+            {"seed": s, "ok": True, "chosen": True, "final_loss": 2.0 * ln2, "verdict": "unsolved"} for s in range(8)]}]
+        for v, g in gaps_by_variant.items():
+            lo, hi = (ci or {}).get(v, (g - 0.005, g + 0.005))
+            variants.append({"name": v, "sets": "optim.lr=0.01", "delta_ci_low": lo, "delta_ci_high": hi, "runs": [
+                {"seed": s, "ok": True, "chosen": True, "final_loss": (2.0 + g + 0.001 * (s % 3 - 1)) * ln2,
+                 "verdict": "unsolved"} for s in range(8)]})
+        write(name, {"title": name, "text": {"bytes_per_token": 1.0}, "variants": variants})
+
+    def recall(name, solved_by_variant, budget=16000):
+        variants = [{"name": v, "sets": "optim.lr=0.0003", "budget": budget, "runs": [
+            {"seed": s, "ok": True, "chosen": True, "verdict": "solved" if s < k else "unsolved",
+             "steps_to_threshold": 1000 + 100 * s if s < k else None} for s in range(9)]}
+            for v, k in solved_by_variant.items()]
+        write(name, {"title": name, "variants": variants})
+
+    def write(name, res):
+        os.makedirs(os.path.join(RESULTS, name), exist_ok=True)
+        with open(os.path.join(RESULTS, name, "results.json"), "w") as f:
+            json.dump(res, f)
+
+    def run(fn):
+        lines = []
+        fn(lines)
+        return "\n".join(lines)
+
+    failures = []
+
+    def expect(what, out, *words):
+        for w in words:
+            if w not in out:
+                failures.append("%s: %r not in:\n%s" % (what, w, out))
+
+    with tempfile.TemporaryDirectory() as d:
+        RESULTS = d
+        expect("nothing committed", run(arm_why), "bytes: not run yet", "decided when both readings")
+        for tied, masked, word in ((0.10, 0.02, "explains the tied score's text cost"), (0.10, 0.09, "limited to recall"),
+                                   (0.10, 0.06, "holds on text in part")):
+            for n in ("text-d64", "text-tokens2048-d64"):
+                text(n + "-why", {"qk_tied": tied, "identity": 0.3, "no_v_proj": 0.001})
+                text(n + "-masked", {"full+self_mask": 0.004, "qk_tied+self_mask": 0.004 + masked})
+            expect("why %g/%g" % (tied, masked), run(arm_why), word)
+        text("text-tokens2048-d64-masked", {"full+self_mask": 0.0, "qk_tied+self_mask": 0.09})
+        expect("why, readings apart", run(arm_why), "the readings disagree")
+        text("text-tokens2048-d64-values", {"no_v_proj": 0.002, "kv_tied+matched": 0.03}, {"no_v_proj": (-0.003, 0.006)})
+        text("text-d64-why", {"qk_tied": 0.1, "identity": 0.3, "no_v_proj": -0.004}, {"no_v_proj": (-0.008, 0.001)})
+        text("text-d64-matched", {"no_q_proj+matched": 0.02, "kv_tied+matched": 0.03, "qk_tied+matched": 0.05})
+        text("text-tokens2048-d64-matched", {"no_q_proj+matched": 0.0005, "qk_tied+matched": 0.05},
+             {"no_q_proj+matched": (0.0002, 0.001)})  # 5 of 8 seeds positive, the interval above 0
+        out = run(arm_values)
+        expect("values", out, "V needs no map of its own on text either", "at both readings it costs at equal",
+               "2048 pieces: neither rule")
+        text("text-d64-why", {"qk_tied": 0.1, "identity": 0.3, "no_v_proj": 0.03})
+        expect("values, V costs on bytes", run(arm_values), "bytes: V = X costs")
+        text("text-tokens2048-d64-more", {"gate_value": -0.02, "full+exclusive": 0.003})
+        recall("noisy_recall-more", {"full": 9, "gate_value": 9, "full+exclusive": 2}, 4000)
+        out = run(arm_more)
+        expect("more", out, "): helps", "no measurable difference at this size", "2 of 9 solved by 4000 steps",
+               "Fisher p = 0.00", "at the same rate 0.0003")
+        recall("recall-tied", {"full": 9, "qk_tied": 8, "shared": 1})
+        recall("recall-init", {"full": 9, "qk_tied+mimetic": 9, "qk_tied+key_norm": 4})
+        out = run(arm_stuck)
+        expect("stuck", out, "qk_tied: 8 of 9", ": slow", "stuck within 16000 steps", "Fisher p = 1: does not rescue",
+               "fewer than 7 of 9")
+        recall("recall-tied", {"full": 9, "qk_tied": 1, "shared": 4})
+        expect("stuck, rescued", run(arm_stuck), "some seeds slow, some stuck", ": rescues qk_tied")
+        for n, t, i in (("text-zh-d64", 0.2, 0.5), ("text-zh-tokens2048-d64", 0.05, 0.4)):
+            text(n, {"qk_tied": t, "identity": i, "shared": (t + i) / 2})
+        text("text-tokens2048-d64-why", {"qk_tied": 0.08, "identity": 0.3})
+        expect("chinese", run(arm_chinese), "Chinese: qk_tied's mean gap +0.200 in bytes, +0.050 in pieces",
+               "the byte-level reading holds", "the tied cost shrinks", "in bytes 8 of 8, pieces 8 of 8 seeds",
+               "English: qk_tied's mean gap +0.100 in bytes, +0.080 in pieces", "does not hold (more than half)")
+    for f in failures:
+        print("sixth-decide --self-test: " + f, file=sys.stderr)
+    print("sixth-decide --self-test: %d of its checks failed" % len(failures) if failures else
+          "sixth-decide --self-test: every rule's branches as written")
+    return 1 if failures else 0
+
+
 def main():
+    if "--self-test" in sys.argv[1:]:
+        return self_test()
     lines = ["# The sixth edition's decisions\n",
              "Written by `scripts/sixth-decide.py` from the committed results beside this file, each rule of",
              "[predictions.md](predictions.md) applied as committed (gaps in bits per byte of the final",
              "evaluation, paired by seed; recall: solved seeds within the budget). An arm not run yet says so.\n"]
     arm_why(lines)
     arm_stuck(lines)
-    for title, names in (("3. V on text, and fewer maps at the same parameters",
-                          ["text-d64-matched", "text-tokens2048-d64-values", "text-tokens2048-d64-matched"]),
-                         ("4. The seed's own \"more\": a value gate and exclusive attention",
-                          ["text-tokens2048-d64-more", "noisy_recall-more"]),
-                         ("5. Text in the learner's language: Chinese", ["text-zh-d64", "text-zh-tokens2048-d64"])):
-        lines.append("## %s\n" % title)
-        missing = [n for n in names if not load(n)]
-        lines.append("- %s\n" % ("not run yet (%s not committed)" % ", ".join("`%s`" % n for n in missing) if missing
-                                  else "committed; this script does not apply its rule yet: see the reports"))
+    arm_values(lines)
+    arm_more(lines)
+    arm_chinese(lines)
     text = "\n".join(lines).rstrip("\n") + "\n"
     if "--check" in sys.argv[1:]:
         with open(OUT) as f:
