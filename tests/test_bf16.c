@@ -28,6 +28,7 @@
 #include "probe.h"
 #include "suites.h"
 #include "tensor/bf16.h"
+#include "tensor/kernels.h"
 #include "tensor/rng.h"
 #include "tensor/threads.h"
 #include "testutil.h"
@@ -151,6 +152,31 @@ START_TEST(test_product_same_bits_any_threads) {
             free(A), free(B), free(C[0]), free(C[1]), free(C[2]), free(scratch);
         }
     qkv__bf16_use_amx(was);
+}
+END_TEST
+
+/* the fused attention's scratch per part holds every head product it runs, its inner dimension
+ * split into blocks or not (a head dimension of 1024 or more longer than the rows splits on AMX):
+ * the products of tensor/k_attention.c, whole rows (non-causal) or blocks of 64 (causal) */
+START_TEST(test_attention_scratch_holds_its_products) {
+    static const int64_t S[][3] = {{700, 1024, 1024}, {40, 2048, 64}, {1100, 64, 2048}, {128, 32, 32},
+                                   {64, 1030, 1030}, {1023, 1024, 16}, {600, 3000, 3000}};
+    for (size_t c = 0; c < sizeof S / sizeof S[0]; c++) {
+        qkv_sdpa_shape sh = {.B = 1, .T = S[c][0], .H = 1, .hd = S[c][1], .vd = S[c][2]};
+        size_t part = qkv__sdpa_bf16_part(&sh);
+        int64_t T = sh.T, hd = sh.hd, vd = sh.vd;
+        for (int causal = 0; causal <= 1; causal++) {
+            int64_t r = causal && T > 64 ? 64 : T; /* a block of query rows */
+            const int64_t P[][5] = {{0, 1, r, T, hd}, {0, 0, r, vd, T}, {1, 0, T, vd, r},
+                                    {0, 1, r, T, vd}, {0, 0, r, hd, T}, {1, 0, T, hd, r}};
+            for (size_t i = 0; i < sizeof P / sizeof P[0]; i++) {
+                size_t need = qkv__bf16_gemm_scratch((int)P[i][0], (int)P[i][1], P[i][2], P[i][3], P[i][4]);
+                ck_assert_msg(need <= part, "T %lld hd %lld vd %lld: product %zu (%lld x %lld x %lld) needs %zu bytes, "
+                              "a part has %zu", (long long)T, (long long)hd, (long long)vd, i, (long long)P[i][2],
+                              (long long)P[i][3], (long long)P[i][4], need, part);
+            }
+        }
+    }
 }
 END_TEST
 
@@ -494,6 +520,7 @@ Suite *bf16_suite(void) {
     tcase_set_timeout(tc, 30);
     tcase_add_loop_test(tc, test_product_rounds_to_nearest_even, 0, 2);
     tcase_add_loop_test(tc, test_product_same_bits_any_threads, 0, 2);
+    tcase_add_test(tc, test_attention_scratch_holds_its_products);
     tcase_add_test(tc, test_linear_against_float32);
     tcase_add_loop_test(tc, test_matmul_against_float32, 0, 4);
     tcase_add_loop_test(tc, test_attention_against_float32, 0, 2);

@@ -89,11 +89,15 @@ int64_t qkv__sdpa_parts(const qkv_sdpa_shape *s) {
 }
 
 size_t qkv__sdpa_bf16_part(const qkv_sdpa_shape *s) {
-    /* every head product's M, N, K is at most T, hd or vd; A^T and B stored (K, N) the most scratch */
+    /* every head product's M, N, K is at most D = max(T, hd, vd): at most the scratch of
+     * (D, D, D) with A^T and B stored (K, N) (the most), or, where k can be split (K >= 2 KSPLIT,
+     * a head dimension longer than the rows), of its blocks with partials of D x D */
     int64_t D = s->T;
     if (s->hd > D) D = s->hd;
     if (s->vd > D) D = s->vd;
-    return qkv__bf16_gemm_scratch(1, 0, D, D, D);
+    size_t plain = plain_scratch(1, 0, D, D, D);
+    size_t split = D >= 2 * KSPLIT ? (size_t)((D + KSPLIT - 1) / KSPLIT) * split_part(1, 0, D, D) : 0;
+    return plain > split ? plain : split;
 }
 
 int qkv__cpu_has_avx512_bf16(void) {
@@ -365,7 +369,7 @@ static job make_job(int ta, int tb, int64_t M, int64_t N, int64_t K, const float
 }
 
 static void split_blocks(void *p, int64_t b0, int64_t b1);
-static void add_partials(void *p, int64_t r0, int64_t r1);
+__attribute__((target("avx512f"))) static void add_partials(void *p, int64_t r0, int64_t r1);
 
 static void gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                     int64_t ldb, float beta, float *C, int64_t ldc, void *scratch) {
@@ -459,8 +463,9 @@ void qkv__bf16_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float
     }
     job j = make_job(ta, tb, M, N, K, A, ta ? M : K, B, tb ? K : N, beta, C, N, scratch);
     if (amx && k_split(M, N, K)) {
-        qkv__parallel_for((K + KSPLIT - 1) / KSPLIT, 1, split_timed, &j);
-        qkv__parallel_for(M, 16, add_timed, &j);
+        int64_t nb = (K + KSPLIT - 1) / KSPLIT; /* on threads where there is work enough (bits: the same) */
+        qkv__parallel_for(nb, M * N * K >= SPLIT_WORK ? 1 : nb, split_timed, &j);
+        qkv__parallel_for(M, M * N >= 65536 ? 16 : M, add_timed, &j);
         return;
     }
     int64_t np = prepare_blocks(&j), nt = tiles_of(&j);
