@@ -30,11 +30,11 @@ def load(name):
 
 
 def bpb_by_seed(res, variant):
-    """seed -> final evaluation bits per byte of the variant's chosen-rate runs"""
-    bpt = (res.get("text") or {}).get("bytes_per_token") or 1.0
+    """seed -> final evaluation bits per byte of the variant's chosen-rate runs (results.json's final_loss
+    is in nats per byte of text for pieces too: src/ablate/aggregate.c, per_byte)"""
     for v in res["variants"]:
         if v["name"] == variant:
-            return {r["seed"]: r["final_loss"] / math.log(2) / bpt for r in v["runs"] if r["ok"] and r.get("chosen", True)}
+            return {r["seed"]: r["final_loss"] / math.log(2) for r in v["runs"] if r["ok"] and r.get("chosen", True)}
     raise KeyError("%s has no variant %s" % (res["title"], variant))
 
 
@@ -177,7 +177,8 @@ def two_readings(lines, what, sources, yes, cost_word):
             lines.append("- %s, %s: not run yet (`%s` not committed)" % (what, reading, name))
             continue
         g, mean, lo, hi = delta(res, v)
-        found[reading] = "none" if no_cost(mean, lo, hi) else "costs" if costs(g) else "between"
+        none, cost = no_cost(mean, lo, hi), costs(g)
+        found[reading] = "both" if none and cost else "none" if none else "costs" if cost else "between"
         lines.append("- %s, %s (`%s`): gap %s" % (what, reading, name, describe(g, mean, lo, hi)))
     if len(found) < len(sources):
         lines.append("  - **Rule:** decided when both readings are committed")
@@ -190,6 +191,8 @@ def two_readings(lines, what, sources, yes, cost_word):
         for reading, f in found.items():
             parts.append("%s: %s" % (reading, cost_word if f == "costs" else
                                      "no measurable cost" if f == "none" else
+                                     "both rules' conditions (within 0.01 with its interval containing 0, and "
+                                     "positive in at least 7 of 8 seeds): the answer gives the numbers" if f == "both" else
                                      "neither rule (not within 0.01 with its interval containing 0, "
                                      "nor positive in 7 of 8 seeds)"))
         lines.append("  - **Rule:** %s" % "; ".join(parts))
@@ -266,36 +269,45 @@ def arm_chinese(lines):
             if gi is not None:
                 seeds = sorted(set(gi) & set(gs) & set(gt))
                 order.append("%s %d of %d" % (name, sum(gi[s] > gs[s] > gt[s] > 0 for s in seeds), len(seeds)))
-        lines.append("- %s: qk_tied's mean gap %+.3f in bytes, %+.3f in pieces (%.2f of it): %s; qk_tied / identity "
-                     "%.2f in bytes, %.2f in pieces: %s%s" % (
-                         lang, tb, tp, tp / tb,
-                         "the byte-level reading holds (at most half)" if tp <= tb / 2 else
-                         "the byte-level reading does not hold (more than half)",
-                         tb / ib, tp / ip,
-                         "the tied cost shrinks against what the maps buy" if tp / ip <= tb / ib - 0.05 else
-                         "the tied cost does not shrink against what the maps buy (not 0.05 below)",
-                         "; identity > shared > qk_tied > 0 in %s seeds" % ", ".join(order) if order else ""))
+        if ib > 0 and ip > 0:
+            ratio = "qk_tied / identity %.2f in bytes, %.2f in pieces: %s" % (
+                tb / ib, tp / ip, "the tied cost shrinks against what the maps buy" if tp / ip <= tb / ib - 0.05 else
+                "the tied cost does not shrink against what the maps buy (not 0.05 below)")
+        else:
+            ratio = "identity's mean gap %+.3f in bytes, %+.3f in pieces: qk_tied / identity has no meaning" % (ib, ip)
+        lines.append("- %s: qk_tied's mean gap %+.3f in bytes, %+.3f in pieces: %s; %s%s" % (
+            lang, tb, tp, "the byte-level reading holds (at most half)" if tp <= tb / 2 else
+            "the byte-level reading does not hold (more than half)", ratio,
+            "; identity > shared > qk_tied > 0 in %s seeds" % ", ".join(order) if order else ""))
     lines.append("")
 
 
 def self_test():
-    """each rule's branches on made-up results (not the study's): a rule that cannot fail here fails this"""
+    """each rule's branches on made-up results (not the study's), with cases just either side of every
+    threshold: a rule whose threshold or count is changed fails this"""
     import tempfile
     global RESULTS
     ln2 = math.log(2)
 
-    def text(name, gaps_by_variant, ci=None):
+    def seeds(g, n=8):
+        return list(g) if isinstance(g, (list, tuple)) else [g + 0.0001 * (s % 3 - 1) for s in range(n)]
+
+    def text(name, gaps_by_variant, ci=None, bpt=1.0):
+        """bits per byte: full 2.0, each variant 2.0 + its gap per seed (final_loss in nats per byte, as
+        results.json has it for bytes and pieces alike); ci: the report's interval, else mean +- 0.005"""
         variants = [{"name": "full", "sets": "optim.lr=0.01", "runs": [
             {"seed": s, "ok": True, "chosen": True, "final_loss": 2.0 * ln2, "verdict": "unsolved"} for s in range(8)]}]
         for v, g in gaps_by_variant.items():
-            lo, hi = (ci or {}).get(v, (g - 0.005, g + 0.005))
+            per = seeds(g)
+            m = statistics.mean(per)
+            lo, hi = (ci or {}).get(v, (m - 0.005, m + 0.005))
             variants.append({"name": v, "sets": "optim.lr=0.01", "delta_ci_low": lo, "delta_ci_high": hi, "runs": [
-                {"seed": s, "ok": True, "chosen": True, "final_loss": (2.0 + g + 0.001 * (s % 3 - 1)) * ln2,
-                 "verdict": "unsolved"} for s in range(8)]})
-        write(name, {"title": name, "text": {"bytes_per_token": 1.0}, "variants": variants})
+                {"seed": s, "ok": True, "chosen": True, "final_loss": (2.0 + x) * ln2, "verdict": "unsolved"}
+                for s, x in enumerate(per)]})
+        write(name, {"title": name, "text": {"bytes_per_token": bpt}, "variants": variants})
 
-    def recall(name, solved_by_variant, budget=16000):
-        variants = [{"name": v, "sets": "optim.lr=0.0003", "budget": budget, "runs": [
+    def recall(name, solved_by_variant, budget=16000, rates=None):
+        variants = [{"name": v, "sets": "optim.lr=%g" % (rates or {}).get(v, 0.0003), "budget": budget, "runs": [
             {"seed": s, "ok": True, "chosen": True, "verdict": "solved" if s < k else "unsolved",
              "steps_to_threshold": 1000 + 100 * s if s < k else None} for s in range(9)]}
             for v, k in solved_by_variant.items()]
@@ -318,45 +330,97 @@ def self_test():
             if w not in out:
                 failures.append("%s: %r not in:\n%s" % (what, w, out))
 
+    def refuse(what, out, *words):
+        for w in words:
+            if w in out:
+                failures.append("%s: %r in:\n%s" % (what, w, out))
+
     with tempfile.TemporaryDirectory() as d:
         RESULTS = d
         expect("nothing committed", run(arm_why), "bytes: not run yet", "decided when both readings")
-        for tied, masked, word in ((0.10, 0.02, "explains the tied score's text cost"), (0.10, 0.09, "limited to recall"),
-                                   (0.10, 0.06, "holds on text in part")):
-            for n in ("text-d64", "text-tokens2048-d64"):
-                text(n + "-why", {"qk_tied": tied, "identity": 0.3, "no_v_proj": 0.001})
-                text(n + "-masked", {"full+self_mask": 0.004, "qk_tied+self_mask": 0.004 + masked})
-            expect("why %g/%g" % (tied, masked), run(arm_why), word)
-        text("text-tokens2048-d64-masked", {"full+self_mask": 0.0, "qk_tied+self_mask": 0.09})
+        # 1: r = m / g per seed (g 0.1), 7 or 6 seeds on each side of 0.4 and of 0.8
+        for rs, word in (([0.39] * 7 + [0.9], "explains the tied score's text cost"),
+                         ([0.39] * 6 + [0.41] * 2, "holds on text in part"),
+                         ([0.81] * 7 + [0.5], "limited to recall"),
+                         ([0.81] * 6 + [0.5] * 2, "holds on text in part"),
+                         ([0.79] * 7 + [0.9], "holds on text in part")):
+            for n, bpt in (("text-d64", 1.0), ("text-tokens2048-d64", 2.5)):
+                text(n + "-why", {"qk_tied": [0.1] * 8, "identity": 0.3}, bpt=bpt)
+                text(n + "-masked", {"full+self_mask": [0.004] * 8, "qk_tied+self_mask": [0.004 + 0.1 * r for r in rs]},
+                     bpt=bpt)
+            out = run(arm_why)
+            expect("why %s" % rs, out, word, "tied gap g = +0.100")
+            if word != "holds on text in part":
+                refuse("why %s" % rs, out, "in part")
+        text("text-tokens2048-d64-masked", {"full+self_mask": [0.0] * 8, "qk_tied+self_mask": [0.09] * 8}, bpt=2.5)
         expect("why, readings apart", run(arm_why), "the readings disagree")
-        text("text-tokens2048-d64-values", {"no_v_proj": 0.002, "kv_tied+matched": 0.03}, {"no_v_proj": (-0.003, 0.006)})
-        text("text-d64-why", {"qk_tied": 0.1, "identity": 0.3, "no_v_proj": -0.004}, {"no_v_proj": (-0.008, 0.001)})
-        text("text-d64-matched", {"no_q_proj+matched": 0.02, "kv_tied+matched": 0.03, "qk_tied+matched": 0.05})
-        text("text-tokens2048-d64-matched", {"no_q_proj+matched": 0.0005, "qk_tied+matched": 0.05},
-             {"no_q_proj+matched": (0.0002, 0.001)})  # 5 of 8 seeds positive, the interval above 0
-        out = run(arm_values)
-        expect("values", out, "V needs no map of its own on text either", "at both readings it costs at equal",
-               "2048 pieces: neither rule")
-        text("text-d64-why", {"qk_tied": 0.1, "identity": 0.3, "no_v_proj": 0.03})
-        expect("values, V costs on bytes", run(arm_values), "bytes: V = X costs")
-        text("text-tokens2048-d64-more", {"gate_value": -0.02, "full+exclusive": 0.003})
-        recall("noisy_recall-more", {"full": 9, "gate_value": 9, "full+exclusive": 2}, 4000)
-        out = run(arm_more)
-        expect("more", out, "): helps", "no measurable difference at this size", "2 of 9 solved by 4000 steps",
-               "Fisher p = 0.00", "at the same rate 0.0003")
-        recall("recall-tied", {"full": 9, "qk_tied": 8, "shared": 1})
-        recall("recall-init", {"full": 9, "qk_tied+mimetic": 9, "qk_tied+key_norm": 4})
+        # 2: 7 or 6 solved, 2 or 3; a rescue needs 7 and p < 0.05 against qk_tied
+        for k, word in ((7, ": slow"), (6, "some seeds slow, some stuck"), (2, "stuck within 16000"),
+                        (3, "some seeds slow, some stuck")):
+            recall("recall-tied", {"full": 9, "qk_tied": k, "shared": 0})
+            expect("stuck %d" % k, run(arm_stuck), "qk_tied: %d of 9 solved by 16000 steps (full 9 of 9; Fisher p = %.3g): %s"
+                   % (k, fisher(k, 9, 9, 9), word.lstrip(": ")))
+        recall("recall-tied", {"full": 9, "qk_tied": 1, "shared": 0})
+        recall("recall-init", {"full": 9, "qk_tied+mimetic": 7, "qk_tied+key_norm": 6})
         out = run(arm_stuck)
-        expect("stuck", out, "qk_tied: 8 of 9", ": slow", "stuck within 16000 steps", "Fisher p = 1: does not rescue",
-               "fewer than 7 of 9")
-        recall("recall-tied", {"full": 9, "qk_tied": 1, "shared": 4})
-        expect("stuck, rescued", run(arm_stuck), "some seeds slow, some stuck", ": rescues qk_tied")
-        for n, t, i in (("text-zh-d64", 0.2, 0.5), ("text-zh-tokens2048-d64", 0.05, 0.4)):
-            text(n, {"qk_tied": t, "identity": i, "shared": (t + i) / 2})
-        text("text-tokens2048-d64-why", {"qk_tied": 0.08, "identity": 0.3})
-        expect("chinese", run(arm_chinese), "Chinese: qk_tied's mean gap +0.200 in bytes, +0.050 in pieces",
-               "the byte-level reading holds", "the tied cost shrinks", "in bytes 8 of 8, pieces 8 of 8 seeds",
-               "English: qk_tied's mean gap +0.100 in bytes, +0.080 in pieces", "does not hold (more than half)")
+        expect("rescue", out, "qk_tied+mimetic: 7 of 9", "p = %.3g: rescues qk_tied" % fisher(7, 9, 1, 9),
+               "qk_tied+key_norm: 6 of 9", "does not rescue qk_tied (fewer than 7 of 9)")
+        recall("recall-tied", {"full": 9, "qk_tied": 3, "shared": 0})  # 7 of 9 against 3: p = 0.153
+        expect("no rescue", run(arm_stuck), "p = %.3g: does not rescue qk_tied" % fisher(7, 9, 3, 9))
+        # 3: within 0.01 with 0 inside the interval; positive in 7 of 8; both; neither
+        text("text-d64-why", {"qk_tied": 0.1, "identity": 0.3, "no_v_proj": [0.0199] * 4 + [0.0] * 4},
+             {"no_v_proj": (-0.001, 0.02)})
+        text("text-tokens2048-d64-values", {"no_v_proj": [0.02] * 4 + [-0.0002] * 4, "kv_tied+matched": [0.02] * 7 + [-0.01]},
+             {"no_v_proj": (-0.004, 0.02)}, bpt=2.5)
+        text("text-d64-matched", {"no_q_proj+matched": [0.03] * 6 + [-0.01] * 2, "kv_tied+matched": [0.0202] * 4 + [0.0] * 4,
+                                  "qk_tied+matched": [0.0101] * 8},
+             {"kv_tied+matched": (-0.001, 0.02), "qk_tied+matched": (-0.001, 0.02)})
+        text("text-tokens2048-d64-matched", {"no_q_proj+matched": 0.005, "qk_tied+matched": [0.0099] * 6 + [-0.001] * 2},
+             {"no_q_proj+matched": (-0.001, 0.011), "qk_tied+matched": (-0.002, 0.02)}, bpt=2.5)
+        out = run(arm_values)
+        neither = "neither rule (not within 0.01 with its interval containing 0, nor positive in 7 of 8 seeds)"
+        costs_eq = "it costs at equal parameters (positive in at least 7 of 8 seeds)"
+        expect("values", out, "V needs no map of its own on text either",
+               "`kv_tied+matched`, 2048 pieces (`text-tokens2048-d64-values`): gap +0.016",
+               "- **Rule:** bytes: %s; 2048 pieces: both rules' conditions" % neither,  # no_q_proj
+               "- **Rule:** bytes: %s; 2048 pieces: %s" % (neither, costs_eq),  # kv_tied: 0.0101, 4 of 8
+               "- **Rule:** bytes: %s; 2048 pieces: no measurable cost" % costs_eq)  # qk_tied: 0.0101 in 8, 0.0099 in 6
+        text("text-d64-why", {"qk_tied": 0.1, "identity": 0.3, "no_v_proj": [0.0199] * 4 + [0.0] * 4},
+             {"no_v_proj": (0.001, 0.02)})  # within 0.01, but the interval above 0
+        expect("values, V's interval above 0", run(arm_values), "- **Rule:** bytes: %s; 2048 pieces: no measurable cost"
+               % neither)
+        text("text-d64-why", {"qk_tied": 0.1, "identity": 0.3, "no_v_proj": [0.02] * 7 + [-0.01]})
+        expect("values, V costs on bytes", run(arm_values), "bytes: V = X costs")
+        # 4: helps at a mean of -0.0101 with 7 of 8 negative, not at -0.0099 nor with 6; costs the mirror
+        for gv, ge, wv, we in (([-0.0115] * 7 + [0.0], [0.0113] * 7 + [0.0], "): helps", "): no measurable difference"),
+                               ([-0.02] * 6 + [0.001] * 2, [0.0115] * 7 + [0.0], "): no measurable difference",
+                                "): costs"),
+                               ([-0.0113] * 7 + [0.0], [0.03] * 6 + [-0.001] * 2, "): no measurable difference",
+                                "): no measurable")):
+            text("text-tokens2048-d64-more", {"gate_value": gv, "full+exclusive": ge}, bpt=2.5)
+            out = run(arm_more)
+            expect("more %s %s" % (wv, we), out, "`gate_value`, text with 2048 pieces: gap", wv, we)
+            for w in ("): helps", "): costs"):
+                if w not in (wv, we):
+                    refuse("more %s %s" % (wv, we), out, w)
+        recall("noisy_recall-more", {"full": 9, "gate_value": 9, "full+exclusive": 2}, 4000, {"full+exclusive": 0.001})
+        out = run(arm_more)
+        expect("more, recall", out, "2 of 9 solved by 4000 steps", "Fisher p = %.3g" % fisher(2, 9, 9, 9),
+               "at the same rate 0.0003", "different rates: not compared")
+        # 5: pieces at most half of bytes; qk_tied / identity 0.05 below its bytes value (0.4), or not
+        for t, r, word, ratio in ((0.0999, 0.3501, "reading holds", "does not shrink"),
+                                  (0.1001, 0.3499, "reading does not hold", "shrinks"),
+                                  (0.05, 0.2, "reading holds", "shrinks")):
+            text("text-zh-d64", {"qk_tied": 0.2, "identity": 0.5, "shared": 0.35})
+            text("text-zh-tokens2048-d64", {"qk_tied": t, "identity": t / r, "shared": (t + t / r) / 2}, bpt=2.5)
+            out = run(arm_chinese)
+            chinese = out.split("- Chinese")[1].split("\n")[0]
+            expect("chinese %g %g" % (t, r), chinese, ": qk_tied's mean gap +0.200 in bytes, %+.3f in pieces" % t,
+                   "byte-level " + word, "the tied cost " + ratio, "in bytes 8 of 8, pieces 8 of 8 seeds")
+        text("text-d64-why", {"qk_tied": 0.1, "identity": 0.3})
+        text("text-tokens2048-d64-why", {"qk_tied": 0.08, "identity": -0.01}, bpt=2.5)
+        expect("english", run(arm_chinese), "English: qk_tied's mean gap +0.100 in bytes, +0.080 in pieces",
+               "does not hold (more than half)", "has no meaning")
     for f in failures:
         print("sixth-decide --self-test: " + f, file=sys.stderr)
     print("sixth-decide --self-test: %d of its checks failed" % len(failures) if failures else
