@@ -70,7 +70,8 @@ def arm_why(lines):
     for reading, why_name, masked_name in readings:
         why, masked = load(why_name), load(masked_name)
         if not why or not masked:
-            lines.append("- %s: not run yet (`%s`, `%s` not committed)" % (reading, why_name, masked_name))
+            lines.append("- %s: not run yet (%s not committed)" % (
+                reading, ", ".join("`%s`" % n for n, r in ((why_name, why), (masked_name, masked)) if not r)))
             continue
         g = gaps(why, "qk_tied", "full")
         m = gaps(masked, "qk_tied+self_mask", "full+self_mask")
