@@ -383,7 +383,6 @@ def sixth_rates(name, names, baseline, metric):
             res = json.load(f)
     except FileNotFoundError:
         return None
-    bpt = (res.get("text") or {}).get("bytes_per_token") or 1.0
     grid = sixth_grid(name, metric)
     score = {}  # variant -> rate -> (mean validation accuracy, mean validation loss, seeds solved)
     for v in res["variants"]:
@@ -407,7 +406,7 @@ def sixth_rates(name, names, baseline, metric):
     def tied(a, best, none_solved):
         if metric == "accuracy":
             return none_solved or (a[2] == best[2] and best[0] - a[0] <= SIXTH_TIE["accuracy"])
-        return (a[1] - best[1]) / math.log(2) / bpt <= SIXTH_TIE["bpb"]
+        return (a[1] - best[1]) / math.log(2) <= SIXTH_TIE["bpb"]  # val_loss: nats per byte, pieces too
     chosen = {baseline: min(grid, key=lambda lr: key(score[baseline][lr]))}
     for n in names:
         if n == baseline:
