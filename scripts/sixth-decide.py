@@ -181,8 +181,11 @@ def two_readings(lines, what, sources, yes, cost_word):
         none, cost = no_cost(mean, lo, hi), costs(g)
         found[reading] = "both" if none and cost else "none" if none else "costs" if cost else "between"
         lines.append("- %s, %s (`%s`): gap %s" % (what, reading, name, describe(g, mean, lo, hi)))
+    word = {"none": "no measurable cost", "costs": cost_word, "both": "both rules' conditions",
+            "between": "neither rule"}
     if len(found) < len(sources):
-        lines.append("  - **Rule:** decided when both readings are committed")
+        lines.append("  - **Rule:** decided when both readings are committed%s" % (
+            "; so far %s" % "; ".join("%s: %s" % (r, word[f]) for r, f in found.items()) if found else ""))
     elif all(f == "none" for f in found.values()):
         lines.append("  - **Rule:** within 0.01 bits per byte with its interval containing 0 at both readings: %s" % yes)
     elif all(f == "costs" for f in found.values()):
