@@ -68,14 +68,18 @@ static size_t plain_scratch(int ta, int tb, int64_t M, int64_t N, int64_t K) {
  * bits of the bf16 results made with it). */
 #define KSPLIT 512
 static bool k_split(int64_t M, int64_t N, int64_t K) { return K >= 2 * KSPLIT && K > M && K > N; }
+static int64_t k_blocks(int64_t K) { return (K + KSPLIT - 1) / KSPLIT; }
 /* a block's scratch: its product's, then its partial C (M, N) */
 static size_t split_part(int ta, int tb, int64_t M, int64_t N) {
     return round64(plain_scratch(ta, tb, M, N, KSPLIT)) + round64((size_t)(M * N) * 4);
 }
+static size_t split_scratch(int ta, int tb, int64_t M, int64_t N, int64_t K) {
+    return (size_t)k_blocks(K) * split_part(ta, tb, M, N);
+}
 
 size_t qkv__bf16_gemm_scratch(int ta, int tb, int64_t M, int64_t N, int64_t K) {
     size_t plain = plain_scratch(ta, tb, M, N, K); /* either kernel's, so qkv__bf16_use_amx may change it */
-    size_t split = k_split(M, N, K) ? (size_t)((K + KSPLIT - 1) / KSPLIT) * split_part(ta, tb, M, N) : 0;
+    size_t split = k_split(M, N, K) ? split_scratch(ta, tb, M, N, K) : 0;
     return plain > split ? plain : split;
 }
 
@@ -96,7 +100,7 @@ size_t qkv__sdpa_bf16_part(const qkv_sdpa_shape *s) {
     if (s->hd > D) D = s->hd;
     if (s->vd > D) D = s->vd;
     size_t plain = plain_scratch(1, 0, D, D, D);
-    size_t split = D >= 2 * KSPLIT ? (size_t)((D + KSPLIT - 1) / KSPLIT) * split_part(1, 0, D, D) : 0;
+    size_t split = D >= 2 * KSPLIT ? split_scratch(1, 0, D, D, D) : 0;
     return plain > split ? plain : split;
 }
 
@@ -376,7 +380,7 @@ static void gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t K, const float
     if (M <= 0 || N <= 0) return;
     job j = make_job(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc, scratch);
     if (amx && k_split(M, N, K)) {
-        split_blocks(&j, 0, (K + KSPLIT - 1) / KSPLIT);
+        split_blocks(&j, 0, k_blocks(K));
         add_partials(&j, 0, M);
         return;
     }
@@ -388,16 +392,21 @@ static void gemm_ld(int ta, int tb, int64_t M, int64_t N, int64_t K, const float
     tiles(&j, 0, tiles_of(&j));
 }
 
+/* block b's scratch for its product, and its partial C (rows N apart) after it */
+static char *block_scratch(const job *j, int64_t b) {
+    return j->scratch + (size_t)b * split_part(j->ta, j->tb, j->M, j->N);
+}
+static float *partial_of(const job *j, int64_t b) {
+    return (float *)(block_scratch(j, b) + round64(plain_scratch(j->ta, j->tb, j->M, j->N, KSPLIT)));
+}
+
 /* blocks [b0, b1) of k of a split product, each into its partial C */
 static void split_blocks(void *p, int64_t b0, int64_t b1) {
     const job *j = p;
-    size_t part = split_part(j->ta, j->tb, j->M, j->N);
     for (int64_t b = b0; b < b1; b++) {
         int64_t k0 = b * KSPLIT, kb = j->K - k0 < KSPLIT ? j->K - k0 : KSPLIT;
-        char *s = j->scratch + (size_t)b * part;
-        float *partial = (float *)(s + round64(plain_scratch(j->ta, j->tb, j->M, j->N, KSPLIT)));
         gemm_ld(j->ta, j->tb, j->M, j->N, kb, j->ta ? j->A + k0 * j->lda : j->A + k0, j->lda,
-                j->tb ? j->B + k0 : j->B + k0 * j->ldb, j->ldb, 0, partial, j->N, s);
+                j->tb ? j->B + k0 : j->B + k0 * j->ldb, j->ldb, 0, partial_of(j, b), j->N, block_scratch(j, b));
     }
 }
 
@@ -406,16 +415,14 @@ static void split_blocks(void *p, int64_t b0, int64_t b1) {
  * element by element) */
 __attribute__((target("avx512f"))) static void add_partials(void *p, int64_t r0, int64_t r1) {
     const job *j = p;
-    size_t part = split_part(j->ta, j->tb, j->M, j->N), off = round64(plain_scratch(j->ta, j->tb, j->M, j->N, KSPLIT));
-    int64_t nb = (j->K + KSPLIT - 1) / KSPLIT;
+    int64_t nb = k_blocks(j->K);
     for (int64_t r = r0; r < r1; r++)
         for (int64_t n = 0; n < j->N; n += 16) {
             __mmask16 m = j->N - n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (j->N - n)) - 1);
             float *c = j->C + r * j->ldc + n;
-            __m512 s = _mm512_maskz_loadu_ps(m, (const float *)(j->scratch + off) + r * j->N + n);
+            __m512 s = _mm512_maskz_loadu_ps(m, partial_of(j, 0) + r * j->N + n);
             if (j->beta != 0) s = _mm512_add_ps(_mm512_maskz_loadu_ps(m, c), s);
-            for (int64_t b = 1; b < nb; b++)
-                s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, (const float *)(j->scratch + (size_t)b * part + off) + r * j->N + n));
+            for (int64_t b = 1; b < nb; b++) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, partial_of(j, b) + r * j->N + n));
             _mm512_mask_storeu_ps(c, m, s);
         }
 }
@@ -463,7 +470,7 @@ void qkv__bf16_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const float
     }
     job j = make_job(ta, tb, M, N, K, A, ta ? M : K, B, tb ? K : N, beta, C, N, scratch);
     if (amx && k_split(M, N, K)) {
-        int64_t nb = (K + KSPLIT - 1) / KSPLIT; /* on threads where there is work enough (bits: the same) */
+        int64_t nb = k_blocks(K); /* on threads where there is work enough (bits: the same) */
         qkv__parallel_for(nb, M * N * K >= SPLIT_WORK ? 1 : nb, split_timed, &j);
         qkv__parallel_for(M, M * N >= 65536 ? 16 : M, add_timed, &j);
         return;
