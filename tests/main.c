@@ -45,6 +45,7 @@ int main(void) {
     srunner_add_suite(sr, buildinfo_suite());
     srunner_add_suite(sr, lanes_suite());
     srunner_add_suite(sr, checks_suite());
+    srunner_add_suite(sr, pool_suite());
     srunner_add_suite(sr, docs_suite());
     srunner_add_suite(sr, claims_suite());
     srunner_add_suite(sr, readme_suite());

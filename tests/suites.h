@@ -35,6 +35,7 @@ Suite *logs_suite(void);
 Suite *buildinfo_suite(void);
 Suite *lanes_suite(void);
 Suite *checks_suite(void);
+Suite *pool_suite(void);
 Suite *docs_suite(void);
 Suite *claims_suite(void);
 Suite *readme_suite(void);

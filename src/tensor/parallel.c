@@ -1,5 +1,8 @@
 /* A small persistent thread pool (see parallel.h). Workers spin briefly after each job
- * (jobs come in quick succession during a step), then sleep on a condition variable. */
+ * (jobs come in quick succession during a step), then sleep on a condition variable. A job's
+ * parts are claimed, not assigned: whichever thread is free takes the next one, so a worker that
+ * wakes late leaves its part to the caller instead of making it wait. The parts' ranges depend
+ * on n, the grain and the pool's size alone, never on which thread runs them. */
 #include "tensor/parallel.h"
 #include "tensor/check.h"
 
@@ -24,39 +27,53 @@ static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static void (*job_fn)(void *, int64_t, int64_t);
 static void *job_arg;
 static int64_t job_n, job_chunk;
-/* generation << 8 | parts, published in one word: a worker decides whether it takes part
- * from one consistent read (a worker that takes no part must not look at the job again: the
- * next job may already be replacing it) */
+/* generation << 16 | parts claimed << 8 | parts, in one word: a part is claimed by one
+ * compare-and-swap that also checks the generation, so a thread that wakes after its job ended
+ * can never take a part of the next one, and a job cannot change while a claimed part runs */
 static _Atomic uint64_t job_word;
-static atomic_int job_left;
-static atomic_int driving;      /* 1 while a thread drives a job (checked: one driver at a time) */     /* parts not yet finished */
+static atomic_int job_left;     /* parts not yet finished */
+static atomic_int driving;      /* 1 while a thread drives a job (checked: one driver at a time) */
 
-static void run_part(int part) {
+#define GEN(w) ((w) >> 16)
+#define CLAIMED(w) (((w) >> 8) & 0xff)
+#define PARTS(w) ((w)&0xff)
+
+static void run_part(int64_t part) {
     int64_t b = part * job_chunk, e = b + job_chunk < job_n ? b + job_chunk : job_n;
     if (b < e) job_fn(job_arg, b, e);
 }
 
+/* runs parts of generation gen until none is left to claim */
+static void claim_parts(uint64_t gen) {
+    uint64_t w = atomic_load_explicit(&job_word, memory_order_acquire);
+    while (GEN(w) == gen && CLAIMED(w) < PARTS(w)) {
+        if (!atomic_compare_exchange_weak_explicit(&job_word, &w, w + (1u << 8), memory_order_acquire,
+                                                   memory_order_acquire))
+            continue; /* w now holds the word as it is */
+        run_part((int64_t)CLAIMED(w));
+        atomic_fetch_sub_explicit(&job_left, 1, memory_order_release);
+        w = atomic_load_explicit(&job_word, memory_order_acquire);
+    }
+}
+
 static void *worker(void *p) {
-    int id = (int)(intptr_t)p; /* 1 .. nthreads-1; part 0 is the caller's */
+    (void)p;
     uint64_t seen = 0;
     for (;;) {
         uint64_t w;
         int spins = 0;
-        while (((w = atomic_load_explicit(&job_word, memory_order_acquire)) >> 8) == (seen >> 8) && spins < SPIN) {
+        while (GEN(w = atomic_load_explicit(&job_word, memory_order_acquire)) == GEN(seen) && spins < SPIN) {
             spins++;
             if ((spins & 255) == 0) sched_yield(); /* let the caller run */
         }
-        if ((w >> 8) == (seen >> 8)) {
+        if (GEN(w) == GEN(seen)) {
             pthread_mutex_lock(&lock);
-            while (((w = atomic_load_explicit(&job_word, memory_order_acquire)) >> 8) == (seen >> 8))
+            while (GEN(w = atomic_load_explicit(&job_word, memory_order_acquire)) == GEN(seen))
                 pthread_cond_wait(&wake, &lock);
             pthread_mutex_unlock(&lock);
         }
         seen = w;
-        if (id < (int)(w & 0xff)) { /* the job cannot change before this part is counted done */
-            run_part(id);
-            atomic_fetch_sub_explicit(&job_left, 1, memory_order_release);
-        }
+        claim_parts(GEN(w));
     }
     return NULL;
 }
@@ -117,13 +134,13 @@ void qkv__parallel_for(int64_t n, int64_t grain, void (*fn)(void *arg, int64_t b
     job_arg = arg;
     job_n = n;
     job_chunk = (n + parts - 1) / parts;
-    atomic_store_explicit(&job_left, parts - 1, memory_order_relaxed);
+    atomic_store_explicit(&job_left, parts, memory_order_relaxed);
     pthread_mutex_lock(&lock); /* publish under the lock: no sleeping worker misses it */
-    uint64_t gen = (atomic_load_explicit(&job_word, memory_order_relaxed) >> 8) + 1;
-    atomic_store_explicit(&job_word, gen << 8 | (uint64_t)parts, memory_order_release);
+    uint64_t gen = GEN(atomic_load_explicit(&job_word, memory_order_relaxed)) + 1;
+    atomic_store_explicit(&job_word, gen << 16 | (uint64_t)parts, memory_order_release);
     pthread_cond_broadcast(&wake);
     pthread_mutex_unlock(&lock);
-    run_part(0);
+    claim_parts(gen);
     int spins = 0;
     while (atomic_load_explicit(&job_left, memory_order_acquire) > 0)
         if ((++spins & 255) == 0) sched_yield();
