@@ -56,8 +56,9 @@ static void claim_parts(uint64_t gen) {
     }
 }
 
-static void *worker(void *p) {
-    (void)p;
+/* a worker has no identity: it claims whichever part is next (the argument is unused) */
+static void *worker(void *unused) {
+    (void)unused;
     uint64_t seen = 0;
     for (;;) {
         uint64_t w;
@@ -82,7 +83,7 @@ int qkv_set_threads(int n) {
     if (n < 1) n = 1;
     if (n > QKV_MAX_THREADS) n = QKV_MAX_THREADS;
     while (started < n - 1) { /* threads are started once and kept */
-        if (pthread_create(&workers[started], NULL, worker, (void *)(intptr_t)(started + 1))) {
+        if (pthread_create(&workers[started], NULL, worker, NULL)) {
             nthreads = started + 1;
             return -1;
         }
