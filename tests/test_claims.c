@@ -5,7 +5,9 @@
  *   - words of universal or comparative force stand on the first screen and in the claims table
  *     only inside a claim marker (quotations of the answer the learner was given excepted);
  *   - the first screen is a screen: each of its three answers in at most 120 words (250 Chinese
- *     characters) with at most three numbers, the picture after them. */
+ *     characters) with at most three numbers, the picture after them;
+ *   - a first-screen finding or number from another edition than the sixth names that edition in its
+ *     sentence (the sixth's protocol is the one the screen states). */
 #define _GNU_SOURCE
 #include <check.h>
 #include <cjson/cJSON.h>
@@ -194,6 +196,113 @@ START_TEST(test_first_screen_is_a_screen) {
 }
 END_TEST
 
+/* ---- a first-screen finding from another edition says so ---- */
+
+/* the words that name the edition a result directory comes from, in English and in Chinese; NULL
+ * for the sixth edition, whose protocol the first screen states (nothing to name) */
+static const char *edition_of(const char *dir, int zh) {
+    static const struct { const char *prefix, *en, *zh; } ED[] = {
+        {"docs/results/study-sixth", NULL, NULL},
+        {"docs/results/study-fourth", "fourth edition", "\xe7\xac\xac\xe5\x9b\x9b\xe7\x89\x88"}, /* 第四版 */
+        {"docs/results/study-third", "third edition", "\xe7\xac\xac\xe4\xb8\x89\xe7\x89\x88"},   /* 第三版 */
+        {"docs/results/study-quick", "second edition", "\xe7\xac\xac\xe4\xba\x8c\xe7\x89\x88"},  /* 第二版 */
+        {"docs/results/study-extra", "second edition", "\xe7\xac\xac\xe4\xba\x8c\xe7\x89\x88"},
+        {"docs/results/study-bf16", "bf16 edition", "bf16"},
+        {"docs/results/", "shipped ablations", "\xe5\x86\x85\xe7\xbd\xae\xe6\xb6\x88\xe8\x9e\x8d"}, /* 内置消融 */
+    };
+    for (size_t k = 0; k < sizeof ED / sizeof ED[0]; k++)
+        if (!strncmp(dir, ED[k].prefix, strlen(ED[k].prefix))) return zh ? ED[k].zh : ED[k].en;
+    return "an edition";
+}
+
+/* does s[a, b) hold `needle`, ignoring ASCII case? */
+static bool holds(const char *s, size_t a, size_t b, const char *needle) {
+    size_t n = strlen(needle);
+    for (size_t i = a; i + n <= b; i++)
+        if (!strncasecmp(s + i, needle, n)) return true;
+    return false;
+}
+
+/* is s[i] the end of a sentence (". ", "? ", "! ", a blank line, 。？！)? */
+static bool sentence_end(const char *s, size_t i) {
+    if (strchr(".?!", s[i]) && (s[i + 1] == ' ' || s[i + 1] == '\n')) return true;
+    if (s[i] == '\n' && s[i + 1] == '\n') return true;
+    return !strncmp(s + i, "\xe3\x80\x82", 3) || !strncmp(s + i, "\xef\xbc\x9f", 3) || !strncmp(s + i, "\xef\xbc\x81", 3);
+}
+
+/* the findings (claims) and numbers (values) of the first screen in `screen` whose result directory
+ * is not the sixth edition's and whose sentence does not name the edition they come from, into
+ * report; their count */
+static int unnamed_editions(const char *doc, const char *screen, int zh, char *report, size_t n) {
+    char *plain = strdup(screen); /* the reader's text: the markers blanked, the offsets kept */
+    for (char *p = strstr(plain, "<!--"); p; p = strstr(p, "<!--")) {
+        char *e = strstr(p, "-->");
+        char *end = e ? e + 3 : p + strlen(p);
+        memset(p, ' ', (size_t)(end - p));
+        p = end;
+    }
+    int bad = 0;
+    static const char *const MARK[] = {"<!-- qkv claim: ", "<!-- qkv value: "};
+    for (int m = 0; m < 2; m++)
+        for (const char *p = strstr(screen, MARK[m]); p; p = strstr(p + 1, MARK[m])) {
+            const char *stop = strstr(p, m == 0 ? "<!-- /claim -->" : "<!-- end -->");
+            if (!stop) continue;
+            size_t a = (size_t)(p - screen), b = (size_t)(stop - screen);
+            while (a > 0 && !sentence_end(plain, a - 1)) a--;
+            while (plain[b] && !sentence_end(plain, b)) b++;
+            const char *e = strstr(p, "-->"); /* the marker's directories: every word starting docs/results/ */
+            for (const char *w = strstr(p, "docs/results/"); w && w < e; w = strstr(w + 1, "docs/results/")) {
+                char dir[512];
+                if (sscanf(w, "%511s", dir) != 1) continue;
+                const char *name = edition_of(dir, zh);
+                if (!name || holds(plain, a, b, name)) continue;
+                char line[700];
+                snprintf(line, sizeof line, "\n%s: %s from %s does not name the %s in its sentence", doc,
+                         m == 0 ? "a claim" : "a number", dir, name);
+                if (strlen(report) + strlen(line) < n) strcat(report, line);
+                bad++;
+                break;
+            }
+        }
+    free(plain);
+    return bad;
+}
+
+/* every number and finding on the first screen comes from the sixth edition's protocol, or its
+ * sentence names the edition it comes from */
+START_TEST(test_first_screen_names_its_editions) {
+    static char report[3000];
+    report[0] = 0;
+    int bad = 0;
+    for (int d = 0; d < 2; d++) {
+        char *text = qkv_test_get(ROOT, ANSWERS[d]);
+        char *s = section(text, FIRST[d]);
+        ck_assert_msg(s, "%s: no first screen", ANSWERS[d]);
+        bad += unnamed_editions(ANSWERS[d], s, d, report, sizeof report);
+        free(s);
+        free(text);
+    }
+    ck_assert_msg(bad == 0, "%d first-screen findings or numbers from another edition without its name:%s", bad, report);
+}
+END_TEST
+
+/* the rule itself: a fourth-edition claim needs "fourth edition" in its sentence, a sixth-edition one nothing */
+START_TEST(test_edition_rule_catches_and_allows) {
+    char report[2000] = "";
+    const char *unnamed = "Tied solved <!-- qkv claim: docs/results/study-fourth/recall qk_tied solved < full solved -->1 of 9"
+                          "<!-- /claim -->. The fourth edition says more.";
+    ck_assert_int_eq(unnamed_editions("d", unnamed, 0, report, sizeof report), 1);
+    const char *named = "In the fourth edition tied solved <!-- qkv claim: docs/results/study-fourth/recall qk_tied solved "
+                        "< full solved -->1 of 9<!-- /claim -->.";
+    ck_assert_int_eq(unnamed_editions("d", named, 0, report, sizeof report), 0);
+    const char *sixth = "Tied cost <!-- qkv value: docs/results/study-sixth/text-d64-why qk_tied delta -->+0.084<!-- end -->.";
+    ck_assert_int_eq(unnamed_editions("d", sixth, 0, report, sizeof report), 0);
+    const char *shipped = "\xe6\x8e\x92\xe5\xba\x8f <!-- qkv value: docs/results/sort shared solved_pct -->100<!-- end -->%"
+                          "\xe3\x80\x82\xe5\x86\x85\xe7\xbd\xae\xe6\xb6\x88\xe8\x9e\x8d"; /* 排序 ...%。内置消融: another sentence */
+    ck_assert_int_eq(unnamed_editions("d", shipped, 1, report, sizeof report), 1);
+}
+END_TEST
+
 /* ---- a claim that no longer holds fails ---- */
 
 static char TMP[4096];
@@ -257,6 +366,8 @@ Suite *claims_suite(void) {
     tcase_add_test(tc, test_forceful_rule_catches_and_allows);
     tcase_add_test(tc, test_forceful_words_only_in_claims);
     tcase_add_test(tc, test_first_screen_is_a_screen);
+    tcase_add_test(tc, test_edition_rule_catches_and_allows);
+    tcase_add_test(tc, test_first_screen_names_its_editions);
     suite_add_tcase(s, tc);
     TCase *m = tcase_create("mutation");
     tcase_add_checked_fixture(m, setup, teardown);
