@@ -117,14 +117,21 @@ START_TEST(test_forceful_rule_catches_and_allows) {
 }
 END_TEST
 
-/* the words of paragraph s (outside comments) */
-static int words(const char *s) {
-    char *t = strdup(s); /* the markers' words are not read; a claim's text is */
+/* t with each HTML comment (an unclosed one to the end) overwritten by spaces, in place, so
+ * offsets into t are offsets into the original; returns t */
+static char *blank_comments(char *t) {
     for (char *p = strstr(t, "<!--"); p; p = strstr(p, "<!--")) {
         char *e = strstr(p, "-->");
         char *end = e ? e + 3 : p + strlen(p);
         memset(p, ' ', (size_t)(end - p));
+        p = end;
     }
+    return t;
+}
+
+/* the words of paragraph s (outside comments) */
+static int words(const char *s) {
+    char *t = blank_comments(strdup(s)); /* the markers' words are not read; a claim's text is */
     int n = 0;
     bool in = false;
     for (const unsigned char *p = (const unsigned char *)t; *p; p++) {
@@ -234,13 +241,7 @@ static bool sentence_end(const char *s, size_t i) {
  * is not the sixth edition's and whose sentence does not name the edition they come from, into
  * report; their count */
 static int unnamed_editions(const char *doc, const char *screen, int zh, char *report, size_t n) {
-    char *plain = strdup(screen); /* the reader's text: the markers blanked, the offsets kept */
-    for (char *p = strstr(plain, "<!--"); p; p = strstr(p, "<!--")) {
-        char *e = strstr(p, "-->");
-        char *end = e ? e + 3 : p + strlen(p);
-        memset(p, ' ', (size_t)(end - p));
-        p = end;
-    }
+    char *plain = blank_comments(strdup(screen)); /* the reader's text, the offsets kept */
     int bad = 0;
     static const char *const MARK[] = {"<!-- qkv claim: ", "<!-- qkv value: "};
     for (int m = 0; m < 2; m++)
