@@ -8,6 +8,9 @@
 # committed choices; the predictions were committed before either:
 # docs/results/study-sixth/predictions.md). NAME... runs only those ablations of the version
 # (configs/study/VERSION/NAME.json), their wall times added to times.txt rather than replacing it.
+# Each ablation reuses the finished runs of the version's other sweeps that are the same runs
+# (qkv ablate --reuse: the same name and input config; docs/ablate.md), so a shared baseline is
+# trained once and its time counted in the first ablation that trained it.
 #
 # fourth (the default; make study) is the fourth edition of docs/qkv-answer.md; fourth-pilot
 # (make study-pilot) its learning-rate pilot, whose choices configs/study/fourth/*.json hold
@@ -71,7 +74,11 @@ dirs=
 for cfg in $cfgs; do
     name=$(basename "$cfg" .json)
     t0=$(date +%s)
-    "$qkv" ablate "$cfg" --out "$runs/$name" --jobs "$jobs"
+    set -- # the version's other sweeps: their finished runs that are this one's are copied, not trained
+    for d in "$runs"/*; do
+        [ "$d" = "$runs/$name" ] || [ ! -d "$d/configs" ] || set -- "$@" --reuse "$d"
+    done
+    "$qkv" ablate "$cfg" --out "$runs/$name" --jobs "$jobs" "$@"
     t1=$(date +%s)
     echo "$name $((t1 - t0)) s (load average at its end: $(cut -d' ' -f1-3 /proc/loadavg))" >> "$times"
     mkdir -p "$results/$name"

@@ -679,6 +679,58 @@ START_TEST(test_two_configs_one_out) {
 }
 END_TEST
 
+/* --reuse: a finished run of another sweep with the same name and input config is copied in, not
+ * trained, and its bits are the bits training it here gives; a run of the same name made from
+ * another config, or extended past its train.steps, is trained here; bad uses are refused */
+START_TEST(test_reuse) {
+    char path[600], out[8192];
+    snprintf(path, sizeof path, "%s/small.json", TMP);
+    qkv_test_write_file(path, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
+                        " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
+                        " \"train\": {\"steps\": 4, \"batch\": 8, \"eval_every\": 0, \"eval_examples\": 16}}\n");
+    const char *abl[][2] = {{"a.json", "identity"}, {"b.json", "qk_tied"}};
+    for (int k = 0; k < 2; k++) { /* full (the same in both) and another variant named "other" */
+        char cfg[512];
+        snprintf(cfg, sizeof cfg, "{\"base\": \"small.json\", \"max_steps\": 4, \"variants\": [{\"name\": \"full\"}, {\"name\": "
+                 "\"other\", \"set\": [\"model.attention.qkv=%s\"]}], \"seeds\": [0, 1%s]}\n",
+                 abl[k][1], k ? ", 2" : "");
+        snprintf(path, sizeof path, "%s/%s", TMP, abl[k][0]);
+        qkv_test_write_file(path, cfg);
+    }
+    ablate("a.json", "a", 2);
+    /* a's full/seed1 as if extended past its 4 steps: not the run b would make */
+    snprintf(path, sizeof path, "%s/a/runs/full/seed1/summary.json", TMP);
+    char *sum = qkv__read_file(path, NULL, NULL), *at = sum ? strstr(sum, "\"steps\":4,") : NULL;
+    ck_assert_ptr_nonnull(at);
+    at[8] = '8';
+    qkv_test_write_file(path, sum);
+    free(sum);
+    ck_assert_int_eq(sh(out, sizeof out, "cd %s && { %s ablate b.json --out b --jobs 2 --reuse a 2>&1 >/dev/null; }",
+                        TMP, qkv_test_bin()), 0);
+    ck_assert_msg(strstr(out, "qkv ablate: reused 1 finished run of a (the same configs)"), "%s", out);
+    ablate("b.json", "fresh", 2);
+    const char *runs[] = {"full/seed0", "full/seed1", "full/seed2", "other/seed0"};
+    for (int r = 0; r < 4; r++) { /* every run's model is the one training it here gives */
+        char x[600], y[600];
+        snprintf(x, sizeof x, "%s/b/runs/%s/%s", TMP, runs[r], "model.safetensors");
+        snprintf(y, sizeof y, "%s/fresh/runs/%s/%s", TMP, runs[r], "model.safetensors");
+        ck_assert_msg(sh(out, sizeof out, "cmp %s %s", x, y) == 0, "%s: %s", runs[r], out);
+    }
+    /* the reused run is a's (its log names where it was trained); the others were trained in b */
+    ck_assert_int_eq(sh(out, sizeof out, "cat %s/b/runs/full/seed0/train.log %s/b/runs/full/seed1/train.log", TMP,
+                        TMP), 0);
+    ck_assert_msg(strstr(out, "a/runs/full/seed0\"") && strstr(out, "\"b/runs/full/seed1\"") &&
+                  !strstr(out, "a/runs/full/seed1"), "%s", out);
+    ck_assert_int_eq(sh(out, sizeof out, "cmp %s/a/runs/other/seed0/model.safetensors "
+                        "%s/b/runs/other/seed0/model.safetensors", TMP, TMP), 1); /* identity is not qk_tied */
+    ck_assert_int_eq(sh(out, sizeof out, "cd %s && %s ablate b.json --out b --reuse nowhere", TMP, qkv_test_bin()), 2);
+    ck_assert_msg(strstr(out, "--reuse nowhere: not a sweep's directory (it has no configs/)"), "%s", out);
+    ck_assert_int_eq(sh(out, sizeof out, "cd %s && %s ablate b.json --out b --reuse a --status", TMP, qkv_test_bin()),
+                     2);
+    ck_assert_msg(strstr(out, "--reuse copies finished runs in before training"), "%s", out);
+}
+END_TEST
+
 Suite *ablate_suite(void) {
     Suite *s = suite_create("ablate");
     TCase *tc = tcase_create("sweeps");
@@ -697,6 +749,7 @@ Suite *ablate_suite(void) {
     tcase_add_test(tc, test_claims);
     tcase_add_test(tc, test_two_configs_one_out);
     tcase_add_test(tc, test_slurm_scripts);
+    tcase_add_test(tc, test_reuse);
     suite_add_tcase(s, tc);
     return s;
 }

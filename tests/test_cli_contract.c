@@ -248,7 +248,7 @@ static const char *const READS[][2] = {
     {"inspect", "RUN_DIR"}, {"inspect", "options"}, {"inspect --figure", "RUN_DIR"}, {"inspect --figure", "--label"},
     {"inspect --figure", "--lang"},
     {"ablate --refresh", "runs/*/config.json"},
-    {"bench", "--set"}, {"ablate", "--stale-after"},
+    {"bench", "--set"}, {"ablate", "--stale-after"}, {"ablate", "--reuse"},
     {"bench", "options"}, {"bench", "--size"}, {"bench", "--steps"}, {"bench", "--threads"}, {"bench", "--jobs"},
     {"bench", "--time-products"}, {"bench", "--micro-batches"}, {"bench", "--runs-steps"},
     {"bench --sweep", "--size"}, {"bench --sweep", "--config"}, {"bench --sweep", "TMPDIR"},

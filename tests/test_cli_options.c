@@ -188,6 +188,11 @@ const qkv_cli_row CLI_OPTIONS_ROWS[] = {
      "qkv sample: --temperature: '1e-320' is too close to 0 for a double (it underflows)"},
     {"ablate", "--stale-after", "below two heartbeats", ABLATION("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0]"),
      Q "ablate abl.json --out out --stale-after 59", 2, "qkv ablate: --stale-after: expected an integer in [60, "},
+    {"ablate", "--reuse", "a directory that is not a sweep's", ABLATION("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0]"),
+     Q "ablate abl.json --out out --reuse .", 2, "qkv ablate: --reuse .: not a sweep's directory (it has no configs/)"},
+    {"ablate", "--reuse", "with --status", ABLATION("\"variants\": [{\"name\": \"a\"}], \"seeds\": [0]"),
+     Q "ablate abl.json --out out --reuse out --status", 2,
+     "qkv ablate: --reuse copies finished runs in before training: not with --status, --report, --refresh or "},
     /* ---- inspect */
     {"inspect", "options", "unknown option", EMPTY_DIR, Q "inspect run --bogus", 2,
      "qkv inspect: unknown option '--bogus'"},

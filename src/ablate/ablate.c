@@ -21,8 +21,10 @@
 
 
 int qkv_ablate_run(const qkv_ablate_config *c, const char *out_dir, const qkv_ablate_opts *o, qkv_err *e) {
-    qkv_ablate_plan p;
+    qkv_ablate_plan p; /* the sweeps to reuse checked before anything is written */
+    if (qkv__ablate_reuse_check(o->reuse, o->n_reuse, e)) return -1;
     int rc = qkv__ablate_plan(&p, c, out_dir, true, o->force, e);
+    if (!rc && o->n_reuse) rc = qkv__ablate_reuse(&p, o->reuse, o->n_reuse, o->quiet, e);
     if (!rc) rc = qkv__ablate_execute(&p, o, NULL, e);
     qkv__ablate_plan_free(&p);
     return rc;

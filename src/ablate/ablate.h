@@ -79,6 +79,9 @@ typedef struct qkv_ablate_opts {
     double stale;                   /* seconds without a heartbeat before another worker's claim on a run
                                        is taken over (0: 600) */
     bool force;                     /* discard runs made from another config instead of refusing */
+    const char *const *reuse;       /* other sweeps' directories whose finished runs of the same name and
+                                       input config (not extended) are copied in rather than trained */
+    int n_reuse;
 } qkv_ablate_opts;
 
 /* Run every variant x seed (skipping finished runs, resuming interrupted ones), `jobs` processes

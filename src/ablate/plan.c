@@ -17,10 +17,7 @@
 
 static bool exists(const char *path) { return access(path, F_OK) == 0; }
 
-/* whether the input config `old` (as an earlier qkv wrote it) is `json` (as this one writes it):
- * read with today's reader, keys added since take their defaults, which are the behaviour of
- * the qkv that wrote it; so a finished sweep survives an upgrade that only adds keys */
-static bool same_config(const char *old, const char *json, const char *label) {
+bool qkv__ablate_same_config(const char *old, const char *json, const char *label) {
     qkv_config oc;
     qkv_err e;
     if (qkv_config_parse(&oc, old, label, &e)) return false;
@@ -120,7 +117,7 @@ static int plan_build(qkv_ablate_plan *p, const qkv_ablate_config *c, const char
                 rs->budget = qkv__ablate_budget(c, &cfg);
                 size_t len;
                 char *old = exists(rs->cfg) ? qkv__read_file(rs->cfg, &len, NULL) : NULL;
-                differs[i] = old && strcmp(old, jsons[i]) && !same_config(old, jsons[i], rs->cfg);
+                differs[i] = old && strcmp(old, jsons[i]) && !qkv__ablate_same_config(old, jsons[i], rs->cfg);
                 fresh[i] = !old || (differs[i] && force);
                 free(old);
                 if (differs[i] && !force) { /* collected: the error names them all at once */

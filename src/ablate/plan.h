@@ -42,6 +42,18 @@ typedef struct qkv_ablate_plan {
 QKV_INTERNAL int qkv__ablate_plan(qkv_ablate_plan *p, const qkv_ablate_config *c, const char *out, bool write,
                                   bool force, qkv_err *e);
 QKV_INTERNAL void qkv__ablate_plan_free(qkv_ablate_plan *p);
+/* whether the input config `old` (as an earlier qkv wrote it) is `json` (as this one writes it):
+ * read with today's reader, keys added since take their defaults, which are the behaviour of
+ * the qkv that wrote it; so a finished sweep survives an upgrade that only adds keys */
+QKV_INTERNAL bool qkv__ablate_same_config(const char *old, const char *json, const char *label);
+/* Copy into the plan's runs that have not started the finished runs of the same name in the
+ * sweeps dirs[0..n) (qkv ablate --reuse) whose input config is the same and which ran exactly
+ * their train.steps (how far an extended run went depends on the rest of its sweep); the files
+ * are copied with summary.json last, so a copy cut short is a run that has not finished. Said on
+ * stderr unless quiet. 0, or -1 with e */
+QKV_INTERNAL int qkv__ablate_reuse(const qkv_ablate_plan *p, const char *const *dirs, int n, bool quiet, qkv_err *e);
+/* whether each of dirs[0..n) is a sweep's directory (it has configs/); 0, or -1 with e (QKV_ERR_USAGE) */
+QKV_INTERNAL int qkv__ablate_reuse_check(const char *const *dirs, int n, qkv_err *e);
 /* the index of run (variant v, learning rate l, seed s) */
 static inline int qkv__ablate_index(const qkv_ablate_plan *p, int v, int l, int s) {
     return (v * p->n_lrs + l) * p->c->n_seeds + s;

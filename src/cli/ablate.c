@@ -25,7 +25,7 @@ typedef struct {
     const char *config, *out, *shard;
     long long jobs, stale, tasks, parallel;
     bool quiet, status, report, refresh, force, slurm, dry_run;
-    qkv_cli_list sbatch;
+    qkv_cli_list sbatch, reuse;
 } ablate_args;
 
 static const qkv_cli_option OPTIONS[] = {
@@ -42,6 +42,9 @@ static const qkv_cli_option OPTIONS[] = {
                                                  "(their attention diagnostics and samples), then write the report;\n"
                                                  "train nothing"),
     QKV_FLAG("--force", ablate_args, force, "discard runs in DIR made from another config (else an error)"),
+    QKV_LIST("--reuse", "SWEEP", ablate_args, reuse,
+             "copy in, rather than train, the finished runs of another sweep's directory that have\n"
+             "the same name and input config and were not extended (repeatable)"),
     /* at least two heartbeats (STALE_MIN): a live worker's claim is never stale */
     QKV_INT("--stale-after", "S", ablate_args, stale, STALE_MIN, 1000000000,
             "seconds without a heartbeat before another worker's claim is taken over (600;\n"
@@ -222,6 +225,9 @@ static int check_actions(const ablate_args *a, qkv_err *e) {
         return qkv_err_set(e, QKV_ERR_USAGE, "--status, --report, --refresh and --slurm are separate actions: give one");
     if (!a->slurm && (a->tasks || a->parallel || a->dry_run || a->sbatch.n))
         return qkv_err_set(e, QKV_ERR_USAGE, "--tasks, --parallel, --dry-run and --sbatch go with --slurm");
+    if (a->reuse.n && (a->status || a->report || a->refresh || a->slurm))
+        return qkv_err_set(e, QKV_ERR_USAGE, "--reuse copies finished runs in before training: not with --status, "
+                           "--report, --refresh or --slurm");
     if (a->shard && (a->status || a->report || a->refresh || a->slurm)) /* it would be ignored */
         return qkv_err_set(e, QKV_ERR_USAGE, "--shard trains a share of the sweep: not with --status, --report, "
                            "--refresh or --slurm (whose array tasks are the shares)");
@@ -233,7 +239,8 @@ static int check_actions(const ablate_args *a, qkv_err *e) {
 static int ablate_run(const ablate_args *a, qkv_ablate_config *c, double t0, qkv_err *e) {
     const char *cfg_path = a->config, *out = a->out;
     qkv_ablate_opts o = {.jobs = a->jobs < 1 ? 1 : (int)a->jobs, .quiet = a->quiet, .shards = 1,
-                         .stale = (double)a->stale, .force = a->force};
+                         .stale = (double)a->stale, .force = a->force, .reuse = a->reuse.v,
+                         .n_reuse = a->reuse.n};
     if (check_actions(a, e) || (a->shard && parse_shard(a->shard, &o.shard, &o.shards, e)) ||
         qkv_ablate_config_load(c, cfg_path, e))
         return -1;
@@ -261,7 +268,7 @@ static int ablate_run(const ablate_args *a, qkv_ablate_config *c, double t0, qkv
         rc = qkv_ablate_refresh(c, out, a->quiet, e) || report_sweep(c, out, &o, t0, e) ? -1 : 0;
     } else if (a->slurm) {
         rc = submit_slurm(a, c, cfg_path, out, bin, runs, e);
-    } else {
+    } else if (!qkv__ablate_reuse_check(o.reuse, o.n_reuse, e)) { /* before the first line of progress */
         rc = run_here(a, c, out, &o, bin, runs, t0, e);
     }
 done:
@@ -277,6 +284,7 @@ int qkv__cmd_ablate(int argc, char **argv) {
     qkv_err e;
     if (!qkv__cli_parse(&COMMAND, argc, argv, &a, &a.config, &e) && !ablate_run(&a, &c, t0, &e)) qkv_err_clear(&e);
     free(a.sbatch.v);
+    free(a.reuse.v);
     qkv_ablate_config_free(&c);
     return qkv__cli_exit("ablate", &e);
 }
