@@ -356,7 +356,7 @@ SIXTH_GRID = {"accuracy": [0.0001, 0.0003, 0.001, 0.003], "bpb": [0.0003, 0.001,
 SIXTH_EXTENDED = {"text-d64-why": [0.02, 0.04], "text-d64-masked": [0.02, 0.04], "text-tokens2048-d64-why": [0.02, 0.04],
                   "text-tokens2048-d64-masked": [0.02, 0.04], "text-d64-matched": [0.02, 0.04], "text-zh-d64": [0.02, 0.04],
                   "text-tokens2048-d64-values": [0.02, 0.04], "text-tokens2048-d64-more": [0.02, 0.04],
-                  "text-zh-tokens2048-d64": [0.02, 0.04], "text-tokens2048-d64-matched": [0.02]}
+                  "text-zh-tokens2048-d64": [0.02, 0.04], "text-tokens2048-d64-matched": [0.02, 0.04]}
 # each pilot chose its grid's top: the next rate beyond (x2)
 SIXTH_TIE = {"accuracy": 0.005, "bpb": 0.005}  # mean validation accuracy (0.5 points); bits per byte
 SIXTH_RULE = ("each variant's rate chosen by the pilot (2 seeds, not reported) on mean validation over its seeds: "
