@@ -684,18 +684,13 @@ END_TEST
  * another config, or extended past its train.steps, is trained here; bad uses are refused */
 START_TEST(test_reuse) {
     char path[600], out[8192];
-    snprintf(path, sizeof path, "%s/small.json", TMP);
-    qkv_test_write_file(path, "{\"model\": {\"d_model\": 16, \"heads\": 2, \"layers\": 1, \"d_ff\": 32},\n"
-                        " \"task\": {\"name\": \"recall\", \"pairs\": 3, \"keys\": 8, \"values\": 8},\n"
-                        " \"train\": {\"steps\": 4, \"batch\": 8, \"eval_every\": 0, \"eval_examples\": 16}}\n");
     const char *abl[][2] = {{"a.json", "identity"}, {"b.json", "qk_tied"}};
-    for (int k = 0; k < 2; k++) { /* full (the same in both) and another variant named "other" */
+    for (int k = 0; k < 2; k++) { /* full (the same in both) and another variant named "other"; 4 steps */
         char cfg[512];
-        snprintf(cfg, sizeof cfg, "{\"base\": \"small.json\", \"max_steps\": 4, \"variants\": [{\"name\": \"full\"}, {\"name\": "
-                 "\"other\", \"set\": [\"model.attention.qkv=%s\"]}], \"seeds\": [0, 1%s]}\n",
-                 abl[k][1], k ? ", 2" : "");
-        snprintf(path, sizeof path, "%s/%s", TMP, abl[k][0]);
-        qkv_test_write_file(path, cfg);
+        snprintf(cfg, sizeof cfg, "{\"base\": \"base.json\", \"set\": [\"train.steps=4\", \"train.eval_every=0\"], "
+                 "\"max_steps\": 4, \"variants\": [{\"name\": \"full\"}, {\"name\": \"other\", \"set\": "
+                 "[\"model.attention.qkv=%s\"]}], \"seeds\": [0, 1%s]}\n", abl[k][1], k ? ", 2" : "");
+        sweep(abl[k][0], cfg);
     }
     ablate("a.json", "a", 2);
     /* a's full/seed1 as if extended past its 4 steps: not the run b would make */
